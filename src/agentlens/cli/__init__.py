@@ -1,0 +1,43 @@
+"""`agentlens` command line. Thin: every command only parses options and calls the packages."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from agentlens.cli._app import run_cli
+
+# Command name -> "module:function"; modules are imported only when their command runs.
+COMMANDS: dict[str, str] = {
+    "inspect": "agentlens.cli.inspect_cmd:inspect",
+    "formats": "agentlens.cli.inspect_cmd:formats",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        command: Any = getattr(importlib.import_module(module), attr)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="agentlens")
+@click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """AgentLens: how an AI coding agent reached its result, not only whether it passed."""
+    ctx.obj = {"debug": debug}
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_cli(cli, argv if argv is not None else sys.argv[1:])

@@ -1,0 +1,43 @@
+"""One user-facing error family. The CLI prints an `AgentLensError` as one line, no traceback
+(unless `--debug`); anything else is a bug and is shown in full."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class AgentLensError(Exception):
+    """Base of every error caused by input or usage, not by a bug in AgentLens."""
+
+
+class TraceError(AgentLensError):
+    """A trace file could not be read. Names the file, the (attempted) format and the reason."""
+
+    def __init__(self, path: str | Path, reason: str, format: str | None = None) -> None:
+        self.path = str(path)
+        self.format = format
+        self.reason = reason
+        fmt = f" [{format}]" if format else ""
+        super().__init__(f"{self.path}{fmt}: {reason}")
+
+
+class UnknownFormatError(TraceError):
+    """No reader recognises the file."""
+
+
+class SchemaError(TraceError):
+    """The file parses but does not have the shape its format requires."""
+
+
+class ConfigError(AgentLensError):
+    """A configuration value, option or file is invalid."""
+
+
+class MissingDependencyError(AgentLensError):
+    """An optional extra is needed; the message names the pip command that installs it."""
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{feature} needs the '{module}' package: pip install 'agentlens[{extra}]'"
+        )
+        self.extra = extra

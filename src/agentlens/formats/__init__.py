@@ -1,0 +1,15 @@
+"""Readers for every supported trace format, each detecting its own input, plus the writers."""
+
+from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths, read_path, read_paths
+from agentlens.formats.registry import READERS, detect, get_reader
+
+__all__ = [
+    "READERS",
+    "ReadFailure",
+    "ReadResult",
+    "detect",
+    "get_reader",
+    "iter_trace_paths",
+    "read_path",
+    "read_paths",
+]

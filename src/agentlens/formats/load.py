@@ -1,0 +1,111 @@
+"""Turn user paths (files, directories, globs) into trajectories; a bad file never stops a batch."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
+from agentlens.formats.registry import HEAD_BYTES, detect, get_reader
+from agentlens.trajectory import Trajectory
+
+# Files that travel with traces but are not traces: skipped silently when walking a directory.
+SIDECAR_NAMES = {
+    "results.json",
+    "report.json",
+    "results_summary.json",
+    "metadata.yaml",
+    "index.json",
+    "manifest.json",
+    "metrics.json",
+    "config.json",
+    "preds.json",
+    "all_preds.jsonl",
+    "dataset_summary_upstream.json",
+}
+SIDECAR_SUFFIXES = {".md", ".csv", ".tsv", ".log", ".txt", ".yaml", ".yml", ".py", ".cast", ""}
+
+
+@dataclass(frozen=True)
+class ReadFailure:
+    path: str
+    format: str | None
+    reason: str
+    error: BaseException
+
+
+@dataclass
+class ReadResult:
+    trajectories: list[Trajectory] = field(default_factory=list)
+    failures: list[ReadFailure] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def is_sidecar(path: Path) -> bool:
+    name = path.name.lower()
+    return name in SIDECAR_NAMES or path.suffix.lower() in SIDECAR_SUFFIXES or name.startswith(".")
+
+
+def iter_trace_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
+    """Yield (path, explicit) for every file named, globbed or found under a directory.
+
+    `explicit` is False for files found by walking, whose sidecars are skipped rather than failed.
+    """
+    for spec in specs:
+        text = str(spec)
+        matches = sorted(glob.glob(text, recursive=True)) if glob.has_magic(text) else [text]
+        for match in matches:
+            path = Path(match)
+            if path.is_dir():
+                yield from ((p, False) for p in _walk(path))
+            else:
+                yield path, not glob.has_magic(text)
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if not is_sidecar(path):
+                yield path
+
+
+def read_path(
+    path: str | Path, *, format: str | None = None, lenient: bool = False
+) -> list[Trajectory]:
+    """Read every trajectory in one file. Raises a `TraceError` naming the file and the reason."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
+    reader_cls = get_reader(format) if format else detect(path, data[:HEAD_BYTES])
+    reader = reader_cls(lenient=lenient)  # type: ignore[call-arg]
+    try:
+        return list(reader.read(path, data))
+    except AgentLensError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise TraceError(
+            path, f"unexpected shape: {type(exc).__name__}: {exc}", reader_cls.name
+        ) from exc
+
+
+def read_paths(
+    specs: Iterable[str | Path], *, format: str | None = None, lenient: bool = False
+) -> ReadResult:
+    """Read many files; failures are collected, not raised, so the batch always completes."""
+    result = ReadResult()
+    for path, explicit in iter_trace_paths(specs):
+        try:
+            result.trajectories.extend(read_path(path, format=format, lenient=lenient))
+        except TraceError as exc:
+            if not explicit and isinstance(exc, UnknownFormatError):
+                result.skipped.append(f"{path}: {exc.reason}")
+                continue
+            result.failures.append(ReadFailure(str(path), exc.format, exc.reason, exc))
+    return result

@@ -1,0 +1,45 @@
+"""Reader registry: name -> dotted path, imported lazily; detection asks each reader in turn."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from agentlens.errors import ConfigError, UnknownFormatError
+from agentlens.seams import TraceReader
+
+HEAD_BYTES = 65536
+
+# Order matters only where two readers could both claim a file: more specific formats first.
+READERS: dict[str, str] = {
+    "agentlens-bench": "agentlens.formats.agentlens_bench:AgentLensBenchReader",
+}
+
+
+def get_reader(name: str) -> type[TraceReader]:
+    """Return the reader class registered as `name`, or imported from a `module:Class` path."""
+    target = READERS.get(name, name)
+    if ":" not in target:
+        known = ", ".join(sorted(READERS))
+        raise ConfigError(f"unknown format '{name}'; known formats: {known}")
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def detect(path: Path, head: bytes) -> type[TraceReader]:
+    """Pick the reader for a file from its name and first bytes."""
+    for name in READERS:
+        reader = get_reader(name)
+        if reader.handles_location(path) and reader.handles_bytes(head):
+            return reader
+    raise UnknownFormatError(path, _why_unknown(head))
+
+
+def _why_unknown(head: bytes) -> str:
+    if not head.strip():
+        return "empty file"
+    if b"\x00" in head[:4096] and not head.startswith(b"PK\x03\x04"):
+        return "binary content, not a trace"
+    if b'"merged_state_' in head[:256]:
+        return "a merged PTA reference, not a trajectory (pass it to `agentlens score --reference`)"
+    return "not a known trace format (see `agentlens formats`)"
