@@ -1,0 +1,86 @@
+"""The two scoring profiles: every weight and threshold as a named field.
+
+`paper` (default) follows arXiv 2605.12925's own definitions; `sdk-compat` reproduces the released
+swe-trace-sdk (and the AgentLens-Bench columns) quirks included. Deviations are listed in README
+("Profiles and deviations from the released SDK").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from agentlens.errors import ConfigError
+
+Profile = Literal["paper", "sdk-compat"]
+StructMode = Literal["ordered", "set_f1"]
+CovMode = Literal["all_states", "file", "best_path"]
+
+
+@dataclass(frozen=True)
+class ProfileConfig:
+    """Every knob of process scoring. Build variants with `dataclasses.replace`."""
+
+    name: Profile
+    # composite
+    composite: Literal["eq1", "sdk"]
+    w_struct: float = 0.20
+    w_cov: float = 0.15
+    w_coh: float = 0.30
+    w_temp: float = 0.35
+    sdk_w_cov: float = 0.25
+    sdk_w_coh: float = 0.25
+    sdk_w_stage: float = 0.18
+    sdk_w_workflow: float = 0.12
+    sdk_w_f1: float = 0.10
+    sdk_w_outcome: float = 0.10
+    include_outcome: bool = False
+    struct_mode: StructMode = "ordered"
+    cov_mode: CovMode = "all_states"
+    # tiers
+    ideal_min: float = 70
+    lucky_below: float = 47
+    partial_fail_min: float = 47
+    # matching / equivalence
+    max_paths: int = 50
+    line_overlap_min: float = 0.30
+    search_jaccard_min: float = 0.5
+    query_jaccard_min: float = 0.8
+    base_command_rule: bool = True
+    relabel_merged: bool = True
+    # temporal
+    n_segments: int = 3
+    laplace_alpha: float = 0.01
+    # Lucky-Pass mechanisms (C1 exact on the release; C2/C4 unpublished, spec §11.2)
+    c1_max_states: int = 8
+    c2_min_waste: int = 5
+    c4_min_states: int = 40
+    c3_impl_coverage_below: float = 50.0
+
+
+SDK_COMPAT = ProfileConfig(
+    name="sdk-compat",
+    composite="sdk",
+    include_outcome=True,
+    struct_mode="set_f1",
+    cov_mode="best_path",
+    partial_fail_min=40,
+)
+PAPER = ProfileConfig(name="paper", composite="eq1", base_command_rule=False)
+PROFILES: dict[str, ProfileConfig] = {"paper": PAPER, "sdk-compat": SDK_COMPAT}
+
+
+def get_profile(
+    name: Profile | ProfileConfig | str = "paper", **overrides: object
+) -> ProfileConfig:
+    """Return the named profile (or pass a config through), with optional field overrides."""
+    if isinstance(name, ProfileConfig):
+        config = name
+    else:
+        try:
+            config = PROFILES[name]
+        except KeyError:
+            raise ConfigError(
+                f"unknown profile {name!r}; choose one of {sorted(PROFILES)}"
+            ) from None
+    return replace(config, **overrides) if overrides else config  # type: ignore[arg-type]
