@@ -1,0 +1,259 @@
+"""Shared tool classification: shell command lines, file-editor calls and common tool names.
+
+Every reader maps its raw tool names onto `ToolCategory` through this module, so a `cat` run through
+OpenHands' `execute_bash`, SWE-agent's action string or a mini-swe-agent bash block all count as
+`read_file`. Classification is best effort on hostile text: it tokenizes, it never executes.
+
+Rules for a shell line (`categorize_command`):
+* the line is split into commands at `&&`, `||`, `;` and newlines; `cd`, `export`, `source`, ... are skipped;
+* a pipeline takes the category of its first command, except that a read/list feeding `grep` is a
+  search (`ls -R | grep x`) and feeding any other program (`cat x | python`) is a run;
+* `cat > f <<EOF` / `echo .. > f` write a file (create_file; `>>` is an edit); `sed -i` / `perl -i` edit;
+* when a line mixes commands, the strongest wins: create/edit > run > search > read > list.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from functools import lru_cache
+from typing import Any
+
+from agentlens.trajectory import ToolCategory
+
+READERS = {"cat", "head", "tail", "less", "more", "nl", "bat", "view", "xxd", "od", "strings"}
+LISTERS = {"ls", "tree", "dir", "du", "stat", "pwd"}
+SEARCHERS = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "locate", "fd"}
+# Programs that only reshape a previous command's output; they do not change a pipeline's category.
+FILTERS = {"head", "tail", "wc", "sort", "uniq", "cut", "tr", "awk", "less", "more", "nl", "column"}
+FILTERS |= {"grep", "egrep", "fgrep", "rg", "cat", "xargs", "tee", "sed"}
+NEUTRAL = {"cd", "pushd", "popd", "export", "source", ".", "set", "unset", "true", "alias", "clear"}
+PREFIXES = {"sudo", "time", "nice", "nohup", "command", "builtin", "env", "exec"}
+FIND_SEARCH_FLAGS = {"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename"}
+EDITOR_EDITS = {"str_replace", "insert", "edit", "undo_edit", "write", "append", "replace"}
+FILE_NAMES_WITHOUT_SUFFIX = {"Makefile", "Dockerfile", "README", "LICENSE", "Gemfile", "Rakefile"}
+STRENGTH = [
+    ToolCategory.CREATE_FILE,
+    ToolCategory.EDIT,
+    ToolCategory.RUN_COMMAND,
+    ToolCategory.SEARCH,
+    ToolCategory.READ_FILE,
+    ToolCategory.LIST_DIR,
+]
+INSPECTING = (ToolCategory.SEARCH, ToolCategory.READ_FILE, ToolCategory.LIST_DIR)
+SEPARATORS = {"&&", "||", ";", "\n", "&", ";;", "(", ")"}
+REDIRECTS = {">", ">>", "<", ">&", "&>", ">|", "<>", "&>>", "<<", "<<-", "<<<", "<&"}
+HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
+SOURCE_FILE = re.compile(r"^[\w./-]+\.[A-Za-z]{1,6}$")
+
+SHELL_TOOLS = {"execute_bash", "bash", "terminal", "shell", "run", "run_command", "exec_command"}
+EDITOR_TOOLS = {"str_replace_editor", "file_editor", "edit_file", "str_replace_based_edit_tool"}
+THINK_TOOLS = {"think", "thought", "plan", "task_tracker", "todo_write", "update_plan"}
+FINISH_TOOLS = {"finish", "submit", "attempt_completion", "task_complete"}
+
+
+def categorize_command(cmd: str) -> ToolCategory:
+    """Classify one shell command line (see the module docstring for the rules)."""
+    return _categorize_command(cmd.strip())
+
+
+def categorize_editor(subcommand: str, path: str, *, is_dir: bool | None = None) -> ToolCategory:
+    """Classify a `str_replace_editor`-style call: view / create / str_replace / insert / undo_edit.
+
+    `is_dir` settles whether `view` listed a directory; without it a path with no suffix (and not
+    a well-known file name such as `Makefile`) or ending in `/` is taken as a directory.
+    """
+    sub = subcommand.strip().lower()
+    if sub == "view":
+        directory = is_dir if is_dir is not None else _looks_like_dir(path)
+        return ToolCategory.LIST_DIR if directory else ToolCategory.READ_FILE
+    if sub == "create":
+        return ToolCategory.CREATE_FILE
+    if sub in EDITOR_EDITS:
+        return ToolCategory.EDIT
+    return ToolCategory.OTHER
+
+
+def categorize_tool(name: str, arguments: dict[str, Any] | None = None) -> ToolCategory:
+    """Classify a tool call by common tool names shared by several agents, looking at its arguments."""
+    args = arguments or {}
+    key = name.strip().lower()
+    if key in SHELL_TOOLS:
+        command = args.get("command") or args.get("cmd")
+        return categorize_command(command) if isinstance(command, str) else ToolCategory.RUN_COMMAND
+    if key in EDITOR_TOOLS:
+        return categorize_editor(str(args.get("command") or ""), str(args.get("path") or ""))
+    if key in THINK_TOOLS:
+        return ToolCategory.THINK
+    if key in FINISH_TOOLS:
+        return ToolCategory.FINISH
+    return ToolCategory.OTHER
+
+
+def files_in_command(cmd: str) -> list[str]:
+    """Best-effort list of the files a shell line reads, lists, searches or writes, in order."""
+    return list(_files_in_command(cmd.strip()))
+
+
+@lru_cache(maxsize=4096)
+def _categorize_command(cmd: str) -> ToolCategory:
+    categories = [_pipeline_category(p) for p in _pipelines(_tokens(cmd))]
+    found = [c for c in categories if c is not None]
+    if not found:
+        return ToolCategory.RUN_COMMAND
+    return min(found, key=STRENGTH.index)
+
+
+@lru_cache(maxsize=4096)
+def _files_in_command(cmd: str) -> tuple[str, ...]:
+    files: list[str] = []
+    for pipeline in _pipelines(_tokens(cmd)):
+        for words, targets in pipeline:
+            found = [name for _, name in _written(targets)] + _command_files(words)
+            files += [f for f in found if f not in files]
+    return tuple(files)
+
+
+def _tokens(cmd: str) -> list[str]:
+    text = _strip_heredocs(cmd.replace("\\\n", " "))
+    lexer = shlex.shlex(text, posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: fall back to plain words
+        return text.replace("\n", " \n ").split(" ")
+
+
+def _strip_heredocs(text: str) -> str:
+    """Drop here-document bodies, keeping the command line that opens them."""
+    out: list[str] = []
+    lines = iter(text.split("\n"))
+    for line in lines:
+        out.append(line)
+        for match in HEREDOC.finditer(line):
+            for body in lines:
+                if body.strip() == match[2]:
+                    break
+    return "\n".join(out)
+
+
+Command = tuple[list[str], list[tuple[str, str]]]
+"""A simple command: its words (program first) and its redirections as (operator, target)."""
+
+
+def _pipelines(tokens: list[str]) -> list[list[Command]]:
+    pipelines: list[list[Command]] = [[([], [])]]
+    pending: str | None = None
+    for token in tokens:
+        words, targets = pipelines[-1][-1]
+        if pending is not None:
+            targets.append((pending, token))
+            pending = None
+        elif token in SEPARATORS:
+            pipelines.append([([], [])])
+        elif token in {"|", "|&"}:
+            pipelines[-1].append(([], []))
+        elif token in REDIRECTS:
+            if words and words[-1].isdigit():
+                words.pop()
+            pending = token
+        elif token and not (not words and _is_assignment(token)):
+            words.append(token)
+    return [[c for c in p if c[0] or c[1]] for p in pipelines if any(c[0] or c[1] for c in p)]
+
+
+def _written(targets: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [
+        (op, name)
+        for op, name in targets
+        if op in {">", ">>", ">|", "&>", "&>>"} and not name.startswith("/dev/")
+    ]
+
+
+def _pipeline_category(pipeline: list[Command]) -> ToolCategory | None:
+    category = _command_category(*pipeline[0])
+    if category is None:
+        return None
+    for words, targets in pipeline[1:]:
+        later = _command_category(words, targets)
+        if later is ToolCategory.SEARCH and category in INSPECTING[1:]:
+            category = ToolCategory.SEARCH
+        elif _program(words) in FILTERS:
+            continue
+        elif later in (ToolCategory.CREATE_FILE, ToolCategory.EDIT):
+            category = later
+        elif category in INSPECTING:
+            category = ToolCategory.RUN_COMMAND
+    return category
+
+
+def _command_category(words: list[str], targets: list[tuple[str, str]]) -> ToolCategory | None:
+    program = _program(words)
+    if program in NEUTRAL:
+        return None
+    writes = _written(targets)
+    if writes and program in {"cat", "echo", "printf", "tee", ""}:
+        return ToolCategory.EDIT if writes[0][0].endswith(">>") else ToolCategory.CREATE_FILE
+    args = _arguments(words)
+    if program in {"sed", "perl"}:
+        in_place = any(a.startswith("-i") or a.startswith("--in-place") for a in args)
+        if in_place:
+            return ToolCategory.EDIT
+        return ToolCategory.READ_FILE if program == "sed" else ToolCategory.RUN_COMMAND
+    if program == "find":
+        return ToolCategory.SEARCH if FIND_SEARCH_FLAGS & set(args) else ToolCategory.LIST_DIR
+    if program == "git" and args[:1] == ["grep"]:
+        return ToolCategory.SEARCH
+    if program in {"patch"} or (program == "git" and args[:1] == ["apply"]):
+        return ToolCategory.EDIT
+    if program in {"touch"}:
+        return ToolCategory.CREATE_FILE
+    for names, category in (
+        (SEARCHERS, ToolCategory.SEARCH),
+        (READERS, ToolCategory.READ_FILE),
+        (LISTERS, ToolCategory.LIST_DIR),
+    ):
+        if program in names:
+            return category
+    return ToolCategory.RUN_COMMAND
+
+
+def _command_files(words: list[str]) -> list[str]:
+    program = _program(words)
+    args = [a for a in _arguments(words) if not a.startswith("-") and not a.isdigit()]
+    if program in READERS | LISTERS or program in {"touch", "rm", "cp", "mv", "mkdir"}:
+        return args
+    if program in SEARCHERS or program == "sed":
+        return args[1:]  # the first operand is the pattern / script
+    if program == "find":
+        return args[:1]
+    return [a for a in args if SOURCE_FILE.match(a) and not a.replace(".", "").isdigit()]
+
+
+def _program(words: list[str]) -> str:
+    for word in words:
+        base = word.rsplit("/", 1)[-1]
+        if base not in PREFIXES and not _is_assignment(word) and not word.startswith("-"):
+            return base
+    return ""
+
+
+def _arguments(words: list[str]) -> list[str]:
+    program = _program(words)
+    for i, word in enumerate(words):
+        if word.rsplit("/", 1)[-1] == program:
+            return words[i + 1 :]
+    return []
+
+
+def _is_assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq) and name.isidentifier()
+
+
+def _looks_like_dir(path: str) -> bool:
+    if path.endswith("/"):
+        return True
+    last = path.rsplit("/", 1)[-1]
+    return "." not in last and last not in FILE_NAMES_WITHOUT_SUFFIX

@@ -1,0 +1,88 @@
+"""Shell and editor classification shared by every reader."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentlens.formats._categories import (
+    categorize_command,
+    categorize_editor,
+    categorize_tool,
+    files_in_command,
+)
+from agentlens.trajectory import ToolCategory as C
+
+
+@pytest.mark.parametrize(
+    ("command", "category"),
+    [
+        ("cat src/a.py", C.READ_FILE),
+        ("head -n 20 src/x.py", C.READ_FILE),
+        ("sed -n '10,40p' a.py", C.READ_FILE),
+        ("nl -ba file.py | sed -n 10,20p", C.READ_FILE),
+        ("ls -la /repo", C.LIST_DIR),
+        ("find . -type d", C.LIST_DIR),
+        ("tree -L 2", C.LIST_DIR),
+        ("grep -rn 'def foo' src", C.SEARCH),
+        ("rg foo", C.SEARCH),
+        ("find . -name '*.py'", C.SEARCH),
+        ("find . -type f -name '*.py' | xargs grep -l foo", C.SEARCH),
+        ("ls -R | grep -i validators", C.SEARCH),
+        ("git grep -n foo", C.SEARCH),
+        ("grep foo a.py | wc -l", C.SEARCH),
+        ("sed -i 's/a/b/' a.py", C.EDIT),
+        ("echo x >> a.txt", C.EDIT),
+        ("cat <<'EOF' > new.py\nimport os\nprint('x && y')\nEOF", C.CREATE_FILE),
+        ("python reproduce.py", C.RUN_COMMAND),
+        ("cd /repo && python -m pytest tests/x.py", C.RUN_COMMAND),
+        ("python x.py 2>&1 | tail -20", C.RUN_COMMAND),
+        ("cat a | python", C.RUN_COMMAND),
+        ("cd /repo && cat a.py", C.READ_FILE),
+        ("FOO=1 sudo cat x", C.READ_FILE),
+        ("echo 'unbalanced", C.RUN_COMMAND),
+        ("", C.RUN_COMMAND),
+    ],
+)
+def test_categorize_command(command: str, category: C) -> None:
+    assert categorize_command(command) is category
+
+
+@pytest.mark.parametrize(
+    ("command", "files"),
+    [
+        ("head -n 20 src/x.py", ["src/x.py"]),
+        ("grep -rn foo src tests", ["src", "tests"]),
+        ("cat a.py > b.py", ["b.py", "a.py"]),
+        ("python x.py 2>&1 > /dev/null", ["x.py"]),
+        ("cat <<'EOF' > new.py\nx = 1\nEOF", ["new.py"]),
+    ],
+)
+def test_files_in_command(command: str, files: list[str]) -> None:
+    assert files_in_command(command) == files
+
+
+@pytest.mark.parametrize(
+    ("sub", "path", "is_dir", "category"),
+    [
+        ("view", "/repo/src", None, C.LIST_DIR),
+        ("view", "/repo/a.py", None, C.READ_FILE),
+        ("view", "/repo/Makefile", None, C.READ_FILE),
+        ("view", "/repo/noext", False, C.READ_FILE),
+        ("create", "/repo/a.py", None, C.CREATE_FILE),
+        ("str_replace", "/repo/a.py", None, C.EDIT),
+        ("insert", "/repo/a.py", None, C.EDIT),
+        ("bogus", "/repo/a.py", None, C.OTHER),
+    ],
+)
+def test_categorize_editor(sub: str, path: str, is_dir: bool | None, category: C) -> None:
+    assert categorize_editor(sub, path, is_dir=is_dir) is category
+
+
+def test_categorize_tool_uses_arguments() -> None:
+    assert categorize_tool("execute_bash", {"command": "ls"}) is C.LIST_DIR
+    assert (
+        categorize_tool("str_replace_editor", {"command": "create", "path": "a"}) is C.CREATE_FILE
+    )
+    assert categorize_tool("think", {}) is C.THINK
+    assert categorize_tool("finish") is C.FINISH
+    assert categorize_tool("browser") is C.OTHER
