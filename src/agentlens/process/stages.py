@@ -20,6 +20,7 @@ def as_stage(value: str | None) -> Stage | None:
     """Accept a letter (`"E"`) or a released word (`"exploration"`); anything else is None."""
     if not value:
         return None
-    if value in STAGE_NAMES:
-        return value  # type: ignore[return-value]
+    for letter in STAGES:
+        if value == letter:
+            return letter
     return STAGE_BY_NAME.get(value.lower())

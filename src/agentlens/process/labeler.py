@@ -1,0 +1,72 @@
+"""Intent-stage labelling of a trajectory: one E/I/V/O per tool step, two profiles.
+
+`sdk-compat` (`labeler_sdk`) reproduces the released labeler, quirks included; `paper` (default,
+`labeler_paper`) follows the careful-human guideline. Both read only the canonical fields
+(`Step.category`, `command`, `files`, `arguments`, `observation`, `is_error`), so they work on
+every input format. States are the tool steps; the task message and agent text get None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from agentlens.errors import ConfigError
+from agentlens.process.stages import Stage
+from agentlens.trajectory import Step, Trajectory
+
+LabelProfile = Literal["paper", "sdk-compat"]
+PATH_ARGUMENTS = ("filePath", "file_path", "path", "filename", "file")
+
+
+def label_trajectory(traj: Trajectory, profile: LabelProfile = "paper") -> list[Stage | None]:
+    """Label every step of `traj`: a stage for each tool step, None for the others."""
+    indices = state_indices(traj)
+    stages = label_steps([traj.steps[i] for i in indices], profile)
+    labels: list[Stage | None] = [None] * len(traj.steps)
+    for index, stage in zip(indices, stages, strict=True):
+        labels[index] = stage
+    return labels
+
+
+def label_steps(steps: Sequence[Step], profile: LabelProfile = "paper") -> list[Stage]:
+    """Label a run's tool steps in order (the synthetic initial state is implied, not passed)."""
+    if profile == "sdk-compat":
+        from agentlens.process.labeler_sdk import label_steps_sdk
+
+        return label_steps_sdk(steps)
+    if profile == "paper":
+        from agentlens.process.labeler_paper import label_steps_paper
+
+        return label_steps_paper(steps)
+    raise ConfigError(f"unknown profile {profile!r}; choose 'paper' or 'sdk-compat'")
+
+
+def state_indices(traj: Trajectory) -> list[int]:
+    """Indices of the steps that become states: every tool call (with its result)."""
+    return [step.index for step in traj.steps if step.kind == "tool"]
+
+
+def step_path(step: Step) -> str:
+    """The step's target file(s), normalised as the release does, comma-joined when several."""
+    paths = step.files or [_argument_path(step)]
+    return ",".join(normalize_path(p) for p in paths if p)
+
+
+def _argument_path(step: Step) -> str:
+    for key in PATH_ARGUMENTS:
+        value = step.arguments.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def normalize_path(path: str) -> str:
+    """Release path normalisation: drop `/`, `testbed/`, `workspace(s)/`, `home/`, `tmp/`; lowercase."""
+    text = path.strip().lstrip("/")
+    text = text.removeprefix("testbed/")
+    text = text.lstrip("/\\")
+    for prefix in ("workspace/", "workspaces/", "home/", "tmp/"):
+        if text.lower().startswith(prefix):
+            text = text[len(prefix) :]
+    return text.lower().replace("\\", "/")
