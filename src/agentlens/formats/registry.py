@@ -13,6 +13,9 @@ HEAD_BYTES = 65536
 # Order matters only where two readers could both claim a file: more specific formats first.
 READERS: dict[str, str] = {
     "agentlens-bench": "agentlens.formats.agentlens_bench:AgentLensBenchReader",
+    "gemini-cli": "agentlens.formats.gemini_cli:GeminiCliReader",
+    # Keep last: a bare list of {role, content} is the least specific shape.
+    "openai-messages": "agentlens.formats.openai_messages:OpenAIMessagesReader",
 }
 
 

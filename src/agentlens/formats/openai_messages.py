@@ -1,0 +1,128 @@
+"""Plain OpenAI chat-completions message lists with `tool_calls`, and two wrappers around them.
+
+* a bare list `[{role, content, tool_calls?, tool_call_id?}]`;
+* a litellm request+response log `{messages, tools, kwargs, response{choices, usage, model}, cost}`:
+  the response's message is appended as the final turn and its usage and cost are kept;
+* a Harbor `*.traces.json` list `[{conversations, agent, model, task, episode, run_id, …}]`:
+  one trajectory per conversation.
+
+There is no standard place for task, model or outcome; the wrappers supply what they have.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentlens.errors import SchemaError
+from agentlens.formats._json import loads, require
+from agentlens.formats._openai_steps import messages_to_steps
+from agentlens.trajectory import Agent, Source, Trajectory, Usage
+
+ROLE = re.compile(rb'"role"\s*:\s*"(system|user|assistant|tool|developer)"')
+LIST_START = re.compile(rb"^\s*\[\s*(\{|\])")
+HARBOR_START = re.compile(rb'^\s*\[\s*\{\s*"conversations"\s*:')
+LITELLM_START = re.compile(rb'^\s*\{\s*"messages"\s*:\s*\[')
+# Keys that mark other list-shaped formats (OpenHands events, mini-swe-agent, Claude Code lines).
+FOREIGN = (b'"action":', b'"observation":', b'"trajectory_format"', b'"parentUuid"', b'"kind":')
+
+
+class OpenAIMessagesReader:
+    name: ClassVar[str] = "openai-messages"
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lenient = lenient
+
+    @classmethod
+    def handles_location(cls, path: Path) -> bool:
+        return path.suffix == ".json" and not path.name.endswith(".traj.json")
+
+    @classmethod
+    def handles_bytes(cls, head: bytes) -> bool:
+        if HARBOR_START.match(head) or LITELLM_START.match(head):
+            return True
+        squeezed = head.replace(b'": ', b'":')
+        return bool(
+            LIST_START.match(head) and ROLE.search(head) and not any(k in squeezed for k in FOREIGN)
+        )
+
+    def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        doc = loads(path, data, self.name)
+        if isinstance(doc, dict):
+            yield self._litellm(path, doc)
+        elif doc and isinstance(doc[0], dict) and "conversations" in doc[0]:
+            yield from self._harbor(path, doc)
+        else:
+            messages = require(path, self.name, doc, list, "top level")
+            yield self._trajectory(path, messages, id=path.stem)
+
+    def _trajectory(self, path: Path, messages: list[Any], **fields: Any) -> Trajectory:
+        for i, message in enumerate(messages):
+            require(path, self.name, message, dict, f"message {i}")
+            if "role" not in message:
+                raise SchemaError(path, f"message {i} has no 'role'", self.name)
+        index = fields.pop("index", None)
+        steps = messages_to_steps(messages)
+        task = next((s.text for s in steps if s.kind == "user"), None)
+        return Trajectory(
+            task=task,
+            source=Source(format=self.name, path=str(path), index=index),
+            steps=steps,
+            **fields,
+        )
+
+    def _litellm(self, path: Path, doc: dict[str, Any]) -> Trajectory:
+        messages = list(require(path, self.name, doc.get("messages"), list, "'messages'"))
+        raw_response = doc.get("response")
+        response: dict[str, Any] = raw_response if isinstance(raw_response, dict) else {}
+        choices = response.get("choices") or []
+        if choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
+            messages.append(choices[0]["message"])
+        traj = self._trajectory(path, messages, id=path.stem, model=response.get("model"))
+        usage = _usage(response.get("usage"))
+        last_turn = [s for s in traj.steps if s.kind in ("agent", "tool")][-1:]
+        if usage is not None and last_turn:
+            last_turn[0].usage = usage
+        cost = doc.get("cost")
+        if isinstance(cost, int | float) and last_turn:
+            last_turn[0].cost = float(cost)
+            traj.reported_cost = float(cost)
+        traj.reported_usage = usage
+        traj.metadata = {
+            k: doc[k] for k in ("timestamp", "latency_sec", "context_window") if k in doc
+        }
+        return traj
+
+    def _harbor(self, path: Path, entries: list[Any]) -> Iterator[Trajectory]:
+        for i, entry in enumerate(entries):
+            require(path, self.name, entry, dict, f"entry {i}")
+            conversation = require(
+                path, self.name, entry.get("conversations"), list, f"entry {i} 'conversations'"
+            )
+            meta = {
+                k: v for k, v in entry.items() if k not in ("conversations", "tool_definitions")
+            }
+            yield self._trajectory(
+                path,
+                conversation,
+                id=f"{path.name.removesuffix('.json')}#{i}",
+                index=i,
+                task_id=entry.get("task"),
+                model=entry.get("model"),
+                agent=Agent(name=entry.get("agent")),
+                metadata=meta,
+            )
+
+
+def _usage(usage: Any) -> Usage | None:
+    if not isinstance(usage, dict):
+        return None
+    details = usage.get("prompt_tokens_details") or {}
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Usage(
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cached_tokens=int(cached or usage.get("cache_read_input_tokens") or 0),
+    )
