@@ -14,6 +14,8 @@ HEAD_BYTES = 65536
 READERS: dict[str, str] = {
     "agentlens-bench": "agentlens.formats.agentlens_bench:AgentLensBenchReader",
     "gemini-cli": "agentlens.formats.gemini_cli:GeminiCliReader",
+    "agentlens-jsonl": "agentlens.formats.jsonl:JsonlReader",
+    "atif": "agentlens.formats.atif:AtifReader",
     # Keep last: a bare list of {role, content} is the least specific shape.
     "openai-messages": "agentlens.formats.openai_messages:OpenAIMessagesReader",
 }
