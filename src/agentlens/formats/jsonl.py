@@ -1,0 +1,66 @@
+"""The canonical model on disk: one `Trajectory` per JSONL line, encoded and validated by msgspec.
+
+Every line starts with `{"schema_version":"agentlens.trajectory/1"` (the field order of
+`Trajectory`), which is how the reader recognises its own files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, ClassVar
+
+import msgspec
+
+from agentlens.errors import SchemaError, TraceError
+from agentlens.trajectory import SCHEMA_VERSION, Trajectory
+
+MARKER = b'"schema_version":"' + SCHEMA_VERSION.encode() + b'"'
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Trajectory)
+
+
+def dump_jsonl(trajectories: Iterable[Trajectory], out: str | Path | IO[bytes]) -> int:
+    """Write trajectories one per line to a path or a binary file; returns how many were written."""
+    if isinstance(out, str | Path):
+        with open(out, "wb") as handle:
+            return dump_jsonl(trajectories, handle)
+    count = 0
+    for trajectory in trajectories:
+        out.write(_encoder.encode(trajectory) + b"\n")
+        count += 1
+    return count
+
+
+def load_jsonl(path: str | Path) -> list[Trajectory]:
+    """Read every trajectory of a canonical JSONL file, validating each line against the model."""
+    path = Path(path)
+    return list(JsonlReader().read(path, path.read_bytes()))
+
+
+class JsonlReader:
+    name: ClassVar[str] = "agentlens-jsonl"
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lenient = lenient
+
+    @classmethod
+    def handles_location(cls, path: Path) -> bool:
+        return path.suffix == ".jsonl"
+
+    @classmethod
+    def handles_bytes(cls, head: bytes) -> bool:
+        return head.lstrip()[: len(MARKER) + 1].endswith(MARKER)
+
+    def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        if not data.strip():
+            raise TraceError(path, "empty file", self.name)
+        for number, line in enumerate(data.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                yield _decoder.decode(line)
+            except msgspec.ValidationError as exc:
+                raise SchemaError(path, f"line {number}: {exc}", self.name) from exc
+            except msgspec.DecodeError as exc:
+                raise TraceError(path, f"invalid JSON on line {number}: {exc}", self.name) from exc
