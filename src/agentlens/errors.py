@@ -41,3 +41,27 @@ class MissingDependencyError(AgentLensError):
             f"{feature} needs the '{module}' package: pip install 'agentlens[{extra}]'"
         )
         self.extra = extra
+
+
+class ProviderError(AgentLensError):
+    """A language-model call failed for good (after retries); names the provider and the cause."""
+
+    def __init__(self, provider: str, reason: str, *, status: int | None = None) -> None:
+        self.provider = provider
+        self.reason = reason
+        self.status = status
+        super().__init__(f"{provider}: {reason}")
+
+
+class CapabilityError(ProviderError):
+    """The provider cannot do what was asked (e.g. log-probs from Anthropic); names an alternative."""
+
+
+class BudgetExceededError(AgentLensError):
+    """The run's dollar or token budget is spent; work stops and says what was not done."""
+
+    def __init__(self, message: str, *, spent: float, limit: float, unit: str) -> None:
+        self.spent = spent
+        self.limit = limit
+        self.unit = unit
+        super().__init__(message)

@@ -3,11 +3,14 @@ package named after the seam (`formats/`, `process/`, `providers/`, `store/`).""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from agentlens.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
 
 
 @runtime_checkable
@@ -28,4 +31,33 @@ class TraceReader(Protocol):
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         """Yield every trajectory in the file; raise `TraceError` subclasses on bad input."""
+        ...
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A language model behind one backend (`agentlens.providers`): chat and option log-probs.
+
+    `name` is the full model string, e.g. "openai-compatible:http://127.0.0.1:8011/v1#smollm2-135m";
+    it never contains a key. A provider without log-probs has `supports_logprobs = False` and its
+    `option_logprobs` raises `agentlens.errors.CapabilityError`.
+    """
+
+    name: str
+    supports_logprobs: bool
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion."""
+        ...
+
+    async def option_logprobs(
+        self,
+        messages: list[Message],
+        labels: Sequence[str],
+        *,
+        floor: float = -20.0,
+        top_k: int = 20,
+    ) -> OptionLogprobs:
+        """Log-probability of each label as the next token after the prompt; label variants
+        like "A" / " A" merged (logsumexp); a label absent from a top-k list gets `floor`."""
         ...

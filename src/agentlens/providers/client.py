@@ -1,0 +1,272 @@
+"""`LLMClient`: a Provider wrapped with cache, run ledger, budget, retries, bounded concurrency
+and cost per role. It is itself a `Provider`, so callers can take either."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from agentlens.errors import BudgetExceededError, ConfigError, ProviderError
+from agentlens.providers.budget import Budget
+from agentlens.providers.cache import ResponseCache
+from agentlens.providers.ledger import RunLedger
+from agentlens.providers.pricing import PriceTable
+from agentlens.providers.retry import RetryPolicy, call_with_retry
+from agentlens.providers.types import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    OptionLogprobs,
+    TokenUsage,
+    request_key,
+)
+from agentlens.seams import Provider
+
+T = TypeVar("T")
+R = TypeVar("R", ChatResponse, OptionLogprobs)
+
+
+@dataclass
+class ClientStats:
+    """What one client (one role) did: calls made, answers reused, tokens and dollars."""
+
+    role: str
+    calls: int = 0
+    cache_hits: int = 0
+    ledger_hits: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float = 0.0
+    unpriced_calls: int = 0
+
+    def add(self, usage: TokenUsage, cost: float | None) -> None:
+        self.calls += 1
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.cached_tokens += usage.cached_tokens
+        if cost is None:
+            self.unpriced_calls += 1
+        else:
+            self.cost += cost
+
+
+@dataclass
+class BatchResult(Generic[T]):
+    """Results in input order; `None` where an item was not done (see `not_done`, `errors`)."""
+
+    results: list[T | None]
+    not_done: list[int] = field(default_factory=list)
+    errors: dict[int, str] = field(default_factory=dict)
+    stopped_reason: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return not self.not_done and not self.errors
+
+    def summary(self) -> str:
+        done = len(self.results) - len(self.not_done) - len(self.errors)
+        text = f"{done} of {len(self.results)} done"
+        if self.not_done:
+            text += f"; not done (items {_ranges(self.not_done)})"
+            if self.stopped_reason:
+                text += f": {self.stopped_reason}"
+        if self.errors:
+            text += f"; {len(self.errors)} failed (items {_ranges(sorted(self.errors))})"
+        return text
+
+
+class LLMClient:
+    """Cache → ledger → budget → bounded, retried call → ledger record → cache store."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        role: str = "default",
+        cache: ResponseCache | None = None,
+        ledger: RunLedger | None = None,
+        budget: Budget | None = None,
+        max_concurrency: int = 4,
+        prices: PriceTable | None = None,
+        retry: RetryPolicy | None = None,
+        free: bool = False,
+    ) -> None:
+        self.provider = provider
+        self.role = role
+        self.cache = cache
+        self.ledger = ledger
+        self.budget = budget
+        self.max_concurrency = max_concurrency
+        self.prices = prices or PriceTable.load()
+        self.retry = retry or RetryPolicy()
+        self.free = free
+        self.stats = ClientStats(role)
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+
+    @property
+    def name(self) -> str:
+        return self.provider.name
+
+    @property
+    def supports_logprobs(self) -> bool:
+        return self.provider.supports_logprobs
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        key = request_key(self.name, "chat", request)
+        return await self._call(key, "chat", ChatResponse, lambda: self.provider.chat(request))
+
+    async def option_logprobs(
+        self,
+        messages: list[Message],
+        labels: Sequence[str],
+        *,
+        floor: float = -20.0,
+        top_k: int = 20,
+    ) -> OptionLogprobs:
+        payload = {"messages": messages, "labels": list(labels), "floor": floor, "top_k": top_k}
+        key = request_key(self.name, "option_logprobs", payload)
+
+        def call() -> Awaitable[OptionLogprobs]:
+            return self.provider.option_logprobs(messages, labels, floor=floor, top_k=top_k)
+
+        return await self._call(key, "option_logprobs", OptionLogprobs, call)
+
+    async def map(
+        self, work: Callable[[Any], Awaitable[T]], items: Sequence[Any]
+    ) -> BatchResult[T]:
+        """Run `work(item)` for every item (concurrency bounded by this client); a spent budget
+        stops the rest cleanly and the result says which items were not done."""
+        outcome: BatchResult[T] = BatchResult([None] * len(items))
+
+        async def one(index: int, item: Any) -> None:
+            try:
+                outcome.results[index] = await work(item)
+            except BudgetExceededError as exc:
+                outcome.not_done.append(index)
+                outcome.stopped_reason = str(exc)
+            except ProviderError as exc:
+                outcome.errors[index] = str(exc)
+
+        await asyncio.gather(*(one(i, item) for i, item in enumerate(items)))
+        outcome.not_done.sort()
+        return outcome
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine to completion from synchronous code (CLI commands)."""
+        return asyncio.run(coro)
+
+    def chat_sync(self, request: ChatRequest) -> ChatResponse:
+        return self.run(self.chat(request))
+
+    def option_logprobs_sync(
+        self, messages: list[Message], labels: Sequence[str], **kw: Any
+    ) -> OptionLogprobs:
+        return self.run(self.option_logprobs(messages, labels, **kw))
+
+    async def aclose(self) -> None:
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+
+    async def _call(
+        self, key: str, kind: str, type_: type[R], attempt: Callable[[], Awaitable[R]]
+    ) -> R:
+        reused = self._reuse(key, type_)
+        if reused is not None:
+            return reused
+        async with self._semaphore():
+            reused = self._reuse(key, type_)  # a concurrent twin may have finished meanwhile
+            if reused is not None:
+                return reused
+            if self.budget is not None:
+                self.budget.check()
+            started = time.perf_counter()
+            try:
+                result = await call_with_retry(attempt, self.retry, self.name)
+            except ProviderError:
+                self.stats.failures += 1
+                raise
+            result.latency_s = result.latency_s or time.perf_counter() - started
+            result.cost = self._cost(result)
+            self._store(key, kind, result)
+        return result
+
+    def _reuse(self, key: str, type_: type[R]) -> R | None:
+        raw = self.ledger.get(key) if self.ledger is not None else None
+        if raw is not None:
+            self.stats.ledger_hits += 1
+        elif self.cache is not None:
+            raw = self.cache.get(key)
+            if raw is not None:
+                self.stats.cache_hits += 1
+                if self.ledger is not None:  # used by this run, but paid for by an earlier one
+                    usage = msgspec.json.decode(raw, type=type_).usage
+                    self._record(key, "cache_hit", raw, usage, cost=0.0)
+        if raw is None:
+            return None
+        result = msgspec.json.decode(raw, type=type_)
+        result.from_cache = True
+        return result
+
+    def _store(self, key: str, kind: str, result: R) -> None:
+        raw = msgspec.json.encode(result)
+        if self.ledger is not None:
+            self._record(key, kind, raw, result.usage, cost=result.cost)
+        if self.cache is not None:
+            self.cache.put(key, self.name, kind, raw)
+        self.stats.add(result.usage, result.cost)
+        if self.budget is not None:
+            self.budget.charge(result.cost, result.usage.total_tokens)
+
+    def _record(
+        self, key: str, kind: str, raw: bytes, usage: TokenUsage, *, cost: float | None
+    ) -> None:
+        assert self.ledger is not None
+        self.ledger.record(
+            key, role=self.role, provider=self.name, kind=kind, payload=raw, cost=cost, usage=usage
+        )
+
+    def _cost(self, result: ChatResponse | OptionLogprobs) -> float | None:
+        if self.free:
+            return 0.0
+        cost = self.prices.cost(model_of(self.name), result.usage)
+        if cost is None and self.budget is not None and self.budget.needs_prices:
+            raise ConfigError(
+                f"no price for {self.name!r} and a dollar budget is set: add the model to "
+                "~/.config/agentlens/prices.yaml (or llm.prices), or use a token budget"
+            )
+        return cost
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        # One per event loop: sync helpers call asyncio.run repeatedly.
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._semaphores:
+            self._semaphores = {loop: asyncio.Semaphore(self.max_concurrency)}
+        return self._semaphores[loop]
+
+
+def model_of(name: str) -> str:
+    """The model part of a model string: after '#' for URL forms, else after the first ':'."""
+    if "#" in name:
+        return name.rsplit("#", 1)[1]
+    return name.split(":", 1)[1] if ":" in name else name
+
+
+def _ranges(indices: list[int]) -> str:
+    parts: list[str] = []
+    start = prev = indices[0]
+    for i in [*indices[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    return ", ".join(parts)

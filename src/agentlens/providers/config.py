@@ -1,0 +1,169 @@
+"""Provider configuration: model strings, named roles, backends and their keys.
+
+Files (later wins): `~/.config/agentlens/config.yaml`, `./agentlens.yaml`, `$AGENTLENS_CONFIG`;
+everything lives under the top-level key `llm`. Environment overrides: `AGENTLENS_<ROLE>_MODEL`
+(e.g. `AGENTLENS_JUDGE_MODEL=openai:gpt-4.1`), `AGENTLENS_LLM_CACHE`, `AGENTLENS_NO_CACHE=1`.
+API keys come from the environment (or `api_key` in a backend entry) and are never logged or stored.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentlens.errors import ConfigError
+
+ROLES = ("judge", "user_simulator", "evaluator", "agent")
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Where an OpenAI-compatible backend lives and which env var holds its key."""
+
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout_s: float | None = None
+
+    def resolve_key(self) -> str | None:
+        if self.api_key:
+            return self.api_key
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+
+# Known OpenAI-compatible hosts: `<name>:<model>` works without any config.
+KNOWN_BACKENDS: dict[str, BackendConfig] = {
+    "openai": BackendConfig("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "deepseek": BackendConfig("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+    "openrouter": BackendConfig("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "ollama": BackendConfig("http://127.0.0.1:11434/v1", None),
+    "vllm": BackendConfig(None, "VLLM_API_KEY"),
+    "openai-compatible": BackendConfig(None, "OPENAI_COMPATIBLE_API_KEY"),
+}
+
+
+@dataclass(frozen=True)
+class RoleConfig:
+    """What model a role uses and its limits."""
+
+    model: str
+    temperature: float | None = None
+    max_concurrency: int | None = None
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ProvidersConfig:
+    roles: dict[str, RoleConfig] = field(default_factory=dict)
+    backends: dict[str, BackendConfig] = field(default_factory=dict)
+    cache_path: str | None = None
+    ledger_path: str | None = None
+    prices: dict[str, Any] = field(default_factory=dict)
+    max_concurrency: int = 4
+    timeout_s: float = 120.0
+
+    @classmethod
+    def load(cls, paths: list[Path] | None = None) -> ProvidersConfig:
+        """Merge the config files (`paths` or the default search list) and env overrides."""
+        merged: dict[str, Any] = {}
+        for path in paths if paths is not None else default_config_paths():
+            if path.is_file():
+                merge_into(merged, read_llm_section(path))
+        return from_mapping(merged, apply_env=True)
+
+    def backend(self, name: str) -> BackendConfig | None:
+        """User entries override known ones field by field."""
+        known, user = KNOWN_BACKENDS.get(name), self.backends.get(name)
+        if user is None or known is None:
+            return user or known
+        return BackendConfig(
+            base_url=user.base_url or known.base_url,
+            api_key_env=user.api_key_env or known.api_key_env,
+            api_key=user.api_key,
+            timeout_s=user.timeout_s or known.timeout_s,
+        )
+
+    def role(self, name: str) -> RoleConfig | None:
+        return self.roles.get(name)
+
+
+def default_config_paths() -> list[Path]:
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    paths = [Path(base) / "agentlens" / "config.yaml", Path.cwd() / "agentlens.yaml"]
+    if os.environ.get("AGENTLENS_CONFIG"):
+        paths.append(Path(os.environ["AGENTLENS_CONFIG"]).expanduser())
+    return paths
+
+
+def read_llm_section(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+    section = data.get("llm", {}) if isinstance(data, dict) else None
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: the `llm` section must be a mapping")
+    return section
+
+
+def merge_into(target: dict[str, Any], source: dict[str, Any]) -> None:
+    for key, value in source.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            merge_into(target[key], value)
+        else:
+            target[key] = value
+
+
+def from_mapping(raw: dict[str, Any], *, apply_env: bool = False) -> ProvidersConfig:
+    """Build a config from the `llm` section of a YAML file (already parsed)."""
+    roles = {name: parse_role(name, value) for name, value in (raw.get("roles") or {}).items()}
+    if apply_env:
+        for name in set(ROLES) | set(roles):
+            override = os.environ.get(f"AGENTLENS_{name.upper()}_MODEL")
+            if override:
+                old = roles.get(name)
+                roles[name] = RoleConfig(override) if old is None else _with_model(old, override)
+    backends = {}
+    for name, value in (raw.get("backends") or {}).items():
+        if not isinstance(value, dict):
+            raise ConfigError(f"llm.backends.{name} must be a mapping (base_url, api_key_env)")
+        backends[name] = BackendConfig(**_known_fields(value, BackendConfig, f"backends.{name}"))
+    cache = os.environ.get("AGENTLENS_LLM_CACHE") if apply_env else None
+    return ProvidersConfig(
+        roles=roles,
+        backends=backends,
+        cache_path=cache or raw.get("cache"),
+        ledger_path=raw.get("ledger"),
+        prices=raw.get("prices") or {},
+        max_concurrency=int(raw.get("max_concurrency", 4)),
+        timeout_s=float(raw.get("timeout_s", 120.0)),
+    )
+
+
+def parse_role(name: str, value: Any) -> RoleConfig:
+    if isinstance(value, str):
+        return RoleConfig(value)
+    if isinstance(value, dict) and "model" in value:
+        return RoleConfig(**_known_fields(value, RoleConfig, f"roles.{name}"))
+    raise ConfigError(f"llm.roles.{name}: give a model string or a mapping with `model`")
+
+
+def _known_fields(value: dict[str, Any], kind: type, where: str) -> dict[str, Any]:
+    allowed = set(kind.__dataclass_fields__)  # type: ignore[attr-defined]
+    unknown = set(value) - allowed
+    if unknown:
+        raise ConfigError(
+            f"llm.{where}: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}"
+        )
+    return value
+
+
+def _with_model(role: RoleConfig, model: str) -> RoleConfig:
+    return RoleConfig(
+        model, role.temperature, role.max_concurrency, role.budget_usd, role.budget_tokens
+    )

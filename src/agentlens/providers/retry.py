@@ -1,0 +1,67 @@
+"""Retries with exponential backoff and jitter, honouring a server's `retry-after`."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from agentlens.errors import ProviderError
+
+T = TypeVar("T")
+
+
+class RetryableError(Exception):
+    """A transient failure (429, 5xx, timeout, reset connection, malformed body): try again."""
+
+    def __init__(self, reason: str, *, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """`timeout_s` bounds each attempt; `max_attempts` counts the first try."""
+
+    max_attempts: int = 6
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    timeout_s: float = 120.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before attempt `attempt + 1` (attempt counts from 1)."""
+        if retry_after is not None:
+            # The server said when; a little jitter keeps concurrent callers from re-colliding.
+            return min(retry_after, self.max_delay_s) + random.uniform(0, self.base_delay_s / 4)
+        ceiling = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
+        return random.uniform(ceiling / 2, ceiling)  # "equal jitter"
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a `retry-after` header (numeric form only; HTTP dates are rare for APIs)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+async def call_with_retry(
+    attempt_call: Callable[[], Awaitable[T]], policy: RetryPolicy, provider: str
+) -> T:
+    """Run `attempt_call` until it succeeds, retrying `RetryableError` and per-attempt timeouts."""
+    last = "no attempt made"
+    for attempt in range(1, policy.max_attempts + 1):
+        try:
+            return await asyncio.wait_for(attempt_call(), timeout=policy.timeout_s)
+        except TimeoutError:
+            last, retry_after = f"timed out after {policy.timeout_s:g}s", None
+        except RetryableError as exc:
+            last, retry_after = exc.reason, exc.retry_after
+        if attempt < policy.max_attempts:
+            await asyncio.sleep(policy.delay(attempt, retry_after))
+    raise ProviderError(provider, f"gave up after {policy.max_attempts} attempts; last: {last}")
