@@ -16,6 +16,7 @@ READERS: dict[str, str] = {
     "gemini-cli": "agentlens.formats.gemini_cli:GeminiCliReader",
     "agentlens-jsonl": "agentlens.formats.jsonl:JsonlReader",
     "atif": "agentlens.formats.atif:AtifReader",
+    "claude-code": "agentlens.formats.claude_code:ClaudeCodeReader",
     # Keep last: a bare list of {role, content} is the least specific shape.
     "openai-messages": "agentlens.formats.openai_messages:OpenAIMessagesReader",
 }
