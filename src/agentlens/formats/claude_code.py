@@ -1,0 +1,261 @@
+"""Claude Code session JSONL (`~/.claude/projects/<cwd>/<session>.jsonl`) and its sub-agent files.
+
+Steps follow file order. One API response is split over several lines sharing `message.id`, each
+repeating the same `usage`: a turn is one message id, and its usage is counted once, on the
+turn's first step (the last line's figures win, being the most complete). Text and thinking
+blocks become the `text` of the turn's next tool call, or an `agent` step when no call follows.
+`tool_result` blocks in user lines fill in the matching call's observation and `is_error`.
+
+Sub-agents live in `<session>/subagents/agent-<id>.jsonl`; each becomes a subtrajectory with id
+`<session>/<agentId>`, and the `Task` call that spawned it points to it through the result's
+`toolUseResult.agentId` (or the `agent_progress` lines). Lines that are not JSON objects (the
+hand-made `edge_cases.jsonl` has a bare string, an int and a list) are skipped with a warning
+in `metadata["warnings"]`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentlens.formats._json import head_text, iter_jsonl
+from agentlens.formats._steps import classify, parse_time
+from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
+
+SESSION_KEY = re.compile(r'"(?:sessionId|leafUuid)"\s*:')
+LINE_SHAPE = re.compile(r'"parentUuid"\s*:|"type"\s*:\s*"(?:file-history-snapshot|summary)"')
+SKIPPED_TYPES = {"progress", "file-history-snapshot", "queue-operation"}
+
+
+class ClaudeCodeReader:
+    name: ClassVar[str] = "claude-code"
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lenient = lenient
+
+    @classmethod
+    def handles_location(cls, path: Path) -> bool:
+        return path.suffix == ".jsonl"
+
+    @classmethod
+    def handles_bytes(cls, head: bytes) -> bool:
+        text = head_text(head)
+        return text.startswith("{") and bool(SESSION_KEY.search(text) and LINE_SHAPE.search(text))
+
+    def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        trajectory = _Builder(path).build(data)
+        for sub_path in _subagent_paths(path):
+            sub = _Builder(sub_path).build(sub_path.read_bytes())
+            sub.parent_id = trajectory.id
+            trajectory.subtrajectories.append(sub)
+        yield trajectory
+
+
+def _subagent_paths(path: Path) -> list[Path]:
+    folder = path.parent / path.stem / "subagents"
+    return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+
+
+class _Builder:
+    """Walks one file's lines, keeping the open tool calls and the current turn."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.steps: list[Step] = []
+        self.calls: dict[str, Step] = {}
+        self.turns: dict[str, tuple[Step | None, Usage | None]] = {}
+        self.turn_numbers: dict[str, int] = {}
+        self.pending: list[str] = []
+        self.pending_line: dict[str, Any] = {}
+        self.first: dict[str, Any] = {}
+        self.warnings: list[str] = []
+        self.skipped: Counter[str] = Counter()
+        self.summaries: list[str] = []
+        self.agent_ids: dict[str, str] = {}
+
+    def build(self, data: bytes) -> Trajectory:
+        for number, line in iter_jsonl(self.path, data, ClaudeCodeReader.name):
+            if not isinstance(line, dict):
+                self.warnings.append(
+                    f"line {number}: skipped a {type(line).__name__}, not an object"
+                )
+                continue
+            self.first = self.first or (line if line.get("sessionId") else {})
+            self._line(line)
+        self._flush()
+        self._finish_usage()
+        return self._trajectory()
+
+    def _line(self, line: dict[str, Any]) -> None:
+        kind = line.get("type")
+        if kind == "assistant":
+            self._assistant(line)
+        elif kind == "user":
+            self._flush()
+            self._user(line)
+        elif kind == "system" and isinstance(line.get("content"), str):
+            self._flush()
+            self._add(Step(index=0, kind="system", text=line["content"], raw=line), line)
+        elif kind == "summary":
+            self.summaries.append(str(line.get("summary") or ""))
+        elif kind == "progress":
+            self._progress(line)
+        else:
+            self.skipped[str(kind)] += 1
+
+    def _assistant(self, line: dict[str, Any]) -> None:
+        message = _dict(line.get("message"))
+        turn_key = str(message.get("id") or line.get("uuid") or len(self.turns))
+        if turn_key not in self.turns:
+            self._flush()
+            self.turns[turn_key] = (None, None)
+            self.turn_numbers[turn_key] = len(self.turn_numbers)
+        first, _ = self.turns[turn_key]
+        self.turns[turn_key] = (first, _usage(message.get("usage")) or self.turns[turn_key][1])
+        for block in _blocks(message.get("content")):
+            if block.get("type") in ("text", "thinking"):
+                self.pending.append(str(block.get("text") or block.get("thinking") or ""))
+                self.pending_line = line
+            elif block.get("type") == "tool_use":
+                self._tool_use(block, line, turn_key)
+
+    def _tool_use(self, block: dict[str, Any], line: dict[str, Any], turn_key: str) -> None:
+        name = str(block.get("name") or "unknown")
+        args = _dict(block.get("input"))
+        view = classify(name, args)
+        step = Step(
+            index=0,
+            kind="tool",
+            text="\n\n".join(self.pending),
+            tool_name=name,
+            category=view.category,
+            call_id=block.get("id"),
+            arguments=args,
+            command=view.command,
+            files=view.files,
+            raw=line,
+        )
+        self.pending = []
+        self._add(step, line, turn_key)
+        if step.call_id:
+            self.calls[step.call_id] = step
+
+    def _user(self, line: dict[str, Any]) -> None:
+        message = line.get("message")
+        content = message if isinstance(message, str) else _dict(message).get("content")
+        texts = [content] if isinstance(content, str) else []
+        for block in _blocks(content):
+            if block.get("type") == "tool_result":
+                self._tool_result(block, line)
+            elif block.get("type") == "text":
+                texts.append(str(block.get("text") or ""))
+        if texts:
+            meta = line.get("isMeta") or line.get("isCompactSummary")
+            step = Step(index=0, kind="system" if meta else "user", text="\n".join(texts), raw=line)
+            self._add(step, line)
+
+    def _tool_result(self, block: dict[str, Any], line: dict[str, Any]) -> None:
+        step = self.calls.get(str(block.get("tool_use_id")))
+        if step is None:
+            self.warnings.append(f"tool_result for unknown call {block.get('tool_use_id')}")
+            return
+        step.observation = _result_text(block.get("content"))
+        step.is_error = bool(block.get("is_error"))
+        result = line.get("toolUseResult")
+        if isinstance(result, dict) and result.get("agentId"):
+            self.agent_ids[str(step.call_id)] = str(result["agentId"])
+
+    def _progress(self, line: dict[str, Any]) -> None:
+        self.skipped["progress"] += 1
+        data = _dict(line.get("data"))
+        if data.get("type") == "agent_progress" and line.get("parentToolUseID"):
+            self.agent_ids.setdefault(str(line["parentToolUseID"]), str(data.get("agentId")))
+
+    def _flush(self) -> None:
+        if self.pending:
+            step = Step(
+                index=0, kind="agent", text="\n\n".join(self.pending), raw=self.pending_line
+            )
+            turn_key = next(reversed(self.turns), None) if self.turns else None
+            self._add(step, self.pending_line, turn_key)
+            self.pending = []
+
+    def _add(self, step: Step, line: dict[str, Any], turn_key: str | None = None) -> None:
+        step.index = len(self.steps)
+        step.timestamp = parse_time(line.get("timestamp"))
+        if turn_key is not None:
+            step.turn = self.turn_numbers[turn_key]
+            step.model = _dict(line.get("message")).get("model")
+            first, usage = self.turns[turn_key]
+            self.turns[turn_key] = (first or step, usage)
+        self.steps.append(step)
+
+    def _finish_usage(self) -> None:
+        for first, usage in self.turns.values():
+            if first is not None:
+                first.usage = usage
+        session = self.first.get("sessionId") or self.path.stem
+        for call_id, agent_id in self.agent_ids.items():
+            if call_id in self.calls:
+                self.calls[call_id].subtrajectory = f"{session}/{agent_id}"
+
+    def _trajectory(self) -> Trajectory:
+        session = self.first.get("sessionId") or self.path.stem
+        agent_id = self.first.get("agentId")
+        models = Counter(s.model for s in self.steps if s.model and s.model != "<synthetic>")
+        metadata: dict[str, Any] = {
+            k: self.first[k] for k in ("cwd", "gitBranch") if self.first.get(k)
+        }
+        if self.warnings:
+            metadata["warnings"] = self.warnings
+        if self.summaries:
+            metadata["summaries"] = self.summaries
+        metadata["skipped_lines"] = dict(self.skipped)
+        return Trajectory(
+            id=f"{session}/{agent_id}" if agent_id else session,
+            task=next((s.text for s in self.steps if s.kind == "user"), None),
+            agent=Agent(name="claude-code", version=self.first.get("version")),
+            model=models.most_common(1)[0][0] if models else None,
+            source=Source(
+                format=ClaudeCodeReader.name,
+                path=str(self.path),
+                format_version=self.first.get("version"),
+            ),
+            steps=self.steps,
+            metadata=metadata,
+        )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in _blocks(content):
+        text = block.get("text")
+        parts.append(text if isinstance(text, str) else f"[{block.get('type')}]")
+    return "\n".join(parts)
+
+
+def _usage(usage: Any) -> Usage | None:
+    """Anthropic usage: `input_tokens` excludes cache reads and writes; prompt counts them all."""
+    if not isinstance(usage, dict):
+        return None
+    cache_read = usage.get("cache_read_input_tokens") or 0
+    prompt = (usage.get("input_tokens") or 0) + cache_read
+    prompt += usage.get("cache_creation_input_tokens") or 0
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=usage.get("output_tokens") or 0,
+        cached_tokens=cache_read,
+    )
