@@ -14,6 +14,7 @@ from agentlens.cli._app import run_cli
 COMMANDS: dict[str, str] = {
     "inspect": "agentlens.cli.inspect_cmd:inspect",
     "formats": "agentlens.cli.inspect_cmd:formats",
+    "cache": "agentlens.cli.cache_cmd:cache",
 }
 
 
