@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
-from rich.progress import Progress
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentlens.cli._app import err_console
-from agentlens.errors import TraceError, UnknownFormatError
-from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths, read_path
+from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths, read_paths
+
+PROGRESS_FROM = 50
+"""Show a progress bar only for runs of at least this many files."""
 
 
 def load_inputs(
@@ -18,38 +23,51 @@ def load_inputs(
     labels: Sequence[str] = (),
     format: str | None = None,
 ) -> ReadResult:
-    files = list(iter_trace_paths(paths))
-    result = ReadResult()
-    with Progress(console=err_console, transient=True, disable=len(files) < 50) as progress:
-        task = progress.add_task("reading traces", total=len(files))
-        for path, explicit in files:
-            try:
-                result.trajectories.extend(read_path(path, format=format, lenient=lenient))
-            except TraceError as exc:
-                if not explicit and isinstance(exc, UnknownFormatError):
-                    result.skipped.append(f"{path}: {exc.reason}")
-                else:
-                    result.failures.append(ReadFailure(str(path), exc.format, exc.reason, exc))
+    """Read files, directories (walked, sidecars skipped) and globs; label outcomes from sidecars."""
+    total = sum(1 for _ in iter_trace_paths(paths))
+    columns = (TextColumn("reading traces"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(
+        *columns, console=err_console, transient=True, disable=total < PROGRESS_FROM
+    ) as progress:
+        task = progress.add_task("reading", total=total)
+
+        def advance(_: Path) -> None:
             progress.advance(task)
-    if labels:
-        from agentlens.outcomes import apply_labels
 
-        apply_labels(result.trajectories, labels)
-    return result
+        return read_paths(paths, format=format, lenient=lenient, labels=labels, on_file=advance)
 
 
-def report_failures(result: ReadResult) -> int:
-    """Print one line per failed file (after the results) and return the exit code."""
+def debug_enabled() -> bool:
+    context = click.get_current_context(silent=True)
+    root = context.find_root() if context else None
+    return bool(root and isinstance(root.obj, dict) and root.obj.get("debug"))
+
+
+def report_failures(result: ReadResult, *, debug: bool | None = None) -> int:
+    """Print one line per failed file (after the results) and return the exit code (1 if any).
+
+    With `--debug` each line is followed by the traceback of the error that caused it.
+    """
+    debug = debug_enabled() if debug is None else debug
     for failure in result.failures:
-        fmt = f" [{failure.format}]" if failure.format else ""
-        err_console.print(
-            f"[red]failed:[/red] {failure.path}{fmt}: {failure.reason}", highlight=False
-        )
+        err_console.print(f"[red]failed:[/red] {failure_line(failure)}", highlight=False)
+        if debug:
+            err_console.print(_traceback(failure), highlight=False, markup=False)
     if result.skipped:
         err_console.print(f"skipped {len(result.skipped)} non-trace files", highlight=False)
     if result.failures:
         err_console.print(
-            f"{len(result.failures)} of {len(result.failures) + len(result.trajectories)} inputs failed"
+            f"{len(result.failures)} file(s) failed; {len(result.trajectories)} trajectories read"
         )
         return 1
     return 0
+
+
+def failure_line(failure: ReadFailure) -> str:
+    fmt = f" [{failure.format}]" if failure.format else " [format unknown]"
+    return f"{failure.path}{fmt}: {failure.reason}"
+
+
+def _traceback(failure: ReadFailure) -> str:
+    error = failure.error.__cause__ or failure.error
+    return "".join(traceback.format_exception(error)).rstrip()

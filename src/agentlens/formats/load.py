@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,28 +77,45 @@ def _walk(root: Path) -> Iterator[Path]:
 def read_path(
     path: str | Path, *, format: str | None = None, lenient: bool = False
 ) -> list[Trajectory]:
-    """Read every trajectory in one file. Raises a `TraceError` naming the file and the reason."""
+    """Read every trajectory in one file. Raises a `TraceError` naming the file and the reason.
+
+    Only the first 64 KiB are read to detect the format, so a large file that no reader claims is
+    rejected without being loaded.
+    """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+            reader_cls = get_reader(format) if format else detect(path, head)
+            data = head + handle.read() if len(head) == HEAD_BYTES else head
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
-    reader_cls = get_reader(format) if format else detect(path, data[:HEAD_BYTES])
     reader = reader_cls(lenient=lenient)  # type: ignore[call-arg]
     try:
         return list(reader.read(path, data))
     except AgentLensError:
         raise
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
         raise TraceError(
             path, f"unexpected shape: {type(exc).__name__}: {exc}", reader_cls.name
         ) from exc
 
 
 def read_paths(
-    specs: Iterable[str | Path], *, format: str | None = None, lenient: bool = False
+    specs: Iterable[str | Path],
+    *,
+    format: str | None = None,
+    lenient: bool = False,
+    labels: Sequence[str] = (),
+    sidecars: bool = True,
+    on_file: Callable[[Path], None] | None = None,
 ) -> ReadResult:
-    """Read many files; failures are collected, not raised, so the batch always completes."""
+    """Read many files (paths, directories, globs); failures are collected, never raised.
+
+    Outcome labels are then taken from sidecars found beside each trace (`sidecars=True`) and from
+    the explicit `labels` files, in the precedence documented in `agentlens.outcomes`.
+    `on_file` is called after each file (the CLI's progress bar).
+    """
     result = ReadResult()
     for path, explicit in iter_trace_paths(specs):
         try:
@@ -106,6 +123,14 @@ def read_paths(
         except TraceError as exc:
             if not explicit and isinstance(exc, UnknownFormatError):
                 result.skipped.append(f"{path}: {exc.reason}")
-                continue
-            result.failures.append(ReadFailure(str(path), exc.format, exc.reason, exc))
+            else:
+                result.failures.append(ReadFailure(str(path), exc.format, exc.reason, exc))
+        if on_file is not None:
+            on_file(path)
+    if sidecars or labels:
+        from agentlens.outcomes import apply_labels, discover_labels
+
+        if sidecars:
+            discover_labels(result.trajectories)
+        apply_labels(result.trajectories, labels)
     return result

@@ -1,0 +1,101 @@
+"""Pass/fail labels from outside the trace file, with a documented precedence.
+
+Precedence, strongest first (a weaker source never overwrites a stronger one):
+
+1. explicit `--labels` sidecars (`apply_labels`), source `labels:<kind>`; a later spec wins ties;
+2. a `run_instance.log` (`Result for <task>: resolved: True|False`) found next to the trace;
+3. a report found next to the trace: SWE-bench `results.json`, an sb-cli report, a harness
+   `report.json`;
+4. a label inside the trace file (source `file`, e.g. OpenHands resolver `success`);
+5. the file name (source `file-name`, AgentLens-Bench `-pass-` / `-fail-`).
+
+Auto-discovery (`discover_labels`) looks at the trace's folder and up to three parents for
+`logs/<task>/run_instance.log`, `logs/<task>/report.json`, `results/results.json`, `results.json`
+and `sb-cli-report.json`. A task listed as incomplete in a report gets no label from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from agentlens.errors import ConfigError
+from agentlens.outcomes._discover import discover_labels, rank, trajectory_keys
+from agentlens.outcomes._sources import (
+    LabelTable,
+    parse_status,
+    read_csv,
+    read_logs_dir,
+    read_report,
+    read_run_instance_log,
+)
+from agentlens.trajectory import Outcome, Trajectory
+
+__all__ = [
+    "LabelTable",
+    "apply_labels",
+    "discover_labels",
+    "load_label_spec",
+    "parse_status",
+    "rank",
+]
+
+
+def load_label_spec(spec: str) -> LabelTable:
+    """Read one `--labels` value: a CSV, a SWE-bench/sb-cli report, a run_instance.log or a logs dir."""
+    path = Path(spec)
+    if not path.exists():
+        raise ConfigError(f"--labels {spec}: no such file or directory")
+    if path.is_dir():
+        table = read_logs_dir(path)
+    elif path.suffix.lower() in (".csv", ".tsv"):
+        table = read_csv(path)
+    elif path.suffix.lower() == ".log":
+        table = read_run_instance_log(path)
+    else:
+        table = read_report(path)
+    if not len(table):
+        raise ConfigError(f"--labels {spec}: no pass/fail labels found in it")
+    return table
+
+
+def apply_labels(trajectories: Sequence[Trajectory], label_specs: Sequence[str]) -> int:
+    """Label trajectories from explicit sidecars; returns how many trajectories got a label.
+
+    Explicit labels outrank every other source. A trajectory matches a table entry by its source
+    path (the CSV path may be relative, or start with the original data root), by its id, or by
+    its task id.
+    """
+    labelled = 0
+    for spec in label_specs:
+        table = load_label_spec(spec)
+        for traj in trajectories:
+            found = match(table, traj)
+            if found is not None:
+                traj.outcome = Outcome(
+                    status=found.status, source=f"labels:{found.source}", detail=found.detail
+                )
+                labelled += 1
+    return labelled
+
+
+def match(table: LabelTable, traj: Trajectory) -> Outcome | None:
+    """The table's label for a trajectory: by path suffix first, then by id, then by task id."""
+    if table.by_path and traj.source.path:
+        parts = Path(traj.source.path).resolve().parts
+        for key, outcome in table.by_path.items():
+            if _path_matches(parts, key):
+                return outcome
+    for key in trajectory_keys(traj):
+        if key in table.by_id:
+            return table.by_id[key]
+    return None
+
+
+def _path_matches(parts: tuple[str, ...], key: str) -> bool:
+    key_parts = tuple(p for p in key.split("/") if p and p != ".")
+    # Try the key as given, then without its first folder (original download roots, §0.2).
+    for candidate in (key_parts, key_parts[1:]):
+        if len(candidate) >= 2 and parts[-len(candidate) :] == candidate:
+            return True
+    return False

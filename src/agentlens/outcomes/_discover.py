@@ -1,0 +1,92 @@
+"""Find outcome sidecars next to a trace and apply them under the precedence of `outcomes`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from agentlens.errors import ConfigError
+from agentlens.outcomes._sources import LabelTable, read_report, read_run_instance_log
+from agentlens.trajectory import Outcome, Trajectory
+
+PARENTS = 3
+REPORT_NAMES = ("results/results.json", "results.json", "sb-cli-report.json")
+RANKS = {"run_instance.log": 4, "results.json": 3, "sb-cli-report": 3, "report.json": 3}
+RANKS |= {"file": 2, "file-name": 1}
+
+
+def trajectory_keys(traj: Trajectory) -> list[str]:
+    """Ids a sidecar may use for this trajectory: its id, task id and file stem."""
+    keys = [traj.id]
+    if traj.task_id:
+        keys.append(traj.task_id)
+    if traj.source.path:
+        name = Path(traj.source.path).name
+        keys.append(name.split(".", 1)[0])
+    return list(dict.fromkeys(keys))
+
+
+def discover_labels(trajectories: Sequence[Trajectory]) -> int:
+    """Label trajectories from sidecars found beside their files; returns how many changed."""
+    finder = _Finder()
+    changed = 0
+    for traj in trajectories:
+        found = finder.best(traj)
+        if found is not None and rank(found) > rank(traj.outcome):
+            traj.outcome = found
+            changed += 1
+    return changed
+
+
+class _Finder:
+    """Caches each sidecar, since every trace of a run shares the same report."""
+
+    def __init__(self) -> None:
+        self.tables: dict[Path, LabelTable | None] = {}
+
+    def best(self, traj: Trajectory) -> Outcome | None:
+        if not traj.source.path:
+            return None
+        keys = trajectory_keys(traj)
+        candidates = [
+            table.by_id[key]
+            for table in self._tables(Path(traj.source.path), keys)
+            for key in keys
+            if key in table.by_id
+        ]
+        return max(candidates, key=rank, default=None)
+
+    def _tables(self, trace: Path, keys: list[str]) -> Iterator[LabelTable]:
+        for folder in list(trace.parents)[:PARENTS]:
+            for key in keys:
+                yield from self._load(folder / "logs" / key / "run_instance.log")
+                yield from self._load(folder / "logs" / key / "report.json")
+            for name in REPORT_NAMES:
+                yield from self._load(folder / name)
+
+    def _load(self, path: Path) -> Iterator[LabelTable]:
+        if path not in self.tables:
+            self.tables[path] = _read(path)
+        table = self.tables[path]
+        if table is not None:
+            yield table
+
+
+def _read(path: Path) -> LabelTable | None:
+    if not path.is_file():
+        return None
+    try:
+        if path.suffix == ".log":
+            return read_run_instance_log(path)
+        return read_report(path)
+    except ConfigError:  # e.g. a results.json that is not a SWE-bench report (mini-swe-agent preds)
+        return None
+
+
+def rank(outcome: Outcome) -> int:
+    """Precedence of an outcome's source: 5 explicit, 4 log, 3 report, 2 in-file, 1 name, 0 none."""
+    if outcome.status == "unknown" or outcome.source is None:
+        return 0
+    if outcome.source.startswith("labels:"):
+        return 5
+    return RANKS.get(outcome.source, 2)

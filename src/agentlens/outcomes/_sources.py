@@ -1,0 +1,147 @@
+"""Parsers for outcome sidecars. Each returns a `LabelTable`: keys (task ids, trajectory ids or
+file paths) -> `Outcome`, with `Outcome.source` naming the kind of sidecar and `detail` the file."""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentlens.errors import ConfigError
+from agentlens.trajectory import Outcome, OutcomeStatus
+
+RESULT_LINE = re.compile(rb"Result for (\S+): resolved: (True|False)")
+TRUE = {"pass", "passed", "true", "1", "yes", "resolved", "success", "c"}
+FALSE = {"fail", "failed", "false", "0", "no", "unresolved", "failure", "i"}
+# SWE-bench harness buckets. `incomplete_ids` is deliberately absent: an incomplete instance was not
+# evaluated, so it has no label (see the broken gpt-4o-mini results.json, trace-formats.md §1.1).
+PASSED_KEYS = ("resolved_ids", "resolved")
+FAILED_KEYS = ("unresolved_ids", "empty_patch_ids", "error_ids")
+PATH_COLUMNS = ("local_path", "path", "trajectory_path", "file", "trajectory")
+ID_COLUMNS = ("trajectory_id", "id", "instance_id", "task_id")
+LABEL_COLUMNS = ("label", "passed", "resolved", "outcome", "status", "success")
+
+
+@dataclass
+class LabelTable:
+    """Labels by task/trajectory id and by (relative) trajectory path."""
+
+    by_id: dict[str, Outcome] = field(default_factory=dict)
+    by_path: dict[str, Outcome] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.by_id) + len(self.by_path)
+
+
+def parse_status(value: Any) -> OutcomeStatus | None:
+    """'pass'/'True'/1/'resolved' -> passed, 'fail'/'False'/0 -> failed, anything else -> None."""
+    text = str(value).strip().lower()
+    if text in TRUE:
+        return "passed"
+    if text in FALSE:
+        return "failed"
+    return None
+
+
+def read_run_instance_log(path: Path) -> LabelTable:
+    """SWE-bench `run_instance.log`: the last `Result for <task>: resolved: True|False` line."""
+    table = LabelTable()
+    found = RESULT_LINE.findall(path.read_bytes())
+    if found:
+        task, verdict = found[-1]
+        status: OutcomeStatus = "passed" if verdict == b"True" else "failed"
+        table.by_id[task.decode()] = Outcome(
+            status=status, source="run_instance.log", detail=str(path)
+        )
+    return table
+
+
+def read_logs_dir(root: Path) -> LabelTable:
+    """Every `run_instance.log` (and per-instance `report.json`) under a logs directory."""
+    table = LabelTable()
+    for log in sorted(root.rglob("report.json")):
+        table.by_id.update(read_report(log).by_id)
+    for log in sorted(root.rglob("run_instance.log")):
+        table.by_id.update(read_run_instance_log(log).by_id)
+    return table
+
+
+def read_report(path: Path) -> LabelTable:
+    """SWE-bench `results.json`, an sb-cli report, or a per-instance harness `report.json`."""
+    doc = _json(path)
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: not a SWE-bench report (expected a JSON object)")
+    if isinstance(doc.get("resolved"), bool):  # flat per-instance report: logs/<task>/report.json
+        return _single_report(path, path.parent.name, doc)
+    nested = {k: v for k, v in doc.items() if isinstance(v, dict) and "resolved" in v}
+    if nested:  # harness report {instance_id: {resolved: bool, ...}}
+        table = LabelTable()
+        for task, entry in nested.items():
+            table.by_id.update(_single_report(path, task, entry).by_id)
+        return table
+    return _bucket_report(path, doc)
+
+
+def _single_report(path: Path, task: str, doc: dict[str, Any]) -> LabelTable:
+    status: OutcomeStatus = "passed" if doc["resolved"] else "failed"
+    return LabelTable(by_id={task: Outcome(status=status, source="report.json", detail=str(path))})
+
+
+def _bucket_report(path: Path, doc: dict[str, Any]) -> LabelTable:
+    kind = "sb-cli-report" if "schema_version" in doc or "resolved_ids" in doc else "results.json"
+    if not any(isinstance(doc.get(k), list) for k in PASSED_KEYS + FAILED_KEYS):
+        raise ConfigError(
+            f"{path}: not a SWE-bench report (no resolved / unresolved_ids lists found)"
+        )
+    table = LabelTable()
+    for keys, status in ((FAILED_KEYS, "failed"), (PASSED_KEYS, "passed")):
+        for key in keys:
+            for task in doc.get(key) or []:
+                table.by_id[str(task)] = Outcome(
+                    status=status,  # type: ignore[arg-type]
+                    source=kind,
+                    detail=f"{path} ({key})",
+                )
+    return table
+
+
+def read_csv(path: Path) -> LabelTable:
+    """A CSV with a label column (`label`, `passed`, ...) and a path or id column."""
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        columns = list(reader.fieldnames or [])
+        label_col = _pick(columns, LABEL_COLUMNS)
+        path_col = _pick(columns, PATH_COLUMNS)
+        id_col = _pick(columns, ID_COLUMNS)
+        if label_col is None or (path_col is None and id_col is None):
+            raise ConfigError(
+                f"{path}: a label CSV needs a label column ({', '.join(LABEL_COLUMNS)}) and a "
+                f"path or id column ({', '.join(PATH_COLUMNS + ID_COLUMNS)}); found {columns}"
+            )
+        table = LabelTable()
+        for number, row in enumerate(reader, start=2):
+            status = parse_status(row.get(label_col))
+            if status is None:
+                continue
+            outcome = Outcome(status=status, source="csv", detail=f"{path}:{number}")
+            if path_col and row.get(path_col):
+                table.by_path[row[path_col].replace("\\", "/")] = outcome
+            elif id_col and row.get(id_col):
+                table.by_id[row[id_col]] = outcome
+    return table
+
+
+def _pick(columns: list[str], wanted: tuple[str, ...]) -> str | None:
+    lower = {c.lower().strip(): c for c in columns}
+    return next((lower[w] for w in wanted if w in lower), None)
+
+
+def _json(path: Path) -> Any:
+    try:
+        return orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read labels ({exc})") from exc
