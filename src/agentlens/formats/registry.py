@@ -17,6 +17,13 @@ READERS: dict[str, str] = {
     "agentlens-jsonl": "agentlens.formats.jsonl:JsonlReader",
     "atif": "agentlens.formats.atif:AtifReader",
     "claude-code": "agentlens.formats.claude_code:ClaudeCodeReader",
+    "codex-rollout": "agentlens.formats.codex_rollout:CodexRolloutReader",
+    "codex-exec": "agentlens.formats.codex_exec:CodexExecReader",
+    "openhands-events": "agentlens.formats.openhands_events:OpenHandsEventsReader",
+    "openhands-eval": "agentlens.formats.openhands_eval:OpenHandsEvalReader",
+    "openhands-v1": "agentlens.formats.openhands_v1:OpenHandsV1Reader",
+    "swe-agent": "agentlens.formats.swe_agent:SweAgentReader",
+    "mini-swe-agent": "agentlens.formats.mini_swe_agent:MiniSweAgentReader",
     # Keep last: a bare list of {role, content} is the least specific shape.
     "openai-messages": "agentlens.formats.openai_messages:OpenAIMessagesReader",
 }
