@@ -1,0 +1,161 @@
+"""`codex exec --json` event streams: `thread.started`, `turn.*`, `item.started` / `item.completed`.
+
+Only completed items become steps (`item.started` is repeated by its completion). Reasoning text
+becomes the `text` of the next step. The stream does not mark model-response boundaries inside a
+turn, so `Step.turn` is the exec turn and `turn.completed.usage` (per turn, not cumulative) goes
+on the turn's first step.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentlens.formats._json import head_text, iter_jsonl
+from agentlens.formats._steps import classify
+from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
+
+FIRST_EVENT = re.compile(r'^\{\s*"type"\s*:\s*"(?:thread\.started|turn\.started|item\.\w+)"')
+SHELLS = {"bash", "sh", "zsh"}
+
+
+class CodexExecReader:
+    name: ClassVar[str] = "codex-exec"
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lenient = lenient
+
+    @classmethod
+    def handles_location(cls, path: Path) -> bool:
+        return path.suffix == ".jsonl"
+
+    @classmethod
+    def handles_bytes(cls, head: bytes) -> bool:
+        return bool(FIRST_EVENT.match(head_text(head)))
+
+    def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        steps: list[Step] = []
+        pending: list[str] = []
+        errors: list[Any] = []
+        reported: Usage | None = None
+        thread_id, turn = None, -1
+        for _, event in iter_jsonl(path, data, self.name):
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "thread.started":
+                thread_id = event.get("thread_id")
+            elif kind == "turn.started":
+                turn += 1
+            elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
+                usage = _usage(event["usage"])
+                _give_usage(steps, turn, usage)
+                reported = usage if reported is None else reported + usage
+            elif kind in ("turn.failed", "error"):
+                errors.append(event)
+            elif kind == "item.completed" and isinstance(event.get("item"), dict):
+                step = _item_step(event["item"], pending)
+                if step is not None:
+                    step.index, step.turn = len(steps), turn
+                    steps.append(step)
+        yield Trajectory(
+            id=thread_id or path.stem,
+            agent=Agent(name="codex"),
+            source=Source(format=self.name, path=str(path)),
+            steps=steps,
+            reported_usage=reported,
+            metadata={"errors": errors} if errors else {},
+        )
+
+
+def _item_step(item: dict[str, Any], pending: list[str]) -> Step | None:
+    kind = str(item.get("type"))
+    if kind == "reasoning":
+        pending.append(str(item.get("text") or ""))
+        return None
+    text = "\n\n".join(pending)
+    pending.clear()
+    if kind == "agent_message":
+        return Step(
+            index=0, kind="agent", text=f"{text}\n\n{item.get('text') or ''}".strip(), raw=item
+        )
+    if kind == "command_execution":
+        return _command_step(item, text)
+    if kind == "file_change":
+        return _file_change_step(item, text)
+    args = {k: v for k, v in item.items() if k not in ("id", "type", "status")}
+    view = classify(kind, args)
+    return Step(
+        index=0,
+        kind="tool",
+        text=text,
+        tool_name=kind,
+        category=view.category,
+        call_id=item.get("id"),
+        arguments=args,
+        files=view.files,
+        raw=item,
+    )
+
+
+def _command_step(item: dict[str, Any], text: str) -> Step:
+    command = _unwrap(str(item.get("command") or ""))
+    view = classify("shell", {"command": command})
+    code = item.get("exit_code")
+    return Step(
+        index=0,
+        kind="tool",
+        text=text,
+        tool_name="command_execution",
+        category=view.category,
+        call_id=item.get("id"),
+        arguments={"command": item.get("command")},
+        command=command,
+        files=view.files,
+        observation=item.get("aggregated_output"),
+        is_error=(code != 0) if isinstance(code, int) else item.get("status") == "failed",
+        raw=item,
+    )
+
+
+def _file_change_step(item: dict[str, Any], text: str) -> Step:
+    changes = [c for c in item.get("changes") or [] if isinstance(c, dict)]
+    adds = all(c.get("kind") == "add" for c in changes) and bool(changes)
+    return Step(
+        index=0,
+        kind="tool",
+        text=text,
+        tool_name="file_change",
+        category=ToolCategory.CREATE_FILE if adds else ToolCategory.EDIT,
+        call_id=item.get("id"),
+        arguments={"changes": changes},
+        files=[str(c.get("path")) for c in changes if c.get("path")],
+        is_error=item.get("status") == "failed",
+        raw=item,
+    )
+
+
+def _unwrap(command: str) -> str:
+    """`bash -lc 'cat x'` runs `cat x`."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] in ("-lc", "-c"):
+        return words[2]
+    return command
+
+
+def _give_usage(steps: list[Step], turn: int, usage: Usage) -> None:
+    first = next((s for s in steps if s.turn == turn), None)
+    if first is not None:
+        first.usage = usage
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    return Usage(
+        prompt_tokens=raw.get("input_tokens") or 0,
+        completion_tokens=raw.get("output_tokens") or 0,
+        cached_tokens=raw.get("cached_input_tokens") or 0,
+    )

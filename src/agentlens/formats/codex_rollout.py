@@ -1,0 +1,265 @@
+"""OpenAI Codex CLI rollout JSONL (`~/.codex/sessions/.../rollout-*.jsonl`), cli 0.40 to 0.104.
+
+Steps come from `response_item` lines; `event_msg` lines repeat them and are ignored, except
+`token_count`. A turn is one model response: the run of model items (reasoning, assistant
+message, function / custom tool calls) between tool outputs or user messages, so parallel calls
+share a turn. Reasoning summaries and assistant text become the `text` of the turn's next call,
+or an `agent` step when the response makes no call.
+
+`token_count.total_token_usage` is cumulative and may repeat: each step's usage is the difference
+to the previous total, given to the response it follows (0.104 writes it after the response's
+items) or, when that response already has its usage, to the next one (0.40 writes it before).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from agentlens.formats._json import head_text, iter_jsonl
+from agentlens.formats._steps import classify, parse_time
+from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
+
+LINE_TYPE = re.compile(r'"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)"')
+MODEL_ITEMS = {
+    "reasoning",
+    "function_call",
+    "custom_tool_call",
+    "web_search_call",
+    "local_shell_call",
+}
+OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output"}
+SYSTEM_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
+EXIT_CODE = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
+
+
+class CodexRolloutReader:
+    name: ClassVar[str] = "codex-rollout"
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lenient = lenient
+
+    @classmethod
+    def handles_location(cls, path: Path) -> bool:
+        return path.suffix == ".jsonl"
+
+    @classmethod
+    def handles_bytes(cls, head: bytes) -> bool:
+        first = head_text(head).split("\n", 1)[0]
+        return first.startswith("{") and '"payload"' in first and bool(LINE_TYPE.search(first))
+
+    def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        builder = _Builder()
+        for _, line in iter_jsonl(path, data, self.name):
+            if isinstance(line, dict) and isinstance(line.get("payload"), dict):
+                builder.line(line)
+        yield builder.trajectory(path)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.calls: dict[str, Step] = {}
+        self.meta: dict[str, Any] = {}
+        self.model: str | None = None
+        self.task: str | None = None
+        self.turn = -1
+        self.in_response = False
+        self.pending: list[str] = []
+        self.turn_usage: dict[int, Usage] = {}
+        self.spare_usage: Usage | None = None
+        self.total: Usage | None = None
+        self.earlier = Usage()
+
+    def line(self, line: dict[str, Any]) -> None:
+        payload, kind = line["payload"], line.get("type")
+        stamp = parse_time(line.get("timestamp"))
+        if kind == "session_meta":
+            self.meta = payload
+        elif kind == "turn_context":
+            self.model = payload.get("model") or self.model
+        elif kind == "event_msg":
+            self._event(payload)
+        elif kind == "response_item":
+            self._item(payload, stamp)
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        if payload.get("type") == "user_message" and self.task is None:
+            self.task = str(payload.get("message") or "")
+        elif payload.get("type") == "token_count" and isinstance(payload.get("info"), dict):
+            self._token_count(payload["info"])
+
+    def _token_count(self, info: dict[str, Any]) -> None:
+        total = _usage(info.get("total_token_usage"))
+        if total is None:
+            return
+        previous = self.total or Usage()
+        if total.prompt_tokens >= previous.prompt_tokens:
+            delta = _minus(total, previous)
+        else:  # the running total restarted (a new session in the same file)
+            self.earlier = self.earlier + previous
+            delta = _usage(info.get("last_token_usage")) or total
+        self.total = total
+        if delta.total_tokens == 0:
+            return
+        if self.turn >= 0 and self.in_response and self.turn not in self.turn_usage:
+            self.turn_usage[self.turn] = delta
+        else:
+            self.spare_usage = delta if self.spare_usage is None else self.spare_usage + delta
+
+    def _item(self, item: dict[str, Any], stamp: Any) -> None:
+        kind = item.get("type")
+        is_model = kind in MODEL_ITEMS or (kind == "message" and item.get("role") == "assistant")
+        if is_model and not self.in_response:
+            self._start_response()
+        elif not is_model:
+            self._end_response(stamp)
+        if kind == "reasoning":
+            self.pending += [str(s.get("text") or "") for s in item.get("summary") or []]
+        elif kind == "message":
+            self._message(item, stamp)
+        elif kind in MODEL_ITEMS:
+            self._call(item, stamp)
+        elif kind in OUTPUT_ITEMS:
+            self._output(item)
+
+    def _start_response(self) -> None:
+        self.turn += 1
+        self.in_response = True
+        if self.spare_usage is not None:
+            self.turn_usage[self.turn] = self.spare_usage
+            self.spare_usage = None
+
+    def _end_response(self, stamp: Any) -> None:
+        if self.pending:
+            self._add(Step(index=0, kind="agent", text="\n\n".join(self.pending)), stamp)
+            self.pending = []
+        self.in_response = False
+
+    def _message(self, item: dict[str, Any], stamp: Any) -> None:
+        text = "\n".join(
+            str(c.get("text") or "") for c in item.get("content") or [] if isinstance(c, dict)
+        )
+        role = item.get("role")
+        if role == "assistant":
+            self.pending.append(text)
+            return
+        system = role != "user" or text.lstrip().startswith(SYSTEM_PREFIXES)
+        self._add(Step(index=0, kind="system" if system else "user", text=text, raw=item), stamp)
+
+    def _call(self, item: dict[str, Any], stamp: Any) -> None:
+        name = str(item.get("name") or item.get("type") or "unknown")
+        args = _arguments(item)
+        view = classify(name, args)
+        step = Step(
+            index=0,
+            kind="tool",
+            text="\n\n".join(self.pending),
+            tool_name=name,
+            category=view.category,
+            call_id=item.get("call_id") or item.get("id"),
+            arguments=args,
+            command=view.command,
+            files=view.files,
+            raw=item,
+        )
+        self.pending = []
+        self._add(step, stamp)
+        if step.call_id:
+            self.calls[step.call_id] = step
+
+    def _output(self, item: dict[str, Any]) -> None:
+        step = self.calls.get(str(item.get("call_id")))
+        if step is not None:
+            step.observation, step.is_error = _output(item.get("output"))
+
+    def _add(self, step: Step, stamp: Any) -> None:
+        step.index = len(self.steps)
+        step.timestamp = stamp
+        if step.kind in ("agent", "tool"):
+            step.turn = self.turn
+            step.model = self.model
+        self.steps.append(step)
+
+    def trajectory(self, path: Path) -> Trajectory:
+        self._end_response(None)
+        if self.spare_usage is not None and self.turn >= 0:  # a count after the last response
+            self.turn_usage[self.turn] = self.turn_usage.get(self.turn, Usage()) + self.spare_usage
+        firsts: dict[int, Step] = {}
+        for step in self.steps:
+            if step.turn is not None:
+                firsts.setdefault(step.turn, step)
+        for turn, usage in self.turn_usage.items():
+            if turn in firsts:
+                firsts[turn].usage = usage
+        meta = {
+            k: v for k, v in self.meta.items() if k not in ("instructions", "base_instructions")
+        }
+        return Trajectory(
+            id=str(self.meta.get("id") or path.stem),
+            task=self.task,
+            agent=Agent(name="codex", version=self.meta.get("cli_version")),
+            model=self.model,
+            source=Source(
+                format=CodexRolloutReader.name,
+                path=str(path),
+                format_version=self.meta.get("cli_version"),
+            ),
+            steps=self.steps,
+            reported_usage=self.earlier + self.total if self.total else None,
+            metadata=meta,
+        )
+
+
+def _arguments(item: dict[str, Any]) -> dict[str, Any]:
+    if item.get("type") == "custom_tool_call":
+        return {"input": item.get("input")}
+    raw = item.get("arguments")
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(item.get("action"), dict):
+        return dict(item["action"])
+    try:
+        parsed = orjson.loads(raw) if isinstance(raw, str) else None
+    except orjson.JSONDecodeError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"raw": raw}
+
+
+def _output(output: Any) -> tuple[str, bool | None]:
+    """0.40 wraps shell output as JSON `{output, metadata{exit_code}}`; 0.104 writes plain text."""
+    if isinstance(output, dict):
+        output = orjson.dumps(output).decode()
+    text = str(output or "")
+    if text.startswith("{"):
+        try:
+            wrapped = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            wrapped = None
+        if isinstance(wrapped, dict) and "output" in wrapped:
+            code = (wrapped.get("metadata") or {}).get("exit_code")
+            return str(wrapped["output"]), (code != 0) if isinstance(code, int) else None
+    match = EXIT_CODE.search(text[:500])
+    return text, (int(match[1]) != 0) if match else None
+
+
+def _usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+    return Usage(
+        prompt_tokens=raw.get("input_tokens") or 0,
+        completion_tokens=raw.get("output_tokens") or 0,
+        cached_tokens=raw.get("cached_input_tokens") or 0,
+    )
+
+
+def _minus(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        prompt_tokens=a.prompt_tokens - b.prompt_tokens,
+        completion_tokens=a.completion_tokens - b.completion_tokens,
+        cached_tokens=a.cached_tokens - b.cached_tokens,
+    )
