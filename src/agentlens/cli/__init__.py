@@ -14,6 +14,8 @@ from agentlens.cli._app import run_cli
 COMMANDS: dict[str, str] = {
     "inspect": "agentlens.cli.inspect_cmd:inspect",
     "formats": "agentlens.cli.inspect_cmd:formats",
+    "convert": "agentlens.cli.convert_cmd:convert",
+    "demo": "agentlens.cli.demo_cmd:demo",
     "cache": "agentlens.cli.cache_cmd:cache",
 }
 
