@@ -1,0 +1,104 @@
+"""`agentlens convert PATH… --to atif|jsonl -o DIR`: rewrite traces in a portable format.
+
+Output layout (one file per unit the target format holds):
+* `jsonl`: `DIR/<input stem>.jsonl` per input file, every trajectory of that file on its own line
+  (the canonical model; `agentlens inspect` reads it back);
+* `atif`: `DIR/<trajectory id>.json` per trajectory, ATIF v1.8 (ATIF holds one trajectory per file).
+Existing files are only replaced with `--force`. Unreadable inputs are reported and skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+import click
+import orjson
+
+from agentlens.cli._app import console
+from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.errors import ConfigError
+from agentlens.trajectory import Trajectory
+
+UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--to", "target", type=click.Choice(["atif", "jsonl"]), required=True)
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True)
+@click.option("--force", is_flag=True, help="Replace existing output files.")
+@click.option("--lenient", is_flag=True, help="Accept non-conformant files (e.g. ATIF-like).")
+@click.option(
+    "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
+)
+def convert(
+    paths: tuple[str, ...],
+    target: str,
+    out_dir: str,
+    force: bool,
+    lenient: bool,
+    labels: tuple[str, ...],
+) -> int:
+    """Convert traces to ATIF (one JSON per trajectory) or canonical JSONL (one file per input)."""
+    result = load_inputs(paths, lenient=lenient, labels=labels)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = write_all(result.trajectories, target, out, force=force)
+    console.print(f"wrote {len(written)} {target} file(s) to {out}", highlight=False)
+    return report_failures(result)
+
+
+def write_all(trajectories: list[Trajectory], target: str, out: Path, *, force: bool) -> list[Path]:
+    """Write `trajectories` under `out` in `target` format; returns the files written."""
+    if target == "jsonl":
+        return [_write_jsonl(group, path, force) for path, group in _by_input(trajectories, out)]
+    return [_write_atif(traj, path, force) for traj, path in _atif_names(trajectories, out)]
+
+
+def _by_input(trajectories: Iterable[Trajectory], out: Path) -> list[tuple[Path, list[Trajectory]]]:
+    groups: dict[str, list[Trajectory]] = defaultdict(list)
+    for traj in trajectories:
+        groups[traj.source.path or traj.id].append(traj)
+    names = _unique(Path(source).name.split(".")[0] or "trajectories" for source in groups)
+    return [
+        (out / f"{name}.jsonl", group) for name, group in zip(names, groups.values(), strict=True)
+    ]
+
+
+def _atif_names(trajectories: list[Trajectory], out: Path) -> list[tuple[Trajectory, Path]]:
+    names = _unique(t.id for t in trajectories)
+    return [(t, out / f"{name}.json") for t, name in zip(trajectories, names, strict=True)]
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    unique = []
+    for raw in names:
+        name = UNSAFE.sub("_", raw).strip("._") or "trajectory"
+        seen[name] = seen.get(name, 0) + 1
+        unique.append(name if seen[name] == 1 else f"{name}-{seen[name]}")
+    return unique
+
+
+def _write_jsonl(group: list[Trajectory], path: Path, force: bool) -> Path:
+    from agentlens.formats.jsonl import dump_jsonl
+
+    _check_free(path, force)
+    dump_jsonl(group, path)
+    return path
+
+
+def _write_atif(traj: Trajectory, path: Path, force: bool) -> Path:
+    from agentlens.formats.atif_writer import to_atif
+
+    _check_free(path, force)
+    path.write_bytes(orjson.dumps(to_atif(traj), option=orjson.OPT_INDENT_2))
+    return path
+
+
+def _check_free(path: Path, force: bool) -> None:
+    if path.exists() and not force:
+        raise ConfigError(f"{path} exists; pass --force to replace it or choose another -o")
