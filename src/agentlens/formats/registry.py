@@ -19,6 +19,7 @@ READERS: dict[str, str] = {
     "claude-code": "agentlens.formats.claude_code:ClaudeCodeReader",
     "codex-rollout": "agentlens.formats.codex_rollout:CodexRolloutReader",
     "codex-exec": "agentlens.formats.codex_exec:CodexExecReader",
+    "inspect-ai": "agentlens.formats.inspect_ai:InspectAiReader",
     "openhands-events": "agentlens.formats.openhands_events:OpenHandsEventsReader",
     "openhands-eval": "agentlens.formats.openhands_eval:OpenHandsEvalReader",
     "openhands-v1": "agentlens.formats.openhands_v1:OpenHandsV1Reader",
