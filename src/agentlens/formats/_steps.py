@@ -58,6 +58,7 @@ NAMED: dict[str, ToolCategory] = {
     "update_plan": ToolCategory.THINK,
     "think": ToolCategory.THINK,
     "mark_task_complete": ToolCategory.FINISH,
+    "python": ToolCategory.RUN_COMMAND,
 }
 PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)

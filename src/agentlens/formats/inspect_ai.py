@@ -1,0 +1,277 @@
+"""Inspect AI eval logs: `.json` (log version 2) and `.eval` zips; one trajectory per sample.
+
+Steps come from `sample.messages` after `attachment://<hash>` references are replaced by the
+sample's `attachments`. Each assistant message is one turn: its tool calls become `tool` steps
+(its text goes on the first), and `role: tool` messages fill in observations and `is_error`.
+Per-step usage and timestamps come from the sample's `model` events, paired with the assistant
+messages in order when their counts agree. Zip members are looked up by name (their order is
+not fixed); a log still being written has only `_journal/start.json` and no samples.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from agentlens.errors import SchemaError, TraceError
+from agentlens.formats._json import head_text, loads
+from agentlens.formats._steps import classify, parse_time
+from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
+
+ZIP_MAGIC = b"PK\x03\x04"
+JSON_LOG = re.compile(r'^\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+ATTACHMENT = re.compile(r"^(?:attachment|tc)://([0-9a-f]{32})$")
+PASS, FAIL = {"C", "correct", "pass", "passed"}, {"I", "incorrect", "fail", "failed"}
+
+
+class InspectAiReader:
+    name: ClassVar[str] = "inspect-ai"
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lenient = lenient
+
+    @classmethod
+    def handles_location(cls, path: Path) -> bool:
+        return path.suffix in (".eval", ".json")
+
+    @classmethod
+    def handles_bytes(cls, head: bytes) -> bool:
+        return head.startswith(ZIP_MAGIC) or bool(JSON_LOG.match(head_text(head[:512])))
+
+    def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        header, samples = (
+            _read_eval(path, data) if data.startswith(ZIP_MAGIC) else _read_json(path, data)
+        )
+        for sample in samples:
+            yield _trajectory(path, header, sample)
+
+
+def _read_json(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
+    doc = loads(path, data, InspectAiReader.name)
+    if not isinstance(doc, dict) or not isinstance(doc.get("eval"), dict):
+        raise SchemaError(path, "no 'eval' object: not an Inspect log", InspectAiReader.name)
+    return doc, [s for s in doc.get("samples") or [] if isinstance(s, dict)]
+
+
+def _read_eval(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as exc:
+        raise TraceError(path, f"broken .eval zip: {exc}", InspectAiReader.name) from exc
+    with archive:
+        names = set(archive.namelist())
+        header_name = "header.json" if "header.json" in names else "_journal/start.json"
+        if header_name not in names:
+            raise SchemaError(path, "no header.json in the .eval zip", InspectAiReader.name)
+        header = orjson.loads(archive.read(header_name))
+        members = sorted((n for n in names if n.startswith("samples/")), key=_sample_order)
+        return header, [orjson.loads(archive.read(n)) for n in members]
+
+
+def _sample_order(name: str) -> tuple[int, str]:
+    stem = name.removeprefix("samples/").removesuffix(".json")
+    sample, _, epoch = stem.rpartition("_epoch_")
+    return (int(epoch) if epoch.isdigit() else 0, sample.zfill(12))
+
+
+def _trajectory(path: Path, header: dict[str, Any], sample: dict[str, Any]) -> Trajectory:
+    spec = header.get("eval") or {}
+    sample = _resolve(sample, sample.get("attachments") or {})
+    steps, model_events = _steps(sample)
+    return Trajectory(
+        id=str(
+            sample.get("uuid") or f"{spec.get('run_id')}:{sample.get('id')}:{sample.get('epoch')}"
+        ),
+        task_id=f"{spec.get('task')}/{sample.get('id')}",
+        task=_text(sample.get("input")),
+        agent=Agent(name=_solver(header), version=(spec.get("packages") or {}).get("inspect_ai")),
+        model=spec.get("model"),
+        outcome=_outcome(sample.get("scores")),
+        source=Source(
+            format=InspectAiReader.name,
+            path=str(path),
+            format_version=str(header.get("version")),
+            index=_int(sample.get("id")),
+        ),
+        steps=steps,
+        reported_usage=_total_usage(sample.get("model_usage")),
+        metadata=_metadata(header, sample, model_events, steps),
+    )
+
+
+def _steps(sample: dict[str, Any]) -> tuple[list[Step], int]:
+    steps: list[Step] = []
+    calls: dict[str, Step] = {}
+    turns: list[Step] = []
+    for message in sample.get("messages") or []:
+        role = message.get("role")
+        if role == "assistant":
+            new = _assistant(message, len(turns))
+            turns.append(new[0])
+            calls.update({s.call_id: s for s in new if s.call_id})
+        elif role == "tool":
+            new = _tool_result(message, calls)
+        else:
+            kind: StepKind = "system" if role == "system" else "user"
+            new = [Step(index=0, kind=kind, text=_text(message.get("content")), raw=message)]
+        for step in new:
+            step.index = len(steps)
+            steps.append(step)
+    models = _agent_model_events(sample.get("events") or [])
+    if len(models) == len(turns):
+        for first, event in zip(turns, models, strict=True):
+            first.usage = _usage((event.get("output") or {}).get("usage"))
+            first.timestamp = parse_time(event.get("timestamp"))
+    return steps, len(models)
+
+
+def _agent_model_events(events: list[Any]) -> list[dict[str, Any]]:
+    """Model calls of the agent, leaving out those a scorer made (e.g. `model_graded_fact`)."""
+    scoring = {
+        e.get("id") for e in events if e.get("event") == "span_begin" and e.get("type") == "scorer"
+    }
+    return [e for e in events if e.get("event") == "model" and e.get("span_id") not in scoring]
+
+
+def _assistant(message: dict[str, Any], turn: int) -> list[Step]:
+    text = _text(message.get("content"))
+    calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    if not calls:
+        return [
+            Step(
+                index=0, kind="agent", text=text, turn=turn, model=message.get("model"), raw=message
+            )
+        ]
+    steps = []
+    for call in calls:
+        name = str(call.get("function") or "unknown")
+        args: dict[str, Any] = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
+        view = classify(name, args)
+        steps.append(
+            Step(
+                index=0,
+                kind="tool",
+                turn=turn,
+                tool_name=name,
+                category=view.category,
+                call_id=call.get("id"),
+                arguments=args,
+                command=view.command,
+                files=view.files,
+                model=message.get("model"),
+                raw=call,
+            )
+        )
+    steps[0].text = text
+    return steps
+
+
+def _tool_result(message: dict[str, Any], calls: dict[str, Step]) -> list[Step]:
+    step = calls.get(str(message.get("tool_call_id")))
+    orphan = step is None
+    if step is None:  # a result whose call is not in the log (seen in hand-made logs)
+        name = str(message.get("function") or "unknown")
+        category = classify(name, {}).category
+        step = Step(index=0, kind="tool", tool_name=name, category=category, raw=message)
+        step.call_id = message.get("tool_call_id")
+    step.observation = _text(message.get("content"))
+    step.is_error = message.get("error") is not None
+    return [step] if orphan else []
+
+
+def _outcome(scores: Any) -> Outcome:
+    """Pass/fail only when every scorer gives a clear verdict and they agree."""
+    if not isinstance(scores, dict) or not scores:
+        return Outcome()
+    verdicts = {name: _verdict(score.get("value")) for name, score in scores.items()}
+    found = set(verdicts.values())
+    if len(found) != 1 or None in found:
+        return Outcome(detail=f"unclear scores: {verdicts}")
+    names = ", ".join(f"{n}={scores[n].get('value')!r}" for n in scores)
+    return Outcome(status=found.pop(), source="inspect-score", detail=names)  # type: ignore[arg-type]
+
+
+def _verdict(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "passed" if value else "failed"
+    if isinstance(value, str):
+        return "passed" if value in PASS else "failed" if value in FAIL else None
+    if isinstance(value, int | float):
+        return "passed" if value == 1 else "failed" if value == 0 else None
+    return None
+
+
+def _resolve(value: Any, attachments: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        match = ATTACHMENT.match(value) if value.startswith(("attachment://", "tc://")) else None
+        return attachments.get(match[1], value) if match else value
+    if isinstance(value, list):
+        return [_resolve(v, attachments) for v in value]
+    if isinstance(value, dict):
+        return {k: v if k == "events" else _resolve(v, attachments) for k, v in value.items()}
+    return value
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_part_text(p) for p in content)
+    return "" if content is None else orjson.dumps(content).decode()
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return str(part)
+    if "role" in part:  # `input` may be a list of chat messages
+        return _text(part.get("content"))
+    return str(part.get("text") or part.get("reasoning") or f"[{part.get('type')}]")
+
+
+def _usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+    return Usage(
+        prompt_tokens=raw.get("input_tokens") or 0,
+        completion_tokens=raw.get("output_tokens") or 0,
+        cached_tokens=raw.get("input_tokens_cache_read") or 0,
+    )
+
+
+def _total_usage(model_usage: Any) -> Usage | None:
+    usages = [_usage(u) for u in (model_usage or {}).values()]
+    present = [u for u in usages if u is not None]
+    return sum(present[1:], present[0]) if present else None
+
+
+def _solver(header: dict[str, Any]) -> str:
+    steps = (header.get("plan") or {}).get("steps") or []
+    names = [str(s.get("solver")) for s in steps if isinstance(s, dict) and s.get("solver")]
+    return "inspect_ai:" + "+".join(names) if names else "inspect_ai"
+
+
+def _metadata(
+    header: dict[str, Any], sample: dict[str, Any], model_events: int, steps: list[Step]
+) -> dict[str, Any]:
+    meta = {
+        k: sample[k] for k in ("epoch", "target", "scores", "metadata", "error") if sample.get(k)
+    }
+    meta["eval_status"] = header.get("status")
+    turns = len({s.turn for s in steps if s.turn is not None})
+    if model_events != turns:
+        meta["usage_note"] = (
+            f"{model_events} model events vs {turns} assistant turns: no per-step usage"
+        )
+    return meta
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) else int(value) if str(value).isdigit() else None
