@@ -24,18 +24,22 @@ class RetryableError(Exception):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """`timeout_s` bounds each attempt; `max_attempts` counts the first try."""
+    """`timeout_s` bounds each attempt; `max_attempts` counts the first try. A server's
+    `retry-after` is obeyed up to `max_retry_after_s`, beyond the backoff ceiling `max_delay_s`."""
 
     max_attempts: int = 6
     base_delay_s: float = 0.5
     max_delay_s: float = 30.0
     timeout_s: float = 120.0
+    max_retry_after_s: float = 300.0
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before attempt `attempt + 1` (attempt counts from 1)."""
         if retry_after is not None:
             # The server said when; a little jitter keeps concurrent callers from re-colliding.
-            return min(retry_after, self.max_delay_s) + random.uniform(0, self.base_delay_s / 4)
+            return min(retry_after, self.max_retry_after_s) + random.uniform(
+                0, self.base_delay_s / 4
+            )
         ceiling = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
         return random.uniform(ceiling / 2, ceiling)  # "equal jitter"
 
