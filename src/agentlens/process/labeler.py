@@ -13,7 +13,7 @@ from typing import Literal
 
 from agentlens.errors import ConfigError
 from agentlens.process.stages import Stage
-from agentlens.trajectory import Step, Trajectory
+from agentlens.trajectory import Step, ToolCategory, Trajectory
 
 LabelProfile = Literal["paper", "sdk-compat"]
 PATH_ARGUMENTS = ("filePath", "file_path", "path", "filename", "file")
@@ -45,6 +45,11 @@ def label_steps(steps: Sequence[Step], profile: LabelProfile = "paper") -> list[
 def state_indices(traj: Trajectory) -> list[int]:
     """Indices of the steps that become states: every tool call (with its result)."""
     return [step.index for step in traj.steps if step.kind == "tool"]
+
+
+def is_shell(step: Step) -> bool:
+    """A terminal call: readers keep the shell line in `command` even when `cat f` is a read."""
+    return step.category is ToolCategory.RUN_COMMAND or bool(step.command)
 
 
 def step_path(step: Step) -> str:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agentlens.process.labeler import step_path
+from agentlens.process.labeler import is_shell, step_path
 from agentlens.process.stages import Stage
 from agentlens.trajectory import Step, ToolCategory
 
@@ -139,6 +139,8 @@ class SdkContext:
 
     def stage(self, step: Step, near_end: bool) -> Stage:
         category = step.category
+        if is_shell(step):
+            return self._terminal_stage(step.command or "", near_end)
         if category in (ToolCategory.SEARCH, ToolCategory.LIST_DIR):
             return "E"
         if category is ToolCategory.THINK:
@@ -147,8 +149,6 @@ class SdkContext:
             return self._edit_stage(step_path(step))
         if category is ToolCategory.READ_FILE:
             return self._read_stage(step_path(step))
-        if category is ToolCategory.RUN_COMMAND:
-            return self._terminal_stage(step.command or "", near_end)
         return "V" if step.is_error and self.implemented else "O"
 
     def _edit_stage(self, path: str) -> Stage:
@@ -175,10 +175,10 @@ class SdkContext:
         return "V" if near_end else "E"
 
     def update(self, step: Step, stage: Stage) -> None:
-        if step.category in EDITS and stage == "I":
+        if step.category in EDITS and stage == "I" and not is_shell(step):
             self.implemented = True
             self.files.update(p.strip() for p in step_path(step).split(",") if p.strip())
-        elif step.category is ToolCategory.RUN_COMMAND:
+        elif is_shell(step):
             cmd = step.command or ""
             if is_code_writing(cmd):
                 self.implemented = True

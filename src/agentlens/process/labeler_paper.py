@@ -1,0 +1,162 @@
+"""`paper` labeler (default): intent stages as a careful human assigns them (labeling-guideline.md).
+
+The context is "has the agent changed the project yet, and which files": before a change, running
+or probing anything is Exploration; after one, running code, tests or `git diff`, and re-reading an
+edited file, is Verification. Scratch scripts and test files ("check files") are Exploration when
+written before the change (reproducing the problem) and Verification after it. Deliberate fixes of
+the released labeler's quirks (spec §3.7, §15 #19):
+
+* a redirect of a program's output (`2>&1`, `> log`) is not an edit, so it does not start the
+  "after a change" context;
+* a keyword inside an argument (`grep pytest setup.cfg`, `cat tox.ini`) is not a test run;
+* creating a reproduction script before any fix is Exploration (the release says Implementation);
+* `mkdir -p d`, `git restore f`, `git clean -fd`, `rm a b` are Orchestration (cleanup/workspace);
+* only agent notes (`FIX_SUMMARY.md`, `*_notes.txt`) are Orchestration; `report.py` is source;
+* files under `/tmp/` are scratch, not project files (the release's path normalisation hid them);
+* position in the run ("near the end") is not evidence of intent and is not used;
+* a failed edit (the tool reported an error) is still Implementation but changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agentlens.process.labeler import is_shell, normalize_path, step_path
+from agentlens.process.labeler_paper_shell import CommandAction, analyse, python_writes
+from agentlens.process.stages import Stage
+from agentlens.trajectory import Step, ToolCategory
+
+Role = Literal["check", "notes", "source"]
+EDITS = (ToolCategory.EDIT, ToolCategory.CREATE_FILE)
+NOTES = re.compile(
+    r"(?:summary|notes|report|documentation|explanation|analysis|solution)[\w-]*\.(?:md|txt|rst)$"
+    r"|^(?:fix|changes?|implementation)[\w-]*\.(?:md|txt)$",
+    re.IGNORECASE,
+)
+TEST_DIRS = {"tests", "spec", "__tests__", "testcases"}
+SCRATCH_DIR = re.compile(r"^(?:test_|tmp|temp|repro|scratch|debug)", re.IGNORECASE)
+PATCH = "<patch>"
+CHECK_NAME = re.compile(
+    r"^(?:tests?|repro|reproduc|debug|scratch|temp|tmp|check|verify|validat|demo|final|"
+    r"comprehensive|edge_?case|try|sandbox|minimal|issue|conftest)"
+    r"|_tests?$|^tests$",
+    re.IGNORECASE,
+)
+FAILED_EDIT = re.compile(r"ERROR:|No replacement was performed|did not appear verbatim", re.I)
+
+
+def file_role(path: str, *, created: bool = False) -> Role:
+    """Agent notes, a check file (test or scratch script), or a project source file."""
+    raw = path.strip().replace("\\", "/")
+    parts = [p for p in normalize_path(raw).split("/") if p]
+    if not parts:
+        return "source"
+    name = parts[-1]
+    if NOTES.search(name) and (len(parts) == 1 or _in_tmp(raw)):
+        return "notes"
+    if raw == PATCH:
+        return "source"
+    if _in_tmp(raw) or _in_test_dir(parts[:-1]) or CHECK_NAME.search(name.split(".", 1)[0]):
+        return "check"
+    # A brand-new file at the repository root is scaffolding for a reproduction, not the fix.
+    return "check" if created and len(parts) == 1 else "source"
+
+
+def _in_test_dir(dirs: list[str]) -> bool:
+    """`tests/`, `__tests__/`, scratch dirs (`test_issue/`, `tmp_x/`); `test/` only at the top or
+    under `src/` (maven), since `django/test/` is library source."""
+    for i, part in enumerate(dirs):
+        if part in TEST_DIRS or SCRATCH_DIR.match(part):
+            return True
+        if part == "test" and (i == 0 or dirs[i - 1] == "src"):
+            return True
+    return False
+
+
+def _in_tmp(raw: str) -> bool:
+    return raw.startswith(("/tmp/", "tmp/", "/var/tmp/"))
+
+
+@dataclass
+class PaperContext:
+    """Has the project been changed, which files were changed, which check files exist."""
+
+    changed: bool = False
+    edited: set[str] = field(default_factory=set)
+    checks: set[str] = field(default_factory=set)
+
+    def after(self, before: Stage = "E") -> Stage:
+        return "V" if self.changed else before
+
+    def label(self, step: Step) -> Stage:
+        if is_shell(step):
+            return self._shell(step)
+        category = step.category
+        if category in EDITS:
+            return self._edit(step)
+        if category in (ToolCategory.READ_FILE, ToolCategory.SEARCH):
+            return "V" if self.changed and self._is_checked(step_path(step)) else "E"
+        if category is ToolCategory.LIST_DIR:
+            return "E"
+        return "O"
+
+    def _is_checked(self, paths: str) -> bool:
+        return any(p in self.edited or p in self.checks for p in paths.split(",") if p)
+
+    def _edit(self, step: Step) -> Stage:
+        raw = step.files[0] if step.files else step_path(step)
+        role = file_role(raw, created=step.category is ToolCategory.CREATE_FILE)
+        failed = bool(step.is_error) or bool(FAILED_EDIT.search((step.observation or "")[:300]))
+        return self._write(role, normalize_path(raw), failed=failed)
+
+    def _write(self, role: Role, path: str, *, failed: bool = False) -> Stage:
+        if role == "notes":
+            return "O"
+        if role == "check":
+            self.checks.add(path)
+            return self.after()
+        if not failed:
+            self.changed = True
+            self.edited.add(path)
+        return "I"
+
+    def _shell(self, step: Step) -> Stage:
+        command = step.command or ""
+        if not command.strip():
+            code = str(step.arguments.get("code") or "")
+            return self._writes(python_writes(code)) or self.after()
+        return self._actions(analyse(command))
+
+    def _writes(self, paths: Sequence[str]) -> Stage | None:
+        roles = [(file_role(p, created=True), p) for p in paths]
+        for wanted in ("source", "check", "notes"):
+            hits = [p for role, p in roles if role == wanted]
+            if hits:
+                stages = [self._write(wanted, normalize_path(p)) for p in hits]
+                return stages[-1]
+        return None
+
+    def _actions(self, actions: list[CommandAction]) -> Stage:
+        written = self._writes([p for a in actions if a.action == "write" for p in a.paths])
+        kinds = {a.action for a in actions}
+        if written == "I":
+            return "I"
+        if "run" in kinds or written in ("E", "V"):
+            return self.after()
+        if written == "O":
+            return "O"
+        if "review" in kinds:
+            return self.after()
+        if "inspect" in kinds:
+            looked = ",".join(normalize_path(p) for a in actions for p in a.paths)
+            return "V" if self.changed and self._is_checked(looked) else "E"
+        return "O"
+
+
+def label_steps_paper(steps: Sequence[Step]) -> list[Stage]:
+    """Label tool steps in order with the careful-human rules above."""
+    context = PaperContext()
+    return [context.label(step) for step in steps]

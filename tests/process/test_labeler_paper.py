@@ -1,0 +1,178 @@
+"""`paper` labeler: each documented quirk of the released labeler is fixed, pinned on real steps."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from agentlens.formats.load import read_path
+from agentlens.process import labeler_sdk as sdk
+from agentlens.process.labeler import label_trajectory
+from agentlens.process.labeler_paper import file_role
+from agentlens.process.labeler_paper_shell import analyse
+from agentlens.trajectory import Step, ToolCategory, Trajectory
+from tests.conftest import BENCH
+
+LETTER = {"exploration": "E", "implementation": "I", "verification": "V", "orchestration": "O"}
+EDIT_TOOLS = {"replace_string_in_file", "create_file"}
+
+
+def load(name: str) -> tuple[Trajectory, list[dict[str, object]]]:
+    task = name.split("-logs-")[0]
+    path = BENCH / "trajectories" / task / f"{name}_pta.json"
+    doc = json.loads(Path(path).read_bytes())
+    states = sorted(doc["states"].values(), key=lambda s: s["step"])
+    (traj,) = read_path(path)
+    return traj, states
+
+
+def case(name: str, index: int) -> tuple[str, str, dict[str, object], list[dict[str, object]]]:
+    """(stored label, paper label, raw state, earlier raw states) of one real step."""
+    traj, states = load(name)
+    paper = label_trajectory(traj, "paper")
+    state = states[index]
+    return LETTER[str(state["intent_stage"])], str(paper[index]), state, states[1:index]
+
+
+def command(state: dict[str, object]) -> str:
+    return str(state["log_entry"]["args"].get("command", ""))  # type: ignore[index]
+
+
+def project_edits(states: list[dict[str, object]]) -> list[str]:
+    """Files the run edited with the editor tool, reproduction scripts excluded (from raw JSON)."""
+    return [
+        str(s["file_path"])
+        for s in states
+        if s["tool_used"] in EDIT_TOOLS and "repro" not in str(s["file_path"])
+    ]
+
+
+def test_reproduction_script_before_any_fix_is_exploration() -> None:
+    stored, paper, state, before = case(
+        "astropy__astropy-13236-logs-gemini-2.5-pro-fail-24962858941", 5
+    )
+    assert state["tool_used"] == "create_file" and "reproduce" in str(state["file_path"])
+    assert project_edits(before) == []
+    assert (stored, paper) == ("I", "E")
+
+
+def test_grep_for_pytest_is_not_a_test_run() -> None:
+    stored, paper, state, before = case("pallets__flask-5014-logs-opus-4.5-pass-25069530264", 6)
+    assert command(state).startswith("grep -n -B 5 -A 5 'with pytest.raises")
+    assert sdk.is_test_command(command(state))
+    assert project_edits(before) == []
+    assert (stored, paper) == ("V", "E")
+
+
+def test_stderr_redirect_is_not_an_edit() -> None:
+    name = "pallets__flask-5014-logs-opus-4.5-pass-25069529856"
+    _, _, redirected, before = case(name, 13)
+    stored, paper, state, _ = case(name, 14)
+    assert "2>&1" in command(redirected) and sdk.is_modifying(command(redirected))
+    assert all(a.action != "write" for a in analyse(command(redirected)))
+    assert project_edits([*before, redirected]) == []
+    assert command(state) == "cd /testbed && git status"
+    assert (stored, paper) == ("V", "E")
+
+
+@pytest.mark.parametrize(
+    ("name", "index", "stored", "start"),
+    [
+        ("sphinx-doc__sphinx-10323-logs-gemini-2.5-pro-pass-24945658083", 5, "E", "mkdir -p "),
+        ("django__django-11066-logs-gpt-5.2-codex-fail-25117200392", 20, "V", "rm -f "),
+        (
+            "sympy__sympy-12481-logs-sonnet-4.5-pass-24941916041",
+            87,
+            "V",
+            "cd /testbed && git checkout ",
+        ),
+    ],
+)
+def test_cleanup_with_arguments_is_orchestration(
+    name: str, index: int, stored: str, start: str
+) -> None:
+    label, paper, state, _ = case(name, index)
+    assert command(state).startswith(start)
+    assert not sdk.is_cleanup_command(command(state))
+    assert (label, paper) == (stored, "O")
+
+
+def test_scratch_script_in_tmp_before_the_fix_is_exploration() -> None:
+    stored, paper, state, before = case(
+        "astropy__astropy-13236-logs-gpt-5.2-codex-fail-25003569912", 8
+    )
+    assert "> /tmp/repro_structured_ndarray.py" in command(state)
+    assert project_edits(before) == []
+    assert (stored, paper) == ("O", "E")
+
+
+def test_after_a_real_edit_rerunning_and_rereading_is_verification() -> None:
+    traj, states = load("pallets__flask-5014-logs-opus-4.5-pass-25081012020")
+    paper = label_trajectory(traj, "paper")
+    first_edit = next(i for i, s in enumerate(states) if s["tool_used"] == "replace_string_in_file")
+    assert paper[first_edit] == "I"
+    later = range(first_edit + 1, len(states))
+    runs = [i for i in later if "python -m pytest" in command(states[i])]
+    edited = states[first_edit]["file_path"]
+    rereads = [
+        i
+        for i in later
+        if states[i]["file_path"] == edited and states[i]["tool_used"] == "read_file"
+    ]
+    assert runs and rereads
+    assert {paper[i] for i in runs + rereads} == {"V"}
+    before = [paper[i] for i in range(1, first_edit) if "python -m pytest" in command(states[i])]
+    assert before and set(before) == {"E"}  # the same test runs before the change probe it
+
+
+def test_failed_edit_is_implementation_but_changes_nothing() -> None:
+    traj, states = load("pydata__xarray-3993-logs-gemini-2.5-pro-fail-24962858941")
+    paper = label_trajectory(traj, "paper")
+    obs = str(states[13]["log_entry"]["response_preview"])  # type: ignore[index]
+    assert "No replacement was performed" in obs
+    assert states[14]["file_path"] == states[13]["file_path"]
+    assert (paper[13], paper[14]) == ("I", "E")
+
+
+def test_fixed_tool_stages_agree_with_the_release() -> None:
+    counts = Counter[tuple[str, str, str]]()
+    for path in sorted((BENCH / "trajectories").glob("*/*.json"))[::10]:
+        (traj,) = read_path(path)
+        for step, label in zip(traj.steps, label_trajectory(traj, "paper"), strict=True):
+            if step.category in (ToolCategory.THINK, ToolCategory.LIST_DIR):
+                counts[(str(step.category), str(step.stored_stage), str(label))] += 1
+    assert counts and all(stored == ours for _, stored, ours in counts)
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("/testbed/pkg/report.py", "source"),  # the release calls it a summary file (O)
+        ("/testbed/FIX_SUMMARY.md", "notes"),
+        ("/tmp/notes.txt", "notes"),
+        ("/tmp/check.py", "check"),
+        ("/testbed/tests/test_x.py", "check"),
+        ("/testbed/django/test/utils.py", "source"),
+        ("/testbed/pylint/checkers/similar.py", "source"),
+        ("/testbed/docs/changes/123.bugfix.rst", "source"),
+    ],
+)
+def test_file_roles(path: str, role: str) -> None:
+    assert file_role(path) == role
+
+
+def test_works_on_canonical_steps_of_any_format() -> None:
+    steps = [
+        Step(index=0, kind="user", text="fix it"),
+        Step(index=1, kind="tool", category=ToolCategory.READ_FILE, command="cat pkg/mod.py"),
+        Step(
+            index=2, kind="tool", category=ToolCategory.EDIT, command="sed -i 's/a/b/' pkg/mod.py"
+        ),
+        Step(index=3, kind="tool", category=ToolCategory.RUN_COMMAND, command="pytest -q 2>&1"),
+        Step(index=4, kind="agent", text="done"),
+    ]
+    traj = Trajectory(id="t", source={"format": "x"}, steps=steps)  # type: ignore[arg-type]
+    assert label_trajectory(traj, "paper") == [None, "E", "I", "V", None]
