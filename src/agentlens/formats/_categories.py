@@ -44,7 +44,10 @@ INSPECTING = (ToolCategory.SEARCH, ToolCategory.READ_FILE, ToolCategory.LIST_DIR
 SEPARATORS = {"&&", "||", ";", "\n", "&", ";;", "(", ")"}
 REDIRECTS = {">", ">>", "<", ">&", "&>", ">|", "<>", "&>>", "<<", "<<-", "<<<", "<&"}
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
-SOURCE_FILE = re.compile(r"^[\w./-]+\.[A-Za-z]{1,6}$")
+SOURCE_FILE = re.compile(
+    r"^[\w./-]+\.(py|pyi|js|jsx|ts|tsx|java|kt|scala|c|h|cc|cpp|hpp|go|rs|rb|php|sh|pony|cs|swift"
+    r"|json|ya?ml|toml|ini|cfg|txt|md|rst|html|css|xml|csv|sql|lock|gradle)$"
+)
 
 SHELL_TOOLS = {"execute_bash", "bash", "terminal", "shell", "run", "run_command", "exec_command"}
 EDITOR_TOOLS = {"str_replace_editor", "file_editor", "edit_file", "str_replace_based_edit_tool"}

@@ -1,0 +1,191 @@
+"""Pieces shared by the OpenHands readers (legacy V0 events, V1 SDK events, eval `output.jsonl`).
+
+OpenHands reports token usage and cost as running totals (`llm_metrics.accumulated_*` on V0 action
+events, `stats` state updates in V1); `RunningTotals` turns them into per-step amounts.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from agentlens.formats._categories import categorize_command, categorize_editor, categorize_tool
+from agentlens.trajectory import Step, ToolCategory, Usage
+
+DIRECTORY_LISTING = "Here's the files and directories"
+
+
+class RunningTotals:
+    """De-cumulates running token/cost totals; a total that goes down is taken as a reset."""
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.cost = 0.0
+
+    def step(self, usage: Usage, cost: float | None) -> tuple[Usage, float | None]:
+        previous, self.usage = self.usage, usage
+        delta = Usage(
+            prompt_tokens=_diff(usage.prompt_tokens, previous.prompt_tokens),
+            completion_tokens=_diff(usage.completion_tokens, previous.completion_tokens),
+            cached_tokens=_diff(usage.cached_tokens, previous.cached_tokens),
+        )
+        if cost is None:
+            return delta, None
+        previous_cost, self.cost = self.cost, cost
+        return delta, _diff(cost, previous_cost)
+
+
+def _diff(now: float, before: float) -> Any:
+    return now - before if now >= before else now
+
+
+def usage_from_metrics(token_usage: Any) -> Usage:
+    """`accumulated_token_usage`-style dict -> Usage (cache reads are the cached prompt tokens)."""
+    if not isinstance(token_usage, dict):
+        return Usage()
+    return Usage(
+        prompt_tokens=int(token_usage.get("prompt_tokens") or 0),
+        completion_tokens=int(token_usage.get("completion_tokens") or 0),
+        cached_tokens=int(token_usage.get("cache_read_tokens") or 0),
+    )
+
+
+def usage_from_response(usage: Any) -> Usage | None:
+    """OpenAI/litellm `usage` of one model response -> Usage."""
+    if not isinstance(usage, dict):
+        return None
+    details = usage.get("prompt_tokens_details") or {}
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Usage(
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cached_tokens=int(cached or usage.get("cache_read_input_tokens") or 0),
+    )
+
+
+def parse_arguments(raw: Any) -> dict[str, Any] | None:
+    """Tool-call arguments, given as a JSON string or an object; None when unusable."""
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str | bytes):
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def categorize(
+    tool_name: str, arguments: dict[str, Any], observation: str | None = None
+) -> ToolCategory:
+    """Category of an OpenHands tool call; a `view` that printed a listing is a directory."""
+    name = tool_name.lower()
+    if name in {"str_replace_editor", "file_editor", "edit", "read", "write"}:
+        sub = str(arguments.get("command") or _implied_editor_command(name, arguments))
+        listing = observation.startswith(DIRECTORY_LISTING) if observation is not None else None
+        return categorize_editor(sub, str(arguments.get("path") or ""), is_dir=listing)
+    if name in {"execute_ipython_cell", "run_ipython", "ipython"}:
+        return _categorize_agentskill(str(arguments.get("code") or ""))
+    if name in {"run", "cmd_run"} and isinstance(arguments.get("command"), str):
+        return categorize_command(arguments["command"])
+    if name in {"recall", "message"}:
+        return ToolCategory.OTHER
+    return categorize_tool(name, arguments)
+
+
+AGENTSKILLS = {
+    "open_file": ToolCategory.READ_FILE,
+    "goto_line": ToolCategory.READ_FILE,
+    "scroll_up": ToolCategory.READ_FILE,
+    "scroll_down": ToolCategory.READ_FILE,
+    "create_file": ToolCategory.CREATE_FILE,
+    "edit_file_by_replace": ToolCategory.EDIT,
+    "insert_content_at_line": ToolCategory.EDIT,
+    "append_file": ToolCategory.EDIT,
+    "search_dir": ToolCategory.SEARCH,
+    "search_file": ToolCategory.SEARCH,
+    "find_file": ToolCategory.SEARCH,
+}
+AGENTSKILL_CALL = re.compile(r"^\s*(?:print\()?(\w+)\(")
+
+
+def _categorize_agentskill(code: str) -> ToolCategory:
+    """Old CodeAct IPython cells that call one agentskills helper (`open_file('x')`)."""
+    match = AGENTSKILL_CALL.match(code)
+    return (
+        AGENTSKILLS.get(match[1], ToolCategory.RUN_COMMAND) if match else ToolCategory.RUN_COMMAND
+    )
+
+
+def _implied_editor_command(name: str, arguments: dict[str, Any]) -> str:
+    if name == "read":
+        return "view"
+    if name == "write" or arguments.get("file_text"):
+        return "create"
+    return "str_replace" if arguments.get("old_str") is not None else "edit"
+
+
+def command_text(category: ToolCategory, arguments: dict[str, Any]) -> str | None:
+    if category in (ToolCategory.THINK, ToolCategory.FINISH, ToolCategory.OTHER):
+        return None
+    for key in ("command", "code"):
+        value = arguments.get(key)
+        if isinstance(value, str) and not _is_editor_verb(value):
+            return value
+    return None
+
+
+def _is_editor_verb(value: str) -> bool:
+    return value in {"view", "create", "str_replace", "insert", "undo_edit", "edit"}
+
+
+def files_of(arguments: dict[str, Any], command: str | None) -> list[str]:
+    from agentlens.formats._categories import files_in_command
+
+    path = arguments.get("path")
+    if isinstance(path, str) and path:
+        return [path]
+    return files_in_command(command) if command else []
+
+
+def exit_code_error(code: Any) -> bool | None:
+    """Nonzero exit is an error; -1 is OpenHands' "no exit code yet" (a timeout), so unknown."""
+    if isinstance(code, int) and not isinstance(code, bool) and code != -1:
+        return code != 0
+    return None
+
+
+def text_of(content: Any) -> str:
+    """Text of a content value that is a string or a list of `{type: text, text}` parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text") or "" if isinstance(part, dict) else str(part) for part in content
+        )
+    if isinstance(content, dict):
+        return str(content.get("text") or "")
+    return ""
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def renumber(steps: list[Step]) -> list[Step]:
+    for i, step in enumerate(steps):
+        step.index = i
+    return steps

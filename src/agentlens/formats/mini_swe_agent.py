@@ -1,0 +1,225 @@
+"""mini-swe-agent `*.traj.json`: a bare message list (oldest), or `{info, messages,
+trajectory_format: "mini-swe-agent-1" | "mini-swe-agent-1.1", instance_id}`.
+
+An assistant message runs the one fenced command block in its content (v1) or its `tool_calls`
+(v2 tool-calling models); the observation is the next `user` (or `tool`) message,
+`<returncode>N</returncode><output>...</output>`, kept whole. Usage and cost are per response
+(`extra.response.usage`, `extra.cost`). The verdict, when the run directory has one, comes from
+`logs/<id>/report.json` or an sb-cli report (`resolved_ids`) next to `trajs/`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentlens.errors import SchemaError
+from agentlens.formats import _openhands_common as common
+from agentlens.formats._categories import categorize_command, files_in_command
+from agentlens.formats._json import loads, require
+from agentlens.trajectory import (
+    Agent,
+    Outcome,
+    OutcomeStatus,
+    Source,
+    Step,
+    StepKind,
+    ToolCategory,
+    Trajectory,
+    Usage,
+)
+
+# The action regexes of mini-swe-agent itself (v1 `bash`, v2 `mswea_bash_command`).
+FENCE = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
+LIST_HEAD = re.compile(rb'^\s*\[\s*\{\s*"role"\s*:')
+DICT_HEAD = re.compile(rb'^\s*\{\s*"(info|messages|trajectory_format|instance_id)"\s*:')
+DICT_MARKERS = (b'"mini_version"', b'"trajectory_format"')
+
+
+class MiniSweAgentReader:
+    name: ClassVar[str] = "mini-swe-agent"
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lenient = lenient
+
+    @classmethod
+    def handles_location(cls, path: Path) -> bool:
+        return path.suffix == ".json"
+
+    @classmethod
+    def handles_bytes(cls, head: bytes) -> bool:
+        # A bare message list is only ours when it shows mini-swe-agent's observation markup;
+        # any other {role, content} list is left to the plain OpenAI-messages reader.
+        if LIST_HEAD.match(head[:256]):
+            return b"<returncode>" in head or b"mswea_bash_command" in head
+        return bool(DICT_HEAD.match(head[:256])) and any(m in head for m in DICT_MARKERS)
+
+    def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        doc = loads(path, data, self.name)
+        if isinstance(doc, list):
+            messages, info, instance_id, version = doc, {}, None, "bare-list"
+        else:
+            doc = require(path, self.name, doc, dict, "top level")
+            messages = require(path, self.name, doc.get("messages"), list, "'messages'")
+            info = common.as_dict(doc.get("info"))
+            instance_id, version = doc.get("instance_id"), str(doc.get("trajectory_format"))
+        for number, message in enumerate(messages):
+            require(path, self.name, message, dict, f"message {number}")
+            if "role" not in message:
+                raise SchemaError(path, f"message {number} has no 'role'", self.name)
+        task_id = str(instance_id) if instance_id else None
+        steps = _steps(messages)
+        stats = common.as_dict(info.get("model_stats"))
+        cost = stats.get("instance_cost")
+        yield Trajectory(
+            id=task_id or path.name.removesuffix(".json").removesuffix(".traj"),
+            task_id=task_id,
+            task=next((s.text for s in steps if s.kind == "user"), None),
+            agent=Agent(name="mini-swe-agent", version=info.get("mini_version")),
+            model=_model(info),
+            outcome=_outcome(path, task_id) if task_id else Outcome(),
+            source=Source(format=self.name, path=str(path), format_version=version),
+            steps=steps,
+            reported_cost=float(cost) if isinstance(cost, int | float) else None,
+            metadata={k: info[k] for k in ("exit_status", "submission") if k in info},
+        )
+
+
+def _steps(messages: list[dict[str, Any]]) -> list[Step]:
+    steps: list[Step] = []
+    open_calls: dict[str, Step] = {}
+    turn = 0
+    for message in messages:
+        role = message["role"]
+        text = common.text_of(message.get("content"))
+        if role == "assistant":
+            made = _assistant(message, text, turn)
+            turn += 1
+            steps += made
+            open_calls = {s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"}
+        elif open_calls and role in ("user", "tool"):
+            key = str(message.get("tool_call_id") or next(iter(open_calls)))
+            step = open_calls.pop(key, None) or open_calls.pop(next(iter(open_calls)))
+            _observe(step, text, message)
+        else:
+            kind: StepKind = "system" if role == "system" else "user"
+            steps.append(Step(index=0, kind=kind, text=text, raw=message))
+    return common.renumber(steps)
+
+
+def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
+    extra = common.as_dict(message.get("extra"))
+    usage, cost, model = _usage(extra)
+    commands = _commands(message, text, extra)
+    if not commands:
+        step = Step(
+            index=0, kind="agent", text=text, turn=turn, usage=usage, cost=cost, raw=message
+        )
+        step.model = model
+        return [step]
+    steps = []
+    for i, (call_id, command) in enumerate(commands):
+        category = _categorize(command)
+        steps.append(
+            Step(
+                index=0,
+                kind="tool",
+                text=_thought(text),
+                turn=turn,
+                tool_name="bash",
+                category=category,
+                call_id=call_id,
+                arguments={"command": command},
+                command=command,
+                files=files_in_command(command) if category is not ToolCategory.FINISH else [],
+                usage=usage if i == 0 else None,
+                cost=cost if i == 0 else None,
+                model=model,
+                raw=message,
+            )
+        )
+    return steps
+
+
+def _commands(
+    message: dict[str, Any], text: str, extra: dict[str, Any]
+) -> list[tuple[str | None, str]]:
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        found = []
+        for call in calls:
+            function = common.as_dict(common.as_dict(call).get("function"))
+            arguments = common.parse_arguments(function.get("arguments")) or {}
+            found.append((common.as_dict(call).get("id"), str(arguments.get("command") or "")))
+        return found
+    actions = extra.get("actions")
+    if isinstance(actions, list) and actions:
+        return [(None, str(common.as_dict(a).get("command") or "")) for a in actions]
+    blocks = FENCE.findall(text)
+    return [(None, blocks[0])] if len(blocks) == 1 else []
+
+
+def _observe(step: Step, text: str, message: dict[str, Any]) -> None:
+    step.observation = text
+    match = RETURNCODE.search(text)
+    code = common.as_dict(message.get("extra")).get("returncode")
+    if match:
+        code = int(match[1])
+    step.is_error = code != 0 if isinstance(code, int) else None
+    step.raw = {"action": step.raw, "observation": message}
+
+
+def _categorize(command: str) -> ToolCategory:
+    if any(marker in command for marker in SUBMIT):
+        return ToolCategory.FINISH
+    return categorize_command(command)
+
+
+def _thought(text: str) -> str:
+    return FENCE.split(text, maxsplit=1)[0].strip().removeprefix("THOUGHT:").strip()
+
+
+def _usage(extra: dict[str, Any]) -> tuple[Usage | None, float | None, str | None]:
+    response = common.as_dict(extra.get("response"))
+    usage = common.usage_from_response(response.get("usage"))
+    cost = extra.get("cost")
+    if cost is None:
+        cost = common.as_dict(response.get("usage")).get("cost")
+    model = response.get("model")
+    return usage, float(cost) if isinstance(cost, int | float) else None, model
+
+
+def _model(info: dict[str, Any]) -> str | None:
+    config = common.as_dict(info.get("config"))
+    name = common.as_dict(config.get("model")).get("model_name")
+    return str(name) if name else None
+
+
+def _outcome(path: Path, task_id: str) -> Outcome:
+    """`logs/<id>/report.json` or an sb-cli report in the run directory above `trajs/`."""
+    for parent in list(path.parents)[:3]:
+        report = parent / "logs" / task_id / "report.json"
+        if report.is_file():
+            doc = common.as_dict(_json_file(report))
+            entry = common.as_dict(doc.get(task_id)) or doc
+            if isinstance(entry.get("resolved"), bool):
+                status: OutcomeStatus = "passed" if entry["resolved"] else "failed"
+                return Outcome(status=status, source="report.json")
+        for sidecar in sorted(parent.glob("*sb-cli*.json")):
+            report_doc = common.as_dict(_json_file(sidecar))
+            if task_id in (report_doc.get("resolved_ids") or []):
+                return Outcome(status="passed", source="sb-cli-report")
+            if task_id in (report_doc.get("unresolved_ids") or []):
+                return Outcome(status="failed", source="sb-cli-report")
+    return Outcome()
+
+
+def _json_file(path: Path) -> Any:
+    try:
+        return common.parse_arguments(path.read_bytes())
+    except OSError:
+        return None

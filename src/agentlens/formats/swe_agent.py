@@ -1,0 +1,267 @@
+"""SWE-agent `.traj`: one JSON object with `trajectory[]` (one entry per action), `history[]` (the
+chat sent to the model) and `info` (exit status, submission, `model_stats`).
+
+Versions: 2024 files keep `state` as a JSON string, newer ones as a dict; function-calling runs add
+`history[].tool_calls`, whose exact arguments are attached to the matching action; a history-only
+file (no `trajectory`) is read from its tool calls. The task id is the file name; the model comes
+from `metadata.yaml` or the run directory. Tokens and cost are per-instance totals only
+(`instance_cost`; `total_cost` covers the whole batch). The verdict, when the run directory has
+one, comes from `logs/<task>/run_instance.log` or else `results/results.json`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentlens.errors import SchemaError
+from agentlens.formats import _openhands_common as common
+from agentlens.formats._categories import categorize_command, categorize_editor
+from agentlens.formats._json import loads, require
+from agentlens.trajectory import (
+    Agent,
+    Outcome,
+    OutcomeStatus,
+    Source,
+    Step,
+    StepKind,
+    ToolCategory,
+    Trajectory,
+    Usage,
+)
+
+ACI = {
+    "open": ToolCategory.READ_FILE,
+    "goto": ToolCategory.READ_FILE,
+    "scroll_up": ToolCategory.READ_FILE,
+    "scroll_down": ToolCategory.READ_FILE,
+    "filemap": ToolCategory.READ_FILE,
+    "search_dir": ToolCategory.SEARCH,
+    "search_file": ToolCategory.SEARCH,
+    "find_file": ToolCategory.SEARCH,
+    "create": ToolCategory.CREATE_FILE,
+    "edit": ToolCategory.EDIT,
+    "insert": ToolCategory.EDIT,
+    "append": ToolCategory.EDIT,
+    "submit": ToolCategory.FINISH,
+}
+RESULT_LINE = re.compile(r"Result for (\S+): resolved: (True|False)")
+MODEL_LINE = re.compile(r"^name:\s*(.+)$", re.MULTILINE)
+PLACEHOLDER_MODELS = {"replay", "instant_empty_submit", "human", "human_thought"}
+STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config)"\s*:')
+
+
+class SweAgentReader:
+    name: ClassVar[str] = "swe-agent"
+
+    def __init__(self, *, lenient: bool = False) -> None:
+        self.lenient = lenient
+
+    @classmethod
+    def handles_location(cls, path: Path) -> bool:
+        return path.suffix == ".traj"
+
+    @classmethod
+    def handles_bytes(cls, head: bytes) -> bool:
+        return bool(STARTS.match(head[:1024]))
+
+    def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        doc = require(path, self.name, loads(path, data, self.name), dict, "top level")
+        entries = require(path, self.name, doc.get("trajectory") or [], list, "'trajectory'")
+        history = require(path, self.name, doc.get("history") or [], list, "'history'")
+        if not entries and not history:
+            raise SchemaError(path, "has neither 'trajectory' nor 'history' entries", self.name)
+        for number, entry in enumerate(entries):
+            require(path, self.name, entry, dict, f"trajectory entry {number}")
+        info = common.as_dict(doc.get("info"))
+        steps = _preamble(history)
+        steps += _from_trajectory(entries, history) if entries else _from_history(history)
+        stats = common.as_dict(info.get("model_stats"))
+        task_id = path.name.removesuffix(".traj")
+        yield Trajectory(
+            id=f"{path.parent.parent.name}/{task_id}" if path.parent.name == "trajs" else task_id,
+            task_id=task_id,
+            task=next((s.text for s in steps if s.kind == "user"), None),
+            agent=Agent(name="SWE-agent", version=_version(info)),
+            model=run_model(path, doc),
+            outcome=run_outcome(path, task_id),
+            source=Source(format=self.name, path=str(path), format_version=_flavour(entries)),
+            steps=common.renumber(steps),
+            reported_usage=_usage(stats),
+            reported_cost=_cost(stats),
+            metadata={k: info[k] for k in ("exit_status", "submission") if k in info},
+        )
+
+
+def _preamble(history: list[Any]) -> list[Step]:
+    """The system prompt and the task, the messages sent before the agent's first reply."""
+    steps = []
+    for message in history:
+        if not isinstance(message, dict) or message.get("role") not in ("system", "user"):
+            break
+        kind: StepKind = "system" if message["role"] == "system" else "user"
+        steps.append(Step(index=0, kind=kind, text=common.text_of(message.get("content"))))
+    return steps
+
+
+def _from_trajectory(entries: list[Any], history: list[Any]) -> list[Step]:
+    calls = [m for m in history if isinstance(m, dict) and m.get("role") == "assistant"]
+    steps = []
+    for turn, entry in enumerate(entries):
+        call = _first_call(calls[turn]) if len(calls) == len(entries) else None
+        steps.append(_action_step(entry, turn, call))
+    return steps
+
+
+def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) -> Step:
+    action = str(entry.get("action") or "").strip()
+    tool_name, category = classify(action)
+    function = common.as_dict(call.get("function")) if call else {}
+    arguments = common.parse_arguments(function.get("arguments")) or {"command": action}
+    return Step(
+        index=0,
+        kind="tool" if action else "agent",
+        text=str(entry.get("thought") or entry.get("response") or ""),
+        turn=turn,
+        tool_name=str(function.get("name") or tool_name) if action else None,
+        category=category if action else None,
+        call_id=call.get("id") if call else None,
+        arguments=arguments if action else {},
+        command=action or None,
+        files=_files(action, category),
+        observation=entry.get("observation") if action else None,
+        raw=entry,
+    )
+
+
+def _from_history(history: list[Any]) -> list[Step]:
+    """History-only files: each assistant tool call with the tool message that answers it."""
+    results = {
+        call_id: common.text_of(m.get("content"))
+        for m in history
+        if isinstance(m, dict) and m.get("role") == "tool"
+        for call_id in m.get("tool_call_ids") or []
+    }
+    steps = []
+    replies = [m for m in history if isinstance(m, dict) and m.get("role") == "assistant"]
+    for turn, message in enumerate(replies):
+        action = str(message.get("action") or "").strip()
+        step = _action_step({**message, "observation": None}, turn, _first_call(message))
+        step.observation = results.get(step.call_id or "") if action else None
+        step.raw = message
+        steps.append(step)
+    return steps
+
+
+def classify(action: str) -> tuple[str, ToolCategory]:
+    """(tool name, category) of one SWE-agent action line: an ACI command or a shell command."""
+    words = action.split(maxsplit=3)
+    first = words[0] if words else ""
+    if first == "str_replace_editor" and len(words) >= 3:
+        return first, categorize_editor(words[1], words[2])
+    if first in ACI:
+        return first, ACI[first]
+    if first.startswith("exit_"):
+        return first, ToolCategory.OTHER
+    return "bash", categorize_command(action)
+
+
+def _files(action: str, category: ToolCategory) -> list[str]:
+    words = action.split()
+    if not words:
+        return []
+    if words[0] == "str_replace_editor" and len(words) >= 3:
+        return [words[2]]
+    if words[0] in {"open", "create", "search_file"} and len(words) >= 2:
+        return [words[-1].strip("\"'")] if words[0] != "search_file" or len(words) > 2 else []
+    if words[0] in ACI or category is ToolCategory.FINISH:
+        return []
+    from agentlens.formats._categories import files_in_command
+
+    return files_in_command(action)
+
+
+def _first_call(message: dict[str, Any]) -> dict[str, Any] | None:
+    calls = message.get("tool_calls")
+    return calls[0] if isinstance(calls, list) and calls and isinstance(calls[0], dict) else None
+
+
+def _flavour(entries: list[Any]) -> str:
+    if not entries:
+        return "history-only"
+    state = entries[0].get("state") if isinstance(entries[0], dict) else None
+    return "v0-string-state" if isinstance(state, str) else "v1-dict-state"
+
+
+def _version(info: dict[str, Any]) -> str | None:
+    version = info.get("swe_agent_version")
+    return str(version) if version else None
+
+
+def _usage(stats: dict[str, Any]) -> Usage | None:
+    if "tokens_sent" not in stats and "tokens_received" not in stats:
+        return None
+    return Usage(
+        prompt_tokens=int(stats.get("tokens_sent") or 0),
+        completion_tokens=int(stats.get("tokens_received") or 0),
+    )
+
+
+def _cost(stats: dict[str, Any]) -> float | None:
+    cost = stats.get("instance_cost")
+    return float(cost) if isinstance(cost, int | float) else None
+
+
+def run_model(path: Path, doc: dict[str, Any]) -> str | None:
+    """The model: `metadata.yaml` of the run directory, else the replay config, else the run
+    directory's name (`<model>__<dataset>__<config>__t-...`)."""
+    run_dir = path.parent.parent if path.parent.name == "trajs" else path.parent
+    meta = run_dir / "metadata.yaml"
+    if meta.is_file():
+        match = MODEL_LINE.search(meta.read_text(errors="replace"))
+        if match:
+            return match[1].split("+")[-1].strip().strip("\"'") or None
+    model = _replay_model(doc.get("replay_config"))
+    if model:
+        return model
+    name = path.parent.name
+    return name.split("__")[0] if "__t-" in name else None
+
+
+def _replay_model(config: Any) -> str | None:
+    if isinstance(config, str):
+        config = common.parse_arguments(config)
+    agent = common.as_dict(common.as_dict(config).get("agent"))
+    name = common.as_dict(agent.get("model")).get("name")
+    return str(name) if name and name not in PLACEHOLDER_MODELS else None
+
+
+def run_outcome(path: Path, task_id: str) -> Outcome:
+    """The verdict from the evaluation files next to `trajs/`, when there are any."""
+    if path.parent.name != "trajs":
+        return Outcome()
+    run_dir = path.parent.parent
+    log = run_dir / "logs" / task_id / "run_instance.log"
+    if log.is_file():
+        for match in RESULT_LINE.finditer(log.read_text(errors="replace")):
+            if match[1] == task_id:
+                status: OutcomeStatus = "passed" if match[2] == "True" else "failed"
+                return Outcome(status=status, source="run_instance.log")
+    return _results_json(run_dir / "results" / "results.json", task_id)
+
+
+def _results_json(results: Path, task_id: str) -> Outcome:
+    if not results.is_file():
+        return Outcome()
+    try:
+        buckets = common.as_dict(common.parse_arguments(results.read_bytes()))
+    except OSError:
+        return Outcome()
+    if task_id in (buckets.get("resolved") or []):
+        return Outcome(status="passed", source="results.json")
+    for bucket in ("unresolved_ids", "empty_patch_ids", "error_ids"):
+        if task_id in (buckets.get(bucket) or []):
+            return Outcome(status="failed", source="results.json", detail=bucket)
+    return Outcome()
