@@ -82,7 +82,7 @@ class AtifReader:
 def to_trajectory(doc: dict[str, Any], path: Path, parent_id: str | None = None) -> Trajectory:
     """Map one (already validated or leniently accepted) ATIF document to a `Trajectory`."""
     agent = doc.get("agent") or {}
-    ours = (doc.get("extra") or {}).get("agentlens") or {}
+    ours = _ours(doc)
     steps = _steps(doc["steps"])
     subs = [to_trajectory(s, path, _id(doc, path)) for s in doc.get("subagent_trajectories") or []]
     outcome, task_id = _trial_result(path)
@@ -107,7 +107,11 @@ def _steps(raw_steps: list[Any]) -> list[Step]:
     orphans = _lenient_results(raw_steps)
     steps: list[Step] = []
     for raw in raw_steps:
-        if isinstance(raw, dict) and id(raw) not in orphans.folded:
+        if (
+            isinstance(raw, dict)
+            and id(raw) not in orphans.folded
+            and not _ours(raw).get("placeholder")
+        ):
             steps += _convert(raw, orphans)
     for i, step in enumerate(steps):
         step.index = i
@@ -121,7 +125,7 @@ def _convert(raw: dict[str, Any], orphans: _Orphans) -> list[Step]:
     if raw.get("source") != "agent" or not calls:
         kind: StepKind = "system" if raw.get("source") == "system" else "agent"
         kind = "user" if raw.get("source") == "user" else kind
-        obs = _joined(results) if results else _lenient_obs(raw)
+        obs = _joined(results) if results else _lenient_obs(raw) or _ours(raw).get("observation")
         usage, cost = _metrics(raw.get("metrics"))
         turn = raw.get("step_id") if kind == "agent" else None
         return [
@@ -134,6 +138,7 @@ def _convert(raw: dict[str, Any], orphans: _Orphans) -> list[Step]:
                 usage=usage,
                 cost=cost,
                 subtrajectory=_sub_ref(results),
+                stored_stage=_ours(raw).get("stored_stage"),
                 **_common(raw),
             )
         ]
@@ -142,6 +147,13 @@ def _convert(raw: dict[str, Any], orphans: _Orphans) -> list[Step]:
     steps[0].text = text
     steps[0].usage, steps[0].cost = _metrics(raw.get("metrics"))
     return steps
+
+
+def _ours(raw: dict[str, Any]) -> dict[str, Any]:
+    """What `atif_writer` keeps under `extra.agentlens` (fields ATIF has no place for)."""
+    extra = raw.get("extra")
+    ours = extra.get("agentlens") if isinstance(extra, dict) else None
+    return ours if isinstance(ours, dict) else {}
 
 
 def _common(raw: dict[str, Any]) -> dict[str, Any]:
@@ -156,9 +168,9 @@ def _tool_step(raw: dict[str, Any], call: dict[str, Any], obs: tuple[str | None,
     name = str(call.get("function_name") or call.get("name") or "unknown")
     args: dict[str, Any] = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
     view = classify(name, args)
-    ours = (call.get("extra") or {}).get("agentlens") or {}
+    ours = _ours(call)
     category = ToolCategory(ours["category"]) if ours.get("category") in set(ToolCategory) else None
-    return Step(
+    step = Step(
         index=0,
         kind="tool",
         turn=raw.get("step_id"),
@@ -166,14 +178,17 @@ def _tool_step(raw: dict[str, Any], call: dict[str, Any], obs: tuple[str | None,
         category=category or view.category,
         call_id=call.get("tool_call_id") or call.get("id"),
         arguments=args,
-        command=view.command,
-        files=ours.get("files") or view.files,
+        command=ours.get("command") or view.command,
+        files=ours["files"] if isinstance(ours.get("files"), list) else view.files,
         observation=obs[0],
-        is_error=obs[1],
+        is_error=obs[1] if obs[1] is not None else ours.get("is_error"),
         subtrajectory=ours.get("subtrajectory"),
         stored_stage=ours.get("stored_stage"),
         **_common(raw),
     )
+    if ours.get("timestamp"):
+        step.timestamp = parse_time(ours["timestamp"])
+    return step
 
 
 def _match(
