@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from agentlens.errors import SchemaError
+from agentlens.formats import detect, read_path
+from agentlens.formats.atif import AtifReader
+from agentlens.formats.atif_schema import validate
+from tests.conftest import FORMATS
+
+GOLDEN = sorted((FORMATS / "atif-harbor-golden" / "tests" / "golden").glob("*/*.trajectory*.json"))
+TRACES = sorted((FORMATS / "atif-harbor-golden" / "tests" / "golden").glob("*/*.traces.json"))
+OPENAGENTS = FORMATS / "atif-like-openagents" / "trajectory.json"
+
+
+def _head(path: Path) -> bytes:
+    return path.read_bytes()[:65536]
+
+
+def test_golden_files_are_all_found() -> None:
+    assert len(GOLDEN) == 10
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.name)
+def test_golden_counts_match_the_raw_json(path: Path) -> None:
+    raw = json.loads(path.read_bytes())
+    assert detect(path, _head(path)).name == "atif"
+    assert validate(raw) == []
+    (traj,) = read_path(path)
+    steps = raw["steps"]
+    calls = [c for s in steps for c in s.get("tool_calls") or []]
+    assert len(traj.steps) == sum(max(1, len(s.get("tool_calls") or [])) for s in steps)
+    assert [s.call_id for s in traj.tool_steps] == [c["tool_call_id"] for c in calls]
+    assert [s.tool_name for s in traj.tool_steps] == [c["function_name"] for c in calls]
+    metrics = [s["metrics"] for s in steps if "metrics" in s]
+    usage = traj.usage_total()
+    assert usage.prompt_tokens == sum(m.get("prompt_tokens", 0) for m in metrics)
+    assert usage.completion_tokens == sum(m.get("completion_tokens", 0) for m in metrics)
+    assert traj.cost_total() == pytest.approx(sum(m.get("cost_usd", 0) for m in metrics))
+    final = raw["final_metrics"]
+    assert traj.reported_usage is not None
+    assert traj.reported_usage.prompt_tokens == final["total_prompt_tokens"]
+    assert traj.model == raw["agent"].get("model_name")
+    assert traj.source.format_version == raw["schema_version"]
+
+
+def test_observations_follow_source_call_id() -> None:
+    path = FORMATS / "atif-harbor-golden/tests/golden/openhands/hello-world.trajectory.json"
+    raw = json.loads(path.read_bytes())
+    results = {
+        r["source_call_id"]: r["content"]
+        for s in raw["steps"]
+        for r in (s.get("observation") or {}).get("results", [])
+    }
+    (traj,) = read_path(path)
+    linked = {s.call_id: s.observation for s in traj.tool_steps if s.call_id in results}
+    assert linked == results
+    editor = next(s for s in traj.tool_steps if s.tool_name == "str_replace_editor")
+    assert editor.category == "create_file"
+    assert editor.files == [editor.arguments["path"]]
+
+
+def test_terminus_parallel_calls_share_a_turn_and_get_the_screen() -> None:
+    path = (
+        FORMATS / "atif-harbor-golden/tests/golden/terminus_2/hello-world-timeout.trajectory.json"
+    )
+    raw = json.loads(path.read_bytes())
+    (traj,) = read_path(path)
+    for step in raw["steps"]:
+        calls = step.get("tool_calls") or []
+        mine = [s for s in traj.tool_steps if s.turn == step["step_id"]]
+        assert len(mine) == len(calls)
+        contents = [r["content"] for r in (step.get("observation") or {}).get("results", [])]
+        if calls and contents:
+            assert "\n".join(contents) in {s.observation for s in mine}
+    assert all(s.command == s.arguments["keystrokes"] for s in traj.tool_steps)
+
+
+def test_validator_names_what_is_wrong() -> None:
+    raw = json.loads(GOLDEN[0].read_bytes())
+    broken = copy.deepcopy(raw)
+    broken["steps"][1]["step_id"] = 7
+    broken["steps"][0]["surprise"] = 1
+    del broken["agent"]["version"]
+    problems = validate(broken)
+    assert any("steps[1].step_id" in p for p in problems)
+    assert any("surprise" in p for p in problems)
+    assert any("agent.version" in p for p in problems)
+
+
+def test_look_alike_is_rejected_with_a_clear_message() -> None:
+    assert detect(OPENAGENTS, _head(OPENAGENTS)).name == "atif"
+    with pytest.raises(SchemaError) as info:
+        read_path(OPENAGENTS)
+    message = str(info.value)
+    assert "schema_version: '1.4'" in message and "--lenient" in message
+    assert "trajectory.json" in message
+
+
+def test_look_alike_reads_leniently() -> None:
+    raw = json.loads(OPENAGENTS.read_bytes())
+    calls = [c for s in raw["steps"] for c in s.get("tool_calls") or []]
+    results = {
+        s["message"].removeprefix("Tool result for "): s["observation"]
+        for s in raw["steps"]
+        if str(s.get("message", "")).startswith("Tool result for ")
+    }
+    (traj,) = read_path(OPENAGENTS, lenient=True)
+    assert [s.call_id for s in traj.tool_steps] == [c["id"] for c in calls]
+    for step in traj.tool_steps:
+        assert step.observation == results[step.call_id]["content"]
+        assert step.is_error == (results[step.call_id]["result"]["success"] is False)
+    assert traj.model == raw["agent"]["model"]
+    assert traj.metadata["schema_problems"]
+    assert traj.outcome.status == "unknown"  # extra.success is self-reported, not a verdict
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_training_traces_are_not_atif(path: Path) -> None:
+    assert not AtifReader.handles_bytes(_head(path))
+
+
+def test_harbor_trial_result_gives_the_outcome(tmp_path: Path) -> None:
+    trial = tmp_path / "hello-world__abc"
+    (trial / "agent").mkdir(parents=True)
+    (trial / "agent" / "trajectory.json").write_bytes(GOLDEN[0].read_bytes())
+    result = {"task_name": "hello-world", "verifier_result": {"rewards": {"reward": 0.0}}}
+    (trial / "result.json").write_text(json.dumps(result))
+    (traj,) = read_path(trial / "agent" / "trajectory.json")
+    assert traj.outcome.status == "failed"
+    assert traj.outcome.source == "harbor-result.json"
+    assert traj.task_id == "hello-world"
