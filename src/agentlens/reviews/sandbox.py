@@ -1,0 +1,137 @@
+"""Run a command in a scratch copy of a repository, with a timeout and a clean environment.
+
+The copy keeps verifier commands (test runs, builds, linters) from touching the repository under
+review or each other. The environment is rebuilt from a short allow-list so secrets in the
+caller's environment (API keys, tokens) never reach commands that the agent's code controls."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+# Only what toolchains need to be found and to behave deterministically.
+ENV_ALLOW = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "JAVA_HOME",
+    "GOROOT",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "VIRTUAL_ENV",
+)
+COPY_IGNORE = shutil.ignore_patterns(
+    "__pycache__", ".pytest_cache", ".mypy_cache", "node_modules.cache"
+)
+
+
+@dataclass
+class CommandResult:
+    command: list[str]
+    returncode: int | None
+    output: str
+    duration_s: float
+    timed_out: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1", NO_COLOR="1", CI="1")
+    env.update(extra or {})
+    return env
+
+
+@contextmanager
+def scratch_copy(repo: Path) -> Iterator[Path]:
+    """A temporary copy of `repo` (with its .git, so git-aware tools behave), removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="agentlens-verify-") as tmp:
+        target = Path(tmp) / "repo"
+        shutil.copytree(repo, target, symlinks=True, ignore=COPY_IGNORE)
+        (Path(tmp) / "home").mkdir()
+        yield target
+
+
+def run_command(
+    command: Sequence[str] | str,
+    cwd: Path,
+    *,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+) -> CommandResult:
+    """Run `command` (argv list, or a string given to `sh -c`) and capture stdout+stderr.
+
+    On timeout the whole process group is killed, so test runners' children die too."""
+    argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
+    home = cwd.parent / "home"
+    home.mkdir(exist_ok=True)
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=clean_env(home, env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return CommandResult(argv, None, f"cannot start {argv[0]!r}: {exc}", 0.0, False)
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+        return CommandResult(argv, proc.returncode, out, time.monotonic() - start, False)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return CommandResult(argv, None, out or "", time.monotonic() - start, True)
+
+
+def run_in_scratch(
+    repo: Path,
+    command: Sequence[str] | str,
+    *,
+    timeout_s: float,
+    workdir: str = ".",
+    env: Mapping[str, str] | None = None,
+) -> tuple[CommandResult, dict[str, str]]:
+    """Run `command` in a fresh copy of `repo`; also return the text of small report files the
+    command left behind (JUnit XML, coverage reports), keyed by relative path."""
+    with scratch_copy(repo) as copy:
+        result = run_command(command, copy / workdir, timeout_s=timeout_s, env=env)
+        return result, _collect_reports(copy)
+
+
+REPORT_GLOBS = (
+    "**/surefire-reports/TEST-*.xml",
+    "**/test-results/**/TEST-*.xml",
+    "coverage.json",
+    "coverage.xml",
+    "**/jacoco*.xml",
+    "**/jacoco/**/*.xml",
+)
+
+
+def _collect_reports(root: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for pattern in REPORT_GLOBS:
+        for path in root.glob(pattern):
+            if path.is_file() and path.stat().st_size < 20_000_000:
+                found[path.relative_to(root).as_posix()] = path.read_text(errors="replace")
+    return found

@@ -1,0 +1,112 @@
+"""Scenarios in YAML or JSON: a name, the verifiers (`{"type": ..., fields}`), the base revision
+the agent started from and the per-verifier timeout (spec §2.3; default 300 s). The released
+`config.json` shape is accepted as is. A scenario passes formally only if every verifier passes;
+errors and timeouts count as failures (spec §3)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentlens.errors import ConfigError
+from agentlens.reviews.verifiers import build_verifier
+from agentlens.reviews.verifiers.base import VerifierResult, VerifierSetupError, VerifyContext
+from agentlens.trajectory import Trajectory
+
+
+@dataclass
+class Scenario:
+    name: str
+    verifiers: list[dict[str, Any]]
+    base_ref: str = "HEAD"
+    verifier_timeout_seconds: float = 300.0
+    tags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ScenarioResult:
+    scenario: str
+    results: list[VerifierResult]
+    duration_s: float
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+    @property
+    def fraction_passed(self) -> float:
+        """Side metric (spec §7, decision §13.3): share of individual verifiers that passed."""
+        return sum(r.passed for r in self.results) / len(self.results) if self.results else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "formal_verification_result": int(self.passed),
+            "verifiers_passed_fraction": round(self.fraction_passed, 4),
+            "duration_s": round(self.duration_s, 3),
+            "verifier_results": [r.to_dict() for r in self.results],
+        }
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read a scenario file (`.yaml`, `.yml` or `.json`); problems raise `ConfigError`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+        doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read scenario: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("verifiers"), list):
+        raise ConfigError(f"{path}: a scenario needs a 'verifiers' list")
+    for spec in doc["verifiers"]:
+        build_verifier(spec)  # validate early, before anything runs
+    return Scenario(
+        name=str(doc.get("name") or path.parent.name if path.name == "config.json" else path.stem),
+        verifiers=doc["verifiers"],
+        base_ref=str(doc.get("base_ref") or doc.get("repo_hash") or "HEAD"),
+        verifier_timeout_seconds=float(doc.get("verifier_timeout_seconds", 300)),
+        tags=list(doc.get("tags") or []),
+    )
+
+
+def run_scenario(
+    scenario: Scenario,
+    repo: Path,
+    *,
+    trajectory: Trajectory | None = None,
+    base_ref: str | None = None,
+    on_result: Callable[[VerifierResult], None] | None = None,
+) -> ScenarioResult:
+    """Run every verifier against the repository's final state; never raises for a bad outcome."""
+    ctx = VerifyContext(
+        repo=repo,
+        base_ref=base_ref or scenario.base_ref,
+        trajectory=trajectory,
+        timeout_s=scenario.verifier_timeout_seconds,
+    )
+    start = time.monotonic()
+    results = []
+    for spec in scenario.verifiers:
+        result = run_one(spec, ctx)
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return ScenarioResult(scenario.name, results, time.monotonic() - start)
+
+
+def run_one(spec: dict[str, Any], ctx: VerifyContext) -> VerifierResult:
+    verifier = build_verifier(spec)
+    start = time.monotonic()
+    try:
+        result = verifier.verify(ctx)
+    except (VerifierSetupError, OSError, ValueError, UnicodeDecodeError) as exc:
+        result = VerifierResult(verifier.type_name, "error", f"{type(exc).__name__}: {exc}")
+    result.duration_s = time.monotonic() - start
+    result.name = spec.get("name")
+    return result

@@ -1,0 +1,87 @@
+"""Formal verifiers, declared per scenario as `{"type": ..., fields}`. The registry maps the
+spec's type names (and short snake-case aliases) to classes; `build_verifier` validates fields."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any
+
+from agentlens.errors import ConfigError
+from agentlens.reviews.verifiers.base import Verifier, VerifierResult, VerifyContext
+
+_M = "agentlens.reviews.verifiers"
+VERIFIERS: dict[str, str] = {
+    "NoChangesVerifier": f"{_M}.repo_state:NoChangesVerifier",
+    "YesChangesVerifier": f"{_M}.repo_state:YesChangesVerifier",
+    "NewFileRegExpVerifier": f"{_M}.repo_state:NewFileRegExpVerifier",
+    "ExactFileMatchVerifier": f"{_M}.repo_state:ExactFileMatchVerifier",
+    "FileRegExpCountVerifier": f"{_M}.regex_count:FileRegExpCountVerifier",
+    "JavaFileRegExpCountVerifier": f"{_M}.regex_count:JavaFileRegExpCountVerifier",
+    "PythonFileRegExpCountVerifier": f"{_M}.regex_count:PythonFileRegExpCountVerifier",
+    "ChatRegExpCountVerifier": f"{_M}.regex_count:ChatRegExpCountVerifier",
+    "ChatOrToolRegExpCountVerifier": f"{_M}.regex_count:ChatOrToolRegExpCountVerifier",
+    "RunTestsVerifier": f"{_M}.tests_run:RunTestsVerifier",
+    "RunBuildSystemTaskVerifier": f"{_M}.build:RunBuildSystemTaskVerifier",
+    "StaticAnalysisVerifier": f"{_M}.static_analysis:StaticAnalysisVerifier",
+    "CommandVerifier": f"{_M}.static_analysis:CommandVerifier",
+}
+ALIASES: dict[str, str] = {
+    "no_changes": "NoChangesVerifier",
+    "yes_changes": "YesChangesVerifier",
+    "new_file": "NewFileRegExpVerifier",
+    "exact_file_match": "ExactFileMatchVerifier",
+    "file_regex_count": "FileRegExpCountVerifier",
+    "chat_regex_count": "ChatRegExpCountVerifier",
+    "chat_or_tool_regex_count": "ChatOrToolRegExpCountVerifier",
+    "tests": "RunTestsVerifier",
+    "build": "RunBuildSystemTaskVerifier",
+    "static_analysis": "StaticAnalysisVerifier",
+    "command": "CommandVerifier",
+    # The released Java/Python runners map onto the one test verifier with a runner name.
+    "JavaRunTestsVerifier": "RunTestsVerifier",
+    "PythonRunTestsVerifier": "RunTestsVerifier",
+    "NoFileErrorsVerifier": "StaticAnalysisVerifier",
+}
+RENAMED_FIELDS = {"build_system_name": "runner"}
+
+
+def build_verifier(spec: dict[str, Any]) -> Verifier:
+    """Instantiate a verifier from its spec dict; unknown types or fields raise `ConfigError`."""
+    spec = dict(spec)
+    type_name = str(spec.pop("type", ""))
+    spec.pop("name", None)
+    canonical = ALIASES.get(type_name, type_name)
+    target = VERIFIERS.get(canonical)
+    if target is None:
+        known = ", ".join(sorted([*VERIFIERS, *ALIASES]))
+        raise ConfigError(f"unknown verifier type '{type_name}'; known: {known}")
+    module, _, attr = target.partition(":")
+    cls = getattr(importlib.import_module(module), attr)
+    spec = _adapt(type_name, cls, spec)
+    try:
+        verifier: Verifier = cls(**spec)
+    except TypeError as exc:
+        fields = ", ".join(f.name for f in dataclasses.fields(cls))
+        raise ConfigError(f"verifier '{type_name}': {exc}; fields: {fields}") from exc
+    return verifier
+
+
+def _adapt(type_name: str, cls: type, spec: dict[str, Any]) -> dict[str, Any]:
+    if cls.__name__ == "RunTestsVerifier":
+        for old, new in RENAMED_FIELDS.items():
+            if old in spec:
+                spec[new] = spec.pop(old)
+        spec.pop("test_pattern", None)
+        spec.pop("venv_path", None)
+        spec.pop("source_path", None)
+        spec.pop("source_class_name", None)
+        if type_name == "JavaRunTestsVerifier":
+            spec.setdefault("runner", "maven")
+    if type_name == "NoFileErrorsVerifier":
+        langs = spec.pop("languages", None) or ["java"]
+        spec.setdefault("tool", "javac" if "java" in [x.lower() for x in langs] else "ruff")
+    return spec
+
+
+__all__ = ["VERIFIERS", "Verifier", "VerifierResult", "VerifyContext", "build_verifier"]

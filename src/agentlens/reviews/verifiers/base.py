@@ -1,0 +1,85 @@
+"""The verifier seam: a verifier looks at the final repository (and the trajectory) and returns
+pass / fail / error with a human-readable reason and metrics. Errors and timeouts count as failures
+for the scenario verdict (spec §3)."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from agentlens.trajectory import Trajectory
+
+Status = Literal["pass", "fail", "error"]
+
+
+@dataclass
+class VerifierResult:
+    """One verifier's verdict. `metrics` holds counts (tests, matches, …) for reports."""
+
+    type: str
+    status: Status
+    reason: str
+    metrics: dict[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0
+    name: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "status": self.status,
+            "reason": self.reason,
+            "metrics": self.metrics,
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+@dataclass
+class VerifyContext:
+    """What a verifier may look at: the repository after the agent's run, the git revision it
+    started from, and (optionally) the trajectory for chat checks."""
+
+    repo: Path
+    base_ref: str = "HEAD"
+    trajectory: Trajectory | None = None
+    timeout_s: float = 300.0
+
+    def changed_files(self) -> set[str]:
+        """Paths (relative, posix) modified, added or deleted since `base_ref`, untracked included."""
+        diff = _git(self.repo, "diff", "--name-only", "--no-renames", self.base_ref)
+        untracked = _git(self.repo, "ls-files", "--others", "--exclude-standard")
+        return {line for line in (diff + untracked).splitlines() if line.strip()}
+
+    def new_files(self) -> set[str]:
+        """Paths added since `base_ref` (committed or not), untracked included."""
+        added = _git(self.repo, "diff", "--name-only", "--diff-filter=A", self.base_ref)
+        untracked = _git(self.repo, "ls-files", "--others", "--exclude-standard")
+        return {line for line in (added + untracked).splitlines() if line.strip()}
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """Declared per scenario as `{"type": ..., fields}`; `verify` never raises for bad outcomes."""
+
+    type_name: str
+
+    def verify(self, ctx: VerifyContext) -> VerifierResult: ...
+
+
+def _git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    if proc.returncode != 0:
+        raise VerifierSetupError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+class VerifierSetupError(Exception):
+    """The verifier could not run (not a git repo, bad base ref…); becomes status `error`."""

@@ -1,0 +1,90 @@
+"""Verifiers on a real Java project: javac -Xlint diagnostics, a plain-Java test run, Java regex
+counts with comments stripped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentlens.reviews.demo_repo import git
+from agentlens.reviews.scenario import run_one
+from agentlens.reviews.verifiers.base import VerifyContext
+
+CALC = """package demo;
+
+import java.util.ArrayList;
+import java.util.List;
+
+public class Calc {
+    // TODO remove raw list
+    public int add(int a, int b) { return a + b; }
+    /* TODO: subtract */
+    public int sub(int a, int b) { return a - b; }
+    public List history() { return new ArrayList(); } // TODO raw types
+}
+"""
+TEST = """package demo;
+
+public class CalcCheck {
+    public static void main(String[] args) {
+        Calc c = new Calc();
+        if (c.add(2, 3) != 5 || c.sub(3, 2) != 1) { System.out.println("FAILED"); System.exit(1); }
+        System.out.println("ALL CHECKS PASSED");
+    }
+}
+"""
+
+
+@pytest.fixture
+def java_repo(tmp_path: Path) -> Path:
+    if not __import__("shutil").which("javac"):
+        pytest.skip("javac not installed")
+    src = tmp_path / "proj" / "src" / "demo"
+    src.mkdir(parents=True)
+    (src / "Calc.java").write_text(CALC)
+    (src / "CalcCheck.java").write_text(TEST)
+    repo = tmp_path / "proj"
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    return repo
+
+
+def check(spec: dict, repo: Path) -> tuple[str, str, dict]:
+    result = run_one(spec, VerifyContext(repo=repo))
+    return result.status, result.reason, result.metrics
+
+
+def test_javac_warnings_and_errors(java_repo: Path) -> None:
+    spec = {"type": "StaticAnalysisVerifier", "tool": "javac", "path": "src"}
+    status, reason, metrics = check(spec, java_repo)
+    # Two raw-type uses in history(): `List` and `new ArrayList()`.
+    assert (status, metrics["errors"], metrics["warnings"]) == ("pass", 0, 2), reason
+    assert check({**spec, "include_warnings": True}, java_repo)[0] == "fail"
+    calc = java_repo / "src" / "demo" / "Calc.java"
+    calc.write_text(calc.read_text().replace("return a - b;", "return a - c;"))
+    status, reason, metrics = check({"type": "NoFileErrorsVerifier", "path": "src", "languages": ["java"]}, java_repo)
+    assert (status, metrics["errors"]) == ("fail", 1), reason
+
+
+def test_plain_java_test_run_through_build_task(java_repo: Path) -> None:
+    spec = {
+        "type": "RunBuildSystemTaskVerifier",
+        "command": "mkdir -p out && javac -d out $(find src -name '*.java') && java -cp out demo.CalcCheck",
+        "reg_exp_pattern": "^ALL CHECKS PASSED$",
+        "strict_count": True,
+    }
+    assert check(spec, java_repo)[0] == "pass"
+    calc = java_repo / "src" / "demo" / "Calc.java"
+    calc.write_text(calc.read_text().replace("return a - b;", "return a + b;"))
+    status, reason, _ = check(spec, java_repo)
+    assert status == "fail" and "matched 0x" in reason
+
+
+def test_java_regex_count_ignores_comments(java_repo: Path) -> None:
+    spec = {"type": "JavaFileRegExpCountVerifier", "search_in": "src", "reg_exp_pattern": "TODO", "strict_count": True}
+    assert check({**spec, "num_expected": 3}, java_repo)[0] == "pass"
+    assert check({**spec, "num_expected": 0, "uncommented_only": True}, java_repo)[0] == "pass"
+    spec = {"type": "JavaFileRegExpCountVerifier", "search_in": "src", "reg_exp_pattern": r"public int \w+"}
+    assert check({**spec, "num_expected": 2, "strict_count": True}, java_repo)[0] == "pass"
