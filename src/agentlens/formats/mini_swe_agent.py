@@ -170,7 +170,7 @@ def _observe(step: Step, text: str, message: dict[str, Any]) -> None:
     if match:
         code = int(match[1])
     step.is_error = code != 0 if isinstance(code, int) else None
-    step.raw = {"action": step.raw, "observation": message}
+    step.raw = {"call": step.raw, "result": message}
 
 
 def _categorize(command: str) -> ToolCategory:

@@ -173,7 +173,7 @@ class LegacyConverter:
             oh.DIRECTORY_LISTING
         ):
             step.category = ToolCategory.LIST_DIR
-        step.raw = {"action": step.raw, "observation": event} if step.raw else event
+        step.raw = {"call": step.raw, "result": event} if step.raw else event
 
     def _last_open_tool(self) -> Step | None:
         for step in reversed(self.steps):

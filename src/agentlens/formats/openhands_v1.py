@@ -159,7 +159,7 @@ class V1Converter:
             self._add(step, event, charge=False)
             step.raw = event
         else:
-            step.raw = {"action": step.raw, "observation": event}
+            step.raw = {"call": step.raw, "result": event}
         step.observation, step.is_error = _observation_text(event)
 
     def _stats(self, value: Any) -> None:
