@@ -1,0 +1,143 @@
+"""Entry point: score problems with an evaluator and collect rows, aggregates and costs."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agentlens.stepvalue.audit import Selection, audit_sample, channel_effect
+from agentlens.stepvalue.model import Problem
+from agentlens.stepvalue.phases import phase_aggregates
+from agentlens.stepvalue.results import state_rows, step_rows
+from agentlens.stepvalue.runner import Costs, Evaluator, RunConfig, Runner
+
+HEADLINE = ("g_margin", "g_margin_max", "perm_mean_g_margin", "delta_h", "surprise", "gold_ll_gain")
+
+
+@dataclass
+class StepValueResult:
+    evaluator: str
+    config: RunConfig
+    problems: list[Problem]
+    steps: list[dict[str, Any]]
+    states: list[dict[str, Any]]
+    costs: Costs
+    channel_effects: list[dict[str, Any]] = field(default_factory=list)
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    audits: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def channel_means(self) -> list[dict[str, Any]]:
+        """Mean of each headline value per (channel, slice); floor/leak rates alongside."""
+        out = []
+        for channel in self.config.channels_resolved_names():
+            for which in self.config.slices:
+                rows = [
+                    r
+                    for r in self.steps
+                    if r["channel"] == channel and r["slice"] == which and not r["missing"]
+                ]
+                if rows:
+                    out.append(_means(channel, which, rows))
+        return out
+
+    def trajectory_summaries(self) -> list[dict[str, Any]]:
+        """Per (trajectory, channel, slice): steps, mean/sum G, mean ΔH and S, damage, repairs."""
+        keys = sorted({(r["trajectory_id"], r["channel"], r["slice"]) for r in self.steps})
+        out = []
+        for traj, channel, which in keys:
+            rows = [
+                r
+                for r in self.steps
+                if (r["trajectory_id"], r["channel"], r["slice"]) == (traj, channel, which)
+                and not r["missing"]
+            ]
+            if rows:
+                out.append(
+                    {"trajectory_id": traj}
+                    | _means(channel, which, rows)
+                    | {
+                        "sum_g_margin": sum(r["g_margin"] for r in rows),
+                        "final_margin": rows[-1]["margin_after"],
+                        "damage": sum(r["damage"] for r in rows),
+                        "repair": sum(r["repair"] for r in rows),
+                    }
+                )
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "evaluator": self.evaluator,
+            "config": asdict(self.config),
+            "trajectories": [
+                {
+                    "trajectory_id": p.trajectory_id,
+                    "task_id": p.task_id,
+                    "candidates": p.kind,
+                    "candidate_ids": p.candidate_ids,
+                    "gold_id": p.gold_id,
+                    "steps": len(p.transitions),
+                    "notes": p.notes,
+                }
+                for p in self.problems
+            ],
+            "costs": asdict(self.costs) | {"evaluator_calls": self.costs.evaluator_calls},
+            "channels": self.channel_means(),
+            "per_trajectory": self.trajectory_summaries(),
+            "channel_effects": self.channel_effects,
+            "phases": self.phases,
+            "audit": {name: len(rows) for name, rows in self.audits.items()},
+        }
+
+
+def _means(channel: str, which: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"channel": channel, "slice": which, "n": len(rows)}
+    for name in HEADLINE:
+        out[f"mean_{name}"] = statistics.fmean(r[name] for r in rows)
+    out["mean_anisotropy_before"] = statistics.fmean(r["anisotropy_before"] for r in rows)
+    out["damage_rate"] = statistics.fmean(float(r["damage"]) for r in rows)
+    out["repair_rate"] = statistics.fmean(float(r["repair"]) for r in rows)
+    out["floor_rate"] = statistics.fmean(float("used_floor_score" in r["flags"]) for r in rows)
+    out["leak_rate"] = statistics.fmean(float("rationale_leak" in r["flags"]) for r in rows)
+    return out
+
+
+def evaluate(
+    problems: Sequence[Problem],
+    evaluator: Evaluator,
+    config: RunConfig | None = None,
+    *,
+    audit_n: int = 100,
+) -> StepValueResult:
+    """Score every transition of `problems` (sync wrapper around the async runner)."""
+    return asyncio.run(evaluate_async(problems, evaluator, config or RunConfig(), audit_n=audit_n))
+
+
+async def evaluate_async(
+    problems: Sequence[Problem], evaluator: Evaluator, config: RunConfig, *, audit_n: int = 100
+) -> StepValueResult:
+    runner = Runner(evaluator, problems, config)
+    await runner.run()
+    steps = step_rows(runner)
+    result = StepValueResult(
+        evaluator.name, config, list(problems), steps, state_rows(runner), runner.costs
+    )
+    others = [c for c in config.channels_resolved_names() if c != "direct"]
+    if "direct" in config.channels_resolved_names():
+        for which in config.slices:
+            sliced = [r for r in steps if r["slice"] == which]
+            for channel in others:
+                for value in ("g_margin", "perm_mean_g_margin"):
+                    effect = channel_effect(sliced, channel, value=value, seed=config.seed)
+                    result.channel_effects.append({"slice": which} | effect)
+        if others:
+            target = next((c for c in others if "rationale" in c), others[0])
+            selections: tuple[Selection, ...] = ("largest-gap", "random")
+            for selection in selections:
+                result.audits[selection] = audit_sample(
+                    steps, target, selection=selection, n=audit_n, seed=config.seed
+                )
+    result.phases = phase_aggregates(steps)
+    return result

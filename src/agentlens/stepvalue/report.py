@@ -1,0 +1,195 @@
+"""Outputs: `summary.json`, `steps.jsonl`, `states.jsonl`, CSV tables and `report.md`.
+
+Every table carries the channel (and slice) of each value: a step value is never reported
+without the protocol that measured it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentlens.stepvalue.evaluate import StepValueResult
+
+CHANNEL_COLUMNS = [
+    "channel",
+    "slice",
+    "n",
+    "mean_g_margin",
+    "mean_g_margin_max",
+    "mean_perm_mean_g_margin",
+    "mean_delta_h",
+    "mean_surprise",
+    "mean_anisotropy_before",
+    "damage_rate",
+    "repair_rate",
+    "floor_rate",
+    "leak_rate",
+]
+EFFECT_COLUMNS = [
+    "channel",
+    "slice",
+    "value",
+    "n",
+    "mean_value",
+    "mean_baseline",
+    "mean_gap",
+    "mean_abs_gap",
+    "mean_gap_ci95",
+    "wilcoxon_p",
+    "sign_disagreement_rate",
+    "damage_rate",
+    "repair_rate",
+    "floor_or_missing",
+]
+PHASE_COLUMNS = [
+    "channel",
+    "slice",
+    "phase",
+    "n",
+    "mean_g_margin",
+    "median_g_margin",
+    "damage_rate",
+    "repair_rate",
+    "mean_surprise",
+]
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: non-finite floats become null (strict JSON has no Infinity/NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def write_outputs(result: StepValueResult, outdir: str | Path) -> dict[str, Path]:
+    """Write every output file into `outdir`; returns name -> path."""
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "summary": out / "summary.json",
+        "steps": out / "steps.jsonl",
+        "states": out / "states.jsonl",
+        "report": out / "report.md",
+    }
+    paths["summary"].write_text(json.dumps(_clean(result.summary()), indent=2, ensure_ascii=False))
+    _jsonl(paths["steps"], result.steps)
+    _jsonl(paths["states"], result.states)
+    tables = {
+        "steps.csv": (result.steps, None),
+        "channels.csv": (result.channel_means(), CHANNEL_COLUMNS),
+        "channel_effects.csv": (result.channel_effects, EFFECT_COLUMNS),
+        "phases.csv": (result.phases, None),
+        "trajectories.csv": (result.trajectory_summaries(), None),
+    }
+    tables |= {f"audit_{name}.csv": (rows, None) for name, rows in result.audits.items()}
+    for name, (rows, columns) in tables.items():
+        paths[name] = out / name
+        _csv(paths[name], rows, columns)
+    paths["report"].write_text(markdown(result))
+    return paths
+
+
+def _jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    with path.open("w") as fh:
+        for row in rows:
+            fh.write(json.dumps(_clean(row), ensure_ascii=False) + "\n")
+
+
+def _csv(path: Path, rows: Sequence[dict[str, Any]], columns: Sequence[str] | None) -> None:
+    if columns is None:
+        columns = list(
+            dict.fromkeys(k for r in rows for k, v in r.items() if not isinstance(v, dict))
+        )
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _cell(row.get(k)) for k in columns})
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list):
+        return ";".join(str(_cell(v)) for v in value)
+    return value
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}" if math.isfinite(value) else str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    return str(value)
+
+
+def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def markdown(result: StepValueResult) -> str:
+    """The human report: costs, channel means, channel effects, phases, trajectories, audit."""
+    c, cfg = result.costs, result.config
+    parts = [
+        "# Step value report",
+        f"Evaluator `{result.evaluator}`; channels {', '.join(cfg.channels_resolved_names())}; "
+        f"slices {', '.join(cfg.slices)}; B = {cfg.permutations} cyclic label permutations; "
+        f"floor {cfg.floor}; ε = {cfg.epsilon}. G = gold-margin gain (lse competitor unless marked "
+        "max), ΔH = entropy before − after (nats), S = KL(after‖before).",
+        "## Cost",
+        f"{c.transitions} transitions, {c.distinct_states} distinct states; evaluator calls "
+        f"{c.evaluator_calls} ({c.rationale_calls} rationale + {c.scoring_calls} scoring; "
+        f"{c.cache_hits} served from the response cache) against a naive {c.naive_calls}; "
+        f"wall time {c.wall_s:.1f} s; prompt tokens {c.prompt_tokens} ({c.cached_tokens} cached).",
+        "## Values by channel",
+        "Every value below belongs to the channel in its row; compare channels, not single numbers.",
+        _table(result.channel_means(), CHANNEL_COLUMNS),
+    ]
+    if result.channel_effects:
+        parts += [
+            "## Channel effect (value under a channel − value under direct)",
+            _table(result.channel_effects, EFFECT_COLUMNS),
+        ]
+    parts += ["## Per phase", _table(result.phases, PHASE_COLUMNS)]
+    traj_cols = [
+        "trajectory_id",
+        "channel",
+        "slice",
+        "n",
+        "mean_g_margin",
+        "sum_g_margin",
+        "final_margin",
+        "mean_surprise",
+        "damage",
+        "repair",
+    ]
+    parts += ["## Per trajectory", _table(result.trajectory_summaries(), traj_cols)]
+    if result.audits:
+        parts += [
+            "## Attribution audit samples",
+            "The largest-gap sample follows the spec and is biased towards extreme gaps; the "
+            "random sample is the unbiased control.",
+        ]
+        for rows in result.audits.values():
+            if rows:
+                gaps = [r["gap"] for r in rows]
+                parts.append(
+                    f"- {rows[0]['selection']}: n = {len(rows)}, mean gap {sum(gaps) / len(gaps):.3f} "
+                    f"({rows[0]['channel']} − {rows[0]['baseline']})"
+                )
+    if c.errors:
+        parts += ["## Errors", "\n".join(f"- {e}" for e in c.errors[:20])]
+    return "\n\n".join(parts) + "\n"

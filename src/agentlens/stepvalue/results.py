@@ -1,0 +1,147 @@
+"""Per-transition rows and per-state rows from the runner's beliefs.
+
+Every row names its channel and slice: a value is never reported without its channel. For each
+transition: the identity-labelling metrics (permutation 0), the permutation-averaged values (mean
+over the B rotations, spec §7 and decision §13.5), their ranges, the metrics of the averaged
+belief, channel anisotropy before and after, and the quality flags used by the audit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agentlens.stepvalue.belief import Belief
+from agentlens.stepvalue.channels import Channel
+from agentlens.stepvalue.metrics import TransitionMetrics, transition_metrics
+from agentlens.stepvalue.permutations import anisotropy, mean_belief
+from agentlens.stepvalue.runner import Runner, Slot
+
+AVERAGED = ("g_margin", "g_margin_max", "delta_h", "surprise", "gold_ll_gain")
+
+
+def step_rows(runner: Runner) -> list[dict[str, Any]]:
+    """One row per (trajectory, transition, channel, slice)."""
+    rows = []
+    for (pi, which), table in runner.tables.items():
+        problem = runner.problems[pi]
+        for t, (b_pos, a_pos) in zip(problem.transitions, table.pairs, strict=True):
+            for channel in runner.channels:
+                row: dict[str, Any] = {
+                    "trajectory_id": problem.trajectory_id,
+                    "task_id": problem.task_id,
+                    "candidates": problem.kind,
+                    "step_id": t.step_id,
+                    "index": t.index,
+                    "phase": t.phase,
+                    "channel": channel.name,
+                    "slice": which,
+                    "state_before": table.hashes[b_pos],
+                    "state_after": table.hashes[a_pos],
+                }
+                row.update(
+                    _values(
+                        runner, (pi, which, b_pos), (pi, which, a_pos), channel, problem.gold_id
+                    )
+                )
+                rows.append(row)
+    return rows
+
+
+def _beliefs(runner: Runner, slot: Slot, channel: Channel) -> list[Belief] | None:
+    pi, which, pos = slot
+    found = [
+        runner.beliefs.get((pi, which, channel.name, pos, k))
+        for k in range(runner.config.permutations)
+    ]
+    return None if any(b is None for b in found) else [b for b in found if b is not None]
+
+
+def _values(
+    runner: Runner, before: Slot, after: Slot, channel: Channel, gold: str
+) -> dict[str, Any]:
+    b0, b1 = _beliefs(runner, before, channel), _beliefs(runner, after, channel)
+    flags = _flags(runner, before, after, channel, b0, b1)
+    if b0 is None or b1 is None:
+        return {"missing": True, "flags": flags}
+    eps = runner.config.epsilon
+    per_perm = [transition_metrics(x, y, gold, epsilon=eps) for x, y in zip(b0, b1, strict=True)]
+    identity = per_perm[0]
+    averaged = transition_metrics(mean_belief(b0), mean_belief(b1), gold, epsilon=eps)
+    values: dict[str, Any] = {"missing": False, "flags": flags}
+    values.update(_metric_fields(identity))
+    values.update(_perm_summary(per_perm))
+    values["mean_belief_g_margin"] = averaged.g_margin
+    values["mean_belief_delta_h"] = averaged.delta_h
+    values["anisotropy_before"] = anisotropy(b0)
+    values["anisotropy_after"] = anisotropy(b1)
+    values["anisotropy_change"] = values["anisotropy_after"] - values["anisotropy_before"]
+    values["belief_before"] = b0[0].as_dict()
+    values["belief_after"] = b1[0].as_dict()
+    return values
+
+
+def _metric_fields(m: TransitionMetrics) -> dict[str, Any]:
+    return m.as_dict()
+
+
+def _perm_summary(per_perm: Sequence[TransitionMetrics]) -> dict[str, Any]:
+    out: dict[str, Any] = {"permutations": len(per_perm)}
+    for name in AVERAGED:
+        values = np.array([getattr(m, name) for m in per_perm], dtype=float)
+        out[f"perm_mean_{name}"] = float(values.mean())
+        out[f"perm_range_{name}"] = float(values.max() - values.min())
+    return out
+
+
+def _flags(
+    runner: Runner,
+    before: Slot,
+    after: Slot,
+    channel: Channel,
+    b0: list[Belief] | None,
+    b1: list[Belief] | None,
+) -> list[str]:
+    flags = []
+    if any(b.used_floor for b in (b0 or []) + (b1 or [])):
+        flags.append("used_floor_score")
+    for slot in (before, after):
+        rationale = runner.rationale_of(slot, channel)
+        if rationale and rationale.leaks:
+            flags.append("rationale_leak")
+            break
+    if b0 is None or b1 is None:
+        flags.append("missing_labels")
+    return flags
+
+
+def state_rows(runner: Runner) -> list[dict[str, Any]]:
+    """One row per (trajectory, slice, distinct state, channel): beliefs per permutation."""
+    rows = []
+    for (pi, which), table in runner.tables.items():
+        problem = runner.problems[pi]
+        for pos, digest in enumerate(table.hashes):
+            for channel in runner.channels:
+                slot = (pi, which, pos)
+                beliefs = _beliefs(runner, slot, channel)
+                rationale = runner.rationale_of(slot, channel)
+                rows.append(
+                    {
+                        "trajectory_id": problem.trajectory_id,
+                        "slice": which,
+                        "state": digest,
+                        "position": pos,
+                        "channel": channel.name,
+                        "chars": len(table.texts[pos]),
+                        "beliefs": [b.as_dict() for b in beliefs] if beliefs else None,
+                        "sources": [list(b.sources) for b in beliefs] if beliefs else None,
+                        "mean_belief": mean_belief(beliefs).as_dict() if beliefs else None,
+                        "anisotropy": anisotropy(beliefs) if beliefs else None,
+                        "rationale": rationale.text if rationale else None,
+                        "rationale_leaks": rationale.leaks if rationale else [],
+                        "rationale_coverage": rationale.coverage if rationale else None,
+                    }
+                )
+    return rows

@@ -1,0 +1,180 @@
+"""The `asv.v1` JSONL schema (spec §2.1): one trajectory per line, with a candidate space whose gold
+id is used only for validation, and steps carrying `state_before` / `state_after`.
+
+`load_asv` validates and converts each line to a `Problem`; `to_asv_record` writes a `Problem`
+back, so coding trajectories with derived candidates can be frozen into the same schema.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import orjson
+
+from agentlens.errors import SchemaError
+from agentlens.formats._json import iter_jsonl
+from agentlens.stepvalue.model import Candidate, EvalView, Problem, Transition
+
+SCHEMA = "asv.v1"
+MAX_CANDIDATES = 10
+INSUFFICIENCY_ID = "none-of-the-above"
+
+
+class AsvCandidate(msgspec.Struct, kw_only=True):
+    id: str
+    text: str
+    label: str | None = None
+    prior: float | None = None
+
+
+class AsvCandidateSpace(msgspec.Struct, kw_only=True):
+    type: Literal["closed_set", "candidate_set"] = "candidate_set"
+    candidates: list[AsvCandidate]
+    gold_candidate_id: str
+
+
+class AsvTask(msgspec.Struct, kw_only=True):
+    task_id: str
+    question: str
+    candidate_space: AsvCandidateSpace
+    gold_visible_to_evaluator: bool = False
+    gold_used_only_for_validation: bool = True
+
+
+class AsvStep(msgspec.Struct, kw_only=True):
+    step_id: str
+    index: int
+    action: dict[str, Any] = msgspec.field(default_factory=dict)
+    observation: Any = None
+    state_before: dict[str, Any] | None = None
+    state_after: dict[str, Any] | None = None
+
+
+class AsvRecord(msgspec.Struct, kw_only=True):
+    schema_version: str = SCHEMA
+    trajectory_id: str | None = None
+    task: AsvTask
+    steps: list[AsvStep]
+
+
+def load_asv(path: str | Path) -> list[Problem]:
+    """Read and validate an `asv.v1` JSONL file; errors name the file and the line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SchemaError(path, f"cannot read: {exc.strerror or exc}", SCHEMA) from exc
+    problems = []
+    for number, value in iter_jsonl(path, data, SCHEMA):
+        try:
+            record = msgspec.convert(value, AsvRecord)
+        except msgspec.ValidationError as exc:
+            raise SchemaError(path, f"line {number}: {exc}", SCHEMA) from exc
+        problems.append(_to_problem(path, number, record))
+    return problems
+
+
+def _to_problem(path: Path, number: int, record: AsvRecord) -> Problem:
+    _validate(path, number, record)
+    space = record.task.candidate_space
+    candidates = tuple(Candidate(c.id, c.text, c.prior) for c in space.candidates)
+    ids = {c.id for c in candidates}
+    view = EvalView(
+        question=record.task.question,
+        candidates=candidates,
+        insufficiency_id=INSUFFICIENCY_ID if INSUFFICIENCY_ID in ids else None,
+    )
+    steps = sorted(record.steps, key=lambda s: s.index)
+    return Problem(
+        trajectory_id=record.trajectory_id or f"{record.task.task_id}#{number}",
+        task_id=record.task.task_id,
+        kind="explicit",
+        view=view,
+        gold_id=space.gold_candidate_id,
+        transitions=tuple(_transition(step) for step in steps),
+        notes={"source": f"{path}:{number}", "space_type": space.type},
+    )
+
+
+def _transition(step: AsvStep) -> Transition:
+    """Spec §3 positions: before = state_before or {}; after = state_after + last_observation."""
+    after = dict(step.state_after or {})
+    if step.observation is not None:
+        after["last_observation"] = step.observation
+    step_type = step.action.get("type")
+    return Transition(
+        step_id=step.step_id,
+        index=step.index,
+        before=dict(step.state_before or {}),
+        after=after,
+        phase=step_type if isinstance(step_type, str) else None,
+    )
+
+
+def _validate(path: Path, number: int, record: AsvRecord) -> None:
+    def fail(reason: str) -> SchemaError:
+        return SchemaError(path, f"line {number}: {reason}", SCHEMA)
+
+    if record.schema_version != SCHEMA:
+        raise fail(f"schema_version is {record.schema_version!r}, expected {SCHEMA!r}")
+    task = record.task
+    space = task.candidate_space
+    ids = [c.id for c in space.candidates]
+    if not 2 <= len(ids) <= MAX_CANDIDATES:
+        raise fail(f"needs 2 to {MAX_CANDIDATES} candidates, found {len(ids)}")
+    if len(set(ids)) != len(ids):
+        raise fail("candidate ids are not unique")
+    if space.gold_candidate_id not in ids:
+        raise fail(f"gold_candidate_id {space.gold_candidate_id!r} is not a candidate id")
+    if task.gold_visible_to_evaluator:
+        raise fail("gold_visible_to_evaluator must be false: the evaluator never sees the gold")
+    if not record.steps:
+        raise fail("no steps")
+
+
+def to_asv_record(problem: Problem) -> dict[str, Any]:
+    """The `asv.v1` line for a problem (states as projected, observation folded into the after state)."""
+    candidates = [
+        {"id": c.id, "text": c.text} | ({"prior": c.prior} if c.prior is not None else {})
+        for c in problem.view.candidates
+    ]
+    return {
+        "schema_version": SCHEMA,
+        "trajectory_id": problem.trajectory_id,
+        "task": {
+            "task_id": problem.task_id,
+            "question": problem.view.question,
+            "candidate_space": {
+                "type": "candidate_set",
+                "candidates": candidates,
+                "gold_candidate_id": problem.gold_id,
+            },
+            "gold_visible_to_evaluator": False,
+            "gold_used_only_for_validation": True,
+        },
+        "steps": [_step_record(t) for t in problem.transitions],
+    }
+
+
+def _step_record(t: Transition) -> dict[str, Any]:
+    after = dict(t.after)
+    observation = after.pop("last_observation", None)
+    record: dict[str, Any] = {
+        "step_id": t.step_id,
+        "index": t.index,
+        "action": {"type": t.phase} if t.phase else {},
+        "state_before": t.before,
+        "state_after": after,
+    }
+    if observation is not None:
+        record["observation"] = observation
+    return record
+
+
+def write_asv(problems: list[Problem], path: str | Path) -> None:
+    """Write problems as `asv.v1` JSONL."""
+    with open(path, "wb") as out:
+        for problem in problems:
+            out.write(orjson.dumps(to_asv_record(problem)) + b"\n")

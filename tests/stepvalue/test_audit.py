@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import pytest
+
+from agentlens.stepvalue.audit import audit_sample, channel_effect, cluster_bootstrap_ci
+
+
+def row(traj: str, step: int, channel: str, g: float, flags=(), damage=False) -> dict:
+    return {
+        "trajectory_id": traj,
+        "step_id": f"s{step}",
+        "slice": "full",
+        "channel": channel,
+        "phase": "explore",
+        "g_margin": g,
+        "flags": list(flags),
+        "missing": False,
+        "damage": damage,
+        "repair": False,
+    }
+
+
+DIRECT = [1.0, -2.0, 0.0, 3.0, 0.5, -1.0]
+RATIONALE = [-1.0, -2.5, 4.0, 3.0, -0.5, 2.0]
+
+
+def rows() -> list[dict]:
+    out = []
+    for i, (d, r) in enumerate(zip(DIRECT, RATIONALE, strict=True)):
+        traj = "t1" if i < 3 else "t2"
+        out.append(row(traj, i, "direct", d))
+        out.append(row(traj, i, "rationale", r, damage=i == 0))
+    return out
+
+
+def test_channel_effect_by_hand() -> None:
+    effect = channel_effect(rows(), "rationale", resamples=2000)
+    gaps = [r - d for d, r in zip(DIRECT, RATIONALE, strict=True)]
+    assert effect["n"] == 6
+    assert effect["mean_gap"] == pytest.approx(sum(gaps) / 6)
+    assert effect["mean_abs_gap"] == pytest.approx(sum(abs(g) for g in gaps) / 6)
+    # both non-zero at 0,1,3,4,5; signs differ at 0, 4, 5
+    assert effect["sign_disagreement_rate"] == pytest.approx(3 / 5)
+    assert effect["damage_rate"] == pytest.approx(1 / 6)
+    low, high = effect["mean_gap_ci95"]
+    assert low <= effect["mean_gap"] <= high
+
+
+def test_cluster_bootstrap_resamples_trajectories_not_steps() -> None:
+    import numpy as np
+
+    values = np.array([1.0, 1.0, 1.0, 5.0])
+    ci = cluster_bootstrap_ci(values, ["a", "a", "a", "b"], resamples=500)
+    # only two clusters: means are 1 (a,a), 5 (b,b) or (3+5)/4 = 2 (a,b)
+    assert ci[0] >= 1.0 and ci[1] <= 5.0
+
+
+def test_largest_gap_and_random_samples_are_labelled_and_differ() -> None:
+    data = [
+        *rows(),
+        row("t3", 9, "direct", 0.0),
+        row("t3", 9, "rationale", 50.0, flags=["used_floor_score"]),
+    ]
+    biased = audit_sample(data, "rationale", selection="largest-gap", n=2, per_trajectory=1)
+    assert [r["step_id"] for r in biased] == [
+        "s2",
+        "s5",
+    ]  # |gap| 4 (t1) and 3 (t2); floored row excluded
+    assert all("biased" in r["selection"] for r in biased)
+    control = audit_sample(data, "rationale", selection="random", n=6)
+    assert all("unbiased control" in r["selection"] for r in control)
+    assert sorted(r["step_id"] for r in control) == [f"s{i}" for i in range(6)]
+    assert control[0]["cue_retention_label"] is None

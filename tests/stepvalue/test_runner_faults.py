@@ -1,0 +1,122 @@
+"""Runner bookkeeping with a scripted evaluator: failure injection and exact call counts.
+(The real-model runs are in test_llm_runs.py.)"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from agentlens.errors import ProviderError
+from agentlens.formats import read_path
+from agentlens.providers.types import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    OptionLogprob,
+    OptionLogprobs,
+)
+from agentlens.stepvalue.candidates import outcome_problem
+from agentlens.stepvalue.evaluate import evaluate
+from agentlens.stepvalue.redaction import LeakageError
+from agentlens.stepvalue.runner import RunConfig
+from tests.conftest import BENCH
+
+TRACE = sorted((BENCH / "trajectories" / "pallets__flask-5014").glob("*.json"))[0]
+
+
+class Scripted:
+    """Answers by rule; fails or leaks on request, to exercise the runner's error paths."""
+
+    name = "scripted"
+
+    def __init__(
+        self, *, fail_rationale_for: str | None = None, rationale: str = "resolved: unclear"
+    ) -> None:
+        self.fail_rationale_for = fail_rationale_for
+        self.rationale = rationale
+        self.chats: list[ChatRequest] = []
+        self.scores: list[list[Message]] = []
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.chats.append(request)
+        if self.fail_rationale_for and self.fail_rationale_for in request.messages[-1]["content"]:
+            raise ProviderError("scripted", "injected failure")
+        return ChatResponse(text=self.rationale)
+
+    async def option_logprobs(
+        self,
+        messages: list[Message],
+        labels: Sequence[str],
+        *,
+        floor: float = -20.0,
+        top_k: int = 20,
+    ) -> OptionLogprobs:
+        self.scores.append(messages)
+        first = labels[0]
+        options = {
+            label: OptionLogprob(
+                label=label, logprob=-0.5 if label == first else -2.0, source="top_k"
+            )
+            for label in labels
+        }
+        return OptionLogprobs(options=options, floor=floor, top_k=top_k)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    (traj,) = read_path(TRACE)
+    return outcome_problem(traj, max_steps=3)
+
+
+def test_each_distinct_state_is_scored_once_per_channel_and_permutation(problem) -> None:
+    evaluator = Scripted()
+    config = RunConfig(
+        channels=("direct", "generated-rationale-128"), permutations=2, leak_policy="warn"
+    )
+    result = evaluate([problem], evaluator, config)
+    states = len(problem.transitions) + 1
+    assert result.costs.distinct_states == states
+    assert result.costs.rationale_calls == len(evaluator.chats) == states
+    assert result.costs.scoring_calls == len(evaluator.scores) == states * 2 * 2
+    assert result.costs.naive_calls == 2 * 3 * (2 * 2 + 1)
+    # the label mapping is the tail of the last message; everything before it is shared
+    first, second = evaluator.scores[0][-1]["content"], evaluator.scores[1][-1]["content"]
+    shared = first.index("Current physical option mapping")
+    assert first[:shared] == second[:shared] and first != second
+    assert len(result.steps) == 3 * 2 and all(r["channel"] for r in result.steps)
+
+
+def test_a_label_position_bias_shows_as_anisotropy_and_averages_out(problem) -> None:
+    result = evaluate([problem], Scripted(), RunConfig(channels=("direct",), permutations=2))
+    row = result.steps[0]
+    assert row["anisotropy_before"] > 0.1  # the scripted evaluator always prefers label A
+    assert row["perm_mean_g_margin"] == pytest.approx(0.0)  # states differ, beliefs do not
+
+
+def test_failed_rationale_leaves_its_transitions_missing_not_crashed(problem) -> None:
+    evaluator = Scripted(fail_rationale_for='"#1 ')
+    config = RunConfig(channels=("direct", "generated-rationale-128"), permutations=2)
+    result = evaluate([problem], evaluator, config)
+    rationale_rows = [r for r in result.steps if r["channel"] == "generated-rationale-128"]
+    # every state after step 1 lists "#1 ", so all three transitions lose their after state
+    assert [r["missing"] for r in rationale_rows] == [True, True, True]
+    assert all("missing_labels" in r["flags"] for r in rationale_rows)
+    assert any("injected failure" in e for e in result.costs.errors)
+    assert all(not r["missing"] for r in result.steps if r["channel"] == "direct")
+
+
+def test_leaking_rationale_aborts_under_error_policy_and_is_flagged_under_warn(problem) -> None:
+    leaky = "Option A is best"
+    with pytest.raises(LeakageError, match="position"):
+        evaluate(
+            [problem],
+            Scripted(rationale=leaky),
+            RunConfig(channels=("generated-rationale-128",), permutations=1),
+        )
+    result = evaluate(
+        [problem],
+        Scripted(rationale=leaky),
+        RunConfig(channels=("generated-rationale-128",), permutations=1, leak_policy="warn"),
+    )
+    assert all("rationale_leak" in r["flags"] for r in result.steps)

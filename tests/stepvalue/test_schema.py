@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentlens.errors import SchemaError
+from agentlens.formats import read_path
+from agentlens.stepvalue.candidates import explicit_problems, outcome_problem
+from agentlens.stepvalue.schema import write_asv
+from tests.conftest import BENCH
+
+TRACE = sorted((BENCH / "trajectories" / "pallets__flask-5014").glob("*.json"))[0]
+
+
+def record(**task_overrides) -> dict:
+    task = {
+        "task_id": "t1",
+        "question": "Which drug class reduces stroke risk in atrial fibrillation?",
+        "candidate_space": {
+            "type": "candidate_set",
+            "candidates": [
+                {"id": "anticoagulants", "text": "Oral anticoagulants"},
+                {"id": "statins", "text": "Statins"},
+                {"id": "none-of-the-above", "text": "The available evidence is insufficient."},
+            ],
+            "gold_candidate_id": "anticoagulants",
+        },
+        "gold_visible_to_evaluator": False,
+    }
+    task.update(task_overrides)
+    steps = [
+        {
+            "step_id": "s1",
+            "index": 0,
+            "action": {"type": "retrieve"},
+            "observation": {"pmid": "1"},
+            "state_before": {"question": "q"},
+            "state_after": {"evidence_facts": ["x"]},
+        },
+    ]
+    return {"schema_version": "asv.v1", "trajectory_id": "traj-1", "task": task, "steps": steps}
+
+
+def write(tmp_path: Path, *records: dict) -> Path:
+    path = tmp_path / "asv.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+def test_explicit_record_loads_with_spec_positions(tmp_path: Path) -> None:
+    (problem,) = explicit_problems(write(tmp_path, record()))
+    assert problem.gold_id == "anticoagulants"
+    assert problem.view.insufficiency_id == "none-of-the-above"
+    (t,) = problem.transitions
+    assert t.before == {"question": "q"}
+    assert t.after == {"evidence_facts": ["x"], "last_observation": {"pmid": "1"}}
+    assert t.phase == "retrieve"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"gold_visible_to_evaluator": True}, "gold_visible_to_evaluator"),
+        (
+            {
+                "candidate_space": {
+                    "candidates": [{"id": "a", "text": "A"}, {"id": "b", "text": "B"}],
+                    "gold_candidate_id": "z",
+                }
+            },
+            "not a candidate id",
+        ),
+        (
+            {
+                "candidate_space": {
+                    "candidates": [{"id": str(i), "text": "x"} for i in range(11)],
+                    "gold_candidate_id": "1",
+                }
+            },
+            "2 to 10 candidates",
+        ),
+    ],
+)
+def test_invalid_records_name_file_line_and_reason(
+    tmp_path: Path, overrides: dict, message: str
+) -> None:
+    path = write(tmp_path, record(), record(**overrides))
+    with pytest.raises(SchemaError, match=rf"asv\.jsonl.*line 2: .*{message}"):
+        explicit_problems(path)
+
+
+def test_real_trajectory_round_trips_through_asv_v1(tmp_path: Path) -> None:
+    (traj,) = read_path(TRACE)
+    problem = outcome_problem(traj, max_steps=5)
+    path = tmp_path / "frozen.jsonl"
+    write_asv([problem], path)
+    (loaded,) = explicit_problems(path)
+    assert loaded.gold_id == problem.gold_id
+    assert loaded.view.candidates == problem.view.candidates
+    assert [(t.before, t.after, t.phase) for t in loaded.transitions] == [
+        (t.before, t.after, t.phase) for t in problem.transitions
+    ]
+    assert '"gold_visible_to_evaluator": false' in path.read_text().replace('":false', '": false')
