@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from agentlens.errors import AgentLensError
 
@@ -28,7 +29,7 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
     except AgentLensError as exc:
         if debug:
             raise
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
     except BrokenPipeError:
         return 0

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentlens.cli._app import err_console
@@ -50,7 +51,9 @@ def report_failures(result: ReadResult, *, debug: bool | None = None) -> int:
     """
     debug = debug_enabled() if debug is None else debug
     for failure in result.failures:
-        err_console.print(f"[red]failed:[/red] {failure_line(failure)}", highlight=False)
+        err_console.print(
+            f"[red]failed:[/red] {escape(failure_line(failure))}", highlight=False, soft_wrap=True
+        )
         if debug:
             err_console.print(_traceback(failure), highlight=False, markup=False)
     if result.skipped:

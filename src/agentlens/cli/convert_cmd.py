@@ -22,6 +22,7 @@ from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.errors import ConfigError
 from agentlens.trajectory import Trajectory
 
+TRACE_SUFFIXES = {".json", ".jsonl", ".traj", ".eval"}
 UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 
@@ -47,7 +48,7 @@ def convert(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = write_all(result.trajectories, target, out, force=force)
-    console.print(f"wrote {len(written)} {target} file(s) to {out}", highlight=False)
+    console.print(f"wrote {len(written)} {target} file(s) to {out}", markup=False)
     return report_failures(result)
 
 
@@ -62,10 +63,17 @@ def _by_input(trajectories: Iterable[Trajectory], out: Path) -> list[tuple[Path,
     groups: dict[str, list[Trajectory]] = defaultdict(list)
     for traj in trajectories:
         groups[traj.source.path or traj.id].append(traj)
-    names = _unique(Path(source).name.split(".")[0] or "trajectories" for source in groups)
+    names = _unique(_stem(Path(source).name) for source in groups)
     return [
         (out / f"{name}.jsonl", group) for name, group in zip(names, groups.values(), strict=True)
     ]
+
+
+def _stem(name: str) -> str:
+    """`x.traj.json` -> `x`, `gemini-2.5-pro-run.json` -> `gemini-2.5-pro-run` (dots kept)."""
+    while Path(name).suffix in TRACE_SUFFIXES:
+        name = name[: -len(Path(name).suffix)]
+    return name or "trajectories"
 
 
 def _atif_names(trajectories: list[Trajectory], out: Path) -> list[tuple[Trajectory, Path]]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 from rich.table import Table
 
@@ -79,7 +80,9 @@ def run_demo(data_dir: Path, console: Console, only: tuple[str, ...] = ()) -> in
             _load(target)(ctx)
         except Exception as exc:  # one broken section must not hide the others
             failed += 1
-            console.print(f"[red]section {name!r} failed:[/red] {type(exc).__name__}: {exc}")
+            console.print(
+                f"[red]section {name!r} failed:[/red] {escape(f'{type(exc).__name__}: {exc}')}"
+            )
     return 1 if failed or result.failures else 0
 
 
@@ -126,7 +129,9 @@ def ingest_section(ctx: DemoContext) -> None:
         highlight=False,
     )
     for failure in ctx.result.failures:
-        ctx.console.print(f"[red]failed:[/red] {failure_line(failure)}", highlight=False)
+        ctx.console.print(
+            f"[red]failed:[/red] {escape(failure_line(failure))}", highlight=False, soft_wrap=True
+        )
 
 
 def outcomes_section(ctx: DemoContext) -> None:

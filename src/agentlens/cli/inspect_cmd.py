@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 import orjson
 from rich.table import Table
+from rich.text import Text
 
 from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, report_failures
@@ -79,7 +80,7 @@ def summary_table(trajectories: list[Trajectory]) -> Table:
         row = summary(traj)
         cats = " ".join(f"{k}:{v}" for k, v in row["categories"].items())  # type: ignore[attr-defined]
         cost = row["cost"]
-        table.add_row(
+        cells = (
             traj.id,
             traj.source.format,
             traj.task_id or "-",
@@ -90,6 +91,7 @@ def summary_table(trajectories: list[Trajectory]) -> Table:
             f"{row['prompt_tokens']:,}/{row['completion_tokens']:,}",
             f"${cost:.3f}" if isinstance(cost, float) else "-",
         )
+        table.add_row(*(Text(cell) for cell in cells))
     return table
 
 
@@ -97,5 +99,5 @@ def summary_table(trajectories: list[Trajectory]) -> Table:
 def formats() -> int:
     """List the trace formats AgentLens reads."""
     for name, target in READERS.items():
-        console.print(f"{name:24} {target}")
+        console.print(f"{name:24} {target}", markup=False, highlight=False)
     return 0

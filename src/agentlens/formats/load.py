@@ -87,7 +87,11 @@ def read_path(
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
             reader_cls = get_reader(format) if format else detect(path, head)
-            data = head + handle.read() if len(head) == HEAD_BYTES else head
+            if len(head) == HEAD_BYTES:  # re-read from the start: `head + rest` would copy it all
+                handle.seek(0)
+                data = handle.read()
+            else:
+                data = head
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
     reader = reader_cls(lenient=lenient)  # type: ignore[call-arg]

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from agentlens.formats import read_path
+from agentlens.formats.jsonl import load_jsonl
+from tests.conftest import BENCH, FORMATS
+
+TASK_DIR = BENCH / "trajectories" / "psf__requests-1724"
+HARBOR = (
+    FORMATS / "atif-harbor-golden" / "tests" / "golden" / "openhands" / "hello-world.traces.json"
+)
+
+
+def test_convert_to_jsonl_round_trips(tmp_path: Path, run_cli: Callable[..., object]) -> None:
+    sources = [*sorted(TASK_DIR.glob("*.json")), HARBOR]
+    result = run_cli("convert", "--to", "jsonl", "-o", str(tmp_path), *map(str, sources))
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    outputs = sorted(tmp_path.glob("*.jsonl"))
+    assert len(outputs) == len(sources)  # one file per input file
+    harbor_out = tmp_path / "hello-world.traces.jsonl"
+    assert len(load_jsonl(harbor_out)) == len(json.loads(HARBOR.read_bytes()))
+    for source in sources[:-1]:
+        (original,) = read_path(source)
+        (copy,) = load_jsonl(tmp_path / f"{source.stem}.jsonl")
+        assert copy.steps == original.steps
+        assert copy.outcome == original.outcome
+
+
+def test_converted_jsonl_is_detected_by_inspect(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    sources = sorted(TASK_DIR.glob("*.json"))[:3]
+    run_cli("convert", "--to", "jsonl", "-o", str(tmp_path), *map(str, sources))
+    again = run_cli("inspect", "--json", str(tmp_path))
+    rows = [json.loads(line) for line in again.out.splitlines()]  # type: ignore[attr-defined]
+    assert [r["format"] for r in rows] == ["agentlens-jsonl"] * len(sources)
+
+
+def test_convert_refuses_to_overwrite(tmp_path: Path, run_cli: Callable[..., object]) -> None:
+    source = str(next(TASK_DIR.glob("*.json")))
+    assert run_cli("convert", "--to", "jsonl", "-o", str(tmp_path), source).code == 0  # type: ignore[attr-defined]
+    second = run_cli("convert", "--to", "jsonl", "-o", str(tmp_path), source)
+    assert second.code == 2  # type: ignore[attr-defined]
+    assert "--force" in second.err  # type: ignore[attr-defined]
+    forced = run_cli("convert", "--to", "jsonl", "--force", "-o", str(tmp_path), source)
+    assert forced.code == 0  # type: ignore[attr-defined]
+
+
+def test_convert_to_atif_writes_one_file_per_trajectory(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    sources = sorted(TASK_DIR.glob("*.json"))[:5]
+    result = run_cli("convert", "--to", "atif", "-o", str(tmp_path), *map(str, sources))
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    outputs = sorted(tmp_path.glob("*.json"))
+    assert len(outputs) == len(sources)
+    for source in sources:
+        (original,) = read_path(source)
+        (back,) = read_path(tmp_path / f"{original.id}.json")
+        assert back.source.format == "atif"
+        assert [s.tool_name for s in back.tool_steps] == [s.tool_name for s in original.tool_steps]

@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+import hashlib
+import http.server
+import io
+import threading
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from agentlens.cli.demo_cmd import SECTIONS, run_demo
+from agentlens.release import DownloadError, Release, ensure_release
+from tests.conftest import BENCH
+
+TASK = "psf__requests-1724"
+
+
+def test_demo_summarises_the_dev_traces(run_cli: Callable[..., object]) -> None:
+    traces = sorted((BENCH / "trajectories").glob("*/*.json"))
+    passed = sum("-pass-" in p.name for p in traces)
+    result = run_cli("demo", "--data", str(BENCH))
+    out = result.out  # type: ignore[attr-defined]
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert f"read {len(traces)} files, {len(traces)} trajectories" in out
+    assert f"│ passed  │ file         │ {passed}" in out
+    assert f"│ failed  │ file         │ {len(traces) - passed}" in out
+    for name in SECTIONS:
+        assert name in out
+
+
+def test_a_failing_section_is_reported_and_the_others_still_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sections = {"broken": "agentlens.cli.demo_cmd:no_such_section", **SECTIONS}
+    monkeypatch.setattr("agentlens.cli.demo_cmd.SECTIONS", sections)
+    console = Console(record=True, width=200)
+    assert run_demo(BENCH / "trajectories" / TASK, console) == 1
+    text = console.export_text()
+    assert "section 'broken' failed" in text
+    assert "steps by category" in text
+
+
+# The release download, against a real local HTTP server serving a zip built here.
+
+
+def _release_zip(traces: list[Path], hostile: bool = False) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zipped:
+        root = "agentlens-app-0123456/agentlens-bench"
+        zipped.writestr("agentlens-app-0123456/README.md", "repository readme, not extracted")
+        for trace in traces:
+            zipped.write(trace, f"{root}/trajectories/{trace.parent.name}/{trace.name}")
+        zipped.write(BENCH / "annotations" / "tasks.csv", f"{root}/annotations/tasks.csv")
+        zipped.writestr(f"{root}/analysis/x_report.json", "{}")
+        if hostile:
+            zipped.writestr(f"{root}/trajectories/../../../escaped.txt", "must not be written")
+    return buffer.getvalue()
+
+
+class _Server:
+    def __init__(self, body: bytes, *, lie_about_length: bool = False) -> None:
+        self.body = body
+        self.requests = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.requests += 1
+                self.send_response(200)
+                length = len(outer.body) + (1000 if lie_about_length else 0)
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
+                self.wfile.write(outer.body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/release.zip"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def traces() -> list[Path]:
+    return sorted((BENCH / "trajectories" / TASK).glob("*.json"))[:6]
+
+
+@pytest.fixture
+def server(traces: list[Path]) -> Iterator[_Server]:
+    server = _Server(_release_zip(traces, hostile=True))
+    yield server
+    server.close()
+
+
+def _release(url: str, traces: list[Path], checksum: str | None = None) -> Release:
+    digest = hashlib.sha256((BENCH / "annotations" / "tasks.csv").read_bytes()).hexdigest()
+    return Release(
+        url=url,
+        name="bench-test",
+        checksums={"annotations/tasks.csv": checksum or digest},
+        trajectories=len(traces),
+    )
+
+
+def test_release_is_downloaded_checked_extracted_and_cached(
+    tmp_path: Path, server: _Server, traces: list[Path]
+) -> None:
+    seen: list[tuple[int, int | None]] = []
+    release = _release(server.url, traces)
+    folder = ensure_release(release, cache=tmp_path, progress=lambda d, t: seen.append((d, t)))
+    extracted = sorted((folder / "trajectories" / TASK).glob("*.json"))
+    assert [p.name for p in extracted] == [p.name for p in traces]
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(extracted, traces, strict=True))
+    assert not (folder / "analysis").exists()  # only the kept folders are extracted
+    assert not list(tmp_path.rglob("escaped.txt"))  # the `..` member was refused
+    assert seen[-1][0] == seen[-1][1]  # the progress callback saw every byte of a known total
+    assert ensure_release(release, cache=tmp_path) == folder
+    assert server.requests == 1  # the second call used the cache
+    console = Console(record=True, width=200)
+    assert run_demo(folder, console) == 0
+    assert f"read {len(traces)} files" in console.export_text()
+
+
+def test_a_bad_checksum_leaves_nothing_in_the_cache(
+    tmp_path: Path, server: _Server, traces: list[Path]
+) -> None:
+    with pytest.raises(DownloadError, match="SHA-256"):
+        ensure_release(_release(server.url, traces, checksum="0" * 64), cache=tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_a_short_transfer_is_an_error(tmp_path: Path, traces: list[Path]) -> None:
+    server = _Server(_release_zip(traces), lie_about_length=True)
+    try:
+        with pytest.raises(DownloadError):
+            ensure_release(_release(server.url, traces), cache=tmp_path)
+    finally:
+        server.close()
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_an_unreachable_server_names_the_fix(tmp_path: Path, traces: list[Path]) -> None:
+    release = _release("http://127.0.0.1:9/nothing.zip", traces)
+    with pytest.raises(DownloadError, match="--data DIR"):
+        ensure_release(release, cache=tmp_path, timeout=5)
+
+
+def test_cache_dir_honours_agentlens_cache_then_xdg(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from agentlens.release import cache_dir
+
+    monkeypatch.setenv("AGENTLENS_CACHE", str(tmp_path / "a"))
+    assert cache_dir() == tmp_path / "a"
+    monkeypatch.delenv("AGENTLENS_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "agentlens"
