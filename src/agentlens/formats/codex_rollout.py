@@ -34,7 +34,7 @@ MODEL_ITEMS = {
 }
 OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output"}
 SYSTEM_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
-EXIT_CODE = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
+EXIT_CODE = re.compile(r"(?:Process exited with code|exit code:?)\s*(-?\d+)", re.IGNORECASE)
 
 
 class CodexRolloutReader:

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlens.formats import detect, read_path
+from tests.conftest import FORMATS
+
+ROOT = FORMATS / "codex"
+ROLLOUTS = sorted(ROOT.rglob("rollout-*.jsonl"))
+STREAMS = sorted((ROOT / "jnarowski-agentcmd" / "stream").glob("*.jsonl"))
+CALLS = {"function_call", "custom_tool_call"}
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _items(path: Path) -> list[dict[str, Any]]:
+    return [o["payload"] for o in _lines(path) if o["type"] == "response_item"]
+
+
+def _segmented_total(path: Path) -> tuple[int, int, int]:
+    """Sum of cumulative totals, restarting whenever the running total goes down."""
+    done, last = [0, 0, 0], [0, 0, 0]
+    for line in _lines(path):
+        info = line["payload"].get("info") if line["payload"].get("type") == "token_count" else None
+        if not info:
+            continue
+        t = info["total_token_usage"]
+        now = [t["input_tokens"], t["output_tokens"], t["cached_input_tokens"]]
+        if now[0] < last[0]:
+            done = [a + b for a, b in zip(done, last, strict=True)]
+        last = now
+    return tuple(a + b for a, b in zip(done, last, strict=True))  # type: ignore[return-value]
+
+
+def test_all_files_are_found() -> None:
+    assert (len(ROLLOUTS), len(STREAMS)) == (5, 6)
+
+
+@pytest.mark.parametrize("path", ROLLOUTS, ids=lambda p: p.name[-16:])
+def test_rollout_counts_match_the_raw_lines(path: Path) -> None:
+    assert detect(path, path.read_bytes()[:65536]).name == "codex-rollout"
+    (traj,) = read_path(path)
+    calls = [i for i in _items(path) if i["type"] in CALLS]
+    assert [s.call_id for s in traj.tool_steps] == [c["call_id"] for c in calls]
+    assert [s.tool_name for s in traj.tool_steps] == [c["name"] for c in calls]
+    usage = traj.usage_total()
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens) == (
+        _segmented_total(path)
+    )
+    assert traj.reported_usage == usage
+    lines = _lines(path)
+    meta = next(o["payload"] for o in lines if o["type"] == "session_meta")
+    models = [o["payload"]["model"] for o in lines if o["type"] == "turn_context"]
+    assert (traj.id, traj.agent.version, traj.model) == (
+        meta["id"],
+        meta["cli_version"],
+        models[-1],
+    )
+
+
+@pytest.mark.parametrize("path", ROLLOUTS, ids=lambda p: p.name[-16:])
+def test_parallel_calls_of_one_response_share_a_turn(path: Path) -> None:
+    model_items = CALLS | {"reasoning"}
+    responses, in_response, with_calls = 0, False, set()
+    for item in _items(path):
+        is_model = item["type"] in model_items or item.get("role") == "assistant"
+        if is_model and not in_response:
+            responses += 1
+        in_response = is_model
+        if item["type"] in CALLS:
+            with_calls.add(responses)
+    (traj,) = read_path(path)
+    assert len({s.turn for s in traj.tool_steps}) == len(with_calls)
+    assert max(s.turn for s in traj.steps if s.turn is not None) == responses - 1
+
+
+def test_shell_output_and_exit_code_of_cli_040() -> None:
+    path = next(p for p in ROLLOUTS if "95dda01c36e" in p.name)
+    outputs = {
+        i["call_id"]: i["output"] for i in _items(path) if i["type"] == "function_call_output"
+    }
+    (traj,) = read_path(path)
+    sandbox_failures = 0
+    for step in traj.tool_steps:
+        text = outputs[step.call_id]
+        if text.startswith("{"):
+            wrapped = json.loads(text)
+            assert step.observation == wrapped["output"]
+            assert step.is_error == (wrapped["metadata"]["exit_code"] != 0)
+        else:  # the sandbox refused to run it: plain text naming the exit code
+            sandbox_failures += 1
+            assert step.observation == text
+            assert step.is_error is ("exit code: 0" not in text)
+        argv = step.arguments["command"]
+        assert step.command == (argv[2] if argv[1] == "-lc" else " ".join(argv))
+    assert sandbox_failures > 0
+    assert traj.category_counts()["read_file"] > 0
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.name)
+def test_exec_stream_counts_match_the_raw_events(path: Path) -> None:
+    assert detect(path, path.read_bytes()[:65536]).name == "codex-exec"
+    events = _lines(path)
+    (traj,) = read_path(path)
+    done = [e["item"] for e in events if e["type"] == "item.completed"]
+    commands = [i for i in done if i["type"] == "command_execution"]
+    mine = [s for s in traj.tool_steps if s.tool_name == "command_execution"]
+    assert [s.observation for s in mine] == [c["aggregated_output"] for c in commands]
+    assert [s.is_error for s in mine] == [c["exit_code"] != 0 for c in commands]
+    messages = [i["text"] for i in done if i["type"] == "agent_message"]
+    assert [s.text.split("\n\n")[-1] for s in traj.steps if s.kind == "agent"] == messages
+    usage = [e["usage"] for e in events if e["type"] == "turn.completed"]
+    assert traj.usage_total().prompt_tokens == sum(u["input_tokens"] for u in usage)
+    assert traj.usage_total().completion_tokens == sum(u["output_tokens"] for u in usage)
+    assert traj.id == events[0]["thread_id"]
+
+
+def test_exec_file_change_names_the_files() -> None:
+    (traj,) = read_path(ROOT / "jnarowski-agentcmd/stream/stream-output-3.jsonl")
+    (change,) = [s for s in traj.tool_steps if s.tool_name == "file_change"]
+    assert change.category == "create_file"
+    assert change.files == ["/private/tmp/codex-research-test/hello.txt"]
