@@ -1,0 +1,166 @@
+"""Per-trajectory parity of the `sdk-compat` profile with the released swe-trace-sdk.
+
+Runs the AgentLens-Bench dev protocol (per task: k=5 donors chosen by one shared Random(42) over
+the file-name-sorted passing runs; every other run scored) twice on identical inputs and donors:
+with AgentLens and with the released SDK (located by $AGENTLENS_SDK, default
+/work/oracle/agentlens-app/sdk; its `experiments/build_dataset.py` supplies the table's waste
+columns). Prints tier identity, mean |Δscore| per task and per-column agreement. Skips cleanly
+(exit 0) when the SDK is not present.
+
+    python benchmarks/sdk_parity.py [--data DIR] [--csv OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from agentlens.formats import read_path
+from agentlens.process.protocols import TaskSplit, agentlens_bench_split
+from agentlens.process.pta import build_reference
+from agentlens.process.result import ANNOTATION_COLUMNS
+from agentlens.process.score import score_trajectory
+from agentlens.trajectory import Trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("AGENTLENS_DATA", ROOT.parent / "shared" / "data"))
+SDK = Path(os.environ.get("AGENTLENS_SDK", "/work/oracle/agentlens-app/sdk"))
+
+
+def load_dev(data: Path) -> dict[str, list[Trajectory]]:
+    by_task: dict[str, list[Trajectory]] = defaultdict(list)
+    for path in sorted((data / "agentlens-bench-dev" / "trajectories").rglob("*_pta.json")):
+        for traj in read_path(path):
+            by_task[path.parent.name].append(traj)
+    return by_task
+
+
+def ours(splits: list[TaskSplit]) -> dict[str, dict[str, Any]]:
+    rows = {}
+    for split in splits:
+        ref = build_reference(split.donors, "sdk-compat")
+        for traj in split.scored:
+            rows[traj.id] = score_trajectory(traj, ref, "sdk-compat").annotation_row()
+    return rows
+
+
+def sdk_modules(sdk: Path = SDK) -> tuple[ModuleType, ModuleType, ModuleType | None] | None:
+    """(trace, match, build_dataset or None), imported from the SDK's own path; None if absent."""
+    if not (sdk / "src" / "swe_trace_sdk").is_dir():
+        return None
+    sys.path.insert(0, str(sdk / "src"))
+    from swe_trace_sdk import match, trace
+
+    builder = sdk.parent / "experiments" / "build_dataset.py"
+    dataset = None
+    if builder.is_file():
+        spec = importlib.util.spec_from_file_location("_released_build_dataset", builder)
+        assert spec and spec.loader
+        dataset = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(dataset)
+    return trace, match, dataset
+
+
+def released(
+    splits: list[TaskSplit], mods: tuple[ModuleType, ModuleType, ModuleType | None]
+) -> dict[str, dict[str, Any]]:
+    trace, match, dataset = mods
+    rows = {}
+    for split in splits:
+        donors = [trace.load(d.source.path, format="trace") for d in split.donors]
+        merged = trace.merge(donors, use_llm=False)
+        gt_paths = match._enumerate_paths(merged)
+        gt_first = gt_paths[0] if gt_paths else []
+        for traj in split.scored:
+            cand = trace.load(traj.source.path, format="trace")
+            passed = traj.outcome.status == "passed"
+            result = match.run(cand, merged, use_llm=False)
+            report = match.quality_assessment(result, cand, merged, passed=passed)
+            if dataset is None:
+                rows[traj.id] = {"quality_score": report.quality_score}
+                continue
+            states = dataset.get_ordered_states(cand)
+            entry = {
+                "task": split.task_id,
+                "model": traj.model,
+                "trajectory_id": traj.id,
+                "passed": passed,
+            }
+            rows[traj.id] = dataset.report_to_flat(
+                report,
+                result,
+                entry,
+                len(states),
+                dataset.detect_regression_loops(states, gt_first),
+                dataset.extract_blind_retries(report),
+                dataset.detect_redundant_steps(states, gt_first),
+                dataset.detect_unnecessary_exploration(states, gt_first, merged),
+                dataset.extract_cyclic_patterns(report),
+            )
+    return rows
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        if a is None or b is None:
+            return a is b
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
+    return a == b
+
+
+def compare(
+    mine: dict[str, dict[str, Any]], theirs: dict[str, dict[str, Any]], splits: list[TaskSplit]
+) -> dict[str, Any]:
+    print(f"{'task':40} {'n':>4} {'tier=':>6} {'mean|Δ|':>8}")
+    tiers = deltas = n_all = 0
+    column_hits: dict[str, int] = defaultdict(int)
+    for split in splits:
+        ids = [t.id for t in split.scored]
+        t_same = sum(
+            mine[i]["quality_tier"] == theirs[i].get("quality_tier", mine[i]["quality_tier"])
+            for i in ids
+        )
+        d = sum(abs(mine[i]["quality_score"] - theirs[i]["quality_score"]) for i in ids)
+        print(f"{split.task_id:40} {len(ids):4} {t_same / len(ids):6.1%} {d / len(ids):8.3f}")
+        tiers, deltas, n_all = tiers + t_same, deltas + d, n_all + len(ids)
+        for i in ids:
+            for col in ANNOTATION_COLUMNS:
+                if col in theirs[i]:
+                    column_hits[col] += same(mine[i][col], theirs[i][col])
+    print(f"{'ALL':40} {n_all:4} {tiers / n_all:6.1%} {deltas / n_all:8.3f}")
+    print("columns below 100% agreement:")
+    for col in ANNOTATION_COLUMNS:
+        if col in column_hits and column_hits[col] < n_all:
+            print(f"  {col:32} {column_hits[col]}/{n_all}")
+    return {"tier_identity": tiers / n_all, "mean_abs_delta": deltas / n_all, "n": n_all}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    args = parser.parse_args()
+    mods = sdk_modules()
+    if mods is None:
+        print(f"SKIP: released SDK not found at {SDK} (set AGENTLENS_SDK)")
+        return 0
+    splits = agentlens_bench_split(load_dev(args.data))
+    t0 = time.perf_counter()
+    mine = ours(splits)
+    t1 = time.perf_counter()
+    theirs = released(splits, mods)
+    t2 = time.perf_counter()
+    print(f"scored {len(mine)} runs: agentlens {t1 - t0:.2f}s, released SDK {t2 - t1:.2f}s")
+    compare(mine, theirs, splits)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

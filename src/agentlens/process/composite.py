@@ -1,0 +1,54 @@
+"""Composite scores (spec §8).
+
+* `eq1` (paper, Eq. 1): f = w_struct·Φ_struct + w_cov·Φ_cov + w_coh·100·Φ_coh + w_temp·100·Φ_temp
+  (weights 0.20/0.15/0.30/0.35), 0-100, never using the pass/fail label.
+* `sdk` (the released `quality_score`): round(0.25·cov% + 0.25·100·coh + 0.18·100·stage
+  completeness + 0.12·100·workflow + 0.10·F1% + 0.10·outcome), outcome 100/0/50 for pass/fail/
+  unknown (switchable), banker's rounding, clamped to [0, 100].
+"""
+
+from __future__ import annotations
+
+from agentlens.process.profiles import ProfileConfig
+from agentlens.process.signals import Signal
+from agentlens.trajectory import OutcomeStatus
+
+OUTCOME_POINTS = {"passed": 100.0, "failed": 0.0, "unknown": 50.0}
+
+
+def eq1(config: ProfileConfig, struct: float, cov: float, coh: float, temp: float) -> Signal:
+    terms = [
+        (config.w_struct, struct, "Φ_struct"),
+        (config.w_cov, cov, "Φ_cov"),
+        (config.w_coh, 100 * coh, "100·Φ_coh"),
+        (config.w_temp, 100 * temp, "100·Φ_temp"),
+    ]
+    value = sum(w * x for w, x, _ in terms)
+    shown = " + ".join(f"{w:.2f}·{x:.1f}" for w, x, _ in terms)
+    return Signal("composite", value, f"Eq. 1: {shown} = {value:.1f}")
+
+
+def sdk_score(
+    config: ProfileConfig,
+    *,
+    cov: float,
+    coh: float,
+    stage_completeness: float,
+    workflow: float,
+    f1: float,
+    outcome: OutcomeStatus,
+) -> Signal:
+    points = OUTCOME_POINTS[outcome] if config.include_outcome else 0.0
+    terms = [
+        (config.sdk_w_cov, cov, "cov%"),
+        (config.sdk_w_coh, 100 * coh, "coh"),
+        (config.sdk_w_stage, 100 * stage_completeness, "stages"),
+        (config.sdk_w_workflow, 100 * workflow, "workflow"),
+        (config.sdk_w_f1, f1, "F1%"),
+    ]
+    if config.include_outcome:
+        terms.append((config.sdk_w_outcome, points, f"outcome[{outcome}]"))
+    raw = sum(w * x for w, x, _ in terms)
+    value = float(max(0, min(100, round(raw))))
+    shown = " + ".join(f"{w:.2f}·{x:.1f}[{n}]" for w, x, n in terms)
+    return Signal("composite", value, f"released score: round({shown} = {raw:.2f}) = {value:.0f}")

@@ -1,0 +1,242 @@
+"""The reference graph: a Prefix Tree Acceptor merged from k ≥ 2 passing runs of one task (spec §5).
+
+Merging follows the release: a greedy single-pointer alignment of each new run against the merged
+states in step order (so later states may re-join the spine: a DAG, not a strict tree), then
+consolidation of duplicate resulting states, removal of backward edges and (profile permitting)
+re-labelling of the merged states in step order. Each node keeps its support count (how many runs
+passed through it); branch points are nodes with more than one successor.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlens.errors import AgentLensError
+from agentlens.process.equivalence import Equivalence
+from agentlens.process.profiles import Profile, ProfileConfig, get_profile
+from agentlens.process.stages import Stage
+from agentlens.process.states import ProcState, states_from_trajectory
+from agentlens.trajectory import Trajectory
+
+CROSS_STEP = (
+    "file_created:",
+    "file_read:",
+    "file_patched:",
+    "files_modified:",
+    "llm_response:confirmed:",
+)
+NO_CONSOLIDATE = {"llm_response:terminal", "initial", ""}
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    id: str
+    source: str
+    target: str
+    action: str
+
+
+@dataclass
+class Reference:
+    """A merged reference. `nodes` are in insertion order; `terminals` end the donor runs."""
+
+    nodes: dict[str, ProcState]
+    edges: list[Edge]
+    initial: str
+    terminals: list[str]
+    donors: list[str] = field(default_factory=list)
+    profile: str = "paper"
+    _paths: dict[int, list[list[ProcState]]] = field(default_factory=dict, repr=False)
+
+    def paths(self, max_paths: int = 50) -> list[list[ProcState]]:
+        """Root-to-terminal paths, depth-first, successors by edge id compared as strings (cached)."""
+        if max_paths not in self._paths:
+            from agentlens.process.paths import enumerate_paths
+
+            self._paths[max_paths] = enumerate_paths(self, max_paths)
+        return self._paths[max_paths]
+
+    def successors(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for edge in self.edges:
+            out.setdefault(edge.source, []).append(edge.target)
+        return out
+
+    def branch_points(self) -> list[str]:
+        """Nodes where donor runs went different ways (more than one successor)."""
+        return [node for node, nexts in self.successors().items() if len(set(nexts)) > 1]
+
+    def to_json(self) -> dict[str, Any]:
+        from agentlens.process.pta_io import reference_to_json
+
+        return reference_to_json(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Reference:
+        from agentlens.process.pta_io import reference_from_json
+
+        return reference_from_json(doc)
+
+    def to_dot(self) -> str:
+        from agentlens.process.pta_io import reference_to_dot
+
+        return reference_to_dot(self)
+
+    def to_mermaid(self) -> str:
+        from agentlens.process.pta_io import reference_to_mermaid
+
+        return reference_to_mermaid(self)
+
+
+def build_reference(
+    trajs: Sequence[Trajectory],
+    profile: Profile | ProfileConfig = "paper",
+    labels: Sequence[Sequence[Stage | None]] | None = None,
+) -> Reference:
+    """Merge the passing runs `trajs` (in the given order) into a reference graph."""
+    config = get_profile(profile)
+    if not trajs:
+        raise AgentLensError("a reference needs at least one passing trajectory")
+    runs = [
+        states_from_trajectory(t, lab, use_raw=config.name == "sdk-compat")
+        for t, lab in zip(trajs, labels or [run_labels(t, config) for t in trajs], strict=True)
+    ]
+    merger = _Merger(equivalence_for(config))
+    ref = merger.start(runs[0])
+    for run in runs[1:]:
+        merger.add(ref, run)
+    _consolidate(ref)
+    ref.edges = [e for e in ref.edges if _forward(ref, e)]
+    if config.relabel_merged:
+        _relabel(ref, config)
+    ref.donors = [t.id for t in trajs]
+    ref.profile = config.name
+    return ref
+
+
+def run_labels(traj: Trajectory, config: ProfileConfig) -> list[Stage | None]:
+    """Labels for one run: the stored release labels under `sdk-compat` when every tool step has
+    one (the released labeler reproduces all of them), else the profile's labeler."""
+    tools = [s for s in traj.steps if s.kind == "tool"]
+    if config.name == "sdk-compat" and tools and all(s.stored_stage for s in tools):
+        return [s.stored_stage if s.kind == "tool" else None for s in traj.steps]  # type: ignore[misc]
+    from agentlens.process.labeler import label_trajectory
+
+    return label_trajectory(traj, config.name)
+
+
+def equivalence_for(config: ProfileConfig) -> Equivalence:
+    return Equivalence(
+        base_command_rule=config.base_command_rule,
+        line_overlap_min=config.line_overlap_min,
+        search_jaccard_min=config.search_jaccard_min,
+        query_jaccard_min=config.query_jaccard_min,
+    )
+
+
+class _Merger:
+    def __init__(self, eq: Equivalence) -> None:
+        self.eq = eq
+        self.n_states = 0
+        self.n_edges = 0
+
+    def _node(self, ref_nodes: dict[str, ProcState], state: ProcState) -> str:
+        self.n_states += 1
+        uid = f"merged_state_{self.n_states}"
+        ref_nodes[uid] = _copy(state, uid)
+        return uid
+
+    def _edge(self, source: str, target: str, action: str) -> Edge:
+        self.n_edges += 1
+        return Edge(f"merged_trans_{self.n_edges}", source, target, action)
+
+    def start(self, run: list[ProcState]) -> Reference:
+        nodes: dict[str, ProcState] = {}
+        ids = [self._node(nodes, s) for s in run]
+        edges = [
+            self._edge(a, b, run[i + 1].tool) for i, (a, b) in enumerate(itertools.pairwise(ids))
+        ]
+        return Reference(nodes=nodes, edges=edges, initial=ids[0], terminals=[ids[-1]])
+
+    def add(self, ref: Reference, run: list[ProcState]) -> None:
+        ordered = sorted(ref.nodes.values(), key=lambda s: s.step_no)
+        pos, ids = 0, []
+        for idx, state in enumerate(run):
+            if pos < len(ordered) and self.eq.check(ordered[pos], state, idx):
+                ordered[pos].support += 1
+                ids.append(ordered[pos].uid)
+                pos += 1
+            else:
+                ids.append(self._node(ref.nodes, state))
+        seen = {(e.source, e.target, e.action) for e in ref.edges}
+        for i in range(1, len(run)):
+            key = (ids[i - 1], ids[i], run[i].tool)
+            if key not in seen:
+                seen.add(key)
+                ref.edges.append(self._edge(*key))
+        if ids[-1] not in ref.terminals:
+            ref.terminals.append(ids[-1])
+
+
+def _copy(state: ProcState, uid: str) -> ProcState:
+    from dataclasses import replace
+
+    return replace(state, uid=uid, support=1)
+
+
+def _consolidate(ref: Reference) -> None:
+    groups: dict[tuple[str, object], list[str]] = {}
+    for uid, s in ref.nodes.items():
+        rs = s.resulting_state
+        if rs in NO_CONSOLIDATE:
+            continue
+        key = (rs, s.stage) if rs.startswith(CROSS_STEP) else (rs, s.step_no)
+        groups.setdefault(key, []).append(uid)
+    remap: dict[str, str] = {}
+    for uids in groups.values():
+        if len(uids) < 2:
+            continue
+        ordered = sorted(uids, key=lambda u: ref.nodes[u].step_no)
+        canon = ref.nodes[ordered[0]]
+        for other in ordered[1:]:
+            canon.support += ref.nodes[other].support
+            remap[other] = canon.uid
+    if not remap:
+        return
+    seen: set[tuple[str, str, str]] = set()
+    edges = []
+    for e in ref.edges:
+        src, dst = remap.get(e.source, e.source), remap.get(e.target, e.target)
+        if src == dst or ref.nodes[dst].step_no < ref.nodes[src].step_no:
+            continue
+        if (src, dst, e.action) in seen:
+            continue
+        seen.add((src, dst, e.action))
+        edges.append(Edge(e.id, src, dst, e.action))
+    for uid in remap:
+        del ref.nodes[uid]
+    ref.edges = edges
+    ref.terminals = list(dict.fromkeys(remap.get(t, t) for t in ref.terminals))
+
+
+def _forward(ref: Reference, e: Edge) -> bool:
+    src, dst = ref.nodes.get(e.source), ref.nodes.get(e.target)
+    return (
+        src is not None and dst is not None and e.source != e.target and dst.step_no >= src.step_no
+    )
+
+
+def _relabel(ref: Reference, config: ProfileConfig) -> None:
+    """Label the merged states in step order, as one run (release behaviour, spec §5.2 step 5)."""
+    ordered = sorted(ref.nodes.values(), key=lambda s: s.step_no)
+    tools = [s for s in ordered if s.source is not None and s.source.kind == "tool"]
+    if len(tools) != len(ordered) - 1:
+        return
+    from agentlens.process.labeler import label_steps
+
+    steps = [s.source for s in tools if s.source is not None]
+    for state, stage in zip(tools, label_steps(steps, config.name), strict=True):
+        state.stage = stage

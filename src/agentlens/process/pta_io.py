@@ -1,0 +1,81 @@
+"""Reference persistence (versioned JSON) and export (Graphviz DOT, Mermaid)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+from agentlens.errors import ConfigError
+from agentlens.process.states import ProcState
+
+if TYPE_CHECKING:
+    from agentlens.process.pta import Reference
+
+FORMAT = "agentlens.reference/1"
+_SKIP = {"source", "step_index"}
+_FIELDS = [f.name for f in fields(ProcState) if f.name not in _SKIP]
+_STAGE_COLOUR = {"E": "#60a5fa", "I": "#facc15", "V": "#4ade80", "O": "#a78bfa", "": "#e5e7eb"}
+
+
+def reference_to_json(ref: Reference) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "profile": ref.profile,
+        "donors": ref.donors,
+        "initial": ref.initial,
+        "terminals": ref.terminals,
+        "nodes": [{k: getattr(n, k) for k in _FIELDS} for n in ref.nodes.values()],
+        "edges": [[e.id, e.source, e.target, e.action] for e in ref.edges],
+    }
+
+
+def reference_from_json(doc: dict[str, Any]) -> Reference:
+    from agentlens.process.pta import Edge, Reference
+
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ConfigError(f"not an AgentLens reference (expected format {FORMAT!r})")
+    nodes = {}
+    for item in doc["nodes"]:
+        values = {k: item[k] for k in _FIELDS if k in item}
+        if values.get("line_range"):
+            values["line_range"] = tuple(values["line_range"])
+        node = ProcState(**values)
+        nodes[node.uid] = node
+    return Reference(
+        nodes=nodes,
+        edges=[Edge(*e) for e in doc["edges"]],
+        initial=doc["initial"],
+        terminals=list(doc["terminals"]),
+        donors=list(doc.get("donors", [])),
+        profile=doc.get("profile", "paper"),
+    )
+
+
+def _label(node: ProcState) -> str:
+    what = node.file_path or node.command[:40] or node.resulting_state
+    text = f"{node.stage or '·'} {node.tool or 'start'}\\n{what}\\n×{node.support}"
+    return text.replace('"', "'")
+
+
+def reference_to_dot(ref: Reference) -> str:
+    lines = ["digraph reference {", "  rankdir=LR;", "  node [shape=box, style=filled];"]
+    for uid, node in ref.nodes.items():
+        shape = ", peripheries=2" if uid in ref.terminals else ""
+        colour = _STAGE_COLOUR.get(node.stage, "#e5e7eb")
+        lines.append(f'  "{uid}" [label="{_label(node)}", fillcolor="{colour}"{shape}];')
+    lines += [f'  "{e.source}" -> "{e.target}";' for e in ref.edges]
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def reference_to_mermaid(ref: Reference) -> str:
+    ids = {uid: f"n{i}" for i, uid in enumerate(ref.nodes)}
+    lines = ["flowchart LR"]
+    for uid, node in ref.nodes.items():
+        text = _label(node).replace("\\n", "<br/>").replace("[", "(").replace("]", ")")
+        lines.append(f'  {ids[uid]}["{text}"]')
+    lines += [f"  {ids[e.source]} --> {ids[e.target]}" for e in ref.edges]
+    for stage, colour in _STAGE_COLOUR.items():
+        members = [ids[u] for u, n in ref.nodes.items() if n.stage == stage]
+        if stage and members:
+            lines.append(f"  style {','.join(members)} fill:{colour}")
+    return "\n".join(lines) + "\n"

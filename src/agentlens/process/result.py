@@ -1,0 +1,122 @@
+"""`ProcessResult`: everything one scoring run found, each number with its reason, plus the 40
+AgentLens-Bench annotation columns (`annotation_row`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from agentlens.process.divergence import Divergence
+from agentlens.process.mechanisms import NAMES, FailureReason, Mechanism
+from agentlens.process.signals import Signal
+from agentlens.process.signals.workflow import StageCoverage
+from agentlens.process.tiers import Tier
+from agentlens.process.waste import WasteFinding
+from agentlens.trajectory import OutcomeStatus
+
+WASTE_KINDS = (
+    "regression_loop",
+    "blind_retry",
+    "redundant_step",
+    "unnecessary_exploration",
+    "cyclic_pattern",
+)
+ANNOTATION_COLUMNS = (
+    "task_id model trajectory_id passed n_states quality_score quality_tier verdict "
+    "coverage_percent precision_percent f1_score coherence_score temporal_profile_score "
+    "workflow_similarity stage_completeness bottleneck_coverage weighted_score stage_coverage_E "
+    "stage_coverage_I stage_coverage_V stage_coverage_O "
+    + " ".join(f"{k}_count {k}_waste" for k in WASTE_KINDS)
+    + " total_wasted_steps waste_severity wasted_input_tokens wasted_output_tokens divergence_step "
+    "divergence_fraction stage_order_match failure_reasons strengths"
+).split()
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """Signals carry percent (struct, cov) or 0-1 (coh, temp, workflow) values; `composite` is 0-100."""
+
+    trajectory_id: str
+    task_id: str | None
+    model: str | None
+    outcome: OutcomeStatus
+    profile: str
+    n_states: int
+    signals: dict[str, Signal]
+    composite: Signal
+    tier: Tier | None
+    tier_reason: str
+    verdict: str
+    coverage_percent: float
+    precision_percent: float
+    f1_score: float
+    stages: StageCoverage
+    terminal_match: bool
+    best_path_index: int
+    n_paths: int
+    waste: dict[str, WasteFinding]
+    total_wasted_steps: int
+    wasted_input_tokens: int
+    wasted_output_tokens: int
+    divergence: Divergence
+    mechanism: tuple[Mechanism, str] | None
+    failure_reasons: list[FailureReason] = field(default_factory=list)
+    strengths: list[str] = field(default_factory=list)
+    stage_order_match: bool = True
+
+    @property
+    def score(self) -> float:
+        return self.composite.value
+
+    @property
+    def waste_severity(self) -> float:
+        return round(self.total_wasted_steps / max(self.n_states, 1), 4)
+
+    @property
+    def mechanism_name(self) -> str | None:
+        return NAMES[self.mechanism[0]] if self.mechanism else None
+
+    def annotation_row(self) -> dict[str, object]:
+        """The 40 AgentLens-Bench columns. Component columns keep the released definitions under
+        every profile; `quality_score` / `quality_tier` are this profile's composite and tier."""
+        score = int(self.score) if self.profile == "sdk-compat" else round(self.score, 2)
+        row: dict[str, object] = {
+            "task_id": self.task_id,
+            "model": self.model,
+            "trajectory_id": self.trajectory_id,
+            "passed": self.outcome == "passed",
+            "n_states": self.n_states,
+            "quality_score": score,
+            "quality_tier": self.tier,
+            "verdict": self.verdict,
+            "coverage_percent": self.coverage_percent,
+            "precision_percent": self.precision_percent,
+            "f1_score": self.f1_score,
+            "coherence_score": self.signals["coh"].value,
+            "temporal_profile_score": self.signals["temp"].value,
+            "workflow_similarity": self.signals["workflow"].value,
+            "stage_completeness": self.stages.completeness,
+            "bottleneck_coverage": self.stages.bottleneck,
+            "weighted_score": self.stages.weighted,
+        }
+        for letter in "EIVO":
+            row[f"stage_coverage_{letter}"] = self.stages.percent(letter)
+        for kind in WASTE_KINDS:
+            row[f"{kind}_count"] = self.waste[kind].count
+            row[f"{kind}_waste"] = self.waste[kind].wasted_steps
+        reasons = [
+            {"reason": r.reason, "detail": r.detail, "severity": r.severity}
+            for r in self.failure_reasons
+        ]
+        row |= {
+            "total_wasted_steps": self.total_wasted_steps,
+            "waste_severity": self.waste_severity,
+            "wasted_input_tokens": self.wasted_input_tokens,
+            "wasted_output_tokens": self.wasted_output_tokens,
+            "divergence_step": self.divergence.step,
+            "divergence_fraction": self.divergence.fraction,
+            "stage_order_match": self.stage_order_match,
+            "failure_reasons": json.dumps(reasons) if reasons else None,
+            "strengths": json.dumps(self.strengths) if self.strengths else None,
+        }
+        return row

@@ -1,0 +1,80 @@
+"""The released score's other inputs (spec §6, §7.6): workflow similarity (LCS of stage letters)
+and per-stage coverage of the best path (stage completeness, weighted score, bottleneck)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentlens.process.signals import Signal
+from agentlens.process.states import ProcState
+
+STAGE_WEIGHTS = {"I": 3.0, "V": 2.0, "E": 1.0, "O": 0.5}
+
+
+def lcs(a: Sequence[str], b: Sequence[str]) -> int:
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def workflow_similarity(cand: Sequence[str], reference: Sequence[str]) -> Signal:
+    a, b = [s for s in cand if s], [s for s in reference if s]
+    if not a and not b:
+        return Signal("workflow", 1.0, "both stage sequences empty → 1")
+    if not a or not b:
+        return Signal("workflow", 0.0, "one stage sequence empty → 0")
+    n = lcs(a, b)
+    value = n / max(len(a), len(b))
+    return Signal("workflow", value, f"LCS {n} / max({len(a)}, {len(b)}) = {value:.3f}")
+
+
+@dataclass(frozen=True)
+class StageCoverage:
+    total: dict[str, int]
+    matched: dict[str, int]
+
+    def percent(self, stage: str) -> float:
+        total = self.total.get(stage, 0)
+        return self.matched.get(stage, 0) / total * 100.0 if total else 0.0
+
+    @property
+    def completeness(self) -> float:
+        present = [s for s, n in self.total.items() if n > 0]
+        if not present:
+            return 1.0
+        return sum(1 for s in present if self.matched.get(s, 0) > 0) / len(present)
+
+    @property
+    def weighted(self) -> float:
+        num = sum(STAGE_WEIGHTS.get(s, 0.5) * self.matched.get(s, 0) for s in self.total)
+        den = sum(STAGE_WEIGHTS.get(s, 0.5) * n for s, n in self.total.items())
+        return num / den * 100.0 if den > 0 else 0.0
+
+    @property
+    def bottleneck(self) -> float:
+        return min((self.percent(s) for s in self.total), default=0.0)
+
+    def completeness_signal(self) -> Signal:
+        present = sorted(s for s, n in self.total.items() if n > 0)
+        hit = [s for s in present if self.matched.get(s, 0) > 0]
+        value = self.completeness
+        return Signal(
+            "stage_completeness", value, f"stages matched {hit} of {present} = {value:.3f}"
+        )
+
+
+def stage_coverage(path: Sequence[ProcState], pairs: Sequence[int]) -> StageCoverage:
+    total: dict[str, int] = {}
+    matched: dict[str, int] = {}
+    for state, j in zip(path, pairs, strict=True):
+        if not state.stage:
+            continue
+        total[state.stage] = total.get(state.stage, 0) + 1
+        if j >= 0:
+            matched[state.stage] = matched.get(state.stage, 0) + 1
+    return StageCoverage(total, matched)

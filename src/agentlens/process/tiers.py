@@ -1,0 +1,51 @@
+"""Tiers (spec §9) and the release's five-level verdict (§9.4).
+
+Passing runs: Ideal ≥ `ideal_min`, Lucky < `lucky_below`, else Solid. Failing runs: Partial-fail ≥
+`partial_fail_min` (40 in `sdk-compat`, as the released data; 47 in `paper`, as printed), else
+Off-track. Unknown outcomes get no tier.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agentlens.process.profiles import ProfileConfig
+from agentlens.trajectory import OutcomeStatus
+
+Tier = Literal["ideal", "solid", "lucky", "partial_fail", "off_track"]
+
+
+def tier(score: float, outcome: OutcomeStatus, config: ProfileConfig) -> tuple[Tier | None, str]:
+    """(tier, reason)."""
+    if outcome == "passed":
+        if score >= config.ideal_min:
+            return "ideal", f"passed and {score:.1f} ≥ {config.ideal_min:g} → ideal"
+        if score < config.lucky_below:
+            return "lucky", f"passed and {score:.1f} < {config.lucky_below:g} → lucky"
+        return (
+            "solid",
+            f"passed and {config.lucky_below:g} ≤ {score:.1f} < {config.ideal_min:g} → solid",
+        )
+    if outcome == "failed":
+        if score >= config.partial_fail_min:
+            return (
+                "partial_fail",
+                f"failed and {score:.1f} ≥ {config.partial_fail_min:g} → partial_fail",
+            )
+        return "off_track", f"failed and {score:.1f} < {config.partial_fail_min:g} → off_track"
+    return None, "outcome unknown → no tier"
+
+
+def verdict(weighted: float, completeness: float, bottleneck: float, terminal: bool) -> str:
+    """The release's PASS / LIKELY PASS / UNCERTAIN / LIKELY FAIL / FAIL from stage coverage."""
+    if bottleneck == 0.0 and completeness < 1.0:
+        if weighted >= 60:
+            return "LIKELY PASS" if terminal else "UNCERTAIN"
+        return "LIKELY FAIL" if weighted >= 40 else "FAIL"
+    if weighted >= 75 and completeness >= 0.75:
+        return "PASS"
+    if weighted >= 60 and completeness >= 0.5:
+        return "LIKELY PASS" if terminal else "UNCERTAIN"
+    if weighted < 30 or completeness < 0.25:
+        return "FAIL"
+    return "LIKELY FAIL" if weighted < 50 else "UNCERTAIN"
