@@ -119,7 +119,9 @@ def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) 
     action = str(entry.get("action") or "").strip()
     tool_name, category = classify(action)
     function = common.as_dict(call.get("function")) if call else {}
-    arguments = common.parse_arguments(function.get("arguments")) or {"command": action}
+    arguments = common.parse_arguments(function.get("arguments"))
+    if arguments is None:
+        arguments = {"command": action}
     return Step(
         index=0,
         kind="tool" if action else "agent",

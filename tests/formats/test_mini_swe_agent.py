@@ -1,0 +1,107 @@
+"""mini-swe-agent reader on the real files: the bare-list fixtures, the Gemini 3 Pro
+`mini-swe-agent-1` runs (checked against their raw JSON and the labels.csv verdicts) and the
+Harbor RFC example."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agentlens.errors import SchemaError, TraceError
+from agentlens.formats import read_path
+from agentlens.formats.mini_swe_agent import MiniSweAgentReader
+from agentlens.trajectory import ToolCategory
+from tests.conftest import DATA, FORMATS
+
+SWEBV = DATA / "mini-swe-agent-swebv"
+RUNS = sorted((SWEBV / "trajs").glob("*/*.traj.json"))
+FIXTURES = sorted((FORMATS / "mini-swe-agent-fixtures").glob("*.traj.json"))
+RFC = FORMATS / "atif-harbor-golden/docs/rfcs/0001-trajectory-format/mini-swe-agent-trajectory.json"
+BLOCK = re.compile(r"```(bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+
+
+def _text(content: str | list[dict]) -> str:
+    return content if isinstance(content, str) else "".join(p["text"] for p in content)
+
+
+def _messages(path: Path) -> list[dict]:
+    doc = json.loads(path.read_text())
+    return doc if isinstance(doc, list) else doc["messages"]
+
+
+@pytest.mark.parametrize("path", [*RUNS, *FIXTURES, RFC], ids=lambda p: p.name)
+def test_counts_commands_and_observations(path: Path) -> None:
+    messages = _messages(path)
+    (traj,) = read_path(path)
+    assert traj.source.format == "mini-swe-agent"
+    expected = []
+    for i, message in enumerate(messages):
+        text = _text(message["content"])
+        blocks = BLOCK.findall(text) if message["role"] == "assistant" else []
+        if len(blocks) == 1:
+            reply = _text(messages[i + 1]["content"]) if i + 1 < len(messages) else None
+            expected.append((blocks[0][1], reply))
+    assert [(s.command, s.observation) for s in traj.tool_steps] == expected
+    assert traj.tool_steps[-1].category is ToolCategory.FINISH
+
+
+@pytest.mark.parametrize("path", [*RUNS, RFC], ids=lambda p: p.name)
+def test_usage_cost_and_model(path: Path) -> None:
+    doc = json.loads(path.read_text())
+    usages = [
+        m["extra"]["response"]["usage"]
+        for m in doc["messages"]
+        if m["role"] == "assistant" and "extra" in m
+    ]
+    (traj,) = read_path(path)
+    usage = traj.usage_total()
+    assert usage.prompt_tokens == sum(u["prompt_tokens"] for u in usages)
+    assert usage.completion_tokens == sum(u["completion_tokens"] for u in usages)
+    assert traj.reported_cost == doc["info"]["model_stats"]["instance_cost"]
+    if all("cost" in u for u in usages):
+        assert traj.cost_total() == pytest.approx(sum(u["cost"] for u in usages))
+    assert traj.model == doc["info"]["config"]["model"]["model_name"]
+    assert traj.agent.version == doc["info"]["mini_version"]
+
+
+def test_outcomes_agree_with_labels_csv() -> None:
+    with (SWEBV / "labels.csv").open() as handle:
+        labels = {row["task_id"]: row["label"] for row in csv.DictReader(handle)}
+    found = {}
+    for path in RUNS:
+        (traj,) = read_path(path)
+        found[traj.task_id] = traj.outcome.status
+        assert traj.outcome.source == "report.json"
+    assert found == {t: "passed" if v == "pass" else "failed" for t, v in labels.items()}
+
+
+def test_returncode_sets_is_error() -> None:
+    (traj,) = read_path(RUNS[0])
+    for step in traj.tool_steps:
+        match = re.search(r"<returncode>(-?\d+)</returncode>", step.observation or "")
+        assert step.is_error == (int(match[1]) != 0 if match else None)
+
+
+def test_plain_message_lists_are_left_to_the_openai_reader() -> None:
+    plain = b'[{"role": "system", "content": "hi"}, {"role": "user", "content": "yo"}]'
+    assert not MiniSweAgentReader.handles_bytes(plain)
+    assert MiniSweAgentReader.handles_bytes(FIXTURES[0].read_bytes())
+
+
+def test_wrong_shape_and_bad_json_are_named(tmp_path: Path) -> None:
+    wrong = tmp_path / "a.traj.json"
+    wrong.write_text('{"info": {"mini_version": "1"}, "trajectory_format": "mini-swe-agent-1"}')
+    with pytest.raises(SchemaError, match="'messages' should be a list"):
+        read_path(wrong)
+    no_role = tmp_path / "b.traj.json"
+    no_role.write_text('{"info": {"mini_version": "1"}, "messages": [{"content": "x"}]}')
+    with pytest.raises(SchemaError, match="message 0 has no 'role'"):
+        read_path(no_role)
+    truncated = tmp_path / "c.traj.json"
+    truncated.write_bytes(RUNS[0].read_bytes()[:3000])
+    with pytest.raises(TraceError, match="truncated"):
+        read_path(truncated)

@@ -1,0 +1,124 @@
+"""SWE-agent `.traj` reader on the real runs: the 25 SWE-bench-java runs are checked against the
+table in trace-formats.md §1.1, the other files against their own raw JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agentlens.errors import SchemaError, TraceError
+from agentlens.formats import read_path
+from agentlens.trajectory import ToolCategory
+from tests.conftest import DATA, FORMATS
+
+JAVA = DATA / "swe-agent-java"
+DOC = DATA.parent / "docs" / "trace-formats.md"
+OTHER_TRAJS = sorted((FORMATS / "swe-agent").glob("*.traj"))
+
+
+def _table_rows() -> list[tuple[str, str, str, int, float, int]]:
+    """(task, model, verdict, steps, instance_cost, tokens_sent) from §1.1 of the format spec."""
+    section = DOC.read_text().split("### 1.1", 1)[1].split("###", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and re.fullmatch(r"\d+", cells[5]):
+            task, model, verdict = cells[0], cells[1], cells[2]
+            rows.append((task, model, verdict, int(cells[5]), float(cells[6]), int(cells[7])))
+    return rows
+
+
+ROWS = _table_rows()
+
+
+def test_the_table_has_all_25_runs() -> None:
+    assert len(ROWS) == 25
+
+
+@pytest.mark.parametrize(
+    ("task", "model", "verdict", "steps", "cost", "tokens_sent"),
+    ROWS,
+    ids=[f"{r[1]}-{r[0]}" for r in ROWS],
+)
+def test_java_runs_match_the_spec_table(
+    task: str, model: str, verdict: str, steps: int, cost: float, tokens_sent: int
+) -> None:
+    (run_dir,) = [d for d in JAVA.iterdir() if d.name.endswith(f"SWE-agent_{model}")]
+    (traj,) = read_path(run_dir / "trajs" / f"{task}.traj")
+    assert traj.source.format == "swe-agent"
+    assert traj.task_id == task
+    assert traj.model == model
+    assert len(traj.tool_steps) == steps
+    assert traj.reported_cost == pytest.approx(cost, abs=0.0006)  # the table rounds to 3 places
+    assert traj.reported_usage is not None
+    assert traj.reported_usage.prompt_tokens == tokens_sent
+    assert traj.outcome.status == ("passed" if "True" in verdict else "failed")
+
+
+def test_instance_cost_not_batch_total() -> None:
+    path = (
+        JAVA
+        / "20240825_SWE-agent_gpt-4o-2024-05-13"
+        / "trajs"
+        / "fasterxml__jackson-databind-4486.traj"
+    )
+    stats = json.loads(path.read_text())["info"]["model_stats"]
+    (traj,) = read_path(path)
+    assert traj.reported_cost == stats["instance_cost"] != stats["total_cost"]
+
+
+@pytest.mark.parametrize("path", OTHER_TRAJS, ids=lambda p: p.name[:60])
+def test_every_traj_file_reads_with_its_observations(path: Path) -> None:
+    doc = json.loads(path.read_text())
+    (traj,) = read_path(path)
+    assert traj.source.format == "swe-agent"
+    assert traj.task_id == path.name.removesuffix(".traj")
+    entries = doc.get("trajectory") or []
+    if entries:
+        acted = [e for e in entries if e["action"].strip()]
+        assert [s.observation for s in traj.tool_steps] == [e["observation"] for e in acted]
+        state = entries[0]["state"]
+        expected = "v0-string-state" if isinstance(state, str) else "v1-dict-state"
+        assert traj.source.format_version == expected
+    else:
+        calls = [m for m in doc["history"] if m.get("tool_calls")]
+        assert len(traj.tool_steps) == len(calls)
+    assert traj.task == next(m["content"] for m in doc["history"] if m["role"] == "user")
+
+
+def test_function_calling_arguments_come_from_the_tool_calls() -> None:
+    path = FORMATS / "swe-agent" / "function_calling_simple.traj"
+    history = json.loads(path.read_text())["history"]
+    calls = [m["tool_calls"][0] for m in history if m.get("tool_calls")]
+    results = {m["tool_call_ids"][0]: m["content"] for m in history if m["role"] == "tool"}
+    (traj,) = read_path(path)
+    assert traj.source.format_version == "history-only"
+    for step, call in zip(traj.tool_steps, calls, strict=True):
+        assert step.tool_name == call["function"]["name"]
+        assert step.arguments == json.loads(call["function"]["arguments"])
+        assert step.observation == results[call["id"]]
+    assert [s.category for s in traj.tool_steps] == [
+        ToolCategory.SEARCH,  # find_file
+        ToolCategory.READ_FILE,  # open
+        ToolCategory.EDIT,
+        ToolCategory.RUN_COMMAND,  # python tests/missing_colon.py
+        ToolCategory.FINISH,  # submit
+    ]
+
+
+def test_wrong_shape_and_bad_json_are_named(tmp_path: Path) -> None:
+    wrong = tmp_path / "x.traj"
+    wrong.write_text('{"trajectory": [{"action": "ls"}, 3], "history": []}')
+    with pytest.raises(SchemaError, match="trajectory entry 1 should be a dict"):
+        read_path(wrong)
+    empty = tmp_path / "y.traj"
+    empty.write_text('{"environment": "main", "trajectory": [], "history": []}')
+    with pytest.raises(SchemaError, match="neither 'trajectory' nor 'history'"):
+        read_path(empty)
+    truncated = tmp_path / "z.traj"
+    truncated.write_bytes(OTHER_TRAJS[0].read_bytes()[:5000])
+    with pytest.raises(TraceError, match="truncated"):
+        read_path(truncated)
