@@ -1,0 +1,224 @@
+"""Cohort tables over scored runs (spec §13.3-§13.6): the per-model table, waste prevalence
+(passing vs failing, Ideal vs Lucky), Lucky-Pass mechanism × model, and pass/fail separation.
+
+Every function takes rows: mappings with the 40 AgentLens-Bench annotation columns (a release CSV
+row from `read_annotation_rows`, or `result_row(ProcessResult)`, which adds the profile's own
+signals `struct`/`cov`/`coh`/`temp`, `composite` and `mechanism`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentlens.process.profiles import ProfileConfig, get_profile
+from agentlens.process.stats import BOOTSTRAPS, Separation, separation
+
+if TYPE_CHECKING:
+    from agentlens.process.result import ProcessResult
+
+Row = Mapping[str, object]
+WASTE_KINDS = (
+    "regression_loop",
+    "blind_retry",
+    "redundant_step",
+    "unnecessary_exploration",
+    "cyclic_pattern",
+)
+# The profile's own signals; release rows fall back to the released component columns.
+SIGNALS = {
+    "struct": "f1_score",
+    "cov": "coverage_percent",
+    "coh": "coherence_score",
+    "temp": "temporal_profile_score",
+}
+INTS = {"n_states", "divergence_step", "total_wasted_steps", "wasted_input_tokens"}
+INTS |= {"wasted_output_tokens"} | {f"{k}_{s}" for k in WASTE_KINDS for s in ("count", "waste")}
+TEXT = {"task_id", "model", "trajectory_id", "quality_tier", "verdict", "failure_reasons"}
+TEXT |= {"strengths", "mechanism", "profile"}
+
+
+def read_annotation_rows(path: str | Path) -> list[dict[str, object]]:
+    """Rows of an annotation CSV (the release's or ours), with numbers and booleans parsed."""
+    with Path(path).open(newline="", encoding="utf-8") as fh:
+        return [_typed(row) for row in csv.DictReader(fh)]
+
+
+def _typed(row: Mapping[str, str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, text in row.items():
+        if key in TEXT or text in ("", None):
+            out[key] = text or None
+        elif text in ("True", "False"):
+            out[key] = text == "True"
+        else:
+            out[key] = int(float(text)) if key in INTS else float(text)
+    return out
+
+
+def result_row(result: ProcessResult) -> dict[str, object]:
+    """The 40 columns plus the profile's signals, composite and Lucky-Pass mechanism."""
+    row = result.annotation_row()
+    row |= {name: result.signals[name].value for name in SIGNALS}
+    row |= {"composite": result.score, "profile": result.profile, "mechanism": None}
+    if result.mechanism is not None:
+        row["mechanism"] = result.mechanism[0]
+    return row
+
+
+def signal(row: Row, name: str) -> float:
+    """A named signal of a row; `process_only` is the composite without the release's outcome
+    term (`sdk-compat` adds +10 to every passing run's score, spec §8.2)."""
+    if name == "process_only":
+        leak = 10.0 if passed(row) and row.get("profile", "sdk-compat") == "sdk-compat" else 0.0
+        return signal(row, "composite") - leak
+    value = row.get(name)
+    if value is None and name in SIGNALS:
+        value = row.get(SIGNALS[name])
+    if value is None and name == "composite":
+        value = row.get("quality_score")
+    return float(value)  # type: ignore[arg-type]
+
+
+def passed(row: Row) -> bool:
+    return bool(row.get("passed"))
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    model: str
+    trajectories: int
+    passing: int
+    pass_rate: float
+    pass_rank: int
+    mean_score_passing: float
+    score_rank: int
+    rank_shift: int
+    lucky: int
+    lucky_percent: float
+
+
+def model_table(rows: Sequence[Row]) -> list[ModelRow]:
+    """Table 2: pass rate and mean score of passing runs, each ranked; shift = pass − score rank."""
+    by_model: dict[str, list[Row]] = {}
+    for row in rows:
+        by_model.setdefault(str(row.get("model")), []).append(row)
+    stats = {m: _model_stats(rs) for m, rs in by_model.items()}
+    pass_rank = _ranks({m: s[1] / s[0] for m, s in stats.items()})
+    score_rank = _ranks({m: s[2] for m, s in stats.items()})
+    table = [
+        ModelRow(
+            model=m,
+            trajectories=n,
+            passing=n_pass,
+            pass_rate=100.0 * n_pass / n,
+            pass_rank=pass_rank[m],
+            mean_score_passing=mean,
+            score_rank=score_rank[m],
+            rank_shift=pass_rank[m] - score_rank[m],
+            lucky=lucky,
+            lucky_percent=100.0 * lucky / n_pass if n_pass else 0.0,
+        )
+        for m, (n, n_pass, mean, lucky) in stats.items()
+    ]
+    return sorted(table, key=lambda r: r.score_rank)
+
+
+def _model_stats(rows: Sequence[Row]) -> tuple[int, int, float, int]:
+    passing = [r for r in rows if passed(r)]
+    scores = [signal(r, "composite") for r in passing]
+    lucky = sum(1 for r in passing if r.get("quality_tier") == "lucky")
+    return len(rows), len(passing), sum(scores) / len(scores) if scores else float("nan"), lucky
+
+
+def _ranks(values: Mapping[str, float]) -> dict[str, int]:
+    """1 = highest; NaN last; ties broken by name so the ranking is deterministic."""
+    order = sorted(values, key=lambda m: (values[m] != values[m], -values[m], m))
+    return {m: i + 1 for i, m in enumerate(order)}
+
+
+@dataclass(frozen=True)
+class WasteRow:
+    kind: str
+    prevalence_a: float
+    prevalence_b: float
+    ratio: float
+    waste_a: float
+    waste_b: float
+
+
+def waste_table(group_a: Sequence[Row], group_b: Sequence[Row]) -> list[WasteRow]:
+    """Tables 8/9: % of runs with ≥ 1 instance, b/a ratio, and mean waste among runs that have one."""
+    table = []
+    for kind in WASTE_KINDS:
+        prev_a, waste_a = _prevalence(group_a, kind)
+        prev_b, waste_b = _prevalence(group_b, kind)
+        ratio = prev_b / prev_a if prev_a else float("nan")
+        table.append(WasteRow(kind, prev_a, prev_b, ratio, waste_a, waste_b))
+    return table
+
+
+def _prevalence(rows: Sequence[Row], kind: str) -> tuple[float, float]:
+    hits = [r for r in rows if int(r.get(f"{kind}_count") or 0) > 0]  # type: ignore[call-overload]
+    prevalence = 100.0 * len(hits) / len(rows) if rows else float("nan")
+    wastes = [int(r.get(f"{kind}_waste") or 0) for r in hits]  # type: ignore[call-overload]
+    return prevalence, sum(wastes) / len(wastes) if wastes else float("nan")
+
+
+def tiers(rows: Sequence[Row]) -> Counter[str]:
+    return Counter(str(r.get("quality_tier")) for r in rows if r.get("quality_tier"))
+
+
+def row_mechanism(row: Row, config: ProfileConfig | None = None) -> str | None:
+    """Lucky passes only: the stored mechanism, else the spec §11.2 tree on the released columns
+    (C3 = an `incomplete_implementation` failure reason, as the column set allows)."""
+    if row.get("quality_tier") != "lucky" or not passed(row):
+        return None
+    if row.get("mechanism"):
+        return str(row["mechanism"])
+    cfg = config or get_profile("sdk-compat")
+    n, waste = int(row["n_states"]), int(row["total_wasted_steps"])  # type: ignore[call-overload]
+    if n <= cfg.c1_max_states and waste == 0 and float(row["stage_coverage_V"]) == 0:  # type: ignore[arg-type]
+        return "C1"
+    if waste >= cfg.c2_min_waste:
+        return "C2"
+    if n >= cfg.c4_min_states:
+        return "C4"
+    reasons = json.loads(str(row.get("failure_reasons") or "[]"))
+    return "C3" if any(r.get("reason") == "incomplete_implementation" for r in reasons) else "C5"
+
+
+def mechanism_table(
+    rows: Sequence[Row], config: ProfileConfig | None = None
+) -> dict[str, Counter[str]]:
+    """Table 14: Lucky-Pass mechanism counts per model."""
+    table: dict[str, Counter[str]] = {}
+    for row in rows:
+        mech = row_mechanism(row, config)
+        if mech:
+            table.setdefault(str(row.get("model")), Counter())[mech] += 1
+    return table
+
+
+def c1_count(rows: Sequence[Row]) -> int:
+    return sum(1 for r in rows if row_mechanism(r) == "C1")
+
+
+def separation_table(
+    rows: Sequence[Row],
+    names: Sequence[str] = ("struct", "cov", "coh", "temp", "composite"),
+    *,
+    n_boot: int = BOOTSTRAPS,
+    seed: int = 0,
+) -> list[Separation]:
+    """AUROC (bootstrap CI) and KS of each signal and of the composite, passing vs failing."""
+    labels = [passed(r) for r in rows]
+    return [
+        separation(name, [signal(r, name) for r in rows], labels, n_boot=n_boot, seed=seed)
+        for name in names
+    ]
