@@ -1,0 +1,142 @@
+"""Ingest speed per format, against a bare `orjson.loads` of the same bytes in the same run.
+
+Run by hand:  python benchmarks/ingest.py [--data ../shared/data] [--repeat 5]
+
+For each format (the shared files grouped by the format `detect` picks) it times our reader on
+bytes already in memory and the bare parse of the same bytes (per line for JSONL, per member for
+`.eval` zips), best of `--repeat`, and prints MB/s and the ratio. Targets: reading all 399
+AgentLens-Bench dev traces end to end (disk, detection, sidecar labels) in < 2 s, and at most 2x
+the bare parse for the large single-document JSON formats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import time
+import zipfile
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from agentlens.errors import TraceError
+from agentlens.formats import _categories, read_paths
+from agentlens.formats.load import HEAD_BYTES, iter_trace_paths
+from agentlens.formats.registry import detect
+
+ROOT = Path(__file__).resolve().parents[1]
+LARGE_JSON = {"agentlens-bench", "swe-agent", "mini-swe-agent", "openhands-events", "inspect-ai"}
+BENCH_TARGET_S = 2.0
+RATIO_TARGET = 2.0
+
+
+def bare_parse(path: Path, data: bytes) -> None:
+    if data[:4] == b"PK\x03\x04":
+        with zipfile.ZipFile(io.BytesIO(data)) as zipped:
+            for name in zipped.namelist():
+                if name.endswith(".json"):
+                    orjson.loads(zipped.read(name))
+    elif path.suffix == ".jsonl":
+        for line in data.splitlines():
+            if line.strip():
+                orjson.loads(line)
+    else:
+        orjson.loads(data)
+
+
+def clear_caches() -> None:
+    """Empty the command-classification caches, so repeats do not flatter the readers."""
+    for value in vars(_categories).values():
+        if hasattr(value, "cache_clear"):
+            value.cache_clear()
+
+
+def best_of(repeat: int, work: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def group_by_format(data_dir: Path) -> dict[str, list[tuple[Path, bytes]]]:
+    groups: dict[str, list[tuple[Path, bytes]]] = defaultdict(list)
+    for path, _ in iter_trace_paths([data_dir]):
+        data = path.read_bytes()
+        try:
+            reader = detect(path, data[:HEAD_BYTES])
+        except TraceError:
+            continue
+        groups[reader.name].append((path, data))
+    return groups
+
+
+def measure(groups: dict[str, list[tuple[Path, bytes]]], repeat: int) -> Table:
+    table = Table("format", "files", "MB", "ours MB/s", "orjson MB/s", "ratio", "target")
+    for name, files in sorted(groups.items()):
+        reader = detect(*_head(files[0]))(lenient=True)  # type: ignore[call-arg]
+        mb = sum(len(d) for _, d in files) / 1e6
+
+        def ours(reader: object = reader, files: list[tuple[Path, bytes]] = files) -> None:
+            clear_caches()
+            for path, data in files:
+                list(reader.read(path, data))  # type: ignore[attr-defined]
+
+        def bare(files: list[tuple[Path, bytes]] = files) -> None:
+            for path, data in files:
+                bare_parse(path, data)
+
+        t_ours, t_bare = best_of(repeat, ours), best_of(repeat, bare)
+        ratio = t_ours / t_bare
+        target = ""
+        if name in LARGE_JSON:
+            target = "ok" if ratio <= RATIO_TARGET else f"MISSED (> {RATIO_TARGET:.0f}x)"
+        table.add_row(
+            name,
+            str(len(files)),
+            f"{mb:.2f}",
+            f"{mb / t_ours:.0f}",
+            f"{mb / t_bare:.0f}",
+            f"{ratio:.2f}x",
+            target,
+        )
+    return table
+
+
+def _head(item: tuple[Path, bytes]) -> tuple[Path, bytes]:
+    return item[0], item[1][:HEAD_BYTES]
+
+
+def bench_dev_seconds(bench: Path, repeat: int) -> tuple[float, int]:
+    count = 0
+
+    def run() -> None:
+        nonlocal count
+        count = len(read_paths([bench / "trajectories"]).trajectories)
+
+    return best_of(repeat, run), count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    console = Console(width=120)
+    groups = group_by_format(args.data)
+    console.print(measure(groups, args.repeat))
+    seconds, count = bench_dev_seconds(args.data / "agentlens-bench-dev", args.repeat)
+    verdict = "ok" if seconds < BENCH_TARGET_S else "MISSED"
+    console.print(
+        f"AgentLens-Bench dev: {count} traces read end to end in {seconds:.2f} s "
+        f"(best of {args.repeat}; target < {BENCH_TARGET_S:.0f} s: {verdict})"
+    )
+
+
+if __name__ == "__main__":
+    main()
