@@ -128,6 +128,7 @@ def _convert(raw: dict[str, Any], orphans: _Orphans) -> list[Step]:
         obs = _joined(results) if results else _lenient_obs(raw) or _ours(raw).get("observation")
         usage, cost = _metrics(raw.get("metrics"))
         turn = raw.get("step_id") if kind == "agent" else None
+        turn = _ours(raw).get("turn", turn)
         return [
             Step(
                 index=0,
@@ -173,7 +174,7 @@ def _tool_step(raw: dict[str, Any], call: dict[str, Any], obs: tuple[str | None,
     step = Step(
         index=0,
         kind="tool",
-        turn=raw.get("step_id"),
+        turn=_ours(raw).get("turn", raw.get("step_id")),
         tool_name=name,
         category=category or view.category,
         call_id=call.get("tool_call_id") or call.get("id"),

@@ -85,10 +85,10 @@ def _atif_step(step_id: int, group: list[Step]) -> dict[str, Any]:
     if out["source"] == "agent":
         out.update(_agent_fields(group))
     extra = _ours(stored_stage=first.stored_stage if first.kind != "tool" else None)
+    extra["agentlens"]["turn"] = first.turn  # kept even when None, so no turn is invented
     if first.kind == "user" and first.observation is not None:
         extra["agentlens"]["observation"] = first.observation
-    if extra["agentlens"]:
-        out["extra"] = extra
+    out["extra"] = extra
     return out
 
 

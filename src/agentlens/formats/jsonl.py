@@ -1,7 +1,7 @@
 """The canonical model on disk: one `Trajectory` per JSONL line, encoded and validated by msgspec.
 
-Every line starts with `{"schema_version":"agentlens.trajectory/1"` (the field order of
-`Trajectory`), which is how the reader recognises its own files.
+Every line starts with `{"schema_version":"agentlens.trajectory/1"`, which is how the reader
+recognises its own files.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ def dump_jsonl(trajectories: Iterable[Trajectory], out: str | Path | IO[bytes]) 
             return dump_jsonl(trajectories, handle)
     count = 0
     for trajectory in trajectories:
-        out.write(_encoder.encode(trajectory) + b"\n")
+        # omit_defaults would drop schema_version (it is the default): put it first explicitly
+        out.write(b"{" + MARKER + b"," + _encoder.encode(trajectory)[1:] + b"\n")
         count += 1
     return count
 
