@@ -49,14 +49,21 @@ class OpenAICompatibleProvider:
         self._timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._json_object = False  # schema style: OpenAI "json_schema" until a server refuses it
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleProvider({self.name!r})"
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
-        body = self._chat_body(request)
         started = time.perf_counter()
-        data = await self._post("/chat/completions", body)
+        try:
+            data = await self._post("/chat/completions", self._chat_body(request))
+        except ProviderError as exc:
+            # llama.cpp's server (and some others) only know {"type": "json_object", "schema"}.
+            if request.json_schema is None or self._json_object or exc.status == 401:
+                raise
+            self._json_object = True
+            data = await self._post("/chat/completions", self._chat_body(request))
         choice = _first_choice(self.name, data)
         message = choice.get("message") or {}
         return ChatResponse(
@@ -123,7 +130,9 @@ class OpenAICompatibleProvider:
             "seed": request.seed,
         }
         body |= {k: v for k, v in optional.items() if v is not None}
-        if request.json_schema is not None:
+        if request.json_schema is not None and self._json_object:
+            body["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        elif request.json_schema is not None:
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "output", "schema": request.json_schema, "strict": True},
@@ -163,7 +172,8 @@ def raise_for_status(name: str, response: httpx.Response) -> None:
     status = response.status_code
     if status < 400:
         return
-    if status == 429 or status >= 500:
+    # llama.cpp's server answers 500 to a request it cannot validate: that is not transient.
+    if status == 429 or (status >= 500 and b"response_format" not in response.content):
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         raise RetryableError(f"HTTP {status}", retry_after=retry_after)
     hint = " (check the API key variable)" if status in (401, 403) else ""

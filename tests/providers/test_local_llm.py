@@ -1,0 +1,106 @@
+"""The real local model (SmolLM2-135M on llama.cpp): over HTTP and in-process, same code."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentlens.providers import ChatRequest, LLMClient, OptionLogprobs, get_provider
+
+pytestmark = pytest.mark.llm
+
+LABELS = ["A", "B", "C", "D"]
+QUESTION = [
+    {"role": "system", "content": "Answer with a single letter."},
+    {"role": "user", "content": "Which is a fruit? A) car B) apple C) stone D) chair. Answer:"},
+]
+
+
+def evaluate(client: LLMClient) -> tuple[OptionLogprobs, str]:
+    """A tiny evaluation: score the options, then ask for a short greedy answer."""
+    scores = client.option_logprobs_sync(QUESTION, LABELS)
+    answer = client.chat_sync(ChatRequest(messages=QUESTION, max_tokens=6))
+    return scores, answer.text
+
+
+@pytest.fixture(scope="module")
+def over_http(local_llm_url: str) -> tuple[OptionLogprobs, str]:
+    return evaluate(get_provider(local_llm_url, cache=False))
+
+
+@pytest.fixture(scope="module")
+def in_process(local_gguf_path: Path) -> tuple[OptionLogprobs, str]:
+    return evaluate(get_provider(f"llamacpp:{local_gguf_path}", cache=False))
+
+
+def test_http_log_probs_are_read_from_the_server_top_list(
+    local_llm_url: str, over_http: tuple[OptionLogprobs, str]
+) -> None:
+    base = local_llm_url.split(":", 1)[1].split("#")[0]
+    raw = httpx.post(
+        f"{base}/chat/completions",
+        json={
+            "model": "smollm2-135m",
+            "messages": QUESTION,
+            "max_tokens": 1,
+            "logprobs": True,
+            "top_logprobs": 20,
+        },
+        timeout=120,
+    ).json()
+    top = raw["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+    for label in LABELS:
+        variants = [t["logprob"] for t in top if t["token"].strip() == label]
+        option = over_http[0].options[label]
+        if variants:
+            expected = math.log(sum(math.exp(v) for v in variants))
+            assert option.logprob == pytest.approx(expected, abs=1e-6)
+            assert option.source == "top_k"
+        else:
+            assert (option.logprob, option.source) == (-20.0, "floor")
+
+
+def test_http_and_in_process_agree(
+    over_http: tuple[OptionLogprobs, str], in_process: tuple[OptionLogprobs, str]
+) -> None:
+    http_scores, http_text = over_http
+    local_scores, local_text = in_process
+    assert {o.source for o in local_scores.options.values()} == {"exact"}
+    lowest_listed = min(o.logprob for o in http_scores.options.values() if o.source == "top_k")
+    for label in LABELS:
+        http_option, exact = http_scores.options[label], local_scores.options[label].logprob
+        if http_option.source == "top_k":
+            assert exact == pytest.approx(http_option.logprob, abs=0.02)  # same GGUF, fp noise
+        else:  # absent from the server's top-20: the exact value must rank below it
+            assert exact <= lowest_listed
+    assert max(LABELS, key=local_scores.logprobs.__getitem__) == max(
+        LABELS, key=http_scores.logprobs.__getitem__
+    )
+    assert sum(local_scores.probabilities().values()) == pytest.approx(1.0)
+    assert http_text == local_text and http_text  # greedy decoding of the same weights
+
+
+def test_json_schema_constrains_the_output(local_llm_url: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": LABELS}},
+        "required": ["answer"],
+    }
+    client = get_provider(local_llm_url, cache=False)
+    reply = client.chat_sync(ChatRequest(messages=QUESTION, json_schema=schema, max_tokens=20))
+    assert json.loads(reply.text)["answer"] in LABELS
+
+
+def test_a_repeated_evaluation_is_served_from_the_cache(local_llm_url: str) -> None:
+    first = get_provider(local_llm_url)
+    request = ChatRequest(messages=[{"role": "user", "content": "Say hi."}], max_tokens=3)
+    answer = first.chat_sync(request)
+    second = get_provider(local_llm_url)
+    again = second.chat_sync(request)
+    assert (first.stats.calls, second.stats.calls, second.stats.cache_hits) == (1, 0, 1)
+    assert again.from_cache and again.text == answer.text
+    assert answer.usage.prompt_tokens > 0 and answer.cost == 0.0
