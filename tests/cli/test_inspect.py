@@ -45,3 +45,23 @@ def test_missing_labels_file_is_a_one_line_error(run_cli: Callable[..., object])
     assert result.err.strip().splitlines() == [  # type: ignore[attr-defined]
         "error: --labels /nonexistent/labels.csv: no such file or directory"
     ]
+
+
+def test_a_glob_matching_nothing_is_a_failure(run_cli: Callable[..., object]) -> None:
+    result = run_cli("inspect", "--json", "/nonexistent/dir/*.json", str(FORMATS / "gemini-cli"))
+    assert result.code == 1  # type: ignore[attr-defined]
+    assert "failed: /nonexistent/dir/*.json [format unknown]: no file matches this pattern" in (
+        result.err  # type: ignore[attr-defined]
+    )
+    assert len(result.out.splitlines()) == 1  # type: ignore[attr-defined]
+
+
+def test_forced_format(run_cli: Callable[..., object]) -> None:
+    gemini = str(FORMATS / "gemini-cli")
+    assert run_cli("inspect", "--format", "gemini-cli", "--json", gemini).code == 0  # type: ignore[attr-defined]
+    wrong = run_cli("inspect", "--format", "atif", gemini)
+    assert wrong.code == 1  # type: ignore[attr-defined]
+    assert "[atif]" in wrong.err  # type: ignore[attr-defined]
+    unknown = run_cli("inspect", "--format", "nosuch", gemini)
+    assert unknown.code == 2  # type: ignore[attr-defined]
+    assert "unknown format 'nosuch'" in unknown.err  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agentlens.cli._app import err_console
 from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths, read_paths
+from agentlens.formats.registry import get_reader
 
 PROGRESS_FROM = 50
 """Show a progress bar only for runs of at least this many files."""
@@ -25,6 +26,8 @@ def load_inputs(
     format: str | None = None,
 ) -> ReadResult:
     """Read files, directories (walked, sidecars skipped) and globs; label outcomes from sidecars."""
+    if format:
+        get_reader(format)  # an unknown name is a usage error before any file is read
     total = sum(1 for _ in iter_trace_paths(paths))
     columns = (TextColumn("reading traces"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(
@@ -54,7 +57,7 @@ def report_failures(result: ReadResult, *, debug: bool | None = None) -> int:
         err_console.print(
             f"[red]failed:[/red] {escape(failure_line(failure))}", highlight=False, soft_wrap=True
         )
-        if debug:
+        if debug and failure.error is not None:
             err_console.print(_traceback(failure), highlight=False, markup=False)
     if result.skipped:
         err_console.print(f"skipped {len(result.skipped)} non-trace files", highlight=False)
@@ -72,5 +75,6 @@ def failure_line(failure: ReadFailure) -> str:
 
 
 def _traceback(failure: ReadFailure) -> str:
+    assert failure.error is not None
     error = failure.error.__cause__ or failure.error
     return "".join(traceback.format_exception(error)).rstrip()

@@ -32,6 +32,7 @@ UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True)
 @click.option("--force", is_flag=True, help="Replace existing output files.")
 @click.option("--lenient", is_flag=True, help="Accept non-conformant files (e.g. ATIF-like).")
+@click.option("--format", "format", default=None, help="Skip detection: read every file as FORMAT.")
 @click.option(
     "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
 )
@@ -41,10 +42,11 @@ def convert(
     out_dir: str,
     force: bool,
     lenient: bool,
+    format: str | None,
     labels: tuple[str, ...],
 ) -> int:
     """Convert traces to ATIF (one JSON per trajectory) or canonical JSONL (one file per input)."""
-    result = load_inputs(paths, lenient=lenient, labels=labels)
+    result = load_inputs(paths, lenient=lenient, labels=labels, format=format)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = write_all(result.trajectories, target, out, force=force)

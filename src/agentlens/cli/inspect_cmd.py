@@ -22,17 +22,24 @@ from agentlens.trajectory import Trajectory
     help="JSON Lines: one summary object per trajectory per line.",
 )
 @click.option("--lenient", is_flag=True, help="Accept non-conformant files (e.g. ATIF-like).")
+@click.option("--format", "format", default=None, help="Skip detection: read every file as FORMAT.")
 @click.option(
     "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
 )
-def inspect(paths: tuple[str, ...], as_json: bool, lenient: bool, labels: tuple[str, ...]) -> int:
+def inspect(
+    paths: tuple[str, ...],
+    as_json: bool,
+    lenient: bool,
+    format: str | None,
+    labels: tuple[str, ...],
+) -> int:
     """Summarise each trajectory: format, task, model, outcome, steps by category, tokens, cost.
 
     PATHS may be files, directories (walked; sidecars such as READMEs and logs are skipped) or
     globs. A file that cannot be read gets one line on stderr and the exit code is 1.
     `--json` writes JSON Lines to stdout (one object per trajectory), so it can be piped to `jq`.
     """
-    result = load_inputs(paths, lenient=lenient, labels=labels)
+    result = load_inputs(paths, lenient=lenient, labels=labels, format=format)
     if as_json:
         for traj in result.trajectories:
             click.echo(orjson.dumps(summary(traj)).decode())

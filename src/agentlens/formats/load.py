@@ -34,7 +34,7 @@ class ReadFailure:
     path: str
     format: str | None
     reason: str
-    error: BaseException
+    error: BaseException | None
 
 
 @dataclass
@@ -120,7 +120,15 @@ def read_paths(
     the explicit `labels` files, in the precedence documented in `agentlens.outcomes`.
     `on_file` is called after each file (the CLI's progress bar).
     """
+    from agentlens.outcomes import apply_tables, discover_labels, load_label_spec
+
+    tables = [load_label_spec(spec) for spec in labels]  # a bad --labels fails before reading
     result = ReadResult()
+    specs = list(specs)
+    for spec in specs:
+        text = str(spec)
+        if glob.has_magic(text) and not glob.glob(text, recursive=True):
+            result.failures.append(ReadFailure(text, None, "no file matches this pattern", None))
     for path, explicit in iter_trace_paths(specs):
         try:
             result.trajectories.extend(read_path(path, format=format, lenient=lenient))
@@ -131,10 +139,7 @@ def read_paths(
                 result.failures.append(ReadFailure(str(path), exc.format, exc.reason, exc))
         if on_file is not None:
             on_file(path)
-    if sidecars or labels:
-        from agentlens.outcomes import apply_labels, discover_labels
-
-        if sidecars:
-            discover_labels(result.trajectories)
-        apply_labels(result.trajectories, labels)
+    if sidecars:
+        discover_labels(result.trajectories)
+    apply_tables(result.trajectories, tables)
     return result

@@ -34,6 +34,7 @@ from agentlens.trajectory import Outcome, Trajectory
 __all__ = [
     "LabelTable",
     "apply_labels",
+    "apply_tables",
     "discover_labels",
     "load_label_spec",
     "parse_status",
@@ -66,9 +67,13 @@ def apply_labels(trajectories: Sequence[Trajectory], label_specs: Sequence[str])
     path (the CSV path may be relative, or start with the original data root), by its id, or by
     its task id.
     """
+    return apply_tables(trajectories, [load_label_spec(spec) for spec in label_specs])
+
+
+def apply_tables(trajectories: Sequence[Trajectory], tables: Sequence[LabelTable]) -> int:
+    """`apply_labels` for tables already loaded with `load_label_spec` (later tables win)."""
     labelled = 0
-    for spec in label_specs:
-        table = load_label_spec(spec)
+    for table in tables:
         for traj in trajectories:
             found = match(table, traj)
             if found is not None:
