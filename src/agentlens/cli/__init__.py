@@ -17,6 +17,10 @@ COMMANDS: dict[str, str] = {
     "convert": "agentlens.cli.convert_cmd:convert",
     "demo": "agentlens.cli.demo_cmd:demo",
     "cache": "agentlens.cli.cache_cmd:cache",
+    "label": "agentlens.cli.label_cmd:label",
+    "reference": "agentlens.cli.reference_cmd:reference",
+    "score": "agentlens.cli.score_cmd:score",
+    "cohort": "agentlens.cli.cohort_cmd:cohort",
 }
 
 
