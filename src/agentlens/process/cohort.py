@@ -222,3 +222,41 @@ def separation_table(
         separation(name, [signal(r, name) for r in rows], labels, n_boot=n_boot, seed=seed)
         for name in names
     ]
+
+
+@dataclass(frozen=True)
+class CohortReport:
+    """Every cohort table for one set of scored rows."""
+
+    n_runs: int
+    tiers: dict[str, int]
+    models: list[ModelRow]
+    waste_pass_fail: list[WasteRow]
+    waste_ideal_lucky: list[WasteRow]
+    mechanisms: dict[str, dict[str, int]]
+    c1: int
+    separation: list[Separation]
+
+
+def cohort_report(
+    rows: Sequence[Row],
+    *,
+    signals: Sequence[str] = ("struct", "cov", "coh", "temp", "composite", "process_only"),
+    n_boot: int = BOOTSTRAPS,
+    seed: int = 0,
+) -> CohortReport:
+    passing = [r for r in rows if passed(r)]
+    failing = [r for r in rows if not passed(r)]
+    ideal = [r for r in passing if r.get("quality_tier") == "ideal"]
+    lucky = [r for r in passing if r.get("quality_tier") == "lucky"]
+    both = passing and failing
+    return CohortReport(
+        n_runs=len(rows),
+        tiers=dict(tiers(rows)),
+        models=model_table(rows),
+        waste_pass_fail=waste_table(passing, failing),
+        waste_ideal_lucky=waste_table(ideal, lucky),
+        mechanisms={m: dict(c) for m, c in mechanism_table(rows).items()},
+        c1=c1_count(rows),
+        separation=separation_table(rows, signals, n_boot=n_boot, seed=seed) if both else [],
+    )

@@ -1,5 +1,10 @@
 """Evaluation protocols shared by the engine's benchmarks and the cohort tools.
 
+`leave_one_out_split`: every run of a task is scored against a reference built from the task's
+OTHER passing runs, when at least `min_donors` (2) exist: failing runs share one reference of all
+passing runs; each passing run gets its own reference without itself. With `k`, the donors are the
+first k of those runs after one shared `random.Random(seed)` shuffle (bounds the merge cost).
+
 `agentlens_bench_split`: the AgentLens-Bench protocol (spec §14.1) — tasks in sorted order; per
 task, the file-name-sorted passing runs are shuffled by ONE `random.Random(seed)` shared across
 tasks; the first k are the reference donors, every other run of the task is scored. Tasks with
@@ -9,10 +14,19 @@ fewer than k passing runs are skipped and consume no random numbers.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from agentlens.errors import ConfigError
 from agentlens.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentlens.process.profiles import Profile
+    from agentlens.process.result import ProcessResult
+
+PROTOCOLS = ("agentlens-bench", "leave-one-out")
 
 
 @dataclass(frozen=True)
@@ -44,3 +58,72 @@ def agentlens_bench_split(
         scored += [t for t in runs if t.outcome.status != "passed"]
         splits.append(TaskSplit(task, donors, scored))
     return splits
+
+
+def group_by_task(trajs: Sequence[Trajectory]) -> dict[str, list[Trajectory]]:
+    """Runs grouped by `task_id` (runs without one are grouped under their file's folder name)."""
+    groups: dict[str, list[Trajectory]] = {}
+    for traj in trajs:
+        task = traj.task_id or Path(traj.source.path).parent.name or "unknown-task"
+        groups.setdefault(task, []).append(traj)
+    return groups
+
+
+def leave_one_out_split(
+    trajs_by_task: Mapping[str, Sequence[Trajectory]],
+    min_donors: int = 2,
+    k: int | None = None,
+    seed: int = 42,
+) -> list[TaskSplit]:
+    rng = random.Random(seed)
+    splits = []
+    for task in sorted(trajs_by_task):
+        runs = sorted(trajs_by_task[task], key=_source_name)
+        passing = [t for t in runs if t.outcome.status == "passed"]
+        others = [t for t in runs if t.outcome.status != "passed"]
+        if others and len(passing) >= min_donors:
+            splits.append(TaskSplit(task, _donors(passing, k, rng), others))
+        for run in passing:
+            rest = [t for t in passing if t is not run]
+            if len(rest) >= min_donors:
+                splits.append(TaskSplit(task, _donors(rest, k, rng), [run]))
+    return splits
+
+
+def _donors(runs: list[Trajectory], k: int | None, rng: random.Random) -> list[Trajectory]:
+    if k is None or k >= len(runs):
+        return runs
+    shuffled = runs.copy()
+    rng.shuffle(shuffled)
+    return shuffled[:k]
+
+
+def split_cohort(
+    trajs: Sequence[Trajectory], protocol: str, *, k: int | None = None, seed: int = 42
+) -> list[TaskSplit]:
+    """Donor/scored splits for `protocol`: `agentlens-bench` (k defaults to 5) or `leave-one-out`
+    (all other passing runs unless `k` is given)."""
+    groups = group_by_task(trajs)
+    if protocol == "agentlens-bench":
+        return agentlens_bench_split(groups, k=k or 5, seed=seed)
+    if protocol == "leave-one-out":
+        return leave_one_out_split(groups, k=k, seed=seed)
+    raise ConfigError(f"unknown protocol {protocol!r}; choose one of {PROTOCOLS}")
+
+
+def score_splits(
+    splits: Sequence[TaskSplit],
+    profile: Profile = "paper",
+    on_split: Callable[[TaskSplit], None] | None = None,
+) -> list[ProcessResult]:
+    """Build each split's reference from its donors and score its runs against it."""
+    from agentlens.process.pta import build_reference
+    from agentlens.process.score import score_trajectory
+
+    results: list[ProcessResult] = []
+    for split in splits:
+        reference = build_reference(split.donors, profile)
+        results.extend(score_trajectory(t, reference, profile) for t in split.scored)
+        if on_split is not None:
+            on_split(split)
+    return results

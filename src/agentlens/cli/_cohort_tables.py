@@ -1,0 +1,122 @@
+"""Rich tables for a `CohortReport` (used by `agentlens cohort` and the demo)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from agentlens.process.cohort import CohortReport, WasteRow
+from agentlens.process.curation import CurationRow
+
+TIER_ORDER = ("ideal", "solid", "lucky", "partial_fail", "off_track")
+MECHANISMS = ("C1", "C2", "C3", "C4", "C5")
+
+
+def print_report(console: Console, report: CohortReport, curation: Sequence[CurationRow]) -> None:
+    for table in (
+        tier_table(report),
+        model_table(report),
+        waste_table(
+            "Waste prevalence: passing (P) vs failing (F)", "P", "F", report.waste_pass_fail
+        ),
+        waste_table("Waste prevalence: Ideal (I) vs Lucky (L)", "I", "L", report.waste_ideal_lucky),
+        mechanism_table(report),
+        separation_table(report),
+        curation_table(curation),
+    ):
+        console.print(table)
+
+
+def tier_table(report: CohortReport) -> Table:
+    table = Table("tier", "runs", "share of its outcome %", title=f"Tiers ({report.n_runs} runs)")
+    passing = sum(report.tiers.get(t, 0) for t in TIER_ORDER[:3])
+    failing = sum(report.tiers.get(t, 0) for t in TIER_ORDER[3:])
+    for tier in TIER_ORDER:
+        n = report.tiers.get(tier, 0)
+        base = passing if tier in TIER_ORDER[:3] else failing
+        table.add_row(tier, str(n), f"{100 * n / base:.1f}" if base else "-")
+    return table
+
+
+def model_table(report: CohortReport) -> Table:
+    table = Table(title="Models: pass rate vs process quality of passing runs")
+    for name in (
+        "model",
+        "runs",
+        "pass %",
+        "rank",
+        "mean score (passing)",
+        "rank",
+        "shift",
+        "Lucky %",
+    ):
+        table.add_column(name, justify="right")
+    for m in report.models:
+        table.add_row(
+            m.model, str(m.trajectories), f"{m.pass_rate:.1f}", str(m.pass_rank),
+            f"{m.mean_score_passing:.1f}", str(m.score_rank), f"{m.rank_shift:+d}",
+            f"{m.lucky_percent:.1f} ({m.lucky})",
+        )  # fmt: skip
+    return table
+
+
+def waste_table(title: str, a: str, b: str, rows: list[WasteRow]) -> Table:
+    table = Table(title=title)
+    for name in ("type", f"prev {a} %", f"prev {b} %", f"{b}/{a}", f"waste {a}", f"waste {b}"):
+        table.add_column(name, justify="right")
+    for w in rows:
+        table.add_row(
+            w.kind,
+            _f(w.prevalence_a),
+            _f(w.prevalence_b),
+            _f(w.ratio, 2),
+            _f(w.waste_a),
+            _f(w.waste_b),
+        )
+    return table
+
+
+def mechanism_table(report: CohortReport) -> Table:
+    table = Table("model", *MECHANISMS, "total", title=f"Lucky-Pass mechanisms (C1 = {report.c1})")
+    for model, counts in sorted(report.mechanisms.items(), key=lambda kv: -sum(kv[1].values())):
+        cells = [str(counts.get(c, 0)) for c in MECHANISMS]
+        table.add_row(model, *cells, str(sum(counts.values())))
+    return table
+
+
+def separation_table(report: CohortReport) -> Table:
+    table = Table(
+        "signal", "AUROC", "95% CI", "KS D", "KS p", "pass/fail", title="Pass/fail separation"
+    )
+    for s in report.separation:
+        table.add_row(
+            s.signal, _f(s.auroc, 3), f"[{s.ci_low:.3f}, {s.ci_high:.3f}]", _f(s.ks, 3),
+            f"{s.ks_p:.2g}", f"{s.n_pass}/{s.n_fail}",
+        )  # fmt: skip
+    return table
+
+
+def curation_table(rows: Sequence[CurationRow]) -> Table:
+    table = Table(title="Curation (passing runs by descending score)")
+    for name in (
+        "selection",
+        "runs",
+        "Ideal %",
+        "Lucky %",
+        "mean coherence",
+        "mean score",
+        "min score",
+    ):
+        table.add_column(name, justify="right")
+    for c in rows:
+        table.add_row(
+            c.selection, str(c.n), _f(c.ideal_percent), _f(c.lucky_percent),
+            _f(c.mean_coherence, 3), _f(c.mean_score), _f(c.min_score),
+        )  # fmt: skip
+    return table
+
+
+def _f(value: float, digits: int = 1) -> str:
+    return "-" if value != value else f"{value:.{digits}f}"

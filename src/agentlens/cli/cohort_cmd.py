@@ -1,0 +1,97 @@
+"""`agentlens cohort DIR…`: group runs by task, build references from passing runs, score the
+others, and print the cohort tables (tiers, models, waste, mechanisms, separation, curation)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import click
+import orjson
+from rich.console import Console
+from rich.progress import Progress
+
+from agentlens.cli._app import console, err_console
+from agentlens.cli._cohort_tables import print_report
+from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._process_options import input_options, profile_option
+from agentlens.errors import ConfigError
+from agentlens.process.cohort import Row, cohort_report, read_annotation_rows, result_row
+from agentlens.process.curation import curation_table, export_rows, select
+from agentlens.process.profiles import Profile
+from agentlens.process.protocols import PROTOCOLS, score_splits, split_cohort
+from agentlens.trajectory import Trajectory
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "--protocol", type=click.Choice(PROTOCOLS), default="leave-one-out", show_default=True
+)
+@click.option("--k", "k", type=int, default=None, help="Donors per reference (bench: 5; LOO: all).")
+@click.option("--seed", default=42, show_default=True, help="Donor shuffle seed.")
+@click.option("--rows", "rows_csv", type=click.Path(exists=True, dir_okay=False),
+              help="Skip scoring: tables from an annotation CSV (e.g. the release's).")  # fmt: skip
+@click.option("--boot", default=2000, show_default=True, help="Bootstrap resamples for AUROC CIs.")
+@click.option("--json", "as_json", is_flag=True, help="All tables as one JSON object.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False),
+              help="Write the scored rows (.jsonl/.csv/.parquet).")  # fmt: skip
+@click.option("--select", "selection", default="all", show_default=True,
+              help="Rows written by --out: all, drop-lucky or top-<k> (passing runs).")  # fmt: skip
+@profile_option
+@input_options
+def cohort(
+    paths: tuple[str, ...],
+    protocol: str,
+    k: int | None,
+    seed: int,
+    rows_csv: str | None,
+    boot: int,
+    as_json: bool,
+    out_path: str | None,
+    selection: str,
+    profile: Profile,
+    labels: tuple[str, ...],
+    lenient: bool,
+) -> int:
+    """Score a cohort of runs task by task and print the cohort tables."""
+    code = 0
+    if rows_csv:
+        rows: list[Row] = list(read_annotation_rows(rows_csv))
+    elif paths:
+        result = load_inputs(paths, lenient=lenient, labels=labels)
+        rows = score_cohort(result.trajectories, protocol, profile, k=k, seed=seed)
+        code = report_failures(result)
+    else:
+        raise ConfigError("give trace paths, or --rows CSV")
+    show(rows, profile, boot=boot, as_json=as_json, out=console)
+    if out_path:
+        chosen = rows if selection == "all" and not rows_csv else select(rows, selection)
+        export_rows(chosen, out_path)
+        err_console.print(f"wrote {len(chosen)} rows → {out_path}", highlight=False)
+    return code
+
+
+def score_cohort(
+    trajs: list[Trajectory], protocol: str, profile: Profile, *, k: int | None, seed: int
+) -> list[Row]:
+    splits = split_cohort(trajs, protocol, k=k, seed=seed)
+    if not splits:
+        raise ConfigError(
+            f"no task has enough passing runs for the {protocol} protocol "
+            "(pass/fail labels come from the files or from --labels)"
+        )
+    with Progress(console=err_console, transient=True) as progress:
+        bar = progress.add_task("scoring", total=len(splits))
+        results = score_splits(splits, profile, on_split=lambda _: progress.advance(bar))
+    return [result_row(r) for r in results]
+
+
+def show(rows: list[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:
+    report = cohort_report(rows, n_boot=boot)
+    curation = curation_table(rows, profile=profile)
+    if as_json:
+        doc: dict[str, Any] = asdict(report) | {"curation": [asdict(c) for c in curation]}
+        click.echo(orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY).decode())
+    else:
+        print_report(out, report, curation)

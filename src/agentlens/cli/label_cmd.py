@@ -1,0 +1,70 @@
+"""`agentlens label RUNS…`: the intent stage (E/I/V/O) of every tool step."""
+
+from __future__ import annotations
+
+import click
+import orjson
+from rich.table import Table
+
+from agentlens.cli._app import console
+from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._process_options import input_options, profile_option
+from agentlens.process.labeler import LabelProfile, label_trajectory
+from agentlens.trajectory import Trajectory
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per trajectory.")
+@profile_option
+@input_options
+def label(
+    paths: tuple[str, ...],
+    as_json: bool,
+    profile: LabelProfile,
+    labels: tuple[str, ...],
+    lenient: bool,
+) -> int:
+    """Label each tool step with its intent stage; shows the input's own label when it has one."""
+    result = load_inputs(paths, lenient=lenient, labels=labels)
+    for traj in result.trajectories:
+        rows = step_rows(traj, profile)
+        if as_json:
+            doc = {"id": traj.id, "path": traj.source.path, "profile": profile, "steps": rows}
+            click.echo(orjson.dumps(doc).decode())
+        else:
+            console.print(label_table(traj, rows))
+    return report_failures(result)
+
+
+def step_rows(traj: Trajectory, profile: LabelProfile) -> list[dict[str, object]]:
+    """One dict per tool step: index, tool, canonical category, stage, stored label (if any)."""
+    rows = []
+    for step, stage in zip(traj.steps, label_trajectory(traj, profile), strict=True):
+        if stage is None:
+            continue
+        row: dict[str, object] = {
+            "index": step.index,
+            "tool": step.tool_name,
+            "category": str(step.category) if step.category else None,
+            "stage": stage,
+        }
+        if step.stored_stage:
+            row["stored"] = step.stored_stage
+        rows.append(row)
+    return rows
+
+
+def label_table(traj: Trajectory, rows: list[dict[str, object]]) -> Table:
+    stored = [r for r in rows if "stored" in r]
+    same = sum(1 for r in stored if r["stored"] == r["stage"])
+    caption = f"agrees with the stored labels on {same}/{len(stored)} steps" if stored else None
+    table = Table(title=f"{traj.id} ({len(rows)} tool steps)", caption=caption)
+    for name in ("step", "tool", "category", "stage", "stored"):
+        table.add_column(name)
+    for r in rows:
+        table.add_row(
+            str(r["index"]), str(r["tool"] or "-"), str(r["category"] or "-"),
+            str(r["stage"]), str(r.get("stored", "")),
+        )  # fmt: skip
+    return table

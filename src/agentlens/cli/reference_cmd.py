@@ -1,0 +1,76 @@
+"""`agentlens reference build RUNS… -o ref.json`: merge passing runs of one task into a reference."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import click
+import orjson
+
+from agentlens.cli._app import console, err_console
+from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._process_options import input_options, profile_option
+from agentlens.errors import ConfigError
+from agentlens.process.profiles import Profile
+from agentlens.process.protocols import group_by_task
+from agentlens.trajectory import Trajectory
+
+
+@click.group()
+def reference() -> None:
+    """Build reference graphs (prefix-tree acceptors) from passing runs."""
+
+
+@reference.command("build")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="ref.json")
+@click.option("--k", "k", default=5, show_default=True, help="Donor runs (0 = all passing).")
+@click.option("--seed", default=42, show_default=True, help="Donor shuffle seed.")
+@profile_option
+@input_options
+def build(
+    paths: tuple[str, ...],
+    output: str,
+    k: int,
+    seed: int,
+    profile: Profile,
+    labels: tuple[str, ...],
+    lenient: bool,
+) -> int:
+    """Merge k passing runs (file-name order, shuffled with `random.Random(seed)`) into ref.json."""
+    from agentlens.process.pta import build_reference
+
+    result = load_inputs(paths, lenient=lenient, labels=labels)
+    donors = choose_donors(result.trajectories, k, seed)
+    ref = build_reference(donors, profile)
+    Path(output).write_bytes(orjson.dumps(ref.to_json()))
+    console.print(
+        f"reference for {donors[0].task_id or 'the task'}: {len(ref.nodes)} states, "
+        f"{len(ref.edges)} transitions, {len(ref.branch_points())} branch points, "
+        f"{len(donors)} donors → {output}",
+        highlight=False,
+    )
+    return report_failures(result)
+
+
+def choose_donors(trajs: list[Trajectory], k: int, seed: int) -> list[Trajectory]:
+    """The AgentLens-Bench donor rule for one task: sort by file name, shuffle, take k."""
+    groups = group_by_task(trajs)
+    if len(groups) > 1:
+        raise ConfigError(
+            f"runs of {len(groups)} tasks given ({', '.join(sorted(groups)[:3])}…); "
+            "a reference is built from one task's runs"
+        )
+    passing = sorted(
+        (t for t in trajs if t.outcome.status == "passed"), key=lambda t: Path(t.source.path).name
+    )
+    if not passing:
+        raise ConfigError("no passing runs among the inputs; pass/fail labels come from the "
+                          "file or from --labels")  # fmt: skip
+    if 0 < k < len(passing):
+        random.Random(seed).shuffle(passing)
+        return passing[:k]
+    if k > len(passing):
+        err_console.print(f"only {len(passing)} passing runs; using all of them", highlight=False)
+    return passing

@@ -1,0 +1,131 @@
+"""`agentlens score RUNS… --reference ref.json`: process scores of runs against a reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+import orjson
+from rich.table import Table
+
+from agentlens.cli._app import console, err_console
+from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._process_options import input_options
+from agentlens.errors import ConfigError
+from agentlens.process.profiles import Profile
+from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
+
+if TYPE_CHECKING:
+    from agentlens.process.pta import Reference
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--reference", "reference_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per run, with reasons.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the 40 columns.")
+@click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False), help="Same, Parquet.")
+@click.option(
+    "--profile",
+    type=click.Choice(["paper", "sdk-compat"]),
+    default=None,
+    help="Default: the profile the reference was built with.",
+)
+@input_options
+def score(
+    paths: tuple[str, ...],
+    reference_path: str,
+    as_json: bool,
+    csv_path: str | None,
+    parquet_path: str | None,
+    profile: Profile | None,
+    labels: tuple[str, ...],
+    lenient: bool,
+) -> int:
+    """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism."""
+    from agentlens.process.score import score_trajectory
+
+    reference = load_reference(reference_path)
+    chosen: Profile = profile or reference.profile  # type: ignore[assignment]
+    if chosen != reference.profile:
+        err_console.print(
+            f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"
+        )
+    result = load_inputs(paths, lenient=lenient, labels=labels)
+    results = [score_trajectory(t, reference, chosen) for t in result.trajectories]
+    if as_json:
+        for res in results:
+            click.echo(orjson.dumps(result_json(res)).decode())
+    else:
+        console.print(score_table(results))
+    write_annotations(results, csv_path, parquet_path)
+    return report_failures(result)
+
+
+def load_reference(path: str) -> Reference:
+    from agentlens.process.pta import Reference
+
+    try:
+        doc = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the reference: {exc}") from exc
+    try:
+        return Reference.from_json(doc)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+
+
+def result_json(res: ProcessResult) -> dict[str, object]:
+    return {
+        "trajectory_id": res.trajectory_id,
+        "profile": res.profile,
+        "outcome": res.outcome,
+        "score": res.score,
+        "score_reason": res.composite.reason,
+        "tier": res.tier,
+        "tier_reason": res.tier_reason,
+        "signals": {k: {"value": s.value, "reason": s.reason} for k, s in res.signals.items()},
+        "waste": {k: {"count": w.count, "steps": w.wasted_steps} for k, w in res.waste.items()},
+        "mechanism": res.mechanism_name,
+        "mechanism_reason": res.mechanism[1] if res.mechanism else None,
+        "annotation": res.annotation_row(),
+    }
+
+
+def score_table(results: list[ProcessResult]) -> Table:
+    table = Table(title=f"{len(results)} runs scored")
+    for name in (
+        "run",
+        "outcome",
+        "score",
+        "tier",
+        "struct",
+        "cov",
+        "coh",
+        "temp",
+        "waste",
+        "mechanism",
+    ):
+        table.add_column(name, overflow="fold")
+    for r in results:
+        s = r.signals
+        table.add_row(
+            r.trajectory_id, r.outcome, f"{r.score:.1f}", r.tier or "-",
+            f"{s['struct'].value:.1f}", f"{s['cov'].value:.1f}", f"{s['coh'].value:.2f}",
+            f"{s['temp'].value:.2f}", str(r.total_wasted_steps), r.mechanism_name or "",
+        )  # fmt: skip
+    return table
+
+
+def write_annotations(
+    results: list[ProcessResult], csv_path: str | None, parquet_path: str | None
+) -> None:
+    """The 40 AgentLens-Bench columns, in the release's order, diffable against its CSV."""
+    from agentlens.process.curation import export_rows
+
+    rows = [{c: r.annotation_row()[c] for c in ANNOTATION_COLUMNS} for r in results]
+    if csv_path:
+        export_rows(rows, csv_path, "csv")
+    if parquet_path:
+        export_rows(rows, parquet_path, "parquet")
