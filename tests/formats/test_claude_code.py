@@ -106,6 +106,8 @@ def test_sub_agents_are_linked_from_the_task_call() -> None:
     links = {s.call_id: s.subtrajectory for s in traj.tool_steps if s.subtrajectory}
     assert links == {call: f"{session_id}/{agent}" for call, agent in spawned.items()}
     assert all(s.tool_name == "Task" for s in traj.tool_steps if s.subtrajectory)
+    (standalone,) = read_path(sub_files[0])
+    assert (standalone.id, standalone.parent_id) == (traj.subtrajectories[0].id, traj.id)
     sub_tools = sum(len(_blocks(line, "tool_use")) for line in _objects(sub_files[0], "assistant"))
     assert len(traj.subtrajectories[0].tool_steps) == sub_tools
 

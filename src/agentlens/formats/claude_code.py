@@ -216,6 +216,7 @@ class _Builder:
         metadata["skipped_lines"] = dict(self.skipped)
         return Trajectory(
             id=f"{session}/{agent_id}" if agent_id else session,
+            parent_id=session if agent_id else None,
             task=next((s.text for s in self.steps if s.kind == "user"), None),
             agent=Agent(name="claude-code", version=self.first.get("version")),
             model=models.most_common(1)[0][0] if models else None,
