@@ -162,3 +162,21 @@ def test_cache_dir_honours_agentlens_cache_then_xdg(
     monkeypatch.delenv("AGENTLENS_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir() == tmp_path / "xdg" / "agentlens"
+
+
+def test_demo_without_local_data_downloads_into_the_cache(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    server: _Server,
+    traces: list[Path],
+    run_cli: Callable[..., object],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("agentlens.cli.demo_cmd.REPO", tmp_path / "no-repo")
+    monkeypatch.setattr("agentlens.release.AGENTLENS_BENCH", _release(server.url, traces))
+    monkeypatch.setenv("AGENTLENS_CACHE", str(tmp_path / "cache"))
+    result = run_cli("demo")
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert f"read {len(traces)} files" in result.out  # type: ignore[attr-defined]
+    assert (tmp_path / "cache" / "bench-test" / ".complete").is_file()
+    assert server.requests == 1

@@ -98,7 +98,8 @@ def find_data(console: Console) -> Path:
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("download", total=None)
         return ensure_release(
-            progress=lambda done, total: bar.update(task, completed=done, total=total)
+            AGENTLENS_BENCH,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
 
 
