@@ -40,6 +40,8 @@ from agentlens.trajectory import ToolCategory as C
         ("cd /repo && cat a.py", C.READ_FILE),
         ("FOO=1 sudo cat x", C.READ_FILE),
         ("echo 'unbalanced", C.RUN_COMMAND),
+        ("grep ';' a.py", C.SEARCH),  # a quoted operator is a word
+        ("grep -n 'a | python' a.py", C.SEARCH),
         ("", C.RUN_COMMAND),
     ],
 )

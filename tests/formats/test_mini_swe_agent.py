@@ -105,3 +105,17 @@ def test_wrong_shape_and_bad_json_are_named(tmp_path: Path) -> None:
     truncated.write_bytes(RUNS[0].read_bytes()[:3000])
     with pytest.raises(TraceError, match="truncated"):
         read_path(truncated)
+
+
+def test_sb_cli_report_is_the_fallback_verdict(tmp_path: Path) -> None:
+    # The run layout without per-instance logs: trajs/<id>/<id>.traj.json + the sb-cli report.
+    run = RUNS[0]
+    target = tmp_path / "trajs" / run.parent.name / run.name
+    target.parent.mkdir(parents=True)
+    target.write_bytes(run.read_bytes())
+    (tmp_path / "sb-cli-report.json").write_bytes((SWEBV / "sb-cli-report.json").read_bytes())
+    report = json.loads((SWEBV / "sb-cli-report.json").read_text())
+    (traj,) = read_path(target)
+    assert traj.outcome.source == "sb-cli-report"
+    resolved = traj.task_id in report["resolved_ids"]
+    assert traj.outcome.status == ("passed" if resolved else "failed")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -200,22 +201,37 @@ def _model(info: dict[str, Any]) -> str | None:
 
 
 def _outcome(path: Path, task_id: str) -> Outcome:
-    """`logs/<id>/report.json` or an sb-cli report in the run directory above `trajs/`."""
-    for parent in list(path.parents)[:3]:
-        report = parent / "logs" / task_id / "report.json"
-        if report.is_file():
-            doc = common.as_dict(_json_file(report))
-            entry = common.as_dict(doc.get(task_id)) or doc
-            if isinstance(entry.get("resolved"), bool):
-                status: OutcomeStatus = "passed" if entry["resolved"] else "failed"
-                return Outcome(status=status, source="report.json")
-        for sidecar in sorted(parent.glob("*sb-cli*.json")):
-            report_doc = common.as_dict(_json_file(sidecar))
-            if task_id in (report_doc.get("resolved_ids") or []):
-                return Outcome(status="passed", source="sb-cli-report")
-            if task_id in (report_doc.get("unresolved_ids") or []):
-                return Outcome(status="failed", source="sb-cli-report")
+    """`logs/<id>/report.json`, else an sb-cli report, in the run directory above `trajs/`."""
+    parents = [str(p) for p in list(path.parents)[:3]]
+    for parent in parents:
+        status = _report_status(Path(parent) / "logs" / task_id / "report.json", task_id)
+        if status is not None:
+            return Outcome(status=status, source="report.json")
+    for parent in parents:
+        verdicts = _sb_cli_verdicts(parent)
+        if task_id in verdicts:
+            return Outcome(status=verdicts[task_id], source="sb-cli-report")
     return Outcome()
+
+
+def _report_status(report: Path, task_id: str) -> OutcomeStatus | None:
+    doc = common.as_dict(_json_file(report))
+    entry = common.as_dict(doc.get(task_id)) or doc  # keyed by instance id, or bare
+    resolved = entry.get("resolved")
+    if not isinstance(resolved, bool):
+        return None
+    return "passed" if resolved else "failed"
+
+
+@lru_cache(maxsize=64)
+def _sb_cli_verdicts(directory: str) -> dict[str, OutcomeStatus]:
+    """Every verdict of the sb-cli reports in a directory, read once per directory and process."""
+    verdicts: dict[str, OutcomeStatus] = {}
+    for sidecar in sorted(Path(directory).glob("*sb-cli*.json")):
+        doc = common.as_dict(_json_file(sidecar))
+        verdicts.update(dict.fromkeys(doc.get("unresolved_ids") or [], "failed"))
+        verdicts.update(dict.fromkeys(doc.get("resolved_ids") or [], "passed"))
+    return verdicts
 
 
 def _json_file(path: Path) -> Any:

@@ -20,10 +20,9 @@ from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
 from agentlens.formats._categories import categorize_command, categorize_editor
 from agentlens.formats._json import loads, require
+from agentlens.formats._swe_agent_runs import run_model, run_outcome
 from agentlens.trajectory import (
     Agent,
-    Outcome,
-    OutcomeStatus,
     Source,
     Step,
     StepKind,
@@ -47,9 +46,6 @@ ACI = {
     "append": ToolCategory.EDIT,
     "submit": ToolCategory.FINISH,
 }
-RESULT_LINE = re.compile(r"Result for (\S+): resolved: (True|False)")
-MODEL_LINE = re.compile(r"^name:\s*(.+)$", re.MULTILINE)
-PLACEHOLDER_MODELS = {"replay", "instant_empty_submit", "human", "human_thought"}
 STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config)"\s*:')
 
 
@@ -108,11 +104,12 @@ def _preamble(history: list[Any]) -> list[Step]:
 
 def _from_trajectory(entries: list[Any], history: list[Any]) -> list[Step]:
     calls = [m for m in history if isinstance(m, dict) and m.get("role") == "assistant"]
-    steps = []
-    for turn, entry in enumerate(entries):
-        call = _first_call(calls[turn]) if len(calls) == len(entries) else None
-        steps.append(_action_step(entry, turn, call))
-    return steps
+    if len(calls) != len(entries):  # only a one-to-one history says which call made which action
+        return [_action_step(entry, turn, None) for turn, entry in enumerate(entries)]
+    return [
+        _action_step(entry, turn, _first_call(call))
+        for turn, (entry, call) in enumerate(zip(entries, calls, strict=True))
+    ]
 
 
 def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) -> Step:
@@ -214,56 +211,3 @@ def _usage(stats: dict[str, Any]) -> Usage | None:
 def _cost(stats: dict[str, Any]) -> float | None:
     cost = stats.get("instance_cost")
     return float(cost) if isinstance(cost, int | float) else None
-
-
-def run_model(path: Path, doc: dict[str, Any]) -> str | None:
-    """The model: `metadata.yaml` of the run directory, else the replay config, else the run
-    directory's name (`<model>__<dataset>__<config>__t-...`)."""
-    run_dir = path.parent.parent if path.parent.name == "trajs" else path.parent
-    meta = run_dir / "metadata.yaml"
-    if meta.is_file():
-        match = MODEL_LINE.search(meta.read_text(errors="replace"))
-        if match:
-            return match[1].split("+")[-1].strip().strip("\"'") or None
-    model = _replay_model(doc.get("replay_config"))
-    if model:
-        return model
-    name = path.parent.name
-    return name.split("__")[0] if "__t-" in name else None
-
-
-def _replay_model(config: Any) -> str | None:
-    if isinstance(config, str):
-        config = common.parse_arguments(config)
-    agent = common.as_dict(common.as_dict(config).get("agent"))
-    name = common.as_dict(agent.get("model")).get("name")
-    return str(name) if name and name not in PLACEHOLDER_MODELS else None
-
-
-def run_outcome(path: Path, task_id: str) -> Outcome:
-    """The verdict from the evaluation files next to `trajs/`, when there are any."""
-    if path.parent.name != "trajs":
-        return Outcome()
-    run_dir = path.parent.parent
-    log = run_dir / "logs" / task_id / "run_instance.log"
-    if log.is_file():
-        for match in RESULT_LINE.finditer(log.read_text(errors="replace")):
-            if match[1] == task_id:
-                status: OutcomeStatus = "passed" if match[2] == "True" else "failed"
-                return Outcome(status=status, source="run_instance.log")
-    return _results_json(run_dir / "results" / "results.json", task_id)
-
-
-def _results_json(results: Path, task_id: str) -> Outcome:
-    if not results.is_file():
-        return Outcome()
-    try:
-        buckets = common.as_dict(common.parse_arguments(results.read_bytes()))
-    except OSError:
-        return Outcome()
-    if task_id in (buckets.get("resolved") or []):
-        return Outcome(status="passed", source="results.json")
-    for bucket in ("unresolved_ids", "empty_patch_ids", "error_ids"):
-        if task_id in (buckets.get(bucket) or []):
-            return Outcome(status="failed", source="results.json", detail=bucket)
-    return Outcome()
