@@ -1,0 +1,129 @@
+"""`agentlens label | reference build | score | cohort` end to end on the real dev traces."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from agentlens.cli import main
+from tests.conftest import BENCH
+
+TRAJ = BENCH / "trajectories"
+REQUESTS = TRAJ / "psf__requests-1724"
+C1_RUN = REQUESTS / "psf__requests-1724-logs-opus-4.6-pass-25038457597_pta.json"
+WORD = {"exploration": "E", "implementation": "I", "verification": "V", "orchestration": "O"}
+
+
+def raw_labels(path: Path) -> list[str]:
+    states = sorted(json.loads(path.read_bytes())["states"].values(), key=lambda s: s["step"])
+    return [WORD[s["intent_stage"]] for s in states if s["intent_stage"]]
+
+
+def test_label_json_sdk_compat_matches_the_stored_labels(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["label", "--json", "--profile", "sdk-compat", str(C1_RUN)]) == 0
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    doc = json.loads(line)
+    assert [s["stage"] for s in doc["steps"]] == raw_labels(C1_RUN)
+    assert [s["stored"] for s in doc["steps"]] == raw_labels(C1_RUN)
+    assert (
+        doc["steps"][1]["category"] == "edit"
+        and doc["steps"][1]["tool"] == "replace_string_in_file"
+    )
+
+
+def test_label_table_reports_agreement(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["label", str(C1_RUN)]) == 0
+    out = capsys.readouterr().out
+    assert "agrees with the stored labels on" in out and "run_in_terminal" in out
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("ref") / "ref.json"
+    assert (
+        main(["reference", "build", str(REQUESTS), "-o", str(out), "--profile", "sdk-compat"]) == 0
+    )
+    return out
+
+
+def test_reference_build_uses_k_donors(reference: Path) -> None:
+    doc = json.loads(reference.read_bytes())
+    passing = sorted(p.stem for p in REQUESTS.glob("*-pass-*.json"))
+    assert len(doc["donors"]) == 5 and set(doc["donors"]) <= set(passing)
+    assert doc["profile"] == "sdk-compat" and doc["nodes"]
+
+
+def test_score_writes_the_release_columns(
+    reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = sorted(REQUESTS.glob("*-fail-*.json"))[:3]
+    out_csv, out_pq = tmp_path / "s.csv", tmp_path / "s.parquet"
+    args = ["score", *map(str, runs), "--reference", str(reference), "--csv", str(out_csv)]
+    assert main([*args, "--parquet", str(out_pq)]) == 0
+    assert "3 runs scored" in capsys.readouterr().out
+    with (BENCH / "annotations" / "trajectories.csv").open() as fh:
+        release_header = next(csv.reader(fh))
+    with out_csv.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == release_header and len(release_header) == 40
+    assert [r["trajectory_id"] for r in rows] == [p.stem for p in runs]
+    assert {r["passed"] for r in rows} == {"False"}
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out_pq).column_names == release_header
+
+
+def test_score_json_carries_reasons(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", str(C1_RUN), "--reference", str(reference), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["profile"] == "sdk-compat" and doc["outcome"] == "passed"
+    assert "→" in doc["tier_reason"] and doc["signals"]["coh"]["reason"]
+    assert len(doc["annotation"]) == 40
+
+
+def test_cohort_from_release_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    release = BENCH / "annotations" / "trajectories.csv"
+    assert main(["cohort", "--rows", str(release), "--json", "--boot", "50"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    with release.open() as fh:
+        tiers = [r["quality_tier"] for r in csv.DictReader(fh)]
+    assert doc["n_runs"] == len(tiers)
+    assert doc["tiers"] == {t: tiers.count(t) for t in set(tiers)}
+    assert {s["signal"] for s in doc["separation"]} >= {"composite", "process_only"}
+    assert [c["selection"] for c in doc["curation"]] == ["all", "drop-lucky", "top-50", "top-25"]
+
+
+def test_cohort_scores_a_task_leave_one_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = sorted(REQUESTS.glob("*.json"))[:8]
+    n_pass = sum("-pass-" in p.name for p in runs)
+    assert n_pass >= 3
+    out = tmp_path / "rows.jsonl"
+    args = ["cohort", *map(str, runs), "--boot", "50", "--json", "--profile", "sdk-compat"]
+    assert main([*args, "--out", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["n_runs"] == len(runs)  # every run has ≥ 2 other passing runs
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["trajectory_id"] for r in rows) == sorted(p.stem for p in runs)
+
+
+def test_reference_of_two_tasks_is_a_user_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = next((TRAJ / "pallets__flask-5014").glob("*-pass-*.json"))
+    code = main(["reference", "build", str(C1_RUN), str(other), "-o", str(tmp_path / "r.json")])
+    assert code == 2
+    assert "one task" in capsys.readouterr().err
+
+
+def test_score_with_a_bad_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    assert main(["score", str(C1_RUN), "--reference", str(bad)]) == 2
+    assert "bad.json" in capsys.readouterr().err
