@@ -41,6 +41,8 @@ from agentlens.trajectory import ToolCategory as C
         ("FOO=1 sudo cat x", C.READ_FILE),
         ("echo 'unbalanced", C.RUN_COMMAND),
         ("grep ';' a.py", C.SEARCH),  # a quoted operator is a word
+        ("# look again\ngrep -nC 5 'x' a.py", C.SEARCH),  # a comment is not a command
+        ("echo a#b > notes.txt", C.CREATE_FILE),
         ("grep -n 'a | python' a.py", C.SEARCH),
         ("", C.RUN_COMMAND),
     ],

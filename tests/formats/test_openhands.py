@@ -179,6 +179,31 @@ def test_v1_sdk_events_usage_and_orphan_results() -> None:
     assert traj.model == "litellm_proxy/minimax-m2.7"
 
 
+def test_v1_prompt_and_messages_become_steps(tmp_path: Path) -> None:
+    # The fixture starts mid-run; put the SDK's opening events (shapes from its models) in front.
+    system = {
+        "kind": "SystemPromptEvent",
+        "source": "agent",
+        "tools": [],
+        "system_prompt": {"type": "text", "text": "You are OpenHands agent."},
+    }
+    user = {
+        "kind": "MessageEvent",
+        "source": "user",
+        "llm_message": {"role": "user", "content": [{"type": "text", "text": "Review PR 3745"}]},
+    }
+    path = tmp_path / "events.jsonl"
+    lines = [json.dumps(system), json.dumps(user)]
+    path.write_text(
+        "\n".join(lines) + "\n" + (OH / "sdk-fixtures" / "goal_events.jsonl").read_text()
+    )
+    (traj,) = read_path(path)
+    assert traj.source.format == "openhands-v1"
+    assert [s.kind for s in traj.steps[:3]] == ["system", "user", "tool"]
+    assert traj.task == "Review PR 3745"
+    assert traj.steps[0].text == "You are OpenHands agent."
+
+
 def test_delegate_events_become_a_subtrajectory(tmp_path: Path) -> None:
     # No shipped file has a delegation; wrap a real event list the way OpenHands streams one.
     inner = json.loads((OH / "legacy-replay-trajs" / "wrong_initial_state.json").read_text())[1:]

@@ -43,7 +43,8 @@ INSPECTING = (ToolCategory.SEARCH, ToolCategory.READ_FILE, ToolCategory.LIST_DIR
 SEPARATORS = {"&&", "||", ";", "\n", "&", ";;", "(", ")"}
 REDIRECTS = {">", ">>", "<", ">&", "&>", ">|", "<>", "&>>", "<<", "<<-", "<<<", "<&"}
 TOKEN = re.compile(
-    r"(?P<single>'[^']*'?)"
+    r"(?P<comment>(?<![^\s;&|(])#[^\n]*)"
+    r"|(?P<single>'[^']*'?)"
     r'|(?P<double>"(?:\\.|[^"\\])*"?)'
     r"|(?P<op>&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n])"
     r"|(?P<word>(?:\\.|[^\s'\";|&()<>\\])+)"
@@ -129,6 +130,8 @@ def _tokens(cmd: str) -> list[tuple[str, bool]]:
     tokens: list[tuple[str, bool]] = []
     for match in TOKEN.finditer(text):
         token = match.group()
+        if match.lastgroup == "comment":
+            continue
         if match.lastgroup == "single":
             token = token[1:-1] if len(token) > 1 and token.endswith("'") else token[1:]
         elif match.lastgroup == "double":
