@@ -31,7 +31,7 @@ def test_golden_counts_match_the_raw_json(path: Path) -> None:
     assert detect(path, _head(path)).name == "atif"
     assert validate(raw) == []
     (traj,) = read_path(path)
-    steps = raw["steps"]
+    steps = [s for s in raw["steps"] if not s.get("is_copied_context")]
     calls = [c for s in steps for c in s.get("tool_calls") or []]
     assert len(traj.steps) == sum(max(1, len(s.get("tool_calls") or [])) for s in steps)
     assert [s.call_id for s in traj.tool_steps] == [c["tool_call_id"] for c in calls]
@@ -46,6 +46,10 @@ def test_golden_counts_match_the_raw_json(path: Path) -> None:
     assert traj.reported_usage.prompt_tokens == final["total_prompt_tokens"]
     assert traj.model == raw["agent"].get("model_name")
     assert traj.source.format_version == raw["schema_version"]
+    copied = [s["step_id"] for s in raw["steps"] if s.get("is_copied_context")]
+    assert traj.metadata.get("copied_context_step_ids", []) == copied
+    first_user = next(s["message"] for s in raw["steps"] if s["source"] == "user")
+    assert traj.task == first_user
 
 
 def test_observations_follow_source_call_id() -> None:

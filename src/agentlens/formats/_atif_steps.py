@@ -21,18 +21,23 @@ RESULT_FOR = re.compile(r"Tool result for (\S+)")
 
 
 def atif_steps(raw_steps: list[Any]) -> list[Step]:
+    """Canonical steps of an ATIF `steps` list, indexed from 0.
+
+    Steps marked `is_copied_context` repeat a parent's history for a summarizer; ATIF says to
+    leave them out of scoring, so they are dropped here (their ids stay in the metadata).
+    """
     orphans = _lenient_results(raw_steps)
     steps: list[Step] = []
     for raw in raw_steps:
-        if (
-            isinstance(raw, dict)
-            and id(raw) not in orphans.folded
-            and not carried(raw).get("placeholder")
-        ):
+        if isinstance(raw, dict) and id(raw) not in orphans.folded and not _skipped(raw):
             steps += _convert(raw, orphans)
     for i, step in enumerate(steps):
         step.index = i
     return steps
+
+
+def _skipped(raw: dict[str, Any]) -> bool:
+    return bool(raw.get("is_copied_context") or carried(raw).get("placeholder"))
 
 
 def _convert(raw: dict[str, Any], orphans: _Orphans) -> list[Step]:
@@ -172,6 +177,7 @@ def message_text(message: Any) -> str:
 
 
 def content_text(content: Any) -> str | None:
+    """Text of a string or a list of content parts (media parts shown as `[image]` etc.)."""
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):

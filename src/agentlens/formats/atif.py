@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import orjson
 
 from agentlens.errors import SchemaError
-from agentlens.formats._atif_steps import atif_steps, carried
+from agentlens.formats._atif_steps import atif_steps, carried, message_text
 from agentlens.formats._json import head_text, loads
 from agentlens.formats.atif_schema import validate
 from agentlens.trajectory import (
@@ -81,7 +81,7 @@ def to_trajectory(doc: dict[str, Any], path: Path, parent_id: str | None = None)
     return Trajectory(
         id=_id(doc, path),
         task_id=ours.get("task_id") or task_id,
-        task=ours.get("task") or next((s.text for s in steps if s.kind == "user"), None),
+        task=ours.get("task") or _task(doc["steps"]),
         agent=Agent(name=agent.get("name"), version=agent.get("version")),
         model=agent.get("model_name") or agent.get("model") or _first_model(steps),
         outcome=_outcome(ours.get("outcome")) or outcome or Outcome(),
@@ -138,6 +138,14 @@ def _metadata(doc: dict[str, Any]) -> dict[str, Any]:
     if copied:
         meta["copied_context_step_ids"] = copied
     return meta
+
+
+def _task(raw_steps: list[Any]) -> str | None:
+    """The first user message, copied context included (a summarizer's task lives there)."""
+    for raw in raw_steps:
+        if isinstance(raw, dict) and raw.get("source") == "user":
+            return message_text(raw.get("message"))
+    return None
 
 
 def _id(doc: dict[str, Any], path: Path) -> str:
