@@ -36,7 +36,10 @@ def test_converted_jsonl_is_detected_by_inspect(
     run_cli("convert", "--to", "jsonl", "-o", str(tmp_path), *map(str, sources))
     again = run_cli("inspect", "--json", str(tmp_path))
     rows = [json.loads(line) for line in again.out.splitlines()]  # type: ignore[attr-defined]
-    assert [r["format"] for r in rows] == ["agentlens-jsonl"] * len(sources)
+    assert again.code == 0  # type: ignore[attr-defined]
+    # A converted trajectory keeps the source it was first read from.
+    assert sorted(r["path"] for r in rows) == sorted(map(str, sources))
+    assert {r["format"] for r in rows} == {"agentlens-bench"}
 
 
 def test_convert_refuses_to_overwrite(tmp_path: Path, run_cli: Callable[..., object]) -> None:
