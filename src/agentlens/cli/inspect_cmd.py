@@ -43,7 +43,7 @@ def inspect(
     if as_json:
         for traj in result.trajectories:
             click.echo(orjson.dumps(summary(traj)).decode())
-    else:
+    elif result.trajectories:
         console.print(summary_table(result.trajectories))
     return report_failures(result)
 
