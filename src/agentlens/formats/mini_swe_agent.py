@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -77,7 +78,7 @@ class MiniSweAgentReader:
         stats = common.as_dict(info.get("model_stats"))
         cost = stats.get("instance_cost")
         yield Trajectory(
-            id=task_id or path.name.removesuffix(".json").removesuffix(".traj"),
+            id=_run_id(path, task_id),
             task_id=task_id,
             task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="mini-swe-agent", version=info.get("mini_version")),
@@ -88,6 +89,14 @@ class MiniSweAgentReader:
             reported_cost=float(cost) if isinstance(cost, int | float) else None,
             metadata={k: info[k] for k in ("exit_status", "submission") if k in info},
         )
+
+
+def _run_id(path: Path, task_id: str | None) -> str:
+    """`<run>/<instance>` in the `<run>/trajs/<instance>/<instance>.traj.json` layout."""
+    name = task_id or path.name.removesuffix(".json").removesuffix(".traj")
+    if len(path.parents) > 2 and path.parents[1].name == "trajs":
+        return f"{path.parents[2].name}/{name}"
+    return name
 
 
 def _steps(messages: list[dict[str, Any]]) -> list[Step]:
@@ -115,12 +124,13 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
 def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
     extra = common.as_dict(message.get("extra"))
     usage, cost, model = _usage(extra)
+    when = _created(extra)
     commands = _commands(message, text, extra)
     if not commands:
         step = Step(
             index=0, kind="agent", text=text, turn=turn, usage=usage, cost=cost, raw=message
         )
-        step.model = model
+        step.model, step.timestamp = model, when
         return [step]
     steps = []
     for i, (call_id, command) in enumerate(commands):
@@ -137,6 +147,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
                 arguments={"command": command},
                 command=command,
                 files=files_in_command(command) if category is not ToolCategory.FINISH else [],
+                timestamp=when,
                 usage=usage if i == 0 else None,
                 cost=cost if i == 0 else None,
                 model=model,
@@ -192,6 +203,16 @@ def _usage(extra: dict[str, Any]) -> tuple[Usage | None, float | None, str | Non
         cost = common.as_dict(response.get("usage")).get("cost")
     model = response.get("model")
     return usage, float(cost) if isinstance(cost, int | float) else None, model
+
+
+def _created(extra: dict[str, Any]) -> datetime | None:
+    """When the response was made: v2 `extra.timestamp`, else the API response's `created`."""
+    value = extra.get("timestamp")
+    if value is None:
+        value = common.as_dict(extra.get("response")).get("created")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, tz=UTC)
+    return common.timestamp(value)
 
 
 def _model(info: dict[str, Any]) -> str | None:

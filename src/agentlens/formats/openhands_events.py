@@ -50,6 +50,8 @@ class OpenHandsEventsReader:
             model=converter.model,
             source=Source(format=self.name, path=str(path), format_version="v0-events"),
             steps=steps,
+            reported_usage=converter.reported_usage,
+            reported_cost=converter.reported_cost,
             subtrajectories=subs,
         )
 
@@ -61,6 +63,8 @@ class LegacyConverter:
         self.path = path
         self.format = format
         self.model: str | None = None
+        self.reported_usage: Usage | None = None
+        self.reported_cost: float | None = None
 
     def convert(self, events: list[Any], trajectory_id: str) -> tuple[list[Step], list[Trajectory]]:
         self.steps: list[Step] = []
@@ -222,7 +226,10 @@ class LegacyConverter:
             self.model = self.model or str(response["model"])
         if isinstance(metrics, dict):
             usage = oh.usage_from_metrics(metrics.get("accumulated_token_usage"))
-            step.usage, step.cost = self.totals.step(usage, metrics.get("accumulated_cost"))
+            cost = metrics.get("accumulated_cost")
+            step.usage, step.cost = self.totals.step(usage, cost)
+            self.reported_usage = usage  # the last running total is the run's own total
+            self.reported_cost = float(cost) if isinstance(cost, int | float) else None
             step.model = (metrics.get("accumulated_token_usage") or {}).get("model")
         elif isinstance(response, dict) and not self._seen_response(response):
             step.usage = oh.usage_from_response(response.get("usage"))
