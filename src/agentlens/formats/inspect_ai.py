@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -69,9 +70,16 @@ def _read_eval(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
         header_name = "header.json" if "header.json" in names else "_journal/start.json"
         if header_name not in names:
             raise SchemaError(path, "no header.json in the .eval zip", InspectAiReader.name)
-        header = orjson.loads(archive.read(header_name))
         members = sorted((n for n in names if n.startswith("samples/")), key=_sample_order)
-        return header, [orjson.loads(archive.read(n)) for n in members]
+        header = _member(path, archive, header_name)
+        return header, [_member(path, archive, n) for n in members]
+
+
+def _member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:
+    try:
+        return orjson.loads(archive.read(name))
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError) as exc:
+        raise TraceError(path, f"broken member {name}: {exc}", InspectAiReader.name) from exc
 
 
 def _sample_order(name: str) -> tuple[int, str]:
