@@ -131,3 +131,18 @@ def test_bad_label_files_raise_a_one_line_config_error(tmp_path: Path) -> None:
     preds = FORMATS / "mini-swe-agent-fixtures" / "results.json"
     with pytest.raises(ConfigError, match="not a SWE-bench report"):
         load_label_spec(str(preds))
+
+
+def test_read_paths_labels_real_runs_like_the_curated_csvs() -> None:
+    from agentlens.formats import read_paths
+
+    for root in (JAVA, MINI):
+        result = read_paths([root])
+        assert not result.failures
+        expected = _csv_labels(root / "labels.csv")
+        assert len(result.trajectories) == len(expected)
+        for traj in result.trajectories:
+            key = str(Path(traj.source.path).relative_to(root))
+            assert traj.outcome.status == ("passed" if expected[key] == "pass" else "failed"), key
+        relabelled = read_paths([root], labels=[str(root / "labels.csv")], sidecars=False)
+        assert {t.outcome.source for t in relabelled.trajectories} == {"labels:csv"}
