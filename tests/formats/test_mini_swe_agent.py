@@ -119,3 +119,50 @@ def test_sb_cli_report_is_the_fallback_verdict(tmp_path: Path) -> None:
     assert traj.outcome.source == "sb-cli-report"
     resolved = traj.task_id in report["resolved_ids"]
     assert traj.outcome.status == ("passed" if resolved else "failed")
+
+
+def test_v2_actions_and_parallel_tool_calls(tmp_path: Path) -> None:
+    # No v2 (`mini-swe-agent-1.1`) run is shipped; messages follow its docs/usage/output_files.md.
+    head = json.loads(RUNS[0].read_text())["messages"][:2]
+    text_turn = {
+        "role": "assistant",
+        "content": "Look.\n\n```mswea_bash_command\nls -la\n```",
+        "extra": {"actions": [{"command": "ls -la"}], "cost": 0.003, "timestamp": 1706000000.0},
+    }
+    text_result = {"role": "user", "content": "<returncode>2</returncode>\n<output>\nx\n</output>"}
+    calls = [
+        {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": c})},
+        }
+        for i, c in enumerate(["cat a.py", "grep -n foo b.py"])
+    ]
+    tool_turn = {"role": "assistant", "content": "", "tool_calls": calls, "extra": {"cost": 0.01}}
+    results = [
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": "<returncode>0</returncode><output>3:foo</output>",
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c0",
+            "content": "<returncode>0</returncode><output>a</output>",
+        },
+    ]
+    doc = {
+        "info": {"mini_version": "2.0.0", "model_stats": {"instance_cost": 0.013}},
+        "messages": [*head, text_turn, text_result, tool_turn, *results],
+        "trajectory_format": "mini-swe-agent-1.1",
+    }
+    path = tmp_path / "x.traj.json"
+    path.write_text(json.dumps(doc))
+    (traj,) = read_path(path)
+    ls, cat, grep = traj.tool_steps
+    assert (ls.command, ls.is_error, ls.cost) == ("ls -la", True, 0.003)
+    assert ls.timestamp is not None and ls.timestamp.year == 2024
+    assert (cat.category, cat.observation) == (ToolCategory.READ_FILE, results[1]["content"])
+    assert (grep.category, grep.observation) == (ToolCategory.SEARCH, results[0]["content"])
+    assert cat.turn == grep.turn != ls.turn
+    assert traj.cost_total() == pytest.approx(0.013)

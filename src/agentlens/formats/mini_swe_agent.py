@@ -133,7 +133,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
         step.model, step.timestamp = model, when
         return [step]
     steps = []
-    for i, (call_id, command) in enumerate(commands):
+    for i, (call_id, command, tool_name) in enumerate(commands):
         category = _categorize(command)
         steps.append(
             Step(
@@ -141,7 +141,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
                 kind="tool",
                 text=_thought(text),
                 turn=turn,
-                tool_name="bash",
+                tool_name=tool_name,
                 category=category,
                 call_id=call_id,
                 arguments={"command": command},
@@ -159,20 +159,22 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
 
 def _commands(
     message: dict[str, Any], text: str, extra: dict[str, Any]
-) -> list[tuple[str | None, str]]:
+) -> list[tuple[str | None, str, str]]:
+    """(call id, command, tool name) of each action the message asked for."""
     calls = message.get("tool_calls")
     if isinstance(calls, list) and calls:
         found = []
-        for call in calls:
-            function = common.as_dict(common.as_dict(call).get("function"))
+        for call in map(common.as_dict, calls):
+            function = common.as_dict(call.get("function"))
             arguments = common.parse_arguments(function.get("arguments")) or {}
-            found.append((common.as_dict(call).get("id"), str(arguments.get("command") or "")))
+            command = str(arguments.get("command") or "")
+            found.append((call.get("id"), command, str(function.get("name") or "bash")))
         return found
     actions = extra.get("actions")
     if isinstance(actions, list) and actions:
-        return [(None, str(common.as_dict(a).get("command") or "")) for a in actions]
+        return [(None, str(common.as_dict(a).get("command") or ""), "bash") for a in actions]
     blocks = FENCE.findall(text)
-    return [(None, blocks[0])] if len(blocks) == 1 else []
+    return [(None, blocks[0], "bash")] if len(blocks) == 1 else []
 
 
 def _observe(step: Step, text: str, message: dict[str, Any]) -> None:
