@@ -124,3 +124,14 @@ def test_shell_and_file_tools_are_categorised() -> None:
     assert categories.get("Edit") == "edit"
     assert traj.agent.name == "claude-code"
     assert traj.agent.version == _first_session_line(SESSION)["version"]
+
+
+def test_a_truncated_session_names_the_broken_line(tmp_path: Path) -> None:
+    from agentlens.errors import TraceError
+
+    data = SESSION.read_bytes()
+    lines = data.count(b"\n", 0, len(data) // 2)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(TraceError, match=f"line {lines + 1}"):
+        read_path(cut)

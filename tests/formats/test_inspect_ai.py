@@ -92,3 +92,17 @@ def test_scorer_model_calls_are_not_agent_usage() -> None:
         answer = sample["output"]["usage"]
         assert traj.usage_total().prompt_tokens == answer["input_tokens"]
         assert traj.usage_total().completion_tokens == answer["output_tokens"]
+
+
+def test_a_corrupt_eval_zip_is_a_trace_error(tmp_path: Path) -> None:
+    from agentlens.errors import TraceError
+
+    path = ROOT / "log_read_sample.eval"
+    with zipfile.ZipFile(path) as archive:
+        start = archive.getinfo("samples/1_epoch_1.json").header_offset + 100
+    data = bytearray(path.read_bytes())
+    data[start : start + 10] = b"\x00" * 10  # inside the sample's compressed bytes
+    broken = tmp_path / "broken.eval"
+    broken.write_bytes(bytes(data))
+    with pytest.raises(TraceError, match="broken"):
+        read_path(broken)
