@@ -77,7 +77,7 @@ class _Builder:
 
     def line(self, line: dict[str, Any]) -> None:
         payload, kind = line["payload"], line.get("type")
-        stamp = parse_time(line.get("timestamp"))
+        stamp = line.get("timestamp")  # parsed only for lines that become steps
         if kind == "session_meta":
             self.meta = payload
         elif kind == "turn_context":
@@ -179,7 +179,7 @@ class _Builder:
 
     def _add(self, step: Step, stamp: Any) -> None:
         step.index = len(self.steps)
-        step.timestamp = stamp
+        step.timestamp = parse_time(stamp)
         if step.kind in ("agent", "tool"):
             step.turn = self.turn
             step.model = self.model
