@@ -121,6 +121,13 @@ def _categorize_agentskill(code: str) -> ToolCategory:
     )
 
 
+def settle_listing(step: Step) -> None:
+    """A file `view` whose result is a directory listing was a directory listing."""
+    listed = step.observation is not None and step.observation.startswith(DIRECTORY_LISTING)
+    if step.category is ToolCategory.READ_FILE and listed:
+        step.category = ToolCategory.LIST_DIR
+
+
 def _implied_editor_command(name: str, arguments: dict[str, Any]) -> str:
     if name == "read":
         return "view"

@@ -1,0 +1,263 @@
+"""OpenHands legacy (V0) events -> steps, shared by the event-list and eval-output readers.
+
+An observation names its action in `cause`; the flattened resolver histories have no ids, so an
+observation there belongs to the action just before it. Usage comes from the running totals in
+`llm_metrics` when present, else from the `model_response.usage` of each model response (counted
+once, although every parallel call and its observation repeat it). Events between a `delegate`
+action and the observation it caused belong to the sub-agent and become a subtrajectory.
+`Step.raw` is the action event, or `{call, result}` once its observation is attached.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentlens.errors import SchemaError
+from agentlens.formats import _openhands_common as oh
+from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
+
+SKIPPED_ACTIONS = {"recall", "change_agent_state", "condensation", "condensation_request", "null"}
+SKIPPED_OBSERVATIONS = {"recall", "agent_state_changed", "null", "condensation"}
+MESSAGE_ACTIONS = {"message", "system"}
+
+
+class LegacyConverter:
+    """Turns one V0 event list into steps; also used for the `history` of eval outputs."""
+
+    def __init__(self, path: Path, format: str) -> None:
+        self.path = path
+        self.format = format
+        self.model: str | None = None
+        self.reported_usage: Usage | None = None
+        self.reported_cost: float | None = None
+
+    def convert(self, events: list[Any], trajectory_id: str) -> tuple[list[Step], list[Trajectory]]:
+        self.steps: list[Step] = []
+        self.subs: list[Trajectory] = []
+        self.by_id: dict[Any, Step] = {}
+        self.totals = oh.RunningTotals()
+        self.turns: dict[str, int] = {}
+        self.counted: set[str] = set()
+        self.trajectory_id = trajectory_id
+        position = 0
+        while position < len(events):
+            event = events[position]
+            if not isinstance(event, dict):
+                raise SchemaError(
+                    self.path,
+                    f"event {position} should be an object, found {type(event).__name__}",
+                    self.format,
+                )
+            position = self._event(events, position, event)
+        return oh.renumber(self.steps), self.subs
+
+    def _event(self, events: list[Any], position: int, event: dict[str, Any]) -> int:
+        if "observation" in event:
+            self._observation(event)
+        elif "action" in event:
+            if event["action"] == "delegate":
+                return self._delegate(events, position, event)
+            self._action(event)
+        elif "content" not in event:
+            raise SchemaError(
+                self.path, f"event {position} has neither 'action' nor 'observation'", self.format
+            )
+        return position + 1
+
+    def _action(self, event: dict[str, Any]) -> Step | None:
+        action = str(event["action"])
+        if action in SKIPPED_ACTIONS:
+            return None
+        given = event.get("args")
+        args: dict[str, Any] = given if isinstance(given, dict) else _flat_args(event)
+        if action in MESSAGE_ACTIONS:
+            step = self._message(event, action, args)
+        else:
+            step = self._tool(event, action, args)
+        self._add_usage(step, event)
+        self.steps.append(step)
+        if "id" in event:
+            self.by_id[event["id"]] = step
+        return step
+
+    def _message(self, event: dict[str, Any], action: str, args: dict[str, Any]) -> Step:
+        source = event.get("source")
+        kind: StepKind
+        if action == "system":
+            kind = "system"
+        elif source is None:
+            kind = "user" if not self.steps else "agent"
+        else:
+            kind = "user" if source == "user" else "agent"
+        text = args.get("content") or event.get("message") or event.get("content") or ""
+        return Step(
+            index=0, kind=kind, text=str(text), timestamp=oh.timestamp(event.get("timestamp")),
+            raw=event,
+        )  # fmt: skip
+
+    def _tool(self, event: dict[str, Any], action: str, args: dict[str, Any]) -> Step:
+        meta = event.get("tool_call_metadata") or {}
+        tool_name = meta.get("function_name") or action
+        arguments = _call_arguments(meta) or {k: v for k, v in args.items() if k != "thought"}
+        category = oh.categorize(
+            action if action in {"run", "read", "write"} else tool_name, arguments
+        )
+        if action == "finish":
+            category = ToolCategory.FINISH
+        command = oh.command_text(category, arguments)
+        return Step(
+            index=0,
+            kind="tool",
+            text=str(
+                args.get("thought") or event.get("thought") or _finish_text(action, event, args)
+            ),
+            turn=self._turn(meta),
+            tool_name=tool_name,
+            category=category,
+            call_id=meta.get("tool_call_id"),
+            arguments=arguments,
+            command=command,
+            files=oh.files_of(arguments, command),
+            timestamp=oh.timestamp(event.get("timestamp")),
+            raw=event,
+        )
+
+    def _observation(self, event: dict[str, Any]) -> None:
+        kind = str(event["observation"])
+        cause = event.get("cause")
+        if cause is not None:
+            step = self.by_id.get(cause)
+        else:  # flattened resolver histories have no ids: the result follows its call
+            step = self._last_open_tool() if "id" not in event else None
+        if kind in SKIPPED_OBSERVATIONS:
+            return
+        if step is None or step.observation is not None:
+            step = Step(index=0, kind="tool", tool_name=kind, category=ToolCategory.OTHER)
+            step.timestamp = oh.timestamp(event.get("timestamp"))
+            self.steps.append(step)
+        content = event.get("content")
+        step.observation = content if isinstance(content, str) else oh.text_of(content)
+        step.is_error = _observation_error(kind, event, step.observation)
+        oh.settle_listing(step)
+        step.raw = {"call": step.raw, "result": event} if step.raw else event
+
+    def _last_open_tool(self) -> Step | None:
+        for step in reversed(self.steps):
+            if step.kind == "tool":
+                return step if step.observation is None else None
+        return None
+
+    def _delegate(self, events: list[Any], position: int, event: dict[str, Any]) -> int:
+        step = self._action({**event, "action": "delegate"})
+        end = position + 1
+        while end < len(events) and not _caused_by(events[end], event.get("id")):
+            end += 1
+        inner = LegacyConverter(self.path, self.format)
+        sub_id = f"{self.trajectory_id}/delegate-{len(self.subs) + 1}"
+        sub_steps, sub_subs = inner.convert(events[position + 1 : end], sub_id)
+        args = event.get("args") or {}
+        self.subs.append(
+            Trajectory(
+                id=sub_id,
+                task=str((args.get("inputs") or {}).get("task") or "") or None,
+                agent=Agent(name=str(args.get("agent") or "OpenHands delegate")),
+                model=inner.model,
+                source=Source(format=self.format, path=str(self.path)),
+                steps=sub_steps,
+                parent_id=self.trajectory_id,
+                subtrajectories=sub_subs,
+            )
+        )
+        if step is not None:
+            step.subtrajectory = sub_id
+        if end < len(events):
+            self._observation(events[end])
+        return end + 1
+
+    def _turn(self, meta: dict[str, Any]) -> int:
+        response = meta.get("model_response") or {}
+        response_id = response.get("id") if isinstance(response, dict) else None
+        key = str(response_id) if response_id is not None else f"event:{len(self.steps)}"
+        return self.turns.setdefault(key, len(self.turns))
+
+    def _add_usage(self, step: Step, event: dict[str, Any]) -> None:
+        metrics = event.get("llm_metrics")
+        meta = event.get("tool_call_metadata") or {}
+        response = meta.get("model_response") if isinstance(meta, dict) else None
+        if isinstance(response, dict) and response.get("model"):
+            self.model = self.model or str(response["model"])
+        if isinstance(metrics, dict):
+            usage = oh.usage_from_metrics(metrics.get("accumulated_token_usage"))
+            cost = metrics.get("accumulated_cost")
+            step.usage, step.cost = self.totals.step(usage, cost)
+            self.reported_usage = usage  # the last running total is the run's own total
+            self.reported_cost = float(cost) if isinstance(cost, int | float) else None
+            step.model = (metrics.get("accumulated_token_usage") or {}).get("model")
+        elif isinstance(response, dict) and not self._seen_response(response):
+            step.usage = oh.usage_from_response(response.get("usage"))
+            step.model = response.get("model")
+
+    def _seen_response(self, response: dict[str, Any]) -> bool:
+        key = str(response.get("id"))
+        seen = key in self.counted
+        self.counted.add(key)
+        return seen
+
+
+def _flat_args(event: dict[str, Any]) -> dict[str, Any]:
+    """Resolver histories put an action's arguments at the top level of the event."""
+    skip = {
+        "action",
+        "action_risk",
+        "is_confirmed",
+        "keep_prompt",
+        "images_urls",
+        "kernel_init_code",
+    }
+    return {k: v for k, v in event.items() if k not in skip}
+
+
+def _call_arguments(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The exact arguments of this call, from the model response that made it."""
+    response = meta.get("model_response")
+    call_id = meta.get("tool_call_id")
+    if not isinstance(response, dict) or call_id is None:
+        return None
+    for choice in response.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        for call in (message or {}).get("tool_calls") or []:
+            if isinstance(call, dict) and call.get("id") == call_id:
+                return oh.parse_arguments((call.get("function") or {}).get("arguments"))
+    return None
+
+
+def _finish_text(action: str, event: dict[str, Any], args: dict[str, Any]) -> str:
+    if action != "finish":
+        return ""
+    return str(args.get("final_thought") or event.get("message") or "")
+
+
+def _observation_error(kind: str, event: dict[str, Any], text: str) -> bool:
+    if kind == "error" or text.startswith("ERROR:"):
+        return True
+    extras = event.get("extras") or {}
+    metadata = extras.get("metadata") if isinstance(extras, dict) else None
+    code = (metadata or {}).get("exit_code", event.get("exit_code"))
+    return bool(oh.exit_code_error(code))
+
+
+def _caused_by(event: Any, action_id: Any) -> bool:
+    return isinstance(event, dict) and action_id is not None and event.get("cause") == action_id
+
+
+def reported_usage(metrics: Any) -> tuple[Usage | None, float | None]:
+    """A run's own totals from an eval `metrics` block."""
+    if not isinstance(metrics, dict):
+        return None, None
+    usage = metrics.get("accumulated_token_usage")
+    cost = metrics.get("accumulated_cost")
+    return (
+        oh.usage_from_metrics(usage) if isinstance(usage, dict) else None,
+        float(cost) if isinstance(cost, int | float) else None,
+    )
