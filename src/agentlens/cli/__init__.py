@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "convert": "agentlens.cli.convert_cmd:convert",
     "demo": "agentlens.cli.demo_cmd:demo",
     "cache": "agentlens.cli.cache_cmd:cache",
+    "stepvalue": "agentlens.cli.stepvalue_cmd:stepvalue",
     "label": "agentlens.cli.label_cmd:label",
     "reference": "agentlens.cli.reference_cmd:reference",
     "score": "agentlens.cli.score_cmd:score",
