@@ -12,7 +12,12 @@ from typing import Any
 
 import orjson
 
-from agentlens.formats._categories import categorize_command, categorize_editor, categorize_tool
+from agentlens.formats._categories import (
+    categorize_command,
+    categorize_editor,
+    categorize_tool,
+    files_in_command,
+)
 from agentlens.trajectory import Step, ToolCategory, Usage
 
 DIRECTORY_LISTING = "Here's the files and directories"
@@ -151,8 +156,6 @@ def _is_editor_verb(value: str) -> bool:
 
 
 def files_of(arguments: dict[str, Any], command: str | None) -> list[str]:
-    from agentlens.formats._categories import files_in_command
-
     path = arguments.get("path")
     if isinstance(path, str) and path:
         return [path]

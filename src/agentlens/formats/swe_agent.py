@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
-from agentlens.formats._categories import categorize_command, categorize_editor
+from agentlens.formats._categories import categorize_command, categorize_editor, files_in_command
 from agentlens.formats._json import loads, require
 from agentlens.formats._swe_agent_runs import run_model, run_outcome
 from agentlens.trajectory import (
@@ -177,8 +177,6 @@ def _files(action: str, category: ToolCategory) -> list[str]:
         return [words[-1].strip("\"'")] if words[0] != "search_file" or len(words) > 2 else []
     if words[0] in ACI or category is ToolCategory.FINISH:
         return []
-    from agentlens.formats._categories import files_in_command
-
     return files_in_command(action)
 
 
