@@ -45,6 +45,11 @@ CHECK_NAME = re.compile(
     r"|_tests?$|^tests$",
     re.IGNORECASE,
 )
+PROJECT_FILES = re.compile(
+    r"^(?:readme|changelog|changes|license|manifest|makefile|setup\.|pyproject|tox\.ini|"
+    r"package\.json|cargo\.toml|pom\.xml|build\.gradle|go\.mod)",
+    re.IGNORECASE,
+)
 FAILED_EDIT = re.compile(r"ERROR:|No replacement was performed|did not appear verbatim", re.I)
 
 
@@ -62,7 +67,8 @@ def file_role(path: str, *, created: bool = False) -> Role:
     if _in_tmp(raw) or _in_test_dir(parts[:-1]) or CHECK_NAME.search(name.split(".", 1)[0]):
         return "check"
     # A brand-new file at the repository root is scaffolding for a reproduction, not the fix.
-    return "check" if created and len(parts) == 1 else "source"
+    project_file = PROJECT_FILES.match(name)
+    return "check" if created and len(parts) == 1 and not project_file else "source"
 
 
 def _in_test_dir(dirs: list[str]) -> bool:
@@ -92,8 +98,8 @@ class PaperContext:
         return "V" if self.changed else before
 
     def label(self, step: Step) -> Stage:
-        if is_shell(step):
-            return self._shell(step)
+        """The reader's category decides reads, searches, listings and edits (even when they ran
+        as shell lines); other shell lines are analysed command by command."""
         category = step.category
         if category in EDITS:
             return self._edit(step)
@@ -101,6 +107,10 @@ class PaperContext:
             return "V" if self.changed and self._is_checked(step_path(step)) else "E"
         if category is ToolCategory.LIST_DIR:
             return "E"
+        if category in (ToolCategory.THINK, ToolCategory.FINISH):
+            return "O"
+        if is_shell(step):
+            return self._shell(step)
         return "O"
 
     def _is_checked(self, paths: str) -> bool:

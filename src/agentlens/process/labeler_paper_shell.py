@@ -31,6 +31,10 @@ PY_WRITE = re.compile(
     r"open\(\s*[rbuf]?['\"]([^'\"]+)['\"]\s*,\s*[rbuf]?['\"][wax]"
     r"|Path\(\s*[rbuf]?['\"]([^'\"]+)['\"]\s*\)\s*\.write_(?:text|bytes)"
 )
+# Python run only to read code or metadata (`inspect.getsource(f)`, `print(m.__file__)`).
+LOOKUP = re.compile(
+    r"getsource|getsourcefile|getfile|__file__|__version__|__doc__|help\(|sys\.path"
+)
 PYTHON = re.compile(r"^(?:python|pypy)[\d.]*$")
 WRAPPERS = {"sudo", "time", "nice", "nohup", "command", "builtin", "exec", "env", "stdbuf"}
 NAV = {"cd", "pushd", "popd", "true", "false", "clear", "sleep", "wait", "C-c", "C-d", "C-z", ":"}
@@ -43,6 +47,9 @@ INSPECT |= {"cat", "head", "tail", "less", "more", "nl", "bat", "wc", "file", "s
 INSPECT |= {"diff", "cmp", "awk", "jq", "realpath", "readlink", "which", "whereis", "type", "pwd"}
 INSPECT |= {"printenv", "whoami", "uname", "date", "basename", "dirname", "sort", "uniq", "cut"}
 INSPECT |= {"tr", "xxd", "od", "hexdump", "strings", "md5sum", "sha256sum", "column", "echo"}
+# SWE-agent's shell-level file viewer/editor commands.
+AGENT_VIEW = {"open", "goto", "scroll_up", "scroll_down", "search_file", "search_dir", "find_file"}
+AGENT_SUBMIT = {"submit", "exit_forfeit"}
 GIT_REVIEW = {"diff", "status"}
 GIT_CLEANUP = {
     "stash",
@@ -175,8 +182,12 @@ def _plain_args(words: list[str]) -> list[str]:
 
 
 def _by_program(program: str, words: list[str], args: list[str]) -> CommandAction:
-    if program in NAV:
+    if program in NAV or program in AGENT_SUBMIT:
         return CommandAction("nav")
+    if program in AGENT_VIEW:
+        return CommandAction("inspect", tuple(args[:1]))
+    if program == "create":
+        return CommandAction("write", tuple(args[:1]))
     if program == "git":
         return _git(args)
     if program in {"sed", "perl"} and any(w.startswith(("-i", "--in-place")) for w in words):
@@ -210,7 +221,7 @@ def _python(words: list[str], heredoc: str) -> CommandAction:
     written = python_writes(code)
     if written:
         return CommandAction("write", written)
-    if any(w in {"--version", "-V"} for w in words[1:2]):
+    if any(w in {"--version", "-V"} for w in words[1:2]) or LOOKUP.search(code):
         return CommandAction("inspect")
     if words[1:3] == ["-m", "pip"] and words[3:4] and words[3] in PIP_SETUP:
         return CommandAction("setup")
