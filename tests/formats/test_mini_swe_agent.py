@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats import read_path
+from agentlens.formats import read_path, read_paths
 from agentlens.formats.mini_swe_agent import MiniSweAgentReader
 from agentlens.trajectory import ToolCategory
 from tests.conftest import DATA, FORMATS
@@ -72,8 +72,7 @@ def test_outcomes_agree_with_labels_csv() -> None:
     with (SWEBV / "labels.csv").open() as handle:
         labels = {row["task_id"]: row["label"] for row in csv.DictReader(handle)}
     found = {}
-    for path in RUNS:
-        (traj,) = read_path(path)
+    for traj in read_paths(RUNS).trajectories:  # the reader, then the sidecar verdicts
         found[traj.task_id] = traj.outcome.status
         assert traj.outcome.source == "report.json"
     assert found == {t: "passed" if v == "pass" else "failed" for t, v in labels.items()}
@@ -115,7 +114,7 @@ def test_sb_cli_report_is_the_fallback_verdict(tmp_path: Path) -> None:
     target.write_bytes(run.read_bytes())
     (tmp_path / "sb-cli-report.json").write_bytes((SWEBV / "sb-cli-report.json").read_bytes())
     report = json.loads((SWEBV / "sb-cli-report.json").read_text())
-    (traj,) = read_path(target)
+    (traj,) = read_paths([target]).trajectories
     assert traj.outcome.source == "sb-cli-report"
     resolved = traj.task_id in report["resolved_ids"]
     assert traj.outcome.status == ("passed" if resolved else "failed")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats import read_path
+from agentlens.formats import read_path, read_paths
 from agentlens.trajectory import ToolCategory
 from tests.conftest import DATA, FORMATS
 
@@ -47,7 +47,7 @@ def test_java_runs_match_the_spec_table(
     task: str, model: str, verdict: str, steps: int, cost: float, tokens_sent: int
 ) -> None:
     (run_dir,) = [d for d in JAVA.iterdir() if d.name.endswith(f"SWE-agent_{model}")]
-    (traj,) = read_path(run_dir / "trajs" / f"{task}.traj")
+    (traj,) = read_paths([run_dir / "trajs" / f"{task}.traj"]).trajectories  # + sidecar verdicts
     assert traj.source.format == "swe-agent"
     assert traj.task_id == task
     assert traj.model == model
@@ -56,6 +56,20 @@ def test_java_runs_match_the_spec_table(
     assert traj.reported_usage is not None
     assert traj.reported_usage.prompt_tokens == tokens_sent
     assert traj.outcome.status == ("passed" if "True" in verdict else "failed")
+    assert traj.outcome.source == (
+        "run_instance.log" if "no log" not in verdict else "results.json"
+    )
+
+
+def test_the_reader_alone_makes_no_verdict() -> None:
+    path = (
+        JAVA
+        / "20240825_SWE-agent_deepseek-chat-v2"
+        / "trajs"
+        / "fasterxml__jackson-databind-4486.traj"
+    )
+    (traj,) = read_path(path)
+    assert traj.outcome.status == "unknown"  # the verdict lives beside trajs/, not in the file
 
 
 def test_instance_cost_not_batch_total() -> None:

@@ -1,6 +1,6 @@
-"""The evaluation files around a SWE-agent run directory (`<run>/trajs/<task>.traj`):
-`metadata.yaml` names the model, `logs/<task>/run_instance.log` or `results/results.json` holds the
-verdict. They are read once per run directory or per task, never required."""
+"""The model of a SWE-agent run, which the `.traj` itself does not reliably name: the run
+directory's `metadata.yaml` (read once per directory), the replay config, or the run directory's name.
+(The verdicts beside `trajs/` are `agentlens.outcomes`' job.)"""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.formats import _openhands_common as common
-from agentlens.trajectory import Outcome, OutcomeStatus
 
-RESULT_LINE = re.compile(rb"Result for (\S+): resolved: (True|False)")
 MODEL_LINE = re.compile(r"^name:\s*(.+)$", re.MULTILINE)
 PLACEHOLDER_MODELS = {"replay", "instant_empty_submit", "human", "human_thought"}
 
@@ -46,36 +44,3 @@ def _replay_model(config: Any) -> str | None:
     agent = common.as_dict(common.as_dict(config).get("agent"))
     name = common.as_dict(agent.get("model")).get("name")
     return str(name) if name and name not in PLACEHOLDER_MODELS else None
-
-
-def run_outcome(path: Path, task_id: str) -> Outcome:
-    """The verdict from the evaluation files next to `trajs/`, when there are any."""
-    if path.parent.name != "trajs":
-        return Outcome()
-    run_dir = path.parent.parent
-    try:
-        log = (run_dir / "logs" / task_id / "run_instance.log").read_bytes()
-    except OSError:
-        log = b""
-    at = log.rfind(b"Result for ")
-    if at >= 0:
-        match = RESULT_LINE.match(log, at)
-        if match and match[1].decode(errors="replace") == task_id:
-            status: OutcomeStatus = "passed" if match[2] == b"True" else "failed"
-            return Outcome(status=status, source="run_instance.log")
-    return _results_json(run_dir / "results" / "results.json", task_id)
-
-
-def _results_json(results: Path, task_id: str) -> Outcome:
-    if not results.is_file():
-        return Outcome()
-    try:
-        buckets = common.as_dict(common.parse_arguments(results.read_bytes()))
-    except OSError:
-        return Outcome()
-    if task_id in (buckets.get("resolved") or []):
-        return Outcome(status="passed", source="results.json")
-    for bucket in ("unresolved_ids", "empty_patch_ids", "error_ids"):
-        if task_id in (buckets.get(bucket) or []):
-            return Outcome(status="failed", source="results.json", detail=bucket)
-    return Outcome()

@@ -4,8 +4,8 @@ trajectory_format: "mini-swe-agent-1" | "mini-swe-agent-1.1", instance_id}`.
 An assistant message runs the one fenced command block in its content (v1) or its `tool_calls`
 (v2 tool-calling models); the observation is the next `user` (or `tool`) message,
 `<returncode>N</returncode><output>...</output>`, kept whole. Usage and cost are per response
-(`extra.response.usage`, `extra.cost`). The verdict, when the run directory has one, comes from
-`logs/<id>/report.json` or an sb-cli report (`resolved_ids`) next to `trajs/`.
+(`extra.response.usage`, `extra.cost`). The verdict is never in the file: `agentlens.outcomes`
+finds it beside `trajs/` (`logs/<id>/report.json`, an sb-cli report).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,8 +22,6 @@ from agentlens.formats._categories import categorize_command, files_in_command
 from agentlens.formats._json import loads, require
 from agentlens.trajectory import (
     Agent,
-    Outcome,
-    OutcomeStatus,
     Source,
     Step,
     StepKind,
@@ -83,7 +80,6 @@ class MiniSweAgentReader:
             task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="mini-swe-agent", version=info.get("mini_version")),
             model=_model(info),
-            outcome=_outcome(path, task_id) if task_id else Outcome(),
             source=Source(format=self.name, path=str(path), format_version=version),
             steps=steps,
             reported_cost=float(cost) if isinstance(cost, int | float) else None,
@@ -221,44 +217,3 @@ def _model(info: dict[str, Any]) -> str | None:
     config = common.as_dict(info.get("config"))
     name = common.as_dict(config.get("model")).get("model_name")
     return str(name) if name else None
-
-
-def _outcome(path: Path, task_id: str) -> Outcome:
-    """`logs/<id>/report.json`, else an sb-cli report, in the run directory above `trajs/`."""
-    parents = [str(p) for p in list(path.parents)[:3]]
-    for parent in parents:
-        status = _report_status(Path(parent) / "logs" / task_id / "report.json", task_id)
-        if status is not None:
-            return Outcome(status=status, source="report.json")
-    for parent in parents:
-        verdicts = _sb_cli_verdicts(parent)
-        if task_id in verdicts:
-            return Outcome(status=verdicts[task_id], source="sb-cli-report")
-    return Outcome()
-
-
-def _report_status(report: Path, task_id: str) -> OutcomeStatus | None:
-    doc = common.as_dict(_json_file(report))
-    entry = common.as_dict(doc.get(task_id)) or doc  # keyed by instance id, or bare
-    resolved = entry.get("resolved")
-    if not isinstance(resolved, bool):
-        return None
-    return "passed" if resolved else "failed"
-
-
-@lru_cache(maxsize=64)
-def _sb_cli_verdicts(directory: str) -> dict[str, OutcomeStatus]:
-    """Every verdict of the sb-cli reports in a directory, read once per directory and process."""
-    verdicts: dict[str, OutcomeStatus] = {}
-    for sidecar in sorted(Path(directory).glob("*sb-cli*.json")):
-        doc = common.as_dict(_json_file(sidecar))
-        verdicts.update(dict.fromkeys(doc.get("unresolved_ids") or [], "failed"))
-        verdicts.update(dict.fromkeys(doc.get("resolved_ids") or [], "passed"))
-    return verdicts
-
-
-def _json_file(path: Path) -> Any:
-    try:
-        return common.parse_arguments(path.read_bytes())
-    except OSError:
-        return None

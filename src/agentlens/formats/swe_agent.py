@@ -5,8 +5,8 @@ Versions: 2024 files keep `state` as a JSON string, newer ones as a dict; functi
 `history[].tool_calls`, whose exact arguments are attached to the matching action; a history-only
 file (no `trajectory`) is read from its tool calls. The task id is the file name; the model comes
 from `metadata.yaml` or the run directory. Tokens and cost are per-instance totals only
-(`instance_cost`; `total_cost` covers the whole batch). The verdict, when the run directory has
-one, comes from `logs/<task>/run_instance.log` or else `results/results.json`.
+(`instance_cost`; `total_cost` covers the whole batch). The verdict is never in the file:
+`agentlens.outcomes` finds it beside `trajs/` (`run_instance.log`, `results.json`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
 from agentlens.formats._categories import categorize_command, categorize_editor, files_in_command
 from agentlens.formats._json import loads, require
-from agentlens.formats._swe_agent_runs import run_model, run_outcome
+from agentlens.formats._swe_agent_runs import run_model
 from agentlens.trajectory import (
     Agent,
     Source,
@@ -82,7 +82,6 @@ class SweAgentReader:
             task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="SWE-agent", version=_version(info)),
             model=run_model(path, doc),
-            outcome=run_outcome(path, task_id),
             source=Source(format=self.name, path=str(path), format_version=_flavour(entries)),
             steps=common.renumber(steps),
             reported_usage=_usage(stats),
