@@ -204,6 +204,20 @@ def test_v1_prompt_and_messages_become_steps(tmp_path: Path) -> None:
     assert traj.steps[0].text == "You are OpenHands agent."
 
 
+def test_v1_base_state_is_a_sidecar(tmp_path: Path) -> None:
+    state = OH / "sdk-fixtures" / "v1_11_5_cli_default_base_state.json"
+    with pytest.raises(TraceError, match="not a known trace format"):
+        read_path(state)  # no events in it: not a trajectory
+    events = [
+        e for e in _lines(OH / "sdk-fixtures" / "goal_events.jsonl") if e.get("key") != "stats"
+    ]
+    (tmp_path / "events.jsonl").write_text("\n".join(json.dumps(e) for e in events))
+    (tmp_path / "base_state.json").write_bytes(state.read_bytes())
+    (traj,) = read_path(tmp_path / "events.jsonl")
+    expected = json.loads(state.read_text())
+    assert (traj.id, traj.model) == (expected["id"], expected["agent"]["llm"]["model"])
+
+
 def test_delegate_events_become_a_subtrajectory(tmp_path: Path) -> None:
     # No shipped file has a delegation; wrap a real event list the way OpenHands streams one.
     inner = json.loads((OH / "legacy-replay-trajs" / "wrong_initial_state.json").read_text())[1:]

@@ -1,15 +1,16 @@
 """OpenHands V1 software-agent-sdk event JSONL: one event per line, discriminated by `kind`.
-The conversion lives in `_openhands_sdk`. A persisted `base_state.json` holds no events and is
-left to the loader as a sidecar."""
+The conversion lives in `_openhands_sdk`. A persisted `base_state.json` beside the events holds no
+events: it is read as a sidecar (conversation id, model when no `stats` event names one)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
+from agentlens.formats import _openhands_common as oh
 from agentlens.formats._json import iter_jsonl
 from agentlens.formats._openhands_sdk import V1Converter
 from agentlens.trajectory import Agent, Source, Trajectory
@@ -44,13 +45,24 @@ class OpenHandsV1Reader:
         converter = V1Converter(path, self.name)
         steps = converter.convert(events)
         usage, cost = converter.reported()
+        state = _base_state(path)
+        llm = oh.as_dict(oh.as_dict(state.get("agent")).get("llm"))
         yield Trajectory(
-            id=path.stem,
+            id=str(state.get("id") or path.stem),
             task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="OpenHands"),
-            model=converter.model,
+            model=converter.model or (str(llm["model"]) if llm.get("model") else None),
             source=Source(format=self.name, path=str(path), format_version="sdk-events"),
             steps=steps,
             reported_usage=usage,
             reported_cost=cost,
+            metadata={k: state[k] for k in ("max_iterations", "execution_status") if k in state},
         )
+
+
+def _base_state(path: Path) -> dict[str, Any]:
+    """The persisted conversation state beside the events, when there is one (a sidecar)."""
+    try:
+        return oh.as_dict(oh.parse_arguments((path.parent / "base_state.json").read_bytes()))
+    except OSError:
+        return {}
