@@ -138,3 +138,41 @@ def test_harbor_trial_result_gives_the_outcome(tmp_path: Path) -> None:
     assert traj.outcome.status == "failed"
     assert traj.outcome.source == "harbor-result.json"
     assert traj.task_id == "hello-world"
+
+
+def test_summarization_sub_agents_are_loaded_from_sibling_files() -> None:
+    folder = FORMATS / "atif-harbor-golden/tests/golden/terminus_2"
+    path = folder / "hello-world-context-summarization.trajectory.json"
+    raw = json.loads(path.read_bytes())
+    refs = [
+        ref
+        for s in raw["steps"]
+        for r in (s.get("observation") or {}).get("results", [])
+        for ref in r.get("subagent_trajectory_ref") or []
+    ]
+    assert len(refs) == 3
+    (traj,) = read_path(path)
+    assert [s.id for s in traj.subtrajectories] == [ref["session_id"] for ref in refs]
+    for sub, ref in zip(traj.subtrajectories, refs, strict=True):
+        sub_raw = json.loads(
+            (folder / f"hello-world-context-summarization.{ref['trajectory_path']}").read_bytes()
+        )
+        assert sub.parent_id == traj.id == sub_raw["agent"]["extra"]["parent_session_id"]
+        kept = [s for s in sub_raw["steps"] if not s.get("is_copied_context")]
+        assert len(sub.steps) == sum(max(1, len(s.get("tool_calls") or [])) for s in kept)
+    assert refs[0]["session_id"] in {s.subtrajectory for s in traj.steps}
+
+
+def test_refs_never_leave_the_folder(tmp_path: Path) -> None:
+    raw = json.loads(GOLDEN[0].read_bytes())
+    raw["steps"][-1]["observation"] = {
+        "results": [
+            {"subagent_trajectory_ref": [{"session_id": "x", "trajectory_path": "../t.json"}]}
+        ]
+    }
+    (tmp_path / "t.json").write_bytes(GOLDEN[0].read_bytes())
+    inner = tmp_path / "run"
+    inner.mkdir()
+    (inner / "trajectory.json").write_text(json.dumps(raw))
+    (traj,) = read_path(inner / "trajectory.json")
+    assert traj.subtrajectories == []

@@ -71,15 +71,24 @@ class AtifReader:
         yield trajectory
 
 
-def to_trajectory(doc: dict[str, Any], path: Path, parent_id: str | None = None) -> Trajectory:
-    """Map one (already validated or leniently accepted) ATIF document to a `Trajectory`."""
+def to_trajectory(
+    doc: dict[str, Any], path: Path, parent_id: str | None = None, *, follow_refs: bool = True
+) -> Trajectory:
+    """Map one (already validated or leniently accepted) ATIF document to a `Trajectory`.
+
+    Sub-agents come from `subagent_trajectories` (embedded) and, with `follow_refs`, from the
+    valid sibling files that `subagent_trajectory_ref.trajectory_path` names (one level deep).
+    """
     agent = doc.get("agent") or {}
     ours = carried(doc)
     steps = atif_steps(doc["steps"])
-    subs = [to_trajectory(s, path, _id(doc, path)) for s in doc.get("subagent_trajectories") or []]
+    own_id = _id(doc, path)
+    subs = [to_trajectory(s, path, own_id) for s in doc.get("subagent_trajectories") or []]
+    subs += _referenced(doc, path, own_id) if follow_refs else []
+    parent_id = parent_id or (agent.get("extra") or {}).get("parent_session_id")
     outcome, task_id = _trial_result(path)
     return Trajectory(
-        id=_id(doc, path),
+        id=own_id,
         task_id=ours.get("task_id") or task_id,
         task=ours.get("task") or _task(doc["steps"]),
         agent=Agent(name=agent.get("name"), version=agent.get("version")),
@@ -93,6 +102,44 @@ def to_trajectory(doc: dict[str, Any], path: Path, parent_id: str | None = None)
         subtrajectories=subs,
         metadata=_metadata(doc),
     )
+
+
+def _referenced(doc: dict[str, Any], path: Path, parent_id: str) -> list[Trajectory]:
+    subs: list[Trajectory] = []
+    for target in dict.fromkeys(_ref_paths(doc, path)):
+        try:
+            sub = orjson.loads(target.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if isinstance(sub, dict) and not validate(sub):
+            subs.append(to_trajectory(sub, target, parent_id, follow_refs=False))
+    return subs
+
+
+def _ref_paths(doc: dict[str, Any], path: Path) -> Iterator[Path]:
+    """Existing sibling files named by the refs; never outside this file's folder."""
+    # Harbor writes `trajectory.json` + `trajectory.<sub>.json`; copies may prefix both names
+    prefix = (
+        path.name.removesuffix("trajectory.json") if path.name.endswith("trajectory.json") else ""
+    )
+    for name in _ref_names(doc["steps"]):
+        if "/" in name or "\\" in name or name.startswith("."):
+            continue
+        for candidate in (path.parent / name, path.parent / f"{prefix}{name}"):
+            if candidate != path and candidate.is_file():
+                yield candidate
+                break
+
+
+def _ref_names(raw_steps: list[Any]) -> Iterator[str]:
+    for step in raw_steps:
+        observation = step.get("observation") if isinstance(step, dict) else None
+        results = observation.get("results") if isinstance(observation, dict) else None
+        for result in results if isinstance(results, list) else []:
+            refs = result.get("subagent_trajectory_ref") if isinstance(result, dict) else None
+            for ref in refs if isinstance(refs, list) else []:
+                if isinstance(ref, dict) and isinstance(ref.get("trajectory_path"), str):
+                    yield ref["trajectory_path"]
 
 
 def _final_usage(final: Any) -> Usage | None:
