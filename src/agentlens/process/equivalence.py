@@ -77,6 +77,14 @@ class Equivalence:
             return True
         if a.stage and b.stage and a.stage != b.stage:
             return False
+        if a.tool == "run_in_terminal" == b.tool and a.has_entry and b.has_entry:
+            return self._terminal_pair(a, b)
+        return self.cascade(a, b)
+
+    def cascade(self, a: ProcState, b: ProcState) -> bool:
+        """The full cascade for a non-initial position (no terminal shortcut)."""
+        if a.stage and b.stage and a.stage != b.stage:
+            return False
         exact = _exact(a, b)
         if exact is not None:
             return exact
@@ -113,28 +121,39 @@ class Equivalence:
             return True
         return None if overlap > 0 else False
 
+    def _terminal_pair(self, a: ProcState, b: ProcState) -> bool:
+        """The whole cascade for two terminal calls of one stage: every rule that can decide
+        is an "equivalent" rule (exact hash / resulting state / observation, terminal similarity,
+        then the heuristic's collapsed-command equality), so the verdict is their disjunction."""
+        ha, hb = a.content_hash, b.content_hash
+        if ha and ha == hb:
+            return True
+        if a.resulting_state and a.resulting_state == b.resulting_state and not (ha and hb):
+            return True
+        if a.observation == b.observation:
+            return True
+        ka, kb = terminal_key(a), terminal_key(b)
+        return bool(self._terminal_keys(ka, kb)) or ka[5] == kb[5]
+
     def _terminal(self, a: ProcState, b: ProcState) -> bool | None:
         if not a.has_entry or not b.has_entry:
             return None
-        ca, cb = a.command.strip(), b.command.strip()
-        if not ca or not cb:
+        return self._terminal_keys(terminal_key(a), terminal_key(b))
+
+    def _terminal_keys(self, ka: TermKey, kb: TermKey) -> bool | None:
+        if not ka[0] or not kb[0]:
             return None
-        na, nb = normalize_terminal(ca), normalize_terminal(cb)
-        if na == nb:
+        if ka[1] == kb[1]:
             return True
-        ga, gb = classify_terminal(na), classify_terminal(nb)
-        if ga and gb and ga[0] == gb[0]:
-            ta, tb = ga[1], gb[1]
-            if not ta or not tb:
+        if ka[2] and ka[2] == kb[2]:
+            ta, tb = ka[3], kb[3]
+            if not ta or not tb or ta == tb:
                 return True
-            if ta == tb:
+            if ka[2] == "search" and word_jaccard(ta, tb) >= self.search_jaccard_min:
                 return True
-            if ga[0] == "search" and word_jaccard(ta, tb) >= self.search_jaccard_min:
-                return True
-        if not self.base_command_rule:
-            return None
-        base_a = na.split()[0] if na else ""
-        return True if base_a and base_a == (nb.split()[0] if nb else "") else None
+        if self.base_command_rule and ka[4] and ka[4] == kb[4]:
+            return True
+        return None
 
     def _heuristic(self, a: ProcState, b: ProcState) -> bool:
         if a.tool != b.tool:
@@ -162,8 +181,23 @@ class Equivalence:
             qa, qb = args_a.get("query", ""), args_b.get("query", "")
             return qa == qb or word_jaccard(qa, qb) > self.query_jaccard_min
         if info.strategy == "command":
-            return _collapse(args_a.get("command", "")) == _collapse(args_b.get("command", ""))
+            return terminal_key(a)[5] == terminal_key(b)[5]
         return args_a == args_b
+
+
+TermKey = tuple[bool, str, str, str, str, str]
+
+
+def terminal_key(state: ProcState) -> TermKey:
+    """(has command, normalised, group, target, first token, collapsed), computed once per state."""
+    if state.term is None:
+        raw = state.args.get("command", "")
+        cmd = raw.strip() if isinstance(raw, str) else ""
+        norm = normalize_terminal(cmd)
+        group = classify_terminal(norm) or ("", "")
+        base = norm.split()[0] if norm else ""
+        state.term = (bool(cmd), norm, group[0], group[1], base, _collapse(raw))
+    return state.term
 
 
 def _exact(a: ProcState, b: ProcState) -> bool | None:
@@ -257,6 +291,7 @@ def word_jaccard(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
+@lru_cache(maxsize=65536)
 def eq_normalize_path(path: str) -> str:
     if not path:
         return ""

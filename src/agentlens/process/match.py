@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from agentlens.process.equivalence import Equivalence, tool_info
 from agentlens.process.states import ProcState
+from agentlens.process.terminal_index import TerminalIndex
 
 
 @dataclass
@@ -67,9 +68,12 @@ def bucket(state: ProcState) -> tuple[str, str]:
 class MatchLists:
     """Per reference node: candidate indices it is equivalent to, ascending (computed lazily)."""
 
-    def __init__(self, cand: Sequence[ProcState], eq: Equivalence) -> None:
+    def __init__(
+        self, cand: Sequence[ProcState], eq: Equivalence, index: TerminalIndex | None = None
+    ) -> None:
         self.cand = cand
         self.eq = eq
+        self.terminal = index.match(cand) if index is not None else {}
         self.by_bucket: dict[tuple[str, str], list[int]] = {}
         self.unlabelled: list[int] = []
         for j, c in enumerate(cand):
@@ -77,13 +81,12 @@ class MatchLists:
                 self.by_bucket.setdefault(bucket(c), []).append(j)
             else:
                 self.unlabelled.append(j)
-        self.cache: dict[int, list[int]] = {}
+        self.cache: dict[int, list[int]] = dict(self.terminal)
 
     def __call__(self, node: ProcState) -> list[int]:
-        key = id(node)
-        found = self.cache.get(key)
+        found = self.cache.get(id(node))
         if found is None:
-            found = self.cache[key] = self._compute(node)
+            found = self.cache[id(node)] = self._compute(node)
         return found
 
     def _compute(self, node: ProcState) -> list[int]:
@@ -97,35 +100,62 @@ class MatchLists:
         return [j for j in pool if check(node, cand[j], 1)]
 
 
+@dataclass(frozen=True)
+class PathPlan:
+    """Per reference path: how many leading states it shares with the previous path (depth-first
+    order) and how many distinct stages it has. Computed once per reference."""
+
+    paths: list[list[ProcState]]
+    keep: list[int]
+    stages: list[int]
+
+    @classmethod
+    def of(cls, paths: list[list[ProcState]]) -> PathPlan:
+        keep: list[int] = []
+        prev: list[ProcState] = []
+        for path in paths:
+            keep.append(_common_prefix(prev, path))
+            prev = path
+        return cls(paths, keep, [len({s.stage for s in p} - {""}) for p in paths])
+
+
 def match_candidate(
-    cand: list[ProcState], paths: list[list[ProcState]], eq: Equivalence
+    cand: list[ProcState],
+    paths: list[list[ProcState]] | PathPlan,
+    eq: Equivalence,
+    index: TerminalIndex | None = None,
 ) -> MatchResult:
-    """Best-path greedy set matching of `cand` (initial state first) against `paths`."""
-    if not paths or not cand:
-        return MatchResult(None, cand, len(paths))
-    lists = MatchLists(cand, eq)
+    """Best-path greedy set matching of `cand` (initial state first) against `paths`.
+    `index` (the reference's terminal nodes, vectorised) only speeds the verdicts up."""
+    plan = paths if isinstance(paths, PathPlan) else PathPlan.of(paths)
+    if not plan.paths or not cand:
+        return MatchResult(None, cand, len(plan.paths))
+    lists = MatchLists(cand, eq, index)
     best: PathMatch | None = None
-    prev: list[ProcState] = []
     used_at: list[tuple[int, int]] = [(0, 0)]
     pairs: list[int] = []
-    for index, path in enumerate(paths):
-        keep = _common_prefix(prev, path)
+    for number, path in enumerate(plan.paths):
+        keep = plan.keep[number]
         del used_at[keep + 1 :]
         del pairs[keep:]
         used, count = used_at[keep]
         for i in range(keep, len(path)):
-            j = 0 if i == 0 else next((c for c in lists(path[i]) if not used >> c & 1), -1)
+            j = 0 if i == 0 else -1
+            if i:
+                for c in lists(path[i]):
+                    if not used >> c & 1:
+                        j = c
+                        break
             if j >= 0:
                 used |= 1 << j
                 count += 1
             pairs.append(j)
             used_at.append((used, count))
-        prev = path
-        stages = len({s.stage for s in path} - {""})
+        stages = plan.stages[number]
         if best is None or _is_better(stages, count, path, best):
-            best = PathMatch(index, path, list(pairs), count, stages)
+            best = PathMatch(number, path, list(pairs), count, stages)
     assert best is not None
-    result = MatchResult(best, cand, len(paths))
+    result = MatchResult(best, cand, len(plan.paths))
     result.terminal_match = eq.check(best.path[-1], cand[-1], best.total - 1)
     result.alignment = _alignment(best, cand, eq)
     result.lists = lists

@@ -10,9 +10,9 @@ passed through it); branch points are nodes with more than one successor.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentlens.errors import AgentLensError
 from agentlens.process.equivalence import Equivalence
@@ -21,6 +21,10 @@ from agentlens.process.stages import Stage
 from agentlens.process.states import ProcState, states_from_trajectory
 from agentlens.trajectory import Trajectory
 
+if TYPE_CHECKING:
+    from agentlens.process.terminal_index import TerminalIndex
+
+T = TypeVar("T")
 CROSS_STEP = (
     "file_created:",
     "file_read:",
@@ -50,6 +54,23 @@ class Reference:
     donors: list[str] = field(default_factory=list)
     profile: str = "paper"
     _paths: dict[int, list[list[ProcState]]] = field(default_factory=dict, repr=False)
+    _index: dict[tuple[bool, float], TerminalIndex] = field(default_factory=dict, repr=False)
+    _memo: dict[object, Any] = field(default_factory=dict, repr=False)
+
+    def cached(self, key: object, compute: Callable[[], T]) -> T:
+        """Memoise reference-side work (path plans, best-path waste patterns) across candidates."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def terminal_index(self, eq: Equivalence) -> TerminalIndex:
+        """Vectorised terminal-node codes for this reference (cached per equivalence setting)."""
+        key = (eq.base_command_rule, eq.search_jaccard_min)
+        if key not in self._index:
+            from agentlens.process.terminal_index import TerminalIndex
+
+            self._index[key] = TerminalIndex(list(self.nodes.values()), eq)
+        return self._index[key]
 
     def paths(self, max_paths: int = 50) -> list[list[ProcState]]:
         """Root-to-terminal paths, depth-first, successors by edge id compared as strings (cached)."""

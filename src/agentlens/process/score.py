@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from agentlens.process.composite import eq1, sdk_score
 from agentlens.process.divergence import divergence
-from agentlens.process.match import MatchResult, match_candidate
+from agentlens.process.match import MatchResult, PathPlan, match_candidate
 from agentlens.process.mechanisms import failure_reasons, mechanism, strengths
 from agentlens.process.profiles import Profile, ProfileConfig, get_profile
 from agentlens.process.pta import Reference, equivalence_for, run_labels
@@ -46,8 +46,11 @@ def score_trajectory(
     config = get_profile(profile)
     labels = labels if labels is not None else run_labels(traj, config)
     states = states_from_trajectory(traj, labels, use_raw=config.name == "sdk-compat")
-    paths = reference.paths(config.max_paths)
-    result = match_candidate(states, paths, equivalence_for(config))
+    plan = reference.cached(
+        ("plan", config.max_paths), lambda: PathPlan.of(reference.paths(config.max_paths))
+    )
+    eq = equivalence_for(config)
+    result = match_candidate(states, plan, eq, reference.terminal_index(eq))
     return _assemble(traj, reference, config, states, result)
 
 
@@ -99,8 +102,9 @@ def _assemble(
         )
     waste = detect_all(cand, paths_first(ref, config), best.path, _files(ref))
     total_waste = sum(w.wasted_steps for w in waste.values())
+    repeats = waste["blind_retry"].positions | waste["cyclic_pattern"].positions
     tokens_in, tokens_out = wasted_tokens(
-        cand, sdk_wasted_indices(cand, states, m.alignment, best.path)
+        cand, sdk_wasted_indices(cand, states, m.alignment, best.path, repeats)
     )
     mech = None
     if the_tier == "lucky":

@@ -54,6 +54,7 @@ class ProcState:
     source: Step | None = None
     support: int = 1
     uid: str = ""
+    term: tuple[bool, str, str, str, str, str] | None = None
 
     @property
     def command(self) -> str:

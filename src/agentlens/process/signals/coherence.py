@@ -49,6 +49,15 @@ def retry_excess(states: Sequence[ProcState]) -> int:
     return excess
 
 
+def coherence_value(pivots: int, confirms: int, backtracks: int, retries: int, n: int) -> float:
+    """Eq. (2) with ε = 0 from the counts over `n` transitions (1.0 when n = 0)."""
+    if not n:
+        return 1.0
+    directed = pivots + confirms + backtracks
+    progress = (pivots + confirms) / directed if directed else 1.0
+    return progress * (1.0 - min(retries / n, 1.0))
+
+
 def coherence(states: Sequence[ProcState]) -> Signal:
     kinds = transitions([s.stage for s in states])
     if not kinds:
@@ -57,7 +66,7 @@ def coherence(states: Sequence[ProcState]) -> Signal:
     d = len(kinds) - p - c - b
     progress = (p + c) / (p + c + b) if p + c + b else 1.0
     retries = retry_excess(states)
-    value = progress * (1.0 - min(retries / len(kinds), 1.0))
+    value = coherence_value(p, c, b, retries, len(kinds))
     reason = (
         f"({p} pivots + {c} confirms) / ({p} + {c} + {b} backtracks) = {progress:.3f}; "
         f"× (1 − {retries} retries / {len(kinds)} transitions) [{d} deepen] = {value:.3f}"

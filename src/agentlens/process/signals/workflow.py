@@ -13,13 +13,16 @@ STAGE_WEIGHTS = {"I": 3.0, "V": 2.0, "E": 1.0, "O": 0.5}
 
 
 def lcs(a: Sequence[str], b: Sequence[str]) -> int:
-    prev = [0] * (len(b) + 1)
+    """Length of the longest common subsequence, bit-parallel (Hyyrö 2004): O(len(a)) big-int ops."""
+    masks: dict[str, int] = {}
+    for i, y in enumerate(b):
+        masks[y] = masks.get(y, 0) | (1 << i)
+    full = (1 << len(b)) - 1
+    v = full
     for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
+        u = v & masks.get(x, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(b) - v.bit_count()
 
 
 def workflow_similarity(cand: Sequence[str], reference: Sequence[str]) -> Signal:

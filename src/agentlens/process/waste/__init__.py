@@ -31,6 +31,8 @@ class WasteFinding:
     wasted_tokens: int
     instances: tuple[Instance, ...] = field(default_factory=tuple)
     reason: str = ""
+    positions: frozenset[int] = frozenset()
+    """Wasted positions among the candidate's labelled states (for de-duplicated unions)."""
 
 
 def finding(
@@ -41,7 +43,8 @@ def finding(
     wasted = sum(len(idx) for idx, _ in spans)
     tokens = sum(cand[i].input_tokens + cand[i].output_tokens for idx, _ in spans for i in idx)
     reason = f"{rule}: {len(spans)} instance(s), {wasted} wasted step(s), {tokens} tokens"
-    return WasteFinding(kind, len(spans), wasted, tokens, instances, reason)
+    positions = frozenset(i for idx, _ in spans for i in idx)
+    return WasteFinding(kind, len(spans), wasted, tokens, instances, reason, positions)
 
 
 def detect_all(

@@ -5,6 +5,7 @@ also cycle in the best reference path are skipped."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from agentlens.process.states import ProcState
 from agentlens.process.waste import WasteFinding, finding
@@ -16,7 +17,11 @@ def sig(s: ProcState) -> str:
 
 def find_cycles(states: Sequence[ProcState]) -> list[tuple[int, int, int, tuple[str, ...]]]:
     """(start, pattern length, repetitions, pattern) scanning lengths 2, 3, 4 in turn."""
-    sigs = [sig(s) for s in states]
+    return cycles_of(tuple(sig(s) for s in states))
+
+
+@lru_cache(maxsize=4096)
+def cycles_of(sigs: tuple[str, ...]) -> list[tuple[int, int, int, tuple[str, ...]]]:
     n, found = len(sigs), []
     for plen in (2, 3, 4):
         i = 0

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentlens.process.states import ProcState
-from agentlens.process.waste.cycles import find_cycles
-from agentlens.process.waste.retries import runs
 
 
 def sdk_wasted_indices(
@@ -22,22 +20,15 @@ def sdk_wasted_indices(
     full_cand: Sequence[ProcState],
     alignment: Sequence[int],
     best_path: Sequence[ProcState],
+    retries_and_cycles: frozenset[int],
 ) -> set[int]:
-    """Indices into `cand` (labelled states). `alignment` is per `full_cand` (initial included)."""
-    from agentlens.process.signals.coherence import signature
-
-    wasted: set[int] = set()
-    allowed_runs = {signature(best_path[s]) for s, _ in runs(best_path)}
-    for s, e in runs(cand):
-        if signature(cand[s]) not in allowed_runs:
-            wasted.update(range(s + 2, e))
-    allowed_cycles = {c[3] for c in find_cycles(best_path)}
-    for start, plen, reps, pattern in find_cycles(cand):
-        if pattern not in allowed_cycles and len(set(pattern)) > 1:
-            wasted.update(range(start + plen, start + plen * reps))
-    wasted |= _redundant(cand, full_cand, alignment)
-    wasted |= _unnecessary(cand, best_path)
-    return wasted
+    """Indices into `cand` (labelled states). `alignment` is per `full_cand` (initial included);
+    `retries_and_cycles` are the blind-retry and cyclic-pattern findings' positions."""
+    return (
+        set(retries_and_cycles)
+        | _redundant(cand, full_cand, alignment)
+        | _unnecessary(cand, best_path)
+    )
 
 
 def _redundant(

@@ -1,0 +1,47 @@
+"""Composite scores: Eq. 1 by hand, and the released formula recomputed from the stored component
+columns of every dev row (banker's rounding, outcome term)."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from agentlens.process.composite import eq1, sdk_score
+from agentlens.process.profiles import get_profile
+from tests.conftest import BENCH
+
+ROWS = list(csv.DictReader((BENCH / "annotations" / "trajectories.csv").open()))
+
+
+def test_eq1_weights_and_reason() -> None:
+    signal = eq1(get_profile("paper"), struct=80.0, cov=60.0, coh=0.5, temp=0.9)
+    assert signal.value == pytest.approx(0.20 * 80 + 0.15 * 60 + 0.30 * 50 + 0.35 * 90)
+    assert "0.20·80.0" in signal.reason and "0.35·90.0" in signal.reason
+
+
+def test_released_score_recomputed_from_the_stored_columns() -> None:
+    config = get_profile("sdk-compat")
+    assert len(ROWS) == 399
+    for row in ROWS:
+        signal = sdk_score(
+            config,
+            cov=float(row["coverage_percent"]),
+            coh=float(row["coherence_score"]),
+            stage_completeness=float(row["stage_completeness"]),
+            workflow=float(row["workflow_similarity"]),
+            f1=float(row["f1_score"]),
+            outcome="passed" if row["passed"] == "True" else "failed",
+        )
+        assert signal.value == int(row["quality_score"]), row["trajectory_id"]
+
+
+def test_outcome_term_is_switchable_and_unknown_counts_half() -> None:
+    kwargs = {"cov": 50.0, "coh": 0.5, "stage_completeness": 0.5, "workflow": 0.5, "f1": 50.0}
+    on = get_profile("sdk-compat")
+    off = get_profile("sdk-compat", include_outcome=False)
+    assert sdk_score(on, outcome="passed", **kwargs).value == 55  # 45 + 10
+    assert sdk_score(on, outcome="unknown", **kwargs).value == 50
+    assert sdk_score(off, outcome="passed", **kwargs).value == 45
+    # 0.25·50 + 0.25·50 + 0.18·50 + 0.12·50 + 0.10·45 = 44.5 → banker's rounding to 44
+    assert sdk_score(off, outcome="failed", **{**kwargs, "f1": 45.0}).value == 44

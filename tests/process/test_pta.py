@@ -1,0 +1,121 @@
+"""Reference building on real AgentLens-Bench runs: supports, branches, JSON round trip, exports,
+and (when the released SDK is present) the same merged graph size as the release."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from agentlens.formats import read_path
+from agentlens.process.protocols import TaskSplit, agentlens_bench_split
+from agentlens.process.pta import Reference, build_reference
+from agentlens.trajectory import Trajectory
+from tests.conftest import BENCH
+
+SDK = Path(os.environ.get("AGENTLENS_SDK", "/work/oracle/agentlens-app/sdk"))
+TASK = "psf__requests-1724"
+
+
+@cache
+def bench_task(task: str) -> tuple[Trajectory, ...]:
+    paths = sorted((BENCH / "trajectories" / task).glob("*_pta.json"))
+    return tuple(t for p in paths for t in read_path(p))
+
+
+@cache
+def bench_split(task: str) -> TaskSplit:
+    """The protocol's donors for `task` (all dev tasks are needed for the shared random stream)."""
+    by_task = {d.name: list(bench_task(d.name)) for d in (BENCH / "trajectories").iterdir()}
+    return next(s for s in agentlens_bench_split(by_task) if s.task_id == task)
+
+
+@cache
+def bench_reference(task: str, profile: str = "sdk-compat") -> Reference:
+    return build_reference(bench_split(task).donors, profile)  # type: ignore[arg-type]
+
+
+def sdk_merge(paths: list[str]) -> dict:
+    sys.path.insert(0, str(SDK / "src"))
+    from swe_trace_sdk import trace
+
+    merged = trace.merge([trace.load(p, format="trace") for p in paths], use_llm=False)
+    return merged.to_dict()
+
+
+def test_support_counts_sum_to_the_donor_states() -> None:
+    split = bench_split(TASK)
+    ref = bench_reference(TASK)
+    donor_states = sum(1 + len(t.tool_steps) for t in split.donors)
+    assert sum(n.support for n in ref.nodes.values()) == donor_states
+    assert ref.nodes[ref.initial].support == len(split.donors)
+    assert len(ref.terminals) <= len(split.donors)
+
+
+def test_edges_never_point_backwards_and_paths_end_at_terminals() -> None:
+    ref = bench_reference(TASK)
+    for edge in ref.edges:
+        assert ref.nodes[edge.target].step_no >= ref.nodes[edge.source].step_no
+        assert edge.source != edge.target
+    paths = ref.paths()
+    assert 1 <= len(paths) <= 50
+    assert all(p[0].uid == ref.initial and p[-1].uid in ref.terminals for p in paths)
+
+
+def test_branch_points_have_several_successors() -> None:
+    ref = bench_reference(TASK)
+    succ = ref.successors()
+    assert ref.branch_points()
+    assert all(len(set(succ[b])) > 1 for b in ref.branch_points())
+
+
+def test_json_round_trip_keeps_graph_and_paths(tmp_path: Path) -> None:
+    ref = bench_reference(TASK)
+    path = tmp_path / "ref.json"
+    path.write_text(json.dumps(ref.to_json()))
+    back = Reference.from_json(json.loads(path.read_text()))
+    assert back.edges == ref.edges and back.terminals == ref.terminals
+    assert [[s.uid for s in p] for p in back.paths()] == [[s.uid for s in p] for p in ref.paths()]
+    for uid, node in ref.nodes.items():
+        other = back.nodes[uid]
+        assert (other.stage, other.support, other.line_range) == (
+            node.stage,
+            node.support,
+            node.line_range,
+        )
+
+
+def test_dot_and_mermaid_name_every_node_and_edge() -> None:
+    ref = bench_reference(TASK)
+    dot, mermaid = ref.to_dot(), ref.to_mermaid()
+    assert dot.startswith("digraph") and dot.count("->") == len(ref.edges)
+    assert mermaid.startswith("flowchart") and mermaid.count("-->") == len(ref.edges)
+    assert all(f'"{uid}"' in dot for uid in ref.nodes)
+
+
+def test_a_file_that_is_not_a_reference_is_refused() -> None:
+    from agentlens.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="not an AgentLens reference"):
+        Reference.from_json({"nodes": []})
+
+
+@pytest.mark.skipif(not (SDK / "src").is_dir(), reason="released SDK not present")
+@pytest.mark.parametrize("task", [TASK, "pylint-dev__pylint-4970"])
+def test_same_merged_graph_as_the_released_sdk(task: str) -> None:
+    split = bench_split(task)
+    theirs = sdk_merge([t.source.path for t in split.donors])
+    ref = bench_reference(task)
+    assert len(ref.nodes) == len(theirs["states"])
+    assert len(ref.edges) == len(theirs["transitions"])
+    stages = {"exploration": "E", "implementation": "I", "verification": "V", "orchestration": "O"}
+    want = {
+        sid: (s["resulting_state"], stages.get(s["intent_stage"], ""), s["metadata"]["trace_count"])
+        for sid, s in theirs["states"].items()
+    }
+    got = {uid: (n.resulting_state, n.stage, n.support) for uid, n in ref.nodes.items()}
+    assert got == want

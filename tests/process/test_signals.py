@@ -1,0 +1,136 @@
+"""The four signals (and the released score's extra inputs) against hand-computed examples from
+the spec (§7) and independent formulas."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy.spatial.distance import jensenshannon
+
+from agentlens.process.signals.coherence import (
+    classify,
+    coherence,
+    coherence_value,
+    retry_excess,
+    transitions,
+)
+from agentlens.process.signals.coverage import (
+    all_states_coverage,
+    best_path_coverage,
+    file_coverage,
+)
+from agentlens.process.signals.structure import ordered_recall, ordered_struct, set_f1
+from agentlens.process.signals.temporal import distribution, jsd, segments, temporal
+from agentlens.process.signals.workflow import lcs, stage_coverage, workflow_similarity
+from agentlens.process.states import ProcState, initial_state
+
+
+def run(stages: str, tools: str | None = None, files: str | None = None) -> list[ProcState]:
+    tools = tools or "t" * len(stages)
+    files = files or "abcdefghijklmnopqrstuvwxyz"[: len(stages)]
+    body = [
+        ProcState(step_no=i + 1, tool=t, file_path=f, stage=s)
+        for i, (s, t, f) in enumerate(zip(stages, tools, files, strict=True))
+    ]
+    return [initial_state(), *body]
+
+
+def test_coherence_e_e_i_v_is_one() -> None:
+    signal = coherence(run("EEIV"))
+    assert signal.value == 1.0
+    assert "2 pivots" in signal.reason and "0 retries" in signal.reason
+
+
+def test_coherence_chaotic_example_formula() -> None:
+    """Paper: 6 pivots, 4 deepen, 2 backtracks, 4 retries over 12 transitions; the formula gives
+    0.75 × (1 − 4/12) = 0.50 (the paper prints 0.51)."""
+    # E I V (pivots 2) → E (backtrack) → I V (2 pivots) → E (backtrack) → I V (2 pivots) → V V V V V
+    # the final V-run of length 5 on one (tool, file) adds 3 retries; a second short run adds one.
+    assert coherence_value(6, 0, 2, 4, 12) == pytest.approx(0.50)
+    # The counts cannot all come from one real run (4 retries need ≥ 5 deepen transitions), so the
+    # states below keep the 6/2/4 transition mix and show the retry term separately.
+    stages = "EIVEIVEIVVVVV"
+    states = run(stages, files="abcdefghiiiii")
+    kinds = transitions(stages)
+    assert (kinds.count("pivot"), kinds.count("backtrack"), kinds.count("deepen")) == (6, 2, 4)
+    assert retry_excess(states) == 3
+    assert coherence(states).value == pytest.approx(0.75 * (1 - 3 / 12))
+    states[-1].file_path = states[-2].file_path = "x"  # split the run: 3 + 2 → 1 retry
+    assert retry_excess(states) == 1
+
+
+def test_transition_classes() -> None:
+    assert [classify(a, b) for a, b in ["EI", "IE", "IO", "OE", "OO", "VV"]] == [
+        "pivot",
+        "backtrack",
+        "confirm",
+        "backtrack",
+        "deepen",
+        "deepen",
+    ]
+    assert coherence(run("E")).value == 1.0  # no transitions
+    assert coherence(run("EEE", files="xyz")).value == 1.0  # only deepen
+
+
+def test_temporal_segments_follow_n_div_3() -> None:
+    assert segments("EIVOEIV") == [["E", "I"], ["V", "O"], ["E", "I", "V"]]
+    assert segments("EI") == [["E"], ["I"], []]
+    assert segments("E") == [["E"], [], []]
+    assert distribution([]) == [0.25] * 4
+
+
+def test_temporal_matches_an_independent_jsd() -> None:
+    p, q = distribution(["E", "E", "I"]), distribution(["I", "V"])
+    assert jsd(p, q) == pytest.approx(jensenshannon(p, q, base=2) ** 2)
+    expected = (
+        1
+        - sum(
+            jensenshannon(distribution(a), distribution(b), base=2) ** 2
+            for a, b in zip(segments("EEEIIIVVV"), segments("EEIIIVVVO"), strict=True)
+        )
+        / 3
+    )
+    assert temporal("EEEIIIVVV", "EEIIIVVVO").value == pytest.approx(expected)
+    assert temporal("EIV", "EIV").value == pytest.approx(1.0)
+    assert temporal("", "EIV").value == 0.0
+
+
+def test_workflow_similarity_is_lcs_over_the_longer() -> None:
+    assert lcs("EEIV", "EIVV") == 3
+    assert workflow_similarity("EEIV", "EIVVO").value == pytest.approx(3 / 5)
+    assert workflow_similarity("", "").value == 1.0
+    assert workflow_similarity("E", "").value == 0.0
+
+
+def test_structure_and_coverage() -> None:
+    """Paper App. B.5: ordered recall 6/6 and precision 6/8 → F1 0.86 (percent units here)."""
+    path = run("EEIIVV")[1:]
+    lists = {id(s): [k] for k, s in enumerate(path)}
+    signal = ordered_struct(path, 8, lambda s: lists[id(s)], 8)
+    assert signal.value == pytest.approx(100 * 2 * 1.0 * 0.75 / 1.75)
+    assert round(signal.value / 100, 2) == 0.86
+    assert "6/6" in signal.reason and "6/8" in signal.reason
+    swapped = {id(path[0]): [3], id(path[1]): [1]}
+    assert ordered_recall(path[:2], lambda s: swapped[id(s)]) == 1  # second state is behind
+    assert set_f1(2, 6, 9).value == pytest.approx(2 * (2 / 9) * (2 / 6) / ((2 / 9) + (2 / 6)) * 100)
+    assert best_path_coverage(12, 15).value == 80.0
+    both = {id(path[0]): [0], id(path[1]): [0]}
+    assert all_states_coverage(path[:2], 1, lambda s: both[id(s)]).value == 50.0  # one candidate
+
+
+def test_file_coverage() -> None:
+    ref = [ProcState(step_no=1, tool="replace_string_in_file", file_path=f) for f in "ab"]
+    cand = [ProcState(step_no=1, tool="create_file", file_path="a")]
+    assert file_coverage(ref, cand).value == 50.0
+    assert file_coverage([], cand).value == 100.0
+
+
+def test_stage_coverage_weights_and_bottleneck() -> None:
+    path = run("EIIV")
+    cov = stage_coverage(path, [0, 3, -1, 5, -1])
+    assert cov.total == {"E": 1, "I": 2, "V": 1} and cov.matched == {"E": 1, "I": 1}
+    assert cov.completeness == pytest.approx(2 / 3)
+    assert cov.weighted == pytest.approx((1 * 1 + 3 * 1) / (1 * 1 + 3 * 2 + 2 * 1) * 100)
+    assert cov.bottleneck == 0.0
+    assert math.isclose(cov.percent("I"), 50.0)

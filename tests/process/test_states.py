@@ -1,0 +1,88 @@
+"""States from real traces: the release's per-state fields under `sdk-compat`, and the same fields
+derived from canonical steps only (how every other format gets them)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from agentlens.formats import read_path
+from agentlens.process.states import normalize_path, states_from_trajectory
+from tests.conftest import BENCH, FORMATS
+from tests.process.test_pta import TASK, bench_task
+
+FILE = BENCH / "trajectories" / TASK / f"{TASK}-logs-opus-4.6-pass-25038457597_pta.json"
+
+
+def raw_states(path: Path) -> list[dict]:
+    doc = json.loads(path.read_text())
+    return sorted(doc["states"].values(), key=lambda s: s["step"])
+
+
+def test_one_state_per_tool_call_plus_the_initial_state() -> None:
+    traj = read_path(FILE)[0]
+    labels = [s.stored_stage for s in traj.steps]
+    states = states_from_trajectory(traj, labels, use_raw=True)
+    raw = raw_states(FILE)
+    assert len(states) == len(raw) == 5
+    assert states[0].is_initial and states[0].stage == ""
+    letters = {"exploration": "E", "implementation": "I", "verification": "V", "orchestration": "O"}
+    for state, item in zip(states[1:], raw[1:], strict=True):
+        assert state.tool == item["tool_used"]
+        assert state.file_path == item["file_path"]
+        assert state.content_hash == item["content_hash"]
+        assert state.resulting_state == item["resulting_state"]
+        assert state.stage == letters[item["intent_stage"]]
+        assert state.input_tokens == item["metadata"]["input_tokens"]
+
+
+def test_unlabelled_steps_are_not_states() -> None:
+    traj = read_path(FILE)[0]
+    labels = [s.stored_stage for s in traj.steps]
+    labels[2] = None
+    assert len(states_from_trajectory(traj, labels, use_raw=True)) == 4
+
+
+@pytest.mark.parametrize(
+    "tool", ["run_in_terminal", "read_file", "replace_string_in_file", "list_dir"]
+)
+def test_canonical_derivation_agrees_with_the_release(tool: str) -> None:
+    """Resulting state, path and content hash from canonical fields match the release's own."""
+    checked = agree = 0
+    for traj in bench_task(TASK)[:15]:
+        labels = [s.stored_stage for s in traj.steps]
+        derived = states_from_trajectory(traj, labels, use_raw=False)
+        for state in derived[1:]:
+            raw = state.source.raw if state.source else None
+            if state.tool != tool or not isinstance(raw, dict):
+                continue
+            checked += 1
+            same = (state.resulting_state, state.file_path) == (
+                raw["resulting_state"],
+                raw["file_path"],
+            )
+            if tool == "run_in_terminal":
+                command = raw["log_entry"]["args"].get("command", "")
+                digest = hashlib.md5(command.encode()).hexdigest()[:12] if command else ""
+                same = same and state.content_hash == raw["content_hash"] == digest
+            agree += same
+    assert checked > 0
+    assert agree / checked >= 0.95, f"{agree}/{checked}"
+
+
+def test_other_formats_get_states_from_canonical_fields() -> None:
+    path = next(p for p in sorted(FORMATS.rglob("*.traj")) if p.is_file())
+    traj = read_path(path)[0]
+    labels = ["E" if s.kind == "tool" else None for s in traj.steps]
+    states = states_from_trajectory(traj, labels, use_raw=True)
+    assert len(states) == 1 + len(traj.tool_steps) > 1
+    assert all(s.tool and s.resulting_state for s in states[1:])
+
+
+def test_normalize_path_follows_the_release() -> None:
+    assert normalize_path("/testbed/requests/Models.py") == "requests/models.py"
+    assert normalize_path("/workspace/a\\b.py") == "a/b.py"
+    assert normalize_path("/tmp/x.py") == "x.py"
