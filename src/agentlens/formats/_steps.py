@@ -50,6 +50,10 @@ NAMED: dict[str, ToolCategory] = {
     "glob": ToolCategory.SEARCH,
     "search": ToolCategory.SEARCH,
     "find_file": ToolCategory.SEARCH,
+    "websearch": ToolCategory.SEARCH,  # as `_tool_table` files Gemini's google_web_search
+    "web_search": ToolCategory.SEARCH,
+    "web_search_call": ToolCategory.SEARCH,
+    "webfetch": ToolCategory.READ_FILE,
     "ls": ToolCategory.LIST_DIR,
     "list_dir": ToolCategory.LIST_DIR,
     "todowrite": ToolCategory.THINK,
