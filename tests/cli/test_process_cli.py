@@ -127,3 +127,17 @@ def test_score_with_a_bad_reference(tmp_path: Path, capsys: pytest.CaptureFixtur
     bad.write_text('{"format": "something else"}')
     assert main(["score", str(C1_RUN), "--reference", str(bad)]) == 2
     assert "bad.json" in capsys.readouterr().err
+
+
+def test_demo_intent_label_section() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from agentlens.cli.demo_cmd import run_demo
+
+    out = StringIO()
+    assert run_demo(BENCH, Console(file=out, width=120), ("intent labels",)) == 0
+    text = out.getvalue()
+    assert "sdk-compat: 10,442/10,442 stored labels reproduced (100.0%)" in text
+    assert "paper:" in text

@@ -34,6 +34,8 @@ SECTIONS: dict[str, str] = {
     "outcomes": "agentlens.cli.demo_cmd:outcomes_section",
     "steps by category": "agentlens.cli.demo_cmd:categories_section",
     "tokens": "agentlens.cli.demo_cmd:tokens_section",
+    "intent labels": "agentlens.cli._demo_process:labels_section",
+    "process scoring": "agentlens.cli._demo_process:process_section",
 }
 DEV_DATA = Path("..") / "shared" / "data" / "agentlens-bench-dev"
 REPO = Path(__file__).resolve().parents[3]
