@@ -40,6 +40,7 @@ STRENGTH = [
     ToolCategory.LIST_DIR,
 ]
 INSPECTING = (ToolCategory.SEARCH, ToolCategory.READ_FILE, ToolCategory.LIST_DIR)
+CACHED_LENGTH = 1024
 SEPARATORS = {"&&", "||", ";", "\n", "&", ";;", "(", ")"}
 REDIRECTS = {">", ">>", "<", ">&", "&>", ">|", "<>", "&>>", "<<", "<<-", "<<<", "<&"}
 TOKEN = re.compile(
@@ -108,10 +109,19 @@ def _categorize_command(cmd: str) -> ToolCategory:
     return _analyse(cmd)[0]
 
 
-@lru_cache(maxsize=8192)
 def _analyse(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
-    """Category and files of one command line, from a single tokenization (cached: agents
-    repeat commands, and the same line is classified by several readers and scorers)."""
+    """Category and files of one command line, from a single tokenization. Short lines are
+    cached (agents repeat them, and several readers and scorers classify the same line); long
+    ones (here-documents carrying whole files) are not, to bound the cache's memory."""
+    return _analyse_short(cmd) if len(cmd) <= CACHED_LENGTH else _analyse_line(cmd)
+
+
+@lru_cache(maxsize=8192)
+def _analyse_short(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
+    return _analyse_line(cmd)
+
+
+def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
     pipelines = _pipelines(_tokens(cmd))
     categories = [c for c in map(_pipeline_category, pipelines) if c is not None]
     category = min(categories, key=STRENGTH.index) if categories else ToolCategory.RUN_COMMAND
