@@ -45,6 +45,9 @@ from agentlens.trajectory import ToolCategory as C
         ("echo a#b > notes.txt", C.CREATE_FILE),
         ("grep -n 'a | python' a.py", C.SEARCH),
         ("", C.RUN_COMMAND),
+        ("cat <<EOF > a.py\nx = 1\nEOF\npython a.py", C.CREATE_FILE),
+        ("python - <<'PY'\nprint('cat x')\nPY", C.RUN_COMMAND),
+        ("cat <<EOF", C.READ_FILE),  # unterminated: no body, nothing written
     ],
 )
 def test_categorize_command(command: str, category: C) -> None:
@@ -59,6 +62,7 @@ def test_categorize_command(command: str, category: C) -> None:
         ("cat a.py > b.py", ["b.py", "a.py"]),
         ("python x.py 2>&1 > /dev/null", ["x.py"]),
         ("cat <<'EOF' > new.py\nx = 1\nEOF", ["new.py"]),
+        ("cat <<EOF > a.py\ncat b.py\nEOF\npython a.py", ["a.py"]),
     ],
 )
 def test_files_in_command(command: str, files: list[str]) -> None:

@@ -110,10 +110,11 @@ def _categorize_command(cmd: str) -> ToolCategory:
 
 
 def _analyse(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
-    """Category and files of one command line, from a single tokenization. Short lines are
-    cached (agents repeat them, and several readers and scorers classify the same line); long
-    ones (here-documents carrying whole files) are not, to bound the cache's memory."""
-    return _analyse_short(cmd) if len(cmd) <= CACHED_LENGTH else _analyse_line(cmd)
+    """Category and files of one command line, from a single tokenization. Here-document bodies
+    are dropped first; what is left is cached when short (agents repeat commands, and several
+    readers and scorers classify the same line), so the cache's memory stays bounded."""
+    text = _strip_heredocs(cmd.replace("\\\n", " "))
+    return _analyse_short(text) if len(text) <= CACHED_LENGTH else _analyse_line(text)
 
 
 @lru_cache(maxsize=8192)
@@ -136,9 +137,8 @@ def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 def _tokens(cmd: str) -> list[tuple[str, bool]]:
     """Shell-like words and operators. A regex, not `shlex`: ~10x faster, and forgiving of the
     unbalanced quotes agents write; adjacent quoted parts (`a"b c"`) become separate words."""
-    text = _strip_heredocs(cmd.replace("\\\n", " "))
     tokens: list[tuple[str, bool]] = []
-    for match in TOKEN.finditer(text):
+    for match in TOKEN.finditer(cmd):
         token = match.group()
         if match.lastgroup == "comment":
             continue
@@ -152,18 +152,25 @@ def _tokens(cmd: str) -> list[tuple[str, bool]]:
 
 
 def _strip_heredocs(text: str) -> str:
-    """Drop here-document bodies, keeping the command line that opens them."""
+    """Drop here-document bodies; the opening `<<EOF` becomes `<< ''`, so stripping twice is
+    harmless and a long `cat <<EOF > f` line analyses (and caches) like a short one."""
     if "<<" not in text:
         return text
     out: list[str] = []
-    lines = iter(text.split("\n"))
-    for line in lines:
-        out.append(line)
-        for match in HEREDOC.finditer(line):
-            for body in lines:
-                if body.strip() == match[2]:
-                    break
-    return "\n".join(out)
+    position = 0
+    while (match := HEREDOC.search(text, position)) is not None:
+        line_end = text.find("\n", match.end())
+        out += [text[position : match.start()], "<< ''"]
+        if line_end < 0:
+            return "".join([*out, text[match.end() :]])
+        out.append(text[match.end() : line_end + 1])
+        end = re.compile(rf"^[ \t]*{re.escape(match[2])}[ \t]*$", re.MULTILINE)
+        closing = end.search(text, line_end + 1)
+        if closing is None:  # an unterminated body runs to the end
+            return "".join(out)
+        position = closing.end()
+    out.append(text[position:])
+    return "".join(out)
 
 
 Command = tuple[list[str], list[tuple[str, str]]]

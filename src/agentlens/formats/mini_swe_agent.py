@@ -121,13 +121,15 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
     extra = common.as_dict(message.get("extra"))
     usage, cost, model = _usage(extra)
     when = _created(extra)
-    commands = _commands(message, text, extra)
+    blocks = list(FENCE.finditer(text))
+    commands = _commands(message, blocks, extra)
     if not commands:
         step = Step(
             index=0, kind="agent", text=text, turn=turn, usage=usage, cost=cost, raw=message
         )
         step.model, step.timestamp = model, when
         return [step]
+    thought = _thought(text[: blocks[0].start()] if blocks else text)
     steps = []
     for i, (call_id, command, tool_name) in enumerate(commands):
         category = _categorize(command)
@@ -135,7 +137,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
             Step(
                 index=0,
                 kind="tool",
-                text=_thought(text),
+                text=thought,
                 turn=turn,
                 tool_name=tool_name,
                 category=category,
@@ -154,7 +156,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
 
 
 def _commands(
-    message: dict[str, Any], text: str, extra: dict[str, Any]
+    message: dict[str, Any], blocks: list[re.Match[str]], extra: dict[str, Any]
 ) -> list[tuple[str | None, str, str]]:
     """(call id, command, tool name) of each action the message asked for."""
     calls = message.get("tool_calls")
@@ -169,8 +171,8 @@ def _commands(
     actions = extra.get("actions")
     if isinstance(actions, list) and actions:
         return [(None, str(common.as_dict(a).get("command") or ""), "bash") for a in actions]
-    blocks = FENCE.findall(text)
-    return [(None, blocks[0], "bash")] if len(blocks) == 1 else []
+    # mini-swe-agent runs a reply only when it holds exactly one block (else: format error)
+    return [(None, blocks[0][1], "bash")] if len(blocks) == 1 else []
 
 
 def _observe(step: Step, text: str, message: dict[str, Any]) -> None:
@@ -189,8 +191,8 @@ def _categorize(command: str) -> ToolCategory:
     return categorize_command(command)
 
 
-def _thought(text: str) -> str:
-    return FENCE.split(text, maxsplit=1)[0].strip().removeprefix("THOUGHT:").strip()
+def _thought(before_block: str) -> str:
+    return before_block.strip().removeprefix("THOUGHT:").strip()
 
 
 def _usage(extra: dict[str, Any]) -> tuple[Usage | None, float | None, str | None]:
