@@ -1,0 +1,88 @@
+"""End to end on real runs: the 40 annotation columns, reasons with arithmetic, profiles, saved
+references, and (when the released SDK is present) identical rows to the release for one task."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from agentlens.process.pta import Reference
+from agentlens.process.score import score_trajectory
+from tests.conftest import BENCH
+from tests.process.test_pta import SDK, TASK, bench_reference, bench_split
+
+HEADER = next(csv.reader((BENCH / "annotations" / "trajectories.csv").open()))
+
+
+@pytest.fixture(scope="module")
+def results():
+    ref = bench_reference(TASK)
+    return [score_trajectory(t, ref, "sdk-compat") for t in bench_split(TASK).scored]
+
+
+def test_annotation_row_has_the_released_columns(results) -> None:
+    for result in results:
+        row = result.annotation_row()
+        assert list(row) == HEADER
+        assert 0 <= row["quality_score"] <= 100
+        assert row["n_states"] == len(
+            [s for s in bench_trajectory(result.trajectory_id).tool_steps]
+        )
+
+
+def bench_trajectory(traj_id: str):
+    return next(t for t in bench_split(TASK).scored if t.id == traj_id)
+
+
+def test_every_signal_shows_its_arithmetic(results) -> None:
+    result = results[0]
+    assert set(result.signals) == {"struct", "cov", "coh", "temp", "workflow", "stage_completeness"}
+    assert "recall" in result.signals["struct"].reason and "/" in result.signals["cov"].reason
+    assert "released score: round(" in result.composite.reason
+    assert result.tier_reason.endswith(str(result.tier))
+    assert all(w.reason for w in result.waste.values())
+
+
+def test_paper_profile_never_reads_the_outcome() -> None:
+    ref = bench_reference(TASK, "paper")
+    traj = bench_split(TASK).scored[0]
+    flipped = traj.__class__(**{**{f: getattr(traj, f) for f in traj.__struct_fields__}})
+    flipped.outcome = traj.outcome.__class__(
+        status="failed" if traj.outcome.status == "passed" else "passed"
+    )
+    a, b = score_trajectory(traj, ref), score_trajectory(flipped, ref)
+    assert a.score == b.score and a.signals["struct"].reason == b.signals["struct"].reason
+    assert "Eq. 1" in a.composite.reason and "ordered recall" in a.signals["struct"].reason
+    assert "all reference states" in a.signals["cov"].reason
+
+
+def test_a_saved_reference_scores_the_same(tmp_path) -> None:
+    ref = bench_reference(TASK)
+    back = Reference.from_json(json.loads(json.dumps(ref.to_json())))
+    for traj in bench_split(TASK).scored[:5]:
+        assert (
+            score_trajectory(traj, back, "sdk-compat").annotation_row()
+            == score_trajectory(traj, ref, "sdk-compat").annotation_row()
+        )
+
+
+@pytest.mark.skipif(not (SDK / "src").is_dir(), reason="released SDK not present")
+def test_rows_identical_to_the_released_sdk_on_one_task() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from sdk_parity import released, same, sdk_modules
+
+    mods = sdk_modules()
+    assert mods is not None
+    split = bench_split(TASK)
+    split = split.__class__(split.task_id, split.donors, split.scored[:8])
+    theirs = released([split], mods)
+    ref = bench_reference(TASK)
+    for traj in split.scored:
+        mine = score_trajectory(traj, ref, "sdk-compat").annotation_row()
+        for column in HEADER:
+            assert same(mine[column], theirs[traj.id][column]), (traj.id, column)
