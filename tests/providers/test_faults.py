@@ -5,11 +5,19 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from pathlib import Path
 
 import pytest
 
-from agentlens.errors import BudgetExceededError, ProviderError
-from agentlens.providers import Budget, ChatRequest, LLMClient, RetryPolicy, get_provider
+from agentlens.errors import BudgetExceededError, ConfigError, ProviderError
+from agentlens.providers import (
+    Budget,
+    ChatRequest,
+    LLMClient,
+    RetryPolicy,
+    RunLedger,
+    get_provider,
+)
 from agentlens.providers.pricing import PriceTable
 from agentlens.providers.registry import make_backend
 from tests.providers.fault_server import COMPLETION_TOKENS, PROMPT_TOKENS, FaultServer
@@ -111,3 +119,34 @@ def test_sync_helpers_work_across_event_loops(fault_server: FaultServer) -> None
     assert client.chat_sync(ask("a")).text == "re: a"
     assert asyncio.run(client.chat(ask("b"))).text == "re: b"
     assert client.chat_sync(ask("c")).text == "re: c"
+
+
+def test_costs_are_kept_per_role_in_stats_and_ledger(
+    fault_server: FaultServer, tmp_path: Path
+) -> None:
+    prices = PriceTable.load({"priced": {"prompt": 1000.0, "completion": 2000.0}})
+    per_call = (PROMPT_TOKENS * 1000.0 + COMPLETION_TOKENS * 2000.0) / 1e6
+    ledger = RunLedger(tmp_path / "ledger.sqlite", run_id="roles")
+    clients = {
+        role: LLMClient(
+            make_backend(fault_server.model("priced")), role=role, ledger=ledger, prices=prices
+        )
+        for role in ("judge", "user_simulator")
+    }
+    for role, n in (("judge", 3), ("user_simulator", 2)):
+        client = clients[role]
+        client.run(client.map(client.chat, [ask(f"{role}{i}") for i in range(n)]))
+        assert client.stats.calls == n
+        assert client.stats.cost == pytest.approx(n * per_call)
+    totals = {t.role: t for t in ledger.totals_by_role()}
+    assert totals["judge"].calls == 3 and totals["judge"].cost == pytest.approx(3 * per_call)
+    assert totals["user_simulator"].prompt_tokens == 2 * PROMPT_TOKENS
+
+
+def test_a_dollar_budget_on_an_unpriced_model_is_refused_before_calling(
+    fault_server: FaultServer,
+) -> None:
+    client = LLMClient(make_backend(fault_server.model("no-price")), budget=Budget(max_cost=1.0))
+    with pytest.raises(ConfigError, match=r"no price for .* add the model to"):
+        client.chat_sync(ask("q"))
+    assert fault_server.requests == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from pathlib import Path
@@ -9,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agentlens.providers import ChatRequest, LLMClient, OptionLogprobs, get_provider
+from agentlens.providers import ChatRequest, LLMClient, OptionLogprobs, get_provider, make_backend
+from agentlens.providers.openai_compatible import OpenAICompatibleProvider
 
 pytestmark = pytest.mark.llm
 
@@ -104,3 +106,16 @@ def test_a_repeated_evaluation_is_served_from_the_cache(local_llm_url: str) -> N
     assert (first.stats.calls, second.stats.calls, second.stats.cache_hits) == (1, 0, 1)
     assert again.from_cache and again.text == answer.text
     assert answer.usage.prompt_tokens > 0 and answer.cost == 0.0
+
+
+def test_raw_completions_give_option_log_probs(
+    local_llm_url: str,
+) -> None:
+    backend = make_backend(local_llm_url)
+    assert isinstance(backend, OpenAICompatibleProvider)
+    prompt = "Q: Which is a fruit? A) car B) apple C) stone D) chair\nAnswer (A, B, C or D):"
+    scores = asyncio.run(backend.prompt_option_logprobs(prompt, LABELS))
+    listed = [o for o in scores.options.values() if o.source == "top_k"]
+    assert listed, scores
+    assert all(-20.0 < o.logprob < 0.0 for o in listed)
+    assert scores.usage.prompt_tokens > 0

@@ -187,6 +187,7 @@ class LLMClient:
                 return reused
             if self.budget is not None:
                 self.budget.check()
+                self._check_priced()
             started = time.perf_counter()
             try:
                 result = await call_with_retry(attempt, self.retry, self.name)
@@ -234,15 +235,17 @@ class LLMClient:
         )
 
     def _cost(self, result: ChatResponse | OptionLogprobs) -> float | None:
-        if self.free:
-            return 0.0
-        cost = self.prices.cost(model_of(self.name), result.usage)
-        if cost is None and self.budget is not None and self.budget.needs_prices:
+        return 0.0 if self.free else self.prices.cost(model_of(self.name), result.usage)
+
+    def _check_priced(self) -> None:
+        """A dollar budget cannot be kept for a model without a price: refuse before calling."""
+        assert self.budget is not None
+        unpriced = self.prices.lookup(model_of(self.name)) is None
+        if self.budget.needs_prices and not self.free and unpriced:
             raise ConfigError(
                 f"no price for {self.name!r} and a dollar budget is set: add the model to "
                 "~/.config/agentlens/prices.yaml (or llm.prices), or use a token budget"
             )
-        return cost
 
     def _semaphore(self) -> asyncio.Semaphore:
         # One per event loop: sync helpers call asyncio.run repeatedly.

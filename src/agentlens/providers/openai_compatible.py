@@ -90,6 +90,27 @@ class OpenAICompatibleProvider:
             model=str(data.get("model") or self.model),
         )
 
+    async def prompt_option_logprobs(
+        self, prompt: str, labels: Sequence[str], *, floor: float = -20.0, top_k: int = 20
+    ) -> OptionLogprobs:
+        """Option log-probs after a raw prompt, via `/completions` (legacy `logprobs=k`)."""
+        body = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0}
+        started = time.perf_counter()
+        data = await self._post("/completions", body | {"logprobs": top_k})
+        logprobs = _first_choice(self.name, data).get("logprobs") or {}
+        tops = logprobs.get("top_logprobs") or [None]
+        if not tops[0]:
+            raise ProviderError(self.name, "server returned no log-probs for /completions")
+        candidates = [(token, float(value)) for token, value in tops[0].items()]
+        return OptionLogprobs(
+            options=options_from_top_k(candidates, labels, floor),
+            floor=floor,
+            top_k=top_k,
+            usage=parse_usage(data.get("usage")),
+            latency_s=time.perf_counter() - started,
+            model=str(data.get("model") or self.model),
+        )
+
     async def option_logprobs(
         self,
         messages: list[Message],
