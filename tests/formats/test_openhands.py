@@ -133,6 +133,12 @@ def test_resolver_output_success_and_costs() -> None:
         observations = [e["content"] for e in record["history"] if "observation" in e]
         assert [s.observation for s in traj.tool_steps if s.observation is not None] == observations
         assert traj.task_id == "{owner}/{repo}#{number}".format(**record["issue"])
+        cells = [e for e in record["history"] if e.get("action") == "run_ipython"]
+        opened = [s for s in traj.tool_steps if s.tool_name == "run_ipython"]
+        for cell, step in zip(cells, opened, strict=True):
+            if cell["code"].startswith("open_file("):  # agentskills: the file is the first argument
+                assert step.files == [cell["code"].split("'")[1]]
+                assert step.category is ToolCategory.READ_FILE
 
 
 def test_v1_history_in_eval_output() -> None:

@@ -116,6 +116,7 @@ AGENTSKILLS = {
     "find_file": ToolCategory.SEARCH,
 }
 AGENTSKILL_CALL = re.compile(r"^\s*(?:print\()?(\w+)\(")
+AGENTSKILL_FILE = re.compile(r"^\s*(?:print\()?(\w+)\(\s*(?:\w+\s*=\s*)?['\"]([^'\"\n]+)['\"]")
 
 
 def _categorize_agentskill(code: str) -> ToolCategory:
@@ -156,9 +157,14 @@ def _is_editor_verb(value: str) -> bool:
 
 
 def files_of(arguments: dict[str, Any], command: str | None) -> list[str]:
+    """The editor's `path`, the file an agentskills cell opens, or the files of a shell line."""
     path = arguments.get("path")
     if isinstance(path, str) and path:
         return [path]
+    code = arguments.get("code")
+    if isinstance(code, str):  # Python, not shell: only `open_file('x')`-style calls name files
+        match = AGENTSKILL_FILE.match(code)
+        return [match[2]] if match and match[1] in AGENTSKILLS else []
     return files_in_command(command) if command else []
 
 
