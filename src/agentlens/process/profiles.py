@@ -66,7 +66,7 @@ SDK_COMPAT = ProfileConfig(
     cov_mode="best_path",
     partial_fail_min=40,
 )
-PAPER = ProfileConfig(name="paper", composite="eq1", base_command_rule=False)
+PAPER = ProfileConfig(name="paper", composite="eq1")
 PROFILES: dict[str, ProfileConfig] = {"paper": PAPER, "sdk-compat": SDK_COMPAT}
 
 

@@ -28,13 +28,19 @@ def set_f1(matched: int, n_path: int, n_cand: int) -> Signal:
     return Signal("struct", value, reason)
 
 
-def ordered_recall(path: Sequence[ProcState], lists: Callable[[ProcState], list[int]]) -> int:
-    """Greedy forward scan: each path state takes the next equivalent candidate after the last."""
+def ordered_recall(
+    path: Sequence[ProcState], lists: Callable[[ProcState], list[int]], stop_at_miss: bool = False
+) -> int:
+    """Greedy forward scan: each path state takes the next equivalent candidate after the last
+    one taken. A state with none is skipped (`stop_at_miss` ends the scan there instead, as the
+    release's unused `_subsequence_coverage` does)."""
     position, found = 0, 0
     for state in path:
         nxt = next((j for j in lists(state) if j >= position), None)
         if nxt is None:
-            break
+            if stop_at_miss:
+                break
+            continue
         found += 1
         position = nxt + 1
     return found
