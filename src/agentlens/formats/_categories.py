@@ -39,8 +39,15 @@ STRENGTH = [
     ToolCategory.READ_FILE,
     ToolCategory.LIST_DIR,
 ]
+BY_PROGRAM = {
+    **dict.fromkeys(LISTERS, ToolCategory.LIST_DIR),
+    **dict.fromkeys(READERS, ToolCategory.READ_FILE),
+    **dict.fromkeys(SEARCHERS, ToolCategory.SEARCH),
+}
+OPERAND_FILES = READERS | LISTERS | {"touch", "rm", "cp", "mv", "mkdir"}
 INSPECTING = (ToolCategory.SEARCH, ToolCategory.READ_FILE, ToolCategory.LIST_DIR)
 CACHED_LENGTH = 1024
+ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, not commands)
 SEPARATORS = {"&&", "||", ";", "\n", "&", ";;", "(", ")"}
 REDIRECTS = {">", ">>", "<", ">&", "&>", ">|", "<>", "&>>", "<<", "<<-", "<<<", "<&"}
 TOKEN = re.compile(
@@ -113,8 +120,15 @@ def _analyse(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
     """Category and files of one command line, from a single tokenization. Here-document bodies
     are dropped first; what is left is cached when short (agents repeat commands, and several
     readers and scorers classify the same line), so the cache's memory stays bounded."""
-    text = _strip_heredocs(cmd.replace("\\\n", " "))
-    return _analyse_short(text) if len(text) <= CACHED_LENGTH else _analyse_line(text)
+    text = _strip_heredocs(cmd.replace("\\\n", " "))[:ANALYSED_LENGTH]
+    if len(text) <= CACHED_LENGTH:
+        return _analyse_short(text)
+    if _last_long[0] != text:  # readers ask for the category, then the files, of one line
+        _last_long[:] = [text, _analyse_line(text)]
+    return _last_long[1]
+
+
+_last_long: list[Any] = [None, None]
 
 
 @lru_cache(maxsize=8192)
@@ -123,31 +137,42 @@ def _analyse_short(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 
 
 def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
-    pipelines = _pipelines(_tokens(cmd))
+    pipelines = [[_parse(words, targets) for words, targets in p] for p in _pipelines(_tokens(cmd))]
     categories = [c for c in map(_pipeline_category, pipelines) if c is not None]
     category = min(categories, key=STRENGTH.index) if categories else ToolCategory.RUN_COMMAND
     files: list[str] = []
     for pipeline in pipelines:
-        for words, targets in pipeline:
-            found = [name for _, name in _written(targets)] + _command_files(words)
+        for program, args, writes in pipeline:
+            found = [name for _, name in writes] + _command_files(program, args)
             files += [f for f in found if f not in files]
     return category, tuple(files)
 
 
+Parsed = tuple[str, list[str], list[tuple[str, str]]]
+"""A simple command as (program, arguments, file redirections that write)."""
+
+
+def _parse(words: list[str], targets: list[tuple[str, str]]) -> Parsed:
+    program, args = _split_program(words)
+    return program, args, _written(targets)
+
+
 def _tokens(cmd: str) -> list[tuple[str, bool]]:
-    """Shell-like words and operators. A regex, not `shlex`: ~10x faster, and forgiving of the
-    unbalanced quotes agents write; adjacent quoted parts (`a"b c"`) become separate words."""
+    """Shell-like words and operators (flagged True). A regex, not `shlex`: ~10x faster, and
+    forgiving of the unbalanced quotes agents write; `a"b c"` becomes two words."""
     tokens: list[tuple[str, bool]] = []
-    for match in TOKEN.finditer(cmd):
-        token = match.group()
-        if match.lastgroup == "comment":
-            continue
-        if match.lastgroup == "single":
-            token = token[1:-1] if len(token) > 1 and token.endswith("'") else token[1:]
-        elif match.lastgroup == "double":
-            token = token[1:-1] if len(token) > 1 and token.endswith('"') else token[1:]
-            token = token.replace('\\"', '"')
-        tokens.append((token, match.lastgroup == "op"))
+    for _comment, single, double, op, word in TOKEN.findall(cmd):
+        if word:
+            tokens.append((word, False))
+        elif op:
+            tokens.append((op, True))
+        elif single:
+            tokens.append(
+                (single[1:-1] if len(single) > 1 and single[-1] == "'" else single[1:], False)
+            )
+        elif double:
+            text = double[1:-1] if len(double) > 1 and double[-1] == '"' else double[1:]
+            tokens.append((text.replace('\\"', '"'), False))
     return tokens
 
 
@@ -206,15 +231,15 @@ def _written(targets: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ]
 
 
-def _pipeline_category(pipeline: list[Command]) -> ToolCategory | None:
+def _pipeline_category(pipeline: list[Parsed]) -> ToolCategory | None:
     category = _command_category(*pipeline[0])
     if category is None:
         return None
-    for words, targets in pipeline[1:]:
-        later = _command_category(words, targets)
+    for program, args, writes in pipeline[1:]:
+        later = _command_category(program, args, writes)
         if later is ToolCategory.SEARCH and category in INSPECTING[1:]:
             category = ToolCategory.SEARCH
-        elif _program(words) in FILTERS:
+        elif program in FILTERS:
             continue
         elif later in (ToolCategory.CREATE_FILE, ToolCategory.EDIT):
             category = later
@@ -223,11 +248,11 @@ def _pipeline_category(pipeline: list[Command]) -> ToolCategory | None:
     return category
 
 
-def _command_category(words: list[str], targets: list[tuple[str, str]]) -> ToolCategory | None:
-    program, args = _split_program(words)
+def _command_category(
+    program: str, args: list[str], writes: list[tuple[str, str]]
+) -> ToolCategory | None:
     if program in NEUTRAL:
         return None
-    writes = _written(targets)
     if writes and program in {"cat", "echo", "printf", "tee", ""}:
         return ToolCategory.EDIT if writes[0][0].endswith(">>") else ToolCategory.CREATE_FILE
     if program in {"sed", "perl"}:
@@ -239,34 +264,22 @@ def _command_category(words: list[str], targets: list[tuple[str, str]]) -> ToolC
         return ToolCategory.SEARCH if FIND_SEARCH_FLAGS & set(args) else ToolCategory.LIST_DIR
     if program == "git" and args[:1] == ["grep"]:
         return ToolCategory.SEARCH
-    if program in {"patch"} or (program == "git" and args[:1] == ["apply"]):
+    if program == "patch" or (program == "git" and args[:1] == ["apply"]):
         return ToolCategory.EDIT
-    if program in {"touch"}:
+    if program == "touch":
         return ToolCategory.CREATE_FILE
-    for names, category in (
-        (SEARCHERS, ToolCategory.SEARCH),
-        (READERS, ToolCategory.READ_FILE),
-        (LISTERS, ToolCategory.LIST_DIR),
-    ):
-        if program in names:
-            return category
-    return ToolCategory.RUN_COMMAND
+    return BY_PROGRAM.get(program, ToolCategory.RUN_COMMAND)
 
 
-def _command_files(words: list[str]) -> list[str]:
-    program, arguments = _split_program(words)
+def _command_files(program: str, arguments: list[str]) -> list[str]:
     args = [a for a in arguments if not a.startswith("-") and not a.isdigit()]
-    if program in READERS | LISTERS or program in {"touch", "rm", "cp", "mv", "mkdir"}:
+    if program in OPERAND_FILES:
         return args
     if program in SEARCHERS or program == "sed":
         return args[1:]  # the first operand is the pattern / script
     if program == "find":
         return args[:1]
     return [a for a in args if SOURCE_FILE.match(a) and not a.replace(".", "").isdigit()]
-
-
-def _program(words: list[str]) -> str:
-    return _split_program(words)[0]
 
 
 def _split_program(words: list[str]) -> tuple[str, list[str]]:
