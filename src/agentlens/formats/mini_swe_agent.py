@@ -121,7 +121,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
     extra = common.as_dict(message.get("extra"))
     usage, cost, model = _usage(extra)
     when = _created(extra)
-    blocks = list(FENCE.finditer(text))
+    blocks = _blocks(text)
     commands = _commands(message, blocks, extra)
     if not commands:
         step = Step(
@@ -153,6 +153,13 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
             )
         )
     return steps
+
+
+def _blocks(text: str) -> list[re.Match[str]]:
+    """The command blocks of a reply; the regex starts at the first opening fence, since the
+    reasoning before it (most of the text) cannot match."""
+    starts = [i for i in (text.find("```bash"), text.find("```mswea_bash_command")) if i >= 0]
+    return list(FENCE.finditer(text, min(starts))) if starts else []
 
 
 def _commands(
