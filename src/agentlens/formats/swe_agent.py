@@ -46,6 +46,7 @@ ACI = {
     "append": ToolCategory.EDIT,
     "submit": ToolCategory.FINISH,
 }
+ACI_WORDS = re.compile(r'"[^"]*"|\'[^\']*\'|\S+')
 STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config)"\s*:')
 
 
@@ -128,7 +129,7 @@ def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) 
         call_id=call.get("id") if call else None,
         arguments=arguments if action else {},
         command=action or None,
-        files=_files(action, category),
+        files=_files(action, category, entry.get("state")),
         observation=entry.get("observation") if action else None,
         raw=entry,
     )
@@ -166,17 +167,28 @@ def classify(action: str) -> tuple[str, ToolCategory]:
     return "bash", categorize_command(action)
 
 
-def _files(action: str, category: ToolCategory) -> list[str]:
-    words = action.split()
-    if not words:
+def _files(action: str, category: ToolCategory, state: Any) -> list[str]:
+    """Files an action names: its path operand, the open file for `edit`/`goto`/..., or the
+    files of a shell command."""
+    first_line = action.split("\n", 1)[0]
+    words = [w.strip("\"'") for w in ACI_WORDS.findall(first_line)]
+    if not words or category is ToolCategory.FINISH:
         return []
-    if words[0] == "str_replace_editor" and len(words) >= 3:
-        return [words[2]]
-    if words[0] in {"open", "create", "search_file"} and len(words) >= 2:
-        return [words[-1].strip("\"'")] if words[0] != "search_file" or len(words) > 2 else []
-    if words[0] in ACI or category is ToolCategory.FINISH:
-        return []
+    if words[0] == "str_replace_editor":
+        return words[2:3]
+    if words[0] in {"open", "create"}:
+        return words[1:2]
+    if words[0] in {"search_file", "search_dir", "find_file"}:
+        return words[2:3]
+    if words[0] in ACI:  # edit, insert, goto, scroll_*: they act on the open file
+        open_file = common.as_dict(_state(state)).get("open_file")
+        return [open_file] if isinstance(open_file, str) and open_file not in ("", "n/a") else []
     return files_in_command(action)
+
+
+def _state(state: Any) -> Any:
+    """`state` is a JSON string in 2024 files and an object later."""
+    return common.parse_arguments(state) if isinstance(state, str) else state
 
 
 def _first_call(message: dict[str, Any]) -> dict[str, Any] | None:
