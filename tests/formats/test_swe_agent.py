@@ -136,3 +136,24 @@ def test_wrong_shape_and_bad_json_are_named(tmp_path: Path) -> None:
     truncated.write_bytes(OTHER_TRAJS[0].read_bytes()[:5000])
     with pytest.raises(TraceError, match="truncated"):
         read_path(truncated)
+
+
+def test_files_follow_the_aci_operands_and_the_open_file() -> None:
+    path = (
+        JAVA
+        / "20240825_SWE-agent_gpt-4o-2024-05-13"
+        / "trajs"
+        / "fasterxml__jackson-databind-4486.traj"
+    )
+    entries = json.loads(path.read_text())["trajectory"]
+    (traj,) = read_path(path)
+    checked = 0
+    for entry, step in zip(entries, traj.tool_steps, strict=True):
+        verb, _, rest = entry["action"].partition(" ")
+        if verb in ("open", "create"):
+            assert step.files == [rest.split()[0].strip('"')]
+            checked += 1
+        elif verb == "edit":
+            assert step.files == [json.loads(entry["state"])["open_file"]]
+            checked += 1
+    assert checked >= 10
