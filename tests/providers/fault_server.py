@@ -75,7 +75,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 server.requests.append(
                     {
                         "path": self.path,
-                        "headers": dict(self.headers),
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
                         "body": body,
                         "action": action,
                     }
@@ -96,7 +96,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 return
             if kind == "hang":
                 time.sleep(float(arg))
-                return self._send(200, _answer(body))
+                return self._send(200, _answer(self.path, body))
             if kind == "429":
                 return self._send(429, {"error": "slow down"}, {"retry-after": arg})
             if kind in ("500", "400"):
@@ -104,7 +104,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             if kind == "malformed":
                 return self._send_raw(200, b'{"choices": [{"message": ')
             time.sleep(float(arg) if kind == "slow" else server.default_delay_s)
-            self._send(200, _answer(body))
+            self._send(200, _answer(self.path, body))
 
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
             self._send_raw(status, json.dumps(payload).encode(), headers)
@@ -123,7 +123,9 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _answer(body: dict[str, Any]) -> dict[str, Any]:
+def _answer(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    if path.endswith("/messages"):
+        return _anthropic_answer(body)
     question = body["messages"][-1]["content"]
     choice: dict[str, Any] = {
         "index": 0,
@@ -136,3 +138,27 @@ def _answer(body: dict[str, Any]) -> dict[str, Any]:
         choice["logprobs"] = {"content": [{"token": "A", "logprob": -0.5, "top_logprobs": top}]}
     usage = {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS}
     return {"model": body["model"], "choices": [choice], "usage": usage}
+
+
+def _anthropic_answer(body: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic Messages API reply; a forced tool gets `{"answer": "A"}` as its input."""
+    question = body["messages"][-1]["content"]
+    forced = (body.get("tool_choice") or {}).get("name")
+    block: dict[str, Any] = {"type": "text", "text": f"re: {question}"}
+    if forced:
+        block = {"type": "tool_use", "id": "toolu_1", "name": forced, "input": {"answer": "A"}}
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": body["model"],
+        "content": [block],
+        "stop_reason": "tool_use" if forced else "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": PROMPT_TOKENS,
+            "output_tokens": COMPLETION_TOKENS,
+            "cache_read_input_tokens": 4,
+            "cache_creation_input_tokens": 0,
+        },
+    }

@@ -65,7 +65,7 @@ def test_the_api_key_is_sent_but_never_stored(
     client = get_provider("box:fault-model", config=config, ledger=ledger)
     client.chat_sync(ask("hello"))
     client.option_logprobs_sync([{"role": "user", "content": "pick"}], ["A", "B"])
-    assert fault_server.requests[0]["headers"]["Authorization"] == f"Bearer {secret}"
+    assert fault_server.requests[0]["headers"]["authorization"] == f"Bearer {secret}"
     files = [p for p in tmp_path.iterdir() if p.name.startswith(("keycache", "ledger"))]
     assert len(files) >= 2
     for path in files:

@@ -7,12 +7,14 @@ forced tool call whose input is the JSON answer. SDK retries are off: `retry.py`
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from agentlens.errors import CapabilityError, MissingDependencyError, ProviderError
+from agentlens.errors import CapabilityError, ConfigError, MissingDependencyError, ProviderError
 from agentlens.providers.retry import RetryableError, parse_retry_after
 from agentlens.providers.types import (
     ChatRequest,
@@ -29,12 +31,21 @@ SCHEMA_TOOL = "answer"
 class AnthropicProvider:
     supports_logprobs = False
 
-    def __init__(self, model: str, *, api_key: str | None = None, timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 120.0,
+    ) -> None:
         self.name = f"anthropic:{model}"
         self.model = model
         self._api_key = api_key
+        self._base_url = base_url
         self._timeout_s = timeout_s
         self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
         return f"AnthropicProvider({self.name!r})"
@@ -42,8 +53,9 @@ class AnthropicProvider:
     async def chat(self, request: ChatRequest) -> ChatResponse:
         sdk = _import_sdk()
         started = time.perf_counter()
+        create = self._sdk_client(sdk).messages.create
         try:
-            message = await self._sdk_client(sdk).messages.create(**self._body(request))
+            message = await create(**supported_kwargs(create, self._body(request)))
         except (sdk.RateLimitError, sdk.InternalServerError) as exc:
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
             raise RetryableError(f"HTTP {exc.status_code}", retry_after=retry_after) from exc
@@ -70,10 +82,18 @@ class AnthropicProvider:
         )
 
     def _sdk_client(self, sdk: Any) -> Any:
-        if self._client is None:
+        # The SDK's httpx pool belongs to one event loop; sync helpers run a fresh loop per call.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            if not self._api_key and not self._base_url:
+                raise ConfigError(f"{self.name}: set ANTHROPIC_API_KEY (or llm.backends.anthropic)")
             self._client = sdk.AsyncAnthropic(
-                api_key=self._api_key, max_retries=0, timeout=self._timeout_s
+                api_key=self._api_key or "unused",
+                base_url=self._base_url,
+                max_retries=0,
+                timeout=self._timeout_s,
             )
+            self._client_loop = loop
         return self._client
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
@@ -114,6 +134,15 @@ class AnthropicProvider:
             latency_s=latency,
             model=str(message.model),
         )
+
+
+def supported_kwargs(create: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """Drop what this SDK version's `messages.create` no longer takes (newer SDKs have no
+    `temperature`): the SDK tracks what the API accepts."""
+    params = inspect.signature(create).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return body
+    return {key: value for key, value in body.items() if key in params}
 
 
 def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:

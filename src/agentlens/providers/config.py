@@ -43,6 +43,7 @@ KNOWN_BACKENDS: dict[str, BackendConfig] = {
     "ollama": BackendConfig("http://127.0.0.1:11434/v1", None),
     "vllm": BackendConfig(None, "VLLM_API_KEY"),
     "openai-compatible": BackendConfig(None, "OPENAI_COMPATIBLE_API_KEY"),
+    "anthropic": BackendConfig(None, "ANTHROPIC_API_KEY"),  # SDK backend; base_url optional
 }
 
 

@@ -13,7 +13,7 @@ import ipaddress
 from urllib.parse import urlparse
 
 from agentlens.errors import ConfigError
-from agentlens.providers.config import KNOWN_BACKENDS, ProvidersConfig
+from agentlens.providers.config import KNOWN_BACKENDS, BackendConfig, ProvidersConfig
 from agentlens.seams import Provider
 
 LOCAL_BACKENDS = ("llamacpp", "ollama")
@@ -37,8 +37,13 @@ def make_backend(model: str, config: ProvidersConfig | None = None) -> Provider:
     if backend == "anthropic":
         from agentlens.providers.anthropic import AnthropicProvider
 
-        cfg = config.backend("anthropic")
-        return AnthropicProvider(rest, api_key=cfg.resolve_key() if cfg else None)
+        cfg = config.backend("anthropic") or BackendConfig()
+        return AnthropicProvider(
+            rest,
+            api_key=cfg.resolve_key(),
+            base_url=cfg.base_url,
+            timeout_s=cfg.timeout_s or config.timeout_s,
+        )
     if backend == "llamacpp":
         from agentlens.providers.llamacpp import LlamaCppProvider
 
