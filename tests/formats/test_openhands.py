@@ -106,6 +106,14 @@ def test_eval_output_decumulates_llm_metrics(swe_bench_output) -> None:
         assert traj.reported_usage.prompt_tokens == total["prompt_tokens"]
         assert traj.model == record["metadata"]["llm_config"]["model"]
         assert traj.outcome.status == "unknown"
+        # editor failures are typed `edit`/`read` with ERROR: text; commands fail by exit code
+        failed = set()
+        for e in history:
+            code = ((e.get("extras") or {}).get("metadata") or {}).get("exit_code")
+            if "cause" in e and (e["content"].startswith("ERROR:") or code not in (0, -1, None)):
+                failed.add(e["cause"])
+        flagged = {s.raw["call"]["id"] for s in traj.tool_steps if s.is_error and "call" in s.raw}
+        assert flagged == failed
 
 
 def test_eval_output_per_step_usage_is_the_response_usage(swe_bench_output) -> None:
