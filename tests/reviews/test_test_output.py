@@ -50,18 +50,32 @@ def test_counts_from_captured_output(runner, name, tests, failures, errors, skip
 
 
 def test_surefire_xml_report_wins_over_console() -> None:
-    reports = {"target/surefire-reports/TEST-demo.CalcTest.xml": (DATA / "TEST-demo.CalcTest.xml").read_text()}
+    reports = {
+        "target/surefire-reports/TEST-demo.CalcTest.xml": (
+            DATA / "TEST-demo.CalcTest.xml"
+        ).read_text()
+    }
     counts = parse("maven", "mvn_pass.txt", reports)
-    assert (counts.source, counts.tests, counts.failures, counts.errors, counts.skipped) == ("junit-xml", 4, 1, 1, 1)
+    assert (counts.source, counts.tests, counts.failures, counts.errors, counts.skipped) == (
+        "junit-xml",
+        4,
+        1,
+        1,
+        1,
+    )
 
 
 def test_gradle_console_and_junit_xml() -> None:
     # No Gradle here (see data/README.md): the console summary line Gradle prints on failure,
     # and the JUnit XML it writes under build/test-results (the Surefire capture has that format).
-    counts = get_parser("gradle")("> Task :test FAILED\n\n4 tests completed, 1 failed, 1 skipped\n", {})
+    counts = get_parser("gradle")(
+        "> Task :test FAILED\n\n4 tests completed, 1 failed, 1 skipped\n", {}
+    )
     assert (counts.tests, counts.failures, counts.skipped) == (4, 1, 1)
     xml = (DATA / "TEST-demo.CalcTest.xml").read_text()
-    counts = get_parser("gradle")("BUILD FAILED", {"build/test-results/test/TEST-demo.CalcTest.xml": xml})
+    counts = get_parser("gradle")(
+        "BUILD FAILED", {"build/test-results/test/TEST-demo.CalcTest.xml": xml}
+    )
     assert (counts.tests, counts.failures, counts.errors) == (4, 1, 1)
     assert get_parser("gradle")("BUILD SUCCESSFUL in 3s", {}) is None
 

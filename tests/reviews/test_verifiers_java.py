@@ -64,7 +64,9 @@ def test_javac_warnings_and_errors(java_repo: Path) -> None:
     assert check({**spec, "include_warnings": True}, java_repo)[0] == "fail"
     calc = java_repo / "src" / "demo" / "Calc.java"
     calc.write_text(calc.read_text().replace("return a - b;", "return a - c;"))
-    status, reason, metrics = check({"type": "NoFileErrorsVerifier", "path": "src", "languages": ["java"]}, java_repo)
+    status, reason, metrics = check(
+        {"type": "NoFileErrorsVerifier", "path": "src", "languages": ["java"]}, java_repo
+    )
     assert (status, metrics["errors"]) == ("fail", 1), reason
 
 
@@ -83,8 +85,17 @@ def test_plain_java_test_run_through_build_task(java_repo: Path) -> None:
 
 
 def test_java_regex_count_ignores_comments(java_repo: Path) -> None:
-    spec = {"type": "JavaFileRegExpCountVerifier", "search_in": "src", "reg_exp_pattern": "TODO", "strict_count": True}
+    spec = {
+        "type": "JavaFileRegExpCountVerifier",
+        "search_in": "src",
+        "reg_exp_pattern": "TODO",
+        "strict_count": True,
+    }
     assert check({**spec, "num_expected": 3}, java_repo)[0] == "pass"
     assert check({**spec, "num_expected": 0, "uncommented_only": True}, java_repo)[0] == "pass"
-    spec = {"type": "JavaFileRegExpCountVerifier", "search_in": "src", "reg_exp_pattern": r"public int \w+"}
+    spec = {
+        "type": "JavaFileRegExpCountVerifier",
+        "search_in": "src",
+        "reg_exp_pattern": r"public int \w+",
+    }
     assert check({**spec, "num_expected": 2, "strict_count": True}, java_repo)[0] == "pass"

@@ -8,11 +8,9 @@ from pathlib import Path
 import pytest
 
 from agentlens.reviews.demo_repo import DEMO_SCENARIO, apply_fix, create_repo, git
-from agentlens.reviews.scenario import Scenario, run_scenario
+from agentlens.reviews.scenario import Scenario, run_one, run_scenario
 from agentlens.reviews.verifiers import build_verifier
 from agentlens.reviews.verifiers.base import VerifyContext
-from agentlens.reviews.scenario import run_one
-
 
 NO_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
@@ -43,7 +41,11 @@ def test_changes_are_seen_against_the_base_revision(fixed_repo: Path) -> None:
     assert (status, metrics["unexpected_changed"]) == ("fail", ["notes.txt"])
     assert "notes.txt" in reason
     status, _, metrics = check(
-        {"type": "no_changes", "allowed_files": ["notes.txt"], "allowed_globs": ["calc/*", "tests/*"]},
+        {
+            "type": "no_changes",
+            "allowed_files": ["notes.txt"],
+            "allowed_globs": ["calc/*", "tests/*"],
+        },
         fixed_repo,
     )
     assert status == "pass"
@@ -55,11 +57,22 @@ def test_changes_are_seen_against_the_base_revision(fixed_repo: Path) -> None:
 
 
 def test_target_files_and_new_files(fixed_repo: Path, base_repo: Path) -> None:
-    assert check({"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]}, fixed_repo)[0] == "pass"
-    assert check({"type": "YesChangesVerifier", "target_globs": ["docs/*"]}, fixed_repo)[0] == "fail"
-    assert check({"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]}, base_repo)[0] == "fail"
+    assert (
+        check({"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]}, fixed_repo)[0]
+        == "pass"
+    )
+    assert (
+        check({"type": "YesChangesVerifier", "target_globs": ["docs/*"]}, fixed_repo)[0] == "fail"
+    )
+    assert (
+        check({"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]}, base_repo)[0]
+        == "fail"
+    )
     (fixed_repo / "calc" / "mul.py").write_text("def mul(a, b):\n    return a * b\n")
-    assert check({"type": "NewFileRegExpVerifier", "reg_exp_pattern": r"calc/\w+\.py$"}, fixed_repo)[0] == "pass"
+    assert (
+        check({"type": "NewFileRegExpVerifier", "reg_exp_pattern": r"calc/\w+\.py$"}, fixed_repo)[0]
+        == "pass"
+    )
     # A new file committed by the agent still counts as new against the base revision.
     git(fixed_repo, "add", "-A")
     git(fixed_repo, "commit", "-q", "-m", "agent commit")
@@ -68,17 +81,32 @@ def test_target_files_and_new_files(fixed_repo: Path, base_repo: Path) -> None:
         {"type": "NewFileRegExpVerifier", "reg_exp_pattern": r"mul\.py$"}, fixed_repo, base_ref=base
     )
     assert (status, metrics["matching"]) == ("pass", ["calc/mul.py"])
-    assert check({"type": "NewFileRegExpVerifier", "reg_exp_pattern": r"\.rs$"}, fixed_repo, base_ref=base)[0] == "fail"
+    assert (
+        check(
+            {"type": "NewFileRegExpVerifier", "reg_exp_pattern": r"\.rs$"},
+            fixed_repo,
+            base_ref=base,
+        )[0]
+        == "fail"
+    )
 
 
 def test_exact_file_match_options(fixed_repo: Path) -> None:
     expected = (fixed_repo / "calc" / "ops.py").read_text()
-    (fixed_repo / "expected.py").write_text("\n\n".join("  " + line for line in expected.splitlines()))
-    spec = {"type": "ExactFileMatchVerifier", "file_matches": [{"actual_file_path": "calc/ops.py", "expected_file_path": "expected.py"}]}
+    (fixed_repo / "expected.py").write_text(
+        "\n\n".join("  " + line for line in expected.splitlines())
+    )
+    spec = {
+        "type": "ExactFileMatchVerifier",
+        "file_matches": [{"actual_file_path": "calc/ops.py", "expected_file_path": "expected.py"}],
+    }
     assert check(spec, fixed_repo)[0] == "fail"
     assert check({**spec, "trim": True}, fixed_repo)[0] == "fail"
     assert check({**spec, "trim": True, "ignore_empty_lines": True}, fixed_repo)[0] == "pass"
-    status, reason, _ = check({**spec, "trim": True, "ignore_empty_lines": True, "check_other_files_unchanged": True}, fixed_repo)
+    status, reason, _ = check(
+        {**spec, "trim": True, "ignore_empty_lines": True, "check_other_files_unchanged": True},
+        fixed_repo,
+    )
     assert status == "fail" and "tests/test_ops.py" in reason
 
 
@@ -86,13 +114,25 @@ def test_regex_counts_with_and_without_comments(fixed_repo: Path) -> None:
     (fixed_repo / "calc" / "extra.py").write_text("# TODO: one\nx = 1  # TODO: two\ny = 'TODO'\n")
     spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "calc", "reg_exp_pattern": "TODO"}
     assert check({**spec, "strict_count": True, "num_expected": 3}, fixed_repo)[0] == "pass"
-    assert check({**spec, "uncommented_only": True, "strict_count": True, "num_expected": 1}, fixed_repo)[0] == "pass"
+    assert (
+        check(
+            {**spec, "uncommented_only": True, "strict_count": True, "num_expected": 1}, fixed_repo
+        )[0]
+        == "pass"
+    )
     assert check({**spec, "num_expected": 4}, fixed_repo)[0] == "fail"
     assert check({**spec, "search_in": "missing"}, fixed_repo)[0] == "error"
 
 
-def test_pytest_run_fails_before_the_fix_and_passes_after(base_repo: Path, fixed_repo: Path) -> None:
-    spec = {"type": "RunTestsVerifier", "runner": "pytest", "command": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], "env": NO_PLUGINS}
+def test_pytest_run_fails_before_the_fix_and_passes_after(
+    base_repo: Path, fixed_repo: Path
+) -> None:
+    spec = {
+        "type": "RunTestsVerifier",
+        "runner": "pytest",
+        "command": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        "env": NO_PLUGINS,
+    }
     status, reason, metrics = check(spec, base_repo)
     assert (status, metrics["tests"], metrics["failures"], metrics["passed"]) == ("fail", 2, 1, 1)
     status, reason, metrics = check(spec, fixed_repo)
@@ -110,15 +150,23 @@ def test_unittest_with_coverage(fixed_repo: Path) -> None:
         "import unittest\nfrom calc.ops import add\n\n\nclass T(unittest.TestCase):\n"
         "    def test_add(self):\n        self.assertEqual(add(1, 1), 2)\n"
     )
-    status, reason, metrics = check({"type": "RunTestsVerifier", "runner": "unittest", "command": cmd, "min_coverage": 50}, fixed_repo)
+    status, reason, metrics = check(
+        {"type": "RunTestsVerifier", "runner": "unittest", "command": cmd, "min_coverage": 50},
+        fixed_repo,
+    )
     assert status == "pass", reason
     assert metrics["tests"] == 1 and metrics["coverage_percent"] >= 50
-    status, reason, _ = check({"type": "RunTestsVerifier", "runner": "unittest", "command": cmd, "min_coverage": 100}, fixed_repo)
+    status, reason, _ = check(
+        {"type": "RunTestsVerifier", "runner": "unittest", "command": cmd, "min_coverage": 100},
+        fixed_repo,
+    )
     assert status == "fail" and "coverage" in reason
 
 
 def test_timeout_is_an_error_and_fails_the_scenario(fixed_repo: Path) -> None:
-    scenario = Scenario("slow", [{"type": "CommandVerifier", "command": "sleep 5", "timeout_ms": 300}])
+    scenario = Scenario(
+        "slow", [{"type": "CommandVerifier", "command": "sleep 5", "timeout_ms": 300}]
+    )
     result = run_scenario(scenario, fixed_repo)
     assert result.results[0].status == "error" and not result.passed
     assert result.results[0].duration_s < 3
@@ -131,16 +179,30 @@ def test_clean_environment_hides_secrets(fixed_repo: Path, monkeypatch: pytest.M
 
 
 def test_ruff_and_build_command(fixed_repo: Path) -> None:
-    assert check({"type": "StaticAnalysisVerifier", "tool": "ruff", "path": "calc"}, fixed_repo)[0] == "pass"
+    assert (
+        check({"type": "StaticAnalysisVerifier", "tool": "ruff", "path": "calc"}, fixed_repo)[0]
+        == "pass"
+    )
     (fixed_repo / "calc" / "bad.py").write_text("import os\n")
-    status, _, metrics = check({"type": "StaticAnalysisVerifier", "tool": "ruff", "path": "calc"}, fixed_repo)
+    status, _, metrics = check(
+        {"type": "StaticAnalysisVerifier", "tool": "ruff", "path": "calc"}, fixed_repo
+    )
     assert (status, metrics["errors"]) == ("fail", 1)
-    spec = {"type": "RunBuildSystemTaskVerifier", "command": "python -m compileall -q calc && echo BUILD SUCCESS", "reg_exp_pattern": r"^BUILD SUCCESS"}
+    spec = {
+        "type": "RunBuildSystemTaskVerifier",
+        "command": "python -m compileall -q calc && echo BUILD SUCCESS",
+        "reg_exp_pattern": r"^BUILD SUCCESS",
+    }
     assert check(spec, fixed_repo)[0] == "pass"
 
 
 def test_mypy_static_analysis(fixed_repo: Path) -> None:
-    spec = {"type": "StaticAnalysisVerifier", "tool": "mypy", "path": "calc", "args": ["--ignore-missing-imports"]}
+    spec = {
+        "type": "StaticAnalysisVerifier",
+        "tool": "mypy",
+        "path": "calc",
+        "args": ["--ignore-missing-imports"],
+    }
     assert check(spec, fixed_repo)[0] == "pass"
     (fixed_repo / "calc" / "typed.py").write_text("def f() -> int:\n    return 'x'\n")
     status, _, metrics = check(spec, fixed_repo)

@@ -1,0 +1,1 @@
+"""Single-run LLM-judge reviews on five dimensions (spec §5)."""

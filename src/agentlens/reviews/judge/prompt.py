@@ -1,0 +1,95 @@
+"""Judge prompts: one per trajectory and dimension, built from our rubric outlines (spec §5.2,
+§5.4): system role, task, compacted transcript with step ids, end-state summary (diff and
+formal checks), termination reason, optional process evidence, the dimension's rubric and the
+output format. Evidence must cite step ids `S<i>` so reports can link claims to steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+
+from agentlens.reviews.judge.compact import Compacted, estimate_tokens
+from agentlens.trajectory import Trajectory
+
+SYSTEM = (
+    "You are a coding expert and an objective critic. You review one run of an AI coding agent "
+    "and judge the agent, not the user. Be specific and cite step ids like S12."
+)
+NOTES = (
+    "Notes: the transcript may be compacted (folded ranges list the tools used in them). Empty "
+    "error lists mean there were no errors. Judge only what the transcript and summary show."
+)
+OUTPUT = """Answer in exactly this format:
+<Review>
+2-5 sentences.
+Aspect: <what> | Severity: low/medium/high | Evidence: <step ids, e.g. S3, S7>
+(1-6 such lines)
+</Review>
+<Score>0 or 0.5 or 1</Score>"""
+FOCUS = "<Focus>Judge the END STATE only, not how the agent got there.</Focus>"
+
+
+@dataclass
+class ReviewContext:
+    """What the judge sees besides the transcript. All optional."""
+
+    final_diff: str | None = None
+    formal_summary: str | None = None
+    termination_reason: str | None = None
+    process_evidence: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def rubric(dimension: str) -> str:
+    return resources.files(__package__).joinpath("rubrics", f"{dimension}.md").read_text()
+
+
+def build_messages(
+    traj: Trajectory,
+    dimension: str,
+    transcript: Compacted,
+    ctx: ReviewContext,
+    *,
+    diff_tokens: int = 400,
+) -> list[dict[str, str]]:
+    """The chat messages for judging `traj` on `dimension`."""
+    parts = [f"<task>\n{_clip_tokens(traj.task or '(no task text)', 300)}\n</task>"]
+    parts.append(f"<transcript>\n{transcript.text}\n</transcript>\n{transcript.note}")
+    parts.append(NOTES)
+    summary = _summary(ctx, diff_tokens)
+    if summary:
+        parts.append(f"<agent_actions_summary>\n{summary}\n</agent_actions_summary>")
+    reason = ctx.termination_reason or traj.metadata.get("termination_reason") or "unknown"
+    parts.append(f"<termination_reason>{reason}</termination_reason>")
+    if ctx.process_evidence:
+        parts.append(f"<process_evidence>\n{ctx.process_evidence}\n</process_evidence>")
+    if dimension == "EndResult":
+        parts.append(FOCUS)
+    parts.append(
+        f"<Instructions>\nJudge the agent on the performance dimension '{dimension}' only.\n"
+        f"{rubric(dimension)}</Instructions>"
+    )
+    parts.append(OUTPUT)
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def prompt_tokens(messages: list[dict[str, str]]) -> int:
+    return sum(estimate_tokens(m["content"]) for m in messages)
+
+
+def _summary(ctx: ReviewContext, diff_tokens: int) -> str:
+    lines = []
+    if ctx.final_diff is not None:
+        diff = ctx.final_diff.strip() or "(no changes)"
+        lines.append(f"Final diff:\n{_clip_tokens(diff, diff_tokens)}")
+    if ctx.formal_summary:
+        lines.append(f"Formal checks:\n{ctx.formal_summary}")
+    lines.extend(f"{k}: {v}" for k, v in ctx.extra.items())
+    return "\n".join(lines)
+
+
+def _clip_tokens(text: str, tokens: int) -> str:
+    limit = int(tokens * 3.2)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 200]}\n…[{len(text) - limit} chars cut]…\n{text[-200:]}"

@@ -1,0 +1,64 @@
+"""Parse an SxS answer: comparison lines (aspect, winner, severity, evidence) and the last
+`<PairwiseScore>`, an integer in [−5, 5]. Anything else leaves the score unscored (None)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agentlens.reviews.judge.parse import REFUSAL, _fields, _severity
+
+SCORE = re.compile(r"<PairwiseScore>\s*(.*?)\s*(?:</PairwiseScore>|$)", re.IGNORECASE | re.DOTALL)
+BODY = re.compile(
+    r"<Comparison>(.*?)(?:</Comparison>|<PairwiseScore>|$)", re.IGNORECASE | re.DOTALL
+)
+INTEGER = re.compile(r"^[+-−]?\d+$")
+WINNERS = {"a1": "A1", "agent 1": "A1", "a2": "A2", "agent 2": "A2", "tie": "Tie"}
+
+
+@dataclass
+class ComparisonLine:
+    aspect: str
+    winner: str | None
+    severity: str | None
+    evidence: str
+
+
+@dataclass
+class ParsedComparison:
+    score: int | None
+    unscored_reason: str | None
+    comparison: str
+    lines: list[ComparisonLine]
+
+
+def parse_comparison(text: str) -> ParsedComparison:
+    body_match = BODY.search(text)
+    body = (body_match.group(1) if body_match else "").strip()
+    lines = []
+    for raw in body.splitlines():
+        f = _fields(raw)
+        if "aspect" in f:
+            winner = WINNERS.get(f.get("winner", "").lower().strip(" ."))
+            lines.append(
+                ComparisonLine(
+                    f["aspect"], winner, _severity(f.get("severity")), f.get("evidence", "")
+                )
+            )
+    score, reason = _score(text)
+    return ParsedComparison(score, reason, body, lines)
+
+
+def _score(text: str) -> tuple[int | None, str | None]:
+    if not text.strip():
+        return None, "empty answer"
+    found = SCORE.findall(text)
+    if not found:
+        return None, "refused" if REFUSAL.search(text) else "no <PairwiseScore> tag"
+    raw = found[-1].strip().replace("−", "-")
+    if not INTEGER.match(raw):
+        return None, f"score {raw[:20]!r} is not an integer"
+    value = int(raw)
+    if not -5 <= value <= 5:
+        return None, f"score {value} outside [-5, 5]"
+    return value, None

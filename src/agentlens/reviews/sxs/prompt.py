@@ -1,0 +1,64 @@
+"""SxS prompts (spec §8.1): both trajectories (compacted), both single-run reviews as the primary
+evidence, and instructions to stay symmetric and not invent new aspects. For Pitfalls the judge
+is also given the burden totals and the deterministic score it must print (spec §6)."""
+
+from __future__ import annotations
+
+from agentlens.reviews.judge.compact import compact
+from agentlens.reviews.judge.judge import DimensionReview
+from agentlens.reviews.sxs.mapping import PitfallScore
+from agentlens.trajectory import Trajectory
+
+SYSTEM = (
+    "You are a coding expert comparing two runs of AI coding agents on the same task. "
+    "Be neutral and symmetric."
+)
+INSTRUCTIONS = """Compare Agent 1 and Agent 2 on the dimension '{dimension}' only.
+Use the two reviews as the primary input, to avoid positional bias. Do not introduce new aspects
+or revise the reviews; consult the trajectories only to verify. Keep a neutral, symmetric
+narrative and never start with "Agent 1". Severity is relative: the same failure on both sides
+is low."""
+OUTPUT = """Answer in exactly this format:
+<Comparison>
+2-5 sentences.
+Aspect: <what> | Winner: A1/A2/Tie | Severity: low/medium/high | Evidence: <step ids, e.g. A1 S3, A2 S7>
+(1-6 such lines)
+</Comparison>
+<PairwiseScore>an integer from -5 to 5, negative when Agent 1 is better; |4-5| only for stark contrasts</PairwiseScore>"""
+
+
+def review_text(review: DimensionReview | None) -> str:
+    if review is None or review.parsed is None or not review.scored:
+        return "Unknown"
+    return f"{review.parsed.review}\nScore: {review.score}"
+
+
+def build_messages(
+    dimension: str,
+    traj_1: Trajectory,
+    traj_2: Trajectory,
+    review_1: DimensionReview | None,
+    review_2: DimensionReview | None,
+    *,
+    budget_tokens: int,
+    pitfalls: PitfallScore | None = None,
+) -> list[dict[str, str]]:
+    r1, r2 = review_text(review_1), review_text(review_2)
+    if "Unknown" in (r1, r2):
+        r1 = r2 = "Unknown"  # spec §8.1: if either review is missing, both become Unknown
+    half = budget_tokens // 2
+    parts = [
+        f"<task>\n{(traj_1.task or traj_2.task or '')[:1200]}\n</task>",
+        f"<agent1_trajectory>\n{compact(traj_1, half).text}\n</agent1_trajectory>",
+        f"<agent2_trajectory>\n{compact(traj_2, half).text}\n</agent2_trajectory>",
+        f"<agent1_review>\n{r1}\n</agent1_review>",
+        f"<agent2_review>\n{r2}\n</agent2_review>",
+        INSTRUCTIONS.format(dimension=dimension),
+    ]
+    if pitfalls is not None:
+        parts.append(
+            "Pitfalls score is fixed by the burden totals of the two reviews. Print this line "
+            f"before the score and use its score:\n{pitfalls.line}"
+        )
+    parts.append(OUTPUT)
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]

@@ -1,0 +1,70 @@
+"""SxS statistics (spec §8.4): the paired sign-flip permutation test and the score flags.
+
+The test reads per-task scores as paired differences (Agent 2 − Agent 1 orientation), uses the
+mean as statistic and, two-sided, counts sign vectors with |mean| ≥ |observed|. Exact over all
+2^n sign vectors for n ≤ 17; otherwise 100,000 Monte-Carlo sign vectors from
+`numpy.random.default_rng(42)`. p = (extreme + 1) / (draws + 1), rounded to 3 decimals."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+EXACT_MAX_N = 17
+MC_DRAWS = 100_000
+# Float tolerance so that sign vectors tying with the observed mean count as extreme.
+EPS = 1e-12
+
+Alternative = Literal["two-sided", "greater", "less"]
+
+
+def paired_permutation_test(
+    scores: Sequence[float | None], alternative: Alternative = "two-sided", seed: int = 42
+) -> float:
+    """p-value of the sign-flip test on `scores` (None dropped); n = 0 gives 1.0."""
+    x = np.array([s for s in scores if s is not None], dtype=float)
+    n = len(x)
+    if n == 0:
+        return 1.0
+    observed = x.mean()
+    if n <= EXACT_MAX_N:
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+    else:
+        signs = np.random.default_rng(seed).choice((-1.0, 1.0), size=(MC_DRAWS, n))
+    means = signs @ x / n
+    if alternative == "two-sided":
+        extreme = np.sum(np.abs(means) >= abs(observed) - EPS)
+    elif alternative == "greater":
+        extreme = np.sum(means >= observed - EPS)
+    else:
+        extreme = np.sum(means <= observed + EPS)
+    return round(float((extreme + 1) / (len(signs) + 1)), 3)
+
+
+@dataclass(frozen=True)
+class ScoreFlags:
+    mean: float
+    p_value: float
+    warning: bool
+    alert: bool
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"mean {self.mean:+.4f}, p = {self.p_value:.3f}: warning iff mean ≤ −0.2 or ≥ 0.3; "
+            f"alert iff p < 0.05 or mean ≤ −0.4 or ≥ 0.5"
+        )
+
+
+def score_flags(scores: Sequence[float | None]) -> ScoreFlags:
+    """Warning/alert rules on the per-task scores (each score/5 in [−1, 1])."""
+    kept = [s for s in scores if s is not None]
+    mean = round(sum(kept) / len(kept), 4) if kept else 0.0
+    p = paired_permutation_test(kept)
+    warning = mean <= -0.2 or mean >= 0.3
+    alert = p < 0.05 or mean <= -0.4 or mean >= 0.5
+    return ScoreFlags(mean, p, warning, alert)

@@ -1,0 +1,235 @@
+"""Run side-by-side reviews of two runs on their common tasks (spec §8) with order-swapped replay
+(spec §9): each task × dimension is judged with run A as Agent 1, and again with the order
+swapped. The swapped score is sign-flipped back to A-vs-B orientation; the cell's score is the
+mean of the available orders, and the position-consistency rate is the share of cells (both
+orders scored) whose two signs agree. Pitfalls scores come from the burden totals (spec §6)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlens.errors import ProviderError
+from agentlens.providers import ChatRequest, LLMClient
+from agentlens.reviews import DIMENSIONS
+from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
+from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
+from agentlens.reviews.sxs.parse import ParsedComparison, parse_comparison
+from agentlens.reviews.sxs.prompt import build_messages
+from agentlens.reviews.sxs.stats import ScoreFlags, score_flags
+from agentlens.trajectory import Trajectory
+
+MAX_POOL = 50
+
+
+@dataclass
+class Side:
+    """One run: its trajectories and single-run reviews, keyed by task."""
+
+    trajectories: dict[str, Trajectory]
+    reviews: dict[str, TrajectoryReview]
+
+
+@dataclass
+class Cell:
+    task: str
+    dimension: str
+    forward: int | None
+    swapped: int | None  # already oriented A-vs-B (sign flipped back)
+    pitfalls: PitfallScore | None = None
+    comparisons: list[ParsedComparison] = field(default_factory=list)
+
+    @property
+    def score(self) -> float | None:
+        kept = [s for s in (self.forward, self.swapped) if s is not None]
+        return sum(kept) / len(kept) if kept else None
+
+    @property
+    def consistent(self) -> bool | None:
+        if self.forward is None or self.swapped is None:
+            return None
+        return _sign(self.forward) == _sign(self.swapped)
+
+
+def _sign(x: float) -> int:
+    return (x > 0) - (x < 0)
+
+
+def task_key(traj: Trajectory) -> str:
+    return traj.task_id or traj.id
+
+
+def select_tasks(a: Side, b: Side, dimensions: Sequence[str]) -> list[str]:
+    """Spec §8.4: common keys; complete ones (a review for every dimension on both sides) first;
+    each group shuffled with one Random(42); cut to 50; sorted."""
+    common = sorted(set(a.trajectories) & set(b.trajectories))
+
+    def complete(key: str) -> bool:
+        sides = (a.reviews.get(key), b.reviews.get(key))
+        return all(
+            s is not None and all(d in s.reviews and s.reviews[d].scored for d in dimensions)
+            for s in sides
+        )
+
+    rng = random.Random(42)
+    full = [k for k in common if complete(k)]
+    rest = [k for k in common if not complete(k)]
+    rng.shuffle(full)
+    rng.shuffle(rest)
+    return sorted((full + rest)[:MAX_POOL])
+
+
+async def _judge(
+    client: LLMClient, messages: list[dict[str, str]], max_tokens: int
+) -> ParsedComparison:
+    try:
+        answer = await client.chat(ChatRequest(messages=messages, max_tokens=max_tokens, seed=42))
+    except ProviderError as exc:
+        return ParsedComparison(None, f"provider error: {exc}", "", [])
+    return parse_comparison(answer.text)
+
+
+def _review(side: Side, task: str, dim: str) -> DimensionReview | None:
+    review = side.reviews.get(task)
+    return review.reviews.get(dim) if review else None
+
+
+def _pitfall_mapping(a: DimensionReview | None, b: DimensionReview | None) -> PitfallScore | None:
+    totals = [r.parsed.burden_total if r and r.parsed else None for r in (a, b)]
+    if totals[0] is None or totals[1] is None:
+        return None
+    return pitfalls_score(totals[0], totals[1])
+
+
+async def judge_cell(
+    client: LLMClient,
+    a: Side,
+    b: Side,
+    task: str,
+    dim: str,
+    *,
+    swap: bool,
+    budget_tokens: int,
+    max_tokens: int,
+) -> Cell:
+    ra, rb = _review(a, task, dim), _review(b, task, dim)
+    ta, tb = a.trajectories[task], b.trajectories[task]
+    mapping = _pitfall_mapping(ra, rb) if dim == "Pitfalls" else None
+    calls = [build_messages(dim, ta, tb, ra, rb, budget_tokens=budget_tokens, pitfalls=mapping)]
+    if swap:
+        swapped_map = pitfalls_score(mapping.total_2, mapping.total_1) if mapping else None
+        calls.append(
+            build_messages(dim, tb, ta, rb, ra, budget_tokens=budget_tokens, pitfalls=swapped_map)
+        )
+    parsed = await asyncio.gather(*(_judge(client, m, max_tokens) for m in calls))
+    forward = mapping.score if mapping else parsed[0].score
+    swapped = None
+    if swap:
+        raw = -mapping.score if mapping else parsed[1].score
+        swapped = -raw if raw is not None else None
+    return Cell(task, dim, forward, swapped, mapping, list(parsed))
+
+
+@dataclass
+class DimensionResult:
+    dimension: str
+    cells: list[Cell]
+    flags: ScoreFlags
+    judge_alert: bool
+
+    @property
+    def consistency_rate(self) -> float | None:
+        both = [c.consistent for c in self.cells if c.consistent is not None]
+        return round(sum(both) / len(both), 4) if both else None
+
+    @property
+    def alert(self) -> bool:
+        return self.flags.alert and self.judge_alert
+
+    @property
+    def warning(self) -> bool:
+        return self.flags.alert or self.judge_alert
+
+    def to_dict(self) -> dict[str, Any]:
+        scored = [c for c in self.cells if c.score is not None]
+        return {
+            "mean_score": self.flags.mean,
+            "p_value": self.flags.p_value,
+            "tasks": len(self.cells),
+            "scored_tasks": len(scored),
+            "unscored_rate": round(1 - len(scored) / len(self.cells), 4) if self.cells else 0.0,
+            "position_consistency_rate": self.consistency_rate,
+            "score_warning": self.flags.warning,
+            "score_alert": self.flags.alert,
+            "judge_alert": self.judge_alert,
+            "warning": self.warning,
+            "alert": self.alert,
+            "reason": self.flags.reason,
+            "cells": [
+                {
+                    "task": c.task,
+                    "forward": c.forward,
+                    "swapped": c.swapped,
+                    "score": c.score,
+                    "consistent": c.consistent,
+                    "pitfalls": c.pitfalls.line if c.pitfalls else None,
+                    "comparisons": [
+                        {
+                            "score": p.score,
+                            "unscored_reason": p.unscored_reason,
+                            "lines": [vars(x) for x in p.lines],
+                        }
+                        for p in c.comparisons
+                    ],
+                }
+                for c in self.cells
+            ],
+        }
+
+
+def judge_alert(cells: Sequence[Cell]) -> bool:
+    """Deterministic stand-in for the spec's LLM summary: some aspect (normalised name) has the
+    same non-Tie winner in ≥ 3 comparisons and at least one of them is of high severity."""
+    groups: Counter[tuple[str, str]] = Counter()
+    high: set[tuple[str, str]] = set()
+    for cell in cells:
+        for parsed in cell.comparisons[:1]:  # forward order only, so swaps do not double count
+            for line in parsed.lines:
+                if line.winner in ("A1", "A2"):
+                    key = (" ".join(re.findall(r"[a-z]+", line.aspect.lower())[:3]), line.winner)
+                    groups[key] += 1
+                    if line.severity == "high":
+                        high.add(key)
+    return any(n >= 3 and key in high for key, n in groups.items())
+
+
+async def run_sxs(
+    client: LLMClient,
+    a: Side,
+    b: Side,
+    *,
+    dimensions: Sequence[str] = DIMENSIONS,
+    swap: bool = True,
+    budget_tokens: int = 4000,
+    max_tokens: int = 500,
+) -> dict[str, DimensionResult]:
+    tasks = select_tasks(a, b, dimensions)
+    jobs = [
+        judge_cell(
+            client, a, b, t, d, swap=swap, budget_tokens=budget_tokens, max_tokens=max_tokens
+        )
+        for d in dimensions
+        for t in tasks
+    ]
+    cells = await asyncio.gather(*jobs)
+    out = {}
+    for dim in dimensions:
+        mine = [c for c in cells if c.dimension == dim]
+        stored = [c.score / 5 if c.score is not None else None for c in mine]
+        out[dim] = DimensionResult(dim, mine, score_flags(stored), judge_alert(mine))
+    return out

@@ -1,0 +1,190 @@
+"""Telemetry from trajectories (spec §11.1): per-turn and per-run time, cost, prompt / completion /
+cached tokens, throughput, tool calls per run, parallel tool calls, per-tool success rates (worst
+first), termination reasons and cache-hit ratio.
+
+A *turn* is one model response: steps sharing `Step.turn`, or each step on its own when the
+reader did not set turns. Turn time is the gap from the previous step's timestamp to the turn's
+last timestamp. A tool call fails when the reader marked it an error; when the format carries no
+error flag (`is_error` is None) the observation is checked for error markers, and the count of
+such inferred verdicts is reported."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agentlens.reviews.judge.compact import is_error
+from agentlens.trajectory import Step, Trajectory
+
+TERMINATION_KEYS = ("termination_reason", "exit_status", "stop_reason", "finish_reason", "status")
+
+
+@dataclass
+class TurnTelemetry:
+    turn: int
+    time_s: float | None
+    cost: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    tool_calls: int
+
+
+@dataclass
+class TrajectoryTelemetry:
+    trajectory_id: str
+    task_id: str | None
+    turns: list[TurnTelemetry]
+    time_s: float | None
+    cost: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    tool_calls: int
+    tools: dict[str, list[int]]  # name -> [successes, total]
+    inferred_success: int
+    termination_reason: str
+    cache_hit_mean: float | None  # mean over calls of round(cached / (prompt + 1e-9), 3)
+
+    @property
+    def throughput(self) -> float | None:
+        return self.completion_tokens / (self.time_s + 1e-9) if self.time_s else None
+
+    @property
+    def parallel_mean(self) -> float | None:
+        with_tools = [t.tool_calls for t in self.turns if t.tool_calls]
+        return float(np.mean(with_tools)) if with_tools else None
+
+
+def _turns(steps: Sequence[Step]) -> list[list[Step]]:
+    groups: dict[int, list[Step]] = defaultdict(list)
+    for step in steps:
+        if step.kind in ("user", "system"):
+            continue
+        groups[step.turn if step.turn is not None else 1_000_000 + step.index].append(step)
+    return [groups[k] for k in sorted(groups, key=lambda k: groups[k][0].index)]
+
+
+def termination_reason(traj: Trajectory) -> str:
+    for source in (traj.metadata, traj.metadata.get("info") or {}):
+        for key in TERMINATION_KEYS:
+            value = source.get(key) if isinstance(source, dict) else None
+            if isinstance(value, str) and value:
+                return value
+    return "unknown"
+
+
+def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
+    turns, previous_ts = [], None
+    hits: list[float] = []
+    for n, steps in enumerate(_turns(traj.steps)):
+        stamps = [s.timestamp for s in steps if s.timestamp is not None]
+        time_s: float | None = None
+        if stamps and previous_ts:
+            time_s = (stamps[-1] - previous_ts).total_seconds()
+        previous_ts = stamps[-1] if stamps else previous_ts
+        usages = [s.usage for s in steps if s.usage is not None]
+        costs = [s.cost for s in steps if s.cost is not None]
+        prompt = sum(u.prompt_tokens for u in usages)
+        cached = sum(u.cached_tokens for u in usages)
+        if prompt:
+            hits.append(round(cached / (prompt + 1e-9), 3))
+        turns.append(
+            TurnTelemetry(
+                n,
+                time_s,
+                sum(costs) if costs else None,
+                prompt,
+                sum(u.completion_tokens for u in usages),
+                cached,
+                sum(s.kind == "tool" for s in steps),
+            )
+        )
+    tools: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    inferred = 0
+    for step in traj.tool_steps:
+        name = step.tool_name or "unknown"
+        tools[name][1] += 1
+        tools[name][0] += not is_error(step)
+        inferred += step.is_error is None
+    usage = traj.usage_total()
+    stamps = [s.timestamp for s in traj.steps if s.timestamp is not None]
+    return TrajectoryTelemetry(
+        trajectory_id=traj.id,
+        task_id=traj.task_id,
+        turns=turns,
+        time_s=(stamps[-1] - stamps[0]).total_seconds() if len(stamps) > 1 else None,
+        cost=traj.cost_total(),
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_tokens=usage.cached_tokens,
+        tool_calls=len(traj.tool_steps),
+        tools=dict(tools),
+        inferred_success=inferred,
+        termination_reason=termination_reason(traj),
+        cache_hit_mean=float(np.mean(hits)) if hits else None,
+    )
+
+
+def _quantiles(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    q = np.quantile(values, [0.1, 0.5, 0.8, 1.0])
+    return {
+        "total": round(float(sum(values)), 4),
+        **{f"q{p}": round(float(v), 4) for p, v in zip((10, 50, 80, 100), q, strict=True)},
+    }
+
+
+@dataclass
+class RunTelemetry:
+    trajectories: list[TrajectoryTelemetry] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, trajs: Sequence[Trajectory]) -> RunTelemetry:
+        return cls([trajectory_telemetry(t) for t in trajs])
+
+    def tool_success(self) -> dict[str, str]:
+        """`"s/t"` per tool, sorted worst first by (fail + 1) / (total + 2) (spec §11.1)."""
+        sums: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for t in self.trajectories:
+            for name, (s, n) in t.tools.items():
+                sums[name][0] += s
+                sums[name][1] += n
+        order = sorted(sums, key=lambda k: (-(sums[k][1] - sums[k][0] + 1) / (sums[k][1] + 2), k))
+        return {k: f"{sums[k][0]}/{sums[k][1]}" for k in order}
+
+    def to_dict(self) -> dict[str, Any]:
+        ts = self.trajectories
+        times = [t.time_s for t in ts if t.time_s is not None]
+        costs = [t.cost for t in ts if t.cost is not None]
+        turn_times = [u.time_s for t in ts for u in t.turns if u.time_s is not None]
+        turn_costs = [u.cost for t in ts for u in t.turns if u.cost is not None]
+        prompt = sum(t.prompt_tokens for t in ts)
+        gen = sum(t.completion_tokens for t in ts)
+        cached = sum(t.cached_tokens for t in ts)
+        parallel = [t.parallel_mean for t in ts if t.parallel_mean is not None]
+        return {
+            "trajectories": len(ts),
+            "agent_time_s": {"chat": _quantiles(times), "response": _quantiles(turn_times)},
+            "agent_price": {"chat": _quantiles(costs), "response": _quantiles(turn_costs)},
+            "prompt_tokens": prompt,
+            "completion_tokens": gen,
+            "cached_tokens": cached,
+            "cache_hit_ratio": round(cached / prompt, 4) if prompt else None,
+            "gen_tokens_to_seconds_ratio": round(gen / sum(times), 3)
+            if times and sum(times)
+            else None,
+            "tools_calls_total": sum(t.tool_calls for t in ts),
+            "tools_calls_per_chat_mean": round(float(np.mean([t.tool_calls for t in ts])), 3)
+            if ts
+            else None,
+            "tool_calls_in_parallel_mean": round(float(np.mean(parallel)), 3) if parallel else None,
+            "tool_call_success_rates": self.tool_success(),
+            "tool_success_inferred_from_output": sum(t.inferred_success for t in ts),
+            "termination_reason": dict(Counter(t.termination_reason for t in ts).most_common()),
+        }
