@@ -157,3 +157,18 @@ def test_files_follow_the_aci_operands_and_the_open_file() -> None:
             assert step.files == [json.loads(entry["state"])["open_file"]]
             checked += 1
     assert checked >= 10
+
+
+def test_retry_loop_attempts(tmp_path: Path) -> None:
+    # SWE-agent's retry loop writes {"attempts": [...]} plus the chosen attempt merged on top
+    # (sweagent/agent/agents.py, RetryAgent.get_trajectory_data); build one from two real runs.
+    runs = sorted((JAVA / "20240825_SWE-agent_deepseek-coder-v2" / "trajs").glob("*.traj"))[:2]
+    attempts = [json.loads(p.read_text()) for p in runs]
+    chosen = {**attempts[1], "info": {**attempts[1]["info"], "best_attempt_idx": 1}}
+    merged, unmerged = tmp_path / "a.traj", tmp_path / "b.traj"
+    merged.write_text(json.dumps({"attempts": attempts, **chosen}))
+    unmerged.write_text(json.dumps({"attempts": attempts}))
+    (best,) = read_path(merged)
+    (last,) = read_path(unmerged)
+    assert len(best.tool_steps) == len(last.tool_steps) == len(attempts[1]["trajectory"])
+    assert best.metadata["best_attempt_idx"] == 1

@@ -47,7 +47,8 @@ ACI = {
     "submit": ToolCategory.FINISH,
 }
 ACI_WORDS = re.compile(r'"[^"]*"|\'[^\']*\'|\S+')
-STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config)"\s*:')
+STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config|attempts)"\s*:')
+METADATA_KEYS = ("exit_status", "submission", "best_attempt_idx")
 
 
 class SweAgentReader:
@@ -65,7 +66,9 @@ class SweAgentReader:
         return bool(STARTS.match(head[:1024]))
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
-        doc = require(path, self.name, loads(path, data, self.name), dict, "top level")
+        doc = _chosen_attempt(
+            path, require(path, self.name, loads(path, data, self.name), dict, "top level")
+        )
         entries = require(path, self.name, doc.get("trajectory") or [], list, "'trajectory'")
         history = require(path, self.name, doc.get("history") or [], list, "'history'")
         if not entries and not history:
@@ -87,8 +90,17 @@ class SweAgentReader:
             steps=common.renumber(steps),
             reported_usage=_usage(stats),
             reported_cost=_cost(stats),
-            metadata={k: info[k] for k in ("exit_status", "submission") if k in info},
+            metadata={k: info[k] for k in METADATA_KEYS if k in info},
         )
+
+
+def _chosen_attempt(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    """Retry-loop runs save every attempt under `attempts` and merge the chosen one into the top
+    level; without a merged one, the last attempt is read."""
+    attempts = doc.get("attempts")
+    if "trajectory" in doc or "history" in doc or not isinstance(attempts, list) or not attempts:
+        return doc
+    return require(path, SweAgentReader.name, attempts[-1], dict, "the last of 'attempts'")
 
 
 def _preamble(history: list[Any]) -> list[Step]:
