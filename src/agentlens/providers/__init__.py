@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentlens.errors import BudgetExceededError, CapabilityError, ConfigError, ProviderError
+from agentlens.providers.batch import BatchResult
 from agentlens.providers.budget import Budget
 from agentlens.providers.cache import ResponseCache
-from agentlens.providers.client import BatchResult, ClientStats, LLMClient, model_of
+from agentlens.providers.client import ClientStats, LLMClient, model_of
 from agentlens.providers.config import ROLES, ProvidersConfig
 from agentlens.providers.ledger import RunLedger
 from agentlens.providers.pricing import PriceTable

@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import msgspec
 
 from agentlens.errors import BudgetExceededError, ConfigError, ProviderError
+from agentlens.providers.batch import BatchResult
 from agentlens.providers.budget import Budget
 from agentlens.providers.cache import ResponseCache
 from agentlens.providers.ledger import RunLedger
@@ -55,31 +56,6 @@ class ClientStats:
             self.unpriced_calls += 1
         else:
             self.cost += cost
-
-
-@dataclass
-class BatchResult(Generic[T]):
-    """Results in input order; `None` where an item was not done (see `not_done`, `errors`)."""
-
-    results: list[T | None]
-    not_done: list[int] = field(default_factory=list)
-    errors: dict[int, str] = field(default_factory=dict)
-    stopped_reason: str | None = None
-
-    @property
-    def complete(self) -> bool:
-        return not self.not_done and not self.errors
-
-    def summary(self) -> str:
-        done = len(self.results) - len(self.not_done) - len(self.errors)
-        text = f"{done} of {len(self.results)} done"
-        if self.not_done:
-            text += f"; not done (items {_ranges(self.not_done)})"
-            if self.stopped_reason:
-                text += f": {self.stopped_reason}"
-        if self.errors:
-            text += f"; {len(self.errors)} failed (items {_ranges(sorted(self.errors))})"
-        return text
 
 
 class LLMClient:
@@ -196,7 +172,7 @@ class LLMClient:
                 raise
             result.latency_s = result.latency_s or time.perf_counter() - started
             result.cost = self._cost(result)
-            self._store(key, kind, result)
+            await self._store(key, kind, result)
         return result
 
     def _reuse(self, key: str, type_: type[R]) -> R | None:
@@ -216,10 +192,10 @@ class LLMClient:
         result.from_cache = True
         return result
 
-    def _store(self, key: str, kind: str, result: R) -> None:
+    async def _store(self, key: str, kind: str, result: R) -> None:
         raw = msgspec.json.encode(result)
-        if self.ledger is not None:
-            self._record(key, kind, raw, result.usage, cost=result.cost)
+        if self.ledger is not None:  # the fsync runs off the event loop; awaited before use
+            await asyncio.to_thread(self._record, key, kind, raw, result.usage, cost=result.cost)
         if self.cache is not None:
             self.cache.put(key, self.name, kind, raw)
         self.stats.add(result.usage, result.cost)
@@ -260,16 +236,3 @@ def model_of(name: str) -> str:
     if "#" in name:
         return name.rsplit("#", 1)[1]
     return name.split(":", 1)[1] if ":" in name else name
-
-
-def _ranges(indices: list[int]) -> str:
-    parts: list[str] = []
-    start = prev = indices[0]
-    for i in [*indices[1:], None]:
-        if i is not None and i == prev + 1:
-            prev = i
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if i is not None:
-            start = prev = i
-    return ", ".join(parts)
