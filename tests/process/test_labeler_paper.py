@@ -176,3 +176,51 @@ def test_works_on_canonical_steps_of_any_format() -> None:
     ]
     traj = Trajectory(id="t", source={"format": "x"}, steps=steps)  # type: ignore[arg-type]
     assert label_trajectory(traj, "paper") == [None, "E", "I", "V", None]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (
+            "cd /testbed && python reproduce.py 2>&1 | head -50",
+            [("nav", ()), ("run", ()), ("nav", ())],
+        ),
+        (
+            "cat <<'EOF' > repro.py\nimport x; y = 'a > b'\nEOF\npython repro.py",
+            [("write", ("repro.py",)), ("run", ())],
+        ),
+        ("grep -rn 'pytest' setup.cfg", [("inspect", ("pytest", "setup.cfg"))]),
+        ("sed -i 's/a/b/' pkg/mod.py", [("write", ("pkg/mod.py",))]),
+        (
+            "python -c \"open('/testbed/pkg/a.py', 'w').write(s)\"",
+            [("write", ("/testbed/pkg/a.py",))],
+        ),
+        (
+            "python - <<'PY'\nfrom pathlib import Path\nPath('pkg/b.py').write_text(t)\nPY",
+            [("write", ("pkg/b.py",))],
+        ),
+        (
+            "python - <<'PY'\nimport inspect, m\nprint(inspect.getsource(m.f))\nPY",
+            [("inspect", ())],
+        ),
+        ("ls -la > /tmp/out.txt 2>&1", [("inspect", ())]),
+        (
+            "git stash && python -m pytest t.py; git stash pop",
+            [("cleanup", ()), ("run", ()), ("cleanup", ())],
+        ),
+        ("git diff HEAD", [("review", ())]),
+        ("git log --oneline -5 -- pkg/mod.py", [("inspect", ())]),
+        ("pip install -e . && python -m venv .venv", [("setup", ()), ("setup", ())]),
+        ("cp pkg/mod.py pkg/mod.py.bak", [("cleanup", ())]),
+        ("echo 'x = 1' >> pkg/mod.py", [("write", ("pkg/mod.py",))]),
+        ("echo done", [("inspect", ("done",))]),
+        ("bash -c 'rm -rf build'", [("cleanup", ())]),
+        ("open src/Foo.java 120", [("inspect", ("src/Foo.java",))]),
+        ("create Repro.java", [("write", ("Repro.java",))]),
+        ("submit", [("nav", ())]),
+        ("FOO=1 timeout 60 pytest -x", [("run", ())]),
+        ("python -c 'print(1' ; ls", [("run", ()), ("inspect", ())]),  # unbalanced quote: no crash
+    ],
+)
+def test_shell_analysis(command: str, expected: list[tuple[str, tuple[str, ...]]]) -> None:
+    assert [(a.action, a.paths) for a in analyse(command)] == expected

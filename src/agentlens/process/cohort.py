@@ -8,85 +8,32 @@ signals `struct`/`cov`/`coh`/`temp`, `composite` and `mechanism`).
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
+from agentlens.process.cohort_rows import (
+    SIGNALS,
+    WASTE_KINDS,
+    Row,
+    passed,
+    read_annotation_rows,
+    result_row,
+    signal,
+)
 from agentlens.process.profiles import ProfileConfig, get_profile
 from agentlens.process.stats import BOOTSTRAPS, Separation, separation
 
-if TYPE_CHECKING:
-    from agentlens.process.result import ProcessResult
-
-Row = Mapping[str, object]
-WASTE_KINDS = (
-    "regression_loop",
-    "blind_retry",
-    "redundant_step",
-    "unnecessary_exploration",
-    "cyclic_pattern",
-)
-# The profile's own signals; release rows fall back to the released component columns.
-SIGNALS = {
-    "struct": "f1_score",
-    "cov": "coverage_percent",
-    "coh": "coherence_score",
-    "temp": "temporal_profile_score",
-}
-INTS = {"n_states", "divergence_step", "total_wasted_steps", "wasted_input_tokens"}
-INTS |= {"wasted_output_tokens"} | {f"{k}_{s}" for k in WASTE_KINDS for s in ("count", "waste")}
-TEXT = {"task_id", "model", "trajectory_id", "quality_tier", "verdict", "failure_reasons"}
-TEXT |= {"strengths", "mechanism", "profile"}
-
-
-def read_annotation_rows(path: str | Path) -> list[dict[str, object]]:
-    """Rows of an annotation CSV (the release's or ours), with numbers and booleans parsed."""
-    with Path(path).open(newline="", encoding="utf-8") as fh:
-        return [_typed(row) for row in csv.DictReader(fh)]
-
-
-def _typed(row: Mapping[str, str]) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for key, text in row.items():
-        if key in TEXT or text in ("", None):
-            out[key] = text or None
-        elif text in ("True", "False"):
-            out[key] = text == "True"
-        else:
-            out[key] = int(float(text)) if key in INTS else float(text)
-    return out
-
-
-def result_row(result: ProcessResult) -> dict[str, object]:
-    """The 40 columns plus the profile's signals, composite and Lucky-Pass mechanism."""
-    row = result.annotation_row()
-    row |= {name: result.signals[name].value for name in SIGNALS}
-    row |= {"composite": result.score, "profile": result.profile, "mechanism": None}
-    if result.mechanism is not None:
-        row["mechanism"] = result.mechanism[0]
-    return row
-
-
-def signal(row: Row, name: str) -> float:
-    """A named signal of a row; `process_only` is the composite without the release's outcome
-    term (`sdk-compat` adds +10 to every passing run's score, spec §8.2)."""
-    if name == "process_only":
-        leak = 10.0 if passed(row) and row.get("profile", "sdk-compat") == "sdk-compat" else 0.0
-        return signal(row, "composite") - leak
-    value = row.get(name)
-    if value is None and name in SIGNALS:
-        value = row.get(SIGNALS[name])
-    if value is None and name == "composite":
-        value = row.get("quality_score")
-    return float(value)  # type: ignore[arg-type]
-
-
-def passed(row: Row) -> bool:
-    return bool(row.get("passed"))
+__all__ = [
+    "SIGNALS",
+    "WASTE_KINDS",
+    "Row",
+    "passed",
+    "read_annotation_rows",
+    "result_row",
+    "signal",
+]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 
 from agentlens.errors import ConfigError, MissingDependencyError
-from agentlens.process.cohort import Row, passed, signal
+from agentlens.process.cohort_rows import Row, passed, signal
 from agentlens.process.profiles import ProfileConfig, get_profile
 
 FORMATS = ("jsonl", "csv", "parquet")

@@ -225,6 +225,8 @@ def _python(words: list[str], heredoc: str) -> CommandAction:
         return CommandAction("inspect")
     if words[1:3] == ["-m", "pip"] and words[3:4] and words[3] in PIP_SETUP:
         return CommandAction("setup")
+    if words[1:3] in (["-m", "venv"], ["-m", "virtualenv"]):
+        return CommandAction("setup")
     if len(words) > 2 and words[1].endswith("setup.py") and words[2] in {"develop", "install"}:
         return CommandAction("setup")
     return CommandAction("run")
