@@ -26,10 +26,10 @@ class CommandAction:
 
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 MARKER = re.compile(r"__HEREDOC(\d+)__")
-REDIRECT = re.compile(r"(?<![\d&<>])>>?\s*([^\s;&|<>()]+)")
+REDIRECT = re.compile(r"^1?>>?(.*)$")
 PY_WRITE = re.compile(
-    r"open\(\s*[rbuf]?['\"]([^'\"]+)['\"]\s*,\s*[rbuf]?['\"][wax]"
-    r"|Path\(\s*[rbuf]?['\"]([^'\"]+)['\"]\s*\)\s*\.write_(?:text|bytes)"
+    r"open\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*,\s*[rbuf]?['\"][wax]"
+    r"|Path\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*\)\s*\.write_(?:text|bytes)"
 )
 # Python run only to read code or metadata (`inspect.getsource(f)`, `print(m.__file__)`).
 LOOKUP = re.compile(
@@ -159,12 +159,25 @@ def _simple(text: str, heredoc: str) -> CommandAction:
         return CommandAction("nav")
     program = words[0].rsplit("/", 1)[-1]
     args = _plain_args(words[1:])
-    targets = tuple(t for t in REDIRECT.findall(text) if not t.startswith(("/dev/", "&")))
+    targets = _redirect_targets(words)
     if program in {"cat", "echo", "printf"} and targets:
         return CommandAction("write", targets)
     if PYTHON.match(program) or program.endswith(".py"):
         return _python(words, heredoc)
     return _by_program(program, words, args)
+
+
+def _redirect_targets(words: list[str]) -> tuple[str, ...]:
+    """Files that stdout is redirected to (`> f`, `>>f`, `1> f`); quoted `>` stay inside words."""
+    targets = []
+    for i, word in enumerate(words):
+        match = REDIRECT.match(word)
+        if match is None:
+            continue
+        target = match[1] or (words[i + 1] if i + 1 < len(words) else "")
+        if target and not target.startswith(("/dev/", "&")):
+            targets.append(target)
+    return tuple(targets)
 
 
 def _plain_args(words: list[str]) -> list[str]:
