@@ -50,12 +50,15 @@ CACHED_LENGTH = 1024
 ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, not commands)
 SEPARATORS = {"&&", "||", ";", "\n", "&", ";;", "(", ")"}
 REDIRECTS = {">", ">>", "<", ">&", "&>", ">|", "<>", "&>>", "<<", "<<-", "<<<", "<&"}
+_WORD_CHAR = r"[^\s'\";|&()<>\\]"
+# Unrolled loops (`a*(?:\\.a*)*`), not `(?:\\.|a)+`: Python's engine is several times faster on
+# them. Words come first as the commonest token; a `#` can only open a comment at a token start.
 TOKEN = re.compile(
-    r"(?P<comment>(?<![^\s;&|(])#[^\n]*)"
+    rf"(?P<word>(?:[^\s'\";|&()<>\\#]|\\.){_WORD_CHAR}*(?:\\.{_WORD_CHAR}*)*)"
     r"|(?P<single>'[^']*'?)"
-    r'|(?P<double>"(?:\\.|[^"\\])*"?)'
+    r'|(?P<double>"[^"\\]*(?:\\.[^"\\]*)*"?)'
     r"|(?P<op>&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n])"
-    r"|(?P<word>(?:\\.|[^\s'\";|&()<>\\])+)"
+    r"|(?P<comment>#[^\n]*)"
 )
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 SOURCE_FILE = re.compile(
@@ -161,7 +164,7 @@ def _tokens(cmd: str) -> list[tuple[str, bool]]:
     """Shell-like words and operators (flagged True). A regex, not `shlex`: ~10x faster, and
     forgiving of the unbalanced quotes agents write; `a"b c"` becomes two words."""
     tokens: list[tuple[str, bool]] = []
-    for _comment, single, double, op, word in TOKEN.findall(cmd):
+    for word, single, double, op, _comment in TOKEN.findall(cmd):
         if word:
             tokens.append((word, False))
         elif op:
