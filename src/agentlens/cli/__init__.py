@@ -22,6 +22,12 @@ COMMANDS: dict[str, str] = {
     "reference": "agentlens.cli.reference_cmd:reference",
     "score": "agentlens.cli.score_cmd:score",
     "cohort": "agentlens.cli.cohort_cmd:cohort",
+    "verify": "agentlens.cli.verify_cmd:verify",
+    "review": "agentlens.cli.review_cmd:review",
+    "qi": "agentlens.cli.qi_cmd:qi",
+    "sxs": "agentlens.cli.sxs_cmd:sxs",
+    "telemetry": "agentlens.cli.telemetry_cmd:telemetry",
+    "compare": "agentlens.cli.compare_cmd:compare",
 }
 
 
