@@ -39,7 +39,7 @@ class Belief:
 def softmax(scores: Sequence[float], temperature: float = 1.0) -> list[float]:
     arr = np.asarray(scores, dtype=float) / temperature
     arr = np.exp(arr - arr.max())
-    return list(arr / arr.sum())
+    return [float(x) for x in arr / arr.sum()]
 
 
 def logsumexp(values: Sequence[float]) -> float:
@@ -82,6 +82,6 @@ def belief_from_labels(
 def belief_from_probs(candidate_ids: Sequence[str], probs: Sequence[float]) -> Belief:
     """A belief given directly as probabilities (scores = log p), e.g. an averaged belief."""
     total = float(sum(probs))
-    norm = [p / total for p in probs]
+    norm = [float(p) / total for p in probs]
     scores = [math.log(p) if p > 0 else -math.inf for p in norm]
     return Belief(tuple(candidate_ids), tuple(scores), tuple(norm), ("derived",) * len(norm))

@@ -34,10 +34,10 @@ RATIONALE_TASK = (
 NO_EVIDENCE = "No evidence state is provided; judge from the question and the candidates alone."
 
 
-def _question(view: EvalView) -> str:
+def _question(view: EvalView, limit: int) -> str:
     question = view.question
-    if len(question) > MAX_QUESTION_CHARS:
-        question = question[:MAX_QUESTION_CHARS] + " [truncated]"
+    if len(question) > limit:
+        question = question[:limit] + " [truncated]"
     return question
 
 
@@ -45,10 +45,12 @@ def _manifest(view: EvalView) -> str:
     return "\n".join(f"- {c.id}: {c.text}" for c in view.candidates)
 
 
-def shared_body(view: EvalView, evidence: str, buffer: str | None) -> str:
+def shared_body(
+    view: EvalView, evidence: str, buffer: str | None, question_limit: int = MAX_QUESTION_CHARS
+) -> str:
     """The permutation-independent part: question, candidates, evidence, rationale buffer."""
     parts = [
-        f"Question:\n{_question(view)}",
+        f"Question:\n{_question(view, question_limit)}",
         f"Candidates (by id):\n{_manifest(view)}",
         f"<EVIDENCE>\n{evidence}\n</EVIDENCE>",
     ]
@@ -57,9 +59,11 @@ def shared_body(view: EvalView, evidence: str, buffer: str | None) -> str:
     return "\n\n".join(parts)
 
 
-def rationale_messages(view: EvalView, evidence: str) -> list[Message]:
+def rationale_messages(
+    view: EvalView, evidence: str, question_limit: int = MAX_QUESTION_CHARS
+) -> list[Message]:
     """Pass 1: ask for a label-free rationale of one rendered state."""
-    user = f"{RATIONALE_TASK}\n\n{shared_body(view, evidence, None)}"
+    user = f"{RATIONALE_TASK}\n\n{shared_body(view, evidence, None, question_limit)}"
     guard_prompt(user)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
@@ -72,6 +76,7 @@ def scoring_messages(
     *,
     direct: bool,
     order: Order = "mapping-last",
+    question_limit: int = MAX_QUESTION_CHARS,
 ) -> list[Message]:
     """Pass 2: forced choice of one option label under `mapping` (label -> candidate id)."""
     instruction = "Which candidate does the evidence support?"
@@ -86,7 +91,7 @@ def scoring_messages(
         f"{label} = {cid}" for label, cid in mapping.items()
     )
     tail = f"{mapping_text}\nOutput exactly one uppercase option label."
-    body = shared_body(view, evidence, buffer)
+    body = shared_body(view, evidence, buffer, question_limit)
     if order == "mapping-last":
         user = f"{body}\n\n{instruction}\n\n{tail}"
     else:

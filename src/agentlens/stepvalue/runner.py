@@ -13,7 +13,7 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -26,7 +26,13 @@ from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.permutations import LabelScheme, label_mapping
 from agentlens.stepvalue.plan import StateTable, naive_calls, state_table
 from agentlens.stepvalue.projection import MAX_STATE_CHARS, Slice, cut
-from agentlens.stepvalue.prompts import NO_EVIDENCE, Order, rationale_messages, scoring_messages
+from agentlens.stepvalue.prompts import (
+    MAX_QUESTION_CHARS,
+    NO_EVIDENCE,
+    Order,
+    rationale_messages,
+    scoring_messages,
+)
 from agentlens.stepvalue.redaction import LeakageError, rationale_coverage, rationale_leaks
 
 
@@ -59,7 +65,11 @@ class RunConfig:
     seed: int = 7
     order: Order = "mapping-last"
     max_state_chars: int = MAX_STATE_CHARS
+    max_question_chars: int = MAX_QUESTION_CHARS
     label_scheme: LabelScheme = "letters"
+    concurrency: int = 1
+    """States scored at once. 1 suits a single local model (each state's prompts then follow
+    one another and share the cached prefix); raise it for remote APIs."""
 
     def resolved_channels(self) -> list[Channel]:
         return [get_channel(name, self.rationale_tokens) for name in self.channels]
@@ -167,13 +177,25 @@ class Runner:
                 key = self._rationale_key(slot[0], evidence, channel.rationale_tokens)
                 jobs.setdefault(key, (slot[0], evidence, channel.rationale_tokens))
                 self.slot_rationale[(slot, channel.name)] = key
-        await asyncio.gather(*(self._one_rationale(k, *job) for k, job in jobs.items()))
+        await self._bounded([self._one_rationale(k, *job) for k, job in jobs.items()])
         self._swap()
+
+    async def _bounded(self, work: list[Coroutine[Any, Any, None]]) -> None:
+        """Run coroutines in order, at most `config.concurrency` at a time."""
+        gate = asyncio.Semaphore(max(1, self.config.concurrency))
+
+        async def one(coro: Coroutine[Any, Any, None]) -> None:
+            async with gate:
+                await coro
+
+        await asyncio.gather(*(one(c) for c in work))
 
     async def _one_rationale(self, key: str, pi: int, evidence: str, tokens: int) -> None:
         view = self.problems[pi].view
         request = ChatRequest(
-            messages=rationale_messages(view, evidence), max_tokens=tokens, temperature=0.0
+            messages=rationale_messages(view, evidence, self.config.max_question_chars),
+            max_tokens=tokens,
+            temperature=0.0,
         )
         try:
             response = await self.evaluator.chat(request)
@@ -233,10 +255,10 @@ class Runner:
     async def _scores(self) -> None:
         groups: dict[str, list[tuple[str, list[Message], dict[str, str], list[BeliefKey]]]] = {}
         seen: dict[str, list[BeliefKey]] = {}
-        for channel in self.channels:
-            for slot in self.slots():
+        for slot in self.slots():  # a state's channels next to each other: they share a prefix
+            for channel in self.channels:
                 self._plan_slot(slot, channel, groups, seen)
-        await asyncio.gather(*(self._score_group(jobs) for jobs in groups.values()))
+        await self._bounded([self._score_group(jobs) for jobs in groups.values()])
 
     def _plan_slot(
         self, slot: Slot, channel: Channel, groups: dict[str, Any], seen: dict[str, list[BeliefKey]]
@@ -250,7 +272,13 @@ class Runner:
         for k in range(self.config.permutations):
             mapping = label_mapping([c.id for c in view.candidates], k, self.config.label_scheme)
             messages = scoring_messages(
-                view, evidence, buffer, mapping, direct=channel.direct, order=self.config.order
+                view,
+                evidence,
+                buffer,
+                mapping,
+                direct=channel.direct,
+                order=self.config.order,
+                question_limit=self.config.max_question_chars,
             )
             key = _digest(messages)
             target = (pi, which, channel.name, pos, k)

@@ -1,0 +1,84 @@
+"""Turn command-line inputs into problems: trajectories plus a candidate source name or file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentlens.errors import ConfigError
+from agentlens.stepvalue.candidates import (
+    explicit_problems,
+    fault_localisation_problem,
+    fault_localisation_space,
+    outcome_problem,
+)
+from agentlens.stepvalue.candidates.fault_localisation import DEFAULT_K
+from agentlens.stepvalue.model import Problem
+from agentlens.trajectory import Trajectory
+
+SOURCES = ("fault-localisation", "outcome")
+
+
+def build_problems(
+    trajectories: Sequence[Trajectory],
+    candidates: str,
+    *,
+    runs: Sequence[Trajectory] = (),
+    max_steps: int | None = None,
+    k: int = DEFAULT_K,
+    reference: str | None = None,
+) -> list[Problem]:
+    """Problems for `candidates` = "fault-localisation", "outcome" or an `asv.v1` JSONL path.
+
+    Fault localisation pools `trajectories` and `runs` by task id to find the task's runs.
+    `reference` is an AgentLens reference JSON file, or "auto" to merge the passing runs.
+    """
+    if candidates not in SOURCES:
+        if not Path(candidates).is_file():
+            raise ConfigError(
+                f"--candidates must be one of {', '.join(SOURCES)} or an asv.v1 JSONL file; "
+                f"{candidates!r} is neither"
+            )
+        problems = explicit_problems(candidates)
+        return [_truncate(p, max_steps) for p in problems]
+    if not trajectories:
+        raise ConfigError(f"--candidates {candidates} needs trajectory files")
+    if candidates == "outcome":
+        return [outcome_problem(t, max_steps=max_steps) for t in trajectories]
+    pool = _by_task([*trajectories, *runs])
+    problems = []
+    for traj in trajectories:
+        task_runs = pool[traj.task_id or traj.id]
+        ref = _reference(reference, task_runs)
+        space = fault_localisation_space(task_runs, k=k, reference=ref)
+        problems.append(fault_localisation_problem(traj, space, max_steps=max_steps))
+    return problems
+
+
+def _by_task(trajs: Sequence[Trajectory]) -> dict[str, list[Trajectory]]:
+    pool: dict[str, dict[str, Trajectory]] = {}
+    for traj in trajs:
+        pool.setdefault(traj.task_id or traj.id, {})[traj.id] = traj
+    return {task: list(runs.values()) for task, runs in pool.items()}
+
+
+def _reference(reference: str | None, runs: Sequence[Trajectory]) -> Any:
+    if reference is None:
+        return None
+    if reference == "auto":
+        from agentlens.process.pta import build_reference
+
+        return build_reference([r for r in runs if r.outcome.status == "passed"])
+    from agentlens.process.pta_io import reference_from_json
+
+    return reference_from_json(json.loads(Path(reference).read_text()))
+
+
+def _truncate(problem: Problem, max_steps: int | None) -> Problem:
+    if max_steps is None:
+        return problem
+    from dataclasses import replace
+
+    return replace(problem, transitions=problem.transitions[:max_steps])

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentlens.cli import main
+from agentlens.formats import read_path
+from agentlens.stepvalue.candidates import outcome_problem
+from agentlens.stepvalue.schema import write_asv
+from tests.conftest import BENCH
+
+TRACE = sorted((BENCH / "trajectories" / "pallets__flask-5014").glob("*.json"))[0]
+
+
+def test_unknown_candidate_source_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["stepvalue", str(TRACE), "--candidates", "nonsense", "--evaluator", "x:y"])
+    assert code == 2
+    assert "--candidates must be one of fault-localisation, outcome" in capsys.readouterr().err
+
+
+def test_unknown_channel_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["stepvalue", str(TRACE), "--candidates", "outcome", "--evaluator", "x:y"]
+    assert main([*argv, "--channels", "direct,telepathy"]) == 2
+    assert "unknown channel 'telepathy'" in capsys.readouterr().err
+
+
+@pytest.mark.llm
+def test_cli_scores_an_asv_file_in_exact_mode(local_gguf_path: Path, tmp_path: Path) -> None:
+    (traj,) = read_path(TRACE)
+    asv = tmp_path / "frozen.jsonl"
+    write_asv([outcome_problem(traj, max_steps=1)], asv)
+    out = tmp_path / "out"
+    argv = ["stepvalue", "--candidates", str(asv), "--evaluator", f"llamacpp:{local_gguf_path}"]
+    argv += ["--channels", "direct", "-b", "1", "--out", str(out), "--no-cache"]
+    assert main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["costs"]["scoring_calls"] == 2  # one transition: two states, one permutation
+    (row,) = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    assert row["channel"] == "direct" and row["candidates"] == "explicit"
+    assert {p.name for p in out.iterdir()} >= {"report.md", "states.jsonl", "channels.csv"}
