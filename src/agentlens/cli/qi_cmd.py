@@ -1,0 +1,75 @@
+"""`agentlens qi`: the Quality Index from a reviews file and verify results (or given components)."""
+
+from __future__ import annotations
+
+import click
+
+from agentlens.cli._app import console, err_console
+
+
+@click.command()
+@click.option(
+    "--reviews",
+    "reviews_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Output of `agentlens review --out`.",
+)
+@click.option(
+    "--verify",
+    "verify_paths",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Outputs of `agentlens verify --out` (repeatable).",
+)
+@click.option(
+    "--formal", type=float, default=None, help="Formal pass rate in [0, 1] (instead of --verify)."
+)
+@click.option(
+    "--component",
+    "components",
+    multiple=True,
+    help="DIMENSION=MEAN, e.g. EndResult=0.75 (instead of --reviews).",
+)
+@click.option("--json", "as_json", is_flag=True)
+def qi(
+    reviews_path: str | None,
+    verify_paths: tuple[str, ...],
+    formal: float | None,
+    components: tuple[str, ...],
+    as_json: bool,
+) -> int:
+    """QI = 100 × (formal pass rate + five judge means) / 6; missing components warn and count 0."""
+    from agentlens.errors import ConfigError
+    from agentlens.reviews.judge.judge import aggregate
+    from agentlens.reviews.qi import quality_index
+    from agentlens.reviews.report import dump, formal_results, load_reviews
+
+    means: dict[str, float | None] = {}
+    unscored: dict[str, float] = {}
+    if reviews_path:
+        for dim, summary in aggregate(load_reviews(reviews_path)).items():
+            means[dim], unscored[dim] = summary.mean, summary.unscored_rate
+    for item in components:
+        dim, sep, text = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--component {item!r}: expected DIMENSION=MEAN")
+        means[dim] = float(text)
+    if verify_paths:
+        results = formal_results(verify_paths)
+        formal = sum(results) / len(results) if results else None
+    result = quality_index(formal, means)
+    doc = {**result.to_dict(), "unscored_rate": unscored}
+    if as_json:
+        console.print_json(dump(doc))
+    else:
+        console.print(f"Quality Index {result.value:.2f}   {result.reason}", highlight=False)
+        for name, value in result.components.items():
+            rate = f"   unscored {unscored[name]:.0%}" if name in unscored else ""
+            console.print(
+                f"  {name:22} {'missing' if value is None else f'{value:.3f}'}{rate}",
+                highlight=False,
+            )
+    for warning in result.warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    return 0

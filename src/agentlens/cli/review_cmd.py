@@ -1,0 +1,117 @@
+"""`agentlens review PATH… --judge MODEL`: five-dimension LLM-judge reviews of trajectories."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import TYPE_CHECKING
+
+import click
+from rich.progress import Progress
+
+from agentlens.cli._app import console, err_console
+from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.reviews import DIMENSIONS
+
+if TYPE_CHECKING:
+    from agentlens.reviews.judge.prompt import ReviewContext
+    from agentlens.trajectory import Trajectory
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--judge", "judge_model", default="judge", show_default=True, help="Model string or role name."
+)
+@click.option(
+    "--dimension",
+    "dimensions",
+    multiple=True,
+    type=click.Choice(DIMENSIONS),
+    help="Only these dimensions (repeatable).",
+)
+@click.option(
+    "--budget-tokens", default=6000, show_default=True, help="Transcript token budget per prompt."
+)
+@click.option("--max-tokens", default=700, show_default=True, help="Judge answer limit.")
+@click.option(
+    "--repo",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="Final repository: its git diff goes into the prompt.",
+)
+@click.option(
+    "--base", "base_ref", default="HEAD", show_default=True, help="Base revision for --repo's diff."
+)
+@click.option(
+    "--process", "with_process", is_flag=True, help="Add process evidence (issue 3) to the prompt."
+)
+@click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reviews as JSON.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the reviews JSON here (input of qi/sxs/compare).",
+)
+def review(
+    paths: tuple[str, ...],
+    judge_model: str,
+    dimensions: tuple[str, ...],
+    budget_tokens: int,
+    max_tokens: int,
+    repo: str | None,
+    base_ref: str,
+    with_process: bool,
+    no_cache: bool,
+    as_json: bool,
+    out: str | None,
+) -> int:
+    """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0."""
+    from agentlens.providers import get_provider
+    from agentlens.reviews.judge.judge import JudgeSettings, review_run
+    from agentlens.reviews.judge.prompt import ReviewContext
+    from agentlens.reviews.report import dump, reviews_document, reviews_markdown
+
+    loaded = load_inputs(paths)
+    trajs = loaded.trajectories
+    client = get_provider(judge_model, role="judge", cache=not no_cache)
+    diff = _diff(repo, base_ref) if repo else None
+    contexts = {t.id: ReviewContext(final_diff=diff) for t in trajs}
+    if with_process:
+        _add_process_evidence(trajs, contexts)
+    settings = JudgeSettings(budget_tokens=budget_tokens, max_tokens=max_tokens)
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task("reviewing", total=min(len(trajs), 50))
+        reviews = client.run(
+            review_run(
+                client,
+                trajs,
+                dimensions=dimensions or DIMENSIONS,
+                contexts=contexts,
+                settings=settings,
+                on_done=lambda _: progress.advance(task),
+            )
+        )
+    doc = reviews_document(client.name, reviews)
+    if out:
+        dump(doc, out)
+    if as_json:
+        console.print_json(dump(doc))
+    else:
+        console.print(reviews_markdown(doc), markup=False, highlight=False)
+    return report_failures(loaded)
+
+
+def _diff(repo: str, base_ref: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", repo, "diff", base_ref], capture_output=True, text=True, check=False
+    )
+    return proc.stdout
+
+
+def _add_process_evidence(trajs: list[Trajectory], contexts: dict[str, ReviewContext]) -> None:
+    from agentlens.reviews.process_evidence import evidence_text, references_from_passing, score_all
+
+    results = score_all(trajs, references_from_passing(trajs))
+    for traj in trajs:
+        contexts[traj.id].process_evidence = evidence_text(traj, results.get(traj.id))

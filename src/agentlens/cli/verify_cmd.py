@@ -1,0 +1,79 @@
+"""`agentlens verify SCENARIO --repo PATH`: run a scenario's formal verifiers on a repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.progress import Progress
+from rich.table import Table
+
+from agentlens.cli._app import console, err_console
+
+
+@click.command()
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--repo",
+    type=click.Path(exists=True, file_okay=False),
+    required=True,
+    help="The repository after the agent's run (a git work tree).",
+)
+@click.option(
+    "--base",
+    "base_ref",
+    default=None,
+    help="Revision the agent started from (default: the scenario's base_ref, else HEAD).",
+)
+@click.option(
+    "--trajectory",
+    type=click.Path(exists=True),
+    default=None,
+    help="Trace file, for chat regex verifiers.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option(
+    "--out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON here."
+)
+def verify(
+    scenario: str,
+    repo: str,
+    base_ref: str | None,
+    trajectory: str | None,
+    as_json: bool,
+    out: str | None,
+) -> int:
+    """Formal checks: pass only if every verifier passes (errors and timeouts fail). Exit 0 pass, 1 fail."""
+    from agentlens.formats.load import read_path
+    from agentlens.reviews.report import VERIFY_KIND, dump
+    from agentlens.reviews.scenario import load_scenario, run_scenario
+
+    spec = load_scenario(scenario)
+    traj = read_path(trajectory)[0] if trajectory else None
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task(f"verifying {spec.name}", total=len(spec.verifiers))
+        result = run_scenario(
+            spec,
+            Path(repo),
+            trajectory=traj,
+            base_ref=base_ref,
+            on_result=lambda _: progress.advance(task),
+        )
+    doc = {
+        "kind": VERIFY_KIND,
+        "results": [{**result.to_dict(), "repo": repo, "trajectory_id": traj.id if traj else None}],
+    }
+    if out:
+        dump(doc, out)
+    if as_json:
+        console.print_json(dump(doc))
+    else:
+        table = Table(
+            title=f"{spec.name}: {'PASS' if result.passed else 'FAIL'} ({result.duration_s:.1f}s)"
+        )
+        for name in ("verifier", "status", "time", "reason"):
+            table.add_column(name, overflow="fold")
+        for r in result.results:
+            table.add_row(r.name or r.type, r.status, f"{r.duration_s:.2f}s", r.reason)
+        console.print(table)
+    return 0 if result.passed else 1

@@ -1,0 +1,290 @@
+"""Run-vs-run regression tests (spec §11.2). Run 1 is the reference (anchor), run 2 the new run.
+
+Telemetry comparisons use two-sided Mann–Whitney U on per-trajectory samples (p rounded to 4
+decimals; 1.0 if a sample is empty) and a ratio `(v2 + 1e-9) / (v1 + 1e-9)` checked against a
+warning and an alert range; any p < 0.05 sets both flags. Formal passes use a two-sided Fisher
+exact test on `[[s1, N − s1], [s2, N − s2]]` with N = run 1's trajectory count (p rounded to 5).
+Per-tool success rates and termination reasons follow the spec's rules; the upper per-tool alert
+bound is `1.2 / warn` as in the released code (decision §13.10). Process metrics (issue 3: Lucky
+rate, verification coverage, waste) use the same tests with ranges of our own (not in the spec):
+warn [0.8, 1.25], alert [0.67, 1.5]."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from scipy import stats
+
+from agentlens.reviews.telemetry import RunTelemetry
+
+Range = tuple[float, float]
+
+
+@dataclass
+class Check:
+    name: str
+    test: str
+    v1: float | None
+    v2: float | None
+    p_value: float | None = None
+    ratio: float | None = None
+    warning: bool = False
+    alert: bool = False
+    reason: str = ""
+
+
+@dataclass
+class RunSummary:
+    """What `compare` knows about one run; everything but telemetry is optional."""
+
+    name: str
+    telemetry: RunTelemetry
+    formal: list[int] | None = None
+    qi: float | None = None
+    sxs_flags: dict[str, dict[str, Any]] | None = None
+    process: dict[str, list[float]] | None = (
+        None  # lucky (0/1 over passing runs), v_coverage, waste
+    )
+
+
+@dataclass
+class Comparison:
+    run_1: str
+    run_2: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if any(c.alert for c in self.checks):
+            return 2
+        return 1 if any(c.warning for c in self.checks) else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        status = {0: "ok", 1: "warning", 2: "alert"}[self.exit_code]
+        return {
+            "run_1": self.run_1,
+            "run_2": self.run_2,
+            "status": status,
+            "exit_code": self.exit_code,
+            "checks": [asdict(c) for c in self.checks],
+        }
+
+
+def mann_whitney(x: Sequence[float], y: Sequence[float]) -> float:
+    if not x or not y:
+        return 1.0
+    return round(float(stats.mannwhitneyu(x, y, alternative="two-sided").pvalue), 4)
+
+
+def fisher(s1: int, s2: int, n: int) -> float:
+    table = [[s1, max(n - s1, 0)], [s2, max(n - s2, 0)]]
+    return round(float(stats.fisher_exact(table, alternative="two-sided")[1]), 5)
+
+
+def ratio_check(
+    name: str,
+    test: str,
+    v1: float | None,
+    v2: float | None,
+    warn: Range,
+    alert: Range,
+    p: float | None = None,
+) -> Check:
+    if v1 is None or v2 is None:
+        return Check(name, test, v1, v2, p, reason="not available in both runs")
+    ratio = (v2 + 1e-9) / (v1 + 1e-9)
+    warning = not warn[0] <= ratio <= warn[1]
+    alerting = not alert[0] <= ratio <= alert[1]
+    significant = p is not None and p < 0.05
+    reason = f"ratio {ratio:.3f} (warn outside {list(warn)}, alert outside {list(alert)})"
+    if p is not None:
+        reason += f"; {test} p = {p}" + (" < 0.05" if significant else "")
+    return Check(
+        name,
+        test,
+        v1,
+        v2,
+        p,
+        round(ratio, 4),
+        warning or significant,
+        alerting or significant,
+        reason,
+    )
+
+
+def _vals(xs: Sequence[float | None]) -> list[float]:
+    return [x for x in xs if x is not None]
+
+
+def telemetry_checks(r1: RunTelemetry, r2: RunTelemetry) -> list[Check]:
+    t1, t2 = r1.trajectories, r2.trajectories
+    out = []
+    specs: list[tuple[str, str, Range, Range]] = [
+        ("tool-call count", "tool_calls", (0.8, 1.3), (0.5, 2.0)),
+        ("generation tokens", "completion_tokens", (0.8, 1.3), (0.5, 2.0)),
+        ("price", "cost", (0.9, 1.2), (0.66, 1.5)),
+        ("time", "time_s", (0.8, 1.3), (0.66, 1.5)),
+    ]
+    for name, attr, warn, alert in specs:
+        x, y = _vals([getattr(t, attr) for t in t1]), _vals([getattr(t, attr) for t in t2])
+        p = mann_whitney(x, y)
+        out.append(
+            ratio_check(
+                name, "Mann-Whitney U", sum(x) if x else None, sum(y) if y else None, warn, alert, p
+            )
+        )
+    x, y = _vals([t.cache_hit_mean for t in t1]), _vals([t.cache_hit_mean for t in t2])
+    out.append(
+        ratio_check(
+            "cache-hit ratio",
+            "Mann-Whitney U",
+            _mean(x),
+            _mean(y),
+            (0.9, 1.4),
+            (0.7, 2.0),
+            mann_whitney(x, y),
+        )
+    )
+    x, y = _vals([t.throughput for t in t1]), _vals([t.throughput for t in t2])
+    out.append(
+        ratio_check(
+            "throughput",
+            "Mann-Whitney U",
+            _run_throughput(r1),
+            _run_throughput(r2),
+            (0.8, 1.3),
+            (0.66, 1.5),
+            mann_whitney(x, y),
+        )
+    )
+    x, y = _vals([t.parallel_mean for t in t1]), _vals([t.parallel_mean for t in t2])
+    out.append(
+        ratio_check("tool calls in parallel", "none", _mean(x), _mean(y), (0.9, 1.4), (0.7, 3.0))
+    )
+    out.extend(tool_success_checks(r1.tool_success(), r2.tool_success()))
+    out.append(termination_check(r1, r2))
+    return out
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def _run_throughput(run: RunTelemetry) -> float | None:
+    times = _vals([t.time_s for t in run.trajectories])
+    gen = sum(t.completion_tokens for t in run.trajectories if t.time_s is not None)
+    return gen / sum(times) if times and sum(times) else None
+
+
+def tool_success_checks(s1: dict[str, str], s2: dict[str, str]) -> list[Check]:
+    out = []
+    for tool in sorted(set(s1) | set(s2)):
+        ok1, n1 = map(int, s1.get(tool, "0/0").split("/"))
+        ok2, n2 = map(int, s2.get(tool, "0/0").split("/"))
+        r1, r2 = ok1 / n1 if n1 else 0.0, ok2 / n2 if n2 else 0.0
+        check = Check(f"tool success: {tool}", "rate", r1, r2, reason=f"{ok1}/{n1} vs {ok2}/{n2}")
+        if n2 <= 3:
+            check.reason += "; ≤ 3 calls in run 2: no flags"
+            out.append(check)
+            continue
+        warn, alert = (0.9, 0.8) if n2 >= 20 else (0.8, 0.6) if n2 >= 10 else (0.7, 0.4)
+        if n1 > 0:
+            rel = r2 / (r1 + 1e-9)
+            check.ratio = round(rel, 4)
+            check.warning = rel < warn or rel > 1.2 / warn
+            check.alert = rel < alert or rel > 1.2 / warn
+            check.reason += f"; rel {rel:.3f} vs warn {warn}, alert {alert}, upper {1.2 / warn:.3f}"
+            count_ratio = n2 / n1
+            if not 0.7 <= count_ratio <= 1.4 and abs(n2 - n1) >= 12:
+                check.warning = True
+                check.reason += f"; call count ratio {count_ratio:.2f} outside [0.7, 1.4]"
+        out.append(check)
+    return out
+
+
+def termination_check(r1: RunTelemetry, r2: RunTelemetry) -> Check:
+    c1 = r1.to_dict()["termination_reason"]
+    c2 = r2.to_dict()["termination_reason"]
+    reasons = set(c1) | set(c2)
+    union = sum(max(c1.get(k, 0), c2.get(k, 0)) for k in reasons)
+    diff = sum(abs(c1.get(k, 0) - c2.get(k, 0)) for k in reasons)
+    warning, alert = diff >= union / 5 + 2, diff >= union / 4 + 3
+    reason = f"diff {diff} vs union {union}: warn if ≥ {union / 5 + 2:.1f}, alert if ≥ {union / 4 + 3:.2f}; {c1} vs {c2}"
+    return Check(
+        "termination reasons", "set difference", union, diff, None, None, warning, alert, reason
+    )
+
+
+def formal_check(f1: list[int], f2: list[int]) -> Check:
+    s1, s2, n = sum(f1), sum(f2), len(f1)
+    p = fisher(s1, s2, n)
+    check = ratio_check("formal verification", "Fisher exact", s1, s2, (0.8, 1.3), (0.7, 1.4), p)
+    check.reason = f"{s1}/{len(f1)} vs {s2}/{len(f2)} passed; " + check.reason
+    return check
+
+
+def process_checks(p1: dict[str, list[float]], p2: dict[str, list[float]]) -> list[Check]:
+    out = []
+    lucky1, lucky2 = p1.get("lucky", []), p2.get("lucky", [])
+    if lucky1 and lucky2:
+        p = fisher(int(sum(lucky1)), int(sum(lucky2)), max(len(lucky1), len(lucky2)))
+        out.append(
+            ratio_check(
+                "process: Lucky rate",
+                "Fisher exact",
+                _mean(lucky1),
+                _mean(lucky2),
+                (0.8, 1.25),
+                (0.67, 1.5),
+                p,
+            )
+        )
+    for key, label in (("v_coverage", "verification coverage"), ("waste", "waste severity")):
+        x, y = p1.get(key, []), p2.get(key, [])
+        out.append(
+            ratio_check(
+                f"process: {label}",
+                "Mann-Whitney U",
+                _mean(x),
+                _mean(y),
+                (0.8, 1.25),
+                (0.67, 1.5),
+                mann_whitney(x, y),
+            )
+        )
+    return out
+
+
+def compare_runs(run_1: RunSummary, run_2: RunSummary) -> Comparison:
+    result = Comparison(run_1.name, run_2.name, telemetry_checks(run_1.telemetry, run_2.telemetry))
+    if run_1.formal is not None and run_2.formal is not None:
+        result.checks.append(formal_check(run_1.formal, run_2.formal))
+    if run_1.qi is not None and run_2.qi is not None:
+        delta = run_2.qi - run_1.qi
+        result.checks.append(
+            Check(
+                "quality index",
+                "delta",
+                run_1.qi,
+                run_2.qi,
+                reason=f"QI delta {delta:+.2f} (reported, not flagged)",
+            )
+        )
+    for dim, flags in (run_2.sxs_flags or {}).items():
+        result.checks.append(
+            Check(
+                f"SxS: {dim}",
+                "sign-flip permutation",
+                None,
+                flags.get("mean_score"),
+                flags.get("p_value"),
+                warning=bool(flags.get("warning")),
+                alert=bool(flags.get("alert")),
+                reason=str(flags.get("reason", "")),
+            )
+        )
+    if run_1.process and run_2.process:
+        result.checks.extend(process_checks(run_1.process, run_2.process))
+    return result

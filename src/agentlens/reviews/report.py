@@ -1,0 +1,154 @@
+"""Reports: JSON documents written by the commands (versioned by `kind`), loaders that read them
+back for `qi`, `sxs` and `compare`, and Markdown renderings. Review evidence cites step ids;
+Markdown renders them as `S12` links to anchors `#<trajectory>-S12` of a per-trajectory page."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentlens.errors import ConfigError
+from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview, aggregate
+from agentlens.reviews.judge.parse import Evidence, ParsedReview, Pitfall
+
+REVIEWS_KIND = "agentlens.reviews/1"
+VERIFY_KIND = "agentlens.verify/1"
+
+
+def dump(doc: dict[str, Any], path: str | Path | None = None) -> str:
+    text = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    if path:
+        Path(path).write_text(text + "\n")
+    return text
+
+
+def load(path: str | Path, kind: str) -> dict[str, Any]:
+    try:
+        doc = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("kind") != kind:
+        raise ConfigError(
+            f"{path}: not an {kind} file (write it with the matching agentlens command)"
+        )
+    return doc
+
+
+def reviews_document(judge: str, reviews: Sequence[TrajectoryReview]) -> dict[str, Any]:
+    return {
+        "kind": REVIEWS_KIND,
+        "judge": judge,
+        "summary": {d: s.to_dict() for d, s in aggregate(reviews).items()},
+        "trajectories": [r.to_dict() for r in reviews],
+    }
+
+
+def load_reviews(path: str | Path) -> list[TrajectoryReview]:
+    return [_trajectory_review(t) for t in load(path, REVIEWS_KIND)["trajectories"]]
+
+
+def _trajectory_review(doc: dict[str, Any]) -> TrajectoryReview:
+    reviews = {d: _dimension_review(r) for d, r in doc["reviews"].items()}
+    return TrajectoryReview(
+        doc["trajectory_id"],
+        doc.get("task_id"),
+        doc.get("steps", 0),
+        doc.get("transcript_tokens", 0),
+        doc.get("original_transcript_tokens", 0),
+        reviews,
+    )
+
+
+def _dimension_review(doc: dict[str, Any]) -> DimensionReview:
+    raw = doc.get("review")
+    parsed = None
+    if raw:
+        parsed = ParsedReview(
+            raw["score"],
+            raw["unscored_reason"],
+            raw["review"],
+            [Evidence(**e) for e in raw["evidence"]],
+            [Pitfall(**p) for p in raw["pitfalls"]],
+            raw["burden_total"],
+            raw["stated_burden_total"],
+        )
+    return DimensionReview(
+        doc["dimension"],
+        doc["score"],
+        doc.get("unscored_reason"),
+        parsed,
+        doc.get("answer", ""),
+        doc.get("prompt_tokens_estimate", 0),
+        doc.get("usage") or {},
+    )
+
+
+def formal_results(paths: Sequence[str | Path]) -> list[int]:
+    """Per-scenario `formal_verification_result` (0/1) from `agentlens verify --json` files."""
+    out: list[int] = []
+    for path in paths:
+        out.extend(r["formal_verification_result"] for r in load(path, VERIFY_KIND)["results"])
+    return out
+
+
+def _link(traj_id: str, step: int) -> str:
+    return f"[S{step}](#{traj_id}-S{step})"
+
+
+def reviews_markdown(doc: dict[str, Any]) -> str:
+    lines = [
+        f"# Trajectory reviews (judge `{doc['judge']}`)",
+        "",
+        "| dimension | mean | scored | unscored rate |",
+        "|---|---|---|---|",
+    ]
+    for dim, s in doc["summary"].items():
+        mean = "–" if s["mean"] is None else f"{s['mean']:.2f}"
+        lines.append(f"| {dim} | {mean} | {s['scored']} | {s['unscored_rate']:.0%} |")
+    for traj in doc["trajectories"]:
+        tid = traj["trajectory_id"]
+        lines += ["", f"## {tid}", ""]
+        for dim, r in traj["reviews"].items():
+            score = r["score"] if r["score"] is not None else f"unscored ({r['unscored_reason']})"
+            lines.append(f"- **{dim}**: {score}")
+            for e in (r["review"] or {}).get("evidence", []):
+                links = ", ".join(_link(tid, i) for i in e["step_ids"]) or "no step cited"
+                lines.append(f"  - {e['aspect']} | {e['severity'] or '?'} | {links}")
+            for p in (r["review"] or {}).get("pitfalls", []):
+                freq = "repeated" if p["repeated"] else "once"
+                lines.append(
+                    f"  - pitfall {p['name']} | {p['category']} | {p['severity']} | {freq}"
+                )
+            burden = (r["review"] or {}).get("burden_total")
+            if burden is not None:
+                lines.append(f"  - burden total {burden}")
+    return "\n".join(lines) + "\n"
+
+
+def compare_markdown(doc: dict[str, Any]) -> str:
+    lines = [
+        f"# Run comparison: `{doc['run_1']}` (reference) vs `{doc['run_2']}`",
+        "",
+        f"**Status: {doc['status']}** (exit code {doc['exit_code']})",
+        "",
+        "| check | test | run 1 | run 2 | ratio | p | flag | reason |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in doc["checks"]:
+        flag = "ALERT" if c["alert"] else "warning" if c["warning"] else "ok"
+        lines.append(
+            f"| {c['name']} | {c['test']} | {_fmt(c['v1'])} | {_fmt(c['v2'])} | {_fmt(c['ratio'])} "
+            f"| {_fmt(c['p_value'])} | {flag} | {c['reason'].replace('|', '/')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
