@@ -50,6 +50,7 @@ CACHED_LENGTH = 1024
 ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, not commands)
 SEPARATORS = {"&&", "||", ";", "\n", "&", ";;", "(", ")"}
 REDIRECTS = {">", ">>", "<", ">&", "&>", ">|", "<>", "&>>", "<<", "<<-", "<<<", "<&"}
+SHELL_SYNTAX = re.compile(r"[|&;<>()'\"\n#\\]")  # what makes a line more than split words
 _WORD_CHAR = r"[^\s'\";|&()<>\\]"
 # Unrolled loops (`a*(?:\\.a*)*`), not `(?:\\.|a)+`: Python's engine is several times faster on
 # them. Words come first as the commonest token; a `#` can only open a comment at a token start.
@@ -140,6 +141,10 @@ def _analyse_short(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 
 
 def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
+    if not SHELL_SYNTAX.search(cmd):  # one plain command (`ls -la src`): no tokenizer needed
+        program, args = _split_program(cmd.split())
+        category = _command_category(program, args, []) or ToolCategory.RUN_COMMAND
+        return category, tuple(dict.fromkeys(_command_files(program, args)))
     pipelines = [[_parse(words, targets) for words, targets in p] for p in _pipelines(_tokens(cmd))]
     categories = [c for c in map(_pipeline_category, pipelines) if c is not None]
     category = min(categories, key=STRENGTH.index) if categories else ToolCategory.RUN_COMMAND
