@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from agentlens.errors import BudgetExceededError, CapabilityError, ConfigError, ProviderError
@@ -52,6 +53,7 @@ __all__ = [
     "get_provider",
     "make_backend",
     "model_of",
+    "open_ledger",
 ]
 
 
@@ -72,23 +74,22 @@ def get_provider(
     The role's `budget_usd` / `budget_tokens` apply unless `budget` is given.
     """
     config = config or ProvidersConfig.load()
-    role_cfg = config.role(model)
-    if role_cfg is None and model in ROLES:
+    named = config.role(model)
+    if named is None and model in ROLES:
         raise ConfigError(
             f"role {model!r} has no model: set llm.roles.{model} in agentlens.yaml "
             f"or AGENTLENS_{model.upper()}_MODEL"
         )
-    role = role or (model if role_cfg is not None else "default")
-    role_cfg = role_cfg or config.role(role)
-    model_string = role_cfg.model if role_cfg and config.role(model) else model
-    backend = make_backend(model_string, config)
-    if budget is None and role_cfg and (role_cfg.budget_usd or role_cfg.budget_tokens):
-        budget = Budget(max_cost=role_cfg.budget_usd, max_tokens=role_cfg.budget_tokens)
+    role = role or (model if named else "default")
+    settings = named or config.role(role)
+    model_string = named.model if named else model
+    if budget is None and settings and (settings.budget_usd or settings.budget_tokens):
+        budget = Budget(max_cost=settings.budget_usd, max_tokens=settings.budget_tokens)
     concurrency = (
-        max_concurrency or (role_cfg and role_cfg.max_concurrency) or config.max_concurrency
+        max_concurrency or (settings and settings.max_concurrency) or config.max_concurrency
     )
     return LLMClient(
-        backend,
+        make_backend(model_string, config),
         role=role,
         cache=ResponseCache(config.cache_path) if cache and not _no_cache_env() else None,
         ledger=ledger,
@@ -107,6 +108,4 @@ def open_ledger(run_id: str, config: ProvidersConfig | None = None) -> RunLedger
 
 
 def _no_cache_env() -> bool:
-    import os
-
     return os.environ.get("AGENTLENS_NO_CACHE", "") not in ("", "0")

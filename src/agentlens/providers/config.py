@@ -52,7 +52,6 @@ class RoleConfig:
     """What model a role uses and its limits."""
 
     model: str
-    temperature: float | None = None
     max_concurrency: int | None = None
     budget_usd: float | None = None
     budget_tokens: int | None = None
@@ -165,6 +164,4 @@ def _known_fields(value: dict[str, Any], kind: type, where: str) -> dict[str, An
 
 
 def _with_model(role: RoleConfig, model: str) -> RoleConfig:
-    return RoleConfig(
-        model, role.temperature, role.max_concurrency, role.budget_usd, role.budget_tokens
-    )
+    return RoleConfig(model, role.max_concurrency, role.budget_usd, role.budget_tokens)
