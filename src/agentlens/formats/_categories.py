@@ -127,12 +127,16 @@ def _analyse(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
     text = _strip_heredocs(cmd.replace("\\\n", " "))[:ANALYSED_LENGTH]
     if len(text) <= CACHED_LENGTH:
         return _analyse_short(text)
-    if _last_long[0] != text:  # readers ask for the category, then the files, of one line
-        _last_long[:] = [text, _analyse_line(text)]
-    return _last_long[1]
+    global _last_long
+    last = _last_long  # one tuple, swapped whole: safe if threads share the module
+    if last[0] == text:  # readers ask for the category, then the files, of one line
+        return last[1]
+    result = _analyse_line(text)
+    _last_long = (text, result)
+    return result
 
 
-_last_long: list[Any] = [None, None]
+_last_long: tuple[str, tuple[ToolCategory, tuple[str, ...]]] = ("", (ToolCategory.OTHER, ()))
 
 
 @lru_cache(maxsize=8192)
