@@ -67,7 +67,9 @@ def load_scenario(path: str | Path) -> Scenario:
     for spec in doc["verifiers"]:
         build_verifier(spec)  # validate early, before anything runs
     return Scenario(
-        name=str(doc.get("name") or (path.parent.name if path.name == "config.json" else path.stem)),
+        name=str(
+            doc.get("name") or (path.parent.name if path.name == "config.json" else path.stem)
+        ),
         verifiers=doc["verifiers"],
         base_ref=str(doc.get("base_ref") or doc.get("repo_hash") or "HEAD"),
         verifier_timeout_seconds=float(doc.get("verifier_timeout_seconds", 300)),

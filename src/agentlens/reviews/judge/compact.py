@@ -46,7 +46,7 @@ class Compacted:
 
     @property
     def note(self) -> str:
-        if self.tokens == self.original_tokens:
+        if self.shortened + self.one_line + self.folded == 0:
             return f"Full transcript: {self.steps} steps, ~{self.tokens} tokens."
         return (
             f"Transcript compacted from ~{self.original_tokens} to ~{self.tokens} tokens: "
@@ -130,8 +130,8 @@ def compact(traj: Trajectory, budget_tokens: int) -> Compacted:
     prio = [priority(s, last, steps[i - 1] if i else None) for i, s in enumerate(steps)]
     levels = [0] * len(steps)
     cost = [estimate_tokens(render(s, 0)) + 1 for s in steps]
-    original = sum(cost)
-    total = original
+    total = sum(cost)
+    original = estimate_tokens("\n".join(render(s, 0) for s in steps))
     order = sorted(range(len(steps)), key=lambda i: (prio[i], -i))
     for level in (1, 2):
         for i in order:

@@ -13,7 +13,7 @@ from agentlens.reviews.sxs.mapping import SEVERITY_POINTS, burden_total
 SCORE = re.compile(r"<Score>\s*(.*?)\s*(?:</Score>|$)", re.IGNORECASE | re.DOTALL)
 REVIEW = re.compile(r"<Review>(.*?)(?:</Review>|<Score>|$)", re.IGNORECASE | re.DOTALL)
 STEP_ID = re.compile(r"\bS(\d+)\b|\bsteps? (\d+)\b", re.IGNORECASE)
-STEP_RANGE = re.compile(r"\bS(\d+)\s*[–-]\s*S?(\d+)\b")
+STEP_RANGE = re.compile(r"(?:\bS|\bsteps? )(\d+)\s*[–-]\s*S?(\d+)\b", re.IGNORECASE)
 BURDEN = re.compile(r"BurdenTotal\s*[:=]\s*(\d+)", re.IGNORECASE)
 REFUSAL = re.compile(r"\b(I can(?:no|')t|I am unable|I'm unable|as an AI)\b", re.IGNORECASE)
 VALID = {"0": 0.0, "0.0": 0.0, "0.5": 0.5, ".5": 0.5, "1": 1.0, "1.0": 1.0}

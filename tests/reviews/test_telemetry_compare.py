@@ -1,0 +1,144 @@
+"""Telemetry on real AgentLens-Bench traces (expected values computed from the raw JSON here),
+and the run-vs-run comparison rules, checked against scipy and hand-computed values."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime
+
+import pytest
+from scipy import stats
+
+from agentlens.formats.load import read_path, read_paths
+from agentlens.reviews.compare import (
+    RunSummary,
+    compare_runs,
+    fisher,
+    mann_whitney,
+    ratio_check,
+    termination_check,
+    tool_success_checks,
+)
+from agentlens.reviews.report import compare_markdown
+from agentlens.reviews.telemetry import RunTelemetry, trajectory_telemetry
+from tests.conftest import BENCH
+
+TASK = BENCH / "trajectories" / "psf__requests-1724"
+
+
+def test_trajectory_telemetry_matches_raw_json() -> None:
+    path = sorted(TASK.glob("*.json"))[0]
+    raw = json.loads(path.read_text())
+    states = [s for k, s in raw["states"].items() if k != raw["initial_state"]]
+    tools = Counter(s["tool_used"] for s in states)
+    meta = [s.get("metadata") or {} for s in states]
+    stamps = sorted(datetime.fromisoformat(m["timestamp"]) for m in meta if m.get("timestamp"))
+    tel = trajectory_telemetry(read_path(path)[0])
+    assert tel.tool_calls == len(states)
+    assert {k: v[1] for k, v in tel.tools.items()} == dict(tools)
+    assert tel.prompt_tokens == sum(m.get("input_tokens") or 0 for m in meta)
+    assert tel.completion_tokens == sum(m.get("output_tokens") or 0 for m in meta)
+    assert tel.cached_tokens == sum(m.get("cached_input_tokens") or 0 for m in meta)
+    assert tel.time_s == pytest.approx((stamps[-1] - stamps[0]).total_seconds())
+    assert tel.parallel_mean == 1.0  # one tool call per model response in this format
+
+
+def test_run_telemetry_report_fields() -> None:
+    run = RunTelemetry.of(read_paths([TASK]).trajectories)
+    doc = run.to_dict()
+    assert doc["trajectories"] == len(list(TASK.glob("*.json")))
+    rates = doc["tool_call_success_rates"]
+    keys = list(rates)
+    fail_share = [
+        (int(t) - int(s) + 1) / (int(t) + 2) for s, t in (rates[k].split("/") for k in keys)
+    ]
+    assert fail_share == sorted(fail_share, reverse=True)  # worst first
+    assert doc["cache_hit_ratio"] == round(doc["cached_tokens"] / doc["prompt_tokens"], 4)
+    assert doc["tools_calls_total"] == sum(int(v.split("/")[1]) for v in rates.values())
+    assert set(doc["agent_time_s"]["chat"]) == {"total", "q10", "q50", "q80", "q100"}
+
+
+def test_statistics_match_scipy_and_hand_values() -> None:
+    x, y = [1.0, 2.0, 3.5, 4.0, 9.0], [5.0, 6.0, 7.5, 8.0, 10.0, 11.0]
+    assert mann_whitney(x, y) == round(stats.mannwhitneyu(x, y, alternative="two-sided").pvalue, 4)
+    assert mann_whitney([], y) == 1.0
+    # 2x2 [[8, 2], [3, 7]]: two-sided hypergeometric p = 0.06978 (by hand: sum of the tables no more likely than the observed one)
+    assert fisher(8, 3, 10) == 0.06978
+
+
+def test_ratio_policy() -> None:
+    ok = ratio_check("x", "t", 100, 110, (0.8, 1.3), (0.5, 2.0), p=0.5)
+    assert (ok.ratio, ok.warning, ok.alert) == (1.1, False, False)
+    warn = ratio_check("x", "t", 100, 140, (0.8, 1.3), (0.5, 2.0), p=0.5)
+    assert (warn.warning, warn.alert) == (True, False)
+    alert = ratio_check("x", "t", 100, 210, (0.8, 1.3), (0.5, 2.0))
+    assert (alert.warning, alert.alert) == (True, True)
+    significant = ratio_check("x", "t", 100, 100, (0.8, 1.3), (0.5, 2.0), p=0.01)
+    assert (significant.warning, significant.alert) == (True, True)
+
+
+def test_per_tool_rules() -> None:
+    checks = {
+        c.name: c
+        for c in tool_success_checks(
+            {"edit": "19/20", "read": "10/10", "grep": "5/5", "new": "0/0"},
+            {"edit": "14/20", "read": "3/3", "grep": "3/5", "new": "9/9", "gone": "0/0"},
+        )
+    }
+    edit = checks["tool success: edit"]  # t2 = 20: rel 0.7/0.95 = 0.737 < 0.8 -> alert
+    assert (edit.warning, edit.alert) == (True, True)
+    assert not checks["tool success: read"].warning  # t2 ≤ 3: no flags
+    grep = checks["tool success: grep"]  # t2 = 5 < 10: rel 0.6 < 0.7 warn, ≥ 0.4 no alert
+    assert (grep.warning, grep.alert) == (True, False)
+    assert not checks["tool success: new"].warning  # t1 = 0: no relative check
+
+
+def test_termination_rule() -> None:
+    from agentlens.reviews.telemetry import TrajectoryTelemetry
+
+    def run(reasons: list[str]) -> RunTelemetry:
+        return RunTelemetry(
+            [
+                TrajectoryTelemetry("t", None, [], None, None, 0, 0, 0, 0, {}, 0, r, None)
+                for r in reasons
+            ]
+        )
+
+    same = termination_check(run(["done"] * 10), run(["done"] * 9 + ["timeout"]))
+    # union = 10 + 1 = 11, diff = 1 + 1 = 2: warn needs ≥ 4.2
+    assert (same.v1, same.v2, same.warning) == (11, 2, False)
+    shifted = termination_check(run(["done"] * 10), run(["done"] * 4 + ["timeout"] * 6))
+    # union 16, diff 12: warn ≥ 5.2, alert ≥ 7
+    assert (shifted.warning, shifted.alert) == (True, True)
+
+
+def test_compare_real_runs_with_formal_and_exit_code() -> None:
+    trajs = read_paths([BENCH / "trajectories"]).trajectories
+    a = [t for t in trajs if t.model == "gpt-4.1"]
+    b = [t for t in trajs if t.model == "sonnet-4.5"]
+    f1 = [int(t.outcome.status == "passed") for t in a]
+    f2 = [int(t.outcome.status == "passed") for t in b]
+    result = compare_runs(
+        RunSummary("gpt-4.1", RunTelemetry.of(a), formal=f1),
+        RunSummary("sonnet-4.5", RunTelemetry.of(b), formal=f2),
+    )
+    formal = next(c for c in result.checks if c.name == "formal verification")
+    n = len(a)
+    expected_p = round(stats.fisher_exact([[sum(f1), n - sum(f1)], [sum(f2), n - sum(f2)]])[1], 5)
+    assert (formal.v1, formal.v2, formal.p_value) == (sum(f1), sum(f2), expected_p)
+    expected_code = (
+        2
+        if any(c.alert for c in result.checks)
+        else 1
+        if any(c.warning for c in result.checks)
+        else 0
+    )
+    assert result.exit_code == expected_code
+    md = compare_markdown(result.to_dict())
+    assert md.startswith("# Run comparison") and "formal verification" in md
+    same = compare_runs(
+        RunSummary("a", RunTelemetry.of(a), formal=f1),
+        RunSummary("a", RunTelemetry.of(a), formal=f1),
+    )
+    assert same.exit_code == 0
