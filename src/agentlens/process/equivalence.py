@@ -247,6 +247,12 @@ def _cross_tool(a: ProcState, b: ProcState) -> bool:
 
 
 def modified_files(state: ProcState) -> frozenset[str]:
+    if state.mfiles is None:
+        state.mfiles = _modified_files(state)
+    return state.mfiles
+
+
+def _modified_files(state: ProcState) -> frozenset[str]:
     files = {eq_normalize_path(state.file_path)} if state.file_path else set()
     rs = state.resulting_state
     for prefix in FILE_STATE_PREFIXES:

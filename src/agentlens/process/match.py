@@ -108,15 +108,24 @@ class PathPlan:
     paths: list[list[ProcState]]
     keep: list[int]
     stages: list[int]
+    nodes: list[ProcState]
+    ids: list[list[int]]
 
     @classmethod
     def of(cls, paths: list[list[ProcState]]) -> PathPlan:
         keep: list[int] = []
         prev: list[ProcState] = []
+        dense: dict[int, int] = {}
+        nodes: list[ProcState] = []
         for path in paths:
             keep.append(_common_prefix(prev, path))
             prev = path
-        return cls(paths, keep, [len({s.stage for s in p} - {""}) for p in paths])
+            for node in path:
+                if id(node) not in dense:
+                    dense[id(node)] = len(nodes)
+                    nodes.append(node)
+        ids = [[dense[id(n)] for n in p] for p in paths]
+        return cls(paths, keep, [len({s.stage for s in p} - {""}) for p in paths], nodes, ids)
 
 
 def match_candidate(
@@ -131,6 +140,7 @@ def match_candidate(
     if not plan.paths or not cand:
         return MatchResult(None, cand, len(plan.paths))
     lists = MatchLists(cand, eq, index)
+    by_id = [lists(node) if i else [] for i, node in enumerate(plan.nodes)]
     best: PathMatch | None = None
     used_at: list[tuple[int, int]] = [(0, 0)]
     pairs: list[int] = []
@@ -139,10 +149,11 @@ def match_candidate(
         del used_at[keep + 1 :]
         del pairs[keep:]
         used, count = used_at[keep]
+        ids = plan.ids[number]
         for i in range(keep, len(path)):
             j = 0 if i == 0 else -1
             if i:
-                for c in lists(path[i]):
+                for c in by_id[ids[i]]:
                     if not used >> c & 1:
                         j = c
                         break

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from agentlens.process.pta import Reference
 
 FORMAT = "agentlens.reference/1"
-_SKIP = {"source", "step_index", "term"}
+_SKIP = {"source", "step_index", "term", "mfiles"}
 _FIELDS = [f.name for f in fields(ProcState) if f.name not in _SKIP]
 _STAGE_COLOUR = {"E": "#60a5fa", "I": "#facc15", "V": "#4ade80", "O": "#a78bfa", "": "#e5e7eb"}
 

@@ -55,6 +55,7 @@ class ProcState:
     support: int = 1
     uid: str = ""
     term: tuple[bool, str, str, str, str, str] | None = None
+    mfiles: frozenset[str] | None = None
 
     @property
     def command(self) -> str:

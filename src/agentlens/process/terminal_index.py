@@ -25,26 +25,30 @@ def is_terminal(state: ProcState) -> bool:
 
 
 class Interner:
+    """Strings → dense integer codes; "" is 0."""
+
     def __init__(self) -> None:
         self.codes: dict[str, int] = {"": 0}
 
     def __call__(self, text: str) -> int:
-        code = self.codes.get(text)
-        if code is None:
-            code = self.codes[text] = len(self.codes)
-        return code
+        return self.codes.setdefault(text, len(self.codes))
+
+    def many(self, texts: Sequence[str]) -> list[int]:
+        codes = self.codes
+        add = codes.setdefault
+        return [add(t, len(codes)) for t in texts]
 
 
 def encode(states: Sequence[ProcState], intern: Interner) -> np.ndarray:
     """(features × states) int64 codes."""
     keys = [terminal_key(s) for s in states]
     columns = [
-        [intern(s.stage) for s in states],
-        [intern(s.content_hash) for s in states],
-        [intern(s.resulting_state) for s in states],
-        [intern(s.observation) for s in states],
+        intern.many([s.stage for s in states]),
+        intern.many([s.content_hash for s in states]),
+        intern.many([s.resulting_state for s in states]),
+        intern.many([s.observation for s in states]),
         [int(k[0]) for k in keys],
-        *([intern(str(k[f])) for k in keys] for f in range(1, 6)),
+        *(intern.many([str(k[f]) for k in keys]) for f in range(1, 6)),
     ]
     return np.array(columns, dtype=np.int64).reshape(len(FEATURES), len(states))
 
@@ -56,8 +60,9 @@ class TerminalIndex:
         self.intern = Interner()
         self.nodes = [n for n in nodes if is_terminal(n)]
         self.codes = encode(self.nodes, self.intern)
+        self.targets = [terminal_key(n)[3] for n in self.nodes]
         self.eq = eq
-        self.jaccard: dict[tuple[int, int], bool] = {}
+        self.jaccard: dict[tuple[str, str], bool] = {}
         self.search = self.intern("search")
 
     def match(self, cand: Sequence[ProcState]) -> dict[int, list[int]]:
@@ -66,8 +71,7 @@ class TerminalIndex:
         if not cols or not self.nodes:
             return {id(n): [] for n in self.nodes}
         b = encode([cand[j] for j in cols], self.intern)
-        a = self.codes
-        mask = self._mask(a, b)
+        mask = self._mask(self.codes, b, [terminal_key(cand[j])[3] for j in cols])
         rows, idx = np.nonzero(mask)
         out: dict[int, list[int]] = {id(n): [] for n in self.nodes}
         col_index = np.asarray(cols)[idx]
@@ -75,7 +79,7 @@ class TerminalIndex:
             out[id(self.nodes[r])].append(j)
         return out
 
-    def _mask(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def _mask(self, a: np.ndarray, b: np.ndarray, cand_targets: list[str]) -> np.ndarray:
         def eq(f: int) -> np.ndarray:
             return a[f][:, None] == b[f][None, :]
 
@@ -96,19 +100,13 @@ class TerminalIndex:
         mask = stage_ok & (decided | (cmds & terminal))
         pending = stage_ok & ~mask & cmds & same_group & (a[6][:, None] == self.search) & ta & tb
         for r, c in zip(*np.nonzero(pending), strict=True):
-            mask[r, c] = self._similar(int(a[7][r]), int(b[7][c]))
+            mask[r, c] = self._similar(self.targets[r], cand_targets[c])
         return mask
 
-    def _similar(self, ta: int, tb: int) -> bool:
+    def _similar(self, ta: str, tb: str) -> bool:
         key = (ta, tb)
         found = self.jaccard.get(key)
         if found is None:
-            words = self._words()
-            found = word_jaccard(words[ta], words[tb]) >= self.eq.search_jaccard_min
+            found = word_jaccard(ta, tb) >= self.eq.search_jaccard_min
             self.jaccard[key] = found
         return found
-
-    def _words(self) -> list[str]:
-        if len(getattr(self, "_texts", [])) != len(self.intern.codes):
-            self._texts = list(self.intern.codes)
-        return self._texts

@@ -25,7 +25,8 @@ def segments(stages: Sequence[str], n: int = 3) -> list[list[str]]:
 
 
 def distribution(stages: Sequence[str], alpha: float = 0.01) -> list[float]:
-    counts = [alpha + sum(1 for s in stages if s == st) for st in STAGES]
+    stages = list(stages)
+    counts = [alpha + stages.count(st) for st in STAGES]
     total = sum(counts)
     return [c / total for c in counts]
 

@@ -26,6 +26,9 @@ def cycles_of(sigs: tuple[str, ...]) -> list[tuple[int, int, int, tuple[str, ...
     for plen in (2, 3, 4):
         i = 0
         while i <= n - 2 * plen:
+            if sigs[i] != sigs[i + plen]:  # cannot repeat here; skip building the tuples
+                i += 1
+                continue
             pattern = tuple(sigs[i : i + plen])
             reps, j = 1, i + plen
             while j + plen <= n and tuple(sigs[j : j + plen]) == pattern:
