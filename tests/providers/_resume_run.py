@@ -7,12 +7,13 @@ import sys
 from agentlens.providers import ChatRequest, RunLedger, get_provider
 
 
-def main(model: str, ledger_path: str, n: int, use_cache: str) -> None:
-    ledger = RunLedger(ledger_path, run_id="resume-test")
-    client = get_provider(model, role="judge", ledger=ledger, cache=use_cache == "cache")
+def main(model: str, ledger_path: str, n: int, run_id: str) -> None:
+    ledger = RunLedger(ledger_path, run_id=run_id)
+    client = get_provider(model, role="judge", ledger=ledger)
     requests = [ChatRequest(messages=[{"role": "user", "content": f"q{i}"}]) for i in range(n)]
     result = client.run(client.map(client.chat, requests))
-    print(result.summary(), client.stats.calls, client.stats.ledger_hits, flush=True)
+    stats = client.stats
+    print(result.summary(), stats.calls, stats.ledger_hits, stats.cache_hits, flush=True)
 
 
 if __name__ == "__main__":

@@ -95,10 +95,10 @@ def test_a_killed_run_resumes_without_repeating_finished_calls(tmp_path: Path) -
     ledger_path = tmp_path / "ledger.sqlite"
     with FaultServer(default_delay_s=0.08) as server:
         script = str(Path(__file__).with_name("_resume_run.py"))
-        args = [sys.executable, script, server.model(), str(ledger_path), "50", "no-cache"]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True)
-        ledger = RunLedger(ledger_path, run_id="resume-test")
+        args = [sys.executable, script, server.model(), str(ledger_path), "50"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the cache path comes from conftest
+        proc = subprocess.Popen([*args, "run-1"], env=env, stdout=subprocess.PIPE, text=True)
+        ledger = RunLedger(ledger_path, run_id="run-1")
         deadline = time.monotonic() + 30
         while ledger.count() < 20 and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -108,17 +108,19 @@ def test_a_killed_run_resumes_without_repeating_finished_calls(tmp_path: Path) -
         assert 20 <= len(recorded) < 50
         first_run = len(server.contents())
 
-        second = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+        resumed_run = subprocess.run([*args, "run-1"], env=env, capture_output=True, text=True)
         resumed = server.contents()[first_run:]
         assert len(resumed) == 50 - len(recorded)
         assert not set(resumed) & recorded
         assert set(resumed) | recorded == {f"q{i}" for i in range(50)}
-        calls, ledger_hits = second.stdout.split()[-2:]
-        assert (int(calls), int(ledger_hits)) == (50 - len(recorded), len(recorded))
+        calls, ledger_hits, cache_hits = map(int, resumed_run.stdout.split()[-3:])
+        assert (calls, ledger_hits, cache_hits) == (50 - len(recorded), len(recorded), 0)
 
-        third = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+        # A new run of the same evaluation is served entirely by the response cache.
+        fresh = subprocess.run([*args, "run-2"], env=env, capture_output=True, text=True)
         assert len(server.contents()) == first_run + len(resumed)
-        assert third.stdout.startswith("50 of 50 done")
+        assert fresh.stdout.split()[-3:] == ["0", "0", "50"]
+        assert fresh.stdout.startswith("50 of 50 done")
 
 
 def _ledger_contents(path: Path) -> list[str]:
