@@ -51,8 +51,8 @@ def test_a_hanging_call_times_out_and_is_retried(fault_server: FaultServer) -> N
     client = get_provider(fault_server.model(), cache=False, retry=policy)
     started = time.perf_counter()
     assert client.chat_sync(ask("q")).text == "re: q"
-    assert 0.5 <= time.perf_counter() - started < 2.5
-    assert len(fault_server.requests) == 2
+    assert time.perf_counter() - started >= 0.5
+    assert [r["action"] for r in fault_server.requests] == ["hang:3", "ok"]
 
 
 def test_client_errors_are_final_and_retries_are_bounded(fault_server: FaultServer) -> None:
