@@ -60,11 +60,10 @@ def label_table(traj: Trajectory, rows: list[dict[str, object]]) -> Table:
     same = sum(1 for r in stored if r["stored"] == r["stage"])
     caption = f"agrees with the stored labels on {same}/{len(stored)} steps" if stored else None
     table = Table(title=f"{traj.id} ({len(rows)} tool steps)", caption=caption)
-    for name in ("step", "tool", "category", "stage", "stored"):
+    columns = ("step", "tool", "category", "stage") + (("stored",) if stored else ())
+    for name in columns:
         table.add_column(name)
     for r in rows:
-        table.add_row(
-            str(r["index"]), str(r["tool"] or "-"), str(r["category"] or "-"),
-            str(r["stage"]), str(r.get("stored", "")),
-        )  # fmt: skip
+        cells = [str(r["index"]), str(r["tool"] or "-"), str(r["category"] or "-"), str(r["stage"])]
+        table.add_row(*cells, *([str(r.get("stored", ""))] if stored else []))
     return table
