@@ -91,3 +91,26 @@ def test_floor_applies_to_missing_and_low_labels() -> None:
 def test_temperature_flattens_a_saturated_belief() -> None:
     belief = scores_belief([-0.01, -12.0, -15.0])
     assert temperature_entropy(belief, 1) < temperature_entropy(belief, 10) < math.log(3)
+
+
+def test_sensitivity_rows_recompute_entropy_and_surprise_by_hand() -> None:
+    from agentlens.stepvalue.sensitivity import sensitivity
+
+    before, after = {"a": 0.9, "b": 0.1}, {"a": 0.2, "b": 0.8}
+    row = {
+        "channel": "direct",
+        "slice": "full",
+        "missing": False,
+        "belief_before": before,
+        "belief_after": after,
+    }
+    (out,) = sensitivity([row])
+
+    def h_tau(b: dict, tau: float) -> float:
+        w = [p ** (1 / tau) for p in b.values()]
+        q = [x / sum(w) for x in w]
+        return -sum(x * math.log(x) for x in q)
+
+    assert out["mean_delta_h_tau1"] == pytest.approx(h_tau(before, 1) - h_tau(after, 1))
+    assert out["mean_delta_h_tau5"] == pytest.approx(h_tau(before, 5) - h_tau(after, 5))
+    assert out["mean_surprise_eps1e-06"] == pytest.approx(kl([0.2, 0.8], [0.9, 0.1]))

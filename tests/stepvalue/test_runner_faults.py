@@ -120,3 +120,26 @@ def test_leaking_rationale_aborts_under_error_policy_and_is_flagged_under_warn(p
         RunConfig(channels=("generated-rationale-128",), permutations=1, leak_policy="warn"),
     )
     assert all("rationale_leak" in r["flags"] for r in result.steps)
+
+
+class Echo(Scripted):
+    """Writes a rationale that names the state it was asked about (its first completed step)."""
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        content = request.messages[-1]["content"]
+        marker = (
+            content.split('"completed_steps": ["', 1)[-1][:12]
+            if "completed_steps" in content
+            else "empty"
+        )
+        return ChatResponse(text=f"about {marker} {len(content)}")
+
+
+def test_swapped_channel_uses_another_states_own_rationale(problem) -> None:
+    channels = ("generated-rationale-128", "swapped-rationale-128")
+    result = evaluate([problem], Echo(), RunConfig(channels=channels, permutations=1))
+    own = {s["state"]: s["rationale"] for s in result.states if s["channel"] == channels[0]}
+    swapped = {s["state"]: s["rationale"] for s in result.states if s["channel"] == channels[1]}
+    assert set(swapped.values()) <= set(own.values())
+    assert all(swapped[state] != own[state] for state in own)
+    assert result.costs.rationale_calls == len(own)  # the swapped channel costs no extra rationale

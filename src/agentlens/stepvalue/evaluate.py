@@ -13,6 +13,7 @@ from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.phases import phase_aggregates
 from agentlens.stepvalue.results import state_rows, step_rows
 from agentlens.stepvalue.runner import Costs, Evaluator, RunConfig, Runner
+from agentlens.stepvalue.sensitivity import sensitivity
 
 HEADLINE = ("g_margin", "g_margin_max", "perm_mean_g_margin", "delta_h", "surprise", "gold_ll_gain")
 
@@ -88,6 +89,7 @@ class StepValueResult:
             "per_trajectory": self.trajectory_summaries(),
             "channel_effects": self.channel_effects,
             "phases": self.phases,
+            "sensitivity": sensitivity(self.steps),
             "audit": {name: len(rows) for name, rows in self.audits.items()},
         }
 

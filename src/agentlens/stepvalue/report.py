@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.stepvalue.evaluate import StepValueResult
+from agentlens.stepvalue.sensitivity import sensitivity
 
 CHANNEL_COLUMNS = [
     "channel",
@@ -89,6 +90,7 @@ def write_outputs(result: StepValueResult, outdir: str | Path) -> dict[str, Path
         "channel_effects.csv": (result.channel_effects, EFFECT_COLUMNS),
         "phases.csv": (result.phases, None),
         "trajectories.csv": (result.trajectory_summaries(), None),
+        "sensitivity.csv": (sensitivity(result.steps), None),
     }
     tables |= {f"audit_{name}.csv": (rows, None) for name, rows in result.audits.items()}
     for name, (rows, columns) in tables.items():
@@ -164,6 +166,12 @@ def markdown(result: StepValueResult) -> str:
             _table(result.channel_effects, EFFECT_COLUMNS),
         ]
     parts += ["## Per phase", _table(result.phases, PHASE_COLUMNS)]
+    table = sensitivity(result.steps)
+    if table:
+        parts += [
+            "## Saturation and smoothing sensitivity (ΔH at τ, S at ε)",
+            _table(table, list(table[0])),
+        ]
     traj_cols = [
         "trajectory_id",
         "channel",

@@ -223,14 +223,13 @@ class Runner:
         """Swapped channel: each slot takes the rationale of another trajectory's state at the same
         position (seed 7); with a single trajectory, another state of the same one."""
         rng = random.Random(self.config.seed)
+        own = dict(self.slot_rationale)  # donors give their own rationale, never a swapped one
         for channel in self.channels:
             if not channel.swapped:
                 continue
             for slot in self.slots():
                 donor = self._donor(slot, rng)
-                self.slot_rationale[(slot, channel.name)] = self.slot_rationale[
-                    (donor, channel.name)
-                ]
+                self.slot_rationale[(slot, channel.name)] = own[(donor, channel.name)]
 
     def _donor(self, slot: Slot, rng: random.Random) -> Slot:
         pi, which, pos = slot
