@@ -9,13 +9,13 @@ every input format. States are the tool steps; the task message and agent text g
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 from agentlens.errors import ConfigError
+from agentlens.process.profiles import Profile
 from agentlens.process.stages import Stage
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 
-LabelProfile = Literal["paper", "sdk-compat"]
+LabelProfile = Profile
 PATH_ARGUMENTS = ("filePath", "file_path", "path", "filename", "file")
 
 
