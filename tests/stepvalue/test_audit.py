@@ -42,6 +42,8 @@ def test_channel_effect_by_hand() -> None:
     # both non-zero at 0,1,3,4,5; signs differ at 0, 4, 5
     assert effect["sign_disagreement_rate"] == pytest.approx(3 / 5)
     assert effect["damage_rate"] == pytest.approx(1 / 6)
+    assert effect["protocol_damage_count"] == 1  # the rationale damages step 0, direct does not
+    assert effect["protocol_repair_loss_count"] == 0
     low, high = effect["mean_gap_ci95"]
     assert low <= effect["mean_gap"] <= high
 

@@ -86,6 +86,8 @@ def channel_effect(
         else None,
         "damage_rate": statistics.fmean(float(a["damage"]) for a, _ in usable),
         "repair_rate": statistics.fmean(float(a["repair"]) for a, _ in usable),
+        "protocol_damage_count": sum(1 for a, b in usable if a["damage"] and not b["damage"]),
+        "protocol_repair_loss_count": sum(1 for a, b in usable if b["repair"] and not a["repair"]),
         "mean_gap_ci95": cluster_bootstrap_ci(
             gaps, [a["trajectory_id"] for a, _ in usable], resamples, seed
         ),

@@ -67,8 +67,8 @@ def run_stepvalue_demo(
         rationale_tokens=32,
         permutations=2,
         leak_policy="warn",
-        max_question_chars=600,
-        max_state_chars=2000,
+        max_question_chars=400,
+        max_state_chars=1500,
     )
     client = get_provider(f"llamacpp:{gguf}", role="evaluator", cache=False)
     result = evaluate(problems, client, config)
@@ -86,14 +86,17 @@ def run_stepvalue_demo(
 
 def _table(rows: Sequence[dict[str, Any]], gold: str) -> Table:
     table = Table(title=f"step value (fault localisation; gold {gold}; exact log-probs)")
-    for name in ("step", "phase", "channel", "G (lse)", "ΔH", "S", "b(gold) after", "anisotropy"):
-        table.add_column(name)
+    table.add_column("step")
+    table.add_column("phase")
+    table.add_column("channel", overflow="fold", min_width=12)
+    for name in ("G", "ΔH", "S", "b(gold)", "aniso."):
+        table.add_column(name, justify="right")
     for r in rows:
         if r["missing"]:
             continue
         table.add_row(
             str(r["index"]),
-            str(r["phase"]),
+            str(r["phase"])[:5],
             r["channel"],
             f"{r['g_margin']:+.3f}",
             f"{r['delta_h']:+.3f}",

@@ -45,6 +45,7 @@ EFFECT_COLUMNS = [
     "sign_disagreement_rate",
     "damage_rate",
     "repair_rate",
+    "protocol_damage_count",
     "floor_or_missing",
 ]
 PHASE_COLUMNS = [
