@@ -93,7 +93,7 @@ def test_option_logprobs_merge_variants_and_floor_absent_labels(fault_server: Fa
 
 def test_a_killed_run_resumes_without_repeating_finished_calls(tmp_path: Path) -> None:
     ledger_path = tmp_path / "ledger.sqlite"
-    with FaultServer(default_delay_s=0.08) as server:
+    with FaultServer(default_delay_s=0.15) as server:
         script = str(Path(__file__).with_name("_resume_run.py"))
         args = [sys.executable, script, server.model(), str(ledger_path), "50"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the cache path comes from conftest

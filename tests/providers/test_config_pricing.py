@@ -127,3 +127,17 @@ def test_costs_follow_the_shipped_table_and_user_overrides(tmp_path: Path) -> No
 )
 def test_local_models_are_free(model: str, local: bool) -> None:
     assert is_local(model) is local
+
+
+def test_hosted_backends_without_a_key_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    client = get_provider("deepseek:deepseek-chat", cache=False)
+    with pytest.raises(ConfigError, match="no API key; set DEEPSEEK_API_KEY"):
+        client.chat_sync(ChatRequest(messages=[{"role": "user", "content": "hi"}]))
+
+
+def test_a_missing_gguf_file_is_a_config_error(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="pip install 'agentlens[local-llm]'")
+    client = get_provider(f"llamacpp:{tmp_path / 'absent.gguf'}", cache=False)
+    with pytest.raises(ConfigError, match=r"absent.gguf: GGUF model file not found"):
+        client.option_logprobs_sync([{"role": "user", "content": "?"}], ["A"])

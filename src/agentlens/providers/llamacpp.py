@@ -12,11 +12,12 @@ import asyncio
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agentlens.errors import MissingDependencyError, ProviderError
+from agentlens.errors import ConfigError, MissingDependencyError, ProviderError
 from agentlens.providers.openai_compatible import parse_usage
 from agentlens.providers.types import (
     ChatRequest,
@@ -161,6 +162,8 @@ class LlamaCppProvider:
 
     def _model(self) -> Any:
         if self._llama is None:
+            if not Path(self.model_path).is_file():
+                raise ConfigError(f"{self.model_path}: GGUF model file not found ({self.name})")
             self._llama = self._sdk().Llama(
                 model_path=self.model_path,
                 n_ctx=self.n_ctx,

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import orjson
 
-from agentlens.errors import ProviderError
+from agentlens.errors import ConfigError, ProviderError
 from agentlens.providers.retry import RetryableError, parse_retry_after
 from agentlens.providers.types import (
     ChatRequest,
@@ -40,9 +40,13 @@ class OpenAICompatibleProvider:
         base_url: str,
         model: str,
         api_key: str | None = None,
+        key_env: str | None = None,
+        key_required: bool = False,
         timeout_s: float = 120.0,
     ) -> None:
         self.name = name
+        self.key_env = key_env
+        self._missing_key = key_required and not api_key
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -161,13 +165,15 @@ class OpenAICompatibleProvider:
         return body
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        if self._missing_key:
+            raise ConfigError(f"{self.name}: no API key; set {self.key_env}")
         try:
             response = await self._http().post(path, content=orjson.dumps(body))
         except httpx.TimeoutException as exc:
             raise RetryableError(f"timeout ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
             raise RetryableError(f"connection failed ({type(exc).__name__})") from exc
-        raise_for_status(self.name, response)
+        raise_for_status(self.name, response, self.key_env)
         try:
             data = orjson.loads(response.content)
         except orjson.JSONDecodeError as exc:
@@ -189,7 +195,7 @@ class OpenAICompatibleProvider:
         return self._client
 
 
-def raise_for_status(name: str, response: httpx.Response) -> None:
+def raise_for_status(name: str, response: httpx.Response, key_env: str | None = None) -> None:
     status = response.status_code
     if status < 400:
         return
@@ -197,7 +203,7 @@ def raise_for_status(name: str, response: httpx.Response) -> None:
     if status == 429 or (status >= 500 and b"response_format" not in response.content):
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         raise RetryableError(f"HTTP {status}", retry_after=retry_after)
-    hint = " (check the API key variable)" if status in (401, 403) else ""
+    hint = f" (check {key_env or 'the API key'})" if status in (401, 403) else ""
     raise ProviderError(name, f"HTTP {status}{hint}: {_error_text(response)}", status=status)
 
 

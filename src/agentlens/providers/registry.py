@@ -17,6 +17,7 @@ from agentlens.providers.config import KNOWN_BACKENDS, BackendConfig, ProvidersC
 from agentlens.seams import Provider
 
 LOCAL_BACKENDS = ("llamacpp", "ollama")
+HOSTED_BACKENDS = ("openai", "deepseek", "openrouter")  # these refuse calls without a key
 
 
 def split_model_string(model: str) -> tuple[str, str]:
@@ -71,6 +72,8 @@ def _openai_compatible(model: str, backend: str, rest: str, config: ProvidersCon
         base_url=base_url,
         model=model_name,
         api_key=cfg.resolve_key(),
+        key_env=cfg.api_key_env,
+        key_required=backend in HOSTED_BACKENDS,
         timeout_s=cfg.timeout_s or config.timeout_s,
     )
 
