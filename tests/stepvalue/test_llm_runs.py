@@ -18,9 +18,9 @@ from agentlens.stepvalue.candidates import (
     fault_localisation_space,
     outcome_problem,
 )
+from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.evaluate import evaluate
 from agentlens.stepvalue.report import write_outputs
-from agentlens.stepvalue.runner import RunConfig
 from tests.conftest import BENCH, DATA
 
 pytestmark = pytest.mark.llm

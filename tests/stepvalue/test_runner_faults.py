@@ -17,9 +17,9 @@ from agentlens.providers.types import (
     OptionLogprobs,
 )
 from agentlens.stepvalue.candidates import outcome_problem
+from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.evaluate import evaluate
 from agentlens.stepvalue.redaction import LeakageError
-from agentlens.stepvalue.runner import RunConfig
 from tests.conftest import BENCH
 
 TRACE = sorted((BENCH / "trajectories" / "pallets__flask-5014").glob("*.json"))[0]

@@ -77,9 +77,9 @@ def stepvalue(
     """
     from agentlens.providers import get_provider
     from agentlens.providers.registry import is_local
+    from agentlens.stepvalue.config import RunConfig
     from agentlens.stepvalue.evaluate import evaluate
     from agentlens.stepvalue.report import write_outputs
-    from agentlens.stepvalue.runner import RunConfig
     from agentlens.stepvalue.sources import build_problems
 
     if permutations < 1:

@@ -51,9 +51,9 @@ def run_stepvalue_demo(
         console.print(f"step value: skipped (local model not installed: {HINT})", highlight=False)
         return None
     from agentlens.providers import get_provider
+    from agentlens.stepvalue.config import RunConfig
     from agentlens.stepvalue.evaluate import evaluate
     from agentlens.stepvalue.report import write_outputs
-    from agentlens.stepvalue.runner import RunConfig
     from agentlens.stepvalue.sources import build_problems
 
     runs = [t for t in trajectories if t.task_id == DEMO_TASK]

@@ -14,95 +14,23 @@ import json
 import random
 import time
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from agentlens.errors import AgentLensError, CapabilityError
-from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
-from agentlens.stepvalue.belief import FLOOR, Belief, belief_from_labels
-from agentlens.stepvalue.channels import DEFAULT_CHANNELS, Channel, extractive_buffer, get_channel
-from agentlens.stepvalue.metrics import EPSILON
+from agentlens.providers.types import ChatRequest, Message
+from agentlens.stepvalue.belief import Belief, belief_from_labels
+from agentlens.stepvalue.channels import Channel, extractive_buffer
+from agentlens.stepvalue.config import Costs, Evaluator, Rationale, RunConfig
 from agentlens.stepvalue.model import Problem
-from agentlens.stepvalue.permutations import LabelScheme, label_mapping
+from agentlens.stepvalue.permutations import label_mapping
 from agentlens.stepvalue.plan import StateTable, naive_calls, state_table
-from agentlens.stepvalue.projection import MAX_STATE_CHARS, Slice, cut
+from agentlens.stepvalue.projection import Slice, cut
 from agentlens.stepvalue.prompts import (
-    MAX_QUESTION_CHARS,
     NO_EVIDENCE,
-    Order,
     rationale_messages,
     scoring_messages,
 )
 from agentlens.stepvalue.redaction import LeakageError, rationale_coverage, rationale_leaks
-
-
-class Evaluator(Protocol):
-    """The part of `LLMClient` the runner uses."""
-
-    @property
-    def name(self) -> str: ...
-    async def chat(self, request: ChatRequest) -> ChatResponse: ...
-    async def option_logprobs(
-        self,
-        messages: list[Message],
-        labels: Sequence[str],
-        *,
-        floor: float = ...,
-        top_k: int = ...,
-    ) -> OptionLogprobs: ...
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    channels: tuple[str, ...] = DEFAULT_CHANNELS
-    permutations: int = 4
-    slices: tuple[Slice, ...] = ("full",)
-    rationale_tokens: int | None = None
-    floor: float = FLOOR
-    top_k: int = 20
-    epsilon: float = EPSILON
-    leak_policy: Literal["error", "warn"] = "error"
-    seed: int = 7
-    order: Order = "mapping-last"
-    max_state_chars: int = MAX_STATE_CHARS
-    max_question_chars: int = MAX_QUESTION_CHARS
-    label_scheme: LabelScheme = "letters"
-    concurrency: int = 1
-    """States scored at once. 1 suits a single local model (each state's prompts then follow
-    one another and share the cached prefix); raise it for remote APIs."""
-
-    def resolved_channels(self) -> list[Channel]:
-        return [get_channel(name, self.rationale_tokens) for name in self.channels]
-
-    def channels_resolved_names(self) -> list[str]:
-        return [c.name for c in self.resolved_channels()]
-
-
-@dataclass
-class Rationale:
-    text: str
-    leaks: list[str]
-    coverage: float
-    from_cache: bool
-
-
-@dataclass
-class Costs:
-    transitions: int = 0
-    distinct_states: int = 0
-    rationale_calls: int = 0
-    scoring_calls: int = 0
-    naive_calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    wall_s: float = 0.0
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def evaluator_calls(self) -> int:
-        return self.rationale_calls + self.scoring_calls
-
 
 Slot = tuple[int, Slice, int]  # (problem index, slice, state position)
 BeliefKey = tuple[int, Slice, str, int, int]  # (problem, slice, channel, position, permutation)

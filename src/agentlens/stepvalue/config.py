@@ -1,0 +1,83 @@
+"""Run settings, the evaluator seam the runner needs, and what a run cost."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
+from agentlens.stepvalue.belief import FLOOR
+from agentlens.stepvalue.channels import DEFAULT_CHANNELS, Channel, get_channel
+from agentlens.stepvalue.metrics import EPSILON
+from agentlens.stepvalue.permutations import LabelScheme
+from agentlens.stepvalue.projection import MAX_STATE_CHARS, Slice
+from agentlens.stepvalue.prompts import MAX_QUESTION_CHARS, Order
+
+
+class Evaluator(Protocol):
+    """The part of `LLMClient` the runner uses."""
+
+    @property
+    def name(self) -> str: ...
+    async def chat(self, request: ChatRequest) -> ChatResponse: ...
+    async def option_logprobs(
+        self,
+        messages: list[Message],
+        labels: Sequence[str],
+        *,
+        floor: float = ...,
+        top_k: int = ...,
+    ) -> OptionLogprobs: ...
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    channels: tuple[str, ...] = DEFAULT_CHANNELS
+    permutations: int = 4
+    slices: tuple[Slice, ...] = ("full",)
+    rationale_tokens: int | None = None
+    floor: float = FLOOR
+    top_k: int = 20
+    epsilon: float = EPSILON
+    leak_policy: Literal["error", "warn"] = "error"
+    seed: int = 7
+    order: Order = "mapping-last"
+    max_state_chars: int = MAX_STATE_CHARS
+    max_question_chars: int = MAX_QUESTION_CHARS
+    label_scheme: LabelScheme = "letters"
+    concurrency: int = 1
+    """States scored at once. 1 suits a single local model (each state's prompts then follow
+    one another and share the cached prefix); raise it for remote APIs."""
+
+    def resolved_channels(self) -> list[Channel]:
+        return [get_channel(name, self.rationale_tokens) for name in self.channels]
+
+    def channels_resolved_names(self) -> list[str]:
+        return [c.name for c in self.resolved_channels()]
+
+
+@dataclass
+class Rationale:
+    text: str
+    leaks: list[str]
+    coverage: float
+    from_cache: bool
+
+
+@dataclass
+class Costs:
+    transitions: int = 0
+    distinct_states: int = 0
+    rationale_calls: int = 0
+    scoring_calls: int = 0
+    naive_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    wall_s: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def evaluator_calls(self) -> int:
+        return self.rationale_calls + self.scoring_calls
