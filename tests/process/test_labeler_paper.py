@@ -224,3 +224,20 @@ def test_works_on_canonical_steps_of_any_format() -> None:
 )
 def test_shell_analysis(command: str, expected: list[tuple[str, tuple[str, ...]]]) -> None:
     assert [(a.action, a.paths) for a in analyse(command)] == expected
+
+
+def test_reading_the_neighbourhood_of_an_edit_is_verification() -> None:
+    """Guideline: re-reading an edited file *or its neighbourhood* checks the change."""
+    stored, paper, state, before = case("astropy__astropy-13236-logs-opus-4.5-pass-25081007860", 19)
+    folder = str(state["file_path"]).rsplit("/", 1)[0]
+    edits = [
+        s
+        for s in before
+        if s["tool_used"] == "replace_string_in_file"
+        and "ERROR" not in str(s["log_entry"]["response_preview"])[:200]  # type: ignore[index]
+    ]
+    assert state["tool_used"] == "read_file" and state["file_path"] not in {
+        e["file_path"] for e in edits
+    }
+    assert any(str(e["file_path"]).rsplit("/", 1)[0] == folder for e in edits)
+    assert (stored, paper) == ("E", "V")

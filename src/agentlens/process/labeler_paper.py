@@ -114,7 +114,19 @@ class PaperContext:
         return "O"
 
     def _is_checked(self, paths: str) -> bool:
-        return any(p in self.edited or p in self.checks for p in paths.split(",") if p)
+        """Does a look at `paths` (after a change) check that change? True for an edited file, its
+        neighbourhood (a file or directory in an edited file's folder), a test or a check script."""
+        folders = {e.rsplit("/", 1)[0] if "/" in e else "" for e in self.edited}
+        for path in (p.strip().rstrip("/") for p in paths.split(",")):
+            if not path:
+                continue
+            folder = path.rsplit("/", 1)[0] if "/" in path else ""
+            near = path in folders or (folder != "" and folder in folders)
+            if path in self.edited or path in self.checks or near:
+                return True
+            if file_role(path) == "check":
+                return True
+        return False
 
     def _edit(self, step: Step) -> Stage:
         raw = step.files[0] if step.files else step_path(step)
