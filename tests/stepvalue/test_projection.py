@@ -56,3 +56,15 @@ def test_slices_split_evidence_from_agent_output() -> None:
     assert "evidence_facts" in evidence and "agent_notes" not in evidence
     assert "agent_notes" in agent and "evidence_facts" not in agent
     assert evidence["last_step"] == agent["last_step"] == state["last_step"]
+
+
+def test_extractive_buffer_keeps_only_evidence_lines() -> None:
+    from agentlens.stepvalue.channels import MAX_EXTRACT_LINES, extractive_buffer
+
+    (traj,) = read_path(first_trace())
+    state = coding_states(traj, upto=10)[-1]
+    lines = extractive_buffer(state, "span").splitlines()
+    facts = [line for line in lines if line.startswith("evidence_facts[")]
+    assert 0 < len(facts) == min(len(state["evidence_facts"]), MAX_EXTRACT_LINES)
+    assert len(lines) <= MAX_EXTRACT_LINES
+    assert not any(line.startswith("agent_notes") for line in lines)

@@ -143,3 +143,17 @@ def test_swapped_channel_uses_another_states_own_rationale(problem) -> None:
     assert set(swapped.values()) <= set(own.values())
     assert all(swapped[state] != own[state] for state in own)
     assert result.costs.rationale_calls == len(own)  # the swapped channel costs no extra rationale
+
+
+def test_candidate_only_channel_scores_one_state_and_slices_double_the_rows(problem) -> None:
+    evaluator = Scripted()
+    config = RunConfig(
+        channels=("candidate-only-rationale",), permutations=2, slices=("full", "evidence-only")
+    )
+    result = evaluate([problem], evaluator, config)
+    # no evidence in any state: one rationale and one scoring per permutation for everything
+    assert result.costs.rationale_calls == 1
+    assert result.costs.scoring_calls == 2
+    assert {r["slice"] for r in result.steps} == {"full", "evidence-only"}
+    assert len(result.steps) == 2 * len(problem.transitions)
+    assert all(r["g_margin"] == 0 and r["surprise"] == 0 for r in result.steps)

@@ -69,7 +69,7 @@ def get_channel(name: str, rationale_tokens: int | None = None) -> Channel:
 def extractive_buffer(state: dict[str, Any], policy: StringPolicy = "whole") -> str:
     """Up to 24 `key: value` lines of the state whose key path names evidence."""
     lines = [
-        cut(f"{path}: {text}", EXTRACT_LINE_CHARS)
+        cut(f"{path}: {' '.join(text.split())}", EXTRACT_LINE_CHARS)
         for path, text in _flatten(redact(state, policy), "")
         if any(part in path.lower() for part in EVIDENCE_KEY_PARTS)
     ]
