@@ -85,6 +85,10 @@ def test_each_distinct_state_is_scored_once_per_channel_and_permutation(problem)
     shared = first.index("Current physical option mapping")
     assert first[:shared] == second[:shared] and first != second
     assert len(result.steps) == 3 * 2 and all(r["channel"] for r in result.steps)
+    by_key = {(r["step_id"], r["channel"]): r for r in result.steps}
+    for (step, _channel), row in by_key.items():
+        direct = by_key[(step, "direct")]
+        assert row["effect_g_margin"] == pytest.approx(row["g_margin"] - direct["g_margin"])
 
 
 def test_a_label_position_bias_shows_as_anisotropy_and_averages_out(problem) -> None:

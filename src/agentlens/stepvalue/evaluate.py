@@ -106,6 +106,21 @@ def _means(channel: str, which: str, rows: list[dict[str, Any]]) -> dict[str, An
     return out
 
 
+def add_channel_effects(steps: list[dict[str, Any]]) -> None:
+    """Per transition: `effect_g_margin` = G under the row's channel − G under direct (and the
+    same for the permutation-averaged G); None when direct was not run or is missing."""
+    direct = {
+        (r["trajectory_id"], r["step_id"], r["slice"]): r
+        for r in steps
+        if r["channel"] == "direct" and not r["missing"]
+    }
+    for row in steps:
+        base = direct.get((row["trajectory_id"], row["step_id"], row["slice"]))
+        for name in ("g_margin", "perm_mean_g_margin"):
+            ok = base is not None and not row["missing"]
+            row[f"effect_{name}"] = row[name] - base[name] if ok and base else None
+
+
 def evaluate(
     problems: Sequence[Problem],
     evaluator: Evaluator,
@@ -123,6 +138,7 @@ async def evaluate_async(
     runner = Runner(evaluator, problems, config)
     await runner.run()
     steps = step_rows(runner)
+    add_channel_effects(steps)
     result = StepValueResult(
         evaluator.name, config, list(problems), steps, state_rows(runner), runner.costs
     )
