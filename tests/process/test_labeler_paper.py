@@ -213,7 +213,7 @@ def test_works_on_canonical_steps_of_any_format() -> None:
         ("pip install -e . && python -m venv .venv", [("setup", ()), ("setup", ())]),
         ("cp pkg/mod.py pkg/mod.py.bak", [("cleanup", ())]),
         ("echo 'x = 1' >> pkg/mod.py", [("write", ("pkg/mod.py",))]),
-        ("echo done", [("inspect", ("done",))]),
+        ("echo done", [("nav", ())]),
         ("bash -c 'rm -rf build'", [("cleanup", ())]),
         ("open src/Foo.java 120", [("inspect", ("src/Foo.java",))]),
         ("create Repro.java", [("write", ("Repro.java",))]),
@@ -241,3 +241,13 @@ def test_reading_the_neighbourhood_of_an_edit_is_verification() -> None:
     }
     assert any(str(e["file_path"]).rsplit("/", 1)[0] == folder for e in edits)
     assert (stored, paper) == ("E", "V")
+
+
+def test_position_near_the_end_is_not_evidence_of_verification() -> None:
+    name = "django__django-11066-logs-gpt-5.3-codex-fail-25119540823"
+    stored, paper, state, before = case(name, 5)
+    n_states = len(load(name)[1])  # the release counts the initial state
+    assert 0.8 * n_states <= 5  # in the release's "last 20%" window
+    assert "inspect.getsource" in command(state)
+    assert project_edits(before) == []
+    assert (stored, paper) == ("V", "E")

@@ -38,6 +38,7 @@ LOOKUP = re.compile(
 PYTHON = re.compile(r"^(?:python|pypy)[\d.]*$")
 WRAPPERS = {"sudo", "time", "nice", "nohup", "command", "builtin", "exec", "env", "stdbuf"}
 NAV = {"cd", "pushd", "popd", "true", "false", "clear", "sleep", "wait", "C-c", "C-d", "C-z", ":"}
+NAV |= {"echo", "printf"}  # printing a message; with a redirect they write a file (handled first)
 SETUP = {"export", "source", ".", "set", "unset", "alias", "ulimit", "chmod", "chown", "ln"}
 SETUP |= {"apt", "apt-get", "yum", "brew", "conda", "mamba", "poetry", "uv", "virtualenv"}
 CLEANUP = {"rm", "rmdir", "mkdir", "unlink", "kill", "pkill"}
@@ -46,7 +47,7 @@ INSPECT = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "locate", 
 INSPECT |= {"cat", "head", "tail", "less", "more", "nl", "bat", "wc", "file", "stat", "du", "df"}
 INSPECT |= {"diff", "cmp", "awk", "jq", "realpath", "readlink", "which", "whereis", "type", "pwd"}
 INSPECT |= {"printenv", "whoami", "uname", "date", "basename", "dirname", "sort", "uniq", "cut"}
-INSPECT |= {"tr", "xxd", "od", "hexdump", "strings", "md5sum", "sha256sum", "column", "echo"}
+INSPECT |= {"tr", "xxd", "od", "hexdump", "strings", "md5sum", "sha256sum", "column"}
 # SWE-agent's shell-level file viewer/editor commands.
 AGENT_VIEW = {"open", "goto", "scroll_up", "scroll_down", "search_file", "search_dir", "find_file"}
 AGENT_SUBMIT = {"submit", "exit_forfeit"}
