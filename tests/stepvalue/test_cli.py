@@ -24,6 +24,8 @@ def test_unknown_channel_is_a_one_line_error(capsys: pytest.CaptureFixture[str])
     argv = ["stepvalue", str(TRACE), "--candidates", "outcome", "--evaluator", "x:y"]
     assert main([*argv, "--channels", "direct,telepathy"]) == 2
     assert "unknown channel 'telepathy'" in capsys.readouterr().err
+    assert main([*argv, "--slices", "full,vibes"]) == 2
+    assert "unknown slice 'vibes'" in capsys.readouterr().err
 
 
 @pytest.mark.llm

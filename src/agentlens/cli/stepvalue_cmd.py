@@ -6,7 +6,6 @@ import click
 
 from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, report_failures
-from agentlens.errors import ConfigError
 
 
 def _csv(value: str) -> tuple[str, ...]:
@@ -82,8 +81,15 @@ def stepvalue(
     from agentlens.stepvalue.report import write_outputs
     from agentlens.stepvalue.sources import build_problems
 
-    if permutations < 1:
-        raise ConfigError("--permutations must be at least 1")
+    config = RunConfig(
+        channels=_csv(channels),
+        permutations=permutations,
+        slices=_csv(slices),  # type: ignore[arg-type]
+        rationale_tokens=rationale_tokens,
+        leak_policy=leak_policy,  # type: ignore[arg-type]
+        concurrency=concurrency or (1 if is_local(evaluator) else 4),
+    )
+    config.validate()
     loaded = load_inputs(paths, labels=labels) if paths else None
     pool = load_inputs(runs, labels=labels).trajectories if runs else []
     problems = build_problems(
@@ -93,15 +99,6 @@ def stepvalue(
         max_steps=max_steps,
         reference=reference,
     )
-    config = RunConfig(
-        channels=_csv(channels),
-        permutations=permutations,
-        slices=_csv(slices),  # type: ignore[arg-type]
-        rationale_tokens=rationale_tokens,
-        leak_policy=leak_policy,  # type: ignore[arg-type]
-        concurrency=concurrency or (1 if is_local(evaluator) else 4),
-    )
-    config.resolved_channels()  # fail fast on an unknown channel name
     client = get_provider(evaluator, role="evaluator", cache=not no_cache)
     result = evaluate(problems, client, config, audit_n=audit_n)
     paths_out = write_outputs(result, outdir)

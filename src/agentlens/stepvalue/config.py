@@ -6,12 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from agentlens.errors import ConfigError
 from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
 from agentlens.stepvalue.belief import FLOOR
 from agentlens.stepvalue.channels import DEFAULT_CHANNELS, Channel, get_channel
 from agentlens.stepvalue.metrics import EPSILON
 from agentlens.stepvalue.permutations import LabelScheme
-from agentlens.stepvalue.projection import MAX_STATE_CHARS, Slice
+from agentlens.stepvalue.projection import MAX_STATE_CHARS, SLICES, Slice
 from agentlens.stepvalue.prompts import MAX_QUESTION_CHARS, Order
 
 
@@ -49,6 +50,15 @@ class RunConfig:
     concurrency: int = 1
     """States scored at once. 1 suits a single local model (each state's prompts then follow
     one another and share the cached prefix); raise it for remote APIs."""
+
+    def validate(self) -> None:
+        """Fail fast, with the valid choices, on an unknown channel or slice."""
+        self.resolved_channels()
+        unknown = [s for s in self.slices if s not in SLICES]
+        if unknown:
+            raise ConfigError(f"unknown slice {unknown[0]!r}; known slices: {', '.join(SLICES)}")
+        if self.permutations < 1:
+            raise ConfigError("permutations must be at least 1")
 
     def resolved_channels(self) -> list[Channel]:
         return [get_channel(name, self.rationale_tokens) for name in self.channels]

@@ -44,6 +44,7 @@ class Runner:
     """Scores every distinct state of `problems` under every channel, slice and permutation."""
 
     def __init__(self, evaluator: Evaluator, problems: Sequence[Problem], config: RunConfig):
+        config.validate()
         self.evaluator = evaluator
         self.problems = list(problems)
         self.config = config
