@@ -86,3 +86,34 @@ def test_rows_identical_to_the_released_sdk_on_one_task() -> None:
         mine = score_trajectory(traj, ref, "sdk-compat").annotation_row()
         for column in HEADER:
             assert same(mine[column], theirs[traj.id][column]), (traj.id, column)
+
+
+def test_paper_profile_scores_another_format_from_canonical_fields() -> None:
+    """SWE-agent runs of one SWE-bench-java task, pass/fail from the dataset's labels.csv."""
+    import msgspec
+
+    from agentlens.formats import read_path
+    from agentlens.process.pta import build_reference
+    from agentlens.trajectory import Outcome
+    from tests.conftest import DATA
+
+    root = DATA / "swe-agent-java"
+    labels = {r["local_path"]: r["label"] for r in csv.DictReader((root / "labels.csv").open())}
+    runs = []
+    for path in sorted(root.glob("*/trajs/fasterxml__jackson-databind-4486.traj")):
+        status = "passed" if labels[str(path.relative_to(root))] == "pass" else "failed"
+        runs.append(msgspec.structs.replace(read_path(path)[0], outcome=Outcome(status=status)))
+    passing = [r for r in runs if r.outcome.status == "passed"]
+    assert len(passing) >= 3
+    ref = build_reference(passing[:3])
+    assert len(ref.paths()) >= 1 and ref.branch_points()
+    for run in runs:
+        result = score_trajectory(run, ref)
+        assert 0 <= result.score <= 100 and result.profile == "paper"
+        tool_indices = {s.index for s in run.tool_steps}
+        for finding in result.waste.values():
+            assert all(set(i.steps) <= tool_indices for i in finding.instances)
+        if run.outcome.status == "failed":
+            assert result.tier in ("partial_fail", "off_track")
+    donor = score_trajectory(passing[0], build_reference([passing[0]]))
+    assert donor.signals["struct"].value == 100.0  # a run against its own reference
