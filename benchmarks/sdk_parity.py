@@ -13,6 +13,7 @@ columns). Prints tier identity, mean |Δscore| per task and per-column agreement
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib.util
 import math
 import os
@@ -143,21 +144,36 @@ def compare(
     return {"tier_identity": tiers / n_all, "mean_abs_delta": deltas / n_all, "n": n_all}
 
 
+def compare_stored(mine: dict[str, dict[str, Any]], data: Path) -> None:
+    """Against the release's own stored rows (scored against donors that were not released)."""
+    table = data / "agentlens-bench-dev" / "annotations" / "trajectories.csv"
+    stored = {r["trajectory_id"]: r for r in csv.DictReader(table.open())}
+    ids = [i for i in mine if i in stored]
+    tiers = sum(mine[i]["quality_tier"] == stored[i]["quality_tier"] for i in ids)
+    delta = sum(abs(mine[i]["quality_score"] - int(stored[i]["quality_score"])) for i in ids)
+    print(
+        f"vs the release's stored rows (other, unreleased donors): tier identity "
+        f"{tiers}/{len(ids)} = {tiers / len(ids):.1%}, mean |Δscore| {delta / len(ids):.2f}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
+    splits = agentlens_bench_split(load_dev(args.data))
+    t0 = time.perf_counter()
+    mine = ours(splits)
+    ours_s = time.perf_counter() - t0
+    compare_stored(mine, args.data)
     mods = sdk_modules()
     if mods is None:
         print(f"SKIP: released SDK not found at {SDK} (set AGENTLENS_SDK)")
         return 0
-    splits = agentlens_bench_split(load_dev(args.data))
-    t0 = time.perf_counter()
-    mine = ours(splits)
     t1 = time.perf_counter()
     theirs = released(splits, mods)
     t2 = time.perf_counter()
-    print(f"scored {len(mine)} runs: agentlens {t1 - t0:.2f}s, released SDK {t2 - t1:.2f}s")
+    print(f"scored {len(mine)} runs: agentlens {ours_s:.2f}s, released SDK {t2 - t1:.2f}s")
     compare(mine, theirs, splits)
     return 0
 
