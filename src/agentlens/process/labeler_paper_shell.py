@@ -33,7 +33,7 @@ PY_WRITE = re.compile(
 )
 # Python run only to read code or metadata (`inspect.getsource(f)`, `print(m.__file__)`).
 LOOKUP = re.compile(
-    r"getsource|getsourcefile|getfile|__file__|__version__|__doc__|help\(|sys\.path"
+    r"getsource|getsourcefile|getfile|\bhelp\(|__doc__|print\([\w.]*\.__(?:file|version)__\)"
 )
 PYTHON = re.compile(r"^(?:python|pypy)[\d.]*$")
 WRAPPERS = {"sudo", "time", "nice", "nohup", "command", "builtin", "exec", "env", "stdbuf"}
