@@ -79,6 +79,14 @@ class Equivalence:
             return False
         if a.tool == "run_in_terminal" == b.tool and a.has_entry and b.has_entry:
             return self._terminal_pair(a, b)
+        if (
+            a.tool == b.tool
+            and a.file_path != b.file_path
+            and a.file_path
+            and b.file_path
+            and tool_info(a.tool).category in ("edit", "read")
+        ):
+            return _other_file(a, b)
         return self.cascade(a, b)
 
     def cascade(self, a: ProcState, b: ProcState) -> bool:
@@ -198,6 +206,17 @@ def terminal_key(state: ProcState) -> TermKey:
         base = norm.split()[0] if norm else ""
         state.term = (bool(cmd), norm, group[0], group[1], base, _collapse(raw))
     return state.term
+
+
+def _other_file(a: ProcState, b: ProcState) -> bool:
+    """Same file tool on two different files: only the exact tier can still say "equivalent"
+    (scope needs one file; the line-overlap tier then says "different files")."""
+    ha, hb = a.content_hash, b.content_hash
+    if ha and ha == hb:
+        return True
+    if a.resulting_state and a.resulting_state == b.resulting_state and not (ha and hb):
+        return True
+    return a.observation == b.observation
 
 
 def _exact(a: ProcState, b: ProcState) -> bool | None:
