@@ -37,6 +37,7 @@ def test_all_stored_labels_reproduced() -> None:
         assert expected[0] == "" and ours[0] is None  # the initial state stays unlabelled
         for step, want, got in zip(traj.steps[1:], expected[1:], ours[1:], strict=True):
             total["states"] += 1
+            assert step.stored_stage == LETTER[want]  # the reader keeps the release's label
             if LETTER[want] != got:
                 mismatches.append((path.name, step.index, want, got, step.command))
     assert total["states"] == 10_442
