@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentlens.errors import AgentLensError
 from agentlens.process.composite import eq1, sdk_score
 from agentlens.process.divergence import divergence
 from agentlens.process.match import MatchResult, PathPlan, match_candidate
@@ -59,7 +60,9 @@ def _assemble(
 ) -> ProcessResult:
     best = m.best
     if best is None:
-        raise ValueError("reference has no complete path")  # a built reference always has one
+        raise AgentLensError(
+            f"reference for {ref.donors[:1] or 'unknown donors'} has no start-to-end path; rebuild it"
+        )
     cand = states[1:]
     cand_stages = [s.stage for s in states]
     path_stages = [s.stage for s in best.path]

@@ -13,10 +13,10 @@ from agentlens.process.waste import WasteFinding, finding
 
 def runs(states: Sequence[ProcState]) -> list[tuple[int, int]]:
     """(start, end-exclusive) of maximal runs of length ≥ 3 of one non-empty signature."""
+    sigs = [signature(s) for s in states]
     out, start = [], 0
-    for i in range(1, len(states) + 1):
-        same = i < len(states) and signature(states[i]) == signature(states[i - 1])
-        if same and signature(states[i]) != ("", "", ""):
+    for i in range(1, len(sigs) + 1):
+        if i < len(sigs) and sigs[i] == sigs[i - 1] and sigs[i] != ("", "", ""):
             continue
         if i - start >= 3:
             out.append((start, i))

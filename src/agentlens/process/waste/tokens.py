@@ -39,10 +39,13 @@ def _redundant(
     }
     out = set()
     for i, s in enumerate(cand):
-        if i in matched or (s.tool, s.file_path) == ("", ""):
+        sig = (s.tool, s.file_path)
+        if i in matched or sig == ("", ""):
             continue
-        if any(matched.get(i + d) == (s.tool, s.file_path) for d in range(-3, 4)):
-            out.add(i)
+        for k in range(i - 3, i + 4):
+            if matched.get(k) == sig:
+                out.add(i)
+                break
     return out
 
 
