@@ -36,7 +36,7 @@ def test_leaderboard_has_17_rows() -> None:
 
 @pytest.mark.parametrize("row", ROWS, ids=[r[0] for r in ROWS])
 def test_leaderboard_row_reproduces_within_0_05(row: list[str]) -> None:
-    name, qi, formal, *judge = row
+    _model, qi, formal, *judge = row
     result = quality_index(
         float(formal) / 100, {d: float(v) / 100 for d, v in zip(DIMS, judge, strict=True)}
     )

@@ -30,9 +30,9 @@ ENV_ALLOW = (
     "PYENV_VERSION",
     "VIRTUAL_ENV",
 )
-COPY_IGNORE = shutil.ignore_patterns(
-    "__pycache__", ".pytest_cache", ".mypy_cache", "node_modules.cache"
-)
+COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".mypy_cache")
+# Installed dependencies are linked, not copied: node_modules holds tens of thousands of files.
+LINKED_DIRS = ("node_modules",)
 
 
 @dataclass
@@ -48,8 +48,22 @@ class CommandResult:
         return self.returncode == 0 and not self.timed_out
 
 
+# Toolchain homes under the real home (rustup toolchains, Go, npm and Maven caches): commands
+# get a scratch HOME, so these are pointed at explicitly; they hold tools and caches, not secrets.
+TOOL_HOMES = {
+    "CARGO_HOME": ".cargo",
+    "RUSTUP_HOME": ".rustup",
+    "GOPATH": "go",
+    "npm_config_cache": ".npm",
+}
+
+
 def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
+    real_home = Path.home()
+    for key, rel in TOOL_HOMES.items():
+        if key not in env and (real_home / rel).is_dir():
+            env[key] = str(real_home / rel)
     env.setdefault("LANG", "C.UTF-8")
     env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1", NO_COLOR="1", CI="1")
     env.update(extra or {})
@@ -61,7 +75,16 @@ def scratch_copy(repo: Path) -> Iterator[Path]:
     """A temporary copy of `repo` (with its .git, so git-aware tools behave), removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="agentlens-verify-") as tmp:
         target = Path(tmp) / "repo"
-        shutil.copytree(repo, target, symlinks=True, ignore=COPY_IGNORE)
+        linked = [d for d in LINKED_DIRS if (repo / d).is_dir()]
+        ignore = shutil.ignore_patterns(*linked) if linked else None
+
+        def skip(path: str, names: list[str]) -> set[str]:
+            top = set(ignore(path, names)) if ignore and Path(path) == repo else set()
+            return top | set(COPY_IGNORE(path, names))
+
+        shutil.copytree(repo, target, symlinks=True, ignore=skip)
+        for name in linked:
+            (target / name).symlink_to(repo.resolve() / name, target_is_directory=True)
         (Path(tmp) / "home").mkdir()
         yield target
 

@@ -1,0 +1,82 @@
+"""Judge and SxS against the real local model (SmolLM2-135M on llama.cpp). Its answers are often
+unparseable; the tests assert on the pipeline: prompts, token usage, parsing, aggregation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agentlens.formats.load import read_paths
+from agentlens.providers import ProvidersConfig, RetryPolicy, get_provider
+from agentlens.reviews.judge.judge import JudgeSettings, aggregate, review_trajectory
+from agentlens.reviews.sxs.sxs import Side, run_sxs, task_key
+from tests.conftest import BENCH
+
+pytestmark = pytest.mark.llm
+DIMS = ["EndResult", "ToolCalls"]
+
+
+@pytest.fixture(scope="module")
+def client(local_llm_url: str):
+    # One request at a time with a long timeout: the server is serial and CI machines are slow.
+    return get_provider(
+        local_llm_url,
+        role="judge",
+        cache=False,
+        max_concurrency=1,
+        config=ProvidersConfig(timeout_s=600),
+        retry=RetryPolicy(timeout_s=600, max_attempts=1),
+    )
+
+
+@pytest.fixture(scope="module")
+def pair():
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    passing = sorted(
+        (t for t in trajs if t.outcome.status == "passed"), key=lambda t: (len(t.steps), t.id)
+    )
+    return passing[0], passing[1]
+
+
+@pytest.fixture(scope="module")
+def reviews(client, pair):
+    settings = JudgeSettings(budget_tokens=600, max_tokens=96)
+    return [
+        asyncio.run(review_trajectory(client, t, dimensions=DIMS, settings=settings)) for t in pair
+    ]
+
+
+def test_review_pipeline_with_local_model(reviews, pair) -> None:
+    for traj, review in zip(pair, reviews, strict=True):
+        assert set(review.reviews) == set(DIMS)
+        for r in review.reviews.values():
+            assert r.usage["prompt_tokens"] > 0, r.unscored_reason  # the server answered
+            assert 0.6 < r.prompt_tokens_estimate / r.usage["prompt_tokens"] < 1.5
+            if r.scored:
+                assert r.score in (0.0, 0.5, 1.0)
+                assert all(i < len(traj.steps) for e in r.parsed.evidence for i in e.step_ids)
+            else:
+                assert r.unscored_reason
+    summary = aggregate(reviews, DIMS)
+    for dim in DIMS:
+        scores = [r.reviews[dim].score for r in reviews]
+        assert summary[dim].unscored == sum(s is None for s in scores)
+        kept = [s for s in scores if s is not None]
+        assert summary[dim].mean == (round(sum(kept) / len(kept), 2) if kept else None)
+
+
+def test_sxs_with_local_model(client, reviews, pair) -> None:
+    a = Side({task_key(pair[0]): pair[0]}, {task_key(pair[0]): reviews[0]})
+    b = Side({task_key(pair[1]): pair[1]}, {task_key(pair[1]): reviews[1]})
+    result = asyncio.run(
+        run_sxs(client, a, b, dimensions=["ToolCalls"], budget_tokens=800, max_tokens=64)
+    )
+    cell = result["ToolCalls"].cells[0]
+    assert len(cell.comparisons) == 2  # forward and swapped were both asked
+    for parsed, raw in zip(cell.comparisons, (cell.forward, cell.swapped), strict=True):
+        assert (parsed.score is None) == (parsed.unscored_reason is not None)
+        if raw is not None:
+            assert -5 <= raw <= 5
+    rate = result["ToolCalls"].consistency_rate
+    assert rate is None or rate in (0.0, 1.0)

@@ -1,0 +1,100 @@
+"""SxS runner: order-swapped replay, Pitfalls mapping override, task selection, Unknown reviews.
+A scripted provider gives exact answers (a fixed score in both orders = a position-biased judge)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from agentlens.formats.load import read_paths
+from agentlens.providers import ChatRequest, ChatResponse, LLMClient
+from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
+from agentlens.reviews.judge.parse import parse_review
+from agentlens.reviews.sxs.sxs import Side, run_sxs, select_tasks, task_key
+from tests.conftest import BENCH
+
+
+class Fixed:
+    name = "fixed"
+    supports_logprobs = False
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.prompts: list[str] = []
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.prompts.append(request.messages[-1]["content"])
+        return ChatResponse(text=self.text)
+
+    async def option_logprobs(self, *a, **k):  # pragma: no cover
+        raise NotImplementedError
+
+
+def review(traj, answers: dict[str, str]) -> TrajectoryReview:
+    dims = {}
+    for dim, text in answers.items():
+        parsed = parse_review(text, len(traj.steps))
+        dims[dim] = DimensionReview(dim, parsed.score, parsed.unscored_reason, parsed, text, 0)
+    return TrajectoryReview(traj.id, traj.task_id, len(traj.steps), 0, 0, dims)
+
+
+@pytest.fixture(scope="module")
+def sides() -> tuple[Side, Side]:
+    trajs = read_paths(
+        [
+            BENCH / "trajectories" / "psf__requests-1724",
+            BENCH / "trajectories" / "pallets__flask-5014",
+        ]
+    ).trajectories
+    a = {task_key(t): t for t in sorted(trajs, key=lambda t: t.id) if t.model == "gpt-4.1"}
+    b = {task_key(t): t for t in sorted(trajs, key=lambda t: t.id) if t.model == "sonnet-4.5"}
+    pit_a = "<Review>x\nPitfall: loop | Category: Tool/Harness | Severity: high | Frequency: repeated | Evidence: S2</Review><Score>0</Score>"
+    pit_b = "<Review>y\nPitfall: typo | Category: Logic/Code | Severity: low | Frequency: once | Evidence: S1</Review><Score>1</Score>"
+    ra = {
+        k: review(t, {"Pitfalls": pit_a, "ToolCalls": "<Review>fine</Review><Score>1</Score>"})
+        for k, t in a.items()
+    }
+    rb = {k: review(t, {"Pitfalls": pit_b, "ToolCalls": "no score here"}) for k, t in b.items()}
+    return Side(a, ra), Side(b, rb)
+
+
+def test_task_selection_is_the_sorted_common_keys(sides) -> None:
+    a, b = sides
+    assert select_tasks(a, b, ["ToolCalls"]) == sorted(set(a.trajectories) & set(b.trajectories))
+
+
+def test_position_biased_judge_is_inconsistent_and_cancels(sides) -> None:
+    a, b = sides
+    provider = Fixed(
+        "<Comparison>Same.\nAspect: tools | Winner: A1 | Severity: high | Evidence: A1 S1</Comparison><PairwiseScore>-3</PairwiseScore>"
+    )
+    result = asyncio.run(run_sxs(LLMClient(provider, cache=None), a, b, dimensions=["ToolCalls"]))[
+        "ToolCalls"
+    ]
+    n = len(result.cells)
+    assert n == 2 and len(provider.prompts) == 2 * n  # forward + swapped per task
+    for cell in result.cells:
+        # always "Agent 1 better": forward −3, swapped −3 read back as +3
+        assert (cell.forward, cell.swapped, cell.score, cell.consistent) == (-3, 3, 0.0, False)
+    assert result.consistency_rate == 0.0
+    assert result.flags.mean == 0.0
+    # run B's ToolCalls review is unscored, so both reviews are shown as Unknown
+    assert all(p.count("Unknown") >= 2 for p in provider.prompts)
+
+
+def test_pitfalls_score_comes_from_burden_totals(sides) -> None:
+    a, b = sides
+    provider = Fixed("<PairwiseScore>5</PairwiseScore>")
+    result = asyncio.run(run_sxs(LLMClient(provider, cache=None), a, b, dimensions=["Pitfalls"]))[
+        "Pitfalls"
+    ]
+    # A: high repeated = 14; B: low once = 1; Delta = 1 − 14 = −13 → magnitude 3, B better: +3
+    for cell in result.cells:
+        assert (cell.forward, cell.swapped, cell.consistent) == (3, 3, True)
+        assert cell.pitfalls.line == "Totals: A1=14, A2=1, Delta=-13 => Score=3"
+    assert "Totals: A1=14, A2=1, Delta=-13 => Score=3" in provider.prompts[0]
+    assert any("Totals: A1=1, A2=14, Delta=13 => Score=-3" in p for p in provider.prompts)
+    assert result.flags.mean == 0.6 and result.consistency_rate == 1.0
+    assert re.search(r"mean \+0\.6000", result.flags.reason)
