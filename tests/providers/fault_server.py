@@ -48,6 +48,18 @@ class FaultServer:
             r["body"]["messages"][-1]["content"] for r in self.requests if "messages" in r["body"]
         ]
 
+    def settled_count(self, quiet_s: float = 0.5) -> int:
+        """Number of requests once none is in flight and none has arrived for `quiet_s`."""
+        count, since = -1, time.monotonic()
+        while True:
+            with self.lock:
+                now_count, busy = len(self.requests), self.in_flight > 0
+            if now_count != count or busy:
+                count, since = now_count, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                return count
+            time.sleep(0.02)
+
     def __enter__(self) -> FaultServer:
         self.thread.start()
         return self
