@@ -77,5 +77,6 @@ def reference_to_mermaid(ref: Reference) -> str:
     for stage, colour in _STAGE_COLOUR.items():
         members = [ids[u] for u, n in ref.nodes.items() if n.stage == stage]
         if stage and members:
-            lines.append(f"  style {','.join(members)} fill:{colour}")
+            lines.append(f"  classDef stage{stage} fill:{colour}")
+            lines.append(f"  class {','.join(members)} stage{stage}")
     return "\n".join(lines) + "\n"
