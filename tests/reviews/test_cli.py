@@ -1,0 +1,119 @@
+"""The review commands through the real `agentlens` entry point (no LLM): verify, qi, telemetry,
+compare, and the reviews JSON round trip that qi/sxs/compare read."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from agentlens.cli import main
+from agentlens.formats.load import read_paths
+from agentlens.providers import LLMClient
+from agentlens.reviews.demo_repo import DEMO_SCENARIO, apply_fix, create_repo
+from agentlens.reviews.judge.judge import review_run
+from agentlens.reviews.report import dump, load_reviews, reviews_document, reviews_markdown
+from tests.conftest import BENCH
+from tests.reviews.test_judge import ANSWER, ScriptedProvider
+
+TASK = BENCH / "trajectories" / "psf__requests-1724"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+def test_verify_then_qi(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = create_repo(tmp_path / "calc")
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps(DEMO_SCENARIO))
+    code, _ = run(
+        capsys, "verify", str(scenario), "--repo", str(repo), "--out", str(tmp_path / "before.json")
+    )
+    assert code == 1  # the bug is still there
+    apply_fix(repo)
+    code, out = run(
+        capsys,
+        "verify",
+        str(scenario),
+        "--repo",
+        str(repo),
+        "--json",
+        "--out",
+        str(tmp_path / "after.json"),
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert (
+        doc["kind"] == "agentlens.verify/1" and doc["results"][0]["formal_verification_result"] == 1
+    )
+    code, out = run(
+        capsys,
+        "qi",
+        "--verify",
+        str(tmp_path / "before.json"),
+        "--verify",
+        str(tmp_path / "after.json"),
+        "--component",
+        "EndResult=1",
+        "--component",
+        "Pitfalls=0.5",
+        "--json",
+    )
+    qi = json.loads(out)
+    assert qi["quality_index"] == round(100 * (0.5 + 1 + 0.5) / 6, 2)
+    assert len(qi["warnings"]) == 3
+
+
+def test_reviews_document_round_trip(tmp_path: Path) -> None:
+    trajs = read_paths([TASK]).trajectories[:2]
+    provider = ScriptedProvider(
+        {
+            "Pitfalls": ANSWER,
+            "EndResult": "<Review>r\nAspect: a | Severity: low | Evidence: S1</Review><Score>1</Score>",
+        }
+    )
+    reviews = asyncio.run(
+        review_run(
+            LLMClient(provider, cache=None),
+            trajs,
+            dimensions=["EndResult", "Pitfalls", "ToolCalls"],
+        )
+    )
+    doc = reviews_document("scripted", reviews)
+    assert doc["summary"]["ToolCalls"] == {
+        "mean": None,
+        "scored": 0,
+        "unscored": 2,
+        "unscored_rate": 1.0,
+    }
+    path = tmp_path / "reviews.json"
+    dump(doc, path)
+    again = load_reviews(path)
+    assert [r.trajectory_id for r in again] == [r.trajectory_id for r in reviews]
+    assert (
+        again[0].reviews["Pitfalls"].parsed.burden_total
+        == reviews[0].reviews["Pitfalls"].parsed.burden_total
+        == 15
+    )
+    md = reviews_markdown(doc)
+    tid = reviews[0].trajectory_id
+    assert f"[S1](#{tid}-S1)" in md and "| ToolCalls | – | 0 | 100% |" in md
+
+
+def test_telemetry_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "telemetry", str(TASK), "--json")
+    assert code == 0 and json.loads(out)["trajectories"] == len(list(TASK.glob("*.json")))
+    a = str(TASK / "*gpt-4.1-*")
+    code, out = run(capsys, "compare", a, a, "--json", "--md", str(tmp_path / "c.md"))
+    doc = json.loads(out)
+    assert (code, doc["status"]) == (0, "ok")
+    b = str(TASK / "*gpt-5.3-codex-*")
+    code, out = run(capsys, "compare", a, b, "--json")
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == {"ok": 0, "warning": 1, "alert": 2}[doc["status"]]
+    assert (tmp_path / "c.md").read_text().startswith("# Run comparison")
