@@ -117,3 +117,16 @@ def test_paper_profile_scores_another_format_from_canonical_fields() -> None:
             assert result.tier in ("partial_fail", "off_track")
     donor = score_trajectory(passing[0], build_reference([passing[0]]))
     assert donor.signals["struct"].value == 100.0  # a run against its own reference
+
+
+def test_a_run_without_tool_calls_still_scores() -> None:
+    import msgspec
+
+    traj = bench_split(TASK).scored[0]
+    empty = msgspec.structs.replace(traj, steps=traj.steps[:1])
+    for profile in ("sdk-compat", "paper"):
+        result = score_trajectory(empty, bench_reference(TASK, profile), profile)
+        assert result.n_states == 0 and result.total_wasted_steps == 0
+        assert result.signals["coh"].value == 1.0  # Eq. 2 fallback: no transitions
+        assert result.divergence.step == 2 and result.divergence.fraction is None
+    assert result.score == 30.0  # paper: only 0.30·100·Φ_coh remains
