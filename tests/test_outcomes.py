@@ -146,3 +146,23 @@ def test_read_paths_labels_real_runs_like_the_curated_csvs() -> None:
             assert traj.outcome.status == ("passed" if expected[key] == "pass" else "failed"), key
         relabelled = read_paths([root], labels=[str(root / "labels.csv")], sidecars=False)
         assert {t.outcome.source for t in relabelled.trajectories} == {"labels:csv"}
+
+
+def test_run_directory_in_the_csv_key_distinguishes_models() -> None:
+    """Each model's run of a task gets its own row, not the first model's (longest suffix wins)."""
+    root = DATA / "swe-agent-java"
+    result = read_paths_no_sidecars(root)
+    apply_labels(result, [str(root / "labels.csv")])
+    with (root / "labels.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    expected = {(r["local_path"].split("/")[0], r["task_id"]): r["label"] for r in rows}
+    for traj in result:
+        run_dir = Path(traj.source.path).parts[-3]
+        want = "passed" if expected[(run_dir, traj.task_id)] == "pass" else "failed"
+        assert traj.outcome.status == want, traj.source.path
+
+
+def read_paths_no_sidecars(root: Path) -> list[Trajectory]:
+    from agentlens.formats import read_paths
+
+    return read_paths([root], sidecars=False).trajectories

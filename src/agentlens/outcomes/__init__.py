@@ -85,22 +85,31 @@ def apply_tables(trajectories: Sequence[Trajectory], tables: Sequence[LabelTable
 
 
 def match(table: LabelTable, traj: Trajectory) -> Outcome | None:
-    """The table's label for a trajectory: by path suffix first, then by id, then by task id."""
+    """The table's label for a trajectory: by path suffix first, then by id, then by task id.
+
+    The longest matching path suffix wins, so `trajs/<task>.traj` (the key with its first folder
+    dropped) never shadows a key that also names the run directory.
+    """
     if table.by_path and traj.source.path:
         parts = Path(traj.source.path).resolve().parts
-        for key, outcome in table.by_path.items():
-            if _path_matches(parts, key):
-                return outcome
+        best = max(
+            ((_match_length(parts, key), outcome) for key, outcome in table.by_path.items()),
+            key=lambda pair: pair[0],
+            default=(0, None),
+        )
+        if best[0] > 0:
+            return best[1]
     for key in trajectory_keys(traj):
         if key in table.by_id:
             return table.by_id[key]
     return None
 
 
-def _path_matches(parts: tuple[str, ...], key: str) -> bool:
+def _match_length(parts: tuple[str, ...], key: str) -> int:
+    """How many trailing path components the key matches (0: no match)."""
     key_parts = tuple(p for p in key.split("/") if p and p != ".")
     # Try the key as given, then without its first folder (original download roots, §0.2).
     for candidate in (key_parts, key_parts[1:]):
         if len(candidate) >= 2 and parts[-len(candidate) :] == candidate:
-            return True
-    return False
+            return len(candidate)
+    return 0
