@@ -225,3 +225,9 @@ def test_unknown_verifier_type_is_a_config_error() -> None:
         build_verifier({"type": "Nope"})
     with pytest.raises(ConfigError, match="fields"):
         build_verifier({"type": "YesChangesVerifier", "bogus": 1})
+
+
+def test_static_analysis_crash_is_an_error_not_a_pass(fixed_repo: Path) -> None:
+    spec = {"type": "StaticAnalysisVerifier", "tool": "mypy", "path": "missing_dir"}
+    status, reason, _ = check(spec, fixed_repo)
+    assert status == "error" and "exited 2 without diagnostics" in reason

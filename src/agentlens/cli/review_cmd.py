@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     help="Only these dimensions (repeatable).",
 )
 @click.option(
-    "--budget-tokens", default=6000, show_default=True, help="Transcript token budget per prompt."
+    "--budget-tokens",
+    default=6000,
+    show_default=True,
+    help="Transcript token budget per prompt (≤ 2000 for 4k-context local models).",
 )
 @click.option("--max-tokens", default=700, show_default=True, help="Judge answer limit.")
 @click.option(

@@ -36,10 +36,12 @@ class StaticAnalysisVerifier:
         metrics: dict[str, Any] = {"exit_code": run.returncode, "output_tail": run.output[-2000:]}
         if run.timed_out:
             return VerifierResult(self.type_name, "error", f"{self.tool} timed out", metrics)
-        if run.returncode is None or (run.returncode > 2 and self.tool != "javac"):
-            reason = f"{self.tool} could not run (exit code {run.returncode}): {run.output[-300:]}"
-            return VerifierResult(self.type_name, "error", reason, metrics)
         errors, warnings = self._count(run.output)
+        if run.returncode != 0 and errors == 0:
+            # A non-zero exit without a single parsed error is a crash or a usage problem
+            # (no sources, bad path, bad config), never a clean result.
+            reason = f"{self.tool} exited {run.returncode} without diagnostics: {run.output[-300:]}"
+            return VerifierResult(self.type_name, "error", reason, metrics)
         metrics.update(errors=errors, warnings=warnings)
         bad = errors + (warnings if self.include_warnings else 0)
         counted = "errors + warnings" if self.include_warnings else "errors"
