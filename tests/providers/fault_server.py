@@ -76,6 +76,7 @@ class FaultServer:
 def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as two writes
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
