@@ -42,6 +42,8 @@ from agentlens.providers.registry import make_backend  # noqa: E402
 from agentlens.stepvalue.config import RunConfig  # noqa: E402
 from agentlens.stepvalue.evaluate import evaluate  # noqa: E402
 from agentlens.stepvalue.model import Problem  # noqa: E402
+from agentlens.stepvalue.plan import naive_calls, state_table  # noqa: E402
+from agentlens.stepvalue.projection import MAX_STATE_CHARS  # noqa: E402
 from agentlens.stepvalue.sources import build_problems  # noqa: E402
 
 CHANNELS = ("direct", "generated-rationale-128", "extractive-buffer")
@@ -85,7 +87,7 @@ def prefix_share(prompts: Sequence[str]) -> float:
     return shared / total if total else 0.0
 
 
-def problems(steps: int) -> list[Problem]:
+def problems(steps: int | None) -> list[Problem]:
     task = BENCH / "trajectories" / "psf__requests-1724"
     runs = [read_path(p)[0] for p in sorted(task.glob("*.json"))]
     passing = [r for r in runs if r.outcome.status == "passed"]
@@ -145,6 +147,21 @@ def report(
     )
 
 
+def full_length_counts(permutations: int) -> None:
+    """Calls for the whole trajectories, from the state tables alone (no model calls)."""
+    print("\nfull-length trajectories (counts only, no model calls):")
+    for problem in problems(None):
+        states = len(state_table(problem, "full", MAX_STATE_CHARS).texts)
+        n = len(problem.transitions)
+        distinct_mappings = min(permutations, len(problem.view.candidates))  # rotations repeat
+        calls = states * (len(CHANNELS) * distinct_mappings + 1)
+        naive = naive_calls(n, permutations, 1, len(CHANNELS))
+        print(
+            f"  {problem.trajectory_id}: {n} transitions, {states} distinct states: "
+            f"{calls} calls vs naive {naive} ({naive / calls:.2f}x fewer)"
+        )
+
+
 def start_server(gguf: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     args = [
@@ -185,6 +202,7 @@ def main() -> None:
     )
     parser.add_argument("--no-order-baseline", action="store_true")
     args = parser.parse_args()
+    full_length_counts(args.permutations)
     gguf = quantized_q4_0(shipped_gguf())
     proc, model = start_server(gguf) if args.server else (None, f"llamacpp:{gguf}")
     try:
