@@ -23,6 +23,7 @@ def data_dir() -> Path:
 
 # Real local model fixtures (`local_llm_url`, `local_gguf_path`) and the `--run-paid` option.
 from tests.llm import (  # noqa: E402, F401
+    isolated_llm_cache,
     local_gguf_path,
     local_llm_url,
     pytest_addoption,

