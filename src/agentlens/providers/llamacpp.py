@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from agentlens.errors import ConfigError, MissingDependencyError, ProviderError
-from agentlens.providers.openai_compatible import parse_usage
+from agentlens.providers.openai_wire import parse_usage
 from agentlens.providers.types import (
     ChatRequest,
     ChatResponse,
