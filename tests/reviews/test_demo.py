@@ -1,0 +1,22 @@
+"""The reviews part of `agentlens demo` without the LLM: formal checks pass on the scripted fix,
+telemetry of the real trace is printed, and the skipped judge part says how to enable it."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from agentlens.formats.load import read_paths
+from agentlens.reviews.demo import OPT_IN, run_review_demo
+from tests.conftest import BENCH
+
+
+def test_review_demo_without_llm() -> None:
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    console = Console(record=True, width=200)
+    summary = run_review_demo(console, trajectories=trajs, with_llm=False)
+    text = console.export_text()
+    assert summary["formal_passed"] is True
+    assert "formal checks, scripted fix of a tiny repo: PASS" in text
+    assert "3 tests: 3 passed, 0 failed" in text
+    assert "telemetry of psf__requests-1724-" in text
+    assert f"reviews: skipped (set {OPT_IN}=1" in text or "needs the local model" in text
