@@ -117,3 +117,19 @@ def test_telemetry_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFi
     doc = json.loads(out)
     assert code == doc["exit_code"] == {"ok": 0, "warning": 1, "alert": 2}[doc["status"]]
     assert (tmp_path / "c.md").read_text().startswith("# Run comparison")
+
+
+def test_qi_variance_over_repeated_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = []
+    for i, (formal, end) in enumerate([(0.71, 0.7), (0.72, 0.8), (0.73, 0.9)]):
+        _, out = run(
+            capsys, "qi", "--formal", str(formal), "--component", f"EndResult={end}", "--json"
+        )
+        path = tmp_path / f"qi{i}.json"
+        path.write_text(out)
+        paths += ["--variance", str(path)]
+    _, out = run(capsys, "qi", *paths, "--json")
+    shares = json.loads(out)["variance_share"]
+    # Var(F) = 1e-4, Var(E) = 1e-2, Cov(F, E) = 1e-3: F's row sums to 1.1e-3 of 1e-4 + 1e-2 + 2 × 1e-3 = 1.21e-2
+    assert shares["Formal"] == pytest.approx(1.1e-3 / 1.21e-2, abs=1e-4)
+    assert shares["EndResult"] == pytest.approx(1.1e-2 / 1.21e-2, abs=1e-4)

@@ -31,12 +31,20 @@ from agentlens.cli._app import console, err_console
     multiple=True,
     help="DIMENSION=MEAN, e.g. EndResult=0.75 (instead of --reviews).",
 )
+@click.option(
+    "--variance",
+    "variance_paths",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="`agentlens qi --json` outputs of N repeated runs: print each component's share of Var(QI).",
+)
 @click.option("--json", "as_json", is_flag=True)
 def qi(
     reviews_path: str | None,
     verify_paths: tuple[str, ...],
     formal: float | None,
     components: tuple[str, ...],
+    variance_paths: tuple[str, ...],
     as_json: bool,
 ) -> int:
     """QI = 100 × (formal pass rate + five judge means) / 6; missing components warn and count 0."""
@@ -45,6 +53,8 @@ def qi(
     from agentlens.reviews.qi import quality_index
     from agentlens.reviews.report import dump, formal_results, load_reviews
 
+    if variance_paths:
+        return _variance(variance_paths, as_json)
     means: dict[str, float | None] = {}
     unscored: dict[str, float] = {}
     if reviews_path:
@@ -72,4 +82,28 @@ def qi(
             )
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    return 0
+
+
+def _variance(paths: tuple[str, ...], as_json: bool) -> int:
+    from pathlib import Path
+
+    import orjson
+
+    from agentlens.reviews.reliability import variance_shares
+    from agentlens.reviews.report import dump
+
+    runs = []
+    for path in paths:
+        components = orjson.loads(Path(path).read_bytes())["components"]
+        runs.append({k: v or 0.0 for k, v in components.items()})
+    result = variance_shares(runs).to_dict()
+    if as_json:
+        console.print_json(dump(result))
+    else:
+        console.print(
+            f"QI over {result['runs']} runs: {result['qi_mean']} ± {result['qi_sd']} (sd)"
+        )
+        for name, share in result["variance_share"].items():
+            console.print(f"  {name:22} {share:7.1%} of Var(QI)", highlight=False)
     return 0
