@@ -54,3 +54,19 @@ def test_variance_shares() -> None:
     assert shares["Formal"] == pytest.approx(cov[0].sum() / cov.sum())
     with pytest.raises(ValueError):
         variance_shares(runs[:1])
+
+
+def test_self_preference_from_sxs_documents() -> None:
+    from agentlens.reviews.reliability import self_preference_from_sxs
+
+    def doc(scores):
+        return {
+            "dimensions": {
+                "ToolCalls": {"cells": [{"task": t, "forward": s} for t, s in scores.items()]}
+            }
+        }
+
+    result = self_preference_from_sxs(
+        doc({"a": -2, "b": 1, "c": None}), doc({"a": 1, "b": 2, "c": 3})
+    )
+    assert (result.cells, result.disagree, result.self_favouring) == (2, 1, 1)

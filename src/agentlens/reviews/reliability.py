@@ -83,3 +83,20 @@ def variance_shares(runs: Sequence[Mapping[str, float]]) -> VarianceShares:
     total = cov.sum()
     shares = {c: float(cov[j].sum() / total) if total else 0.0 for j, c in enumerate(COMPONENTS)}
     return VarianceShares(len(runs), float(qi.mean()), float(qi.std(ddof=1)), shares)
+
+
+def sxs_cells(doc: Mapping[str, Any]) -> dict[Cell, int]:
+    """(task, dimension) → forward score from an `agentlens sxs --out` document (scored cells)."""
+    return {
+        (cell["task"], dim): cell["forward"]
+        for dim, result in doc["dimensions"].items()
+        for cell in result["cells"]
+        if cell["forward"] is not None
+    }
+
+
+def self_preference_from_sxs(
+    judge_1_doc: Mapping[str, Any], judge_2_doc: Mapping[str, Any]
+) -> SelfPreference:
+    """Two SxS runs of the same A/B pair, judged by a model of A's family and one of B's family."""
+    return self_preference(sxs_cells(judge_1_doc), sxs_cells(judge_2_doc))
