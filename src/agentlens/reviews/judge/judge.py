@@ -13,7 +13,7 @@ from typing import Any
 from agentlens.errors import ProviderError
 from agentlens.providers import ChatRequest, LLMClient
 from agentlens.reviews import DIMENSIONS
-from agentlens.reviews.judge.compact import compact
+from agentlens.reviews.judge.compact import Compacted, compact
 from agentlens.reviews.judge.parse import ParsedReview, parse_review
 from agentlens.reviews.judge.prompt import ReviewContext, build_messages, prompt_tokens
 from agentlens.trajectory import Trajectory
@@ -84,8 +84,9 @@ async def review_dimension(
     dimension: str,
     ctx: ReviewContext,
     settings: JudgeSettings,
+    transcript: Compacted | None = None,
 ) -> DimensionReview:
-    transcript = compact(traj, settings.budget_tokens)
+    transcript = transcript or compact(traj, settings.budget_tokens)
     messages = build_messages(traj, dimension, transcript, ctx)
     estimate = prompt_tokens(messages)
     request = ChatRequest(
@@ -121,7 +122,7 @@ async def review_trajectory(
     settings = settings or JudgeSettings()
     transcript = compact(traj, settings.budget_tokens)
     done = await asyncio.gather(
-        *(review_dimension(client, traj, d, ctx, settings) for d in dimensions)
+        *(review_dimension(client, traj, d, ctx, settings, transcript) for d in dimensions)
     )
     return TrajectoryReview(
         traj.id,
