@@ -141,3 +141,11 @@ def test_a_missing_gguf_file_is_a_config_error(tmp_path: Path) -> None:
     client = get_provider(f"llamacpp:{tmp_path / 'absent.gguf'}", cache=False)
     with pytest.raises(ConfigError, match=r"absent.gguf: GGUF model file not found"):
         client.option_logprobs_sync([{"role": "user", "content": "?"}], ["A"])
+
+
+def test_broken_yaml_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "agentlens.yaml"
+    path.write_text("llm:\n  roles: [judge\n")
+    with pytest.raises(ConfigError, match=r"agentlens.yaml:3: not valid YAML \(expected") as info:
+        ProvidersConfig.load([path])
+    assert "\n" not in str(info.value)

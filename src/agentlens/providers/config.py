@@ -101,14 +101,22 @@ def default_config_paths() -> list[Path]:
 
 
 def read_llm_section(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+    data = load_yaml(path) or {}
     section = data.get("llm", {}) if isinstance(data, dict) else None
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: the `llm` section must be a mapping")
     return section
+
+
+def load_yaml(path: Path) -> Any:
+    """Parsed YAML, or a one-line `ConfigError` naming the file and line."""
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"{where}: not valid YAML ({problem})") from exc
 
 
 def merge_into(target: dict[str, Any], source: dict[str, Any]) -> None:
