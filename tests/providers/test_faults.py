@@ -150,3 +150,11 @@ def test_a_dollar_budget_on_an_unpriced_model_is_refused_before_calling(
     with pytest.raises(ConfigError, match=r"no price for .* add the model to"):
         client.chat_sync(ask("q"))
     assert fault_server.requests == []
+
+
+def test_base_url_from_the_environment(
+    fault_server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VLLM_BASE_URL", fault_server.url)
+    assert get_provider("vllm:qwen", cache=False).chat_sync(ask("v")).text == "re: v"
+    assert fault_server.requests[0]["body"]["model"] == "qwen"

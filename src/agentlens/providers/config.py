@@ -2,14 +2,15 @@
 
 Files (later wins): `~/.config/agentlens/config.yaml`, `./agentlens.yaml`, `$AGENTLENS_CONFIG`;
 everything lives under the top-level key `llm`. Environment overrides: `AGENTLENS_<ROLE>_MODEL`
-(e.g. `AGENTLENS_JUDGE_MODEL=openai:gpt-4.1`), `AGENTLENS_LLM_CACHE`, `AGENTLENS_NO_CACHE=1`.
+(e.g. `AGENTLENS_JUDGE_MODEL=openai:gpt-4.1`), `<BACKEND>_BASE_URL` (e.g. `VLLM_BASE_URL`),
+`AGENTLENS_LLM_CACHE`, `AGENTLENS_NO_CACHE=1`.
 API keys come from the environment (or `api_key` in a backend entry) and are never logged or stored.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,16 +78,20 @@ class ProvidersConfig:
         return from_mapping(merged, apply_env=True)
 
     def backend(self, name: str) -> BackendConfig | None:
-        """User entries override known ones field by field."""
+        """User entries override known ones field by field; `<NAME>_BASE_URL` overrides both."""
         known, user = KNOWN_BACKENDS.get(name), self.backends.get(name)
-        if user is None or known is None:
-            return user or known
-        return BackendConfig(
-            base_url=user.base_url or known.base_url,
-            api_key_env=user.api_key_env or known.api_key_env,
-            api_key=user.api_key,
-            timeout_s=user.timeout_s or known.timeout_s,
-        )
+        merged = user or known
+        if user is not None and known is not None:
+            merged = BackendConfig(
+                base_url=user.base_url or known.base_url,
+                api_key_env=user.api_key_env or known.api_key_env,
+                api_key=user.api_key,
+                timeout_s=user.timeout_s or known.timeout_s,
+            )
+        env_url = os.environ.get(f"{name.upper().replace('-', '_')}_BASE_URL")
+        if merged is not None and env_url:
+            merged = replace(merged, base_url=env_url)
+        return merged
 
     def role(self, name: str) -> RoleConfig | None:
         return self.roles.get(name)
