@@ -59,7 +59,9 @@ def qi(
     unscored: dict[str, float] = {}
     if reviews_path:
         for dim, summary in aggregate(load_reviews(reviews_path)).items():
-            means[dim], unscored[dim] = summary.mean, summary.unscored_rate
+            means[dim] = summary.mean
+            if summary.scored + summary.unscored:
+                unscored[dim] = summary.unscored_rate
     for item in components:
         dim, sep, text = item.partition("=")
         if not sep:

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from agentlens.errors import ConfigError
+from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview, aggregate
 from agentlens.reviews.judge.parse import Evidence, ParsedReview, Pitfall
 
@@ -41,9 +42,17 @@ def reviews_document(judge: str, reviews: Sequence[TrajectoryReview]) -> dict[st
     return {
         "kind": REVIEWS_KIND,
         "judge": judge,
-        "summary": {d: s.to_dict() for d, s in aggregate(reviews).items()},
+        "summary": {
+            d: s.to_dict() for d, s in aggregate(reviews, reviewed_dimensions(reviews)).items()
+        },
         "trajectories": [r.to_dict() for r in reviews],
     }
+
+
+def reviewed_dimensions(reviews: Sequence[TrajectoryReview]) -> list[str]:
+    """The dimensions present in any review, in the canonical order."""
+    present = {d for r in reviews for d in r.reviews}
+    return [d for d in DIMENSIONS if d in present] + sorted(present - set(DIMENSIONS))
 
 
 def load_reviews(path: str | Path) -> list[TrajectoryReview]:
