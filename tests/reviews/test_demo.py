@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from agentlens.formats.load import read_paths
-from agentlens.reviews.demo import OPT_IN, run_review_demo
+from agentlens.reviews.demo import run_review_demo
 from tests.conftest import BENCH
 
 
@@ -19,4 +19,4 @@ def test_review_demo_without_llm() -> None:
     assert "formal checks, scripted fix of a tiny repo: PASS" in text
     assert "3 tests: 3 passed, 0 failed" in text
     assert "telemetry of psf__requests-1724-" in text
-    assert f"reviews: skipped (set {OPT_IN}=1" in text or "needs the local model" in text
+    assert "reviews: skipped (run `agentlens demo --llm`" in text or "needs the local model" in text

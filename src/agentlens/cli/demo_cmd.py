@@ -62,12 +62,21 @@ class DemoContext:
 @click.command()
 @click.option("--data", "data", type=click.Path(exists=True, file_okay=False), default=None)
 @click.option("--section", "only", multiple=True, help="Run only these sections (repeatable).")
-def demo(data: str | None, only: tuple[str, ...]) -> int:
-    """Read the AgentLens-Bench dev traces (or the release) and summarise them."""
-    return run_demo(Path(data) if data else find_data(default_console), default_console, only)
+@click.option(
+    "--llm",
+    is_flag=True,
+    help="Also run the LLM parts (judge reviews, step value) on the local model "
+    "(needs agentlens[local-llm]).",
+)
+def demo(data: str | None, only: tuple[str, ...], llm: bool) -> int:
+    """Read the AgentLens-Bench dev traces (or the release), label, score and review them."""
+    data_dir = Path(data) if data else find_data(default_console)
+    return run_demo(data_dir, default_console, only, llm=llm)
 
 
-def run_demo(data_dir: Path, console: Console, only: tuple[str, ...] = ()) -> int:
+def run_demo(
+    data_dir: Path, console: Console, only: tuple[str, ...] = (), *, llm: bool = False
+) -> int:
     """Read every trace under `data_dir`, then run each section; returns the exit code."""
     trajectories_dir = data_dir / "trajectories"
     root = trajectories_dir if trajectories_dir.is_dir() else data_dir
@@ -75,6 +84,7 @@ def run_demo(data_dir: Path, console: Console, only: tuple[str, ...] = ()) -> in
     started = time.perf_counter()
     result = load_inputs([str(root)])
     ctx = DemoContext(data_dir, console, result, time.perf_counter() - started)
+    ctx.extras["llm"] = llm
     failed = 0
     for name, target in SECTIONS.items():
         if only and name not in only:

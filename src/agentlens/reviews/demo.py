@@ -4,7 +4,7 @@ Two halves, and they are NOT the same run: (1) formal checks on a tiny git repos
 run time (a Python package with a pytest suite and one bug) after a scripted edit that fixes it;
 (2) the five LLM-judge reviews, QI and telemetry of a real AgentLens-Bench trace of a different
 task (`psf__requests-1724`), judged by the local SmolLM2-135M model. The judge part needs the
-local-model extra and is opt-in (`AGENTLENS_DEMO_REVIEWS=1`, or `with_llm=True`), so the default
+local-model extra and is opt-in (`agentlens demo --llm`, `AGENTLENS_DEMO_REVIEWS=1`, or `with_llm=True`), so the default
 demo stays quick and LLM-free; the section says how to enable it."""
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ def local_gguf() -> Path | None:
 
 def demo_section(ctx: Any) -> None:
     """`agentlens demo` section hook (ctx is the demo's `DemoContext`)."""
-    run_review_demo(ctx.console, trajectories=ctx.trajectories)
+    with_llm = True if ctx.extras.get("llm") else None
+    run_review_demo(ctx.console, trajectories=ctx.trajectories, with_llm=with_llm)
 
 
 def run_formal_demo(console: Console) -> ScenarioResult:
@@ -86,9 +87,9 @@ def run_review_demo(
         if traj is None:
             why = f"no passing {DEMO_TASK} run was read"
         elif gguf is None:
-            why = f"needs the local model: {HINT}; then set {OPT_IN}=1"
+            why = f"needs the local model: {HINT}; then run `agentlens demo --llm`"
         else:
-            why = f"set {OPT_IN}=1 to judge {traj.id} with the local model (a few minutes)"
+            why = f"run `agentlens demo --llm` to judge {traj.id} with the local model (minutes)"
         console.print(f"reviews: skipped ({why})", highlight=False)
         return summary
     summary.update(_review(console, traj, gguf, formal))

@@ -33,7 +33,14 @@ def local_gguf() -> Path | None:
 
 
 def demo_section(ctx: Any) -> None:
-    """`agentlens demo` section hook (ctx is the demo's `DemoContext`)."""
+    """`agentlens demo` section hook (ctx is the demo's `DemoContext`); LLM work only with `--llm`."""
+    if not ctx.extras.get("llm"):
+        ctx.console.print(
+            "step value: skipped (LLM part; run `agentlens demo --llm` with the local-model extra: "
+            f"{HINT})",
+            highlight=False,
+        )
+        return
     run_stepvalue_demo(ctx.console, trajectories=ctx.trajectories)
 
 

@@ -1,0 +1,46 @@
+"""`agentlens demo --llm`: the LLM parts (step value, judge reviews) on the real local model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BENCH
+
+TASK_DIR = BENCH / "trajectories" / "psf__requests-1724"
+
+
+@pytest.mark.llm
+def test_demo_with_llm_runs_step_value_and_reviews(
+    run_cli: Callable[..., object], local_gguf_path: Path
+) -> None:
+    shutil.rmtree("/tmp/agentlens-demo/stepvalue", ignore_errors=True)
+    result = run_cli(
+        "demo", "--llm", "--data", str(TASK_DIR), "--section", "step value",
+        "--section", "trajectory reviews",
+    )  # fmt: skip
+    out = result.out  # type: ignore[attr-defined]
+    assert result.code == 0, out + result.err  # type: ignore[attr-defined]
+    assert "gold /requests/models.py" in out
+    summary = json.loads(Path("/tmp/agentlens-demo/stepvalue/summary.json").read_text())
+    assert summary  # the report files were written by this run
+    for dimension in (
+        "EndResult",
+        "InstructionCompliance",
+        "Pitfalls",
+        "Pleasantness",
+        "ToolCalls",
+    ):
+        assert dimension in out
+    assert "QI " in out
+
+
+def test_default_demo_stays_llm_free_and_says_how(run_cli: Callable[..., object]) -> None:
+    result = run_cli("demo", "--data", str(TASK_DIR), "--section", "step value")
+    out = result.out  # type: ignore[attr-defined]
+    assert "agentlens demo --llm" in out
+    assert "evaluator calls" not in out
