@@ -43,6 +43,8 @@ class _Finder:
 
     def __init__(self) -> None:
         self.tables: dict[Path, LabelTable | None] = {}
+        self.reports: dict[Path, list[LabelTable]] = {}
+        self.has_logs: dict[Path, bool] = {}
 
     def best(self, traj: Trajectory) -> Outcome | None:
         if not traj.source.path:
@@ -57,12 +59,24 @@ class _Finder:
         return max(candidates, key=rank, default=None)
 
     def _tables(self, trace: Path, keys: list[str]) -> Iterator[LabelTable]:
-        for folder in list(trace.parents)[:PARENTS]:
-            for key in keys:
-                yield from self._load(folder / "logs" / key / "run_instance.log")
-                yield from self._load(folder / "logs" / key / "report.json")
-            for name in REPORT_NAMES:
-                yield from self._load(folder / name)
+        for folder in trace.parents[:PARENTS]:
+            if self._has_logs(folder):
+                logs = folder / "logs"
+                for key in keys:
+                    yield from self._load(logs / key / "run_instance.log")
+                    yield from self._load(logs / key / "report.json")
+            yield from self._reports(folder)
+
+    def _has_logs(self, folder: Path) -> bool:
+        # Per-folder caches: all traces of a run share a folder, so the file system is asked once.
+        if folder not in self.has_logs:
+            self.has_logs[folder] = (folder / "logs").is_dir()
+        return self.has_logs[folder]
+
+    def _reports(self, folder: Path) -> list[LabelTable]:
+        if folder not in self.reports:
+            self.reports[folder] = [t for name in REPORT_NAMES for t in self._load(folder / name)]
+        return self.reports[folder]
 
     def _load(self, path: Path) -> Iterator[LabelTable]:
         if path not in self.tables:
