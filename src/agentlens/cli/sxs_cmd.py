@@ -30,6 +30,7 @@ from agentlens.reviews import DIMENSIONS
 @click.option(
     "--budget-tokens", default=4000, show_default=True, help="Token budget for both transcripts."
 )
+@click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None)
 def sxs(
@@ -41,6 +42,7 @@ def sxs(
     dimensions: tuple[str, ...],
     no_swap: bool,
     budget_tokens: int,
+    no_cache: bool,
     as_json: bool,
     out: str | None,
 ) -> int:
@@ -60,7 +62,7 @@ def sxs(
             if r.trajectory_id in by_id
         }
         sides.append(Side(trajs, reviews))
-    client = get_provider(judge_model, role="judge")
+    client = get_provider(judge_model, role="judge", cache=not no_cache)
     with console.status("side-by-side judging", spinner="dots"):
         result = client.run(
             run_sxs(
