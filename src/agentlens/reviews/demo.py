@@ -90,7 +90,7 @@ def run_review_demo(
             why = f"needs the local model: {HINT}; then run `agentlens demo --llm`"
         else:
             why = f"run `agentlens demo --llm` to judge {traj.id} with the local model (minutes)"
-        console.print(f"reviews: skipped ({why})", highlight=False)
+        console.print(f"reviews: skipped ({why})", highlight=False, markup=False)
         return summary
     summary.update(_review(console, traj, gguf, formal))
     return summary

