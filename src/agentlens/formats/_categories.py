@@ -61,6 +61,13 @@ TOKEN = re.compile(
     r"|(?P<op>&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n])"
     r"|(?P<comment>#[^\n]*)"
 )
+# Without quotes, backslashes or comments a word is a run of non-operator characters: a simpler
+# regex whose matches are plain strings (an operator is told by its text).
+PLAIN_TOKEN = re.compile(
+    r"&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n]|[^\s;|&()<>]+"
+)
+QUOTING = re.compile(r"['\"\\#]")
+OPERATORS = SEPARATORS | REDIRECTS | {"|", "|&", "<<-"}
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 SOURCE_FILE = re.compile(
     r"^[\w./-]+\.(py|pyi|js|jsx|ts|tsx|java|kt|scala|c|h|cc|cpp|hpp|go|rs|rb|php|sh|pony|cs|swift"
@@ -123,7 +130,19 @@ def _categorize_command(cmd: str) -> ToolCategory:
 def _analyse(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
     """Category and files of one command line, from a single tokenization. Here-document bodies
     are dropped first; what is left is cached when short (agents repeat commands, and several
-    readers and scorers classify the same line), so the cache's memory stays bounded."""
+    readers and scorers classify the same line), so the cache's memory stays bounded. A short
+    line is also cached as given, so a repeat skips the here-document scan."""
+    if len(cmd) <= CACHED_LENGTH:
+        return _analyse_given(cmd)
+    return _analyse_text(cmd)
+
+
+@lru_cache(maxsize=8192)
+def _analyse_given(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
+    return _analyse_text(cmd)
+
+
+def _analyse_text(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
     text = _strip_heredocs(cmd.replace("\\\n", " "))[:ANALYSED_LENGTH]
     if len(text) <= CACHED_LENGTH:
         return _analyse_short(text)
@@ -172,6 +191,8 @@ def _parse(words: list[str], targets: list[tuple[str, str]]) -> Parsed:
 def _tokens(cmd: str) -> list[tuple[str, bool]]:
     """Shell-like words and operators (flagged True). A regex, not `shlex`: ~10x faster, and
     forgiving of the unbalanced quotes agents write; `a"b c"` becomes two words."""
+    if not QUOTING.search(cmd):
+        return [(token, token in OPERATORS) for token in PLAIN_TOKEN.findall(cmd)]
     tokens: list[tuple[str, bool]] = []
     for word, single, double, op, _comment in TOKEN.findall(cmd):
         if word:
@@ -290,7 +311,9 @@ def _command_files(program: str, arguments: list[str]) -> list[str]:
         return args[1:]  # the first operand is the pattern / script
     if program == "find":
         return args[:1]
-    return [a for a in args if SOURCE_FILE.match(a) and not a.replace(".", "").isdigit()]
+    return [
+        a for a in args if "." in a and SOURCE_FILE.match(a) and not a.replace(".", "").isdigit()
+    ]
 
 
 def _closing_line(text: str, word: str, start: int) -> int:
@@ -317,8 +340,9 @@ def _split_program(words: list[str]) -> tuple[str, list[str]]:
 
 
 def _is_assignment(word: str) -> bool:
-    name, eq, _ = word.partition("=")
-    return bool(eq) and name.isidentifier()
+    if "=" not in word:
+        return False
+    return word.partition("=")[0].isidentifier()
 
 
 def _looks_like_dir(path: str) -> bool:

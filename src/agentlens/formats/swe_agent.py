@@ -46,6 +46,16 @@ ACI = {
     "append": ToolCategory.EDIT,
     "submit": ToolCategory.FINISH,
 }
+# First words whose operand or open file `_files` reads; any other action is a shell command.
+FILE_WORDS = {
+    "str_replace_editor",
+    "open",
+    "create",
+    "search_file",
+    "search_dir",
+    "find_file",
+    *ACI,
+}
 ACI_WORDS = re.compile(r'"[^"]*"|\'[^\']*\'|\S+')
 STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config|attempts)"\s*:')
 METADATA_KEYS = ("exit_status", "submission", "best_attempt_idx")
@@ -182,6 +192,10 @@ def classify(action: str) -> tuple[str, ToolCategory]:
 def _files(action: str, category: ToolCategory, state: Any) -> list[str]:
     """Files an action names: its path operand, the open file for `edit`/`goto`/..., or the
     files of a shell command."""
+    if category is ToolCategory.FINISH or not action:
+        return []
+    if action[0] not in "\"'" and action.split(None, 1)[0].strip("\"'") not in FILE_WORDS:
+        return files_in_command(action)  # a shell command: no need to split the ACI words
     first_line = action.split("\n", 1)[0]
     words = [w.strip("\"'") for w in ACI_WORDS.findall(first_line)]
     if not words or category is ToolCategory.FINISH:
