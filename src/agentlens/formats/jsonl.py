@@ -13,6 +13,7 @@ from typing import IO, ClassVar
 import msgspec
 
 from agentlens.errors import SchemaError, TraceError
+from agentlens.formats._json import blank
 from agentlens.trajectory import SCHEMA_VERSION, Trajectory
 
 MARKER = b'"schema_version":"' + SCHEMA_VERSION.encode() + b'"'
@@ -54,10 +55,10 @@ class JsonlReader:
         return head.lstrip()[: len(MARKER) + 1].endswith(MARKER)
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
-        if not data.strip():
+        if blank(data):
             raise TraceError(path, "empty file", self.name)
         for number, line in enumerate(data.splitlines(), start=1):
-            if not line.strip():
+            if not line or line.isspace():
                 continue
             try:
                 yield _decoder.decode(line)
