@@ -49,6 +49,7 @@ INSPECTING = (ToolCategory.SEARCH, ToolCategory.READ_FILE, ToolCategory.LIST_DIR
 CACHED_LENGTH = 1024
 ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, not commands)
 SEPARATORS = {"&&", "||", ";", "\n", "&", ";;", "(", ")"}
+PIPES = {"|", "|&"}
 REDIRECTS = {">", ">>", "<", ">&", "&>", ">|", "<>", "&>>", "<<", "<<-", "<<<", "<&"}
 SHELL_SYNTAX = re.compile(r"[|&;<>()'\"\n#\\]")  # what makes a line more than split words
 _WORD_CHAR = r"[^\s'\";|&()<>\\]"
@@ -67,7 +68,7 @@ PLAIN_TOKEN = re.compile(
     r"&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n]|[^\s;|&()<>]+"
 )
 QUOTING = re.compile(r"['\"\\#]")
-OPERATORS = SEPARATORS | REDIRECTS | {"|", "|&", "<<-"}
+OPERATORS = SEPARATORS | REDIRECTS | PIPES
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 SOURCE_FILE = re.compile(
     r"^[\w./-]+\.(py|pyi|js|jsx|ts|tsx|java|kt|scala|c|h|cc|cpp|hpp|go|rs|rb|php|sh|pony|cs|swift"
@@ -116,6 +117,12 @@ def categorize_tool(name: str, arguments: dict[str, Any] | None = None) -> ToolC
     if key in FINISH_TOOLS:
         return ToolCategory.FINISH
     return ToolCategory.OTHER
+
+
+def analyse_command(cmd: str) -> tuple[ToolCategory, list[str]]:
+    """`categorize_command` and `files_in_command` of one line, from a single look-up."""
+    category, files = _analyse(cmd.strip())
+    return category, list(files)
 
 
 def files_in_command(cmd: str) -> list[str]:
@@ -235,22 +242,28 @@ Command = tuple[list[str], list[tuple[str, str]]]
 
 
 def _pipelines(tokens: list[tuple[str, bool]]) -> list[list[Command]]:
-    pipelines: list[list[Command]] = [[([], [])]]
+    words: list[str] = []
+    targets: list[tuple[str, str]] = []
+    pipelines: list[list[Command]] = [[(words, targets)]]
     pending: str | None = None
     for token, is_op in tokens:
-        words, targets = pipelines[-1][-1]
         if pending is not None:
             targets.append((pending, token))
             pending = None
-        elif is_op and token in SEPARATORS:
-            pipelines.append([([], [])])
-        elif is_op and token in {"|", "|&"}:
-            pipelines[-1].append(([], []))
-        elif is_op and token in REDIRECTS:
+        elif not is_op:
+            if token and (words or not _is_assignment(token)):
+                words.append(token)
+        elif token in SEPARATORS or token in PIPES:
+            words, targets = [], []
+            if token in SEPARATORS:
+                pipelines.append([(words, targets)])
+            else:
+                pipelines[-1].append((words, targets))
+        elif token in REDIRECTS:
             if words and words[-1].isdigit():
                 words.pop()
             pending = token
-        elif token and not (not words and _is_assignment(token)):
+        elif words or not _is_assignment(token):
             words.append(token)
     return [[c for c in p if c[0] or c[1]] for p in pipelines if any(c[0] or c[1] for c in p)]
 

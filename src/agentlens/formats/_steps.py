@@ -12,12 +12,7 @@ import re
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from agentlens.formats._categories import (
-    categorize_command,
-    categorize_editor,
-    categorize_tool,
-    files_in_command,
-)
+from agentlens.formats._categories import analyse_command, categorize_editor, categorize_tool
 from agentlens.trajectory import ToolCategory
 
 SHELL_TOOLS = {
@@ -82,7 +77,8 @@ def classify(name: str, arguments: dict[str, Any]) -> ToolView:
         command = shell_text(arguments)
         if command is None:
             return ToolView(ToolCategory.RUN_COMMAND, None, [])
-        return ToolView(categorize_command(command), command, files_in_command(command))
+        category, files = analyse_command(command)
+        return ToolView(category, command, files)
     files = _arg_files(arguments)
     if key in EDITOR_TOOLS:
         sub = str(arguments.get("command") or "")

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
-from agentlens.formats._categories import categorize_command, files_in_command
+from agentlens.formats._categories import analyse_command
 from agentlens.formats._json import loads, require
 from agentlens.trajectory import (
     Agent,
@@ -132,7 +132,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
     thought = _thought(text[: blocks[0].start()] if blocks else text)
     steps = []
     for i, (call_id, command, tool_name) in enumerate(commands):
-        category = _categorize(command)
+        category, files = _categorize(command)
         steps.append(
             Step(
                 index=0,
@@ -144,7 +144,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
                 call_id=call_id,
                 arguments={"command": command},
                 command=command,
-                files=files_in_command(command) if category is not ToolCategory.FINISH else [],
+                files=files,
                 timestamp=when,
                 usage=usage if i == 0 else None,
                 cost=cost if i == 0 else None,
@@ -192,10 +192,11 @@ def _observe(step: Step, text: str, message: dict[str, Any]) -> None:
     step.raw = {"call": step.raw, "result": message}
 
 
-def _categorize(command: str) -> ToolCategory:
+def _categorize(command: str) -> tuple[ToolCategory, list[str]]:
+    """Category and files of a command; the submit command finishes the run and names none."""
     if any(marker in command for marker in SUBMIT):
-        return ToolCategory.FINISH
-    return categorize_command(command)
+        return ToolCategory.FINISH, []
+    return analyse_command(command)
 
 
 def _thought(before_block: str) -> str:
