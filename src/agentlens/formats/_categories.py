@@ -39,6 +39,7 @@ STRENGTH = [
     ToolCategory.READ_FILE,
     ToolCategory.LIST_DIR,
 ]
+RANK = {category: rank for rank, category in enumerate(STRENGTH)}
 BY_PROGRAM = {
     **dict.fromkeys(LISTERS, ToolCategory.LIST_DIR),
     **dict.fromkeys(READERS, ToolCategory.READ_FILE),
@@ -176,13 +177,17 @@ def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
         category = _command_category(program, args, []) or ToolCategory.RUN_COMMAND
         return category, tuple(dict.fromkeys(_command_files(program, args)))
     pipelines = [[_parse(words, targets) for words, targets in p] for p in _pipelines(_tokens(cmd))]
-    categories = [c for c in map(_pipeline_category, pipelines) if c is not None]
-    category = min(categories, key=STRENGTH.index) if categories else ToolCategory.RUN_COMMAND
+    category, rank = ToolCategory.RUN_COMMAND, len(STRENGTH)
     files: list[str] = []
     for pipeline in pipelines:
+        found = _pipeline_category(pipeline)
+        if found is not None and RANK[found] < rank:  # the first of the strongest
+            category, rank = found, RANK[found]
         for program, args, writes in pipeline:
-            found = [name for _, name in writes] + _command_files(program, args)
-            files += [f for f in found if f not in files]
+            named = _command_files(program, args)
+            if writes:
+                named = [name for _, name in writes] + named
+            files += [f for f in named if f not in files]
     return category, tuple(files)
 
 
