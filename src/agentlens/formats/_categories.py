@@ -56,12 +56,13 @@ SHELL_SYNTAX = re.compile(r"[|&;<>()'\"\n#\\]")  # what makes a line more than s
 _WORD_CHAR = r"[^\s'\";|&()<>\\]"
 # Unrolled loops (`a*(?:\\.a*)*`), not `(?:\\.|a)+`: Python's engine is several times faster on
 # them. Words come first as the commonest token; a `#` can only open a comment at a token start.
+# Three groups: a word or an operator (told apart by its text), a single- and a double-quoted word.
 TOKEN = re.compile(
-    rf"(?P<word>(?:[^\s'\";|&()<>\\#]|\\.){_WORD_CHAR}*(?:\\.{_WORD_CHAR}*)*)"
-    r"|(?P<single>'[^']*'?)"
-    r'|(?P<double>"[^"\\]*(?:\\.[^"\\]*)*"?)'
-    r"|(?P<op>&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n])"
-    r"|(?P<comment>#[^\n]*)"
+    rf"((?:[^\s'\";|&()<>\\#]|\\.){_WORD_CHAR}*(?:\\.{_WORD_CHAR}*)*"
+    r"|&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n])"
+    r"|('[^']*'?)"
+    r'|("[^"\\]*(?:\\.[^"\\]*)*"?)'
+    r"|#[^\n]*"
 )
 # Without quotes, backslashes or comments a word is a run of non-operator characters: a simpler
 # regex whose matches are plain strings (an operator is told by its text).
@@ -206,11 +207,9 @@ def _tokens(cmd: str) -> list[tuple[str, bool]]:
     if not QUOTING.search(cmd):
         return [(token, token in OPERATORS) for token in PLAIN_TOKEN.findall(cmd)]
     tokens: list[tuple[str, bool]] = []
-    for word, single, double, op, _comment in TOKEN.findall(cmd):
-        if word:
-            tokens.append((word, False))
-        elif op:
-            tokens.append((op, True))
+    for plain, single, double in TOKEN.findall(cmd):
+        if plain:
+            tokens.append((plain, plain in OPERATORS))
         elif single:
             tokens.append(
                 (single[1:-1] if len(single) > 1 and single[-1] == "'" else single[1:], False)
