@@ -198,7 +198,7 @@ Parsed = tuple[str, list[str], list[tuple[str, str]]]
 
 def _parse(words: list[str], targets: list[tuple[str, str]]) -> Parsed:
     program, args = _split_program(words)
-    return program, args, _written(targets)
+    return program, args, _written(targets) if targets else []
 
 
 def _tokens(cmd: str) -> list[tuple[str, bool]]:
