@@ -30,8 +30,10 @@ from agentlens.trajectory import (
     Usage,
 )
 
-# The action regexes of mini-swe-agent itself (v1 `bash`, v2 `mswea_bash_command`).
-FENCE = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+# The action regexes of mini-swe-agent itself (v1 `bash`, v2 `mswea_bash_command`). Its lazy
+# `(.*?)\n```` is unrolled to "lines up to the first one opening with ```", which matches the
+# same text ~1.5x faster in Python's engine.
+FENCE = re.compile(r"```(?:bash|mswea_bash_command)\s*\n([^\n]*(?:\n(?!```)[^\n]*)*)\n```")
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 LIST_HEAD = re.compile(rb'^\s*\[\s*\{\s*"role"\s*:')
