@@ -69,6 +69,7 @@ TOKEN = re.compile(
 PLAIN_TOKEN = re.compile(
     r"&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n]|[^\s;|&()<>]+"
 )
+COMPOUND = re.compile(r"[|&;<>()\n#\\]")  # what can make an operator or a comment
 QUOTING = re.compile(r"['\"\\#]")
 OPERATORS = SEPARATORS | REDIRECTS | PIPES
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
@@ -177,6 +178,8 @@ def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
         program, args = _split_program(cmd.split())
         category = _command_category(program, args, []) or ToolCategory.RUN_COMMAND
         return category, tuple(dict.fromkeys(_command_files(program, args)))
+    if not COMPOUND.search(cmd):  # one command with quoted words: no operators to split on
+        return _analyse_simple([token for token, _ in _tokens(cmd)])
     pipelines = [[_parse(words, targets) for words, targets in p] for p in _pipelines(_tokens(cmd))]
     category, rank = ToolCategory.RUN_COMMAND, len(STRENGTH)
     files: list[str] = []
@@ -190,6 +193,19 @@ def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
                 named = [name for _, name in writes] + named
             files += [f for f in named if f not in files]
     return category, tuple(files)
+
+
+def _analyse_simple(tokens: list[str]) -> tuple[ToolCategory, tuple[str, ...]]:
+    """`_analyse_line` of one command without operators, from its words."""
+    words: list[str] = []
+    for token in tokens:  # leading `X=1` assignments are dropped, as `_pipelines` does
+        if token and (words or not _is_assignment(token)):
+            words.append(token)
+    if not words:
+        return ToolCategory.RUN_COMMAND, ()
+    program, args = _split_program(words)
+    category = _command_category(program, args, []) or ToolCategory.RUN_COMMAND
+    return category, tuple(_command_files(program, args))
 
 
 Parsed = tuple[str, list[str], list[tuple[str, str]]]
