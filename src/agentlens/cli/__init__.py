@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "verify": "agentlens.cli.verify_cmd:verify",
     "review": "agentlens.cli.review_cmd:review",
     "qi": "agentlens.cli.qi_cmd:qi",
+    "selfpref": "agentlens.cli.selfpref_cmd:selfpref",
     "sxs": "agentlens.cli.sxs_cmd:sxs",
     "telemetry": "agentlens.cli.telemetry_cmd:telemetry",
     "compare": "agentlens.cli.compare_cmd:compare",

@@ -1,0 +1,51 @@
+"""`agentlens selfpref`: self-preference of two judges that cross-judged the same A/B pair (spec §9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import orjson
+from rich.table import Table
+
+from agentlens.cli._app import console
+from agentlens.errors import ConfigError
+
+
+@click.command()
+@click.argument("judge_1_sxs", type=click.Path(exists=True, dir_okay=False))
+@click.argument("judge_2_sxs", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
+    """Share of (task, dimension) cells where each judge favours its own family.
+
+    JUDGE_1_SXS and JUDGE_2_SXS are `agentlens sxs --out` files of the same A/B runs, judged by a
+    model of A's family and one of B's family."""
+    from agentlens.reviews.reliability import self_preference_from_sxs
+
+    docs = [_load(path) for path in (judge_1_sxs, judge_2_sxs)]
+    result = self_preference_from_sxs(docs[0], docs[1]).to_dict()
+    if as_json:
+        console.print_json(orjson.dumps(result).decode())
+        return 0
+    table = Table("dimension", "cells", "disagree", "self-favouring", "other-favouring")
+    for dim, row in sorted(result["by_dimension"].items()):
+        table.add_row(dim, *(str(row[k]) for k in ("cells", "disagree", "self", "other")))
+    console.print(table)
+    console.print(
+        f"{result['cells']} cells: disagree {result['disagree_rate']:.1%}, "
+        f"self-favouring {result['self_favouring_rate']:.1%}, "
+        f"other-favouring {result['other_favouring_rate']:.1%}",
+        highlight=False,
+    )
+    return 0
+
+
+def _load(path: str) -> dict[str, object]:
+    try:
+        doc = orjson.loads(Path(path).read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc.msg})") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("dimensions"), dict):
+        raise ConfigError(f"{path}: not an `agentlens sxs --out` document (no 'dimensions')")
+    return doc
