@@ -28,16 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agentlens.process.protocols import TaskSplit, agentlens_bench_split
 from agentlens.process.pta import build_reference
 from agentlens.process.score import score_trajectory
+from agentlens.process.waste import WASTE_KINDS as WASTE
 from sdk_parity import DATA, compare, load_dev, ours, released, sdk_modules
 
 PAPER_TIERS = "paper: ideal 20.2% solid 69.1% lucky 10.7% | partial_fail 54.9% off_track 45.1%"
-WASTE = (
-    "regression_loop",
-    "blind_retry",
-    "redundant_step",
-    "unnecessary_exploration",
-    "cyclic_pattern",
-)
 PAPER_T8 = {  # prevalence P/F %, mean waste P/F (spec §13.5)
     "regression_loop": (38.7, 39.5, 15.5, 12.2),
     "blind_retry": (46.0, 44.9, 5.6, 7.7),

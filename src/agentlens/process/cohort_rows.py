@@ -9,17 +9,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentlens.process.waste import WASTE_KINDS
+
 if TYPE_CHECKING:
     from agentlens.process.result import ProcessResult
 
 Row = Mapping[str, object]
-WASTE_KINDS = (
-    "regression_loop",
-    "blind_retry",
-    "redundant_step",
-    "unnecessary_exploration",
-    "cyclic_pattern",
-)
 # The profile's own signals; release rows fall back to the released component columns.
 SIGNALS = {
     "struct": "f1_score",

@@ -11,16 +11,9 @@ from agentlens.process.mechanisms import NAMES, FailureReason, Mechanism
 from agentlens.process.signals import Signal
 from agentlens.process.signals.workflow import StageCoverage
 from agentlens.process.tiers import Tier
-from agentlens.process.waste import WasteFinding
+from agentlens.process.waste import WASTE_KINDS, WasteFinding
 from agentlens.trajectory import OutcomeStatus
 
-WASTE_KINDS = (
-    "regression_loop",
-    "blind_retry",
-    "redundant_step",
-    "unnecessary_exploration",
-    "cyclic_pattern",
-)
 ANNOTATION_COLUMNS = (
     "task_id model trajectory_id passed n_states quality_score quality_tier verdict "
     "coverage_percent precision_percent f1_score coherence_score temporal_profile_score "

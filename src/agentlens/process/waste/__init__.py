@@ -14,6 +14,15 @@ from dataclasses import dataclass, field
 
 from agentlens.process.states import ProcState
 
+WASTE_KINDS = (
+    "regression_loop",
+    "blind_retry",
+    "redundant_step",
+    "unnecessary_exploration",
+    "cyclic_pattern",
+)
+"""The five kinds, in the released column order."""
+
 
 @dataclass(frozen=True)
 class Instance:
