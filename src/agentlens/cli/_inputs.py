@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.markup import escape
@@ -16,6 +17,32 @@ from agentlens.formats.registry import get_reader
 
 PROGRESS_FROM = 50
 """Show a progress bar only for runs of at least this many files."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def read_options(command: F) -> F:
+    """`--lenient`, `--format` and `--labels`: the `load_inputs` keywords as options."""
+    for option in reversed(
+        (
+            click.option(
+                "--lenient", is_flag=True, help="Accept non-conformant files (e.g. ATIF-like)."
+            ),
+            click.option(
+                "--format",
+                "format",
+                default=None,
+                help="Skip detection: read every file as FORMAT.",
+            ),
+            click.option(
+                "--labels",
+                multiple=True,
+                help="Outcome sidecar: results.json, report, CSV, logs dir.",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
 
 
 def load_inputs(

@@ -3,16 +3,9 @@ Exit code 0 ok, 1 warning, 2 alert, so CI can gate a release on it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from agentlens.cli._app import console
-
-if TYPE_CHECKING:
-    from agentlens.process.pta import Reference
-    from agentlens.reviews.telemetry import RunTelemetry
-    from agentlens.trajectory import Trajectory
 
 
 @click.command()
@@ -72,21 +65,28 @@ def compare(
 
     from agentlens.cli._inputs import load_inputs
     from agentlens.reviews.compare import RunSummary, compare_runs
-    from agentlens.reviews.report import compare_markdown, dump, formal_results, load
+    from agentlens.reviews.report import SXS_KIND, compare_markdown, dump, formal_results, load
+    from agentlens.reviews.telemetry import RunTelemetry
 
     summaries = []
     process_refs = None
     for name, verify, reviews in ((run_a, a_verify, a_reviews), (run_b, b_verify, b_reviews)):
         trajs = load_inputs([name]).trajectories
-        summary = RunSummary(name, _telemetry(trajs))
+        summary = RunSummary(name, RunTelemetry.of(trajs))
         summary.formal = formal_results(verify) if verify else None
         summary.qi = _qi(reviews, summary.formal) if reviews else None
         if with_process:
-            process_refs = process_refs or _references(trajs)
-            summary.process = _process(trajs, process_refs)
+            from agentlens.reviews.process_evidence import (
+                metrics,
+                references_from_passing,
+                score_all,
+            )
+
+            process_refs = process_refs or references_from_passing(trajs)
+            summary.process = metrics(list(score_all(trajs, process_refs).values()))
         summaries.append(summary)
     if sxs_path:
-        summaries[1].sxs_flags = load(sxs_path, "agentlens.sxs/1")["dimensions"]
+        summaries[1].sxs_flags = load(sxs_path, SXS_KIND)["dimensions"]
     result = compare_runs(summaries[0], summaries[1])
     doc = result.to_dict()
     if md_path:
@@ -98,12 +98,6 @@ def compare(
     return result.exit_code
 
 
-def _telemetry(trajs: list[Trajectory]) -> RunTelemetry:
-    from agentlens.reviews.telemetry import RunTelemetry
-
-    return RunTelemetry.of(trajs)
-
-
 def _qi(reviews_path: str, formal: list[int] | None) -> float:
     from agentlens.reviews.judge.judge import aggregate
     from agentlens.reviews.qi import quality_index
@@ -111,15 +105,3 @@ def _qi(reviews_path: str, formal: list[int] | None) -> float:
 
     means = {d: s.mean for d, s in aggregate(load_reviews(reviews_path)).items()}
     return quality_index(sum(formal) / len(formal) if formal else None, means).value
-
-
-def _references(trajs: list[Trajectory]) -> dict[str, Reference]:
-    from agentlens.reviews.process_evidence import references_from_passing
-
-    return references_from_passing(trajs)
-
-
-def _process(trajs: list[Trajectory], refs: dict[str, Reference]) -> dict[str, list[float]]:
-    from agentlens.reviews.process_evidence import metrics, score_all
-
-    return metrics(list(score_all(trajs, refs).values()))

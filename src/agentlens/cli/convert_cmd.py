@@ -18,7 +18,7 @@ import click
 import orjson
 
 from agentlens.cli._app import console
-from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.errors import ConfigError
 from agentlens.trajectory import Trajectory
 
@@ -31,11 +31,7 @@ UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 @click.option("--to", "target", type=click.Choice(["atif", "jsonl"]), required=True)
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True)
 @click.option("--force", is_flag=True, help="Replace existing output files.")
-@click.option("--lenient", is_flag=True, help="Accept non-conformant files (e.g. ATIF-like).")
-@click.option("--format", "format", default=None, help="Skip detection: read every file as FORMAT.")
-@click.option(
-    "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
-)
+@read_options
 def convert(
     paths: tuple[str, ...],
     target: str,

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import console
-from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.formats import READERS
 from agentlens.trajectory import Trajectory
 
@@ -21,11 +21,7 @@ from agentlens.trajectory import Trajectory
     is_flag=True,
     help="JSON Lines: one summary object per trajectory per line.",
 )
-@click.option("--lenient", is_flag=True, help="Accept non-conformant files (e.g. ATIF-like).")
-@click.option("--format", "format", default=None, help="Skip detection: read every file as FORMAT.")
-@click.option(
-    "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
-)
+@read_options
 def inspect(
     paths: tuple[str, ...],
     as_json: bool,

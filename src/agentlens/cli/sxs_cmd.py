@@ -49,7 +49,7 @@ def sxs(
     """Per dimension: mean score in [−1, 1] (negative = A better), permutation p, position consistency."""
     from agentlens.cli._inputs import load_inputs
     from agentlens.providers import get_provider
-    from agentlens.reviews.report import dump, load_reviews
+    from agentlens.reviews.report import SXS_KIND, dump, load_reviews
     from agentlens.reviews.sxs.sxs import Side, run_sxs, task_key
 
     sides = []
@@ -75,7 +75,7 @@ def sxs(
             )
         )
     doc = {
-        "kind": "agentlens.sxs/1",
+        "kind": SXS_KIND,
         "run_a": run_a,
         "run_b": run_b,
         "judge": client.name,

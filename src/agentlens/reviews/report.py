@@ -17,6 +17,7 @@ from agentlens.reviews.judge.parse import Evidence, ParsedReview, Pitfall
 
 REVIEWS_KIND = "agentlens.reviews/1"
 VERIFY_KIND = "agentlens.verify/1"
+SXS_KIND = "agentlens.sxs/1"
 
 
 def dump(doc: dict[str, Any], path: str | Path | None = None) -> str:
