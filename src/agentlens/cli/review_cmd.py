@@ -71,7 +71,7 @@ def review(
 ) -> int:
     """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0."""
     from agentlens.providers import get_provider
-    from agentlens.reviews.judge.judge import JudgeSettings, review_run
+    from agentlens.reviews.judge.judge import MAX_REVIEWED, JudgeSettings, review_run
     from agentlens.reviews.judge.prompt import ReviewContext
     from agentlens.reviews.report import dump, reviews_document, reviews_markdown
 
@@ -84,7 +84,7 @@ def review(
         _add_process_evidence(trajs, contexts)
     settings = JudgeSettings(budget_tokens=budget_tokens, max_tokens=max_tokens)
     with Progress(console=err_console, transient=True) as progress:
-        task = progress.add_task("reviewing", total=min(len(trajs), 50))
+        task = progress.add_task("reviewing", total=min(len(trajs), MAX_REVIEWED))
         reviews = client.run(
             review_run(
                 client,
