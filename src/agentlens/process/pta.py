@@ -53,32 +53,27 @@ class Reference:
     terminals: list[str]
     donors: list[str] = field(default_factory=list)
     profile: str = "paper"
-    _paths: dict[int, list[list[ProcState]]] = field(default_factory=dict, repr=False)
-    _index: dict[tuple[bool, float], TerminalIndex] = field(default_factory=dict, repr=False)
     _memo: dict[object, Any] = field(default_factory=dict, repr=False)
 
     def cached(self, key: object, compute: Callable[[], T]) -> T:
-        """Memoise reference-side work (path plans, best-path waste patterns) across candidates."""
+        """Memoise reference-side work (paths, path plans, terminal index, waste patterns) across
+        candidates."""
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
 
     def terminal_index(self, eq: Equivalence) -> TerminalIndex:
         """Vectorised terminal-node codes for this reference (cached per equivalence setting)."""
-        key = (eq.base_command_rule, eq.search_jaccard_min)
-        if key not in self._index:
-            from agentlens.process.terminal_index import TerminalIndex
+        from agentlens.process.terminal_index import TerminalIndex
 
-            self._index[key] = TerminalIndex(list(self.nodes.values()), eq)
-        return self._index[key]
+        key = ("terminal_index", eq.base_command_rule, eq.search_jaccard_min)
+        return self.cached(key, lambda: TerminalIndex(list(self.nodes.values()), eq))
 
     def paths(self, max_paths: int = 50) -> list[list[ProcState]]:
         """Root-to-terminal paths, depth-first, successors by edge id compared as strings (cached)."""
-        if max_paths not in self._paths:
-            from agentlens.process.paths import enumerate_paths
+        from agentlens.process.paths import enumerate_paths
 
-            self._paths[max_paths] = enumerate_paths(self, max_paths)
-        return self._paths[max_paths]
+        return self.cached(("paths", max_paths), lambda: enumerate_paths(self, max_paths))
 
     def successors(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

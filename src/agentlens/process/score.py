@@ -156,7 +156,7 @@ def paths_first(ref: Reference, config: ProfileConfig) -> list[ProcState]:
 
 
 def _files(ref: Reference) -> set[str]:
-    return {n.file_path for n in ref.nodes.values() if n.file_path}
+    return ref.cached("files", lambda: {n.file_path for n in ref.nodes.values() if n.file_path})
 
 
 def _struct(config: ProfileConfig, m: MatchResult, struct_set: Signal) -> Signal:
