@@ -59,7 +59,9 @@ def test_one_trajectory_per_sample(path: Path) -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_attachments_are_resolved(path: Path) -> None:
-    for traj in read_path(path):
+    trajectories = read_path(path)
+    assert trajectories
+    for traj in trajectories:
         texts = [traj.task or ""] + [s.text for s in traj.steps]
         texts += [s.observation or "" for s in traj.steps]
         assert not any(t.startswith("attachment://") for t in texts)
@@ -88,7 +90,9 @@ def test_browser_sample_observations_and_usage() -> None:
 
 def test_scorer_model_calls_are_not_agent_usage() -> None:
     path = ROOT / "2025-05-12T20-28-26-04-00_security-guide.json"
-    for sample, traj in zip(_samples(path), read_path(path), strict=True):
+    samples = _samples(path)
+    assert samples
+    for sample, traj in zip(samples, read_path(path), strict=True):
         answer = sample["output"]["usage"]
         assert traj.usage_total().prompt_tokens == answer["input_tokens"]
         assert traj.usage_total().completion_tokens == answer["output_tokens"]

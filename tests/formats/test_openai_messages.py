@@ -37,12 +37,14 @@ def test_litellm_log_appends_the_response_and_keeps_usage_and_cost() -> None:
     assert traj.usage_total().prompt_tokens == response["usage"]["prompt_tokens"]
     assert traj.usage_total().completion_tokens == response["usage"]["completion_tokens"]
     final_calls = response["choices"][0]["message"].get("tool_calls") or []
-    if final_calls:
-        assert traj.tool_steps[-1].call_id == final_calls[-1]["id"]
+    assert final_calls
+    assert traj.tool_steps[-1].call_id == final_calls[-1]["id"]
 
 
 def test_harbor_traces_give_one_trajectory_per_conversation() -> None:
-    for path in sorted(GOLDEN.glob("*/*.traces.json")):
+    paths = sorted(GOLDEN.glob("*/*.traces.json"))
+    assert paths
+    for path in paths:
         raw = json.loads(path.read_bytes())
         trajectories = read_path(path)
         assert [t.source.index for t in trajectories] == list(range(len(raw)))

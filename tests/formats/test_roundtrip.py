@@ -76,7 +76,9 @@ def test_the_sources_span_several_formats() -> None:
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name[-40:])
 def test_atif_round_trip_keeps_steps_calls_observations_and_usage(path: Path) -> None:
-    for original in read_path(path):
+    originals = read_path(path)
+    assert originals
+    for original in originals:
         doc, back = _through_atif(original)
         assert doc["schema_version"] == VERSION
         assert validate(doc) == []

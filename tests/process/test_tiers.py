@@ -15,6 +15,7 @@ ROWS = list(csv.DictReader((BENCH / "annotations" / "trajectories.csv").open()))
 
 def test_stored_tiers_follow_the_sdk_thresholds() -> None:
     config = get_profile("sdk-compat")
+    assert len(ROWS) == 399
     for row in ROWS:
         outcome = "passed" if row["passed"] == "True" else "failed"
         assert tier(int(row["quality_score"]), outcome, config)[0] == row["quality_tier"]

@@ -113,4 +113,8 @@ def test_sensitivity_rows_recompute_entropy_and_surprise_by_hand() -> None:
 
     assert out["mean_delta_h_tau1"] == pytest.approx(h_tau(before, 1) - h_tau(after, 1))
     assert out["mean_delta_h_tau5"] == pytest.approx(h_tau(before, 5) - h_tau(after, 5))
-    assert out["mean_surprise_eps1e-06"] == pytest.approx(kl([0.2, 0.8], [0.9, 0.1]))
+    eps = 1e-6
+    p = [(1 - eps) * x + eps / 2 for x in after.values()]
+    q = [(1 - eps) * x + eps / 2 for x in before.values()]
+    surprise = sum(pi * math.log(pi / qi) for pi, qi in zip(p, q, strict=True))
+    assert out["mean_surprise_eps1e-06"] == pytest.approx(surprise)

@@ -18,7 +18,7 @@ IDS = ["c1", "c2", "c3", "c4"]
 def test_rotation_matches_spec_formula() -> None:
     labels = ["A", "B", "C", "D"]
     for k in range(4):
-        assert rotate(labels, k) == labels[-k:] + labels[:-k] if k else labels
+        assert rotate(labels, k) == (labels[-k:] + labels[:-k] if k else labels)
     assert label_mapping(IDS, 1) == {"A": "c2", "B": "c3", "C": "c4", "D": "c1"}
     assert default_labels(3, "numeric") == ["1", "2", "3"]
 
