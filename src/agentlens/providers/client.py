@@ -177,18 +177,18 @@ class LLMClient:
 
     def _reuse(self, key: str, type_: type[R]) -> R | None:
         raw = self.ledger.get(key) if self.ledger is not None else None
-        if raw is not None:
-            self.stats.ledger_hits += 1
-        elif self.cache is not None:
+        in_ledger = raw is not None
+        if not in_ledger and self.cache is not None:
             raw = self.cache.get(key)
-            if raw is not None:
-                self.stats.cache_hits += 1
-                if self.ledger is not None:  # used by this run, but paid for by an earlier one
-                    usage = msgspec.json.decode(raw, type=type_).usage
-                    self._record(key, "cache_hit", raw, usage, cost=0.0)
         if raw is None:
             return None
         result = msgspec.json.decode(raw, type=type_)
+        if in_ledger:
+            self.stats.ledger_hits += 1
+        else:
+            self.stats.cache_hits += 1
+            if self.ledger is not None:  # used by this run, but paid for by an earlier one
+                self._record(key, "cache_hit", raw, result.usage, cost=0.0)
         result.from_cache = True
         return result
 

@@ -104,14 +104,7 @@ class OpenAICompatibleProvider:
         if not tops[0]:
             raise ProviderError(self.name, "server returned no log-probs for /completions")
         candidates = [(token, float(value)) for token, value in tops[0].items()]
-        return OptionLogprobs(
-            options=options_from_top_k(candidates, labels, floor),
-            floor=floor,
-            top_k=top_k,
-            usage=parse_usage(data.get("usage")),
-            latency_s=time.perf_counter() - started,
-            model=str(data.get("model") or self.model),
-        )
+        return self._option_result(data, candidates, labels, floor, top_k, started)
 
     async def option_logprobs(
         self,
@@ -126,6 +119,17 @@ class OpenAICompatibleProvider:
         started = time.perf_counter()
         data = await self._post("/chat/completions", body)
         candidates = first_token_candidates(self.name, first_choice(self.name, data))
+        return self._option_result(data, candidates, labels, floor, top_k, started)
+
+    def _option_result(
+        self,
+        data: dict[str, Any],
+        candidates: list[tuple[str, float]],
+        labels: Sequence[str],
+        floor: float,
+        top_k: int,
+        started: float,
+    ) -> OptionLogprobs:
         return OptionLogprobs(
             options=options_from_top_k(candidates, labels, floor),
             floor=floor,

@@ -42,15 +42,6 @@ def softmax(scores: Sequence[float], temperature: float = 1.0) -> list[float]:
     return [float(x) for x in arr / arr.sum()]
 
 
-def logsumexp(values: Sequence[float]) -> float:
-    if not values:
-        return -math.inf
-    top = max(values)
-    if top == -math.inf:
-        return top
-    return top + math.log(sum(math.exp(v - top) for v in values))
-
-
 def belief_from_labels(
     label_logprobs: Mapping[str, float],
     label_sources: Mapping[str, str],

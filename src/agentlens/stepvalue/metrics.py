@@ -14,7 +14,8 @@ from typing import Literal
 
 import numpy as np
 
-from agentlens.stepvalue.belief import Belief, logsumexp, softmax
+from agentlens.providers.types import logsumexp
+from agentlens.stepvalue.belief import Belief, softmax
 
 EPSILON = 1e-6
 GOLD_FLOOR = 1e-12
