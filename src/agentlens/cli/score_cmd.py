@@ -124,8 +124,14 @@ def write_annotations(
     """The 40 AgentLens-Bench columns, in the release's order, diffable against its CSV."""
     from agentlens.process.curation import export_rows
 
-    rows = [{c: r.annotation_row()[c] for c in ANNOTATION_COLUMNS} for r in results]
+    if not (csv_path or parquet_path):
+        return
+    rows = [_columns(r.annotation_row()) for r in results]
     if csv_path:
         export_rows(rows, csv_path, "csv")
     if parquet_path:
         export_rows(rows, parquet_path, "parquet")
+
+
+def _columns(row: dict[str, object]) -> dict[str, object]:
+    return {c: row[c] for c in ANNOTATION_COLUMNS}
