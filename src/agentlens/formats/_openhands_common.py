@@ -7,7 +7,6 @@ events, `stats` state updates in V1); `RunningTotals` turns them into per-step a
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -190,15 +189,6 @@ def text_of(content: Any) -> str:
 
 def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def timestamp(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def renumber(steps: list[Step]) -> list[Step]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
+from agentlens.formats._steps import parse_time
 from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
 
 SKIPPED_ACTIONS = {"recall", "change_agent_state", "condensation", "condensation_request", "null"}
@@ -92,7 +93,7 @@ class LegacyConverter:
             kind = "user" if source == "user" else "agent"
         text = args.get("content") or event.get("message") or event.get("content") or ""
         return Step(
-            index=0, kind=kind, text=str(text), timestamp=oh.timestamp(event.get("timestamp")),
+            index=0, kind=kind, text=str(text), timestamp=parse_time(event.get("timestamp")),
             raw=event,
         )  # fmt: skip
 
@@ -119,7 +120,7 @@ class LegacyConverter:
             arguments=arguments,
             command=command,
             files=oh.files_of(arguments, command),
-            timestamp=oh.timestamp(event.get("timestamp")),
+            timestamp=parse_time(event.get("timestamp")),
             raw=event,
         )
 
@@ -134,7 +135,7 @@ class LegacyConverter:
             return
         if step is None or step.observation is not None:
             step = Step(index=0, kind="tool", tool_name=kind, category=ToolCategory.OTHER)
-            step.timestamp = oh.timestamp(event.get("timestamp"))
+            step.timestamp = parse_time(event.get("timestamp"))
             self.steps.append(step)
         content = event.get("content")
         step.observation = content if isinstance(content, str) else oh.text_of(content)

@@ -15,6 +15,7 @@ from typing import Any
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
+from agentlens.formats._steps import parse_time
 from agentlens.trajectory import Step, StepKind, ToolCategory, Usage
 
 ACTION_KINDS = {"FinishAction": ToolCategory.FINISH, "ThinkAction": ToolCategory.THINK}
@@ -63,7 +64,7 @@ class V1Converter:
             self._stats(event.get("value"))
 
     def _add(self, step: Step, event: dict[str, Any], *, charge: bool) -> None:
-        step.timestamp = oh.timestamp(event.get("timestamp"))
+        step.timestamp = parse_time(event.get("timestamp"))
         if charge and self.pending is not None:
             step.usage, step.cost = self.pending
             step.model = self.model

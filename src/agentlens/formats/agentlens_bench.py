@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
 from agentlens.formats._json import loads, require
+from agentlens.formats._steps import parse_time
 from agentlens.trajectory import Agent, Outcome, Source, Step, ToolCategory, Trajectory, Usage
 
 CATEGORIES = {
@@ -92,7 +92,7 @@ class AgentLensBenchReader:
             command=args.get("command") if category is ToolCategory.RUN_COMMAND else None,
             files=list(state.get("files_touched") or []),
             observation=entry.get("response_preview"),
-            timestamp=_timestamp(smeta.get("timestamp")),
+            timestamp=parse_time(smeta.get("timestamp")),
             usage=Usage(
                 prompt_tokens=smeta.get("input_tokens") or 0,
                 completion_tokens=smeta.get("output_tokens") or 0,
@@ -112,12 +112,3 @@ def _outcome(path: Path, meta: dict[str, Any]) -> Outcome:
     if match:
         return Outcome(status="passed" if match[1] == "pass" else "failed", source="file-name")
     return Outcome()
-
-
-def _timestamp(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None

@@ -9,11 +9,11 @@ billed as output, so they count towards `completion_tokens`.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.formats._json import loads, require
+from agentlens.formats._steps import parse_time
 from agentlens.formats._tool_table import tool_category
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
 
@@ -55,7 +55,7 @@ class GeminiCliReader:
 
 def _message_steps(message: dict[str, Any], turn: int, start: int) -> list[Step]:
     text = _text(message.get("content"))
-    when = _timestamp(message.get("timestamp"))
+    when = parse_time(message.get("timestamp"))
     if message.get("type") != "gemini":
         kind: StepKind = "user" if message.get("type") == "user" else "system"
         return [Step(index=start, kind=kind, text=text, turn=turn, timestamp=when, raw=message)]
@@ -133,12 +133,3 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return ""
-
-
-def _timestamp(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None

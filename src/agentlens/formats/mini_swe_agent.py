@@ -20,6 +20,7 @@ from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
 from agentlens.formats._categories import analyse_command
 from agentlens.formats._json import loads, require
+from agentlens.formats._steps import parse_time
 from agentlens.trajectory import (
     Agent,
     Source,
@@ -222,7 +223,7 @@ def _created(extra: dict[str, Any]) -> datetime | None:
         value = common.as_dict(extra.get("response")).get("created")
     if isinstance(value, int | float) and not isinstance(value, bool):
         return datetime.fromtimestamp(value, tz=UTC)
-    return common.timestamp(value)
+    return parse_time(value)
 
 
 def _model(info: dict[str, Any]) -> str | None:

@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 from agentlens.errors import SchemaError
 from agentlens.formats._json import loads, require
 from agentlens.formats._openai_steps import messages_to_steps
-from agentlens.trajectory import Agent, Source, Trajectory, Usage
+from agentlens.formats._openhands_common import usage_from_response
+from agentlens.trajectory import Agent, Source, Trajectory
 
 ROLE = re.compile(rb'"role"\s*:\s*"(system|user|assistant|tool|developer)"')
 LIST_START = re.compile(rb"^\s*\[\s*(\{|\])")
@@ -81,7 +82,7 @@ class OpenAIMessagesReader:
         if choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
             messages.append(choices[0]["message"])
         traj = self._trajectory(path, messages, id=path.stem, model=response.get("model"))
-        usage = _usage(response.get("usage"))
+        usage = usage_from_response(response.get("usage"))
         last_turn = [s for s in traj.steps if s.kind in ("agent", "tool")][-1:]
         if usage is not None and last_turn:
             last_turn[0].usage = usage
@@ -114,15 +115,3 @@ class OpenAIMessagesReader:
                 agent=Agent(name=entry.get("agent")),
                 metadata=meta,
             )
-
-
-def _usage(usage: Any) -> Usage | None:
-    if not isinstance(usage, dict):
-        return None
-    details = usage.get("prompt_tokens_details") or {}
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    return Usage(
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cached_tokens=int(cached or usage.get("cache_read_input_tokens") or 0),
-    )
