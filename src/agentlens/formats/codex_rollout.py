@@ -18,11 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
 import orjson
 
-from agentlens.formats._json import head_text, iter_jsonl
+from agentlens.formats._json import head_text
 from agentlens.formats._steps import classify, parse_time
-from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
+from agentlens.formats._typed_json import NULL, any_decoder, decode_lines, decode_raw
+from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
 
 LINE_TYPE = re.compile(r'"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)"')
 MODEL_ITEMS = {
@@ -35,6 +37,44 @@ MODEL_ITEMS = {
 OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output"}
 SYSTEM_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 EXIT_CODE = re.compile(r"(?:Process exited with code|exit code:?)\s*(-?\d+)", re.IGNORECASE)
+
+
+class _Line(msgspec.Struct):
+    type: Any = None
+    timestamp: Any = None
+    payload: msgspec.Raw = NULL
+
+
+class _TurnContext(msgspec.Struct):
+    model: Any = None
+
+
+class _Event(msgspec.Struct):
+    type: Any = None
+    message: Any = None
+    info: Any = None
+
+
+class _Item(msgspec.Struct):
+    """A `response_item` payload, without the fields no step uses (`encrypted_content`)."""
+
+    type: Any = None
+    role: Any = None
+    summary: Any = None
+    content: Any = None
+    name: Any = None
+    call_id: Any = None
+    id: Any = None
+    arguments: Any = None
+    input: Any = None
+    action: Any = None
+    output: Any = None
+
+
+LINES = msgspec.json.Decoder(_Line)
+TURN_CONTEXT = msgspec.json.Decoder(_TurnContext)
+EVENT = msgspec.json.Decoder(_Event)
+ITEM = msgspec.json.Decoder(_Item)
 
 
 class CodexRolloutReader:
@@ -54,8 +94,8 @@ class CodexRolloutReader:
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         builder = _Builder()
-        for _, line in iter_jsonl(path, data, self.name):
-            if isinstance(line, dict) and isinstance(line.get("payload"), dict):
+        for _, line in decode_lines(path, data, self.name, LINES):
+            if line is not None:
                 builder.line(line)
         yield builder.trajectory(path)
 
@@ -75,23 +115,31 @@ class _Builder:
         self.total: Usage | None = None
         self.earlier = Usage()
 
-    def line(self, line: dict[str, Any]) -> None:
-        payload, kind = line["payload"], line.get("type")
-        stamp = line.get("timestamp")  # parsed only for lines that become steps
-        if kind == "session_meta":
-            self.meta = payload
-        elif kind == "turn_context":
-            self.model = payload.get("model") or self.model
+    def line(self, line: _Line) -> None:
+        """One line whose payload is an object (other payloads are skipped)."""
+        kind = line.type
+        if kind == "response_item":
+            item = decode_raw(line.payload, ITEM)
+            if item is not None:
+                self._item(item, line.payload, line.timestamp)  # stamp parsed only for steps
         elif kind == "event_msg":
-            self._event(payload)
-        elif kind == "response_item":
-            self._item(payload, stamp)
+            event = decode_raw(line.payload, EVENT)
+            if event is not None:
+                self._event(event)
+        elif kind == "turn_context":
+            context = decode_raw(line.payload, TURN_CONTEXT)
+            if context is not None:
+                self.model = context.model or self.model
+        elif kind == "session_meta":
+            meta = any_decoder.decode(line.payload)
+            if isinstance(meta, dict):
+                self.meta = meta
 
-    def _event(self, payload: dict[str, Any]) -> None:
-        if payload.get("type") == "user_message" and self.task is None:
-            self.task = str(payload.get("message") or "")
-        elif payload.get("type") == "token_count" and isinstance(payload.get("info"), dict):
-            self._token_count(payload["info"])
+    def _event(self, event: _Event) -> None:
+        if event.type == "user_message" and self.task is None:
+            self.task = str(event.message or "")
+        elif event.type == "token_count" and isinstance(event.info, dict):
+            self._token_count(event.info)
 
     def _token_count(self, info: dict[str, Any]) -> None:
         total = _usage(info.get("total_token_usage"))
@@ -111,19 +159,19 @@ class _Builder:
         else:
             self.spare_usage = delta if self.spare_usage is None else self.spare_usage + delta
 
-    def _item(self, item: dict[str, Any], stamp: Any) -> None:
-        kind = item.get("type")
-        is_model = kind in MODEL_ITEMS or (kind == "message" and item.get("role") == "assistant")
+    def _item(self, item: _Item, raw: msgspec.Raw, stamp: Any) -> None:
+        kind = item.type
+        is_model = kind in MODEL_ITEMS or (kind == "message" and item.role == "assistant")
         if is_model and not self.in_response:
             self._start_response()
         elif not is_model:
             self._end_response(stamp)
         if kind == "reasoning":
-            self.pending += [str(s.get("text") or "") for s in item.get("summary") or []]
+            self.pending += [str(s.get("text") or "") for s in item.summary or []]
         elif kind == "message":
-            self._message(item, stamp)
+            self._message(item, raw, stamp)
         elif kind in MODEL_ITEMS:
-            self._call(item, stamp)
+            self._call(item, raw, stamp)
         elif kind in OUTPUT_ITEMS:
             self._output(item)
 
@@ -140,19 +188,20 @@ class _Builder:
             self.pending = []
         self.in_response = False
 
-    def _message(self, item: dict[str, Any], stamp: Any) -> None:
+    def _message(self, item: _Item, raw: msgspec.Raw, stamp: Any) -> None:
         text = "\n".join(
-            str(c.get("text") or "") for c in item.get("content") or [] if isinstance(c, dict)
+            str(c.get("text") or "") for c in item.content or [] if isinstance(c, dict)
         )
-        role = item.get("role")
+        role = item.role
         if role == "assistant":
             self.pending.append(text)
             return
         system = role != "user" or text.lstrip().startswith(SYSTEM_PREFIXES)
-        self._add(Step(index=0, kind="system" if system else "user", text=text, raw=item), stamp)
+        kind: StepKind = "system" if system else "user"
+        self._add(Step(index=0, kind=kind, text=text, raw=any_decoder.decode(raw)), stamp)
 
-    def _call(self, item: dict[str, Any], stamp: Any) -> None:
-        name = str(item.get("name") or item.get("type") or "unknown")
+    def _call(self, item: _Item, raw: msgspec.Raw, stamp: Any) -> None:
+        name = str(item.name or item.type or "unknown")
         args = _arguments(item)
         view = classify(name, args)
         step = Step(
@@ -161,21 +210,21 @@ class _Builder:
             text="\n\n".join(self.pending),
             tool_name=name,
             category=view.category,
-            call_id=item.get("call_id") or item.get("id"),
+            call_id=item.call_id or item.id,
             arguments=args,
             command=view.command,
             files=view.files,
-            raw=item,
+            raw=any_decoder.decode(raw),  # the item as a dict: the one field that needs it all
         )
         self.pending = []
         self._add(step, stamp)
         if step.call_id:
             self.calls[step.call_id] = step
 
-    def _output(self, item: dict[str, Any]) -> None:
-        step = self.calls.get(str(item.get("call_id")))
+    def _output(self, item: _Item) -> None:
+        step = self.calls.get(str(item.call_id))
         if step is not None:
-            step.observation, step.is_error = _output(item.get("output"))
+            step.observation, step.is_error = _output(item.output)
 
     def _add(self, step: Step, stamp: Any) -> None:
         step.index = len(self.steps)
@@ -215,16 +264,18 @@ class _Builder:
         )
 
 
-def _arguments(item: dict[str, Any]) -> dict[str, Any]:
-    if item.get("type") == "custom_tool_call":
-        return {"input": item.get("input")}
-    raw = item.get("arguments")
+def _arguments(item: _Item) -> dict[str, Any]:
+    if item.type == "custom_tool_call":
+        return {"input": item.input}
+    raw = item.arguments
     if isinstance(raw, dict):
         return raw
-    if isinstance(item.get("action"), dict):
-        return dict(item["action"])
+    if isinstance(item.action, dict):
+        return dict(item.action)
+    if not isinstance(raw, str) or not raw.lstrip().startswith("{"):
+        return {"raw": raw}  # not an object (e.g. `[REDACTED_ARGUMENTS ...]`): skip the raise
     try:
-        parsed = orjson.loads(raw) if isinstance(raw, str) else None
+        parsed = orjson.loads(raw)
     except orjson.JSONDecodeError:
         parsed = None
     return parsed if isinstance(parsed, dict) else {"raw": raw}
