@@ -82,6 +82,17 @@ def test_passing_run_has_no_console_count_but_xml_has() -> None:
     assert (counts.tests, counts.failures, counts.errors, counts.skipped) == xml_counts("pass")
 
 
+def test_multi_project_summaries_are_summed() -> None:
+    # Two subprojects run with --continue: Gradle prints one summary per failing test task.
+    text = console("gradle_multi_fail.txt")
+    per_task = [tuple(map(int, found)) for found in SUMMARY.findall(text)]
+    assert per_task == [(4, 2, 1), (4, 1, 1)]
+    assert len(FAILED_TEST.findall(text)) == 3
+    counts = parse(text)
+    assert counts is not None
+    assert (counts.tests, counts.failures, counts.errors, counts.skipped) == (8, 3, 0, 2)
+
+
 def test_compile_error_is_no_result() -> None:
     text = console("gradle_compile_error.txt")
     assert "Compilation failed" in text and "BUILD FAILED" in text

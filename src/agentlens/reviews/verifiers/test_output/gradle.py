@@ -1,6 +1,8 @@
-"""Gradle `test`: JUnit XML under `build/test-results/` when present; else the console line
-`N tests completed, F failed, S skipped` (printed only when something failed), or a bare
-`BUILD SUCCESSFUL` with no counts."""
+"""Gradle `test`: JUnit XML under `build/test-results/` when present; else the console lines
+`N tests completed, F failed, S skipped`, one per test task that had a failure (a multi-project
+build run with `--continue` prints several; they are summed). Gradle counts an exception as a
+failure (no error count), and prints no count when every test passed: a bare `BUILD SUCCESSFUL`
+gives None. Checked on real Gradle 4.4.1 output (tests/reviews/data/README.md)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ def parse(output: str, reports: dict[str, str]) -> TestCounts | None:
     from_xml = parse_reports("gradle", reports)
     if from_xml is not None:
         return from_xml
-    matches = list(COMPLETED.finditer(output))
-    if matches:
-        match = matches[-1]
-        return TestCounts("gradle", int(match[1]), int(match[2] or 0), 0, int(match[3] or 0))
-    return None
+    total: TestCounts | None = None
+    for match in COMPLETED.finditer(output):
+        counts = TestCounts("gradle", int(match[1]), int(match[2] or 0), 0, int(match[3] or 0))
+        total = counts if total is None else total + counts
+    return total
