@@ -3,9 +3,17 @@ Exit code 0 ok, 1 warning, 2 alert, so CI can gate a release on it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from agentlens.cli._app import console
+from agentlens.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agentlens.process.pta import Reference
+    from agentlens.trajectory import Trajectory
 
 
 @click.command()
@@ -38,7 +46,16 @@ from agentlens.cli._app import console
     "--process",
     "with_process",
     is_flag=True,
-    help="Also compare process metrics (Lucky rate, V coverage, waste).",
+    help="Also compare process metrics (Lucky rate, V coverage, waste): references from the "
+    "passing runs of both runs pooled, each run scored leave-one-out.",
+)
+@click.option(
+    "--reference",
+    "reference_dir",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="With --process: score against fixed references instead, DIR/<task_id>.json "
+    "(`agentlens reference build -o`); tasks without one are skipped.",
 )
 @click.option("--json", "as_json", is_flag=True)
 @click.option(
@@ -57,38 +74,34 @@ def compare(
     b_reviews: str | None,
     sxs_path: str | None,
     with_process: bool,
+    reference_dir: str | None,
     as_json: bool,
     md_path: str | None,
 ) -> int:
     """Mann–Whitney / Fisher tests and ratio thresholds (spec §11.2), SxS flags, QI and process deltas."""
-    from pathlib import Path
-
     from agentlens.cli._inputs import load_inputs
     from agentlens.reviews.compare import RunSummary, compare_runs
     from agentlens.reviews.report import SXS_KIND, compare_markdown, dump, formal_results, load
     from agentlens.reviews.telemetry import RunTelemetry
 
-    summaries = []
-    process_refs = None
+    summaries, runs = [], []
     for name, verify, reviews in ((run_a, a_verify, a_reviews), (run_b, b_verify, b_reviews)):
         trajs = load_inputs([name]).trajectories
         summary = RunSummary(name, RunTelemetry.of(trajs))
         summary.formal = formal_results(verify) if verify else None
         summary.qi = _qi(reviews, summary.formal) if reviews else None
-        if with_process:
-            from agentlens.reviews.process_evidence import (
-                metrics,
-                references_from_passing,
-                score_all,
-            )
-
-            process_refs = process_refs or references_from_passing(trajs)
-            summary.process = metrics(list(score_all(trajs, process_refs).values()))
         summaries.append(summary)
+        runs.append(trajs)
+    process = _process(runs[0], runs[1], reference_dir) if with_process else None
+    if process:
+        summaries[0].process = process["runs"]["run_1"]["samples"]
+        summaries[1].process = process["runs"]["run_2"]["samples"]
     if sxs_path:
         summaries[1].sxs_flags = load(sxs_path, SXS_KIND)["dimensions"]
-    result = compare_runs(summaries[0], summaries[1])
+    result = compare_runs(summaries[0], summaries[1], process_note=_note(process))
     doc = result.to_dict()
+    if process:
+        doc["process"] = process
     if md_path:
         Path(md_path).write_text(compare_markdown(doc))
     if as_json:
@@ -96,6 +109,48 @@ def compare(
     else:
         console.print(compare_markdown(doc), markup=False, highlight=False)
     return result.exit_code
+
+
+def _process(
+    trajs_a: list[Trajectory], trajs_b: list[Trajectory], reference_dir: str | None
+) -> dict[str, Any]:
+    from agentlens.reviews.process_evidence import (
+        fixed_reference_scores,
+        leave_one_out_scores,
+        scores_summary,
+    )
+
+    if reference_dir:
+        scores = fixed_reference_scores(trajs_a + trajs_b, _references(reference_dir))
+    else:
+        scores = leave_one_out_scores(trajs_a + trajs_b)
+    return scores_summary(scores, {"run_1": trajs_a, "run_2": trajs_b})
+
+
+def _references(directory: str) -> dict[str, Reference]:
+    from agentlens.cli.score_cmd import load_reference
+
+    paths = sorted(Path(directory).glob("*.json"))
+    if not paths:
+        raise ConfigError(
+            f"{directory}: no <task_id>.json references (write them with `agentlens reference build`)"
+        )
+    return {path.stem: load_reference(str(path)) for path in paths}
+
+
+def _note(process: dict[str, Any] | None) -> str | None:
+    if not process:
+        return None
+    r1, r2 = process["runs"]["run_1"], process["runs"]["run_2"]
+    skipped = process["tasks_skipped"]
+    note = (
+        f"{process['method']}; scored {r1['scored']} runs of run 1, {r2['scored']} of run 2; "
+        f"not scored {len(r1['unscored_ids'])} and {len(r2['unscored_ids'])}; "
+        f"{len(skipped)} tasks skipped (too few passing runs or no reference)"
+    )
+    if process["in_sample"]:
+        note += f"; {process['in_sample']} scored runs are donors of their own reference"
+    return note
 
 
 def _qi(reviews_path: str, formal: list[int] | None) -> float:

@@ -14,6 +14,7 @@ from agentlens.reviews import DIMENSIONS
 
 if TYPE_CHECKING:
     from agentlens.reviews.judge.prompt import ReviewContext
+    from agentlens.reviews.process_evidence import ProcessScores
     from agentlens.trajectory import Trajectory
 
 
@@ -112,9 +113,23 @@ def _diff(repo: str, base_ref: str) -> str:
     return proc.stdout
 
 
-def _add_process_evidence(trajs: list[Trajectory], contexts: dict[str, ReviewContext]) -> None:
-    from agentlens.reviews.process_evidence import evidence_text, references_from_passing, score_all
+def _add_process_evidence(
+    trajs: list[Trajectory], contexts: dict[str, ReviewContext]
+) -> ProcessScores:
+    """Process evidence for the trajectories that will be reviewed (at most `MAX_REVIEWED`),
+    scored leave-one-out against references from all passing runs given."""
+    from agentlens.reviews.judge.judge import select_for_review
+    from agentlens.reviews.process_evidence import evidence_text, leave_one_out_scores, run_key
 
-    results = score_all(trajs, references_from_passing(trajs))
-    for traj in trajs:
-        contexts[traj.id].process_evidence = evidence_text(traj, results.get(traj.id))
+    reviewed = select_for_review(trajs)
+    scores = leave_one_out_scores(trajs, only=reviewed)
+    for traj in reviewed:
+        contexts[traj.id].process_evidence = evidence_text(traj, scores.results.get(run_key(traj)))
+    unscored = scores.unscored(reviewed)
+    if unscored:
+        err_console.print(
+            f"process evidence: {len(reviewed) - len(unscored)} of {len(reviewed)} reviewed runs "
+            f"scored ({scores.method}); {len(unscored)} get the stage timeline only",
+            highlight=False,
+        )
+    return scores

@@ -1,4 +1,6 @@
-"""`agentlens sxs RUN_A RUN_B`: side-by-side reviews of two runs on their common tasks."""
+"""`agentlens sxs RUN_A RUN_B`: side-by-side reviews of two runs on their common tasks. Repeats of a
+task are paired by position (sorted by trajectory id) and keyed `task#i`; unpaired trajectories
+are counted and listed in the JSON (`pairing`)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from rich.table import Table
 
 from agentlens.cli._app import console, err_console
 from agentlens.reviews import DIMENSIONS
+from agentlens.reviews.sxs.pairing import PAIRINGS
 
 
 @click.command()
@@ -28,8 +31,16 @@ from agentlens.reviews import DIMENSIONS
 @click.option("--dimension", "dimensions", multiple=True, type=click.Choice(DIMENSIONS))
 @click.option("--no-swap", is_flag=True, help="Skip the order-swapped replay.")
 @click.option(
+    "--pairing",
+    type=click.Choice(PAIRINGS),
+    default="repeat",
+    show_default=True,
+    help="Permutation-test unit: each repeat pair, or each task's mean over its pairs.",
+)
+@click.option(
     "--budget-tokens", default=4000, show_default=True, help="Token budget for both transcripts."
 )
+@click.option("--max-tokens", default=500, show_default=True, help="Judge answer limit.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None)
@@ -41,7 +52,9 @@ def sxs(
     judge_model: str,
     dimensions: tuple[str, ...],
     no_swap: bool,
+    pairing: str,
     budget_tokens: int,
+    max_tokens: int,
     no_cache: bool,
     as_json: bool,
     out: str | None,
@@ -50,28 +63,27 @@ def sxs(
     from agentlens.cli._inputs import load_inputs
     from agentlens.providers import get_provider
     from agentlens.reviews.report import SXS_KIND, dump, load_reviews
-    from agentlens.reviews.sxs.sxs import Side, run_sxs, task_key
+    from agentlens.reviews.sxs.pairing import pair_runs
+    from agentlens.reviews.sxs.sxs import run_sxs
 
-    sides = []
-    for path, reviews_path in ((run_a, reviews_a), (run_b, reviews_b)):
-        trajs = {task_key(t): t for t in load_inputs([path]).trajectories}
-        by_id = {t.id: key for key, t in trajs.items()}
-        reviews = {
-            by_id[r.trajectory_id]: r
-            for r in load_reviews(reviews_path)
-            if r.trajectory_id in by_id
-        }
-        sides.append(Side(trajs, reviews))
+    paired = pair_runs(
+        load_inputs([run_a]).trajectories,
+        load_inputs([run_b]).trajectories,
+        load_reviews(reviews_a),
+        load_reviews(reviews_b),
+    )
     client = get_provider(judge_model, role="judge", cache=not no_cache)
     with console.status("side-by-side judging", spinner="dots"):
         result = client.run(
             run_sxs(
                 client,
-                sides[0],
-                sides[1],
+                paired.a,
+                paired.b,
                 dimensions=dimensions or DIMENSIONS,
                 swap=not no_swap,
                 budget_tokens=budget_tokens,
+                max_tokens=max_tokens,
+                pairing=pairing,
             )
         )
     doc = {
@@ -79,6 +91,7 @@ def sxs(
         "run_a": run_a,
         "run_b": run_b,
         "judge": client.name,
+        "pairing": paired.to_dict(),
         "dimensions": {d: r.to_dict() for d, r in result.items()},
     }
     if out:
@@ -102,6 +115,12 @@ def sxs(
             flag,
         )
     console.print(table)
+    info = paired.to_dict()
+    err_console.print(
+        f"{info['pairs']} pairs over {info['tasks']} tasks ({info['tasks_with_repeats']} with "
+        f"repeats, keyed task#i); unpaired: {info['unpaired_a']} in A, {info['unpaired_b']} in B",
+        highlight=False,
+    )
     err_console.print(
         "negative mean = run A better; consistency = share of cells whose two orders agree in sign"
     )

@@ -7,7 +7,9 @@ exact test on `[[s1, N − s1], [s2, N − s2]]` with N = run 1's trajectory cou
 Per-tool success rates and termination reasons follow the spec's rules; the upper per-tool alert
 bound is `1.2 / warn` as in the released code (decision §13.10). Process metrics (issue 3: Lucky
 rate, verification coverage, waste) use the same tests with ranges of our own (not in the spec):
-warn [0.8, 1.25], alert [0.67, 1.5]."""
+warn [0.8, 1.25], alert [0.67, 1.5]; their samples come from references built from both runs'
+passing runs pooled, each run scored leave-one-out (`reviews.process_evidence`), so neither run
+is scored against a reference made from itself."""
 
 from __future__ import annotations
 
@@ -257,7 +259,11 @@ def process_checks(p1: dict[str, list[float]], p2: dict[str, list[float]]) -> li
     return out
 
 
-def compare_runs(run_1: RunSummary, run_2: RunSummary) -> Comparison:
+def compare_runs(
+    run_1: RunSummary, run_2: RunSummary, process_note: str | None = None
+) -> Comparison:
+    """All checks; `process_note` (how the process references were made, what was skipped)
+    becomes an unflagged `process: references` row before the process checks."""
     result = Comparison(run_1.name, run_2.name, telemetry_checks(run_1.telemetry, run_2.telemetry))
     if run_1.formal is not None and run_2.formal is not None:
         result.checks.append(formal_check(run_1.formal, run_2.formal))
@@ -286,5 +292,9 @@ def compare_runs(run_1: RunSummary, run_2: RunSummary) -> Comparison:
             )
         )
     if run_1.process and run_2.process:
+        if process_note:
+            result.checks.append(
+                Check("process: references", "none", None, None, reason=process_note)
+            )
         result.checks.extend(process_checks(run_1.process, run_2.process))
     return result

@@ -1,37 +1,121 @@
 """Process-scoring results (issue 3, `agentlens.process`) as judge evidence and as compare
-metrics. References are built per task from the passing trajectories given (as AgentLens-Bench's
-merged PTAs are), unless the caller passes its own; tasks without a passing run are skipped."""
+metrics. References are built per task from the passing runs given (both runs pooled, for
+`compare`) and every run is scored leave-one-out (`agentlens.process.protocols`): a passing run
+against the task's OTHER passing runs, a failing run against all of them, when at least 2 donors
+exist; so no run is scored against a reference built from itself. Runs of tasks with too few
+passing runs are not scored and are listed. A caller with fixed per-task references scores
+against those instead."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import groupby
+from typing import Any
 
 from agentlens.process.profiles import Profile, get_profile
-from agentlens.process.pta import Reference, build_reference, run_labels
+from agentlens.process.protocols import TaskSplit, group_by_task, leave_one_out_split, score_splits
+from agentlens.process.pta import Reference, run_labels
 from agentlens.process.result import ProcessResult
 from agentlens.process.score import score_trajectory
 from agentlens.trajectory import Trajectory
 
+MIN_DONORS = 2
+LOO_METHOD = (
+    f"pooled leave-one-out: a passing run against its task's other passing runs (≥ {MIN_DONORS}), "
+    "a failing run against all of them"
+)
 
-def references_from_passing(
-    trajs: Sequence[Trajectory], profile: Profile = "paper"
-) -> dict[str, Reference]:
-    passing: dict[str, list[Trajectory]] = defaultdict(list)
-    for traj in sorted(trajs, key=lambda t: t.id):
-        if traj.outcome.status == "passed" and traj.task_id:
-            passing[traj.task_id].append(traj)
-    return {task: build_reference(runs, profile) for task, runs in passing.items()}
+RunKey = tuple[str, str]
 
 
-def score_all(
-    trajs: Sequence[Trajectory], references: dict[str, Reference], profile: Profile = "paper"
-) -> dict[str, ProcessResult]:
+def run_key(traj: Trajectory) -> RunKey:
+    """Identity of a run across two loads of the same files: (trajectory id, source path)."""
+    return traj.id, traj.source.path
+
+
+@dataclass
+class ProcessScores:
+    """Process results by run key, how the references were made, and what was not scored."""
+
+    results: dict[RunKey, ProcessResult]
+    method: str
+    tasks_skipped: list[str] = field(default_factory=list)
+    in_sample: int = 0  # scored runs that are donors of their own (fixed) reference
+
+    def of(self, trajs: Sequence[Trajectory]) -> list[ProcessResult]:
+        return [self.results[run_key(t)] for t in trajs if run_key(t) in self.results]
+
+    def unscored(self, trajs: Sequence[Trajectory]) -> list[str]:
+        return [t.id for t in trajs if run_key(t) not in self.results]
+
+
+def _unique(trajs: Sequence[Trajectory]) -> list[Trajectory]:
+    return list({run_key(t): t for t in trajs}.values())
+
+
+def leave_one_out_scores(
+    trajs: Sequence[Trajectory],
+    only: Collection[Trajectory] | None = None,
+    profile: Profile = "paper",
+) -> ProcessScores:
+    """Score `only` (default: all of `trajs`) leave-one-out against references from the passing
+    runs of `trajs`; a run present twice (same id and file) counts once."""
+    pool = _unique(trajs)
+    wanted = {run_key(t) for t in (pool if only is None else only)}
+    groups = group_by_task(pool)
+    splits = []
+    for split in leave_one_out_split(groups, min_donors=MIN_DONORS):
+        scored = [t for t in split.scored if run_key(t) in wanted]
+        if scored:
+            splits.append(TaskSplit(split.task_id, split.donors, scored))
+    runs = [t for split in splits for t in split.scored]
+    results = dict(zip(map(run_key, runs), score_splits(splits, profile), strict=True))
+    covered = {split.task_id for split in splits}
+    skipped = sorted(
+        task for task, members in groups.items() if task not in covered and _any_in(members, wanted)
+    )
+    return ProcessScores(results, LOO_METHOD, skipped)
+
+
+def _any_in(trajs: Sequence[Trajectory], keys: Collection[RunKey]) -> bool:
+    return any(run_key(t) in keys for t in trajs)
+
+
+def fixed_reference_scores(
+    trajs: Sequence[Trajectory], references: Mapping[str, Reference]
+) -> ProcessScores:
+    """Score every run against its task's given reference (scored with the reference's profile);
+    tasks without one are skipped."""
+    results: dict[RunKey, ProcessResult] = {}
+    in_sample = 0
+    groups = group_by_task(_unique(trajs))
+    for task in sorted(set(groups) & set(references)):
+        ref = references[task]
+        for traj in groups[task]:
+            results[run_key(traj)] = score_trajectory(traj, ref, ref.profile)  # type: ignore[arg-type]
+            in_sample += traj.id in ref.donors
+    skipped = sorted(set(groups) - set(references))
+    return ProcessScores(results, "fixed per-task references", skipped, in_sample)
+
+
+def scores_summary(
+    scores: ProcessScores, runs: Mapping[str, Sequence[Trajectory]]
+) -> dict[str, Any]:
+    """The `process` block of `compare --json`: method, skipped tasks, and per run the scored
+    count, the unscored ids and the metric samples."""
     return {
-        t.id: score_trajectory(t, references[t.task_id], profile)
-        for t in trajs
-        if t.task_id in references
+        "method": scores.method,
+        "tasks_skipped": scores.tasks_skipped,
+        "in_sample": scores.in_sample,
+        "runs": {
+            name: {
+                "scored": len(scores.of(trajs)),
+                "unscored_ids": scores.unscored(trajs),
+                "samples": metrics(scores.of(trajs)),
+            }
+            for name, trajs in runs.items()
+        },
     }
 
 

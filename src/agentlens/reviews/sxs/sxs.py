@@ -1,8 +1,11 @@
-"""Run side-by-side reviews of two runs on their common tasks (spec §8) with order-swapped replay
-(spec §9): each task × dimension is judged with run A as Agent 1, and again with the order
+"""Run side-by-side reviews of two runs on their common pair keys (spec §8) with order-swapped
+replay (spec §9): each pair × dimension is judged with run A as Agent 1, and again with the order
 swapped. The swapped score is sign-flipped back to A-vs-B orientation; the cell's score is the
 mean of the available orders, and the position-consistency rate is the share of cells (both
-orders scored) whose two signs agree. Pitfalls scores come from the burden totals (spec §6)."""
+orders scored) whose two signs agree. Pitfalls scores come from the burden totals (spec §6).
+Pairs are built by `pairing.pair_runs` (repeat i of a task in A vs repeat i in B); the
+permutation test reads each pair as one paired difference, or each task's mean over its pairs
+with `pairing="task-mean"`."""
 
 from __future__ import annotations
 
@@ -14,25 +17,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlens.errors import ProviderError
+from agentlens.errors import ConfigError, ProviderError
 from agentlens.providers import ChatRequest, LLMClient
 from agentlens.reviews import DIMENSIONS
-from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
+from agentlens.reviews.judge.judge import DimensionReview
 from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
+from agentlens.reviews.sxs.pairing import PAIRINGS, Side, key_order, pair_task
+from agentlens.reviews.sxs.pairing import task_key as task_key  # re-exported
 from agentlens.reviews.sxs.parse import ParsedComparison, parse_comparison
 from agentlens.reviews.sxs.prompt import build_messages
 from agentlens.reviews.sxs.stats import ScoreFlags, score_flags
-from agentlens.trajectory import Trajectory
 
 MAX_POOL = 50
-
-
-@dataclass
-class Side:
-    """One run: its trajectories and single-run reviews, keyed by task."""
-
-    trajectories: dict[str, Trajectory]
-    reviews: dict[str, TrajectoryReview]
 
 
 @dataclass
@@ -43,6 +39,7 @@ class Cell:
     swapped: int | None  # already oriented A-vs-B (sign flipped back)
     pitfalls: PitfallScore | None = None
     comparisons: list[ParsedComparison] = field(default_factory=list)
+    trajectories: tuple[str, str] = ("", "")  # ids of the pair: run A's, run B's
 
     @property
     def score(self) -> float | None:
@@ -60,14 +57,10 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
-def task_key(traj: Trajectory) -> str:
-    return traj.task_id or traj.id
-
-
 def select_tasks(a: Side, b: Side, dimensions: Sequence[str]) -> list[str]:
-    """Spec §8.4: common keys; complete ones (a review for every dimension on both sides) first;
-    each group shuffled with one Random(42); cut to 50; sorted."""
-    common = sorted(set(a.trajectories) & set(b.trajectories))
+    """Spec §8.4 on pair keys: common keys; complete ones (a review for every dimension on both
+    sides) first; each group shuffled with one Random(42); cut to 50; sorted (`t#2` < `t#10`)."""
+    common = sorted(set(a.trajectories) & set(b.trajectories), key=key_order)
 
     def complete(key: str) -> bool:
         sides = (a.reviews.get(key), b.reviews.get(key))
@@ -81,7 +74,7 @@ def select_tasks(a: Side, b: Side, dimensions: Sequence[str]) -> list[str]:
     rest = [k for k in common if not complete(k)]
     rng.shuffle(full)
     rng.shuffle(rest)
-    return sorted((full + rest)[:MAX_POOL])
+    return sorted((full + rest)[:MAX_POOL], key=key_order)
 
 
 async def _judge(
@@ -132,7 +125,7 @@ async def judge_cell(
     if swap:
         raw = -mapping.score if mapping else parsed[1].score
         swapped = -raw if raw is not None else None
-    return Cell(task, dim, forward, swapped, mapping, list(parsed))
+    return Cell(task, dim, forward, swapped, mapping, list(parsed), (ta.id, tb.id))
 
 
 @dataclass
@@ -141,6 +134,7 @@ class DimensionResult:
     cells: list[Cell]
     flags: ScoreFlags
     judge_alert: bool
+    pairing: str = "repeat"
 
     @property
     def consistency_rate(self) -> float | None:
@@ -160,6 +154,10 @@ class DimensionResult:
         return {
             "mean_score": self.flags.mean,
             "p_value": self.flags.p_value,
+            "pairing": self.pairing,
+            "paired_differences": sum(
+                d is not None for d in paired_differences(self.cells, self.pairing)
+            ),
             "tasks": len(self.cells),
             "scored_tasks": len(scored),
             "unscored_rate": round(1 - len(scored) / len(self.cells), 4) if self.cells else 0.0,
@@ -173,6 +171,8 @@ class DimensionResult:
             "cells": [
                 {
                     "task": c.task,
+                    "trajectory_a": c.trajectories[0],
+                    "trajectory_b": c.trajectories[1],
                     "forward": c.forward,
                     "swapped": c.swapped,
                     "score": c.score,
@@ -190,6 +190,19 @@ class DimensionResult:
                 for c in self.cells
             ],
         }
+
+
+def paired_differences(cells: Sequence[Cell], pairing: str = "repeat") -> list[float | None]:
+    """The permutation test's input, score/5 per cell (`repeat`) or per task, averaged over the
+    task's scored pairs (`task-mean`); None where nothing was scored."""
+    if pairing == "repeat":
+        return [c.score / 5 if c.score is not None else None for c in cells]
+    by_task: dict[str, list[float]] = {}
+    for cell in cells:
+        scores = by_task.setdefault(pair_task(cell.task), [])
+        if cell.score is not None:
+            scores.append(cell.score / 5)
+    return [sum(s) / len(s) if s else None for s in by_task.values()]
 
 
 def judge_alert(cells: Sequence[Cell]) -> bool:
@@ -217,7 +230,10 @@ async def run_sxs(
     swap: bool = True,
     budget_tokens: int = 4000,
     max_tokens: int = 500,
+    pairing: str = "repeat",
 ) -> dict[str, DimensionResult]:
+    if pairing not in PAIRINGS:
+        raise ConfigError(f"unknown pairing {pairing!r}; choose one of {PAIRINGS}")
     tasks = select_tasks(a, b, dimensions)
     jobs = [
         judge_cell(
@@ -230,6 +246,6 @@ async def run_sxs(
     out = {}
     for dim in dimensions:
         mine = [c for c in cells if c.dimension == dim]
-        stored = [c.score / 5 if c.score is not None else None for c in mine]
-        out[dim] = DimensionResult(dim, mine, score_flags(stored), judge_alert(mine))
+        flags = score_flags(paired_differences(mine, pairing))
+        out[dim] = DimensionResult(dim, mine, flags, judge_alert(mine), pairing)
     return out
