@@ -18,7 +18,12 @@ from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
-from agentlens.formats._categories import categorize_command, categorize_editor, files_in_command
+from agentlens.formats._categories import (
+    analyse_command,
+    categorize_command,
+    categorize_editor,
+    files_in_command,
+)
 from agentlens.formats._json import loads, require
 from agentlens.formats._swe_agent_runs import run_model
 from agentlens.trajectory import (
@@ -84,7 +89,8 @@ class SweAgentReader:
         if not entries and not history:
             raise SchemaError(path, "has neither 'trajectory' nor 'history' entries", self.name)
         for number, entry in enumerate(entries):
-            require(path, self.name, entry, dict, f"trajectory entry {number}")
+            if not isinstance(entry, dict):
+                require(path, self.name, entry, dict, f"trajectory entry {number}")
         info = common.as_dict(doc.get("info"))
         steps = _preamble(history)
         steps += _from_trajectory(entries, history) if entries else _from_history(history)
@@ -136,23 +142,33 @@ def _from_trajectory(entries: list[Any], history: list[Any]) -> list[Step]:
 
 def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) -> Step:
     action = str(entry.get("action") or "").strip()
-    tool_name, category = classify(action)
-    function = common.as_dict(call.get("function")) if call else {}
-    arguments = common.parse_arguments(function.get("arguments"))
-    if arguments is None:
-        arguments = {"command": action}
+    text = str(entry.get("thought") or entry.get("response") or "")
+    call_id = call.get("id") if call else None
+    if not action:
+        return Step(index=0, kind="agent", text=text, turn=turn, call_id=call_id, raw=entry)
+    first = action.split(None, 1)[0]
+    if action[0] in "\"'" or first.strip("\"'") in FILE_WORDS or first.startswith("exit_"):
+        tool_name, category = classify(action)
+        files = _files(action, category, entry.get("state"))
+    else:  # a shell command (what `classify` and `_files` find, from one look-up)
+        tool_name, (category, files) = "bash", analyse_command(action)
+    arguments = None
+    if call:
+        function = common.as_dict(call.get("function"))
+        arguments = common.parse_arguments(function.get("arguments"))
+        tool_name = str(function.get("name") or tool_name)
     return Step(
         index=0,
-        kind="tool" if action else "agent",
-        text=str(entry.get("thought") or entry.get("response") or ""),
+        kind="tool",
+        text=text,
         turn=turn,
-        tool_name=str(function.get("name") or tool_name) if action else None,
-        category=category if action else None,
-        call_id=call.get("id") if call else None,
-        arguments=arguments if action else {},
-        command=action or None,
-        files=_files(action, category, entry.get("state")),
-        observation=entry.get("observation") if action else None,
+        tool_name=tool_name,
+        category=category,
+        call_id=call_id,
+        arguments={"command": action} if arguments is None else arguments,
+        command=action,
+        files=files,
+        observation=entry.get("observation"),
         raw=entry,
     )
 
