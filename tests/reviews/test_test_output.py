@@ -66,8 +66,8 @@ def test_surefire_xml_report_wins_over_console() -> None:
 
 
 def test_gradle_console_and_junit_xml() -> None:
-    # No Gradle here (see data/README.md): the console summary line Gradle prints on failure,
-    # and the JUnit XML it writes under build/test-results (the Surefire capture has that format).
+    # Gradle 5+ task-line shape (only Gradle 4.4.1 runs offline here; its real output is parsed in
+    # test_gradle_real.py), and the JUnit XML shape it writes under build/test-results.
     counts = get_parser("gradle")(
         "> Task :test FAILED\n\n4 tests completed, 1 failed, 1 skipped\n", {}
     )

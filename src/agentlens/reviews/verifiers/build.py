@@ -12,7 +12,7 @@ from agentlens.reviews.verifiers.base import VerifierResult, VerifyContext
 
 BUILD_TOOLS = {
     "maven": ["mvn", "-o", "-B"],
-    "gradle": ["gradle", "--offline"],
+    "gradle": ["gradle", "--offline", "--no-daemon"],
     "npm": ["npm", "run"],
 }
 

@@ -19,7 +19,8 @@ DEFAULT_COMMANDS: dict[str, list[str]] = {
     "pytest": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
     "unittest": ["python", "-m", "unittest", "discover"],
     "maven": ["mvn", "-o", "-B", "test"],
-    "gradle": ["gradle", "--offline", "test"],
+    # A Gradle daemon would outlive the scratch copy (~250 MB, idle for hours).
+    "gradle": ["gradle", "--offline", "--no-daemon", "test"],
     "jest": ["npx", "jest", "--ci"],
     "cargo": ["cargo", "test", "--offline"],
     "go": ["go", "test", "-v", "./..."],
