@@ -31,11 +31,14 @@ class RunningTotals:
 
     def step(self, usage: Usage, cost: float | None) -> tuple[Usage, float | None]:
         previous, self.usage = self.usage, usage
-        delta = Usage(
-            prompt_tokens=_diff(usage.prompt_tokens, previous.prompt_tokens),
-            completion_tokens=_diff(usage.completion_tokens, previous.completion_tokens),
-            cached_tokens=_diff(usage.cached_tokens, previous.cached_tokens),
-        )
+        # _diff written out three times: this runs once per action event
+        now, before = usage.prompt_tokens, previous.prompt_tokens
+        prompt = now - before if now >= before else now
+        now, before = usage.completion_tokens, previous.completion_tokens
+        completion = now - before if now >= before else now
+        now, before = usage.cached_tokens, previous.cached_tokens
+        cached = now - before if now >= before else now
+        delta = Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached)
         if cost is None:
             return delta, None
         previous_cost, self.cost = self.cost, cost
@@ -141,18 +144,20 @@ def _implied_editor_command(name: str, arguments: dict[str, Any]) -> str:
     return "str_replace" if arguments.get("old_str") is not None else "edit"
 
 
+NOT_COMMANDS = {ToolCategory.THINK, ToolCategory.FINISH, ToolCategory.OTHER}
+EDITOR_VERBS = {"view", "create", "str_replace", "insert", "undo_edit", "edit"}
+
+
 def command_text(category: ToolCategory, arguments: dict[str, Any]) -> str | None:
-    if category in (ToolCategory.THINK, ToolCategory.FINISH, ToolCategory.OTHER):
+    if category in NOT_COMMANDS:
         return None
-    for key in ("command", "code"):
-        value = arguments.get(key)
-        if isinstance(value, str) and not _is_editor_verb(value):
-            return value
+    value = arguments.get("command")
+    if isinstance(value, str) and value not in EDITOR_VERBS:
+        return value
+    value = arguments.get("code")
+    if isinstance(value, str) and value not in EDITOR_VERBS:
+        return value
     return None
-
-
-def _is_editor_verb(value: str) -> bool:
-    return value in {"view", "create", "str_replace", "insert", "undo_edit", "edit"}
 
 
 def files_of(arguments: dict[str, Any], command: str | None) -> list[str]:

@@ -41,8 +41,8 @@ class LegacyConverter:
         self.turns: dict[str, int] = {}
         self.counted: set[str] = set()
         self.trajectory_id = trajectory_id
-        position = 0
-        while position < len(events):
+        position, count = 0, len(events)
+        while position < count:  # one loop, no call per event: this runs for every event
             event = events[position]
             if not isinstance(event, dict):
                 raise SchemaError(
@@ -50,21 +50,21 @@ class LegacyConverter:
                     f"event {position} should be an object, found {type(event).__name__}",
                     self.format,
                 )
-            position = self._event(events, position, event)
+            if "observation" in event:
+                self._observation(event)
+            elif "action" in event:
+                if event["action"] == "delegate":
+                    position = self._delegate(events, position, event)
+                    continue
+                self._action(event)
+            elif "content" not in event:
+                raise SchemaError(
+                    self.path,
+                    f"event {position} has neither 'action' nor 'observation'",
+                    self.format,
+                )
+            position += 1
         return oh.renumber(self.steps), self.subs
-
-    def _event(self, events: list[Any], position: int, event: dict[str, Any]) -> int:
-        if "observation" in event:
-            self._observation(event)
-        elif "action" in event:
-            if event["action"] == "delegate":
-                return self._delegate(events, position, event)
-            self._action(event)
-        elif "content" not in event:
-            raise SchemaError(
-                self.path, f"event {position} has neither 'action' nor 'observation'", self.format
-            )
-        return position + 1
 
     def _action(self, event: dict[str, Any]) -> Step | None:
         action = str(event["action"])
@@ -72,13 +72,15 @@ class LegacyConverter:
             return None
         given = event.get("args")
         args: dict[str, Any] = given if isinstance(given, dict) else _flat_args(event)
+        meta = event.get("tool_call_metadata")
+        response = meta.get("model_response") if isinstance(meta, dict) else None
         if action in MESSAGE_ACTIONS:
             step = self._message(event, action, args)
         else:
-            step = self._tool(event, action, args)
-        self._add_usage(step, event)
+            step = self._tool(event, action, args, meta if isinstance(meta, dict) else {}, response)
+        self._add_usage(step, event, response)
         self.steps.append(step)
-        if "id" in event:
+        if "id" in event and not isinstance(event["id"], list | dict):  # ids key a dict
             self.by_id[event["id"]] = step
         return step
 
@@ -97,10 +99,19 @@ class LegacyConverter:
             raw=event,
         )  # fmt: skip
 
-    def _tool(self, event: dict[str, Any], action: str, args: dict[str, Any]) -> Step:
-        meta = event.get("tool_call_metadata") or {}
-        tool_name = meta.get("function_name") or action
-        arguments = _call_arguments(meta) or {k: v for k, v in args.items() if k != "thought"}
+    def _tool(
+        self,
+        event: dict[str, Any],
+        action: str,
+        args: dict[str, Any],
+        meta: dict[str, Any],
+        response: Any,
+    ) -> Step:
+        tool_name = str(meta.get("function_name") or action)
+        call_id = meta.get("tool_call_id")
+        arguments = _call_arguments(response, call_id) if isinstance(response, dict) else None
+        if not arguments:
+            arguments = {k: v for k, v in args.items() if k != "thought"}
         category = oh.categorize(
             action if action in {"run", "read", "write"} else tool_name, arguments
         )
@@ -113,10 +124,10 @@ class LegacyConverter:
             text=str(
                 args.get("thought") or event.get("thought") or _finish_text(action, event, args)
             ),
-            turn=self._turn(meta),
+            turn=self._turn(response),
             tool_name=tool_name,
             category=category,
-            call_id=meta.get("tool_call_id"),
+            call_id=call_id,
             arguments=arguments,
             command=command,
             files=oh.files_of(arguments, command),
@@ -126,21 +137,23 @@ class LegacyConverter:
 
     def _observation(self, event: dict[str, Any]) -> None:
         kind = str(event["observation"])
-        cause = event.get("cause")
-        if cause is not None:
-            step = self.by_id.get(cause)
-        else:  # flattened resolver histories have no ids: the result follows its call
-            step = self._last_open_tool() if "id" not in event else None
         if kind in SKIPPED_OBSERVATIONS:
             return
+        cause = event.get("cause")
+        if cause is not None:
+            step = None if isinstance(cause, list | dict) else self.by_id.get(cause)
+        else:  # flattened resolver histories have no ids: the result follows its call
+            step = self._last_open_tool() if "id" not in event else None
         if step is None or step.observation is not None:
             step = Step(index=0, kind="tool", tool_name=kind, category=ToolCategory.OTHER)
             step.timestamp = parse_time(event.get("timestamp"))
             self.steps.append(step)
         content = event.get("content")
-        step.observation = content if isinstance(content, str) else oh.text_of(content)
-        step.is_error = _observation_error(kind, event, step.observation)
-        oh.settle_listing(step)
+        text = content if isinstance(content, str) else oh.text_of(content)
+        step.observation = text
+        step.is_error = _observation_error(kind, event, text)
+        if step.category is ToolCategory.READ_FILE and text.startswith(oh.DIRECTORY_LISTING):
+            step.category = ToolCategory.LIST_DIR  # the `view` printed a listing
         step.raw = {"call": step.raw, "result": event} if step.raw else event
 
     def _last_open_tool(self) -> Step | None:
@@ -176,34 +189,30 @@ class LegacyConverter:
             self._observation(events[end])
         return end + 1
 
-    def _turn(self, meta: dict[str, Any]) -> int:
-        response = meta.get("model_response") or {}
+    def _turn(self, response: Any) -> int:
         response_id = response.get("id") if isinstance(response, dict) else None
         key = str(response_id) if response_id is not None else f"event:{len(self.steps)}"
         return self.turns.setdefault(key, len(self.turns))
 
-    def _add_usage(self, step: Step, event: dict[str, Any]) -> None:
-        metrics = event.get("llm_metrics")
-        meta = event.get("tool_call_metadata") or {}
-        response = meta.get("model_response") if isinstance(meta, dict) else None
+    def _add_usage(self, step: Step, event: dict[str, Any], response: Any) -> None:
         if isinstance(response, dict) and response.get("model"):
             self.model = self.model or str(response["model"])
+        metrics = event.get("llm_metrics")
         if isinstance(metrics, dict):
-            usage = oh.usage_from_metrics(metrics.get("accumulated_token_usage"))
+            token_usage = metrics.get("accumulated_token_usage")
+            usage = oh.usage_from_metrics(token_usage)
             cost = metrics.get("accumulated_cost")
+            cost = cost if isinstance(cost, int | float) else None
             step.usage, step.cost = self.totals.step(usage, cost)
             self.reported_usage = usage  # the last running total is the run's own total
             self.reported_cost = float(cost) if isinstance(cost, int | float) else None
-            step.model = (metrics.get("accumulated_token_usage") or {}).get("model")
-        elif isinstance(response, dict) and not self._seen_response(response):
-            step.usage = oh.usage_from_response(response.get("usage"))
-            step.model = response.get("model")
-
-    def _seen_response(self, response: dict[str, Any]) -> bool:
-        key = str(response.get("id"))
-        seen = key in self.counted
-        self.counted.add(key)
-        return seen
+            step.model = (token_usage or {}).get("model")
+        elif isinstance(response, dict):
+            key = str(response.get("id"))
+            if key not in self.counted:
+                self.counted.add(key)
+                step.usage = oh.usage_from_response(response.get("usage"))
+                step.model = response.get("model")
 
 
 def _flat_args(event: dict[str, Any]) -> dict[str, Any]:
@@ -219,11 +228,9 @@ def _flat_args(event: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in event.items() if k not in skip}
 
 
-def _call_arguments(meta: dict[str, Any]) -> dict[str, Any] | None:
+def _call_arguments(response: dict[str, Any], call_id: Any) -> dict[str, Any] | None:
     """The exact arguments of this call, from the model response that made it."""
-    response = meta.get("model_response")
-    call_id = meta.get("tool_call_id")
-    if not isinstance(response, dict) or call_id is None:
+    if call_id is None:
         return None
     for choice in response.get("choices") or []:
         message = choice.get("message") if isinstance(choice, dict) else None

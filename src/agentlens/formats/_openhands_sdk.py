@@ -51,6 +51,8 @@ class V1Converter:
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("kind")
+        if not isinstance(kind, str):
+            return  # not an event this reader knows (a list `kind` would not even hash)
         if kind == "ActionEvent":
             self._add(self._action(event), event, charge=True)
         elif kind in OBSERVATION_KINDS:

@@ -160,7 +160,7 @@ class _Builder:
             self.spare_usage = delta if self.spare_usage is None else self.spare_usage + delta
 
     def _item(self, item: _Item, raw: msgspec.Raw, stamp: Any) -> None:
-        kind = item.type
+        kind = item.type if isinstance(item.type, str) else None  # a list would not hash
         is_model = kind in MODEL_ITEMS or (kind == "message" and item.role == "assistant")
         if is_model and not self.in_response:
             self._start_response()
@@ -302,10 +302,15 @@ def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     return Usage(
-        prompt_tokens=raw.get("input_tokens") or 0,
-        completion_tokens=raw.get("output_tokens") or 0,
-        cached_tokens=raw.get("cached_input_tokens") or 0,
+        prompt_tokens=_count(raw.get("input_tokens")),
+        completion_tokens=_count(raw.get("output_tokens")),
+        cached_tokens=_count(raw.get("cached_input_tokens")),
     )
+
+
+def _count(value: Any) -> Any:
+    """A token count; anything that is not a number counts 0 (it could not be summed)."""
+    return value if isinstance(value, int | float) and value else 0
 
 
 def _minus(a: Usage, b: Usage) -> Usage:
