@@ -46,6 +46,7 @@ BY_PROGRAM = {
     **dict.fromkeys(SEARCHERS, ToolCategory.SEARCH),
 }
 OPERAND_FILES = READERS | LISTERS | {"touch", "rm", "cp", "mv", "mkdir"}
+FIND_SED = {"find", "sed"}
 INSPECTING = (ToolCategory.SEARCH, ToolCategory.READ_FILE, ToolCategory.LIST_DIR)
 CACHED_LENGTH = 1024
 ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, not commands)
@@ -154,6 +155,8 @@ def _analyse_given(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 
 def _analyse_text(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
     text = _strip_heredocs(cmd.replace("\\\n", " "))[:ANALYSED_LENGTH]
+    if text is cmd and len(cmd) <= CACHED_LENGTH:  # nothing dropped: `_analyse_given` caches it
+        return _analyse_line(text)
     if len(text) <= CACHED_LENGTH:
         return _analyse_short(text)
     global _last_long
@@ -337,16 +340,23 @@ def _command_category(
 
 
 def _command_files(program: str, arguments: list[str]) -> list[str]:
+    if program not in OPERAND_FILES and program not in SEARCHERS and program not in FIND_SED:
+        # any other program: source-file-like operands, tested cheapest first (most have no dot)
+        return [
+            a
+            for a in arguments
+            if "." in a
+            and SOURCE_FILE.match(a)
+            and not a.startswith("-")
+            and not a.isdigit()
+            and not a.replace(".", "").isdigit()
+        ]
     args = [a for a in arguments if not a.startswith("-") and not a.isdigit()]
     if program in OPERAND_FILES:
         return args
-    if program in SEARCHERS or program == "sed":
-        return args[1:]  # the first operand is the pattern / script
     if program == "find":
         return args[:1]
-    return [
-        a for a in args if "." in a and SOURCE_FILE.match(a) and not a.replace(".", "").isdigit()
-    ]
+    return args[1:]  # grep, sed and the like: the first operand is the pattern / script
 
 
 def _closing_line(text: str, word: str, start: int) -> int:
@@ -366,9 +376,10 @@ def _closing_line(text: str, word: str, start: int) -> int:
 def _split_program(words: list[str]) -> tuple[str, list[str]]:
     """(program name without its directory, its arguments), past `sudo`, `env`, `X=1` and such."""
     for i, word in enumerate(words):
-        base = word.rsplit("/", 1)[-1]
-        if base not in PREFIXES and not _is_assignment(word) and not word.startswith("-"):
-            return base, words[i + 1 :]
+        base = word.rsplit("/", 1)[-1] if "/" in word else word
+        if base in PREFIXES or word.startswith("-") or ("=" in word and _is_assignment(word)):
+            continue
+        return base, words[i + 1 :]
     return "", []
 
 
