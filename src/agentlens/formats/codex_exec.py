@@ -20,6 +20,10 @@ from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, 
 
 FIRST_EVENT = re.compile(r'^\{\s*"type"\s*:\s*"(?:thread\.started|turn\.started|item\.\w+)"')
 SHELLS = {"bash", "sh", "zsh"}
+SHLEX_WORD = re.compile(r"[^ \t\r\n]+")  # shlex splits on exactly these four
+SINGLE_QUOTED_WRAPPER = re.compile(
+    r"[ \t\r\n]*(?:[^ \t\r\n'\"\\]*/)?(?:bash|sh|zsh)[ \t\r\n]+-l?c[ \t\r\n]+'([^']*)'[ \t\r\n]*"
+)
 
 
 class CodexExecReader:
@@ -137,11 +141,18 @@ def _file_change_step(item: dict[str, Any], text: str) -> Step:
 
 
 def _unwrap(command: str) -> str:
-    """`bash -lc 'cat x'` runs `cat x`."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command
+    """`bash -lc 'cat x'` runs `cat x`. `shlex` is pure Python and slow: it only runs for a line
+    with quotes or escapes that is not the plain `bash -lc '...'` form."""
+    wrapped = SINGLE_QUOTED_WRAPPER.fullmatch(command)
+    if wrapped:
+        return wrapped[1]
+    if "'" in command or '"' in command or "\\" in command:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return command
+    else:
+        words = SHLEX_WORD.findall(command)  # what shlex.split gives for an unquoted line
     if len(words) == 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] in ("-lc", "-c"):
         return words[2]
     return command
