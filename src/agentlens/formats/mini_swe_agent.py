@@ -70,8 +70,8 @@ class MiniSweAgentReader:
             info = common.as_dict(doc.get("info"))
             instance_id, version = doc.get("instance_id"), str(doc.get("trajectory_format"))
         for number, message in enumerate(messages):
-            require(path, self.name, message, dict, f"message {number}")
-            if "role" not in message:
+            if not isinstance(message, dict) or "role" not in message:
+                require(path, self.name, message, dict, f"message {number}")
                 raise SchemaError(path, f"message {number} has no 'role'", self.name)
         task_id = str(instance_id) if instance_id else None
         steps = _steps(messages)
@@ -104,7 +104,8 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
     turn = 0
     for message in messages:
         role = message["role"]
-        text = common.text_of(message.get("content"))
+        content = message.get("content")
+        text = content if isinstance(content, str) else common.text_of(content)
         if role == "assistant":
             made = _assistant(message, text, turn)
             turn += 1
@@ -121,9 +122,10 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
 
 
 def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
-    extra = common.as_dict(message.get("extra"))
-    usage, cost, model = _usage(extra)
-    when = _created(extra)
+    extra = message.get("extra")
+    if not isinstance(extra, dict):
+        extra = {}
+    usage, cost, model, when = _response(extra)
     blocks = _blocks(text)
     commands = _commands(message, blocks, extra)
     if not commands:
@@ -134,7 +136,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
         return [step]
     thought = _thought(text[: blocks[0].start()] if blocks else text)
     steps = []
-    for i, (call_id, command, tool_name) in enumerate(commands):
+    for call_id, command, tool_name in commands:
         category, files = _categorize(command)
         steps.append(
             Step(
@@ -149,20 +151,21 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
                 command=command,
                 files=files,
                 timestamp=when,
-                usage=usage if i == 0 else None,
-                cost=cost if i == 0 else None,
+                usage=usage,
+                cost=cost,
                 model=model,
                 raw=message,
             )
         )
+        usage = cost = None  # the response's usage and cost go with its first call
     return steps
 
 
 def _blocks(text: str) -> list[re.Match[str]]:
-    """The command blocks of a reply; the regex starts at the first opening fence, since the
-    reasoning before it (most of the text) cannot match."""
-    starts = [i for i in (text.find("```bash"), text.find("```mswea_bash_command")) if i >= 0]
-    return list(FENCE.finditer(text, min(starts))) if starts else []
+    """The command blocks of a reply; the regex starts at the first fence, since the reasoning
+    before it (most of the text) cannot match."""
+    start = text.find("```")
+    return list(FENCE.finditer(text, start)) if start >= 0 else []
 
 
 def _commands(
@@ -188,16 +191,17 @@ def _commands(
 def _observe(step: Step, text: str, message: dict[str, Any]) -> None:
     step.observation = text
     match = RETURNCODE.search(text)
-    code = common.as_dict(message.get("extra")).get("returncode")
     if match:
-        code = int(match[1])
+        code: Any = int(match[1])
+    else:
+        code = common.as_dict(message.get("extra")).get("returncode")
     step.is_error = code != 0 if isinstance(code, int) else None
     step.raw = {"call": step.raw, "result": message}
 
 
 def _categorize(command: str) -> tuple[ToolCategory, list[str]]:
     """Category and files of a command; the submit command finishes the run and names none."""
-    if any(marker in command for marker in SUBMIT):
+    if SUBMIT[0] in command or SUBMIT[1] in command:
         return ToolCategory.FINISH, []
     return analyse_command(command)
 
@@ -206,21 +210,29 @@ def _thought(before_block: str) -> str:
     return before_block.strip().removeprefix("THOUGHT:").strip()
 
 
-def _usage(extra: dict[str, Any]) -> tuple[Usage | None, float | None, str | None]:
-    response = common.as_dict(extra.get("response"))
-    usage = common.usage_from_response(response.get("usage"))
+def _response(
+    extra: dict[str, Any],
+) -> tuple[Usage | None, float | None, str | None, datetime | None]:
+    """Usage, cost, model and time of the model response behind a reply (`extra.response`)."""
+    response = extra.get("response")
+    if not isinstance(response, dict):
+        response = {}
+    usage = response.get("usage")
     cost = extra.get("cost")
-    if cost is None:
-        cost = common.as_dict(response.get("usage")).get("cost")
-    model = response.get("model")
-    return usage, float(cost) if isinstance(cost, int | float) else None, model
+    if cost is None and isinstance(usage, dict):
+        cost = usage.get("cost")
+    return (
+        common.usage_from_response(usage),
+        float(cost) if isinstance(cost, int | float) else None,
+        response.get("model"),
+        _created(extra.get("timestamp"), response),
+    )
 
 
-def _created(extra: dict[str, Any]) -> datetime | None:
+def _created(value: Any, response: dict[str, Any]) -> datetime | None:
     """When the response was made: v2 `extra.timestamp`, else the API response's `created`."""
-    value = extra.get("timestamp")
     if value is None:
-        value = common.as_dict(extra.get("response")).get("created")
+        value = response.get("created")
     if isinstance(value, int | float) and not isinstance(value, bool):
         return datetime.fromtimestamp(value, tz=UTC)
     return parse_time(value)
