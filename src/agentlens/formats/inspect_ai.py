@@ -28,6 +28,9 @@ from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Traject
 ZIP_MAGIC = b"PK\x03\x04"
 JSON_LOG = re.compile(r'^\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 ATTACHMENT = re.compile(r"^(?:attachment|tc)://([0-9a-f]{32})$")
+# the sample fields a trajectory shows; `events`, `store`, `output` and the attachments themselves
+# are left as they are (walking them costs as much as the rest of the reader)
+RESOLVED = {"id", "uuid", "epoch", "input", "messages", "scores", "metadata", "target", "error"}
 PASS, FAIL = {"C", "correct", "pass", "passed"}, {"I", "incorrect", "fail", "failed"}
 
 
@@ -57,7 +60,8 @@ def _read_json(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
     doc = loads(path, data, InspectAiReader.name)
     if not isinstance(doc, dict) or not isinstance(doc.get("eval"), dict):
         raise SchemaError(path, "no 'eval' object: not an Inspect log", InspectAiReader.name)
-    return doc, [s for s in doc.get("samples") or [] if isinstance(s, dict)]
+    samples = doc.get("samples")
+    return doc, [s for s in samples if isinstance(s, dict)] if isinstance(samples, list) else []
 
 
 def _read_eval(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
@@ -90,7 +94,9 @@ def _sample_order(name: str) -> tuple[int, str]:
 
 def _trajectory(path: Path, header: dict[str, Any], sample: dict[str, Any]) -> Trajectory:
     spec = header.get("eval") or {}
-    sample = _resolve(sample, sample.get("attachments") or {})
+    attachments = sample.get("attachments") or {}
+    if attachments:
+        sample = {k: _resolve_field(k, v, attachments) for k, v in sample.items()}
     steps, model_events = _steps(sample)
     return Trajectory(
         id=str(
@@ -134,13 +140,17 @@ def _steps(sample: dict[str, Any]) -> tuple[list[Step], int]:
     models = _agent_model_events(sample.get("events") or [])
     if len(models) == len(turns):
         for first, event in zip(turns, models, strict=True):
-            first.usage = _usage((event.get("output") or {}).get("usage"))
+            output = event.get("output")
+            first.usage = _usage(output.get("usage") if isinstance(output, dict) else None)
             first.timestamp = parse_time(event.get("timestamp"))
     return steps, len(models)
 
 
 def _agent_model_events(events: list[Any]) -> list[dict[str, Any]]:
     """Model calls of the agent, leaving out those a scorer made (e.g. `model_graded_fact`)."""
+    if not isinstance(events, list):
+        return []
+    events = [e for e in events if isinstance(e, dict)]
     scoring = {
         e.get("id") for e in events if e.get("event") == "span_begin" and e.get("type") == "scorer"
     }
@@ -215,6 +225,24 @@ def _verdict(value: Any) -> str | None:
     return None
 
 
+def _resolve_field(key: str, value: Any, attachments: dict[str, str]) -> Any:
+    """`_resolve` for a shown field, walking only messages that hold a reference: looking for
+    one in the message's JSON is a C scan, walking it is Python for every value."""
+    if key not in RESOLVED:
+        return value
+    if key == "messages" and isinstance(value, list):
+        return [_resolve(m, attachments) if _referenced(m) else m for m in value]
+    return _resolve(value, attachments) if _referenced(value) else value
+
+
+def _referenced(value: Any) -> bool:
+    try:
+        blob = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits: walk it instead
+        return True
+    return b"attachment://" in blob or b"tc://" in blob
+
+
 def _resolve(value: Any, attachments: dict[str, str]) -> Any:
     if isinstance(value, str):
         match = ATTACHMENT.match(value) if value.startswith(("attachment://", "tc://")) else None
@@ -255,13 +283,15 @@ def _usage(raw: Any) -> Usage | None:
 
 
 def _total_usage(model_usage: Any) -> Usage | None:
-    usages = [_usage(u) for u in (model_usage or {}).values()]
+    usages = [_usage(u) for u in model_usage.values()] if isinstance(model_usage, dict) else []
     present = [u for u in usages if u is not None]
     return sum(present[1:], present[0]) if present else None
 
 
 def _solver(header: dict[str, Any]) -> str:
-    steps = (header.get("plan") or {}).get("steps") or []
+    plan = header.get("plan")
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    steps = steps if isinstance(steps, list) else []
     names = [str(s.get("solver")) for s in steps if isinstance(s, dict) and s.get("solver")]
     return "inspect_ai:" + "+".join(names) if names else "inspect_ai"
 
