@@ -183,19 +183,7 @@ def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
         return category, tuple(dict.fromkeys(_command_files(program, args)))
     if not COMPOUND.search(cmd):  # one command with quoted words: no operators to split on
         return _analyse_simple([token for token, _ in _tokens(cmd)])
-    pipelines = [[_parse(words, targets) for words, targets in p] for p in _pipelines(_tokens(cmd))]
-    category, rank = ToolCategory.RUN_COMMAND, len(STRENGTH)
-    files: list[str] = []
-    for pipeline in pipelines:
-        found = _pipeline_category(pipeline)
-        if found is not None and RANK[found] < rank:  # the first of the strongest
-            category, rank = found, RANK[found]
-        for program, args, writes in pipeline:
-            named = _command_files(program, args)
-            if writes:
-                named = [name for _, name in writes] + named
-            files += [f for f in named if f not in files]
-    return category, tuple(files)
+    return _analyse_compound(_tokens(cmd))
 
 
 def _analyse_simple(tokens: list[str]) -> tuple[ToolCategory, tuple[str, ...]]:
@@ -260,14 +248,15 @@ def _strip_heredocs(text: str) -> str:
     return "".join(out)
 
 
-Command = tuple[list[str], list[tuple[str, str]]]
-"""A simple command: its words (program first) and its redirections as (operator, target)."""
-
-
-def _pipelines(tokens: list[tuple[str, bool]]) -> list[list[Command]]:
+def _analyse_compound(tokens: list[tuple[str, bool]]) -> tuple[ToolCategory, tuple[str, ...]]:
+    """Category and files of a line of pipelines, in one pass over its tokens: a separator ends
+    a pipeline, a pipe a command; a redirection takes the next token as its target. Commands with
+    neither words nor redirections, and pipelines of only those, are skipped."""
+    category, rank = ToolCategory.RUN_COMMAND, len(STRENGTH)
+    files: list[str] = []
+    pipeline: list[Parsed] = []
     words: list[str] = []
     targets: list[tuple[str, str]] = []
-    pipelines: list[list[Command]] = [[(words, targets)]]
     pending: str | None = None
     for token, is_op in tokens:
         if pending is not None:
@@ -276,19 +265,37 @@ def _pipelines(tokens: list[tuple[str, bool]]) -> list[list[Command]]:
         elif not is_op:
             if token and (words or not _is_assignment(token)):
                 words.append(token)
-        elif token in SEPARATORS or token in PIPES:
-            words, targets = [], []
-            if token in SEPARATORS:
-                pipelines.append([(words, targets)])
-            else:
-                pipelines[-1].append((words, targets))
         elif token in REDIRECTS:
             if words and words[-1].isdigit():
                 words.pop()
             pending = token
-        elif words or not _is_assignment(token):
-            words.append(token)
-    return [[c for c in p if c[0] or c[1]] for p in pipelines if any(c[0] or c[1] for c in p)]
+        else:  # a separator or a pipe
+            if words or targets:
+                pipeline.append(_parse(words, targets))
+                words, targets = [], []
+            if token not in PIPES and pipeline:
+                category, rank = _settle(pipeline, category, rank, files)
+                pipeline = []
+    if words or targets:
+        pipeline.append(_parse(words, targets))
+    if pipeline:
+        category, rank = _settle(pipeline, category, rank, files)
+    return category, tuple(files)
+
+
+def _settle(
+    pipeline: list[Parsed], category: ToolCategory, rank: int, files: list[str]
+) -> tuple[ToolCategory, int]:
+    """Fold one pipeline into the line's (category, rank) so far; its files join `files`."""
+    found = _pipeline_category(pipeline)
+    if found is not None and RANK[found] < rank:  # the first of the strongest
+        category, rank = found, RANK[found]
+    for program, args, writes in pipeline:
+        named = _command_files(program, args)
+        if writes:
+            named = [name for _, name in writes] + named
+        files += [f for f in named if f not in files]
+    return category, rank
 
 
 def _written(targets: list[tuple[str, str]]) -> list[tuple[str, str]]:
