@@ -133,3 +133,23 @@ def test_qi_variance_over_repeated_runs(tmp_path: Path, capsys: pytest.CaptureFi
     # Var(F) = 1e-4, Var(E) = 1e-2, Cov(F, E) = 1e-3: F's row sums to 1.1e-3 of 1e-4 + 1e-2 + 2 × 1e-3 = 1.21e-2
     assert shares["Formal"] == pytest.approx(1.1e-3 / 1.21e-2, abs=1e-4)
     assert shares["EndResult"] == pytest.approx(1.1e-2 / 1.21e-2, abs=1e-4)
+
+
+def test_review_process_evidence_only_for_reviewed_runs() -> None:
+    from agentlens.cli.review_cmd import _add_process_evidence
+    from agentlens.reviews.judge.judge import MAX_REVIEWED, select_for_review
+    from agentlens.reviews.judge.prompt import ReviewContext
+
+    tasks = ["pylint-dev__pylint-4970", "astropy__astropy-13236"]  # 5 and 3 passing runs
+    paths = sorted(f for t in tasks for f in (BENCH / "trajectories" / t).glob("*.json"))
+    assert sum("-pass-" in f.name for f in paths if tasks[1] in f.name) == 3
+    trajs = read_paths(paths).trajectories
+    assert len(trajs) == len(paths) > MAX_REVIEWED
+    contexts = {t.id: ReviewContext() for t in trajs}
+    scores = _add_process_evidence(trajs, contexts)
+    reviewed = {t.id for t in select_for_review(trajs)}
+    with_evidence = {tid for tid, ctx in contexts.items() if ctx.process_evidence}
+    assert with_evidence == reviewed and len(reviewed) == MAX_REVIEWED
+    # every task has ≥ 3 passing runs, so each reviewed run is scored leave-one-out, and only they
+    assert sorted(r.trajectory_id for r in scores.results.values()) == sorted(reviewed)
+    assert all("Process tier:" in (contexts[tid].process_evidence or "") for tid in reviewed)

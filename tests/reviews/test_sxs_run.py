@@ -12,7 +12,8 @@ from agentlens.formats.load import read_paths
 from agentlens.providers import ChatRequest, ChatResponse, LLMClient
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
 from agentlens.reviews.judge.parse import parse_review
-from agentlens.reviews.sxs.sxs import Side, run_sxs, select_tasks, task_key
+from agentlens.reviews.sxs.pairing import pair_runs
+from agentlens.reviews.sxs.sxs import Side, run_sxs, select_tasks
 from tests.conftest import BENCH
 
 
@@ -48,16 +49,17 @@ def sides() -> tuple[Side, Side]:
             BENCH / "trajectories" / "pallets__flask-5014",
         ]
     ).trajectories
-    a = {task_key(t): t for t in sorted(trajs, key=lambda t: t.id) if t.model == "gpt-4.1"}
-    b = {task_key(t): t for t in sorted(trajs, key=lambda t: t.id) if t.model == "sonnet-4.5"}
+    a = [t for t in trajs if t.model == "gpt-4.1"]
+    b = [t for t in trajs if t.model == "sonnet-4.5"]
     pit_a = "<Review>x\nPitfall: loop | Category: Tool/Harness | Severity: high | Frequency: repeated | Evidence: S2</Review><Score>0</Score>"
     pit_b = "<Review>y\nPitfall: typo | Category: Logic/Code | Severity: low | Frequency: once | Evidence: S1</Review><Score>1</Score>"
-    ra = {
-        k: review(t, {"Pitfalls": pit_a, "ToolCalls": "<Review>fine</Review><Score>1</Score>"})
-        for k, t in a.items()
-    }
-    rb = {k: review(t, {"Pitfalls": pit_b, "ToolCalls": "no score here"}) for k, t in b.items()}
-    return Side(a, ra), Side(b, rb)
+    ra = [
+        review(t, {"Pitfalls": pit_a, "ToolCalls": "<Review>fine</Review><Score>1</Score>"})
+        for t in a
+    ]
+    rb = [review(t, {"Pitfalls": pit_b, "ToolCalls": "no score here"}) for t in b]
+    paired = pair_runs(a, b, ra, rb)
+    return paired.a, paired.b
 
 
 def test_task_selection_is_the_sorted_common_keys(sides) -> None:
@@ -74,7 +76,8 @@ def test_position_biased_judge_is_inconsistent_and_cancels(sides) -> None:
         "ToolCalls"
     ]
     n = len(result.cells)
-    assert n == 2 and len(provider.prompts) == 2 * n  # forward + swapped per task
+    assert n == len(select_tasks(a, b, ["ToolCalls"])) > 2  # repeats of 2 tasks
+    assert len(provider.prompts) == 2 * n  # forward + swapped per pair
     for cell in result.cells:
         # always "Agent 1 better": forward −3, swapped −3 read back as +3
         assert (cell.forward, cell.swapped, cell.score, cell.consistent) == (-3, 3, 0.0, False)
