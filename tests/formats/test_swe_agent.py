@@ -172,3 +172,59 @@ def test_retry_loop_attempts(tmp_path: Path) -> None:
     (last,) = read_path(unmerged)
     assert len(best.tool_steps) == len(last.tool_steps) == len(attempts[1]["trajectory"])
     assert best.metadata["best_attempt_idx"] == 1
+
+
+ALL_TRAJS = sorted(JAVA.glob("*/trajs/*.traj")) + OTHER_TRAJS
+
+
+@pytest.mark.parametrize(
+    "path", ALL_TRAJS, ids=lambda p: f"{p.parent.parent.name[-12:]}-{p.name[:40]}"
+)
+def test_typed_decoding_gives_what_the_generic_reading_gives(path: Path) -> None:
+    from agentlens.formats._swe_agent_schema import typed_parts
+    from agentlens.formats.swe_agent import _generic_parts
+
+    data = path.read_bytes()
+    typed = typed_parts(data)
+    generic = _generic_parts(path, data)
+    doc = json.loads(data)
+    if not doc.get("trajectory"):  # history-only: only the generic reading knows it
+        assert typed is None
+        return
+    assert typed is not None
+    assert typed[:5] == generic[:5]
+    assert typed.entries == doc["trajectory"]
+    replies = [m for m in doc.get("history", []) if m["role"] == "assistant"]
+    assert len(typed.calls) == len(replies)
+
+
+def _edited(tmp_path: Path, name: str, edit: object) -> Path:
+    doc = json.loads(OTHER_TRAJS[0].read_text())
+    edit(doc)  # type: ignore[operator]
+    out = tmp_path / name
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def test_shapes_the_typed_decoding_leaves_are_read_the_generic_way(tmp_path: Path) -> None:
+    (original,) = read_path(OTHER_TRAJS[0])
+    # a non-object history message is skipped by the generic reading, as before
+    odd = _edited(tmp_path, "odd.traj", lambda d: d["history"].append(7))
+    (traj,) = read_path(odd)
+    assert [s.command for s in traj.steps] == [s.command for s in original.steps]
+    # non-ASCII text (valid UTF-8) reads alike
+    accented = _edited(
+        tmp_path, "accented.traj", lambda d: d["trajectory"][0].update(thought="café ✓")
+    )
+    accented.write_bytes(accented.read_text().encode())
+    (traj,) = read_path(accented)
+    assert next(s for s in traj.steps if s.kind == "tool").text == "café ✓"
+    # invalid UTF-8 in a history field the typed path skips is still invalid JSON
+    broken = _edited(tmp_path, "broken.traj", lambda d: d["history"][0].update(note="MARK"))
+    broken.write_bytes(broken.read_bytes().replace(b"MARK", b"\xff\xfe"))
+    with pytest.raises(TraceError, match="invalid JSON"):
+        read_path(broken)
+    # a history that is not a list is named, as before
+    wrong = _edited(tmp_path, "wrong.traj", lambda d: d.update(history={"a": 1}))
+    with pytest.raises(SchemaError, match="'history' should be a list"):
+        read_path(wrong)
