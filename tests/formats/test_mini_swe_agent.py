@@ -165,3 +165,28 @@ def test_v2_actions_and_parallel_tool_calls(tmp_path: Path) -> None:
     assert (grep.category, grep.observation) == (ToolCategory.SEARCH, results[0]["content"])
     assert cat.turn == grep.turn != ls.turn
     assert traj.cost_total() == pytest.approx(0.013)
+
+
+def test_timestamps_and_a_fence_before_the_command(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    doc = json.loads(RUNS[0].read_text())
+    replies = [m for m in doc["messages"] if m["role"] == "assistant"]
+    created = [m["extra"]["response"]["created"] for m in replies]
+    (traj,) = read_path(RUNS[0])
+    turns = {s.turn: s.timestamp for s in traj.steps if s.turn is not None}
+    assert [turns[i] for i in range(len(replies))] == [
+        datetime.fromtimestamp(c, tz=UTC) for c in created
+    ]
+    # a ```python example before the ```bash block: the command is still the bash block's
+    first = replies[0]
+    command = BLOCK.findall(first["content"])[0][1]
+    first["content"] = "See:\n```python\nprint('```bash')\n```\n" + first["content"]
+    first["extra"]["timestamp"] = "2025-11-19T00:00:00Z"  # v2 files stamp the reply itself
+    edited = tmp_path / "edited.traj.json"
+    edited.write_text(json.dumps(doc))
+    (traj,) = read_path(edited)
+    step = traj.tool_steps[0]
+    assert step.command == command
+    assert step.text.startswith("See:\n```python")
+    assert step.timestamp == datetime(2025, 11, 19, tzinfo=UTC)
