@@ -73,11 +73,15 @@ class LegacyConverter:
         given = event.get("args")
         args: dict[str, Any] = given if isinstance(given, dict) else _flat_args(event)
         meta = event.get("tool_call_metadata")
-        response = meta.get("model_response") if isinstance(meta, dict) else None
+        if not isinstance(meta, dict):
+            meta = {}
+        response = meta.get("model_response")
+        if not isinstance(response, dict):
+            response = None
         if action in MESSAGE_ACTIONS:
             step = self._message(event, action, args)
         else:
-            step = self._tool(event, action, args, meta if isinstance(meta, dict) else {}, response)
+            step = self._tool(event, action, args, meta, response)
         self._add_usage(step, event, response)
         self.steps.append(step)
         if "id" in event and not isinstance(event["id"], list | dict):  # ids key a dict
@@ -105,11 +109,13 @@ class LegacyConverter:
         action: str,
         args: dict[str, Any],
         meta: dict[str, Any],
-        response: Any,
+        response: dict[str, Any] | None,
     ) -> Step:
         tool_name = str(meta.get("function_name") or action)
         call_id = meta.get("tool_call_id")
-        arguments = _call_arguments(response, call_id) if isinstance(response, dict) else None
+        arguments = None
+        if response is not None and call_id is not None:
+            arguments = _call_arguments(response, call_id)
         if not arguments:
             arguments = {k: v for k, v in args.items() if k != "thought"}
         category = oh.categorize(
@@ -124,7 +130,7 @@ class LegacyConverter:
             text=str(
                 args.get("thought") or event.get("thought") or _finish_text(action, event, args)
             ),
-            turn=self._turn(response),
+            turn=self._turn(response.get("id") if response is not None else None),
             tool_name=tool_name,
             category=category,
             call_id=call_id,
@@ -189,13 +195,14 @@ class LegacyConverter:
             self._observation(events[end])
         return end + 1
 
-    def _turn(self, response: Any) -> int:
-        response_id = response.get("id") if isinstance(response, dict) else None
+    def _turn(self, response_id: Any) -> int:
         key = str(response_id) if response_id is not None else f"event:{len(self.steps)}"
         return self.turns.setdefault(key, len(self.turns))
 
-    def _add_usage(self, step: Step, event: dict[str, Any], response: Any) -> None:
-        if isinstance(response, dict) and response.get("model"):
+    def _add_usage(
+        self, step: Step, event: dict[str, Any], response: dict[str, Any] | None
+    ) -> None:
+        if response is not None and response.get("model"):
             self.model = self.model or str(response["model"])
         metrics = event.get("llm_metrics")
         if isinstance(metrics, dict):
@@ -207,7 +214,7 @@ class LegacyConverter:
             self.reported_usage = usage  # the last running total is the run's own total
             self.reported_cost = float(cost) if isinstance(cost, int | float) else None
             step.model = (token_usage or {}).get("model")
-        elif isinstance(response, dict):
+        elif response is not None:
             key = str(response.get("id"))
             if key not in self.counted:
                 self.counted.add(key)
@@ -230,8 +237,6 @@ def _flat_args(event: dict[str, Any]) -> dict[str, Any]:
 
 def _call_arguments(response: dict[str, Any], call_id: Any) -> dict[str, Any] | None:
     """The exact arguments of this call, from the model response that made it."""
-    if call_id is None:
-        return None
     for choice in response.get("choices") or []:
         message = choice.get("message") if isinstance(choice, dict) else None
         for call in (message or {}).get("tool_calls") or []:
