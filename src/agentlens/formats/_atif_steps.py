@@ -10,14 +10,16 @@ under `extra.agentlens` (category, files, turn, ...) are read back.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
+from agentlens.formats._json import arr, count, number, obj, text
 from agentlens.formats._steps import classify, parse_time
 from agentlens.trajectory import Step, StepKind, ToolCategory, Usage
 
 RESULT_FOR = re.compile(r"Tool result for (\S+)")
+_CATEGORIES = set(ToolCategory)
 
 
 def atif_steps(raw_steps: list[Any]) -> list[Step]:
@@ -28,9 +30,9 @@ def atif_steps(raw_steps: list[Any]) -> list[Step]:
     """
     orphans = _lenient_results(raw_steps)
     steps: list[Step] = []
-    for raw in raw_steps:
+    for i, raw in enumerate(raw_steps):
         if isinstance(raw, dict) and id(raw) not in orphans.folded and not _skipped(raw):
-            steps += _convert(raw, orphans)
+            steps += _convert(raw, orphans, f"steps[{i}]")
     for i, step in enumerate(steps):
         step.index = i
     return steps
@@ -40,36 +42,53 @@ def _skipped(raw: dict[str, Any]) -> bool:
     return bool(raw.get("is_copied_context") or carried(raw).get("placeholder"))
 
 
-def _convert(raw: dict[str, Any], orphans: _Orphans) -> list[Step]:
+def _convert(raw: dict[str, Any], orphans: _Orphans, where: str) -> list[Step]:
     text = message_text(raw.get("message"))
-    results = (raw.get("observation") or {}).get("results") or []
-    calls = [c for c in raw.get("tool_calls") or [] if isinstance(c, dict)]
+    results = _results(raw, where)
+    calls = [c for c in arr(raw.get("tool_calls"), f"{where}.tool_calls") if isinstance(c, dict)]
     if raw.get("source") != "agent" or not calls:
         kind: StepKind = "system" if raw.get("source") == "system" else "agent"
         kind = "user" if raw.get("source") == "user" else kind
-        obs = _joined(results) if results else _lenient_obs(raw) or carried(raw).get("observation")
-        usage, cost = metrics(raw.get("metrics"))
-        turn = raw.get("step_id") if kind == "agent" else None
-        turn = carried(raw).get("turn", turn)
+        obs = (
+            _joined(results) if results else _lenient_obs(raw) or _carried_text(raw, "observation")
+        )
+        usage, cost = metrics(raw.get("metrics"), f"{where}.metrics")
         return [
             Step(
                 index=0,
                 kind=kind,
                 text=text,
-                turn=turn,
+                turn=_turn(raw, own=kind == "agent"),
                 observation=obs,
                 usage=usage,
                 cost=cost,
                 subtrajectory=_sub_ref(results),
-                stored_stage=carried(raw).get("stored_stage"),
+                stored_stage=_carried_text(raw, "stored_stage"),
                 **_common(raw),
             )
         ]
     observations = _match(calls, results, orphans)
     steps = [_tool_step(raw, call, obs) for call, obs in zip(calls, observations, strict=True)]
     steps[0].text = text
-    steps[0].usage, steps[0].cost = metrics(raw.get("metrics"))
+    steps[0].usage, steps[0].cost = metrics(raw.get("metrics"), f"{where}.metrics")
     return steps
+
+
+def _results(raw: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    observation = obj(raw.get("observation"), f"{where}.observation")
+    results = arr(observation.get("results"), f"{where}.observation.results")
+    return [obj(r, f"{where}.observation.results[{j}]") for j, r in enumerate(results)]
+
+
+def _turn(raw: dict[str, Any], own: bool = True) -> int | None:
+    """The turn a step belongs to: the carried one, else its own step id (agent steps only)."""
+    ours = carried(raw)
+    turn = ours["turn"] if "turn" in ours else raw.get("step_id") if own else None
+    return turn if isinstance(turn, int) and not isinstance(turn, bool) else None
+
+
+def _carried_text(raw: dict[str, Any], key: str) -> str | None:
+    return text(carried(raw).get(key), f"extra.agentlens.{key}")
 
 
 def carried(raw: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +101,7 @@ def carried(raw: dict[str, Any]) -> dict[str, Any]:
 def _common(raw: dict[str, Any]) -> dict[str, Any]:
     return {
         "timestamp": parse_time(raw.get("timestamp")),
-        "model": raw.get("model_name"),
+        "model": text(raw.get("model_name"), "a step's model_name"),
         "raw": raw,
     }
 
@@ -92,21 +111,23 @@ def _tool_step(raw: dict[str, Any], call: dict[str, Any], obs: tuple[str | None,
     args: dict[str, Any] = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
     view = classify(name, args)
     ours = carried(call)
-    category = ToolCategory(ours["category"]) if ours.get("category") in set(ToolCategory) else None
+    category = ToolCategory(ours["category"]) if ours.get("category") in _CATEGORIES else None
+    files = ours.get("files")
+    is_error = obs[1] if obs[1] is not None else ours.get("is_error")
     step = Step(
         index=0,
         kind="tool",
-        turn=carried(raw).get("turn", raw.get("step_id")),
+        turn=_turn(raw),
         tool_name=name,
         category=category or view.category,
-        call_id=call.get("tool_call_id") or call.get("id"),
+        call_id=text(call.get("tool_call_id") or call.get("id"), f"tool call {name!r:.40} id"),
         arguments=args,
-        command=ours.get("command") if "category" in ours else view.command,
-        files=ours["files"] if isinstance(ours.get("files"), list) else view.files,
+        command=_carried_text(call, "command") if "category" in ours else view.command,
+        files=files if _strings(files) else view.files,
         observation=obs[0],
-        is_error=obs[1] if obs[1] is not None else ours.get("is_error"),
-        subtrajectory=ours.get("subtrajectory"),
-        stored_stage=ours.get("stored_stage"),
+        is_error=is_error if isinstance(is_error, bool) else None,
+        subtrajectory=_carried_text(call, "subtrajectory"),
+        stored_stage=_carried_text(call, "stored_stage"),
         **_common(raw),
     )
     if ours.get("timestamp"):
@@ -117,7 +138,7 @@ def _tool_step(raw: dict[str, Any], call: dict[str, Any], obs: tuple[str | None,
 def _match(
     calls: list[dict[str, Any]], results: list[Any], orphans: _Orphans
 ) -> list[tuple[str | None, Any]]:
-    by_id = {r.get("source_call_id"): r for r in results if r.get("source_call_id")}
+    by_id = {r["source_call_id"]: r for r in results if isinstance(r.get("source_call_id"), str)}
     loose = [r for r in results if not r.get("source_call_id")]
     out: list[tuple[str | None, Any]] = []
     for call in calls:
@@ -150,8 +171,8 @@ def _lenient_results(raw_steps: list[Any]) -> _Orphans:
         c.get("id")
         for s in raw_steps
         if isinstance(s, dict)
-        for c in s.get("tool_calls") or []
-        if isinstance(c, dict)
+        for c in _list(s.get("tool_calls"))
+        if isinstance(c, dict) and isinstance(c.get("id"), str)
     }
     for raw in raw_steps:
         obs = raw.get("observation") if isinstance(raw, dict) else None
@@ -181,8 +202,7 @@ def content_text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [p.get("text") or f"[{p.get('type')}]" for p in content if isinstance(p, dict)]
-        return "\n".join(parts)
+        return "\n".join(_part_text(p) for p in content if isinstance(p, dict))
     return orjson.dumps(content).decode()
 
 
@@ -192,19 +212,36 @@ def _joined(results: list[Any]) -> str | None:
     return "\n".join(present) if present else None
 
 
-def _sub_ref(results: list[Any]) -> str | None:
+def _part_text(part: dict[str, Any]) -> str:
+    said = part.get("text")
+    return said if isinstance(said, str) and said else f"[{part.get('type')}]"
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _strings(value: Any) -> TypeGuard[list[str]]:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _sub_ref(results: list[dict[str, Any]]) -> str | None:
     for result in results:
-        for ref in result.get("subagent_trajectory_ref") or []:
-            return ref.get("trajectory_id") or ref.get("session_id") or ref.get("trajectory_path")
+        refs = result.get("subagent_trajectory_ref")
+        for ref in refs if isinstance(refs, list) else []:
+            if isinstance(ref, dict):
+                found = ref.get("trajectory_id") or ref.get("session_id")
+                found = found or ref.get("trajectory_path")
+                return found if isinstance(found, str) else None
     return None
 
 
-def metrics(metrics: Any) -> tuple[Usage | None, float | None]:
+def metrics(metrics: Any, where: str) -> tuple[Usage | None, float | None]:
     if not isinstance(metrics, dict):
         return None, None
     usage = Usage(
-        prompt_tokens=metrics.get("prompt_tokens") or 0,
-        completion_tokens=metrics.get("completion_tokens") or 0,
-        cached_tokens=metrics.get("cached_tokens") or 0,
+        prompt_tokens=count(metrics.get("prompt_tokens"), f"{where}.prompt_tokens"),
+        completion_tokens=count(metrics.get("completion_tokens"), f"{where}.completion_tokens"),
+        cached_tokens=count(metrics.get("cached_tokens"), f"{where}.cached_tokens"),
     )
-    return usage, metrics.get("cost_usd")
+    return usage, number(metrics.get("cost_usd"), f"{where}.cost_usd")

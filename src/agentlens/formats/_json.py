@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +57,75 @@ def _truncation_hint(exc: orjson.JSONDecodeError, data: bytes) -> str:
 
 def head_text(head: bytes) -> str:
     return head.lstrip(b"\xef\xbb\xbf").decode("utf-8", errors="replace").lstrip()
+
+
+class ShapeError(Exception):
+    """A value has the wrong JSON type, raised by helpers that do not know the file; the
+    reader's `shaped(path, format)` block turns it into a one-line `SchemaError`."""
+
+
+@contextmanager
+def shaped(path: Path, format: str) -> Iterator[None]:
+    try:
+        yield
+    except ShapeError as exc:
+        raise SchemaError(path, str(exc), format) from None
+
+
+def obj(value: Any, where: str) -> dict[str, Any]:
+    """An optional JSON object: absent (null) reads as `{}`, any other type is an error."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    raise ShapeError(f"{where} should be an object, found {json_type(value)}")
+
+
+def arr(value: Any, where: str) -> list[Any]:
+    """An optional JSON array: absent (null) reads as `[]`, any other type is an error."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    raise ShapeError(f"{where} should be an array, found {json_type(value)}")
+
+
+def text(value: Any, where: str) -> str | None:
+    """An optional string."""
+    if value is None or isinstance(value, str):
+        return value
+    raise ShapeError(f"{where} should be a string, found {json_type(value)}")
+
+
+def count(value: Any, where: str) -> int:
+    """An optional whole number (a token count): absent reads as 0. A float with no fraction is
+    accepted, since JSON parsers read integers beyond 64 bits as floats."""
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise ShapeError(f"{where} should be a whole number, found {json_type(value)} {value!r:.40}")
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, as users see it in the file."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def number(value: Any, where: str) -> float | None:
+    """An optional number (a cost)."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise ShapeError(f"{where} should be a number, found {json_type(value)}")

@@ -14,7 +14,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
-from agentlens.formats._json import loads, require
+from agentlens.formats._json import (
+    ShapeError,
+    arr,
+    count,
+    json_type,
+    loads,
+    obj,
+    require,
+    shaped,
+    text,
+)
 from agentlens.formats._steps import parse_time
 from agentlens.trajectory import Agent, Outcome, Source, Step, ToolCategory, Trajectory, Usage
 
@@ -49,23 +59,35 @@ class AgentLensBenchReader:
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         doc = require(path, self.name, loads(path, data, self.name), dict, "top level")
         states = require(path, self.name, doc.get("states"), dict, "'states'")
-        meta = doc.get("metadata") or {}
         initial = doc.get("initial_state")
-        if initial not in states:
-            raise SchemaError(path, f"initial_state {initial!r} is not among the states", self.name)
-        ordered = sorted(states.values(), key=lambda s: s.get("step", 0))
+        if not isinstance(initial, str) or initial not in states:
+            raise SchemaError(
+                path, f"initial_state {initial!r:.60} is not among the states", self.name
+            )
+        with shaped(path, self.name):
+            yield self._trajectory(path, doc, states, initial)
+
+    def _trajectory(
+        self, path: Path, doc: dict[str, Any], states: dict[str, Any], initial: str
+    ) -> Trajectory:
+        meta = obj(doc.get("metadata"), "'metadata'")
+        for key, state in states.items():
+            if not isinstance(state, dict):
+                raise ShapeError(f"states.{key} should be an object, found {json_type(state)}")
+        ordered = sorted(states.items(), key=lambda kv: _order(*kv))
         steps = [self._task_step(states[initial], meta)]
-        steps += [
-            self._step(i, s) for i, s in enumerate(ordered, start=0) if s is not states[initial]
-        ]
+        steps += [self._step(i, key, s) for i, (key, s) in enumerate(ordered) if key != initial]
         for i, step in enumerate(steps):
             step.index = i
-        yield Trajectory(
+        return Trajectory(
             id=path.stem,
-            task_id=meta.get("task_name"),
-            task=meta.get("task_description"),
-            agent=Agent(name=meta.get("source_format"), version=meta.get("generator")),
-            model=meta.get("model_name"),
+            task_id=text(meta.get("task_name"), "metadata.task_name"),
+            task=text(meta.get("task_description"), "metadata.task_description"),
+            agent=Agent(
+                name=text(meta.get("source_format"), "metadata.source_format"),
+                version=text(meta.get("generator"), "metadata.generator"),
+            ),
+            model=text(meta.get("model_name"), "metadata.model_name"),
             outcome=_outcome(path, meta),
             source=Source(format=self.name, path=str(path), format_version="swe-trace-sdk"),
             steps=steps,
@@ -73,35 +95,47 @@ class AgentLensBenchReader:
         )
 
     def _task_step(self, state: dict[str, Any], meta: dict[str, Any]) -> Step:
-        return Step(index=0, kind="user", text=meta.get("task_description") or "", raw=state)
+        task = text(meta.get("task_description"), "metadata.task_description")
+        return Step(index=0, kind="user", text=task or "", raw=state)
 
-    def _step(self, index: int, state: dict[str, Any]) -> Step:
-        entry = state.get("log_entry") or {}
-        smeta = state.get("metadata") or {}
-        tool = state.get("tool_used") or entry.get("tool") or "unknown"
-        args = entry.get("args") or {}
+    def _step(self, index: int, key: str, state: dict[str, Any]) -> Step:
+        where = f"states.{key}"
+        entry = obj(state.get("log_entry"), f"{where}.log_entry")
+        smeta = obj(state.get("metadata"), f"{where}.metadata")
+        tool = text(state.get("tool_used") or entry.get("tool"), f"{where}.tool_used") or "unknown"
+        args = obj(entry.get("args"), f"{where}.log_entry.args")
         category = CATEGORIES.get(tool, ToolCategory.OTHER)
+        files = arr(state.get("files_touched"), f"{where}.files_touched")
+        command = args.get("command") if category is ToolCategory.RUN_COMMAND else None
         return Step(
             index=index,
             kind="tool",
-            text=smeta.get("thought") or args.get("thought") or "",
+            text=text(smeta.get("thought") or args.get("thought"), f"{where} thought") or "",
             tool_name=tool,
             category=category,
-            call_id=entry.get("id"),
+            call_id=text(entry.get("id"), f"{where}.log_entry.id"),
             arguments=args,
-            command=args.get("command") if category is ToolCategory.RUN_COMMAND else None,
-            files=list(state.get("files_touched") or []),
-            observation=entry.get("response_preview"),
+            command=text(command, f"{where}.log_entry.args.command"),
+            files=[text(f, f"{where}.files_touched[{i}]") or "" for i, f in enumerate(files)],
+            observation=text(entry.get("response_preview"), f"{where}.log_entry.response_preview"),
             timestamp=parse_time(smeta.get("timestamp")),
             usage=Usage(
-                prompt_tokens=smeta.get("input_tokens") or 0,
-                completion_tokens=smeta.get("output_tokens") or 0,
-                cached_tokens=smeta.get("cached_input_tokens") or 0,
+                prompt_tokens=count(smeta.get("input_tokens"), f"{where}.metadata.input_tokens"),
+                completion_tokens=count(
+                    smeta.get("output_tokens"), f"{where}.metadata.output_tokens"
+                ),
+                cached_tokens=count(
+                    smeta.get("cached_input_tokens"), f"{where}.metadata.cached_input_tokens"
+                ),
             ),
-            model=smeta.get("model"),
-            stored_stage=STAGES.get(state.get("intent_stage") or ""),
+            model=text(smeta.get("model"), f"{where}.metadata.model"),
+            stored_stage=STAGES.get(text(state.get("intent_stage"), f"{where}.intent_stage") or ""),
             raw=state,
         )
+
+
+def _order(key: str, state: dict[str, Any]) -> int:
+    return count(state.get("step"), f"states.{key}.step")
 
 
 def _outcome(path: Path, meta: dict[str, Any]) -> Outcome:

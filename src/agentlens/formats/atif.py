@@ -16,7 +16,17 @@ import orjson
 
 from agentlens.errors import SchemaError
 from agentlens.formats._atif_steps import atif_steps, carried, message_text
-from agentlens.formats._json import head_text, loads
+from agentlens.formats._json import (
+    ShapeError,
+    arr,
+    count,
+    head_text,
+    loads,
+    number,
+    obj,
+    shaped,
+    text,
+)
 from agentlens.formats.atif_schema import validate
 from agentlens.trajectory import (
     Agent,
@@ -65,7 +75,8 @@ class AtifReader:
             )
         if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
             raise SchemaError(path, "no 'steps' list, even read leniently", self.name)
-        trajectory = to_trajectory(doc, path)
+        with shaped(path, self.name):
+            trajectory = to_trajectory(doc, path)
         if problems:
             trajectory.metadata["schema_problems"] = problems
         yield trajectory
@@ -79,29 +90,51 @@ def to_trajectory(
     Sub-agents come from `subagent_trajectories` (embedded) and, with `follow_refs`, from the
     valid sibling files that `subagent_trajectory_ref.trajectory_path` names (one level deep).
     """
-    agent = doc.get("agent") or {}
+    agent = obj(doc.get("agent"), "agent")
     ours = carried(doc)
-    steps = atif_steps(doc["steps"])
+    steps = atif_steps(arr(doc.get("steps"), "steps"))
     own_id = _id(doc, path)
-    subs = [to_trajectory(s, path, own_id) for s in doc.get("subagent_trajectories") or []]
+    subs = [
+        to_trajectory(_sub(s, i), path, own_id)
+        for i, s in enumerate(arr(doc.get("subagent_trajectories"), "subagent_trajectories"))
+    ]
     subs += _referenced(doc, path, own_id) if follow_refs else []
-    parent_id = parent_id or (agent.get("extra") or {}).get("parent_session_id")
+    parent = obj(agent.get("extra"), "agent.extra").get("parent_session_id")
     outcome, task_id = _trial_result(path)
+    final = obj(doc.get("final_metrics"), "final_metrics")
     return Trajectory(
         id=own_id,
-        task_id=ours.get("task_id") or task_id,
-        task=ours.get("task") or _task(doc["steps"]),
-        agent=Agent(name=agent.get("name"), version=agent.get("version")),
-        model=agent.get("model_name") or agent.get("model") or _first_model(steps),
+        task_id=text(ours.get("task_id"), "extra.agentlens.task_id") or task_id,
+        task=text(ours.get("task"), "extra.agentlens.task") or _task(doc["steps"]),
+        agent=Agent(
+            name=text(agent.get("name"), "agent.name"),
+            version=text(agent.get("version"), "agent.version"),
+        ),
+        model=_model(agent) or _first_model(steps),
         outcome=_outcome(ours.get("outcome")) or outcome or Outcome(),
-        source=Source(format="atif", path=str(path), format_version=doc.get("schema_version")),
+        source=Source(
+            format="atif",
+            path=str(path),
+            format_version=text(doc.get("schema_version"), "schema_version"),
+        ),
         steps=steps,
-        reported_usage=_final_usage(doc.get("final_metrics")),
-        reported_cost=(doc.get("final_metrics") or {}).get("total_cost_usd"),
-        parent_id=parent_id,
+        reported_usage=_final_usage(final),
+        reported_cost=number(final.get("total_cost_usd"), "final_metrics.total_cost_usd"),
+        parent_id=parent_id or text(parent, "agent.extra.parent_session_id"),
         subtrajectories=subs,
         metadata=_metadata(doc),
     )
+
+
+def _sub(sub: Any, i: int) -> dict[str, Any]:
+    where = f"subagent_trajectories[{i}]"
+    if not isinstance(obj(sub, where).get("steps"), list):
+        raise ShapeError(f"{where} has no 'steps' list")
+    return sub
+
+
+def _model(agent: dict[str, Any]) -> str | None:
+    return text(agent.get("model_name") or agent.get("model"), "agent.model_name")
 
 
 def _referenced(doc: dict[str, Any], path: Path, parent_id: str) -> list[Trajectory]:
@@ -142,13 +175,15 @@ def _ref_names(raw_steps: list[Any]) -> Iterator[str]:
                     yield ref["trajectory_path"]
 
 
-def _final_usage(final: Any) -> Usage | None:
-    if not isinstance(final, dict):
+def _final_usage(final: dict[str, Any]) -> Usage | None:
+    if not final:
         return None
     return Usage(
-        prompt_tokens=final.get("total_prompt_tokens") or 0,
-        completion_tokens=final.get("total_completion_tokens") or 0,
-        cached_tokens=final.get("total_cached_tokens") or 0,
+        prompt_tokens=count(final.get("total_prompt_tokens"), "final_metrics.total_prompt_tokens"),
+        completion_tokens=count(
+            final.get("total_completion_tokens"), "final_metrics.total_completion_tokens"
+        ),
+        cached_tokens=count(final.get("total_cached_tokens"), "final_metrics.total_cached_tokens"),
     )
 
 
@@ -171,13 +206,15 @@ def _trial_result(path: Path) -> tuple[Outcome | None, str | None]:
 
 def _outcome(ours: Any) -> Outcome | None:
     if isinstance(ours, dict) and ours.get("status") in ("passed", "failed", "unknown"):
-        return Outcome(status=ours["status"], source=ours.get("source"), detail=ours.get("detail"))
+        source = text(ours.get("source"), "extra.agentlens.outcome.source")
+        detail = text(ours.get("detail"), "extra.agentlens.outcome.detail")
+        return Outcome(status=ours["status"], source=source, detail=detail)
     return None
 
 
 def _metadata(doc: dict[str, Any]) -> dict[str, Any]:
     meta = {k: doc[k] for k in ("notes", "extra", "continued_trajectory_ref") if doc.get(k)}
-    if (doc.get("agent") or {}).get("extra"):
+    if obj(doc.get("agent"), "agent").get("extra"):
         meta["agent_extra"] = doc["agent"]["extra"]
     copied = [
         s.get("step_id") for s in doc["steps"] if isinstance(s, dict) and s.get("is_copied_context")
@@ -196,7 +233,8 @@ def _task(raw_steps: list[Any]) -> str | None:
 
 
 def _id(doc: dict[str, Any], path: Path) -> str:
-    return doc.get("trajectory_id") or doc.get("session_id") or path.stem
+    own = doc.get("trajectory_id") or doc.get("session_id")
+    return text(own, "trajectory_id / session_id") or path.stem
 
 
 def _first_model(steps: list[Step]) -> str | None:

@@ -75,7 +75,7 @@ def validate(doc: Any) -> list[str]:
     minor = atif_minor(doc)
     if minor is None:
         found = doc.get("schema_version")
-        problems.append(f"schema_version: {found!r} is not 'ATIF-v1.0' … 'ATIF-v1.8'")
+        problems.append(f"schema_version: {found!r:.40} is not 'ATIF-v1.0' … 'ATIF-v1.8'")
     _extra_keys(problems, "top level", doc, ROOT_KEYS)
     if "session_id" not in doc and (minor is None or minor <= 6):
         problems.append("session_id: required before ATIF-v1.7")
@@ -83,7 +83,10 @@ def validate(doc: Any) -> list[str]:
     _steps(problems, doc.get("steps"))
     if "final_metrics" in doc:
         _object(problems, "final_metrics", doc["final_metrics"], FINAL_KEYS)
-    for i, sub in enumerate(doc.get("subagent_trajectories") or []):
+    subs = doc.get("subagent_trajectories")
+    if subs is not None and not isinstance(subs, list):
+        problems.append(f"subagent_trajectories: should be a list, found {type(subs).__name__}")
+    for i, sub in enumerate(subs if isinstance(subs, list) else []):
         problems += [f"subagent_trajectories[{i}].{p}" for p in validate(sub)]
     return problems
 
@@ -108,10 +111,10 @@ def _step(problems: list[str], where: str, step: Any, expected_id: int) -> None:
     if not _object(problems, where, step, STEP_KEYS):
         return
     if step.get("step_id") != expected_id:
-        problems.append(f"{where}.step_id: {step.get('step_id')!r}, expected {expected_id}")
+        problems.append(f"{where}.step_id: {step.get('step_id')!r:.40}, expected {expected_id}")
     source = step.get("source")
-    if source not in SOURCES:
-        problems.append(f"{where}.source: {source!r} is not system/user/agent")
+    if not isinstance(source, str) or source not in SOURCES:
+        problems.append(f"{where}.source: {source!r:.40} is not system/user/agent")
     if not isinstance(step.get("message"), str | list):
         problems.append(f"{where}.message: required string or list of content parts")
     if source != "agent":
@@ -120,7 +123,10 @@ def _step(problems: list[str], where: str, step: Any, expected_id: int) -> None:
             problems.append(f"{where}: {', '.join(misplaced)} allowed on agent steps only")
     if source == "user" and "observation" in step:
         problems.append(f"{where}.observation: not allowed on user steps")
-    for j, call in enumerate(step.get("tool_calls") or []):
+    calls = step.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        problems.append(f"{where}.tool_calls: should be a list, found {type(calls).__name__}")
+    for j, call in enumerate(calls if isinstance(calls, list) else []):
         _tool_call(problems, f"{where}.tool_calls[{j}]", call)
     if "observation" in step:
         _observation(problems, f"{where}.observation", step["observation"])

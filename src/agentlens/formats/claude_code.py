@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import head_text, iter_jsonl
+from agentlens.formats._json import count, head_text, iter_jsonl, shaped, text
 from agentlens.formats._steps import classify, parse_time
 from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
 
@@ -75,19 +75,30 @@ class _Builder:
         self.skipped: Counter[str] = Counter()
         self.summaries: list[str] = []
         self.agent_ids: dict[str, str] = {}
+        self.where = "line 1"
 
     def build(self, data: bytes) -> Trajectory:
-        for number, line in iter_jsonl(self.path, data, ClaudeCodeReader.name):
-            if not isinstance(line, dict):
-                self.warnings.append(
-                    f"line {number}: skipped a {type(line).__name__}, not an object"
-                )
-                continue
-            self.first = self.first or (line if line.get("sessionId") else {})
-            self._line(line)
-        self._flush()
-        self._finish_usage()
-        return self._trajectory()
+        with shaped(self.path, ClaudeCodeReader.name):
+            for number, line in iter_jsonl(self.path, data, ClaudeCodeReader.name):
+                if not isinstance(line, dict):
+                    self.warnings.append(
+                        f"line {number}: skipped a {type(line).__name__}, not an object"
+                    )
+                    continue
+                self.where = f"line {number}"
+                self._first(line)
+                self._line(line)
+            self._flush()
+            self._finish_usage()
+            return self._trajectory()
+
+    def _first(self, line: dict[str, Any]) -> None:
+        """The first line with a session id supplies the session's id, version and agent id."""
+        if self.first or not line.get("sessionId"):
+            return
+        for key in ("sessionId", "version", "agentId"):
+            text(line.get(key), f"{self.where}: {key}")
+        self.first = line
 
     def _line(self, line: dict[str, Any]) -> None:
         kind = line.get("type")
@@ -114,7 +125,8 @@ class _Builder:
             self.turns[turn_key] = (None, None)
             self.turn_numbers[turn_key] = len(self.turn_numbers)
         first, _ = self.turns[turn_key]
-        self.turns[turn_key] = (first, _usage(message.get("usage")) or self.turns[turn_key][1])
+        usage = _usage(message.get("usage"), f"{self.where}: message.usage")
+        self.turns[turn_key] = (first, usage or self.turns[turn_key][1])
         for block in _blocks(message.get("content")):
             if block.get("type") in ("text", "thinking"):
                 self.pending.append(str(block.get("text") or block.get("thinking") or ""))
@@ -132,7 +144,7 @@ class _Builder:
             text="\n\n".join(self.pending),
             tool_name=name,
             category=view.category,
-            call_id=block.get("id"),
+            call_id=text(block.get("id"), f"{self.where}: tool_use id"),
             arguments=args,
             command=view.command,
             files=view.files,
@@ -188,7 +200,7 @@ class _Builder:
         step.timestamp = parse_time(line.get("timestamp"))
         if turn_key is not None:
             step.turn = self.turn_numbers[turn_key]
-            step.model = _dict(line.get("message")).get("model")
+            step.model = text(_dict(line.get("message")).get("model"), f"{self.where}: model")
             first, usage = self.turns[turn_key]
             self.turns[turn_key] = (first or step, usage)
         self.steps.append(step)
@@ -248,15 +260,23 @@ def _result_text(content: Any) -> str:
     return "\n".join(parts)
 
 
-def _usage(usage: Any) -> Usage | None:
+def _usage(usage: Any, where: str) -> Usage | None:
     """Anthropic usage: `input_tokens` excludes cache reads and writes; prompt counts them all."""
     if not isinstance(usage, dict):
         return None
-    cache_read = usage.get("cache_read_input_tokens") or 0
-    prompt = (usage.get("input_tokens") or 0) + cache_read
-    prompt += usage.get("cache_creation_input_tokens") or 0
+    tokens = {
+        key: count(usage.get(key), f"{where}.{key}")
+        for key in (
+            "input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "output_tokens",
+        )
+    }
     return Usage(
-        prompt_tokens=prompt,
-        completion_tokens=usage.get("output_tokens") or 0,
-        cached_tokens=cache_read,
+        prompt_tokens=tokens["input_tokens"]
+        + tokens["cache_read_input_tokens"]
+        + tokens["cache_creation_input_tokens"],
+        completion_tokens=tokens["output_tokens"],
+        cached_tokens=tokens["cache_read_input_tokens"],
     )

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import loads, require
+from agentlens.formats._json import arr, count, loads, obj, require, shaped, text
 from agentlens.formats._steps import parse_time
 from agentlens.formats._tool_table import tool_category
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
@@ -39,7 +39,8 @@ class GeminiCliReader:
         steps: list[Step] = []
         for turn, message in enumerate(messages):
             require(path, self.name, message, dict, f"messages[{turn}]")
-            steps.extend(_message_steps(message, turn, start=len(steps)))
+            with shaped(path, self.name):
+                steps.extend(_message_steps(message, turn, start=len(steps)))
         models = [s.model for s in steps if s.model]
         first_user = next((s.text for s in steps if s.kind == "user"), None)
         yield Trajectory(
@@ -54,45 +55,48 @@ class GeminiCliReader:
 
 
 def _message_steps(message: dict[str, Any], turn: int, start: int) -> list[Step]:
-    text = _text(message.get("content"))
+    said = _text(message.get("content"))
     when = parse_time(message.get("timestamp"))
     if message.get("type") != "gemini":
         kind: StepKind = "user" if message.get("type") == "user" else "system"
-        return [Step(index=start, kind=kind, text=text, turn=turn, timestamp=when, raw=message)]
-    calls = message.get("toolCalls") or []
+        return [Step(index=start, kind=kind, text=said, turn=turn, timestamp=when, raw=message)]
+    where = f"messages[{turn}]"
+    calls = arr(message.get("toolCalls"), f"{where}.toolCalls")
     thoughts = " ".join(
         str(t.get("description") or "")
-        for t in message.get("thoughts") or []
+        for t in arr(message.get("thoughts"), f"{where}.thoughts")
         if isinstance(t, dict)
     )
-    common: dict[str, Any] = {"turn": turn, "timestamp": when, "model": message.get("model")}
+    model = text(message.get("model"), f"{where}.model")
+    common: dict[str, Any] = {"turn": turn, "timestamp": when, "model": model}
     if not calls:
-        steps = [Step(index=start, kind="agent", text=text or thoughts, **common)]
+        steps = [Step(index=start, kind="agent", text=said or thoughts, **common)]
     else:
         steps = [
-            _tool_step(call, start + i, text if i == 0 else "", **common)
+            _tool_step(call, f"{where}.toolCalls[{i}]", start + i, said if i == 0 else "", **common)
             for i, call in enumerate(calls)
         ]
-    steps[0].usage = _usage(message.get("tokens"))
+    steps[0].usage = _usage(message.get("tokens"), f"{where}.tokens")
     steps[0].raw = message
     return steps
 
 
-def _tool_step(call: dict[str, Any], index: int, text: str, **common: Any) -> Step:
-    name = str(call.get("name") or "unknown")
+def _tool_step(raw: Any, where: str, index: int, said: str, **common: Any) -> Step:
+    call = obj(raw, where)
+    name = text(call.get("name"), f"{where}.name") or "unknown"
     raw_args = call.get("args")
     args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
     category, command, files = tool_category(name, args)
-    output, is_error = _result(call)
+    output, is_error = _result(call, where)
     if call.get("status") not in (None, "success"):
         is_error = True
     return Step(
         index=index,
         kind="tool",
-        text=text,
+        text=said,
         tool_name=name,
         category=category,
-        call_id=call.get("id"),
+        call_id=text(call.get("id"), f"{where}.id"),
         arguments=args,
         command=command,
         files=files,
@@ -102,11 +106,13 @@ def _tool_step(call: dict[str, Any], index: int, text: str, **common: Any) -> St
     )
 
 
-def _result(call: dict[str, Any]) -> tuple[str | None, bool]:
+def _result(call: dict[str, Any], where: str) -> tuple[str | None, bool]:
     parts: list[str] = []
     is_error = False
-    for item in call.get("result") or []:
-        response = ((item or {}).get("functionResponse") or {}).get("response") or {}
+    for i, item in enumerate(arr(call.get("result"), f"{where}.result")):
+        at = f"{where}.result[{i}]"
+        function = obj(obj(item, at).get("functionResponse"), f"{at}.functionResponse")
+        response = obj(function.get("response"), f"{at}.functionResponse.response")
         if "error" in response:
             is_error = True
             parts.append(str(response["error"]))
@@ -117,13 +123,14 @@ def _result(call: dict[str, Any]) -> tuple[str | None, bool]:
     return ("\n".join(parts) if parts else None), is_error
 
 
-def _usage(tokens: Any) -> Usage | None:
+def _usage(tokens: Any, where: str) -> Usage | None:
     if not isinstance(tokens, dict):
         return None
     return Usage(
-        prompt_tokens=int(tokens.get("input") or 0),
-        completion_tokens=int(tokens.get("output") or 0) + int(tokens.get("thoughts") or 0),
-        cached_tokens=int(tokens.get("cached") or 0),
+        prompt_tokens=count(tokens.get("input"), f"{where}.input"),
+        completion_tokens=count(tokens.get("output"), f"{where}.output")
+        + count(tokens.get("thoughts"), f"{where}.thoughts"),
+        cached_tokens=count(tokens.get("cached"), f"{where}.cached"),
     )
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
-from agentlens.formats._json import loads, require
+from agentlens.formats._json import arr, loads, obj, require, shaped, text
 from agentlens.formats._openai_steps import messages_to_steps
 from agentlens.formats._openhands_common import usage_from_response
 from agentlens.trajectory import Agent, Source, Trajectory
@@ -64,6 +64,8 @@ class OpenAIMessagesReader:
             require(path, self.name, message, dict, f"message {i}")
             if "role" not in message:
                 raise SchemaError(path, f"message {i} has no 'role'", self.name)
+            with shaped(path, self.name):
+                _check_calls(message, f"message {i}")
         index = fields.pop("index", None)
         steps = messages_to_steps(messages)
         task = next((s.text for s in steps if s.kind == "user"), None)
@@ -81,7 +83,8 @@ class OpenAIMessagesReader:
         choices = response.get("choices") or []
         if choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
             messages.append(choices[0]["message"])
-        traj = self._trajectory(path, messages, id=path.stem, model=response.get("model"))
+        model = _text_field(path, response, "model", "response.model")
+        traj = self._trajectory(path, messages, id=path.stem, model=model)
         usage = usage_from_response(response.get("usage"))
         last_turn = [s for s in traj.steps if s.kind in ("agent", "tool")][-1:]
         if usage is not None and last_turn:
@@ -110,8 +113,25 @@ class OpenAIMessagesReader:
                 conversation,
                 id=f"{path.name.removesuffix('.json')}#{i}",
                 index=i,
-                task_id=entry.get("task"),
-                model=entry.get("model"),
-                agent=Agent(name=entry.get("agent")),
+                task_id=_text_field(path, entry, "task", f"entry {i} 'task'"),
+                model=_text_field(path, entry, "model", f"entry {i} 'model'"),
+                agent=Agent(name=_text_field(path, entry, "agent", f"entry {i} 'agent'")),
                 metadata=meta,
             )
+
+
+def _check_calls(message: dict[str, Any], where: str) -> None:
+    """The shape `messages_to_steps` relies on: a list of call objects with string ids, and
+    string `tool_call_id` and `name` on tool results."""
+    if message.get("role") == "tool":
+        text(message.get("tool_call_id"), f"{where} tool_call_id")
+        text(message.get("name"), f"{where} name")
+    if message.get("role") != "assistant":
+        return
+    for j, call in enumerate(arr(message.get("tool_calls"), f"{where} tool_calls")):
+        text(obj(call, f"{where} tool_calls[{j}]").get("id"), f"{where} tool_calls[{j}].id")
+
+
+def _text_field(path: Path, entry: dict[str, Any], key: str, where: str) -> str | None:
+    with shaped(path, OpenAIMessagesReader.name):
+        return text(entry.get(key), where)
