@@ -15,11 +15,11 @@ MODEL_LINE = re.compile(r"^name:\s*(.+)$", re.MULTILINE)
 PLACEHOLDER_MODELS = {"replay", "instant_empty_submit", "human", "human_thought"}
 
 
-def run_model(path: Path, replay_config: Any) -> str | None:
-    """The model: `metadata.yaml` of the run directory, else the file's `replay_config`, else the
-    run directory's name (`<model>__<dataset>__<config>__t-...`)."""
+def run_model(path: Path, doc: dict[str, Any]) -> str | None:
+    """The model: `metadata.yaml` of the run directory, else the replay config, else the run
+    directory's name (`<model>__<dataset>__<config>__t-...`)."""
     run_dir = path.parent.parent if path.parent.name == "trajs" else path.parent
-    model = _metadata_model(str(run_dir)) or _replay_model(replay_config)
+    model = _metadata_model(str(run_dir)) or _replay_model(doc.get("replay_config"))
     if model:
         return model
     name = path.parent.name

@@ -26,11 +26,11 @@ from agentlens.formats._categories import (
 )
 from agentlens.formats._json import loads, require
 from agentlens.formats._swe_agent_runs import run_model
-from agentlens.formats._swe_agent_schema import PREAMBLE_ROLES, Parts, first_call, typed_parts
 from agentlens.trajectory import (
     Agent,
     Source,
     Step,
+    StepKind,
     ToolCategory,
     Trajectory,
     Usage,
@@ -81,18 +81,19 @@ class SweAgentReader:
         return bool(STARTS.match(head[:1024]))
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
-        parts = typed_parts(data) or _generic_parts(path, data)
-        steps = [
-            Step(
-                index=0, kind="system" if role == "system" else "user", text=common.text_of(content)
-            )
-            for role, content in parts.preamble
-        ]
-        if parts.entries:
-            steps += _from_trajectory(parts.entries, parts.calls)
-        else:
-            steps += _from_history(parts.history)
-        info = common.as_dict(parts.info)
+        doc = _chosen_attempt(
+            path, require(path, self.name, loads(path, data, self.name), dict, "top level")
+        )
+        entries = require(path, self.name, doc.get("trajectory") or [], list, "'trajectory'")
+        history = require(path, self.name, doc.get("history") or [], list, "'history'")
+        if not entries and not history:
+            raise SchemaError(path, "has neither 'trajectory' nor 'history' entries", self.name)
+        for number, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                require(path, self.name, entry, dict, f"trajectory entry {number}")
+        info = common.as_dict(doc.get("info"))
+        steps = _preamble(history)
+        steps += _from_trajectory(entries, history) if entries else _from_history(history)
         stats = common.as_dict(info.get("model_stats"))
         task_id = path.name.removesuffix(".traj")
         yield Trajectory(
@@ -100,37 +101,13 @@ class SweAgentReader:
             task_id=task_id,
             task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="SWE-agent", version=_version(info)),
-            model=run_model(path, parts.replay_config),
-            source=Source(format=self.name, path=str(path), format_version=_flavour(parts.entries)),
+            model=run_model(path, doc),
+            source=Source(format=self.name, path=str(path), format_version=_flavour(entries)),
             steps=common.renumber(steps),
             reported_usage=_usage(stats),
             reported_cost=_cost(stats),
             metadata={k: info[k] for k in METADATA_KEYS if k in info},
         )
-
-
-def _generic_parts(path: Path, data: bytes) -> Parts:
-    """Any file `typed_parts` leaves: the whole document as Python objects, checked piece by
-    piece (the error names what is wrong where)."""
-    name = SweAgentReader.name
-    doc = _chosen_attempt(path, require(path, name, loads(path, data, name), dict, "top level"))
-    entries = require(path, name, doc.get("trajectory") or [], list, "'trajectory'")
-    history = require(path, name, doc.get("history") or [], list, "'history'")
-    if not entries and not history:
-        raise SchemaError(path, "has neither 'trajectory' nor 'history' entries", name)
-    for number, entry in enumerate(entries):
-        require(path, name, entry, dict, f"trajectory entry {number}")
-    preamble = []
-    for message in history:
-        if not isinstance(message, dict) or message.get("role") not in PREAMBLE_ROLES:
-            break
-        preamble.append((message["role"], message.get("content")))
-    calls = [
-        first_call(m.get("tool_calls"))
-        for m in history
-        if isinstance(m, dict) and m.get("role") == "assistant"
-    ]
-    return Parts(entries, preamble, calls, doc.get("info"), doc.get("replay_config"), history)
 
 
 def _chosen_attempt(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
@@ -142,11 +119,23 @@ def _chosen_attempt(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     return require(path, SweAgentReader.name, attempts[-1], dict, "the last of 'attempts'")
 
 
-def _from_trajectory(entries: list[dict[str, Any]], calls: list[Any]) -> list[Step]:
+def _preamble(history: list[Any]) -> list[Step]:
+    """The system prompt and the task, the messages sent before the agent's first reply."""
+    steps = []
+    for message in history:
+        if not isinstance(message, dict) or message.get("role") not in ("system", "user"):
+            break
+        kind: StepKind = "system" if message["role"] == "system" else "user"
+        steps.append(Step(index=0, kind=kind, text=common.text_of(message.get("content"))))
+    return steps
+
+
+def _from_trajectory(entries: list[Any], history: list[Any]) -> list[Step]:
+    calls = [m for m in history if isinstance(m, dict) and m.get("role") == "assistant"]
     if len(calls) != len(entries):  # only a one-to-one history says which call made which action
         return [_action_step(entry, turn, None) for turn, entry in enumerate(entries)]
     return [
-        _action_step(entry, turn, call)
+        _action_step(entry, turn, _first_call(call))
         for turn, (entry, call) in enumerate(zip(entries, calls, strict=True))
     ]
 
@@ -196,9 +185,7 @@ def _from_history(history: list[Any]) -> list[Step]:
     replies = [m for m in history if isinstance(m, dict) and m.get("role") == "assistant"]
     for turn, message in enumerate(replies):
         action = str(message.get("action") or "").strip()
-        step = _action_step(
-            {**message, "observation": None}, turn, first_call(message.get("tool_calls"))
-        )
+        step = _action_step({**message, "observation": None}, turn, _first_call(message))
         step.observation = results.get(step.call_id or "") if action else None
         step.raw = message
         steps.append(step)
@@ -244,6 +231,11 @@ def _files(action: str, category: ToolCategory, state: Any) -> list[str]:
 def _state(state: Any) -> Any:
     """`state` is a JSON string in 2024 files and an object later."""
     return common.parse_arguments(state) if isinstance(state, str) else state
+
+
+def _first_call(message: dict[str, Any]) -> dict[str, Any] | None:
+    calls = message.get("tool_calls")
+    return calls[0] if isinstance(calls, list) and calls and isinstance(calls[0], dict) else None
 
 
 def _flavour(entries: list[Any]) -> str:
