@@ -18,11 +18,12 @@ PLACEHOLDER_MODELS = {"replay", "instant_empty_submit", "human", "human_thought"
 def run_model(path: Path, doc: dict[str, Any]) -> str | None:
     """The model: `metadata.yaml` of the run directory, else the replay config, else the run
     directory's name (`<model>__<dataset>__<config>__t-...`)."""
-    run_dir = path.parent.parent if path.parent.name == "trajs" else path.parent
+    parent = path.parent
+    name = parent.name
+    run_dir = parent.parent if name == "trajs" else parent
     model = _metadata_model(str(run_dir)) or _replay_model(doc.get("replay_config"))
     if model:
         return model
-    name = path.parent.name
     return name.split("__")[0] if "__t-" in name else None
 
 

@@ -96,8 +96,9 @@ class SweAgentReader:
         steps += _from_trajectory(entries, history) if entries else _from_history(history)
         stats = common.as_dict(info.get("model_stats"))
         task_id = path.name.removesuffix(".traj")
+        parent = path.parent
         yield Trajectory(
-            id=f"{path.parent.parent.name}/{task_id}" if path.parent.name == "trajs" else task_id,
+            id=f"{parent.parent.name}/{task_id}" if parent.name == "trajs" else task_id,
             task_id=task_id,
             task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="SWE-agent", version=_version(info)),
