@@ -190,3 +190,13 @@ def test_timestamps_and_a_fence_before_the_command(tmp_path: Path) -> None:
     assert step.command == command
     assert step.text.startswith("See:\n```python")
     assert step.timestamp == datetime(2025, 11, 19, tzinfo=UTC)
+
+
+def test_a_value_of_the_wrong_type_is_a_schema_error(tmp_path: Path) -> None:
+    doc = json.loads(RUNS[0].read_text())
+    reply = next(m for m in doc["messages"] if m["role"] == "assistant")
+    reply["extra"]["response"]["usage"]["completion_tokens"] = [1, 2]
+    bad = tmp_path / "bad.traj.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(SchemaError, match=r"bad\.traj\.json.*unexpected type"):
+        list(MiniSweAgentReader().read(bad, bad.read_bytes()))

@@ -204,3 +204,13 @@ def test_odd_shapes_and_bytes(tmp_path: Path) -> None:
     wrong = _edited(tmp_path, "wrong.traj", lambda d: d.update(history={"a": 1}))
     with pytest.raises(SchemaError, match="'history' should be a list"):
         read_path(wrong)
+
+
+def test_a_value_of_the_wrong_type_is_a_schema_error(tmp_path: Path) -> None:
+    from agentlens.formats.swe_agent import SweAgentReader
+
+    bad = _edited(
+        tmp_path, "bad.traj", lambda d: d["info"].update(model_stats={"tokens_sent": [1]})
+    )
+    with pytest.raises(SchemaError, match=r"bad\.traj.*unexpected type"):
+        list(SweAgentReader().read(bad, bad.read_bytes()))

@@ -61,6 +61,15 @@ class MiniSweAgentReader:
         return bool(DICT_HEAD.match(head[:256])) and any(m in head for m in DICT_MARKERS)
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        try:
+            trajectory = self._trajectory(path, data)
+        except (TypeError, ValueError, OverflowError) as exc:  # e.g. a token count that is a list
+            raise SchemaError(
+                path, f"a value has an unexpected type or size ({exc})", self.name
+            ) from exc
+        yield trajectory
+
+    def _trajectory(self, path: Path, data: bytes) -> Trajectory:
         doc = loads(path, data, self.name)
         if isinstance(doc, list):
             messages, info, instance_id, version = doc, {}, None, "bare-list"
@@ -77,7 +86,7 @@ class MiniSweAgentReader:
         steps = _steps(messages)
         stats = common.as_dict(info.get("model_stats"))
         cost = stats.get("instance_cost")
-        yield Trajectory(
+        return Trajectory(
             id=_run_id(path, task_id),
             task_id=task_id,
             task=next((s.text for s in steps if s.kind == "user"), None),

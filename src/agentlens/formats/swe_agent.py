@@ -81,6 +81,15 @@ class SweAgentReader:
         return bool(STARTS.match(head[:1024]))
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        try:
+            trajectory = self._trajectory(path, data)
+        except (TypeError, ValueError, OverflowError) as exc:  # e.g. a token count that is a list
+            raise SchemaError(
+                path, f"a value has an unexpected type or size ({exc})", self.name
+            ) from exc
+        yield trajectory
+
+    def _trajectory(self, path: Path, data: bytes) -> Trajectory:
         doc = _chosen_attempt(
             path, require(path, self.name, loads(path, data, self.name), dict, "top level")
         )
@@ -97,7 +106,7 @@ class SweAgentReader:
         stats = common.as_dict(info.get("model_stats"))
         task_id = path.name.removesuffix(".traj")
         parent = path.parent
-        yield Trajectory(
+        return Trajectory(
             id=f"{parent.parent.name}/{task_id}" if parent.name == "trajs" else task_id,
             task_id=task_id,
             task=next((s.text for s in steps if s.kind == "user"), None),
