@@ -1,0 +1,465 @@
+"""Concrete mutants of the fuzz samples: crashes found by `test_fuzz_readers` and fixed (kept as
+regressions) and crashes still open in readers another engineer is rewriting (strict xfails).
+
+A mutant is a list of edits (position, operation, replacement) applied to a real sample by
+`_mutate.edit`; ids read `<reader>:<function that crashed>:<exception>`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.formats import _mutate
+
+ATIF = "formats/atif-harbor-golden/tests/golden/terminus_2/hello-world-timeout.trajectory.json"
+ATIF_LIKE = "formats/atif-like-openagents/trajectory.json"
+BENCH = "agentlens-bench-dev/trajectories/scikit-learn__scikit-learn-12585/scikit-learn__scikit-learn-12585-logs-gemini-2.5-pro-fail-24945658083_pta.json"
+CLAUDE = "formats/claude-code/marot-spotter/short.jsonl"
+CODEX_EXEC = "formats/codex/jnarowski-agentcmd/stream/stream-output-5.jsonl"
+CODEX_ROLLOUT = "formats/codex/madshn-localpush/rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
+GEMINI = "formats/gemini-cli/session-2025-10-27T19-55-981c87cb.json"
+INSPECT_EVAL = "formats/inspect-ai/log_read_sample.eval"
+INSPECT_JSON = "formats/inspect-ai/log_tool_call_error.json"
+LITELLM = "formats/openai-messages/openhands-sdk-llm-fixtures/fncall-llm-message.json"
+MINI_SWEBV = "mini-swe-agent-swebv/trajs/django__django-11099/django__django-11099.traj.json"
+OH_EVENTS = "formats/openhands/legacy-replay-trajs/basic_interactions.json"
+OH_V1 = "formats/openhands/sdk-fixtures/goal_events.jsonl"
+SWE_FC = "formats/swe-agent/function_calling_simple.traj"
+SWE_JAVA = (
+    "swe-agent-java/20240825_SWE-agent_doubao-pro-128k/trajs/googlecontainertools__jib-4035.traj"
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    sample: str
+    edits: tuple[tuple[tuple[Any, ...], str, Any], ...]
+    lenient: bool
+
+    def data(self, parsed: _mutate.Parsed) -> bytes:
+        value = parsed.value
+        for position, op, replacement in self.edits:
+            value, _ = _mutate.edit(value, position, op, replacement)
+        return _mutate.serialise(parsed, value)
+
+
+@dataclass(frozen=True)
+class KnownBug(Mutant):
+    reader: str
+    error: type[Exception]
+    where: tuple[str, str]  # (file name, function) of the innermost traceback frame
+    reason: str  # file:line at the time it was found, and the exception
+
+    def mark(self) -> pytest.MarkDecorator:
+        return pytest.mark.xfail(strict=True, raises=self.error, reason=self.reason)
+
+
+# Crashes fixed (the first 22 in this task; swe-agent and mini-swe-agent ones by their rewrite).
+FIXED: list[Mutant] = [
+    Mutant(
+        "agentlens-bench:lambda:AttributeError",
+        BENCH,
+        ((("states", "state_0"), "replace", True),),
+        True,
+    ),
+    Mutant(
+        "agentlens-bench:_step:AttributeError",
+        BENCH,
+        ((("states", "state_1", "log_entry"), "duplicate", None),),
+        True,
+    ),
+    Mutant(
+        "agentlens-bench:_task_step:AttributeError", BENCH, ((("metadata",), "replace", -1),), True
+    ),
+    Mutant(
+        "agentlens-bench:_step:TypeError",
+        BENCH,
+        ((("states", "state_1", "tool_used"), "duplicate", None),),
+        True,
+    ),
+    Mutant("agentlens-bench:read:TypeError", BENCH, ((("initial_state",), "replace", []),), False),
+    Mutant(
+        "atif:dictcomp:AttributeError",
+        ATIF,
+        ((("steps", 1, "observation", "results"), "duplicate", None),),
+        True,
+    ),
+    Mutant(
+        "atif:_convert:AttributeError", ATIF, ((("steps", 2, "observation"), "replace", 1.5),), True
+    ),
+    Mutant(
+        "atif:_sub_ref:AttributeError",
+        ATIF,
+        (
+            (("steps", 3, "observation", "results"), "duplicate", None),
+            (("steps", 3, "tool_calls"), "duplicate", None),
+        ),
+        True,
+    ),
+    Mutant("atif:to_trajectory:AttributeError", ATIF, ((("agent",), "replace", -1),), True),
+    Mutant(
+        "atif:setcomp:TypeError",
+        ATIF_LIKE,
+        ((("steps", 6, "tool_calls", 1, "id"), "replace", []),),
+        True,
+    ),
+    Mutant(
+        "atif:_match:TypeError",
+        ATIF,
+        ((("steps", 2, "observation", "results"), "replace", -1),),
+        True,
+    ),
+    Mutant("atif:_step:TypeError", ATIF_LIKE, ((("steps", 0, "source"), "replace", {}),), True),
+    Mutant(
+        "claude-code:update:TypeError",
+        CLAUDE,
+        (((9, "message", "model"), "duplicate", None),),
+        True,
+    ),
+    Mutant(
+        "claude-code:_tool_use:TypeError",
+        CLAUDE,
+        (((9, "message", "content", 0, "id"), "duplicate", None),),
+        True,
+    ),
+    Mutant(
+        "claude-code:_usage:TypeError",
+        CLAUDE,
+        (((4, "message", "usage", "input_tokens"), "duplicate", None),),
+        False,
+    ),
+    Mutant(
+        "gemini-cli:_result:AttributeError",
+        GEMINI,
+        ((("messages", 8, "toolCalls", 0, "result", 0), "replace", 1.5),),
+        True,
+    ),
+    Mutant(
+        "gemini-cli:_tool_step:AttributeError",
+        GEMINI,
+        ((("messages", 1, "toolCalls"), "duplicate", None),),
+        True,
+    ),
+    Mutant(
+        "gemini-cli:_message_steps:TypeError",
+        GEMINI,
+        ((("messages", 3, "thoughts"), "replace", 1180591620717411303424),),
+        True,
+    ),
+    Mutant(
+        "gemini-cli:_result:TypeError",
+        GEMINI,
+        ((("messages", 14, "toolCalls", 0, "result"), "replace", 1180591620717411303424),),
+        True,
+    ),
+    Mutant(
+        "gemini-cli:_usage:TypeError",
+        GEMINI,
+        ((("messages", 8, "tokens", "input"), "duplicate", None),),
+        False,
+    ),
+    Mutant(
+        "gemini-cli:_usage:ValueError",
+        GEMINI,
+        ((("messages", 7, "tokens", "input"), "replace", "2024-13-45T99:99:99Z"),),
+        True,
+    ),
+    Mutant(
+        "openai-messages:messages_to_steps:TypeError",
+        LITELLM,
+        (((6, "tool_calls"), "replace", -1),),
+        True,
+    ),
+    Mutant(
+        "mini-swe-agent:_created:OverflowError",
+        MINI_SWEBV,
+        ((("messages", 36, "extra", "response", "created"), "replace", -1e308),),
+        False,
+    ),
+    Mutant(
+        "mini-swe-agent:usage_from_response:TypeError",
+        MINI_SWEBV,
+        ((("messages", 6, "extra", "response", "usage", "prompt_tokens"), "duplicate", None),),
+        False,
+    ),
+    Mutant(
+        "mini-swe-agent:usage_from_response:ValueError",
+        MINI_SWEBV,
+        (
+            (
+                ("messages", 38, "extra", "response", "usage", "prompt_tokens"),
+                "replace",
+                "2024-13-45T99:99:99Z",
+            ),
+        ),
+        True,
+    ),
+    Mutant(
+        "swe-agent:dictcomp:TypeError",
+        SWE_FC,
+        ((("history", 9, "tool_call_ids"), "replace", -1),),
+        True,
+    ),
+    Mutant(
+        "swe-agent:_from_history:TypeError",
+        SWE_FC,
+        ((("history", 4, "tool_calls", 0, "id"), "duplicate", None),),
+        False,
+    ),
+    Mutant(
+        "swe-agent:_usage:TypeError",
+        SWE_JAVA,
+        ((("info", "model_stats", "tokens_sent"), "duplicate", None),),
+        False,
+    ),
+    Mutant(
+        "swe-agent:_usage:ValueError",
+        SWE_JAVA,
+        ((("info", "model_stats", "tokens_sent"), "replace", "2024-13-45T99:99:99Z"),),
+        True,
+    ),
+]
+
+# Open: the fuzz run skips these (matched by reader, exception and where) and keeps searching.
+KNOWN: list[KnownBug] = [
+    KnownBug(
+        "codex-exec:__add__:TypeError",
+        CODEX_EXEC,
+        (
+            ((3, "item"), "delete", None),
+            ((7,), "duplicate", None),
+            ((7, "usage", "output_tokens"), "duplicate", None),
+        ),
+        False,
+        "codex-exec",
+        TypeError,
+        ("trajectory.py", "__add__"),
+        'trajectory.py:52 TypeError: can only concatenate list (not "int") to list',
+    ),
+    KnownBug(
+        "codex-rollout:listcomp:AttributeError",
+        CODEX_ROLLOUT,
+        (((14, "payload", "summary", 0), "replace", 0),),
+        True,
+        "codex-rollout",
+        AttributeError,
+        ("codex_rollout.py", "<listcomp>"),
+        "codex_rollout.py:181 AttributeError: 'int' object has no attribute 'get'",
+    ),
+    KnownBug(
+        "codex-rollout:_call:TypeError",
+        CODEX_ROLLOUT,
+        (((17, "payload", "call_id"), "duplicate", None),),
+        True,
+        "codex-rollout",
+        TypeError,
+        ("codex_rollout.py", "_call"),
+        "codex_rollout.py:233 TypeError: unhashable type: 'list'",
+    ),
+    KnownBug(
+        "codex-rollout:_item:TypeError",
+        CODEX_ROLLOUT,
+        (((14, "payload", "summary"), "replace", -1),),
+        False,
+        "codex-rollout",
+        TypeError,
+        ("codex_rollout.py", "_item"),
+        "codex_rollout.py:181 TypeError: 'int' object is not iterable",
+    ),
+    KnownBug(
+        "codex-rollout:_message:TypeError",
+        CODEX_ROLLOUT,
+        (((1, "payload", "content"), "replace", 1.5),),
+        True,
+        "codex-rollout",
+        TypeError,
+        ("codex_rollout.py", "_message"),
+        "codex_rollout.py:203 TypeError: 'float' object is not iterable",
+    ),
+    KnownBug(
+        "inspect-ai:dictcomp:AttributeError",
+        INSPECT_EVAL,
+        ((("samples/1_epoch_1.json", "scores", "match"), "duplicate", None),),
+        True,
+        "inspect-ai",
+        AttributeError,
+        ("inspect_ai.py", "<dictcomp>"),
+        "inspect_ai.py:210 AttributeError: 'list' object has no attribute 'get'",
+    ),
+    KnownBug(
+        "inspect-ai:_steps:AttributeError",
+        INSPECT_JSON,
+        ((("samples", 0, "messages", 8), "replace", 0),),
+        True,
+        "inspect-ai",
+        AttributeError,
+        ("inspect_ai.py", "_steps"),
+        "inspect_ai.py:127 AttributeError: 'int' object has no attribute 'get'",
+    ),
+    KnownBug(
+        "inspect-ai:_trajectory:AttributeError",
+        INSPECT_EVAL,
+        ((("header.json",), "replace", 0),),
+        True,
+        "inspect-ai",
+        AttributeError,
+        ("inspect_ai.py", "_trajectory"),
+        "inspect_ai.py:96 AttributeError: 'int' object has no attribute 'get'",
+    ),
+    KnownBug(
+        "inspect-ai:listcomp:TypeError",
+        INSPECT_EVAL,
+        ((("samples/1_epoch_1.json", "events", 8, "span_id"), "duplicate", None),),
+        False,
+        "inspect-ai",
+        TypeError,
+        ("inspect_ai.py", "<listcomp>"),
+        "inspect_ai.py:157 TypeError: unhashable type: 'list'",
+    ),
+    KnownBug(
+        "inspect-ai:setcomp:TypeError",
+        INSPECT_EVAL,
+        ((("samples/1_epoch_1.json", "events", 13, "id"), "duplicate", None),),
+        True,
+        "inspect-ai",
+        TypeError,
+        ("inspect_ai.py", "<setcomp>"),
+        "inspect_ai.py:155 TypeError: unhashable type: 'list'",
+    ),
+    KnownBug(
+        "inspect-ai:_steps:TypeError",
+        INSPECT_JSON,
+        ((("samples", 0, "messages"), "replace", -1),),
+        False,
+        "inspect-ai",
+        TypeError,
+        ("inspect_ai.py", "_steps"),
+        "inspect_ai.py:126 TypeError: 'int' object is not iterable",
+    ),
+    KnownBug(
+        "openhands-events:_call_arguments:AttributeError",
+        OH_EVENTS,
+        (((5, "tool_call_metadata", "model_response", "choices", 0, "message"), "replace", True),),
+        True,
+        "openhands-events",
+        AttributeError,
+        ("_openhands_legacy.py", "_call_arguments"),
+        "_openhands_legacy.py:242 AttributeError: 'bool' object has no attribute 'get'",
+    ),
+    KnownBug(
+        "openhands-events:usage_from_response:TypeError",
+        OH_EVENTS,
+        (
+            (
+                (5, "tool_call_metadata", "model_response", "usage", "prompt_tokens"),
+                "duplicate",
+                None,
+            ),
+        ),
+        False,
+        "openhands-events",
+        TypeError,
+        ("_openhands_common.py", "usage_from_response"),
+        "_openhands_common.py:70 TypeError: int() argument must be a string, a bytes-like object or a...",
+    ),
+    KnownBug(
+        "openhands-events:_call_arguments:TypeError",
+        OH_EVENTS,
+        (((5, "tool_call_metadata", "model_response", "choices"), "replace", -1),),
+        False,
+        "openhands-events",
+        TypeError,
+        ("_openhands_legacy.py", "_call_arguments"),
+        "_openhands_legacy.py:240 TypeError: 'int' object is not iterable",
+    ),
+    KnownBug(
+        "openhands-events:usage_from_response:ValueError",
+        OH_EVENTS,
+        (((5, "tool_call_metadata", "model_response", "usage", "prompt_tokens"), "replace", "x"),),
+        False,
+        "openhands-events",
+        ValueError,
+        ("_openhands_common.py", "usage_from_response"),
+        "_openhands_common.py:70 ValueError: invalid literal for int() with base 10: '2024-13-45T99:99...",
+    ),
+    KnownBug(
+        "openhands-v1:text_of:TypeError",
+        OH_V1,
+        (((8, "thought", 0, "text"), "replace", -1),),
+        False,
+        "openhands-v1",
+        TypeError,
+        ("_openhands_common.py", "text_of"),
+        "_openhands_common.py:187 TypeError: sequence item 0: expected str instance, int found",
+    ),
+    KnownBug(
+        "openhands-v1:usage_from_metrics:TypeError",
+        OH_V1,
+        (
+            (
+                (
+                    1,
+                    "value",
+                    "usage_to_metrics",
+                    "default",
+                    "accumulated_token_usage",
+                    "prompt_tokens",
+                ),
+                "duplicate",
+                None,
+            ),
+        ),
+        True,
+        "openhands-v1",
+        TypeError,
+        ("_openhands_common.py", "usage_from_metrics"),
+        "_openhands_common.py:57 TypeError: int() argument must be a string, a bytes-like object or a...",
+    ),
+    KnownBug(
+        "openhands-v1:_stats:TypeError",
+        OH_V1,
+        (((1, "value", "usage_to_metrics", "default", "accumulated_cost"), "duplicate", None),),
+        False,
+        "openhands-v1",
+        TypeError,
+        ("_openhands_sdk.py", "_stats"),
+        "_openhands_sdk.py:134 TypeError: float() argument must be a string or a real number, not '...",
+    ),
+    KnownBug(
+        "openhands-v1:usage_from_metrics:ValueError",
+        OH_V1,
+        (
+            (
+                (
+                    7,
+                    "value",
+                    "usage_to_metrics",
+                    "default",
+                    "accumulated_token_usage",
+                    "prompt_tokens",
+                ),
+                "replace",
+                "x",
+            ),
+        ),
+        False,
+        "openhands-v1",
+        ValueError,
+        ("_openhands_common.py", "usage_from_metrics"),
+        "_openhands_common.py:57 ValueError: invalid literal for int() with base 10: '2024-13-45T99:99...",
+    ),
+    KnownBug(
+        "openhands-v1:_stats:ValueError",
+        OH_V1,
+        (((1, "value", "usage_to_metrics", "default", "accumulated_cost"), "replace", "x"),),
+        True,
+        "openhands-v1",
+        ValueError,
+        ("_openhands_sdk.py", "_stats"),
+        "_openhands_sdk.py:134 ValueError: could not convert string to float: '2024-13-45T99:99:99Z'",
+    ),
+]
