@@ -28,6 +28,14 @@ def test_unknown_channel_is_a_one_line_error(capsys: pytest.CaptureFixture[str])
     assert "unknown slice 'vibes'" in capsys.readouterr().err
 
 
+def test_bad_cost_weights_are_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["stepvalue", str(TRACE), "--candidates", "outcome", "--evaluator", "x:y"]
+    assert main([*argv, "--cost-weights", "p=1,q=2"]) == 2
+    assert "--cost-weights: 'q=2' is not KEY=NUMBER" in capsys.readouterr().err
+    assert main(["stepvalue", "evaluate", *argv[1:], "--lambda", "x"]) == 2
+    assert "'x' is not a valid float" in capsys.readouterr().err
+
+
 @pytest.mark.llm
 def test_cli_scores_an_asv_file_in_exact_mode(local_gguf_path: Path, tmp_path: Path) -> None:
     (traj,) = read_path(TRACE)

@@ -79,13 +79,21 @@ def test_identical_states_give_zero_everywhere() -> None:
     assert "ΔH" in m.reason
 
 
-def test_floor_applies_to_missing_and_low_labels() -> None:
+def test_floor_applies_to_missing_and_low_top_k_labels() -> None:
     mapping = {"A": "a", "B": "b", "C": "c"}
-    belief = belief_from_labels({"A": -0.5, "B": -42.0}, {"A": "top_k", "B": "exact"}, mapping)
+    belief = belief_from_labels({"A": -0.5, "B": -42.0}, {"A": "top_k", "B": "top_k"}, mapping)
     assert belief.scores == (-0.5, -20.0, -20.0)
     assert belief.sources == ("top_k", "floor", "floor")
+    assert belief.raw == (-0.5, -42.0, None)  # kept for the floor-sensitivity table
     assert belief.used_floor
     assert sum(belief.probs) == pytest.approx(1.0)
+
+
+def test_exact_logits_are_never_floored() -> None:
+    mapping = {"A": "a", "B": "b"}
+    belief = belief_from_labels({"A": -0.5, "B": -42.0}, dict.fromkeys("AB", "exact"), mapping)
+    assert belief.scores == (-0.5, -42.0)
+    assert not belief.used_floor
 
 
 def test_temperature_flattens_a_saturated_belief() -> None:

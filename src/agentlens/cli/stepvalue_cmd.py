@@ -1,4 +1,5 @@
-"""`agentlens stepvalue TRAJ… --candidates … --evaluator MODEL --channels …`."""
+"""`agentlens stepvalue TRAJ… --candidates … --evaluator MODEL --channels …` (= `stepvalue
+evaluate`), and `agentlens stepvalue adapt-open-qa TASKS.jsonl TRACES… -o OUT.asv.jsonl`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,21 @@ def _csv(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip())
 
 
-@click.command()
+class _EvaluateByDefault(click.Group):
+    """`stepvalue ARGS` means `stepvalue evaluate ARGS` unless ARGS start with a subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            args = ["evaluate", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_EvaluateByDefault)
+def stepvalue() -> None:
+    """Per-step value (Agent Step Value): `evaluate` (the default) and `adapt-open-qa`."""
+
+
+@stepvalue.command("evaluate")
 @click.argument("paths", nargs=-1)
 @click.option(
     "--candidates",
@@ -50,8 +65,22 @@ def _csv(value: str) -> tuple[str, ...]:
     "--concurrency", type=int, default=None, help="States in flight (default 1 local, 4 remote)."
 )
 @click.option("--audit-n", default=100, show_default=True, help="Transitions per audit sample.")
+@click.option(
+    "--lambda",
+    "lam",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="λ of net_asv = ΔH − λ·C (spec §6.1).",
+)
+@click.option(
+    "--cost-weights",
+    default="",
+    help="Weights of the step cost C, e.g. p=1,c=2,t=0.1,l=0.01,r=1 (per 1000 prompt / completion "
+    "tokens, per tool call, per second, per risk unit); unset weights are 0.",
+)
 @click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache.")
-def stepvalue(
+def evaluate_cmd(
     paths: tuple[str, ...],
     candidates: str,
     evaluator: str,
@@ -67,16 +96,20 @@ def stepvalue(
     leak_policy: str,
     concurrency: int | None,
     audit_n: int,
+    lam: float,
+    cost_weights: str,
     no_cache: bool,
 ) -> int:
     """Per-step value: replay each trajectory through an evaluator LLM that puts a belief on a
     fixed candidate set at every state, and report how each step moved it, per channel.
 
     Writes summary.json, steps.jsonl, states.jsonl, CSV tables and report.md into --out.
+    Open-QA task rows become an asv.v1 file with `agentlens stepvalue adapt-open-qa`.
     """
     from agentlens.providers import get_provider
     from agentlens.providers.registry import is_local
     from agentlens.stepvalue.config import RunConfig
+    from agentlens.stepvalue.cost import parse_weights
     from agentlens.stepvalue.evaluate import evaluate
     from agentlens.stepvalue.report import write_outputs
     from agentlens.stepvalue.sources import build_problems
@@ -88,6 +121,8 @@ def stepvalue(
         rationale_tokens=rationale_tokens,
         leak_policy=leak_policy,  # type: ignore[arg-type]
         concurrency=concurrency or (1 if is_local(evaluator) else 4),
+        lam=lam,
+        cost_weights=parse_weights(cost_weights),
     )
     config.validate()
     loaded = load_inputs(paths, labels=labels) if paths else None
@@ -110,3 +145,41 @@ def stepvalue(
     )
     console.print(f"report: {paths_out['report']}", highlight=False)
     return report_failures(loaded) if loaded else 0
+
+
+@stepvalue.command("adapt-open-qa")
+@click.argument("tasks", type=click.Path())
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--out", "-o", required=True, type=click.Path(), help="The asv.v1 JSONL to write.")
+@click.option("--max-steps", type=int, default=None, help="Keep only the first N steps.")
+@click.option(
+    "--skip-missing", is_flag=True, help="Leave out task rows whose trajectory was not given."
+)
+def adapt_open_qa(
+    tasks: str, paths: tuple[str, ...], out: str, max_steps: int | None, skip_missing: bool
+) -> int:
+    """Join reviewed open-QA task rows (TASKS.jsonl: four candidate answers with exactly one
+    none-of-the-above, a gold id, review.status approved/accepted) with the trajectories they name,
+    into an asv.v1 file for `agentlens stepvalue --candidates OUT`."""
+    from agentlens.stepvalue.openqa import join, load_tasks
+    from agentlens.stepvalue.schema import write_asv
+
+    rows = load_tasks(tasks)
+    loaded = load_inputs(paths)
+    problems, missing = join(
+        rows,
+        loaded.trajectories,
+        tasks_path=tasks,
+        max_steps=max_steps,
+        skip_missing=skip_missing,
+    )
+    write_asv(problems, out)
+    steps = sum(len(p.transitions) for p in problems)
+    used = {p.notes.get("source") for p in problems}
+    unused = sum(1 for t in loaded.trajectories if t.source.path not in used)
+    console.print(
+        f"{len(problems)} of {len(rows)} task rows -> {out} ({steps} steps); "
+        f"{len(missing)} rows without a trajectory, {unused} trajectories without a row",
+        highlight=False,
+    )
+    return report_failures(loaded)

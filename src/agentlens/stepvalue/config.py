@@ -10,6 +10,7 @@ from agentlens.errors import ConfigError
 from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
 from agentlens.stepvalue.belief import FLOOR
 from agentlens.stepvalue.channels import DEFAULT_CHANNELS, Channel, get_channel
+from agentlens.stepvalue.cost import CostWeights
 from agentlens.stepvalue.metrics import EPSILON
 from agentlens.stepvalue.permutations import LabelScheme
 from agentlens.stepvalue.projection import MAX_STATE_CHARS, SLICES, Slice
@@ -47,6 +48,9 @@ class RunConfig:
     max_state_chars: int = MAX_STATE_CHARS
     max_question_chars: int = MAX_QUESTION_CHARS
     label_scheme: LabelScheme = "letters"
+    lam: float = 0.0
+    """λ of net_asv = ΔH − λ·C (spec §6.1); 0 reports net_asv = ΔH."""
+    cost_weights: CostWeights = field(default_factory=CostWeights)
     concurrency: int = 1
     """States scored at once. 1 suits a single local model (each state's prompts then follow
     one another and share the cached prefix); raise it for remote APIs."""

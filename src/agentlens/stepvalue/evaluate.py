@@ -13,7 +13,7 @@ from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.phases import phase_aggregates
 from agentlens.stepvalue.results import state_rows, step_rows
 from agentlens.stepvalue.runner import Costs, Evaluator, RunConfig, Runner
-from agentlens.stepvalue.sensitivity import sensitivity
+from agentlens.stepvalue.sensitivity import floor_sensitivity, sensitivity
 
 HEADLINE = ("g_margin", "g_margin_max", "perm_mean_g_margin", "delta_h", "surprise", "gold_ll_gain")
 
@@ -90,6 +90,7 @@ class StepValueResult:
             "channel_effects": self.channel_effects,
             "phases": self.phases,
             "sensitivity": sensitivity(self.steps),
+            "floor_sensitivity": floor_sensitivity(self.steps),
             "audit": {name: len(rows) for name, rows in self.audits.items()},
         }
 
@@ -98,6 +99,9 @@ def _means(channel: str, which: str, rows: list[dict[str, Any]]) -> dict[str, An
     out: dict[str, Any] = {"channel": channel, "slice": which, "n": len(rows)}
     for name in HEADLINE:
         out[f"mean_{name}"] = statistics.fmean(r[name] for r in rows)
+    for name in ("net_asv", "perm_range_net_asv", "semantic_gold_gain"):
+        known = [r[name] for r in rows if r.get(name) is not None]
+        out[f"mean_{name}"] = statistics.fmean(known) if known else None
     out["mean_anisotropy_before"] = statistics.fmean(r["anisotropy_before"] for r in rows)
     out["damage_rate"] = statistics.fmean(float(r["damage"]) for r in rows)
     out["repair_rate"] = statistics.fmean(float(r["repair"]) for r in rows)

@@ -21,6 +21,17 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class StepCost:
+    """What one agent step cost (spec §2.1 `cost`); None = the trajectory does not record it."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    tool_calls: int | None = None
+    latency_ms: float | None = None
+    risk_score: float | None = None
+
+
+@dataclass(frozen=True)
 class Transition:
     """One agent step: the raw (unredacted) state dicts before and after it.
 
@@ -32,6 +43,7 @@ class Transition:
     before: dict[str, Any]
     after: dict[str, Any]
     phase: str | None = None
+    cost: StepCost = field(default_factory=StepCost)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.stepvalue.evaluate import StepValueResult
-from agentlens.stepvalue.sensitivity import sensitivity
+from agentlens.stepvalue.sensitivity import floor_sensitivity, sensitivity
 
 CHANNEL_COLUMNS = [
     "channel",
@@ -25,6 +25,9 @@ CHANNEL_COLUMNS = [
     "mean_perm_mean_g_margin",
     "mean_delta_h",
     "mean_surprise",
+    "mean_net_asv",
+    "mean_perm_range_net_asv",
+    "mean_semantic_gold_gain",
     "mean_anisotropy_before",
     "damage_rate",
     "repair_rate",
@@ -92,6 +95,10 @@ def write_outputs(result: StepValueResult, outdir: str | Path) -> dict[str, Path
         "phases.csv": (result.phases, None),
         "trajectories.csv": (result.trajectory_summaries(), None),
         "sensitivity.csv": (sensitivity(result.steps), None),
+        "floor_sensitivity.csv": (
+            floor_sensitivity(result.steps),
+            _columns(floor_sensitivity(result.steps)),
+        ),
     }
     tables |= {f"audit_{name}.csv": (rows, None) for name, rows in result.audits.items()}
     for name, (rows, columns) in tables.items():
@@ -99,6 +106,15 @@ def write_outputs(result: StepValueResult, outdir: str | Path) -> dict[str, Path
         _csv(paths[name], rows, columns)
     paths["report"].write_text(markdown(result))
     return paths
+
+
+def _weights(cfg: Any) -> str:
+    w = cfg.cost_weights
+    return f"p={w.p:g},c={w.c:g},t={w.t:g},l={w.l:g},r={w.r:g}"
+
+
+def _columns(rows: Sequence[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(k for r in rows for k in r))
 
 
 def _jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -150,7 +166,8 @@ def markdown(result: StepValueResult) -> str:
         "# Step value report",
         f"Evaluator `{result.evaluator}`; channels {', '.join(cfg.channels_resolved_names())}; "
         f"slices {', '.join(cfg.slices)}; B = {cfg.permutations} cyclic label permutations; "
-        f"floor {cfg.floor}; ε = {cfg.epsilon}. G = gold-margin gain (lse competitor unless marked "
+        f"floor {cfg.floor}; ε = {cfg.epsilon}; net_asv = ΔH − λ·C with λ = {cfg.lam:g}, "
+        f"weights {_weights(cfg)}. G = gold-margin gain (lse competitor unless marked "
         "max), ΔH = entropy before − after (nats), S = KL(after‖before).",
         "## Cost",
         f"{c.transitions} transitions, {c.distinct_states} distinct states; evaluator calls "
@@ -172,6 +189,12 @@ def markdown(result: StepValueResult) -> str:
         parts += [
             "## Saturation and smoothing sensitivity (ΔH at τ, S at ε)",
             _table(table, list(table[0])),
+        ]
+    floors = floor_sensitivity(result.steps)
+    if floors:
+        parts += [
+            "## Floor sensitivity (top-k read-out re-derived at floor −10, −20, −30)",
+            _table(floors, _columns(floors)),
         ]
     traj_cols = [
         "trajectory_id",

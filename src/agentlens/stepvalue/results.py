@@ -9,15 +9,19 @@ belief, channel anisotropy before and after, and the quality flags used by the a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
 from agentlens.stepvalue.belief import Belief
 from agentlens.stepvalue.channels import Channel
+from agentlens.stepvalue.cost import net_value
 from agentlens.stepvalue.metrics import TransitionMetrics, transition_metrics
+from agentlens.stepvalue.model import Transition
 from agentlens.stepvalue.permutations import anisotropy, mean_belief
 from agentlens.stepvalue.runner import Runner, Slot
+from agentlens.stepvalue.semantic import semantic_gold_gain
 
 AVERAGED = ("g_margin", "g_margin_max", "delta_h", "surprise", "gold_ll_gain")
 
@@ -38,14 +42,15 @@ def step_rows(runner: Runner) -> list[dict[str, Any]]:
                     "phase": t.phase,
                     "channel": channel.name,
                     "slice": which,
+                    "gold_id": problem.gold_id,
                     "state_before": table.hashes[b_pos],
                     "state_after": table.hashes[a_pos],
                 }
-                row.update(
-                    _values(
-                        runner, (pi, which, b_pos), (pi, which, a_pos), channel, problem.gold_id
-                    )
-                )
+                before, after = (pi, which, b_pos), (pi, which, a_pos)
+                row.update(_values(runner, before, after, channel, problem.gold_id))
+                if not row["missing"]:
+                    row.update(_net(runner, t, row["delta_h"], row.pop("per_perm_delta_h")))
+                    row["reason"] += f"; {row.pop('net_reason')}"
                 rows.append(row)
     return rows
 
@@ -80,7 +85,40 @@ def _values(
     values["anisotropy_change"] = values["anisotropy_after"] - values["anisotropy_before"]
     values["belief_before"] = b0[0].as_dict()
     values["belief_after"] = b1[0].as_dict()
+    values["raw_scores_before"] = b0[0].raw_dict()
+    values["raw_scores_after"] = b1[0].raw_dict()
+    values["exact_logits"] = b0[0].exact and b1[0].exact
+    semantic, semantic_reason = semantic_gold_gain(b0[0], b1[0], gold)
+    values["semantic_gold_gain"] = semantic
+    if semantic is not None:
+        values["reason"] += f"; {semantic_reason}"
+        per_perm_semantic = [
+            semantic_gold_gain(x, y, gold)[0] or 0.0 for x, y in zip(b0, b1, strict=True)
+        ]
+        values["perm_mean_semantic_gold_gain"] = float(np.mean(per_perm_semantic))
+    values["per_perm_delta_h"] = [m.delta_h for m in per_perm]
     return values
+
+
+def _net(
+    runner: Runner, transition: Transition, delta_h: float, per_perm_delta_h: list[float]
+) -> dict[str, Any]:
+    """`net_asv = ΔH − λ·C` for the identity labelling, with its permutation mean and range (C is
+    the same under every labelling, so the range is that of ΔH when λ·C is known)."""
+    cfg = runner.config
+    net = net_value(delta_h, transition.cost, cfg.lam, cfg.cost_weights)
+    per_perm = [
+        net_value(dh, transition.cost, cfg.lam, cfg.cost_weights).net_asv for dh in per_perm_delta_h
+    ]
+    known = [v for v in per_perm if v is not None]
+    return {
+        "cost": {k: v for k, v in asdict(transition.cost).items() if v is not None},
+        "step_cost": net.cost,
+        "net_asv": net.net_asv,
+        "perm_mean_net_asv": float(np.mean(known)) if known else None,
+        "perm_range_net_asv": float(max(known) - min(known)) if known else None,
+        "net_reason": net.reason,
+    }
 
 
 def _metric_fields(m: TransitionMetrics) -> dict[str, Any]:
@@ -137,6 +175,7 @@ def state_rows(runner: Runner) -> list[dict[str, Any]]:
                         "chars": len(table.texts[pos]),
                         "beliefs": [b.as_dict() for b in beliefs] if beliefs else None,
                         "sources": [list(b.sources) for b in beliefs] if beliefs else None,
+                        "raw_scores": [b.raw_dict() for b in beliefs] if beliefs else None,
                         "mean_belief": mean_belief(beliefs).as_dict() if beliefs else None,
                         "anisotropy": anisotropy(beliefs) if beliefs else None,
                         "rationale": rationale.text if rationale else None,

@@ -7,6 +7,7 @@ back, so coding trajectories with derived candidates can be frozen into the same
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,11 +16,12 @@ import orjson
 
 from agentlens.errors import SchemaError
 from agentlens.formats._json import iter_jsonl
-from agentlens.stepvalue.model import Candidate, EvalView, Problem, Transition
+from agentlens.stepvalue.model import Candidate, EvalView, Problem, StepCost, Transition
+from agentlens.stepvalue.redaction import StringPolicy
+from agentlens.stepvalue.semantic import insufficiency_id
 
 SCHEMA = "asv.v1"
 MAX_CANDIDATES = 10
-INSUFFICIENCY_ID = "none-of-the-above"
 
 
 class AsvCandidate(msgspec.Struct, kw_only=True):
@@ -38,9 +40,18 @@ class AsvCandidateSpace(msgspec.Struct, kw_only=True):
 class AsvTask(msgspec.Struct, kw_only=True):
     task_id: str
     question: str
+    category: str | None = None
     candidate_space: AsvCandidateSpace
     gold_visible_to_evaluator: bool = False
     gold_used_only_for_validation: bool = True
+
+
+class AsvCost(msgspec.Struct, kw_only=True, omit_defaults=True):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    tool_calls: int | None = None
+    latency_ms: float | None = None
+    risk_score: float | None = None
 
 
 class AsvStep(msgspec.Struct, kw_only=True):
@@ -50,6 +61,7 @@ class AsvStep(msgspec.Struct, kw_only=True):
     observation: Any = None
     state_before: dict[str, Any] | None = None
     state_after: dict[str, Any] | None = None
+    cost: AsvCost | None = None
 
 
 class AsvRecord(msgspec.Struct, kw_only=True):
@@ -57,6 +69,9 @@ class AsvRecord(msgspec.Struct, kw_only=True):
     trajectory_id: str | None = None
     task: AsvTask
     steps: list[AsvStep]
+    redaction: StringPolicy = "whole"
+    """AgentLens extension: `span` for states projected from coding trajectories (see
+    `redaction.py`); the spec's `whole` otherwise."""
 
 
 def load_asv(path: str | Path) -> list[Problem]:
@@ -80,11 +95,10 @@ def _to_problem(path: Path, number: int, record: AsvRecord) -> Problem:
     _validate(path, number, record)
     space = record.task.candidate_space
     candidates = tuple(Candidate(c.id, c.text, c.prior) for c in space.candidates)
-    ids = {c.id for c in candidates}
     view = EvalView(
         question=record.task.question,
         candidates=candidates,
-        insufficiency_id=INSUFFICIENCY_ID if INSUFFICIENCY_ID in ids else None,
+        insufficiency_id=insufficiency_id([c.id for c in candidates]),
     )
     steps = sorted(record.steps, key=lambda s: s.index)
     return Problem(
@@ -94,7 +108,9 @@ def _to_problem(path: Path, number: int, record: AsvRecord) -> Problem:
         view=view,
         gold_id=space.gold_candidate_id,
         transitions=tuple(_transition(step) for step in steps),
-        notes={"source": f"{path}:{number}", "space_type": space.type},
+        redaction=record.redaction,
+        notes={"source": f"{path}:{number}", "space_type": space.type}
+        | ({"category": record.task.category} if record.task.category else {}),
     )
 
 
@@ -110,6 +126,7 @@ def _transition(step: AsvStep) -> Transition:
         before=dict(step.state_before or {}),
         after=after,
         phase=step_type if isinstance(step_type, str) else None,
+        cost=StepCost(**msgspec.structs.asdict(step.cost)) if step.cost else StepCost(),
     )
 
 
@@ -146,6 +163,7 @@ def to_asv_record(problem: Problem) -> dict[str, Any]:
         "task": {
             "task_id": problem.task_id,
             "question": problem.view.question,
+            **({"category": problem.notes["category"]} if problem.notes.get("category") else {}),
             "candidate_space": {
                 "type": "candidate_set",
                 "candidates": candidates,
@@ -155,7 +173,7 @@ def to_asv_record(problem: Problem) -> dict[str, Any]:
             "gold_used_only_for_validation": True,
         },
         "steps": [_step_record(t) for t in problem.transitions],
-    }
+    } | ({"redaction": problem.redaction} if problem.redaction != "whole" else {})
 
 
 def _step_record(t: Transition) -> dict[str, Any]:
@@ -170,6 +188,9 @@ def _step_record(t: Transition) -> dict[str, Any]:
     }
     if observation is not None:
         record["observation"] = observation
+    cost = {k: v for k, v in asdict(t.cost).items() if v is not None}
+    if cost:
+        record["cost"] = cost
     return record
 
 

@@ -1,7 +1,10 @@
-"""Saturation and smoothing sensitivity (spec §6.6): entropy of softmax(s/τ) for τ ∈ {1, 2, 5, 10}
-and surprise for ε ∈ {1e-4, 1e-6, 1e-8}, per channel and slice, on the identity-labelling beliefs.
+"""Saturation and smoothing sensitivity (spec §6.6): entropy of softmax(s/τ) for τ ∈ {1, 2, 5, 10},
+surprise for ε ∈ {1e-4, 1e-6, 1e-8}, and the headline values for floor ∈ {−10, −20, −30}, per
+channel and slice, on the identity-labelling beliefs.
 
 Scores are recovered as log b (softmax is shift-invariant, so softmax(log b / τ) = softmax(s / τ)).
+The floor table re-derives s(c) from the stored raw label log-probs (`raw_scores_*`), without
+calling the model again; with exact logits the floor never applies, and the table says so.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from agentlens.stepvalue.belief import softmax
-from agentlens.stepvalue.metrics import entropy, kl
+from agentlens.stepvalue.belief import Belief, belief_from_raw, softmax
+from agentlens.stepvalue.metrics import entropy, kl, transition_metrics
 
 TAUS = (1.0, 2.0, 5.0, 10.0)
 EPSILONS = (1e-4, 1e-6, 1e-8)
+FLOORS = (-10.0, -20.0, -30.0)
 TINY = 1e-300
+EXACT_NOTE = "exact logits: the floor never applies, so every floor gives the same values"
 
 
 def _tempered_entropy(belief: dict[str, float], tau: float) -> float:
@@ -50,3 +55,42 @@ def sensitivity(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _aligned(belief: dict[str, float], row: dict[str, Any]) -> list[float]:
     return [belief[c] for c in sorted(row["belief_before"])]
+
+
+def floor_sensitivity(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (channel, slice): mean G (lse), ΔH, S and the share of transitions with a floored
+    label at each floor; transitions read from exact logits are counted, not recomputed."""
+    out = []
+    for (channel, which), items in _groups(rows).items():
+        top_k = [r for r in items if not r["exact_logits"]]
+        row: dict[str, Any] = {"channel": channel, "slice": which, "n": len(items)}
+        row["n_top_k"] = len(top_k)
+        if not top_k:
+            out.append(row | {"note": EXACT_NOTE})
+            continue
+        for floor in FLOORS:
+            metrics, floored = [], 0
+            for r in top_k:
+                b0, b1 = _refloored(r, "before", floor), _refloored(r, "after", floor)
+                metrics.append(transition_metrics(b0, b1, r["gold_id"]))
+                floored += b0.used_floor or b1.used_floor
+            tag = f"floor{floor:g}"
+            row[f"mean_g_margin_{tag}"] = statistics.fmean(m.g_margin for m in metrics)
+            row[f"mean_delta_h_{tag}"] = statistics.fmean(m.delta_h for m in metrics)
+            row[f"mean_surprise_{tag}"] = statistics.fmean(m.surprise for m in metrics)
+            row[f"floor_rate_{tag}"] = floored / len(top_k)
+        out.append(row)
+    return out
+
+
+def _groups(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        if not r["missing"]:
+            groups.setdefault((r["channel"], r["slice"]), []).append(r)
+    return dict(sorted(groups.items()))
+
+
+def _refloored(row: dict[str, Any], side: str, floor: float) -> Belief:
+    raw = row[f"raw_scores_{side}"]
+    return belief_from_raw(raw, dict.fromkeys(raw, False), floor)
