@@ -44,9 +44,11 @@ def test_cli_scores_an_asv_file_in_exact_mode(local_gguf_path: Path, tmp_path: P
     out = tmp_path / "out"
     argv = ["stepvalue", "--candidates", str(asv), "--evaluator", f"llamacpp:{local_gguf_path}"]
     argv += ["--channels", "direct", "-b", "1", "--out", str(out), "--no-cache"]
-    assert main(argv) == 0
+    assert main([*argv, "--lambda", "2", "--cost-weights", "t=0.25"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["costs"]["scoring_calls"] == 2  # one transition: two states, one permutation
     (row,) = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
     assert row["channel"] == "direct" and row["candidates"] == "explicit"
+    assert traj.steps[1].kind == "tool"  # the first step scored is one tool call: C = 0.25·1
+    assert row["net_asv"] == pytest.approx(row["delta_h"] - 2 * 0.25)
     assert {p.name for p in out.iterdir()} >= {"report.md", "states.jsonl", "channels.csv"}

@@ -32,7 +32,7 @@ class Belief:
     scores: tuple[float, ...]
     probs: tuple[float, ...]
     sources: tuple[str, ...]
-    raw: tuple[float | None, ...] = ()
+    raw: tuple[float | None, ...]
 
     @property
     def used_floor(self) -> bool:

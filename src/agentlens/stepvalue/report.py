@@ -88,6 +88,7 @@ def write_outputs(result: StepValueResult, outdir: str | Path) -> dict[str, Path
     paths["summary"].write_text(json.dumps(_clean(result.summary()), indent=2, ensure_ascii=False))
     _jsonl(paths["steps"], result.steps)
     _jsonl(paths["states"], result.states)
+    floors = floor_sensitivity(result.steps)
     tables = {
         "steps.csv": (result.steps, None),
         "channels.csv": (result.channel_means(), CHANNEL_COLUMNS),
@@ -95,10 +96,7 @@ def write_outputs(result: StepValueResult, outdir: str | Path) -> dict[str, Path
         "phases.csv": (result.phases, None),
         "trajectories.csv": (result.trajectory_summaries(), None),
         "sensitivity.csv": (sensitivity(result.steps), None),
-        "floor_sensitivity.csv": (
-            floor_sensitivity(result.steps),
-            _columns(floor_sensitivity(result.steps)),
-        ),
+        "floor_sensitivity.csv": (floors, _columns(floors)),
     }
     tables |= {f"audit_{name}.csv": (rows, None) for name, rows in result.audits.items()}
     for name, (rows, columns) in tables.items():
