@@ -54,8 +54,8 @@ if TYPE_CHECKING:
     "reference_dir",
     type=click.Path(exists=True, file_okay=False),
     default=None,
-    help="With --process: score against fixed references instead, DIR/<task_id>.json "
-    "(`agentlens reference build -o`); tasks without one are skipped.",
+    help="Process metrics against fixed references instead, DIR/<task_id>.json "
+    "(`agentlens reference build -o`); tasks without one are skipped. Implies --process.",
 )
 @click.option("--json", "as_json", is_flag=True)
 @click.option(
@@ -92,6 +92,7 @@ def compare(
         summary.qi = _qi(reviews, summary.formal) if reviews else None
         summaries.append(summary)
         runs.append(trajs)
+    with_process = with_process or reference_dir is not None
     process = _process(runs[0], runs[1], reference_dir) if with_process else None
     if process:
         summaries[0].process = process["runs"]["run_1"]["samples"]
@@ -144,9 +145,9 @@ def _note(process: dict[str, Any] | None) -> str | None:
     r1, r2 = process["runs"]["run_1"], process["runs"]["run_2"]
     skipped = process["tasks_skipped"]
     note = (
-        f"{process['method']}; scored {r1['scored']} runs of run 1, {r2['scored']} of run 2; "
-        f"not scored {len(r1['unscored_ids'])} and {len(r2['unscored_ids'])}; "
-        f"{len(skipped)} tasks skipped (too few passing runs or no reference)"
+        f"{process['method']}; run 1: {r1['scored']} scored, {len(r1['unscored_ids'])} not; "
+        f"run 2: {r2['scored']} scored, {len(r2['unscored_ids'])} not; tasks skipped (too few "
+        f"passing runs or no reference): {len(skipped)}"
     )
     if process["in_sample"]:
         note += f"; {process['in_sample']} scored runs are donors of their own reference"

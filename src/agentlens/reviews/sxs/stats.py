@@ -1,6 +1,7 @@
 """SxS statistics (spec §8.4): the paired sign-flip permutation test and the score flags.
 
-The test reads per-task scores as paired differences (Agent 2 − Agent 1 orientation), uses the
+The test reads per-pair scores (one per repeat pair, or per task with `--pairing task-mean`; see
+`sxs.paired_differences`) as paired differences (Agent 2 − Agent 1 orientation), uses the
 mean as statistic and, two-sided, counts sign vectors with |mean| ≥ |observed|. Exact over all
 2^n sign vectors for n ≤ 17; otherwise 100,000 Monte-Carlo sign vectors from
 `numpy.random.default_rng(42)`. p = (extreme + 1) / (draws + 1), rounded to 3 decimals."""
