@@ -17,6 +17,7 @@ from agentlens.formats._categories import (
     categorize_tool,
     files_in_command,
 )
+from agentlens.formats._json import ShapeError
 from agentlens.trajectory import Step, ToolCategory, Usage
 
 DIRECTORY_LISTING = "Here's the files and directories"
@@ -49,28 +50,42 @@ def _diff(now: float, before: float) -> Any:
     return now - before if now >= before else now
 
 
-def usage_from_metrics(token_usage: Any) -> Usage:
-    """`accumulated_token_usage`-style dict -> Usage (cache reads are the cached prompt tokens)."""
+def usage_from_metrics(token_usage: Any, where: str | None = None) -> Usage:
+    """`accumulated_token_usage`-style dict -> Usage (cache reads are the cached prompt tokens).
+    With `where`, a count that is not a number is a `ShapeError` naming it (else int()'s error)."""
     if not isinstance(token_usage, dict):
         return Usage()
     return Usage(
-        prompt_tokens=int(token_usage.get("prompt_tokens") or 0),
-        completion_tokens=int(token_usage.get("completion_tokens") or 0),
-        cached_tokens=int(token_usage.get("cache_read_tokens") or 0),
+        prompt_tokens=_tokens(token_usage.get("prompt_tokens"), where, "prompt_tokens"),
+        completion_tokens=_tokens(token_usage.get("completion_tokens"), where, "completion_tokens"),
+        cached_tokens=_tokens(token_usage.get("cache_read_tokens"), where, "cache_read_tokens"),
     )
 
 
-def usage_from_response(usage: Any) -> Usage | None:
-    """OpenAI/litellm `usage` of one model response -> Usage."""
+def usage_from_response(usage: Any, where: str | None = None) -> Usage | None:
+    """OpenAI/litellm `usage` of one model response -> Usage. `where` as in `usage_from_metrics`."""
     if not isinstance(usage, dict):
         return None
     details = usage.get("prompt_tokens_details") or {}
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cached_tokens=int(cached or usage.get("cache_read_input_tokens") or 0),
+        prompt_tokens=_tokens(usage.get("prompt_tokens"), where, "prompt_tokens"),
+        completion_tokens=_tokens(usage.get("completion_tokens"), where, "completion_tokens"),
+        cached_tokens=_tokens(
+            cached or usage.get("cache_read_input_tokens"), where, "cached_tokens"
+        ),
     )
+
+
+def _tokens(value: Any, where: str | None, key: str) -> int:
+    if value.__class__ is int:
+        return value
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        if where is None:
+            raise
+        raise ShapeError(f"{where}.{key} should be a number, found {value!r:.40}") from None
 
 
 def parse_arguments(raw: Any) -> dict[str, Any] | None:
@@ -185,7 +200,7 @@ def text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            part.get("text") or "" if isinstance(part, dict) else str(part) for part in content
+            str(part.get("text") or "") if isinstance(part, dict) else str(part) for part in content
         )
     if isinstance(content, dict):
         return str(content.get("text") or "")

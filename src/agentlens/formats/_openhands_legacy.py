@@ -15,6 +15,7 @@ from typing import Any
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
+from agentlens.formats._json import shaped
 from agentlens.formats._steps import parse_time
 from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
 
@@ -41,6 +42,11 @@ class LegacyConverter:
         self.turns: dict[str, int] = {}
         self.counted: set[str] = set()
         self.trajectory_id = trajectory_id
+        with shaped(self.path, self.format):
+            self._events(events)
+        return oh.renumber(self.steps), self.subs
+
+    def _events(self, events: list[Any]) -> None:
         position, count = 0, len(events)
         while position < count:  # one loop, no call per event: this runs for every event
             event = events[position]
@@ -64,7 +70,6 @@ class LegacyConverter:
                     self.format,
                 )
             position += 1
-        return oh.renumber(self.steps), self.subs
 
     def _action(self, event: dict[str, Any]) -> Step | None:
         action = str(event["action"])
@@ -207,7 +212,7 @@ class LegacyConverter:
         metrics = event.get("llm_metrics")
         if isinstance(metrics, dict):
             token_usage = metrics.get("accumulated_token_usage")
-            usage = oh.usage_from_metrics(token_usage)
+            usage = oh.usage_from_metrics(token_usage, f"event {_id(event)} accumulated usage")
             cost = metrics.get("accumulated_cost")
             cost = cost if isinstance(cost, int | float) else None
             step.usage, step.cost = self.totals.step(usage, cost)
@@ -218,7 +223,9 @@ class LegacyConverter:
             key = str(response.get("id"))
             if key not in self.counted:
                 self.counted.add(key)
-                step.usage = oh.usage_from_response(response.get("usage"))
+                step.usage = oh.usage_from_response(
+                    response.get("usage"), f"event {_id(event)} model_response.usage"
+                )
                 step.model = response.get("model")
 
 
@@ -237,12 +244,21 @@ def _flat_args(event: dict[str, Any]) -> dict[str, Any]:
 
 def _call_arguments(response: dict[str, Any], call_id: Any) -> dict[str, Any] | None:
     """The exact arguments of this call, from the model response that made it."""
-    for choice in response.get("choices") or []:
+    choices = response.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
         message = choice.get("message") if isinstance(choice, dict) else None
-        for call in (message or {}).get("tool_calls") or []:
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else ():
             if isinstance(call, dict) and call.get("id") == call_id:
-                return oh.parse_arguments((call.get("function") or {}).get("arguments"))
+                function = call.get("function")
+                return oh.parse_arguments(
+                    function.get("arguments") if isinstance(function, dict) else None
+                )
     return None
+
+
+def _id(event: dict[str, Any]) -> str:
+    return str(event.get("id", "without id"))[:40]
 
 
 def _finish_text(action: str, event: dict[str, Any], args: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
+from agentlens.formats._json import ShapeError, shaped
 from agentlens.formats._steps import parse_time
 from agentlens.trajectory import Step, StepKind, ToolCategory, Usage
 
@@ -37,10 +38,12 @@ class V1Converter:
         self.steps: list[Step] = []
         self.by_id: dict[str, Step] = {}
         self.turns: dict[str, int] = {}
-        for position, event in enumerate(events):
-            if not isinstance(event, dict):
-                raise SchemaError(self.path, f"event {position} should be an object", self.format)
-            self._event(event)
+        with shaped(self.path, self.format):
+            for position, event in enumerate(events):
+                if not isinstance(event, dict):
+                    message = f"event {position} should be an object"
+                    raise SchemaError(self.path, message, self.format)
+                self._event(event)
         self._flush_pending()
         return oh.renumber(self.steps)
 
@@ -130,8 +133,9 @@ class V1Converter:
         usage, cost = Usage(), 0.0
         for entry in metrics.values():
             if isinstance(entry, dict):
-                usage = usage + oh.usage_from_metrics(entry.get("accumulated_token_usage"))
-                cost += float(entry.get("accumulated_cost") or 0.0)
+                where = "stats usage_to_metrics entry"
+                usage = usage + oh.usage_from_metrics(entry.get("accumulated_token_usage"), where)
+                cost += _cost(entry.get("accumulated_cost"), where)
                 if entry.get("model_name") and self.model is None:
                     self.model = str(entry["model_name"])
         delta, delta_cost = self.totals.step(usage, cost)
@@ -153,6 +157,15 @@ class V1Converter:
                 step.cost = (step.cost or 0.0) + (self.pending[1] or 0.0)
                 break
         self.pending = None
+
+
+def _cost(value: Any, where: str) -> float:
+    try:
+        return float(value or 0.0)
+    except (TypeError, ValueError):
+        raise ShapeError(
+            f"{where}.accumulated_cost should be a number, found {value!r:.40}"
+        ) from None
 
 
 def _orphan_step(event: dict[str, Any]) -> Step:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import blank, loads
+from agentlens.formats._json import ShapeError, blank, json_type, loads
 
 T = TypeVar("T")
 NULL = msgspec.Raw(b"null")
@@ -69,3 +69,21 @@ def decode_raw(raw: msgspec.Raw, decoder: msgspec.json.Decoder[T]) -> T | None:
         return decoder.decode(raw)
     except msgspec.ValidationError:
         return None
+
+
+def token_count(value: Any, where: str) -> Any:
+    """A token count as the readers always took it (`value or 0`, numbers kept as they are);
+    a value that could never be summed (a string, a list) is a `ShapeError` naming `where`."""
+    if isinstance(value, int | float) or not value:
+        return value or 0
+    raise ShapeError(f"{where} should be a number, found {json_type(value)}")
+
+
+def listed(value: Any, where: str) -> list[Any]:
+    """An optional array as the readers always took it (`value or []`); another truthy value
+    (a number, an object) is a `ShapeError` naming `where`."""
+    if isinstance(value, list):
+        return value
+    if not value:
+        return []
+    raise ShapeError(f"{where} should be an array, found {json_type(value)}")

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import head_text, iter_jsonl
+from agentlens.formats._json import head_text, iter_jsonl, shaped
 from agentlens.formats._steps import classify
+from agentlens.formats._typed_json import token_count
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 FIRST_EVENT = re.compile(r'^\{\s*"type"\s*:\s*"(?:thread\.started|turn\.started|item\.\w+)"')
@@ -53,7 +54,8 @@ class CodexExecReader:
             elif kind == "turn.started":
                 turn += 1
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
-                usage = _usage(event["usage"])
+                with shaped(path, self.name):
+                    usage = _usage(event["usage"], f"turn {turn} usage")
                 _give_usage(steps, turn, usage)
                 reported = usage if reported is None else reported + usage
             elif kind in ("turn.failed", "error"):
@@ -164,9 +166,9 @@ def _give_usage(steps: list[Step], turn: int, usage: Usage) -> None:
         first.usage = usage
 
 
-def _usage(raw: dict[str, Any]) -> Usage:
+def _usage(raw: dict[str, Any], where: str) -> Usage:
     return Usage(
-        prompt_tokens=raw.get("input_tokens") or 0,
-        completion_tokens=raw.get("output_tokens") or 0,
-        cached_tokens=raw.get("cached_input_tokens") or 0,
+        prompt_tokens=token_count(raw.get("input_tokens"), f"{where}.input_tokens"),
+        completion_tokens=token_count(raw.get("output_tokens"), f"{where}.output_tokens"),
+        cached_tokens=token_count(raw.get("cached_input_tokens"), f"{where}.cached_input_tokens"),
     )

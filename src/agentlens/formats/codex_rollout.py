@@ -21,9 +21,16 @@ from typing import Any, ClassVar
 import msgspec
 import orjson
 
-from agentlens.formats._json import head_text
+from agentlens.formats._json import ShapeError, head_text, json_type, shaped
 from agentlens.formats._steps import classify, parse_time
-from agentlens.formats._typed_json import NULL, any_decoder, decode_lines, decode_raw
+from agentlens.formats._typed_json import (
+    NULL,
+    any_decoder,
+    decode_lines,
+    decode_raw,
+    listed,
+    token_count,
+)
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
 
 LINE_TYPE = re.compile(r'"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)"')
@@ -94,7 +101,8 @@ class CodexRolloutReader:
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         builder = _Builder()
-        builder.feed(decode_lines(path, data, self.name, LINES))
+        with shaped(path, self.name):
+            builder.feed(decode_lines(path, data, self.name, LINES))
         yield builder.trajectory(path)
 
 
@@ -178,7 +186,8 @@ class _Builder:
         elif not is_model:
             self._end_response(stamp)
         if kind == "reasoning":
-            self.pending += [str(s.get("text") or "") for s in item.summary or []]
+            summary = listed(item.summary, "reasoning summary")
+            self.pending += [str(s.get("text") or "") for s in summary if isinstance(s, dict)]
         elif kind == "message":
             self._message(item, raw, stamp)
         elif kind in MODEL_ITEMS:
@@ -201,7 +210,9 @@ class _Builder:
 
     def _message(self, item: _Item, raw: msgspec.Raw, stamp: Any) -> None:
         text = "\n".join(
-            str(c.get("text") or "") for c in item.content or [] if isinstance(c, dict)
+            str(c.get("text") or "")
+            for c in listed(item.content, "message content")
+            if isinstance(c, dict)
         )
         role = item.role
         if role == "assistant":
@@ -221,7 +232,7 @@ class _Builder:
             text="\n\n".join(self.pending),
             tool_name=name,
             category=view.category,
-            call_id=item.call_id or item.id,
+            call_id=_call_id(item.call_id or item.id),
             arguments=args,
             command=view.command,
             files=view.files,
@@ -309,19 +320,20 @@ def _output(output: Any) -> tuple[str, bool | None]:
     return text, (int(match[1]) != 0) if match else None
 
 
+def _call_id(value: Any) -> Any:
+    if isinstance(value, list | dict):
+        raise ShapeError(f"call_id should be a string, found {json_type(value)}")
+    return value
+
+
 def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     return Usage(
-        prompt_tokens=_count(raw.get("input_tokens")),
-        completion_tokens=_count(raw.get("output_tokens")),
-        cached_tokens=_count(raw.get("cached_input_tokens")),
+        prompt_tokens=token_count(raw.get("input_tokens"), "input_tokens"),
+        completion_tokens=token_count(raw.get("output_tokens"), "output_tokens"),
+        cached_tokens=token_count(raw.get("cached_input_tokens"), "cached_input_tokens"),
     )
-
-
-def _count(value: Any) -> Any:
-    """A token count; anything that is not a number counts 0 (it could not be summed)."""
-    return value if value.__class__ is int or (isinstance(value, int | float) and value) else 0
 
 
 def _minus(a: Usage, b: Usage) -> Usage:

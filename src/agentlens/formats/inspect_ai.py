@@ -21,8 +21,9 @@ from typing import Any, ClassVar
 import orjson
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import head_text, loads
+from agentlens.formats._json import ShapeError, head_text, json_type, loads
 from agentlens.formats._steps import classify, parse_time
+from agentlens.formats._typed_json import listed, token_count
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -53,7 +54,12 @@ class InspectAiReader:
             _read_eval(path, data) if data.startswith(ZIP_MAGIC) else _read_json(path, data)
         )
         for sample in samples:
-            yield _trajectory(path, header, sample)
+            try:
+                trajectory = _trajectory(path, header, sample)
+            except ShapeError as exc:
+                where = f"sample {sample.get('id')!r:.40}: {exc}"
+                raise SchemaError(path, where, self.name) from None
+            yield trajectory
 
 
 def _read_json(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
@@ -76,7 +82,11 @@ def _read_eval(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
             raise SchemaError(path, "no header.json in the .eval zip", InspectAiReader.name)
         members = sorted((n for n in names if n.startswith("samples/")), key=_sample_order)
         header = _member(path, archive, header_name)
-        return header, [_member(path, archive, n) for n in members]
+        if not isinstance(header, dict):
+            message = f"{header_name} should be an object, found {json_type(header)}"
+            raise SchemaError(path, message, InspectAiReader.name)
+        samples = [_member(path, archive, n) for n in members]
+        return header, [s for s in samples if isinstance(s, dict)]  # as `.json` logs are read
 
 
 def _member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:
@@ -123,7 +133,11 @@ def _steps(sample: dict[str, Any]) -> tuple[list[Step], int]:
     steps: list[Step] = []
     calls: dict[str, Step] = {}
     turns: list[Step] = []
-    for message in sample.get("messages") or []:
+    for position, message in enumerate(listed(sample.get("messages"), "messages")):
+        if not isinstance(message, dict):
+            raise ShapeError(
+                f"messages[{position}] should be an object, found {json_type(message)}"
+            )
         role = message.get("role")
         if role == "assistant":
             new = _assistant(message, len(turns))
@@ -152,9 +166,18 @@ def _agent_model_events(events: list[Any]) -> list[dict[str, Any]]:
         return []
     events = [e for e in events if isinstance(e, dict)]
     scoring = {
-        e.get("id") for e in events if e.get("event") == "span_begin" and e.get("type") == "scorer"
+        _key(e.get("id"))
+        for e in events
+        if e.get("event") == "span_begin" and e.get("type") == "scorer"
     }
-    return [e for e in events if e.get("event") == "model" and e.get("span_id") not in scoring]
+    return [
+        e for e in events if e.get("event") == "model" and _key(e.get("span_id")) not in scoring
+    ]
+
+
+def _key(value: Any) -> Any:
+    """A span id as a set member: an array or object (which do not hash) by its JSON text."""
+    return orjson.dumps(value) if isinstance(value, list | dict) else value
 
 
 def _assistant(message: dict[str, Any], turn: int) -> list[Step]:
@@ -178,7 +201,7 @@ def _assistant(message: dict[str, Any], turn: int) -> list[Step]:
                 turn=turn,
                 tool_name=name,
                 category=view.category,
-                call_id=call.get("id"),
+                call_id=_call_id(call.get("id")),
                 arguments=args,
                 command=view.command,
                 files=view.files,
@@ -188,6 +211,12 @@ def _assistant(message: dict[str, Any], turn: int) -> list[Step]:
         )
     steps[0].text = text
     return steps
+
+
+def _call_id(value: Any) -> Any:
+    if isinstance(value, list | dict):
+        raise ShapeError(f"tool call id should be a string, found {json_type(value)}")
+    return value
 
 
 def _tool_result(message: dict[str, Any], calls: dict[str, Step]) -> list[Step]:
@@ -207,12 +236,16 @@ def _outcome(scores: Any) -> Outcome:
     """Pass/fail only when every scorer gives a clear verdict and they agree."""
     if not isinstance(scores, dict) or not scores:
         return Outcome()
-    verdicts = {name: _verdict(score.get("value")) for name, score in scores.items()}
+    verdicts = {name: _verdict(_score_value(score)) for name, score in scores.items()}
     found = set(verdicts.values())
     if len(found) != 1 or None in found:
         return Outcome(detail=f"unclear scores: {verdicts}")
-    names = ", ".join(f"{n}={scores[n].get('value')!r}" for n in scores)
+    names = ", ".join(f"{n}={_score_value(scores[n])!r}" for n in scores)
     return Outcome(status=found.pop(), source="inspect-score", detail=names)  # type: ignore[arg-type]
+
+
+def _score_value(score: Any) -> Any:
+    return score.get("value") if isinstance(score, dict) else None
 
 
 def _verdict(value: Any) -> str | None:
@@ -276,9 +309,11 @@ def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     return Usage(
-        prompt_tokens=raw.get("input_tokens") or 0,
-        completion_tokens=raw.get("output_tokens") or 0,
-        cached_tokens=raw.get("input_tokens_cache_read") or 0,
+        prompt_tokens=token_count(raw.get("input_tokens"), "usage.input_tokens"),
+        completion_tokens=token_count(raw.get("output_tokens"), "usage.output_tokens"),
+        cached_tokens=token_count(
+            raw.get("input_tokens_cache_read"), "usage.input_tokens_cache_read"
+        ),
     )
 
 
