@@ -126,3 +126,46 @@ def test_exec_file_change_names_the_files() -> None:
     (change,) = [s for s in traj.tool_steps if s.tool_name == "file_change"]
     assert change.category == "create_file"
     assert change.files == ["/private/tmp/codex-research-test/hello.txt"]
+
+
+def _read(path: Path, data: bytes) -> list[Any]:
+    from agentlens.formats.codex_rollout import CodexRolloutReader
+
+    return list(CodexRolloutReader().read(path, data))
+
+
+def test_rollout_line_layout_does_not_change_what_is_read() -> None:
+    """The typed decoder reads the whole file at once; blank lines, CRLF endings and a missing
+    final newline take the line-by-line path and must give the same trajectory."""
+    path = ROLLOUTS[0]
+    data = path.read_bytes()
+    original = _read(path, data)
+    for variant in (
+        data.replace(b"\n", b"\n\n"),
+        data.replace(b"\n", b"\r\n"),
+        data.rstrip(b"\n"),
+        data + b"[1, 2]\n",  # a line that is not an object is skipped
+    ):
+        assert _read(path, variant) == original
+
+
+def test_rollout_broken_line_is_named() -> None:
+    from agentlens.errors import TraceError
+
+    path = ROLLOUTS[0]
+    lines = path.read_bytes().splitlines(keepends=True)
+    broken = b"".join([*lines[:3], b"\n", b'{"type": "event_msg", "payload": \n', *lines[3:]])
+    with pytest.raises(TraceError, match="invalid JSON on line 5"):
+        _read(path, broken)
+
+
+def test_rollout_reasoning_summary_of_the_wrong_type_is_a_schema_error() -> None:
+    from agentlens.errors import SchemaError
+
+    path = ROLLOUTS[0]
+    lines = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    reasoning = next(o for o in lines if o["payload"].get("type") == "reasoning")
+    reasoning["payload"]["summary"] = 7
+    data = b"".join(json.dumps(o).encode() + b"\n" for o in lines)
+    with pytest.raises(SchemaError, match="reasoning summary should be an array, found number"):
+        _read(path, data)
