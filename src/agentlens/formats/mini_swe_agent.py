@@ -119,7 +119,12 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
             made = _assistant(message, text, turn)
             turn += 1
             steps += made
-            open_calls = {s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"}
+            if len(made) == 1:  # the usual reply: one command, or none
+                open_calls = {made[0].call_id or "0": made[0]} if made[0].kind == "tool" else {}
+            else:
+                open_calls = {
+                    s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"
+                }
         elif open_calls and role in ("user", "tool"):
             key = str(message.get("tool_call_id") or next(iter(open_calls)))
             step = open_calls.pop(key, None) or open_calls.pop(next(iter(open_calls)))
