@@ -78,7 +78,9 @@ def options_from_top_k(
     options = {}
     for label, values in match_label_logprobs(candidates, labels).items():
         if values:
-            options[label] = OptionLogprob(label=label, logprob=logsumexp(values), source="top_k")
+            options[label] = OptionLogprob(
+                label=label, logprob=logsumexp(values), source="top_k", variants=values
+            )
         else:
             options[label] = OptionLogprob(label=label, logprob=floor, source="floor")
     return options

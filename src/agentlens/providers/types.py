@@ -63,6 +63,9 @@ class OptionLogprob(msgspec.Struct, kw_only=True):
     label: str
     logprob: float
     source: LogprobSource
+    variants: list[float] = msgspec.field(default_factory=list)
+    """`top_k` only: the log-prob of each listed token that spells the label (" A", "A"), before
+    they are merged, so a caller can re-apply another floor per variant."""
 
 
 class OptionLogprobs(msgspec.Struct, kw_only=True):
