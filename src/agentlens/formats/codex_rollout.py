@@ -9,6 +9,10 @@ or an `agent` step when the response makes no call.
 `token_count.total_token_usage` is cumulative and may repeat: each step's usage is the difference
 to the previous total, given to the response it follows (0.104 writes it after the response's
 items) or, when that response already has its usage, to the next one (0.40 writes it before).
+
+Lines are decoded by msgspec into Structs that declare only the fields used, so the bulk nobody
+reads (reasoning `encrypted_content`, the `event_msg` copies, `rate_limits`) is skipped, not
+built; `Step.raw` is still the item as a dict (decoded a second time, only for step items).
 """
 
 from __future__ import annotations
