@@ -382,4 +382,15 @@ FIXED: list[Mutant] = [
 ]
 
 # Open: the fuzz run skips these (matched by reader, exception and where) and keeps searching.
-KNOWN: list[KnownBug] = []
+KNOWN: list[KnownBug] = [
+    KnownBug(
+        "inspect-ai:_trajectory:AttributeError",
+        INSPECT_JSON,
+        ((("eval", "packages"), "replace", 1.5),),
+        False,
+        "inspect-ai",
+        AttributeError,
+        ("inspect_ai.py", "_trajectory"),
+        "inspect_ai.py:117 AttributeError: 'float' object has no attribute 'get' (eval.packages)",
+    ),
+]

@@ -14,7 +14,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from agentlens.formats._json import arr, count, number, obj, text
+from agentlens.formats._json import arr, count, json_type, number, obj, text
 from agentlens.formats._steps import classify, parse_time
 from agentlens.trajectory import Step, StepKind, ToolCategory, Usage
 
@@ -178,7 +178,8 @@ def _lenient_results(raw_steps: list[Any]) -> _Orphans:
         obs = raw.get("observation") if isinstance(raw, dict) else None
         if not isinstance(obs, dict) or "results" in obs:
             continue
-        match = RESULT_FOR.match(str(raw.get("message") or ""))
+        message = raw.get("message")
+        match = RESULT_FOR.match(message) if isinstance(message, str) else None
         if match and match[1] in call_ids:
             result = obs.get("result")
             failed = result.get("success") is False if isinstance(result, dict) else None
@@ -203,7 +204,10 @@ def content_text(content: Any) -> str | None:
         return content
     if isinstance(content, list):
         return "\n".join(_part_text(p) for p in content if isinstance(p, dict))
-    return orjson.dumps(content).decode()
+    try:
+        return orjson.dumps(content).decode()
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes
+        return f"[{json_type(content)}]"
 
 
 def _joined(results: list[Any]) -> str | None:

@@ -106,7 +106,7 @@ def count(value: Any, where: str) -> int:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    raise ShapeError(f"{where} should be a whole number, found {json_type(value)} {value!r:.40}")
+    raise ShapeError(f"{where} should be a whole number, found {preview(value)}")
 
 
 def json_type(value: Any) -> str:
@@ -129,3 +129,11 @@ def number(value: Any, where: str) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     raise ShapeError(f"{where} should be a number, found {json_type(value)}")
+
+
+def preview(value: Any, width: int = 40) -> str:
+    """A short, safe rendering of a value for a message: scalars as their repr cut to `width`,
+    containers by their JSON type (repr of a hostile 1000-deep list would overflow the stack)."""
+    if isinstance(value, dict | list):
+        return f"an {json_type(value)}"
+    return f"{value!r:.{width}}"

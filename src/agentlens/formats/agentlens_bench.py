@@ -21,6 +21,7 @@ from agentlens.formats._json import (
     json_type,
     loads,
     obj,
+    preview,
     require,
     shaped,
     text,
@@ -62,7 +63,7 @@ class AgentLensBenchReader:
         initial = doc.get("initial_state")
         if not isinstance(initial, str) or initial not in states:
             raise SchemaError(
-                path, f"initial_state {initial!r:.60} is not among the states", self.name
+                path, f"initial_state {preview(initial)} is not among the states", self.name
             )
         with shaped(path, self.name):
             yield self._trajectory(path, doc, states, initial)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agentlens.formats._json import preview
+
 VERSION = re.compile(r"^ATIF-v1\.([0-8])$")
 ROOT_KEYS = {
     "schema_version",
@@ -75,7 +77,7 @@ def validate(doc: Any) -> list[str]:
     minor = atif_minor(doc)
     if minor is None:
         found = doc.get("schema_version")
-        problems.append(f"schema_version: {found!r:.40} is not 'ATIF-v1.0' … 'ATIF-v1.8'")
+        problems.append(f"schema_version: {preview(found)} is not 'ATIF-v1.0' … 'ATIF-v1.8'")
     _extra_keys(problems, "top level", doc, ROOT_KEYS)
     if "session_id" not in doc and (minor is None or minor <= 6):
         problems.append("session_id: required before ATIF-v1.7")
@@ -111,10 +113,10 @@ def _step(problems: list[str], where: str, step: Any, expected_id: int) -> None:
     if not _object(problems, where, step, STEP_KEYS):
         return
     if step.get("step_id") != expected_id:
-        problems.append(f"{where}.step_id: {step.get('step_id')!r:.40}, expected {expected_id}")
+        problems.append(f"{where}.step_id: {preview(step.get('step_id'))}, expected {expected_id}")
     source = step.get("source")
     if not isinstance(source, str) or source not in SOURCES:
-        problems.append(f"{where}.source: {source!r:.40} is not system/user/agent")
+        problems.append(f"{where}.source: {preview(source)} is not system/user/agent")
     if not isinstance(step.get("message"), str | list):
         problems.append(f"{where}.message: required string or list of content parts")
     if source != "agent":

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import count, head_text, iter_jsonl, shaped, text
+from agentlens.formats._json import count, head_text, iter_jsonl, json_type, shaped, text
 from agentlens.formats._steps import classify, parse_time
 from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
 
@@ -115,11 +115,12 @@ class _Builder:
         elif kind == "progress":
             self._progress(line)
         else:
-            self.skipped[str(kind)] += 1
+            self.skipped[kind if isinstance(kind, str) else json_type(kind)] += 1
 
     def _assistant(self, line: dict[str, Any]) -> None:
         message = _dict(line.get("message"))
-        turn_key = str(message.get("id") or line.get("uuid") or len(self.turns))
+        turn_key = text(message.get("id") or line.get("uuid"), f"{self.where}: message id")
+        turn_key = turn_key or str(len(self.turns))
         if turn_key not in self.turns:
             self._flush()
             self.turns[turn_key] = (None, None)

@@ -44,7 +44,7 @@ class GeminiCliReader:
         models = [s.model for s in steps if s.model]
         first_user = next((s.text for s in steps if s.kind == "user"), None)
         yield Trajectory(
-            id=str(doc.get("sessionId") or path.stem),
+            id=_session_id(path, doc),
             task=first_user,
             agent=Agent(name="gemini-cli"),
             model=models[0] if models else None,
@@ -140,3 +140,8 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return ""
+
+
+def _session_id(path: Path, doc: dict[str, Any]) -> str:
+    with shaped(path, GeminiCliReader.name):
+        return text(doc.get("sessionId"), "'sessionId'") or path.stem

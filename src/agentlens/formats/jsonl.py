@@ -64,5 +64,7 @@ class JsonlReader:
                 yield _decoder.decode(line)
             except msgspec.ValidationError as exc:
                 raise SchemaError(path, f"line {number}: {exc}", self.name) from exc
+            except RecursionError:
+                raise SchemaError(path, f"line {number}: nested too deeply", self.name) from None
             except msgspec.DecodeError as exc:
                 raise TraceError(path, f"invalid JSON on line {number}: {exc}", self.name) from exc

@@ -123,6 +123,7 @@ class OpenAIMessagesReader:
 def _check_calls(message: dict[str, Any], where: str) -> None:
     """The shape `messages_to_steps` relies on: a list of call objects with string ids, and
     string `tool_call_id` and `name` on tool results."""
+    text(message.get("role"), f"{where} role")
     if message.get("role") == "tool":
         text(message.get("tool_call_id"), f"{where} tool_call_id")
         text(message.get("name"), f"{where} name")
