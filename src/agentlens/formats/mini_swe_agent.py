@@ -126,8 +126,11 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
                     s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"
                 }
         elif open_calls and role in ("user", "tool"):
-            key = str(message.get("tool_call_id") or next(iter(open_calls)))
-            step = open_calls.pop(key, None) or open_calls.pop(next(iter(open_calls)))
+            if len(open_calls) == 1:  # whatever its tool_call_id, it answers the one open call
+                step = open_calls.popitem()[1]
+            else:
+                key = str(message.get("tool_call_id") or next(iter(open_calls)))
+                step = open_calls.pop(key, None) or open_calls.pop(next(iter(open_calls)))
             _observe(step, text, message)
         else:
             kind: StepKind = "system" if role == "system" else "user"
