@@ -130,7 +130,8 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
                 step = open_calls.popitem()[1]
             else:
                 key = str(message.get("tool_call_id") or next(iter(open_calls)))
-                step = open_calls.pop(key, None) or open_calls.pop(next(iter(open_calls)))
+                answered = open_calls.pop(key, None)
+                step = answered or open_calls.pop(next(iter(open_calls)))
             _observe(step, text, message)
         else:
             kind: StepKind = "system" if role == "system" else "user"
