@@ -27,7 +27,7 @@ def lse(xs: list[float]) -> float:
 
 def margin_gain(before: dict, after: dict, floor: float) -> float:
     def scores(raw: dict) -> dict:
-        return {c: floor if v is None else max(v, floor) for c, v in raw.items()}
+        return {c: floor if v is None else lse([max(x, floor) for x in v]) for c, v in raw.items()}
 
     def margin(s: dict) -> float:
         return s["a"] - lse([s["b"], s["c"]])
@@ -35,9 +35,12 @@ def margin_gain(before: dict, after: dict, floor: float) -> float:
     return margin(scores(after)) - margin(scores(before))
 
 
-ROWS = [
-    ({"a": -0.2, "b": -12.0, "c": None}, {"a": -15.0, "b": -0.1, "c": -25.0}),
-    ({"a": -1.0, "b": -2.0, "c": -3.0}, {"a": -25.0, "b": -0.5, "c": -3.0}),
+ROWS = [  # raw top-k variants per candidate ("A", " A", ...); None = not in the top-k list
+    ({"a": [-0.2], "b": [-12.0, -14.0], "c": None}, {"a": [-15.0], "b": [-0.1], "c": [-25.0]}),
+    (
+        {"a": [-1.0], "b": [-2.0], "c": [-3.0, -9.0]},
+        {"a": [-25.0, -28.0], "b": [-0.5], "c": [-3.0]},
+    ),
 ]
 
 
@@ -55,7 +58,11 @@ def test_floor_table_recomputes_margin_gain_and_floor_rate_by_hand() -> None:
 
 
 def test_floor_table_says_the_floor_never_applies_to_exact_logits() -> None:
-    exact = row({"a": -0.1, "b": -40.0, "c": -50.0}, {"a": -45.0, "b": -0.1, "c": -9.0}, exact=True)
+    exact = row(
+        {"a": [-0.1], "b": [-40.0], "c": [-50.0]},
+        {"a": [-45.0], "b": [-0.1], "c": [-9.0]},
+        exact=True,
+    )
     top_k = row(*ROWS[0], channel="generated-rationale-128")
     by_channel = {r["channel"]: r for r in floor_sensitivity([exact, top_k])}
     assert by_channel["direct"]["note"] == EXACT_NOTE

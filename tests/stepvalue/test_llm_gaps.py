@@ -83,7 +83,10 @@ def test_open_qa_file_top_k_net_asv_and_floor_table(local_llm_url: str, tmp_path
 
     def g_at(row: dict, floor: float) -> float:
         def m(raw_scores: dict) -> float:
-            s = {c: floor if v is None else max(v, floor) for c, v in raw_scores.items()}
+            s = {
+                c: floor if v is None else math.log(sum(math.exp(max(x, floor)) for x in v))
+                for c, v in raw_scores.items()
+            }
             others = [v for c, v in s.items() if c != "method-not-encoded"]
             return s["method-not-encoded"] - math.log(sum(math.exp(v) for v in others))
 

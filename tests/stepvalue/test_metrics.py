@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from agentlens.stepvalue.belief import belief_from_labels, belief_from_probs
+from agentlens.stepvalue.belief import belief_from_labels, belief_from_probs, refloor
 from agentlens.stepvalue.metrics import (
     entropy,
     gold_rank,
@@ -84,9 +84,22 @@ def test_floor_applies_to_missing_and_low_top_k_labels() -> None:
     belief = belief_from_labels({"A": -0.5, "B": -42.0}, {"A": "top_k", "B": "top_k"}, mapping)
     assert belief.scores == (-0.5, -20.0, -20.0)
     assert belief.sources == ("top_k", "floor", "floor")
-    assert belief.raw == (-0.5, -42.0, None)  # kept for the floor-sensitivity table
+    assert belief.raw == ((-0.5,), (-42.0,), None)  # kept for the floor-sensitivity table
     assert belief.used_floor
     assert sum(belief.probs) == pytest.approx(1.0)
+
+
+def test_top_k_variants_are_floored_one_by_one_then_merged() -> None:
+    mapping = {"A": "a", "B": "b"}
+    variants = {"A": [-1.0, -2.0], "B": [-25.0, -30.0]}  # e.g. "A" and " A"
+    merged = {label: math.log(sum(math.exp(v) for v in vs)) for label, vs in variants.items()}
+    belief = belief_from_labels(
+        merged, dict.fromkeys("AB", "top_k"), mapping, label_variants=variants
+    )
+    assert belief.scores[0] == pytest.approx(math.log(math.exp(-1) + math.exp(-2)))
+    assert belief.scores[1] == pytest.approx(math.log(2 * math.exp(-20)))  # both clamped to −20
+    assert belief.sources == ("top_k", "floor")
+    assert refloor(belief, -30).scores[1] == pytest.approx(merged["B"])
 
 
 def test_exact_logits_are_never_floored() -> None:

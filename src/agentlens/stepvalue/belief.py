@@ -6,11 +6,10 @@ exact log-prob, never floored; only a label no vocabulary token spells gets the 
 softmax(s)` over the candidates only: a renormalisation over the label tokens, ignoring
 vocabulary mass elsewhere.
 
-Each belief keeps the provider's value before the floor (`raw`, None when the label was absent
-from the top-k list), so the floor-sensitivity table (§6.6) re-derives s(c) at another floor
-without calling the model again. The clamp is applied to the merged variant value, not to each
-variant before merging as in the authors' code; the two differ only when a label's variants all
-fall below the floor.
+Each belief keeps the label read-out before the floor (`raw`: per candidate the log-prob of every
+top-k token spelling its label, e.g. "A" and " A"; None when none was listed), so s(c) =
+logsumexp over variants of max(logprob, floor) exactly as in §5.1, and the floor-sensitivity table
+(§6.6) re-derives s(c) at another floor without calling the model again.
 """
 
 from __future__ import annotations
@@ -20,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from agentlens.providers.types import logsumexp
 
 FLOOR = -20.0
 
@@ -32,7 +33,7 @@ class Belief:
     scores: tuple[float, ...]
     probs: tuple[float, ...]
     sources: tuple[str, ...]
-    raw: tuple[float | None, ...]
+    raw: tuple[tuple[float, ...] | None, ...]
 
     @property
     def used_floor(self) -> bool:
@@ -44,8 +45,11 @@ class Belief:
     def score_of(self, candidate_id: str) -> float:
         return self.scores[self.candidate_ids.index(candidate_id)]
 
-    def raw_dict(self) -> dict[str, float | None]:
-        return dict(zip(self.candidate_ids, self.raw, strict=True))
+    def raw_dict(self) -> dict[str, list[float] | None]:
+        return {
+            c: None if r is None else list(r)
+            for c, r in zip(self.candidate_ids, self.raw, strict=True)
+        }
 
     @property
     def exact(self) -> bool:
@@ -64,40 +68,49 @@ def belief_from_labels(
     mapping: Mapping[str, str],
     *,
     floor: float = FLOOR,
+    label_variants: Mapping[str, Sequence[float]] | None = None,
 ) -> Belief:
-    """Belief over candidates from per-label log-probs and a label -> candidate id mapping."""
-    raw: dict[str, float | None] = {}
+    """Belief over candidates from per-label log-probs and a label -> candidate id mapping.
+
+    `label_variants` gives each top-k label's unmerged token log-probs; without it the merged
+    value stands for the single variant."""
+    raw: dict[str, Sequence[float] | None] = {}
     exact: dict[str, bool] = {}
     for label, candidate_id in mapping.items():
         value, source = label_logprobs.get(label), label_sources.get(label, "floor")
-        raw[candidate_id] = None if value is None or source == "floor" else float(value)
+        variants = (label_variants or {}).get(label)
+        if value is None or source == "floor":
+            raw[candidate_id] = None
+        else:
+            raw[candidate_id] = [float(v) for v in variants] if variants else [float(value)]
         exact[candidate_id] = source == "exact"
     return belief_from_raw(raw, exact, floor)
 
 
 def belief_from_raw(
-    raw: Mapping[str, float | None], exact: Mapping[str, bool], floor: float = FLOOR
+    raw: Mapping[str, Sequence[float] | None], exact: Mapping[str, bool], floor: float = FLOOR
 ) -> Belief:
-    """Belief from per-candidate raw label log-probs (None = absent from the top-k list)."""
+    """Belief from per-candidate raw variant log-probs (None = absent from the top-k list):
+    exact values as they are, top-k ones as logsumexp of max(variant, floor)."""
     ids = sorted(raw)
     scores, sources = [], []
     for candidate_id in ids:
-        value = raw[candidate_id]
-        if value is not None and exact[candidate_id]:
-            scores.append(value)
-            sources.append("exact")
-        elif value is None or value < floor:
+        values = raw[candidate_id]
+        if not values:
             scores.append(floor)
             sources.append("floor")
+        elif exact[candidate_id]:
+            scores.append(logsumexp(values))
+            sources.append("exact")
         else:
-            scores.append(value)
-            sources.append("top_k")
+            scores.append(logsumexp(max(v, floor) for v in values))
+            sources.append("floor" if max(values) < floor else "top_k")
     return Belief(
         candidate_ids=tuple(ids),
         scores=tuple(scores),
         probs=tuple(softmax(scores)),
         sources=tuple(sources),
-        raw=tuple(raw[c] for c in ids),
+        raw=tuple(tuple(v) if (v := raw[c]) else None for c in ids),
     )
 
 
@@ -113,5 +126,9 @@ def belief_from_probs(candidate_ids: Sequence[str], probs: Sequence[float]) -> B
     norm = [float(p) / total for p in probs]
     scores = [math.log(p) if p > 0 else -math.inf for p in norm]
     return Belief(
-        tuple(candidate_ids), tuple(scores), tuple(norm), ("derived",) * len(norm), tuple(scores)
+        tuple(candidate_ids),
+        tuple(scores),
+        tuple(norm),
+        ("derived",) * len(norm),
+        tuple((s,) for s in scores),
     )

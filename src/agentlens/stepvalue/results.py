@@ -88,16 +88,24 @@ def _values(
     values["raw_scores_before"] = b0[0].raw_dict()
     values["raw_scores_after"] = b1[0].raw_dict()
     values["exact_logits"] = b0[0].exact and b1[0].exact
-    semantic, semantic_reason = semantic_gold_gain(b0[0], b1[0], gold)
-    values["semantic_gold_gain"] = semantic
-    if semantic is not None:
-        values["reason"] += f"; {semantic_reason}"
-        per_perm_semantic = [
-            semantic_gold_gain(x, y, gold)[0] or 0.0 for x, y in zip(b0, b1, strict=True)
-        ]
-        values["perm_mean_semantic_gold_gain"] = float(np.mean(per_perm_semantic))
+    values.update(_semantic(b0, b1, gold))
+    if values["semantic_gold_gain"] is not None:
+        values["reason"] += f"; {values.pop('semantic_reason')}"
     values["per_perm_delta_h"] = [m.delta_h for m in per_perm]
     return values
+
+
+def _semantic(b0: list[Belief], b1: list[Belief], gold: str) -> dict[str, Any]:
+    """`semantic_gold_gain` of the identity labelling and its permutation mean (closed set only)."""
+    gain, reason = semantic_gold_gain(b0[0], b1[0], gold)
+    if gain is None:
+        return {"semantic_gold_gain": None}
+    per_perm = [semantic_gold_gain(x, y, gold)[0] for x, y in zip(b0, b1, strict=True)]
+    return {
+        "semantic_gold_gain": gain,
+        "perm_mean_semantic_gold_gain": float(np.mean([g for g in per_perm if g is not None])),
+        "semantic_reason": reason,
+    }
 
 
 def _net(

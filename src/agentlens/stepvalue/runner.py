@@ -238,7 +238,10 @@ class Runner:
         self.costs.scoring_calls += 1
         self._account(result.from_cache, result.usage.prompt_tokens, result.usage.cached_tokens)
         sources = {label: opt.source for label, opt in result.options.items()}
-        return belief_from_labels(result.logprobs, sources, mapping, floor=cfg.floor)
+        variants = {label: opt.variants for label, opt in result.options.items()}
+        return belief_from_labels(
+            result.logprobs, sources, mapping, floor=cfg.floor, label_variants=variants
+        )
 
     def _account(self, from_cache: bool, prompt_tokens: int, cached_tokens: int) -> None:
         self.costs.cache_hits += int(from_cache)
