@@ -8,6 +8,8 @@ are the caller's to skip or reject (`decode_lines` returns None for them).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,3 +89,13 @@ def listed(value: Any, where: str) -> list[Any]:
     if not value:
         return []
     raise ShapeError(f"{where} should be an array, found {json_type(value)}")
+
+
+@contextmanager
+def not_too_deep(path: Path, format: str) -> Iterator[None]:
+    """A value nested so deep that reading it (msgspec, `str()`, a walk) overflows Python's stack
+    is a one-line `SchemaError`, not a `RecursionError` traceback."""
+    try:
+        yield
+    except RecursionError:
+        raise SchemaError(path, "a JSON value is nested too deeply to read", format) from None

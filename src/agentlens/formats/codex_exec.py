@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from agentlens.formats._json import head_text, iter_jsonl, shaped
 from agentlens.formats._steps import classify
-from agentlens.formats._typed_json import token_count
+from agentlens.formats._typed_json import not_too_deep, token_count
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 FIRST_EVENT = re.compile(r'^\{\s*"type"\s*:\s*"(?:thread\.started|turn\.started|item\.\w+)"')
@@ -42,6 +42,11 @@ class CodexExecReader:
         return bool(FIRST_EVENT.match(head_text(head)))
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        with not_too_deep(path, self.name):
+            trajectory = self._trajectory(path, data)
+        yield trajectory
+
+    def _trajectory(self, path: Path, data: bytes) -> Trajectory:
         steps: list[Step] = []
         pending: list[str] = []
         errors: list[Any] = []
@@ -65,7 +70,7 @@ class CodexExecReader:
                 if step is not None:
                     step.index, step.turn = len(steps), turn
                     steps.append(step)
-        yield Trajectory(
+        return Trajectory(
             id=thread_id or path.stem,
             agent=Agent(name="codex"),
             source=Source(format=self.name, path=str(path)),

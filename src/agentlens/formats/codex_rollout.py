@@ -33,6 +33,7 @@ from agentlens.formats._typed_json import (
     decode_lines,
     decode_raw,
     listed,
+    not_too_deep,
     token_count,
 )
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
@@ -105,9 +106,10 @@ class CodexRolloutReader:
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         builder = _Builder()
-        with shaped(path, self.name):
+        with shaped(path, self.name), not_too_deep(path, self.name):
             builder.feed(decode_lines(path, data, self.name, LINES))
-        yield builder.trajectory(path)
+            trajectory = builder.trajectory(path)
+        yield trajectory
 
 
 class _Builder:

@@ -21,9 +21,9 @@ from typing import Any, ClassVar
 import orjson
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import ShapeError, head_text, json_type, loads
+from agentlens.formats._json import ShapeError, head_text, json_type, loads, preview
 from agentlens.formats._steps import classify, parse_time
-from agentlens.formats._typed_json import listed, token_count
+from agentlens.formats._typed_json import listed, not_too_deep, token_count
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -50,14 +50,16 @@ class InspectAiReader:
         return head.startswith(ZIP_MAGIC) or bool(JSON_LOG.match(head_text(head[:512])))
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
-        header, samples = (
-            _read_eval(path, data) if data.startswith(ZIP_MAGIC) else _read_json(path, data)
-        )
+        with not_too_deep(path, self.name):
+            header, samples = (
+                _read_eval(path, data) if data.startswith(ZIP_MAGIC) else _read_json(path, data)
+            )
         for sample in samples:
             try:
-                trajectory = _trajectory(path, header, sample)
+                with not_too_deep(path, self.name):
+                    trajectory = _trajectory(path, header, sample)
             except ShapeError as exc:
-                where = f"sample {sample.get('id')!r:.40}: {exc}"
+                where = f"sample {preview(sample.get('id'))}: {exc}"
                 raise SchemaError(path, where, self.name) from None
             yield trajectory
 
@@ -104,6 +106,9 @@ def _sample_order(name: str) -> tuple[int, str]:
 
 def _trajectory(path: Path, header: dict[str, Any], sample: dict[str, Any]) -> Trajectory:
     spec = header.get("eval") or {}
+    if not isinstance(spec, dict):
+        raise ShapeError(f"header eval should be an object, found {json_type(spec)}")
+    packages = spec.get("packages")
     attachments = sample.get("attachments") or {}
     if attachments:
         sample = {k: _resolve_field(k, v, attachments) for k, v in sample.items()}
@@ -114,7 +119,10 @@ def _trajectory(path: Path, header: dict[str, Any], sample: dict[str, Any]) -> T
         ),
         task_id=f"{spec.get('task')}/{sample.get('id')}",
         task=_text(sample.get("input")),
-        agent=Agent(name=_solver(header), version=(spec.get("packages") or {}).get("inspect_ai")),
+        agent=Agent(
+            name=_solver(header),
+            version=packages.get("inspect_ai") if isinstance(packages, dict) else None,
+        ),
         model=spec.get("model"),
         outcome=_outcome(sample.get("scores")),
         source=Source(

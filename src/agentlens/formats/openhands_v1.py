@@ -13,6 +13,7 @@ from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
 from agentlens.formats._json import iter_jsonl
 from agentlens.formats._openhands_sdk import V1Converter
+from agentlens.formats._typed_json import not_too_deep
 from agentlens.trajectory import Agent, Source, Trajectory
 
 HEAD = re.compile(
@@ -42,12 +43,17 @@ class OpenHandsV1Reader:
             if not isinstance(event, dict) or "kind" not in event:
                 raise SchemaError(path, f"line {number} is not an SDK event (no 'kind')", self.name)
             events.append(event)
+        with not_too_deep(path, self.name):
+            trajectory = self._trajectory(path, events)
+        yield trajectory
+
+    def _trajectory(self, path: Path, events: list[dict[str, Any]]) -> Trajectory:
         converter = V1Converter(path, self.name)
         steps = converter.convert(events)
         usage, cost = converter.reported()
         state = _base_state(path)
         llm = oh.as_dict(oh.as_dict(state.get("agent")).get("llm"))
-        yield Trajectory(
+        return Trajectory(
             id=str(state.get("id") or path.stem),
             task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="OpenHands"),
