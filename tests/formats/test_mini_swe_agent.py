@@ -200,3 +200,15 @@ def test_a_value_of_the_wrong_type_is_a_schema_error(tmp_path: Path) -> None:
     bad.write_text(json.dumps(doc))
     with pytest.raises(SchemaError, match=r"bad\.traj\.json.*unexpected type"):
         list(MiniSweAgentReader().read(bad, bad.read_bytes()))
+
+
+def test_a_value_nested_too_deeply_is_a_schema_error(tmp_path: Path) -> None:
+    doc = json.loads(RUNS[0].read_text())
+    deep = tmp_path / "deep.traj.json"
+    deep.write_text(
+        json.dumps(doc).replace(
+            '"instance_id": ', '"instance_id": ' + "[" * 1000 + "1" + "]" * 1000 + ', "x": ', 1
+        )
+    )
+    with pytest.raises(SchemaError, match="nested too deeply"):
+        list(MiniSweAgentReader().read(deep, deep.read_bytes()))

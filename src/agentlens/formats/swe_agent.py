@@ -87,6 +87,8 @@ class SweAgentReader:
             raise SchemaError(
                 path, f"a value has an unexpected type or size ({exc})", self.name
             ) from exc
+        except RecursionError as exc:  # str() of a 1000-deep list, say
+            raise SchemaError(path, "a value is nested too deeply", self.name) from exc
         yield trajectory
 
     def _trajectory(self, path: Path, data: bytes) -> Trajectory:
