@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,10 +100,36 @@ def read_path(
         return list(reader.read(path, data))
     except AgentLensError:
         raise
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
-        raise TraceError(
-            path, f"unexpected shape: {type(exc).__name__}: {exc}", reader_cls.name
-        ) from exc
+    except READER_BUGS as exc:
+        raise TraceError(path, _reader_bug(exc), reader_cls.name) from exc
+
+
+# What a reader raises on a shape it did not expect. Readers should turn each into a SchemaError
+# naming the field (tests/formats/test_fuzz_readers.py looks for them); until one does, the user
+# still gets one line, which says where the reader failed so the report is useful.
+READER_BUGS = (
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+    ArithmeticError,
+)
+
+
+def _reader_bug(exc: BaseException) -> str:
+    try:
+        detail = str(exc)
+    except RecursionError:  # e.g. a KeyError whose key is a hostile 1000-deep list
+        detail = "(message too deeply nested to show)"
+    detail = detail if len(detail) <= 120 else detail[:117] + "..."
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return (
+        f"unexpected shape: {type(exc).__name__}: {detail}{where} "
+        "(a reader bug: please report it; --debug shows the traceback)"
+    )
 
 
 def read_paths(
