@@ -15,9 +15,8 @@ from typing import Any
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
-from agentlens.formats._json import shaped
 from agentlens.formats._steps import parse_time
-from agentlens.formats._typed_json import not_too_deep
+from agentlens.formats._typed_json import ReadGuard
 from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
 
 SKIPPED_ACTIONS = {"recall", "change_agent_state", "condensation", "condensation_request", "null"}
@@ -43,7 +42,7 @@ class LegacyConverter:
         self.turns: dict[str, int] = {}
         self.counted: set[str] = set()
         self.trajectory_id = trajectory_id
-        with shaped(self.path, self.format), not_too_deep(self.path, self.format):
+        with ReadGuard(self.path, self.format):
             self._events(events)
         return oh.renumber(self.steps), self.subs
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
-from agentlens.formats._json import ShapeError, shaped
+from agentlens.formats._json import ShapeError
 from agentlens.formats._steps import parse_time
-from agentlens.formats._typed_json import not_too_deep
+from agentlens.formats._typed_json import ReadGuard
 from agentlens.trajectory import Step, StepKind, ToolCategory, Usage
 
 ACTION_KINDS = {"FinishAction": ToolCategory.FINISH, "ThinkAction": ToolCategory.THINK}
@@ -39,7 +39,7 @@ class V1Converter:
         self.steps: list[Step] = []
         self.by_id: dict[str, Step] = {}
         self.turns: dict[str, int] = {}
-        with shaped(self.path, self.format), not_too_deep(self.path, self.format):
+        with ReadGuard(self.path, self.format):
             for position, event in enumerate(events):
                 if not isinstance(event, dict):
                     message = f"event {position} should be an object"

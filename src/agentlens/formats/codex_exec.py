@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import head_text, iter_jsonl, shaped
+from agentlens.formats._json import head_text, iter_jsonl
 from agentlens.formats._steps import classify
-from agentlens.formats._typed_json import not_too_deep, token_count
+from agentlens.formats._typed_json import ReadGuard, token_count
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 FIRST_EVENT = re.compile(r'^\{\s*"type"\s*:\s*"(?:thread\.started|turn\.started|item\.\w+)"')
@@ -42,7 +42,7 @@ class CodexExecReader:
         return bool(FIRST_EVENT.match(head_text(head)))
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
-        with not_too_deep(path, self.name):
+        with ReadGuard(path, self.name):
             trajectory = self._trajectory(path, data)
         yield trajectory
 
@@ -59,8 +59,7 @@ class CodexExecReader:
             elif kind == "turn.started":
                 turn += 1
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
-                with shaped(path, self.name):
-                    usage = _usage(event["usage"], f"turn {turn} usage")
+                usage = _usage(event["usage"], f"turn {turn} usage")
                 _give_usage(steps, turn, usage)
                 reported = usage if reported is None else reported + usage
             elif kind in ("turn.failed", "error"):

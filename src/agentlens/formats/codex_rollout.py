@@ -25,15 +25,15 @@ from typing import Any, ClassVar
 import msgspec
 import orjson
 
-from agentlens.formats._json import ShapeError, head_text, json_type, shaped
+from agentlens.formats._json import ShapeError, head_text, json_type
 from agentlens.formats._steps import classify, parse_time
 from agentlens.formats._typed_json import (
     NULL,
+    ReadGuard,
     any_decoder,
     decode_lines,
     decode_raw,
     listed,
-    not_too_deep,
     token_count,
 )
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
@@ -106,7 +106,7 @@ class CodexRolloutReader:
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         builder = _Builder()
-        with shaped(path, self.name), not_too_deep(path, self.name):
+        with ReadGuard(path, self.name):
             builder.feed(decode_lines(path, data, self.name, LINES))
             trajectory = builder.trajectory(path)
         yield trajectory

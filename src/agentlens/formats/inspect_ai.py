@@ -23,7 +23,7 @@ import orjson
 from agentlens.errors import SchemaError, TraceError
 from agentlens.formats._json import ShapeError, head_text, json_type, loads, preview
 from agentlens.formats._steps import classify, parse_time
-from agentlens.formats._typed_json import listed, not_too_deep, token_count
+from agentlens.formats._typed_json import ReadGuard, listed, token_count
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -50,17 +50,16 @@ class InspectAiReader:
         return head.startswith(ZIP_MAGIC) or bool(JSON_LOG.match(head_text(head[:512])))
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
-        with not_too_deep(path, self.name):
+        with ReadGuard(path, self.name):
             header, samples = (
                 _read_eval(path, data) if data.startswith(ZIP_MAGIC) else _read_json(path, data)
             )
         for sample in samples:
-            try:
-                with not_too_deep(path, self.name):
+            with ReadGuard(path, self.name):
+                try:
                     trajectory = _trajectory(path, header, sample)
-            except ShapeError as exc:
-                where = f"sample {preview(sample.get('id'))}: {exc}"
-                raise SchemaError(path, where, self.name) from None
+                except ShapeError as exc:
+                    raise ShapeError(f"sample {preview(sample.get('id'))}: {exc}") from None
             yield trajectory
 
 

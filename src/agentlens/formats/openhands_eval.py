@@ -17,7 +17,7 @@ from agentlens.formats import _openhands_common as oh
 from agentlens.formats._json import iter_jsonl, require
 from agentlens.formats._openhands_legacy import LegacyConverter, reported_usage
 from agentlens.formats._openhands_sdk import V1Converter
-from agentlens.formats._typed_json import not_too_deep
+from agentlens.formats._typed_json import ReadGuard
 from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory, Usage
 
 FIRST_KEY = re.compile(rb'^\s*\{\s*"(instance_id|issue|instruction|test_result|history)"\s*:')
@@ -46,7 +46,7 @@ class OpenHandsEvalReader:
             history = record.get("history")
             if not isinstance(history, list):
                 raise SchemaError(path, f"line {number} has no 'history' list", self.name)
-            with not_too_deep(path, self.name):
+            with ReadGuard(path, self.name):
                 trajectory = self._trajectory(path, number, record, history)
             yield trajectory
 

@@ -13,7 +13,7 @@ from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
 from agentlens.formats._json import iter_jsonl
 from agentlens.formats._openhands_sdk import V1Converter
-from agentlens.formats._typed_json import not_too_deep
+from agentlens.formats._typed_json import ReadGuard
 from agentlens.trajectory import Agent, Source, Trajectory
 
 HEAD = re.compile(
@@ -43,7 +43,7 @@ class OpenHandsV1Reader:
             if not isinstance(event, dict) or "kind" not in event:
                 raise SchemaError(path, f"line {number} is not an SDK event (no 'kind')", self.name)
             events.append(event)
-        with not_too_deep(path, self.name):
+        with ReadGuard(path, self.name):
             trajectory = self._trajectory(path, events)
         yield trajectory
 
