@@ -99,7 +99,31 @@ def test_real_trajectory_round_trips_through_asv_v1(tmp_path: Path) -> None:
     (loaded,) = explicit_problems(path)
     assert loaded.gold_id == problem.gold_id
     assert loaded.view.candidates == problem.view.candidates
-    assert [(t.before, t.after, t.phase) for t in loaded.transitions] == [
-        (t.before, t.after, t.phase) for t in problem.transitions
+    assert [(t.before, t.after, t.phase, t.cost) for t in loaded.transitions] == [
+        (t.before, t.after, t.phase, t.cost) for t in problem.transitions
     ]
+    assert loaded.redaction == problem.redaction == "span"
     assert '"gold_visible_to_evaluator": false' in path.read_text().replace('":false', '": false')
+
+
+def test_closed_set_record_names_nei_as_insufficiency_and_reads_step_cost(tmp_path: Path) -> None:
+    space = {
+        "type": "closed_set",
+        "candidates": [
+            {"id": "SUPPORTS", "text": "supported"},
+            {"id": "REFUTES", "text": "refuted"},
+            {"id": "NOT ENOUGH INFO", "text": "not enough information"},
+        ],
+        "gold_candidate_id": "REFUTES",
+    }
+    rec = record(candidate_space=space)
+    rec["steps"][0]["cost"] = {"prompt_tokens": 900, "tool_calls": 1, "risk_score": 0.5}
+    (problem,) = explicit_problems(write(tmp_path, rec))
+    assert problem.view.insufficiency_id == "NOT ENOUGH INFO"
+    cost = problem.transitions[0].cost
+    assert (cost.prompt_tokens, cost.tool_calls, cost.risk_score, cost.latency_ms) == (
+        900,
+        1,
+        0.5,
+        None,
+    )
