@@ -25,6 +25,7 @@ INSPECT_EVAL = "formats/inspect-ai/log_read_sample.eval"
 INSPECT_JSON = "formats/inspect-ai/log_tool_call_error.json"
 LITELLM = "formats/openai-messages/openhands-sdk-llm-fixtures/fncall-llm-message.json"
 MINI_SWEBV = "mini-swe-agent-swebv/trajs/django__django-11099/django__django-11099.traj.json"
+OH_EVAL = "formats/openhands/benchmarks-v1-output/openagentsafety_gpt-4o_output.jsonl"
 OH_EVENTS = "formats/openhands/legacy-replay-trajs/basic_interactions.json"
 OH_V1 = "formats/openhands/sdk-fixtures/goal_events.jsonl"
 SWE_FC = "formats/swe-agent/function_calling_simple.traj"
@@ -393,3 +394,188 @@ KNOWN: list[KnownBug] = []
 # Samples whose reader still overflows the stack (or crashes) on 1000-deep JSON values, for
 # `test_hostile_text.test_reader_survives_deep_nesting`: sample -> (exception, where first seen).
 DEEP_BUGS: dict[str, tuple[type[Exception] | tuple[type[Exception], ...], str]] = {}
+
+
+@dataclass(frozen=True)
+class Untyped(Mutant):
+    reason: str  # what msgspec says when the output is validated against the model
+
+
+# Readers not in `test_fuzz_readers.TYPED` still put a value of the wrong type into a model field
+# (msgspec does not check types on construction); one mutant per (reader, field), strict xfails.
+UNTYPED: list[Untyped] = [
+    Untyped(
+        "codex-exec:$[i].id",
+        CODEX_EXEC,
+        (((0, "thread_id"), "replace", 1.5),),
+        False,
+        "Expected `str`, got `float`",
+    ),
+    Untyped(
+        "codex-exec:$[i].steps[i].call_id",
+        CODEX_EXEC,
+        (((4, "item", "id"), "duplicate", None),),
+        True,
+        "Expected `str | null`, got `array`",
+    ),
+    Untyped(
+        "codex-exec:$[i].steps[i].observation",
+        CODEX_EXEC,
+        (((4, "item", "aggregated_output"), "replace", True),),
+        True,
+        "Expected `str | null`, got `bool`",
+    ),
+    Untyped(
+        "codex-exec:$[i].steps[i].usage.cached_tokens",
+        CODEX_EXEC,
+        (((7, "usage", "cached_input_tokens"), "replace", 1.5),),
+        False,
+        "Expected `int`, got `float`",
+    ),
+    Untyped(
+        "codex-exec:$[i].steps[i].usage.completion_tokens",
+        CODEX_EXEC,
+        (((7, "usage", "output_tokens"), "replace", True),),
+        False,
+        "Expected `int`, got `bool`",
+    ),
+    Untyped(
+        "codex-exec:$[i].steps[i].usage.prompt_tokens",
+        CODEX_EXEC,
+        (((7, "usage", "input_tokens"), "replace", 1180591620717411303424),),
+        False,
+        "Expected `int`, got `float`",
+    ),
+    Untyped(
+        "codex-rollout:$[i].agent.version",
+        CODEX_ROLLOUT,
+        (((0, "payload", "cli_version"), "duplicate", None),),
+        True,
+        "Expected `str | null`, got `array`",
+    ),
+    Untyped(
+        "codex-rollout:$[i].model",
+        CODEX_ROLLOUT,
+        (((11, "payload", "model"), "duplicate", None),),
+        True,
+        "Expected `str | null`, got `array`",
+    ),
+    Untyped(
+        "codex-rollout:$[i].steps[i].call_id",
+        CODEX_ROLLOUT,
+        (((17, "payload", "call_id"), "replace", 1180591620717411303424),),
+        True,
+        "Expected `str | null`, got `float`",
+    ),
+    Untyped(
+        "codex-rollout:$[i].steps[i].usage.prompt_tokens",
+        CODEX_ROLLOUT,
+        (((18, "payload", "info", "total_token_usage", "input_tokens"), "replace", 1.5),),
+        False,
+        "Expected `int`, got `float`",
+    ),
+    Untyped(
+        "inspect-ai:$[i].agent.version",
+        INSPECT_JSON,
+        ((("eval", "packages", "inspect_ai"), "replace", False),),
+        True,
+        "Expected `str | null`, got `bool`",
+    ),
+    Untyped(
+        "inspect-ai:$[i].model",
+        INSPECT_JSON,
+        ((("eval", "model"), "replace", -1e308),),
+        False,
+        "Expected `str | null`, got `float`",
+    ),
+    Untyped(
+        "inspect-ai:$[i].source.index",
+        INSPECT_EVAL,
+        ((("samples/1_epoch_1.json", "id"), "replace", False),),
+        True,
+        "Expected `int | null`, got `bool`",
+    ),
+    Untyped(
+        "inspect-ai:$[i].steps[i].call_id",
+        INSPECT_JSON,
+        ((("samples", 0, "messages", 9, "tool_call_id"), "duplicate", None),),
+        True,
+        "Expected `str | null`, got `array`",
+    ),
+    Untyped(
+        "inspect-ai:$[i].steps[i].model",
+        INSPECT_EVAL,
+        ((("samples/1_epoch_1.json", "messages", 2, "model"), "duplicate", None),),
+        True,
+        "Expected `str | null`, got `array`",
+    ),
+    Untyped(
+        "inspect-ai:$[i].steps[i].usage.completion_tokens",
+        INSPECT_EVAL,
+        (
+            (
+                ("samples/1_epoch_1.json", "events", 8, "output", "usage", "output_tokens"),
+                "replace",
+                -1e308,
+            ),
+        ),
+        False,
+        "Expected `int`, got `float`",
+    ),
+    Untyped(
+        "mini-swe-agent:$[i].agent.version",
+        MINI_SWEBV,
+        ((("info", "mini_version"), "replace", -1),),
+        True,
+        "Expected `str | null`, got `int`",
+    ),
+    Untyped(
+        "mini-swe-agent:$[i].steps[i].model",
+        MINI_SWEBV,
+        ((("messages", 38, "extra", "response", "model"), "duplicate", None),),
+        True,
+        "Expected `str | null`, got `array`",
+    ),
+    Untyped(
+        "openhands-eval:$[i].steps[i].call_id",
+        OH_EVAL,
+        (((0, "history", 12, "tool_call_id"), "replace", 0),),
+        True,
+        "Expected `str | null`, got `int`",
+    ),
+    Untyped(
+        "openhands-events:$[i].steps[i].call_id",
+        OH_EVENTS,
+        (((5, "tool_call_metadata", "tool_call_id"), "duplicate", None),),
+        True,
+        "Expected `str | null`, got `array`",
+    ),
+    Untyped(
+        "openhands-events:$[i].steps[i].model",
+        OH_EVENTS,
+        (((5, "tool_call_metadata", "model_response", "model"), "replace", True),),
+        False,
+        "Expected `str | null`, got `bool`",
+    ),
+    Untyped(
+        "openhands-v1:$[i].steps[i].call_id",
+        OH_V1,
+        (((3, "tool_call_id"), "duplicate", None),),
+        True,
+        "Expected `str | null`, got `array`",
+    ),
+    Untyped(
+        "swe-agent:$[i].steps[i].call_id",
+        SWE_FC,
+        ((("history", 2, "tool_calls", 0, "id"), "replace", -1),),
+        True,
+        "Expected `str | null`, got `int`",
+    ),
+    Untyped(
+        "swe-agent:$[i].steps[i].observation",
+        SWE_JAVA,
+        ((("trajectory", 0, "observation"), "replace", False),),
+        True,
+        "Expected `str | null`, got `bool`",
+    ),
+]

@@ -5,9 +5,11 @@ Each reader's `read()` is called directly (not through `read_path`, whose wrappe
 KeyError into a vague `TraceError` and would hide the bug), with the reader that read the
 original and with whichever reader `detect` picks for the mutant, lenient and strict.
 
-Bugs known in readers that are being rewritten elsewhere are listed in `KNOWN`: the fuzz run
-passes over them (so it keeps looking for new ones), and `test_known_bug` replays each one's
-minimal input as a strict xfail, which turns into a failure once the bug is fixed.
+Readers in TYPED must also return well-typed trajectories (they validate against the model);
+`UNTYPED` holds one mutant per (reader, field) where another reader still does not, as strict
+xfails. Crashes found and fixed stay as regressions (`FIXED`). A crash in a reader being
+rewritten elsewhere goes into `KNOWN`: the fuzz run passes over it (so it keeps looking for new
+ones) and `test_known_bug` replays it as a strict xfail, which fails once the bug is fixed.
 
 CI budget: `EXAMPLES` mutants per sample, derandomised (the same mutants every run). A longer
 random run by hand: `AGENTLENS_FUZZ_EXAMPLES=2000 python -m pytest -q -m slow <this file>`.
@@ -34,7 +36,7 @@ from agentlens.seams import TraceReader
 from agentlens.trajectory import Trajectory
 from tests.conftest import DATA
 from tests.formats import _mutate
-from tests.formats._known_bugs import FIXED, KNOWN, KnownBug, Mutant
+from tests.formats._known_bugs import FIXED, KNOWN, UNTYPED, KnownBug, Mutant, Untyped
 
 EXAMPLES = 40
 SLOW_EXAMPLES = int(os.environ.get("AGENTLENS_FUZZ_EXAMPLES", "0"))
@@ -208,3 +210,24 @@ def test_fixed_crash_stays_fixed(mutant: Mutant) -> None:
 def test_known_bug(bug: KnownBug) -> None:
     sample = load_sample(bug.sample)
     check_mutant(sample, bug.data(sample.parsed), bug.lenient, skip_known=False)
+
+
+@pytest.mark.parametrize(
+    "mutant",
+    [
+        pytest.param(
+            m, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=m.reason), id=m.id
+        )
+        for m in UNTYPED
+    ],
+)
+def test_output_fits_the_model(mutant: Untyped) -> None:
+    """A reader outside TYPED gives a field the wrong type; rejecting the file also fixes it."""
+    sample = load_sample(mutant.sample)
+    try:
+        trajectories = list(
+            sample.reader(lenient=mutant.lenient).read(sample.path, mutant.data(sample.parsed))  # type: ignore[call-arg]
+        )
+    except AgentLensError:
+        return
+    _validate(sample.reader.name, trajectories)
