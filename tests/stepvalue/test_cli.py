@@ -52,3 +52,11 @@ def test_cli_scores_an_asv_file_in_exact_mode(local_gguf_path: Path, tmp_path: P
     assert traj.steps[1].kind == "tool"  # the first step scored is one tool call: C = 0.25·1
     assert row["net_asv"] == pytest.approx(row["delta_h"] - 2 * 0.25)
     assert {p.name for p in out.iterdir()} >= {"report.md", "states.jsonl", "channels.csv"}
+
+
+def test_group_help_lists_both_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stepvalue", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "adapt-open-qa" in out and "evaluate" in out
+    assert main(["stepvalue", "evaluate", "--help"]) == 0
+    assert "--candidates" in capsys.readouterr().out

@@ -14,10 +14,11 @@ def _csv(value: str) -> tuple[str, ...]:
 
 
 class _EvaluateByDefault(click.Group):
-    """`stepvalue ARGS` means `stepvalue evaluate ARGS` unless ARGS start with a subcommand."""
+    """`stepvalue ARGS` means `stepvalue evaluate ARGS` unless ARGS start with a subcommand;
+    bare `stepvalue` and `stepvalue --help` show the group's help, which lists both."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or args[0] not in self.commands:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
             args = ["evaluate", *args]
         return super().parse_args(ctx, args)
 
