@@ -386,6 +386,12 @@ FIXED: list[Mutant] = [
         ((("eval", "packages"), "replace", 1.5),),
         False,
     ),
+    Mutant(
+        "agentlens-bench:_step-fast-path:AttributeError",
+        BENCH,
+        ((("states", "state_1", "log_entry", "args"), "duplicate", None),),
+        False,
+    ),
 ]
 
 # Open: the fuzz run skips these (matched by reader, exception and where) and keeps searching.

@@ -100,6 +100,56 @@ class AgentLensBenchReader:
         return Step(index=0, kind="user", text=task or "", raw=state)
 
     def _step(self, index: int, key: str, state: dict[str, Any]) -> Step:
+        """The common, well-typed state in one pass; anything else goes to `_checked_step`,
+        which names the bad field (checking field by field would cost ~30% of the reader)."""
+        entry, smeta = state.get("log_entry") or {}, state.get("metadata") or {}
+        if type(entry) is not dict or type(smeta) is not dict:
+            return self._checked_step(index, key, state)
+        args, files = entry.get("args") or {}, state.get("files_touched") or []
+        tool = state.get("tool_used") or entry.get("tool") or "unknown"
+        said = smeta.get("thought") or (args.get("thought") if type(args) is dict else None)
+        call_id, preview, model = entry.get("id"), entry.get("response_preview"), smeta.get("model")
+        sent, received = smeta.get("input_tokens") or 0, smeta.get("output_tokens") or 0
+        cached, stage = smeta.get("cached_input_tokens") or 0, state.get("intent_stage") or ""
+        category = CATEGORIES.get(tool, ToolCategory.OTHER) if type(tool) is str else None
+        if type(args) is not dict or category is None:
+            return self._checked_step(index, key, state)
+        command = args.get("command") if category is ToolCategory.RUN_COMMAND else None
+        plain = (
+            (said is None or type(said) is str)
+            and (said is None or type(said) is str)
+            and (call_id is None or type(call_id) is str)
+            and (preview is None or type(preview) is str)
+            and (model is None or type(model) is str)
+            and (command is None or type(command) is str)
+            and type(sent) is int
+            and type(received) is int
+            and type(cached) is int
+            and type(stage) is str
+            and type(files) is list
+            and (not files or all(type(f) is str for f in files))
+        )
+        if not plain:
+            return self._checked_step(index, key, state)
+        return Step(
+            index=index,
+            kind="tool",
+            text=said or "",
+            tool_name=tool,
+            category=category,
+            call_id=call_id,
+            arguments=args,
+            command=command,
+            files=list(files),
+            observation=preview,
+            timestamp=parse_time(smeta.get("timestamp")),
+            usage=Usage(prompt_tokens=sent, completion_tokens=received, cached_tokens=cached),
+            model=model,
+            stored_stage=STAGES.get(stage),
+            raw=state,
+        )
+
+    def _checked_step(self, index: int, key: str, state: dict[str, Any]) -> Step:
         where = f"states.{key}"
         entry = obj(state.get("log_entry"), f"{where}.log_entry")
         smeta = obj(state.get("metadata"), f"{where}.metadata")
@@ -136,7 +186,8 @@ class AgentLensBenchReader:
 
 
 def _order(key: str, state: dict[str, Any]) -> int:
-    return count(state.get("step"), f"states.{key}.step")
+    step = state.get("step")
+    return step if type(step) is int else count(step, f"states.{key}.step")
 
 
 def _outcome(path: Path, meta: dict[str, Any]) -> Outcome:
