@@ -117,7 +117,6 @@ class AgentLensBenchReader:
         command = args.get("command") if category is ToolCategory.RUN_COMMAND else None
         plain = (
             (said is None or type(said) is str)
-            and (said is None or type(said) is str)
             and (call_id is None or type(call_id) is str)
             and (preview is None or type(preview) is str)
             and (model is None or type(model) is str)
