@@ -7,7 +7,8 @@ original and with whichever reader `detect` picks for the mutant, lenient and st
 
 Readers in TYPED must also return well-typed trajectories (they validate against the model);
 `UNTYPED` holds one mutant per (reader, field) where another reader still does not, as strict
-xfails. Crashes found and fixed stay as regressions (`FIXED`). A crash in a reader being
+xfails (now none: every reader is in TYPED). Crashes and wrong-typed fields found and fixed
+stay as regressions (`FIXED`, `TYPED_FIXED`). A crash in a reader being
 rewritten elsewhere goes into `KNOWN`: the fuzz run passes over it (so it keeps looking for new
 ones) and `test_known_bug` replays it as a strict xfail, which fails once the bug is fixed.
 
@@ -36,7 +37,15 @@ from agentlens.seams import TraceReader
 from agentlens.trajectory import Trajectory
 from tests.conftest import DATA
 from tests.formats import _mutate
-from tests.formats._known_bugs import FIXED, KNOWN, UNTYPED, KnownBug, Mutant, Untyped
+from tests.formats._known_bugs import (
+    FIXED,
+    KNOWN,
+    TYPED_FIXED,
+    UNTYPED,
+    KnownBug,
+    Mutant,
+    Untyped,
+)
 
 EXAMPLES = 40
 SLOW_EXAMPLES = int(os.environ.get("AGENTLENS_FUZZ_EXAMPLES", "0"))
@@ -48,8 +57,16 @@ TYPED = {
     "agentlens-jsonl",
     "atif",
     "claude-code",
+    "codex-exec",
+    "codex-rollout",
     "gemini-cli",
+    "inspect-ai",
+    "mini-swe-agent",
     "openai-messages",
+    "openhands-eval",
+    "openhands-events",
+    "openhands-v1",
+    "swe-agent",
 }
 
 SAMPLES = [
@@ -200,8 +217,9 @@ def test_samples_are_read_as_expected() -> None:
         _validate(sample.reader.name, trajectories)
 
 
-@pytest.mark.parametrize("mutant", FIXED, ids=[m.id for m in FIXED])
+@pytest.mark.parametrize("mutant", FIXED + TYPED_FIXED, ids=[m.id for m in FIXED + TYPED_FIXED])
 def test_fixed_crash_stays_fixed(mutant: Mutant) -> None:
+    """A crash found and fixed, or (TYPED_FIXED) a wrong-typed field: the output validates."""
     sample = load_sample(mutant.sample)
     check_mutant(sample, mutant.data(sample.parsed), mutant.lenient, skip_known=False)
 

@@ -81,6 +81,8 @@ def _tokens(value: Any, where: str | None, key: str) -> int:
     if value.__class__ is int:
         return value
     try:
+        if value is True:  # int(True) is 1: a flag where a count belongs is nonsense, not 1 token
+            raise TypeError("a token count should be a number, found a boolean")
         return int(value or 0)
     except (TypeError, ValueError):
         if where is None:

@@ -16,7 +16,7 @@ from typing import Any
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
 from agentlens.formats._steps import parse_time
-from agentlens.formats._typed_json import ReadGuard
+from agentlens.formats._typed_json import ReadGuard, scalar_text
 from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
 
 SKIPPED_ACTIONS = {"recall", "change_agent_state", "condensation", "condensation_request", "null"}
@@ -118,6 +118,8 @@ class LegacyConverter:
     ) -> Step:
         tool_name = str(meta.get("function_name") or action)
         call_id = meta.get("tool_call_id")
+        if call_id is not None and type(call_id) is not str:
+            call_id = scalar_text(call_id, f"event {_id(event)} tool_call_metadata.tool_call_id")
         arguments = None
         if response is not None and call_id is not None:
             arguments = _call_arguments(response, call_id)
@@ -218,7 +220,10 @@ class LegacyConverter:
             step.usage, step.cost = self.totals.step(usage, cost)
             self.reported_usage = usage  # the last running total is the run's own total
             self.reported_cost = float(cost) if isinstance(cost, int | float) else None
-            step.model = (token_usage or {}).get("model")
+            model = (token_usage or {}).get("model")
+            if model is not None and type(model) is not str:
+                model = scalar_text(model, f"event {_id(event)} accumulated usage model")
+            step.model = model
         elif response is not None:
             key = str(response.get("id"))
             if key not in self.counted:
@@ -226,7 +231,10 @@ class LegacyConverter:
                 step.usage = oh.usage_from_response(
                     response.get("usage"), f"event {_id(event)} model_response.usage"
                 )
-                step.model = response.get("model")
+                model = response.get("model")
+                if model is not None and type(model) is not str:
+                    model = scalar_text(model, f"event {_id(event)} model_response.model")
+                step.model = model
 
 
 def _flat_args(event: dict[str, Any]) -> dict[str, Any]:

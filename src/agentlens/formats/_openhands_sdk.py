@@ -17,7 +17,7 @@ from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
 from agentlens.formats._json import ShapeError
 from agentlens.formats._steps import parse_time
-from agentlens.formats._typed_json import ReadGuard
+from agentlens.formats._typed_json import ReadGuard, scalar_text
 from agentlens.trajectory import Step, StepKind, ToolCategory, Usage
 
 ACTION_KINDS = {"FinishAction": ToolCategory.FINISH, "ThinkAction": ToolCategory.THINK}
@@ -92,6 +92,9 @@ class V1Converter:
         response = event.get("llm_response_id")
         turn_key = str(response) if response else f"event:{len(self.steps)}"
         text = oh.text_of(event.get("thought"))
+        call_id = event.get("tool_call_id")
+        if call_id is not None and type(call_id) is not str:
+            call_id = scalar_text(call_id, "ActionEvent tool_call_id")
         if category is ToolCategory.FINISH and not text:
             text = str(action.get("message") or "")
         return Step(
@@ -101,7 +104,7 @@ class V1Converter:
             turn=self.turns.setdefault(turn_key, len(self.turns)),
             tool_name=tool_name,
             category=category,
-            call_id=event.get("tool_call_id"),
+            call_id=call_id,
             arguments=arguments,
             command=command,
             files=oh.files_of(arguments, command),
@@ -180,7 +183,7 @@ def _orphan_step(event: dict[str, Any]) -> Step:
         kind="tool",
         tool_name=tool_name,
         category=category,
-        call_id=event.get("tool_call_id"),
+        call_id=_call_id(event),
         arguments=arguments,
         command=oh.command_text(category, arguments),
     )
@@ -202,3 +205,8 @@ def _observation_text(event: dict[str, Any]) -> tuple[str, bool]:
         code = metadata.get("exit_code")
     failed = bool(observation.get("is_error") or observation.get("error"))
     return text, failed or bool(oh.exit_code_error(code))
+
+
+def _call_id(event: dict[str, Any]) -> str | None:
+    value = event.get("tool_call_id")
+    return value if type(value) is str else scalar_text(value, "observation tool_call_id")

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import ShapeError, blank, json_type, loads
+from agentlens.formats._json import ShapeError, blank, json_type, loads, preview
 
 T = TypeVar("T")
 NULL = msgspec.Raw(b"null")
@@ -71,12 +71,28 @@ def decode_raw(raw: msgspec.Raw, decoder: msgspec.json.Decoder[T]) -> T | None:
         return None
 
 
-def token_count(value: Any, where: str) -> Any:
-    """A token count as the readers always took it (`value or 0`, numbers kept as they are);
-    a value that could never be summed (a string, a list) is a `ShapeError` naming `where`."""
-    if isinstance(value, int | float) or not value:
-        return value or 0
-    raise ShapeError(f"{where} should be a number, found {json_type(value)}")
+def token_count(value: Any, where: str) -> int:
+    """A token count: absent (null) reads as 0, a float with no fraction as its int (JSON parsers
+    read integers beyond 64 bits as floats); anything else (a bool, a fraction, a string, a list)
+    is a `ShapeError` naming `where`. Callers test `type(value) is int` inline first."""
+    if type(value) is int:
+        return value
+    if value is None:
+        return 0
+    if type(value) is float and value.is_integer():
+        return int(value)
+    raise ShapeError(f"{where} should be a whole number, found {preview(value)}")
+
+
+def scalar_text(value: Any, where: str) -> str | None:
+    """An id, version or model name: a string or null as given, a number as its `str()` (the
+    form other lookups use); a bool, an array or an object is a `ShapeError` naming `where`.
+    Callers test `type(value) is str` inline first, so strings never pay for the call."""
+    if value is None or type(value) is str:
+        return value
+    if type(value) is int or type(value) is float:
+        return str(value)
+    raise ShapeError(f"{where} should be a string, found {json_type(value)}")
 
 
 def listed(value: Any, where: str) -> list[Any]:

@@ -14,13 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import head_text, iter_jsonl
+from agentlens.formats._json import ShapeError, head_text, iter_jsonl
 from agentlens.formats._steps import classify
-from agentlens.formats._typed_json import ReadGuard, token_count
+from agentlens.formats._typed_json import ReadGuard, scalar_text, token_count
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 FIRST_EVENT = re.compile(r'^\{\s*"type"\s*:\s*"(?:thread\.started|turn\.started|item\.\w+)"')
 SHELLS = {"bash", "sh", "zsh"}
+USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens")
 SHLEX_WORD = re.compile(r"[^ \t\r\n]+")  # shlex splits on exactly these four
 SINGLE_QUOTED_WRAPPER = re.compile(
     r"[ \t\r\n]*(?:[^ \t\r\n'\"\\]*/)?(?:bash|sh|zsh)[ \t\r\n]+-l?c[ \t\r\n]+'([^']*)'[ \t\r\n]*"
@@ -56,10 +57,12 @@ class CodexExecReader:
             kind = event.get("type") if isinstance(event, dict) else None
             if kind == "thread.started":
                 thread_id = event.get("thread_id")
+                if type(thread_id) is not str:
+                    thread_id = scalar_text(thread_id, "thread.started thread_id")
             elif kind == "turn.started":
                 turn += 1
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
-                usage = _usage(event["usage"], f"turn {turn} usage")
+                usage = _usage(event["usage"], turn)
                 _give_usage(steps, turn, usage)
                 reported = usage if reported is None else reported + usage
             elif kind in ("turn.failed", "error"):
@@ -95,6 +98,7 @@ def _item_step(item: dict[str, Any], pending: list[str]) -> Step | None:
     if kind == "file_change":
         return _file_change_step(item, text)
     args = {k: v for k, v in item.items() if k not in ("id", "type", "status")}
+    call_id = item.get("id")
     view = classify(kind, args)
     return Step(
         index=0,
@@ -102,7 +106,7 @@ def _item_step(item: dict[str, Any], pending: list[str]) -> Step | None:
         text=text,
         tool_name=kind,
         category=view.category,
-        call_id=item.get("id"),
+        call_id=call_id if type(call_id) is str else scalar_text(call_id, "item id"),
         arguments=args,
         files=view.files,
         raw=item,
@@ -112,18 +116,19 @@ def _item_step(item: dict[str, Any], pending: list[str]) -> Step | None:
 def _command_step(item: dict[str, Any], text: str) -> Step:
     command = _unwrap(str(item.get("command") or ""))
     view = classify("shell", {"command": command})
-    code = item.get("exit_code")
+    code, output = item.get("exit_code"), item.get("aggregated_output")
+    call_id = item.get("id")
     return Step(
         index=0,
         kind="tool",
         text=text,
         tool_name="command_execution",
         category=view.category,
-        call_id=item.get("id"),
+        call_id=call_id if type(call_id) is str else scalar_text(call_id, "item id"),
         arguments={"command": item.get("command")},
         command=command,
         files=view.files,
-        observation=item.get("aggregated_output"),
+        observation=output if type(output) is str or output is None else _observation(output),
         is_error=(code != 0) if isinstance(code, int) else item.get("status") == "failed",
         raw=item,
     )
@@ -132,13 +137,14 @@ def _command_step(item: dict[str, Any], text: str) -> Step:
 def _file_change_step(item: dict[str, Any], text: str) -> Step:
     changes = [c for c in item.get("changes") or [] if isinstance(c, dict)]
     adds = all(c.get("kind") == "add" for c in changes) and bool(changes)
+    call_id = item.get("id")
     return Step(
         index=0,
         kind="tool",
         text=text,
         tool_name="file_change",
         category=ToolCategory.CREATE_FILE if adds else ToolCategory.EDIT,
-        call_id=item.get("id"),
+        call_id=call_id if type(call_id) is str else scalar_text(call_id, "item id"),
         arguments={"changes": changes},
         files=[str(c.get("path")) for c in changes if c.get("path")],
         is_error=item.get("status") == "failed",
@@ -170,9 +176,19 @@ def _give_usage(steps: list[Step], turn: int, usage: Usage) -> None:
         first.usage = usage
 
 
-def _usage(raw: dict[str, Any], where: str) -> Usage:
-    return Usage(
-        prompt_tokens=token_count(raw.get("input_tokens"), f"{where}.input_tokens"),
-        completion_tokens=token_count(raw.get("output_tokens"), f"{where}.output_tokens"),
-        cached_tokens=token_count(raw.get("cached_input_tokens"), f"{where}.cached_input_tokens"),
-    )
+def _observation(output: Any) -> str | None:
+    return scalar_text(output, "command_execution aggregated_output")
+
+
+def _usage(raw: dict[str, Any], turn: int) -> Usage:
+    given = raw.get("input_tokens"), raw.get("output_tokens"), raw.get("cached_input_tokens")
+    prompt, completion, cached = given
+    if type(prompt) is int and type(completion) is int and type(cached) is int:
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached)
+    try:
+        prompt, completion, cached = (
+            token_count(v, k) for v, k in zip(given, USAGE_KEYS, strict=True)
+        )
+    except ShapeError as exc:
+        raise ShapeError(f"turn {turn} usage.{exc}") from None
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached)

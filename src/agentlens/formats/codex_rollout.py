@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import msgspec
 import orjson
 
-from agentlens.formats._json import ShapeError, head_text, json_type
+from agentlens.formats._json import head_text
 from agentlens.formats._steps import classify, parse_time
 from agentlens.formats._typed_json import (
     NULL,
@@ -34,6 +34,7 @@ from agentlens.formats._typed_json import (
     decode_lines,
     decode_raw,
     listed,
+    scalar_text,
     token_count,
 )
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
@@ -153,8 +154,11 @@ class _Builder:
         kind = line.type
         if kind == "turn_context":
             context = decode_raw(line.payload, TURN_CONTEXT)
-            if context is not None:
-                self.model = context.model or self.model
+            if context is not None and context.model:
+                model = context.model
+                self.model = (
+                    model if type(model) is str else scalar_text(model, "turn_context model")
+                )
         elif kind == "session_meta":
             meta = any_decoder.decode(line.payload)
             if isinstance(meta, dict):
@@ -276,15 +280,18 @@ class _Builder:
         meta = {
             k: v for k, v in self.meta.items() if k not in ("instructions", "base_instructions")
         }
+        version = self.meta.get("cli_version")
+        if version is not None and type(version) is not str:
+            version = scalar_text(version, "session_meta cli_version")
         return Trajectory(
             id=str(self.meta.get("id") or path.stem),
             task=self.task,
-            agent=Agent(name="codex", version=self.meta.get("cli_version")),
+            agent=Agent(name="codex", version=version),
             model=self.model,
             source=Source(
                 format=CodexRolloutReader.name,
                 path=str(path),
-                format_version=self.meta.get("cli_version"),
+                format_version=version,
             ),
             steps=self.steps,
             reported_usage=self.earlier + self.total if self.total else None,
@@ -326,19 +333,23 @@ def _output(output: Any) -> tuple[str, bool | None]:
     return text, (int(match[1]) != 0) if match else None
 
 
-def _call_id(value: Any) -> Any:
-    if isinstance(value, list | dict):
-        raise ShapeError(f"call_id should be a string, found {json_type(value)}")
-    return value
+def _call_id(value: Any) -> str | None:
+    return value if type(value) is str else scalar_text(value, "call_id")
 
 
 def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
+    prompt, completion = raw.get("input_tokens"), raw.get("output_tokens")
+    cached = raw.get("cached_input_tokens")
     return Usage(
-        prompt_tokens=token_count(raw.get("input_tokens"), "input_tokens"),
-        completion_tokens=token_count(raw.get("output_tokens"), "output_tokens"),
-        cached_tokens=token_count(raw.get("cached_input_tokens"), "cached_input_tokens"),
+        prompt_tokens=prompt if type(prompt) is int else token_count(prompt, "input_tokens"),
+        completion_tokens=(
+            completion if type(completion) is int else token_count(completion, "output_tokens")
+        ),
+        cached_tokens=(
+            cached if type(cached) is int else token_count(cached, "cached_input_tokens")
+        ),
     )
 
 

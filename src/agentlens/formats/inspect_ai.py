@@ -23,7 +23,7 @@ import orjson
 from agentlens.errors import SchemaError, TraceError
 from agentlens.formats._json import ShapeError, head_text, json_type, loads, preview
 from agentlens.formats._steps import classify, parse_time
-from agentlens.formats._typed_json import ReadGuard, listed, token_count
+from agentlens.formats._typed_json import ReadGuard, listed, scalar_text, token_count
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -112,17 +112,20 @@ def _trajectory(path: Path, header: dict[str, Any], sample: dict[str, Any]) -> T
     if attachments:
         sample = {k: _resolve_field(k, v, attachments) for k, v in sample.items()}
     steps, model_events = _steps(sample)
+    version = packages.get("inspect_ai") if isinstance(packages, dict) else None
+    if version is not None and type(version) is not str:
+        version = scalar_text(version, "eval.packages.inspect_ai")
+    model = spec.get("model")
+    if model is not None and type(model) is not str:
+        model = scalar_text(model, "eval.model")
     return Trajectory(
         id=str(
             sample.get("uuid") or f"{spec.get('run_id')}:{sample.get('id')}:{sample.get('epoch')}"
         ),
         task_id=f"{spec.get('task')}/{sample.get('id')}",
         task=_text(sample.get("input")),
-        agent=Agent(
-            name=_solver(header),
-            version=packages.get("inspect_ai") if isinstance(packages, dict) else None,
-        ),
-        model=spec.get("model"),
+        agent=Agent(name=_solver(header), version=version),
+        model=model,
         outcome=_outcome(sample.get("scores")),
         source=Source(
             format=InspectAiReader.name,
@@ -189,13 +192,12 @@ def _key(value: Any) -> Any:
 
 def _assistant(message: dict[str, Any], turn: int) -> list[Step]:
     text = _text(message.get("content"))
+    model = message.get("model")
+    if model is not None and type(model) is not str:
+        model = scalar_text(model, "assistant message model")
     calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
     if not calls:
-        return [
-            Step(
-                index=0, kind="agent", text=text, turn=turn, model=message.get("model"), raw=message
-            )
-        ]
+        return [Step(index=0, kind="agent", text=text, turn=turn, model=model, raw=message)]
     steps = []
     for call in calls:
         name = str(call.get("function") or "unknown")
@@ -212,7 +214,7 @@ def _assistant(message: dict[str, Any], turn: int) -> list[Step]:
                 arguments=args,
                 command=view.command,
                 files=view.files,
-                model=message.get("model"),
+                model=model,
                 raw=call,
             )
         )
@@ -220,10 +222,8 @@ def _assistant(message: dict[str, Any], turn: int) -> list[Step]:
     return steps
 
 
-def _call_id(value: Any) -> Any:
-    if isinstance(value, list | dict):
-        raise ShapeError(f"tool call id should be a string, found {json_type(value)}")
-    return value
+def _call_id(value: Any, where: str = "tool call id") -> str | None:
+    return value if type(value) is str else scalar_text(value, where)
 
 
 def _tool_result(message: dict[str, Any], calls: dict[str, Step]) -> list[Step]:
@@ -233,7 +233,7 @@ def _tool_result(message: dict[str, Any], calls: dict[str, Step]) -> list[Step]:
         name = str(message.get("function") or "unknown")
         category = classify(name, {}).category
         step = Step(index=0, kind="tool", tool_name=name, category=category, raw=message)
-        step.call_id = message.get("tool_call_id")
+        step.call_id = _call_id(message.get("tool_call_id"), "tool message tool_call_id")
     step.observation = _text(message.get("content"))
     step.is_error = message.get("error") is not None
     return [step] if orphan else []
@@ -315,11 +315,17 @@ def _part_text(part: Any) -> str:
 def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
+    prompt, completion = raw.get("input_tokens"), raw.get("output_tokens")
+    cached = raw.get("input_tokens_cache_read")
     return Usage(
-        prompt_tokens=token_count(raw.get("input_tokens"), "usage.input_tokens"),
-        completion_tokens=token_count(raw.get("output_tokens"), "usage.output_tokens"),
-        cached_tokens=token_count(
-            raw.get("input_tokens_cache_read"), "usage.input_tokens_cache_read"
+        prompt_tokens=prompt if type(prompt) is int else token_count(prompt, "usage.input_tokens"),
+        completion_tokens=(
+            completion
+            if type(completion) is int
+            else token_count(completion, "usage.output_tokens")
+        ),
+        cached_tokens=(
+            cached if type(cached) is int else token_count(cached, "usage.input_tokens_cache_read")
         ),
     )
 
@@ -354,4 +360,6 @@ def _metadata(
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) else int(value) if str(value).isdigit() else None
+    if type(value) is int:
+        return value
+    return int(value) if type(value) is str and value.isdecimal() else None

@@ -19,8 +19,9 @@ from typing import Any, ClassVar
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
 from agentlens.formats._categories import analyse_command
-from agentlens.formats._json import loads, require
+from agentlens.formats._json import ShapeError, loads, require
 from agentlens.formats._steps import parse_time
+from agentlens.formats._typed_json import scalar_text
 from agentlens.trajectory import (
     Agent,
     Source,
@@ -63,6 +64,8 @@ class MiniSweAgentReader:
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         try:
             trajectory = self._trajectory(path, data)
+        except ShapeError as exc:
+            raise SchemaError(path, str(exc), self.name) from None
         except (TypeError, ValueError, OverflowError) as exc:  # e.g. a token count that is a list
             raise SchemaError(
                 path, f"a value has an unexpected type or size ({exc})", self.name
@@ -88,11 +91,14 @@ class MiniSweAgentReader:
         steps = _steps(messages)
         stats = common.as_dict(info.get("model_stats"))
         cost = stats.get("instance_cost")
+        mini_version = info.get("mini_version")
+        if mini_version is not None and type(mini_version) is not str:
+            mini_version = scalar_text(mini_version, "info.mini_version")
         return Trajectory(
             id=_run_id(path, task_id),
             task_id=task_id,
             task=next((s.text for s in steps if s.kind == "user"), None),
-            agent=Agent(name="mini-swe-agent", version=info.get("mini_version")),
+            agent=Agent(name="mini-swe-agent", version=mini_version),
             model=_model(info),
             source=Source(format=self.name, path=str(path), format_version=version),
             steps=steps,
@@ -199,7 +205,10 @@ def _commands(
             function = common.as_dict(call.get("function"))
             arguments = common.parse_arguments(function.get("arguments")) or {}
             command = str(arguments.get("command") or "")
-            found.append((call.get("id"), command, str(function.get("name") or "bash")))
+            call_id = call.get("id")
+            if call_id is not None and type(call_id) is not str:
+                call_id = scalar_text(call_id, "tool call id")
+            found.append((call_id, command, str(function.get("name") or "bash")))
         return found
     actions = extra.get("actions")
     if isinstance(actions, list) and actions:
@@ -241,10 +250,13 @@ def _response(
     cost = extra.get("cost")
     if cost is None and isinstance(usage, dict):
         cost = usage.get("cost")
+    model = response.get("model")
+    if model is not None and type(model) is not str:
+        model = scalar_text(model, "extra.response.model")
     return (
         common.usage_from_response(usage),
         float(cost) if isinstance(cost, int | float) else None,
-        response.get("model"),
+        model,
         _created(extra.get("timestamp"), response),
     )
 

@@ -24,8 +24,9 @@ from agentlens.formats._categories import (
     categorize_editor,
     files_in_command,
 )
-from agentlens.formats._json import loads, require
+from agentlens.formats._json import ShapeError, loads, require
 from agentlens.formats._swe_agent_runs import run_model
+from agentlens.formats._typed_json import scalar_text
 from agentlens.trajectory import (
     Agent,
     Source,
@@ -83,6 +84,8 @@ class SweAgentReader:
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         try:
             trajectory = self._trajectory(path, data)
+        except ShapeError as exc:
+            raise SchemaError(path, str(exc), self.name) from None
         except (TypeError, ValueError, OverflowError) as exc:  # e.g. a token count that is a list
             raise SchemaError(
                 path, f"a value has an unexpected type or size ({exc})", self.name
@@ -156,6 +159,8 @@ def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) 
     action = str(entry.get("action") or "").strip()
     text = str(entry.get("thought") or entry.get("response") or "")
     call_id = call.get("id") if call else None
+    if call_id is not None and type(call_id) is not str:
+        call_id = scalar_text(call_id, "tool call id")
     if not action:
         return Step(index=0, kind="agent", text=text, turn=turn, call_id=call_id, raw=entry)
     first = action.split(None, 1)[0]
@@ -164,7 +169,7 @@ def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) 
         files = _files(action, category, entry.get("state"))
     else:  # a shell command (what `classify` and `_files` find, from one look-up)
         tool_name, (category, files) = "bash", analyse_command(action)
-    arguments = None
+    arguments, observation = None, entry.get("observation")
     if call:
         function = common.as_dict(call.get("function"))
         arguments = common.parse_arguments(function.get("arguments"))
@@ -180,7 +185,11 @@ def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) 
         arguments={"command": action} if arguments is None else arguments,
         command=action,
         files=files,
-        observation=entry.get("observation"),
+        observation=(
+            observation
+            if type(observation) is str or observation is None
+            else _observation(observation)
+        ),
         raw=entry,
     )
 
@@ -255,6 +264,10 @@ def _flavour(entries: list[Any]) -> str:
         return "history-only"
     state = entries[0].get("state") if isinstance(entries[0], dict) else None
     return "v0-string-state" if isinstance(state, str) else "v1-dict-state"
+
+
+def _observation(value: Any) -> str | None:
+    return scalar_text(value, "trajectory observation")
 
 
 def _version(info: dict[str, Any]) -> str | None:
