@@ -15,6 +15,7 @@ from typing import Any
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
+from agentlens.formats._json import ShapeError
 from agentlens.formats._steps import parse_time
 from agentlens.formats._typed_json import ReadGuard, scalar_text
 from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
@@ -118,7 +119,7 @@ class LegacyConverter:
     ) -> Step:
         tool_name = str(meta.get("function_name") or action)
         call_id = meta.get("tool_call_id")
-        if call_id is not None and type(call_id) is not str:
+        if type(call_id) is not str and call_id is not None:
             call_id = scalar_text(call_id, f"event {_id(event)} tool_call_metadata.tool_call_id")
         arguments = None
         if response is not None and call_id is not None:
@@ -211,29 +212,35 @@ class LegacyConverter:
     ) -> None:
         if response is not None and response.get("model"):
             self.model = self.model or str(response["model"])
+        try:  # the event's id goes into the message only on failure (an f-string per event shows)
+            self._event_usage(step, event, response)
+        except ShapeError as exc:
+            raise ShapeError(f"event {_id(event)} {exc}") from None
+
+    def _event_usage(
+        self, step: Step, event: dict[str, Any], response: dict[str, Any] | None
+    ) -> None:
         metrics = event.get("llm_metrics")
         if isinstance(metrics, dict):
             token_usage = metrics.get("accumulated_token_usage")
-            usage = oh.usage_from_metrics(token_usage, f"event {_id(event)} accumulated usage")
+            usage = oh.usage_from_metrics(token_usage, "accumulated usage")
             cost = metrics.get("accumulated_cost")
             cost = cost if isinstance(cost, int | float) else None
             step.usage, step.cost = self.totals.step(usage, cost)
             self.reported_usage = usage  # the last running total is the run's own total
             self.reported_cost = float(cost) if isinstance(cost, int | float) else None
-            model = (token_usage or {}).get("model")
-            if model is not None and type(model) is not str:
-                model = scalar_text(model, f"event {_id(event)} accumulated usage model")
+            model = token_usage.get("model") if isinstance(token_usage, dict) else None
+            if type(model) is not str and model is not None:
+                model = scalar_text(model, "accumulated usage model")
             step.model = model
         elif response is not None:
             key = str(response.get("id"))
             if key not in self.counted:
                 self.counted.add(key)
-                step.usage = oh.usage_from_response(
-                    response.get("usage"), f"event {_id(event)} model_response.usage"
-                )
+                step.usage = oh.usage_from_response(response.get("usage"), "model_response.usage")
                 model = response.get("model")
-                if model is not None and type(model) is not str:
-                    model = scalar_text(model, f"event {_id(event)} model_response.model")
+                if type(model) is not str and model is not None:
+                    model = scalar_text(model, "model_response.model")
                 step.model = model
 
 

@@ -93,7 +93,7 @@ class V1Converter:
         turn_key = str(response) if response else f"event:{len(self.steps)}"
         text = oh.text_of(event.get("thought"))
         call_id = event.get("tool_call_id")
-        if call_id is not None and type(call_id) is not str:
+        if type(call_id) is not str and call_id is not None:
             call_id = scalar_text(call_id, "ActionEvent tool_call_id")
         if category is ToolCategory.FINISH and not text:
             text = str(action.get("message") or "")

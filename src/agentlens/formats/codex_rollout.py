@@ -281,7 +281,7 @@ class _Builder:
             k: v for k, v in self.meta.items() if k not in ("instructions", "base_instructions")
         }
         version = self.meta.get("cli_version")
-        if version is not None and type(version) is not str:
+        if type(version) is not str and version is not None:
             version = scalar_text(version, "session_meta cli_version")
         return Trajectory(
             id=str(self.meta.get("id") or path.stem),

@@ -113,10 +113,10 @@ def _trajectory(path: Path, header: dict[str, Any], sample: dict[str, Any]) -> T
         sample = {k: _resolve_field(k, v, attachments) for k, v in sample.items()}
     steps, model_events = _steps(sample)
     version = packages.get("inspect_ai") if isinstance(packages, dict) else None
-    if version is not None and type(version) is not str:
+    if type(version) is not str and version is not None:
         version = scalar_text(version, "eval.packages.inspect_ai")
     model = spec.get("model")
-    if model is not None and type(model) is not str:
+    if type(model) is not str and model is not None:
         model = scalar_text(model, "eval.model")
     return Trajectory(
         id=str(
@@ -193,7 +193,7 @@ def _key(value: Any) -> Any:
 def _assistant(message: dict[str, Any], turn: int) -> list[Step]:
     text = _text(message.get("content"))
     model = message.get("model")
-    if model is not None and type(model) is not str:
+    if type(model) is not str and model is not None:
         model = scalar_text(model, "assistant message model")
     calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
     if not calls:

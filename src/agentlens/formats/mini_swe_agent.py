@@ -92,7 +92,7 @@ class MiniSweAgentReader:
         stats = common.as_dict(info.get("model_stats"))
         cost = stats.get("instance_cost")
         mini_version = info.get("mini_version")
-        if mini_version is not None and type(mini_version) is not str:
+        if type(mini_version) is not str and mini_version is not None:
             mini_version = scalar_text(mini_version, "info.mini_version")
         return Trajectory(
             id=_run_id(path, task_id),
@@ -206,7 +206,7 @@ def _commands(
             arguments = common.parse_arguments(function.get("arguments")) or {}
             command = str(arguments.get("command") or "")
             call_id = call.get("id")
-            if call_id is not None and type(call_id) is not str:
+            if type(call_id) is not str and call_id is not None:
                 call_id = scalar_text(call_id, "tool call id")
             found.append((call_id, command, str(function.get("name") or "bash")))
         return found
@@ -251,7 +251,7 @@ def _response(
     if cost is None and isinstance(usage, dict):
         cost = usage.get("cost")
     model = response.get("model")
-    if model is not None and type(model) is not str:
+    if type(model) is not str and model is not None:
         model = scalar_text(model, "extra.response.model")
     return (
         common.usage_from_response(usage),

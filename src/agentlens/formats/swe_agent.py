@@ -159,7 +159,7 @@ def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) 
     action = str(entry.get("action") or "").strip()
     text = str(entry.get("thought") or entry.get("response") or "")
     call_id = call.get("id") if call else None
-    if call_id is not None and type(call_id) is not str:
+    if type(call_id) is not str and call_id is not None:
         call_id = scalar_text(call_id, "tool call id")
     if not action:
         return Step(index=0, kind="agent", text=text, turn=turn, call_id=call_id, raw=entry)
