@@ -26,6 +26,7 @@ INSPECT_JSON = "formats/inspect-ai/log_tool_call_error.json"
 LITELLM = "formats/openai-messages/openhands-sdk-llm-fixtures/fncall-llm-message.json"
 MINI_SWEBV = "mini-swe-agent-swebv/trajs/django__django-11099/django__django-11099.traj.json"
 OH_EVAL = "formats/openhands/benchmarks-v1-output/openagentsafety_gpt-4o_output.jsonl"
+OH_EVAL_V0 = "formats/openhands/eval-output/multi_swe_bench_output.jsonl"
 OH_EVENTS = "formats/openhands/legacy-replay-trajs/basic_interactions.json"
 OH_V1 = "formats/openhands/sdk-fixtures/goal_events.jsonl"
 SWE_FC = "formats/swe-agent/function_calling_simple.traj"
@@ -393,6 +394,17 @@ FIXED: list[Mutant] = [
         False,
     ),
 ]
+
+# Found while typing the readers' output (no fuzz sample had V0 `llm_metrics`): an
+# `accumulated_token_usage` that is an array crashed the per-step model look-up.
+FIXED.append(
+    Mutant(
+        "openhands-eval:_add_usage:AttributeError",
+        OH_EVAL_V0,
+        (((0, "history", 4, "llm_metrics", "accumulated_token_usage"), "duplicate", None),),
+        False,
+    )
+)
 
 # Open: the fuzz run skips these (matched by reader, exception and where) and keeps searching.
 KNOWN: list[KnownBug] = []

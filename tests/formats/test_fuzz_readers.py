@@ -79,6 +79,7 @@ SAMPLES = [
     "formats/atif-like-openagents/trajectory.json",
     "formats/openhands/legacy-replay-trajs/basic_interactions.json",
     "formats/openhands/benchmarks-v1-output/openagentsafety_gpt-4o_output.jsonl",
+    "formats/openhands/eval-output/multi_swe_bench_output.jsonl",  # V0 llm_metrics
     "formats/openhands/sdk-fixtures/goal_events.jsonl",
     "formats/claude-code/marot-spotter/short.jsonl",
     "formats/claude-code/daaain-claude-code-log/representative_messages.jsonl",
