@@ -5,10 +5,9 @@ Each reader's `read()` is called directly (not through `read_path`, whose wrappe
 KeyError into a vague `TraceError` and would hide the bug), with the reader that read the
 original and with whichever reader `detect` picks for the mutant, lenient and strict.
 
-Readers in TYPED must also return well-typed trajectories (they validate against the model);
-`UNTYPED` holds one mutant per (reader, field) where another reader still does not, as strict
-xfails (now none: every reader is in TYPED). Crashes and wrong-typed fields found and fixed
-stay as regressions (`FIXED`, `TYPED_FIXED`). A crash in a reader being
+Every reader must also return well-typed trajectories: they validate against the model (msgspec
+does not check types on construction, so a number where a string belongs would otherwise pass).
+Crashes and wrong-typed fields found and fixed stay as regressions (`FIXED`, `TYPED_FIXED`). A crash in a reader being
 rewritten elsewhere goes into `KNOWN`: the fuzz run passes over it (so it keeps looking for new
 ones) and `test_known_bug` replays it as a strict xfail, which fails once the bug is fixed.
 
@@ -41,33 +40,13 @@ from tests.formats._known_bugs import (
     FIXED,
     KNOWN,
     TYPED_FIXED,
-    UNTYPED,
     KnownBug,
     Mutant,
-    Untyped,
 )
 
 EXAMPLES = 40
 SLOW_EXAMPLES = int(os.environ.get("AGENTLENS_FUZZ_EXAMPLES", "0"))
 CONVERTED = ".agentlens.jsonl"  # suffix of an in-memory canonical JSONL made from a real file
-# Readers whose output must also be well typed (it validates against the model); the others
-# still put e.g. a number where a string belongs, which msgspec does not check on construction.
-TYPED = {
-    "agentlens-bench",
-    "agentlens-jsonl",
-    "atif",
-    "claude-code",
-    "codex-exec",
-    "codex-rollout",
-    "gemini-cli",
-    "inspect-ai",
-    "mini-swe-agent",
-    "openai-messages",
-    "openhands-eval",
-    "openhands-events",
-    "openhands-v1",
-    "swe-agent",
-}
 
 SAMPLES = [
     "agentlens-bench-dev/trajectories/scikit-learn__scikit-learn-12585/scikit-learn__scikit-learn-12585-logs-gemini-2.5-pro-fail-24945658083_pta.json",
@@ -137,8 +116,7 @@ def check_mutant(sample: Sample, data: bytes, lenient: bool, *, skip_known: bool
                 reject()
             raise
         assert all(isinstance(t, Trajectory) for t in trajectories)
-        if reader_cls.name in TYPED:
-            _validate(reader_cls.name, trajectories)
+        _validate(reader_cls.name, trajectories)
 
 
 def _validate(reader: str, trajectories: list[Trajectory]) -> None:
@@ -229,24 +207,3 @@ def test_fixed_crash_stays_fixed(mutant: Mutant) -> None:
 def test_known_bug(bug: KnownBug) -> None:
     sample = load_sample(bug.sample)
     check_mutant(sample, bug.data(sample.parsed), bug.lenient, skip_known=False)
-
-
-@pytest.mark.parametrize(
-    "mutant",
-    [
-        pytest.param(
-            m, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=m.reason), id=m.id
-        )
-        for m in UNTYPED
-    ],
-)
-def test_output_fits_the_model(mutant: Untyped) -> None:
-    """A reader outside TYPED gives a field the wrong type; rejecting the file also fixes it."""
-    sample = load_sample(mutant.sample)
-    try:
-        trajectories = list(
-            sample.reader(lenient=mutant.lenient).read(sample.path, mutant.data(sample.parsed))  # type: ignore[call-arg]
-        )
-    except AgentLensError:
-        return
-    _validate(sample.reader.name, trajectories)
