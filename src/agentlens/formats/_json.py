@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +60,40 @@ def head_text(head: bytes) -> str:
 
 class ShapeError(Exception):
     """A value has the wrong JSON type, raised by helpers that do not know the file; the
-    reader's `shaped(path, format)` block turns it into a one-line `SchemaError`."""
+    reader's `ReadGuard(path, format)` block turns it into a one-line `SchemaError`."""
 
 
-@contextmanager
-def shaped(path: Path, format: str) -> Iterator[None]:
-    try:
-        yield
-    except ShapeError as exc:
-        raise SchemaError(path, str(exc), format) from None
+class ReadGuard:
+    """`with ReadGuard(path, format):` turns a `ShapeError` (a wrong-typed field) and a
+    `RecursionError` (a value nested so deep that msgspec, `str()` or a walk overflows the
+    stack) into one-line `SchemaError`s naming the file. With `loose=True` it does the same for
+    TypeError, ValueError and OverflowError, for readers that convert values as they go (`int()`
+    of a token count that is a list). A class, not `@contextmanager`: entering costs a fraction
+    of a generator's, which shows on the tiny formats read per file."""
+
+    __slots__ = ("format", "loose", "path")
+
+    def __init__(self, path: Path, format: str, *, loose: bool = False) -> None:
+        self.path = path
+        self.format = format
+        self.loose = loose
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        if kind is None:
+            return
+        if issubclass(kind, ShapeError):
+            raise SchemaError(self.path, str(exc), self.format) from None
+        if issubclass(kind, RecursionError):
+            message = "a JSON value is nested too deeply to read"
+            raise SchemaError(self.path, message, self.format) from None
+        if self.loose and issubclass(kind, TypeError | ValueError | OverflowError):
+            message = f"a value has an unexpected type or size ({exc})"
+            raise SchemaError(self.path, message, self.format) from exc
 
 
 def obj(value: Any, where: str) -> dict[str, Any]:

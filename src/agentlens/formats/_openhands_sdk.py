@@ -15,9 +15,9 @@ from typing import Any
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
-from agentlens.formats._json import ShapeError
+from agentlens.formats._json import ReadGuard, ShapeError
 from agentlens.formats._steps import parse_time
-from agentlens.formats._typed_json import ReadGuard, scalar_text
+from agentlens.formats._typed_json import scalar_text
 from agentlens.trajectory import Step, StepKind, ToolCategory, Usage
 
 ACTION_KINDS = {"FinishAction": ToolCategory.FINISH, "ThinkAction": ToolCategory.THINK}

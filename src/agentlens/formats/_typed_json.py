@@ -103,30 +103,3 @@ def listed(value: Any, where: str) -> list[Any]:
     if not value:
         return []
     raise ShapeError(f"{where} should be an array, found {json_type(value)}")
-
-
-class ReadGuard:
-    """`with ReadGuard(path, format):` turns a `ShapeError` (a wrong-typed field) and a
-    `RecursionError` (a value nested so deep that msgspec, `str()` or a walk overflows the
-    stack) into one-line `SchemaError`s naming the file. A class, not `@contextmanager`: entering
-    costs a fraction of a generator's, which shows on the tiny formats read per file."""
-
-    __slots__ = ("format", "path")
-
-    def __init__(self, path: Path, format: str) -> None:
-        self.path = path
-        self.format = format
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
-    ) -> None:
-        if kind is None:
-            return
-        if issubclass(kind, ShapeError):
-            raise SchemaError(self.path, str(exc), self.format) from None
-        if issubclass(kind, RecursionError):
-            message = "a JSON value is nested too deeply to read"
-            raise SchemaError(self.path, message, self.format) from None

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
 from agentlens.formats._json import (
+    ReadGuard,
     ShapeError,
     arr,
     count,
@@ -23,7 +24,6 @@ from agentlens.formats._json import (
     obj,
     preview,
     require,
-    shaped,
     text,
 )
 from agentlens.formats._steps import parse_time
@@ -65,7 +65,7 @@ class AgentLensBenchReader:
             raise SchemaError(
                 path, f"initial_state {preview(initial)} is not among the states", self.name
             )
-        with shaped(path, self.name):
+        with ReadGuard(path, self.name):
             yield self._trajectory(path, doc, states, initial)
 
     def _trajectory(

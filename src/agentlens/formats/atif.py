@@ -17,6 +17,7 @@ import orjson
 from agentlens.errors import SchemaError
 from agentlens.formats._atif_steps import atif_steps, carried, message_text
 from agentlens.formats._json import (
+    ReadGuard,
     ShapeError,
     arr,
     count,
@@ -24,7 +25,6 @@ from agentlens.formats._json import (
     loads,
     number,
     obj,
-    shaped,
     text,
 )
 from agentlens.formats.atif_schema import validate
@@ -75,7 +75,7 @@ class AtifReader:
             )
         if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
             raise SchemaError(path, "no 'steps' list, even read leniently", self.name)
-        with shaped(path, self.name):
+        with ReadGuard(path, self.name):
             trajectory = to_trajectory(doc, path)
         if problems:
             trajectory.metadata["schema_problems"] = problems

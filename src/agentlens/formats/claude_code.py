@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import count, head_text, iter_jsonl, json_type, shaped, text
+from agentlens.formats._json import ReadGuard, count, head_text, iter_jsonl, json_type, text
 from agentlens.formats._steps import classify, parse_time
 from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
 
@@ -78,7 +78,7 @@ class _Builder:
         self.where = "line 1"
 
     def build(self, data: bytes) -> Trajectory:
-        with shaped(self.path, ClaudeCodeReader.name):
+        with ReadGuard(self.path, ClaudeCodeReader.name):
             for number, line in iter_jsonl(self.path, data, ClaudeCodeReader.name):
                 if not isinstance(line, dict):
                     self.warnings.append(

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import ShapeError, head_text, iter_jsonl
+from agentlens.formats._json import ReadGuard, ShapeError, head_text, iter_jsonl
 from agentlens.formats._steps import classify
-from agentlens.formats._typed_json import ReadGuard, scalar_text, token_count
+from agentlens.formats._typed_json import scalar_text, token_count
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 FIRST_EVENT = re.compile(r'^\{\s*"type"\s*:\s*"(?:thread\.started|turn\.started|item\.\w+)"')

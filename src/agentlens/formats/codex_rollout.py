@@ -25,11 +25,10 @@ from typing import Any, ClassVar
 import msgspec
 import orjson
 
-from agentlens.formats._json import head_text
+from agentlens.formats._json import ReadGuard, head_text
 from agentlens.formats._steps import classify, parse_time
 from agentlens.formats._typed_json import (
     NULL,
-    ReadGuard,
     any_decoder,
     decode_lines,
     decode_raw,

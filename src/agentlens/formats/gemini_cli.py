@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import arr, count, loads, obj, require, shaped, text
+from agentlens.formats._json import ReadGuard, arr, count, loads, obj, require, text
 from agentlens.formats._steps import parse_time
 from agentlens.formats._tool_table import tool_category
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
@@ -39,7 +39,7 @@ class GeminiCliReader:
         steps: list[Step] = []
         for turn, message in enumerate(messages):
             require(path, self.name, message, dict, f"messages[{turn}]")
-            with shaped(path, self.name):
+            with ReadGuard(path, self.name):
                 steps.extend(_message_steps(message, turn, start=len(steps)))
         models = [s.model for s in steps if s.model]
         first_user = next((s.text for s in steps if s.kind == "user"), None)
@@ -143,5 +143,5 @@ def _text(content: Any) -> str:
 
 
 def _session_id(path: Path, doc: dict[str, Any]) -> str:
-    with shaped(path, GeminiCliReader.name):
+    with ReadGuard(path, GeminiCliReader.name):
         return text(doc.get("sessionId"), "'sessionId'") or path.stem

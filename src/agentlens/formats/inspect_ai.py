@@ -21,9 +21,9 @@ from typing import Any, ClassVar
 import orjson
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import ShapeError, head_text, json_type, loads, preview
+from agentlens.formats._json import ReadGuard, ShapeError, head_text, json_type, loads, preview
 from agentlens.formats._steps import classify, parse_time
-from agentlens.formats._typed_json import ReadGuard, listed, scalar_text, token_count
+from agentlens.formats._typed_json import listed, scalar_text, token_count
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
 ZIP_MAGIC = b"PK\x03\x04"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
-from agentlens.formats._json import arr, loads, obj, require, shaped, text
+from agentlens.formats._json import ReadGuard, arr, loads, obj, require, text
 from agentlens.formats._openai_steps import messages_to_steps
 from agentlens.formats._openhands_common import usage_from_response
 from agentlens.trajectory import Agent, Source, Trajectory
@@ -64,7 +64,7 @@ class OpenAIMessagesReader:
             require(path, self.name, message, dict, f"message {i}")
             if "role" not in message:
                 raise SchemaError(path, f"message {i} has no 'role'", self.name)
-            with shaped(path, self.name):
+            with ReadGuard(path, self.name):
                 _check_calls(message, f"message {i}")
         index = fields.pop("index", None)
         steps = messages_to_steps(messages)
@@ -134,5 +134,5 @@ def _check_calls(message: dict[str, Any], where: str) -> None:
 
 
 def _text_field(path: Path, entry: dict[str, Any], key: str, where: str) -> str | None:
-    with shaped(path, OpenAIMessagesReader.name):
+    with ReadGuard(path, OpenAIMessagesReader.name):
         return text(entry.get(key), where)

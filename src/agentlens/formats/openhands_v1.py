@@ -11,9 +11,8 @@ from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
-from agentlens.formats._json import iter_jsonl
+from agentlens.formats._json import ReadGuard, iter_jsonl
 from agentlens.formats._openhands_sdk import V1Converter
-from agentlens.formats._typed_json import ReadGuard
 from agentlens.trajectory import Agent, Source, Trajectory
 
 HEAD = re.compile(
