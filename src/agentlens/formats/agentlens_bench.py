@@ -26,6 +26,7 @@ from agentlens.formats._json import (
     require,
     text,
 )
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import parse_time
 from agentlens.trajectory import Agent, Outcome, Source, Step, ToolCategory, Trajectory, Usage
 
@@ -42,15 +43,9 @@ STAGES = {"exploration": "E", "implementation": "I", "verification": "V", "orche
 NAME_OUTCOME = re.compile(r"-(pass|fail)-\d+")
 
 
-class AgentLensBenchReader:
+class AgentLensBenchReader(SuffixReader):
     name: ClassVar[str] = "agentlens-bench"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".json"
+    suffixes: ClassVar[tuple[str, ...]] = (".json",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

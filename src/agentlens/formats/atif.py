@@ -27,6 +27,7 @@ from agentlens.formats._json import (
     obj,
     text,
 )
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats.atif_schema import validate
 from agentlens.trajectory import (
     Agent,
@@ -41,15 +42,9 @@ from agentlens.trajectory import (
 SHOWN_PROBLEMS = 3
 
 
-class AtifReader:
+class AtifReader(SuffixReader):
     name: ClassVar[str] = "atif"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".json"
+    suffixes: ClassVar[tuple[str, ...]] = (".json",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.formats._json import ReadGuard, count, head_text, iter_jsonl, json_type, text
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
 from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
 
@@ -30,15 +31,9 @@ LINE_SHAPE = re.compile(r'"parentUuid"\s*:|"type"\s*:\s*"(?:file-history-snapsho
 SKIPPED_TYPES = {"progress", "file-history-snapshot", "queue-operation"}
 
 
-class ClaudeCodeReader:
+class ClaudeCodeReader(SuffixReader):
     name: ClassVar[str] = "claude-code"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".jsonl"
+    suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

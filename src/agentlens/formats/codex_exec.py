@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.formats._json import ReadGuard, ShapeError, head_text, iter_jsonl
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify
 from agentlens.formats._typed_json import scalar_text, token_count
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
@@ -28,15 +29,9 @@ SINGLE_QUOTED_WRAPPER = re.compile(
 )
 
 
-class CodexExecReader:
+class CodexExecReader(SuffixReader):
     name: ClassVar[str] = "codex-exec"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".jsonl"
+    suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

@@ -26,6 +26,7 @@ import msgspec
 import orjson
 
 from agentlens.formats._json import ReadGuard, head_text
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
 from agentlens.formats._typed_json import (
     NULL,
@@ -89,15 +90,9 @@ EVENT = msgspec.json.Decoder(_Event)
 ITEM = msgspec.json.Decoder(_Item)
 
 
-class CodexRolloutReader:
+class CodexRolloutReader(SuffixReader):
     name: ClassVar[str] = "codex-rollout"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".jsonl"
+    suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

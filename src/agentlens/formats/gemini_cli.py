@@ -13,20 +13,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.formats._json import ReadGuard, arr, count, loads, obj, require, text
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import parse_time
 from agentlens.formats._tool_table import tool_category
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
 
 
-class GeminiCliReader:
+class GeminiCliReader(SuffixReader):
     name: ClassVar[str] = "gemini-cli"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".json"
+    suffixes: ClassVar[tuple[str, ...]] = (".json",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

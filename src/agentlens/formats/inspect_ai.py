@@ -22,6 +22,7 @@ import orjson
 
 from agentlens.errors import SchemaError, TraceError
 from agentlens.formats._json import ReadGuard, ShapeError, head_text, json_type, loads, preview
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
 from agentlens.formats._typed_json import listed, scalar_text, token_count
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
@@ -35,15 +36,9 @@ RESOLVED = {"id", "uuid", "epoch", "input", "messages", "scores", "metadata", "t
 PASS, FAIL = {"C", "correct", "pass", "passed"}, {"I", "incorrect", "fail", "failed"}
 
 
-class InspectAiReader:
+class InspectAiReader(SuffixReader):
     name: ClassVar[str] = "inspect-ai"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix in (".eval", ".json")
+    suffixes: ClassVar[tuple[str, ...]] = (".eval", ".json")
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

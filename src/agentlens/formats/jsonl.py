@@ -14,6 +14,7 @@ import msgspec
 
 from agentlens.errors import SchemaError, TraceError
 from agentlens.formats._json import blank
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.trajectory import SCHEMA_VERSION, Trajectory
 
 MARKER = b'"schema_version":"' + SCHEMA_VERSION.encode() + b'"'
@@ -40,15 +41,9 @@ def load_jsonl(path: str | Path) -> list[Trajectory]:
     return list(JsonlReader().read(path, path.read_bytes()))
 
 
-class JsonlReader:
+class JsonlReader(SuffixReader):
     name: ClassVar[str] = "agentlens-jsonl"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".jsonl"
+    suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

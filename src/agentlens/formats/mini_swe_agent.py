@@ -20,6 +20,7 @@ from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
 from agentlens.formats._categories import analyse_command
 from agentlens.formats._json import ReadGuard, loads, require
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import parse_time
 from agentlens.formats._typed_json import scalar_text
 from agentlens.trajectory import (
@@ -43,15 +44,9 @@ DICT_HEAD = re.compile(rb'^\s*\{\s*"(info|messages|trajectory_format|instance_id
 DICT_MARKERS = (b'"mini_version"', b'"trajectory_format"')
 
 
-class MiniSweAgentReader:
+class MiniSweAgentReader(SuffixReader):
     name: ClassVar[str] = "mini-swe-agent"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".json"
+    suffixes: ClassVar[tuple[str, ...]] = (".json",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

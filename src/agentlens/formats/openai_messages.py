@@ -20,6 +20,7 @@ from agentlens.errors import SchemaError
 from agentlens.formats._json import ReadGuard, arr, loads, obj, require, text
 from agentlens.formats._openai_steps import messages_to_steps
 from agentlens.formats._openhands_common import usage_from_response
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.trajectory import Agent, Source, Trajectory
 
 ROLE = re.compile(rb'"role"\s*:\s*"(system|user|assistant|tool|developer)"')
@@ -30,15 +31,13 @@ LITELLM_START = re.compile(rb'^\s*\{\s*"messages"\s*:\s*\[')
 FOREIGN = (b'"action":', b'"observation":', b'"trajectory_format"', b'"parentUuid"', b'"kind":')
 
 
-class OpenAIMessagesReader:
+class OpenAIMessagesReader(SuffixReader):
     name: ClassVar[str] = "openai-messages"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
+    suffixes: ClassVar[tuple[str, ...]] = (".json",)
 
     @classmethod
     def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".json" and not path.name.endswith(".traj.json")
+        return super().handles_location(path) and not path.name.endswith(".traj.json")
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

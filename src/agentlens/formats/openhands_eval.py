@@ -17,21 +17,16 @@ from agentlens.formats import _openhands_common as oh
 from agentlens.formats._json import ReadGuard, iter_jsonl, require
 from agentlens.formats._openhands_legacy import LegacyConverter, reported_usage
 from agentlens.formats._openhands_sdk import V1Converter
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory, Usage
 
 FIRST_KEY = re.compile(rb'^\s*\{\s*"(instance_id|issue|instruction|test_result|history)"\s*:')
 ENVELOPE_KEYS = (b'"instruction"', b'"history"', b'"instance_id"', b'"git_patch"')
 
 
-class OpenHandsEvalReader:
+class OpenHandsEvalReader(SuffixReader):
     name: ClassVar[str] = "openhands-eval"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".jsonl"
+    suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

@@ -10,20 +10,15 @@ from typing import ClassVar
 
 from agentlens.formats._json import loads, require
 from agentlens.formats._openhands_legacy import LegacyConverter
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.trajectory import Agent, Source, Trajectory
 
 HEAD = re.compile(rb'^\s*\[\s*\{[^{}]*"(source|action|observation)"\s*:')
 
 
-class OpenHandsEventsReader:
+class OpenHandsEventsReader(SuffixReader):
     name: ClassVar[str] = "openhands-events"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".json"
+    suffixes: ClassVar[tuple[str, ...]] = (".json",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

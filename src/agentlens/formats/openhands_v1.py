@@ -13,6 +13,7 @@ from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
 from agentlens.formats._json import ReadGuard, iter_jsonl
 from agentlens.formats._openhands_sdk import V1Converter
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.trajectory import Agent, Source, Trajectory
 
 HEAD = re.compile(
@@ -21,15 +22,9 @@ HEAD = re.compile(
 )
 
 
-class OpenHandsV1Reader:
+class OpenHandsV1Reader(SuffixReader):
     name: ClassVar[str] = "openhands-v1"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".jsonl"
+    suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:

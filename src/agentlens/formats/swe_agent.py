@@ -25,6 +25,7 @@ from agentlens.formats._categories import (
     files_in_command,
 )
 from agentlens.formats._json import ReadGuard, loads, require
+from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._swe_agent_runs import run_model
 from agentlens.formats._typed_json import scalar_text
 from agentlens.trajectory import (
@@ -67,15 +68,9 @@ STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_con
 METADATA_KEYS = ("exit_status", "submission", "best_attempt_idx")
 
 
-class SweAgentReader:
+class SweAgentReader(SuffixReader):
     name: ClassVar[str] = "swe-agent"
-
-    def __init__(self, *, lenient: bool = False) -> None:
-        self.lenient = lenient
-
-    @classmethod
-    def handles_location(cls, path: Path) -> bool:
-        return path.suffix == ".traj"
+    suffixes: ClassVar[tuple[str, ...]] = (".traj",)
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:
