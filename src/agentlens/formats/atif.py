@@ -25,6 +25,7 @@ from agentlens.formats._json import (
     loads,
     number,
     obj,
+    preview,
     text,
 )
 from agentlens.formats._reader_base import SuffixReader
@@ -93,7 +94,8 @@ def to_trajectory(
         to_trajectory(_sub(s, i), path, own_id)
         for i, s in enumerate(arr(doc.get("subagent_trajectories"), "subagent_trajectories"))
     ]
-    subs += _referenced(doc, path, own_id) if follow_refs else []
+    skipped: list[str] = []
+    subs += _referenced(doc, path, own_id, skipped) if follow_refs else []
     parent = obj(agent.get("extra"), "agent.extra").get("parent_session_id")
     outcome, task_id = _trial_result(path)
     final = obj(doc.get("final_metrics"), "final_metrics")
@@ -117,7 +119,7 @@ def to_trajectory(
         reported_cost=number(final.get("total_cost_usd"), "final_metrics.total_cost_usd"),
         parent_id=parent_id or text(parent, "agent.extra.parent_session_id"),
         subtrajectories=subs,
-        metadata=_metadata(doc),
+        metadata=_metadata(doc) | ({"warnings": skipped} if skipped else {}),
     )
 
 
@@ -132,15 +134,21 @@ def _model(agent: dict[str, Any]) -> str | None:
     return text(agent.get("model_name") or agent.get("model"), "agent.model_name")
 
 
-def _referenced(doc: dict[str, Any], path: Path, parent_id: str) -> list[Trajectory]:
+def _referenced(
+    doc: dict[str, Any], path: Path, parent_id: str, skipped: list[str]
+) -> list[Trajectory]:
+    """Sub-agents from the referenced files; a broken one is left out and named in `skipped`."""
     subs: list[Trajectory] = []
     for target in dict.fromkeys(_ref_paths(doc, path)):
         try:
             sub = orjson.loads(target.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            continue
-        if isinstance(sub, dict) and not validate(sub):
-            subs.append(to_trajectory(sub, target, parent_id, follow_refs=False))
+            problems = validate(sub) if isinstance(sub, dict) else ["not a JSON object"]
+            if not problems:
+                subs.append(to_trajectory(sub, target, parent_id, follow_refs=False))
+        except (OSError, orjson.JSONDecodeError, ShapeError, RecursionError) as exc:
+            problems = [str(exc)[:120]]
+        if problems:
+            skipped.append(f"sub-agent file {target} skipped: {problems[0]}")
     return subs
 
 
@@ -190,12 +198,14 @@ def _trial_result(path: Path) -> tuple[Outcome | None, str | None]:
     try:
         result = orjson.loads(result_path.read_bytes())
         reward = result["verifier_result"]["rewards"]["reward"]
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
-        return None, None
-    status: OutcomeStatus = "passed" if float(reward) >= 1.0 else "failed"
-    detail = f"verifier_result.rewards.reward = {reward}"
-    return Outcome(status=status, source="harbor-result.json", detail=detail), result.get(
-        "task_name"
+        passed = float(reward) >= 1.0  # a bool or a numeric string counts, as Harbor's own does
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):
+        return None, None  # a broken or unscored result.json: outcome unknown
+    status: OutcomeStatus = "passed" if passed else "failed"
+    detail = f"verifier_result.rewards.reward = {preview(reward)}"
+    task = result.get("task_name")
+    return Outcome(status=status, source="harbor-result.json", detail=detail), (
+        task if isinstance(task, str) else None
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agentlens.errors import AgentLensError
 from agentlens.formats._json import ReadGuard, count, head_text, iter_jsonl, json_type, text
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
@@ -43,7 +44,12 @@ class ClaudeCodeReader(SuffixReader):
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         trajectory = _Builder(path).build(data)
         for sub_path in _subagent_paths(path):
-            sub = _Builder(sub_path).build(sub_path.read_bytes())
+            try:  # a broken sub-agent file costs that sub-agent, not the session
+                sub = _Builder(sub_path).build(sub_path.read_bytes())
+            except (AgentLensError, OSError) as exc:
+                warning = f"sub-agent file skipped: {exc}"
+                trajectory.metadata.setdefault("warnings", []).append(warning)
+                continue
             sub.parent_id = trajectory.id
             trajectory.subtrajectories.append(sub)
         yield trajectory

@@ -33,6 +33,8 @@ ATTACHMENT = re.compile(r"^(?:attachment|tc)://([0-9a-f]{32})$")
 # the sample fields a trajectory shows; `events`, `store`, `output` and the attachments themselves
 # are left as they are (walking them costs as much as the rest of the reader)
 RESOLVED = {"id", "uuid", "epoch", "input", "messages", "scores", "metadata", "target", "error"}
+# a member declaring more than this is refused before it is inflated (a zip bomb-like member)
+MAX_MEMBER_BYTES = 1 << 30
 PASS, FAIL = {"C", "correct", "pass", "passed"}, {"I", "incorrect", "fail", "failed"}
 
 
@@ -86,6 +88,11 @@ def _read_eval(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
 
 
 def _member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:
+    # zipfile inflates no more than the declared size, so checking it bounds the memory used
+    size = archive.getinfo(name).file_size
+    if size > MAX_MEMBER_BYTES:
+        message = f"member {name} declares {size} bytes, over the {MAX_MEMBER_BYTES} cap"
+        raise TraceError(path, message, InspectAiReader.name)
     try:
         return orjson.loads(archive.read(name))
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError) as exc:

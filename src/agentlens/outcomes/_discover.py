@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import orjson
+
 from agentlens.errors import ConfigError
 from agentlens.outcomes._sources import LabelTable, read_report, read_run_instance_log
 from agentlens.trajectory import Outcome, Trajectory
@@ -32,6 +34,8 @@ def discover_labels(trajectories: Sequence[Trajectory]) -> int:
     changed = 0
     for traj in trajectories:
         found = finder.best(traj)
+        if finder.consulted_broken:  # outcome stays as it is; say which sidecar was unusable
+            traj.metadata.setdefault("warnings", []).extend(finder.consulted_broken)
         if found is not None and rank(found) > rank(traj.outcome):
             traj.outcome = found
             changed += 1
@@ -45,11 +49,14 @@ class _Finder:
         self.tables: dict[Path, LabelTable | None] = {}
         self.reports: dict[Path, list[LabelTable]] = {}
         self.has_logs: dict[Path, bool] = {}
+        self.broken: dict[Path, str] = {}  # sidecar -> why it could not be used
+        self.consulted_broken: list[str] = []  # of the last `best` call
 
     def best(self, traj: Trajectory) -> Outcome | None:
         if not traj.source.path:
             return None
         keys = trajectory_keys(traj)
+        self.consulted_broken = []
         candidates = [
             table.by_id[key]
             for table in self._tables(Path(traj.source.path), keys)
@@ -74,27 +81,36 @@ class _Finder:
         return self.has_logs[folder]
 
     def _reports(self, folder: Path) -> list[LabelTable]:
-        if folder not in self.reports:
+        if folder not in self.reports:  # `_load` notes the broken ones as it reads them
             self.reports[folder] = [t for name in REPORT_NAMES for t in self._load(folder / name)]
+            return self.reports[folder]
+        self.consulted_broken += [
+            self.broken[p] for name in REPORT_NAMES if (p := folder / name) in self.broken
+        ]
         return self.reports[folder]
 
     def _load(self, path: Path) -> Iterator[LabelTable]:
         if path not in self.tables:
-            self.tables[path] = _read(path)
+            self.tables[path] = self._read(path)
         table = self.tables[path]
         if table is not None:
             yield table
+        elif path in self.broken:
+            self.consulted_broken.append(self.broken[path])
 
-
-def _read(path: Path) -> LabelTable | None:
-    if not path.is_file():
-        return None
-    try:
-        if path.suffix == ".log":
-            return read_run_instance_log(path)
-        return read_report(path)
-    except ConfigError:  # e.g. a results.json that is not a SWE-bench report (mini-swe-agent preds)
-        return None
+    def _read(self, path: Path) -> LabelTable | None:
+        if not path.is_file():
+            return None
+        try:
+            if path.suffix == ".log":
+                return read_run_instance_log(path)
+            return read_report(path)
+        except ConfigError as exc:
+            # unreadable or not JSON: worth a warning; valid JSON of another kind (mini-swe-agent's
+            # preds in a results.json) is just not ours
+            if isinstance(exc.__cause__, OSError | orjson.JSONDecodeError):
+                self.broken[path] = f"outcome sidecar ignored: {exc}"
+            return None
 
 
 def rank(outcome: Outcome) -> int:

@@ -50,11 +50,15 @@ def parse_status(value: Any) -> OutcomeStatus | None:
 def read_run_instance_log(path: Path) -> LabelTable:
     """SWE-bench `run_instance.log`: the last `Result for <task>: resolved: True|False` line."""
     table = LabelTable()
-    found = RESULT_LINE.findall(path.read_bytes())
+    try:
+        found = RESULT_LINE.findall(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read labels ({exc.strerror or exc})") from exc
     if found:
         task, verdict = found[-1]
         status: OutcomeStatus = "passed" if verdict == b"True" else "failed"
-        table.by_id[task.decode()] = Outcome(
+        # a task id that is not UTF-8 matches no trajectory, but must not stop the run
+        table.by_id[task.decode(errors="replace")] = Outcome(
             status=status, source="run_instance.log", detail=str(path)
         )
     return table
@@ -100,7 +104,10 @@ def _bucket_report(path: Path, doc: dict[str, Any]) -> LabelTable:
     table = LabelTable()
     for keys, status in ((FAILED_KEYS, "failed"), (PASSED_KEYS, "passed")):
         for key in keys:
-            for task in doc.get(key) or []:
+            tasks = doc.get(key)
+            for task in tasks if isinstance(tasks, list) else []:
+                if not isinstance(task, str | int):  # ids are strings; a nested value is no id
+                    continue
                 table.by_id[str(task)] = Outcome(
                     status=status,  # type: ignore[arg-type]
                     source=kind,
@@ -111,6 +118,13 @@ def _bucket_report(path: Path, doc: dict[str, Any]) -> LabelTable:
 
 def read_csv(path: Path) -> LabelTable:
     """A CSV with a label column (`label`, `passed`, ...) and a path or id column."""
+    try:
+        return _read_csv(path)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ConfigError(f"{path}: cannot read labels ({exc})") from exc
+
+
+def _read_csv(path: Path) -> LabelTable:
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         columns = list(reader.fieldnames or [])
