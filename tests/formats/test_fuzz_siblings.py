@@ -285,6 +285,21 @@ def test_non_json_results_json_warns_once_per_trace(swe_run: tuple[Path, Path, P
         assert len(_warnings(traj)) == 1
 
 
+@pytest.mark.parametrize("session", ["x" * 300, "/etc", "..", "ü" * 150, "a\\..\\b"])
+def test_hostile_ids_beside_a_logs_folder(tmp_path: Path, session: str) -> None:
+    """Sidecar lookup builds `logs/<id>/run_instance.log` from ids the trace chose: a name too
+    long for the file system, an absolute path or `..` must not crash the batch."""
+    (tmp_path / "logs").mkdir()
+    original = (CLAUDE / "short.jsonl").read_bytes()
+    session_id = orjson.loads(original.split(b"\n", 1)[0]).get("sessionId") or next(
+        orjson.loads(line)["sessionId"] for line in original.splitlines() if b'"sessionId"' in line
+    )
+    trace = tmp_path / "session.jsonl"
+    trace.write_bytes(original.replace(session_id.encode(), orjson.dumps(session)[1:-1]))
+    traj = _only(read_paths([trace]))
+    assert traj.id == session and traj.outcome.status == "unknown"
+
+
 @FUZZ
 @given(data=st.data())
 def test_broken_labels_csv(tmp_path: Path, data: st.DataObject) -> None:

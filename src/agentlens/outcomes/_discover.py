@@ -69,7 +69,7 @@ class _Finder:
         for folder in trace.parents[:PARENTS]:
             if self._has_logs(folder):
                 logs = folder / "logs"
-                for key in keys:
+                for key in filter(_path_part, keys):
                     yield from self._load(logs / key / "run_instance.log")
                     yield from self._load(logs / key / "report.json")
             yield from self._reports(folder)
@@ -99,18 +99,25 @@ class _Finder:
             self.consulted_broken.append(self.broken[path])
 
     def _read(self, path: Path) -> LabelTable | None:
-        if not path.is_file():
-            return None
         try:
+            if not path.is_file():  # OSError: e.g. a name too long for the file system
+                return None
             if path.suffix == ".log":
                 return read_run_instance_log(path)
             return read_report(path)
+        except OSError:
+            return None
         except ConfigError as exc:
             # unreadable or not JSON: worth a warning; valid JSON of another kind (mini-swe-agent's
             # preds in a results.json) is just not ours
             if isinstance(exc.__cause__, OSError | orjson.JSONDecodeError):
                 self.broken[path] = f"outcome sidecar ignored: {exc}"
             return None
+
+
+def _path_part(key: str) -> bool:
+    """Keys come from the trace (hostile): only one plain, short folder name may be looked up."""
+    return 0 < len(key) <= 200 and not any(c in key for c in "/\\\0") and key not in (".", "..")
 
 
 def rank(outcome: Outcome) -> int:
