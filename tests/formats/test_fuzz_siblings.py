@@ -41,11 +41,13 @@ from agentlens.trajectory import Trajectory
 from tests.conftest import DATA, FORMATS
 from tests.formats import _mutate
 
-EXAMPLES = 60
+# CI: 60 derandomised mutants per test. A longer random run by hand:
+# `AGENTLENS_FUZZ_EXAMPLES=1000 python -m pytest -q tests/formats/test_fuzz_siblings.py`
+LONG_RUN = int(os.environ.get("AGENTLENS_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(
-    max_examples=EXAMPLES,
+    max_examples=LONG_RUN or 60,
     deadline=None,
-    derandomize=True,
+    derandomize=not LONG_RUN,
     database=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,
@@ -459,3 +461,17 @@ def test_eval_path_traversal_names_write_nothing(tmp_path: Path) -> None:
         os.chdir(cwd)
     assert set(tmp_path.rglob("*")) - before == {work / "log.eval"}
     assert isinstance(result, list) and result
+
+
+@pytest.mark.parametrize(
+    ("offset", "value"),
+    [(6, b"\x54\x00"), (8, b"\x01\x00")],  # "version needed" 8.4; the "encrypted" flag bit
+    ids=["version-needed", "encrypted-flag"],
+)
+def test_eval_central_directory_fields(tmp_path: Path, offset: int, value: bytes) -> None:
+    """Found by the random fuzz run: zipfile raised NotImplementedError / RuntimeError."""
+    data = bytearray(EVAL.read_bytes())
+    for at in range(data.find(b"PK\x01\x02"), len(data)):
+        if data[at : at + 4] == b"PK\x01\x02":
+            data[at + offset : at + offset + 2] = value
+    assert isinstance(_read_eval(tmp_path / "log.eval", bytes(data)), AgentLensError)

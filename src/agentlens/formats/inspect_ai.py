@@ -71,7 +71,8 @@ def _read_json(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
 def _read_eval(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
+    # NotImplementedError: a flipped "version needed" byte; ValueError/EOFError: bad offsets
+    except (zipfile.BadZipFile, NotImplementedError, ValueError, EOFError, OSError) as exc:
         raise TraceError(path, f"broken .eval zip: {exc}", InspectAiReader.name) from exc
     with archive:
         names = set(archive.namelist())
@@ -95,7 +96,16 @@ def _member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:
         raise TraceError(path, message, InspectAiReader.name)
     try:
         return orjson.loads(archive.read(name))
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError) as exc:
+    # RuntimeError: a flipped flag bit marks the member encrypted
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        NotImplementedError,
+        ValueError,
+        RuntimeError,
+        OSError,
+    ) as exc:
         raise TraceError(path, f"broken member {name}: {exc}", InspectAiReader.name) from exc
 
 
