@@ -65,3 +65,18 @@ def test_forced_format(run_cli: Callable[..., object]) -> None:
     unknown = run_cli("inspect", "--format", "nosuch", gemini)
     assert unknown.code == 2  # type: ignore[attr-defined]
     assert "unknown format 'nosuch'" in unknown.err  # type: ignore[attr-defined]
+
+
+def test_a_broken_sub_agent_file_is_a_warning_naming_it(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    claude = FORMATS / "claude-code/marot-spotter"
+    main = tmp_path / "session.jsonl"
+    main.write_bytes((claude / "short.jsonl").read_bytes())
+    sub = tmp_path / "session/subagents/agent-broken.jsonl"
+    sub.parent.mkdir(parents=True)
+    sub.write_bytes(b"\xff\xfe not json at all\n")
+    result = run_cli("inspect", str(main))
+    assert result.code == 0  # type: ignore[attr-defined]  # the session itself was read
+    warnings = [line for line in result.err.splitlines() if line.startswith("warning:")]  # type: ignore[attr-defined]
+    assert len(warnings) == 1 and str(sub) in warnings[0], result.err  # type: ignore[attr-defined]
