@@ -109,7 +109,8 @@ def _warnings(result: ReadResult) -> Counter[str]:
     for traj in result.trajectories:
         notes = traj.metadata.get("warnings")
         if isinstance(notes, list):
-            found.update(str(note) for note in notes)
+            path = traj.source.path
+            found.update(n if path in n else f"{path}: {n}" for n in map(str, notes))
     return found
 
 
