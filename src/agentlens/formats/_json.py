@@ -124,11 +124,11 @@ def text(value: Any, where: str) -> str | None:
 def count(value: Any, where: str) -> int:
     """An optional whole number (a token count): absent reads as 0. A float with no fraction is
     accepted, since JSON parsers read integers beyond 64 bits as floats."""
+    if type(value) is int:  # `type` not `isinstance`: a bool is not a count
+        return value
     if value is None:
         return 0
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
+    if type(value) is float and value.is_integer():
         return int(value)
     raise ShapeError(f"{where} should be a whole number, found {preview(value)}")
 

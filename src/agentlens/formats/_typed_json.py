@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import ShapeError, blank, json_type, loads, preview
+from agentlens.formats._json import ShapeError, blank, json_type, loads
 
 T = TypeVar("T")
 NULL = msgspec.Raw(b"null")
@@ -69,19 +69,6 @@ def decode_raw(raw: msgspec.Raw, decoder: msgspec.json.Decoder[T]) -> T | None:
         return decoder.decode(raw)
     except msgspec.ValidationError:
         return None
-
-
-def token_count(value: Any, where: str) -> int:
-    """A token count: absent (null) reads as 0, a float with no fraction as its int (JSON parsers
-    read integers beyond 64 bits as floats); anything else (a bool, a fraction, a string, a list)
-    is a `ShapeError` naming `where`. Callers test `type(value) is int` inline first."""
-    if type(value) is int:
-        return value
-    if value is None:
-        return 0
-    if type(value) is float and value.is_integer():
-        return int(value)
-    raise ShapeError(f"{where} should be a whole number, found {preview(value)}")
 
 
 def scalar_text(value: Any, where: str) -> str | None:

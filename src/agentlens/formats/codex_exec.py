@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.formats._json import ReadGuard, ShapeError, head_text, iter_jsonl
+from agentlens.formats._json import ReadGuard, ShapeError, count, head_text, iter_jsonl
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify
-from agentlens.formats._typed_json import scalar_text, token_count
+from agentlens.formats._typed_json import scalar_text
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 FIRST_EVENT = re.compile(r'^\{\s*"type"\s*:\s*"(?:thread\.started|turn\.started|item\.\w+)"')
@@ -181,9 +181,7 @@ def _usage(raw: dict[str, Any], turn: int) -> Usage:
     if type(prompt) is int and type(completion) is int and type(cached) is int:
         return Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached)
     try:
-        prompt, completion, cached = (
-            token_count(v, k) for v, k in zip(given, USAGE_KEYS, strict=True)
-        )
+        prompt, completion, cached = (count(v, k) for v, k in zip(given, USAGE_KEYS, strict=True))
     except ShapeError as exc:
         raise ShapeError(f"turn {turn} usage.{exc}") from None
     return Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached)

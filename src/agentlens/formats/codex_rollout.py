@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import msgspec
 import orjson
 
-from agentlens.formats._json import ReadGuard, head_text
+from agentlens.formats._json import ReadGuard, count, head_text
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
 from agentlens.formats._typed_json import (
@@ -35,7 +35,6 @@ from agentlens.formats._typed_json import (
     decode_raw,
     listed,
     scalar_text,
-    token_count,
 )
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
 
@@ -337,13 +336,11 @@ def _usage(raw: Any) -> Usage | None:
     prompt, completion = raw.get("input_tokens"), raw.get("output_tokens")
     cached = raw.get("cached_input_tokens")
     return Usage(
-        prompt_tokens=prompt if type(prompt) is int else token_count(prompt, "input_tokens"),
+        prompt_tokens=prompt if type(prompt) is int else count(prompt, "input_tokens"),
         completion_tokens=(
-            completion if type(completion) is int else token_count(completion, "output_tokens")
+            completion if type(completion) is int else count(completion, "output_tokens")
         ),
-        cached_tokens=(
-            cached if type(cached) is int else token_count(cached, "cached_input_tokens")
-        ),
+        cached_tokens=(cached if type(cached) is int else count(cached, "cached_input_tokens")),
     )
 
 

@@ -21,10 +21,18 @@ from typing import Any, ClassVar
 import orjson
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import ReadGuard, ShapeError, head_text, json_type, loads, preview
+from agentlens.formats._json import (
+    ReadGuard,
+    ShapeError,
+    count,
+    head_text,
+    json_type,
+    loads,
+    preview,
+)
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
-from agentlens.formats._typed_json import listed, scalar_text, token_count
+from agentlens.formats._typed_json import listed, scalar_text
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -330,14 +338,12 @@ def _usage(raw: Any) -> Usage | None:
     prompt, completion = raw.get("input_tokens"), raw.get("output_tokens")
     cached = raw.get("input_tokens_cache_read")
     return Usage(
-        prompt_tokens=prompt if type(prompt) is int else token_count(prompt, "usage.input_tokens"),
+        prompt_tokens=prompt if type(prompt) is int else count(prompt, "usage.input_tokens"),
         completion_tokens=(
-            completion
-            if type(completion) is int
-            else token_count(completion, "usage.output_tokens")
+            completion if type(completion) is int else count(completion, "usage.output_tokens")
         ),
         cached_tokens=(
-            cached if type(cached) is int else token_count(cached, "usage.input_tokens_cache_read")
+            cached if type(cached) is int else count(cached, "usage.input_tokens_cache_read")
         ),
     )
 
