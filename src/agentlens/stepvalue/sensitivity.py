@@ -31,12 +31,8 @@ def _tempered_entropy(belief: dict[str, float], tau: float) -> float:
 
 def sensitivity(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (channel, slice): mean ΔH at each τ and mean S at each ε."""
-    keys = sorted({(r["channel"], r["slice"]) for r in rows if not r["missing"]})
     out = []
-    for channel, which in keys:
-        items = [
-            r for r in rows if (r["channel"], r["slice"]) == (channel, which) and not r["missing"]
-        ]
+    for (channel, which), items in _groups(rows).items():
         row: dict[str, Any] = {"channel": channel, "slice": which, "n": len(items)}
         for tau in TAUS:
             row[f"mean_delta_h_tau{tau:g}"] = statistics.fmean(
