@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError, SchemaError
-from agentlens.formats._json import iter_jsonl
 from agentlens.stepvalue.candidates.coding import coding_transitions
 from agentlens.stepvalue.model import Candidate, EvalView, Problem
+from agentlens.stepvalue.schema import read_jsonl
 from agentlens.stepvalue.semantic import OPEN_QA_INSUFFICIENCY
 from agentlens.trajectory import Trajectory
 
@@ -48,13 +48,9 @@ class OpenQaTask:
 def load_tasks(path: str | Path) -> list[OpenQaTask]:
     """Read and validate reviewed open-QA rows; an error names the file, the line and the fix."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SchemaError(path, f"cannot read: {exc.strerror or exc}", FORMAT) from exc
     tasks: list[OpenQaTask] = []
     seen: dict[str, int] = {}
-    for number, value in iter_jsonl(path, data, FORMAT):
+    for number, value in read_jsonl(path, FORMAT):
         task = _task(path, number, value)
         if task.trajectory_id in seen:
             raise _fail(

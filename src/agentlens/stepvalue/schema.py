@@ -7,6 +7,7 @@ back, so coding trajectories with derived candidates can be frozen into the same
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
@@ -77,18 +78,23 @@ class AsvRecord(msgspec.Struct, kw_only=True):
 def load_asv(path: str | Path) -> list[Problem]:
     """Read and validate an `asv.v1` JSONL file; errors name the file and the line."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SchemaError(path, f"cannot read: {exc.strerror or exc}", SCHEMA) from exc
     problems = []
-    for number, value in iter_jsonl(path, data, SCHEMA):
+    for number, value in read_jsonl(path, SCHEMA):
         try:
             record = msgspec.convert(value, AsvRecord)
         except msgspec.ValidationError as exc:
             raise SchemaError(path, f"line {number}: {exc}", SCHEMA) from exc
         problems.append(_to_problem(path, number, record))
     return problems
+
+
+def read_jsonl(path: Path, format: str) -> Iterator[tuple[int, Any]]:
+    """`iter_jsonl` over the file's bytes; an unreadable file is a one-line `SchemaError`."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SchemaError(path, f"cannot read: {exc.strerror or exc}", format) from exc
+    return iter_jsonl(path, data, format)
 
 
 def _to_problem(path: Path, number: int, record: AsvRecord) -> Problem:
