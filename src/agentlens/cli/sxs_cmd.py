@@ -86,13 +86,15 @@ def sxs(
                 pairing=pairing,
             )
         )
+    pairing_info = paired.to_dict()
+    by_dim = {d: r.to_dict() for d, r in result.items()}
     doc = {
         "kind": SXS_KIND,
         "run_a": run_a,
         "run_b": run_b,
         "judge": client.name,
-        "pairing": paired.to_dict(),
-        "dimensions": {d: r.to_dict() for d, r in result.items()},
+        "pairing": pairing_info,
+        "dimensions": by_dim,
     }
     if out:
         dump(doc, out)
@@ -103,7 +105,7 @@ def sxs(
     for name in ("dimension", "mean", "p", "unscored", "consistency", "flag"):
         table.add_column(name)
     for dim, r in result.items():
-        d = r.to_dict()
+        d = by_dim[dim]
         flag = "ALERT" if r.alert else "warning" if r.warning else "ok"
         rate = "–" if r.consistency_rate is None else f"{r.consistency_rate:.0%}"
         table.add_row(
@@ -115,7 +117,7 @@ def sxs(
             flag,
         )
     console.print(table)
-    info = paired.to_dict()
+    info = pairing_info
     err_console.print(
         f"{info['pairs']} pairs over {info['tasks']} tasks ({info['tasks_with_repeats']} with "
         f"repeats, keyed task#i); unpaired: {info['unpaired_a']} in A, {info['unpaired_b']} in B",
