@@ -10,7 +10,8 @@ import pytest
 from agentlens.formats.load import read_paths
 from agentlens.providers import ProvidersConfig, RetryPolicy, get_provider
 from agentlens.reviews.judge.judge import JudgeSettings, aggregate, review_trajectory
-from agentlens.reviews.sxs.sxs import Side, run_sxs, task_key
+from agentlens.reviews.sxs.pairing import Side, task_key
+from agentlens.reviews.sxs.sxs import run_sxs
 from tests.conftest import BENCH
 
 pytestmark = pytest.mark.llm

@@ -23,7 +23,6 @@ from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.judge import DimensionReview
 from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
 from agentlens.reviews.sxs.pairing import PAIRINGS, Side, key_order, pair_task
-from agentlens.reviews.sxs.pairing import task_key as task_key  # re-exported
 from agentlens.reviews.sxs.parse import ParsedComparison, parse_comparison
 from agentlens.reviews.sxs.prompt import build_messages
 from agentlens.reviews.sxs.stats import ScoreFlags, score_flags
