@@ -76,10 +76,9 @@ def scratch_copy(repo: Path) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="agentlens-verify-") as tmp:
         target = Path(tmp) / "repo"
         linked = [d for d in LINKED_DIRS if (repo / d).is_dir()]
-        ignore = shutil.ignore_patterns(*linked) if linked else None
 
         def skip(path: str, names: list[str]) -> set[str]:
-            top = set(ignore(path, names)) if ignore and Path(path) == repo else set()
+            top = set(linked).intersection(names) if Path(path) == repo else set()
             return top | set(COPY_IGNORE(path, names))
 
         shutil.copytree(repo, target, symlinks=True, ignore=skip)
