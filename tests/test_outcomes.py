@@ -166,3 +166,26 @@ def read_paths_no_sidecars(root: Path) -> list[Trajectory]:
     from agentlens.formats import read_paths
 
     return read_paths([root], sidecars=False).trajectories
+
+
+def test_path_keys_with_dot_folders_and_many_decoys_still_match(tmp_path: Path) -> None:
+    """Keys are looked up by file name (not scanned); `./` parts and decoy rows for the same file
+    name in other run folders must not change which row labels a trajectory."""
+    with (JAVA / "labels.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    flipped = {"pass": "fail", "fail": "pass"}
+    labels = tmp_path / "labels.csv"
+    with labels.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["local_path", "label"])
+        for number, row in enumerate(rows):
+            task_file = row["local_path"].split("/")[-1]
+            writer.writerow([f"other-run-{number}/trajs/{task_file}", flipped[row["label"]]])
+            writer.writerow([f"./{row['local_path']}", row["label"]])
+        writer.writerows([f"decoy-{n}/trajs/x{n}.traj", "pass"] for n in range(5000))
+    trajectories = read_paths_no_sidecars(JAVA)
+    assert apply_labels(trajectories, [str(labels)]) == len(rows)
+    expected = {r["local_path"]: r["label"] for r in rows}
+    for traj in trajectories:
+        key = str(Path(traj.source.path).relative_to(JAVA))
+        assert traj.outcome.status == ("passed" if expected[key] == "pass" else "failed"), key

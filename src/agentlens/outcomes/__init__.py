@@ -92,8 +92,9 @@ def match(table: LabelTable, traj: Trajectory) -> Outcome | None:
     """
     if table.by_path and traj.source.path:
         parts = Path(traj.source.path).resolve().parts
+        keys = table.path_keys_named(parts[-1]) if parts else []
         best = max(
-            ((_match_length(parts, key), outcome) for key, outcome in table.by_path.items()),
+            ((_match_length(parts, key), table.by_path[key]) for key in keys),
             key=lambda pair: pair[0],
             default=(0, None),
         )

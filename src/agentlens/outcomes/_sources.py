@@ -32,9 +32,23 @@ class LabelTable:
 
     by_id: dict[str, Outcome] = field(default_factory=dict)
     by_path: dict[str, Outcome] = field(default_factory=dict)
+    _by_name: tuple[int, dict[str, list[str]]] = field(default=(-1, {}), repr=False)
 
     def __len__(self) -> int:
         return len(self.by_id) + len(self.by_path)
+
+    def path_keys_named(self, name: str) -> list[str]:
+        """The `by_path` keys whose last component is `name`: only they can match a file of that
+        name, so matching a trajectory does not scan every key (a batch would be quadratic)."""
+        count, index = self._by_name
+        if count != len(self.by_path):  # rows were added since the index was built
+            index = {}
+            for key in self.by_path:
+                parts = [part for part in key.split("/") if part and part != "."]
+                if parts:
+                    index.setdefault(parts[-1], []).append(key)
+            self._by_name = (len(self.by_path), index)
+        return index.get(name, [])
 
 
 def parse_status(value: Any) -> OutcomeStatus | None:
