@@ -122,11 +122,29 @@ def test_reference_of_two_tasks_is_a_user_error(
     assert "one task" in capsys.readouterr().err
 
 
-def test_score_with_a_bad_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+BROKEN_REFERENCES = {
+    "wrong format": lambda doc: {"format": "something else"},
+    "no nodes": lambda doc: {k: v for k, v in doc.items() if k != "nodes"},
+    "unknown profile": lambda doc: {**doc, "profile": "fast"},
+    "node is a list": lambda doc: {**doc, "nodes": [[1, 2], *doc["nodes"][1:]]},
+    "edge to nowhere": lambda doc: {
+        **doc,
+        "edges": [*doc["edges"], ["e", doc["initial"], "x", "a"]],
+    },
+    "unhashable terminal": lambda doc: {**doc, "terminals": [["x"]]},
+    "short edge": lambda doc: {**doc, "edges": [doc["edges"][0][:2]]},
+}
+
+
+@pytest.mark.parametrize("damage", sorted(BROKEN_REFERENCES))
+def test_score_with_a_bad_reference(
+    damage: str, reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text('{"format": "something else"}')
+    bad.write_text(json.dumps(BROKEN_REFERENCES[damage](json.loads(reference.read_bytes()))))
     assert main(["score", str(C1_RUN), "--reference", str(bad)]) == 2
-    assert "bad.json" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_demo_intent_label_section() -> None:

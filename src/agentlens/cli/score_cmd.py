@@ -47,7 +47,7 @@ def score(
     from agentlens.process.score import score_trajectory
 
     reference = load_reference(reference_path)
-    chosen: Profile = profile or reference.profile  # type: ignore[assignment]
+    chosen: Profile = profile or reference.profile
     if chosen != reference.profile:
         err_console.print(
             f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"

@@ -52,7 +52,7 @@ class Reference:
     initial: str
     terminals: list[str]
     donors: list[str] = field(default_factory=list)
-    profile: str = "paper"
+    profile: Profile = "paper"
     _memo: dict[object, Any] = field(default_factory=dict, repr=False)
 
     def cached(self, key: object, compute: Callable[[], T]) -> T:

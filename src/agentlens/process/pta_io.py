@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agentlens.errors import ConfigError
+from agentlens.process.profiles import PROFILES, Profile
 from agentlens.process.states import ProcState
 
 if TYPE_CHECKING:
@@ -30,10 +31,24 @@ def reference_to_json(ref: Reference) -> dict[str, Any]:
 
 
 def reference_from_json(doc: dict[str, Any]) -> Reference:
-    from agentlens.process.pta import Edge, Reference
-
+    """A reference saved by `reference_to_json`; a malformed one is a one-line `ConfigError`."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ConfigError(f"not an AgentLens reference (expected format {FORMAT!r})")
+    try:
+        reference = _reference(doc)
+        known = reference.nodes.keys()
+        linked = [reference.initial, *reference.terminals]
+        linked += [end for e in reference.edges for end in (e.source, e.target)]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"malformed reference: {type(exc).__name__}: {exc}") from None
+    if missing := [uid for uid in linked if not isinstance(uid, str) or uid not in known]:
+        raise ConfigError(f"malformed reference: {missing[0]!r:.60} names no node")
+    return reference
+
+
+def _reference(doc: dict[str, Any]) -> Reference:
+    from agentlens.process.pta import Edge, Reference
+
     nodes = {}
     for item in doc["nodes"]:
         values = {k: item[k] for k in _FIELDS if k in item}
@@ -47,8 +62,14 @@ def reference_from_json(doc: dict[str, Any]) -> Reference:
         initial=doc["initial"],
         terminals=list(doc["terminals"]),
         donors=list(doc.get("donors", [])),
-        profile=doc.get("profile", "paper"),
+        profile=_profile(doc.get("profile", "paper")),
     )
+
+
+def _profile(name: Any) -> Profile:
+    if name not in PROFILES:
+        raise ConfigError(f"reference names an unknown profile {name!r}; one of {sorted(PROFILES)}")
+    return cast(Profile, name)
 
 
 def _label(node: ProcState) -> str:

@@ -93,7 +93,7 @@ def fixed_reference_scores(
     for task in sorted(set(groups) & set(references)):
         ref = references[task]
         for traj in groups[task]:
-            results[run_key(traj)] = score_trajectory(traj, ref, ref.profile)  # type: ignore[arg-type]
+            results[run_key(traj)] = score_trajectory(traj, ref, ref.profile)
             in_sample += traj.id in ref.donors
     skipped = sorted(set(groups) - set(references))
     return ProcessScores(results, "fixed per-task references", skipped, in_sample)
