@@ -40,3 +40,11 @@ def test_candidate_sources_need_their_inputs(tmp_path: Path) -> None:
         build_problems([], "outcome")
     with pytest.raises(ConfigError, match="neither"):
         build_problems([], str(tmp_path / "missing.jsonl"))
+
+
+def test_an_unreadable_reference_names_its_file(runs, tmp_path: Path) -> None:
+    broken = tmp_path / "ref.json"
+    broken.write_text('{"format": "agentlens.reference/1", "nodes": [')
+    for path in (broken, tmp_path / "absent.json"):
+        with pytest.raises(ConfigError, match=path.name):
+            build_problems(runs[:1], "fault-localisation", runs=runs, reference=str(path))

@@ -129,14 +129,14 @@ def _process(
 
 
 def _references(directory: str) -> dict[str, Reference]:
-    from agentlens.cli.score_cmd import load_reference
+    from agentlens.process.pta_io import read_reference
 
     paths = sorted(Path(directory).glob("*.json"))
     if not paths:
         raise ConfigError(
             f"{directory}: no <task_id>.json references (write them with `agentlens reference build`)"
         )
-    return {path.stem: load_reference(str(path)) for path in paths}
+    return {path.stem: read_reference(path) for path in paths}
 
 
 def _note(process: dict[str, Any] | None) -> str | None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
-
 import click
 import orjson
 from rich.table import Table
@@ -12,12 +9,8 @@ from rich.table import Table
 from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._process_options import input_options
-from agentlens.errors import ConfigError
 from agentlens.process.profiles import Profile
 from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
-
-if TYPE_CHECKING:
-    from agentlens.process.pta import Reference
 
 
 @click.command()
@@ -44,9 +37,10 @@ def score(
     lenient: bool,
 ) -> int:
     """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism."""
+    from agentlens.process.pta_io import read_reference
     from agentlens.process.score import score_trajectory
 
-    reference = load_reference(reference_path)
+    reference = read_reference(reference_path)
     chosen: Profile = profile or reference.profile
     if chosen != reference.profile:
         err_console.print(
@@ -61,19 +55,6 @@ def score(
         console.print(score_table(results))
     write_annotations(results, csv_path, parquet_path)
     return report_failures(result)
-
-
-def load_reference(path: str) -> Reference:
-    from agentlens.process.pta import Reference
-
-    try:
-        doc = orjson.loads(Path(path).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the reference: {exc}") from exc
-    try:
-        return Reference.from_json(doc)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
 
 
 def result_json(res: ProcessResult) -> dict[str, object]:

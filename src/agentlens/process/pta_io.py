@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+
+import orjson
 
 from agentlens.errors import ConfigError
 from agentlens.process.profiles import PROFILES, Profile
@@ -28,6 +31,19 @@ def reference_to_json(ref: Reference) -> dict[str, Any]:
         "nodes": [{k: getattr(n, k) for k in _FIELDS} for n in ref.nodes.values()],
         "edges": [[e.id, e.source, e.target, e.action] for e in ref.edges],
     }
+
+
+def read_reference(path: str | Path) -> Reference:
+    """A reference file written by `agentlens reference build`; any problem is one `ConfigError`
+    line naming the file."""
+    try:
+        doc = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the reference: {exc}") from exc
+    try:
+        return reference_from_json(doc)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
 
 
 def reference_from_json(doc: dict[str, Any]) -> Reference:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,9 +70,9 @@ def _reference(reference: str | None, runs: Sequence[Trajectory]) -> Any:
         from agentlens.process.pta import build_reference
 
         return build_reference([r for r in runs if r.outcome.status == "passed"])
-    from agentlens.process.pta_io import reference_from_json
+    from agentlens.process.pta_io import read_reference
 
-    return reference_from_json(json.loads(Path(reference).read_text()))
+    return read_reference(reference)
 
 
 def _truncate(problem: Problem, max_steps: int | None) -> Problem:
