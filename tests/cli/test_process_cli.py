@@ -86,6 +86,17 @@ def test_score_json_carries_reasons(reference: Path, capsys: pytest.CaptureFixtu
     assert len(doc["annotation"]) == 40
 
 
+def test_score_takes_format_like_inspect(
+    reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--format` skips detection, as in `inspect`: the right reader scores, a wrong one fails."""
+    args = ["score", str(C1_RUN), "--reference", str(reference), "--json"]
+    assert main([*args, "--format", "agentlens-bench"]) == 0
+    assert json.loads(capsys.readouterr().out)["outcome"] == "passed"
+    assert main([*args, "--format", "swe-agent"]) != 0
+    assert C1_RUN.name in capsys.readouterr().err
+
+
 def test_cohort_from_release_rows(capsys: pytest.CaptureFixture[str]) -> None:
     release = BENCH / "annotations" / "trajectories.csv"
     assert main(["cohort", "--rows", str(release), "--json", "--boot", "50"]) == 0

@@ -13,8 +13,8 @@ from rich.progress import Progress
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._cohort_tables import print_report
-from agentlens.cli._inputs import load_inputs, report_failures
-from agentlens.cli._process_options import input_options, profile_option
+from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._process_options import profile_option
 from agentlens.errors import ConfigError
 from agentlens.process.cohort import Row, cohort_report, read_annotation_rows, result_row
 from agentlens.process.curation import curation_table, export_rows, select
@@ -39,7 +39,7 @@ from agentlens.trajectory import Trajectory
 @click.option("--select", "selection", default="all", show_default=True,
               help="Rows written by --out: all, drop-lucky or top-<k> (passing runs).")  # fmt: skip
 @profile_option
-@input_options
+@read_options
 def cohort(
     paths: tuple[str, ...],
     protocol: str,
@@ -53,13 +53,14 @@ def cohort(
     profile: Profile,
     labels: tuple[str, ...],
     lenient: bool,
+    format: str | None,
 ) -> int:
     """Score a cohort of runs task by task and print the cohort tables."""
     code = 0
     if rows_csv:
         rows: list[Row] = list(read_annotation_rows(rows_csv))
     elif paths:
-        result = load_inputs(paths, lenient=lenient, labels=labels)
+        result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
         rows = score_cohort(result.trajectories, protocol, profile, k=k, seed=seed)
         code = report_failures(result)
     else:

@@ -7,8 +7,8 @@ import orjson
 from rich.table import Table
 
 from agentlens.cli._app import console
-from agentlens.cli._inputs import load_inputs, report_failures
-from agentlens.cli._process_options import input_options, profile_option
+from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._process_options import profile_option
 from agentlens.process.labeler import LabelProfile, label_trajectory
 from agentlens.trajectory import Trajectory
 
@@ -17,16 +17,17 @@ from agentlens.trajectory import Trajectory
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per trajectory.")
 @profile_option
-@input_options
+@read_options
 def label(
     paths: tuple[str, ...],
     as_json: bool,
     profile: LabelProfile,
     labels: tuple[str, ...],
     lenient: bool,
+    format: str | None,
 ) -> int:
     """Label each tool step with its intent stage; shows the input's own label when it has one."""
-    result = load_inputs(paths, lenient=lenient, labels=labels)
+    result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     for traj in result.trajectories:
         rows = step_rows(traj, profile)
         if as_json:

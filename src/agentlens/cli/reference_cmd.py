@@ -9,8 +9,8 @@ import click
 import orjson
 
 from agentlens.cli._app import console, err_console
-from agentlens.cli._inputs import load_inputs, report_failures
-from agentlens.cli._process_options import input_options, profile_option
+from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._process_options import profile_option
 from agentlens.errors import ConfigError
 from agentlens.process.profiles import Profile
 from agentlens.process.protocols import group_by_task
@@ -28,7 +28,7 @@ def reference() -> None:
 @click.option("--k", "k", default=5, show_default=True, help="Donor runs (0 = all passing).")
 @click.option("--seed", default=42, show_default=True, help="Donor shuffle seed.")
 @profile_option
-@input_options
+@read_options
 def build(
     paths: tuple[str, ...],
     output: str,
@@ -37,11 +37,12 @@ def build(
     profile: Profile,
     labels: tuple[str, ...],
     lenient: bool,
+    format: str | None,
 ) -> int:
     """Merge k passing runs (file-name order, shuffled with `random.Random(seed)`) into ref.json."""
     from agentlens.process.pta import build_reference
 
-    result = load_inputs(paths, lenient=lenient, labels=labels)
+    result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     donors = choose_donors(result.trajectories, k, seed)
     ref = build_reference(donors, profile)
     Path(output).write_bytes(orjson.dumps(ref.to_json()))

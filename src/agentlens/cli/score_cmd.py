@@ -7,8 +7,7 @@ import orjson
 from rich.table import Table
 
 from agentlens.cli._app import console, err_console
-from agentlens.cli._inputs import load_inputs, report_failures
-from agentlens.cli._process_options import input_options
+from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.process.profiles import Profile
 from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
 
@@ -25,7 +24,7 @@ from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
     default=None,
     help="Default: the profile the reference was built with.",
 )
-@input_options
+@read_options
 def score(
     paths: tuple[str, ...],
     reference_path: str,
@@ -35,6 +34,7 @@ def score(
     profile: Profile | None,
     labels: tuple[str, ...],
     lenient: bool,
+    format: str | None,
 ) -> int:
     """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism."""
     from agentlens.process.pta_io import read_reference
@@ -46,7 +46,7 @@ def score(
         err_console.print(
             f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"
         )
-    result = load_inputs(paths, lenient=lenient, labels=labels)
+    result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     results = [score_trajectory(t, reference, chosen) for t in result.trajectories]
     if as_json:
         for res in results:
