@@ -14,6 +14,7 @@ from functools import cache
 import pytest
 
 from agentlens.formats import _categories as cat
+from agentlens.formats import _shell_tokens as sh
 from agentlens.trajectory import ToolCategory
 from tests.conftest import DATA, FORMATS
 
@@ -24,6 +25,18 @@ PIECES = [
     *("<<EOF\n", "\nEOF", "<<'PY'\n", "\nPY\n", "&&", "||", "2>&1", " > f.txt", ">> a.md "),
     *("sudo ", "FOO=1 ", "git apply", "echo ", "tee ", "| head", "| python", "x.java ", "-la "),
 ]
+
+
+# The tokenizer re-stated with a group per kind (a word or an operator, a single- and a
+# double-quoted word), unquoting each in the loop; `sh.tokens` picks a regex by the line and
+# unquotes only the marked tokens.
+REFERENCE_TOKEN = re.compile(
+    r"((?:[^\s'\";|&()<>\\#]|\\.)[^\s'\";|&()<>\\]*(?:\\.[^\s'\";|&()<>\\]*)*"
+    r"|&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n])"
+    r"|('[^']*'?)"
+    r'|("[^"\\]*(?:\\.[^"\\]*)*"?)'
+    r"|#[^\n]*"
+)
 
 
 @cache
@@ -52,6 +65,21 @@ def _lines() -> list[str]:
     return [*_real_commands(), *_random_commands(4000)]
 
 
+def _reference_tokens(cmd: str) -> list[tuple[str, bool]]:
+    tokens: list[tuple[str, bool]] = []
+    for plain, single, double in REFERENCE_TOKEN.findall(cmd):
+        if plain:
+            tokens.append((plain, plain in sh.OPERATORS))
+        elif single:
+            closed = len(single) > 1 and single.endswith("'")
+            tokens.append((single[1:-1] if closed else single[1:], False))
+        elif double:
+            closed = len(double) > 1 and double.endswith('"')
+            text = double[1:-1] if closed else double[1:]
+            tokens.append((text.replace('\\"', '"'), False))
+    return tokens
+
+
 def _reference_pipelines(tokens: list[tuple[str, bool]]) -> list[list[cat.Parsed]]:
     """Split tokens into pipelines of (program, args, writes); empty commands are dropped."""
     pipelines: list[list[tuple[list[str], list[tuple[str, str]]]]] = [[([], [])]]
@@ -64,9 +92,9 @@ def _reference_pipelines(tokens: list[tuple[str, bool]]) -> list[list[cat.Parsed
         elif not is_op:
             if token and (words or not cat._is_assignment(token)):
                 words.append(token)
-        elif token in cat.SEPARATORS:
+        elif token in sh.SEPARATORS:
             pipelines.append([([], [])])
-        elif token in cat.PIPES:
+        elif token in sh.PIPES:
             pipelines[-1].append(([], []))
         else:  # a redirection; a leading file-descriptor number is not a word
             if words and words[-1].isdigit():
@@ -77,7 +105,7 @@ def _reference_pipelines(tokens: list[tuple[str, bool]]) -> list[list[cat.Parsed
 
 
 def _reference_compound(line: str) -> tuple[ToolCategory, tuple[str, ...]]:
-    pipelines = _reference_pipelines(cat._tokens(line))
+    pipelines = _reference_pipelines(sh.tokens(line))
     found = [c for c in map(cat._pipeline_category, pipelines) if c is not None]
     # the first of the strongest; a line of only `cd`-like commands runs something
     category = min(found, key=cat.STRENGTH.index) if found else ToolCategory.RUN_COMMAND
@@ -90,7 +118,7 @@ def _reference_compound(line: str) -> tuple[ToolCategory, tuple[str, ...]]:
 
 
 def _analysed_text(command: str) -> str:
-    return cat._strip_heredocs(command.strip().replace("\\\n", " "))[: cat.ANALYSED_LENGTH]
+    return sh.strip_heredocs(command.strip().replace("\\\n", " "))[: cat.ANALYSED_LENGTH]
 
 
 def test_the_real_commands_are_many_and_varied() -> None:
@@ -101,10 +129,17 @@ def test_the_real_commands_are_many_and_varied() -> None:
     assert sum(bool(cat.COMPOUND.search(t)) for t in texts) > 50  # compound
 
 
+def test_tokens_match_a_group_per_kind() -> None:
+    for line in [*_lines(), "a ''", "x \"\" > ''", "echo '\\' \\\n b", "a\\"]:
+        text = _analysed_text(line)
+        assert sh.tokens(text) == _reference_tokens(text), text
+
+
 def test_one_pass_fold_matches_pipelines_split_first() -> None:
     for line in _lines():
         text = _analysed_text(line)
-        assert cat._analyse_compound(cat._tokens(text)) == _reference_compound(text), text
+        found = cat._analyse_compound(*sh.words_and_operators(text))
+        assert found == _reference_compound(text), text
 
 
 def test_shortcuts_match_the_general_path() -> None:

@@ -18,6 +18,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from agentlens.formats._shell_tokens import (
+    PIPES,
+    REDIRECTS,
+    strip_heredocs,
+    words_and_operators,
+)
 from agentlens.trajectory import ToolCategory
 
 READERS = {"cat", "head", "tail", "less", "more", "nl", "bat", "view", "xxd", "od", "strings"}
@@ -45,35 +51,16 @@ BY_PROGRAM = {
     **dict.fromkeys(READERS, ToolCategory.READ_FILE),
     **dict.fromkeys(SEARCHERS, ToolCategory.SEARCH),
 }
+WRITERS = {"cat", "echo", "printf", "tee", ""}  # a redirection makes them create or edit a file
+# the programs whose category depends on more than their name
+SPECIAL_PROGRAMS = NEUTRAL | WRITERS | {"sed", "perl", "find", "git", "patch", "touch"}
 OPERAND_FILES = READERS | LISTERS | {"touch", "rm", "cp", "mv", "mkdir"}
 FIND_SED = {"find", "sed"}
 INSPECTING = (ToolCategory.SEARCH, ToolCategory.READ_FILE, ToolCategory.LIST_DIR)
 CACHED_LENGTH = 1024
 ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, not commands)
-SEPARATORS = {"&&", "||", ";", "\n", "&", ";;", "(", ")"}
-PIPES = {"|", "|&"}
-REDIRECTS = {">", ">>", "<", ">&", "&>", ">|", "<>", "&>>", "<<", "<<-", "<<<", "<&"}
 SHELL_SYNTAX = re.compile(r"[|&;<>()'\"\n#\\]")  # what makes a line more than split words
-_WORD_CHAR = r"[^\s'\";|&()<>\\]"
-# Unrolled loops (`a*(?:\\.a*)*`), not `(?:\\.|a)+`: Python's engine is several times faster on
-# them. Words come first as the commonest token; a `#` can only open a comment at a token start.
-# Three groups: a word or an operator (told apart by its text), a single- and a double-quoted word.
-TOKEN = re.compile(
-    rf"((?:[^\s'\";|&()<>\\#]|\\.){_WORD_CHAR}*(?:\\.{_WORD_CHAR}*)*"
-    r"|&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n])"
-    r"|('[^']*'?)"
-    r'|("[^"\\]*(?:\\.[^"\\]*)*"?)'
-    r"|#[^\n]*"
-)
-# Without quotes, backslashes or comments a word is a run of non-operator characters: a simpler
-# regex whose matches are plain strings (an operator is told by its text).
-PLAIN_TOKEN = re.compile(
-    r"&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n]|[^\s;|&()<>]+"
-)
 COMPOUND = re.compile(r"[|&;<>()\n#\\]")  # what can make an operator or a comment
-QUOTING = re.compile(r"['\"\\#]")
-OPERATORS = SEPARATORS | REDIRECTS | PIPES
-HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 SOURCE_FILE = re.compile(
     r"^[\w./-]+\.(py|pyi|js|jsx|ts|tsx|java|kt|scala|c|h|cc|cpp|hpp|go|rs|rb|php|sh|pony|cs|swift"
     r"|json|ya?ml|toml|ini|cfg|txt|md|rst|html|css|xml|csv|sql|lock|gradle)$"
@@ -154,7 +141,10 @@ def _analyse_given(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 
 
 def _analyse_text(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
-    text = _strip_heredocs(cmd.replace("\\\n", " "))[:ANALYSED_LENGTH]
+    text = cmd.replace("\\\n", " ")
+    if "<<" in text:
+        text = strip_heredocs(text)
+    text = text[:ANALYSED_LENGTH]
     if text is cmd and len(cmd) <= CACHED_LENGTH:  # nothing dropped: `_analyse_given` caches it
         return _analyse_line(text)
     if len(text) <= CACHED_LENGTH:
@@ -180,18 +170,17 @@ def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
     if not SHELL_SYNTAX.search(cmd):  # one plain command (`ls -la src`): no tokenizer needed
         program, args = _split_program(cmd.split())
         category = _command_category(program, args, []) or ToolCategory.RUN_COMMAND
-        return category, tuple(dict.fromkeys(_command_files(program, args)))
-    if not COMPOUND.search(cmd):  # one command with quoted words: no operators to split on
-        return _analyse_simple([token for token, _ in _tokens(cmd)])
-    return _analyse_compound(_tokens(cmd))
+        files = _command_files(program, args)
+        return category, tuple(dict.fromkeys(files) if len(files) > 1 else files)
+    words, operators = words_and_operators(cmd)
+    if not operators:  # one command with quoted words
+        return _analyse_simple(words)
+    return _analyse_compound(words, operators)
 
 
-def _analyse_simple(tokens: list[str]) -> tuple[ToolCategory, tuple[str, ...]]:
+def _analyse_simple(words: list[str]) -> tuple[ToolCategory, tuple[str, ...]]:
     """`_analyse_line` of one command without operators, from its words."""
-    words: list[str] = []
-    for token in tokens:  # leading `X=1` assignments are dropped, as `_pipelines` does
-        if token and (words or not _is_assignment(token)):
-            words.append(token)
+    words = _extend([], words, "" in words)
     if not words:
         return ToolCategory.RUN_COMMAND, ()
     program, args = _split_program(words)
@@ -208,79 +197,63 @@ def _parse(words: list[str], targets: list[tuple[str, str]]) -> Parsed:
     return program, args, _written(targets) if targets else []
 
 
-def _tokens(cmd: str) -> list[tuple[str, bool]]:
-    """Shell-like words and operators (flagged True). A regex, not `shlex`: ~10x faster, and
-    forgiving of the unbalanced quotes agents write; `a"b c"` becomes two words."""
-    if not QUOTING.search(cmd):
-        return [(token, token in OPERATORS) for token in PLAIN_TOKEN.findall(cmd)]
-    tokens: list[tuple[str, bool]] = []
-    for plain, single, double in TOKEN.findall(cmd):
-        if plain:
-            tokens.append((plain, plain in OPERATORS))
-        elif single:
-            tokens.append(
-                (single[1:-1] if len(single) > 1 and single[-1] == "'" else single[1:], False)
-            )
-        elif double:
-            text = double[1:-1] if len(double) > 1 and double[-1] == '"' else double[1:]
-            tokens.append((text.replace('\\"', '"'), False))
-    return tokens
-
-
-def _strip_heredocs(text: str) -> str:
-    """Drop here-document bodies; the opening `<<EOF` becomes `<< ''`, so stripping twice is
-    harmless and a long `cat <<EOF > f` line analyses (and caches) like a short one."""
-    if "<<" not in text:
-        return text
-    out: list[str] = []
-    position = 0
-    while (match := HEREDOC.search(text, position)) is not None:
-        line_end = text.find("\n", match.end())
-        out += [text[position : match.start()], "<< ''"]
-        if line_end < 0:
-            return "".join([*out, text[match.end() :]])
-        out.append(text[match.end() : line_end + 1])
-        closing = _closing_line(text, match[2], line_end + 1)
-        if closing < 0:  # an unterminated body runs to the end
-            return "".join(out)
-        position = closing
-    out.append(text[position:])
-    return "".join(out)
-
-
-def _analyse_compound(tokens: list[tuple[str, bool]]) -> tuple[ToolCategory, tuple[str, ...]]:
-    """Category and files of a line of pipelines, in one pass over its tokens: a separator ends
-    a pipeline, a pipe a command; a redirection takes the next token as its target. Commands with
-    neither words nor redirections, and pipelines of only those, are skipped."""
+def _analyse_compound(
+    words: list[str], operators: list[int]
+) -> tuple[ToolCategory, tuple[str, ...]]:
+    """Category and files of a line of pipelines, from its words and the positions of its
+    operators: the words between two operators join the current command (a slice, not a step per
+    word); a separator ends a pipeline, a pipe a command; a redirection takes the next token, even
+    an operator, as its target. Commands with neither words nor redirections, and pipelines of
+    only those, are skipped."""
     category, rank = ToolCategory.RUN_COMMAND, len(STRENGTH)
     files: list[str] = []
     pipeline: list[Parsed] = []
-    words: list[str] = []
+    command: list[str] = []
     targets: list[tuple[str, str]] = []
-    pending: str | None = None
-    for token, is_op in tokens:
-        if pending is not None:
-            targets.append((pending, token))
-            pending = None
-        elif not is_op:
-            if token and (words or not _is_assignment(token)):
-                words.append(token)
-        elif token in REDIRECTS:
-            if words and words[-1].isdigit():
-                words.pop()
-            pending = token
-        else:  # a separator or a pipe
-            if words or targets:
-                pipeline.append(_parse(words, targets))
-                words, targets = [], []
-            if token not in PIPES and pipeline:
-                category, rank = _settle(pipeline, category, rank, files)
-                pipeline = []
-    if words or targets:
-        pipeline.append(_parse(words, targets))
+    empties = "" in words
+    start = 0
+    for at in operators:
+        if at < start:  # an operator taken as a redirection's target
+            continue
+        if at > start:
+            command = _extend(command, words[start:at], empties)
+        token = words[at]
+        start = at + 1
+        if token in REDIRECTS:
+            if command and command[-1].isdigit():
+                command.pop()
+            if start < len(words):
+                targets.append((token, words[start]))
+                start += 1
+            continue
+        if command or targets:
+            pipeline.append(_parse(command, targets))
+            command, targets = [], []
+        if token not in PIPES and pipeline:
+            category, rank = _settle(pipeline, category, rank, files)
+            pipeline = []
+    if start < len(words):
+        command = _extend(command, words[start:], empties)
+    if command or targets:
+        pipeline.append(_parse(command, targets))
     if pipeline:
         category, rank = _settle(pipeline, category, rank, files)
     return category, tuple(files)
+
+
+def _extend(command: list[str], words: list[str], empties: bool) -> list[str]:
+    """`command` with `words` added, less empty words and the command's leading `X=1`."""
+    if empties:
+        words = [word for word in words if word]
+    if command:
+        command += words
+        return command
+    if words and "=" not in words[0]:  # the common case: no assignment to drop
+        return words
+    for at, word in enumerate(words):
+        if not _is_assignment(word):
+            return words[at:]
+    return command
 
 
 def _settle(
@@ -294,7 +267,8 @@ def _settle(
         named = _command_files(program, args)
         if writes:
             named = [name for _, name in writes] + named
-        files += [f for f in named if f not in files]
+        if named:  # a name the line already has is not repeated (one the command repeats is)
+            files += [f for f in named if f not in files] if files else named
     return category, rank
 
 
@@ -326,9 +300,11 @@ def _pipeline_category(pipeline: list[Parsed]) -> ToolCategory | None:
 def _command_category(
     program: str, args: list[str], writes: list[tuple[str, str]]
 ) -> ToolCategory | None:
+    if program not in SPECIAL_PROGRAMS:
+        return BY_PROGRAM.get(program, ToolCategory.RUN_COMMAND)
     if program in NEUTRAL:
         return None
-    if writes and program in {"cat", "echo", "printf", "tee", ""}:
+    if writes and program in WRITERS:
         return ToolCategory.EDIT if writes[0][0].endswith(">>") else ToolCategory.CREATE_FILE
     if program in {"sed", "perl"}:
         in_place = any(a.startswith("-i") or a.startswith("--in-place") for a in args)
@@ -366,22 +342,11 @@ def _command_files(program: str, arguments: list[str]) -> list[str]:
     return args[1:]  # grep, sed and the like: the first operand is the pattern / script
 
 
-def _closing_line(text: str, word: str, start: int) -> int:
-    """End of the first line from `start` that holds only `word` (tabs/spaces around), or -1.
-    `str.find`, not a MULTILINE regex: bodies are whole files, and this is ~20x faster."""
-    at = text.find(word, start)
-    while at >= 0:
-        line_start = text.rfind("\n", start - 1, at) + 1 if at > start else start
-        line_end = text.find("\n", at)
-        line_end = len(text) if line_end < 0 else line_end
-        if text[line_start:line_end].strip(" \t") == word:
-            return line_end
-        at = text.find(word, at + 1)
-    return -1
-
-
 def _split_program(words: list[str]) -> tuple[str, list[str]]:
     """(program name without its directory, its arguments), past `sudo`, `env`, `X=1` and such."""
+    first = words[0] if words else "-"
+    if "/" not in first and "=" not in first and first not in PREFIXES and first[:1] != "-":
+        return first, words[1:]  # the common case, ahead of the general loop
     for i, word in enumerate(words):
         base = word.rsplit("/", 1)[-1] if "/" in word else word
         if base in PREFIXES or word.startswith("-") or ("=" in word and _is_assignment(word)):
