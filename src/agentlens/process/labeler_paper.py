@@ -161,7 +161,7 @@ class PaperContext:
                 return stages[-1]
         return None
 
-    def _actions(self, actions: list[CommandAction]) -> Stage:
+    def _actions(self, actions: Sequence[CommandAction]) -> Stage:
         written = self._writes([p for a in actions if a.action == "write" for p in a.paths])
         kinds = {a.action for a in actions}
         if written == "I":

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
+CACHED_LENGTH = 4096
 Action = Literal["write", "run", "review", "inspect", "cleanup", "setup", "nav"]
 
 
@@ -27,6 +30,8 @@ class CommandAction:
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 MARKER = re.compile(r"__HEREDOC(\d+)__")
 REDIRECT = re.compile(r"^1?>>?(.*)$")
+# A quoted run (to its closing quote, or the end) or a character that can start an operator.
+QUOTED_OR_OPERATOR = re.compile(r"'[^']*'?|\"[^\"]*\"?|[&|;\n]")
 PY_WRITE = re.compile(
     r"open\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*,\s*[rbuf]?['\"][wax]"
     r"|Path\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*\)\s*\.write_(?:text|bytes)"
@@ -69,8 +74,21 @@ GIT_WRITE = {"apply", "am", "cherry-pick", "merge"}
 PIP_SETUP = {"install", "uninstall", "download", "wheel"}
 
 
-def analyse(command: str) -> list[CommandAction]:
-    """Every simple command's action, in order; a heredoc body feeding a program is scanned."""
+def analyse(command: str) -> tuple[CommandAction, ...]:
+    """Every simple command's action, in order; a heredoc body feeding a program is scanned.
+    Lines up to CACHED_LENGTH are cached: runs repeat commands, and scoring labels a run more
+    than once (labels, references, scores)."""
+    if len(command) <= CACHED_LENGTH:
+        return _analyse_cached(command)
+    return _analyse(command)
+
+
+@lru_cache(maxsize=16384)
+def _analyse_cached(command: str) -> tuple[CommandAction, ...]:
+    return _analyse(command)
+
+
+def _analyse(command: str) -> tuple[CommandAction, ...]:
     text, bodies = _split_heredocs(command)
     actions: list[CommandAction] = []
     for pipeline in _split(text, ("&&", "||", ";", "&", "\n")):
@@ -79,7 +97,7 @@ def analyse(command: str) -> list[CommandAction]:
             marker = MARKER.search(stages[0])
             actions.append(_simple(stages[0], bodies[int(marker[1])] if marker else ""))
             actions.extend(_filter(stage) for stage in stages[1:])
-    return actions or [CommandAction("nav")]
+    return tuple(actions) or (CommandAction("nav"),)
 
 
 def python_writes(code: str) -> tuple[str, ...]:
@@ -110,31 +128,19 @@ def _split_heredocs(command: str) -> tuple[str, list[str]]:
 
 
 def _split(text: str, operators: tuple[str, ...]) -> list[str]:
-    """Split on shell operators outside quotes (`||` is not a pipe)."""
+    """Split on shell operators outside quotes (`||` is not a pipe). Only quoted runs and operator
+    characters are visited (one regex), not every character."""
     parts: list[str] = []
-    current: list[str] = []
-    quote = ""
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        else:
-            op = next((o for o in operators if text.startswith(o, i)), None)
-            if (
-                op
-                and not (op == "|" and text.startswith("||", i))
-                and not _is_redirect_amp(text, i)
-            ):
-                parts.append("".join(current))
-                current = []
-                i += len(op)
-                continue
-        current.append(char)
-        i += 1
-    parts.append("".join(current))
+    start = resume = 0
+    for match in QUOTED_OR_OPERATOR.finditer(text):
+        i = match.start()
+        if i < resume or match[0][0] in "'\"":  # inside an operator just cut, or quoted
+            continue
+        op = next((o for o in operators if text.startswith(o, i)), None)
+        if op and not (op == "|" and text.startswith("||", i)) and not _is_redirect_amp(text, i):
+            parts.append(text[start:i])
+            start = resume = i + len(op)
+    parts.append(text[start:])
     return [p.strip() for p in parts if p.strip()]
 
 
@@ -280,5 +286,5 @@ def _filter(text: str) -> CommandAction:
 STRENGTH: tuple[Action, ...] = ("write", "run", "review", "inspect", "cleanup", "setup", "nav")
 
 
-def _strongest(actions: list[CommandAction]) -> CommandAction:
+def _strongest(actions: Sequence[CommandAction]) -> CommandAction:
     return min(actions, key=lambda a: STRENGTH.index(a.action))
