@@ -14,7 +14,9 @@ LEVELS = [("&&", "||", ";", "&", "\n"), ("|",)]
 
 
 def _reference_split(text: str, operators: tuple[str, ...]) -> list[str]:
-    parts, current, quote, i = [], [], "", 0
+    parts: list[str] = []
+    current: list[str] = []
+    quote, i = "", 0
     while i < len(text):
         char = text[i]
         if quote:
