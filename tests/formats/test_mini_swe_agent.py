@@ -10,10 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentlens.errors import SchemaError, TraceError
 from agentlens.formats import read_path, read_paths
-from agentlens.formats.mini_swe_agent import MiniSweAgentReader
+from agentlens.formats.mini_swe_agent import MiniSweAgentReader, _blocks
 from agentlens.trajectory import ToolCategory
 from tests.conftest import DATA, FORMATS
 
@@ -47,6 +49,28 @@ def test_counts_commands_and_observations(path: Path) -> None:
             expected.append((blocks[0][1], reply))
     assert [(s.command, s.observation) for s in traj.tool_steps] == expected
     assert traj.tool_steps[-1].category is ToolCategory.FINISH
+
+
+# pieces that make fences open, close, nest and back off (whitespace runs with several newlines)
+FENCE_PIECES = [
+    "```",
+    "`",
+    "bash",
+    "mswea_bash_command",
+    "\n",
+    " ",
+    "\t",
+    "\r",
+    "\x85",
+    "x",
+    "\n```",
+]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(FENCE_PIECES), max_size=24).map("".join))
+def test_blocks_are_what_the_agents_own_regex_finds(text: str) -> None:
+    assert _blocks(text) == [(m.start(), m[2]) for m in BLOCK.finditer(text)]
 
 
 @pytest.mark.parametrize("path", [*RUNS, RFC], ids=lambda p: p.name)

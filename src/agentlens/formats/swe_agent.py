@@ -63,6 +63,10 @@ FILE_WORDS = {
     "find_file",
     *ACI,
 }
+# ACI commands that act on the open file rather than a path operand
+OPEN_FILE_WORDS = {
+    w for w in ACI if w not in {"open", "create", "search_file", "search_dir", "find_file"}
+}
 ACI_WORDS = re.compile(r'"[^"]*"|\'[^\']*\'|\S+')
 STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config|attempts)"\s*:')
 METADATA_KEYS = ("exit_status", "submission", "best_attempt_idx")
@@ -152,8 +156,8 @@ def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) 
         return Step(index=0, kind="agent", text=text, turn=turn, call_id=call_id, raw=entry)
     first = action.split(None, 1)[0]
     if action[0] in "\"'" or first.strip("\"'") in FILE_WORDS or first.startswith("exit_"):
-        tool_name, category = classify(action)
-        files = _files(action, category, entry.get("state"))
+        tool_name, category = classify(action, first)
+        files = _files(action, first, category, entry.get("state"))
     else:  # a shell command (what `classify` and `_files` find, from one look-up)
         tool_name, (category, files) = "bash", analyse_command(action)
     arguments, observation = None, entry.get("observation")
@@ -200,11 +204,10 @@ def _from_history(history: list[Any]) -> list[Step]:
     return steps
 
 
-def classify(action: str) -> tuple[str, ToolCategory]:
-    """(tool name, category) of one SWE-agent action line: an ACI command or a shell command."""
-    words = action.split(maxsplit=3)
-    first = words[0] if words else ""
-    if first == "str_replace_editor" and len(words) >= 3:
+def classify(action: str, first: str) -> tuple[str, ToolCategory]:
+    """(tool name, category) of one SWE-agent action line (`first`: its first word): an ACI
+    command or a shell command."""
+    if first == "str_replace_editor" and len(words := action.split(maxsplit=3)) >= 3:
         return first, categorize_editor(words[1], words[2])
     if first in ACI:
         return first, ACI[first]
@@ -213,27 +216,32 @@ def classify(action: str) -> tuple[str, ToolCategory]:
     return "bash", categorize_command(action)
 
 
-def _files(action: str, category: ToolCategory, state: Any) -> list[str]:
-    """Files an action names: its path operand, the open file for `edit`/`goto`/..., or the
-    files of a shell command."""
-    if category is ToolCategory.FINISH or not action:
+def _files(action: str, first: str, category: ToolCategory, state: Any) -> list[str]:
+    """Files a non-empty action (`first`: its first word) names: its path operand, the open
+    file for `edit`/`goto`/..., or the files of a shell command."""
+    if category is ToolCategory.FINISH:
         return []
-    if action[0] not in "\"'" and action.split(None, 1)[0].strip("\"'") not in FILE_WORDS:
+    quoted = action[0] in "\"'"
+    if not quoted and first.strip("\"'") not in FILE_WORDS:
         return files_in_command(action)  # a shell command: no need to split the ACI words
-    first_line = action.split("\n", 1)[0]
-    words = [w.strip("\"'") for w in ACI_WORDS.findall(first_line)]
-    if not words or category is ToolCategory.FINISH:
-        return []
+    if not quoted and first in OPEN_FILE_WORDS:  # the first of the ACI words, unsplit
+        return _open_file(state)
+    words = [w.strip("\"'") for w in ACI_WORDS.findall(action.split("\n", 1)[0])]
     if words[0] == "str_replace_editor":
         return words[2:3]
     if words[0] in {"open", "create"}:
         return words[1:2]
     if words[0] in {"search_file", "search_dir", "find_file"}:
         return words[2:3]
-    if words[0] in ACI:  # edit, insert, goto, scroll_*: they act on the open file
-        open_file = common.as_dict(_state(state)).get("open_file")
-        return [open_file] if isinstance(open_file, str) and open_file not in ("", "n/a") else []
+    if words[0] in ACI:
+        return _open_file(state)
     return files_in_command(action)
+
+
+def _open_file(state: Any) -> list[str]:
+    """`edit`, `insert`, `goto`, `scroll_*`, ... act on the open file."""
+    open_file = common.as_dict(_state(state)).get("open_file")
+    return [open_file] if isinstance(open_file, str) and open_file not in ("", "n/a") else []
 
 
 def _state(state: Any) -> Any:
