@@ -89,6 +89,11 @@ def test_non_object_lines_are_skipped_with_a_warning() -> None:
     (traj,) = read_path(path)
     warnings = traj.metadata["warnings"]
     assert [w.split(":")[0] for w in warnings] == [f"line {n}" for n in numbers]
+    from agentlens.formats import read_paths
+
+    found = read_paths([path]).warnings  # the SDK's batch view names the file on each line
+    assert sorted(found) == sorted(f"{path}: {w}" for w in warnings)
+    assert set(found.values()) == {1}
 
 
 def test_sub_agents_are_linked_from_the_task_call() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import traceback
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -81,7 +80,7 @@ def report_failures(result: ReadResult, *, debug: bool | None = None) -> int:
     With `--debug` each line is followed by the traceback of the error that caused it.
     """
     debug = debug_enabled() if debug is None else debug
-    for line, count in _warnings(result).items():
+    for line, count in result.warnings.items():
         times = f" ({count} trajectories)" if count > 1 else ""
         err_console.print(
             f"[yellow]warning:[/yellow] {escape(line)}{times}", highlight=False, soft_wrap=True
@@ -100,18 +99,6 @@ def report_failures(result: ReadResult, *, debug: bool | None = None) -> int:
         )
         return 1
     return 0
-
-
-def _warnings(result: ReadResult) -> Counter[str]:
-    """Problems that cost part of a trajectory but not the file (a broken sub-agent file, an
-    unreadable outcome sidecar), as readers note them in `metadata["warnings"]`."""
-    found: Counter[str] = Counter()
-    for traj in result.trajectories:
-        notes = traj.metadata.get("warnings")
-        if isinstance(notes, list):
-            path = traj.source.path
-            found.update(n if path in n else f"{path}: {n}" for n in map(str, notes))
-    return found
 
 
 def failure_line(failure: ReadFailure) -> str:

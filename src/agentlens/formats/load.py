@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,19 @@ class ReadResult:
     trajectories: list[Trajectory] = field(default_factory=list)
     failures: list[ReadFailure] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> Counter[str]:
+        """Problems that cost part of a trajectory but not the file (a broken sub-agent file, a
+        skipped line), as readers note them in `metadata["warnings"]`: each line names the file,
+        with how many trajectories carry it."""
+        found: Counter[str] = Counter()
+        for traj in self.trajectories:
+            notes = traj.metadata.get("warnings")
+            if isinstance(notes, list):
+                path = traj.source.path
+                found.update(n if path in n else f"{path}: {n}" for n in map(str, notes))
+        return found
 
 
 def is_sidecar(path: Path) -> bool:
