@@ -130,9 +130,13 @@ def test_the_real_commands_are_many_and_varied() -> None:
 
 
 def test_tokens_match_a_group_per_kind() -> None:
-    for line in [*_lines(), "a ''", "x \"\" > ''", "echo '\\' \\\n b", "a\\"]:
+    between_quotes = 0  # lines `sh.words_and_operators` splits with `str.split`
+    edge = ["a ''", "x \"\" > ''", "echo '\\' \\\n b", "a\\", "a 'b\nc' d\ne", 'x"y z" w\n\'open']
+    for line in [*_lines(), *edge, "''", "a''b", '"', "\n'\n'\n", "a\x1cb 'c\u2028d'\te"]:
         text = _analysed_text(line)
         assert sh.tokens(text) == _reference_tokens(text), text
+        between_quotes += bool(re.fullmatch(r"[^|&;<>()#\\]*['\"][^|&;<>()#\\]*", text))
+    assert between_quotes > 100
 
 
 def test_one_pass_fold_matches_pipelines_split_first() -> None:

@@ -30,6 +30,9 @@ PLAIN_TOKEN = re.compile(
     r"&&|\|\||;;|\|&|&>>|&>|>>|>&|<&|<<<|<<-|<<|>\||<>|[;|&()<>\n]|[^\s;|&()<>]+"
 )
 QUOTING = re.compile(r"['\"\\#]")
+# Quoted words of a line without backslashes (the group keeps them in `split`'s result).
+QUOTED = re.compile(r"""('[^']*'?|"[^"]*"?)""")
+OPERATOR_CHAR = re.compile(r"[;|&()<>]")
 _MARKED = frozenset("'\"|&;<>()\n")  # what an operator or a quoted word starts with
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 
@@ -40,6 +43,8 @@ def words_and_operators(cmd: str) -> tuple[list[str], list[int]]:
     if not QUOTING.search(cmd):
         words = PLAIN_TOKEN.findall(cmd)
         return words, [at for at, token in enumerate(words) if token in OPERATORS]
+    if "#" not in cmd and "\\" not in cmd and not OPERATOR_CHAR.search(cmd):
+        return _between_quotes(cmd)
     words = TOKEN.findall(cmd)
     if "#" in cmd:
         words = [token for token in words if token]
@@ -52,6 +57,28 @@ def words_and_operators(cmd: str) -> tuple[list[str], list[int]]:
             operators.append(at)
         else:
             words[at] = unquote(token)
+    return words, operators
+
+
+def _between_quotes(cmd: str) -> tuple[list[str], list[int]]:
+    """`words_and_operators` of a line with quotes and no operators but newlines, backslashes or
+    comments (prose, mostly): a quote starts a token and ends one, so the text between quoted
+    words splits with `str.split`, not one regex match a word."""
+    words: list[str] = []
+    operators: list[int] = []
+    parts = QUOTED.split(cmd)
+    for at, part in enumerate(parts):
+        if at % 2:
+            words.append(unquote(part))
+        elif "\n" in part:
+            lines = part.split("\n")
+            words += lines[0].split()
+            for line in lines[1:]:
+                operators.append(len(words))
+                words.append("\n")
+                words += line.split()
+        else:
+            words += part.split()
     return words, operators
 
 
