@@ -325,6 +325,8 @@ def _command_category(
 def _command_files(program: str, arguments: list[str]) -> list[str]:
     if program not in OPERAND_FILES and program not in SEARCHERS and program not in FIND_SED:
         # any other program: source-file-like operands, tested cheapest first (most have no dot)
+        if not arguments:
+            return []
         return [
             a
             for a in arguments
@@ -334,7 +336,10 @@ def _command_files(program: str, arguments: list[str]) -> list[str]:
             and not a.isdigit()
             and not a.replace(".", "").isdigit()
         ]
-    args = [a for a in arguments if not a.startswith("-") and not a.isdigit()]
+    args = []
+    for a in arguments:  # a loop, not a comprehension: faster on the few operands commands have
+        if a[:1] != "-" and not a.isdigit():
+            args.append(a)
     if program in OPERAND_FILES:
         return args
     if program == "find":
