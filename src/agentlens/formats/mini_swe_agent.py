@@ -105,7 +105,8 @@ def _run_id(path: Path, task_id: str | None) -> str:
 
 def _steps(messages: list[dict[str, Any]]) -> list[Step]:
     steps: list[Step] = []
-    open_calls: dict[str, Step] = {}
+    pending: Step | None = None  # the usual reply's one command, waiting for its output
+    open_calls: dict[str, Step] = {}  # a reply's parallel calls, by call id
     turn = 0
     for message in messages:
         role = message["role"]
@@ -115,20 +116,24 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
             made = _assistant(message, text, turn)
             turn += 1
             steps += made
-            if len(made) == 1:  # the usual reply: one command, or none
-                open_calls = {made[0].call_id or "0": made[0]} if made[0].kind == "tool" else {}
+            if len(made) == 1:
+                pending, open_calls = (made[0] if made[0].kind == "tool" else None), {}
             else:
+                pending = None
                 open_calls = {
                     s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"
                 }
+                if len(open_calls) == 1:
+                    pending, open_calls = open_calls.popitem()[1], {}
+        elif pending is not None and role in ("user", "tool"):
+            _observe(pending, text, message)  # whatever its tool_call_id: it answers the one call
+            pending = None
         elif open_calls and role in ("user", "tool"):
-            if len(open_calls) == 1:  # whatever its tool_call_id, it answers the one open call
-                step = open_calls.popitem()[1]
-            else:
-                key = str(message.get("tool_call_id") or next(iter(open_calls)))
-                answered = open_calls.pop(key, None)
-                step = answered or open_calls.pop(next(iter(open_calls)))
-            _observe(step, text, message)
+            key = str(message.get("tool_call_id") or next(iter(open_calls)))
+            answered = open_calls.pop(key, None)
+            _observe(answered or open_calls.pop(next(iter(open_calls))), text, message)
+            if len(open_calls) == 1:
+                pending, open_calls = open_calls.popitem()[1], {}
         else:
             kind: StepKind = "system" if role == "system" else "user"
             steps.append(Step(index=0, kind=kind, text=text, raw=message))
@@ -273,7 +278,7 @@ def _response(
         when = response.get("created")
     return (
         _usage(usage),
-        float(cost) if isinstance(cost, int | float) else None,
+        float(cost) if isinstance(cost, (int, float)) else None,
         model,
         datetime.fromtimestamp(when, UTC) if type(when) in (int, float) else _created(when),
     )
