@@ -168,24 +168,22 @@ def _analyse_short(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 
 def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
     if not SHELL_SYNTAX.search(cmd):  # one plain command (`ls -la src`): no tokenizer needed
-        program, args = _split_program(cmd.split())
-        category = _command_category(program, args, []) or ToolCategory.RUN_COMMAND
-        files = _command_files(program, args)
+        category, files = _lone_command(cmd.split())
         return category, tuple(dict.fromkeys(files) if len(files) > 1 else files)
     words, operators = words_and_operators(cmd)
     if not operators:  # one command with quoted words
-        return _analyse_simple(words)
+        category, files = _lone_command(_extend([], words, "" in words))
+        return category, tuple(files)
     return _analyse_compound(words, operators)
 
 
-def _analyse_simple(words: list[str]) -> tuple[ToolCategory, tuple[str, ...]]:
-    """`_analyse_line` of one command without operators, from its words."""
-    words = _extend([], words, "" in words)
-    if not words:
-        return ToolCategory.RUN_COMMAND, ()
+def _lone_command(words: list[str]) -> tuple[ToolCategory, list[str]]:
+    """Category and files of a line of one command without redirections."""
     program, args = _split_program(words)
+    if program not in SPECIAL_PROGRAMS:
+        return BY_PROGRAM.get(program, ToolCategory.RUN_COMMAND), _command_files(program, args)
     category = _command_category(program, args, []) or ToolCategory.RUN_COMMAND
-    return category, tuple(_command_files(program, args))
+    return category, _command_files(program, args)
 
 
 Parsed = tuple[str, list[str], list[tuple[str, str]]]
@@ -260,7 +258,7 @@ def _settle(
     pipeline: list[Parsed], category: ToolCategory, rank: int, files: list[str]
 ) -> tuple[ToolCategory, int]:
     """Fold one pipeline into the line's (category, rank) so far; its files join `files`."""
-    found = _pipeline_category(pipeline)
+    found = _pipeline_category(pipeline) if len(pipeline) > 1 else _command_category(*pipeline[0])
     if found is not None and RANK[found] < rank:  # the first of the strongest
         category, rank = found, RANK[found]
     for program, args, writes in pipeline:

@@ -32,7 +32,6 @@ PLAIN_TOKEN = re.compile(
 QUOTING = re.compile(r"['\"\\#]")
 # Quoted words of a line without backslashes (the group keeps them in `split`'s result).
 QUOTED = re.compile(r"""('[^']*'?|"[^"]*"?)""")
-OPERATOR_CHAR = re.compile(r"[;|&()<>]")
 _MARKED = frozenset("'\"|&;<>()\n")  # what an operator or a quoted word starts with
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 
@@ -43,7 +42,7 @@ def words_and_operators(cmd: str) -> tuple[list[str], list[int]]:
     if not QUOTING.search(cmd):
         words = PLAIN_TOKEN.findall(cmd)
         return words, [at for at, token in enumerate(words) if token in OPERATORS]
-    if "#" not in cmd and "\\" not in cmd and not OPERATOR_CHAR.search(cmd):
+    if "#" not in cmd and "\\" not in cmd and not _has_any(cmd, ";|&()<>"):
         return _between_quotes(cmd)
     words = TOKEN.findall(cmd)
     if "#" in cmd:
@@ -80,6 +79,15 @@ def _between_quotes(cmd: str) -> tuple[list[str], list[int]]:
         else:
             words += part.split()
     return words, operators
+
+
+def _has_any(text: str, characters: str) -> bool:
+    # `in` per character, not a regex class: a prose line holds none, and `in` scans it ~7x
+    # faster; a loop, not `any()` over a generator, which costs more than it saves on short lines
+    for character in characters:  # noqa: SIM110
+        if character in text:
+            return True
+    return False
 
 
 def unquote(token: str) -> str:
