@@ -149,3 +149,35 @@ def test_broken_yaml_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"agentlens.yaml:3: not valid YAML \(expected") as info:
         ProvidersConfig.load([path])
     assert "\n" not in str(info.value)
+
+
+WRONG_SECTIONS = {
+    "model is a number": (
+        {"roles": {"judge": {"model": 5}}},
+        r"llm.roles.judge.model: Expected `str`",
+    ),
+    "budget is a word": (
+        {"roles": {"judge": {"model": "openai:gpt-4.1", "budget_usd": "lots"}}},
+        r"llm.roles.judge.budget_usd: Expected `float \| null`",
+    ),
+    "negative concurrency": (
+        {"roles": {"judge": {"model": "openai:x", "max_concurrency": -3}}},
+        r"llm.roles.judge.max_concurrency is -3; it must be at least 1",
+    ),
+    "misspelt section key": ({"role": {"judge": "openai:x"}}, r"unknown field `role`"),
+    "cache is a number": ({"cache": 5}, r"llm.cache: Expected `str \| null`"),
+    "zero concurrency": ({"max_concurrency": 0}, r"llm.max_concurrency is 0"),
+    "backend url is a number": ({"backends": {"x": {"base_url": 5}}}, r"llm.backends.x.base_url"),
+    "price is a word": ({"prices": {"m": {"prompt": "abc"}}}, r"llm.prices: price of 'm'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_SECTIONS))
+def test_a_wrong_value_names_the_file_and_key(case: str, tmp_path: Path) -> None:
+    """Checked when the files are loaded, file by file: not a crash at the first call."""
+    llm, message = WRONG_SECTIONS[case]
+    good = write_config(tmp_path / "good.yaml", {"roles": {"judge": "openai:gpt-4.1"}})
+    bad = write_config(tmp_path / "bad.yaml", llm)
+    with pytest.raises(ConfigError, match=message) as info:
+        ProvidersConfig.load([good, bad])
+    assert str(info.value).startswith(f"{bad}: ") and "\n" not in str(info.value)

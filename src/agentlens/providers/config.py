@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import yaml
 
 from agentlens.errors import ConfigError
@@ -74,7 +75,12 @@ class ProvidersConfig:
         merged: dict[str, Any] = {}
         for path in paths if paths is not None else default_config_paths():
             if path.is_file():
-                merge_into(merged, read_llm_section(path))
+                section = read_llm_section(path)
+                try:  # checked file by file, so an error names the file that has it
+                    from_mapping(section)
+                except ConfigError as exc:
+                    raise ConfigError(f"{path}: {exc}") from None
+                merge_into(merged, section)
         return from_mapping(merged, apply_env=True)
 
     def backend(self, name: str) -> BackendConfig | None:
@@ -132,9 +138,28 @@ def merge_into(target: dict[str, Any], source: dict[str, Any]) -> None:
             target[key] = value
 
 
+class _LlmSection(msgspec.Struct, forbid_unknown_fields=True):
+    """The keys allowed under `llm:` and their types (roles and backends are checked below)."""
+
+    roles: dict[str, Any] = msgspec.field(default_factory=dict)
+    backends: dict[str, Any] = msgspec.field(default_factory=dict)
+    cache: str | None = None
+    ledger: str | None = None
+    prices: dict[str, Any] = msgspec.field(default_factory=dict)
+    max_concurrency: int = 4
+    timeout_s: float = 120.0
+
+
 def from_mapping(raw: dict[str, Any], *, apply_env: bool = False) -> ProvidersConfig:
-    """Build a config from the `llm` section of a YAML file (already parsed)."""
-    roles = {name: parse_role(name, value) for name, value in (raw.get("roles") or {}).items()}
+    """Build a config from the `llm` section of a YAML file (already parsed); a wrong key, type
+    or value is a one-line `ConfigError` naming where it is."""
+    section = _typed(raw, _LlmSection, "llm")
+    _at_least(1, section.max_concurrency, "llm.max_concurrency")
+    _at_least(1e-9, section.timeout_s, "llm.timeout_s")
+    from agentlens.providers.pricing import parse_prices  # pricing reads YAML through this module
+
+    parse_prices(section.prices, "llm.prices")
+    roles = {name: parse_role(name, value) for name, value in section.roles.items()}
     if apply_env:
         for name in set(ROLES) | set(roles):
             override = os.environ.get(f"AGENTLENS_{name.upper()}_MODEL")
@@ -142,19 +167,21 @@ def from_mapping(raw: dict[str, Any], *, apply_env: bool = False) -> ProvidersCo
                 old = roles.get(name)
                 roles[name] = RoleConfig(override) if old is None else _with_model(old, override)
     backends = {}
-    for name, value in (raw.get("backends") or {}).items():
+    for name, value in section.backends.items():
         if not isinstance(value, dict):
             raise ConfigError(f"llm.backends.{name} must be a mapping (base_url, api_key_env)")
-        backends[name] = BackendConfig(**_known_fields(value, BackendConfig, f"backends.{name}"))
+        where = f"backends.{name}"
+        known = _known_fields(value, BackendConfig, where)
+        backends[name] = _typed(known, BackendConfig, f"llm.{where}")
     cache = os.environ.get("AGENTLENS_LLM_CACHE") if apply_env else None
     return ProvidersConfig(
         roles=roles,
         backends=backends,
-        cache_path=cache or raw.get("cache"),
-        ledger_path=raw.get("ledger"),
-        prices=raw.get("prices") or {},
-        max_concurrency=int(raw.get("max_concurrency", 4)),
-        timeout_s=float(raw.get("timeout_s", 120.0)),
+        cache_path=cache or section.cache,
+        ledger_path=section.ledger,
+        prices=section.prices,
+        max_concurrency=section.max_concurrency,
+        timeout_s=section.timeout_s,
     )
 
 
@@ -162,8 +189,31 @@ def parse_role(name: str, value: Any) -> RoleConfig:
     if isinstance(value, str):
         return RoleConfig(value)
     if isinstance(value, dict) and "model" in value:
-        return RoleConfig(**_known_fields(value, RoleConfig, f"roles.{name}"))
+        where = f"roles.{name}"
+        role = _typed(_known_fields(value, RoleConfig, where), RoleConfig, f"llm.{where}")
+        _at_least(1, role.max_concurrency, f"llm.{where}.max_concurrency")
+        _at_least(0, role.budget_usd, f"llm.{where}.budget_usd")
+        _at_least(0, role.budget_tokens, f"llm.{where}.budget_tokens")
+        return role
     raise ConfigError(f"llm.roles.{name}: give a model string or a mapping with `model`")
+
+
+T = TypeVar("T")
+
+
+def _typed(value: dict[str, Any], kind: type[T], where: str) -> T:
+    """`value` as `kind`, type-checked (`budget_usd: lots` is an error here, not a crash later);
+    `where` is the dotted path of `value`, e.g. `llm.roles.judge`."""
+    try:
+        return msgspec.convert(value, kind)
+    except msgspec.ValidationError as exc:
+        problem, _, path = str(exc).partition(" - at `$")
+        raise ConfigError(f"{where}{path.rstrip('`')}: {problem}") from None
+
+
+def _at_least(low: float, value: float | None, where: str) -> None:
+    if value is not None and value < low:
+        raise ConfigError(f"{where} is {value}; it must be at least {low:g}")
 
 
 def _known_fields(value: dict[str, Any], kind: type, where: str) -> dict[str, Any]:
