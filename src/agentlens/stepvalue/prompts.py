@@ -88,7 +88,7 @@ def scoring_messages(
                 f"{view.insufficiency_id}."
             )
     mapping_text = "Current physical option mapping:\n" + "\n".join(
-        f"{label} = {cid}" for label, cid in mapping.items()
+        f"{label} = candidate_id: {cid}" for label, cid in mapping.items()
     )
     tail = f"{mapping_text}\nOutput exactly one uppercase option label."
     body = shared_body(view, evidence, buffer, question_limit)

@@ -1,0 +1,27 @@
+"""Prompt text against the spec's wording (§4.2)."""
+
+from __future__ import annotations
+
+from agentlens.formats import read_path
+from agentlens.stepvalue.candidates import outcome_problem
+from agentlens.stepvalue.permutations import label_mapping
+from agentlens.stepvalue.prompts import scoring_messages
+from tests.conftest import BENCH
+
+TRACE = sorted((BENCH / "trajectories" / "pallets__flask-5014").glob("*.json"))[0]
+
+
+def test_scoring_prompt_ends_with_the_spec_mapping_lines() -> None:
+    (traj,) = read_path(TRACE)
+    problem = outcome_problem(traj, max_steps=1)
+    ids = problem.candidate_ids
+    for k in range(len(ids)):
+        mapping = label_mapping(ids, k)
+        for direct in (True, False):
+            (_, user) = scoring_messages(problem.view, "{}", "r", mapping, direct=direct)
+            # spec §4.2: "Current physical option mapping: A = candidate_id: …", then the order
+            rotated = ["AB"[(i - k) % 2] for i in range(2)]  # candidate i gets labels[i - k]
+            pairs = zip(rotated, ids, strict=True)
+            expected = sorted(f"{label} = candidate_id: {cid}" for label, cid in pairs)
+            tail = user["content"].split("Current physical option mapping:\n", 1)[1]
+            assert tail.splitlines() == [*expected, "Output exactly one uppercase option label."]
