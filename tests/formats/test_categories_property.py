@@ -117,6 +117,77 @@ def _reference_compound(line: str) -> tuple[ToolCategory, tuple[str, ...]]:
     return category, tuple(files)
 
 
+def _reference_split(words: list[str]) -> tuple[str, list[str]]:
+    for i, word in enumerate(words):
+        base = word.rsplit("/", 1)[-1]
+        if base in cat.PREFIXES or word.startswith("-") or cat._is_assignment(word):
+            continue
+        return base, words[i + 1 :]
+    return "", []
+
+
+def _reference_category(
+    program: str, args: list[str], writes: list[tuple[str, str]]
+) -> ToolCategory | None:
+    """Every rule in order, with no shortcut for programs known by name alone."""
+    if program in cat.NEUTRAL:
+        return None
+    if writes and program in {"cat", "echo", "printf", "tee", ""}:
+        return ToolCategory.EDIT if writes[0][0].endswith(">>") else ToolCategory.CREATE_FILE
+    if program in {"sed", "perl"}:
+        if any(a.startswith(("-i", "--in-place")) for a in args):
+            return ToolCategory.EDIT
+        return ToolCategory.READ_FILE if program == "sed" else ToolCategory.RUN_COMMAND
+    if program == "find":
+        return ToolCategory.SEARCH if cat.FIND_SEARCH_FLAGS & set(args) else ToolCategory.LIST_DIR
+    if program == "git" and args[:1] == ["grep"]:
+        return ToolCategory.SEARCH
+    if program == "patch" or (program == "git" and args[:1] == ["apply"]):
+        return ToolCategory.EDIT
+    if program == "touch":
+        return ToolCategory.CREATE_FILE
+    return cat.BY_PROGRAM.get(program, ToolCategory.RUN_COMMAND)
+
+
+def _reference_files(program: str, arguments: list[str]) -> list[str]:
+    operands = [a for a in arguments if not a.startswith("-") and not a.isdigit()]
+    if program in cat.OPERAND_FILES:
+        return operands
+    if program == "find":
+        return operands[:1]
+    if program in cat.SEARCHERS or program == "sed":
+        return operands[1:]
+    return [
+        a
+        for a in arguments
+        if cat.SOURCE_FILE.match(a) and not a.startswith("-") and not a.replace(".", "").isdigit()
+    ]
+
+
+def test_command_rules_match_their_plain_statement() -> None:
+    """`_split_program`, `_command_category` and `_command_files` have shortcuts for the common
+    case (a first word that is the program, a program known by its name alone, few operands)."""
+    programs = sorted(cat.SPECIAL_PROGRAMS | cat.OPERAND_FILES | cat.SEARCHERS | {"python", "x"})
+    arguments = [[], ["-i", "a.py"], ["-n", "1,5p", "a.py"], [".", "-name", "*.py"], ["grep", "x"]]
+    writes = [[], [(">", "f.txt")], [(">>", "a.md")]]
+    commands = [
+        ([program, *args], list(written))
+        for program in programs
+        for args in arguments
+        for written in writes
+    ]
+    for line in _lines():
+        for pipeline in _reference_pipelines(sh.tokens(_analysed_text(line))):
+            commands += [([program, *args], written) for program, args, written in pipeline]
+        commands.append((_analysed_text(line).split(), []))
+    for words, written in commands:
+        program, args = cat._split_program(words)
+        assert (program, args) == _reference_split(words), words
+        category = cat._command_category(program, args, written)
+        assert category is _reference_category(program, args, written), words
+        assert cat._command_files(program, args) == _reference_files(program, args), words
+
+
 def _analysed_text(command: str) -> str:
     return sh.strip_heredocs(command.strip().replace("\\\n", " "))[: cat.ANALYSED_LENGTH]
 
