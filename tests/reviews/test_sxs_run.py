@@ -101,3 +101,28 @@ def test_pitfalls_score_comes_from_burden_totals(sides) -> None:
     assert any("Totals: A1=1, A2=14, Delta=13 => Score=-3" in p for p in provider.prompts)
     assert result.flags.mean == 0.6 and result.consistency_rate == 1.0
     assert re.search(r"mean \+0\.6000", result.flags.reason)
+
+
+def test_clean_pitfalls_review_with_stated_zero_burden_uses_the_mapping() -> None:
+    """A Pitfalls review listing no pitfalls but stating `BurdenTotal: 0` (the clean-run answer
+    the rubric asks for) has burden 0, so the SxS score is still the §6 mapping, not the LLM's."""
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    a = [t for t in trajs if t.model == "gpt-4.1"][:1]
+    b = [t for t in trajs if t.model == "sonnet-4.5"][:1]
+    clean = "<Review>No pitfalls.\nBurdenTotal: 0</Review><Score>1</Score>"
+    looping = (
+        "<Review>Loops.\nPitfall: loop | Category: Tool/Harness | Severity: high | "
+        "Frequency: repeated | Evidence: S2\nBurdenTotal: 14</Review><Score>0</Score>"
+    )
+    paired = pair_runs(
+        a, b, [review(a[0], {"Pitfalls": clean})], [review(b[0], {"Pitfalls": looping})]
+    )
+    provider = Fixed("<PairwiseScore>2</PairwiseScore>")
+    result = asyncio.run(
+        run_sxs(LLMClient(provider, cache=None), paired.a, paired.b, dimensions=["Pitfalls"])
+    )["Pitfalls"]
+    # Total_1 = 0, Total_2 = 7 × 2 = 14, Delta = 14 → magnitude 3 (11–15), Agent 1 better: −3
+    (cell,) = result.cells
+    assert cell.pitfalls is not None
+    assert cell.pitfalls.line == "Totals: A1=0, A2=14, Delta=14 => Score=-3"
+    assert (cell.forward, cell.swapped) == (-3, -3)

@@ -91,11 +91,20 @@ def _review(side: Side, task: str, dim: str) -> DimensionReview | None:
     return review.reviews.get(dim) if review else None
 
 
-def _pitfall_mapping(a: DimensionReview | None, b: DimensionReview | None) -> PitfallScore | None:
-    totals = [r.parsed.burden_total if r and r.parsed else None for r in (a, b)]
-    if totals[0] is None or totals[1] is None:
+def _burden(review: DimensionReview | None) -> int | None:
+    """The review's burden: from its pitfall lines, else its stated `BurdenTotal` (a clean run
+    lists no pitfalls and states 0; spec §6), else unknown."""
+    if review is None or review.parsed is None:
         return None
-    return pitfalls_score(totals[0], totals[1])
+    parsed = review.parsed
+    return parsed.burden_total if parsed.burden_total is not None else parsed.stated_burden_total
+
+
+def _pitfall_mapping(a: DimensionReview | None, b: DimensionReview | None) -> PitfallScore | None:
+    total_a, total_b = _burden(a), _burden(b)
+    if total_a is None or total_b is None:
+        return None
+    return pitfalls_score(total_a, total_b)
 
 
 async def judge_cell(
