@@ -26,7 +26,7 @@ from agentlens.formats._categories import (
 )
 from agentlens.formats._json import ReadGuard, loads, require
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._swe_agent_runs import run_model
+from agentlens.formats._swe_agent_runs import run_folder, run_model
 from agentlens.formats._typed_json import scalar_text
 from agentlens.trajectory import (
     Agent,
@@ -101,13 +101,13 @@ class SweAgentReader(SuffixReader):
         steps += _from_trajectory(entries, history) if entries else _from_history(history)
         stats = common.as_dict(info.get("model_stats"))
         task_id = path.name.removesuffix(".traj")
-        parent = path.parent
+        folder = run_folder(path)
         return Trajectory(
-            id=f"{parent.parent.name}/{task_id}" if parent.name == "trajs" else task_id,
+            id=task_id if folder.run_name is None else f"{folder.run_name}/{task_id}",
             task_id=task_id,
             task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="SWE-agent", version=_version(info)),
-            model=run_model(path, doc),
+            model=run_model(folder, doc),
             source=Source(format=self.name, path=str(path), format_version=_flavour(entries)),
             steps=common.renumber(steps),
             reported_usage=_usage(stats),
