@@ -224,6 +224,11 @@ def _analyse_compound(
                 targets.append((token, words[start]))
                 start += 1
             continue
+        if token not in PIPES and not pipeline and not targets:
+            if command:  # a lone command (the common case): no pipeline to build and fold
+                category, rank = _settle_lone(command, category, rank, files)
+                command = []
+            continue
         if command or targets:
             pipeline.append(_parse(command, targets))
             command, targets = [], []
@@ -241,7 +246,7 @@ def _analyse_compound(
 
 def _extend(command: list[str], words: list[str], empties: bool) -> list[str]:
     """`command` with `words` added, less empty words and the command's leading `X=1`."""
-    if empties:
+    if empties and "" in words:
         words = [word for word in words if word]
     if command:
         command += words
@@ -267,6 +272,20 @@ def _settle(
             named = [name for _, name in writes] + named
         if named:  # a name the line already has is not repeated (one the command repeats is)
             files += [f for f in named if f not in files] if files else named
+    return category, rank
+
+
+def _settle_lone(
+    command: list[str], category: ToolCategory, rank: int, files: list[str]
+) -> tuple[ToolCategory, int]:
+    """`_settle` of a pipeline of one command without redirections."""
+    program, args = _split_program(command)
+    found = _command_category(program, args, [])
+    if found is not None and RANK[found] < rank:
+        category, rank = found, RANK[found]
+    named = _command_files(program, args)
+    if named:
+        files += [f for f in named if f not in files] if files else named
     return category, rank
 
 
