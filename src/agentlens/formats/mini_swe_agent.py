@@ -10,9 +10,11 @@ finds it beside `trajs/` (`logs/<id>/report.json`, an sb-cli report).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -98,9 +100,15 @@ class MiniSweAgentReader(SuffixReader):
 def _run_id(path: Path, task_id: str | None) -> str:
     """`<run>/<instance>` in the `<run>/trajs/<instance>/<instance>.traj.json` layout."""
     name = task_id or path.name.removesuffix(".json").removesuffix(".traj")
-    if len(path.parents) > 2 and path.parents[1].name == "trajs":
-        return f"{path.parents[2].name}/{name}"
-    return name
+    run = _run_name(os.path.dirname(str(path)))
+    return name if run is None else f"{run}/{name}"
+
+
+@lru_cache(maxsize=256)
+def _run_name(folder_text: str) -> str | None:
+    """The run of a file in `<run>/trajs/<instance>/`, once per folder (`Path.parents` is slow)."""
+    parents = Path(folder_text).parents  # "" (a bare file name) is ".", as `Path.parent` says
+    return parents[1].name if len(parents) > 1 and parents[0].name == "trajs" else None
 
 
 def _steps(messages: list[dict[str, Any]]) -> list[Step]:
