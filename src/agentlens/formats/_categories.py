@@ -61,10 +61,13 @@ CACHED_LENGTH = 1024
 ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, not commands)
 SHELL_SYNTAX = re.compile(r"[|&;<>()'\"\n#\\]")  # what makes a line more than split words
 COMPOUND = re.compile(r"[|&;<>()\n#\\]")  # what can make an operator or a comment
-SOURCE_FILE = re.compile(
-    r"^[\w./-]+\.(py|pyi|js|jsx|ts|tsx|java|kt|scala|c|h|cc|cpp|hpp|go|rs|rb|php|sh|pony|cs|swift"
-    r"|json|ya?ml|toml|ini|cfg|txt|md|rst|html|css|xml|csv|sql|lock|gradle)$"
+SOURCE_SUFFIX = (
+    r"\.(py|pyi|js|jsx|ts|tsx|java|kt|scala|c|h|cc|cpp|hpp|go|rs|rb|php|sh|pony|cs|swift"
+    r"|json|ya?ml|toml|ini|cfg|txt|md|rst|html|css|xml|csv|sql|lock|gradle)"
 )
+SOURCE_FILE = re.compile(rf"^[\w./-]+{SOURCE_SUFFIX}$")
+# what any operand SOURCE_FILE matches ends with, in operands joined by NULs (`$` allows a newline)
+SOURCE_END = re.compile(rf"{SOURCE_SUFFIX}\n?\0")
 
 SHELL_TOOLS = {"execute_bash", "bash", "terminal", "shell", "run", "run_command", "exec_command"}
 EDITOR_TOOLS = {"str_replace_editor", "file_editor", "edit_file", "str_replace_based_edit_tool"}
@@ -237,6 +240,9 @@ def _analyse_compound(
             pipeline = []
     if start < len(words):
         command = _extend(command, words[start:], empties)
+    if command and not pipeline and not targets:
+        category, rank = _settle_lone(command, category, rank, files)
+        return category, tuple(files)
     if command or targets:
         pipeline.append(_parse(command, targets))
     if pipeline:
@@ -342,8 +348,8 @@ def _command_category(
 def _command_files(program: str, arguments: list[str]) -> list[str]:
     if program not in OPERAND_FILES and program not in SEARCHERS and program not in FIND_SED:
         # any other program: source-file-like operands, tested cheapest first (most have no dot)
-        if not arguments:
-            return []
+        if not arguments or not SOURCE_END.search("\0".join(arguments) + "\0"):
+            return []  # no operand ends like a source file (prose has many words, few names)
         return [
             a
             for a in arguments
