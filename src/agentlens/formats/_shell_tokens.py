@@ -60,9 +60,9 @@ def words_and_operators(cmd: str) -> tuple[list[str], list[int]]:
 
 
 def _between_quotes(cmd: str) -> tuple[list[str], list[int]]:
-    """`words_and_operators` of a line with quotes and no operators but newlines, backslashes or
-    comments (prose, mostly): a quote starts a token and ends one, so the text between quoted
-    words splits with `str.split`, not one regex match a word."""
+    """`words_and_operators` of a line with quotes whose only operators are newlines and that has
+    no backslash or comment (prose, mostly): a quote starts a token and ends one, so the text
+    between quoted words splits with `str.split`, not one regex match a word."""
     words: list[str] = []
     operators: list[int] = []
     parts = QUOTED.split(cmd)
