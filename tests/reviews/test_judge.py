@@ -128,6 +128,30 @@ def test_unparseable_answers_are_unscored_not_zero(answer: str, reason: str) -> 
     assert parsed.score is None and parsed.unscored_reason == reason
 
 
+@pytest.mark.parametrize(
+    ("answer", "score"),
+    [
+        ("<Score>0.5 (tolerable)</Score>", 0.5),
+        ("<Score>**1**</Score>", 1.0),
+        ("<Score>0.5/1</Score>", 0.5),
+        ("<Score>Score: 0</Score>", 0.0),
+        ("<Score>1 - more than 90% of the requirements met.</Score>", 1.0),
+        ("<Score>0.50</Score>", 0.5),
+    ],
+)
+def test_score_is_the_leading_token_of_the_last_score_tag(answer: str, score: float) -> None:
+    """Spec §5.3: a score of 0 / 0.5 / 1 followed by words or a "/1" is parsed, not unscored."""
+    parsed = parse_review(answer)
+    assert (parsed.score, parsed.unscored_reason) == (score, None)
+
+
+@pytest.mark.parametrize(
+    "answer", ["<Score>0 or 0.5 or 1</Score>", "<Score>0/0.5/1</Score>", "<Score>0.55</Score>"]
+)
+def test_echoed_format_line_or_other_numbers_stay_unscored(answer: str) -> None:
+    assert parse_review(answer).score is None
+
+
 class ScriptedProvider:
     """Exact answers by dimension, for a valid review and a refusal; records the prompts."""
 

@@ -16,7 +16,14 @@ STEP_ID = re.compile(r"\bS(\d+)\b|\bsteps? (\d+)\b", re.IGNORECASE)
 STEP_RANGE = re.compile(r"(?:\bS|\bsteps? )(\d+)\s*[–-]\s*S?(\d+)\b", re.IGNORECASE)
 BURDEN = re.compile(r"BurdenTotal\s*[:=]\s*(\d+)", re.IGNORECASE)
 REFUSAL = re.compile(r"\b(I can(?:no|')t|I am unable|I'm unable|as an AI)\b", re.IGNORECASE)
-VALID = {"0": 0.0, "0.0": 0.0, "0.5": 0.5, ".5": 0.5, "1": 1.0, "1.0": 1.0}
+# The score is the leading token of the last <Score>, after markup and a "Score:" label; words
+# after it ("0.5 (tolerable)") and a "/1" denominator are fine, a list of alternatives
+# ("0 or 0.5 or 1", the format line echoed back) is not a score.
+LEADING = re.compile(
+    r"(?:score\s*[:=]\s*)?(0\.50?|0\.00?|1\.00?|\.5|0|1)(?!\d|\.\d)", re.IGNORECASE
+)
+DENOMINATOR = re.compile(r"\s*(?:/|out of)\s*1(?:\.0)?(?![\d./])", re.IGNORECASE)
+ALTERNATIVES = re.compile(r"\s*(?:,|/|\||\bor\b)\s*\.?\d", re.IGNORECASE)
 
 
 @dataclass
@@ -57,9 +64,11 @@ def parse_score(text: str) -> tuple[float | None, str | None]:
     if not found:
         reason = "refused" if REFUSAL.search(text) else "no <Score> tag"
         return None, reason
-    raw = found[-1].strip().strip("*").strip()
-    if raw in VALID:
-        return VALID[raw], None
+    raw = found[-1].strip().strip("*_`").strip()
+    match = LEADING.match(raw)
+    rest = raw[match.end() :] if match else ""
+    if match and (DENOMINATOR.match(rest) or not ALTERNATIVES.match(rest)):
+        return float(match.group(1)), None
     return None, f"score {raw[:20]!r} is not 0, 0.5 or 1"
 
 
