@@ -12,7 +12,9 @@ SCORE = re.compile(r"<PairwiseScore>\s*(.*?)\s*(?:</PairwiseScore>|$)", re.IGNOR
 BODY = re.compile(
     r"<Comparison>(.*?)(?:</Comparison>|<PairwiseScore>|$)", re.IGNORECASE | re.DOTALL
 )
-INTEGER = re.compile(r"^[+-−]?\d+$")
+# The leading integer of the last <PairwiseScore> (after markup and a "Score:" label); words after
+# it ("-3 (Agent 1 better)") are fine, a decimal ("2.5") is not an integer score.
+INTEGER = re.compile(r"(?:score\s*[:=]\s*)?([+-]?\d+)(?!\d|\.\d)", re.IGNORECASE)
 WINNERS = {"a1": "A1", "agent 1": "A1", "a2": "A2", "agent 2": "A2", "tie": "Tie"}
 
 
@@ -55,10 +57,11 @@ def _score(text: str) -> tuple[int | None, str | None]:
     found = SCORE.findall(text)
     if not found:
         return None, "refused" if REFUSAL.search(text) else "no <PairwiseScore> tag"
-    raw = found[-1].strip().replace("−", "-")
-    if not INTEGER.match(raw):
+    raw = found[-1].strip().strip("*_`").strip().replace("−", "-")
+    match = INTEGER.match(raw)
+    if not match:
         return None, f"score {raw[:20]!r} is not an integer"
-    value = int(raw)
+    value = int(match.group(1))
     if not -5 <= value <= 5:
         return None, f"score {value} outside [-5, 5]"
     return value, None
