@@ -8,6 +8,7 @@ import pytest
 from agentlens.errors import SchemaError
 from agentlens.formats import read_path
 from agentlens.stepvalue.candidates import explicit_problems, outcome_problem
+from agentlens.stepvalue.projection import slice_state
 from agentlens.stepvalue.schema import write_asv
 from tests.conftest import BENCH
 
@@ -127,3 +128,29 @@ def test_closed_set_record_names_nei_as_insufficiency_and_reads_step_cost(tmp_pa
         0.5,
         None,
     )
+
+
+def test_slices_follow_the_spec_key_list(tmp_path: Path) -> None:
+    state = {
+        "Question": "q",
+        "completed_steps": ["retrieve"],
+        "last_step": "retrieve",
+        "last_status": "ok",
+        "evidence_facts": {"supported_claims": ["c1"], "coverage_gaps": ["g1"]},
+        "available_artifacts": ["paper:1"],
+        "draft_answer": "x",
+    }
+    rec = record()
+    rec["steps"][0]["state_after"] = state
+    (problem,) = explicit_problems(write(tmp_path, rec))
+    after = problem.transitions[0].after
+    parts = ["evidence", "supported_claims", "contradicted_claims", "retrieval", "citation"]
+    parts += ["pubmed", "pmid", "snippet", "abstract", "artifact"]  # spec §8, verbatim
+    structure = {"question", "completed_steps", "last_step", "last_status"}
+    is_evidence = {k: any(p in k.lower() for p in parts) for k in after}
+    evidence = slice_state(after, "evidence-only")
+    agent = slice_state(after, "agent-output-only")
+    assert set(evidence) == {k for k in after if is_evidence[k] or k.lower() in structure}
+    assert set(agent) == {k for k in after if not is_evidence[k] or k.lower() in structure}
+    assert "last_observation" in agent and "last_observation" not in evidence
+    assert evidence["evidence_facts"] == state["evidence_facts"]  # kept whole

@@ -39,7 +39,6 @@ EVIDENCE_KEY_PARTS = [
     "snippet",
     "abstract",
     "artifact",
-    "observation",
 ]
 
 
@@ -97,14 +96,20 @@ def _first_line(text: str) -> str:
 
 
 def slice_state(state: dict[str, Any], which: Slice) -> dict[str, Any]:
-    """The `full`, `evidence-only` or `agent-output-only` slice of a state (spec §8)."""
+    """The `full`, `evidence-only` or `agent-output-only` slice of a state (spec §8).
+
+    Membership is decided by the top-level key (the spec's key list, matched case-insensitively),
+    so the two slices split the state between them (plus the structure keys in both). The
+    authors' audit filters nested dicts with the same rule, which drops e.g.
+    `evidence_facts.coverage_gaps` from both slices; we keep a kept key's value whole.
+    """
     if which == "full":
         return state
     keep_evidence = which == "evidence-only"
     return {
         k: v
         for k, v in state.items()
-        if k in STRUCTURE_KEYS or _is_evidence_key(k) == keep_evidence
+        if str(k).lower() in STRUCTURE_KEYS or _is_evidence_key(k) == keep_evidence
     }
 
 
