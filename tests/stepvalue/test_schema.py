@@ -130,6 +130,20 @@ def test_closed_set_record_names_nei_as_insufficiency_and_reads_step_cost(tmp_pa
     )
 
 
+def test_after_state_without_state_after_is_the_observation_itself(tmp_path: Path) -> None:
+    rec = record()
+    del rec["steps"][0]["state_after"]
+    rec["steps"].append(
+        {"step_id": "s2", "index": 1, "action": {"type": "draft"}, "observation": "plain text"}
+    )
+    (problem,) = explicit_problems(write(tmp_path, rec))
+    first, second = problem.transitions
+    assert first.after == {
+        "pmid": "1"
+    }  # spec §3: "if state_after is missing, just the observation"
+    assert second.after == {"last_observation": "plain text"}  # not a dict: kept under its key
+
+
 def test_slices_follow_the_spec_key_list(tmp_path: Path) -> None:
     state = {
         "Question": "q",

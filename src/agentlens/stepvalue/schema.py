@@ -121,10 +121,9 @@ def _to_problem(path: Path, number: int, record: AsvRecord) -> Problem:
 
 
 def _transition(step: AsvStep) -> Transition:
-    """Spec §3 positions: before = state_before or {}; after = state_after + last_observation."""
-    after = dict(step.state_after or {})
-    if step.observation is not None:
-        after["last_observation"] = step.observation
+    """Spec §3 positions: before = state_before or {}; after = state_after plus
+    `last_observation`, or, without a state_after, the observation itself."""
+    after = _after_state(step.state_after, step.observation)
     step_type = step.action.get("type")
     return Transition(
         step_id=step.step_id,
@@ -134,6 +133,15 @@ def _transition(step: AsvStep) -> Transition:
         phase=step_type if isinstance(step_type, str) else None,
         cost=StepCost(**msgspec.structs.asdict(step.cost)) if step.cost else StepCost(),
     )
+
+
+def _after_state(state_after: dict[str, Any] | None, observation: Any) -> dict[str, Any]:
+    if state_after is None and isinstance(observation, dict):
+        return dict(observation)
+    after = dict(state_after or {})
+    if observation is not None:
+        after["last_observation"] = observation
+    return after
 
 
 def _validate(path: Path, number: int, record: AsvRecord) -> None:
