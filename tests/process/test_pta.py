@@ -97,6 +97,22 @@ def test_dot_and_mermaid_name_every_node_and_edge() -> None:
     assert all(f'"{uid}"' in dot for uid in ref.nodes)
 
 
+def test_paper_reference_keeps_each_donor_runs_own_labels() -> None:
+    """Spec §5.2 step 5 / decision 16: the release re-labels all merged states in step order as
+    one run, so the labeler's context leaks across branches; `paper` keeps per-run labels."""
+    from agentlens.process.labeler import label_trajectory
+
+    split = bench_split(TASK)
+    own = {}
+    for run in split.donors:
+        for step, label in zip(run.steps, label_trajectory(run, "paper"), strict=True):
+            own[id(step)] = label
+    ref = bench_reference(TASK, "paper")
+    nodes = [n for n in ref.nodes.values() if not n.is_initial]
+    assert len(nodes) > 50
+    assert [n.stage for n in nodes] == [own[id(n.source)] for n in nodes]
+
+
 def test_a_file_that_is_not_a_reference_is_refused() -> None:
     from agentlens.errors import ConfigError
 

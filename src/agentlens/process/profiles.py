@@ -66,7 +66,10 @@ SDK_COMPAT = ProfileConfig(
     cov_mode="best_path",
     partial_fail_min=40,
 )
-PAPER = ProfileConfig(name="paper", composite="eq1")
+# `paper` keeps each donor run's own labels in the reference: the release's re-labelling of all
+# merged states in step order lets one run's edits decide another branch's stages (spec §5.2 step
+# 5, decision 16's alternative).
+PAPER = ProfileConfig(name="paper", composite="eq1", relabel_merged=False)
 PROFILES: dict[str, ProfileConfig] = {"paper": PAPER, "sdk-compat": SDK_COMPAT}
 
 
