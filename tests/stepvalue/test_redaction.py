@@ -80,3 +80,13 @@ def test_rationale_leak_checks(text: str, kinds: list[str]) -> None:
 
 def test_rationale_coverage() -> None:
     assert rationale_coverage("resolved looks likely", ["resolved", "not-resolved"]) == 0.5
+
+
+def test_api_key_query_values_and_raw_response_containers_are_removed() -> None:
+    # spec §3: "api_key= patterns inside strings are also masked", whatever the spelling/length
+    for policy in ("whole", "span"):
+        url = "GET https://x.test/v1?api-key=abc12&q=1"
+        assert redact_text(url, policy) == "GET https://x.test/v1?api-key=[REDACTED]&q=1"
+        assert "k9" not in redact_text("retry with APIKEY = k9", policy)
+    state = {"raw_llm_response": {"text": "z"}, "Raw-Provider-Response": "w", "kept": 1}
+    assert redact(state) == {"kept": 1}

@@ -41,6 +41,8 @@ DROP_KEYS = frozenset(
         "answer_key",
         "llm_raw_response",
         "provider_raw_response",
+        "raw_llm_response",
+        "raw_provider_response",
     ]
 )
 SECRET_MARKERS = [
@@ -67,6 +69,9 @@ SECRET_ASSIGNMENT = re.compile(
     rf"(?i)\b((?:[\w-]*(?:{_MARKER_ALT})[\w-]*)\s*[:=]\s*[\"']?)([^\s\"',;]{{6,}})"
 )
 BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})")
+# `api_key=` / `api-key=` / `apikey=` in URLs and logs, any length (spec §3; the marker words
+# alone miss `api-key`, whose hyphen is no underscore).
+API_KEY = re.compile(r"(?i)\b(api[_-]?key\s*=\s*)([^&\s,;\"']+)")
 KEY_SHAPES = re.compile(
     r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16})\b"
 )
@@ -111,6 +116,7 @@ def redact_text(text: str, policy: StringPolicy = "span") -> str:
     if policy == "whole" and SECRET_WORD.search(text) and not _only_allowed(text):
         return REDACTED
     text = BEARER.sub(lambda m: m[1] + REDACTED, text)
+    text = API_KEY.sub(lambda m: m[1] + REDACTED, text)
     text = SECRET_ASSIGNMENT.sub(lambda m: m[1] + REDACTED, text)
     text = KEY_SHAPES.sub(REDACTED, text)
     return GOLD_MARKERS.sub(MASKED, text)
