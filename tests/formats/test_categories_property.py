@@ -169,6 +169,8 @@ def test_command_rules_match_their_plain_statement() -> None:
     case (a first word that is the program, a program known by its name alone, few operands)."""
     programs = sorted(cat.SPECIAL_PROGRAMS | cat.OPERAND_FILES | cat.SEARCHERS | {"python", "x"})
     arguments = [[], ["-i", "a.py"], ["-n", "1,5p", "a.py"], [".", "-name", "*.py"], ["grep", "x"]]
+    # `$` in SOURCE_FILE allows a final newline; a NUL inside an operand (the join's separator)
+    arguments += [["a.py\n", "x\0b.cpp", "c.cpp\0", "1.5", "-k.py", "d.pyx", "e.h"]]
     writes = [[], [(">", "f.txt")], [(">>", "a.md")]]
     commands = [
         ([program, *args], list(written))
