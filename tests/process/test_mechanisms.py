@@ -33,6 +33,16 @@ def test_priority_c1_c2_c4_c3_c5(n: int, waste: int, v: float, i: float, want: s
     assert got == want and reason.endswith(want)
 
 
+def test_c3_needs_the_failure_reason_that_only_failing_verdicts_carry() -> None:
+    """Spec §11.1: C3 "carries an incomplete-implementation failure reason"; §11.3: reasons are
+    built only for FAIL / LIKELY FAIL / UNCERTAIN. With a PASS / LIKELY PASS verdict there is no
+    reason, so a low-I-coverage Lucky pass falls through to C5."""
+    args = {"n_states": 20, "total_waste": 2, "v_coverage": 50.0, "i_coverage": 20.0, "i_total": 5}
+    assert mechanism(PAPER, **args, failing_verdict=True)[0] == "C3"
+    got, reason = mechanism(PAPER, **args, failing_verdict=False)
+    assert got == "C5" and "passing verdict" in reason
+
+
 def test_thresholds_are_named_parameters() -> None:
     strict = get_profile("paper", c2_min_waste=10, c4_min_states=60)
     assert (

@@ -3,8 +3,9 @@
 Mechanisms (spec §11), applied to Lucky passes only, first match wins, thresholds from the profile:
 C1 Minimal & Unverified (≤ `c1_max_states` states, zero waste, no V coverage; exact on the release),
 C2 Brute-Force Convergence (total waste ≥ `c2_min_waste`), C4 Excessive Exploration (≥
-`c4_min_states` states), C3 Incomplete Implementation (I coverage < `c3_impl_coverage_below`%),
-C5 Divergent-but-Valid (the rest). C2/C4 thresholds are unpublished; defaults from spec §11.2.
+`c4_min_states` states), C3 Incomplete Implementation (the run carries the release's
+`incomplete_implementation` failure reason: a failing verdict, so that reasons are built, and I
+coverage < `c3_impl_coverage_below`%), C5 Divergent-but-Valid (the rest). C2/C4 thresholds are unpublished; defaults from spec §11.2.
 """
 
 from __future__ import annotations
@@ -95,14 +96,21 @@ def mechanism(
     v_coverage: float,
     i_coverage: float,
     i_total: int,
+    failing_verdict: bool = True,
 ) -> tuple[Mechanism, str]:
-    """Classify one Lucky pass; returns (category, reason with the deciding numbers)."""
+    """Classify one Lucky pass; returns (category, reason with the deciding numbers).
+    `failing_verdict`: the run's verdict is FAIL / LIKELY FAIL / UNCERTAIN, the only verdicts for
+    which the release builds failure reasons (spec §11.3), so C3 needs it (§11.1)."""
     if n_states <= config.c1_max_states and total_waste == 0 and v_coverage == 0:
         return "C1", f"{n_states} states ≤ {config.c1_max_states}, zero waste, V coverage 0 → C1"
     if total_waste >= config.c2_min_waste:
         return "C2", f"total waste {total_waste} ≥ {config.c2_min_waste} → C2"
     if n_states >= config.c4_min_states:
         return "C4", f"{n_states} states ≥ {config.c4_min_states} with waste {total_waste} → C4"
-    if i_total > 0 and i_coverage < config.c3_impl_coverage_below:
+    if failing_verdict and i_total > 0 and i_coverage < config.c3_impl_coverage_below:
         return "C3", f"I coverage {i_coverage:.0f}% < {config.c3_impl_coverage_below:g}% → C3"
+    if i_total > 0 and i_coverage < config.c3_impl_coverage_below:
+        return "C5", (
+            f"I coverage {i_coverage:.0f}% but a passing verdict (no failure reasons) → C5"
+        )
     return "C5", "none of C1-C4 applies → C5"

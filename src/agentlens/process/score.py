@@ -118,6 +118,7 @@ def _assemble(
             v_coverage=stages.percent("V"),
             i_coverage=stages.percent("I"),
             i_total=stages.total.get("I", 0),
+            failing_verdict=the_verdict in FAILING_VERDICTS,
         )
     return ProcessResult(
         trajectory_id=traj.id,
