@@ -161,3 +161,14 @@ def test_candidate_only_channel_scores_one_state_and_slices_double_the_rows(prob
     assert {r["slice"] for r in result.steps} == {"full", "evidence-only"}
     assert len(result.steps) == 2 * len(problem.transitions)
     assert all(r["g_margin"] == 0 and r["surprise"] == 0 for r in result.steps)
+
+
+def test_audit_samples_the_generated_128_rationale_against_direct(problem) -> None:
+    # spec §9.1: the audit pairs the "report" run (label-free rationale, 128 tokens) with direct,
+    # whatever order the channels were listed in
+    channels = ("direct", "swapped-rationale-128", "generated-rationale-128")
+    result = evaluate([problem], Scripted(), RunConfig(channels=channels, permutations=1))
+    for selection in ("largest-gap", "random"):
+        rows = result.audits[selection]
+        assert rows and {r["channel"] for r in rows} == {"generated-rationale-128"}
+        assert {r["baseline"] for r in rows} == {"direct"}

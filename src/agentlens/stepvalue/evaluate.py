@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agentlens.stepvalue.audit import Selection, audit_sample, channel_effect
+from agentlens.stepvalue.channels import get_channel
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.phases import phase_aggregates
 from agentlens.stepvalue.results import state_rows, step_rows
@@ -125,6 +126,19 @@ def add_channel_effects(steps: list[dict[str, Any]]) -> None:
             row[f"effect_{name}"] = row[name] - base[name] if ok and base else None
 
 
+def audit_channel(others: Sequence[str], config: RunConfig) -> str:
+    """The channel audited against direct: the spec's "report" run, generated-rationale-128
+    (§9.1), else another generated rationale, else any rationale channel, else the first."""
+    report = get_channel("generated-rationale-128", config.rationale_tokens).name
+    if report in others:
+        return report
+    for part in ("generated-rationale", "rationale"):
+        found = [c for c in others if part in c]
+        if found:
+            return found[0]
+    return others[0]
+
+
 def evaluate(
     problems: Sequence[Problem],
     evaluator: Evaluator,
@@ -155,7 +169,7 @@ async def evaluate_async(
                     effect = channel_effect(sliced, channel, value=value, seed=config.seed)
                     result.channel_effects.append({"slice": which} | effect)
         if others:
-            target = next((c for c in others if "rationale" in c), others[0])
+            target = audit_channel(others, config)
             selections: tuple[Selection, ...] = ("largest-gap", "random")
             for selection in selections:
                 result.audits[selection] = audit_sample(
