@@ -73,3 +73,12 @@ def test_largest_gap_and_random_samples_are_labelled_and_differ() -> None:
     assert all("unbiased control" in r["selection"] for r in control)
     assert sorted(r["step_id"] for r in control) == [f"s{i}" for i in range(6)]
     assert control[0]["cue_retention_label"] is None
+
+
+def test_floor_or_missing_counts_the_protocols_own_rows() -> None:
+    data = rows()
+    data[0]["flags"] = ["used_floor_score"]  # direct, step 0: the baseline's floor
+    data[3]["flags"] = ["used_floor_score"]  # rationale, step 1
+    data[5]["flags"] = ["missing_labels"]  # rationale, step 2
+    data[7]["flags"] = ["rationale_leak"]  # rationale, step 3: neither floor nor missing
+    assert channel_effect(data, "rationale", resamples=10)["floor_or_missing"] == 2

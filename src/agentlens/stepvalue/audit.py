@@ -18,6 +18,7 @@ from scipy import stats
 
 NONZERO = 1e-9
 EXCLUDED_FLAGS = {"used_floor_score", "rationale_leak", "missing_labels"}
+FLOOR_OR_MISSING = {"used_floor_score", "missing_labels"}
 Selection = Literal["largest-gap", "random"]
 SELECTION_NOTE = {
     "largest-gap": "largest-gap (spec §9.1; biased towards extreme gaps)",
@@ -66,9 +67,8 @@ def channel_effect(
         "baseline": baseline,
         "value": value,
         "n": len(usable),
-        "floor_or_missing": sum(
-            1 for a, b in pairs if EXCLUDED_FLAGS & {*a["flags"], *b["flags"]} - {"rationale_leak"}
-        ),
+        # the protocol's own rows with a floored or missing label (§9.2), not its baseline's
+        "floor_or_missing": sum(1 for a, _ in pairs if FLOOR_OR_MISSING & set(a["flags"])),
     }
     if not usable:
         return out
