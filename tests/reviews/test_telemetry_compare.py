@@ -142,3 +142,21 @@ def test_compare_real_runs_with_formal_and_exit_code() -> None:
         RunSummary("a", RunTelemetry.of(a), formal=f1),
     )
     assert same.exit_code == 0
+
+
+def test_per_tool_upper_alert_bound_default_and_released_profile() -> None:
+    """Decision §13.10 on real runs (django__django-11066): gemini-2.5-pro as anchor, opus-4.5
+    as the new run. The new run's run_in_terminal rate is far higher; with t2 ≥ 20 (warn 0.9,
+    alert 0.8) the released code alerts above 1.2/0.9 = 1.333, the default above 1.2/0.8 = 1.5."""
+    trajs = read_paths([BENCH / "trajectories" / "django__django-11066"]).trajectories
+    s1 = RunTelemetry.of([t for t in trajs if t.model == "gemini-2.5-pro"]).tool_success()
+    s2 = RunTelemetry.of([t for t in trajs if t.model == "opus-4.5"]).tool_success()
+    ok1, n1 = map(int, s1["run_in_terminal"].split("/"))
+    ok2, n2 = map(int, s2["run_in_terminal"].split("/"))
+    rel = (ok2 / n2) / (ok1 / n1)
+    assert n2 >= 20 and 1.2 / 0.9 < rel <= 1.2 / 0.8  # the band where the two bounds differ
+    name = "tool success: run_in_terminal"
+    default = {c.name: c for c in tool_success_checks(s1, s2)}[name]
+    released = {c.name: c for c in tool_success_checks(s1, s2, "released")}[name]
+    assert (default.warning, default.alert) == (True, False)
+    assert (released.warning, released.alert) == (True, True)

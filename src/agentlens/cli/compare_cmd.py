@@ -13,6 +13,7 @@ from agentlens.errors import ConfigError
 
 if TYPE_CHECKING:
     from agentlens.process.pta import Reference
+    from agentlens.reviews.compare import CompareProfile
     from agentlens.trajectory import Trajectory
 
 
@@ -57,6 +58,14 @@ if TYPE_CHECKING:
     help="Process metrics against fixed references instead, DIR/<task_id>.json "
     "(`agentlens reference build -o`); tasks without one are skipped. Implies --process.",
 )
+@click.option(
+    "--profile",
+    type=click.Choice(["default", "released"]),
+    default="default",
+    show_default=True,
+    help="`released`: the released evaluator's per-tool upper alert bound 1.2/warn instead of "
+    "1.2/alert (spec §13.10).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.option(
     "--md",
@@ -75,6 +84,7 @@ def compare(
     sxs_path: str | None,
     with_process: bool,
     reference_dir: str | None,
+    profile: CompareProfile,
     as_json: bool,
     md_path: str | None,
 ) -> int:
@@ -99,7 +109,7 @@ def compare(
         summaries[1].process = process["runs"]["run_2"]["samples"]
     if sxs_path:
         summaries[1].sxs_flags = load(sxs_path, SXS_KIND)["dimensions"]
-    result = compare_runs(summaries[0], summaries[1], process_note=_note(process))
+    result = compare_runs(summaries[0], summaries[1], _note(process), profile)
     doc = result.to_dict()
     if process:
         doc["process"] = process

@@ -4,8 +4,9 @@ Telemetry comparisons use two-sided Mann–Whitney U on per-trajectory samples (
 decimals; 1.0 if a sample is empty) and a ratio `(v2 + 1e-9) / (v1 + 1e-9)` checked against a
 warning and an alert range; any p < 0.05 sets both flags. Formal passes use a two-sided Fisher
 exact test on `[[s1, N − s1], [s2, N − s2]]` with N = run 1's trajectory count (p rounded to 5).
-Per-tool success rates and termination reasons follow the spec's rules; the upper per-tool alert
-bound is `1.2 / warn` as in the released code (decision §13.10). Process metrics (issue 3: Lucky
+Per-tool success rates and termination reasons follow the spec's rules. The upper per-tool alert
+bound is `1.2 / alert` by default; the `released` profile keeps the released code's `1.2 / warn`
+(decision §13.10), which makes every rate rise above the warning bound an alert too. Process metrics (issue 3: Lucky
 rate, verification coverage, waste) use the same tests with ranges of our own (not in the spec):
 warn [0.8, 1.25], alert [0.67, 1.5]; their samples come from references built from both runs'
 passing runs pooled, each run scored leave-one-out (`reviews.process_evidence`), so neither run
@@ -15,13 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from scipy import stats
 
 from agentlens.reviews.telemetry import RunTelemetry
 
 Range = tuple[float, float]
+CompareProfile = Literal["default", "released"]
+"""`released` reproduces the released evaluator exactly; `default` differs only in the upper
+per-tool alert bound (1.2 / alert instead of 1.2 / warn, decision §13.10)."""
+PROFILES: tuple[CompareProfile, ...] = ("default", "released")
 
 
 @dataclass
@@ -120,7 +125,9 @@ def _vals(xs: Sequence[float | None]) -> list[float]:
     return [x for x in xs if x is not None]
 
 
-def telemetry_checks(r1: RunTelemetry, r2: RunTelemetry) -> list[Check]:
+def telemetry_checks(
+    r1: RunTelemetry, r2: RunTelemetry, profile: CompareProfile = "default"
+) -> list[Check]:
     t1, t2 = r1.trajectories, r2.trajectories
     out = []
     specs: list[tuple[str, str, Range, Range]] = [
@@ -165,7 +172,7 @@ def telemetry_checks(r1: RunTelemetry, r2: RunTelemetry) -> list[Check]:
     out.append(
         ratio_check("tool calls in parallel", "none", _mean(x), _mean(y), (0.9, 1.4), (0.7, 3.0))
     )
-    out.extend(tool_success_checks(r1.tool_success(), r2.tool_success()))
+    out.extend(tool_success_checks(r1.tool_success(), r2.tool_success(), profile))
     out.append(termination_check(r1, r2))
     return out
 
@@ -180,7 +187,9 @@ def _run_throughput(run: RunTelemetry) -> float | None:
     return gen / sum(times) if times and sum(times) else None
 
 
-def tool_success_checks(s1: dict[str, str], s2: dict[str, str]) -> list[Check]:
+def tool_success_checks(
+    s1: dict[str, str], s2: dict[str, str], profile: CompareProfile = "default"
+) -> list[Check]:
     out = []
     for tool in sorted(set(s1) | set(s2)):
         ok1, n1 = map(int, s1.get(tool, "0/0").split("/"))
@@ -194,10 +203,14 @@ def tool_success_checks(s1: dict[str, str], s2: dict[str, str]) -> list[Check]:
         warn, alert = (0.9, 0.8) if n2 >= 20 else (0.8, 0.6) if n2 >= 10 else (0.7, 0.4)
         if n1 > 0:
             rel = r2 / (r1 + 1e-9)
+            upper_alert = 1.2 / (warn if profile == "released" else alert)
             check.ratio = round(rel, 4)
             check.warning = rel < warn or rel > 1.2 / warn
-            check.alert = rel < alert or rel > 1.2 / warn
-            check.reason += f"; rel {rel:.3f} vs warn {warn}, alert {alert}, upper {1.2 / warn:.3f}"
+            check.alert = rel < alert or rel > upper_alert
+            check.reason += (
+                f"; rel {rel:.3f}: warn outside [{warn}, {1.2 / warn:.3f}], "
+                f"alert outside [{alert}, {upper_alert:.3f}]"
+            )
             count_ratio = n2 / n1
             if not 0.7 <= count_ratio <= 1.4 and abs(n2 - n1) >= 12:
                 check.warning = True
@@ -260,11 +273,15 @@ def process_checks(p1: dict[str, list[float]], p2: dict[str, list[float]]) -> li
 
 
 def compare_runs(
-    run_1: RunSummary, run_2: RunSummary, process_note: str | None = None
+    run_1: RunSummary,
+    run_2: RunSummary,
+    process_note: str | None = None,
+    profile: CompareProfile = "default",
 ) -> Comparison:
     """All checks; `process_note` (how the process references were made, what was skipped)
     becomes an unflagged `process: references` row before the process checks."""
-    result = Comparison(run_1.name, run_2.name, telemetry_checks(run_1.telemetry, run_2.telemetry))
+    checks = telemetry_checks(run_1.telemetry, run_2.telemetry, profile)
+    result = Comparison(run_1.name, run_2.name, checks)
     if run_1.formal is not None and run_2.formal is not None:
         result.checks.append(formal_check(run_1.formal, run_2.formal))
     if run_1.qi is not None and run_2.qi is not None:
