@@ -20,6 +20,7 @@ from agentlens.stepvalue.candidates import outcome_problem
 from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.evaluate import evaluate
 from agentlens.stepvalue.redaction import LeakageError
+from agentlens.stepvalue.report import write_outputs
 from tests.conftest import BENCH
 
 TRACE = sorted((BENCH / "trajectories" / "pallets__flask-5014").glob("*.json"))[0]
@@ -163,7 +164,7 @@ def test_candidate_only_channel_scores_one_state_and_slices_double_the_rows(prob
     assert all(r["g_margin"] == 0 and r["surprise"] == 0 for r in result.steps)
 
 
-def test_audit_samples_the_generated_128_rationale_against_direct(problem) -> None:
+def test_audit_samples_the_generated_128_rationale_against_direct(problem, tmp_path) -> None:
     # spec §9.1: the audit pairs the "report" run (label-free rationale, 128 tokens) with direct,
     # whatever order the channels were listed in
     channels = ("direct", "swapped-rationale-128", "generated-rationale-128")
@@ -172,3 +173,8 @@ def test_audit_samples_the_generated_128_rationale_against_direct(problem) -> No
         rows = result.audits[selection]
         assert rows and {r["channel"] for r in rows} == {"generated-rationale-128"}
         assert {r["baseline"] for r in rows} == {"direct"}
+    assert {p["channel"] for p in result.paired_phases} == {"generated-rationale-128"}
+    paths = write_outputs(result, tmp_path)
+    assert paths["phases_paired.csv"].read_text().startswith("channel,baseline,slice,phase")
+    report = paths["report"].read_text()
+    assert "## Most negative phases" in report and "paired by phase" in report

@@ -11,7 +11,7 @@ from typing import Any
 from agentlens.stepvalue.audit import Selection, audit_sample, channel_effect
 from agentlens.stepvalue.channels import get_channel
 from agentlens.stepvalue.model import Problem
-from agentlens.stepvalue.phases import phase_aggregates
+from agentlens.stepvalue.phases import most_negative, paired_phases, phase_aggregates
 from agentlens.stepvalue.results import state_rows, step_rows
 from agentlens.stepvalue.runner import Costs, Evaluator, RunConfig, Runner
 from agentlens.stepvalue.sensitivity import floor_sensitivity, sensitivity
@@ -30,6 +30,8 @@ class StepValueResult:
     channel_effects: list[dict[str, Any]] = field(default_factory=list)
     phases: list[dict[str, Any]] = field(default_factory=list)
     audits: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    paired_phases: list[dict[str, Any]] = field(default_factory=list)
+    """§9.3: the audited rationale channel against direct, paired by transition, per phase."""
 
     def channel_means(self) -> list[dict[str, Any]]:
         """Mean of each headline value per (channel, slice); floor/leak rates alongside."""
@@ -90,6 +92,8 @@ class StepValueResult:
             "per_trajectory": self.trajectory_summaries(),
             "channel_effects": self.channel_effects,
             "phases": self.phases,
+            "phases_paired": self.paired_phases,
+            "most_negative_phases": most_negative(self.phases),
             "sensitivity": sensitivity(self.steps),
             "floor_sensitivity": floor_sensitivity(self.steps),
             "audit": {name: len(rows) for name, rows in self.audits.items()},
@@ -175,5 +179,6 @@ async def evaluate_async(
                 result.audits[selection] = audit_sample(
                     steps, target, selection=selection, n=audit_n, seed=config.seed
                 )
+            result.paired_phases = paired_phases(steps, target)
     result.phases = phase_aggregates(steps)
     return result

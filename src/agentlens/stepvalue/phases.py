@@ -82,4 +82,68 @@ def _aggregate(key: tuple[str, str, str], rows: list[dict[str, Any]], value: str
         if damaged
         else None,
         "mean_delta_h": statistics.fmean(r["delta_h"] for r in rows),
+        "floor_steps": sum(1 for r in rows if "used_floor_score" in r["flags"]),
     }
+
+
+Pair = tuple[dict[str, Any], dict[str, Any]]
+
+
+def paired_phases(
+    rows: Sequence[dict[str, Any]], channel: str, baseline: str = "direct", value: str = "g_margin"
+) -> list[dict[str, Any]]:
+    """§9.3 direct against a protocol, paired by transition, per (slice, phase) and per mechanism
+    group: mean G of each, their mean difference, damage and repair rates of each,
+    `protocol_damage_count` (the protocol damages, the baseline does not) and
+    `protocol_repair_loss_count` (the baseline repairs, the protocol does not)."""
+
+    def key(r: dict[str, Any]) -> tuple[str, str, str]:
+        return (r["trajectory_id"], r["step_id"], r["slice"])
+
+    base = {key(r): r for r in rows if r["channel"] == baseline and not r.get("missing")}
+    buckets: dict[tuple[str, str], list[Pair]] = {}
+    for row in rows:
+        other = base.get(key(row))
+        if row["channel"] != channel or row.get("missing") or other is None:
+            continue
+        phase = row.get("phase") or "unlabelled"
+        for name in [phase, *(f"group:{g}" for g in groups_of(phase))]:
+            buckets.setdefault((row["slice"], name), []).append((other, row))
+    return [
+        {"channel": channel, "baseline": baseline, "slice": which, "phase": name}
+        | _paired(pairs, value)
+        for (which, name), pairs in sorted(buckets.items())
+    ]
+
+
+def _paired(pairs: list[Pair], value: str) -> dict[str, Any]:
+    def rate(flag: str, side: int) -> float:
+        return sum(1 for p in pairs if p[side][flag]) / len(pairs)
+
+    return {
+        "n_paired": len(pairs),
+        f"mean_{value}_baseline": statistics.fmean(b[value] for b, _ in pairs),
+        f"mean_{value}_channel": statistics.fmean(r[value] for _, r in pairs),
+        f"mean_{value}_delta": statistics.fmean(r[value] - b[value] for b, r in pairs),
+        "baseline_damage_rate": rate("damage", 0),
+        "channel_damage_rate": rate("damage", 1),
+        "baseline_repair_rate": rate("repair", 0),
+        "channel_repair_rate": rate("repair", 1),
+        "protocol_damage_count": sum(1 for b, r in pairs if r["damage"] and not b["damage"]),
+        "protocol_repair_loss_count": sum(1 for b, r in pairs if b["repair"] and not r["repair"]),
+    }
+
+
+def most_negative(phases: Sequence[dict[str, Any]], k: int = 5) -> list[dict[str, Any]]:
+    """Per (channel, slice), the k phases (not groups) with the most negative mean G (§9.3)."""
+    out: list[dict[str, Any]] = []
+    keys = sorted({(r["channel"], r["slice"]) for r in phases})
+    for channel, which in keys:
+        own = [
+            r
+            for r in phases
+            if (r["channel"], r["slice"]) == (channel, which)
+            and not r["phase"].startswith("group:")
+        ]
+        out += sorted(own, key=lambda r: r["mean_g_margin"])[:k]
+    return out

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.stepvalue.evaluate import StepValueResult
+from agentlens.stepvalue.phases import most_negative
 from agentlens.stepvalue.sensitivity import floor_sensitivity, sensitivity
 
 CHANNEL_COLUMNS = [
@@ -63,6 +64,19 @@ PHASE_COLUMNS = [
     "mean_surprise",
 ]
 
+PAIRED_COLUMNS = [
+    "slice",
+    "phase",
+    "n_paired",
+    "mean_g_margin_baseline",
+    "mean_g_margin_channel",
+    "mean_g_margin_delta",
+    "baseline_damage_rate",
+    "channel_damage_rate",
+    "protocol_damage_count",
+    "protocol_repair_loss_count",
+]
+
 
 def _clean(value: Any) -> Any:
     """JSON-safe: non-finite floats become null (strict JSON has no Infinity/NaN)."""
@@ -94,6 +108,7 @@ def write_outputs(result: StepValueResult, outdir: str | Path) -> dict[str, Path
         "channels.csv": (result.channel_means(), CHANNEL_COLUMNS),
         "channel_effects.csv": (result.channel_effects, EFFECT_COLUMNS),
         "phases.csv": (result.phases, None),
+        "phases_paired.csv": (result.paired_phases, None),
         "trajectories.csv": (result.trajectory_summaries(), None),
         "sensitivity.csv": (sensitivity(result.steps), None),
         "floor_sensitivity.csv": (floors, _columns(floors)),
@@ -182,6 +197,16 @@ def markdown(result: StepValueResult) -> str:
             _table(result.channel_effects, EFFECT_COLUMNS),
         ]
     parts += ["## Per phase", _table(result.phases, PHASE_COLUMNS)]
+    parts += [
+        "## Most negative phases (mean G, per channel and slice)",
+        _table(most_negative(result.phases), PHASE_COLUMNS),
+    ]
+    if result.paired_phases:
+        first = result.paired_phases[0]
+        parts += [
+            f"## Direct against {first['channel']}, paired by phase",
+            _table(result.paired_phases, PAIRED_COLUMNS),
+        ]
     table = sensitivity(result.steps)
     if table:
         parts += [
