@@ -168,3 +168,16 @@ def test_slices_follow_the_spec_key_list(tmp_path: Path) -> None:
     assert set(agent) == {k for k in after if not is_evidence[k] or k.lower() in structure}
     assert "last_observation" in agent and "last_observation" not in evidence
     assert evidence["evidence_facts"] == state["evidence_facts"]  # kept whole
+
+
+def test_step_types_are_normalised_to_the_mechanism_group_spelling(tmp_path: Path) -> None:
+    from agentlens.stepvalue.phases import groups_of
+
+    rec = record()
+    rec["steps"][0]["action"] = {"type": " validate-plan "}
+    rec["steps"].append({"step_id": "s2", "index": 1, "action": {"type": "advisory-verify"}})
+    (problem,) = explicit_problems(write(tmp_path, rec))
+    phases = [t.phase for t in problem.transitions]
+    assert phases == ["validate_plan", "advisory_verify"]
+    assert groups_of(phases[0]) == ["task_framing"]
+    assert groups_of(phases[1]) == ["internal_transformation", "self_verification"]

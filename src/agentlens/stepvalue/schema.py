@@ -130,9 +130,17 @@ def _transition(step: AsvStep) -> Transition:
         index=step.index,
         before=dict(step.state_before or {}),
         after=after,
-        phase=step_type if isinstance(step_type, str) else None,
+        phase=_step_type(step_type),
         cost=StepCost(**msgspec.structs.asdict(step.cost)) if step.cost else StepCost(),
     )
+
+
+def _step_type(value: Any) -> str | None:
+    """The bio-agent step type as the mechanism groups spell it (§10): `validate-plan` is
+    `validate_plan`; a blank type is `unknown`."""
+    if not isinstance(value, str):
+        return None
+    return value.strip().replace("-", "_") or "unknown"
 
 
 def _after_state(state_after: dict[str, Any] | None, observation: Any) -> dict[str, Any]:
