@@ -1,6 +1,7 @@
 """Error handling shared by all commands: user errors print one line; `--debug` shows tracebacks.
 
-Commands return their exit code (0 ok, 1 some inputs failed, 2 usage/input error)."""
+Commands return their exit code (0 ok, 1 some inputs failed, 2 usage/input error, 3 a bug of
+ours, reported in one line; 130 interrupted)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from rich.markup import escape
 
 from agentlens.errors import AgentLensError
 
-console = Console()
-err_console = Console(stderr=True)
+# No emoji codes: text from traces (`daemon:x:1`) must print as written, not as `daemon❌1`.
+console = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 
 def run_cli(group: click.Group, argv: list[str]) -> int:
@@ -29,8 +31,28 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
     except AgentLensError as exc:
         if debug:
             raise
-        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        _error(str(exc))
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        return 130
+    except OSError as exc:  # e.g. an output folder that cannot be made: the user can fix it
+        if debug:
+            raise
+        _error(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
+        return 2
+    except Exception as exc:  # a bug of ours: one line, the traceback only with --debug
+        if debug:
+            raise
+        _error(
+            f"internal error ({type(exc).__name__}: {str(exc)[:200]}); "
+            "this is an AgentLens bug: rerun with --debug and report the traceback"
+        )
+        return 3
     return result if isinstance(result, int) else 0
+
+
+def _error(message: str) -> None:
+    err_console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)

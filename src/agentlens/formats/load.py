@@ -64,6 +64,12 @@ def is_sidecar(path: Path) -> bool:
     return name in SIDECAR_NAMES or path.suffix.lower() in SIDECAR_SUFFIXES or name.startswith(".")
 
 
+def is_pattern(text: str) -> bool:
+    """A glob to expand; a name that exists is taken as written, even with glob characters
+    (`run[1].json`)."""
+    return glob.has_magic(text) and not os.path.lexists(text)
+
+
 def iter_trace_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
     """Yield (path, explicit) for every file named, globbed or found under a directory.
 
@@ -71,13 +77,14 @@ def iter_trace_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]
     """
     for spec in specs:
         text = str(spec)
-        matches = sorted(glob.glob(text, recursive=True)) if glob.has_magic(text) else [text]
+        pattern = is_pattern(text)
+        matches = sorted(glob.glob(text, recursive=True)) if pattern else [text]
         for match in matches:
             path = Path(match)
             if path.is_dir():
                 yield from ((p, False) for p in _walk(path))
             else:
-                yield path, not glob.has_magic(text)
+                yield path, not pattern
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -168,7 +175,7 @@ def read_paths(
     specs = list(specs)
     for spec in specs:
         text = str(spec)
-        if glob.has_magic(text) and not glob.glob(text, recursive=True):
+        if is_pattern(text) and not glob.glob(text, recursive=True):
             result.failures.append(ReadFailure(text, None, "no file matches this pattern", None))
     for path, explicit in iter_trace_paths(specs):
         try:

@@ -1,0 +1,54 @@
+"""What any command prints when something goes wrong outside the readers: one line, no traceback
+(unless --debug), and text from traces printed as written (no rich markup or emoji codes)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BENCH
+
+RUN = next((BENCH / "trajectories" / "psf__requests-1724").glob("*-pass-*.json"))
+
+
+def test_trace_text_is_not_rendered_as_markup_or_emoji(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    hostile = tmp_path / "a:x:[bold]b[red]c.json"  # the id (file stem) is shown in the table
+    shutil.copy(RUN, hostile)
+    result = run_cli("inspect", str(hostile))
+    assert result.code == 0  # type: ignore[attr-defined]
+    rows = [line.split("│") for line in result.out.splitlines() if line.startswith("│")]  # type: ignore[attr-defined]
+    first_column = "".join(cells[1].strip() for cells in rows)  # a long id wraps in its cell
+    assert first_column == "a:x:[bold]b[red]c"
+
+
+def test_an_unwritable_output_folder_is_one_line(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = run_cli("convert", str(RUN), "--to", "jsonl", "-o", str(blocker / "out"))
+    assert result.code == 2  # type: ignore[attr-defined]
+    err = result.err.strip()  # type: ignore[attr-defined]
+    assert err.startswith("error: ") and str(blocker) in err and "\n" not in err
+
+
+def test_an_unexpected_exception_is_one_line_and_debug_shows_it(
+    run_cli: Callable[..., object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentlens.cli import inspect_cmd
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(inspect_cmd, "load_inputs", broken)
+    result = run_cli("inspect", str(RUN))
+    assert result.code == 3  # type: ignore[attr-defined]
+    err = result.err.strip()  # type: ignore[attr-defined]
+    assert "injected fault" in err and "--debug" in err and "Traceback" not in err
+    with pytest.raises(RuntimeError, match="injected fault"):
+        run_cli("--debug", "inspect", str(RUN))
