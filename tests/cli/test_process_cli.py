@@ -58,6 +58,28 @@ def test_reference_build_uses_k_donors(reference: Path) -> None:
     assert doc["profile"] == "sdk-compat" and doc["nodes"]
 
 
+@pytest.mark.parametrize("k", ["3", "0", "9"])
+def test_reference_build_merges_all_donors_in_shuffled_order(tmp_path: Path, k: str) -> None:
+    """Spec §14.1 steps 4-5: the file-name-sorted passing runs are shuffled and merged in that
+    order (merge order matters, §5.2), also when k takes every passing run (astropy has 3)."""
+    import random
+
+    task = TRAJ / "astropy__astropy-13236"
+    out = tmp_path / "ref.json"
+    assert main(["reference", "build", str(task), "-o", str(out), "--k", k]) == 0
+    passing = sorted(p.name for p in task.glob("*-pass-*_pta.json"))
+    assert len(passing) == 3
+    random.Random(42).shuffle(passing)
+    want = [name.removesuffix(".json") for name in passing]
+    assert json.loads(out.read_bytes())["donors"] == want
+
+
+def test_reference_from_one_run_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Spec §5.1: a reference merges k ≥ 2 passing runs; one run still builds, with a warning."""
+    assert main(["reference", "build", str(C1_RUN), "-o", str(tmp_path / "r.json")]) == 0
+    assert "k ≥ 2" in capsys.readouterr().err
+
+
 def test_score_writes_the_release_columns(
     reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -69,9 +69,15 @@ def choose_donors(trajs: list[Trajectory], k: int, seed: int) -> list[Trajectory
     if not passing:
         raise ConfigError("no passing runs among the inputs; pass/fail labels come from the "
                           "file or from --labels")  # fmt: skip
-    if 0 < k < len(passing):
-        random.Random(seed).shuffle(passing)
-        return passing[:k]
+    # Shuffled even when every passing run is a donor: the merge order shapes the reference.
+    random.Random(seed).shuffle(passing)
     if k > len(passing):
         err_console.print(f"only {len(passing)} passing runs; using all of them", highlight=False)
-    return passing
+    donors = passing[:k] if k > 0 else passing
+    if len(donors) < 2:
+        err_console.print(
+            "warning: a reference from one run has no alternative strategies (the paper merges "
+            "k ≥ 2 passing runs)",
+            highlight=False,
+        )
+    return donors
