@@ -82,10 +82,14 @@ def test_terminal_similarity(a: str, b: str, expected: bool) -> None:
     assert EQ.cascade(term(a), term(b)) is expected
 
 
-def test_paper_drops_the_same_first_token_rule() -> None:
-    paper = Equivalence(base_command_rule=False)
+def test_base_command_rule_is_kept_by_both_profiles_and_can_be_dropped() -> None:
+    """Spec decision 9: keep the permissive "same first token" rule for parity (both profiles)."""
+    from agentlens.process.profiles import get_profile
+
+    assert get_profile("paper").base_command_rule and get_profile("sdk-compat").base_command_rule
+    strict = Equivalence(base_command_rule=False)
     a, b = term("grep -rn 'alpha beta' ."), term("grep 'gamma delta' .")
-    assert EQ.check(a, b, 4) and not paper.check(a, b, 4)
+    assert EQ.check(a, b, 4) and not strict.check(a, b, 4)
 
 
 def test_edits_to_one_file_overlap_on_their_synthetic_ranges() -> None:

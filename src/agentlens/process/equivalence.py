@@ -1,8 +1,9 @@
 """State equivalence: the released confidence cascade, first decision wins (spec §4.2).
 
 `a` is the reference (merged / PTA) state, `b` the new or candidate state; the check is not
-symmetric. With the LLM tier off, the heuristic tier's verdict is final. Profile `paper` drops the
-"same first token" terminal rule (the paper's cascade ends at grouped targets with Jaccard ≥ 0.5).
+symmetric. With the LLM tier off, the heuristic tier's verdict is final. Both profiles keep the
+release's permissive "same first token" terminal rule (spec decision 9); `base_command_rule=False`
+drops it (the paper's cascade ends at grouped targets with Jaccard ≥ 0.5).
 """
 
 from __future__ import annotations
