@@ -178,3 +178,22 @@ def test_audit_samples_the_generated_128_rationale_against_direct(problem, tmp_p
     assert paths["phases_paired.csv"].read_text().startswith("channel,baseline,slice,phase")
     report = paths["report"].read_text()
     assert "## Most negative phases" in report and "paired by phase" in report
+
+
+def test_reasoner_models_and_more_than_ten_candidates_are_refused(problem) -> None:
+    from agentlens.errors import ConfigError
+    from agentlens.stepvalue.candidates import fault_localisation_problem, fault_localisation_space
+
+    class Reasoner(Scripted):
+        name = "openai-compatible:https://api.deepseek.com/v1#deepseek-reasoner"
+
+    with pytest.raises(ConfigError, match="reasoner"):
+        evaluate([problem], Reasoner(), RunConfig(channels=("direct",), permutations=1))
+    runs = [
+        read_path(p)[0]
+        for p in sorted((BENCH / "trajectories" / "sympy__sympy-12481").glob("*.json"))[:8]
+    ]
+    wide = fault_localisation_problem(runs[0], fault_localisation_space(runs, k=11), max_steps=1)
+    assert len(wide.view.candidates) == 11
+    with pytest.raises(ConfigError, match="11 candidates"):
+        evaluate([wide], Scripted(), RunConfig(channels=("direct",), permutations=1))

@@ -12,6 +12,7 @@ from agentlens.stepvalue.belief import FLOOR
 from agentlens.stepvalue.channels import DEFAULT_CHANNELS, Channel, get_channel
 from agentlens.stepvalue.cost import CostWeights
 from agentlens.stepvalue.metrics import EPSILON
+from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.permutations import LabelScheme
 from agentlens.stepvalue.projection import MAX_STATE_CHARS, SLICES, Slice
 from agentlens.stepvalue.prompts import MAX_QUESTION_CHARS, Order
@@ -95,3 +96,24 @@ class Costs:
     @property
     def evaluator_calls(self) -> int:
         return self.rationale_calls + self.scoring_calls
+
+
+MAX_OPTIONS = 10
+
+
+def check_scorable(evaluator_name: str, problems: Sequence[Problem], config: RunConfig) -> None:
+    """Refuse what the forced-choice read-out cannot score (spec §4.2): more than 10 candidates
+    (or more than the top-k list holds), and reasoner models, which return no log-probs."""
+    if "reasoner" in evaluator_name.lower():
+        raise ConfigError(
+            f"evaluator {evaluator_name!r} is a reasoner model: it returns no log-probabilities; "
+            "use a chat model (e.g. deepseek-chat)"
+        )
+    limit = min(MAX_OPTIONS, config.top_k)
+    for problem in problems:
+        k = len(problem.view.candidates)
+        if k > limit:
+            raise ConfigError(
+                f"{problem.trajectory_id}: {k} candidates, but one option label can be read for "
+                f"at most {limit} (10 labels, top_k {config.top_k}); use fewer candidates"
+            )

@@ -20,7 +20,7 @@ from agentlens.errors import AgentLensError, CapabilityError
 from agentlens.providers.types import ChatRequest, Message
 from agentlens.stepvalue.belief import Belief, belief_from_labels
 from agentlens.stepvalue.channels import Channel, extractive_buffer
-from agentlens.stepvalue.config import Costs, Evaluator, Rationale, RunConfig
+from agentlens.stepvalue.config import Costs, Evaluator, Rationale, RunConfig, check_scorable
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.permutations import label_mapping
 from agentlens.stepvalue.plan import StateTable, naive_calls, state_table
@@ -45,6 +45,7 @@ class Runner:
 
     def __init__(self, evaluator: Evaluator, problems: Sequence[Problem], config: RunConfig):
         config.validate()
+        check_scorable(evaluator.name, problems, config)
         self.evaluator = evaluator
         self.problems = list(problems)
         self.config = config
