@@ -130,3 +130,53 @@ def test_a_run_without_tool_calls_still_scores() -> None:
         assert result.signals["coh"].value == 1.0  # Eq. 2 fallback: no transitions
         assert result.divergence.step == 2 and result.divergence.fraction is None
     assert result.score == 30.0  # paper: only 0.30·100·Φ_coh remains
+
+
+def _max_matching(adj: list[list[int]]) -> int:
+    """Kuhn's augmenting paths: size of a maximum matching, rows `adj[i]` → columns."""
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in adj[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    return sum(augment(i, set()) for i in range(len(adj)))
+
+
+def test_paper_struct_and_cov_recomputed_from_plain_verdicts() -> None:
+    """Spec §7.2/§7.3 (paper): recompute Φ_struct (ordered recall by a forward scan over the best
+    path, bipartite precision) and Φ_cov (all reference states, bipartite) from `eq.check` alone,
+    without the engine's buckets, prefix reuse or scipy matching."""
+    from agentlens.process.profiles import get_profile
+    from agentlens.process.pta import build_reference, equivalence_for, run_labels
+    from agentlens.process.states import states_from_trajectory
+
+    cfg = get_profile("paper")
+    ref = build_reference(bench_split(TASK).donors, cfg)
+    eq = equivalence_for(cfg)
+    for run in bench_split(TASK).scored[:6]:
+        got = score_trajectory(run, ref, cfg)
+        cand = states_from_trajectory(run, run_labels(run, cfg), use_raw=False)
+
+        def adjacency(states: list, cand: list = cand) -> list[list[int]]:
+            return [[j for j, c in enumerate(cand) if eq.check(s, c, 1)] for s in states]
+
+        nodes = [n for n in ref.nodes.values() if not n.is_initial]
+        cov = _max_matching(adjacency(nodes)) / len(nodes) * 100
+        assert got.signals["cov"].value == pytest.approx(cov)
+
+        path = [s for s in ref.paths(cfg.max_paths)[got.best_path_index] if not s.is_initial]
+        found, pos = 0, 0
+        for state in path:
+            nxt = next((j for j in range(pos, len(cand)) if eq.check(state, cand[j], 1)), None)
+            if nxt is not None:
+                found, pos = found + 1, nxt + 1
+        recall = found / len(path) * 100
+        precision = _max_matching(adjacency(path)) / (len(cand) - 1) * 100
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        assert got.signals["struct"].value == pytest.approx(f1)
