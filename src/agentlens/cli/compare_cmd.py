@@ -1,5 +1,6 @@
 """`agentlens compare RUN_A RUN_B`: regression tests of a new run (B) against an anchor (A).
-Exit code 0 ok, 1 warning, 2 alert, so CI can gate a release on it."""
+Exit code 0 ok, 1 warning (or some files could not be read), 2 alert (or a run has no readable
+trajectory), so CI can gate a release on it."""
 
 from __future__ import annotations
 
@@ -89,14 +90,18 @@ def compare(
     md_path: str | None,
 ) -> int:
     """Mann–Whitney / Fisher tests and ratio thresholds (spec §11.2), SxS flags, QI and process deltas."""
-    from agentlens.cli._inputs import load_inputs
+    from agentlens.cli._inputs import load_inputs, report_failures
     from agentlens.reviews.compare import RunSummary, compare_runs
     from agentlens.reviews.report import SXS_KIND, compare_markdown, dump, formal_results, load
     from agentlens.reviews.telemetry import RunTelemetry
 
-    summaries, runs = [], []
+    summaries, runs, failed = [], [], 0
     for name, verify, reviews in ((run_a, a_verify, a_reviews), (run_b, b_verify, b_reviews)):
-        trajs = load_inputs([name]).trajectories
+        read = load_inputs([name])
+        failed += report_failures(read)  # a gate must not pass on files it could not read
+        trajs = read.trajectories
+        if not trajs:
+            raise ConfigError(f"{name}: no trajectories read, nothing to compare")
         summary = RunSummary(name, RunTelemetry.of(trajs))
         summary.formal = formal_results(verify) if verify else None
         summary.qi = _qi(reviews, summary.formal) if reviews else None
@@ -119,7 +124,7 @@ def compare(
         console.print_json(dump(doc))
     else:
         console.print(compare_markdown(doc), markup=False, highlight=False)
-    return result.exit_code
+    return max(result.exit_code, failed)
 
 
 def _process(
