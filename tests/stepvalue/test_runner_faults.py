@@ -194,3 +194,27 @@ def test_reasoner_models_and_more_than_ten_candidates_are_refused(problem) -> No
     assert len(wide.view.candidates) == 11
     with pytest.raises(ConfigError, match="11 candidates"):
         evaluate([wide], Scripted(), RunConfig(channels=("direct",), permutations=1))
+
+
+class Floored(Scripted):
+    """The last label never appears in the top-k list (failure injection)."""
+
+    async def option_logprobs(self, messages, labels, *, floor=-20.0, top_k=20):
+        result = await super().option_logprobs(messages, labels, floor=floor, top_k=top_k)
+        last = labels[-1]
+        result.options[last] = OptionLogprob(label=last, logprob=floor, source="floor")
+        return result
+
+
+def test_fallback_policy_floor_flags_and_error_stops(problem) -> None:
+    from agentlens.stepvalue.runner import FloorError
+
+    config = RunConfig(channels=("direct",), permutations=1)
+    result = evaluate([problem], Floored(), config)
+    assert all("used_floor_score" in r["flags"] for r in result.steps)
+    with pytest.raises(FloorError, match="not-resolved"):  # identity labels: B = not-resolved
+        evaluate(
+            [problem],
+            Floored(),
+            RunConfig(channels=("direct",), permutations=1, fallback_policy="error"),
+        )

@@ -63,6 +63,13 @@ def stepvalue() -> None:
     "--leak-policy", type=click.Choice(["error", "warn"]), default="error", show_default=True
 )
 @click.option(
+    "--fallback-policy",
+    type=click.Choice(["floor", "error"]),
+    default="floor",
+    show_default=True,
+    help="A label absent from the top-k list: score it at the floor (flagged) or stop.",
+)
+@click.option(
     "--concurrency", type=int, default=None, help="States in flight (default 1 local, 4 remote)."
 )
 @click.option("--audit-n", default=100, show_default=True, help="Transitions per audit sample.")
@@ -95,6 +102,7 @@ def evaluate_cmd(
     max_steps: int | None,
     rationale_tokens: int | None,
     leak_policy: str,
+    fallback_policy: str,
     concurrency: int | None,
     audit_n: int,
     lam: float,
@@ -121,6 +129,7 @@ def evaluate_cmd(
         slices=_csv(slices),  # type: ignore[arg-type]
         rationale_tokens=rationale_tokens,
         leak_policy=leak_policy,  # type: ignore[arg-type]
+        fallback_policy=fallback_policy,  # type: ignore[arg-type]
         concurrency=concurrency or (1 if is_local(evaluator) else 4),
         lam=lam,
         cost_weights=parse_weights(cost_weights),

@@ -44,6 +44,9 @@ class RunConfig:
     top_k: int = 20
     epsilon: float = EPSILON
     leak_policy: Literal["error", "warn"] = "error"
+    fallback_policy: Literal["floor", "error"] = "floor"
+    """A top-k label absent from the list: `floor` scores it at the floor and flags the step
+    (the released tool's live setting); `error` stops the run (spec §5.1 step 5)."""
     seed: int = 7
     order: Order = "mapping-last"
     max_state_chars: int = MAX_STATE_CHARS

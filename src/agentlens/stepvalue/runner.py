@@ -40,6 +40,10 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
 
 
+class FloorError(AgentLensError):
+    """A candidate's label is missing from the top-k list under fallback policy `error`."""
+
+
 class Runner:
     """Scores every distinct state of `problems` under every channel, slice and permutation."""
 
@@ -240,9 +244,18 @@ class Runner:
         self._account(result.from_cache, result.usage.prompt_tokens, result.usage.cached_tokens)
         sources = {label: opt.source for label, opt in result.options.items()}
         variants = {label: opt.variants for label, opt in result.options.items()}
-        return belief_from_labels(
+        belief = belief_from_labels(
             result.logprobs, sources, mapping, floor=cfg.floor, label_variants=variants
         )
+        if belief.used_floor and cfg.fallback_policy == "error":
+            absent = [
+                c for c, s in zip(belief.candidate_ids, belief.sources, strict=True) if s == "floor"
+            ]
+            raise FloorError(
+                f"{self.evaluator.name}: no top-{cfg.top_k} token spells the label of "
+                f"{', '.join(absent)}; use --fallback-policy floor to score it at {cfg.floor:g}"
+            )
+        return belief
 
     def _account(self, from_cache: bool, prompt_tokens: int, cached_tokens: int) -> None:
         self.costs.cache_hits += int(from_cache)
