@@ -160,3 +160,51 @@ def test_per_tool_upper_alert_bound_default_and_released_profile() -> None:
     released = {c.name: c for c in tool_success_checks(s1, s2, "released")}[name]
     assert (default.warning, default.alert) == (True, False)
     assert (released.warning, released.alert) == (True, True)
+
+
+def test_agent_time_excludes_the_users_reply_time() -> None:
+    """Spec §11.1 `agent_time`: per-response times summed per chat. A real Claude Code session
+    with 10 user messages: agent time is, per block of agent steps, the block's last timestamp
+    minus the timestamp just before it (the user's message), summed; the user's time to reply
+    (the wall-clock span counted it) is left out."""
+    from tests.conftest import FORMATS
+
+    traj = read_path(FORMATS / "claude-code" / "jnarowski-agentcmd" / "full-session-two.jsonl")[0]
+    expected, block_start, block_end = 0.0, None, None
+    previous = None
+    for step in traj.steps:
+        if step.kind in ("user", "system"):
+            if block_start is not None and block_end is not None:
+                expected += (block_end - block_start).total_seconds()
+            block_start = block_end = None
+        else:
+            if block_start is None:
+                block_start = previous
+            block_end = step.timestamp or block_end
+        previous = step.timestamp or previous
+    if block_start is not None and block_end is not None:
+        expected += (block_end - block_start).total_seconds()
+    stamps = [s.timestamp for s in traj.steps if s.timestamp is not None]
+    span = (stamps[-1] - stamps[0]).total_seconds()
+    tel = trajectory_telemetry(traj)
+    assert tel.time_s == pytest.approx(expected)
+    assert span - expected > 60  # minutes of user time are no longer agent time
+
+
+def test_parallel_tool_calls_are_pooled_over_responses() -> None:
+    """Spec §11.1 `tool_calls_in_parallel_mean`: mean calls per tool-calling response over the
+    run's responses (the released report pools them), not a mean of per-chat means."""
+    from tests.conftest import FORMATS
+
+    trajs = read_paths([FORMATS / "claude-code"]).trajectories
+    per_response: list[int] = []
+    for traj in trajs:
+        calls = Counter(s.turn for s in traj.tool_steps if s.turn is not None)
+        calls.update(("own", s.index) for s in traj.tool_steps if s.turn is None)
+        per_response += list(calls.values())
+    expected = sum(per_response) / len(per_response)
+    run = RunTelemetry.of(trajs)
+    assert run.parallel_mean() == pytest.approx(expected)
+    assert run.to_dict()["tool_calls_in_parallel_mean"] == round(expected, 3)
+    chat_means = [t.parallel_mean for t in run.trajectories if t.parallel_mean is not None]
+    assert abs(sum(chat_means) / len(chat_means) - expected) > 0.1  # the old mean of means

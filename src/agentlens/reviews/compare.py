@@ -168,9 +168,15 @@ def telemetry_checks(
             mann_whitney(x, y),
         )
     )
-    x, y = _vals([t.parallel_mean for t in t1]), _vals([t.parallel_mean for t in t2])
     out.append(
-        ratio_check("tool calls in parallel", "none", _mean(x), _mean(y), (0.9, 1.4), (0.7, 3.0))
+        ratio_check(
+            "tool calls in parallel",
+            "none",
+            r1.parallel_mean(),
+            r2.parallel_mean(),
+            (0.9, 1.4),
+            (0.7, 3.0),
+        )
     )
     out.extend(tool_success_checks(r1.tool_success(), r2.tool_success(), profile))
     out.append(termination_check(r1, r2))

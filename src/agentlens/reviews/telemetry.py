@@ -3,8 +3,11 @@ cached tokens, throughput, tool calls per run, parallel tool calls, per-tool suc
 first), termination reasons and cache-hit ratio.
 
 A *turn* is one model response: steps sharing `Step.turn`, or each step on its own when the
-reader did not set turns. Turn time is the gap from the previous step's timestamp to the turn's
-last timestamp. A tool call fails when the reader marked it an error; when the format carries no
+reader did not set turns. Turn time is the agent's response time: from the timestamp of the step
+before the turn (a user message included) to the turn's last timestamp. A trajectory's agent
+time is the sum of its turn times, so time the user (or simulated user) spends before replying
+is not agent time (spec §11.1 `agent_time`, summed per chat). Parallel tool calls are the mean
+number of calls per tool-calling response, pooled over the run's responses. A tool call fails when the reader marked it an error; when the format carries no
 error flag (`is_error` is None) the observation is checked for error markers, and the count of
 such inferred verdicts is reported."""
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -78,15 +82,26 @@ def termination_reason(traj: Trajectory) -> str:
     return "unknown"
 
 
+def _stamp_before(steps: Sequence[Step]) -> dict[int, datetime]:
+    """Step index → the last timestamp seen before that step (any kind of step)."""
+    before: dict[int, datetime] = {}
+    last: datetime | None = None
+    for step in steps:
+        if last is not None:
+            before[step.index] = last
+        if step.timestamp is not None:
+            last = step.timestamp
+    return before
+
+
 def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
-    turns, previous_ts = [], None
+    turns = []
     hits: list[float] = []
+    stamp_before = _stamp_before(traj.steps)
     for n, steps in enumerate(_turns(traj.steps)):
         stamps = [s.timestamp for s in steps if s.timestamp is not None]
-        time_s: float | None = None
-        if stamps and previous_ts:
-            time_s = (stamps[-1] - previous_ts).total_seconds()
-        previous_ts = stamps[-1] if stamps else previous_ts
+        start = stamp_before.get(steps[0].index)
+        time_s = (stamps[-1] - start).total_seconds() if stamps and start else None
         usages = [s.usage for s in steps if s.usage is not None]
         costs = [s.cost for s in steps if s.cost is not None]
         prompt = sum(u.prompt_tokens for u in usages)
@@ -112,12 +127,12 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         tools[name][0] += not is_error(step)
         inferred += step.is_error is None
     usage = traj.usage_total()
-    stamps = [s.timestamp for s in traj.steps if s.timestamp is not None]
+    turn_times = [t.time_s for t in turns if t.time_s is not None]
     return TrajectoryTelemetry(
         trajectory_id=traj.id,
         task_id=traj.task_id,
         turns=turns,
-        time_s=(stamps[-1] - stamps[0]).total_seconds() if len(stamps) > 1 else None,
+        time_s=sum(turn_times) if turn_times else None,
         cost=traj.cost_total(),
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
@@ -148,6 +163,11 @@ class RunTelemetry:
     def of(cls, trajs: Sequence[Trajectory]) -> RunTelemetry:
         return cls([trajectory_telemetry(t) for t in trajs])
 
+    def parallel_mean(self) -> float | None:
+        """Mean tool calls per tool-calling response, pooled over every response of the run."""
+        calls = [u.tool_calls for t in self.trajectories for u in t.turns if u.tool_calls]
+        return sum(calls) / len(calls) if calls else None
+
     def tool_success(self) -> dict[str, str]:
         """`"s/t"` per tool, sorted worst first by (fail + 1) / (total + 2) (spec §11.1)."""
         sums: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -167,7 +187,7 @@ class RunTelemetry:
         prompt = sum(t.prompt_tokens for t in ts)
         gen = sum(t.completion_tokens for t in ts)
         cached = sum(t.cached_tokens for t in ts)
-        parallel = [t.parallel_mean for t in ts if t.parallel_mean is not None]
+        parallel = self.parallel_mean()
         return {
             "trajectories": len(ts),
             "agent_time_s": {"chat": _quantiles(times), "response": _quantiles(turn_times)},
@@ -183,7 +203,7 @@ class RunTelemetry:
             "tools_calls_per_chat_mean": round(float(np.mean([t.tool_calls for t in ts])), 3)
             if ts
             else None,
-            "tool_calls_in_parallel_mean": round(float(np.mean(parallel)), 3) if parallel else None,
+            "tool_calls_in_parallel_mean": round(parallel, 3) if parallel is not None else None,
             "tool_call_success_rates": self.tool_success(),
             "tool_success_inferred_from_output": sum(t.inferred_success for t in ts),
             "termination_reason": dict(Counter(t.termination_reason for t in ts).most_common()),
