@@ -52,3 +52,14 @@ def test_an_unexpected_exception_is_one_line_and_debug_shows_it(
     assert "injected fault" in err and "--debug" in err and "Traceback" not in err
     with pytest.raises(RuntimeError, match="injected fault"):
         run_cli("--debug", "inspect", str(RUN))
+
+
+def test_a_folder_without_traces_is_an_error_not_an_empty_success(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    (tmp_path / "notes.md").write_text("no traces here")
+    for command in (["inspect"], ["convert", "--to", "jsonl", "-o", str(tmp_path / "out")]):
+        result = run_cli(*command, str(tmp_path))
+        assert result.code == 2  # type: ignore[attr-defined]
+        err = result.err  # type: ignore[attr-defined]
+        assert f"no trace files in {tmp_path} (1 non-trace files skipped)" in err

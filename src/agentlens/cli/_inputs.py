@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentlens.cli._app import err_console
+from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths, read_paths
 from agentlens.formats.registry import get_reader
 
@@ -65,7 +66,11 @@ def load_inputs(
         def advance(_: Path) -> None:
             progress.advance(task)
 
-        return read_paths(paths, format=format, lenient=lenient, labels=labels, on_file=advance)
+        result = read_paths(paths, format=format, lenient=lenient, labels=labels, on_file=advance)
+    if not result.trajectories and not result.failures:  # e.g. an empty or mistyped folder
+        skipped = f" ({len(result.skipped)} non-trace files skipped)" if result.skipped else ""
+        raise ConfigError(f"no trace files in {', '.join(map(str, paths))}{skipped}")
+    return result
 
 
 def debug_enabled() -> bool:
