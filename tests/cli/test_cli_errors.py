@@ -57,7 +57,8 @@ def test_an_unexpected_exception_is_one_line_and_debug_shows_it(
 def test_a_folder_without_traces_is_an_error_not_an_empty_success(
     run_cli: Callable[..., object], tmp_path: Path
 ) -> None:
-    (tmp_path / "notes.md").write_text("no traces here")
+    (tmp_path / "notes.md").write_text("no traces here")  # a sidecar: passed over silently
+    (tmp_path / "data.bin").write_bytes(bytes(range(256)))  # walked, not a trace: skipped
     for command in (["inspect"], ["convert", "--to", "jsonl", "-o", str(tmp_path / "out")]):
         result = run_cli(*command, str(tmp_path))
         assert result.code == 2  # type: ignore[attr-defined]
