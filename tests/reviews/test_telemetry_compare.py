@@ -208,3 +208,15 @@ def test_parallel_tool_calls_are_pooled_over_responses() -> None:
     assert run.to_dict()["tool_calls_in_parallel_mean"] == round(expected, 3)
     chat_means = [t.parallel_mean for t in run.trajectories if t.parallel_mean is not None]
     assert abs(sum(chat_means) / len(chat_means) - expected) > 0.1  # the old mean of means
+
+
+def test_tool_success_ties_put_the_busier_tool_first() -> None:
+    """(fail + 1) / (total + 2) ties between 0 of 2 failed and 1 of 6 failed (both 1/4): the
+    released report breaks the tie by more calls first."""
+    from agentlens.reviews.telemetry import TrajectoryTelemetry
+
+    tools = {"aaa": [2, 2], "zzz": [5, 6], "bad": [0, 1]}
+    run = RunTelemetry(
+        [TrajectoryTelemetry("t", None, [], None, None, 0, 0, 0, 9, tools, 0, "x", None)]
+    )
+    assert list(run.tool_success().items()) == [("bad", "0/1"), ("zzz", "5/6"), ("aaa", "2/2")]

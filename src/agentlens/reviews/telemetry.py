@@ -169,13 +169,19 @@ class RunTelemetry:
         return sum(calls) / len(calls) if calls else None
 
     def tool_success(self) -> dict[str, str]:
-        """`"s/t"` per tool, sorted worst first by (fail + 1) / (total + 2) (spec §11.1)."""
+        """`"s/t"` per tool, sorted worst first by (fail + 1) / (total + 2) (spec §11.1); ties
+        put the tool with more calls first, as the released report does, then by name."""
         sums: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for t in self.trajectories:
             for name, (s, n) in t.tools.items():
                 sums[name][0] += s
                 sums[name][1] += n
-        order = sorted(sums, key=lambda k: (-(sums[k][1] - sums[k][0] + 1) / (sums[k][1] + 2), k))
+
+        def worst_first(name: str) -> tuple[float, int, str]:
+            ok, total = sums[name]
+            return -(total - ok + 1) / (total + 2), -total, name
+
+        order = sorted(sums, key=worst_first)
         return {k: f"{sums[k][0]}/{sums[k][1]}" for k in order}
 
     def to_dict(self) -> dict[str, Any]:
