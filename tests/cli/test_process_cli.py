@@ -129,6 +129,8 @@ def test_cohort_from_release_rows(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["tiers"] == {t: tiers.count(t) for t in set(tiers)}
     assert {s["signal"] for s in doc["separation"]} >= {"composite", "process_only"}
     assert [c["selection"] for c in doc["curation"]] == ["all", "drop-lucky", "top-50", "top-25"]
+    lucky = tiers.count("lucky")
+    assert sum(p["n"] for p in doc["mechanism_profiles"]) == lucky > 0
 
 
 def test_cohort_scores_a_task_leave_one_out(

@@ -129,3 +129,77 @@ def test_tiers(rows: list[dict[str, object]], raw: list[dict[str, str]]) -> None
     counts = cohort.tiers(rows)
     assert sum(counts.values()) == len(raw)
     assert counts["lucky"] == sum(r["quality_tier"] == "lucky" for r in raw)
+
+
+def _raw_tokens(trajectory_id: str, task: str) -> int:
+    """Σ input + output tokens over the tool-call states of the raw trace JSON (spec §13.6)."""
+    doc = json.loads((BENCH / "trajectories" / task / f"{trajectory_id}.json").read_bytes())
+    return sum(
+        (s.get("metadata") or {}).get("input_tokens", 0)
+        + (s.get("metadata") or {}).get("output_tokens", 0)
+        for s in doc["states"].values()
+        if s.get("log_entry")
+    )
+
+
+def test_mechanism_profiles_tables_13_17_21(
+    rows: list[dict[str, object]], raw: list[dict[str, str]]
+) -> None:
+    """Per category: mean waste, severity, zero-waste %, length, V = 0 / V > 0, tokens; expected
+    values from the CSV text and the raw trace JSON."""
+    with_tokens = [
+        r | {"tokens": _raw_tokens(str(r["trajectory_id"]), str(r["task_id"]))} for r in rows
+    ]
+    profiles = {p.mechanism: p for p in cohort.mechanism_profiles(with_tokens)}
+    lucky = {
+        r["trajectory_id"]: r for r in raw if r["passed"] == "True" and r["quality_tier"] == "lucky"
+    }
+    assert sum(p.n for p in profiles.values()) == len(lucky)
+    c1 = [
+        r
+        for r in lucky.values()
+        if int(r["n_states"]) <= 8
+        and int(r["total_wasted_steps"]) == 0
+        and float(r["stage_coverage_V"]) == 0
+    ]
+    p1 = profiles["C1"]
+    assert (p1.n, p1.mean_waste, p1.zero_waste_percent, p1.v_zero, p1.v_positive) == (
+        len(c1),
+        0.0,
+        100.0,
+        len(c1),
+        0,
+    )
+    assert p1.mean_length == pytest.approx(sum(int(r["n_states"]) for r in c1) / len(c1))
+    tokens = [_raw_tokens(r["trajectory_id"], r["task_id"]) for r in c1]
+    assert p1.mean_tokens == pytest.approx(sum(tokens) / len(tokens))
+    assert (p1.min_tokens, p1.max_tokens) == (min(tokens), max(tokens))
+    c2 = [r for r in lucky.values() if r not in c1 and int(r["total_wasted_steps"]) >= 5]
+    p2 = profiles["C2"]
+    assert p2.n == len(c2) and p2.zero_waste_percent == 0.0
+    assert p2.mean_severity == pytest.approx(sum(float(r["waste_severity"]) for r in c2) / len(c2))
+    assert p2.v_zero == sum(float(r["stage_coverage_V"]) == 0 for r in c2)
+    # the release's CSV has no token column: the token cells stay empty
+    assert cohort.mechanism_profiles(rows)[0].mean_tokens is None
+
+
+@pytest.mark.parametrize(
+    ("trajectory_id", "states", "tokens"),
+    [  # the paper's case studies (spec §13.6, tokens verified on the released data)
+        ("psf__requests-1724-logs-gpt-5.3-codex-pass-25000713727_pta", 6, 64_314),
+        ("matplotlib__matplotlib-22719-logs-gpt-5.2-codex-pass-24976719509_pta", 18, 235_346),
+        ("django__django-11066-logs-gpt-4.1-pass-24926062288_pta", 100, 2_620_266),
+    ],
+)
+def test_scored_rows_carry_the_papers_token_count(
+    trajectory_id: str, states: int, tokens: int
+) -> None:
+    from agentlens.formats import read_path
+    from agentlens.process.pta import build_reference
+    from agentlens.process.score import score_trajectory
+
+    task = trajectory_id.split("-logs-")[0]
+    (run,) = read_path(BENCH / "trajectories" / task / f"{trajectory_id}.json")
+    result = score_trajectory(run, build_reference([run, run]), "paper")
+    row = cohort.result_row(result)
+    assert (row["n_states"], row["tokens"]) == (states, tokens)

@@ -23,6 +23,7 @@ def print_report(console: Console, report: CohortReport, curation: Sequence[Cura
         ),
         waste_table("Waste prevalence: Ideal (I) vs Lucky (L)", "I", "L", report.waste_ideal_lucky),
         mechanism_table(report),
+        mechanism_profile_table(report),
         separation_table(report),
         curation_table(curation),
     ):
@@ -83,6 +84,25 @@ def mechanism_table(report: CohortReport) -> Table:
     for model, counts in sorted(report.mechanisms.items(), key=lambda kv: -sum(kv[1].values())):
         cells = [str(counts.get(c, 0)) for c in MECHANISMS]
         table.add_row(model, *cells, str(sum(counts.values())))
+    return table
+
+
+def mechanism_profile_table(report: CohortReport) -> Table:
+    """Paper Tables 13 (waste, length), 17 (verification) and 21 (tokens) per mechanism."""
+    table = Table(title="Lucky-Pass mechanisms: mean waste, severity, length, V coverage, tokens")
+    # short headers: ten columns must fit an 80-column terminal ("clean" = zero waste)
+    for name in ("mech", "runs", "waste", "sever.", "clean%", "length", "V=0", "V>0"):
+        table.add_column(name, justify="right")
+    for name in ("tokens", "range"):
+        table.add_column(name, justify="right")
+    for m in report.mechanism_profiles:
+        tokens = f"{m.mean_tokens:,.0f}" if m.mean_tokens is not None else "-"
+        spread = f"{m.min_tokens:,}–{m.max_tokens:,}" if m.min_tokens is not None else "-"
+        table.add_row(
+            m.mechanism, str(m.n), _f(m.mean_waste), _f(m.mean_severity, 2),
+            f"{m.zero_waste_percent:.0f}", _f(m.mean_length), str(m.v_zero), str(m.v_positive),
+            tokens, spread,
+        )  # fmt: skip
     return table
 
 

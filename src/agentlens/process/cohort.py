@@ -22,6 +22,7 @@ from agentlens.process.cohort_rows import (
     result_row,
     signal,
 )
+from agentlens.process.lucky_profiles import MechanismProfile, mechanism_profiles
 from agentlens.process.profiles import ProfileConfig, get_profile
 from agentlens.process.stats import BOOTSTRAPS, Separation, separation
 
@@ -183,6 +184,7 @@ class CohortReport:
     mechanisms: dict[str, dict[str, int]]
     c1: int
     separation: list[Separation]
+    mechanism_profiles: list[MechanismProfile]
 
 
 def cohort_report(
@@ -206,4 +208,5 @@ def cohort_report(
         mechanisms={m: dict(c) for m, c in mechanism_table(rows).items()},
         c1=c1_count(rows),
         separation=separation_table(rows, signals, n_boot=n_boot, seed=seed) if both else [],
+        mechanism_profiles=mechanism_profiles(rows),
     )

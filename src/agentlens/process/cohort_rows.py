@@ -22,7 +22,7 @@ SIGNALS = {
     "coh": "coherence_score",
     "temp": "temporal_profile_score",
 }
-INTS = {"n_states", "divergence_step", "total_wasted_steps", "wasted_input_tokens"}
+INTS = {"n_states", "divergence_step", "total_wasted_steps", "wasted_input_tokens", "tokens"}
 INTS |= {"wasted_output_tokens"} | {f"{k}_{s}" for k in WASTE_KINDS for s in ("count", "waste")}
 TEXT = {"task_id", "model", "trajectory_id", "quality_tier", "verdict", "failure_reasons"}
 TEXT |= {"strengths", "mechanism", "profile"}
@@ -47,10 +47,12 @@ def _typed(row: Mapping[str, str]) -> dict[str, object]:
 
 
 def result_row(result: ProcessResult) -> dict[str, object]:
-    """The 40 columns plus the profile's signals, composite and Lucky-Pass mechanism."""
+    """The 40 columns plus the profile's signals, composite, Lucky-Pass mechanism and the
+    run's tokens (Σ prompt + completion over tool calls)."""
     row = result.annotation_row()
     row |= {name: result.signals[name].value for name in SIGNALS}
     row |= {"composite": result.score, "profile": result.profile, "mechanism": None}
+    row["tokens"] = result.tokens
     if result.mechanism is not None:
         row["mechanism"] = result.mechanism[0]
     return row

@@ -56,6 +56,9 @@ class ProcessResult:
     failure_reasons: list[FailureReason] = field(default_factory=list)
     strengths: list[str] = field(default_factory=list)
     stage_order_match: bool = True
+    tokens: int = 0
+    """Σ prompt + completion tokens over the run's tool-call states, cached included (spec §13.6,
+    Table 21's definition)."""
 
     @property
     def score(self) -> float:

@@ -148,6 +148,7 @@ def _assemble(
         failure_reasons=reasons,
         strengths=strengths(stages, signals["coh"].value, m.terminal_match),
         stage_order_match=_stage_order(best.path, cand),
+        tokens=sum(s.input_tokens + s.output_tokens for s in cand),
     )
 
 
