@@ -19,6 +19,7 @@ from agentlens.providers.types import (
 from agentlens.stepvalue.candidates import outcome_problem
 from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.evaluate import evaluate
+from agentlens.stepvalue.labels import normalise_token
 from agentlens.stepvalue.redaction import LeakageError
 from agentlens.stepvalue.report import write_outputs
 from tests.conftest import BENCH
@@ -54,13 +55,13 @@ class Scripted:
         top_k: int = 20,
     ) -> OptionLogprobs:
         self.scores.append(messages)
-        first = labels[0]
+        bare = [label for label in labels if normalise_token(label) == label]
         options = {
-            label: OptionLogprob(
-                label=label, logprob=-0.5 if label == first else -2.0, source="top_k"
-            )
-            for label in labels
+            label: OptionLogprob(label=label, logprob=floor, source="floor") for label in labels
         }
+        for label in bare:  # only the plain labels are "listed"; punctuated spellings are not
+            value = -0.5 if label == bare[0] else -2.0
+            options[label] = OptionLogprob(label=label, logprob=value, source="top_k")
         return OptionLogprobs(options=options, floor=floor, top_k=top_k)
 
 
@@ -201,7 +202,7 @@ class Floored(Scripted):
 
     async def option_logprobs(self, messages, labels, *, floor=-20.0, top_k=20):
         result = await super().option_logprobs(messages, labels, floor=floor, top_k=top_k)
-        last = labels[-1]
+        last = [label for label in labels if normalise_token(label) == label][-1]
         result.options[last] = OptionLogprob(label=last, logprob=floor, source="floor")
         return result
 

@@ -21,6 +21,7 @@ from agentlens.providers.types import ChatRequest, Message
 from agentlens.stepvalue.belief import Belief, belief_from_labels
 from agentlens.stepvalue.channels import Channel, extractive_buffer
 from agentlens.stepvalue.config import Costs, Evaluator, Rationale, RunConfig, check_scorable
+from agentlens.stepvalue.labels import fold, requested
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.permutations import label_mapping
 from agentlens.stepvalue.plan import StateTable, naive_calls, state_table
@@ -231,9 +232,10 @@ class Runner:
 
     async def _score(self, messages: list[Message], mapping: dict[str, str]) -> Belief | None:
         cfg = self.config
+        labels = list(mapping)
         try:
             result = await self.evaluator.option_logprobs(
-                messages, list(mapping), floor=cfg.floor, top_k=cfg.top_k
+                messages, requested(labels), floor=cfg.floor, top_k=cfg.top_k
             )
         except CapabilityError:
             raise
@@ -242,10 +244,13 @@ class Runner:
             return None
         self.costs.scoring_calls += 1
         self._account(result.from_cache, result.usage.prompt_tokens, result.usage.cached_tokens)
-        sources = {label: opt.source for label, opt in result.options.items()}
-        variants = {label: opt.variants for label, opt in result.options.items()}
+        folded = fold(result.options, labels, cfg.floor)
         belief = belief_from_labels(
-            result.logprobs, sources, mapping, floor=cfg.floor, label_variants=variants
+            folded.logprobs,
+            folded.sources,
+            mapping,
+            floor=cfg.floor,
+            label_variants=folded.variants,
         )
         if belief.used_floor and cfg.fallback_policy == "error":
             absent = [
