@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import csv
+import sys
 
 import pytest
 
 from agentlens.process.profiles import get_profile
 from agentlens.process.tiers import tier, verdict
 from tests.conftest import BENCH
+from tests.process.test_pta import SDK, TASK, bench_reference, bench_split
 
 ROWS = list(csv.DictReader((BENCH / "annotations" / "trajectories.csv").open()))
 
@@ -49,3 +51,45 @@ def test_thresholds(score: float, outcome: str, sdk: str | None, paper: str | No
     assert tier(score, outcome, get_profile("sdk-compat"))[0] == sdk  # type: ignore[arg-type]
     assert tier(score, outcome, get_profile("paper"))[0] == paper  # type: ignore[arg-type]
     assert str(score) in tier(score, outcome, get_profile("paper"))[1] or outcome == "unknown"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("v", "cov", "coh", "sc", "want"),
+    [  # spec §9.3, boundaries included
+        ("PASS", 70.0, 0.6, 0.75, "ideal"),
+        ("LIKELY PASS", 69.9, 0.6, 0.75, "solid"),
+        ("PASS", 50.0, 0.4, 0.5, "solid"),
+        ("PASS", 50.0, 0.39, 0.5, "lucky"),
+        ("UNCERTAIN", 90.0, 1.0, 1.0, "partial_fail"),
+        ("FAIL", 40.0, 0.0, 0.5, "partial_fail"),
+        ("LIKELY FAIL", 39.9, 0.0, 1.0, "off_track"),
+    ],
+)
+def test_verdict_tier_thresholds(v: str, cov: float, coh: float, sc: float, want: str) -> None:
+    from agentlens.process.tiers import verdict_tier
+
+    assert verdict_tier(v, cov, coh, sc) == want
+
+
+@pytest.mark.skipif(not (SDK / "src").is_dir(), reason="released SDK not present")
+def test_verdict_tier_equals_the_released_quality_assessment() -> None:
+    """Same donors, same runs: `verdict_tier` equals the release's report.quality_tier."""
+    from agentlens.process.score import score_trajectory
+
+    sys.path.insert(0, str(SDK / "src"))
+    from swe_trace_sdk import match, trace
+
+    split = bench_split(TASK)
+    donors = [trace.load(d.source.path, format="trace") for d in split.donors]
+    merged = trace.merge(donors, use_llm=False)
+    ref = bench_reference(TASK)
+    tiers = []
+    for run in split.scored[:12]:
+        cand = trace.load(run.source.path, format="trace")
+        passed = run.outcome.status == "passed"
+        result = match.run(cand, merged, use_llm=False)
+        report = match.quality_assessment(result, cand, merged, passed=passed)
+        mine = score_trajectory(run, ref, "sdk-compat")
+        assert (mine.verdict, mine.verdict_tier) == (report.verdict, report.quality_tier), run.id
+        tiers.append(report.quality_tier)
+    assert len(set(tiers)) > 1

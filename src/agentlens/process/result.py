@@ -57,6 +57,8 @@ class ProcessResult:
     strengths: list[str] = field(default_factory=list)
     stage_order_match: bool = True
     tokens: int = 0
+    verdict_tier: Tier | None = None
+    """The release's verdict-based tier (spec §9.3), not the score tier `tier`."""
     """Σ prompt + completion tokens over the run's tool-call states, cached included (spec §13.6,
     Table 21's definition)."""
 

@@ -29,7 +29,7 @@ from agentlens.process.signals.temporal import temporal
 from agentlens.process.signals.workflow import stage_coverage, workflow_similarity
 from agentlens.process.stages import Stage
 from agentlens.process.states import ProcState, states_from_trajectory
-from agentlens.process.tiers import tier, verdict
+from agentlens.process.tiers import tier, verdict, verdict_tier
 from agentlens.process.waste import detect_all
 from agentlens.process.waste.tokens import sdk_wasted_indices, wasted_tokens
 from agentlens.trajectory import Trajectory
@@ -149,6 +149,7 @@ def _assemble(
         strengths=strengths(stages, signals["coh"].value, m.terminal_match),
         stage_order_match=_stage_order(best.path, cand),
         tokens=sum(s.input_tokens + s.output_tokens for s in cand),
+        verdict_tier=verdict_tier(the_verdict, coverage, signals["coh"].value, stages.completeness),
     )
 
 

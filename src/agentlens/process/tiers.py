@@ -1,4 +1,4 @@
-"""Tiers (spec §9) and the release's five-level verdict (§9.4).
+"""Tiers (spec §9), the release's five-level verdict (§9.4) and its verdict-based tier (§9.3).
 
 Passing runs: Ideal ≥ `ideal_min`, Lucky < `lucky_below`, else Solid. Failing runs: Partial-fail ≥
 `partial_fail_min` (40 in `sdk-compat`, as the released data; 47 in `paper`, as printed), else
@@ -49,3 +49,16 @@ def verdict(weighted: float, completeness: float, bottleneck: float, terminal: b
     if weighted < 30 or completeness < 0.25:
         return "FAIL"
     return "LIKELY FAIL" if weighted < 50 else "UNCERTAIN"
+
+
+def verdict_tier(the_verdict: str, coverage: float, coherence: float, completeness: float) -> Tier:
+    """The release's *other* tier (`quality_assessment().quality_tier`, stored in its analysis
+    reports), from the verdict rather than the score; it disagrees with the score tier on most
+    released rows (spec §9.3)."""
+    if the_verdict in ("PASS", "LIKELY PASS"):
+        if coverage >= 70 and coherence >= 0.6 and completeness >= 0.75:
+            return "ideal"
+        if coverage >= 50 and coherence >= 0.4 and completeness >= 0.5:
+            return "solid"
+        return "lucky"
+    return "partial_fail" if coverage >= 40 and completeness >= 0.5 else "off_track"
