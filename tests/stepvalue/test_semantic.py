@@ -57,3 +57,14 @@ def test_direct_prompt_names_the_real_insufficiency_candidate() -> None:
     (_, user) = scoring_messages(view, "{}", None, mapping, direct=True)
     assert "choose NOT ENOUGH INFO." in user["content"]
     assert "not_enough_information" not in user["content"]
+
+
+def test_two_verdict_sets_are_closed_sets_too() -> None:
+    # the authors' code embeds any candidate set drawn from the three verdicts (spec §6.4)
+    ids = ("supported", "refuted")
+    assert closed_set_verdicts(ids) == {"supported": "supported", "refuted": "refuted"}
+    assert insufficiency_id(ids) is None
+    before, after = belief_from_probs(ids, [0.5, 0.5]), belief_from_probs(ids, [0.9, 0.1])
+    # E[emb]: before (0, 1), after (0.8, 1); gold refuted at (−1, 1)
+    gain, _ = semantic_gold_gain(before, after, "refuted")
+    assert gain == pytest.approx(1.0 - 1.8)

@@ -1,7 +1,8 @@
 """Closed-set candidates and `semantic_gold_gain` (spec §6.4).
 
-A candidate set is the closed fact-checking set when its ids name exactly the three verdicts, in
-any spelling below (ids are lower-cased and every run of non-alphanumerics becomes "_"):
+A candidate set is the closed fact-checking set when its ids name distinct verdicts (all three, or
+two of them: the authors' code accepts any subset), in any spelling below (ids are lower-cased
+and every run of non-alphanumerics becomes "_"):
 
 | verdict | ids accepted | embedding |
 |---|---|---|
@@ -44,10 +45,11 @@ def normalise(candidate_id: str) -> str:
 
 
 def closed_set_verdicts(candidate_ids: Sequence[str]) -> dict[str, str] | None:
-    """Candidate id -> verdict when the ids are exactly {supported, refuted, NEI}; else None."""
+    """Candidate id -> verdict when every id is a distinct verdict of {supported, refuted, NEI}
+    (all three, or two of them, as the authors' code accepts any subset); else None."""
     verdicts = {c: _VERDICT.get(normalise(c)) for c in candidate_ids}
-    found = sorted(v for v in verdicts.values() if v is not None)
-    if len(candidate_ids) != 3 or found != sorted(EMBEDDING):
+    found = [v for v in verdicts.values() if v is not None]
+    if len(candidate_ids) < 2 or len(found) != len(candidate_ids) or len(set(found)) != len(found):
         return None
     return {c: v for c, v in verdicts.items() if v is not None}
 
@@ -59,7 +61,7 @@ def insufficiency_id(candidate_ids: Sequence[str]) -> str | None:
         return OPEN_QA_INSUFFICIENCY
     verdicts = closed_set_verdicts(candidate_ids)
     if verdicts:
-        return next(c for c, v in verdicts.items() if v == "nei")
+        return next((c for c, v in verdicts.items() if v == "nei"), None)
     return None
 
 
