@@ -231,3 +231,19 @@ def test_static_analysis_crash_is_an_error_not_a_pass(fixed_repo: Path) -> None:
     spec = {"type": "StaticAnalysisVerifier", "tool": "mypy", "path": "missing_dir"}
     status, reason, _ = check(spec, fixed_repo)
     assert status == "error" and "exited 2 without diagnostics" in reason
+
+
+def test_forbidden_globs_alone_allow_every_other_change(fixed_repo: Path) -> None:
+    """Spec §3 / released NoChangesVerifier: with only `forbidden_globs`, changes outside them are
+    allowed (the fix edits calc/ops.py; pyproject.toml is untouched)."""
+    status, _, metrics = check(
+        {"type": "NoChangesVerifier", "forbidden_globs": ["pyproject.toml"]}, fixed_repo
+    )
+    assert (status, metrics["unexpected_changed"], metrics["forbidden_changed"]) == ("pass", [], [])
+    (fixed_repo / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    status, _, metrics = check(
+        {"type": "NoChangesVerifier", "forbidden_globs": ["pyproject.toml"]}, fixed_repo
+    )
+    assert (status, metrics["forbidden_changed"]) == ("fail", ["pyproject.toml"])
+    status, _, _ = check({"type": "NoChangesVerifier"}, fixed_repo)  # no rules: nothing may change
+    assert status == "fail"

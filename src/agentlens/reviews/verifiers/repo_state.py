@@ -24,7 +24,9 @@ def _listing(paths: list[str] | set[str], limit: int = 8) -> str:
 
 @dataclass
 class NoChangesVerifier:
-    """Only allowed files changed, and nothing matching a forbidden glob."""
+    """Only allowed files changed, and nothing matching a forbidden glob. With forbidden globs but
+    no allowed files or globs, every other change is allowed, as in the released verifier (a
+    "do not touch pom.xml" check); with no rules at all, any change fails."""
 
     type_name: ClassVar[str] = "NoChangesVerifier"
     allowed_files: list[str] = field(default_factory=list)
@@ -35,10 +37,11 @@ class NoChangesVerifier:
         changed = ctx.changed_files()
         forbidden = {p for p in changed if _matches(p, self.forbidden_globs)}
         allowed = set(self.allowed_files)
+        forbidden_only = bool(self.forbidden_globs) and not (allowed or self.allowed_globs)
         unexpected = {
             p
             for p in changed - forbidden
-            if p not in allowed and not _matches(p, self.allowed_globs)
+            if not forbidden_only and p not in allowed and not _matches(p, self.allowed_globs)
         }
         metrics: dict[str, Any] = {
             "changed": len(changed),
