@@ -91,6 +91,16 @@ def test_each_distinct_state_is_scored_once_per_channel_and_permutation(problem)
     for (step, _channel), row in by_key.items():
         direct = by_key[(step, "direct")]
         assert row["effect_g_margin"] == pytest.approx(row["g_margin"] - direct["g_margin"])
+        # spec §12/§13.1: the max-competitor variants are reported and compared too
+        for name in ("g_margin_max", "perm_mean_g_margin_max"):
+            assert row[f"effect_{name}"] == pytest.approx(row[name] - direct[name])
+    effects = {(e["channel"], e["value"]) for e in result.channel_effects}
+    assert ("generated-rationale-128", "perm_mean_g_margin_max") in effects
+    for means in result.channel_means():
+        own = [
+            r["perm_mean_g_margin_max"] for r in result.steps if r["channel"] == means["channel"]
+        ]
+        assert means["mean_perm_mean_g_margin_max"] == pytest.approx(sum(own) / len(own))
 
 
 def test_a_label_position_bias_shows_as_anisotropy_and_averages_out(problem) -> None:

@@ -16,7 +16,17 @@ from agentlens.stepvalue.results import state_rows, step_rows
 from agentlens.stepvalue.runner import Costs, Evaluator, RunConfig, Runner
 from agentlens.stepvalue.sensitivity import floor_sensitivity, sensitivity
 
-HEADLINE = ("g_margin", "g_margin_max", "perm_mean_g_margin", "delta_h", "surprise", "gold_ll_gain")
+HEADLINE = (
+    "g_margin",
+    "g_margin_max",
+    "perm_mean_g_margin",
+    "perm_mean_g_margin_max",
+    "delta_h",
+    "surprise",
+    "gold_ll_gain",
+)
+# every G variant (§12: lse/max × identity/permutation-averaged), each against direct
+G_VARIANTS = ("g_margin", "g_margin_max", "perm_mean_g_margin", "perm_mean_g_margin_max")
 
 
 @dataclass
@@ -125,7 +135,7 @@ def add_channel_effects(steps: list[dict[str, Any]]) -> None:
     }
     for row in steps:
         base = direct.get((row["trajectory_id"], row["step_id"], row["slice"]))
-        for name in ("g_margin", "perm_mean_g_margin"):
+        for name in G_VARIANTS:
             ok = base is not None and not row["missing"]
             row[f"effect_{name}"] = row[name] - base[name] if ok and base else None
 
@@ -169,7 +179,7 @@ async def evaluate_async(
         for which in config.slices:
             sliced = [r for r in steps if r["slice"] == which]
             for channel in others:
-                for value in ("g_margin", "perm_mean_g_margin"):
+                for value in G_VARIANTS:
                     effect = channel_effect(sliced, channel, value=value, seed=config.seed)
                     result.channel_effects.append({"slice": which} | effect)
         if others:

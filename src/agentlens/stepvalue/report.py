@@ -24,6 +24,7 @@ CHANNEL_COLUMNS = [
     "mean_g_margin",
     "mean_g_margin_max",
     "mean_perm_mean_g_margin",
+    "mean_perm_mean_g_margin_max",
     "mean_delta_h",
     "mean_surprise",
     "mean_net_asv",
