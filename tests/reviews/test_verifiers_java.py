@@ -99,3 +99,25 @@ def test_java_regex_count_ignores_comments(java_repo: Path) -> None:
         "reg_exp_pattern": r"public int \w+",
     }
     assert check({**spec, "num_expected": 2, "strict_count": True}, java_repo)[0] == "pass"
+
+
+def test_java_regex_count_searches_every_file_of_a_folder() -> None:
+    """Spec §3 / the released verifier: a folder is searched in every file but class files (the
+    build file and resources count too, not only .java sources). Real Maven project: the
+    expected count comes from walking its files here."""
+    import re
+
+    project = Path(__file__).parent / "data" / "maven_project"
+    files = [p for p in project.rglob("*") if p.is_file() and p.suffix != ".class"]
+    expected = sum(len(re.findall("junit", p.read_text())) for p in files)
+    in_java = sum(len(re.findall("junit", p.read_text())) for p in files if p.suffix == ".java")
+    assert expected > in_java  # pom.xml names the junit dependency
+    spec = {
+        "type": "JavaFileRegExpCountVerifier",
+        "search_in": ".",
+        "reg_exp_pattern": "junit",
+        "strict_count": True,
+        "num_expected": expected,
+    }
+    status, reason, metrics = check(spec, project)
+    assert (status, metrics["count"]) == ("pass", expected), reason

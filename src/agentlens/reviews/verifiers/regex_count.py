@@ -17,7 +17,9 @@ from agentlens.reviews.verifiers.base import VerifierResult, VerifierSetupError,
 C_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 HASH_COMMENTS = re.compile(r"#[^\n]*")
 SKIPPED_DIRS = {".git", "node_modules", "target", "build", "__pycache__", ".venv"}
-LANGUAGE_SUFFIXES = {"java": (".java", ".kt"), "python": (".py",)}
+# A folder is searched in every file but these, as the released verifiers do (Java skips class
+# files, Python files without an extension); build output and VCS folders are skipped too.
+IGNORED_SUFFIXES = {"java": {".class"}, "python": {""}}
 
 
 def _verdict(type_name: str, count: int, expected: int, strict: bool, where: str) -> VerifierResult:
@@ -33,7 +35,8 @@ def _verdict(type_name: str, count: int, expected: int, strict: bool, where: str
 
 @dataclass
 class FileRegExpCountVerifier:
-    """Count matches in a file or every source file below a folder (`search_in`)."""
+    """Count matches in a file or every file below a folder (`search_in`); `uncommented_only`
+    strips the language's comments (`//` and `/* */` for Java, `#` for Python)."""
 
     type_name: ClassVar[str] = "FileRegExpCountVerifier"
     search_in: str = "."
@@ -57,17 +60,17 @@ class FileRegExpCountVerifier:
         )
 
     def _sources(self, root: Path) -> Iterable[Path]:
-        suffixes = LANGUAGE_SUFFIXES.get(self.language, ())
+        ignored = IGNORED_SUFFIXES.get(self.language, set())
         for path in sorted(root.rglob("*")):
-            skipped = SKIPPED_DIRS & set(path.parts)
-            if path.is_file() and not skipped and (not suffixes or path.suffix in suffixes):
+            skipped = SKIPPED_DIRS & set(path.relative_to(root).parts)
+            if path.is_file() and not skipped and path.suffix not in ignored:
                 yield path
 
     def _text(self, path: Path) -> str:
         text = path.read_text(errors="replace")
         if not self.uncommented_only:
             return text
-        comments = HASH_COMMENTS if path.suffix == ".py" else C_COMMENTS
+        comments = HASH_COMMENTS if self.language == "python" else C_COMMENTS
         return comments.sub("", text)
 
 
