@@ -229,3 +229,52 @@ def test_fallback_policy_floor_flags_and_error_stops(problem) -> None:
             Floored(),
             RunConfig(channels=("direct",), permutations=1, fallback_policy="error"),
         )
+
+
+def test_record_labels_and_the_numeric_scheme_are_the_physical_labels(tmp_path) -> None:
+    import json
+
+    from agentlens.stepvalue.candidates import explicit_problems
+
+    rec = {
+        "schema_version": "asv.v1",
+        "trajectory_id": "t",
+        "task": {
+            "task_id": "t",
+            "question": "Is the claim supported?",
+            "candidate_space": {
+                "type": "closed_set",
+                "candidates": [
+                    {"id": "supported", "text": "Supported", "label": "S"},
+                    {"id": "refuted", "text": "Refuted", "label": "R"},
+                    {"id": "nei", "text": "Not enough information"},  # third by position: C
+                ],
+                "gold_candidate_id": "refuted",
+            },
+        },
+        "steps": [{"step_id": "s1", "index": 0, "state_after": {"evidence": "x"}}],
+    }
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    (problem,) = explicit_problems(path)
+
+    def mappings(evaluator: Scripted) -> list[list[str]]:
+        tails = [m[-1]["content"].split("mapping:\n", 1)[1] for m in evaluator.scores]
+        return [t.splitlines()[:-1] for t in tails]
+
+    own = Scripted()
+    evaluate([problem], own, RunConfig(channels=("direct",), permutations=3))
+    # spec §2.1/§7: the record's labels [S, R, C] in identity; rotation k: labels[-k:] + labels[:-k]
+    assert mappings(own)[:3] == [
+        ["C = candidate_id: nei", "R = candidate_id: refuted", "S = candidate_id: supported"],
+        ["C = candidate_id: supported", "R = candidate_id: nei", "S = candidate_id: refuted"],
+        ["C = candidate_id: refuted", "R = candidate_id: supported", "S = candidate_id: nei"],
+    ]
+    numeric = Scripted()
+    config = RunConfig(channels=("direct",), permutations=1, label_scheme="numeric")
+    (traj,) = read_path(TRACE)
+    evaluate([outcome_problem(traj, max_steps=1)], numeric, config)
+    assert mappings(numeric)[0] == [
+        "1 = candidate_id: resolved",
+        "2 = candidate_id: not-resolved",
+    ]

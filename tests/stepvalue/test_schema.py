@@ -181,3 +181,16 @@ def test_step_types_are_normalised_to_the_mechanism_group_spelling(tmp_path: Pat
     assert phases == ["validate_plan", "advisory_verify"]
     assert groups_of(phases[0]) == ["task_framing"]
     assert groups_of(phases[1]) == ["internal_transformation", "self_verification"]
+
+
+def test_candidate_labels_must_be_unique_after_defaults(tmp_path: Path) -> None:
+    space = record()["task"]["candidate_space"]
+    space["candidates"][1]["label"] = "A"  # collides with the first candidate's default A
+    with pytest.raises(SchemaError, match=r"line 1: candidate labels are not unique"):
+        explicit_problems(write(tmp_path, record(candidate_space=space)))
+    space["candidates"][1]["label"] = "Z"
+    (problem,) = explicit_problems(write(tmp_path, record(candidate_space=space)))
+    assert [c.label for c in problem.view.candidates] == [None, "Z", None]
+    write_asv([problem], tmp_path / "again.jsonl")
+    (again,) = explicit_problems(tmp_path / "again.jsonl")
+    assert [c.label for c in again.view.candidates] == [None, "Z", None]

@@ -63,6 +63,13 @@ def stepvalue() -> None:
     "--leak-policy", type=click.Choice(["error", "warn"]), default="error", show_default=True
 )
 @click.option(
+    "--label-scheme",
+    type=click.Choice(["letters", "numeric"]),
+    default="letters",
+    show_default=True,
+    help="Default option labels A, B, C, … or 1, 2, 3, … (an asv.v1 candidate's own label wins).",
+)
+@click.option(
     "--fallback-policy",
     type=click.Choice(["floor", "error"]),
     default="floor",
@@ -102,6 +109,7 @@ def evaluate_cmd(
     max_steps: int | None,
     rationale_tokens: int | None,
     leak_policy: str,
+    label_scheme: str,
     fallback_policy: str,
     concurrency: int | None,
     audit_n: int,
@@ -130,6 +138,7 @@ def evaluate_cmd(
         rationale_tokens=rationale_tokens,
         leak_policy=leak_policy,  # type: ignore[arg-type]
         fallback_policy=fallback_policy,  # type: ignore[arg-type]
+        label_scheme=label_scheme,  # type: ignore[arg-type]
         concurrency=concurrency or (1 if is_local(evaluator) else 4),
         lam=lam,
         cost_weights=parse_weights(cost_weights),

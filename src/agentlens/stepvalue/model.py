@@ -18,6 +18,9 @@ class Candidate:
     id: str
     text: str
     prior: float | None = None
+    label: str | None = None
+    """The physical option label an asv.v1 record gives it (spec §2.1); None = A, B, C, … by
+    position (or 1, 2, 3, … with the numeric scheme)."""
 
 
 @dataclass(frozen=True)

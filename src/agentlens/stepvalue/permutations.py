@@ -31,10 +31,14 @@ def rotate(labels: Sequence[str], k: int) -> list[str]:
 
 
 def label_mapping(
-    candidate_ids: Sequence[str], k: int, scheme: LabelScheme = "letters"
+    candidate_ids: Sequence[str],
+    k: int,
+    scheme: LabelScheme = "letters",
+    labels: Sequence[str] | None = None,
 ) -> dict[str, str]:
-    """Label -> candidate id for permutation k, in label order (A first)."""
-    labels = rotate(default_labels(len(candidate_ids), scheme), k)
+    """Label -> candidate id for permutation k, in label order (A first). `labels` are the
+    candidates' own physical labels (identity labelling), else the scheme's defaults."""
+    labels = rotate(labels or default_labels(len(candidate_ids), scheme), k)
     pairs = sorted(zip(labels, candidate_ids, strict=True), key=lambda p: _label_key(p[0]))
     return dict(pairs)
 

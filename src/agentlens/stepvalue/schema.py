@@ -18,6 +18,7 @@ import orjson
 from agentlens.errors import SchemaError
 from agentlens.formats._json import iter_jsonl
 from agentlens.stepvalue.model import Candidate, EvalView, Problem, StepCost, Transition
+from agentlens.stepvalue.permutations import default_labels
 from agentlens.stepvalue.redaction import StringPolicy
 from agentlens.stepvalue.semantic import insufficiency_id
 
@@ -100,7 +101,7 @@ def read_jsonl(path: Path, format: str) -> Iterator[tuple[int, Any]]:
 def _to_problem(path: Path, number: int, record: AsvRecord) -> Problem:
     _validate(path, number, record)
     space = record.task.candidate_space
-    candidates = tuple(Candidate(c.id, c.text, c.prior) for c in space.candidates)
+    candidates = tuple(Candidate(c.id, c.text, c.prior, c.label) for c in space.candidates)
     view = EvalView(
         question=record.task.question,
         candidates=candidates,
@@ -165,6 +166,14 @@ def _validate(path: Path, number: int, record: AsvRecord) -> None:
         raise fail(f"needs 2 to {MAX_CANDIDATES} candidates, found {len(ids)}")
     if len(set(ids)) != len(ids):
         raise fail("candidate ids are not unique")
+    defaults = default_labels(len(ids))
+    labels = [
+        c.label if c.label is not None else defaults[i] for i, c in enumerate(space.candidates)
+    ]
+    if any(not label.strip() or label != label.strip() for label in labels):
+        raise fail("a candidate label must be a non-empty word without surrounding spaces")
+    if len(set(labels)) != len(labels):
+        raise fail(f"candidate labels are not unique: {labels} (unlabelled ones take A, B, C, …)")
     if space.gold_candidate_id not in ids:
         raise fail(f"gold_candidate_id {space.gold_candidate_id!r} is not a candidate id")
     if task.gold_visible_to_evaluator:
@@ -176,7 +185,9 @@ def _validate(path: Path, number: int, record: AsvRecord) -> None:
 def to_asv_record(problem: Problem) -> dict[str, Any]:
     """The `asv.v1` line for a problem (states as projected, observation folded into the after state)."""
     candidates = [
-        {"id": c.id, "text": c.text} | ({"prior": c.prior} if c.prior is not None else {})
+        {"id": c.id, "text": c.text}
+        | ({"prior": c.prior} if c.prior is not None else {})
+        | ({"label": c.label} if c.label is not None else {})
         for c in problem.view.candidates
     ]
     return {
