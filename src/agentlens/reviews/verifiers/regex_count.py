@@ -88,7 +88,10 @@ class PythonFileRegExpCountVerifier(FileRegExpCountVerifier):
 
 @dataclass
 class ChatRegExpCountVerifier:
-    """Count matches over the chat: user and agent messages and tool-step thoughts."""
+    """Count matches in what the agent wrote: its messages and the text of its tool-calling
+    steps, as the released verifier counts assistant messages only (the user's or simulator's
+    words must not satisfy a check on the agent). `ChatOrToolRegExpCountVerifier` adds the tool
+    calls' arguments and results."""
 
     type_name: ClassVar[str] = "ChatRegExpCountVerifier"
     reg_exp_pattern: str = ""
@@ -102,10 +105,16 @@ class ChatRegExpCountVerifier:
         pattern = re.compile(self.reg_exp_pattern, re.MULTILINE)
         count = 0
         for step in ctx.trajectory.steps:
+            if step.kind not in ("agent", "tool"):
+                continue
             count += len(pattern.findall(step.text or ""))
-            if self.include_tool_arguments and step.kind == "tool" and step.arguments:
-                count += len(pattern.findall(orjson.dumps(step.arguments).decode()))
-        where = "chat and tool arguments" if self.include_tool_arguments else "chat"
+            if self.include_tool_arguments and step.kind == "tool":
+                if step.arguments:
+                    count += len(pattern.findall(orjson.dumps(step.arguments).decode()))
+                count += len(pattern.findall(step.observation or ""))
+        where = "agent messages"
+        if self.include_tool_arguments:
+            where += ", tool arguments and results"
         return _verdict(self.type_name, count, self.num_expected, self.strict_count, where)
 
 
