@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from collections import Counter
 from pathlib import Path
@@ -251,3 +252,25 @@ def test_position_near_the_end_is_not_evidence_of_verification() -> None:
     assert "inspect.getsource" in command(state)
     assert project_edits(before) == []
     assert (stored, paper) == ("V", "E")
+
+
+def test_agreement_with_states_labelled_by_the_guideline() -> None:
+    """The measure spec §15 #19 sets for the default labeler: agreement with states labelled by
+    `labeling-guideline.md`. 60 random dev states (seeded sample), labelled by hand from the
+    task, the full step history and the step's result, blind to both labelers (one annotator;
+    the paper's 200-state, 7-annotator set is not released). Paper labeler 60/60, released
+    labeler 46/60 when this test was written."""
+    table = Path(__file__).with_name("guideline_labels.csv")
+    with table.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 60
+    hits: Counter[str] = Counter()
+    for row in rows:
+        task = row["trajectory_file"].split("-logs-")[0]
+        (traj,) = read_path(BENCH / "trajectories" / task / row["trajectory_file"])
+        step = int(row["step_index"])
+        assert traj.steps[step].kind == "tool"
+        for profile in ("paper", "sdk-compat"):
+            hits[profile] += label_trajectory(traj, profile)[step] == row["stage"]
+    assert hits["paper"] >= 57  # ≥ 95%
+    assert hits["paper"] - hits["sdk-compat"] >= 10
