@@ -59,3 +59,18 @@ def test_best_path_prefers_more_stages_then_more_matches() -> None:
     assert result.divergence_index == 2
     assert result.alignment == [0, 1, -1]
     assert not result.terminal_match
+
+
+def test_canonical_strategy_ignores_the_candidate() -> None:
+    """Spec §6, strategy `canonical`: the path with the most stages, then the longest (first on
+    ties), the same for every candidate; its matching is the per-path greedy of that path."""
+    ref = bench_reference(TASK)
+    paths = ref.paths()
+    keys = [(len({s.stage for s in p} - {""}), len(p)) for p in paths]
+    want = keys.index(max(keys))
+    config = get_profile("sdk-compat")
+    for traj in bench_split(TASK).scored[:4]:
+        cand = states_from_trajectory(traj, run_labels(traj, config), use_raw=True)
+        got = match_candidate(cand, PathPlan.of(paths), EQ, strategy="canonical")
+        assert got.best is not None and got.best.index == want
+        assert (got.best.pairs, got.best.matched) == naive(cand, [paths[want]])[1:]

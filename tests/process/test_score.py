@@ -180,3 +180,27 @@ def test_paper_struct_and_cov_recomputed_from_plain_verdicts() -> None:
         precision = _max_matching(adjacency(path)) / (len(cand) - 1) * 100
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         assert got.signals["struct"].value == pytest.approx(f1)
+
+
+@pytest.mark.skipif(not (SDK / "src").is_dir(), reason="released SDK not present")
+def test_canonical_strategy_scores_like_the_released_sdk() -> None:
+    """Spec §6 `gt_strategy="canonical"`: same coverage and released score as the SDK's."""
+    import sys
+
+    from agentlens.process.profiles import get_profile
+
+    sys.path.insert(0, str(SDK / "src"))
+    from swe_trace_sdk import match, trace
+
+    split = bench_split(TASK)
+    donors = [trace.load(d.source.path, format="trace") for d in split.donors]
+    merged = trace.merge(donors, use_llm=False)
+    config = get_profile("sdk-compat", gt_strategy="canonical")
+    for run in split.scored[:8]:
+        cand = trace.load(run.source.path, format="trace")
+        result = match.run(cand, merged, use_llm=False, gt_strategy="canonical")
+        passed = run.outcome.status == "passed"
+        report = match.quality_assessment(result, cand, merged, passed=passed)
+        mine = score_trajectory(run, bench_reference(TASK), config)
+        assert mine.coverage_percent == pytest.approx(result.metrics.coverage_percent)
+        assert mine.score == report.quality_score

@@ -133,14 +133,18 @@ def match_candidate(
     paths: list[list[ProcState]] | PathPlan,
     eq: Equivalence,
     index: TerminalIndex | None = None,
+    strategy: str = "best_match",
 ) -> MatchResult:
     """Best-path greedy set matching of `cand` (initial state first) against `paths`.
-    `index` (the reference's terminal nodes, vectorised) only speeds the verdicts up."""
+    `index` (the reference's terminal nodes, vectorised) only speeds the verdicts up.
+    `strategy="canonical"` keeps the path with the most stages, then the longest (first on
+    ties), chosen without looking at the candidate (the release's `gt_strategy`)."""
     plan = paths if isinstance(paths, PathPlan) else PathPlan.of(paths)
     if not plan.paths or not cand:
         return MatchResult(None, cand, len(plan.paths))
     lists = MatchLists(cand, eq, index)
     by_id = [lists(node) if i else [] for i, node in enumerate(plan.nodes)]
+    better = _is_canonical if strategy == "canonical" else _is_better
     best: PathMatch | None = None
     used_at: list[tuple[int, int]] = [(0, 0)]
     pairs: list[int] = []
@@ -163,7 +167,7 @@ def match_candidate(
             pairs.append(j)
             used_at.append((used, count))
         stages = plan.stages[number]
-        if best is None or _is_better(stages, count, path, best):
+        if best is None or better(stages, count, path, best):
             best = PathMatch(number, path, list(pairs), count, stages)
     assert best is not None
     result = MatchResult(best, cand, len(plan.paths))
@@ -191,6 +195,10 @@ def _is_better(stages: int, matched: int, path: list[ProcState], best: PathMatch
     if abs(coverage - best.coverage) > 1e-9:
         return coverage > best.coverage
     return len(path) > best.total
+
+
+def _is_canonical(stages: int, matched: int, path: list[ProcState], best: PathMatch) -> bool:
+    return stages > best.stages or (stages == best.stages and len(path) > best.total)
 
 
 def _alignment(best: PathMatch, cand: list[ProcState], eq: Equivalence) -> list[int]:

@@ -15,6 +15,7 @@ from agentlens.errors import ConfigError
 Profile = Literal["paper", "sdk-compat"]
 StructMode = Literal["ordered", "set_f1"]
 CovMode = Literal["all_states", "file", "best_path"]
+PathStrategy = Literal["best_match", "canonical"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class ProfileConfig:
     partial_fail_min: float = 47
     # matching / equivalence
     max_paths: int = 50
+    # `canonical`: the path with the most stages, then the longest, whatever the candidate (§6)
+    gt_strategy: PathStrategy = "best_match"
     line_overlap_min: float = 0.30
     search_jaccard_min: float = 0.5
     query_jaccard_min: float = 0.8

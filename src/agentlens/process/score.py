@@ -51,7 +51,8 @@ def score_trajectory(
         ("plan", config.max_paths), lambda: PathPlan.of(reference.paths(config.max_paths))
     )
     eq = equivalence_for(config)
-    result = match_candidate(states, plan, eq, reference.terminal_index(eq))
+    index = reference.terminal_index(eq)
+    result = match_candidate(states, plan, eq, index, config.gt_strategy)
     return _assemble(traj, reference, config, states, result)
 
 
