@@ -51,6 +51,7 @@ BY_PROGRAM = {
     **dict.fromkeys(READERS, ToolCategory.READ_FILE),
     **dict.fromkeys(SEARCHERS, ToolCategory.SEARCH),
 }
+WRITE_OPERATORS = {">", ">>", ">|", "&>", "&>>"}
 WRITERS = {"cat", "echo", "printf", "tee", ""}  # a redirection makes them create or edit a file
 # the programs whose category depends on more than their name
 SPECIAL_PROGRAMS = NEUTRAL | WRITERS | {"sed", "perl", "find", "git", "patch", "touch"}
@@ -296,11 +297,11 @@ def _settle_lone(
 
 
 def _written(targets: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    return [
-        (op, name)
-        for op, name in targets
-        if op in {">", ">>", ">|", "&>", "&>>"} and not name.startswith("/dev/")
-    ]
+    writes = []
+    for op, name in targets:  # a loop: a command has one or two redirections
+        if op in WRITE_OPERATORS and not name.startswith("/dev/"):
+            writes.append((op, name))
+    return writes
 
 
 def _pipeline_category(pipeline: list[Parsed]) -> ToolCategory | None:

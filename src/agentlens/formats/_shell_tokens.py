@@ -42,7 +42,7 @@ def words_and_operators(cmd: str) -> tuple[list[str], list[int]]:
     if not QUOTING.search(cmd):
         words = PLAIN_TOKEN.findall(cmd)
         return words, [at for at, token in enumerate(words) if token in OPERATORS]
-    if "#" not in cmd and "\\" not in cmd and not _has_any(cmd, ";|&()<>"):
+    if "#" not in cmd and "\\" not in cmd and not _has_any(cmd, "><|&;()"):
         return _between_quotes(cmd)
     words = TOKEN.findall(cmd)
     if "#" in cmd:
