@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from agentlens.reviews.demo_repo import DEMO_SCENARIO, apply_fix, create_repo, git
-from agentlens.reviews.scenario import Scenario, run_one, run_scenario
+from agentlens.reviews.scenario import Scenario, load_scenario, run_one, run_scenario
 from agentlens.reviews.verifiers import build_verifier
 from agentlens.reviews.verifiers.base import VerifyContext
 
@@ -92,22 +93,48 @@ def test_target_files_and_new_files(fixed_repo: Path, base_repo: Path) -> None:
 
 
 def test_exact_file_match_options(fixed_repo: Path) -> None:
-    expected = (fixed_repo / "calc" / "ops.py").read_text()
-    (fixed_repo / "expected.py").write_text(
-        "\n\n".join("  " + line for line in expected.splitlines())
-    )
+    """Released semantics (spec §3): trailing spaces never matter, `trim` strips the text's ends
+    (not indentation), `ignore_empty_lines` drops blank lines, other changes fail by default."""
+    lines = (fixed_repo / "calc" / "ops.py").read_text().splitlines()
+    (fixed_repo / "spaced.py").write_text("\n\n" + "\n\n".join(x + "  " for x in lines) + "\n\n")
+    (fixed_repo / "indented.py").write_text("\n".join("  " + x for x in lines))
     spec = {
         "type": "ExactFileMatchVerifier",
-        "file_matches": [{"actual_file_path": "calc/ops.py", "expected_file_path": "expected.py"}],
+        "file_matches": [{"actual_file_path": "calc/ops.py", "expected_file_path": "spaced.py"}],
+        "check_other_files_unchanged": False,
     }
-    assert check(spec, fixed_repo)[0] == "fail"
-    assert check({**spec, "trim": True}, fixed_repo)[0] == "fail"
-    assert check({**spec, "trim": True, "ignore_empty_lines": True}, fixed_repo)[0] == "pass"
-    status, reason, _ = check(
-        {**spec, "trim": True, "ignore_empty_lines": True, "check_other_files_unchanged": True},
-        fixed_repo,
-    )
+    assert check(spec, fixed_repo)[0] == "fail"  # blank lines inserted
+    assert check({**spec, "ignore_empty_lines": True}, fixed_repo)[0] == "pass"
+    indented = {
+        **spec,
+        "file_matches": [{**spec["file_matches"][0], "expected_file_path": "indented.py"}],
+    }
+    assert check({**indented, "trim": True, "ignore_empty_lines": True}, fixed_repo)[0] == "fail"
+    default = {k: v for k, v in spec.items() if k != "check_other_files_unchanged"}
+    status, reason, _ = check({**default, "ignore_empty_lines": True}, fixed_repo)
     assert status == "fail" and "tests/test_ops.py" in reason
+
+
+def test_exact_file_match_reads_expected_files_from_the_scenario_folder(
+    fixed_repo: Path, tmp_path: Path
+) -> None:
+    """The released scenarios keep expected files beside `config.json`."""
+    folder = tmp_path / "scenarios" / "fix_sub"
+    folder.mkdir(parents=True)
+    (folder / "expected_ops.py").write_text((fixed_repo / "calc" / "ops.py").read_text())
+    match = {"actual_file_path": "calc/ops.py", "expected_file_path": "expected_ops.py"}
+    config = {
+        "verifiers": [
+            {
+                "type": "ExactFileMatchVerifier",
+                "file_matches": [match],
+                "check_other_files_unchanged": False,
+            }
+        ]
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    result = run_scenario(load_scenario(folder / "config.json"), fixed_repo)
+    assert result.results[0].status == "pass", result.results[0].reason
 
 
 def test_regex_counts_with_and_without_comments(fixed_repo: Path) -> None:

@@ -27,6 +27,8 @@ class Scenario:
     base_ref: str = "HEAD"
     verifier_timeout_seconds: float = 300.0
     tags: list[str] = field(default_factory=list)
+    directory: Path | None = None
+    """The scenario file's folder: `ExactFileMatchVerifier` looks for expected files there."""
 
 
 @dataclass
@@ -74,6 +76,7 @@ def load_scenario(path: str | Path) -> Scenario:
         base_ref=str(doc.get("base_ref") or doc.get("repo_hash") or "HEAD"),
         verifier_timeout_seconds=float(doc.get("verifier_timeout_seconds", 300)),
         tags=list(doc.get("tags") or []),
+        directory=path.parent,
     )
 
 
@@ -91,6 +94,7 @@ def run_scenario(
         base_ref=base_ref or scenario.base_ref,
         trajectory=trajectory,
         timeout_s=scenario.verifier_timeout_seconds,
+        scenario_dir=scenario.directory,
     )
     start = time.monotonic()
     results = []

@@ -43,12 +43,14 @@ class VerifierResult:
 @dataclass
 class VerifyContext:
     """What a verifier may look at: the repository after the agent's run, the git revision it
-    started from, and (optionally) the trajectory for chat checks."""
+    started from, (optionally) the trajectory for chat checks, and the scenario's folder (where
+    the released scenarios keep expected files)."""
 
     repo: Path
     base_ref: str = "HEAD"
     trajectory: Trajectory | None = None
     timeout_s: float = 300.0
+    scenario_dir: Path | None = None
 
     def changed_files(self) -> set[str]:
         """Paths (relative, posix) modified, added or deleted since `base_ref`, untracked included."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.reviews.verifiers.base import VerifierResult, VerifyContext
@@ -103,21 +104,23 @@ class NewFileRegExpVerifier:
 
 @dataclass
 class ExactFileMatchVerifier:
-    """Each `actual_file_path` equals its `expected_file_path` (both repository-relative, or the
-    expected one absolute), optionally trimming lines and ignoring blank lines; optionally no other
-    file changed."""
+    """Each `actual_file_path` (in the repository) equals its `expected_file_path`, looked up in
+    the scenario's folder as the released verifier does, else in the repository (or absolute).
+    As released: trailing whitespace of each line is ignored, `trim` strips the whole text's
+    leading and trailing whitespace (not each line's indentation), `ignore_empty_lines` drops blank
+    lines, and `check_other_files_unchanged` (default true) fails when any other file changed."""
 
     type_name: ClassVar[str] = "ExactFileMatchVerifier"
     file_matches: list[dict[str, str]] = field(default_factory=list)
     ignore_empty_lines: bool = False
     trim: bool = False
-    check_other_files_unchanged: bool = False
+    check_other_files_unchanged: bool = True
 
     def verify(self, ctx: VerifyContext) -> VerifierResult:
         mismatched = []
         for pair in self.file_matches:
             actual = ctx.repo / pair["actual_file_path"]
-            expected = ctx.repo / pair["expected_file_path"]
+            expected = self._expected(ctx, pair["expected_file_path"])
             if not actual.is_file() or self._norm(actual.read_text()) != self._norm(
                 expected.read_text()
             ):
@@ -141,10 +144,16 @@ class ExactFileMatchVerifier:
             self.type_name, "pass", f"all {len(self.file_matches)} file(s) match", metrics
         )
 
+    @staticmethod
+    def _expected(ctx: VerifyContext, path: str) -> Path:
+        if ctx.scenario_dir is not None and (ctx.scenario_dir / path).is_file():
+            return ctx.scenario_dir / path
+        return ctx.repo / path
+
     def _norm(self, text: str) -> list[str]:
-        lines = text.splitlines()
         if self.trim:
-            lines = [line.strip() for line in lines]
+            text = text.strip()
+        lines = [line.rstrip() for line in text.splitlines()]
         if self.ignore_empty_lines:
-            lines = [line for line in lines if line.strip()]
+            lines = [line for line in lines if line]
         return lines
