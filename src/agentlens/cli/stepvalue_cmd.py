@@ -35,7 +35,12 @@ def stepvalue() -> None:
     required=True,
     help="fault-localisation, outcome, or an asv.v1 JSONL file (open-QA candidate sets).",
 )
-@click.option("--evaluator", required=True, help="Model string or role, e.g. llamacpp:/m.gguf.")
+@click.option(
+    "--evaluator",
+    required=True,
+    help="Model string or role, e.g. llamacpp:/m.gguf; `provided` scores the beliefs an asv.v1 "
+    "file's steps already carry (no LLM).",
+)
 @click.option(
     "--channels",
     default="direct,generated-rationale-128,extractive-buffer",
@@ -128,6 +133,7 @@ def evaluate_cmd(
     from agentlens.stepvalue.config import RunConfig
     from agentlens.stepvalue.cost import parse_weights
     from agentlens.stepvalue.evaluate import evaluate
+    from agentlens.stepvalue.provided import evaluate_provided
     from agentlens.stepvalue.report import write_outputs
     from agentlens.stepvalue.sources import build_problems
 
@@ -153,8 +159,11 @@ def evaluate_cmd(
         max_steps=max_steps,
         reference=reference,
     )
-    client = get_provider(evaluator, role="evaluator", cache=not no_cache)
-    result = evaluate(problems, client, config, audit_n=audit_n)
+    if evaluator == "provided":  # the asv.v1 steps carry their beliefs: no LLM call
+        result = evaluate_provided(problems, config)
+    else:
+        client = get_provider(evaluator, role="evaluator", cache=not no_cache)
+        result = evaluate(problems, client, config, audit_n=audit_n)
     paths_out = write_outputs(result, outdir)
     c = result.costs
     console.print(

@@ -46,7 +46,7 @@ class StepValueResult:
     def channel_means(self) -> list[dict[str, Any]]:
         """Mean of each headline value per (channel, slice); floor/leak rates alongside."""
         out = []
-        for channel in self.config.channels_resolved_names():
+        for channel in self.channel_names():
             for which in self.config.slices:
                 rows = [
                     r
@@ -56,6 +56,10 @@ class StepValueResult:
                 if rows:
                     out.append(_means(channel, which, rows))
         return out
+
+    def channel_names(self) -> list[str]:
+        """The channels the rows were scored under, in row order (`provided` for given beliefs)."""
+        return list(dict.fromkeys(r["channel"] for r in self.steps))
 
     def trajectory_summaries(self) -> list[dict[str, Any]]:
         """Per (trajectory, channel, slice): steps, mean/sum G, mean ΔH and S, damage, repairs."""

@@ -35,6 +35,17 @@ class StepCost:
 
 
 @dataclass(frozen=True)
+class ProvidedBeliefs:
+    """Beliefs and raw scores an asv.v1 step already carries (spec §2.1), keyed by candidate id;
+    scored without an evaluator (the released tool's `provided-belief` mode)."""
+
+    belief_before: dict[str, float] | None = None
+    belief_after: dict[str, float] | None = None
+    raw_scores_before: dict[str, float] | None = None
+    raw_scores_after: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
 class Transition:
     """One agent step: the raw (unredacted) state dicts before and after it.
 
@@ -47,6 +58,7 @@ class Transition:
     after: dict[str, Any]
     phase: str | None = None
     cost: StepCost = field(default_factory=StepCost)
+    provided: ProvidedBeliefs | None = None
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,7 @@ def markdown(result: StepValueResult) -> str:
     c, cfg = result.costs, result.config
     parts = [
         "# Step value report",
-        f"Evaluator `{result.evaluator}`; channels {', '.join(cfg.channels_resolved_names())}; "
+        f"Evaluator `{result.evaluator}`; channels {', '.join(result.channel_names())}; "
         f"slices {', '.join(cfg.slices)}; B = {cfg.permutations} cyclic label permutations; "
         f"floor {cfg.floor}; ε = {cfg.epsilon}; net_asv = ΔH − λ·C with λ = {cfg.lam:g}, "
         f"weights {_weights(cfg)}. G = gold-margin gain (lse competitor unless marked "

@@ -16,6 +16,7 @@ import numpy as np
 
 from agentlens.stepvalue.belief import Belief
 from agentlens.stepvalue.channels import Channel
+from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.cost import net_value
 from agentlens.stepvalue.metrics import TransitionMetrics, transition_metrics
 from agentlens.stepvalue.model import Transition
@@ -49,8 +50,7 @@ def step_rows(runner: Runner) -> list[dict[str, Any]]:
                 before, after = (pi, which, b_pos), (pi, which, a_pos)
                 row.update(_values(runner, before, after, channel, problem.gold_id))
                 if not row["missing"]:
-                    row.update(_net(runner, t, row["delta_h"], row.pop("per_perm_delta_h")))
-                    row["reason"] += f"; {row.pop('net_reason')}"
+                    add_net(row, t, runner.config)
                 rows.append(row)
     return rows
 
@@ -71,11 +71,16 @@ def _values(
     flags = _flags(runner, before, after, channel, b0, b1)
     if b0 is None or b1 is None:
         return {"missing": True, "flags": flags}
-    eps = runner.config.epsilon
+    return {"missing": False, "flags": flags} | belief_values(b0, b1, gold, runner.config.epsilon)
+
+
+def belief_values(b0: list[Belief], b1: list[Belief], gold: str, eps: float) -> dict[str, Any]:
+    """Every per-transition value from the beliefs before and after under each permutation
+    (identity first)."""
     per_perm = [transition_metrics(x, y, gold, epsilon=eps) for x, y in zip(b0, b1, strict=True)]
     identity = per_perm[0]
     averaged = transition_metrics(mean_belief(b0), mean_belief(b1), gold, epsilon=eps)
-    values: dict[str, Any] = {"missing": False, "flags": flags}
+    values: dict[str, Any] = {}
     values.update(_metric_fields(identity))
     values.update(_perm_summary(per_perm))
     values["mean_belief_g_margin"] = averaged.g_margin
@@ -108,12 +113,17 @@ def _semantic(b0: list[Belief], b1: list[Belief], gold: str) -> dict[str, Any]:
     }
 
 
+def add_net(row: dict[str, Any], transition: Transition, cfg: RunConfig) -> None:
+    """Add net_asv and its cost to a scored row (and its arithmetic to the row's reason)."""
+    row.update(_net(cfg, transition, row["delta_h"], row.pop("per_perm_delta_h")))
+    row["reason"] += f"; {row.pop('net_reason')}"
+
+
 def _net(
-    runner: Runner, transition: Transition, delta_h: float, per_perm_delta_h: list[float]
+    cfg: RunConfig, transition: Transition, delta_h: float, per_perm_delta_h: list[float]
 ) -> dict[str, Any]:
     """`net_asv = ΔH − λ·C` for the identity labelling, with its permutation mean and range (C is
     the same under every labelling, so the range is that of ΔH when λ·C is known)."""
-    cfg = runner.config
     net = net_value(delta_h, transition.cost, cfg.lam, cfg.cost_weights)
     per_perm = [
         net_value(dh, transition.cost, cfg.lam, cfg.cost_weights).net_asv for dh in per_perm_delta_h

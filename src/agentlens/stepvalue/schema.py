@@ -17,8 +17,16 @@ import orjson
 
 from agentlens.errors import SchemaError
 from agentlens.formats._json import iter_jsonl
-from agentlens.stepvalue.model import Candidate, EvalView, Problem, StepCost, Transition
+from agentlens.stepvalue.model import (
+    Candidate,
+    EvalView,
+    Problem,
+    ProvidedBeliefs,
+    StepCost,
+    Transition,
+)
 from agentlens.stepvalue.permutations import default_labels
+from agentlens.stepvalue.provided import PROVIDED_FIELDS, check_provided
 from agentlens.stepvalue.redaction import StringPolicy
 from agentlens.stepvalue.semantic import insufficiency_id
 
@@ -64,6 +72,10 @@ class AsvStep(msgspec.Struct, kw_only=True):
     state_before: dict[str, Any] | None = None
     state_after: dict[str, Any] | None = None
     cost: AsvCost | None = None
+    belief_before: dict[str, float] | None = None
+    belief_after: dict[str, float] | None = None
+    raw_scores_before: dict[str, float] | None = None
+    raw_scores_after: dict[str, float] | None = None
 
 
 class AsvRecord(msgspec.Struct, kw_only=True):
@@ -133,7 +145,13 @@ def _transition(step: AsvStep) -> Transition:
         after=after,
         phase=_step_type(step_type),
         cost=StepCost(**msgspec.structs.asdict(step.cost)) if step.cost else StepCost(),
+        provided=_provided(step),
     )
+
+
+def _provided(step: AsvStep) -> ProvidedBeliefs | None:
+    given = {name: getattr(step, name) for name in PROVIDED_FIELDS}
+    return None if all(v is None for v in given.values()) else ProvidedBeliefs(**given)
 
 
 def _step_type(value: Any) -> str | None:
@@ -180,6 +198,8 @@ def _validate(path: Path, number: int, record: AsvRecord) -> None:
         raise fail("gold_visible_to_evaluator must be false: the evaluator never sees the gold")
     if not record.steps:
         raise fail("no steps")
+    for step in record.steps:
+        check_provided(step.step_id, {n: getattr(step, n) for n in PROVIDED_FIELDS}, set(ids), fail)
 
 
 def to_asv_record(problem: Problem) -> dict[str, Any]:
@@ -224,6 +244,8 @@ def _step_record(t: Transition) -> dict[str, Any]:
     cost = {k: v for k, v in asdict(t.cost).items() if v is not None}
     if cost:
         record["cost"] = cost
+    if t.provided is not None:
+        record |= {k: v for k, v in asdict(t.provided).items() if v is not None}
     return record
 
 

@@ -22,6 +22,7 @@ EPSILONS = (1e-4, 1e-6, 1e-8)
 FLOORS = (-10.0, -20.0, -30.0)
 TINY = 1e-300
 EXACT_NOTE = "exact logits: the floor never applies, so every floor gives the same values"
+PROVIDED_NOTE = "provided beliefs: no top-k read-out to re-floor"
 
 
 def _tempered_entropy(belief: dict[str, float], tau: float) -> float:
@@ -58,11 +59,12 @@ def floor_sensitivity(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     label at each floor; transitions read from exact logits are counted, not recomputed."""
     out = []
     for (channel, which), items in _groups(rows).items():
-        top_k = [r for r in items if not r["exact_logits"]]
+        top_k = [r for r in items if not r["exact_logits"] and not r.get("provided")]
         row: dict[str, Any] = {"channel": channel, "slice": which, "n": len(items)}
         row["n_top_k"] = len(top_k)
         if not top_k:
-            out.append(row | {"note": EXACT_NOTE})
+            provided = any(r.get("provided") for r in items)
+            out.append(row | {"note": PROVIDED_NOTE if provided else EXACT_NOTE})
             continue
         for floor in FLOORS:
             metrics, floored = [], 0
