@@ -274,3 +274,19 @@ def test_forbidden_globs_alone_allow_every_other_change(fixed_repo: Path) -> Non
     assert (status, metrics["forbidden_changed"]) == ("fail", ["pyproject.toml"])
     status, _, _ = check({"type": "NoChangesVerifier"}, fixed_repo)  # no rules: nothing may change
     assert status == "fail"
+
+
+def test_a_verifier_that_raises_fails_alone(fixed_repo: Path) -> None:
+    """Spec §3: exceptions count as failure of that verifier; the others still run."""
+    scenario = Scenario(
+        "broken",
+        [
+            {"type": "ChatRegExpCountVerifier", "reg_exp_pattern": "("},  # no trajectory either
+            {"type": "PythonFileRegExpCountVerifier", "search_in": "calc", "reg_exp_pattern": "("},
+            {"type": "ExactFileMatchVerifier", "file_matches": [{"actual_file_path": "x"}]},
+            {"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]},
+        ],
+    )
+    result = run_scenario(scenario, fixed_repo)
+    assert [r.status for r in result.results] == ["error", "error", "error", "pass"]
+    assert "error" in result.results[1].reason and not result.passed

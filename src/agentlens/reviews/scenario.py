@@ -16,7 +16,7 @@ import yaml
 
 from agentlens.errors import ConfigError
 from agentlens.reviews.verifiers import build_verifier
-from agentlens.reviews.verifiers.base import VerifierResult, VerifierSetupError, VerifyContext
+from agentlens.reviews.verifiers.base import VerifierResult, VerifyContext
 from agentlens.trajectory import Trajectory
 
 
@@ -111,7 +111,7 @@ def run_one(spec: dict[str, Any], ctx: VerifyContext) -> VerifierResult:
     start = time.monotonic()
     try:
         result = verifier.verify(ctx)
-    except (VerifierSetupError, OSError, ValueError, UnicodeDecodeError) as exc:
+    except Exception as exc:  # spec §3: an exception fails this verifier, not the whole run
         result = VerifierResult(verifier.type_name, "error", f"{type(exc).__name__}: {exc}")
     result.duration_s = time.monotonic() - start
     result.name = spec.get("name")
