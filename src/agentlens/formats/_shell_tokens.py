@@ -48,14 +48,12 @@ def words_and_operators(cmd: str) -> tuple[list[str], list[int]]:
     if "#" in cmd:
         words = [token for token in words if token]
     operators = []
-    # one pass finds both (a word cannot start with an operator or a quote); a second only
-    # visits those few
-    for at in [at for at, token in enumerate(words) if token[0] in _MARKED]:
-        token = words[at]
-        if token in OPERATORS:
-            operators.append(at)
-        else:
-            words[at] = unquote(token)
+    for at, token in enumerate(words):  # a word cannot start with an operator or a quote
+        if token[0] in _MARKED:
+            if token in OPERATORS:
+                operators.append(at)
+            else:
+                words[at] = unquote(token)
     return words, operators
 
 
