@@ -95,6 +95,17 @@ def test_provided_beliefs_are_scored_without_an_llm(tmp_path: Path) -> None:
         for name, value in want.items():
             assert row[name] == pytest.approx(value, abs=1e-9), name
         assert row["net_asv"] == pytest.approx(want["delta_h"])  # λ = 0
+        # the released tool's nested blocks, as its audit scripts read them
+        components, gold = row["asv_components"], row["gold_metrics"]
+        assert components["realized_entropy_reduction"] == pytest.approx(want["delta_h"])
+        assert components["bayesian_surprise_kl"] == pytest.approx(want["surprise"])
+        assert components["net_asv"] == pytest.approx(want["delta_h"])
+        assert gold["gold_margin_gain"] == pytest.approx(want["g_margin"])
+        assert gold["gold_log_likelihood_gain"] == pytest.approx(want["gold_ll_gain"])
+        assert row["quality_flags"]["used_floor_score"] is False
+    h_before = -sum(p * math.log(p) for p in softmax(RAW0).values())
+    assert rows[0]["asv_components"]["entropy_before_nats"] == pytest.approx(h_before)
+    assert [r["action"]["type"] for r in rows] == ["retrieve", "extract"]
     assert rows[0]["gold_rank_before"] == 2 and rows[0]["gold_rank_after"] == 1
     summary = json.loads((out / "summary.json").read_text())
     assert summary["evaluator"] == "provided" and summary["costs"]["evaluator_calls"] == 0

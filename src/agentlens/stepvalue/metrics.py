@@ -68,6 +68,8 @@ def argmax(belief: Belief) -> str:
 class TransitionMetrics:
     delta_h: float
     delta_h_normalised: float
+    entropy_before: float
+    entropy_after: float
     surprise: float
     pivot_js: float
     margin_before: float
@@ -107,6 +109,8 @@ def transition_metrics(
     return TransitionMetrics(
         delta_h=h0 - h1,
         delta_h_normalised=(h0 - h1) / math.log(len(before.probs)),
+        entropy_before=h0,
+        entropy_after=h1,
         surprise=surprise,
         pivot_js=js(after.probs, before.probs, epsilon),
         margin_before=m0,

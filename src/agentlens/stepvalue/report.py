@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentlens.stepvalue.asv_output import asv_blocks
 from agentlens.stepvalue.evaluate import StepValueResult
 from agentlens.stepvalue.phases import most_negative
 from agentlens.stepvalue.sensitivity import floor_sensitivity, sensitivity
@@ -101,7 +102,8 @@ def write_outputs(result: StepValueResult, outdir: str | Path) -> dict[str, Path
         "report": out / "report.md",
     }
     paths["summary"].write_text(json.dumps(_clean(result.summary()), indent=2, ensure_ascii=False))
-    _jsonl(paths["steps"], result.steps)
+    lam = result.config.lam
+    _jsonl(paths["steps"], [row | asv_blocks(row, lam) for row in result.steps])
     _jsonl(paths["states"], result.states)
     floors = floor_sensitivity(result.steps)
     tables = {
