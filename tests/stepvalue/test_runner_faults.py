@@ -184,6 +184,12 @@ def test_audit_samples_the_generated_128_rationale_against_direct(problem, tmp_p
         rows = result.audits[selection]
         assert rows and {r["channel"] for r in rows} == {"generated-rationale-128"}
         assert {r["baseline"] for r in rows} == {"direct"}
+        # spec §9.4: the labeller finds both states' text and the rationales in states.jsonl
+        texts = {(s["state"], s["channel"]): s for s in result.states}
+        for r in rows:
+            for side in ("state_before", "state_after"):
+                state = texts[(r[side], "generated-rationale-128")]
+                assert state["text"] and state["rationale"] == "resolved: unclear"
     assert {p["channel"] for p in result.paired_phases} == {"generated-rationale-128"}
     paths = write_outputs(result, tmp_path)
     assert paths["phases_paired.csv"].read_text().startswith("channel,baseline,slice,phase")

@@ -178,6 +178,9 @@ def _audit_row(
         "step_id": a["step_id"],
         "phase": a["phase"],
         "slice": a["slice"],
+        # the states the labeller reads (text in states.jsonl, with each channel's rationale)
+        "state_before": a.get("state_before"),
+        "state_after": a.get("state_after"),
         "channel": a["channel"],
         "baseline": b["channel"],
         f"{value}_channel": a[value],

@@ -191,6 +191,7 @@ def state_rows(runner: Runner) -> list[dict[str, Any]]:
                         "position": pos,
                         "channel": channel.name,
                         "chars": len(table.texts[pos]),
+                        "text": table.texts[pos],
                         "beliefs": [b.as_dict() for b in beliefs] if beliefs else None,
                         "sources": [list(b.sources) for b in beliefs] if beliefs else None,
                         "raw_scores": [b.raw_dict() for b in beliefs] if beliefs else None,
