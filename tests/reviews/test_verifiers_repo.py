@@ -290,3 +290,41 @@ def test_a_verifier_that_raises_fails_alone(fixed_repo: Path) -> None:
     result = run_scenario(scenario, fixed_repo)
     assert [r.status for r in result.results] == ["error", "error", "error", "pass"]
     assert "error" in result.results[1].reason and not result.passed
+
+
+def test_globs_have_the_released_java_semantics(fixed_repo: Path) -> None:
+    """Spec §3: the released verifiers match globs with Java's PathMatcher, where `*` stays in
+    one folder and `**` crosses folders."""
+    (fixed_repo / "calc" / "sub").mkdir()
+    (fixed_repo / "calc" / "sub" / "deep.py").write_text("X = 1\n")
+    spec = {"type": "NoChangesVerifier", "allowed_globs": ["calc/*", "tests/*"]}
+    status, _, metrics = check(spec, fixed_repo)
+    assert (status, metrics["unexpected_changed"]) == ("fail", ["calc/sub/deep.py"])
+    assert check({**spec, "allowed_globs": ["calc/**", "tests/*"]}, fixed_repo)[0] == "pass"
+    forbidden = {"type": "NoChangesVerifier", "forbidden_globs": ["*.py"]}
+    assert check(forbidden, fixed_repo)[0] == "pass"  # no .py file changed at the top level
+    assert check({**forbidden, "forbidden_globs": ["**/*.py"]}, fixed_repo)[0] == "fail"
+    targets = {"type": "YesChangesVerifier", "target_globs": ["calc/*/*.py"]}
+    assert check(targets, fixed_repo)[0] == "pass"
+
+
+@pytest.mark.parametrize(
+    ("path", "glob", "matches"),
+    [
+        ("src/A.java", "src/*", True),
+        ("src/x/A.java", "src/*", False),
+        ("src/x/A.java", "src/**", True),
+        ("src", "src/**", False),
+        ("A.java", "**/*.java", False),
+        ("m/pom.xml", "*.xml", False),
+        ("a.md", "*.{txt,md}", True),
+        ("a1", "a[!0-9]", False),
+        ("a/b", "a?b", False),
+        ("src\\A.java", "src\\*", False),  # the pattern's "\" is a separator; the path is posix
+        ("src/A.java", "src\\*", True),
+    ],
+)
+def test_glob_table(path: str, glob: str, matches: bool) -> None:
+    from agentlens.reviews.verifiers.globs import glob_match
+
+    assert glob_match(path, glob) is matches

@@ -1,20 +1,21 @@
 """Repository-state verifiers: which files changed since the base revision, new files, exact
-file contents. Paths are repository-relative posix paths; globs use `fnmatch` semantics where
-`*` also crosses `/` (so `src/**` and `src/*` both match everything below `src/`)."""
+file contents. Paths are repository-relative posix paths; globs have the released verifiers'
+Java semantics (`verifiers.globs`): `src/*` matches the files directly in `src/`, `src/**`
+everything below it."""
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.reviews.verifiers.base import VerifierResult, VerifyContext
+from agentlens.reviews.verifiers.globs import glob_match
 
 
 def _matches(path: str, globs: list[str]) -> bool:
-    return any(fnmatch.fnmatch(path, g) for g in globs)
+    return any(glob_match(path, g) for g in globs)
 
 
 def _listing(paths: list[str] | set[str], limit: int = 8) -> str:
@@ -73,7 +74,7 @@ class YesChangesVerifier:
     def verify(self, ctx: VerifyContext) -> VerifierResult:
         changed = ctx.changed_files()
         missing = [f for f in self.target_files if f not in changed]
-        missing += [g for g in self.target_globs if not any(fnmatch.fnmatch(p, g) for p in changed)]
+        missing += [g for g in self.target_globs if not any(glob_match(p, g) for p in changed)]
         metrics = {"changed": len(changed), "unchanged_targets": missing}
         if missing:
             reason = f"{len(missing)} target(s) not changed: {_listing(missing)}"
