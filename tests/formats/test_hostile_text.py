@@ -1,6 +1,6 @@
 """Hostile text and nesting: the shell classifier and every reader finish on adversarial input.
 
-Texts aimed at the regexes (`_categories` TOKEN / PLAIN_TOKEN / HEREDOC, mini-swe-agent FENCE and
+Texts aimed at the regexes (`_shell_tokens` TOKEN / PLAIN_TOKEN / QUOTED / HEREDOC, mini-swe-agent FENCE and
 RETURNCODE, swe-agent ACI_WORDS, Codex EXIT_CODE, the apply_patch file pattern): backslash runs,
 unbalanced quotes, `<<` without terminators, unclosed ``` fences, 100k-character lines. Each is
 1 MB, put into the text fields of a real sample. JSON nested 1000 deep (just under orjson's
