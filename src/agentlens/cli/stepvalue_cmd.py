@@ -75,6 +75,14 @@ def stepvalue() -> None:
     help="Default option labels A, B, C, … or 1, 2, 3, … (an asv.v1 candidate's own label wins).",
 )
 @click.option(
+    "--direct-layout",
+    type=click.Choice(["mapping-last", "options"]),
+    default="mapping-last",
+    show_default=True,
+    help="Direct prompt: candidates by id with the label mapping last (prefix-cache friendly), "
+    "or the spec's 'A: id - text' option list before the evidence.",
+)
+@click.option(
     "--fallback-policy",
     type=click.Choice(["floor", "error"]),
     default="floor",
@@ -115,6 +123,7 @@ def evaluate_cmd(
     rationale_tokens: int | None,
     leak_policy: str,
     label_scheme: str,
+    direct_layout: str,
     fallback_policy: str,
     concurrency: int | None,
     audit_n: int,
@@ -145,6 +154,7 @@ def evaluate_cmd(
         leak_policy=leak_policy,  # type: ignore[arg-type]
         fallback_policy=fallback_policy,  # type: ignore[arg-type]
         label_scheme=label_scheme,  # type: ignore[arg-type]
+        direct_layout=direct_layout,  # type: ignore[arg-type]
         concurrency=concurrency or (1 if is_local(evaluator) else 4),
         lam=lam,
         cost_weights=parse_weights(cost_weights),

@@ -15,7 +15,7 @@ from agentlens.stepvalue.metrics import EPSILON
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.permutations import LabelScheme
 from agentlens.stepvalue.projection import MAX_STATE_CHARS, SLICES, Slice
-from agentlens.stepvalue.prompts import MAX_QUESTION_CHARS, Order
+from agentlens.stepvalue.prompts import MAX_QUESTION_CHARS, DirectLayout, Order
 
 
 class Evaluator(Protocol):
@@ -49,6 +49,7 @@ class RunConfig:
     (the released tool's live setting); `error` stops the run (spec §5.1 step 5)."""
     seed: int = 7
     order: Order = "mapping-last"
+    direct_layout: DirectLayout = "mapping-last"
     max_state_chars: int = MAX_STATE_CHARS
     max_question_chars: int = MAX_QUESTION_CHARS
     label_scheme: LabelScheme = "letters"

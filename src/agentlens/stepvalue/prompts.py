@@ -18,6 +18,10 @@ from agentlens.stepvalue.redaction import guard_prompt
 
 Message = dict[str, Any]
 Order = Literal["mapping-last", "mapping-first"]
+DirectLayout = Literal["mapping-last", "options"]
+"""`options`: the direct prompt lists `A: id - text` before the evidence, as the spec's §4.2 direct
+prompt does; `mapping-last` (default) shows candidates by id and the mapping at the end, like the
+rationale channels, so the prompts of a state's permutations share their prefix."""
 MAX_QUESTION_CHARS = 2000
 
 SYSTEM = (
@@ -68,6 +72,18 @@ def rationale_messages(
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
+def _options_prompt(
+    view: EvalView, evidence: str, mapping: Mapping[str, str], instruction: str, limit: int
+) -> str:
+    text_of = {c.id: c.text for c in view.candidates}
+    options = "\n".join(f"{label}: {cid} - {text_of[cid]}" for label, cid in mapping.items())
+    return (
+        f"Question:\n{_question(view, limit)}\n\nOptions:\n{options}\n\n"
+        f"<EVIDENCE>\n{evidence}\n</EVIDENCE>\n\n{instruction}\n"
+        "Output exactly one uppercase option label."
+    )
+
+
 def scoring_messages(
     view: EvalView,
     evidence: str,
@@ -77,6 +93,7 @@ def scoring_messages(
     direct: bool,
     order: Order = "mapping-last",
     question_limit: int = MAX_QUESTION_CHARS,
+    direct_layout: DirectLayout = "mapping-last",
 ) -> list[Message]:
     """Pass 2: forced choice of one option label under `mapping` (label -> candidate id)."""
     instruction = "Which candidate does the evidence support?"
@@ -92,7 +109,9 @@ def scoring_messages(
     )
     tail = f"{mapping_text}\nOutput exactly one uppercase option label."
     body = shared_body(view, evidence, buffer, question_limit)
-    if order == "mapping-last":
+    if direct and direct_layout == "options":
+        user = _options_prompt(view, evidence, mapping, instruction, question_limit)
+    elif order == "mapping-last":
         user = f"{body}\n\n{instruction}\n\n{tail}"
     else:
         user = (

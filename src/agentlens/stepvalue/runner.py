@@ -223,6 +223,7 @@ class Runner:
                 direct=channel.direct,
                 order=self.config.order,
                 question_limit=self.config.max_question_chars,
+                direct_layout=self.config.direct_layout,
             )
             key = _digest(messages)
             target = (pi, which, channel.name, pos, k)
