@@ -67,6 +67,20 @@ def test_verify_then_qi(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     qi = json.loads(out)
     assert qi["quality_index"] == round(100 * (0.5 + 1 + 0.5) / 6, 2)
     assert len(qi["warnings"]) == 3
+    # spec §7 side metric: individual verifiers passed over both verify files, from their JSON
+    statuses = [
+        v["status"]
+        for name in ("before.json", "after.json")
+        for r in json.loads((tmp_path / name).read_text())["results"]
+        for v in r["verifier_results"]
+    ]
+    passed = statuses.count("pass")
+    assert 0 < passed < len(statuses)
+    assert qi["verifiers_passed"] == {
+        "passed": passed,
+        "total": len(statuses),
+        "fraction": round(passed / len(statuses), 4),
+    }
 
 
 def test_reviews_document_round_trip(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def qi(
     from agentlens.errors import ConfigError
     from agentlens.reviews.judge.judge import aggregate
     from agentlens.reviews.qi import quality_index
-    from agentlens.reviews.report import dump, formal_results, load_reviews
+    from agentlens.reviews.report import dump, formal_results, load_reviews, verifier_counts
 
     if variance_paths:
         return _variance(variance_paths, as_json)
@@ -67,11 +67,20 @@ def qi(
         if not sep:
             raise ConfigError(f"--component {item!r}: expected DIMENSION=MEAN")
         means[dim] = float(text)
+    side: dict[str, float | int] = {}
     if verify_paths:
         results = formal_results(verify_paths)
         formal = sum(results) / len(results) if results else None
+        passed, total = verifier_counts(verify_paths)
+        side = {
+            "passed": passed,
+            "total": total,
+            "fraction": round(passed / total, 4) if total else 0.0,
+        }
     result = quality_index(formal, means)
     doc = {**result.to_dict(), "unscored_rate": unscored}
+    if side:
+        doc["verifiers_passed"] = side
     if as_json:
         console.print_json(dump(doc))
     else:
@@ -80,6 +89,12 @@ def qi(
             rate = f"   unscored {unscored[name]:.0%}" if name in unscored else ""
             console.print(
                 f"  {name:22} {'missing' if value is None else f'{value:.3f}'}{rate}",
+                highlight=False,
+            )
+        if side:
+            console.print(
+                f"  side metric (not in QI): {side['passed']}/{side['total']} individual "
+                f"verifiers passed = {side['fraction']:.3f}",
                 highlight=False,
             )
     for warning in result.warnings:

@@ -104,6 +104,18 @@ def formal_results(paths: Sequence[str | Path]) -> list[int]:
     return out
 
 
+def verifier_counts(paths: Sequence[str | Path]) -> tuple[int, int]:
+    """(passed, total) individual verifiers over `agentlens verify` files: the side metric of
+    spec §7 / decision §13.3 (the QI itself uses only the all-pass rate)."""
+    statuses = [
+        v["status"]
+        for path in paths
+        for r in load(path, VERIFY_KIND)["results"]
+        for v in r["verifier_results"]
+    ]
+    return sum(s == "pass" for s in statuses), len(statuses)
+
+
 def _link(traj_id: str, step: int) -> str:
     return f"[S{step}](#{traj_id}-S{step})"
 
