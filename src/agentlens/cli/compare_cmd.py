@@ -92,7 +92,15 @@ def compare(
     """Mann–Whitney / Fisher tests and ratio thresholds (spec §11.2), SxS flags, QI and process deltas."""
     from agentlens.cli._inputs import load_inputs, report_failures
     from agentlens.reviews.compare import RunSummary, compare_runs
-    from agentlens.reviews.report import SXS_KIND, compare_markdown, dump, formal_results, load
+    from agentlens.reviews.conformity import setup_check, task_points
+    from agentlens.reviews.report import (
+        REVIEWS_KIND,
+        SXS_KIND,
+        compare_markdown,
+        dump,
+        formal_results,
+        load,
+    )
     from agentlens.reviews.telemetry import RunTelemetry
 
     summaries, runs, failed = [], [], 0
@@ -115,6 +123,8 @@ def compare(
     if sxs_path:
         summaries[1].sxs_flags = load(sxs_path, SXS_KIND)["dimensions"]
     result = compare_runs(summaries[0], summaries[1], _note(process), profile)
+    judges = [load(p, REVIEWS_KIND).get("judge") if p else None for p in (a_reviews, b_reviews)]
+    result.checks.insert(0, setup_check(task_points(runs[0]), task_points(runs[1]), *judges))
     doc = result.to_dict()
     if process:
         doc["process"] = process
