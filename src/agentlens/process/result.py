@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from agentlens.process.divergence import Divergence
 from agentlens.process.mechanisms import NAMES, FailureReason, Mechanism
+from agentlens.process.report import QualitySignal, StageComparison
 from agentlens.process.signals import Signal
 from agentlens.process.signals.workflow import StageCoverage
 from agentlens.process.tiers import Tier
@@ -59,6 +60,9 @@ class ProcessResult:
     tokens: int = 0
     verdict_tier: Tier | None = None
     """The release's verdict-based tier (spec §9.3), not the score tier `tier`."""
+    stage_comparison: dict[str, StageComparison] = field(default_factory=dict)
+    quality_signals: list[QualitySignal] = field(default_factory=list)
+    """The release's report fields (spec §11.4), for reading only."""
     """Σ prompt + completion tokens over the run's tool-call states, cached included (spec §13.6,
     Table 21's definition)."""
 

@@ -16,6 +16,7 @@ from agentlens.process.match import MatchResult, PathPlan, match_candidate
 from agentlens.process.mechanisms import failure_reasons, mechanism, strengths
 from agentlens.process.profiles import Profile, ProfileConfig, get_profile
 from agentlens.process.pta import Reference, equivalence_for, run_labels
+from agentlens.process.report import Inefficiency, release_report
 from agentlens.process.result import ProcessResult
 from agentlens.process.signals import Signal
 from agentlens.process.signals.coherence import coherence
@@ -31,7 +32,7 @@ from agentlens.process.stages import Stage
 from agentlens.process.states import ProcState, states_from_trajectory
 from agentlens.process.tiers import tier, verdict, verdict_tier
 from agentlens.process.waste import detect_all
-from agentlens.process.waste.tokens import sdk_wasted_indices, wasted_tokens
+from agentlens.process.waste.tokens import sdk_redundant, sdk_unnecessary, wasted_tokens
 from agentlens.trajectory import Trajectory
 
 FAILING_VERDICTS = ("FAIL", "LIKELY FAIL", "UNCERTAIN")
@@ -107,8 +108,16 @@ def _assemble(
     waste = detect_all(cand, paths_first(ref, config), best.path, _files(ref))
     total_waste = sum(w.wasted_steps for w in waste.values())
     repeats = waste["blind_retry"].positions | waste["cyclic_pattern"].positions
-    tokens_in, tokens_out = wasted_tokens(
-        cand, sdk_wasted_indices(cand, states, m.alignment, best.path, repeats)
+    redundant = sdk_redundant(cand, states, m.alignment)
+    unnecessary = sdk_unnecessary(cand, best.path)
+    wasted_idx = set(repeats) | redundant | unnecessary
+    tokens_in, tokens_out = wasted_tokens(cand, wasted_idx)
+    ineff = Inefficiency(
+        waste["blind_retry"].count,
+        waste["cyclic_pattern"].count,
+        len(redundant),
+        len(unnecessary),
+        len(wasted_idx),
     )
     mech = None
     if the_tier == "lucky":
@@ -151,6 +160,16 @@ def _assemble(
         stage_order_match=_stage_order(best.path, cand),
         tokens=sum(s.input_tokens + s.output_tokens for s in cand),
         verdict_tier=verdict_tier(the_verdict, coverage, signals["coh"].value, stages.completeness),
+        **release_report(
+            traj.outcome.status,
+            the_verdict,
+            m,
+            states,
+            stages,
+            signals["coh"].value,
+            ineff,
+            _stage_order(best.path, cand),
+        ),
     )
 
 

@@ -26,12 +26,12 @@ def sdk_wasted_indices(
     `retries_and_cycles` are the blind-retry and cyclic-pattern findings' positions."""
     return (
         set(retries_and_cycles)
-        | _redundant(cand, full_cand, alignment)
-        | _unnecessary(cand, best_path)
+        | sdk_redundant(cand, full_cand, alignment)
+        | sdk_unnecessary(cand, best_path)
     )
 
 
-def _redundant(
+def sdk_redundant(
     cand: Sequence[ProcState], full_cand: Sequence[ProcState], alignment: Sequence[int]
 ) -> set[int]:
     matched = {
@@ -49,7 +49,7 @@ def _redundant(
     return out
 
 
-def _unnecessary(cand: Sequence[ProcState], best_path: Sequence[ProcState]) -> set[int]:
+def sdk_unnecessary(cand: Sequence[ProcState], best_path: Sequence[ProcState]) -> set[int]:
     started, allowed = False, set[int]()
     for gi, g in enumerate(best_path):
         started = started or g.stage == "I"
