@@ -60,3 +60,17 @@ def test_group_help_lists_both_subcommands(capsys: pytest.CaptureFixture[str]) -
     assert "adapt-open-qa" in out and "evaluate" in out
     assert main(["stepvalue", "evaluate", "--help"]) == 0
     assert "--candidates" in capsys.readouterr().out
+
+
+def test_adapt_freezes_a_real_run_into_asv_v1(tmp_path: Path) -> None:
+    from agentlens.stepvalue.candidates import explicit_problems
+
+    out = tmp_path / "frozen.asv.jsonl"
+    argv = ["stepvalue", "adapt", str(TRACE), "--candidates", "outcome", "-o", str(out)]
+    assert main([*argv, "--max-steps", "3"]) == 0
+    (problem,) = explicit_problems(out)
+    # the bench file name carries the run's verdict: "-pass-" or "-fail-"
+    assert problem.gold_id == ("resolved" if "-pass-" in TRACE.name else "not-resolved")
+    assert problem.candidate_ids == ["resolved", "not-resolved"]
+    assert len(problem.transitions) == 3 and problem.redaction == "span"
+    assert '"gold_visible_to_evaluator":false' in out.read_text()

@@ -1,5 +1,6 @@
 """`agentlens stepvalue TRAJ… --candidates … --evaluator MODEL --channels …` (= `stepvalue
-evaluate`), and `agentlens stepvalue adapt-open-qa TASKS.jsonl TRACES… -o OUT.asv.jsonl`."""
+evaluate`), `agentlens stepvalue adapt TRACES… --candidates outcome -o OUT.asv.jsonl`, and
+`agentlens stepvalue adapt-open-qa TASKS.jsonl TRACES… -o OUT.asv.jsonl`."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class _EvaluateByDefault(click.Group):
 
 @click.group(cls=_EvaluateByDefault)
 def stepvalue() -> None:
-    """Per-step value (Agent Step Value): `evaluate` (the default) and `adapt-open-qa`."""
+    """Per-step value (Agent Step Value): `evaluate` (the default), `adapt` and `adapt-open-qa`."""
 
 
 @stepvalue.command("evaluate")
@@ -220,4 +221,47 @@ def adapt_open_qa(
         f"{len(missing)} rows without a trajectory, {unused} trajectories without a row",
         highlight=False,
     )
+    return report_failures(loaded)
+
+
+@stepvalue.command("adapt")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--candidates",
+    type=click.Choice(["fault-localisation", "outcome"]),
+    required=True,
+    help="Candidate set derived from the runs.",
+)
+@click.option("--out", "-o", required=True, type=click.Path(), help="The asv.v1 JSONL to write.")
+@click.option(
+    "--runs", multiple=True, help="Other runs of the task (fault-localisation candidates)."
+)
+@click.option("--reference", default=None, help="Reference JSON for the gold file, or 'auto'.")
+@click.option(
+    "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
+)
+@click.option("--max-steps", type=int, default=None, help="Keep only the first N steps.")
+def adapt(
+    paths: tuple[str, ...],
+    candidates: str,
+    out: str,
+    runs: tuple[str, ...],
+    reference: str | None,
+    labels: tuple[str, ...],
+    max_steps: int | None,
+) -> int:
+    """Freeze trajectories of any format AgentLens reads, with derived candidates and projected,
+    redacted states, into an asv.v1 file (the released tool's `asv adapt-react`); score it later
+    with `agentlens stepvalue --candidates OUT`."""
+    from agentlens.stepvalue.schema import write_asv
+    from agentlens.stepvalue.sources import build_problems
+
+    loaded = load_inputs(paths, labels=labels)
+    pool = load_inputs(runs, labels=labels).trajectories if runs else []
+    problems = build_problems(
+        loaded.trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference
+    )
+    write_asv(problems, out)
+    steps = sum(len(p.transitions) for p in problems)
+    console.print(f"{len(problems)} trajectories -> {out} ({steps} steps)", highlight=False)
     return report_failures(loaded)
