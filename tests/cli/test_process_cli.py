@@ -106,6 +106,13 @@ def test_score_json_carries_reasons(reference: Path, capsys: pytest.CaptureFixtu
     assert doc["profile"] == "sdk-compat" and doc["outcome"] == "passed"
     assert "→" in doc["tier_reason"] and doc["signals"]["coh"]["reason"]
     assert len(doc["annotation"]) == 40
+    # the paper's C1 case (spec §13.6): 4 states, no V coverage; its report fields come along
+    states = json.loads(C1_RUN.read_bytes())["states"].values()
+    meta = [s["metadata"] for s in states if s.get("log_entry")]
+    assert doc["annotation"]["n_states"] == len(meta) == 4
+    assert doc["tokens"] == sum(m["input_tokens"] + m["output_tokens"] for m in meta)
+    assert doc["verdict_tier"] in ("ideal", "solid", "lucky", "partial_fail", "off_track")
+    assert all(q["type"] and q["severity"] for q in doc["quality_signals"])
 
 
 def test_score_takes_format_like_inspect(

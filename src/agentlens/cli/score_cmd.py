@@ -70,6 +70,13 @@ def result_json(res: ProcessResult) -> dict[str, object]:
         "waste": {k: {"count": w.count, "steps": w.wasted_steps} for k, w in res.waste.items()},
         "mechanism": res.mechanism_name,
         "mechanism_reason": res.mechanism[1] if res.mechanism else None,
+        "verdict": res.verdict,
+        "verdict_tier": res.verdict_tier,
+        "tokens": res.tokens,
+        "quality_signals": [
+            {"type": q.signal_type, "severity": q.severity, "evidence": list(q.evidence)}
+            for q in res.quality_signals
+        ],
         "annotation": res.annotation_row(),
     }
 
