@@ -100,8 +100,10 @@ def compare(
         dump,
         formal_results,
         load,
+        verify_results,
     )
     from agentlens.reviews.telemetry import RunTelemetry
+    from agentlens.reviews.testing_compare import run_suite_metrics, testing_checks
 
     summaries, runs, failed = [], [], 0
     for name, verify, reviews in ((run_a, a_verify, a_reviews), (run_b, b_verify, b_reviews)):
@@ -125,6 +127,9 @@ def compare(
     result = compare_runs(summaries[0], summaries[1], _note(process), profile)
     judges = [load(p, REVIEWS_KIND).get("judge") if p else None for p in (a_reviews, b_reviews)]
     result.checks.insert(0, setup_check(task_points(runs[0]), task_points(runs[1]), *judges))
+    if a_verify and b_verify:
+        tests = [run_suite_metrics(verify_results(paths)) for paths in (a_verify, b_verify)]
+        result.checks.extend(testing_checks(*tests))
     doc = result.to_dict()
     if process:
         doc["process"] = process

@@ -104,6 +104,11 @@ def formal_results(paths: Sequence[str | Path]) -> list[int]:
     return out
 
 
+def verify_results(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Every scenario result of `agentlens verify` files, in order."""
+    return [r for path in paths for r in load(path, VERIFY_KIND)["results"]]
+
+
 def verifier_counts(paths: Sequence[str | Path]) -> tuple[int, int]:
     """(passed, total) individual verifiers over `agentlens verify` files: the side metric of
     spec §7 / decision §13.3 (the QI itself uses only the all-pass rate)."""
