@@ -3,6 +3,8 @@ matter, and a reference built from k copies of one run is that run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -74,3 +76,37 @@ def test_reference_of_k_copies_is_that_run(index: int, k: int) -> None:
     fixed = get_profile("sdk-compat", relabel_merged=False)
     result = score_trajectory(run, build_reference([run] * k, fixed), fixed)
     assert result.coverage_percent == 100.0 and result.divergence.step is None
+
+
+def test_scores_do_not_depend_on_the_hash_seed() -> None:
+    """Spec §13.9: the release's merge/match set operations are reported hash-seed sensitive;
+    ours must give identical rows under any PYTHONHASHSEED."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import hashlib\n"
+        "from agentlens.process.pta import build_reference\n"
+        "from agentlens.process.score import score_trajectory\n"
+        "from tests.process.test_pta import TASK, bench_split\n"
+        "h = hashlib.md5()\n"
+        "for p in ('paper', 'sdk-compat'):\n"
+        "    ref = build_reference(bench_split(TASK).donors, p)\n"
+        "    for t in bench_split(TASK).scored:\n"
+        "        h.update(repr(score_trajectory(t, ref, p).annotation_row()).encode())\n"
+        "print(h.hexdigest())\n"
+    )
+    root = str(Path(__file__).resolve().parents[2])
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": root},
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1 and next(iter(digests)).strip()
