@@ -1,7 +1,8 @@
 """Belief formation (spec §5): label log-probs -> raw per-candidate scores s(c) -> belief b(c).
 
-Top-k: `s(c) = max(logprob(label(c)), floor)`; the provider has already merged label variants such
-as "A" / " A" (logsumexp) and given an absent label the floor. Exact logits (§5.2): `s(c)` is the
+Top-k: `s(c) = logsumexp of max(logprob, floor)` over the listed tokens that spell label(c) (" A",
+"A", "A." …: `labels.py` folds the spellings onto the label); a label with no listed token gets the
+floor. Exact logits (§5.2): `s(c)` is the
 exact log-prob, never floored; only a label no vocabulary token spells gets the floor. `b =
 softmax(s)` over the candidates only: a renormalisation over the label tokens, ignoring
 vocabulary mass elsewhere.

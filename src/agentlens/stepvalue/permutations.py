@@ -15,6 +15,7 @@ import numpy as np
 
 from agentlens.stepvalue.belief import Belief, belief_from_probs
 from agentlens.stepvalue.metrics import kl
+from agentlens.stepvalue.model import EvalView
 
 LabelScheme = Literal["letters", "numeric"]
 
@@ -41,6 +42,14 @@ def label_mapping(
     labels = rotate(labels or default_labels(len(candidate_ids), scheme), k)
     pairs = sorted(zip(labels, candidate_ids, strict=True), key=lambda p: _label_key(p[0]))
     return dict(pairs)
+
+
+def view_labels(view: EvalView) -> list[str] | None:
+    """The candidates' own labels when the record gives them (missing ones by position)."""
+    if not any(c.label for c in view.candidates):
+        return None
+    defaults = default_labels(len(view.candidates))
+    return [c.label or defaults[i] for i, c in enumerate(view.candidates)]
 
 
 def _label_key(label: str) -> tuple[int, str]:

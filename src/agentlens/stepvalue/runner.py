@@ -22,8 +22,8 @@ from agentlens.stepvalue.belief import Belief, belief_from_labels
 from agentlens.stepvalue.channels import Channel, extractive_buffer
 from agentlens.stepvalue.config import Costs, Evaluator, Rationale, RunConfig, check_scorable
 from agentlens.stepvalue.labels import fold, requested
-from agentlens.stepvalue.model import EvalView, Problem
-from agentlens.stepvalue.permutations import default_labels, label_mapping
+from agentlens.stepvalue.model import Problem
+from agentlens.stepvalue.permutations import label_mapping, view_labels
 from agentlens.stepvalue.plan import StateTable, naive_calls, state_table
 from agentlens.stepvalue.projection import Slice, cut
 from agentlens.stepvalue.prompts import (
@@ -35,14 +35,6 @@ from agentlens.stepvalue.redaction import LeakageError, rationale_coverage, rati
 
 Slot = tuple[int, Slice, int]  # (problem index, slice, state position)
 BeliefKey = tuple[int, Slice, str, int, int]  # (problem, slice, channel, position, permutation)
-
-
-def view_labels(view: EvalView) -> list[str] | None:
-    """The candidates' own labels when the record gives them (missing ones by position)."""
-    if not any(c.label for c in view.candidates):
-        return None
-    defaults = default_labels(len(view.candidates))
-    return [c.label or defaults[i] for i, c in enumerate(view.candidates)]
 
 
 def _digest(value: Any) -> str:
