@@ -220,3 +220,14 @@ def test_tool_success_ties_put_the_busier_tool_first() -> None:
         [TrajectoryTelemetry("t", None, [], None, None, 0, 0, 0, 9, tools, 0, "x", None)]
     )
     assert list(run.tool_success().items()) == [("bad", "0/1"), ("zzz", "5/6"), ("aaa", "2/2")]
+
+
+def test_run_metadata_counts_models_from_the_file_names() -> None:
+    """Spec §11.1 run metadata: trajectories per model (the dev-set file names carry the model)."""
+    import re
+
+    files = sorted(TASK.glob("*.json"))
+    expected = Counter(re.search(r"-logs-(.+?)-(?:pass|fail)-", p.name)[1] for p in files)
+    meta = RunTelemetry.of(read_paths([TASK]).trajectories).to_dict()["run_metadata"]
+    assert meta["models"] == dict(sorted(expected.items()))
+    assert sum(meta["formats"].values()) == len(files)

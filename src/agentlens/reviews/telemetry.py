@@ -14,7 +14,7 @@ such inferred verdicts is reported."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -53,6 +53,9 @@ class TrajectoryTelemetry:
     inferred_success: int
     termination_reason: str
     cache_hit_mean: float | None  # mean over calls of round(cached / (prompt + 1e-9), 3)
+    model: str | None = None
+    agent: str | None = None
+    source_format: str | None = None
 
     @property
     def throughput(self) -> float | None:
@@ -142,6 +145,9 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         inferred_success=inferred,
         termination_reason=termination_reason(traj),
         cache_hit_mean=float(np.mean(hits)) if hits else None,
+        model=traj.model,
+        agent=" ".join(x for x in (traj.agent.name, traj.agent.version) if x) or None,
+        source_format=traj.source.format,
     )
 
 
@@ -213,4 +219,19 @@ class RunTelemetry:
             "tool_call_success_rates": self.tool_success(),
             "tool_success_inferred_from_output": sum(t.inferred_success for t in ts),
             "termination_reason": dict(Counter(t.termination_reason for t in ts).most_common()),
+            "run_metadata": self.metadata(),
         }
+
+    def metadata(self) -> dict[str, dict[str, int]]:
+        """Trajectory counts per model, agent and input format (spec §11.1 run metadata; the
+        plugin, dataset and config hashes of the released runner are not in traces)."""
+        ts = self.trajectories
+        return {
+            "models": _counts(t.model for t in ts),
+            "agents": _counts(t.agent for t in ts),
+            "formats": _counts(t.source_format for t in ts),
+        }
+
+
+def _counts(values: Iterable[str | None]) -> dict[str, int]:
+    return dict(sorted(Counter(v or "unknown" for v in values).items()))
