@@ -284,3 +284,12 @@ def test_record_labels_and_the_numeric_scheme_are_the_physical_labels(tmp_path) 
         "1 = candidate_id: resolved",
         "2 = candidate_id: not-resolved",
     ]
+
+
+def test_audit_samples_transitions_of_the_full_state_runs_only(problem) -> None:
+    channels = ("direct", "generated-rationale-128")
+    config = RunConfig(channels=channels, permutations=1, slices=("evidence-only", "full"))
+    result = evaluate([problem], Scripted(), config, audit_n=100)
+    for rows in result.audits.values():
+        assert {r["slice"] for r in rows} == {"full"}
+        assert len(rows) == len({r["step_id"] for r in rows}) == len(problem.transitions)

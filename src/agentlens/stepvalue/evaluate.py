@@ -188,10 +188,13 @@ async def evaluate_async(
                     result.channel_effects.append({"slice": which} | effect)
         if others:
             target = audit_channel(others, config)
+            # §9.1 samples transitions of the full-state base runs, one row per transition
+            base = "full" if "full" in config.slices else config.slices[0]
+            full = [r for r in steps if r["slice"] == base]
             selections: tuple[Selection, ...] = ("largest-gap", "random")
             for selection in selections:
                 result.audits[selection] = audit_sample(
-                    steps, target, selection=selection, n=audit_n, seed=config.seed
+                    full, target, selection=selection, n=audit_n, seed=config.seed
                 )
             result.paired_phases = paired_phases(steps, target)
     result.phases = phase_aggregates(steps)
