@@ -64,6 +64,11 @@ def test_canonical_derivation_agrees_with_the_release(tool: str) -> None:
                 raw["resulting_state"],
                 raw["file_path"],
             )
+            if tool == "replace_string_in_file":  # success/failure: see the refused-edit test
+                same = (state.resulting_state.split(":", 1)[1], state.file_path) == (
+                    raw["resulting_state"].split(":", 1)[1],
+                    raw["file_path"],
+                )
             if tool == "run_in_terminal":
                 command = raw["log_entry"]["args"].get("command", "")
                 digest = hashlib.md5(command.encode()).hexdigest()[:12] if command else ""
@@ -86,3 +91,29 @@ def test_normalize_path_follows_the_release() -> None:
     assert normalize_path("/testbed/requests/Models.py") == "requests/models.py"
     assert normalize_path("/workspace/a\\b.py") == "a/b.py"
     assert normalize_path("/tmp/x.py") == "x.py"
+
+
+def test_derived_edit_states_mark_edits_the_tool_refused() -> None:
+    """Spec §2.4: `file_modify_failed` / `file_create_failed` when the edit did not happen. The
+    editor answers "ERROR: No replacement was performed" (or "Invalid `path`") without an error
+    flag, and the release's converter prefixes "edited successfully" to it; canonical derivation
+    reads the answer. Expected states from the raw observation text."""
+    task = "astropy__astropy-13236"
+    path = BENCH / "trajectories" / task / f"{task}-logs-gemini-2.5-pro-fail-24945658083_pta.json"
+    traj = read_path(path)[0]
+    labels = [s.stored_stage for s in traj.steps]
+    derived = states_from_trajectory(traj, labels, use_raw=False)
+    checked = 0
+    for state, raw in zip(derived[1:], raw_states(path)[1:], strict=True):
+        if raw["tool_used"] not in ("replace_string_in_file", "create_file"):
+            continue
+        refused = "ERROR:" in raw["log_entry"]["response_preview"][:300]
+        kind = "modify" if raw["tool_used"] == "replace_string_in_file" else "create"
+        want = (
+            f"file_{kind}_failed:"
+            if refused
+            else ("file_modified:" if kind == "modify" else "file_created:")
+        )
+        assert state.resulting_state == want + raw["file_path"]
+        checked += refused
+    assert checked >= 4

@@ -27,6 +27,7 @@ from typing import Literal
 from agentlens.process.labeler import is_shell, normalize_path, step_path
 from agentlens.process.labeler_paper_shell import CommandAction, analyse, python_writes
 from agentlens.process.stages import Stage
+from agentlens.process.states import FAILED_EDIT
 from agentlens.trajectory import Step, ToolCategory
 
 Role = Literal["check", "notes", "source"]
@@ -50,7 +51,6 @@ PROJECT_FILES = re.compile(
     r"package\.json|cargo\.toml|pom\.xml|build\.gradle|go\.mod)",
     re.IGNORECASE,
 )
-FAILED_EDIT = re.compile(r"ERROR:|No replacement was performed|did not appear verbatim", re.I)
 
 
 def file_role(path: str, *, created: bool = False) -> Role:

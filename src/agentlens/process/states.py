@@ -10,6 +10,7 @@ observation.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,9 @@ CANONICAL_TOOL = {
     ToolCategory.THINK: "think",
 }
 PATH_KEYS = ("filePath", "file_path", "path", "filename", "file")
+# An editor's refusal ("ERROR: No replacement was performed", "Invalid `path`") often comes without
+# an error flag; the edit did not happen (the paper labeler reads it the same way).
+FAILED_EDIT = re.compile(r"ERROR:|No replacement was performed|did not appear verbatim", re.I)
 
 
 @dataclass(eq=False, slots=True)
@@ -154,6 +158,8 @@ def _step_file(step: Step) -> str:
 
 def _resulting_state(tool: str, path: str, step: Step, response: str) -> str:
     ok = not step.is_error
+    if tool in ("create_file", "replace_string_in_file"):
+        ok = ok and not FAILED_EDIT.search(response[:300])
     if tool == "read_file":
         return f"file_read:{path}"
     if tool == "create_file":
