@@ -203,3 +203,30 @@ def test_scored_rows_carry_the_papers_token_count(
     result = score_trajectory(run, build_reference([run, run]), "paper")
     row = cohort.result_row(result)
     assert (row["n_states"], row["tokens"]) == (states, tokens)
+
+
+def test_unknown_outcomes_are_neither_passing_nor_failing() -> None:
+    """Spec §13.1 ("8 unrecorded" are left out): a run without a recorded outcome is scored but
+    counts in no pass/fail table and no AUROC."""
+    import msgspec
+
+    from agentlens.process.score import score_trajectory
+    from tests.process.test_pta import TASK, bench_reference, bench_split
+
+    runs = list(bench_split(TASK).scored)
+    failed = [t for t in runs if t.outcome.status == "failed"]
+    passed = [t for t in runs if t.outcome.status == "passed"]
+    unknown = msgspec.structs.replace(
+        failed[0], outcome=msgspec.structs.replace(failed[0].outcome, status="unknown")
+    )
+    ref = bench_reference(TASK, "paper")
+    scored = [score_trajectory(t, ref, "paper") for t in [*passed, *failed[1:], unknown]]
+    rows = [cohort.result_row(r) for r in scored]
+    report = cohort.cohort_report(rows, n_boot=20)
+    assert {(s.n_pass, s.n_fail) for s in report.separation} == {(len(passed), len(failed) - 1)}
+    known = [r for r in rows if r["outcome"] != "unknown"]
+    want = cohort.waste_table(
+        [r for r in known if r["passed"]], [r for r in known if not r["passed"]]
+    )
+    assert repr(report.waste_pass_fail) == repr(want)  # repr: NaN-safe comparison
+    assert sum(report.tiers.values()) == len(rows) - 1

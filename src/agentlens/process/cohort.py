@@ -17,6 +17,7 @@ from agentlens.process.cohort_rows import (
     SIGNALS,
     WASTE_KINDS,
     Row,
+    failed,
     passed,
     read_annotation_rows,
     result_row,
@@ -30,6 +31,7 @@ __all__ = [
     "SIGNALS",
     "WASTE_KINDS",
     "Row",
+    "failed",
     "passed",
     "read_annotation_rows",
     "result_row",
@@ -165,9 +167,10 @@ def separation_table(
     seed: int = 0,
 ) -> list[Separation]:
     """AUROC (bootstrap CI) and KS of each signal and of the composite, passing vs failing."""
-    labels = [passed(r) for r in rows]
+    known = [r for r in rows if passed(r) or failed(r)]
+    labels = [passed(r) for r in known]
     return [
-        separation(name, [signal(r, name) for r in rows], labels, n_boot=n_boot, seed=seed)
+        separation(name, [signal(r, name) for r in known], labels, n_boot=n_boot, seed=seed)
         for name in names
     ]
 
@@ -195,7 +198,7 @@ def cohort_report(
     seed: int = 0,
 ) -> CohortReport:
     passing = [r for r in rows if passed(r)]
-    failing = [r for r in rows if not passed(r)]
+    failing = [r for r in rows if failed(r)]
     ideal = [r for r in passing if r.get("quality_tier") == "ideal"]
     lucky = [r for r in passing if r.get("quality_tier") == "lucky"]
     both = passing and failing

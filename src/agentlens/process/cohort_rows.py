@@ -25,7 +25,7 @@ SIGNALS = {
 INTS = {"n_states", "divergence_step", "total_wasted_steps", "wasted_input_tokens", "tokens"}
 INTS |= {"wasted_output_tokens"} | {f"{k}_{s}" for k in WASTE_KINDS for s in ("count", "waste")}
 TEXT = {"task_id", "model", "trajectory_id", "quality_tier", "verdict", "failure_reasons"}
-TEXT |= {"strengths", "mechanism", "profile"}
+TEXT |= {"strengths", "mechanism", "profile", "outcome"}
 
 
 def read_annotation_rows(path: str | Path) -> list[dict[str, object]]:
@@ -52,6 +52,7 @@ def result_row(result: ProcessResult) -> dict[str, object]:
     row = result.annotation_row()
     row |= {name: result.signals[name].value for name in SIGNALS}
     row |= {"composite": result.score, "profile": result.profile, "mechanism": None}
+    row["outcome"] = result.outcome
     row["tokens"] = result.tokens
     if result.mechanism is not None:
         row["mechanism"] = result.mechanism[0]
@@ -74,3 +75,10 @@ def signal(row: Row, name: str) -> float:
 
 def passed(row: Row) -> bool:
     return bool(row.get("passed"))
+
+
+def failed(row: Row) -> bool:
+    """A recorded failure: scored rows carry `outcome` (an unknown one is neither passed nor
+    failed); the release's CSV rows only `passed`."""
+    outcome = row.get("outcome")
+    return outcome == "failed" if outcome is not None else not passed(row)
