@@ -230,3 +230,20 @@ def test_unknown_outcomes_are_neither_passing_nor_failing() -> None:
     )
     assert repr(report.waste_pass_fail) == repr(want)  # repr: NaN-safe comparison
     assert sum(report.tiers.values()) == len(rows) - 1
+
+
+def test_process_only_removes_exactly_the_outcome_points_the_score_got() -> None:
+    """Spec §8.2: `process_only` is the released score without its outcome term — 10 for a pass
+    by default, nothing when the term is switched off (it used to subtract 10 regardless)."""
+    from agentlens.process.profiles import get_profile
+    from agentlens.process.score import score_trajectory
+    from tests.process.test_pta import TASK, bench_reference, bench_split
+
+    run = next(t for t in bench_split(TASK).scored if t.outcome.status == "passed")
+    ref = bench_reference(TASK)
+    on = cohort.result_row(score_trajectory(run, ref, "sdk-compat"))
+    off_cfg = get_profile("sdk-compat", include_outcome=False)
+    off = cohort.result_row(score_trajectory(run, ref, off_cfg))
+    assert cohort.signal(on, "process_only") == cohort.signal(on, "composite") - 10
+    assert cohort.signal(off, "process_only") == cohort.signal(off, "composite")
+    assert cohort.signal(on, "composite") - cohort.signal(off, "composite") in (9, 10, 11)

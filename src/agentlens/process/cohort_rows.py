@@ -53,6 +53,7 @@ def result_row(result: ProcessResult) -> dict[str, object]:
     row |= {name: result.signals[name].value for name in SIGNALS}
     row |= {"composite": result.score, "profile": result.profile, "mechanism": None}
     row["outcome"] = result.outcome
+    row["outcome_term"] = result.outcome_term
     row["tokens"] = result.tokens
     if result.mechanism is not None:
         row["mechanism"] = result.mechanism[0]
@@ -63,8 +64,10 @@ def signal(row: Row, name: str) -> float:
     """A named signal of a row; `process_only` is the composite without the release's outcome
     term (`sdk-compat` adds +10 to every passing run's score, spec §8.2)."""
     if name == "process_only":
-        leak = 10.0 if passed(row) and row.get("profile", "sdk-compat") == "sdk-compat" else 0.0
-        return signal(row, "composite") - leak
+        leak = row.get("outcome_term")  # scored rows; the release's rows: +10 for a pass
+        if leak is None:
+            leak = 10.0 if passed(row) and row.get("profile", "sdk-compat") == "sdk-compat" else 0.0
+        return signal(row, "composite") - float(leak)  # type: ignore[arg-type]
     value = row.get(name)
     if value is None and name in SIGNALS:
         value = row.get(SIGNALS[name])

@@ -58,6 +58,8 @@ class ProcessResult:
     strengths: list[str] = field(default_factory=list)
     stage_order_match: bool = True
     tokens: int = 0
+    outcome_term: float = 0.0
+    """Points the composite got from the pass/fail label (sdk-compat: 10 for a pass, 5 unknown)."""
     verdict_tier: Tier | None = None
     """The release's verdict-based tier (spec §9.3), not the score tier `tier`."""
     stage_comparison: dict[str, StageComparison] = field(default_factory=dict)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentlens.errors import AgentLensError
-from agentlens.process.composite import eq1, sdk_score
+from agentlens.process.composite import OUTCOME_POINTS, eq1, sdk_score
 from agentlens.process.divergence import divergence
 from agentlens.process.match import MatchResult, PathPlan, match_candidate
 from agentlens.process.mechanisms import failure_reasons, mechanism, strengths
@@ -33,7 +33,7 @@ from agentlens.process.states import ProcState, states_from_trajectory
 from agentlens.process.tiers import tier, verdict, verdict_tier
 from agentlens.process.waste import detect_all
 from agentlens.process.waste.tokens import sdk_redundant, sdk_unnecessary, wasted_tokens
-from agentlens.trajectory import Trajectory
+from agentlens.trajectory import OutcomeStatus, Trajectory
 
 FAILING_VERDICTS = ("FAIL", "LIKELY FAIL", "UNCERTAIN")
 
@@ -159,6 +159,7 @@ def _assemble(
         strengths=strengths(stages, signals["coh"].value, m.terminal_match),
         stage_order_match=_stage_order(best.path, cand),
         tokens=sum(s.input_tokens + s.output_tokens for s in cand),
+        outcome_term=_outcome_term(config, outcome),
         verdict_tier=verdict_tier(the_verdict, coverage, signals["coh"].value, stages.completeness),
         **release_report(
             traj.outcome.status,
@@ -171,6 +172,12 @@ def _assemble(
             _stage_order(best.path, cand),
         ),
     )
+
+
+def _outcome_term(config: ProfileConfig, outcome: OutcomeStatus) -> float:
+    if config.composite != "sdk" or not config.include_outcome:
+        return 0.0
+    return config.sdk_w_outcome * OUTCOME_POINTS[outcome]
 
 
 def paths_first(ref: Reference, config: ProfileConfig) -> list[ProcState]:
