@@ -59,7 +59,7 @@ def test_top_k_tokens_with_punctuation_count_for_their_label() -> None:
     assert belief.scores == pytest.approx([expected[label] for label in labels])
     total = sum(math.exp(v) for v in expected.values())
     assert belief.probs == pytest.approx([math.exp(expected[lb]) / total for lb in labels])
-    assert belief.sources == ("top_k", "top_k", "floor", "floor")  # C listed only below the floor
+    assert belief.sources == ("top_k", "top_k", "top_k", "floor")  # C listed (clamped); D absent
     # asking the provider for the bare labels alone (whitespace-only matching) misses "A." and "B："
     bare = options_from_top_k(TOP_K, labels, FLOOR)
     assert bare["A"].logprob < expected["A"] - 0.05 and bare["B"].source == "floor"

@@ -83,7 +83,8 @@ def test_floor_applies_to_missing_and_low_top_k_labels() -> None:
     mapping = {"A": "a", "B": "b", "C": "c"}
     belief = belief_from_labels({"A": -0.5, "B": -42.0}, {"A": "top_k", "B": "top_k"}, mapping)
     assert belief.scores == (-0.5, -20.0, -20.0)
-    assert belief.sources == ("top_k", "floor", "floor")
+    # §5.1: B is listed (clamped to the floor); only C, which no token maps to, is "floored"
+    assert belief.sources == ("top_k", "top_k", "floor")
     assert belief.raw == ((-0.5,), (-42.0,), None)  # kept for the floor-sensitivity table
     assert belief.used_floor
     assert sum(belief.probs) == pytest.approx(1.0)
@@ -98,7 +99,7 @@ def test_top_k_variants_are_floored_one_by_one_then_merged() -> None:
     )
     assert belief.scores[0] == pytest.approx(math.log(math.exp(-1) + math.exp(-2)))
     assert belief.scores[1] == pytest.approx(math.log(2 * math.exp(-20)))  # both clamped to −20
-    assert belief.sources == ("top_k", "floor")
+    assert belief.sources == ("top_k", "top_k") and not belief.used_floor  # listed, only clamped
     assert refloor(belief, -30).scores[1] == pytest.approx(merged["B"])
 
 

@@ -103,9 +103,9 @@ def belief_from_raw(
         elif exact[candidate_id]:
             scores.append(logsumexp(values))
             sources.append("exact")
-        else:
+        else:  # listed: clamped to the floor if below it, but not "floored" (§5.1 step 5)
             scores.append(logsumexp(max(v, floor) for v in values))
-            sources.append("floor" if max(values) < floor else "top_k")
+            sources.append("top_k")
     return Belief(
         candidate_ids=tuple(ids),
         scores=tuple(scores),

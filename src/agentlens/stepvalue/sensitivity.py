@@ -71,7 +71,7 @@ def floor_sensitivity(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             for r in top_k:
                 b0, b1 = _refloored(r, "before", floor), _refloored(r, "after", floor)
                 metrics.append(transition_metrics(b0, b1, r["gold_id"]))
-                floored += b0.used_floor or b1.used_floor
+                floored += _at_floor(r, floor)
             tag = f"floor{floor:g}"
             row[f"mean_g_margin_{tag}"] = statistics.fmean(m.g_margin for m in metrics)
             row[f"mean_delta_h_{tag}"] = statistics.fmean(m.delta_h for m in metrics)
@@ -87,6 +87,15 @@ def _groups(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[dict[s
         if not r["missing"]:
             groups.setdefault((r["channel"], r["slice"]), []).append(r)
     return dict(sorted(groups.items()))
+
+
+def _at_floor(row: dict[str, Any], floor: float) -> bool:
+    """A label of the transition scored at the floor: absent from the list, or listed below it."""
+    return any(
+        not values or max(values) < floor
+        for side in ("before", "after")
+        for values in row[f"raw_scores_{side}"].values()
+    )
 
 
 def _refloored(row: dict[str, Any], side: str, floor: float) -> Belief:
