@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from agentlens.errors import SchemaError, TraceError
 from agentlens.formats import read_path, read_paths
-from agentlens.formats.mini_swe_agent import MiniSweAgentReader, _blocks
+from agentlens.formats._fenced_commands import command_blocks
+from agentlens.formats.mini_swe_agent import MiniSweAgentReader
 from agentlens.trajectory import ToolCategory
 from tests.conftest import DATA, FORMATS
 
@@ -70,7 +71,7 @@ FENCE_PIECES = [
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.sampled_from(FENCE_PIECES), max_size=24).map("".join))
 def test_blocks_are_what_the_agents_own_regex_finds(text: str) -> None:
-    assert _blocks(text) == [(m.start(), m[2]) for m in BLOCK.finditer(text)]
+    assert command_blocks(text) == [(m.start(), m[2]) for m in BLOCK.finditer(text)]
 
 
 @pytest.mark.parametrize("path", [*RUNS, RFC], ids=lambda p: p.name)

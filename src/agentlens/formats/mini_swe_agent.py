@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
 from agentlens.formats._categories import analyse_command
+from agentlens.formats._fenced_commands import command_blocks
 from agentlens.formats._json import ReadGuard, loads, require
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import parse_time
@@ -35,10 +36,6 @@ from agentlens.trajectory import (
     Usage,
 )
 
-# The opening of a command block as mini-swe-agent's own action regexes (v1 `bash`, v2
-# `mswea_bash_command`) see it: `_blocks` finds the closing fence with `str.find` instead of the
-# regex's lazy `(.*?)\n```` (see its docstring for why the two agree).
-FENCE_OPEN = re.compile(r"```(?:bash|mswea_bash_command)(\s*)")
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 SUCCESS = "<returncode>0</returncode>"  # how nearly every observation starts
 SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
@@ -153,7 +150,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
     if not isinstance(extra, dict):
         extra = {}
     usage, cost, model, when = _response(extra)
-    blocks = _blocks(text)
+    blocks = command_blocks(text)
     commands = _commands(message, blocks, extra)
     if not commands:
         step = Step(
@@ -186,37 +183,6 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
         )
         usage = cost = None  # the response's usage and cost go with its first call
     return steps
-
-
-def _blocks(text: str) -> list[tuple[int, str]]:
-    """(start, command) of each command block, as mini-swe-agent's regex
-    ```` ```(?:bash|mswea_bash_command)\\s*\\n(.*?)\\n``` ```` (DOTALL) finds them.
-
-    After an opening, the command runs from the line after the opening's last newline to the
-    next line that starts with ```: the lazy `(.*?)` stops at the first `\\n```` it can. Only
-    when that finds none may the regex back off to an earlier newline of the opening's
-    whitespace, which helps only when the line after the last newline is itself the ``` fence
-    (an empty command). Where no `\\n```` follows at all, no later opening can close either.
-    """
-    found: list[tuple[int, str]] = []
-    position = 0
-    while (opening := FENCE_OPEN.search(text, position)) is not None:
-        space, end = opening.span(1)
-        last_newline = text.rfind("\n", space, end)
-        if last_newline < 0:
-            position = opening.start() + 1
-            continue
-        close = text.find("\n```", last_newline + 1)
-        if close >= 0:
-            found.append((opening.start(), text[last_newline + 1 : close]))
-            position = close + 4
-            continue
-        newline = text.rfind("\n", space, last_newline)
-        if newline < 0 or not text.startswith("```", last_newline + 1):
-            return found
-        found.append((opening.start(), text[newline + 1 : last_newline]))
-        position = last_newline + 4
-    return found
 
 
 def _commands(
