@@ -81,3 +81,18 @@ def test_sxs_with_local_model(client, reviews, pair) -> None:
             assert -5 <= raw <= 5
     rate = result["ToolCalls"].consistency_rate
     assert rate is None or rate in (0.0, 1.0)
+
+
+def test_summary_with_local_model(client, reviews) -> None:
+    """Spec §5.5 through the real model: whatever it answers, citations are only ever mapped to
+    reviews that exist, and an answer without a <Summary> is reported, not invented."""
+    from agentlens.reviews.judge.summary import summarize, summarized_reviews
+
+    n = len(summarized_reviews(reviews, "ToolCalls"))
+    narrative = asyncio.run(summarize(client, "ToolCalls", reviews, max_tokens=96))
+    if narrative.text is None:
+        assert narrative.unscored_reason
+    else:
+        assert all(1 <= k <= n for k in narrative.citations)
+        assert all(k > n or k < 1 for k in narrative.unknown_citations)
+        assert all(set(g.reviews) <= set(narrative.citations) for g in narrative.groups)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 from rich.progress import Progress
@@ -11,6 +13,8 @@ from rich.progress import Progress
 from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.reviews import DIMENSIONS
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from agentlens.reviews.judge.prompt import ReviewContext
@@ -49,6 +53,13 @@ if TYPE_CHECKING:
 @click.option(
     "--process", "with_process", is_flag=True, help="Add process evidence (issue 3) to the prompt."
 )
+@click.option(
+    "--summary",
+    "with_summary",
+    is_flag=True,
+    help="Per dimension, an LLM summary regrouping the reviews' evidence into aspect groups "
+    "that cite the reviews as R<k>, linked to their trajectories (spec §5.5).",
+)
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reviews as JSON.")
 @click.option(
@@ -66,6 +77,7 @@ def review(
     repo: str | None,
     base_ref: str,
     with_process: bool,
+    with_summary: bool,
     no_cache: bool,
     as_json: bool,
     out: str | None,
@@ -97,6 +109,13 @@ def review(
             )
         )
     doc = reviews_document(client.name, reviews)
+    if with_summary:
+        from agentlens.reviews.judge.summary import summarize
+        from agentlens.reviews.report import reviewed_dimensions
+
+        dims = reviewed_dimensions(reviews)
+        narratives = client.run(_gather(*(summarize(client, d, reviews) for d in dims)))
+        doc["narratives"] = {n.dimension: n.to_dict() for n in narratives}
     if out:
         dump(doc, out)
     if as_json:
@@ -104,6 +123,10 @@ def review(
     else:
         console.print(reviews_markdown(doc), markup=False, highlight=False)
     return report_failures(loaded)
+
+
+async def _gather(*jobs: Awaitable[T]) -> list[T]:
+    return list(await asyncio.gather(*jobs))
 
 
 def _diff(repo: str, base_ref: str) -> str:

@@ -4,6 +4,7 @@ Markdown renders them as `S12` links to anchors `#<trajectory>-S12` of a per-tra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -135,9 +136,12 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
     for dim, s in doc["summary"].items():
         mean = "–" if s["mean"] is None else f"{s['mean']:.2f}"
         lines.append(f"| {dim} | {mean} | {s['scored']} | {s['unscored_rate']:.0%} |")
+    anchors = {t["trajectory_id"]: f"t{i}" for i, t in enumerate(doc["trajectories"])}
+    for dim, narrative in (doc.get("narratives") or {}).items():
+        lines += ["", f"## {dim}: summary", "", _narrative_markdown(narrative, anchors)]
     for traj in doc["trajectories"]:
         tid = traj["trajectory_id"]
-        lines += ["", f"## {tid}", ""]
+        lines += ["", f'## <a id="{anchors[tid]}"></a>{tid}', ""]
         for dim, r in traj["reviews"].items():
             score = r["score"] if r["score"] is not None else f"unscored ({r['unscored_reason']})"
             lines.append(f"- **{dim}**: {score}")
@@ -153,6 +157,19 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
             if burden is not None:
                 lines.append(f"  - burden total {burden}")
     return "\n".join(lines) + "\n"
+
+
+def _narrative_markdown(narrative: dict[str, Any], anchors: dict[str, str]) -> str:
+    """The summary text with each known `R<k>` linked to its trajectory's section (spec §5.5)."""
+    if narrative["text"] is None:
+        return f"(no summary: {narrative['unscored_reason']})"
+    citations = narrative["citations"]
+
+    def link(match: re.Match[str]) -> str:
+        tid = citations.get(match.group(0))
+        return f"[{match.group(0)}](#{anchors[tid]})" if tid in anchors else match.group(0)
+
+    return re.sub(r"\bR\d+\b", link, narrative["text"]).replace("\n", "  \n")
 
 
 def compare_markdown(doc: dict[str, Any]) -> str:
