@@ -80,3 +80,19 @@ def test_answer_without_summary_is_reported_not_invented() -> None:
     client, reviews = reviewed(SummaryProvider("The runs were fine."))
     narrative = asyncio.run(summarize(client, "ToolCalls", reviews))
     assert (narrative.text, narrative.unscored_reason) == (None, "no <Summary> tag")
+
+
+def test_repeated_tags_without_content_are_an_empty_summary() -> None:
+    """SmolLM2-135M's real answer to the summary prompt (`review --summary` on two psf-1724
+    traces) is the opening tag repeated; that is no summary, and tags are never rendered."""
+    client, reviews = reviewed(SummaryProvider("<Summary>\n\n" * 40))
+    narrative = asyncio.run(summarize(client, "ToolCalls", reviews))
+    assert (narrative.text, narrative.unscored_reason) == (None, "empty <Summary>")
+    answer = "<Summary>\nAspect group: <b>x</b> | Reviews: R1 | y\nSee R1.</Summary>"
+    client, reviews = reviewed(SummaryProvider(answer))
+    doc = reviews_document("scripted", reviews)
+    doc["narratives"] = {
+        "ToolCalls": asyncio.run(summarize(client, "ToolCalls", reviews)).to_dict()
+    }
+    md = reviews_markdown(doc)
+    assert "&lt;b&gt;x&lt;/b&gt;" in md and "<b>" not in md and "[R1](#t0)" in md

@@ -4,6 +4,7 @@ Markdown renders them as `S12` links to anchors `#<trajectory>-S12` of a per-tra
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -169,7 +170,8 @@ def _narrative_markdown(narrative: dict[str, Any], anchors: dict[str, str]) -> s
         tid = citations.get(match.group(0))
         return f"[{match.group(0)}](#{anchors[tid]})" if tid in anchors else match.group(0)
 
-    return re.sub(r"\bR\d+\b", link, narrative["text"]).replace("\n", "  \n")
+    text = html.escape(narrative["text"], quote=False)  # model output is never rendered as HTML
+    return re.sub(r"\bR\d+\b", link, text).replace("\n", "  \n")
 
 
 def compare_markdown(doc: dict[str, Any]) -> str:

@@ -29,6 +29,7 @@ Aspect group: <name> | Reviews: R<k>, R<k> | <one or two sentences>
 Then a summary of at most 400 words that cites reviews as R<k>.
 </Summary>"""
 BODY = re.compile(r"<Summary>(.*?)(?:</Summary>|$)", re.IGNORECASE | re.DOTALL)
+TAG = re.compile(r"</?Summary>", re.IGNORECASE)  # small models repeat the tag; not content
 CITATION = re.compile(r"\bR(\d+)\b")
 GROUP = re.compile(r"^\W*aspect group\s*:\s*(.*?)\s*\|\s*reviews?\s*:\s*(.*?)\s*\|", re.IGNORECASE)
 
@@ -87,12 +88,14 @@ def parse_narrative(
 ) -> DimensionNarrative:
     """Aspect-group lines (at most 8), the prose capped at 400 words, and the citations."""
     match = BODY.search(answer)
-    if match is None or not match.group(1).strip():
-        reason = "no <Summary> tag" if answer.strip() else "empty answer"
+    body = TAG.sub("", match.group(1)).strip() if match else ""
+    if not body:
+        reason = "empty <Summary>" if match else "no <Summary> tag"
+        reason = reason if answer.strip() else "empty answer"
         return DimensionNarrative(dimension, None, unscored_reason=_refused(answer) or reason)
     group_lines: list[str] = []
     prose: list[str] = []
-    for line in match.group(1).strip().splitlines():
+    for line in body.splitlines():
         (group_lines if GROUP.match(line) else prose).append(line.strip())
     words = " ".join(prose).split()
     text = "\n".join([*group_lines[:MAX_GROUPS], "", " ".join(words[:MAX_WORDS])]).strip()
