@@ -274,3 +274,37 @@ def test_agreement_with_states_labelled_by_the_guideline() -> None:
             hits[profile] += label_trajectory(traj, profile)[step] == row["stage"]
     assert hits["paper"] >= 57  # ≥ 95%
     assert hits["paper"] - hits["sdk-compat"] >= 10
+
+
+def test_editing_a_check_file_the_run_created_is_not_implementation() -> None:
+    """labeling-guideline.md: Implementation is changing the project's source; a script the agent
+    created to reproduce or check (here `create run_reproduce.sh`, then SWE-agent's `edit` of the
+    open file, whose path is absolute where the create's was relative) stays E before the fix and
+    V after it, and running it before the fix is Exploration. Expected stages from the raw actions."""
+    from tests.conftest import DATA
+
+    path = next(
+        (DATA / "swe-agent-java").glob(
+            "20240825_SWE-agent_gpt-4o-2024-05-13/trajs/fasterxml__jackson-databind-4486.traj"
+        )
+    )
+    actions = [
+        step["action"] for step in json.loads(path.read_bytes())["trajectory"]
+    ]  # the raw SWE-agent actions, in order
+    (traj,) = read_path(path)
+    tools = [(s, lab) for s, lab in zip(traj.steps, label_trajectory(traj), strict=True) if lab]
+    assert [s.command or "" for s, _ in tools][: len(actions)] == [a.strip() for a in actions][
+        : len(tools)
+    ]
+    stages = [lab for _, lab in tools]
+    first_fix = next(i for i, a in enumerate(actions) if a.startswith("edit 488:491"))
+    create_sh = next(i for i, a in enumerate(actions) if a.startswith("create run_reproduce.sh"))
+    assert actions[create_sh + 1].startswith("edit 1:1") and create_sh + 1 < first_fix
+    assert stages[create_sh + 1] == "E"  # writing the reproduction script, before the fix
+    run_sh = next(i for i, a in enumerate(actions) if a.startswith("bash run_reproduce.sh"))
+    assert run_sh < first_fix and stages[run_sh] == "E"  # reproducing, before the fix
+    assert stages[first_fix] == "I"
+    create_check = next(
+        i for i, a in enumerate(actions) if a.startswith("create compile_and_run.sh")
+    )
+    assert create_check > first_fix and stages[create_check + 1] == "V"

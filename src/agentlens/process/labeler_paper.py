@@ -9,7 +9,8 @@ the released labeler's quirks (spec §3.7, §15 #19):
 * a redirect of a program's output (`2>&1`, `> log`) is not an edit, so it does not start the
   "after a change" context;
 * a keyword inside an argument (`grep pytest setup.cfg`, `cat tox.ini`) is not a test run;
-* creating a reproduction script before any fix is Exploration (the release says Implementation);
+* creating a reproduction script before any fix is Exploration (the release says Implementation),
+  and so is editing it later, however it is named, once the run has created it as a check file;
 * `mkdir -p d`, `git restore f`, `git clean -fd`, `rm a b` are Orchestration (cleanup/workspace);
 * only agent notes (`FIX_SUMMARY.md`, `*_notes.txt`) are Orchestration; `report.py` is source;
 * files under `/tmp/` are scratch, not project files (the release's path normalisation hid them);
@@ -82,6 +83,10 @@ def _in_test_dir(dirs: list[str]) -> bool:
     return False
 
 
+def _drop_root(path: str) -> str:
+    return path.split("/", 1)[1] if "/" in path else ""
+
+
 def _in_tmp(raw: str) -> bool:
     return raw.startswith(("/tmp/", "tmp/", "/var/tmp/"))
 
@@ -131,8 +136,15 @@ class PaperContext:
     def _edit(self, step: Step) -> Stage:
         raw = step.files[0] if step.files else step_path(step)
         role = file_role(raw, created=step.category is ToolCategory.CREATE_FILE)
+        if role == "source" and self._created_check(normalize_path(raw)):
+            role = "check"
         failed = bool(step.is_error) or bool(FAILED_EDIT.search((step.observation or "")[:300]))
         return self._write(role, normalize_path(raw), failed=failed)
+
+    def _created_check(self, path: str) -> bool:
+        """A check file this run created, named relative (`create run.sh`) or with the repository
+        folder in front (an editor reporting `/repo/run.sh`): at most one leading folder apart."""
+        return any(path == c or _drop_root(path) == c or _drop_root(c) == path for c in self.checks)
 
     def _write(self, role: Role, path: str, *, failed: bool = False) -> Stage:
         if role == "notes":
