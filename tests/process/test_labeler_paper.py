@@ -308,3 +308,21 @@ def test_editing_a_check_file_the_run_created_is_not_implementation() -> None:
         i for i, a in enumerate(actions) if a.startswith("create compile_and_run.sh")
     )
     assert create_check > first_fix and stages[create_check + 1] == "V"
+
+
+def test_swe_agent_exit_markers_are_orchestration() -> None:
+    """labeling-guideline.md: bookkeeping is O. SWE-agent ends a run that ran out of budget with an
+    `exit_cost` action (also `exit_context`, `exit_format`, …): nothing is run or checked."""
+    from tests.conftest import DATA
+
+    seen = 0
+    for path in sorted((DATA / "swe-agent-java").glob("*/trajs/*.traj")):
+        raw = [s["action"].strip() for s in json.loads(path.read_bytes())["trajectory"]]
+        (traj,) = read_path(path)
+        for step, stage in zip(traj.steps, label_trajectory(traj), strict=True):
+            action = (step.command or "").strip()
+            if stage and action.startswith("exit_"):
+                assert action in raw
+                seen += 1
+                assert stage == "O", (path.name, action)
+    assert seen >= 5

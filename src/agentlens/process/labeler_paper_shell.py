@@ -55,7 +55,9 @@ INSPECT |= {"printenv", "whoami", "uname", "date", "basename", "dirname", "sort"
 INSPECT |= {"tr", "xxd", "od", "hexdump", "strings", "md5sum", "sha256sum", "column"}
 # SWE-agent's shell-level file viewer/editor commands.
 AGENT_VIEW = {"open", "goto", "scroll_up", "scroll_down", "search_file", "search_dir", "find_file"}
-AGENT_SUBMIT = {"submit", "exit_forfeit"}
+# SWE-agent ends a run with `submit`, or with an exit marker when a budget or the format failed.
+AGENT_SUBMIT = {"submit", "exit_forfeit", "exit_cost", "exit_context", "exit_format"}
+AGENT_SUBMIT |= {"exit_api", "exit_error"}
 GIT_REVIEW = {"diff", "status"}
 GIT_CLEANUP = {
     "stash",
