@@ -74,3 +74,34 @@ def test_score_flags() -> None:
     flags = score_flags([0.6] * 6)  # mean 0.6, p = 3/65 ≈ 0.046
     assert (flags.mean, flags.p_value, flags.warning, flags.alert) == (0.6, 0.046, True, True)
     assert score_flags([-0.2, -0.2]).warning and not score_flags([-0.2, -0.2]).alert
+
+
+def test_monte_carlo_draws_are_the_released_ones() -> None:
+    """Spec §8.4: n > 17 uses default_rng(42) and a 100,000 × n matrix of signs drawn from
+    {−1, +1}. On lattice scores (multiples of 0.2) many draws tie with the observed mean; the
+    released evaluator's exact float comparison drops about half of them (`released`), the
+    default counts them all."""
+    x = np.array([0.2, -0.2, 0.4, 0.0, 0.6, 0.2, -0.4, 0.2, 0.2, 0.0] * 3)  # n = 30
+    signs = np.random.default_rng(42).choice([-1.0, 1.0], size=(100_000, len(x)))
+    stats = np.mean(signs * np.asarray(x.tolist())[None, :], axis=1)
+    obs = float(np.mean(x.tolist()))
+    released = int(sum(abs(float(v)) >= abs(obs) for v in stats))
+    tolerant = int(np.sum(np.abs(stats) >= abs(obs) - 1e-12))
+    assert tolerant > released  # the float ties
+    assert paired_permutation_test(x.tolist(), ties="released") == round(
+        (released + 1) / 100_001, 3
+    )
+    assert paired_permutation_test(x.tolist()) == round((tolerant + 1) / 100_001, 3)
+
+
+def test_exact_branch_released_ties_match_the_released_loop() -> None:
+    """The released exact test loops over masks, flipping entries and taking float(np.mean)."""
+    scores = [0.2, -0.2, 0.4, 0.0, 0.6, 0.2, -0.4, 0.2, 0.2, 0.0, 0.4, 0.2]
+    n, obs = len(scores), float(np.mean(scores))
+    extreme = 0
+    for mask in range(1 << n):
+        flipped = [(-scores[i] if (mask >> i) & 1 else scores[i]) for i in range(n)]
+        extreme += abs(float(np.mean(flipped))) >= abs(obs)
+    released = round((extreme + 1) / ((1 << n) + 1), 3)
+    assert paired_permutation_test(scores, ties="released") == released
+    assert paired_permutation_test(scores) >= released

@@ -41,6 +41,14 @@ from agentlens.reviews.sxs.pairing import PAIRINGS
     "--budget-tokens", default=4000, show_default=True, help="Token budget for both transcripts."
 )
 @click.option("--max-tokens", default=500, show_default=True, help="Judge answer limit.")
+@click.option(
+    "--profile",
+    type=click.Choice(["default", "released"]),
+    default="default",
+    show_default=True,
+    help="`released`: the released evaluator's permutation p bit for bit (float ties with the "
+    "observed mean are dropped, so p comes out smaller); default counts every tie (spec §8.4).",
+)
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None)
@@ -55,6 +63,7 @@ def sxs(
     pairing: str,
     budget_tokens: int,
     max_tokens: int,
+    profile: str,
     no_cache: bool,
     as_json: bool,
     out: str | None,
@@ -84,6 +93,7 @@ def sxs(
                 budget_tokens=budget_tokens,
                 max_tokens=max_tokens,
                 pairing=pairing,
+                ties="released" if profile == "released" else "tolerant",
             )
         )
     pairing_info = paired.to_dict()

@@ -25,7 +25,7 @@ from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
 from agentlens.reviews.sxs.pairing import PAIRINGS, Side, key_order, pair_task
 from agentlens.reviews.sxs.parse import ParsedComparison, parse_comparison
 from agentlens.reviews.sxs.prompt import build_messages
-from agentlens.reviews.sxs.stats import ScoreFlags, score_flags
+from agentlens.reviews.sxs.stats import ScoreFlags, Ties, score_flags
 
 MAX_POOL = 50
 
@@ -239,6 +239,7 @@ async def run_sxs(
     budget_tokens: int = 4000,
     max_tokens: int = 500,
     pairing: str = "repeat",
+    ties: Ties = "tolerant",
 ) -> dict[str, DimensionResult]:
     if pairing not in PAIRINGS:
         raise ConfigError(f"unknown pairing {pairing!r}; choose one of {PAIRINGS}")
@@ -254,6 +255,6 @@ async def run_sxs(
     out = {}
     for dim in dimensions:
         mine = [c for c in cells if c.dimension == dim]
-        flags = score_flags(paired_differences(mine, pairing))
+        flags = score_flags(paired_differences(mine, pairing), ties)
         out[dim] = DimensionResult(dim, mine, flags, judge_alert(mine), pairing)
     return out
