@@ -255,15 +255,20 @@ class Runner:
             floor=cfg.floor,
             label_variants=folded.variants,
         )
-        if belief.used_floor and cfg.fallback_policy == "error":
-            absent = [
-                c for c, s in zip(belief.candidate_ids, belief.sources, strict=True) if s == "floor"
-            ]
-            raise FloorError(
-                f"{self.evaluator.name}: no top-{cfg.top_k} token spells the label of "
-                f"{', '.join(absent)}; use --fallback-policy floor to score it at {cfg.floor:g}"
-            )
+        self._check_fallback(belief)
         return belief
+
+    def _check_fallback(self, belief: Belief) -> None:
+        """Fallback policy `error` (§5.1 step 5): stop when no listed token spells a label."""
+        cfg = self.config
+        if not belief.used_floor or cfg.fallback_policy != "error":
+            return
+        ids = zip(belief.candidate_ids, belief.sources, strict=True)
+        absent = [c for c, source in ids if source == "floor"]
+        raise FloorError(
+            f"{self.evaluator.name}: no top-{cfg.top_k} token spells the label of "
+            f"{', '.join(absent)}; use --fallback-policy floor to score it at {cfg.floor:g}"
+        )
 
     def _account(self, from_cache: bool, prompt_tokens: int, cached_tokens: int) -> None:
         self.costs.cache_hits += int(from_cache)
