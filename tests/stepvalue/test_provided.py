@@ -79,12 +79,15 @@ def expected(b0: dict, b1: dict, s0: dict, s1: dict) -> dict[str, float]:
     }
 
 
-def test_provided_beliefs_are_scored_without_an_llm(tmp_path: Path) -> None:
+def test_provided_beliefs_are_scored_without_an_llm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "provided.asv.jsonl"
     path.write_text(json.dumps(record()) + "\n")
     out = tmp_path / "out"
     argv = ["stepvalue", "--candidates", str(path), "--evaluator", "provided", "--out", str(out)]
     assert main(argv) == 0
+    assert "2 transitions, scored from the beliefs the file carries" in capsys.readouterr().out
     rows = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
     assert [r["channel"] for r in rows] == ["provided", "provided"]
     b1 = softmax(RAW1)

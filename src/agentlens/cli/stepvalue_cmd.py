@@ -177,10 +177,14 @@ def evaluate_cmd(
         result = evaluate(problems, client, config, audit_n=audit_n)
     paths_out = write_outputs(result, outdir)
     c = result.costs
+    work = (
+        "scored from the beliefs the file carries (no evaluator calls)"
+        if evaluator == "provided"
+        else f"{c.distinct_states} states: {c.evaluator_calls} evaluator calls "
+        f"(naive {c.naive_calls}), {c.wall_s:.1f} s"
+    )
     console.print(
-        f"{len(problems)} trajectories, {c.transitions} transitions, {c.distinct_states} states: "
-        f"{c.evaluator_calls} evaluator calls (naive {c.naive_calls}), {c.wall_s:.1f} s",
-        highlight=False,
+        f"{len(problems)} trajectories, {c.transitions} transitions, {work}", highlight=False
     )
     console.print(f"report: {paths_out['report']}", highlight=False)
     return report_failures(loaded) if loaded else 0
