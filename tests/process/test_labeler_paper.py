@@ -326,3 +326,44 @@ def test_swe_agent_exit_markers_are_orchestration() -> None:
                 seen += 1
                 assert stage == "O", (path.name, action)
     assert seen >= 5
+
+
+def test_running_a_script_that_rewrites_a_project_file_is_implementation() -> None:
+    """labeling-guideline.md: Implementation includes "python that writes a file". A bash-only agent
+    (mini-swe-agent) writes `modify_core.py` with a heredoc whose code opens
+    `astropy/timeseries/core.py` for writing, then runs `python modify_core.py`: that run is the
+    fix (I) and the reproduction after it is V. Expected from the raw commands."""
+    from tests.conftest import DATA
+
+    path = (
+        DATA / "mini-swe-agent-swebv/trajs/astropy__astropy-13033/astropy__astropy-13033.traj.json"
+    )
+    (traj,) = read_path(path)
+    labels = label_trajectory(traj)
+    steps = [(s.command or "", lab) for s, lab in zip(traj.steps, labels, strict=True) if lab]
+    writer = next(
+        i for i, (c, _) in enumerate(steps) if c.startswith("cat <<'EOF' > modify_core.py")
+    )
+    assert "open('astropy/timeseries/core.py', 'w')" in steps[writer][0]
+    run = next(i for i, (c, _) in enumerate(steps) if c.strip() == "python modify_core.py")
+    assert run > writer and steps[writer][1] == "E" and steps[run][1] == "I"
+    later = next(
+        i for i, (c, _) in enumerate(steps) if i > run and c == "python reproduce_issue.py"
+    )
+    assert steps[later][1] == "V"
+
+
+def test_a_script_writing_next_to_itself_changes_nothing_in_the_project() -> None:
+    """The other side of the rule above: a reproduction script that writes its own input next to
+    itself (`/agent/workspace/local/pom.xml` beside `repro_literalinclude_indent.py`) is a check,
+    not a fix; its first run, before any project edit, is Exploration."""
+    traj, states = load("sphinx-doc__sphinx-10323-logs-gpt-5.2-codex-pass-25003569993")
+    labels = label_trajectory(traj)
+    runs = [
+        i
+        for i, s in enumerate(states)
+        if i
+        and command(s).startswith("python /agent/workspace/local/repro_literalinclude_indent.py")
+    ]
+    assert runs and project_edits(states[1 : runs[0]]) == []
+    assert labels[runs[0]] == "E"

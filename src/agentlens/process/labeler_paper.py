@@ -15,7 +15,9 @@ the released labeler's quirks (spec §3.7, §15 #19):
 * only agent notes (`FIX_SUMMARY.md`, `*_notes.txt`) are Orchestration; `report.py` is source;
 * files under `/tmp/` are scratch, not project files (the release's path normalisation hid them);
 * position in the run ("near the end") is not evidence of intent and is not used;
-* a failed edit (the tool reported an error) is still Implementation but changes nothing.
+* a failed edit (the tool reported an error) is still Implementation but changes nothing;
+* running a script the run wrote whose code rewrites a project file (`cat > fix.py <<EOF` …
+  `open('pkg/x.py', 'w')`, then `python fix.py`) is Implementation (`labeler_scripts`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Literal
 
 from agentlens.process.labeler import is_shell, normalize_path, step_path
 from agentlens.process.labeler_paper_shell import CommandAction, analyse, python_writes
+from agentlens.process.labeler_scripts import scripts_run, written_scripts
 from agentlens.process.stages import Stage
 from agentlens.process.states import FAILED_EDIT
 from agentlens.trajectory import Step, ToolCategory
@@ -98,6 +101,7 @@ class PaperContext:
     changed: bool = False
     edited: set[str] = field(default_factory=set)
     checks: set[str] = field(default_factory=set)
+    scripts: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def after(self, before: Stage = "E") -> Stage:
         return "V" if self.changed else before
@@ -106,6 +110,8 @@ class PaperContext:
         """The reader's category decides reads, searches, listings and edits (even when they ran
         as shell lines); other shell lines are analysed command by command."""
         category = step.category
+        if step.command and "<<" in step.command:  # readers may call a heredoc write an edit
+            self.scripts.update(written_scripts(step.command))
         if category in EDITS:
             return self._edit(step)
         if category in (ToolCategory.READ_FILE, ToolCategory.SEARCH):
@@ -162,7 +168,8 @@ class PaperContext:
         if not command.strip():
             code = str(step.arguments.get("code") or "")
             return self._writes(python_writes(code)) or self.after()
-        return self._actions(analyse(command))
+        runs = [f for name in scripts_run(command) for f in self.scripts.get(name, ())]
+        return self._actions(analyse(command), runs)
 
     def _writes(self, paths: Sequence[str]) -> Stage | None:
         roles = [(file_role(p, created=True), p) for p in paths]
@@ -173,8 +180,12 @@ class PaperContext:
                 return stages[-1]
         return None
 
-    def _actions(self, actions: Sequence[CommandAction]) -> Stage:
-        written = self._writes([p for a in actions if a.action == "write" for p in a.paths])
+    def _actions(
+        self, actions: Sequence[CommandAction], script_writes: Sequence[str] = ()
+    ) -> Stage:
+        """`script_writes`: files written by the run's own scripts that this line runs."""
+        writes = [p for a in actions if a.action == "write" for p in a.paths]
+        written = self._writes([*writes, *script_writes])
         kinds = {a.action for a in actions}
         if written == "I":
             return "I"
