@@ -367,3 +367,27 @@ def test_a_script_writing_next_to_itself_changes_nothing_in_the_project() -> Non
     ]
     assert runs and project_edits(states[1 : runs[0]]) == []
     assert labels[runs[0]] == "E"
+
+
+def test_a_project_module_named_like_a_check_script_is_source() -> None:
+    """`sed -i … ./django/contrib/auth/validators.py` edits Django's validators module: that is the
+    fix (I), although scratch scripts are often called `validate_*.py`; the reproduction run after
+    it is V (labeling-guideline.md). Expected from the raw commands (mini-swe-agent django-11099)."""
+    from tests.conftest import DATA
+
+    path = DATA / "mini-swe-agent-swebv/trajs/django__django-11099/django__django-11099.traj.json"
+    (traj,) = read_path(path)
+    steps = [
+        (s.command or "", lab)
+        for s, lab in zip(traj.steps, label_trajectory(traj), strict=True)
+        if lab
+    ]
+    fix = next(
+        i for i, (c, _) in enumerate(steps) if c.startswith("sed -i") and "auth/validators.py" in c
+    )
+    assert steps[fix][1] == "I"
+    rerun = next(
+        i for i, (c, _) in enumerate(steps) if i > fix and c == "python3 reproduce_issue.py"
+    )
+    assert steps[rerun][1] == "V"
+    assert file_role("agent/workspace/local/validate_fix.py") == "check"  # a scratch name stays

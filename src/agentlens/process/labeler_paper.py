@@ -50,6 +50,12 @@ CHECK_NAME = re.compile(
     r"|_tests?$|^tests$",
     re.IGNORECASE,
 )
+# Project modules share some scratch-script prefixes (`django/contrib/auth/validators.py`,
+# `django/views/debug.py`): such a bare word inside a folder names source, not a scratch script.
+MODULE_WORD = re.compile(
+    r"checks?|checker|debug|validat[a-z]*|verif[a-z]*|demo|final|minimal|issues?|sandbox|te?mp",
+    re.IGNORECASE,
+)
 PROJECT_FILES = re.compile(
     r"^(?:readme|changelog|changes|license|manifest|makefile|setup\.|pyproject|tox\.ini|"
     r"package\.json|cargo\.toml|pom\.xml|build\.gradle|go\.mod)",
@@ -68,7 +74,9 @@ def file_role(path: str, *, created: bool = False) -> Role:
         return "notes"
     if raw == PATCH:
         return "source"
-    if _in_tmp(raw) or _in_test_dir(parts[:-1]) or CHECK_NAME.search(name.split(".", 1)[0]):
+    stem = name.split(".", 1)[0]
+    scratch = CHECK_NAME.search(stem) and not (len(parts) > 1 and MODULE_WORD.fullmatch(stem))
+    if _in_tmp(raw) or _in_test_dir(parts[:-1]) or scratch:
         return "check"
     # A brand-new file at the repository root is scaffolding for a reproduction, not the fix.
     project_file = PROJECT_FILES.match(name)
