@@ -391,3 +391,18 @@ def test_a_project_module_named_like_a_check_script_is_source() -> None:
     )
     assert steps[rerun][1] == "V"
     assert file_role("agent/workspace/local/validate_fix.py") == "check"  # a scratch name stays
+
+
+def test_swe_agent_prose_run_as_a_command_is_orchestration() -> None:
+    """SWE-agent format failures: the model's whole "DISCUSSION …" turn reached the shell as a
+    command ("command not found"). That is reasoning, not exploring (labeling-guideline.md: O)."""
+    from tests.conftest import DATA
+
+    seen = 0
+    for path in sorted((DATA / "swe-agent-java").glob("*/trajs/*.traj")):
+        (traj,) = read_path(path)
+        for step, stage in zip(traj.steps, label_trajectory(traj), strict=True):
+            if stage and (step.command or "").lstrip().startswith("DISCUSSION"):
+                seen += 1
+                assert stage == "O", (path.name, step.index)
+    assert seen >= 50

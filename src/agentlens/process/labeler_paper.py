@@ -173,6 +173,10 @@ class PaperContext:
 
     def _shell(self, step: Step) -> Stage:
         command = step.command or ""
+        if command.lstrip().startswith(
+            "DISCUSSION"
+        ):  # SWE-agent: the model's prose reached the shell
+            return "O"
         if not command.strip():
             code = str(step.arguments.get("code") or "")
             return self._writes(python_writes(code)) or self.after()
