@@ -67,12 +67,17 @@ def test_review_pipeline_with_local_model(reviews, pair) -> None:
         assert summary[dim].mean == (round(sum(kept) / len(kept), 2) if kept else None)
 
 
-def test_sxs_with_local_model(client, reviews, pair) -> None:
+@pytest.fixture(scope="module")
+def sxs_result(client, reviews, pair):
     a = Side({task_key(pair[0]): pair[0]}, {task_key(pair[0]): reviews[0]})
     b = Side({task_key(pair[1]): pair[1]}, {task_key(pair[1]): reviews[1]})
-    result = asyncio.run(
+    return asyncio.run(
         run_sxs(client, a, b, dimensions=["ToolCalls"], budget_tokens=800, max_tokens=64)
     )
+
+
+def test_sxs_with_local_model(sxs_result) -> None:
+    result = sxs_result
     cell = result["ToolCalls"].cells[0]
     assert len(cell.comparisons) == 2  # forward and swapped were both asked
     for parsed, raw in zip(cell.comparisons, (cell.forward, cell.swapped), strict=True):
@@ -96,3 +101,15 @@ def test_summary_with_local_model(client, reviews) -> None:
         assert all(1 <= k <= n for k in narrative.citations)
         assert all(k > n or k < 1 for k in narrative.unknown_citations)
         assert all(set(g.reviews) <= set(narrative.citations) for g in narrative.groups)
+
+
+def test_released_judge_alert_with_local_model(client, sxs_result) -> None:
+    """The released profile's LLM judge alert through the real model: a real comparison of the
+    pair goes in, a flag (or "no alert" with the reason) comes out."""
+    from agentlens.reviews.sxs.alert import llm_judge_alert
+
+    cell = sxs_result["ToolCalls"].cells[0]
+    alert = asyncio.run(
+        llm_judge_alert(client, "ToolCalls", [cell.task], cell.comparisons[:1], max_tokens=48)
+    )
+    assert isinstance(alert.alert, bool) and alert.reason.startswith("LLM judge alert:")

@@ -126,3 +126,42 @@ def test_clean_pitfalls_review_with_stated_zero_burden_uses_the_mapping() -> Non
     assert cell.pitfalls is not None
     assert cell.pitfalls.line == "Totals: A1=0, A2=14, Delta=14 => Score=-3"
     assert (cell.forward, cell.swapped) == (-3, -3)
+
+
+class AlertJudge(Fixed):
+    """Comparisons as `Fixed`; the summary prompt of the released judge alert gets `alert`."""
+
+    def __init__(self, text: str, alert: str) -> None:
+        super().__init__(text)
+        self.alert = alert
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        if "alert flag is" in request.messages[-1]["content"]:
+            self.prompts.append(request.messages[-1]["content"])
+            return ChatResponse(text=self.alert)
+        return await super().chat(request)
+
+
+def test_released_profile_asks_the_llm_for_the_judge_alert(sides) -> None:
+    """Spec §8.4: the released judge alert is an LLM summary of all C<k>; the default applies
+    the rule to the comparison lines (here: A1 wins 'tools' at high severity in every task)."""
+    a, b = sides
+    comparison = (
+        "<Comparison>Same.\nAspect: tools | Winner: A1 | Severity: high | Evidence: A1 S1"
+        "</Comparison><PairwiseScore>-3</PairwiseScore>"
+    )
+    run = {"dimensions": ["ToolCalls"], "swap": False}
+    default = asyncio.run(run_sxs(LLMClient(Fixed(comparison), cache=None), a, b, **run))
+    assert default["ToolCalls"].judge_alert  # ≥ 3 tasks, one high
+    judge = AlertJudge(comparison, "<Comparison>x</Comparison><AlertFlag>false</AlertFlag>")
+    released = asyncio.run(
+        run_sxs(LLMClient(judge, cache=None), a, b, ties="released", llm_alert=True, **run)
+    )["ToolCalls"]
+    assert not released.judge_alert and "AlertFlag false" in released.judge_alert_reason
+    (prompt,) = judge.prompts[-1:]
+    n = len(released.cells)
+    assert f"Comparison: C{n} (" in prompt and "Score given: -3" in prompt
+    silent = AlertJudge(comparison, "no flag")
+    result = asyncio.run(run_sxs(LLMClient(silent, cache=None), a, b, llm_alert=True, **run))
+    assert not result["ToolCalls"].judge_alert
+    assert "no <AlertFlag>" in result["ToolCalls"].judge_alert_reason

@@ -47,7 +47,8 @@ from agentlens.reviews.sxs.pairing import PAIRINGS
     default="default",
     show_default=True,
     help="`released`: the released evaluator's permutation p bit for bit (float ties with the "
-    "observed mean are dropped, so p comes out smaller); default counts every tie (spec §8.4).",
+    "observed mean are dropped, so p comes out smaller) and its LLM-summarised judge alert; "
+    "default counts every tie and applies the alert rule to the comparison lines (spec §8.4).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option("--json", "as_json", is_flag=True)
@@ -94,6 +95,7 @@ def sxs(
                 max_tokens=max_tokens,
                 pairing=pairing,
                 ties="released" if profile == "released" else "tolerant",
+                llm_alert=profile == "released",
             )
         )
     pairing_info = paired.to_dict()

@@ -21,6 +21,7 @@ from agentlens.errors import ConfigError, ProviderError
 from agentlens.providers import ChatRequest, LLMClient
 from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.judge import DimensionReview
+from agentlens.reviews.sxs.alert import llm_judge_alert
 from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
 from agentlens.reviews.sxs.pairing import PAIRINGS, Side, key_order, pair_task
 from agentlens.reviews.sxs.parse import ParsedComparison, parse_comparison
@@ -143,6 +144,7 @@ class DimensionResult:
     flags: ScoreFlags
     judge_alert: bool
     pairing: str = "repeat"
+    judge_alert_reason: str = "rule: an aspect with the same winner in ≥ 3 comparisons, one high"
 
     @property
     def consistency_rate(self) -> float | None:
@@ -173,6 +175,7 @@ class DimensionResult:
             "score_warning": self.flags.warning,
             "score_alert": self.flags.alert,
             "judge_alert": self.judge_alert,
+            "judge_alert_reason": self.judge_alert_reason,
             "warning": self.warning,
             "alert": self.alert,
             "reason": self.flags.reason,
@@ -240,7 +243,10 @@ async def run_sxs(
     max_tokens: int = 500,
     pairing: str = "repeat",
     ties: Ties = "tolerant",
+    llm_alert: bool = False,
 ) -> dict[str, DimensionResult]:
+    """SxS per dimension. `ties="released"` and `llm_alert=True` reproduce the released
+    evaluator's permutation p and its LLM-summarised judge alert (`sxs --profile released`)."""
     if pairing not in PAIRINGS:
         raise ConfigError(f"unknown pairing {pairing!r}; choose one of {PAIRINGS}")
     tasks = select_tasks(a, b, dimensions)
@@ -257,4 +263,10 @@ async def run_sxs(
         mine = [c for c in cells if c.dimension == dim]
         flags = score_flags(paired_differences(mine, pairing), ties)
         out[dim] = DimensionResult(dim, mine, flags, judge_alert(mine), pairing)
+        if llm_alert:
+            forward = [c for c in mine if c.comparisons]
+            alert = await llm_judge_alert(
+                client, dim, [c.task for c in forward], [c.comparisons[0] for c in forward]
+            )
+            out[dim].judge_alert, out[dim].judge_alert_reason = alert.alert, alert.reason
     return out
