@@ -76,6 +76,7 @@ def test_prompt_contents(big) -> None:
         user = build_messages(big, dim, transcript, ctx)[1]["content"]
         assert f"performance dimension '{dim}' only" in user
         assert "<Score>0 or 0.5 or 1</Score>" in user
+        assert "severity is absolute" in user  # spec §5.3
         assert "[S0] user:" in user and "Evidence: <step ids" in user
         assert "<termination_reason>User decided to finish the dialog</termination_reason>" in user
         assert "<process_evidence>\nStage timeline: S1–S3 E" in user

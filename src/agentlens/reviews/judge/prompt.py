@@ -23,7 +23,7 @@ OUTPUT = """Answer in exactly this format:
 <Review>
 2-5 sentences.
 Aspect: <what> | Severity: low/medium/high | Evidence: <step ids, e.g. S3, S7>
-(1-6 such lines)
+(1-6 such lines; severity is absolute: how much the issue matters, not compared to other runs)
 </Review>
 <Score>0 or 0.5 or 1</Score>"""
 FOCUS = "<Focus>Judge the END STATE only, not how the agent got there.</Focus>"
