@@ -111,6 +111,8 @@ def test_termination_rule() -> None:
     shifted = termination_check(run(["done"] * 10), run(["done"] * 4 + ["timeout"] * 6))
     # union 16, diff 12: warn ≥ 5.2, alert ≥ 7
     assert (shifted.warning, shifted.alert) == (True, True)
+    # spec §11.2: the common counts and each run's extra counts per reason
+    assert "common {'done': 4}; only run 1 {'done': 6}; only run 2 {'timeout': 6}" in shifted.reason
 
 
 def test_compare_real_runs_with_formal_and_exit_code() -> None:

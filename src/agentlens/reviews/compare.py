@@ -232,10 +232,20 @@ def termination_check(r1: RunTelemetry, r2: RunTelemetry) -> Check:
     union = sum(max(c1.get(k, 0), c2.get(k, 0)) for k in reasons)
     diff = sum(abs(c1.get(k, 0) - c2.get(k, 0)) for k in reasons)
     warning, alert = diff >= union / 5 + 2, diff >= union / 4 + 3
-    reason = f"diff {diff} vs union {union}: warn if ≥ {union / 5 + 2:.1f}, alert if ≥ {union / 4 + 3:.2f}; {c1} vs {c2}"
+    common = {k: min(c1.get(k, 0), c2.get(k, 0)) for k in sorted(reasons)}
+    extra_1 = {k: c1[k] - common[k] for k in sorted(c1) if c1[k] > common[k]}
+    extra_2 = {k: c2[k] - common[k] for k in sorted(c2) if c2[k] > common[k]}
+    reason = (
+        f"diff {diff} vs union {union}: warn if ≥ {union / 5 + 2:.1f}, alert if ≥ "
+        f"{union / 4 + 3:.2f}; common {_nonzero(common)}; only run 1 {extra_1}; only run 2 {extra_2}"
+    )
     return Check(
         "termination reasons", "set difference", union, diff, None, None, warning, alert, reason
     )
+
+
+def _nonzero(counts: dict[str, int]) -> dict[str, int]:
+    return {k: v for k, v in counts.items() if v}
 
 
 def formal_check(f1: list[int], f2: list[int]) -> Check:
