@@ -140,6 +140,46 @@ def test_cohort_from_release_rows(capsys: pytest.CaptureFixture[str]) -> None:
     assert sum(p["n"] for p in doc["mechanism_profiles"]) == lucky > 0
 
 
+def _release_csv_damaged(tmp_path: Path, damage: str) -> Path:
+    """The release's annotation CSV with one kind of damage, made at test time."""
+    lines = (BENCH / "annotations" / "trajectories.csv").read_text().splitlines()
+    header, first = lines[0].split(","), lines[1]
+    if damage == "a word where a number belongs":
+        cells = next(csv.reader([first]))
+        cells[header.index("n_states")] = "many"
+        lines[1] = ",".join(f'"{c}"' for c in cells)
+    elif damage == "a row with an extra field":
+        lines[2] += ",extra"
+    elif damage == "no trajectory_id column":
+        lines = [
+            line.replace("trajectory_id", "trace", 1) if n == 0 else line
+            for n, line in enumerate(lines)
+        ]
+    out = tmp_path / "rows.csv"
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (
+            "a word where a number belongs",
+            "line 2: column 'n_states' should be a number, found 'many'",
+        ),
+        ("a row with an extra field", "line 3: 41 fields do not match the header"),
+        ("no trajectory_id column", "not an annotation CSV: no column 'trajectory_id'"),
+    ],
+)
+def test_cohort_rows_that_are_not_an_annotation_csv(
+    damage: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = _release_csv_damaged(tmp_path, damage)
+    assert main(["cohort", "--rows", str(rows)]) == 2
+    err = capsys.readouterr().err
+    assert f"{rows}: {message}" in err and "Traceback" not in err
+
+
 def test_cohort_scores_a_task_leave_one_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

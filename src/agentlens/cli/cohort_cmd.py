@@ -32,7 +32,8 @@ from agentlens.trajectory import Trajectory
 @click.option("--seed", default=42, show_default=True, help="Donor shuffle seed.")
 @click.option("--rows", "rows_csv", type=click.Path(exists=True, dir_okay=False),
               help="Skip scoring: tables from an annotation CSV (e.g. the release's).")  # fmt: skip
-@click.option("--boot", default=2000, show_default=True, help="Bootstrap resamples for AUROC CIs.")
+@click.option("--boot", default=2000, show_default=True, type=click.IntRange(min=1),
+              help="Bootstrap resamples for AUROC CIs.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="All tables as one JSON object.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False),
               help="Write the scored rows (.jsonl/.csv/.parquet).")  # fmt: skip

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentlens.errors import ConfigError
 from agentlens.process.waste import WASTE_KINDS
 
 if TYPE_CHECKING:
@@ -28,22 +29,43 @@ TEXT = {"task_id", "model", "trajectory_id", "quality_tier", "verdict", "failure
 TEXT |= {"strengths", "mechanism", "profile", "outcome"}
 
 
+REQUIRED = ("trajectory_id", "quality_tier", "passed")
+
+
 def read_annotation_rows(path: str | Path) -> list[dict[str, object]]:
-    """Rows of an annotation CSV (the release's or ours), with numbers and booleans parsed."""
-    with Path(path).open(newline="", encoding="utf-8") as fh:
-        return [_typed(row) for row in csv.DictReader(fh)]
+    """Rows of an annotation CSV (the release's or ours), with numbers and booleans parsed; a file
+    that is not one is a one-line `ConfigError` naming the file, line and column."""
+    try:
+        with Path(path).open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+            if missing:
+                raise ConfigError(f"{path}: not an annotation CSV: no column {missing[0]!r}")
+            return [_typed(row, path, reader.line_num) for row in reader]
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ConfigError(f"{path}: not an annotation CSV ({exc})") from None
 
 
-def _typed(row: Mapping[str, str]) -> dict[str, object]:
+def _typed(row: Mapping[str, str], path: str | Path, line: int) -> dict[str, object]:
     out: dict[str, object] = {}
     for key, text in row.items():
-        if key in TEXT or text in ("", None):
+        if key is None or not isinstance(text, str):  # a row longer or shorter than the header
+            raise ConfigError(f"{path}: line {line}: {len(row)} fields do not match the header")
+        if key in TEXT or text == "":
             out[key] = text or None
         elif text in ("True", "False"):
             out[key] = text == "True"
         else:
-            out[key] = int(float(text)) if key in INTS else float(text)
+            out[key] = _number(text, key in INTS, f"{path}: line {line}: column {key!r}")
     return out
+
+
+def _number(text: str, integer: bool, where: str) -> float | int:
+    try:
+        value = float(text)
+        return int(value) if integer else value
+    except (ValueError, OverflowError):
+        raise ConfigError(f"{where} should be a number, found {text!r:.40}") from None
 
 
 def result_row(result: ProcessResult) -> dict[str, object]:
