@@ -165,3 +165,15 @@ def test_released_profile_asks_the_llm_for_the_judge_alert(sides) -> None:
     result = asyncio.run(run_sxs(LLMClient(silent, cache=None), a, b, llm_alert=True, **run))
     assert not result["ToolCalls"].judge_alert
     assert "no <AlertFlag>" in result["ToolCalls"].judge_alert_reason
+
+
+def test_released_presence_shows_unscored_review_text(sides) -> None:
+    """Released code: a review is present when it has text, scored or not; the default shows an
+    unscored review (run B's ToolCalls answer has no <Score>) as Unknown on both sides."""
+    a, b = sides
+    provider = Fixed("<PairwiseScore>0</PairwiseScore>")
+    run = {"dimensions": ["ToolCalls"], "swap": False}
+    asyncio.run(run_sxs(LLMClient(provider, cache=None), a, b, presence="text", **run))
+    assert all("no score here\nScore: unscored" in p for p in provider.prompts)
+    assert not any("Unknown" in p for p in provider.prompts)
+    assert any("fine\nScore: 1.0" in p for p in provider.prompts)

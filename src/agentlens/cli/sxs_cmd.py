@@ -47,7 +47,8 @@ from agentlens.reviews.sxs.pairing import PAIRINGS
     default="default",
     show_default=True,
     help="`released`: the released evaluator's permutation p bit for bit (float ties with the "
-    "observed mean are dropped, so p comes out smaller) and its LLM-summarised judge alert; "
+    "observed mean are dropped, so p comes out smaller), its LLM-summarised judge alert and "
+    "its review presence (any review text, scored or not); "
     "default counts every tie and applies the alert rule to the comparison lines (spec §8.4).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
@@ -96,6 +97,7 @@ def sxs(
                 pairing=pairing,
                 ties="released" if profile == "released" else "tolerant",
                 llm_alert=profile == "released",
+                presence="text" if profile == "released" else "scored",
             )
         )
     pairing_info = paired.to_dict()

@@ -4,6 +4,8 @@ is also given the burden totals and the deterministic score it must print (spec 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from agentlens.reviews.judge.compact import compact
 from agentlens.reviews.judge.judge import DimensionReview
 from agentlens.reviews.sxs.mapping import PitfallScore
@@ -27,10 +29,22 @@ Aspect: <what> | Winner: A1/A2/Tie | Severity: low/medium/high | Evidence: <step
 <PairwiseScore>an integer from -5 to 5, negative when Agent 1 is better; |4-5| only for stark contrasts</PairwiseScore>"""
 
 
-def review_text(review: DimensionReview | None) -> str:
-    if review is None or review.parsed is None or not review.scored:
+Presence = Literal["scored", "text"]
+"""When a single-run review counts as present: `scored` (default; an unscored review is shown
+as Unknown) or `text` (the released code: any non-empty review text, scored or not)."""
+
+
+def has_review(review: DimensionReview | None, presence: Presence = "scored") -> bool:
+    if review is None or review.parsed is None:
+        return False
+    return review.scored if presence == "scored" else bool(review.parsed.review.strip())
+
+
+def review_text(review: DimensionReview | None, presence: Presence = "scored") -> str:
+    if review is None or review.parsed is None or not has_review(review, presence):
         return "Unknown"
-    return f"{review.parsed.review}\nScore: {review.score}"
+    score = review.score if review.score is not None else "unscored"
+    return f"{review.parsed.review}\nScore: {score}"
 
 
 def build_messages(
@@ -42,8 +56,9 @@ def build_messages(
     *,
     budget_tokens: int,
     pitfalls: PitfallScore | None = None,
+    presence: Presence = "scored",
 ) -> list[dict[str, str]]:
-    r1, r2 = review_text(review_1), review_text(review_2)
+    r1, r2 = review_text(review_1, presence), review_text(review_2, presence)
     if "Unknown" in (r1, r2):
         r1 = r2 = "Unknown"  # spec §8.1: if either review is missing, both become Unknown
     half = budget_tokens // 2

@@ -25,7 +25,7 @@ from agentlens.reviews.sxs.alert import llm_judge_alert
 from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
 from agentlens.reviews.sxs.pairing import PAIRINGS, Side, key_order, pair_task
 from agentlens.reviews.sxs.parse import ParsedComparison, parse_comparison
-from agentlens.reviews.sxs.prompt import build_messages
+from agentlens.reviews.sxs.prompt import Presence, build_messages, has_review
 from agentlens.reviews.sxs.stats import ScoreFlags, Ties, score_flags
 
 MAX_POOL = 50
@@ -57,7 +57,9 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
-def select_tasks(a: Side, b: Side, dimensions: Sequence[str]) -> list[str]:
+def select_tasks(
+    a: Side, b: Side, dimensions: Sequence[str], presence: Presence = "scored"
+) -> list[str]:
     """Spec §8.4 on pair keys: common keys; complete ones (a review for every dimension on both
     sides) first; each group shuffled with one Random(42); cut to 50; sorted (`t#2` < `t#10`)."""
     common = sorted(set(a.trajectories) & set(b.trajectories), key=key_order)
@@ -65,7 +67,7 @@ def select_tasks(a: Side, b: Side, dimensions: Sequence[str]) -> list[str]:
     def complete(key: str) -> bool:
         sides = (a.reviews.get(key), b.reviews.get(key))
         return all(
-            s is not None and all(d in s.reviews and s.reviews[d].scored for d in dimensions)
+            s is not None and all(has_review(s.reviews.get(d), presence) for d in dimensions)
             for s in sides
         )
 
@@ -118,15 +120,23 @@ async def judge_cell(
     swap: bool,
     budget_tokens: int,
     max_tokens: int,
+    presence: Presence = "scored",
 ) -> Cell:
     ra, rb = _review(a, task, dim), _review(b, task, dim)
     ta, tb = a.trajectories[task], b.trajectories[task]
     mapping = _pitfall_mapping(ra, rb) if dim == "Pitfalls" else None
-    calls = [build_messages(dim, ta, tb, ra, rb, budget_tokens=budget_tokens, pitfalls=mapping)]
+    budget = budget_tokens
+    calls = [
+        build_messages(
+            dim, ta, tb, ra, rb, budget_tokens=budget, pitfalls=mapping, presence=presence
+        )
+    ]
     if swap:
         swapped_map = pitfalls_score(mapping.total_2, mapping.total_1) if mapping else None
         calls.append(
-            build_messages(dim, tb, ta, rb, ra, budget_tokens=budget_tokens, pitfalls=swapped_map)
+            build_messages(
+                dim, tb, ta, rb, ra, budget_tokens=budget, pitfalls=swapped_map, presence=presence
+            )
         )
     parsed = await asyncio.gather(*(_judge(client, m, max_tokens) for m in calls))
     forward = mapping.score if mapping else parsed[0].score
@@ -244,15 +254,25 @@ async def run_sxs(
     pairing: str = "repeat",
     ties: Ties = "tolerant",
     llm_alert: bool = False,
+    presence: Presence = "scored",
 ) -> dict[str, DimensionResult]:
-    """SxS per dimension. `ties="released"` and `llm_alert=True` reproduce the released
-    evaluator's permutation p and its LLM-summarised judge alert (`sxs --profile released`)."""
+    """SxS per dimension. `ties="released"`, `llm_alert=True` and `presence="text"` reproduce the
+    released evaluator's permutation p, its LLM-summarised judge alert and its notion of a present
+    review (selection and prompt) (`sxs --profile released`)."""
     if pairing not in PAIRINGS:
         raise ConfigError(f"unknown pairing {pairing!r}; choose one of {PAIRINGS}")
-    tasks = select_tasks(a, b, dimensions)
+    tasks = select_tasks(a, b, dimensions, presence)
     jobs = [
         judge_cell(
-            client, a, b, t, d, swap=swap, budget_tokens=budget_tokens, max_tokens=max_tokens
+            client,
+            a,
+            b,
+            t,
+            d,
+            swap=swap,
+            budget_tokens=budget_tokens,
+            max_tokens=max_tokens,
+            presence=presence,
         )
         for d in dimensions
         for t in tasks
