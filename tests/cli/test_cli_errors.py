@@ -64,3 +64,54 @@ def test_a_folder_without_traces_is_an_error_not_an_empty_success(
         assert result.code == 2  # type: ignore[attr-defined]
         err = result.err  # type: ignore[attr-defined]
         assert f"no trace files in {tmp_path} (1 non-trace files skipped)" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [
+            "stepvalue",
+            "evaluate",
+            str(RUN),
+            "--candidates",
+            "outcome",
+            "--evaluator",
+            "openai:x",
+            "-b",
+            "0",
+        ],
+        [
+            "stepvalue",
+            "evaluate",
+            str(RUN),
+            "--candidates",
+            "outcome",
+            "--evaluator",
+            "openai:x",
+            "--max-steps",
+            "0",
+        ],
+        [
+            "stepvalue",
+            "evaluate",
+            str(RUN),
+            "--candidates",
+            "outcome",
+            "--evaluator",
+            "openai:x",
+            "--concurrency",
+            "0",
+        ],
+        ["reference", "build", str(RUN), "-o", "unused.json", "--k", "-1"],
+        ["cohort", str(RUN), "--k", "0"],
+        ["cohort", str(RUN), "--boot", "-5"],
+    ],
+    ids=["permutations", "max-steps", "concurrency", "reference-k", "cohort-k", "boot"],
+)
+def test_counts_out_of_range_are_usage_errors(
+    run_cli: Callable[..., object], args: list[str]
+) -> None:
+    """Checked by the option itself, before any work (a negative --boot used to crash numpy)."""
+    result = run_cli(*args)
+    assert result.code == 2  # type: ignore[attr-defined]
+    assert "is not in the range" in result.err and "Traceback" not in result.err  # type: ignore[attr-defined]

@@ -28,7 +28,8 @@ from agentlens.trajectory import Trajectory
 @click.option(
     "--protocol", type=click.Choice(PROTOCOLS), default="leave-one-out", show_default=True
 )
-@click.option("--k", "k", type=int, default=None, help="Donors per reference (bench: 5; LOO: all).")
+@click.option("--k", "k", type=click.IntRange(min=1), default=None,
+              help="Donors per reference (bench: 5; LOO: all).")  # fmt: skip
 @click.option("--seed", default=42, show_default=True, help="Donor shuffle seed.")
 @click.option("--rows", "rows_csv", type=click.Path(exists=True, dir_okay=False),
               help="Skip scoring: tables from an annotation CSV (e.g. the release's).")  # fmt: skip

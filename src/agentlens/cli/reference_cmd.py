@@ -25,7 +25,8 @@ def reference() -> None:
 @reference.command("build")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="ref.json")
-@click.option("--k", "k", default=5, show_default=True, help="Donor runs (0 = all passing).")
+@click.option("--k", "k", default=5, show_default=True, type=click.IntRange(min=0),
+              help="Donor runs (0 = all passing).")  # fmt: skip
 @click.option("--seed", default=42, show_default=True, help="Donor shuffle seed.")
 @profile_option
 @read_options

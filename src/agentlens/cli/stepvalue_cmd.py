@@ -50,7 +50,12 @@ def stepvalue() -> None:
     "extractive-buffer, candidate-only-rationale.",
 )
 @click.option(
-    "--permutations", "-b", default=4, show_default=True, help="Cyclic label rotations B."
+    "--permutations",
+    "-b",
+    default=4,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Cyclic label rotations B.",
 )
 @click.option(
     "--slices", default="full", show_default=True, help="full,evidence-only,agent-output-only"
@@ -63,8 +68,15 @@ def stepvalue() -> None:
 @click.option(
     "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
 )
-@click.option("--max-steps", type=int, default=None, help="Score only the first N steps.")
-@click.option("--rationale-tokens", type=int, default=None, help="Override the 128-token length.")
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), default=None, help="Score only the first N steps."
+)
+@click.option(
+    "--rationale-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Override the 128-token length.",
+)
 @click.option(
     "--leak-policy", type=click.Choice(["error", "warn"]), default="error", show_default=True
 )
@@ -91,9 +103,18 @@ def stepvalue() -> None:
     help="A label absent from the top-k list: score it at the floor (flagged) or stop.",
 )
 @click.option(
-    "--concurrency", type=int, default=None, help="States in flight (default 1 local, 4 remote)."
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="States in flight (default 1 local, 4 remote).",
 )
-@click.option("--audit-n", default=100, show_default=True, help="Transitions per audit sample.")
+@click.option(
+    "--audit-n",
+    default=100,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Transitions per audit sample.",
+)
 @click.option(
     "--lambda",
     "lam",
@@ -194,7 +215,9 @@ def evaluate_cmd(
 @click.argument("tasks", type=click.Path())
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--out", "-o", required=True, type=click.Path(), help="The asv.v1 JSONL to write.")
-@click.option("--max-steps", type=int, default=None, help="Keep only the first N steps.")
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), default=None, help="Keep only the first N steps."
+)
 @click.option(
     "--skip-missing", is_flag=True, help="Leave out task rows whose trajectory was not given."
 )
@@ -244,7 +267,9 @@ def adapt_open_qa(
 @click.option(
     "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
 )
-@click.option("--max-steps", type=int, default=None, help="Keep only the first N steps.")
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), default=None, help="Keep only the first N steps."
+)
 def adapt(
     paths: tuple[str, ...],
     candidates: str,
