@@ -110,3 +110,22 @@ def test_maven_surefire_offline(tmp_path: Path) -> None:
         1,
         "junit-xml",
     )
+
+
+@pytest.mark.slow
+def test_released_java_tests_command_and_test_pattern(tmp_path: Path) -> None:
+    """Spec §3, released JavaRunTestsVerifier: `command` holds Maven arguments (`["test"]`) and
+    `test_pattern` becomes -Dtest=…; only CalcTest#adds runs (1 test, it passes). Before, the
+    arguments ran as a program of their own and the pattern was dropped."""
+    needs("mvn")
+    data = Path(__file__).parent / "data" / "maven_project"
+    repo = tmp_path / "proj"
+    shutil.copytree(data, repo)
+    spec = {"type": "JavaRunTestsVerifier", "command": ["test"], "test_pattern": "CalcTest#adds"}
+    result = run_one(spec, VerifyContext(repo=commit(repo)))
+    if "offline mode" in result.metrics.get("output_tail", ""):
+        pytest.skip("Maven plugins not in the local repository")
+    m = result.metrics
+    assert (result.status, m["tests"], m["failures"], m["errors"]) == ("pass", 1, 0, 0), (
+        result.reason
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import shlex
 from typing import Any
 
 from agentlens.errors import ConfigError
@@ -67,17 +68,42 @@ def build_verifier(spec: dict[str, Any]) -> Verifier:
     return verifier
 
 
+# The released JavaRunTestsVerifier's `command` holds build-tool arguments (default `["test"]`)
+# run by Maven or Gradle; ours holds the whole command line, so the tool (offline, batch) goes
+# first. Its `test_pattern` becomes `-Dtest=<pattern>` (Maven) or `--tests <pattern>` (Gradle).
+BUILD_TOOLS = {"maven": ["mvn", "-o", "-B"], "gradle": ["gradle", "--offline", "--no-daemon"]}
+TOOL_NAMES = {"mvn", "mvnw", "./mvnw", "gradle", "gradlew", "./gradlew"}
+
+
+def _java_tests_command(spec: dict[str, Any]) -> list[str]:
+    runner = str(spec.get("runner", "maven")).lower()
+    tool = BUILD_TOOLS.get(runner)
+    if tool is None:
+        raise ConfigError(
+            f"JavaRunTestsVerifier: build_system_name {runner!r}; use maven or gradle"
+        )
+    command = spec.get("command") or ["test"]
+    args = shlex.split(command) if isinstance(command, str) else [str(x) for x in command]
+    if args and args[0] not in TOOL_NAMES:
+        args = [*tool, *args]
+    pattern = spec.pop("test_pattern", None)
+    if pattern:
+        args += [f"-Dtest={pattern}"] if runner == "maven" else ["--tests", str(pattern)]
+    return args
+
+
 def _adapt(type_name: str, cls: type, spec: dict[str, Any]) -> dict[str, Any]:
     if cls.__name__ == "RunTestsVerifier":
         for old, new in RENAMED_FIELDS.items():
             if old in spec:
                 spec[new] = spec.pop(old)
+        if type_name == "JavaRunTestsVerifier":
+            spec.setdefault("runner", "maven")
+            spec["command"] = _java_tests_command(spec)
         spec.pop("test_pattern", None)
         spec.pop("venv_path", None)
         spec.pop("source_path", None)
         spec.pop("source_class_name", None)
-        if type_name == "JavaRunTestsVerifier":
-            spec.setdefault("runner", "maven")
     if type_name == "NoFileErrorsVerifier":
         langs = spec.pop("languages", None) or ["java"]
         spec.setdefault("tool", "javac" if "java" in [x.lower() for x in langs] else "ruff")
