@@ -328,3 +328,30 @@ def test_glob_table(path: str, glob: str, matches: bool) -> None:
     from agentlens.reviews.verifiers.globs import glob_match
 
     assert glob_match(path, glob) is matches
+
+
+def test_python_tests_run_in_the_projects_venv(fixed_repo: Path) -> None:
+    """Spec §3, released PythonRunTestsVerifier: the project's `.venv` (default `venv_path`) goes
+    first on PATH. A module installed only in that venv is importable by the tests."""
+    import subprocess
+    import sys
+
+    venv = fixed_repo / ".venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+        check=True,
+    )
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "marker_only_in_venv.py").write_text("VALUE = 42\n")
+    (fixed_repo / "tests" / "test_marker.py").write_text(
+        "from marker_only_in_venv import VALUE\n\n\ndef test_marker():\n    assert VALUE == 42\n"
+    )
+    spec = {
+        "type": "PythonRunTestsVerifier",
+        "command": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        "env": NO_PLUGINS,
+    }
+    status, reason, metrics = check(spec, fixed_repo)
+    assert (status, metrics["failures"], metrics["errors"]) == ("pass", 0, 0), reason
+    without = {**spec, "type": "RunTestsVerifier", "runner": "pytest"}
+    assert check(without, fixed_repo)[0] != "pass"  # the system Python lacks the module

@@ -100,8 +100,9 @@ def _adapt(type_name: str, cls: type, spec: dict[str, Any]) -> dict[str, Any]:
         if type_name == "JavaRunTestsVerifier":
             spec.setdefault("runner", "maven")
             spec["command"] = _java_tests_command(spec)
+        if type_name == "PythonRunTestsVerifier":
+            spec.setdefault("venv_path", ".venv")
         spec.pop("test_pattern", None)
-        spec.pop("venv_path", None)
         spec.pop("source_path", None)
         spec.pop("source_class_name", None)
     if type_name == "NoFileErrorsVerifier":

@@ -4,6 +4,7 @@ errors; optionally also requires a minimum line coverage (coverage.py / JaCoCo r
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -30,7 +31,9 @@ DEFAULT_COMMANDS: dict[str, list[str]] = {
 @dataclass
 class RunTestsVerifier:
     """Fields: `runner` (or the spec's `build_system_name`), `command[]`, `working_directory`,
-    `timeout_ms`, `min_tests` (default 1), `min_coverage` (percent) and `coverage_report`."""
+    `timeout_ms`, `min_tests` (default 1), `min_coverage` (percent), `coverage_report` and
+    `venv_path` (a virtualenv in the repository whose `bin/` goes first on PATH, as the released
+    PythonRunTestsVerifier does with its default `.venv`)."""
 
     type_name: ClassVar[str] = "RunTestsVerifier"
     runner: str = "pytest"
@@ -41,12 +44,13 @@ class RunTestsVerifier:
     min_coverage: float | None = None
     coverage_report: str | None = None
     env: dict[str, str] | None = None
+    venv_path: str | None = None
 
     def verify(self, ctx: VerifyContext) -> VerifierResult:
         command = self.command or DEFAULT_COMMANDS.get(self.runner.lower(), [])
         timeout = self.timeout_ms / 1000 if self.timeout_ms else ctx.timeout_s
         run, reports = run_in_scratch(
-            ctx.repo, command, timeout_s=timeout, workdir=self.working_directory, env=self.env
+            ctx.repo, command, timeout_s=timeout, workdir=self.working_directory, env=self._env(ctx)
         )
         counts = get_parser(self.runner)(ANSI.sub("", run.output), reports)
         result = self._judge(run, counts)
@@ -55,6 +59,13 @@ class RunTestsVerifier:
         result.metrics["exit_code"] = run.returncode
         result.metrics["output_tail"] = run.output[-2000:]
         return result
+
+    def _env(self, ctx: VerifyContext) -> dict[str, str] | None:
+        venv = (ctx.repo / self.venv_path).resolve() if self.venv_path else None
+        if venv is None or not (venv / "bin").is_dir():
+            return self.env
+        path = os.pathsep.join(x for x in (str(venv / "bin"), os.environ.get("PATH", "")) if x)
+        return {"VIRTUAL_ENV": str(venv), "PATH": path, **(self.env or {})}
 
     def _judge(self, run: CommandResult, counts: TestCounts | None) -> VerifierResult:
         if run.timed_out:
