@@ -355,3 +355,22 @@ def test_python_tests_run_in_the_projects_venv(fixed_repo: Path) -> None:
     assert (status, metrics["failures"], metrics["errors"]) == ("pass", 0, 0), reason
     without = {**spec, "type": "RunTestsVerifier", "runner": "pytest"}
     assert check(without, fixed_repo)[0] != "pass"  # the system Python lacks the module
+
+
+def test_build_task_released_defaults(fixed_repo: Path) -> None:
+    """Spec §3, released RunBuildSystemTaskVerifier: `strict_count` defaults to true, and with
+    no pattern the task passes iff it ran without error (exit 0); an empty pattern used to
+    match every output, so a broken build passed."""
+    twice = {
+        "type": "RunBuildSystemTaskVerifier",
+        "command": "echo BUILD SUCCESS && echo BUILD SUCCESS",
+        "reg_exp_pattern": "^BUILD SUCCESS",
+    }
+    assert check(twice, fixed_repo)[0] == "fail"  # 2 matches, exactly 1 expected
+    assert check({**twice, "strict_count": False}, fixed_repo)[0] == "pass"
+    (fixed_repo / "calc" / "broken.py").write_text("def f(:\n")
+    build = {"type": "RunBuildSystemTaskVerifier", "command": "python -m compileall -q calc"}
+    status, reason, metrics = check(build, fixed_repo)
+    assert (status, metrics["exit_code"]) == ("fail", 1), reason
+    (fixed_repo / "calc" / "broken.py").unlink()
+    assert check(build, fixed_repo)[0] == "pass"

@@ -1,5 +1,7 @@
 """Build tasks: run a command (or build-system tasks) in a scratch copy; pass iff its output
-matches `reg_exp_pattern` (exactly / at least `num_expected` times)."""
+matches `reg_exp_pattern` exactly `num_expected` times (`strict_count`, default true as
+released) or at least that often; without a pattern, pass iff the command exits 0 (the released
+verifier passes when the tasks ran without an error)."""
 
 from __future__ import annotations
 
@@ -23,12 +25,12 @@ class RunBuildSystemTaskVerifier:
     (working directory), `reg_exp_pattern`, `strict_count`, `num_expected`, `timeout_ms`."""
 
     type_name: ClassVar[str] = "RunBuildSystemTaskVerifier"
-    reg_exp_pattern: str = ""
+    reg_exp_pattern: str | None = None
     command: list[str] | str | None = None
     build_system_name: str | None = None
     tasks: list[str] = field(default_factory=list)
     path: str = "."
-    strict_count: bool = False
+    strict_count: bool = True
     num_expected: int = 1
     timeout_ms: int | None = None
 
@@ -41,6 +43,10 @@ class RunBuildSystemTaskVerifier:
             return VerifierResult(
                 self.type_name, "error", f"timed out after {timeout:.0f}s", metrics
             )
+        if not self.reg_exp_pattern:
+            ok = run.returncode == 0
+            reason = f"exit code {run.returncode} (no pattern: passes iff 0)"
+            return VerifierResult(self.type_name, "pass" if ok else "fail", reason, metrics)
         count = len(re.findall(self.reg_exp_pattern, run.output, re.MULTILINE))
         ok = count == self.num_expected if self.strict_count else count >= self.num_expected
         rule = "exactly" if self.strict_count else "at least"
