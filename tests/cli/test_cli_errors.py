@@ -105,8 +105,19 @@ def test_a_folder_without_traces_is_an_error_not_an_empty_success(
         ["reference", "build", str(RUN), "-o", "unused.json", "--k", "-1"],
         ["cohort", str(RUN), "--k", "0"],
         ["cohort", str(RUN), "--boot", "-5"],
+        ["qi", "--formal", "85", "--component", "EndResult=0.5"],
+        ["review", str(RUN), "--judge", "openai:x", "--max-tokens", "0"],
     ],
-    ids=["permutations", "max-steps", "concurrency", "reference-k", "cohort-k", "boot"],
+    ids=[
+        "permutations",
+        "max-steps",
+        "concurrency",
+        "reference-k",
+        "cohort-k",
+        "boot",
+        "qi-formal",
+        "review-max-tokens",
+    ],
 )
 def test_counts_out_of_range_are_usage_errors(
     run_cli: Callable[..., object], args: list[str]

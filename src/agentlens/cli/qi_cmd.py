@@ -23,7 +23,10 @@ from agentlens.cli._app import console, err_console
     help="Outputs of `agentlens verify --out` (repeatable).",
 )
 @click.option(
-    "--formal", type=float, default=None, help="Formal pass rate in [0, 1] (instead of --verify)."
+    "--formal",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Formal pass rate in [0, 1] (instead of --verify).",
 )
 @click.option(
     "--component",

@@ -38,9 +38,16 @@ if TYPE_CHECKING:
     "--budget-tokens",
     default=6000,
     show_default=True,
+    type=click.IntRange(min=200),
     help="Transcript token budget per prompt (≤ 2000 for 4k-context local models).",
 )
-@click.option("--max-tokens", default=700, show_default=True, help="Judge answer limit.")
+@click.option(
+    "--max-tokens",
+    default=700,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Judge answer limit.",
+)
 @click.option(
     "--repo",
     type=click.Path(exists=True, file_okay=False),

@@ -38,9 +38,19 @@ from agentlens.reviews.sxs.pairing import PAIRINGS
     help="Permutation-test unit: each repeat pair, or each task's mean over its pairs.",
 )
 @click.option(
-    "--budget-tokens", default=4000, show_default=True, help="Token budget for both transcripts."
+    "--budget-tokens",
+    default=4000,
+    show_default=True,
+    type=click.IntRange(min=200),
+    help="Token budget for both transcripts.",
 )
-@click.option("--max-tokens", default=500, show_default=True, help="Judge answer limit.")
+@click.option(
+    "--max-tokens",
+    default=500,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Judge answer limit.",
+)
 @click.option(
     "--profile",
     type=click.Choice(["default", "released"]),
