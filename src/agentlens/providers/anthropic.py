@@ -102,8 +102,9 @@ class AnthropicProvider:
             "model": self.model,
             "messages": messages,
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-            "temperature": request.temperature,
         }
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
         if system:
             body["system"] = system
         if request.stop:

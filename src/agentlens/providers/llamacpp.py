@@ -78,12 +78,13 @@ class LlamaCppProvider:
     def _chat(self, request: ChatRequest) -> ChatResponse:
         kwargs: dict[str, Any] = {
             "messages": request.messages,
-            "temperature": request.temperature,
             "max_tokens": request.max_tokens,
             "stop": request.stop,
             "seed": request.seed,
             "tools": request.tools,
         }
+        if request.temperature is not None:  # None: llama.cpp's own default
+            kwargs["temperature"] = request.temperature
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         started = time.perf_counter()

@@ -9,6 +9,7 @@ only into the Authorization header; it is never part of `name`, an error message
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +27,15 @@ from agentlens.providers.openai_wire import (
 )
 from agentlens.providers.retry import RetryableError
 from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
+
+# OpenAI's reasoning models (o1, o3, o4-mini, gpt-5.x) refuse any temperature but their default
+# and refuse `max_tokens` (they take `max_completion_tokens`): a judge run at temperature 0 would
+# get a 400 on every call. Matched on the model's own name, also behind a router (`openai/gpt-5`).
+REASONING_MODEL = re.compile(r"(?:^|/)(?:o[1-9](?:-|$)|gpt-5)")
+
+
+def is_reasoning_model(model: str) -> bool:
+    return bool(REASONING_MODEL.search(model))
 
 
 class OpenAICompatibleProvider:
@@ -145,13 +155,11 @@ class OpenAICompatibleProvider:
         self._client = None
 
     def _chat_body(self, request: ChatRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": request.messages,
-            "temperature": request.temperature,
-        }
+        body: dict[str, Any] = {"model": self.model, "messages": request.messages}
+        reasoning = is_reasoning_model(self.model)
         optional = {
-            "max_tokens": request.max_tokens,
+            "temperature": None if reasoning else request.temperature,
+            "max_completion_tokens" if reasoning else "max_tokens": request.max_tokens,
             "stop": request.stop,
             "tools": request.tools,
             "seed": request.seed,

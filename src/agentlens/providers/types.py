@@ -22,11 +22,12 @@ LogprobSource = Literal["exact", "top_k", "floor"]
 
 
 class ChatRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One chat completion. `json_schema` asks for schema-constrained output where supported."""
+    """One chat completion. `json_schema` asks for schema-constrained output where supported.
+    `temperature=None` leaves the model's default; reasoning models get their default anyway."""
 
     messages: list[Message]
     tools: list[dict[str, Any]] | None = None
-    temperature: float = 0.0
+    temperature: float | None = 0.0
     max_tokens: int | None = None
     stop: list[str] | None = None
     json_schema: dict[str, Any] | None = None
