@@ -101,28 +101,18 @@ def evaluate_provided(problems: Sequence[Problem], config: RunConfig) -> StepVal
 
 def _rows(problem: Problem, config: RunConfig) -> list[dict[str, Any]]:
     from agentlens.stepvalue.projection import render_state, state_hash
-    from agentlens.stepvalue.results import add_net, belief_values
+    from agentlens.stepvalue.results import add_net, belief_values, row_head
 
     rows = []
     for t in problem.transitions:
         assert t.provided is not None
         before, after = sides(t.provided)
-        row: dict[str, Any] = {
-            "trajectory_id": problem.trajectory_id,
-            "task_id": problem.task_id,
-            "candidates": problem.kind,
-            "step_id": t.step_id,
-            "index": t.index,
-            "phase": t.phase,
-            "channel": PROVIDED,
-            "slice": "full",
-            "gold_id": problem.gold_id,
-            "state_before": state_hash(render_state(t.before, policy=problem.redaction)),
-            "state_after": state_hash(render_state(t.after, policy=problem.redaction)),
-            "missing": False,
-            "flags": [],
-            "provided": True,
-        }
+        hashes = (
+            state_hash(render_state(t.before, policy=problem.redaction)),
+            state_hash(render_state(t.after, policy=problem.redaction)),
+        )
+        row = row_head(problem, t, PROVIDED, "full", hashes)
+        row |= {"missing": False, "flags": [], "provided": True}
         row |= belief_values([before], [after], problem.gold_id, config.epsilon)
         add_net(row, t, config)
         rows.append(row)

@@ -19,7 +19,7 @@ from agentlens.stepvalue.channels import Channel
 from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.cost import net_value
 from agentlens.stepvalue.metrics import TransitionMetrics, transition_metrics
-from agentlens.stepvalue.model import Transition
+from agentlens.stepvalue.model import Problem, Transition
 from agentlens.stepvalue.permutations import anisotropy, mean_belief
 from agentlens.stepvalue.runner import Runner, Slot
 from agentlens.stepvalue.semantic import semantic_gold_gain
@@ -34,25 +34,33 @@ def step_rows(runner: Runner) -> list[dict[str, Any]]:
         problem = runner.problems[pi]
         for t, (b_pos, a_pos) in zip(problem.transitions, table.pairs, strict=True):
             for channel in runner.channels:
-                row: dict[str, Any] = {
-                    "trajectory_id": problem.trajectory_id,
-                    "task_id": problem.task_id,
-                    "candidates": problem.kind,
-                    "step_id": t.step_id,
-                    "index": t.index,
-                    "phase": t.phase,
-                    "channel": channel.name,
-                    "slice": which,
-                    "gold_id": problem.gold_id,
-                    "state_before": table.hashes[b_pos],
-                    "state_after": table.hashes[a_pos],
-                }
+                hashes = (table.hashes[b_pos], table.hashes[a_pos])
+                row = row_head(problem, t, channel.name, which, hashes)
                 before, after = (pi, which, b_pos), (pi, which, a_pos)
                 row.update(_values(runner, before, after, channel, problem.gold_id))
                 if not row["missing"]:
                     add_net(row, t, runner.config)
                 rows.append(row)
     return rows
+
+
+def row_head(
+    problem: Problem, t: Transition, channel: str, which: str, hashes: tuple[str, str]
+) -> dict[str, Any]:
+    """The columns that name a steps.jsonl row: run, step, channel, slice and the two states."""
+    return {
+        "trajectory_id": problem.trajectory_id,
+        "task_id": problem.task_id,
+        "candidates": problem.kind,
+        "step_id": t.step_id,
+        "index": t.index,
+        "phase": t.phase,
+        "channel": channel,
+        "slice": which,
+        "gold_id": problem.gold_id,
+        "state_before": hashes[0],
+        "state_after": hashes[1],
+    }
 
 
 def _beliefs(runner: Runner, slot: Slot, channel: Channel) -> list[Belief] | None:
