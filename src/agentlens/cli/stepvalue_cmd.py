@@ -4,10 +4,15 @@ evaluate`), `agentlens stepvalue adapt TRACES… --candidates outcome -o OUT.asv
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, report_failures
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _csv(value: str) -> tuple[str, ...]:
@@ -22,6 +27,30 @@ class _EvaluateByDefault(click.Group):
         if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
             args = ["evaluate", *args]
         return super().parse_args(ctx, args)
+
+
+def _source_options(command: F) -> F:
+    """Where candidates and gold come from, shared by `evaluate` and `adapt`."""
+    options = (
+        click.option(
+            "--runs", multiple=True, help="Other runs of the task (fault-localisation candidates)."
+        ),
+        click.option(
+            "--reference", default=None, help="Reference JSON for the gold file, or 'auto'."
+        ),
+        click.option(
+            "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
+        ),
+        click.option(
+            "--max-steps",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Use only the first N steps.",
+        ),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @click.group(cls=_EvaluateByDefault)
@@ -61,16 +90,7 @@ def stepvalue() -> None:
     "--slices", default="full", show_default=True, help="full,evidence-only,agent-output-only"
 )
 @click.option("--out", "outdir", default="stepvalue-out", show_default=True, type=click.Path())
-@click.option(
-    "--runs", multiple=True, help="Other runs of the task (fault-localisation candidates)."
-)
-@click.option("--reference", default=None, help="Reference JSON for the gold file, or 'auto'.")
-@click.option(
-    "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
-)
-@click.option(
-    "--max-steps", type=click.IntRange(min=1), default=None, help="Score only the first N steps."
-)
+@_source_options
 @click.option(
     "--rationale-tokens",
     type=click.IntRange(min=1),
@@ -260,16 +280,7 @@ def adapt_open_qa(
     help="Candidate set derived from the runs.",
 )
 @click.option("--out", "-o", required=True, type=click.Path(), help="The asv.v1 JSONL to write.")
-@click.option(
-    "--runs", multiple=True, help="Other runs of the task (fault-localisation candidates)."
-)
-@click.option("--reference", default=None, help="Reference JSON for the gold file, or 'auto'.")
-@click.option(
-    "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
-)
-@click.option(
-    "--max-steps", type=click.IntRange(min=1), default=None, help="Keep only the first N steps."
-)
+@_source_options
 def adapt(
     paths: tuple[str, ...],
     candidates: str,
