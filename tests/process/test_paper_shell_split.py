@@ -49,3 +49,22 @@ def test_quoted_operators_do_not_split() -> None:
     pipelines = shell._split(line, LEVELS[0])
     assert pipelines == ["grep -n 'a && b' f.py", 'echo "x | y" | wc -l']
     assert shell._split(pipelines[1], LEVELS[1]) == ['echo "x | y"', "wc -l"]
+
+
+def test_word_split_matches_shlex() -> None:
+    """The `str.split` shortcut gives what shlex (POSIX, no comments) gives, unbalanced quotes
+    falling back to whitespace, including the whitespace characters only `str.split` splits on."""
+    import shlex
+
+    def reference(text: str) -> list[str]:
+        try:
+            return shlex.split(text, comments=False, posix=True)
+        except ValueError:
+            return text.split()
+
+    rng = random.Random(7)
+    odd_spaces = ["\x0b", "\x0c", "\x1c", "\x85", "\u00a0", "\u2003", "\r", "\t"]
+    pieces = [*PIECES, *odd_spaces, "#", "x y", "cat "]
+    for _ in range(20000):
+        line = "".join(rng.choices(pieces, k=rng.randint(0, 15)))
+        assert shell._shell_split(line) == reference(line), repr(line)

@@ -31,6 +31,9 @@ HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 MARKER = re.compile(r"__HEREDOC(\d+)__")
 REDIRECT = re.compile(r"^1?>>?(.*)$")
 # A quoted run (to its closing quote, or the end) or a character that can start an operator.
+# What makes shlex differ from `str.split`: quotes, backslashes, and whitespace that `str.split`
+# splits on but shlex keeps inside a word (\v, \f, \x1c-\x1f, \x85, Unicode spaces).
+SHLEX_SPECIAL = re.compile(r"['\"\\]|[^\S \t\r\n]")
 QUOTED_OR_OPERATOR = re.compile(r"'[^']*'?|\"[^\"]*\"?|[&|;\n]")
 PY_WRITE = re.compile(
     r"open\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*,\s*[rbuf]?['\"][wax]"
@@ -151,15 +154,24 @@ def _is_redirect_amp(text: str, i: int) -> bool:
 
 
 def _words(text: str) -> list[str]:
-    try:
-        words = shlex.split(text, comments=False, posix=True)
-    except ValueError:
-        words = text.split()
+    words = _shell_split(text)
     while words and (re.match(r"^\w+=", words[0]) or words[0] in WRAPPERS):
         words = words[1:]
     if words and words[0] == "timeout" and len(words) > 1:
         words = words[2:]
     return words
+
+
+def _shell_split(text: str) -> list[str]:
+    """`shlex.split` (POSIX, no comments), unbalanced quotes falling back to whitespace. Without
+    quotes or backslashes, and with no whitespace but shlex's own, that is `str.split`: ~20x
+    faster than shlex's per-character loop, and most lines take this path."""
+    if not SHLEX_SPECIAL.search(text):
+        return text.split()
+    try:
+        return shlex.split(text, comments=False, posix=True)
+    except ValueError:
+        return text.split()
 
 
 def _simple(text: str, heredoc: str) -> CommandAction:
