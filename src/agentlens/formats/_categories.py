@@ -145,10 +145,7 @@ def _analyse_given(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 
 
 def _analyse_text(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
-    text = cmd.replace("\\\n", " ")
-    if "<<" in text:
-        text = strip_heredocs(text)
-    text = text[:ANALYSED_LENGTH]
+    text = strip_heredocs(cmd.replace("\\\n", " "))[:ANALYSED_LENGTH]
     if text is cmd and len(cmd) <= CACHED_LENGTH:  # nothing dropped: `_analyse_given` caches it
         return _analyse_line(text)
     if len(text) <= CACHED_LENGTH:
@@ -184,8 +181,6 @@ def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 def _lone_command(words: list[str]) -> tuple[ToolCategory, list[str]]:
     """Category and files of a line of one command without redirections."""
     program, args = _split_program(words)
-    if program not in SPECIAL_PROGRAMS:
-        return BY_PROGRAM.get(program, ToolCategory.RUN_COMMAND), _command_files(program, args)
     category = _command_category(program, args, []) or ToolCategory.RUN_COMMAND
     return category, _command_files(program, args)
 
@@ -228,11 +223,6 @@ def _analyse_compound(
                 targets.append((token, words[start]))
                 start += 1
             continue
-        if token not in PIPES and not pipeline and not targets:
-            if command:  # a lone command (the common case): no pipeline to build and fold
-                category, rank = _settle_lone(command, category, rank, files)
-                command = []
-            continue
         if command or targets:
             pipeline.append(_parse(command, targets))
             command, targets = [], []
@@ -241,9 +231,6 @@ def _analyse_compound(
             pipeline = []
     if start < len(words):
         command = _extend(command, words[start:], empties)
-    if command and not pipeline and not targets:
-        category, rank = _settle_lone(command, category, rank, files)
-        return category, tuple(files)
     if command or targets:
         pipeline.append(_parse(command, targets))
     if pipeline:
@@ -279,20 +266,6 @@ def _settle(
             named = [name for _, name in writes] + named
         if named:  # a name the line already has is not repeated (one the command repeats is)
             files += [f for f in named if f not in files] if files else named
-    return category, rank
-
-
-def _settle_lone(
-    command: list[str], category: ToolCategory, rank: int, files: list[str]
-) -> tuple[ToolCategory, int]:
-    """`_settle` of a pipeline of one command without redirections."""
-    program, args = _split_program(command)
-    found = _command_category(program, args, [])
-    if found is not None and RANK[found] < rank:
-        category, rank = found, RANK[found]
-    named = _command_files(program, args)
-    if named:
-        files += [f for f in named if f not in files] if files else named
     return category, rank
 
 

@@ -98,13 +98,6 @@ def unquote(token: str) -> str:
     return text if quote == "'" else text.replace('\\"', '"')
 
 
-def tokens(cmd: str) -> list[tuple[str, bool]]:
-    """Words and operators (flagged True) of a line."""
-    words, operators = words_and_operators(cmd)
-    flagged = set(operators)
-    return [(word, at in flagged) for at, word in enumerate(words)]
-
-
 def strip_heredocs(text: str) -> str:
     """Drop here-document bodies; the opening `<<EOF` becomes `<< ''`, so stripping twice is
     harmless and a long `cat <<EOF > f` line analyses (and caches) like a short one."""
