@@ -110,8 +110,7 @@ def _run_name(folder_text: str) -> str | None:
 
 def _steps(messages: list[dict[str, Any]]) -> list[Step]:
     steps: list[Step] = []
-    pending: Step | None = None  # the usual reply's one command, waiting for its output
-    open_calls: dict[str, Step] = {}  # a reply's parallel calls, by call id
+    open_calls: dict[str, Step] = {}
     turn = 0
     for message in messages:
         role = message["role"]
@@ -121,24 +120,15 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
             made = _assistant(message, text, turn)
             turn += 1
             steps += made
-            if len(made) == 1:
-                pending, open_calls = (made[0] if made[0].kind == "tool" else None), {}
-            else:
-                pending = None
-                open_calls = {
-                    s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"
-                }
-                if len(open_calls) == 1:
-                    pending, open_calls = open_calls.popitem()[1], {}
-        elif pending is not None and role in ("user", "tool"):
-            _observe(pending, text, message)  # whatever its tool_call_id: it answers the one call
-            pending = None
+            open_calls = {s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"}
         elif open_calls and role in ("user", "tool"):
-            key = str(message.get("tool_call_id") or next(iter(open_calls)))
-            answered = open_calls.pop(key, None)
-            _observe(answered or open_calls.pop(next(iter(open_calls))), text, message)
-            if len(open_calls) == 1:
-                pending, open_calls = open_calls.popitem()[1], {}
+            if len(open_calls) == 1:  # whatever its tool_call_id, it answers the one open call
+                step = open_calls.popitem()[1]
+            else:
+                key = str(message.get("tool_call_id") or next(iter(open_calls)))
+                answered = open_calls.pop(key, None)
+                step = answered or open_calls.pop(next(iter(open_calls)))
+            _observe(step, text, message)
         else:
             kind: StepKind = "system" if role == "system" else "user"
             steps.append(Step(index=0, kind=kind, text=text, raw=message))
@@ -251,25 +241,11 @@ def _response(
     if when is None:  # v2 stamps the reply (`extra.timestamp`), v1 has the API's `created`
         when = response.get("created")
     return (
-        _usage(usage),
+        common.usage_from_response(usage),
         float(cost) if isinstance(cost, (int, float)) else None,
         model,
         datetime.fromtimestamp(when, UTC) if type(when) in (int, float) else _created(when),
     )
-
-
-def _usage(usage: Any) -> Usage | None:
-    """`common.usage_from_response`, with a shortcut for the usual whole-number counts."""
-    if isinstance(usage, dict):
-        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        details = usage.get("prompt_tokens_details")
-        cached = details.get("cached_tokens") if isinstance(details, dict) else None
-        cached = cached or usage.get("cache_read_input_tokens")
-        if type(prompt) is int and type(completion) is int and type(cached) in (int, type(None)):
-            return Usage(
-                prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached or 0
-            )
-    return common.usage_from_response(usage)
 
 
 def _created(value: Any) -> datetime | None:
