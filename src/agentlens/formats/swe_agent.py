@@ -63,10 +63,6 @@ FILE_WORDS = {
     "find_file",
     *ACI,
 }
-# ACI commands that act on the open file rather than a path operand
-OPEN_FILE_WORDS = {
-    w for w in ACI if w not in {"open", "create", "search_file", "search_dir", "find_file"}
-}
 ACI_WORDS = re.compile(r'"[^"]*"|\'[^\']*\'|\S+')
 STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config|attempts)"\s*:')
 METADATA_KEYS = ("exit_status", "submission", "best_attempt_idx")
@@ -224,8 +220,6 @@ def _files(action: str, first: str, category: ToolCategory, state: Any) -> list[
     quoted = action[0] in "\"'"
     if not quoted and first.strip("\"'") not in FILE_WORDS:
         return files_in_command(action)  # a shell command: no need to split the ACI words
-    if not quoted and first in OPEN_FILE_WORDS:  # the first of the ACI words, unsplit
-        return _open_file(state)
     words = [w.strip("\"'") for w in ACI_WORDS.findall(action.split("\n", 1)[0])]
     if words[0] == "str_replace_editor":
         return words[2:3]
@@ -233,15 +227,10 @@ def _files(action: str, first: str, category: ToolCategory, state: Any) -> list[
         return words[1:2]
     if words[0] in {"search_file", "search_dir", "find_file"}:
         return words[2:3]
-    if words[0] in ACI:
-        return _open_file(state)
+    if words[0] in ACI:  # edit, insert, goto, scroll_*: they act on the open file
+        open_file = common.as_dict(_state(state)).get("open_file")
+        return [open_file] if isinstance(open_file, str) and open_file not in ("", "n/a") else []
     return files_in_command(action)
-
-
-def _open_file(state: Any) -> list[str]:
-    """`edit`, `insert`, `goto`, `scroll_*`, ... act on the open file."""
-    open_file = common.as_dict(_state(state)).get("open_file")
-    return [open_file] if isinstance(open_file, str) and open_file not in ("", "n/a") else []
 
 
 def _state(state: Any) -> Any:
