@@ -44,12 +44,16 @@ def label_mapping(
     return dict(pairs)
 
 
+def physical_labels(own: Sequence[str | None]) -> list[str]:
+    """Each candidate's own label, else its letter by position (A, B, C, …)."""
+    defaults = default_labels(len(own))
+    return [label if label is not None else defaults[i] for i, label in enumerate(own)]
+
+
 def view_labels(view: EvalView) -> list[str] | None:
     """The candidates' own labels when the record gives them (missing ones by position)."""
-    if not any(c.label for c in view.candidates):
-        return None
-    defaults = default_labels(len(view.candidates))
-    return [c.label or defaults[i] for i, c in enumerate(view.candidates)]
+    own = [c.label for c in view.candidates]
+    return physical_labels(own) if any(own) else None
 
 
 def _label_key(label: str) -> tuple[int, str]:

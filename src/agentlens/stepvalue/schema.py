@@ -25,7 +25,7 @@ from agentlens.stepvalue.model import (
     StepCost,
     Transition,
 )
-from agentlens.stepvalue.permutations import default_labels
+from agentlens.stepvalue.permutations import physical_labels
 from agentlens.stepvalue.provided import PROVIDED_FIELDS, check_provided
 from agentlens.stepvalue.redaction import StringPolicy
 from agentlens.stepvalue.semantic import insufficiency_id
@@ -184,10 +184,7 @@ def _validate(path: Path, number: int, record: AsvRecord) -> None:
         raise fail(f"needs 2 to {MAX_CANDIDATES} candidates, found {len(ids)}")
     if len(set(ids)) != len(ids):
         raise fail("candidate ids are not unique")
-    defaults = default_labels(len(ids))
-    labels = [
-        c.label if c.label is not None else defaults[i] for i, c in enumerate(space.candidates)
-    ]
+    labels = physical_labels([c.label for c in space.candidates])
     if any(not label.strip() or label != label.strip() for label in labels):
         raise fail("a candidate label must be a non-empty word without surrounding spaces")
     if len(set(labels)) != len(labels):
