@@ -14,10 +14,7 @@ from agentlens.stepvalue.metrics import EPSILON
 
 def asv_blocks(row: dict[str, Any], lam: float) -> dict[str, Any]:
     """The nested blocks of one step row (values None when the row is missing)."""
-
-    def get(name: str) -> Any:
-        return row.get(name)
-
+    get = row.get
     k = len(row.get("belief_before") or {})
     flags = set(row.get("flags") or [])
     return {
