@@ -5,12 +5,16 @@ evaluate`), `agentlens stepvalue adapt TRACES… --candidates outcome -o OUT.asv
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, report_failures
+
+if TYPE_CHECKING:
+    from agentlens.formats.load import ReadResult
+    from agentlens.stepvalue.model import Problem
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -186,7 +190,6 @@ def evaluate_cmd(
     from agentlens.stepvalue.evaluate import evaluate
     from agentlens.stepvalue.provided import evaluate_provided
     from agentlens.stepvalue.report import write_outputs
-    from agentlens.stepvalue.sources import build_problems
 
     config = RunConfig(
         channels=_csv(channels),
@@ -202,15 +205,7 @@ def evaluate_cmd(
         cost_weights=parse_weights(cost_weights),
     )
     config.validate()
-    loaded = load_inputs(paths, labels=labels) if paths else None
-    pool = load_inputs(runs, labels=labels).trajectories if runs else []
-    problems = build_problems(
-        loaded.trajectories if loaded else [],
-        candidates,
-        runs=pool,
-        max_steps=max_steps,
-        reference=reference,
-    )
+    loaded, problems = _problems(paths, candidates, runs, reference, labels, max_steps)
     if evaluator == "provided":  # the asv.v1 steps carry their beliefs: no LLM call
         result = evaluate_provided(problems, config)
     else:
@@ -294,14 +289,30 @@ def adapt(
     redacted states, into an asv.v1 file (the released tool's `asv adapt-react`); score it later
     with `agentlens stepvalue --candidates OUT`."""
     from agentlens.stepvalue.schema import write_asv
-    from agentlens.stepvalue.sources import build_problems
 
-    loaded = load_inputs(paths, labels=labels)
-    pool = load_inputs(runs, labels=labels).trajectories if runs else []
-    problems = build_problems(
-        loaded.trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference
-    )
+    loaded, problems = _problems(paths, candidates, runs, reference, labels, max_steps)
     write_asv(problems, out)
     steps = sum(len(p.transitions) for p in problems)
     console.print(f"{len(problems)} trajectories -> {out} ({steps} steps)", highlight=False)
-    return report_failures(loaded)
+    return report_failures(loaded) if loaded else 0
+
+
+def _problems(
+    paths: tuple[str, ...],
+    candidates: str,
+    runs: tuple[str, ...],
+    reference: str | None,
+    labels: tuple[str, ...],
+    max_steps: int | None,
+) -> tuple[ReadResult | None, list[Problem]]:
+    """The inputs `_source_options` names, read and turned into problems (no paths: an asv.v1
+    `candidates` file alone)."""
+    from agentlens.stepvalue.sources import build_problems
+
+    loaded = load_inputs(paths, labels=labels) if paths else None
+    pool = load_inputs(runs, labels=labels).trajectories if runs else []
+    trajectories = loaded.trajectories if loaded else []
+    problems = build_problems(
+        trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference
+    )
+    return loaded, problems
