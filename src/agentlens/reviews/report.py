@@ -98,28 +98,20 @@ def _dimension_review(doc: dict[str, Any]) -> DimensionReview:
     )
 
 
-def formal_results(paths: Sequence[str | Path]) -> list[int]:
-    """Per-scenario `formal_verification_result` (0/1) from `agentlens verify --json` files."""
-    out: list[int] = []
-    for path in paths:
-        out.extend(r["formal_verification_result"] for r in load(path, VERIFY_KIND)["results"])
-    return out
-
-
 def verify_results(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
     """Every scenario result of `agentlens verify` files, in order."""
     return [r for path in paths for r in load(path, VERIFY_KIND)["results"]]
 
 
+def formal_results(paths: Sequence[str | Path]) -> list[int]:
+    """Per-scenario `formal_verification_result` (0/1) from `agentlens verify --json` files."""
+    return [r["formal_verification_result"] for r in verify_results(paths)]
+
+
 def verifier_counts(paths: Sequence[str | Path]) -> tuple[int, int]:
     """(passed, total) individual verifiers over `agentlens verify` files: the side metric of
     spec §7 / decision §13.3 (the QI itself uses only the all-pass rate)."""
-    statuses = [
-        v["status"]
-        for path in paths
-        for r in load(path, VERIFY_KIND)["results"]
-        for v in r["verifier_results"]
-    ]
+    statuses = [v["status"] for r in verify_results(paths) for v in r["verifier_results"]]
     return sum(s == "pass" for s in statuses), len(statuses)
 
 
