@@ -26,7 +26,6 @@ Range = tuple[float, float]
 CompareProfile = Literal["default", "released"]
 """`released` reproduces the released evaluator exactly; `default` differs only in the upper
 per-tool alert bound (1.2 / alert instead of 1.2 / warn, decision §13.10)."""
-PROFILES: tuple[CompareProfile, ...] = ("default", "released")
 
 
 @dataclass
