@@ -110,14 +110,14 @@ def sxs(
                 presence="text" if profile == "released" else "scored",
             )
         )
-    pairing_info = paired.to_dict()
+    info = paired.to_dict()
     by_dim = {d: r.to_dict() for d, r in result.items()}
     doc = {
         "kind": SXS_KIND,
         "run_a": run_a,
         "run_b": run_b,
         "judge": client.name,
-        "pairing": pairing_info,
+        "pairing": info,
         "dimensions": by_dim,
     }
     if out:
@@ -141,7 +141,6 @@ def sxs(
             flag,
         )
     console.print(table)
-    info = pairing_info
     err_console.print(
         f"{info['pairs']} pairs over {info['tasks']} tasks ({info['tasks_with_repeats']} with "
         f"repeats, keyed task#i); unpaired: {info['unpaired_a']} in A, {info['unpaired_b']} in B",
