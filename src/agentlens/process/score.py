@@ -130,6 +130,7 @@ def _assemble(
             i_total=stages.total.get("I", 0),
             failing_verdict=the_verdict in FAILING_VERDICTS,
         )
+    order_match = _stage_order(best.path, cand)
     return ProcessResult(
         trajectory_id=traj.id,
         task_id=traj.task_id,
@@ -157,19 +158,12 @@ def _assemble(
         mechanism=mech,
         failure_reasons=reasons,
         strengths=strengths(stages, signals["coh"].value, m.terminal_match),
-        stage_order_match=_stage_order(best.path, cand),
+        stage_order_match=order_match,
         tokens=sum(s.input_tokens + s.output_tokens for s in cand),
         outcome_term=_outcome_term(config, outcome),
         verdict_tier=verdict_tier(the_verdict, coverage, signals["coh"].value, stages.completeness),
         **release_report(
-            traj.outcome.status,
-            the_verdict,
-            m,
-            states,
-            stages,
-            signals["coh"].value,
-            ineff,
-            _stage_order(best.path, cand),
+            outcome, the_verdict, m, states, stages, signals["coh"].value, ineff, order_match
         ),
     )
 
