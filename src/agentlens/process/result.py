@@ -58,6 +58,8 @@ class ProcessResult:
     strengths: list[str] = field(default_factory=list)
     stage_order_match: bool = True
     tokens: int = 0
+    """Σ prompt + completion tokens over the run's tool-call states, cached included (spec §13.6,
+    Table 21's definition)."""
     outcome_term: float = 0.0
     """Points the composite got from the pass/fail label (sdk-compat: 10 for a pass, 5 unknown)."""
     verdict_tier: Tier | None = None
@@ -65,8 +67,6 @@ class ProcessResult:
     stage_comparison: dict[str, StageComparison] = field(default_factory=dict)
     quality_signals: list[QualitySignal] = field(default_factory=list)
     """The release's report fields (spec §11.4), for reading only."""
-    """Σ prompt + completion tokens over the run's tool-call states, cached included (spec §13.6,
-    Table 21's definition)."""
 
     @property
     def score(self) -> float:
