@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import re
 
-from agentlens.process.labeler_paper_shell import _split_heredocs, python_writes
+from agentlens.process.labeler_paper_shell import MARKER, _split_heredocs, python_writes
 
 # a heredoc header that redirects into a .py file: `cat > fix.py <<EOF`, `cat <<'EOF' > fix.py`
 SCRIPT_TARGET = re.compile(r"\b(?:cat|tee)\b[^\n]*?>\s*['\"]?([^\s'\"<>;&|]+\.py)\b")
 RUN_SCRIPT = re.compile(r"\bpython[\d.]*\s+(?:-\S+\s+)*['\"]?([^\s'\";&|]+\.py)\b")
-MARKER = re.compile(r"__HEREDOC(\d+)__")
 
 
 def script_name(path: str) -> str:
