@@ -5,7 +5,8 @@ C1 Minimal & Unverified (≤ `c1_max_states` states, zero waste, no V coverage; 
 C2 Brute-Force Convergence (total waste ≥ `c2_min_waste`), C4 Excessive Exploration (≥
 `c4_min_states` states), C3 Incomplete Implementation (the run carries the release's
 `incomplete_implementation` failure reason: a failing verdict, so that reasons are built, and I
-coverage < `c3_impl_coverage_below`%), C5 Divergent-but-Valid (the rest). C2/C4 thresholds are unpublished; defaults from spec §11.2.
+coverage < `c3_impl_coverage_below`%), C5 Divergent-but-Valid (the rest). C2/C4 thresholds are
+unpublished; defaults from spec §11.2.
 """
 
 from __future__ import annotations
@@ -107,10 +108,8 @@ def mechanism(
         return "C2", f"total waste {total_waste} ≥ {config.c2_min_waste} → C2"
     if n_states >= config.c4_min_states:
         return "C4", f"{n_states} states ≥ {config.c4_min_states} with waste {total_waste} → C4"
-    if failing_verdict and i_total > 0 and i_coverage < config.c3_impl_coverage_below:
-        return "C3", f"I coverage {i_coverage:.0f}% < {config.c3_impl_coverage_below:g}% → C3"
     if i_total > 0 and i_coverage < config.c3_impl_coverage_below:
-        return "C5", (
-            f"I coverage {i_coverage:.0f}% but a passing verdict (no failure reasons) → C5"
-        )
+        if failing_verdict:
+            return "C3", f"I coverage {i_coverage:.0f}% < {config.c3_impl_coverage_below:g}% → C3"
+        return "C5", f"I coverage {i_coverage:.0f}% but a passing verdict (no failure reasons) → C5"
     return "C5", "none of C1-C4 applies → C5"
