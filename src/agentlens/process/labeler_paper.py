@@ -150,10 +150,11 @@ class PaperContext:
     def _edit(self, step: Step) -> Stage:
         raw = step.files[0] if step.files else step_path(step)
         role = file_role(raw, created=step.category is ToolCategory.CREATE_FILE)
-        if role == "source" and self._created_check(normalize_path(raw)):
+        path = normalize_path(raw)
+        if role == "source" and self._created_check(path):
             role = "check"
         failed = bool(step.is_error) or bool(FAILED_EDIT.search((step.observation or "")[:300]))
-        return self._write(role, normalize_path(raw), failed=failed)
+        return self._write(role, path, failed=failed)
 
     def _created_check(self, path: str) -> bool:
         """A check file this run created, named relative (`create run.sh`) or with the repository
@@ -173,9 +174,7 @@ class PaperContext:
 
     def _shell(self, step: Step) -> Stage:
         command = step.command or ""
-        if command.lstrip().startswith(
-            "DISCUSSION"
-        ):  # SWE-agent: the model's prose reached the shell
+        if command.lstrip().startswith("DISCUSSION"):  # SWE-agent: the model's prose, not a command
             return "O"
         if not command.strip():
             code = str(step.arguments.get("code") or "")
