@@ -8,6 +8,7 @@ import os
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,11 +41,15 @@ def bench_reference(task: str, profile: str = "sdk-compat") -> Reference:
 
 
 def sdk_merge(paths: list[str]) -> dict:
+    return sdk_merged(paths).to_dict()
+
+
+def sdk_merged(paths: list[str]) -> Any:
+    """The released SDK's merged graph of `paths` (no LLM); leaves `swe_trace_sdk` importable."""
     sys.path.insert(0, str(SDK / "src"))
     from swe_trace_sdk import trace
 
-    merged = trace.merge([trace.load(p, format="trace") for p in paths], use_llm=False)
-    return merged.to_dict()
+    return trace.merge([trace.load(p, format="trace") for p in paths], use_llm=False)
 
 
 def test_support_counts_sum_to_the_donor_states() -> None:

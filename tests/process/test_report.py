@@ -3,14 +3,12 @@ released `quality_assessment` on the same donors and runs, and the rules on hand
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from agentlens.process.report import Inefficiency, StageComparison, quality_signals
 from agentlens.process.score import score_trajectory
 from agentlens.process.signals.workflow import StageCoverage
-from tests.process.test_pta import SDK, TASK, bench_reference, bench_split
+from tests.process.test_pta import SDK, TASK, bench_reference, bench_split, sdk_merged
 
 LETTER = {"exploration": "E", "implementation": "I", "verification": "V", "orchestration": "O"}
 NO_WASTE = Inefficiency(0, 0, 0, 0, 0)
@@ -18,12 +16,10 @@ NO_WASTE = Inefficiency(0, 0, 0, 0, 0)
 
 @pytest.mark.skipif(not (SDK / "src").is_dir(), reason="released SDK not present")
 def test_equal_to_the_released_quality_assessment() -> None:
-    sys.path.insert(0, str(SDK / "src"))
+    split = bench_split(TASK)
+    merged = sdk_merged([d.source.path for d in split.donors])
     from swe_trace_sdk import match, trace
 
-    split = bench_split(TASK)
-    donors = [trace.load(d.source.path, format="trace") for d in split.donors]
-    merged = trace.merge(donors, use_llm=False)
     ref = bench_reference(TASK)
     kinds = set()
     for run in split.scored:

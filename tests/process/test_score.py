@@ -11,7 +11,7 @@ import pytest
 from agentlens.process.pta import Reference
 from agentlens.process.score import score_trajectory
 from tests.conftest import BENCH
-from tests.process.test_pta import SDK, TASK, bench_reference, bench_split
+from tests.process.test_pta import SDK, TASK, bench_reference, bench_split, sdk_merged
 
 HEADER = next(csv.reader((BENCH / "annotations" / "trajectories.csv").open()))
 
@@ -185,16 +185,12 @@ def test_paper_struct_and_cov_recomputed_from_plain_verdicts() -> None:
 @pytest.mark.skipif(not (SDK / "src").is_dir(), reason="released SDK not present")
 def test_canonical_strategy_scores_like_the_released_sdk() -> None:
     """Spec §6 `gt_strategy="canonical"`: same coverage and released score as the SDK's."""
-    import sys
-
     from agentlens.process.profiles import get_profile
 
-    sys.path.insert(0, str(SDK / "src"))
+    split = bench_split(TASK)
+    merged = sdk_merged([d.source.path for d in split.donors])
     from swe_trace_sdk import match, trace
 
-    split = bench_split(TASK)
-    donors = [trace.load(d.source.path, format="trace") for d in split.donors]
-    merged = trace.merge(donors, use_llm=False)
     config = get_profile("sdk-compat", gt_strategy="canonical")
     for run in split.scored[:8]:
         cand = trace.load(run.source.path, format="trace")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import csv
-import sys
 
 import pytest
 
 from agentlens.process.profiles import get_profile
 from agentlens.process.tiers import tier, verdict
 from tests.conftest import BENCH
-from tests.process.test_pta import SDK, TASK, bench_reference, bench_split
+from tests.process.test_pta import SDK, TASK, bench_reference, bench_split, sdk_merged
 
 ROWS = list(csv.DictReader((BENCH / "annotations" / "trajectories.csv").open()))
 
@@ -76,12 +75,10 @@ def test_verdict_tier_equals_the_released_quality_assessment() -> None:
     """Same donors, same runs: `verdict_tier` equals the release's report.quality_tier."""
     from agentlens.process.score import score_trajectory
 
-    sys.path.insert(0, str(SDK / "src"))
+    split = bench_split(TASK)
+    merged = sdk_merged([d.source.path for d in split.donors])
     from swe_trace_sdk import match, trace
 
-    split = bench_split(TASK)
-    donors = [trace.load(d.source.path, format="trace") for d in split.donors]
-    merged = trace.merge(donors, use_llm=False)
     ref = bench_reference(TASK)
     tiers = []
     for run in split.scored[:12]:
