@@ -15,12 +15,17 @@ RUN = next((BENCH / "trajectories" / "psf__requests-1724").glob("*-pass-*.json")
 
 
 def test_trace_text_is_not_rendered_as_markup_or_emoji(
-    run_cli: Callable[..., object], tmp_path: Path
+    run_cli: Callable[..., object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from agentlens.cli._app import console
+
     hostile = tmp_path / "a:x:[bold]b[red]c.json"  # the id (file stem) is shown in the table
     shutil.copy(RUN, hostile)
+    narrow = run_cli("inspect", str(hostile))  # 80 columns: a block of lines per trajectory
+    assert narrow.code == 0  # type: ignore[attr-defined]
+    assert narrow.out.splitlines()[1].startswith("a:x:[bold]b[red]c  passed")  # type: ignore[attr-defined]
+    monkeypatch.setattr(console, "width", 60 + console.width)  # wide: the table
     result = run_cli("inspect", str(hostile))
-    assert result.code == 0  # type: ignore[attr-defined]
     rows = [line.split("│") for line in result.out.splitlines() if line.startswith("│")]  # type: ignore[attr-defined]
     first_column = "".join(cells[1].strip() for cells in rows)  # a long id wraps in its cell
     assert first_column == "a:x:[bold]b[red]c"
@@ -63,7 +68,7 @@ def test_a_folder_without_traces_is_an_error_not_an_empty_success(
         result = run_cli(*command, str(tmp_path))
         assert result.code == 2  # type: ignore[attr-defined]
         err = result.err  # type: ignore[attr-defined]
-        assert f"no trace files in {tmp_path} (1 non-trace files skipped)" in err
+        assert f"no trace files in {tmp_path} (1 non-trace file skipped)" in err
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import BENCH, FORMATS
 
 TASK = "psf__requests-1724"
@@ -80,3 +82,58 @@ def test_a_broken_sub_agent_file_is_a_warning_naming_it(
     assert result.code == 0  # type: ignore[attr-defined]  # the session itself was read
     warnings = [line for line in result.err.splitlines() if line.startswith("warning:")]  # type: ignore[attr-defined]
     assert len(warnings) == 1 and str(sub) in warnings[0], result.err  # type: ignore[attr-defined]
+
+
+MINI = FORMATS.parent / "mini-swe-agent-swebv"
+
+
+def _json_rows(run_cli: Callable[..., object], path: Path) -> list[dict[str, object]]:
+    result = run_cli("inspect", "--json", str(path))
+    return [json.loads(line) for line in result.out.splitlines()]  # type: ignore[attr-defined]
+
+
+def test_narrow_output_gives_four_lines_per_trajectory(run_cli: Callable[..., object]) -> None:
+    rows = _json_rows(run_cli, MINI)
+    result = run_cli("inspect", str(MINI))  # captured output is 80 columns wide: the line layout
+    assert result.code == 0  # type: ignore[attr-defined]
+    lines = result.out.splitlines()  # type: ignore[attr-defined]
+    assert lines[0] == f"{len(rows)} trajectories"
+    for row, block in zip(rows, [lines[i : i + 4] for i in range(1, len(lines), 4)], strict=True):
+        raw = json.loads(Path(str(row["path"])).read_bytes())
+        assert block[0] == f"{row['id']}  {row['outcome']} ({row['outcome_source']})"
+        assert block[1] == f"  mini-swe-agent · task {raw['instance_id']} · {row['model']}"
+        assert block[2].startswith(f"  {row['steps']} steps · tokens ")
+        tools = dict(part.rsplit(" ", 1) for part in block[3].removeprefix("  tools: ").split(", "))
+        assert sum(map(int, tools.values())) == row["tool_calls"]
+
+
+def test_wide_output_is_a_table_with_short_categories(
+    run_cli: Callable[..., object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentlens.cli._app import console
+
+    monkeypatch.setattr(console, "width", 220)
+    result = run_cli("inspect", str(MINI))
+    rows = _json_rows(run_cli, MINI)
+    out = result.out  # type: ignore[attr-defined]
+    assert "tools by category" in out
+    for row in rows:
+        counts = row["categories"]
+        assert isinstance(counts, dict)
+        most = max(counts, key=lambda name: (counts[name], [-ord(c) for c in name]))
+        short = {"run_command": "run", "read_file": "read", "list_dir": "list"}.get(most, most)
+        assert f"{short} {counts[most]}," in out
+
+
+def test_token_counts_are_shown_in_k_and_m() -> None:
+    from agentlens.cli.inspect_cmd import human
+
+    assert [human(n) for n in (0, 999, 1000, 258_532, 999_949, 1_000_000, 12_100_000)] == [
+        "0",
+        "999",
+        "1.0k",
+        "258.5k",
+        "999.9k",
+        "1.0M",
+        "12.1M",
+    ]

@@ -68,9 +68,14 @@ def load_inputs(
 
         result = read_paths(paths, format=format, lenient=lenient, labels=labels, on_file=advance)
     if not result.trajectories and not result.failures:  # e.g. an empty or mistyped folder
-        skipped = f" ({len(result.skipped)} non-trace files skipped)" if result.skipped else ""
+        skipped = f" ({non_traces(result)} skipped)" if result.skipped else ""
         raise ConfigError(f"no trace files in {', '.join(map(str, paths))}{skipped}")
     return result
+
+
+def non_traces(result: ReadResult) -> str:
+    count = len(result.skipped)
+    return f"{count} non-trace file{'' if count == 1 else 's'}"
 
 
 def debug_enabled() -> bool:
@@ -97,7 +102,7 @@ def report_failures(result: ReadResult, *, debug: bool | None = None) -> int:
         if debug and failure.error is not None:
             err_console.print(_traceback(failure), highlight=False, markup=False)
     if result.skipped:
-        err_console.print(f"skipped {len(result.skipped)} non-trace files", highlight=False)
+        err_console.print(f"skipped {non_traces(result)}", highlight=False)
     if result.failures:
         err_console.print(
             f"{len(result.failures)} file(s) failed; {len(result.trajectories)} trajectories read"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 import orjson
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -39,8 +40,10 @@ def inspect(
     if as_json:
         for traj in result.trajectories:
             click.echo(orjson.dumps(summary(traj)).decode())
-    elif result.trajectories:
+    elif result.trajectories and console.width >= WIDE:
         console.print(summary_table(result.trajectories))
+    elif result.trajectories:
+        console.print(summary_lines(result.trajectories))
     return report_failures(result)
 
 
@@ -65,37 +68,86 @@ def summary(traj: Trajectory) -> dict[str, object]:
     }
 
 
+WIDE = 120  # below this a nine-column table folds every cell; four lines per run read better
+SHORT_CATEGORY = {
+    "read_file": "read",
+    "list_dir": "list",
+    "create_file": "create",
+    "run_command": "run",
+}
+
+
 def summary_table(trajectories: list[Trajectory]) -> Table:
+    """One row per trajectory, kept short enough to read at 100 columns: categories by count with
+    short names, tokens in k/M (`--json` has the exact figures)."""
     table = Table(title=f"{len(trajectories)} trajectories")
-    for name in (
-        "id",
-        "format",
-        "task",
-        "model",
-        "outcome",
-        "steps",
-        "tools by category",
-        "tokens in/out",
-        "cost",
-    ):
-        table.add_column(name, overflow="fold")
+    table.add_column("id", overflow="fold", ratio=3)
+    table.add_column("format", overflow="fold", ratio=2)
+    table.add_column("task", overflow="fold", ratio=2)
+    table.add_column("model", overflow="fold", ratio=2)
+    table.add_column("outcome", overflow="fold")
+    table.add_column("steps", justify="right")
+    table.add_column("tools by category", overflow="fold", ratio=3)
+    table.add_column("tokens in/out", justify="right")
+    table.add_column("cost", justify="right")
     for traj in trajectories:
-        row = summary(traj)
-        cats = " ".join(f"{k}:{v}" for k, v in row["categories"].items())  # type: ignore[attr-defined]
-        cost = row["cost"]
-        cells = (
-            traj.id,
-            traj.source.format,
-            traj.task_id or "-",
-            traj.model or "-",
-            traj.outcome.status,
-            str(len(traj.steps)),
-            cats,
-            f"{row['prompt_tokens']:,}/{row['completion_tokens']:,}",
-            f"${cost:.3f}" if isinstance(cost, float) else "-",
+        usage = traj.usage_total()
+        table.add_row(
+            Text(traj.id),
+            Text(traj.source.format),
+            Text(traj.task_id or "-"),
+            Text(traj.model or "-"),
+            outcome_text(traj),
+            Text(str(len(traj.steps))),
+            Text(category_text(traj)),
+            Text(f"{human(usage.prompt_tokens)}/{human(usage.completion_tokens)}"),
+            Text(cost_text(traj)),
         )
-        table.add_row(*(Text(cell) for cell in cells))
     return table
+
+
+def summary_lines(trajectories: list[Trajectory]) -> Group:
+    """The table's facts as four lines per trajectory, for narrow terminals and pipes."""
+    blocks: list[Text] = [Text(f"{len(trajectories)} trajectories", style="bold")]
+    for traj in trajectories:
+        usage = traj.usage_total()
+        block = Text(traj.id, style="bold")
+        block.append("  ").append_text(outcome_text(traj))
+        block.append(f"\n  {traj.source.format} · task {traj.task_id or '-'} · {traj.model or '-'}")
+        block.append(
+            f"\n  {len(traj.steps)} steps · tokens {human(usage.prompt_tokens)} in,"
+            f" {human(usage.completion_tokens)} out · cost {cost_text(traj)}"
+        )
+        block.append(f"\n  tools: {category_text(traj) or 'none'}")
+        blocks.append(block)
+    return Group(*blocks)
+
+
+def outcome_text(traj: Trajectory) -> Text:
+    outcome = Text(traj.outcome.status)
+    if traj.outcome.source:
+        outcome.append(f" ({traj.outcome.source})", style="dim")
+    return outcome
+
+
+def cost_text(traj: Trajectory) -> str:
+    cost = traj.cost_total()
+    return f"${cost:.3f}" if cost is not None else "-"
+
+
+def category_text(traj: Trajectory) -> str:
+    """`run 9, read 4, …`: tool steps per category, most first (ties by name)."""
+    counts = sorted(traj.category_counts().items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{SHORT_CATEGORY.get(name, name)} {count}" for name, count in counts)
+
+
+def human(count: int) -> str:
+    """A token count in the units a reader compares at a glance: 950, 258.5k, 1.2M."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
 
 
 @click.command()

@@ -83,7 +83,7 @@ class _Builder:
             for number, line in iter_jsonl(self.path, data, ClaudeCodeReader.name):
                 if not isinstance(line, dict):
                     self.warnings.append(
-                        f"line {number}: skipped a {type(line).__name__}, not an object"
+                        f"line {number}: skipped (a JSON {json_type(line)}, not an object)"
                     )
                     continue
                 self.where = f"line {number}"
