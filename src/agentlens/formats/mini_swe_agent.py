@@ -120,7 +120,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
             made = _assistant(message, text, turn)
             turn += 1
             steps += made
-            open_calls = {s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"}
+            open_calls = _open_calls(made)
         elif open_calls and role in ("user", "tool"):
             if len(open_calls) == 1:  # whatever its tool_call_id, it answers the one open call
                 step = open_calls.popitem()[1]
@@ -133,6 +133,14 @@ def _steps(messages: list[dict[str, Any]]) -> list[Step]:
             kind: StepKind = "system" if role == "system" else "user"
             steps.append(Step(index=0, kind=kind, text=text, raw=message))
     return common.renumber(steps)
+
+
+def _open_calls(made: list[Step]) -> dict[str, Step]:
+    """The calls of one reply still waiting for their result, by call id (else position)."""
+    if len(made) == 1:  # nearly every reply: one command, or prose with none
+        step = made[0]
+        return {step.call_id or "0": step} if step.kind == "tool" else {}
+    return {s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"}
 
 
 def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
