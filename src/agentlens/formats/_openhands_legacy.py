@@ -88,7 +88,8 @@ class LegacyConverter:
             step = self._message(event, action, args)
         else:
             step = self._tool(event, action, args, meta, response)
-        self._add_usage(step, event, response)
+        if response is not None or "llm_metrics" in event:  # most messages carry neither
+            self._add_usage(step, event, response)
         self.steps.append(step)
         if "id" in event and not isinstance(event["id"], list | dict):  # ids key a dict
             self.by_id[event["id"]] = step
@@ -126,11 +127,13 @@ class LegacyConverter:
             arguments = _call_arguments(response, call_id)
         if not arguments:
             arguments = {k: v for k, v in args.items() if k != "thought"}
-        category = oh.categorize(
-            action if action in {"run", "read", "write"} else tool_name, arguments
-        )
-        if action == "finish":
+        if action == "finish" and tool_name == "finish":  # what `categorize` would say
             category = ToolCategory.FINISH
+        else:
+            name = action if action in {"run", "read", "write"} else tool_name
+            category = oh.categorize(name, arguments)
+            if action == "finish":
+                category = ToolCategory.FINISH
         command = oh.command_text(category, arguments)
         return Step(
             index=0,
@@ -138,7 +141,7 @@ class LegacyConverter:
             text=str(
                 args.get("thought") or event.get("thought") or _finish_text(action, event, args)
             ),
-            turn=self._turn(response.get("id") if response is not None else None),
+            turn=self._turn(response),
             tool_name=tool_name,
             category=category,
             call_id=call_id,
@@ -203,9 +206,14 @@ class LegacyConverter:
             self._observation(events[end])
         return end + 1
 
-    def _turn(self, response_id: Any) -> int:
+    def _turn(self, response: dict[str, Any] | None) -> int:
+        response_id = response.get("id") if response is not None else None
         key = str(response_id) if response_id is not None else f"event:{len(self.steps)}"
-        return self.turns.setdefault(key, len(self.turns))
+        turns = self.turns
+        turn = turns.get(key)
+        if turn is None:
+            turn = turns[key] = len(turns)
+        return turn
 
     def _add_usage(
         self, step: Step, event: dict[str, Any], response: dict[str, Any] | None

@@ -27,9 +27,10 @@ class OpenHandsEventsReader(SuffixReader):
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         events = require(path, self.name, loads(path, data, self.name), list, "top level")
         converter = LegacyConverter(path, self.name)
-        steps, subs = converter.convert(events, path.stem)
+        stem = path.stem
+        steps, subs = converter.convert(events, stem)
         yield Trajectory(
-            id=path.stem,
+            id=stem,
             task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="OpenHands"),
             model=converter.model,
