@@ -63,6 +63,15 @@ FILE_WORDS = {
     "find_file",
     *ACI,
 }
+# the ACI word (counted from 0) that names the file: `open <path>`, `search_dir <text> <dir>`
+OPERAND_AT = {
+    "str_replace_editor": 2,
+    "open": 1,
+    "create": 1,
+    "search_file": 2,
+    "search_dir": 2,
+    "find_file": 2,
+}
 ACI_WORDS = re.compile(r'"[^"]*"|\'[^\']*\'|\S+')
 STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config|attempts)"\s*:')
 METADATA_KEYS = ("exit_status", "submission", "best_attempt_idx")
@@ -134,15 +143,19 @@ def _preamble(history: list[Any]) -> list[Step]:
 
 def _from_trajectory(entries: list[Any], history: list[Any]) -> list[Step]:
     calls = [m for m in history if isinstance(m, dict) and m.get("role") == "assistant"]
+    open_files: dict[str, str] = {}
     if len(calls) != len(entries):  # only a one-to-one history says which call made which action
-        return [_action_step(entry, turn, None) for turn, entry in enumerate(entries)]
+        return [_action_step(entry, turn, None, open_files) for turn, entry in enumerate(entries)]
     return [
-        _action_step(entry, turn, _first_call(call))
+        _action_step(entry, turn, _first_call(call), open_files)
         for turn, (entry, call) in enumerate(zip(entries, calls, strict=True))
     ]
 
 
-def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) -> Step:
+def _action_step(
+    entry: dict[str, Any], turn: int, call: dict[str, Any] | None, open_files: dict[str, str]
+) -> Step:
+    """One action; `open_files` holds the open file of each string `state` met in the file."""
     action = str(entry.get("action") or "").strip()
     text = str(entry.get("thought") or entry.get("response") or "")
     call_id = call.get("id") if call else None
@@ -153,7 +166,7 @@ def _action_step(entry: dict[str, Any], turn: int, call: dict[str, Any] | None) 
     first = action.split(None, 1)[0]
     if action[0] in "\"'" or first.strip("\"'") in FILE_WORDS or first.startswith("exit_"):
         tool_name, category = classify(action, first)
-        files = _files(action, first, category, entry.get("state"))
+        files = _files(action, first, category, entry.get("state"), open_files)
     else:  # a shell command (what `classify` and `_files` find, from one look-up)
         tool_name, (category, files) = "bash", analyse_command(action)
     arguments, observation = None, entry.get("observation")
@@ -190,10 +203,13 @@ def _from_history(history: list[Any]) -> list[Step]:
         for call_id in m.get("tool_call_ids") or []
     }
     steps = []
+    open_files: dict[str, str] = {}
     replies = [m for m in history if isinstance(m, dict) and m.get("role") == "assistant"]
     for turn, message in enumerate(replies):
         action = str(message.get("action") or "").strip()
-        step = _action_step({**message, "observation": None}, turn, _first_call(message))
+        step = _action_step(
+            {**message, "observation": None}, turn, _first_call(message), open_files
+        )
         step.observation = results.get(step.call_id or "") if action else None
         step.raw = message
         steps.append(step)
@@ -212,30 +228,47 @@ def classify(action: str, first: str) -> tuple[str, ToolCategory]:
     return "bash", categorize_command(action)
 
 
-def _files(action: str, first: str, category: ToolCategory, state: Any) -> list[str]:
+def _files(
+    action: str, first: str, category: ToolCategory, state: Any, open_files: dict[str, str]
+) -> list[str]:
     """Files a non-empty action (`first`: its first word) names: its path operand, the open
     file for `edit`/`goto`/..., or the files of a shell command."""
     if category is ToolCategory.FINISH:
         return []
-    quoted = action[0] in "\"'"
-    if not quoted and first.strip("\"'") not in FILE_WORDS:
-        return files_in_command(action)  # a shell command: no need to split the ACI words
-    words = [w.strip("\"'") for w in ACI_WORDS.findall(action.split("\n", 1)[0])]
-    if words[0] == "str_replace_editor":
-        return words[2:3]
-    if words[0] in {"open", "create"}:
-        return words[1:2]
-    if words[0] in {"search_file", "search_dir", "find_file"}:
-        return words[2:3]
-    if words[0] in ACI:  # edit, insert, goto, scroll_*: they act on the open file
-        open_file = common.as_dict(_state(state)).get("open_file")
-        return [open_file] if isinstance(open_file, str) and open_file not in ("", "n/a") else []
+    # unquoted, the first ACI word is the first word; a quoted one may hold spaces
+    word = _aci_words(action)[0] if action[0] in "\"'" else first.strip("\"'")
+    at = OPERAND_AT.get(word)
+    if at is not None:
+        return _aci_words(action)[at : at + 1]
+    if word in ACI:  # edit, insert, goto, scroll_*: they act on the open file
+        return _open_file(state, open_files)
     return files_in_command(action)
 
 
-def _state(state: Any) -> Any:
-    """`state` is a JSON string in 2024 files and an object later."""
-    return common.parse_arguments(state) if isinstance(state, str) else state
+def _aci_words(action: str) -> list[str]:
+    """The words of an action's first line, quotes dropped (found in place: the lines after
+    it are the body of an edit, often kilobytes)."""
+    end = action.find("\n")
+    words = ACI_WORDS.findall(action, 0, len(action) if end < 0 else end)
+    return [word.strip("\"'") for word in words]
+
+
+def _open_file(state: Any, open_files: dict[str, str]) -> list[str]:
+    """The open file of an action's `state`: a JSON string in 2024 files (one per action,
+    mostly the same text, so each is parsed once per file) and an object later."""
+    if isinstance(state, str):
+        name = open_files.get(state)
+        if name is None:
+            name = open_files[state] = _open_file_name(common.parse_arguments(state))
+    else:
+        name = _open_file_name(state)
+    return [name] if name else []
+
+
+def _open_file_name(state: Any) -> str:
+    """`state.open_file`, or "" when it is missing or SWE-agent's "n/a"."""
+    name = common.as_dict(state).get("open_file")
+    return name if isinstance(name, str) and name != "n/a" else ""
 
 
 def _first_call(message: dict[str, Any]) -> dict[str, Any] | None:
