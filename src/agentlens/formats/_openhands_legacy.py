@@ -126,7 +126,8 @@ class LegacyConverter:
         if response is not None and call_id is not None:
             arguments = _call_arguments(response, call_id)
         if not arguments:
-            arguments = {k: v for k, v in args.items() if k != "thought"}
+            arguments = dict(args)
+            arguments.pop("thought", None)
         if action == "finish" and tool_name == "finish":  # what `categorize` would say
             category = ToolCategory.FINISH
         else:
