@@ -294,9 +294,11 @@ def _finish_text(action: str, event: dict[str, Any], args: dict[str, Any]) -> st
 def _observation_error(kind: str, event: dict[str, Any], text: str) -> bool:
     if kind == "error" or text.startswith("ERROR:"):
         return True
-    extras = event.get("extras") or {}
+    extras = event.get("extras")
     metadata = extras.get("metadata") if isinstance(extras, dict) else None
-    code = (metadata or {}).get("exit_code", event.get("exit_code"))
+    code = event.get("exit_code")
+    if metadata:  # no `{}` made per observation for the absent case
+        code = metadata.get("exit_code", code)
     return bool(oh.exit_code_error(code))
 
 
