@@ -58,6 +58,8 @@ SPECIAL_PROGRAMS = NEUTRAL | WRITERS | {"sed", "perl", "find", "git", "patch", "
 OPERAND_FILES = READERS | LISTERS | {"touch", "rm", "cp", "mv", "mkdir"}
 FIND_SED = {"find", "sed"}
 INSPECTING = (ToolCategory.SEARCH, ToolCategory.READ_FILE, ToolCategory.LIST_DIR)
+# the commonest category as a global: `ToolCategory.RUN_COMMAND` costs ~10x a global's look-up
+RUN_COMMAND = ToolCategory.RUN_COMMAND
 CACHED_LENGTH = 1024
 ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, not commands)
 SHELL_SYNTAX = re.compile(r"[|&;<>()'\"\n#\\]")  # what makes a line more than split words
@@ -181,7 +183,7 @@ def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 def _lone_command(words: list[str]) -> tuple[ToolCategory, list[str]]:
     """Category and files of a line of one command without redirections."""
     program, args = _split_program(words)
-    category = _command_category(program, args, []) or ToolCategory.RUN_COMMAND
+    category = _command_category(program, args, []) or RUN_COMMAND
     return category, _command_files(program, args)
 
 
@@ -202,7 +204,7 @@ def _analyse_compound(
     word); a separator ends a pipeline, a pipe a command; a redirection takes the next token, even
     an operator, as its target. Commands with neither words nor redirections, and pipelines of
     only those, are skipped."""
-    category, rank = ToolCategory.RUN_COMMAND, len(STRENGTH)
+    category, rank = RUN_COMMAND, len(STRENGTH)
     files: list[str] = []
     pipeline: list[Parsed] = []
     command: list[str] = []
@@ -298,7 +300,7 @@ def _command_category(
     program: str, args: list[str], writes: list[tuple[str, str]]
 ) -> ToolCategory | None:
     if program not in SPECIAL_PROGRAMS:
-        return BY_PROGRAM.get(program, ToolCategory.RUN_COMMAND)
+        return BY_PROGRAM.get(program, RUN_COMMAND)
     if program in NEUTRAL:
         return None
     if writes and program in WRITERS:
@@ -316,7 +318,7 @@ def _command_category(
         return ToolCategory.EDIT
     if program == "touch":
         return ToolCategory.CREATE_FILE
-    return BY_PROGRAM.get(program, ToolCategory.RUN_COMMAND)
+    return BY_PROGRAM.get(program, RUN_COMMAND)
 
 
 def _command_files(program: str, arguments: list[str]) -> list[str]:
