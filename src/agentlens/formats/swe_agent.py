@@ -74,6 +74,7 @@ OPERAND_AT = {
 }
 ACI_WORDS = re.compile(r'"[^"]*"|\'[^\']*\'|\S+')
 STARTS = re.compile(rb'^\s*\{\s*"(environment|trajectory|history|info|replay_config|attempts)"\s*:')
+FINISH = ToolCategory.FINISH  # a global: `ToolCategory.FINISH` costs ~10x its look-up
 METADATA_KEYS = ("exit_status", "submission", "best_attempt_idx")
 
 
@@ -233,24 +234,24 @@ def _files(
 ) -> list[str]:
     """Files a non-empty action (`first`: its first word) names: its path operand, the open
     file for `edit`/`goto`/..., or the files of a shell command."""
-    if category is ToolCategory.FINISH:
+    if category is FINISH:
         return []
     # unquoted, the first ACI word is the first word; a quoted one may hold spaces
-    word = _aci_words(action)[0] if action[0] in "\"'" else first.strip("\"'")
+    word = _aci_word(action, 0)[0] if action[0] in "\"'" else first.strip("\"'")
     at = OPERAND_AT.get(word)
     if at is not None:
-        return _aci_words(action)[at : at + 1]
+        return _aci_word(action, at)
     if word in ACI:  # edit, insert, goto, scroll_*: they act on the open file
         return _open_file(state, open_files)
     return files_in_command(action)
 
 
-def _aci_words(action: str) -> list[str]:
-    """The words of an action's first line, quotes dropped (found in place: the lines after
-    it are the body of an edit, often kilobytes)."""
+def _aci_word(action: str, at: int) -> list[str]:
+    """Word `at` (from 0) of an action's first line, quotes dropped, if it has one (found in
+    place: the lines after it are the body of an edit, often kilobytes)."""
     end = action.find("\n")
     words = ACI_WORDS.findall(action, 0, len(action) if end < 0 else end)
-    return [word.strip("\"'") for word in words]
+    return [words[at].strip("\"'")] if at < len(words) else []
 
 
 def _open_file(state: Any, open_files: dict[str, str]) -> list[str]:
