@@ -128,13 +128,11 @@ class LegacyConverter:
         if not arguments:
             arguments = dict(args)
             arguments.pop("thought", None)
-        if action == "finish" and tool_name == "finish":  # what `categorize` would say
+        if action == "finish":  # whatever tool carried it
             category = ToolCategory.FINISH
         else:
             name = action if action in {"run", "read", "write"} else tool_name
             category = oh.categorize(name, arguments)
-            if action == "finish":
-                category = ToolCategory.FINISH
         command = oh.command_text(category, arguments)
         return Step(
             index=0,
