@@ -15,7 +15,7 @@ from agentlens.providers import LLMClient
 from agentlens.reviews.demo_repo import DEMO_SCENARIO, apply_fix, create_repo
 from agentlens.reviews.judge.judge import review_run
 from agentlens.reviews.report import dump, load_reviews, reviews_document, reviews_markdown
-from tests.conftest import BENCH
+from tests.conftest import BENCH, FORMATS
 from tests.reviews.test_judge import ANSWER, ScriptedProvider
 
 TASK = BENCH / "trajectories" / "psf__requests-1724"
@@ -131,6 +131,22 @@ def test_telemetry_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFi
     doc = json.loads(out)
     assert code == doc["exit_code"] == {"ok": 0, "warning": 1, "alert": 2}[doc["status"]]
     assert (tmp_path / "c.md").read_text().startswith("# Run comparison")
+
+
+def test_telemetry_report_lays_out_the_json_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    claude = FORMATS / "claude-code" / "marot-spotter"
+    _, out = run(capsys, "telemetry", str(claude), "--json")
+    doc = json.loads(out)
+    code, text = run(capsys, "telemetry", str(claude))
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[0] == f"{doc['trajectories']} trajectories"
+    models = ", ".join(f"{m} ×{n}" for m, n in doc["run_metadata"]["models"].items())
+    assert f"  models: {models}" in lines
+    assert f"{doc['prompt_tokens']:,} prompt ({doc['cached_tokens']:,} cached" in text
+    rows = [line.split("│") for line in lines if line.startswith("│")]
+    tools = [cells[1].strip() for cells in rows if len(cells) == 5]  # tool, ok/calls, ok %
+    assert tools == list(doc["tool_call_success_rates"])  # worst first, as in the JSON
 
 
 def test_qi_variance_over_repeated_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
 
 from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, report_failures
 
+QUANTILES = ("total", "q10", "q50", "q80", "q100")
+
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The report fields as one JSON object.")
 def telemetry(paths: tuple[str, ...], as_json: bool) -> int:
     """Per-run telemetry; per-tool success rates are listed worst first."""
     from agentlens.reviews.report import dump
@@ -21,6 +28,72 @@ def telemetry(paths: tuple[str, ...], as_json: bool) -> int:
     if as_json:
         console.print_json(dump(doc))
     else:
-        for key, value in doc.items():
-            console.print(f"{key:36} {value}", highlight=False, markup=False)
+        console.print(report(doc))
     return report_failures(loaded)
+
+
+def report(doc: dict[str, Any]) -> Group:
+    """The `--json` fields laid out for reading: who ran, time and price quantiles, tokens, tool
+    calls, per-tool success worst first, how the runs ended."""
+    meta = doc["run_metadata"]
+    lines = [
+        Text(f"{doc['trajectories']} trajectories", style="bold"),
+        Text(f"  models: {counted(meta['models'])}"),
+        Text(f"  agents: {counted(meta['agents'])}"),
+        Text(f"  formats: {counted(meta['formats'])}"),
+        Text(f"  ended: {counted(doc['termination_reason'])}"),
+        Text(tokens_line(doc)),
+        Text(tools_line(doc)),
+    ]
+    return Group(*lines, quantile_table(doc), success_table(doc["tool_call_success_rates"]))
+
+
+def counted(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} ×{count}" for name, count in counts.items()) or "-"
+
+
+def tokens_line(doc: dict[str, Any]) -> str:
+    ratio, rate = doc["cache_hit_ratio"], doc["gen_tokens_to_seconds_ratio"]
+    if not doc["prompt_tokens"] and not doc["completion_tokens"]:
+        return "tokens: none recorded per step in these traces"
+    line = f"tokens: {doc['prompt_tokens']:,} prompt ({doc['cached_tokens']:,} cached"
+    line += f", hit ratio {ratio})" if ratio is not None else ")"
+    line += f", {doc['completion_tokens']:,} generated"
+    return line + (f" ({rate} per second of agent time)" if rate is not None else "")
+
+
+def tools_line(doc: dict[str, Any]) -> str:
+    line = f"tool calls: {doc['tools_calls_total']:,}"
+    if doc["tools_calls_per_chat_mean"] is not None:
+        line += f", {doc['tools_calls_per_chat_mean']} per trajectory"
+    if doc["tool_calls_in_parallel_mean"] is not None:
+        line += f", {doc['tool_calls_in_parallel_mean']} per tool-calling response"
+    inferred = doc["tool_success_inferred_from_output"]
+    return line + (f"; success of {inferred} inferred from the output" if inferred else "")
+
+
+def quantile_table(doc: dict[str, Any]) -> Table:
+    table = Table(title="agent time (s) and price ($)", title_justify="left")
+    table.add_column("")
+    for name in QUANTILES:
+        table.add_column(name, justify="right")
+    for label, key in (("time", "agent_time_s"), ("price", "agent_price")):
+        for level in ("chat", "response"):
+            values = doc[key][level]
+            cells = [f"{values[q]:g}" for q in QUANTILES] if values else ["-"] * len(QUANTILES)
+            table.add_row(f"{label} per {level}", *cells)
+    return table
+
+
+def success_table(rates: dict[str, str]) -> Table:
+    # the spec's order: a smoothed failure rate, so one failure in 2 calls ranks above 8 in 49
+    table = Table(
+        title="tool success, worst first by (failed + 1) / (calls + 2)", title_justify="left"
+    )
+    table.add_column("tool")
+    table.add_column("ok/calls", justify="right")
+    table.add_column("ok %", justify="right")
+    for tool, fraction in rates.items():
+        ok, total = map(int, fraction.split("/"))
+        table.add_row(Text(tool), fraction, f"{100 * ok / total:.0f}" if total else "-")
+    return table
