@@ -31,6 +31,38 @@ def test_trace_text_is_not_rendered_as_markup_or_emoji(
     assert first_column == "a:x:[bold]b[red]c"
 
 
+@pytest.mark.parametrize("command", ["score", "label"])
+def test_markup_in_a_trace_id_is_printed_not_parsed(
+    command: str, run_cli: Callable[..., object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentlens.cli._app import console
+
+    monkeypatch.setattr(console, "width", 300)  # the whole id on one line of the table
+    runs = sorted(RUN.parent.glob("*-pass-*.json"))[:3]
+    for number, run in enumerate(runs):  # as markup, rich would drop both tags from the table
+        shutil.copy(run, tmp_path / f"run-{number}[bold][link=x]-pass-{number}.json")
+    reference = tmp_path / "ref" / "ref.json"
+    assert run_cli("reference", "build", str(tmp_path), "-o", str(reference)).code == 0  # type: ignore[attr-defined]
+    args = ("--reference", str(reference)) if command == "score" else ()
+    result = run_cli(command, str(tmp_path), *args)
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert "run-0[bold][link=x]-pass-0" in result.out  # type: ignore[attr-defined]
+
+
+def test_output_files_may_name_folders_that_do_not_exist_yet(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    task = str(RUN.parent)
+    reference = tmp_path / "a" / "ref.json"
+    assert run_cli("reference", "build", task, "-o", str(reference)).code == 0  # type: ignore[attr-defined]
+    csv = tmp_path / "b" / "c" / "scores.csv"
+    assert run_cli("score", task, "--reference", str(reference), "--csv", str(csv)).code == 0  # type: ignore[attr-defined]
+    md = tmp_path / "d" / "compare.md"
+    assert run_cli("compare", task, task, "--md", str(md)).code == 0  # type: ignore[attr-defined]
+    assert reference.stat().st_size and csv.read_text().startswith("task_id,model,trajectory_id,")
+    assert md.read_text().startswith("# Run comparison")
+
+
 def test_an_unwritable_output_folder_is_one_line(
     run_cli: Callable[..., object], tmp_path: Path
 ) -> None:

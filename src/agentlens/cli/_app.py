@@ -12,7 +12,9 @@ from rich.markup import escape
 from agentlens.errors import AgentLensError
 
 # No emoji codes: text from traces (`daemon:x:1`) must print as written, not as `daemon❌1`.
-console = Console(emoji=False)
+# Results are mostly text from traces (ids, tool names, commands): never markup or emoji codes,
+# on any path; styles come from `Text` objects. Error lines use markup with `escape()`d text.
+console = Console(emoji=False, markup=False)
 err_console = Console(stderr=True, emoji=False)
 
 

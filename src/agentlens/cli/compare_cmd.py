@@ -134,6 +134,7 @@ def compare(
     if process:
         doc["process"] = process
     if md_path:
+        Path(md_path).parent.mkdir(parents=True, exist_ok=True)
         Path(md_path).write_text(compare_markdown(doc))
     if as_json:
         console.print_json(dump(doc))

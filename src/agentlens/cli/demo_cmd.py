@@ -20,9 +20,9 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 from rich.table import Table
+from rich.text import Text
 
 from agentlens.cli._app import console as default_console
 from agentlens.cli._inputs import failure_line, load_inputs
@@ -95,7 +95,7 @@ def run_demo(
         except Exception as exc:  # one broken section must not hide the others
             failed += 1
             console.print(
-                f"[red]section {name!r} failed:[/red] {escape(f'{type(exc).__name__}: {exc}')}"
+                Text.assemble((f"section {name!r} failed:", "red"), f" {type(exc).__name__}: {exc}")
             )
     return 1 if failed or result.failures else 0
 
@@ -145,7 +145,7 @@ def ingest_section(ctx: DemoContext) -> None:
     )
     for failure in ctx.result.failures:
         ctx.console.print(
-            f"[red]failed:[/red] {escape(failure_line(failure))}", highlight=False, soft_wrap=True
+            Text.assemble(("failed:", "red"), f" {failure_line(failure)}"), soft_wrap=True
         )
 
 

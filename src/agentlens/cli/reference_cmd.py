@@ -46,6 +46,7 @@ def build(
     result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     donors = choose_donors(result.trajectories, k, seed)
     ref = build_reference(donors, profile)
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
     Path(output).write_bytes(orjson.dumps(ref.to_json()))
     console.print(
         f"reference for {donors[0].task_id or 'the task'}: {len(ref.nodes)} states, "

@@ -91,6 +91,7 @@ def export_rows(rows: Sequence[Row], path: str | Path, fmt: str | None = None) -
     if kind not in FORMATS:
         raise ConfigError(f"{out}: unknown export format {kind!r}; use one of {FORMATS}")
     columns = _columns(rows)
+    out.parent.mkdir(parents=True, exist_ok=True)
     if kind == "jsonl":
         out.write_bytes(b"".join(orjson.dumps(dict(r)) + b"\n" for r in rows))
     elif kind == "csv":

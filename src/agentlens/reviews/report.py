@@ -25,6 +25,7 @@ SXS_KIND = "agentlens.sxs/1"
 def dump(doc: dict[str, Any], path: str | Path | None = None) -> str:
     text = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
     if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text + "\n")
     return text
 
