@@ -80,6 +80,21 @@ def test_reference_from_one_run_warns(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "k ≥ 2" in capsys.readouterr().err
 
 
+def test_narrow_score_output_has_three_lines_per_run(
+    reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = [str(p) for p in sorted(REQUESTS.glob("*.json"))[:4]]
+    assert main(["score", *runs, "--reference", str(reference), "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main(["score", *runs, "--reference", str(reference)]) == 0  # captured: 80 columns
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{len(rows)} runs scored"
+    for row, block in zip(rows, [lines[i : i + 3] for i in range(1, len(lines), 3)], strict=True):
+        assert block[0] == row["trajectory_id"]
+        assert block[1].startswith(f"  {row['outcome']}, score {row['score']:.1f} ({row['tier']})")
+        assert block[2].startswith(f"  struct {row['signals']['struct']['value']:.1f}  cov ")
+
+
 def test_score_writes_the_release_columns(
     reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import click
 import orjson
 from rich.table import Table
+from rich.text import Text
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli.inspect_cmd import WIDE
 from agentlens.process.profiles import Profile
 from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
 
@@ -52,7 +54,7 @@ def score(
         for res in results:
             click.echo(orjson.dumps(result_json(res)).decode())
     else:
-        console.print(score_table(results))
+        console.print(score_table(results) if console.width >= WIDE else score_lines(results))
     write_annotations(results, csv_path, parquet_path)
     return report_failures(result)
 
@@ -79,6 +81,22 @@ def result_json(res: ProcessResult) -> dict[str, object]:
         ],
         "annotation": res.annotation_row(),
     }
+
+
+def score_lines(results: list[ProcessResult]) -> Text:
+    """The table's cells as three lines per run, for terminals too narrow for ten columns."""
+    text = Text(f"{len(results)} runs scored", style="bold")
+    for r in results:
+        s = r.signals
+        text.append(f"\n{r.trajectory_id}\n  {r.outcome}, score {r.score:.1f} ({r.tier or '-'})")
+        text.append(f", waste {r.total_wasted_steps}")
+        if r.mechanism_name:
+            text.append(f", {r.mechanism_name}")
+        text.append(
+            f"\n  struct {s['struct'].value:.1f}  cov {s['cov'].value:.1f}"
+            f"  coh {s['coh'].value:.2f}  temp {s['temp'].value:.2f}"
+        )
+    return text
 
 
 def score_table(results: list[ProcessResult]) -> Table:
