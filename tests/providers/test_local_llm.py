@@ -119,3 +119,18 @@ def test_raw_completions_give_option_log_probs(
     assert listed, scores
     assert all(-20.0 < o.logprob < 0.0 for o in listed)
     assert scores.usage.prompt_tokens > 0
+
+
+def test_a_prompt_longer_than_the_context_is_a_provider_error(local_gguf_path: Path) -> None:
+    """llama.cpp raises a bare ValueError for chat and overruns on eval; both become one line."""
+    from agentlens.errors import ProviderError
+    from agentlens.providers.llamacpp import LlamaCppProvider
+
+    provider = LlamaCppProvider(str(local_gguf_path), n_ctx=256)
+    long = [{"role": "user", "content": "word " * 400}]
+    with pytest.raises(ProviderError, match=r"the prompt is \d+ tokens, the model's context 256"):
+        asyncio.run(provider.chat(ChatRequest(messages=long, max_tokens=4)))
+    with pytest.raises(ProviderError, match="model's context 256"):
+        asyncio.run(provider.option_logprobs(long, LABELS))
+    scores = asyncio.run(provider.option_logprobs(QUESTION, LABELS))  # a short one still works
+    assert set(scores.logprobs) == set(LABELS)

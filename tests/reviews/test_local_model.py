@@ -113,3 +113,30 @@ def test_released_judge_alert_with_local_model(client, sxs_result) -> None:
         llm_judge_alert(client, "ToolCalls", [cell.task], cell.comparisons[:1], max_tokens=48)
     )
     assert isinstance(alert.alert, bool) and alert.reason.startswith("LLM judge alert:")
+
+
+def test_review_whose_prompts_overflow_the_context_exits_1_with_one_line(
+    local_gguf_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default 6000-token transcript budget does not fit SmolLM2's 4k context: each call is a
+    provider error, the reviews stay unscored, and the command says so once and exits 1."""
+    from agentlens.cli import main
+
+    runs = (BENCH / "trajectories" / "psf__requests-1724").glob("*.json")
+    longest = max(runs, key=lambda p: (p.stat().st_size, p.name))
+    code = main(
+        [
+            "review",
+            str(longest),
+            "--judge",
+            f"llamacpp:{local_gguf_path}",
+            "--dimension",
+            "ToolCalls",
+            "--no-cache",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    (line,) = [x for x in err.splitlines() if x.startswith("failed:")]
+    assert line.startswith("failed: 1 of 1 judge calls; first: provider error: llamacpp:")
+    assert "the model's context 4096" in line

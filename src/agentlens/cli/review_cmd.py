@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 from rich.progress import Progress
+from rich.text import Text
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, report_failures
@@ -17,6 +18,7 @@ from agentlens.reviews import DIMENSIONS
 T = TypeVar("T")
 
 if TYPE_CHECKING:
+    from agentlens.reviews.judge.judge import TrajectoryReview
     from agentlens.reviews.judge.prompt import ReviewContext
     from agentlens.reviews.process_evidence import ProcessScores
     from agentlens.trajectory import Trajectory
@@ -129,7 +131,23 @@ def review(
         console.print_json(dump(doc))
     else:
         console.print(reviews_markdown(doc), markup=False, highlight=False)
-    return report_failures(loaded)
+    return max(report_failures(loaded), _report_call_failures(reviews))
+
+
+def _report_call_failures(reviews: list[TrajectoryReview]) -> int:
+    """One line when judge calls failed outright (after retries); exit 1, like unreadable files."""
+    failed = [r for t in reviews for r in t.reviews.values() if r.provider_failed]
+    if not failed:
+        return 0
+    calls = sum(len(t.reviews) for t in reviews)
+    err_console.print(
+        Text.assemble(
+            ("failed:", "red"),
+            f" {len(failed)} of {calls} judge calls; first: {failed[0].unscored_reason}",
+        ),
+        soft_wrap=True,
+    )
+    return 1
 
 
 async def _gather(*jobs: Awaitable[T]) -> list[T]:

@@ -89,6 +89,7 @@ class LlamaCppProvider:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         started = time.perf_counter()
         with self._lock:
+            self._check_fits(len(self._prompt_tokens(request.messages)))
             data = self._model().create_chat_completion(**kwargs)
         message = data["choices"][0]["message"]
         return ChatResponse(
@@ -105,6 +106,7 @@ class LlamaCppProvider:
         started = time.perf_counter()
         with self._lock:
             tokens = self._prompt_tokens(messages)
+            self._check_fits(len(tokens))
             logprobs = self._next_token_logprobs(tokens)
             ids = self._label_token_ids(labels)
         options = {}
@@ -135,6 +137,16 @@ class LlamaCppProvider:
         except _PromptCaptured as captured:
             return captured.tokens
         raise ProviderError(self.name, "chat handler did not build a prompt")
+
+    def _check_fits(self, prompt_tokens: int) -> None:
+        """A prompt that does not fit the context is the caller's to shorten: a ProviderError
+        naming both sizes (llama.cpp itself raises a bare ValueError, or overruns on `eval`)."""
+        if prompt_tokens >= self.n_ctx:
+            raise ProviderError(
+                self.name,
+                f"the prompt is {prompt_tokens} tokens, the model's context {self.n_ctx}: "
+                "shorten it (e.g. `review --budget-tokens 2000` for a 4k context)",
+            )
 
     def _next_token_logprobs(self, tokens: list[int]) -> np.ndarray:
         """Evaluate the prompt (reusing the cached common prefix) and log-softmax the logits."""

@@ -39,6 +39,8 @@ class DimensionReview:
     answer: str
     prompt_tokens_estimate: int
     usage: dict[str, int] = field(default_factory=dict)
+    provider_failed: bool = False
+    """The call itself failed (after retries): no answer to score, unlike an unparseable one."""
 
     @property
     def scored(self) -> bool:
@@ -98,7 +100,8 @@ async def review_dimension(
     try:
         answer = await client.chat(request)
     except ProviderError as exc:
-        return DimensionReview(dimension, None, f"provider error: {exc}", None, "", estimate)
+        reason = f"provider error: {exc}"
+        return DimensionReview(dimension, None, reason, None, "", estimate, provider_failed=True)
     parsed = parse_review(answer.text, len(traj.steps))
     usage = {
         "prompt_tokens": answer.usage.prompt_tokens,
