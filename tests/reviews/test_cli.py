@@ -183,3 +183,17 @@ def test_review_process_evidence_only_for_reviewed_runs() -> None:
     # every task has ≥ 3 passing runs, so each reviewed run is scored leave-one-out, and only they
     assert sorted(r.trajectory_id for r in scores.results.values()) == sorted(reviewed)
     assert all("Process tier:" in (contexts[tid].process_evidence or "") for tid in reviewed)
+
+
+def test_a_broken_scenario_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = create_repo(tmp_path / "calc")
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text("name: fix_sub\nverifiers: [\n")  # an unclosed flow list
+    code = main(["verify", str(scenario), "--repo", str(repo)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.splitlines() == [
+        f"error: {scenario}:3: not valid YAML (expected the node content, but found '<stream end>')"
+    ]

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentlens.errors import ConfigError
+from agentlens.providers.config import load_yaml
 from agentlens.reviews.verifiers import build_verifier
 from agentlens.reviews.verifiers.base import VerifierResult, VerifyContext
 from agentlens.trajectory import Trajectory
@@ -60,9 +59,8 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario file (`.yaml`, `.yml` or `.json`); problems raise `ConfigError`."""
     path = Path(path)
     try:
-        text = path.read_text()
-        doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+        doc = json.loads(path.read_text()) if path.suffix == ".json" else load_yaml(path)
+    except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: cannot read scenario: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("verifiers"), list):
         raise ConfigError(f"{path}: a scenario needs a 'verifiers' list")
