@@ -178,3 +178,17 @@ def test_a_200_mb_file_fails_fast_without_eating_memory(
     # Detection reads 64 KiB; a detected file is read once (200 MB), never copied several times.
     assert rss_mb < 450, rss_mb
     assert elapsed < 60, elapsed
+
+
+def test_a_named_pipe_in_a_walked_folder_does_not_hang_the_batch(tmp_path: Path) -> None:
+    shutil.copy(GOOD, tmp_path / GOOD.name)
+    os.mkfifo(tmp_path / "pipe.json")  # open() on it would wait for a writer forever
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentlens", "inspect", "--json", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (row,) = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert row["path"] == str(tmp_path / GOOD.name)

@@ -88,11 +88,14 @@ def iter_trace_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]
 
 
 def _walk(root: Path) -> Iterator[Path]:
+    """Regular files below `root`: a named pipe found by walking would block `open` until
+    something writes to it, and a device may never end. (A file named explicitly is read as
+    given, as `cat` would: `/dev/stdin` works.)"""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if not is_sidecar(path):
+            if not is_sidecar(path) and os.path.isfile(path):
                 yield path
 
 
