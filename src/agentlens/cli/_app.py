@@ -15,6 +15,8 @@ from agentlens.errors import AgentLensError
 # Results are mostly text from traces (ids, tool names, commands): never markup or emoji codes,
 # on any path; styles come from `Text` objects. Error lines use markup with `escape()`d text.
 console = Console(emoji=False, markup=False)
+# Below this width a table of many columns folds every cell: per-run lines read better.
+WIDE = 120
 err_console = Console(stderr=True, emoji=False)
 
 

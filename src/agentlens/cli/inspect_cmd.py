@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import console
+from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.formats import READERS
 from agentlens.trajectory import Trajectory
@@ -68,7 +68,6 @@ def summary(traj: Trajectory) -> dict[str, object]:
     }
 
 
-WIDE = 120  # below this a nine-column table folds every cell; four lines per run read better
 SHORT_CATEGORY = {
     "read_file": "read",
     "list_dir": "list",
