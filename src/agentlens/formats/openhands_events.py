@@ -11,7 +11,7 @@ from typing import ClassVar
 from agentlens.formats._json import loads, require
 from agentlens.formats._openhands_legacy import LegacyConverter
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.trajectory import Agent, Source, Step, Trajectory
+from agentlens.trajectory import Agent, Source, Trajectory
 
 HEAD = re.compile(rb'^\s*\[\s*\{[^{}]*"(source|action|observation)"\s*:')
 
@@ -31,7 +31,7 @@ class OpenHandsEventsReader(SuffixReader):
         steps, subs = converter.convert(events, stem)
         yield Trajectory(
             id=stem,
-            task=_task(steps),
+            task=next((s.text for s in steps if s.kind == "user"), None),
             agent=Agent(name="OpenHands"),
             model=converter.model,
             source=Source(format=self.name, path=str(path), format_version="v0-events"),
@@ -41,9 +41,3 @@ class OpenHandsEventsReader(SuffixReader):
             subtrajectories=subs,
         )
 
-
-def _task(steps: list[Step]) -> str | None:
-    for step in steps:  # a loop, not next() over a generator: this runs once per small file
-        if step.kind == "user":
-            return step.text
-    return None
