@@ -40,4 +40,3 @@ class OpenHandsEventsReader(SuffixReader):
             reported_cost=converter.reported_cost,
             subtrajectories=subs,
         )
-
