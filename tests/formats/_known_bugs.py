@@ -405,6 +405,15 @@ FIXED.append(
         False,
     )
 )
+# Found by a long fuzz run (2026-12-01): a run's own `metrics` token count that is an array.
+FIXED.append(
+    Mutant(
+        "openhands-eval:reported_usage:TypeError",
+        OH_EVAL_V0,
+        (((2, "metrics", "accumulated_token_usage", "cache_read_tokens"), "duplicate", None),),
+        False,
+    )
+)
 
 # Open: the fuzz run skips these (matched by reader, exception and where) and keeps searching.
 KNOWN: list[KnownBug] = []

@@ -311,6 +311,10 @@ def reported_usage(metrics: Any) -> tuple[Usage | None, float | None]:
     usage = metrics.get("accumulated_token_usage")
     cost = metrics.get("accumulated_cost")
     return (
-        oh.usage_from_metrics(usage) if isinstance(usage, dict) else None,
+        (
+            oh.usage_from_metrics(usage, "metrics.accumulated_token_usage")
+            if isinstance(usage, dict)
+            else None
+        ),
         float(cost) if isinstance(cost, int | float) else None,
     )
