@@ -414,6 +414,14 @@ FIXED.append(
         False,
     )
 )
+FIXED.append(  # and an observation's `extras.metadata` that is an array
+    Mutant(
+        "openhands-eval:_observation_error:AttributeError",
+        OH_EVAL_V0,
+        (((0, "history", 5, "extras", "metadata"), "duplicate", None),),
+        False,
+    )
+)
 
 # Open: the fuzz run skips these (matched by reader, exception and where) and keeps searching.
 KNOWN: list[KnownBug] = []

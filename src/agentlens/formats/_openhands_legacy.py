@@ -295,7 +295,7 @@ def _observation_error(kind: str, event: dict[str, Any], text: str) -> bool:
     extras = event.get("extras")
     metadata = extras.get("metadata") if isinstance(extras, dict) else None
     code = event.get("exit_code")
-    if metadata:  # no `{}` made per observation for the absent case
+    if isinstance(metadata, dict):
         code = metadata.get("exit_code", code)
     return bool(oh.exit_code_error(code))
 
