@@ -27,7 +27,7 @@ from rich.table import Table
 from agentlens.formats._categories import analyse_command
 from agentlens.formats.registry import detect
 from agentlens.trajectory import Step
-from ingest import ROOT, best_of, clear_caches, group_by_format
+from ingest import ROOT, _head, best_of, clear_caches, group_by_format
 
 
 def bare_steps(data: bytes) -> list[Step]:
@@ -46,7 +46,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
     files = group_by_format(args.data)[args.format]
-    reader = detect(files[0][0], files[0][1][:4096])(lenient=True)  # type: ignore[call-arg]
+    reader = detect(*_head(files[0]))(lenient=True)  # type: ignore[call-arg]
     read = [t for path, data in files for t in reader.read(path, data)]  # type: ignore[attr-defined]
     commands = [s.command for t in read for s in t.steps if s.command]
     work = {

@@ -11,13 +11,13 @@ from rich.markup import escape
 
 from agentlens.errors import AgentLensError
 
-# No emoji codes: text from traces (`daemon:x:1`) must print as written, not as `daemon❌1`.
-# Results are mostly text from traces (ids, tool names, commands): never markup or emoji codes,
-# on any path; styles come from `Text` objects. Error lines use markup with `escape()`d text.
+# Results are mostly text from traces (ids, tool names, commands), printed as written: no emoji
+# codes (`daemon:x:1` is not `daemon❌1`) and no markup (`[bold]` in an id stays); styles come from
+# `Text` objects. Error lines keep markup, with the text in them `escape()`d.
 console = Console(emoji=False, markup=False)
+err_console = Console(stderr=True, emoji=False)
 # Below this width a table of many columns folds every cell: per-run lines read better.
 WIDE = 120
-err_console = Console(stderr=True, emoji=False)
 
 
 def run_cli(group: click.Group, argv: list[str]) -> int:
