@@ -1,5 +1,5 @@
 """The few seams of AgentLens, each a small Protocol. Implementations live one per file in the
-package named after the seam (`formats/`, `process/`, `providers/`, `store/`)."""
+package named after the seam (`formats/`, `process/`, `providers/`, `scenarios/agents/`, `store/`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
+    from agentlens.scenarios.turns import AgentTurn
 
 
 @runtime_checkable
@@ -60,4 +61,26 @@ class Provider(Protocol):
     ) -> OptionLogprobs:
         """Log-probability of each label as the next token after the prompt; label variants
         like "A" / " A" merged (logsumexp); a label absent from a top-k list gets `floor`."""
+        ...
+
+
+@runtime_checkable
+class ScenarioAgent(Protocol):
+    """An agent under test in a scenario run (`agentlens.scenarios.agents`): it works in one
+    folder and answers one user message per call, keeping its own conversation across calls.
+
+    `turn` fills `into` as it goes, so the steps of a turn cut short by a timeout are kept; it
+    raises on failure (the run ends with "agent error"). The caller enforces timeouts by
+    cancelling it, so an implementation must kill whatever it started when cancelled.
+    """
+
+    name: str
+    model: str | None
+
+    async def turn(self, message: str, workdir: Path, into: AgentTurn) -> None:
+        """Do what the user asked; append each step to `into.steps`, set `into.reply`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release model clients and processes."""
         ...

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "reference": "agentlens.cli.reference_cmd:reference",
     "score": "agentlens.cli.score_cmd:score",
     "cohort": "agentlens.cli.cohort_cmd:cohort",
+    "run": "agentlens.cli.run_cmd:run",
     "verify": "agentlens.cli.verify_cmd:verify",
     "review": "agentlens.cli.review_cmd:review",
     "qi": "agentlens.cli.qi_cmd:qi",

@@ -30,7 +30,8 @@ ENV_ALLOW = (
     "PYENV_VERSION",
     "VIRTUAL_ENV",
 )
-COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".mypy_cache")
+IGNORED_NAMES = ("__pycache__", ".pytest_cache", ".mypy_cache")
+COPY_IGNORE = shutil.ignore_patterns(*IGNORED_NAMES)
 # Installed dependencies are linked, not copied: node_modules holds tens of thousands of files.
 LINKED_DIRS = ("node_modules",)
 

@@ -1,7 +1,13 @@
 """Scenarios in YAML or JSON: a name, the verifiers (`{"type": ..., fields}`), the base revision
 the agent started from and the per-verifier timeout (spec §2.3; default 300 s). The released
 `config.json` shape is accepted as is. A scenario passes formally only if every verifier passes;
-errors and timeouts count as failures (spec §3)."""
+errors and timeouts count as failures (spec §3).
+
+The collection fields (`project_path`, `max_steps`, the timeouts, the simulator's private
+instruction and the optional fixed first message) are read here too, so one file drives both a
+scenario run (`agentlens.scenarios`) and its formal checks. The instruction and the first message
+come from the keys `user_instruction` / `first_user_message`, else from `user_instruction.txt` /
+`first_user_message.md` beside the file, as in the released scenario folders."""
 
 from __future__ import annotations
 
@@ -28,6 +34,15 @@ class Scenario:
     tags: list[str] = field(default_factory=list)
     directory: Path | None = None
     """The scenario file's folder: `ExactFileMatchVerifier` looks for expected files there."""
+    project_path: str | None = None
+    max_steps: int = 10
+    scenario_timeout_seconds: float = 1200.0
+    agent_turn_timeout_seconds: float = 900.0
+    user_instruction: str | None = None
+    first_user_message: str | None = None
+    fixed_first_message: bool = False
+    preprocessors: list[dict[str, Any]] = field(default_factory=list)
+    opened_files: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -66,6 +81,10 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ConfigError(f"{path}: a scenario needs a 'verifiers' list")
     for spec in doc["verifiers"]:
         build_verifier(spec)  # validate early, before anything runs
+    try:
+        collection = _collection_fields(doc, path.parent)
+    except (TypeError, ValueError, OSError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
     return Scenario(
         name=str(
             doc.get("name") or (path.parent.name if path.name == "config.json" else path.stem)
@@ -75,7 +94,33 @@ def load_scenario(path: str | Path) -> Scenario:
         verifier_timeout_seconds=float(doc.get("verifier_timeout_seconds", 300)),
         tags=list(doc.get("tags") or []),
         directory=path.parent,
+        **collection,
     )
+
+
+def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """What a scenario run needs beyond the verifiers (spec §2.3 defaults)."""
+    fields: dict[str, Any] = {
+        "max_steps": int(doc.get("max_steps", 10)),
+        "scenario_timeout_seconds": float(doc.get("scenario_timeout_seconds", 1200)),
+        "agent_turn_timeout_seconds": float(doc.get("agent_turn_timeout_seconds", 900)),
+        "fixed_first_message": bool(doc.get("fixed_fst_user_message", False)),
+        "user_instruction": _text(doc, "user_instruction", folder / "user_instruction.txt"),
+        "first_user_message": _text(doc, "first_user_message", folder / "first_user_message.md"),
+        "preprocessors": [dict(p) for p in doc.get("preprocessors") or []],
+        "opened_files": [str(f) for f in doc.get("opened_files") or []],
+    }
+    if doc.get("project_path"):
+        fields["project_path"] = str(doc["project_path"])
+    if fields["max_steps"] < 1:
+        raise ValueError("max_steps must be at least 1")
+    return fields
+
+
+def _text(doc: dict[str, Any], key: str, beside: Path) -> str | None:
+    if doc.get(key) is not None:
+        return str(doc[key])
+    return beside.read_text(encoding="utf-8") if beside.is_file() else None
 
 
 def run_scenario(

@@ -1,0 +1,193 @@
+"""`agentlens run SCENARIO… --agent SPEC --out DIR`: scenario runs with a simulated user."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.progress import Progress
+from rich.table import Table
+from rich.text import Text
+
+from agentlens.cli._app import console, err_console
+
+if TYPE_CHECKING:
+    from agentlens.reviews.scenario import Scenario
+    from agentlens.scenarios import Fold, FoldResult
+
+
+@click.command()
+@click.argument("scenarios", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "--agent",
+    "agent_spec",
+    required=True,
+    help="The agent under test: 'bash:<model>' (built-in shell agent) or 'cmd:<command line>' "
+    "with {message}, {workdir}, {turn} placeholders.",
+)
+@click.option(
+    "--agent-resume", default=None, help="cmd: agents: the command line for turns after the first."
+)
+@click.option(
+    "--simulator",
+    default="user_simulator",
+    show_default=True,
+    help="Model string or role name of the simulated user.",
+)
+@click.option(
+    "--persona",
+    "personas",
+    multiple=True,
+    help="default, helpful, toxic, or a file (repeatable). Default: the fold's, else default.",
+)
+@click.option(
+    "--project",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="Project to copy for each run (default: each scenario's project_path).",
+)
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Output folder.")
+@click.option("--attempts", type=click.IntRange(min=1), default=None, help="Tries per pair.")
+@click.option(
+    "--budget", type=click.FloatRange(min=0), default=None, help="Simulator dollars per fold."
+)
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="User messages.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=None, help="Seconds per run.")
+@click.option(
+    "--turn-timeout", type=click.FloatRange(min=1), default=None, help="Seconds per agent turn."
+)
+@click.option(
+    "--agent-context-chars",
+    type=click.IntRange(min=1000),
+    default=60_000,
+    show_default=True,
+    help="bash: agent: conversation kept per call (about 8000 for a 4k-token local model).",
+)
+@click.option("--agent-max-tokens", type=click.IntRange(min=16), default=800, show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not reuse cached model answers.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
+def run(
+    scenarios: tuple[str, ...],
+    agent_spec: str,
+    agent_resume: str | None,
+    simulator: str,
+    personas: tuple[str, ...],
+    project: str | None,
+    out: str,
+    attempts: int | None,
+    budget: float | None,
+    max_steps: int | None,
+    timeout: float | None,
+    turn_timeout: float | None,
+    agent_context_chars: int,
+    agent_max_tokens: int,
+    no_cache: bool,
+    as_json: bool,
+) -> int:
+    """Run each scenario × persona: the agent works in a copy of the project while a simulated
+    user drives the dialog; each run is formally verified. Exit 1 if a run failed or was skipped."""
+    from agentlens.providers import get_provider
+    from agentlens.scenarios import RunSettings, run_fold
+    from agentlens.scenarios.agents import BashAgentSettings, agent_factory
+
+    fold = _fold(scenarios, personas, attempts, budget)
+    fold.scenarios = [_limited(s, max_steps, timeout, turn_timeout) for s in fold.scenarios]
+    bash = BashAgentSettings(context_chars=agent_context_chars, max_tokens=agent_max_tokens)
+    make_agent = agent_factory(
+        agent_spec, resume=agent_resume, bash_settings=bash, cache=not no_cache
+    )
+    client = get_provider(simulator, role="user_simulator", cache=not no_cache)
+    settings = RunSettings(
+        make_agent=make_agent,
+        simulator=client,
+        out=Path(out),
+        project=Path(project) if project else None,
+        run_name=Path(out).name or "run",
+    )
+    pairs = len(fold.scenarios) * len(fold.personas)
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task("scenario runs", total=pairs)
+        result = client.run(run_fold(fold, settings, on_session=lambda _: progress.advance(task)))
+    summary = result.summary()
+    if as_json:
+        console.print_json(json.dumps(summary))
+    else:
+        _print(result, Path(out))
+    return 1 if summary["failed_runs"] or summary["skipped_over_budget"] else 0
+
+
+def _fold(
+    paths: tuple[str, ...], personas: tuple[str, ...], attempts: int | None, budget: float | None
+) -> Fold:
+    """Fold files and scenario files alike; personas and limits from the options win."""
+    from agentlens.reviews.scenario import load_scenario
+    from agentlens.scenarios import Fold, load_fold, load_persona
+
+    merged = Fold([], [])
+    for raw in paths:
+        path = Path(raw)
+        if _is_fold(path):
+            fold = load_fold(path)
+            merged.scenarios += fold.scenarios
+            merged.personas = merged.personas or fold.personas
+            merged.budget_dollars, merged.attempts = fold.budget_dollars, fold.attempts
+        else:
+            merged.scenarios.append(load_scenario(path / "config.json" if path.is_dir() else path))
+    if personas:
+        merged.personas = [load_persona(p) for p in personas]
+    merged.personas = merged.personas or [load_persona("default")]
+    merged.attempts = attempts or merged.attempts
+    merged.budget_dollars = budget if budget is not None else merged.budget_dollars
+    return merged
+
+
+def _is_fold(path: Path) -> bool:
+    if path.suffix != ".json" or not path.is_file():
+        return False
+    try:
+        return "scenario_paths" in json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, TypeError, OSError):
+        return False
+
+
+def _limited(
+    scenario: Scenario, max_steps: int | None, timeout: float | None, turn_timeout: float | None
+) -> Scenario:
+    changes: dict[str, Any] = {
+        "max_steps": max_steps,
+        "scenario_timeout_seconds": timeout,
+        "agent_turn_timeout_seconds": turn_timeout,
+    }
+    return replace(scenario, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _print(result: FoldResult, out: Path) -> None:
+    table = Table("scenario / persona", "ended", "user msgs", "steps", "formal", "time")
+    for session in result.sessions:
+        meta = session.trajectory.metadata
+        verdict = "failed run"
+        if session.verification is not None:
+            verdict = "PASS" if session.verification.passed else "FAIL"
+        table.add_row(
+            f"{meta['scenario']} / {meta.get('persona')}",
+            Text(str(meta["termination_reason"])),
+            str(meta["user_messages"]),
+            str(len(session.trajectory.steps)),
+            verdict,
+            f"{session.duration_s:.1f}s",
+        )
+    console.print(table)
+    summary = result.summary()
+    rate = summary["formal_pass_rate"]
+    counted = summary["runs"] - summary["failed_runs"]
+    console.print(
+        f"formal pass rate {'-' if rate is None else f'{rate:.1%}'} "
+        f"({summary['formal_passed']}/{counted}; failed runs left out: {summary['failed_runs']}) · "
+        f"simulator spend ${summary['simulator_spend_dollars']:.4f}"
+    )
+    for pair in summary["skipped_over_budget"]:
+        err_console.print(f"skipped (budget spent): {pair}", highlight=False)
+    console.print(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")

@@ -1,0 +1,36 @@
+"""Scenario runs (spec-reviews §1.1, §2, §4): an agent under test works in a copy of a project
+while an LLM-simulated user with a persona drives the dialog, until a stop rule fires; each
+scenario × persona gives one trajectory, formally verified, ready for `review`, `qi`, `sxs`.
+
+    fold.py            scenarios × personas, attempts, the simulator-spend budget, output folder
+    session.py         one dialog and its stop rules
+    simulated_user.py  the simulator's prompt, `terminate_dialog`, re-sampling
+    agent_view.py      what the simulator sees of a turn (the spec's truncation limits)
+    agents/            the agents under test (built-in shell agent, any agent CLI)
+    workspace.py       the project copy, its base commit and diff
+    personas.py        default / helpful / toxic, or a file
+"""
+
+from agentlens.scenarios.fold import Fold, FoldResult, RunSettings, load_fold, run_fold
+from agentlens.scenarios.personas import Persona, load_persona
+from agentlens.scenarios.session import SessionResult, run_session
+from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
+from agentlens.scenarios.turns import AgentTurn, Stop, Termination, UserTurn
+
+__all__ = [
+    "AgentTurn",
+    "Fold",
+    "FoldResult",
+    "Persona",
+    "RunSettings",
+    "SessionResult",
+    "SimulatedUser",
+    "SimulatorSettings",
+    "Stop",
+    "Termination",
+    "UserTurn",
+    "load_fold",
+    "load_persona",
+    "run_fold",
+    "run_session",
+]

@@ -1,0 +1,46 @@
+"""Agents under test (the `ScenarioAgent` seam in `agentlens.seams`), one file each:
+`bash.py`, the built-in shell agent on any chat model; `command.py`, any agent CLI whose stdout
+AgentLens can read. `agent_factory` turns the CLI's `--agent` string into a per-session builder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentlens.errors import ConfigError
+from agentlens.scenarios.agents.bash import BashAgent, BashAgentSettings
+from agentlens.scenarios.agents.command import AgentFailure, CommandAgent
+from agentlens.scenarios.fold import AgentFactory
+from agentlens.seams import ScenarioAgent
+
+__all__ = [
+    "AgentFailure",
+    "BashAgent",
+    "BashAgentSettings",
+    "CommandAgent",
+    "agent_factory",
+]
+
+
+def agent_factory(
+    spec: str,
+    *,
+    resume: str | None = None,
+    bash_settings: BashAgentSettings | None = None,
+    cache: bool = True,
+) -> AgentFactory:
+    """`bash:<model or role>` (e.g. `bash:openai:gpt-4.1`, `bash:agent`) or `cmd:<command line>`."""
+    kind, sep, rest = spec.partition(":")
+    if not sep or not rest.strip():
+        raise ConfigError(f"agent {spec!r} is not 'bash:<model>' or 'cmd:<command line>'")
+    if kind == "cmd":
+        return lambda folder: CommandAgent(rest, resume=resume, trace_dir=folder)
+    if kind == "bash":
+        from agentlens.providers import get_provider
+
+        get_provider(rest, role="agent", cache=cache)  # fail now on a bad model string
+
+        def build(folder: Path) -> ScenarioAgent:
+            return BashAgent(get_provider(rest, role="agent", cache=cache), bash_settings)
+
+        return build
+    raise ConfigError(f"agent kind {kind!r} unknown in {spec!r}: use bash: or cmd:")

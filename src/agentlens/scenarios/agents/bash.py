@@ -1,0 +1,122 @@
+"""The built-in agent: any chat model driving a shell in the workspace, one command per reply in
+a fenced ```` ```bash ```` block (the mini-swe-agent protocol, which AgentLens already reads). A
+reply without a block ends the turn and is what the user sees.
+
+Meant to exercise a scenario end to end with any model, local ones included, and as a baseline
+agent; real agents under test come in through `CommandAgent`. The conversation is kept across
+user turns; when it outgrows `context_chars` the oldest exchanges (after the first request) are
+dropped, with a note saying how many."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agentlens.formats._categories import analyse_command
+from agentlens.formats._fenced_commands import command_blocks
+from agentlens.providers.client import LLMClient
+from agentlens.providers.types import ChatRequest, ChatResponse, Message
+from agentlens.scenarios.agent_view import TOOL_RESULT_CHARS, cut
+from agentlens.scenarios.agents._shell import run_shell
+from agentlens.scenarios.turns import AgentTurn
+from agentlens.trajectory import Step, StepKind, Usage
+
+SYSTEM = """You are a coding agent working in a software project (the current folder).
+To run a shell command, reply with a short THOUGHT, then exactly one block:
+```bash
+<one command>
+```
+You will see its exit code and output. Run one command per reply.
+When the work is done, or you need to ask the user something, reply without any command block:
+that reply goes to the user."""
+FORMAT_ERROR = "Format error: put exactly one ```bash block in a reply, or none to answer the user."
+
+
+@dataclass
+class BashAgentSettings:
+    max_actions_per_turn: int = 20
+    command_timeout_s: float = 120.0
+    max_tokens: int = 800
+    context_chars: int = 60_000
+
+
+class BashAgent:
+    name = "agentlens-bash"
+
+    def __init__(self, client: LLMClient, settings: BashAgentSettings | None = None) -> None:
+        self.client = client
+        self.model: str | None = client.name
+        self.settings = settings or BashAgentSettings()
+        self.messages: list[Message] = [{"role": "system", "content": SYSTEM}]
+
+    async def turn(self, message: str, workdir: Path, into: AgentTurn) -> None:
+        self.messages.append({"role": "user", "content": message})
+        steps = into.steps
+        for _ in range(self.settings.max_actions_per_turn):
+            response = await self.client.chat(
+                ChatRequest(
+                    messages=self._context(), max_tokens=self.settings.max_tokens, temperature=0.0
+                )
+            )
+            text = response.text
+            self.messages.append({"role": "assistant", "content": text})
+            blocks = command_blocks(text)
+            if not blocks:
+                steps.append(self._step(response, kind="agent", text=text.strip()))
+                into.reply = text.strip()
+                return
+            if len(blocks) > 1:
+                steps.append(self._step(response, kind="agent", text=text.strip()))
+                self.messages.append({"role": "user", "content": FORMAT_ERROR})
+                continue
+            steps.append(await self._act(response, text, blocks[0], workdir))
+        # out of actions for this turn: it ends with nothing said to the user
+
+    async def _act(
+        self, response: ChatResponse, text: str, block: tuple[int, str], workdir: Path
+    ) -> Step:
+        start, command = block
+        result = await run_shell(command, workdir, timeout_s=self.settings.command_timeout_s)
+        code = "timeout" if result.timed_out else str(result.returncode)
+        observation = f"<returncode>{code}</returncode>\n<output>\n{result.output}</output>"
+        self.messages.append({"role": "user", "content": cut(observation, TOOL_RESULT_CHARS)})
+        category, files = analyse_command(command)
+        step = self._step(response, kind="tool", text=text[:start].strip())
+        step.tool_name, step.category, step.command = "bash", category, command
+        step.arguments, step.files = {"command": command}, files
+        step.observation, step.is_error = observation, result.returncode != 0
+        return step
+
+    def _step(self, response: ChatResponse, *, kind: StepKind, text: str) -> Step:
+        usage = response.usage
+        return Step(
+            index=0,
+            kind=kind,
+            text=text,
+            timestamp=datetime.now(UTC),
+            usage=Usage(
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cached_tokens=usage.cached_tokens,
+            ),
+            cost=response.cost,
+            model=response.model or self.model,
+        )
+
+    def _context(self) -> list[Message]:
+        """System and first request, then as many of the latest messages as fit."""
+        head, rest = self.messages[:2], self.messages[2:]
+        budget = self.settings.context_chars - sum(len(str(m["content"])) for m in head)
+        kept: list[Message] = []
+        for message in reversed(rest):
+            budget -= len(str(message["content"]))
+            if budget < 0 and kept:
+                break
+            kept.append(message)
+        dropped = len(rest) - len(kept)
+        note = [{"role": "user", "content": f"[{dropped} earlier messages omitted]"}]
+        return head + (note if dropped else []) + kept[::-1]
+
+    async def aclose(self) -> None:
+        await self.client.aclose()

@@ -1,0 +1,75 @@
+"""An external agent CLI under test, run once per user message, whose stdout is a trace AgentLens
+reads (any detected format: `codex exec --json`, Claude Code's JSONL, …). For example:
+
+    --agent 'cmd:codex exec --json --full-auto -C {workdir} {message}'
+    --agent-resume 'codex exec --json --full-auto -C {workdir} resume --last {message}'
+
+The command is split like a shell line once, then `{message}`, `{workdir}` and `{turn}` are
+replaced inside each argument: the message is never parsed by a shell. The CLI gets the caller's
+environment (it needs its own credentials). Each turn's trace is kept as `turn-<n>.<ext>` in the
+session folder. A non-zero exit or an unreadable trace is an agent failure (stop rule 5)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from agentlens.errors import AgentLensError, TraceError
+from agentlens.formats.load import read_path
+from agentlens.scenarios.agents._shell import run_process
+from agentlens.scenarios.turns import AgentTurn
+from agentlens.trajectory import Step
+
+PLACEHOLDER = re.compile(r"\{(message|workdir|turn)\}")
+
+
+class AgentFailure(AgentLensError):
+    """The agent under test crashed or produced nothing readable."""
+
+
+class CommandAgent:
+    def __init__(
+        self, command: str, *, resume: str | None = None, trace_dir: Path, suffix: str = ".jsonl"
+    ) -> None:
+        self.first = shlex.split(command)
+        self.resume = shlex.split(resume) if resume else None
+        if not self.first:
+            raise AgentLensError("the agent command is empty")
+        self.name = Path(self.first[0]).name
+        self.model: str | None = None
+        self.trace_dir = trace_dir
+        self.suffix = suffix
+        self.turns = 0
+
+    async def turn(self, message: str, workdir: Path, into: AgentTurn) -> None:
+        template = self.resume if self.resume and self.turns else self.first
+        self.turns += 1
+        values = {"message": message, "workdir": str(workdir), "turn": str(self.turns)}
+        argv = [_fill(part, values) for part in template]
+        result, err = await run_process(argv, workdir, timeout_s=None, merge_stderr=False)
+        trace = self.trace_dir / f"turn-{self.turns}{self.suffix}"
+        trace.parent.mkdir(parents=True, exist_ok=True)
+        trace.write_text(result.output, encoding="utf-8")
+        if result.returncode != 0:
+            tail = err.strip()[-400:] or result.output.strip()[-400:]
+            raise AgentFailure(f"{argv[0]} exited with {result.returncode}: {tail}")
+        into.steps[:], into.reply = self._read(trace)
+
+    def _read(self, trace: Path) -> tuple[list[Step], str]:
+        try:
+            trajectories = read_path(trace)
+        except TraceError as exc:
+            raise AgentFailure(f"the agent's output is not a readable trace: {exc}") from exc
+        steps = [s for t in trajectories for s in t.steps if s.kind in ("agent", "tool")]
+        self.model = self.model or next((t.model for t in trajectories if t.model), None)
+        reply = next((s.text for s in reversed(steps) if s.kind == "agent" and s.text), "")
+        return steps, reply
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _fill(part: str, values: dict[str, str]) -> str:
+    """One pass, so a message that contains `{workdir}` stays as written."""
+    return PLACEHOLDER.sub(lambda match: values[match[1]], part)

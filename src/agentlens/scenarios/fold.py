@@ -1,0 +1,215 @@
+"""A fold (spec §2.1, §4.4): every scenario × persona, each retried up to `num_attempts` times
+while it ends in an agent failure, under a dollar budget that counts only the simulated user's
+spend (as the released runner does); once it is exceeded the remaining pairs are skipped.
+
+Output folder:
+    trajectories/<scenario>__<persona>.jsonl   the final attempt of each pair (canonical JSONL:
+                                               `agentlens review/telemetry/score` read it)
+    sessions/<scenario>/<persona>/attempt-<n>/ repo/ (the workspace), verify.json, trajectory.jsonl,
+                                               and an external agent's own trace per turn
+    run.json                                   the summary `FoldResult.summary()` prints
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentlens.errors import BudgetExceededError, ConfigError
+from agentlens.formats.jsonl import dump_jsonl
+from agentlens.providers.client import LLMClient
+from agentlens.reviews.report import dump
+from agentlens.reviews.scenario import Scenario, load_scenario
+from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
+from agentlens.scenarios.session import SessionResult, run_session
+from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
+from agentlens.scenarios.workspace import prepare, run_preprocessors
+from agentlens.seams import ScenarioAgent
+
+AgentFactory = Callable[[Path], ScenarioAgent]
+"""Builds a fresh agent for one session, given the session folder (for its own traces)."""
+
+
+@dataclass
+class Fold:
+    scenarios: list[Scenario]
+    personas: list[Persona]
+    budget_dollars: float | None = 5.0
+    attempts: int = 3
+
+
+def load_fold(path: str | Path) -> Fold:
+    """The released `workflows.json`: `scenario_paths` (folders holding `config.json`, relative
+    to the file), `user_paths` (persona files), `budget_dollars_limit`, `num_attempts`."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read fold: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("scenario_paths"), list):
+        raise ConfigError(f"{path}: a fold needs a 'scenario_paths' list")
+    base = path.parent
+    scenarios = [load_scenario(_scenario_file(base / str(p))) for p in doc["scenario_paths"]]
+    users = doc.get("user_paths") or list(RELEASED_FOLD)
+    personas = [load_persona(_persona_spec(base, str(u))) for u in users]
+    budget = doc.get("budget_dollars_limit", 5.0)
+    return Fold(
+        scenarios,
+        personas,
+        budget_dollars=None if budget is None else float(budget),
+        attempts=int(doc.get("num_attempts", 3)),
+    )
+
+
+def _scenario_file(path: Path) -> Path:
+    return path / "config.json" if path.is_dir() else path
+
+
+def _persona_spec(base: Path, spec: str) -> str:
+    """A built-in name, else a file relative to the fold; the released `users/default.txt` is
+    used when present, our own wording of it otherwise."""
+    if (base / spec).is_file():
+        return str(base / spec)
+    return Path(spec).stem if Path(spec).stem in ("default", "helpful", "toxic") else spec
+
+
+@dataclass
+class RunSettings:
+    make_agent: AgentFactory
+    simulator: LLMClient
+    out: Path
+    project: Path | None = None
+    """Overrides each scenario's `project_path`."""
+    run_name: str = "run"
+    simulator_settings: SimulatorSettings = field(default_factory=SimulatorSettings)
+
+
+@dataclass
+class FoldResult:
+    sessions: list[SessionResult] = field(default_factory=list)
+    attempts: list[SessionResult] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    spent: float = 0.0
+    budget_dollars: float | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """Formal pass rate over the runs that did not fail (spec §4.4: failures leave the
+        denominator), termination reasons, and what was retried or skipped."""
+        counted = [s for s in self.sessions if not s.failed]
+        passed = sum(1 for s in counted if s.verification and s.verification.passed)
+        return {
+            "pairs": len(self.sessions) + len(self.skipped),
+            "runs": len(self.sessions),
+            "failed_runs": len(self.sessions) - len(counted),
+            "formal_passed": passed,
+            "formal_pass_rate": round(passed / len(counted), 4) if counted else None,
+            "attempts": len(self.attempts),
+            "terminations": dict(Counter(str(s.termination.stop) for s in self.sessions)),
+            "skipped_over_budget": [f"{a}__{b}" for a, b in self.skipped],
+            "simulator_spend_dollars": round(self.spent, 6),
+            "budget_dollars": self.budget_dollars,
+            "sessions": [_session_line(s) for s in self.sessions],
+        }
+
+
+def _session_line(result: SessionResult) -> dict[str, Any]:
+    meta = result.trajectory.metadata
+    return {
+        "id": result.trajectory.id,
+        "termination": meta.get("termination"),
+        "termination_reason": meta.get("termination_reason"),
+        "user_messages": meta.get("user_messages"),
+        "steps": len(result.trajectory.steps),
+        "formal_passed": result.verification.passed if result.verification else None,
+        "duration_s": round(result.duration_s, 2),
+    }
+
+
+async def run_fold(
+    fold: Fold,
+    settings: RunSettings,
+    on_session: Callable[[SessionResult], None] | None = None,
+) -> FoldResult:
+    outcome = FoldResult(budget_dollars=fold.budget_dollars)
+    for scenario in fold.scenarios:
+        for persona in fold.personas:
+            if fold.budget_dollars is not None and outcome.spent > fold.budget_dollars:
+                outcome.skipped.append((scenario.name, persona.name))
+                continue
+            try:
+                result = await _run_pair(fold, settings, scenario, persona, outcome)
+            except BudgetExceededError:
+                outcome.skipped.append((scenario.name, persona.name))
+                continue
+            outcome.sessions.append(result)
+            _write_final(settings.out, result, scenario.name, persona.name)
+            if on_session is not None:
+                on_session(result)
+    dump(outcome.summary(), settings.out / "run.json")
+    return outcome
+
+
+async def _run_pair(
+    fold: Fold, settings: RunSettings, scenario: Scenario, persona: Persona, outcome: FoldResult
+) -> SessionResult:
+    result: SessionResult | None = None
+    for attempt in range(1, max(fold.attempts, 1) + 1):
+        folder = settings.out / "sessions" / scenario.name / persona.name / f"attempt-{attempt}"
+        result = await _run_attempt(settings, scenario, persona, folder, attempt)
+        outcome.attempts.append(result)
+        outcome.spent += result.simulator_cost
+        if not result.failed:
+            break
+    assert result is not None
+    return result
+
+
+async def _run_attempt(
+    settings: RunSettings, scenario: Scenario, persona: Persona, folder: Path, attempt: int
+) -> SessionResult:
+    workspace = prepare(_project(settings, scenario), folder / "repo")
+    run_preprocessors(workspace, scenario.preprocessors)
+    session_id = f"{settings.run_name}/{scenario.name}/{persona.name}"
+    agent = settings.make_agent(folder)
+    user = SimulatedUser(
+        settings.simulator,
+        persona,
+        scenario,
+        agent_name=agent.name,
+        project=str(workspace.path),
+        session_key=f"{session_id}#{attempt}",
+        settings=settings.simulator_settings,
+    )
+    try:
+        result = await run_session(
+            scenario,
+            agent,
+            user,
+            workspace,
+            session_id=session_id,
+            metadata={"persona": persona.name, "attempt": attempt},
+        )
+    finally:
+        await agent.aclose()
+    dump_jsonl([result.trajectory], folder / "trajectory.jsonl")
+    if result.verification is not None:
+        dump(result.verification.to_dict(), folder / "verify.json")
+    return result
+
+
+def _project(settings: RunSettings, scenario: Scenario) -> Path:
+    if settings.project is not None:
+        return settings.project
+    if scenario.project_path and scenario.directory is not None:
+        return (scenario.directory / scenario.project_path).resolve()
+    raise ConfigError(f"scenario {scenario.name!r} names no project_path; give --project")
+
+
+def _write_final(out: Path, result: SessionResult, scenario: str, persona: str) -> None:
+    target = out / "trajectories" / f"{scenario}__{persona}.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    dump_jsonl([result.trajectory], target)

@@ -1,0 +1,201 @@
+"""One scenario × persona run (spec §1.1, §4.3): the simulated user opens, the agent works, the
+user answers, until a stop rule fires; then the formal checks run on the workspace.
+
+Stop rules, checked in this order after each agent turn: the agent raised (5) or overran its
+turn (4) or the scenario's clock (3); it did nothing at all, neither a tool call nor a message (6;
+the released code's "no actions", read here as "no events" [unverified], so an agent that only
+answers a question is not cut off); `max_steps` user messages were answered (2); the user called
+`terminate_dialog` (1). After 3, 4 and 5 the simulator gets one more turn, logged only."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from agentlens.errors import BudgetExceededError, ProviderError
+from agentlens.reviews.scenario import Scenario, ScenarioResult, run_scenario
+from agentlens.scenarios.agent_view import turn_view
+from agentlens.scenarios.simulated_user import SimulatedUser, transcript
+from agentlens.scenarios.turns import AgentTurn, Stop, Termination, UserTurn
+from agentlens.scenarios.workspace import Workspace, diff_since_base
+from agentlens.seams import ScenarioAgent
+from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory
+
+FORMAT = "agentlens-scenario"
+
+
+@dataclass
+class SessionResult:
+    trajectory: Trajectory
+    termination: Termination
+    verification: ScenarioResult | None
+    workspace: Workspace
+    simulator_cost: float
+    duration_s: float
+
+    @property
+    def failed(self) -> bool:
+        """An agent (or simulator) failure: retried, and left out of the pass-rate denominator."""
+        return self.termination.stop.is_agent_failure
+
+
+@dataclass
+class _Dialog:
+    steps: list[Step] = field(default_factory=list)
+    user_messages: int = 0
+    final_user_turn: UserTurn | None = None
+
+    def add_user(self, text: str) -> None:
+        self.steps.append(Step(index=0, kind="user", text=text, timestamp=datetime.now(UTC)))
+        self.user_messages += 1
+
+    def add_agent(self, turn: AgentTurn) -> None:
+        """The turn's steps; one without a time of its own gets the time its turn ended, when
+        the runner saw it (an agent CLI's stream often carries no times)."""
+        ended = datetime.now(UTC)
+        for step in turn.steps:
+            if step.timestamp is None:
+                step.timestamp = ended
+        self.steps += turn.steps
+
+
+async def run_session(
+    scenario: Scenario,
+    agent: ScenarioAgent,
+    user: SimulatedUser,
+    workspace: Workspace,
+    *,
+    session_id: str,
+    metadata: dict[str, Any] | None = None,
+) -> SessionResult:
+    start = time.monotonic()
+    dialog = _Dialog()
+    try:
+        termination = await _converse(scenario, agent, user, workspace, dialog, start)
+    except BudgetExceededError:
+        raise
+    except ProviderError as exc:
+        termination = Termination(Stop.SIMULATOR_ERROR, f"Simulated user failed: {exc}")
+    trajectory = _trajectory(scenario, agent, user, workspace, dialog, termination, session_id)
+    trajectory.metadata.update(metadata or {})
+    verification = None
+    if not termination.stop.is_agent_failure:
+        verification = await asyncio.to_thread(
+            run_scenario, scenario, workspace.path, trajectory=trajectory, base_ref=workspace.base
+        )
+        trajectory.outcome = Outcome(
+            status="passed" if verification.passed else "failed", source="formal-verification"
+        )
+        trajectory.metadata["formal"] = verification.to_dict()
+    return SessionResult(
+        trajectory,
+        termination,
+        verification,
+        workspace,
+        user.spent,
+        time.monotonic() - start,
+    )
+
+
+async def _converse(
+    scenario: Scenario,
+    agent: ScenarioAgent,
+    user: SimulatedUser,
+    workspace: Workspace,
+    dialog: _Dialog,
+    start: float,
+) -> Termination:
+    opening = await user.first_message(scenario)
+    if opening.terminate is not None:
+        return Termination(Stop.USER_FINISHED, "User decided to finish the dialog")
+    message = opening.text
+    dialog.add_user(message)
+    while True:
+        turn = AgentTurn()
+        stopped = await _agent_turn(scenario, agent, message, workspace, turn, start)
+        dialog.add_agent(turn)
+        if stopped is None and not turn.steps and not turn.reply:
+            stopped = Termination(Stop.NO_ACTIONS, "The agent produced no actions")
+        view = turn_view(turn, await asyncio.to_thread(diff_since_base, workspace))
+        if stopped is not None:
+            if stopped.stop.gets_final_user_turn:
+                dialog.final_user_turn = await user.final_turn(view)
+            return stopped
+        if dialog.user_messages >= scenario.max_steps:
+            return Termination(Stop.MAX_USER_MESSAGES, "Reached the limit of user messages")
+        answer = await user.reply(view, first_reply=dialog.user_messages == 1)
+        if answer.terminate is not None:
+            return Termination(Stop.USER_FINISHED, "User decided to finish the dialog")
+        message = answer.text
+        dialog.add_user(message)
+
+
+async def _agent_turn(
+    scenario: Scenario,
+    agent: ScenarioAgent,
+    message: str,
+    workspace: Workspace,
+    turn: AgentTurn,
+    start: float,
+) -> Termination | None:
+    """Run one agent turn under the turn and scenario limits; a Termination if it ended the run."""
+    left = scenario.scenario_timeout_seconds - (time.monotonic() - start)
+    limit = min(scenario.agent_turn_timeout_seconds, max(left, 0.0))
+    scenario_bound = left <= scenario.agent_turn_timeout_seconds
+    try:
+        await asyncio.wait_for(agent.turn(message, workspace.path, turn), limit)
+    except TimeoutError:
+        if scenario_bound:
+            seconds = f"{scenario.scenario_timeout_seconds:g}"
+            return Termination(Stop.SCENARIO_TIMEOUT, f"Scenario timed out after {seconds}s")
+        seconds = f"{scenario.agent_turn_timeout_seconds:g}"
+        return Termination(
+            Stop.AGENT_TURN_TIMEOUT, f"Waiting for the agent response timed out after {seconds}s"
+        )
+    except BudgetExceededError:
+        raise
+    except Exception as exc:  # spec §4.3 rule 5: any agent exception ends the run, recorded
+        return Termination(Stop.AGENT_ERROR, f"Agent failed: {type(exc).__name__}: {exc}")
+    return None
+
+
+def _trajectory(
+    scenario: Scenario,
+    agent: ScenarioAgent,
+    user: SimulatedUser,
+    workspace: Workspace,
+    dialog: _Dialog,
+    termination: Termination,
+    session_id: str,
+) -> Trajectory:
+    for index, step in enumerate(dialog.steps):
+        step.index = index
+    final = dialog.final_user_turn
+    metadata: dict[str, Any] = {
+        "scenario": scenario.name,
+        "termination": str(termination.stop),
+        "termination_reason": termination.reason,
+        "user_messages": dialog.user_messages,
+        "base_revision": workspace.base,
+        "simulator": {
+            "model": getattr(user.client, "name", None),
+            "calls": user.calls,
+            "cost": round(user.spent, 6),
+        },
+        "simulator_transcript": transcript(user.messages),
+    }
+    if final is not None:
+        metadata["final_user_turn"] = final.text or f"terminate_dialog: {final.terminate}"
+    return Trajectory(
+        id=session_id,
+        task_id=scenario.name,
+        task=next((s.text for s in dialog.steps if s.kind == "user"), None),
+        agent=Agent(name=agent.name),
+        model=agent.model,
+        source=Source(format=FORMAT, path=str(workspace.path)),
+        steps=dialog.steps,
+        metadata=metadata,
+    )

@@ -1,0 +1,162 @@
+"""The simulated user (spec §4.2): an LLM that plays a persona pursuing the scenario's private
+instruction, reads each agent turn and answers it, or ends the dialog with `terminate_dialog`.
+
+Models without tool calls (most small local ones) may end the dialog with a line
+`TERMINATE_DIALOG: <reason>` instead; the released runner offers only the tool. In reply to the
+agent's first turn a termination is re-sampled up to 5 times (spec §4.3), and so is an empty
+answer; if every sample is empty the dialog ends with "the simulated user gave no message"."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlens.formats._openhands_common import parse_arguments
+from agentlens.providers.client import LLMClient
+from agentlens.providers.types import ChatRequest, ChatResponse, Message
+from agentlens.reviews.scenario import Scenario
+from agentlens.scenarios.personas import Persona
+from agentlens.scenarios.turns import UserTurn
+
+TERMINATE_TOOL = "terminate_dialog"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": TERMINATE_TOOL,
+            "description": "End the conversation with the agent.",
+            "parameters": {
+                "type": "object",
+                "properties": {"termination_reason": {"type": "string"}},
+                "required": ["termination_reason"],
+            },
+        },
+    }
+]
+TEXT_TERMINATE = re.compile(r"^\s*(?:TERMINATE_DIALOG|terminate_dialog)\b\W*(.*)", re.DOTALL)
+MAX_RESAMPLES = 5
+NO_MESSAGE = "the simulated user gave no message"
+
+
+@dataclass
+class SimulatorSettings:
+    max_tokens: int = 400
+    temperature: float | None = 0.7
+    """Above zero, so a re-sample can differ; the seed changes per sample too (cache keys)."""
+    os_name: str = field(default_factory=platform.system)
+
+
+class SimulatedUser:
+    """One dialog's simulator. `messages` is its full request transcript (the judge's evidence,
+    spec §5.2); `spent` its dollars (the fold budget counts only these, spec §4.4)."""
+
+    def __init__(
+        self,
+        client: LLMClient,
+        persona: Persona,
+        scenario: Scenario,
+        *,
+        agent_name: str,
+        project: str,
+        session_key: str,
+        settings: SimulatorSettings | None = None,
+    ) -> None:
+        self.client = client
+        self.settings = settings or SimulatorSettings()
+        self.session_key = session_key
+        self.messages: list[Message] = [
+            {
+                "role": "system",
+                "content": system_prompt(
+                    persona, scenario, agent_name, project, self.settings.os_name
+                ),
+            }
+        ]
+        self.spent = 0.0
+        self.calls = 0
+
+    async def first_message(self, scenario: Scenario) -> UserTurn:
+        """The opening request: the scenario's fixed message verbatim, else the simulator's."""
+        if scenario.fixed_first_message and scenario.first_user_message:
+            self.messages.append({"role": "assistant", "content": scenario.first_user_message})
+            return UserTurn(text=scenario.first_user_message)
+        prompt = "Write your first message to the agent: ask it for what you want done."
+        return await self._answer(prompt, may_terminate=False)
+
+    async def reply(self, agent_view: str, *, first_reply: bool) -> UserTurn:
+        """The answer to one agent turn (shown as `agent_view`)."""
+        return await self._answer(agent_view, may_terminate=not first_reply)
+
+    async def final_turn(self, agent_view: str) -> UserTurn:
+        """The logged-only turn after a timeout or an agent failure."""
+        return await self._answer(agent_view, may_terminate=True)
+
+    async def _answer(self, prompt: str, *, may_terminate: bool) -> UserTurn:
+        self.messages.append({"role": "user", "content": prompt})
+        turn = UserTurn(terminate=NO_MESSAGE)
+        for sample in range(MAX_RESAMPLES + 1):
+            turn = self._parse(await self._call(sample))
+            turn.resamples = sample
+            if turn.terminate is None or (may_terminate and turn.terminate != NO_MESSAGE):
+                break
+        content = turn.text or f"{TERMINATE_TOOL}: {turn.terminate}"
+        self.messages.append({"role": "assistant", "content": content})
+        return turn
+
+    async def _call(self, sample: int) -> ChatResponse:
+        seed_text = f"{self.session_key}/{len(self.messages)}/{sample}"
+        request = ChatRequest(
+            messages=list(self.messages),
+            tools=TOOLS,
+            temperature=self.settings.temperature,
+            max_tokens=self.settings.max_tokens,
+            seed=int(hashlib.sha256(seed_text.encode()).hexdigest()[:8], 16),
+        )
+        response = await self.client.chat(request)
+        self.calls += 1
+        self.spent += response.cost or 0.0
+        return response
+
+    @staticmethod
+    def _parse(response: ChatResponse) -> UserTurn:
+        for call in response.tool_calls:
+            function = call["function"] if isinstance(call.get("function"), dict) else call
+            if function.get("name") == TERMINATE_TOOL:
+                args = parse_arguments(function.get("arguments")) or {}
+                reason = str(args.get("termination_reason") or "finished")
+                return UserTurn(text=response.text.strip(), terminate=reason, cost=response.cost)
+        text = response.text.strip()
+        match = TEXT_TERMINATE.match(text)
+        if match:
+            return UserTurn(terminate=match[1].strip() or "finished", cost=response.cost)
+        return UserTurn(text=text, terminate=None if text else NO_MESSAGE, cost=response.cost)
+
+
+def system_prompt(
+    persona: Persona, scenario: Scenario, agent_name: str, project: str, os_name: str
+) -> str:
+    task = scenario.user_instruction or scenario.first_user_message or scenario.name
+    return "\n".join(
+        [
+            f"You play a user of the {agent_name} coding agent. You want this done:",
+            f"<task_description>\n{task.strip()}\n</task_description>",
+            "Rules:",
+            "- Talk to the agent as that user would. Never do the work yourself.",
+            "- Never ask for anything beyond the task and never change its requirements.",
+            "- Correct the agent if it drifts away from the task.",
+            f"- When the agent has finished the last step of the task, call the tool "
+            f"{TERMINATE_TOOL} with your reason. If you cannot call tools, answer with one "
+            f"line instead: TERMINATE_DIALOG: <reason>.",
+            f"<persona>\n{persona.text}\n</persona>",
+            "Write at most 5 sentences; usually 1 or 2.",
+            f"Project: operating system {os_name}, project folder {project}.",
+        ]
+    )
+
+
+def transcript(messages: list[Message]) -> list[dict[str, Any]]:
+    """The request transcript without its system message, as the judge is given it (spec §5.2)."""
+    return [dict(m) for m in messages if m.get("role") != "system"]

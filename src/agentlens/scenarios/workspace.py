@@ -1,0 +1,90 @@
+"""The folder an agent works in during a scenario run: a copy of the project, committed as the
+base revision so the verifiers and the simulator see exactly what the agent changed.
+
+A copy rather than the project itself, so a run can never damage the user's checkout, and each
+scenario × persona starts from the same state. The copy is kept in the run's output folder:
+`agentlens verify` and `agentlens review --repo` can be run on it afterwards."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentlens.errors import ConfigError
+from agentlens.reviews.sandbox import IGNORED_NAMES, run_command
+
+GIT_IDENTITY = ("-c", "user.name=AgentLens", "-c", "user.email=scenario@agentlens")
+
+
+@dataclass
+class Workspace:
+    path: Path
+    base: str
+    """The commit the agent starts from."""
+
+
+def prepare(project: Path, target: Path) -> Workspace:
+    """Copy `project` (work tree, without its .git) to `target` and commit it as the base."""
+    if not project.is_dir():
+        raise ConfigError(f"{project}: project folder not found")
+    if target.exists():
+        shutil.rmtree(target)
+    ignore = shutil.ignore_patterns(".git", *IGNORED_NAMES)
+    shutil.copytree(project, target, symlinks=True, ignore=ignore)
+    _git(target, "init", "-q", "-b", "main")
+    _git(target, "add", "-A")
+    _git(target, "commit", "-q", "--allow-empty", "-m", "scenario base")
+    return Workspace(target, _git(target, "rev-parse", "HEAD").strip())
+
+
+def run_preprocessors(workspace: Workspace, preprocessors: list[dict[str, Any]]) -> None:
+    """Build steps the released runner does before the agent starts (e.g. `mvn install`).
+    A preprocessor is `{"command": [...] | "..."}` (or the released `tasks` list), run in the
+    workspace; what it leaves is committed on top, so it is not counted as the agent's change."""
+    for spec in preprocessors:
+        argv = _preprocessor_command(spec)
+        result = run_command(argv, workspace.path, timeout_s=float(spec.get("timeout_s", 600)))
+        if not result.ok:
+            raise ConfigError(f"preprocessor {argv} failed: {result.output[-500:]}")
+    if preprocessors:
+        _git(workspace.path, "add", "-A")
+        _git(workspace.path, "commit", "-q", "--allow-empty", "-m", "scenario preprocessors")
+        workspace.base = _git(workspace.path, "rev-parse", "HEAD").strip()
+
+
+def _preprocessor_command(spec: dict[str, Any]) -> list[str] | str:
+    command = spec.get("command") or spec.get("tasks")
+    if isinstance(command, str) and command.strip():
+        return command
+    if isinstance(command, list) and command:
+        return [str(part) for part in command]
+    raise ConfigError(f"preprocessor {spec!r} has no 'command'")
+
+
+def diff_since_base(workspace: Workspace) -> str:
+    """Everything the agent changed, new files included, without touching the workspace's index
+    (a scratch index takes the `git add`)."""
+    with tempfile.TemporaryDirectory(prefix="agentlens-index-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        _git(workspace.path, "read-tree", workspace.base, env=env)
+        _git(workspace.path, "add", "-A", env=env)
+        return _git(workspace.path, "diff", "--cached", "--no-color", workspace.base, env=env)
+
+
+def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *GIT_IDENTITY, *args],
+        capture_output=True,
+        text=True,
+        errors="replace",
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise ConfigError(f"git {' '.join(args[:2])} in {repo} failed: {proc.stderr.strip()[:300]}")
+    return proc.stdout
