@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentlens.reviews.demo_repo import DEMO_SCENARIO, create_repo
+from agentlens.reviews.scenario import Scenario
+from tests.cli.conftest import run_cli  # noqa: F401  (the `run_cli` fixture)
+
+SCRIPTED = Path(__file__).with_name("scripted_agent.py")
+INSTRUCTION = "sub() in calc/ops.py adds instead of subtracting. Have the agent fix it and test it."
+
+
+def scripted(mode: str, *extra: str) -> str:
+    """The `--agent` spec of the scripted agent CLI in `mode`."""
+    tail = " ".join(extra)
+    return f"cmd:{sys.executable} {SCRIPTED} {mode} {{message}} {{turn}} {tail}".rstrip()
+
+
+@pytest.fixture
+def calc_project(tmp_path: Path) -> Path:
+    """The review demo's tiny real git project (a pytest suite and one bug)."""
+    return create_repo(tmp_path / "calc")
+
+
+@pytest.fixture
+def calc_scenario() -> Scenario:
+    return Scenario(
+        "fix_sub",
+        list(DEMO_SCENARIO["verifiers"]),
+        max_steps=2,
+        user_instruction=INSTRUCTION,
+    )

@@ -1,0 +1,79 @@
+"""A real agent CLI for the scenario tests: a process that changes the workspace and prints a
+`codex exec --json` stream, as Codex would. Usage: scripted_agent.py MODE MESSAGE TURN [ARG]
+
+fix      turn 1 fixes calc.sub with sed and appends a test; later turns only answer
+sleep    writes its pid to ARG, then sleeps (turn and scenario timeouts)
+crash    exits 3 with a message on stderr (agent failure)
+silent   a stream with no items (the agent did nothing)
+garbage  prints text that is no trace format
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SED = "sed -i 's/return a + b  # bug: should subtract/return a - b/' calc/ops.py"
+NEW_TEST = "\n\ndef test_sub_negative():\n    assert sub(2, 3) == -1\n"
+
+
+def emit(event: dict) -> None:
+    print(json.dumps(event), flush=True)
+
+
+def item(number: int, **fields: object) -> None:
+    emit({"type": "item.completed", "item": {"id": f"item_{number}", **fields}})
+
+
+def fix(turn: int) -> None:
+    if turn == 1:
+        done = subprocess.run(["bash", "-c", SED], capture_output=True, text=True)
+        item(
+            0,
+            type="command_execution",
+            command=f"bash -lc {json.dumps(SED)}",
+            aggregated_output=done.stdout,
+            exit_code=done.returncode,
+            status="completed",
+        )
+        with open("tests/test_ops.py", "a") as handle:
+            handle.write(NEW_TEST)
+        item(
+            1,
+            type="file_change",
+            changes=[{"path": "tests/test_ops.py", "kind": "update"}],
+            status="completed",
+        )
+        item(2, type="agent_message", text="Fixed sub() and added a regression test.")
+    else:
+        item(0, type="agent_message", text="Done; nothing else to change.")
+
+
+def main() -> int:
+    mode, _message, turn = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if mode == "crash":
+        print("boom: the agent crashed", file=sys.stderr)
+        return 3
+    if mode == "garbage":
+        print("this is not a trace")
+        return 0
+    emit({"type": "thread.started", "thread_id": "scripted"})
+    emit({"type": "turn.started"})
+    if mode == "fix":
+        fix(turn)
+    elif mode == "sleep":
+        Path(sys.argv[4]).write_text(str(os.getpid()))
+        time.sleep(120)
+    emit(
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": 100, "cached_input_tokens": 0, "output_tokens": 20},
+        }
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""Folds in the released layout, the budget rule, and `agentlens run` on the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentlens.providers import LLMClient
+from agentlens.providers.pricing import Price, PriceTable
+from agentlens.providers.types import ChatResponse, TokenUsage
+from agentlens.reviews.demo_repo import DEMO_SCENARIO
+from agentlens.scenarios import RunSettings, load_fold, run_fold
+from agentlens.scenarios.agents import agent_factory
+from agentlens.scenarios.personas import BUILT_IN
+from tests.cli.conftest import Run
+from tests.scenarios.conftest import INSTRUCTION, scripted
+from tests.scenarios.test_simulated_user import Scripted
+
+FIRST = "STARTING STEP [1]: fix sub() in calc/ops.py, then STOP."
+
+
+def released_fold(root: Path, project: Path, *, budget: float = 5.0) -> Path:
+    """workflows.json + two scenario folders (config.json, user_instruction.txt,
+    first_user_message.md) + a persona file, as the released fold lays them out."""
+    for name in ("fix_a", "fix_b"):
+        folder = root / "scenarios" / name
+        folder.mkdir(parents=True)
+        config = {
+            **DEMO_SCENARIO,
+            "project_path": str(project),
+            "max_steps": 1,
+            "fixed_fst_user_message": True,
+            "tags": ["workflows"],
+        }
+        del config["name"]
+        (folder / "config.json").write_text(json.dumps(config))
+        (folder / "user_instruction.txt").write_text(INSTRUCTION)
+        (folder / "first_user_message.md").write_text(FIRST)
+    (root / "users").mkdir()
+    (root / "users" / "toxic.txt").write_text("You are impatient.\n")
+    fold = {
+        "budget_dollars_limit": budget,
+        "num_attempts": 2,
+        "scenario_paths": ["scenarios/fix_a", "scenarios/fix_b"],
+        "user_paths": ["users/default.txt", "users/toxic.txt"],
+    }
+    (root / "workflows.json").write_text(json.dumps(fold))
+    return root / "workflows.json"
+
+
+def test_released_fold_layout_loads(calc_project: Path, tmp_path: Path) -> None:
+    fold = load_fold(released_fold(tmp_path, calc_project))
+    assert [s.name for s in fold.scenarios] == ["fix_a", "fix_b"]
+    first = fold.scenarios[0]
+    assert (first.user_instruction, first.first_user_message) == (INSTRUCTION, FIRST)
+    assert first.fixed_first_message and first.max_steps == 1 and first.tags == ["workflows"]
+    # users/default.txt is absent: our wording of the released persona stands in for it
+    assert [(p.name, p.text) for p in fold.personas] == [
+        ("default", BUILT_IN["default"]),
+        ("toxic", "You are impatient."),
+    ]
+    assert (fold.budget_dollars, fold.attempts) == (5.0, 2)
+
+
+def test_fixed_first_messages_and_one_step_need_no_simulator_call(
+    calc_project: Path, tmp_path: Path
+) -> None:
+    """The fixed first message goes to the agent verbatim, and with max_steps 1 the run ends
+    after the agent's answer to it: the simulator is never asked, so nothing is spent."""
+    fold = load_fold(released_fold(tmp_path / "fold", calc_project, budget=0.5))
+    answer = ChatResponse(text="Thanks.", usage=TokenUsage(prompt_tokens=300_000))
+    provider = Scripted([answer] * 10)
+    client = LLMClient(provider, prices=PriceTable({"sim": Price(1.0, 1.0, 0.0)}))
+    settings = RunSettings(
+        make_agent=agent_factory(scripted("fix")), simulator=client, out=tmp_path / "out"
+    )
+    result = asyncio.run(run_fold(fold, settings))
+    assert provider.requests == [] and result.skipped == []
+    assert result.sessions[0].trajectory.steps[0].text == FIRST
+    assert len(result.sessions) == 4 and result.summary()["formal_passed"] == 4
+
+
+def test_budget_exceeded_skips_the_remaining_pairs(calc_project: Path, tmp_path: Path) -> None:
+    fold = load_fold(released_fold(tmp_path / "fold", calc_project, budget=0.5))
+    for scenario in fold.scenarios:
+        scenario.max_steps = 2  # one simulator reply per pair: $0.30 each
+    answer = ChatResponse(text="Thanks.", usage=TokenUsage(prompt_tokens=300_000))
+    provider = Scripted([answer] * 10)
+    client = LLMClient(provider, prices=PriceTable({"sim": Price(1.0, 1.0, 0.0)}))
+    settings = RunSettings(
+        make_agent=agent_factory(scripted("fix")), simulator=client, out=tmp_path / "out"
+    )
+    result = asyncio.run(run_fold(fold, settings))
+    # $0.30 after pair 1, $0.60 > $0.50 after pair 2: pairs 3 and 4 are skipped
+    assert len(result.sessions) == 2 and result.skipped == [
+        ("fix_b", "default"),
+        ("fix_b", "toxic"),
+    ]
+    assert result.spent == pytest.approx(0.6)
+    saved = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert saved["skipped_over_budget"] == ["fix_b__default", "fix_b__toxic"]
+
+
+@pytest.mark.llm
+def test_cli_run_prints_the_table_and_exits_0(
+    run_cli: Callable[..., Run], local_llm_url: str, calc_project: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(
+        json.dumps({**DEMO_SCENARIO, "max_steps": 1, "user_instruction": INSTRUCTION})
+    )
+    out = tmp_path / "runs" / "nightly"
+    result = run_cli(
+        "run",
+        str(scenario),
+        "--project",
+        str(calc_project),
+        "--agent",
+        scripted("fix"),
+        "--simulator",
+        local_llm_url,
+        "--out",
+        str(out),
+        "--persona",
+        "helpful",
+    )
+    assert result.code == 0, result.err
+    assert "fix_sub / helpful" in result.out and "PASS" in result.out
+    assert "formal pass rate 100.0% (1/1" in result.out
+    listed = run_cli("inspect", str(out / "trajectories"))
+    assert listed.code == 0 and "nightly/fix_sub/helpful" in listed.out
+
+
+def test_cli_errors_are_one_line(
+    run_cli: Callable[..., Run], calc_project: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps(DEMO_SCENARIO))
+    bad_agent = run_cli(
+        "run",
+        str(scenario),
+        "--project",
+        str(calc_project),
+        "--agent",
+        "codex",
+        "--simulator",
+        "openai-compatible:http://127.0.0.1:9/v1#m",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert bad_agent.code == 2 and "is not 'bash:<model>' or 'cmd:<command line>'" in bad_agent.err
+    no_project = run_cli(
+        "run",
+        str(scenario),
+        "--agent",
+        scripted("fix"),
+        "--simulator",
+        "openai-compatible:http://127.0.0.1:9/v1#m",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert no_project.code == 2 and "names no project_path; give --project" in no_project.err
+    assert "Traceback" not in bad_agent.err + no_project.err
