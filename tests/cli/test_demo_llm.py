@@ -45,3 +45,19 @@ def test_default_demo_stays_llm_free_and_says_how(run_cli: Callable[..., object]
     assert "agentlens demo --llm" in out
     assert "pip install 'agentlens[local-llm]'" in out.replace("\n", " ")
     assert "evaluator calls" not in out
+
+
+@pytest.mark.llm
+def test_demo_with_llm_runs_a_scenario(run_cli: Callable[..., object]) -> None:
+    """The built-in shell agent and the simulated user, both the local model, on the tiny repo."""
+    result = run_cli("demo", "--llm", "--data", str(TASK_DIR), "--section", "scenario run")
+    out = " ".join(result.out.split())  # type: ignore[attr-defined]
+    assert result.code == 0, out + result.err  # type: ignore[attr-defined]
+    assert "scenario run fix_sub / default: " in out
+    assert "formal checks FAIL" in out or "formal checks PASS" in out
+    assert "ended: " in out
+
+
+def test_default_demo_skips_the_scenario_run_and_says_how(run_cli: Callable[..., object]) -> None:
+    result = run_cli("demo", "--data", str(TASK_DIR), "--section", "scenario run")
+    assert "scenario run: skipped (run `agentlens demo --llm`" in result.out  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@
 fix      turn 1 fixes calc.sub with sed and appends a test; later turns only answer
 sleep    writes its pid to ARG, then sleeps (turn and scenario timeouts)
 crash    exits 3 with a message on stderr (agent failure)
+mini     fixes calc.sub and writes a mini-swe-agent-1 `traj.json` to ARG (the `{trace}` file)
 silent   a stream with no items (the agent did nothing)
 garbage  prints text that is no trace format
 """
@@ -51,11 +52,32 @@ def fix(turn: int) -> None:
         item(0, type="agent_message", text="Done; nothing else to change.")
 
 
+def mini(trace: str) -> None:
+    done = subprocess.run(["bash", "-c", SED], capture_output=True, text=True)
+    observation = f"<returncode>{done.returncode}</returncode>\n<output>\n{done.stdout}</output>"
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Fix sub()."},
+        {"role": "assistant", "content": f"THOUGHT: fix it.\n\n```bash\n{SED}\n```"},
+        {"role": "user", "content": observation},
+        {"role": "assistant", "content": "sub() now subtracts."},
+    ]
+    doc = {
+        "info": {"exit_status": "Submitted", "mini_version": "1.9.0"},
+        "messages": messages,
+        "trajectory_format": "mini-swe-agent-1",
+    }
+    Path(trace).write_text(json.dumps(doc))
+
+
 def main() -> int:
     mode, _message, turn = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if mode == "crash":
         print("boom: the agent crashed", file=sys.stderr)
         return 3
+    if mode == "mini":
+        mini(sys.argv[4])
+        return 0
     if mode == "garbage":
         print("this is not a trace")
         return 0

@@ -13,6 +13,7 @@ from agentlens.providers import LLMClient
 from agentlens.providers.pricing import Price, PriceTable
 from agentlens.providers.types import ChatResponse, TokenUsage
 from agentlens.reviews.demo_repo import DEMO_SCENARIO
+from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import RunSettings, load_fold, run_fold
 from agentlens.scenarios.agents import agent_factory
 from agentlens.scenarios.personas import BUILT_IN
@@ -165,3 +166,25 @@ def test_cli_errors_are_one_line(
     )
     assert no_project.code == 2 and "names no project_path; give --project" in no_project.err
     assert "Traceback" not in bad_agent.err + no_project.err
+
+
+def test_an_unreachable_simulator_fails_the_run_and_is_retried(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    """A real connection refused: the run is a failure (not the agent's), retried, left out."""
+    from agentlens.providers import get_provider
+    from agentlens.providers.retry import RetryPolicy
+    from agentlens.scenarios import Fold, Stop, load_persona
+
+    simulator = get_provider(
+        "openai-compatible:http://127.0.0.1:9/v1#m", cache=False, retry=RetryPolicy(max_attempts=1)
+    )
+    fold = Fold([calc_scenario], [load_persona("default")], attempts=2)
+    settings = RunSettings(
+        make_agent=agent_factory(scripted("fix")), simulator=simulator, out=tmp_path / "out",
+        project=calc_project,
+    )  # fmt: skip
+    result = asyncio.run(run_fold(fold, settings))
+    assert [a.termination.stop for a in result.attempts] == [Stop.SIMULATOR_ERROR] * 2
+    assert "Simulated user failed" in result.sessions[0].termination.reason
+    assert result.summary()["failed_runs"] == 1

@@ -87,6 +87,24 @@ def test_agent_cli_fixes_the_bug_and_the_run_passes(
     assert (out / "run.json").is_file()
 
 
+def test_agent_cli_writing_its_trace_to_a_file(
+    local_llm_url: str, calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    """`{trace}`: the CLI writes a mini-swe-agent trajectory there, read by that reader."""
+    scenario = replace(calc_scenario, max_steps=1)
+    result = run(
+        scenario, calc_project, tmp_path / "out", local_llm_url, scripted("mini", "{trace}")
+    )
+    steps = result.sessions[0].trajectory.steps
+    assert [s.kind for s in steps] == ["user", "tool", "agent"]  # mini's system/task left out
+    assert steps[1].command.startswith("sed -i") and steps[1].observation.startswith(
+        "<returncode>0"
+    )
+    assert steps[2].text == "sub() now subtracts."
+    trace = tmp_path / "out" / "sessions" / "fix_sub" / "default" / "attempt-1" / "turn-1.json"
+    assert trace.is_file()
+
+
 def test_turn_timeout_kills_the_agent_and_gives_the_user_a_last_turn(
     local_llm_url: str, calc_project: Path, calc_scenario: Scenario, tmp_path: Path
 ) -> None:

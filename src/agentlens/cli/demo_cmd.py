@@ -38,6 +38,7 @@ SECTIONS: dict[str, str] = {
     "process scoring": "agentlens.cli._demo_process:process_section",
     "step value": "agentlens.stepvalue.demo:demo_section",
     "trajectory reviews": "agentlens.reviews.demo:demo_section",
+    "scenario run": "agentlens.scenarios.demo:demo_section",
 }
 DEV_DATA = Path("..") / "shared" / "data" / "agentlens-bench-dev"
 REPO = Path(__file__).resolve().parents[3]

@@ -12,11 +12,11 @@ from rich.progress import Progress
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import WIDE, console, err_console
 
 if TYPE_CHECKING:
     from agentlens.reviews.scenario import Scenario
-    from agentlens.scenarios import Fold, FoldResult
+    from agentlens.scenarios import Fold, FoldResult, SessionResult
 
 
 @click.command()
@@ -165,21 +165,18 @@ def _limited(
 
 
 def _print(result: FoldResult, out: Path) -> None:
-    table = Table("scenario / persona", "ended", "user msgs", "steps", "formal", "time")
-    for session in result.sessions:
-        meta = session.trajectory.metadata
-        verdict = "failed run"
-        if session.verification is not None:
-            verdict = "PASS" if session.verification.passed else "FAIL"
-        table.add_row(
-            f"{meta['scenario']} / {meta.get('persona')}",
-            Text(str(meta["termination_reason"])),
-            str(meta["user_messages"]),
-            str(len(session.trajectory.steps)),
-            verdict,
-            f"{session.duration_s:.1f}s",
-        )
-    console.print(table)
+    rows = [_row(session) for session in result.sessions]
+    if console.width >= WIDE:
+        table = Table("scenario / persona", "ended", "user msgs", "steps", "formal", "time")
+        for row in rows:
+            table.add_row(*row[:1], Text(row[1]), *row[2:])
+        console.print(table)
+    else:  # a table of six columns folds every cell below WIDE: two lines per run read better
+        for name, ended, users, steps, verdict, seconds in rows:
+            console.print(
+                Text(f"{name}  {verdict}  ({users} user messages, {steps} steps, {seconds})")
+            )
+            console.print(Text(f"  ended: {ended}"))
     summary = result.summary()
     rate = summary["formal_pass_rate"]
     counted = summary["runs"] - summary["failed_runs"]
@@ -191,3 +188,18 @@ def _print(result: FoldResult, out: Path) -> None:
     for pair in summary["skipped_over_budget"]:
         err_console.print(f"skipped (budget spent): {pair}", highlight=False)
     console.print(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")
+
+
+def _row(session: SessionResult) -> tuple[str, str, str, str, str, str]:
+    meta = session.trajectory.metadata
+    verdict = "failed run"
+    if session.verification is not None:
+        verdict = "PASS" if session.verification.passed else "FAIL"
+    return (
+        f"{meta['scenario']} / {meta.get('persona')}",
+        str(meta["termination_reason"]),
+        str(meta["user_messages"]),
+        str(len(session.trajectory.steps)),
+        verdict,
+        f"{session.duration_s:.1f}s",
+    )

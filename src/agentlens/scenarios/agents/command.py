@@ -1,13 +1,16 @@
-"""An external agent CLI under test, run once per user message, whose stdout is a trace AgentLens
-reads (any detected format: `codex exec --json`, Claude Code's JSONL, …). For example:
+"""An external agent CLI under test, run once per user message, whose trace AgentLens reads (any
+detected format). The trace is its stdout, or the file it writes to `{trace}` when the command
+names that placeholder. For example:
 
     --agent 'cmd:codex exec --json --full-auto -C {workdir} {message}'
     --agent-resume 'codex exec --json --full-auto -C {workdir} resume --last {message}'
+    --agent 'cmd:mini --model openai/gpt-4.1 --yolo --exit-immediately -t {message} -o {trace}'
 
-The command is split like a shell line once, then `{message}`, `{workdir}` and `{turn}` are
-replaced inside each argument: the message is never parsed by a shell. The CLI gets the caller's
-environment (it needs its own credentials). Each turn's trace is kept as `turn-<n>.<ext>` in the
-session folder. A non-zero exit or an unreadable trace is an agent failure (stop rule 5)."""
+The command is split like a shell line once, then `{message}`, `{workdir}`, `{turn}` and
+`{trace}` are replaced inside each argument: the message is never parsed by a shell. The CLI gets
+the caller's environment (it needs its own credentials). Each turn's trace is kept in the session
+folder (`turn-<n>.jsonl` from stdout, `turn-<n>.json` via `{trace}`). A non-zero exit or an
+unreadable trace is an agent failure (stop rule 5)."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from agentlens.scenarios.agents._shell import run_process
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step
 
-PLACEHOLDER = re.compile(r"\{(message|workdir|turn)\}")
+PLACEHOLDER = re.compile(r"\{(message|workdir|turn|trace)\}")
 
 
 class AgentFailure(AgentLensError):
@@ -45,15 +48,24 @@ class CommandAgent:
     async def turn(self, message: str, workdir: Path, into: AgentTurn) -> None:
         template = self.resume if self.resume and self.turns else self.first
         self.turns += 1
-        values = {"message": message, "workdir": str(workdir), "turn": str(self.turns)}
+        to_file = any("{trace}" in part for part in template)
+        trace = self.trace_dir / f"turn-{self.turns}{'.json' if to_file else self.suffix}"
+        trace.parent.mkdir(parents=True, exist_ok=True)
+        values = {
+            "message": message,
+            "workdir": str(workdir),
+            "turn": str(self.turns),
+            "trace": str(trace),
+        }
         argv = [_fill(part, values) for part in template]
         result, err = await run_process(argv, workdir, timeout_s=None, merge_stderr=False)
-        trace = self.trace_dir / f"turn-{self.turns}{self.suffix}"
-        trace.parent.mkdir(parents=True, exist_ok=True)
-        trace.write_text(result.output, encoding="utf-8")
+        if not to_file:
+            trace.write_text(result.output, encoding="utf-8")
         if result.returncode != 0:
             tail = err.strip()[-400:] or result.output.strip()[-400:]
             raise AgentFailure(f"{argv[0]} exited with {result.returncode}: {tail}")
+        if not trace.is_file():
+            raise AgentFailure(f"{argv[0]} wrote no trace to {trace}")
         into.steps[:], into.reply = self._read(trace)
 
     def _read(self, trace: Path) -> tuple[list[Step], str]:
