@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,31 @@ def test_an_unreachable_simulator_fails_the_run_and_is_retried(
     assert [a.termination.stop for a in result.attempts] == [Stop.SIMULATOR_ERROR] * 2
     assert "Simulated user failed" in result.sessions[0].termination.reason
     assert result.summary()["failed_runs"] == 1
+
+
+def test_pairs_run_at_once_with_parallel(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    """Two pairs whose agent overruns a 2 s turn: with parallel=2 each starts before the other
+    ends (their dialogs overlap), and results keep the fold's order."""
+    from dataclasses import replace
+
+    from agentlens.scenarios import Fold, load_persona
+
+    scenario = replace(calc_scenario, agent_turn_timeout_seconds=2.0)
+    fold = Fold([scenario], [load_persona("default"), load_persona("toxic")], attempts=1)
+    provider = Scripted([ChatResponse(text="Please fix sub().")] * 4)
+    settings = RunSettings(
+        make_agent=agent_factory(scripted("sleep", str(tmp_path / "pid"))),
+        simulator=LLMClient(provider), out=tmp_path / "out", project=calc_project, parallel=2,
+    )  # fmt: skip
+    result = asyncio.run(run_fold(fold, settings))
+    first, second = (s.trajectory for s in result.sessions)
+    assert (first.metadata["persona"], second.metadata["persona"]) == ("default", "toxic")
+    starts = [datetime.fromisoformat(t.metadata["started_at"]) for t in (first, second)]
+    ends = [
+        s + timedelta(seconds=t.metadata["dialog_seconds"])
+        for s, t in zip(starts, (first, second), strict=True)
+    ]
+    assert min(t.metadata["dialog_seconds"] for t in (first, second)) >= 2.0
+    assert max(starts) < min(ends)

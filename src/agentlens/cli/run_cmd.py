@@ -67,6 +67,9 @@ if TYPE_CHECKING:
     help="bash: agent: conversation kept per call (about 8000 for a 4k-token local model).",
 )
 @click.option("--agent-max-tokens", type=click.IntRange(min=16), default=800, show_default=True)
+@click.option(
+    "--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Pairs at once."
+)
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached model answers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
 def run(
@@ -84,6 +87,7 @@ def run(
     turn_timeout: float | None,
     agent_context_chars: int,
     agent_max_tokens: int,
+    parallel: int,
     no_cache: bool,
     as_json: bool,
 ) -> int:
@@ -106,6 +110,7 @@ def run(
         out=Path(out),
         project=Path(project) if project else None,
         run_name=Path(out).name or "run",
+        parallel=parallel,
     )
     pairs = len(fold.scenarios) * len(fold.personas)
     with Progress(console=err_console, transient=True) as progress:
@@ -186,7 +191,7 @@ def _print(result: FoldResult, out: Path) -> None:
         f"simulator spend ${summary['simulator_spend_dollars']:.4f}"
     )
     for pair in summary["skipped_over_budget"]:
-        err_console.print(f"skipped (budget spent): {pair}", highlight=False)
+        err_console.print(Text(f"skipped (budget spent): {pair}"))
     console.print(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")
 
 

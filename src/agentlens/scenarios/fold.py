@@ -1,6 +1,7 @@
 """A fold (spec §2.1, §4.4): every scenario × persona, each retried up to `num_attempts` times
 while it ends in an agent failure, under a dollar budget that counts only the simulated user's
-spend (as the released runner does); once it is exceeded the remaining pairs are skipped.
+spend (as the released runner does); once it is exceeded the remaining pairs are skipped. Pairs
+may run several at once (`RunSettings.parallel`); a pair is also the unit to scale out.
 
 Output folder:
     trajectories/<scenario>__<persona>.jsonl   the final attempt of each pair (canonical JSONL:
@@ -12,6 +13,7 @@ Output folder:
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -85,6 +87,8 @@ class RunSettings:
     project: Path | None = None
     """Overrides each scenario's `project_path`."""
     run_name: str = "run"
+    parallel: int = 1
+    """Pairs run at once (each its own workspace, agent and dialog)."""
     simulator_settings: SimulatorSettings = field(default_factory=SimulatorSettings)
 
 
@@ -134,21 +138,33 @@ async def run_fold(
     settings: RunSettings,
     on_session: Callable[[SessionResult], None] | None = None,
 ) -> FoldResult:
+    """Every pair, `settings.parallel` at a time; results and skips in the fold's order. With
+    pairs in flight, the budget is checked as each pair starts, so it may be overshot by what
+    the pairs already running spend."""
     outcome = FoldResult(budget_dollars=fold.budget_dollars)
-    for scenario in fold.scenarios:
-        for persona in fold.personas:
+    pairs = [(s, p) for s in fold.scenarios for p in fold.personas]
+    done: dict[int, SessionResult] = {}
+    skipped: set[int] = set()
+    gate = asyncio.Semaphore(max(settings.parallel, 1))
+
+    async def one(index: int, scenario: Scenario, persona: Persona) -> None:
+        async with gate:
             if fold.budget_dollars is not None and outcome.spent > fold.budget_dollars:
-                outcome.skipped.append((scenario.name, persona.name))
-                continue
+                skipped.add(index)
+                return
             try:
                 result = await _run_pair(fold, settings, scenario, persona, outcome)
             except BudgetExceededError:
-                outcome.skipped.append((scenario.name, persona.name))
-                continue
-            outcome.sessions.append(result)
+                skipped.add(index)
+                return
+            done[index] = result
             _write_final(settings.out, result, scenario.name, persona.name)
             if on_session is not None:
                 on_session(result)
+
+    await asyncio.gather(*(one(i, s, p) for i, (s, p) in enumerate(pairs)))
+    outcome.sessions = [done[i] for i in sorted(done)]
+    outcome.skipped = [(pairs[i][0].name, pairs[i][1].name) for i in sorted(skipped)]
     dump(outcome.summary(), settings.out / "run.json")
     return outcome
 
@@ -171,8 +187,8 @@ async def _run_pair(
 async def _run_attempt(
     settings: RunSettings, scenario: Scenario, persona: Persona, folder: Path, attempt: int
 ) -> SessionResult:
-    workspace = prepare(_project(settings, scenario), folder / "repo")
-    run_preprocessors(workspace, scenario.preprocessors)
+    workspace = await asyncio.to_thread(prepare, _project(settings, scenario), folder / "repo")
+    await asyncio.to_thread(run_preprocessors, workspace, scenario.preprocessors)
     session_id = f"{settings.run_name}/{scenario.name}/{persona.name}"
     agent = settings.make_agent(folder)
     user = SimulatedUser(

@@ -71,7 +71,7 @@ async def run_session(
     session_id: str,
     metadata: dict[str, Any] | None = None,
 ) -> SessionResult:
-    start = time.monotonic()
+    start, started_at = time.monotonic(), datetime.now(UTC)
     dialog = _Dialog()
     try:
         termination = await _converse(scenario, agent, user, workspace, dialog, start)
@@ -81,6 +81,8 @@ async def run_session(
         termination = Termination(Stop.SIMULATOR_ERROR, f"Simulated user failed: {exc}")
     trajectory = _trajectory(scenario, agent, user, workspace, dialog, termination, session_id)
     trajectory.metadata.update(metadata or {})
+    trajectory.metadata["started_at"] = started_at.isoformat()
+    trajectory.metadata["dialog_seconds"] = round(time.monotonic() - start, 3)
     verification = None
     if not termination.stop.is_agent_failure:
         verification = await asyncio.to_thread(
