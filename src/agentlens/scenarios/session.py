@@ -183,7 +183,8 @@ def _trajectory(
         "user_messages": dialog.user_messages,
         "base_revision": workspace.base,
         "simulator": {
-            "model": getattr(user.client, "name", None),
+            "model": user.client.name,
+            "temperature": user.settings.temperature,
             "calls": user.calls,
             "cost": round(user.spent, 6),
         },
