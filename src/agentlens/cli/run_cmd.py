@@ -96,6 +96,7 @@ def run(
     from agentlens.providers import get_provider
     from agentlens.scenarios import RunSettings, run_fold
     from agentlens.scenarios.agents import BashAgentSettings, agent_factory
+    from agentlens.scenarios.signals import run_stoppable
 
     fold = _fold(scenarios, personas, attempts, budget)
     fold.scenarios = [_limited(s, max_steps, timeout, turn_timeout) for s in fold.scenarios]
@@ -115,7 +116,10 @@ def run(
     pairs = len(fold.scenarios) * len(fold.personas)
     with Progress(console=err_console, transient=True) as progress:
         task = progress.add_task("scenario runs", total=pairs)
-        result = client.run(run_fold(fold, settings, on_session=lambda _: progress.advance(task)))
+        # SIGTERM/SIGHUP cancel the run like Ctrl-C; cancelling kills the agents' processes
+        result = run_stoppable(
+            run_fold(fold, settings, on_session=lambda _: progress.advance(task))
+        )
     summary = result.summary()
     if as_json:
         console.print_json(json.dumps(summary))

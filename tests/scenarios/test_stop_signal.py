@@ -1,0 +1,58 @@
+"""Stopping `agentlens run` (SIGTERM from a cancelled CI job, or Ctrl-C) kills the agent's
+processes too, although they run in sessions of their own (a real CLI process, real signals)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentlens.reviews.demo_repo import DEMO_SCENARIO
+from tests.scenarios.conftest import scripted
+
+
+def wait_for(check, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_the_run_kills_the_agent(
+    stop: signal.Signals, calc_project: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "scenario.json"
+    doc = {**DEMO_SCENARIO, "fixed_fst_user_message": True, "first_user_message": "Fix sub()."}
+    scenario.write_text(json.dumps(doc))  # a fixed first message: no simulator call is needed
+    pidfile = tmp_path / "agent.pid"
+    argv = [sys.executable, "-m", "agentlens", "run", str(scenario), "--project", str(calc_project),
+            "--agent", scripted("sleep", str(pidfile)), "--out", str(tmp_path / "out"),
+            "--simulator", "openai-compatible:http://127.0.0.1:9/v1#unused"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(pidfile.is_file, 60), proc.stderr.read() if proc.poll() is not None else ""
+        agent_pid = int(pidfile.read_text())
+        proc.send_signal(stop)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert "Traceback" not in err
+    assert wait_for(lambda: not alive(agent_pid), 10), "the agent outlived the run"
