@@ -47,6 +47,7 @@ async def run_process(
         return ShellResult(None, _text(out), True), _text(err)
     except asyncio.CancelledError:
         _kill(proc)
+        await proc.communicate()  # reaped before the loop closes, or its transport warns at exit
         raise
     return ShellResult(proc.returncode, _text(out), False), _text(err)
 
