@@ -217,3 +217,28 @@ def test_pairs_run_at_once_with_parallel(
     ]
     assert min(t.metadata["dialog_seconds"] for t in (first, second)) >= 2.0
     assert max(starts) < min(ends)
+
+
+def test_resume_keeps_finished_pairs_and_runs_the_rest(calc_project: Path, tmp_path: Path) -> None:
+    fold = load_fold(released_fold(tmp_path / "fold", calc_project))
+    fold.scenarios = fold.scenarios[:1]
+    out = tmp_path / "out"
+    both = list(fold.personas)
+    fold.personas = both[:1]  # the "interrupted" first run finished only the default pair
+
+    def settings(resume: bool) -> RunSettings:
+        client = LLMClient(Scripted([]))  # fixed first message, max_steps 1: no simulator call
+        return RunSettings(
+            make_agent=agent_factory(scripted("fix")), simulator=client, out=out, resume=resume
+        )
+
+    asyncio.run(run_fold(fold, settings(resume=False)))
+    kept = out / "sessions" / "fix_a" / "default" / "attempt-1" / "turn-1.jsonl"
+    before = kept.stat().st_mtime_ns
+    fold.personas = both
+    result = asyncio.run(run_fold(fold, settings(resume=True)))
+    summary = result.summary()
+    assert (summary["resumed"], summary["runs"], summary["formal_passed"]) == (1, 2, 2)
+    assert kept.stat().st_mtime_ns == before  # the finished pair's agent did not run again
+    assert [s.trajectory.metadata["persona"] for s in result.sessions] == ["default", "toxic"]
+    assert result.sessions[0].verification is not None and result.sessions[0].verification.passed

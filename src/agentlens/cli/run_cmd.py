@@ -70,6 +70,11 @@ if TYPE_CHECKING:
 @click.option(
     "--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Pairs at once."
 )
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Keep the pairs an earlier (interrupted) run already finished in --out; run the rest.",
+)
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached model answers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
 def run(
@@ -88,6 +93,7 @@ def run(
     agent_context_chars: int,
     agent_max_tokens: int,
     parallel: int,
+    resume: bool,
     no_cache: bool,
     as_json: bool,
 ) -> int:
@@ -112,6 +118,7 @@ def run(
         project=Path(project) if project else None,
         run_name=Path(out).name or "run",
         parallel=parallel,
+        resume=resume,
     )
     pairs = len(fold.scenarios) * len(fold.personas)
     with Progress(console=err_console, transient=True) as progress:
@@ -194,6 +201,8 @@ def _print(result: FoldResult, out: Path) -> None:
         f"({summary['formal_passed']}/{counted}; failed runs left out: {summary['failed_runs']}) · "
         f"simulator spend ${summary['simulator_spend_dollars']:.4f}"
     )
+    if summary["resumed"]:
+        console.print(f"resumed: {summary['resumed']} pairs kept from the earlier run in {out}")
     for pair in summary["skipped_over_budget"]:
         err_console.print(Text(f"skipped (budget spent): {pair}"))
     console.print(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")

@@ -69,6 +69,18 @@ class ScenarioResult:
             "verifier_results": [r.to_dict() for r in self.results],
         }
 
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> ScenarioResult:
+        """The inverse of `to_dict` (e.g. a saved run's `metadata.formal`)."""
+        results = [
+            VerifierResult(
+                r["type"], r["status"], r["reason"], dict(r.get("metrics") or {}),
+                float(r.get("duration_s", 0.0)), r.get("name"),
+            )
+            for r in doc["verifier_results"]
+        ]  # fmt: skip
+        return cls(str(doc["scenario"]), results, float(doc.get("duration_s", 0.0)))
+
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario file (`.yaml`, `.yml` or `.json`); problems raise `ConfigError`."""

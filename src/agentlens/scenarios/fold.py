@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import BudgetExceededError, ConfigError
-from agentlens.formats.jsonl import dump_jsonl
+from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.providers.client import LLMClient
 from agentlens.reviews.report import dump
 from agentlens.reviews.scenario import Scenario, load_scenario
@@ -89,6 +89,8 @@ class RunSettings:
     run_name: str = "run"
     parallel: int = 1
     """Pairs run at once (each its own workspace, agent and dialog)."""
+    resume: bool = False
+    """Keep the pairs already in `out/trajectories/` (their simulator spend still counts)."""
     simulator_settings: SimulatorSettings = field(default_factory=SimulatorSettings)
 
 
@@ -97,6 +99,8 @@ class FoldResult:
     sessions: list[SessionResult] = field(default_factory=list)
     attempts: list[SessionResult] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    resumed: int = 0
+    """Pairs read back from an earlier, interrupted run of the same output folder."""
     spent: float = 0.0
     budget_dollars: float | None = None
 
@@ -112,6 +116,7 @@ class FoldResult:
             "formal_passed": passed,
             "formal_pass_rate": round(passed / len(counted), 4) if counted else None,
             "attempts": len(self.attempts),
+            "resumed": self.resumed,
             "terminations": dict(Counter(str(s.termination.stop) for s in self.sessions)),
             "skipped_over_budget": [f"{a}__{b}" for a, b in self.skipped],
             "simulator_spend_dollars": round(self.spent, 6),
@@ -149,6 +154,12 @@ async def run_fold(
 
     async def one(index: int, scenario: Scenario, persona: Persona) -> None:
         async with gate:
+            saved = _final_path(settings.out, scenario.name, persona.name)
+            if settings.resume and saved.is_file():
+                done[index] = SessionResult.from_saved(load_jsonl(saved)[0])
+                outcome.resumed += 1
+                outcome.spent += done[index].simulator_cost
+                return
             if fold.budget_dollars is not None and outcome.spent > fold.budget_dollars:
                 skipped.add(index)
                 return
@@ -225,7 +236,11 @@ def _project(settings: RunSettings, scenario: Scenario) -> Path:
     raise ConfigError(f"scenario {scenario.name!r} names no project_path; give --project")
 
 
+def _final_path(out: Path, scenario: str, persona: str) -> Path:
+    return out / "trajectories" / f"{scenario}__{persona}.jsonl"
+
+
 def _write_final(out: Path, result: SessionResult, scenario: str, persona: str) -> None:
-    target = out / "trajectories" / f"{scenario}__{persona}.jsonl"
+    target = _final_path(out, scenario, persona)
     target.parent.mkdir(parents=True, exist_ok=True)
     dump_jsonl([result.trajectory], target)

@@ -13,6 +13,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from agentlens.errors import BudgetExceededError, ProviderError
@@ -35,6 +36,20 @@ class SessionResult:
     workspace: Workspace
     simulator_cost: float
     duration_s: float
+
+    @classmethod
+    def from_saved(cls, trajectory: Trajectory) -> SessionResult:
+        """A finished run read back from its canonical JSONL (to resume a fold)."""
+        meta = trajectory.metadata
+        formal = meta.get("formal")
+        return cls(
+            trajectory,
+            Termination(Stop(meta["termination"]), str(meta["termination_reason"])),
+            ScenarioResult.from_dict(formal) if isinstance(formal, dict) else None,
+            Workspace(Path(trajectory.source.path), str(meta.get("base_revision", ""))),
+            float((meta.get("simulator") or {}).get("cost") or 0.0),
+            float(meta.get("dialog_seconds") or 0.0),
+        )
 
     @property
     def failed(self) -> bool:
