@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     "agent_spec",
     required=True,
     help="The agent under test: 'bash:<model>' (built-in shell agent) or 'cmd:<command line>' "
-    "with {message}, {workdir}, {turn} placeholders.",
+    "with {message}, {workdir}, {turn}, {trace} placeholders (its trace: stdout, or {trace}).",
 )
 @click.option(
     "--agent-resume", default=None, help="cmd: agents: the command line for turns after the first."
@@ -50,14 +50,35 @@ if TYPE_CHECKING:
     help="Project to copy for each run (default: each scenario's project_path).",
 )
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Output folder.")
-@click.option("--attempts", type=click.IntRange(min=1), default=None, help="Tries per pair.")
 @click.option(
-    "--budget", type=click.FloatRange(min=0), default=None, help="Simulator dollars per fold."
+    "--attempts",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tries per pair while it ends in a failure (default: the fold's, else 3).",
 )
-@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="User messages.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=None, help="Seconds per run.")
 @click.option(
-    "--turn-timeout", type=click.FloatRange(min=1), default=None, help="Seconds per agent turn."
+    "--budget",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Dollars the simulated user may spend (default: the fold's, else 5).",
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="User messages per run (overrides the scenarios'; spec default 10).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds per run (overrides the scenarios'; spec default 1200).",
+)
+@click.option(
+    "--turn-timeout",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds per agent turn (overrides the scenarios'; spec default 900).",
 )
 @click.option(
     "--agent-context-chars",
@@ -66,7 +87,13 @@ if TYPE_CHECKING:
     show_default=True,
     help="bash: agent: conversation kept per call (about 8000 for a 4k-token local model).",
 )
-@click.option("--agent-max-tokens", type=click.IntRange(min=16), default=800, show_default=True)
+@click.option(
+    "--agent-max-tokens",
+    type=click.IntRange(min=16),
+    default=800,
+    show_default=True,
+    help="bash: agent: answer limit per model call.",
+)
 @click.option(
     "--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Pairs at once."
 )
