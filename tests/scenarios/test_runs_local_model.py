@@ -67,6 +67,7 @@ def test_agent_cli_fixes_the_bug_and_the_run_passes(
         assert traj.outcome.status == "passed" and traj.outcome.source == "formal-verification"
         assert traj.metadata["termination_reason"] == "Reached the limit of user messages"
         assert traj.metadata["user_messages"] == 2
+        assert traj.agent.name == "scripted_agent.py"  # the script, not its interpreter
         assert all(s.timestamp is not None for s in traj.steps)
         # the simulator saw the agent's change: the diff is in its second prompt
         prompts = [

@@ -24,6 +24,7 @@ from agentlens.scenarios.agents._shell import run_process
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step
 
+INTERPRETER = re.compile(r"^(python[\d.]*|node|bash|sh|uv|uvx|npx|pipx)$")
 PLACEHOLDER = re.compile(r"\{(message|workdir|turn|trace)\}")
 
 
@@ -39,7 +40,7 @@ class CommandAgent:
         self.resume = shlex.split(resume) if resume else None
         if not self.first:
             raise AgentLensError("the agent command is empty")
-        self.name = Path(self.first[0]).name
+        self.name = _program_name(self.first)
         self.model: str | None = None
         self.trace_dir = trace_dir
         self.suffix = suffix
@@ -80,6 +81,14 @@ class CommandAgent:
 
     async def aclose(self) -> None:
         return None
+
+
+def _program_name(argv: list[str]) -> str:
+    """`codex` for `codex exec …`; the script for `python agent.py …`, not `python`."""
+    names = [Path(part).name for part in argv if not part.startswith("-")]
+    if len(names) > 1 and INTERPRETER.match(names[0]):
+        return names[1]
+    return names[0] if names else "agent"
 
 
 def _fill(part: str, values: dict[str, str]) -> str:
