@@ -54,6 +54,17 @@ def released_fold(root: Path, project: Path, *, budget: float = 5.0) -> Path:
     return root / "workflows.json"
 
 
+def priced_run(out: Path) -> tuple[Scripted, RunSettings]:
+    """The fixing agent, and a simulator whose every answer costs $0.30 (300k prompt tokens
+    at $1 per million)."""
+    answer = ChatResponse(text="Thanks.", usage=TokenUsage(prompt_tokens=300_000))
+    provider = Scripted([answer] * 10)
+    client = LLMClient(provider, prices=PriceTable({"sim": Price(1.0, 1.0, 0.0)}))
+    return provider, RunSettings(
+        make_agent=agent_factory(scripted("fix")), simulator=client, out=out
+    )
+
+
 def test_released_fold_layout_loads(calc_project: Path, tmp_path: Path) -> None:
     fold = load_fold(released_fold(tmp_path, calc_project))
     assert [s.name for s in fold.scenarios] == ["fix_a", "fix_b"]
@@ -74,12 +85,7 @@ def test_fixed_first_messages_and_one_step_need_no_simulator_call(
     """The fixed first message goes to the agent verbatim, and with max_steps 1 the run ends
     after the agent's answer to it: the simulator is never asked, so nothing is spent."""
     fold = load_fold(released_fold(tmp_path / "fold", calc_project, budget=0.5))
-    answer = ChatResponse(text="Thanks.", usage=TokenUsage(prompt_tokens=300_000))
-    provider = Scripted([answer] * 10)
-    client = LLMClient(provider, prices=PriceTable({"sim": Price(1.0, 1.0, 0.0)}))
-    settings = RunSettings(
-        make_agent=agent_factory(scripted("fix")), simulator=client, out=tmp_path / "out"
-    )
+    provider, settings = priced_run(tmp_path / "out")
     result = asyncio.run(run_fold(fold, settings))
     assert provider.requests == [] and result.skipped == []
     assert result.sessions[0].trajectory.steps[0].text == FIRST
@@ -90,12 +96,7 @@ def test_budget_exceeded_skips_the_remaining_pairs(calc_project: Path, tmp_path:
     fold = load_fold(released_fold(tmp_path / "fold", calc_project, budget=0.5))
     for scenario in fold.scenarios:
         scenario.max_steps = 2  # one simulator reply per pair: $0.30 each
-    answer = ChatResponse(text="Thanks.", usage=TokenUsage(prompt_tokens=300_000))
-    provider = Scripted([answer] * 10)
-    client = LLMClient(provider, prices=PriceTable({"sim": Price(1.0, 1.0, 0.0)}))
-    settings = RunSettings(
-        make_agent=agent_factory(scripted("fix")), simulator=client, out=tmp_path / "out"
-    )
+    _, settings = priced_run(tmp_path / "out")
     result = asyncio.run(run_fold(fold, settings))
     # $0.30 after pair 1, $0.60 > $0.50 after pair 2: pairs 3 and 4 are skipped
     assert len(result.sessions) == 2 and result.skipped == [
