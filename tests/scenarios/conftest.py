@@ -13,6 +13,15 @@ SCRIPTED = Path(__file__).with_name("scripted_agent.py")
 INSTRUCTION = "sub() in calc/ops.py adds instead of subtracting. Have the agent fix it and test it."
 
 
+def alive(pid: int) -> bool:
+    """Running (a zombie is not: in a container PID 1 may never reap the orphans it inherits)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
 def scripted(mode: str, *extra: str) -> str:
     """The `--agent` spec of the scripted agent CLI in `mode`."""
     tail = " ".join(extra)

@@ -6,6 +6,9 @@ sleep    writes its pid to ARG, then sleeps (turn and scenario timeouts)
 crash    exits 3 with a message on stderr (agent failure)
 mini     fixes calc.sub and writes a mini-swe-agent-1 `traj.json` to ARG (the `{trace}` file)
 silent   a stream with no items (the agent did nothing)
+orphan   starts `sleep 77` in the background, writes its pid to ARG, answers and exits
+holdpipe a `setsid` grandchild keeps stdout open for 30 s, then it sleeps (turn timeout)
+breakgit removes the workspace's .git, then answers
 garbage  prints text that is no trace format
 """
 
@@ -85,6 +88,18 @@ def main() -> int:
     emit({"type": "turn.started"})
     if mode == "fix":
         fix(turn)
+    elif mode == "orphan":
+        child = subprocess.Popen(
+            ["sleep", "77"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        Path(sys.argv[4]).write_text(str(child.pid))
+        item(0, type="agent_message", text="Started a background job.")
+    elif mode == "holdpipe":
+        subprocess.Popen(["setsid", "sleep", "30"])  # inherits stdout, leaves our process group
+        time.sleep(120)
+    elif mode == "breakgit":
+        subprocess.run(["rm", "-rf", ".git"], check=True)
+        item(0, type="agent_message", text="Cleaned up.")
     elif mode == "sleep":
         Path(sys.argv[4]).write_text(str(os.getpid()))
         time.sleep(120)

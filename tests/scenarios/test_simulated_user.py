@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlens.errors import ProviderError
 from agentlens.providers import LLMClient
 from agentlens.providers.pricing import Price, PriceTable
 from agentlens.providers.types import ChatRequest, ChatResponse, OptionLogprobs, TokenUsage
@@ -25,7 +26,8 @@ TERMINATE_CALL = {
 
 
 class Scripted:
-    """Answers from a list, in order; records each request."""
+    """Answers from a list, in order; records each request. Out of answers, it fails as a
+    provider does (a `ProviderError`)."""
 
     name = "scripted:sim"
     supports_logprobs = False
@@ -36,6 +38,8 @@ class Scripted:
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         self.requests.append(request)
+        if not self.answers:
+            raise ProviderError(self.name, "no scripted answer left")
         return self.answers.pop(0)
 
     async def option_logprobs(self, *args: object, **kw: object) -> OptionLogprobs:
@@ -138,3 +142,14 @@ def test_unknown_persona_names_the_choices(tmp_path: Path) -> None:
         load_persona("grumpy")
     (tmp_path / "grumpy.txt").write_text("You are grumpy.\n")
     assert load_persona(str(tmp_path / "grumpy.txt")).name == "grumpy"
+
+
+def test_the_terminate_line_may_follow_a_thank_you() -> None:
+    sim, _ = user([ChatResponse(text="Great, thanks!\nTERMINATE_DIALOG: done")])
+    assert asyncio.run(sim.reply("turn", first_reply=False)).terminate == "done"
+
+
+def test_cached_answers_cost_nothing_now() -> None:
+    sim, _ = user([ChatResponse(text="ok", cost=0.5, from_cache=True)])
+    asyncio.run(sim.reply("t", first_reply=False))
+    assert sim.spent == 0.0

@@ -4,7 +4,6 @@ processes too, although they run in sessions of their own (a real CLI process, r
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.reviews.demo_repo import DEMO_SCENARIO
-from tests.scenarios.conftest import scripted
+from tests.scenarios.conftest import alive, scripted
 
 
 def wait_for(check, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
@@ -24,14 +23,6 @@ def wait_for(check, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
             return True
         time.sleep(0.1)
     return False
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
@@ -56,3 +47,31 @@ def test_stopping_the_run_kills_the_agent(
     assert proc.returncode == 130
     assert "Traceback" not in err
     assert wait_for(lambda: not alive(agent_pid), 10), "the agent outlived the run"
+
+
+def test_stopping_during_the_formal_checks_kills_the_verifier(
+    calc_project: Path, tmp_path: Path
+) -> None:
+    """Verifiers run in a thread; their command must be killed, not waited for (up to 300 s)."""
+    pidfile = tmp_path / "verifier.pid"
+    slow = {"type": "CommandVerifier", "command": f"echo $$ > {pidfile}; exec sleep 60"}
+    doc = {"verifiers": [slow], "fixed_fst_user_message": True, "first_user_message": "Fix sub().",
+           "max_steps": 1}  # fmt: skip
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps(doc))
+    argv = [sys.executable, "-m", "agentlens", "run", str(scenario), "--project", str(calc_project),
+            "--agent", scripted("fix"), "--out", str(tmp_path / "out"),
+            "--simulator", "openai-compatible:http://127.0.0.1:9/v1#unused"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: pidfile.is_file() and pidfile.read_text().strip(), 60)
+        verifier_pid = int(pidfile.read_text())
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+        stopped_in = time.monotonic() - started
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert stopped_in < 20  # not the 60 s the verifier would take
+    assert wait_for(lambda: not alive(verifier_pid), 10)

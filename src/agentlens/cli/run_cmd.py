@@ -233,6 +233,8 @@ def _print(result: FoldResult, out: Path) -> None:
     for pair in summary["skipped_over_budget"]:
         err_console.print(Text(f"skipped (budget spent): {pair}"))
     console.print(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")
+    if summary["failed_runs"]:
+        console.print(f"failed runs (left out): {out / 'failed'}")
 
 
 def _row(session: SessionResult) -> tuple[str, str, str, str, str, str]:

@@ -6,6 +6,7 @@ caller's environment (API keys, tokens) never reach commands that the agent's co
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -34,6 +35,10 @@ IGNORED_NAMES = ("__pycache__", ".pytest_cache", ".mypy_cache")
 COPY_IGNORE = shutil.ignore_patterns(*IGNORED_NAMES)
 # Installed dependencies are linked, not copied: node_modules holds tens of thousands of files.
 LINKED_DIRS = ("node_modules",)
+
+
+RUNNING: set[int] = set()
+"""Process groups of the commands running now, in any thread (see `kill_running`)."""
 
 
 @dataclass
@@ -117,6 +122,7 @@ def run_command(
         )
     except OSError as exc:
         return CommandResult(argv, None, f"cannot start {argv[0]!r}: {exc}", 0.0, False)
+    RUNNING.add(proc.pid)
     try:
         out, _ = proc.communicate(timeout=timeout_s)
         return CommandResult(argv, proc.returncode, out, time.monotonic() - start, False)
@@ -124,6 +130,16 @@ def run_command(
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         return CommandResult(argv, None, out or "", time.monotonic() - start, True)
+    finally:
+        RUNNING.discard(proc.pid)
+
+
+def kill_running() -> None:
+    """Kill every command still running here (a stopped scenario run must not wait for its
+    verifiers, which run in threads that cannot be cancelled)."""
+    for pid in list(RUNNING):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 def run_in_scratch(

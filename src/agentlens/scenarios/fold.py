@@ -6,6 +6,7 @@ may run several at once (`RunSettings.parallel`); a pair is also the unit to sca
 Output folder:
     trajectories/<scenario>__<persona>.jsonl   the final attempt of each pair (canonical JSONL:
                                                `agentlens review/telemetry/score` read it)
+    failed/<scenario>__<persona>.jsonl         pairs whose every attempt failed (left out)
     sessions/<scenario>/<persona>/attempt-<n>/ repo/ (the workspace), verify.json, trajectory.jsonl,
                                                and an external agent's own trace per turn
     run.json                                   the summary `FoldResult.summary()` prints
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,13 +27,15 @@ from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.providers.client import LLMClient
 from agentlens.reviews.report import dump
+from agentlens.reviews.sandbox import kill_running
 from agentlens.reviews.scenario import Scenario, load_scenario
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
-from agentlens.scenarios.session import SessionResult, run_session
+from agentlens.scenarios.session import SessionResult, run_session, setup_failure
 from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
-from agentlens.scenarios.workspace import prepare, run_preprocessors
+from agentlens.scenarios.workspace import Workspace, prepare, run_preprocessors
 from agentlens.seams import ScenarioAgent
 
+SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")
 AgentFactory = Callable[[Path], ScenarioAgent]
 """Builds a fresh agent for one session, given the session folder (for its own traces)."""
 
@@ -148,17 +152,18 @@ async def run_fold(
     the pairs already running spend."""
     outcome = FoldResult(budget_dollars=fold.budget_dollars)
     pairs = [(s, p) for s in fold.scenarios for p in fold.personas]
+    _check_pairs(pairs, settings)  # every problem a run would meet late, before any starts
     done: dict[int, SessionResult] = {}
     skipped: set[int] = set()
     gate = asyncio.Semaphore(max(settings.parallel, 1))
 
     async def one(index: int, scenario: Scenario, persona: Persona) -> None:
         async with gate:
-            saved = _final_path(settings.out, scenario.name, persona.name)
-            if settings.resume and saved.is_file():
+            saved = _saved(settings.out, scenario.name, persona.name) if settings.resume else None
+            if saved is not None:
                 done[index] = SessionResult.from_saved(load_jsonl(saved)[0])
                 outcome.resumed += 1
-                outcome.spent += done[index].simulator_cost
+                outcome.spent += done[index].pair_simulator_cost
                 return
             if fold.budget_dollars is not None and outcome.spent > fold.budget_dollars:
                 skipped.add(index)
@@ -173,34 +178,72 @@ async def run_fold(
             if on_session is not None:
                 on_session(result)
 
-    await asyncio.gather(*(one(i, s, p) for i, (s, p) in enumerate(pairs)))
+    try:
+        await asyncio.gather(*(one(i, s, p) for i, (s, p) in enumerate(pairs)))
+    except asyncio.CancelledError:
+        kill_running()  # verifiers and preprocessors run in threads: stop their commands
+        raise
     outcome.sessions = [done[i] for i in sorted(done)]
     outcome.skipped = [(pairs[i][0].name, pairs[i][1].name) for i in sorted(skipped)]
     dump(outcome.summary(), settings.out / "run.json")
     return outcome
 
 
+def _check_pairs(pairs: list[tuple[Scenario, Persona]], settings: RunSettings) -> None:
+    """Names become folder names, so they must be plain and unique; projects must exist."""
+    seen: set[tuple[str, str]] = set()
+    for scenario, persona in pairs:
+        for kind, name in (("scenario", scenario.name), ("persona", persona.name)):
+            if not SAFE_NAME.fullmatch(name) or name in (".", ".."):
+                raise ConfigError(
+                    f"{kind} name {name!r} cannot name a folder: use letters, digits, '._-'"
+                )
+        if (scenario.name, persona.name) in seen:
+            raise ConfigError(
+                f"scenario {scenario.name!r} with persona {persona.name!r} is given twice"
+            )
+        seen.add((scenario.name, persona.name))
+        project = _project(settings, scenario)
+        if not project.is_dir():
+            raise ConfigError(f"scenario {scenario.name!r}: project folder {project} not found")
+
+
 async def _run_pair(
     fold: Fold, settings: RunSettings, scenario: Scenario, persona: Persona, outcome: FoldResult
 ) -> SessionResult:
     result: SessionResult | None = None
+    spent = 0.0
     for attempt in range(1, max(fold.attempts, 1) + 1):
         folder = settings.out / "sessions" / scenario.name / persona.name / f"attempt-{attempt}"
         result = await _run_attempt(settings, scenario, persona, folder, attempt)
         outcome.attempts.append(result)
         outcome.spent += result.simulator_cost
+        spent += result.simulator_cost
         if not result.failed:
             break
     assert result is not None
+    result.trajectory.metadata["pair_simulator_cost"] = round(spent, 6)  # all attempts: --resume
     return result
 
 
 async def _run_attempt(
     settings: RunSettings, scenario: Scenario, persona: Persona, folder: Path, attempt: int
 ) -> SessionResult:
-    workspace = await asyncio.to_thread(prepare, _project(settings, scenario), folder / "repo")
-    await asyncio.to_thread(run_preprocessors, workspace, scenario.preprocessors)
     session_id = f"{settings.run_name}/{scenario.name}/{persona.name}"
+    metadata = {"persona": persona.name, "attempt": attempt}
+    try:
+        workspace = await asyncio.to_thread(
+            prepare, _project(settings, scenario), folder / "repo", leave_out=settings.out
+        )
+        await asyncio.to_thread(run_preprocessors, workspace, scenario.preprocessors)
+    except (ConfigError, OSError) as exc:
+        return _saved_attempt(
+            folder,
+            setup_failure(
+                scenario, Workspace(folder / "repo", ""), session_id=session_id,
+                reason=str(exc), metadata=metadata,
+            ),
+        )  # fmt: skip
     agent = settings.make_agent(folder)
     user = SimulatedUser(
         settings.simulator,
@@ -213,15 +256,15 @@ async def _run_attempt(
     )
     try:
         result = await run_session(
-            scenario,
-            agent,
-            user,
-            workspace,
-            session_id=session_id,
-            metadata={"persona": persona.name, "attempt": attempt},
+            scenario, agent, user, workspace, session_id=session_id, metadata=metadata
         )
     finally:
         await agent.aclose()
+    return _saved_attempt(folder, result)
+
+
+def _saved_attempt(folder: Path, result: SessionResult) -> SessionResult:
+    folder.mkdir(parents=True, exist_ok=True)
     dump_jsonl([result.trajectory], folder / "trajectory.jsonl")
     if result.verification is not None:
         dump(result.verification.to_dict(), folder / "verify.json")
@@ -236,11 +279,21 @@ def _project(settings: RunSettings, scenario: Scenario) -> Path:
     raise ConfigError(f"scenario {scenario.name!r} names no project_path; give --project")
 
 
-def _final_path(out: Path, scenario: str, persona: str) -> Path:
-    return out / "trajectories" / f"{scenario}__{persona}.jsonl"
+def _final_path(out: Path, scenario: str, persona: str, *, failed: bool) -> Path:
+    """Runs that still failed after every attempt go to `failed/`: spec §4.4 leaves them out, so
+    `agentlens review OUT/trajectories` must not see them."""
+    return out / ("failed" if failed else "trajectories") / f"{scenario}__{persona}.jsonl"
+
+
+def _saved(out: Path, scenario: str, persona: str) -> Path | None:
+    for failed in (False, True):
+        path = _final_path(out, scenario, persona, failed=failed)
+        if path.is_file():
+            return path
+    return None
 
 
 def _write_final(out: Path, result: SessionResult, scenario: str, persona: str) -> None:
-    target = _final_path(out, scenario, persona)
+    target = _final_path(out, scenario, persona, failed=result.failed)
     target.parent.mkdir(parents=True, exist_ok=True)
     dump_jsonl([result.trajectory], target)

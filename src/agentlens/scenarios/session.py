@@ -5,7 +5,10 @@ Stop rules, checked in this order after each agent turn: the agent raised (5) or
 turn (4) or the scenario's clock (3); it did nothing at all, neither a tool call nor a message (6;
 the released code's "no actions", read here as "no events" [unverified], so an agent that only
 answers a question is not cut off); `max_steps` user messages were answered (2); the user called
-`terminate_dialog` (1). After 3, 4 and 5 the simulator gets one more turn, logged only."""
+`terminate_dialog` (1). After 3, 4 and 5 the simulator gets one more turn, logged only.
+
+A simulator that will not open the dialog, or whose model call fails, makes a failed run (not the
+agent's FAIL); so does a failed setup (`setup_failure`)."""
 
 from __future__ import annotations
 
@@ -16,10 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentlens.errors import BudgetExceededError, ProviderError
+from agentlens.errors import AgentLensError, BudgetExceededError, ProviderError
 from agentlens.reviews.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.scenarios.agent_view import turn_view
-from agentlens.scenarios.simulated_user import SimulatedUser, transcript
+from agentlens.scenarios.simulated_user import NO_MESSAGE, SimulatedUser, transcript
 from agentlens.scenarios.turns import AgentTurn, Stop, Termination, UserTurn
 from agentlens.scenarios.workspace import Workspace, diff_since_base
 from agentlens.seams import ScenarioAgent
@@ -52,9 +55,16 @@ class SessionResult:
         )
 
     @property
+    def pair_simulator_cost(self) -> float:
+        """The simulator spend of every attempt of this pair (equal to this run's when the
+        first attempt did not fail)."""
+        total = self.trajectory.metadata.get("pair_simulator_cost")
+        return float(total) if isinstance(total, int | float) else self.simulator_cost
+
+    @property
     def failed(self) -> bool:
         """An agent (or simulator) failure: retried, and left out of the pass-rate denominator."""
-        return self.termination.stop.is_agent_failure
+        return self.termination.stop.is_failed_run
 
 
 @dataclass
@@ -99,7 +109,7 @@ async def run_session(
     trajectory.metadata["started_at"] = started_at.isoformat()
     trajectory.metadata["dialog_seconds"] = round(time.monotonic() - start, 3)
     verification = None
-    if not termination.stop.is_agent_failure:
+    if not termination.stop.is_failed_run:
         verification = await asyncio.to_thread(
             run_scenario, scenario, workspace.path, trajectory=trajectory, base_ref=workspace.base
         )
@@ -126,8 +136,9 @@ async def _converse(
     start: float,
 ) -> Termination:
     opening = await user.first_message(scenario)
-    if opening.terminate is not None:
-        return Termination(Stop.USER_FINISHED, "User decided to finish the dialog")
+    if opening.terminate is not None:  # before the agent did anything: not the agent's run
+        why = "gave no opening message" if opening.terminate == NO_MESSAGE else "would not start"
+        return Termination(Stop.SIMULATOR_ERROR, f"Simulated user failed: it {why}")
     message = opening.text
     dialog.add_user(message)
     while True:
@@ -136,18 +147,37 @@ async def _converse(
         dialog.add_agent(turn)
         if stopped is None and not turn.steps and not turn.reply:
             stopped = Termination(Stop.NO_ACTIONS, "The agent produced no actions")
-        view = turn_view(turn, await asyncio.to_thread(diff_since_base, workspace))
+        view = turn_view(turn, await _diff(workspace))
         if stopped is not None:
             if stopped.stop.gets_final_user_turn:
-                dialog.final_user_turn = await user.final_turn(view)
+                dialog.final_user_turn = await _final_turn(user, view)
             return stopped
         if dialog.user_messages >= scenario.max_steps:
             return Termination(Stop.MAX_USER_MESSAGES, "Reached the limit of user messages")
         answer = await user.reply(view, first_reply=dialog.user_messages == 1)
+        if answer.terminate == NO_MESSAGE:
+            return Termination(Stop.USER_FINISHED, "The simulated user gave no message")
         if answer.terminate is not None:
             return Termination(Stop.USER_FINISHED, "User decided to finish the dialog")
         message = answer.text
         dialog.add_user(message)
+
+
+async def _diff(workspace: Workspace) -> str:
+    """The diff for the simulator; an agent that broke the repository (`rm -rf .git`) gets a
+    note instead, and the verifiers, which need git too, fail the run."""
+    try:
+        return await asyncio.to_thread(diff_since_base, workspace)
+    except AgentLensError as exc:
+        return f"(the changes cannot be shown: {exc})"
+
+
+async def _final_turn(user: SimulatedUser, view: str) -> UserTurn:
+    """The logged-only last turn; its failure must not change how the run ended."""
+    try:
+        return await user.final_turn(view)
+    except ProviderError as exc:
+        return UserTurn(terminate=f"(the last simulator call failed: {exc})")
 
 
 async def _agent_turn(
@@ -217,3 +247,28 @@ def _trajectory(
         steps=dialog.steps,
         metadata=metadata,
     )
+
+
+def setup_failure(
+    scenario: Scenario,
+    workspace: Workspace,
+    *,
+    session_id: str,
+    reason: str,
+    metadata: dict[str, Any],
+) -> SessionResult:
+    """A run that never started: its workspace or a preprocessor failed (retried, left out)."""
+    termination = Termination(Stop.SETUP_ERROR, f"Setup failed: {reason}")
+    trajectory = Trajectory(
+        id=session_id,
+        task_id=scenario.name,
+        source=Source(format=FORMAT, path=str(workspace.path)),
+        metadata={
+            "scenario": scenario.name,
+            "termination": str(termination.stop),
+            "termination_reason": termination.reason,
+            "user_messages": 0,
+            **metadata,
+        },
+    )
+    return SessionResult(trajectory, termination, None, workspace, 0.0, 0.0)

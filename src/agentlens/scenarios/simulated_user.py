@@ -2,7 +2,7 @@
 instruction, reads each agent turn and answers it, or ends the dialog with `terminate_dialog`.
 
 Models without tool calls (most small local ones) may end the dialog with a line
-`TERMINATE_DIALOG: <reason>` instead; the released runner offers only the tool. In reply to the
+`TERMINATE_DIALOG: <reason>` (anywhere in the answer) instead; the released runner offers only the tool. In reply to the
 agent's first turn a termination is re-sampled up to 5 times (spec §4.3), and so is an empty
 answer; if every sample is empty the dialog ends with "the simulated user gave no message"."""
 
@@ -36,7 +36,7 @@ TOOLS = [
         },
     }
 ]
-TEXT_TERMINATE = re.compile(r"^\s*(?:TERMINATE_DIALOG|terminate_dialog)\b\W*(.*)", re.DOTALL)
+TEXT_TERMINATE = re.compile(r"^[ \t]*(?:TERMINATE_DIALOG|terminate_dialog)\b\W*(.*)$", re.MULTILINE)
 MAX_RESAMPLES = 5
 NO_MESSAGE = "the simulated user gave no message"
 
@@ -117,7 +117,8 @@ class SimulatedUser:
         )
         response = await self.client.chat(request)
         self.calls += 1
-        self.spent += response.cost or 0.0
+        if not response.from_cache:  # a cached answer keeps the cost it had when it was paid
+            self.spent += response.cost or 0.0
         return response
 
     @staticmethod
@@ -129,7 +130,7 @@ class SimulatedUser:
                 reason = str(args.get("termination_reason") or "finished")
                 return UserTurn(text=response.text.strip(), terminate=reason, cost=response.cost)
         text = response.text.strip()
-        match = TEXT_TERMINATE.match(text)
+        match = TEXT_TERMINATE.search(text)  # on any line: models often thank the agent first
         if match:
             return UserTurn(terminate=match[1].strip() or "finished", cost=response.cost)
         return UserTurn(text=text, terminate=None if text else NO_MESSAGE, cost=response.cost)

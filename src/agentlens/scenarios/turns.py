@@ -10,8 +10,9 @@ from agentlens.trajectory import Step
 
 
 class Stop(StrEnum):
-    """The stop rules of spec §4.3, in the spec's order, then ours: the simulator's own model
-    call failing (after retries) ends the run too, and is retried like an agent failure."""
+    """The stop rules of spec §4.3, in the spec's order, then ours: the simulated user failing
+    (its model call failed after retries, or it would not open the dialog) and the workspace
+    setup failing (a preprocessor) end the run too, and are retried like an agent failure."""
 
     USER_FINISHED = "user_finished"
     MAX_USER_MESSAGES = "max_user_messages"
@@ -20,6 +21,7 @@ class Stop(StrEnum):
     AGENT_ERROR = "agent_error"
     NO_ACTIONS = "no_actions"
     SIMULATOR_ERROR = "simulator_error"
+    SETUP_ERROR = "setup_error"
 
     @property
     def gets_final_user_turn(self) -> bool:
@@ -27,9 +29,9 @@ class Stop(StrEnum):
         return self in (Stop.SCENARIO_TIMEOUT, Stop.AGENT_TURN_TIMEOUT, Stop.AGENT_ERROR)
 
     @property
-    def is_agent_failure(self) -> bool:
+    def is_failed_run(self) -> bool:
         """Failed runs are retried and left out of the denominators (spec §4.4)."""
-        return self in (Stop.AGENT_ERROR, Stop.SIMULATOR_ERROR)
+        return self in (Stop.AGENT_ERROR, Stop.SIMULATOR_ERROR, Stop.SETUP_ERROR)
 
 
 @dataclass

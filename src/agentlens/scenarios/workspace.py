@@ -28,13 +28,25 @@ class Workspace:
     """The commit the agent starts from."""
 
 
-def prepare(project: Path, target: Path) -> Workspace:
-    """Copy `project` (work tree, without its .git) to `target` and commit it as the base."""
+def prepare(project: Path, target: Path, *, leave_out: Path | None = None) -> Workspace:
+    """Copy `project` (work tree, without its .git) to `target` and commit it as the base.
+    `leave_out` is not copied: the run's output folder, when it lies inside the project (else
+    each run would copy the earlier ones, and the copy would recurse into itself)."""
     if not project.is_dir():
         raise ConfigError(f"{project}: project folder not found")
     if target.exists():
         shutil.rmtree(target)
-    ignore = shutil.ignore_patterns(".git", *IGNORED_NAMES)
+    by_name = shutil.ignore_patterns(".git", *IGNORED_NAMES)
+    skipped = {target.resolve(), *([leave_out.resolve()] if leave_out else [])}
+    holders = {path.parent for path in skipped}
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        left_out = set(by_name(folder, names))
+        here = Path(folder).resolve()
+        if here in holders:  # one resolve per folder, not per file
+            left_out |= {name for name in names if here / name in skipped}
+        return left_out
+
     shutil.copytree(project, target, symlinks=True, ignore=ignore)
     _git(target, "init", "-q", "-b", "main")
     _git(target, "add", "-A")

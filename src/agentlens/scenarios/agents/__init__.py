@@ -33,6 +33,7 @@ def agent_factory(
     if not sep or not rest.strip():
         raise ConfigError(f"agent {spec!r} is not 'bash:<model>' or 'cmd:<command line>'")
     if kind == "cmd":
+        CommandAgent(rest, resume=resume, trace_dir=Path())  # a bad command line fails now
         return lambda folder: CommandAgent(rest, resume=resume, trace_dir=folder)
     if kind == "bash":
         from agentlens.providers import get_provider

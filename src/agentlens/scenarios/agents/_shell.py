@@ -1,5 +1,10 @@
-"""Running an agent's command in its workspace: a clean environment, a timeout, and a kill of the
-whole process group when the run is cancelled (a turn timeout cancels the turn)."""
+"""Running an agent's command in its workspace: a clean environment, a timeout, and no process
+left behind.
+
+Output goes to files, not pipes: a background child that keeps a pipe open would otherwise make
+waiting for end-of-output outlast any timeout. When the command ends, times out or is cancelled
+(a turn timeout cancels the turn), its whole process group is killed, so the background jobs it
+started die with it. A process that leaves the group on purpose (`setsid`) is out of reach."""
 
 from __future__ import annotations
 
@@ -7,9 +12,11 @@ import asyncio
 import contextlib
 import os
 import signal
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from agentlens.reviews.sandbox import clean_env
 
@@ -27,29 +34,33 @@ async def run_process(
     *,
     timeout_s: float | None,
     env: Mapping[str, str] | None = None,
-    merge_stderr: bool = True,
+    stdout_path: Path | None = None,
 ) -> tuple[ShellResult, str]:
-    """Run `argv`; return its result and (unless merged) its stderr. Cancellation kills it."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
-    except TimeoutError:
-        _kill(proc)
-        out, err = await proc.communicate()
-        return ShellResult(None, _text(out), True), _text(err)
-    except asyncio.CancelledError:
-        _kill(proc)
-        await proc.communicate()  # reaped before the loop closes, or its transport warns at exit
-        raise
-    return ShellResult(proc.returncode, _text(out), False), _text(err)
+    """Run `argv`. With `stdout_path`, stdout goes to that file and stderr is returned apart;
+    without, both are merged into `ShellResult.output`."""
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(_output_file(stdout_path))
+        err = out if stdout_path is None else files.enter_context(tempfile.TemporaryFile())
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+        finally:  # ended, timed out or cancelled: nothing it started may outlive it
+            _kill_group(proc.pid)
+            await _reap(proc)
+        code = None if timed_out else proc.returncode
+        stderr = "" if err is out else _read(err)
+        return ShellResult(code, _read(out) if stdout_path is None else "", timed_out), stderr
 
 
 async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult:
@@ -62,10 +73,29 @@ async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult
     return result
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError):  # it already ended
-        os.killpg(proc.pid, signal.SIGKILL)
+def _output_file(path: Path | None) -> IO[bytes]:
+    if path is None:
+        return tempfile.TemporaryFile()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.open("w+b")
 
 
-def _text(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", errors="replace")
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait for the killed child even when cancelled meanwhile (else its transport warns at
+    exit); a cancellation that arrives here is passed on once the child is gone."""
+    waiting = asyncio.ensure_future(proc.wait())
+    try:
+        await asyncio.shield(waiting)
+    except asyncio.CancelledError:
+        await waiting
+        raise
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group already ended
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _read(handle: IO[bytes]) -> str:
+    handle.seek(0)
+    return handle.read().decode("utf-8", errors="replace")

@@ -2,9 +2,9 @@
 detected format). The trace is its stdout, or the file it writes to `{trace}` when the command
 names that placeholder. For example:
 
-    --agent 'cmd:codex exec --json --full-auto -C {workdir} {message}'
-    --agent-resume 'codex exec --json --full-auto -C {workdir} resume --last {message}'
-    --agent 'cmd:mini --model openai/gpt-4.1 --yolo --exit-immediately -t {message} -o {trace}'
+    --agent 'cmd:codex exec --json --full-auto -C {workdir} -- {message}'
+    --agent-resume 'codex exec --json --full-auto -C {workdir} resume --last -- {message}'
+    --agent 'cmd:mini --model openai/gpt-4.1 --yolo --exit-immediately --task={message} -o {trace}'
 
 The command is split like a shell line once, then `{message}`, `{workdir}`, `{turn}` and
 `{trace}` are replaced inside each argument: the message is never parsed by a shell. The CLI gets
@@ -18,7 +18,7 @@ import re
 import shlex
 from pathlib import Path
 
-from agentlens.errors import AgentLensError, TraceError
+from agentlens.errors import AgentLensError, ConfigError, TraceError
 from agentlens.formats.load import read_path
 from agentlens.scenarios.agents._shell import run_process
 from agentlens.scenarios.turns import AgentTurn
@@ -36,10 +36,8 @@ class CommandAgent:
     def __init__(
         self, command: str, *, resume: str | None = None, trace_dir: Path, suffix: str = ".jsonl"
     ) -> None:
-        self.first = shlex.split(command)
-        self.resume = shlex.split(resume) if resume else None
-        if not self.first:
-            raise AgentLensError("the agent command is empty")
+        self.first = _split(command)
+        self.resume = _split(resume) if resume else None
         self.name = _program_name(self.first)
         self.model: str | None = None
         self.trace_dir = trace_dir
@@ -59,11 +57,10 @@ class CommandAgent:
             "trace": str(trace),
         }
         argv = [_fill(part, values) for part in template]
-        result, err = await run_process(argv, workdir, timeout_s=None, merge_stderr=False)
-        if not to_file:
-            trace.write_text(result.output, encoding="utf-8")
+        stdout = trace.with_suffix(".stdout.log") if to_file else trace
+        result, err = await run_process(argv, workdir, timeout_s=None, stdout_path=stdout)
         if result.returncode != 0:
-            tail = err.strip()[-400:] or result.output.strip()[-400:]
+            tail = err.strip()[-400:] or _tail(stdout)
             raise AgentFailure(f"{argv[0]} exited with {result.returncode}: {tail}")
         if not trace.is_file():
             raise AgentFailure(f"{argv[0]} wrote no trace to {trace}")
@@ -81,6 +78,20 @@ class CommandAgent:
 
     async def aclose(self) -> None:
         return None
+
+
+def _split(command: str) -> list[str]:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:  # e.g. "No closing quotation"
+        raise ConfigError(f"agent command {command!r}: {exc}") from None
+    if not argv:
+        raise ConfigError("the agent command is empty")
+    return argv
+
+
+def _tail(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace").strip()[-400:]
 
 
 def _program_name(argv: list[str]) -> str:

@@ -1,0 +1,161 @@
+"""What a demanding user's runs will meet: output folders inside the project, broken setups and
+repositories, background jobs, odd names and command lines, a simulator that will not talk."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agentlens.errors import ConfigError
+from agentlens.providers import LLMClient
+from agentlens.providers.retry import RetryPolicy
+from agentlens.providers.types import ChatResponse
+from agentlens.reviews.scenario import Scenario
+from agentlens.scenarios import Fold, RunSettings, Stop, load_persona, run_fold
+from agentlens.scenarios.agents import agent_factory
+from tests.cli.conftest import Run
+from tests.scenarios.conftest import alive, scripted
+from tests.scenarios.test_simulated_user import Scripted
+
+
+def fold_run(
+    scenario: Scenario, project: Path, out: Path, agent: str, answers: list[ChatResponse],
+    *, personas: tuple[str, ...] = ("default",), attempts: int = 1,
+):  # fmt: skip
+    client = LLMClient(Scripted(answers), retry=RetryPolicy(max_attempts=1))
+    fold = Fold([scenario], [load_persona(p) for p in personas], attempts=attempts)
+    settings = RunSettings(
+        make_agent=agent_factory(agent), simulator=client, out=out, project=project
+    )
+    return asyncio.run(run_fold(fold, settings))
+
+
+def test_an_output_folder_inside_the_project_is_not_copied(
+    calc_project: Path, calc_scenario: Scenario
+) -> None:
+    out = calc_project / "runs" / "x"
+    scenario = replace(calc_scenario, max_steps=1)
+    result = fold_run(scenario, calc_project, out, scripted("fix"), [ChatResponse(text="Fix sub().")] * 2,
+                      personas=("default", "toxic"))  # fmt: skip
+    assert [s.verification.passed for s in result.sessions if s.verification] == [True, True]
+    for session in result.sessions:
+        assert not (session.workspace.path / "runs" / "x").exists()
+
+
+def test_a_failing_preprocessor_fails_that_run_only(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    scenario = replace(calc_scenario, preprocessors=[{"command": "echo no build tool >&2; exit 4"}])
+    result = fold_run(scenario, calc_project, tmp_path / "out", scripted("fix"), [], attempts=2)
+    assert [a.termination.stop for a in result.attempts] == [Stop.SETUP_ERROR] * 2
+    assert "no build tool" in result.sessions[0].termination.reason
+    assert (tmp_path / "out" / "run.json").is_file()
+    assert (
+        tmp_path / "out" / "failed" / "fix_sub__default.jsonl"
+    ).is_file()  # not in trajectories/
+    assert not (tmp_path / "out" / "trajectories").exists()
+
+
+def test_an_agent_that_deletes_the_repository_fails_formally(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    result = fold_run(calc_scenario, calc_project, tmp_path / "out", scripted("breakgit"),
+                      [ChatResponse(text="Fix sub().")] * 3)  # fmt: skip
+    session = result.sessions[0]
+    assert session.termination.stop is Stop.MAX_USER_MESSAGES
+    assert session.verification is not None and not session.verification.passed
+    prompts = [m["content"] for m in session.trajectory.metadata["simulator_transcript"]]
+    assert any("(the changes cannot be shown:" in p for p in prompts)
+
+
+def test_background_jobs_die_with_the_agent_turn(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "orphan.pid"
+    scenario = replace(calc_scenario, max_steps=1)
+    fold_run(
+        scenario,
+        calc_project,
+        tmp_path / "out",
+        scripted("orphan", str(pidfile)),
+        [ChatResponse(text="Go.")],
+    )
+    assert not alive(int(pidfile.read_text()))
+
+
+def test_a_grandchild_holding_stdout_does_not_stretch_the_turn_timeout(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    scenario = replace(calc_scenario, agent_turn_timeout_seconds=2.0)
+    started = time.monotonic()
+    result = fold_run(scenario, calc_project, tmp_path / "out", scripted("holdpipe"),
+                      [ChatResponse(text="Go.")] * 3)  # fmt: skip
+    assert result.sessions[0].termination.stop is Stop.AGENT_TURN_TIMEOUT
+    assert time.monotonic() - started < 20  # the grandchild holds the old pipe for 30 s
+
+
+def test_a_simulator_that_gives_no_opening_is_a_failed_run(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    result = fold_run(
+        calc_scenario, calc_project, tmp_path / "out", scripted("fix"), [ChatResponse(text="")] * 6
+    )
+    session = result.sessions[0]
+    assert session.termination.stop is Stop.SIMULATOR_ERROR and session.failed
+    assert "gave no opening message" in session.termination.reason
+    assert result.summary()["formal_pass_rate"] is None  # not a formal FAIL of the agent
+
+
+def test_a_failing_last_simulator_turn_keeps_the_real_ending(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    """The opening is answered, then the scripted model runs dry (ProviderError) on the
+    logged-only turn after the turn timeout: the run still ended by the timeout."""
+    scenario = replace(calc_scenario, agent_turn_timeout_seconds=1.0)
+    result = fold_run(scenario, calc_project, tmp_path / "out", scripted("sleep", str(tmp_path / "p")),
+                      [ChatResponse(text="Fix sub().")])  # fmt: skip
+    session = result.sessions[0]
+    assert session.termination.stop is Stop.AGENT_TURN_TIMEOUT and not session.failed
+    assert "the last simulator call failed" in session.trajectory.metadata["final_user_turn"]
+
+
+def test_names_that_cannot_name_a_folder_and_duplicate_pairs_are_refused(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError, match="cannot name a folder"):
+        fold_run(
+            replace(calc_scenario, name="../escaped"),
+            calc_project,
+            tmp_path / "o",
+            scripted("fix"),
+            [],
+        )
+    with pytest.raises(ConfigError, match="is given twice"):
+        fold_run(
+            calc_scenario,
+            calc_project,
+            tmp_path / "o",
+            scripted("fix"),
+            [],
+            personas=("toxic", "toxic"),
+        )
+    assert not (tmp_path / "o").exists() and not (tmp_path / "escaped__default.jsonl").exists()
+
+
+def test_an_unbalanced_quote_in_the_agent_command_is_one_line(
+    run_cli: Callable[..., Run], tmp_path: Path, calc_project: Path
+) -> None:
+    scenario = tmp_path / "s.json"
+    scenario.write_text('{"verifiers": []}')
+    result = run_cli("run", str(scenario), "--project", str(calc_project), "--out", str(tmp_path / "o"),
+                     "--agent", "cmd:echo 'unclosed {message}")  # fmt: skip
+    assert (
+        result.code == 2
+        and "No closing quotation" in result.err
+        and "internal error" not in result.err
+    )
