@@ -9,6 +9,7 @@ silent   a stream with no items (the agent did nothing)
 orphan   starts `sleep 77` in the background, writes its pid to ARG, answers and exits
 holdpipe a `setsid` grandchild keeps stdout open for 30 s, then it sleeps (turn timeout)
 breakgit removes the workspace's .git, then answers
+partial  prints a command and a message, then sleeps (its turn times out)
 garbage  prints text that is no trace format
 """
 
@@ -100,6 +101,17 @@ def main() -> int:
     elif mode == "breakgit":
         subprocess.run(["rm", "-rf", ".git"], check=True)
         item(0, type="agent_message", text="Cleaned up.")
+    elif mode == "partial":
+        item(
+            0,
+            type="command_execution",
+            command="bash -lc 'ls'",
+            aggregated_output="calc\n",
+            exit_code=0,
+            status="completed",
+        )
+        item(1, type="agent_message", text="Looking around first.")
+        time.sleep(120)
     elif mode == "sleep":
         Path(sys.argv[4]).write_text(str(os.getpid()))
         time.sleep(120)

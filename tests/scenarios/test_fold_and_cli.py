@@ -105,7 +105,7 @@ def test_budget_exceeded_skips_the_remaining_pairs(calc_project: Path, tmp_path:
     ]
     assert result.spent == pytest.approx(0.6)
     saved = json.loads((tmp_path / "out" / "run.json").read_text())
-    assert saved["skipped_over_budget"] == ["fix_b__default", "fix_b__toxic"]
+    assert saved["skipped_over_budget"] == ["fix_b/default", "fix_b/toxic"]
 
 
 @pytest.mark.llm

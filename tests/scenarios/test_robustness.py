@@ -56,7 +56,7 @@ def test_a_failing_preprocessor_fails_that_run_only(
     assert "no build tool" in result.sessions[0].termination.reason
     assert (tmp_path / "out" / "run.json").is_file()
     assert (
-        tmp_path / "out" / "failed" / "fix_sub__default.jsonl"
+        tmp_path / "out" / "failed" / "fix_sub" / "default.jsonl"
     ).is_file()  # not in trajectories/
     assert not (tmp_path / "out" / "trajectories").exists()
 

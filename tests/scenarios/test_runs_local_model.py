@@ -15,7 +15,15 @@ from agentlens.formats import read_paths
 from agentlens.formats.jsonl import load_jsonl
 from agentlens.providers import get_provider
 from agentlens.reviews.scenario import Scenario
-from agentlens.scenarios import Fold, FoldResult, RunSettings, Stop, load_persona, run_fold
+from agentlens.scenarios import (
+    Fold,
+    FoldResult,
+    RunSettings,
+    SimulatorSettings,
+    Stop,
+    load_persona,
+    run_fold,
+)
 from agentlens.scenarios.agents import BashAgentSettings, agent_factory
 from tests.scenarios.conftest import scripted
 
@@ -40,6 +48,7 @@ def run(
         simulator=simulator,
         out=out,
         project=project,
+        simulator_settings=SimulatorSettings(max_tokens=80),  # short answers: a quicker suite
     )
     return asyncio.run(run_fold(fold, settings))
 
@@ -180,7 +189,7 @@ def test_built_in_shell_agent_on_the_local_model(
     out = tmp_path / "out"
     result = run(scenario, calc_project, out, local_llm_url, f"bash:{local_llm_url}", bash=bash)
     session = result.sessions[0]
-    traj = load_jsonl(out / "trajectories" / "fix_sub__default.jsonl")[0]
+    traj = load_jsonl(out / "trajectories" / "fix_sub" / "default.jsonl")[0]
     assert traj.steps[0].kind == "user" and traj.steps[0].text
     agent_steps = traj.steps[1:]
     assert 1 <= len(agent_steps) <= 3

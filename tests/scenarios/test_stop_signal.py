@@ -52,10 +52,11 @@ def test_stopping_the_run_kills_the_agent(
 def test_stopping_during_the_formal_checks_kills_the_verifier(
     calc_project: Path, tmp_path: Path
 ) -> None:
-    """Verifiers run in a thread; their command must be killed, not waited for (up to 300 s)."""
+    """Verifiers run in a thread; the running command must be killed and the next ones must not
+    start (three 60 s verifiers here), not waited for."""
     pidfile = tmp_path / "verifier.pid"
     slow = {"type": "CommandVerifier", "command": f"echo $$ > {pidfile}; exec sleep 60"}
-    doc = {"verifiers": [slow], "fixed_fst_user_message": True, "first_user_message": "Fix sub().",
+    doc = {"verifiers": [slow] * 3, "fixed_fst_user_message": True, "first_user_message": "Fix sub().",
            "max_steps": 1}  # fmt: skip
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps(doc))

@@ -95,6 +95,13 @@ if TYPE_CHECKING:
     help="bash: agent: answer limit per model call.",
 )
 @click.option(
+    "--simulator-context-chars",
+    type=click.IntRange(min=2000),
+    default=100_000,
+    show_default=True,
+    help="Simulated user: request size; older turns are left out (about 8000 for 4k-token models).",
+)
+@click.option(
     "--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Pairs at once."
 )
 @click.option(
@@ -119,6 +126,7 @@ def run(
     turn_timeout: float | None,
     agent_context_chars: int,
     agent_max_tokens: int,
+    simulator_context_chars: int,
     parallel: int,
     resume: bool,
     no_cache: bool,
@@ -127,7 +135,7 @@ def run(
     """Run each scenario × persona: the agent works in a copy of the project while a simulated
     user drives the dialog; each run is formally verified. Exit 1 if a run failed or was skipped."""
     from agentlens.providers import get_provider
-    from agentlens.scenarios import RunSettings, run_fold
+    from agentlens.scenarios import RunSettings, SimulatorSettings, run_fold
     from agentlens.scenarios.agents import BashAgentSettings, agent_factory
     from agentlens.scenarios.signals import run_stoppable
 
@@ -146,6 +154,7 @@ def run(
         run_name=Path(out).name or "run",
         parallel=parallel,
         resume=resume,
+        simulator_settings=SimulatorSettings(context_chars=simulator_context_chars),
     )
     pairs = len(fold.scenarios) * len(fold.personas)
     with Progress(console=err_console, transient=True) as progress:

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ LINKED_DIRS = ("node_modules",)
 
 RUNNING: set[int] = set()
 """Process groups of the commands running now, in any thread (see `kill_running`)."""
+STOPPING = threading.Event()
 
 
 @dataclass
@@ -103,43 +105,59 @@ def run_command(
 ) -> CommandResult:
     """Run `command` (argv list, or a string given to `sh -c`) and capture stdout+stderr.
 
-    On timeout the whole process group is killed, so test runners' children die too."""
+    Output goes to a file, not a pipe: a background child holding a pipe open would make the
+    wait outlast the timeout. When the command ends or times out its whole process group is
+    killed, so test runners' children and daemons die too."""
     argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
+    if STOPPING.is_set():
+        return CommandResult(argv, None, "not started: the run is stopping", 0.0, False)
     home = cwd.parent / "home"
     home.mkdir(exist_ok=True)
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=clean_env(home, env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            errors="replace",
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return CommandResult(argv, None, f"cannot start {argv[0]!r}: {exc}", 0.0, False)
-    RUNNING.add(proc.pid)
-    try:
-        out, _ = proc.communicate(timeout=timeout_s)
-        return CommandResult(argv, proc.returncode, out, time.monotonic() - start, False)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return CommandResult(argv, None, out or "", time.monotonic() - start, True)
-    finally:
-        RUNNING.discard(proc.pid)
+    with tempfile.TemporaryFile() as output:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=clean_env(home, env),
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return CommandResult(argv, None, f"cannot start {argv[0]!r}: {exc}", 0.0, False)
+        RUNNING.add(proc.pid)
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _kill_group(proc.pid)
+            proc.wait()
+            RUNNING.discard(proc.pid)
+        output.seek(0)
+        text = output.read().decode("utf-8", errors="replace")
+    code = None if timed_out else proc.returncode
+    return CommandResult(argv, code, text, time.monotonic() - start, timed_out)
 
 
 def kill_running() -> None:
-    """Kill every command still running here (a stopped scenario run must not wait for its
-    verifiers, which run in threads that cannot be cancelled)."""
+    """Kill every command running here and start no new one until `allow_commands()`: a stopped
+    scenario run must not wait for its verifiers, which run in threads that cannot be cancelled."""
+    STOPPING.set()
     for pid in list(RUNNING):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+        _kill_group(pid)
+
+
+def allow_commands() -> None:
+    STOPPING.clear()
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group already ended
+        os.killpg(pid, signal.SIGKILL)
 
 
 def run_in_scratch(

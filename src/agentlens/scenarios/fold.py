@@ -4,9 +4,9 @@ spend (as the released runner does); once it is exceeded the remaining pairs are
 may run several at once (`RunSettings.parallel`); a pair is also the unit to scale out.
 
 Output folder:
-    trajectories/<scenario>__<persona>.jsonl   the final attempt of each pair (canonical JSONL:
+    trajectories/<scenario>/<persona>.jsonl    the final attempt of each pair (canonical JSONL:
                                                `agentlens review/telemetry/score` read it)
-    failed/<scenario>__<persona>.jsonl         pairs whose every attempt failed (left out)
+    failed/<scenario>/<persona>.jsonl          pairs whose every attempt failed (left out)
     sessions/<scenario>/<persona>/attempt-<n>/ repo/ (the workspace), verify.json, trajectory.jsonl,
                                                and an external agent's own trace per turn
     run.json                                   the summary `FoldResult.summary()` prints
@@ -27,7 +27,7 @@ from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.providers.client import LLMClient
 from agentlens.reviews.report import dump
-from agentlens.reviews.sandbox import kill_running
+from agentlens.reviews.sandbox import allow_commands, kill_running
 from agentlens.reviews.scenario import Scenario, load_scenario
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
 from agentlens.scenarios.session import SessionResult, run_session, setup_failure
@@ -122,7 +122,7 @@ class FoldResult:
             "attempts": len(self.attempts),
             "resumed": self.resumed,
             "terminations": dict(Counter(str(s.termination.stop) for s in self.sessions)),
-            "skipped_over_budget": [f"{a}__{b}" for a, b in self.skipped],
+            "skipped_over_budget": [f"{a}/{b}" for a, b in self.skipped],
             "simulator_spend_dollars": round(self.spent, 6),
             "budget_dollars": self.budget_dollars,
             "sessions": [_session_line(s) for s in self.sessions],
@@ -153,17 +153,15 @@ async def run_fold(
     outcome = FoldResult(budget_dollars=fold.budget_dollars)
     pairs = [(s, p) for s in fold.scenarios for p in fold.personas]
     _check_pairs(pairs, settings)  # every problem a run would meet late, before any starts
+    _check_out(settings)
+    allow_commands()
     done: dict[int, SessionResult] = {}
     skipped: set[int] = set()
     gate = asyncio.Semaphore(max(settings.parallel, 1))
 
     async def one(index: int, scenario: Scenario, persona: Persona) -> None:
         async with gate:
-            saved = _saved(settings.out, scenario.name, persona.name) if settings.resume else None
-            if saved is not None:
-                done[index] = SessionResult.from_saved(load_jsonl(saved)[0])
-                outcome.resumed += 1
-                outcome.spent += done[index].pair_simulator_cost
+            if settings.resume and _resumed(settings.out, scenario, persona, outcome, done, index):
                 return
             if fold.budget_dollars is not None and outcome.spent > fold.budget_dollars:
                 skipped.add(index)
@@ -187,6 +185,37 @@ async def run_fold(
     outcome.skipped = [(pairs[i][0].name, pairs[i][1].name) for i in sorted(skipped)]
     dump(outcome.summary(), settings.out / "run.json")
     return outcome
+
+
+def _check_out(settings: RunSettings) -> None:
+    """A second run into the same folder would mix its results with the first's."""
+    used = [settings.out / name for name in ("trajectories", "failed", "sessions")]
+    if not settings.resume and any(path.exists() for path in used):
+        raise ConfigError(
+            f"{settings.out} already holds a run: add --resume to finish it, or choose a new --out"
+        )
+
+
+def _resumed(
+    out: Path,
+    scenario: Scenario,
+    persona: Persona,
+    outcome: FoldResult,
+    done: dict[int, SessionResult],
+    index: int,
+) -> bool:
+    """Keep a pair an earlier run finished. A pair that failed there is run again (a simulator
+    outage, say), its earlier spend still counted."""
+    saved = _final_path(out, scenario.name, persona.name, failed=False)
+    failed = _final_path(out, scenario.name, persona.name, failed=True)
+    if saved.is_file():
+        done[index] = SessionResult.from_saved(load_jsonl(saved)[0])
+        outcome.resumed += 1
+        outcome.spent += done[index].pair_simulator_cost
+        return True
+    if failed.is_file():
+        outcome.spent += SessionResult.from_saved(load_jsonl(failed)[0]).pair_simulator_cost
+    return False
 
 
 def _check_pairs(pairs: list[tuple[Scenario, Persona]], settings: RunSettings) -> None:
@@ -282,18 +311,12 @@ def _project(settings: RunSettings, scenario: Scenario) -> Path:
 def _final_path(out: Path, scenario: str, persona: str, *, failed: bool) -> Path:
     """Runs that still failed after every attempt go to `failed/`: spec §4.4 leaves them out, so
     `agentlens review OUT/trajectories` must not see them."""
-    return out / ("failed" if failed else "trajectories") / f"{scenario}__{persona}.jsonl"
-
-
-def _saved(out: Path, scenario: str, persona: str) -> Path | None:
-    for failed in (False, True):
-        path = _final_path(out, scenario, persona, failed=failed)
-        if path.is_file():
-            return path
-    return None
+    return out / ("failed" if failed else "trajectories") / scenario / f"{persona}.jsonl"
 
 
 def _write_final(out: Path, result: SessionResult, scenario: str, persona: str) -> None:
     target = _final_path(out, scenario, persona, failed=result.failed)
+    other = _final_path(out, scenario, persona, failed=not result.failed)
+    other.unlink(missing_ok=True)  # a resumed pair that failed before and passes now
     target.parent.mkdir(parents=True, exist_ok=True)
     dump_jsonl([result.trajectory], target)

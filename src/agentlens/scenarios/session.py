@@ -135,7 +135,10 @@ async def _converse(
     dialog: _Dialog,
     start: float,
 ) -> Termination:
-    opening = await user.first_message(scenario)
+    try:
+        opening = await asyncio.wait_for(user.first_message(scenario), _left(scenario, start))
+    except TimeoutError:
+        return Termination(Stop.SIMULATOR_ERROR, "Simulated user failed: no opening in time")
     if opening.terminate is not None:  # before the agent did anything: not the agent's run
         why = "gave no opening message" if opening.terminate == NO_MESSAGE else "would not start"
         return Termination(Stop.SIMULATOR_ERROR, f"Simulated user failed: it {why}")
@@ -154,13 +157,27 @@ async def _converse(
             return stopped
         if dialog.user_messages >= scenario.max_steps:
             return Termination(Stop.MAX_USER_MESSAGES, "Reached the limit of user messages")
-        answer = await user.reply(view, first_reply=dialog.user_messages == 1)
+        try:  # the scenario's clock covers the simulator too
+            answer = await asyncio.wait_for(
+                user.reply(view, first_reply=dialog.user_messages == 1), _left(scenario, start)
+            )
+        except TimeoutError:
+            return _scenario_timeout(scenario)
         if answer.terminate == NO_MESSAGE:
             return Termination(Stop.USER_FINISHED, "The simulated user gave no message")
         if answer.terminate is not None:
             return Termination(Stop.USER_FINISHED, "User decided to finish the dialog")
         message = answer.text
         dialog.add_user(message)
+
+
+def _left(scenario: Scenario, start: float) -> float:
+    return max(scenario.scenario_timeout_seconds - (time.monotonic() - start), 0.0)
+
+
+def _scenario_timeout(scenario: Scenario) -> Termination:
+    seconds = f"{scenario.scenario_timeout_seconds:g}"
+    return Termination(Stop.SCENARIO_TIMEOUT, f"Scenario timed out after {seconds}s")
 
 
 async def _diff(workspace: Workspace) -> str:
@@ -196,8 +213,7 @@ async def _agent_turn(
         await asyncio.wait_for(agent.turn(message, workspace.path, turn), limit)
     except TimeoutError:
         if scenario_bound:
-            seconds = f"{scenario.scenario_timeout_seconds:g}"
-            return Termination(Stop.SCENARIO_TIMEOUT, f"Scenario timed out after {seconds}s")
+            return _scenario_timeout(scenario)
         seconds = f"{scenario.agent_turn_timeout_seconds:g}"
         return Termination(
             Stop.AGENT_TURN_TIMEOUT, f"Waiting for the agent response timed out after {seconds}s"
@@ -233,7 +249,7 @@ def _trajectory(
             "calls": user.calls,
             "cost": round(user.spent, 6),
         },
-        "simulator_transcript": transcript(user.messages),
+        "simulator_transcript": transcript(user.last_request or user.messages),
     }
     if final is not None:
         metadata["final_user_turn"] = final.text or f"terminate_dialog: {final.terminate}"

@@ -38,6 +38,8 @@ TOOLS = [
 ]
 TEXT_TERMINATE = re.compile(r"^[ \t]*(?:TERMINATE_DIALOG|terminate_dialog)\b\W*(.*)$", re.MULTILINE)
 MAX_RESAMPLES = 5
+OLD_DIFF = re.compile(r"<code_diffs>.*?</code_diffs>", re.DOTALL)
+DIFF_POINTER = "<code_diffs>(see the latest turn: its diff holds every change so far)</code_diffs>"
 NO_MESSAGE = "the simulated user gave no message"
 
 
@@ -46,6 +48,9 @@ class SimulatorSettings:
     max_tokens: int = 400
     temperature: float | None = 0.7
     """Above zero, so a re-sample can differ; the seed changes per sample too (cache keys)."""
+    context_chars: int = 100_000
+    """What one request may hold. Only the latest turn keeps its diff (each diff shows all
+    changes so far); past this the oldest turns are left out, with a note."""
     os_name: str = field(default_factory=platform.system)
 
 
@@ -77,13 +82,16 @@ class SimulatedUser:
         ]
         self.spent = 0.0
         self.calls = 0
+        self.last_request: list[Message] = []
+        """The messages of the latest call as sent (spec §5.2 gives them to the judge)."""
 
     async def first_message(self, scenario: Scenario) -> UserTurn:
         """The opening request: the scenario's fixed message verbatim, else the simulator's."""
+        prompt = "Write your first message to the agent: ask it for what you want done."
         if scenario.fixed_first_message and scenario.first_user_message:
+            self.messages.append({"role": "user", "content": prompt})
             self.messages.append({"role": "assistant", "content": scenario.first_user_message})
             return UserTurn(text=scenario.first_user_message)
-        prompt = "Write your first message to the agent: ask it for what you want done."
         return await self._answer(prompt, may_terminate=False)
 
     async def reply(self, agent_view: str, *, first_reply: bool) -> UserTurn:
@@ -108,8 +116,9 @@ class SimulatedUser:
 
     async def _call(self, sample: int) -> ChatResponse:
         seed_text = f"{self.session_key}/{len(self.messages)}/{sample}"
+        self.last_request = self._request_messages()
         request = ChatRequest(
-            messages=list(self.messages),
+            messages=self.last_request,
             tools=TOOLS,
             temperature=self.settings.temperature,
             max_tokens=self.settings.max_tokens,
@@ -120,6 +129,31 @@ class SimulatedUser:
         if not response.from_cache:  # a cached answer keeps the cost it had when it was paid
             self.spent += response.cost or 0.0
         return response
+
+    def _request_messages(self) -> list[Message]:
+        """System and opening exchange, then the latest messages that fit `context_chars`,
+        starting at a user message; older diffs are replaced by a pointer to the latest one."""
+        latest = max(i for i, m in enumerate(self.messages) if m["role"] == "user")
+        shown = [
+            {**m, "content": OLD_DIFF.sub(DIFF_POINTER, str(m["content"]))}
+            if m["role"] == "user" and i != latest else m
+            for i, m in enumerate(self.messages)
+        ]  # fmt: skip
+        head, rest = shown[:3], shown[3:]
+        budget = self.settings.context_chars - sum(len(str(m["content"])) for m in head)
+        start = len(rest)
+        for i in range(len(rest) - 1, -1, -1):
+            budget -= len(str(rest[i]["content"]))
+            if budget < 0 and start < len(rest):
+                break
+            start = i
+        while start < len(rest) and rest[start]["role"] != "user":
+            start += 1
+        kept = rest[start:]
+        if start and kept:
+            note = f"[{start} earlier messages left out]\n"
+            kept = [{**kept[0], "content": note + str(kept[0]["content"])}, *kept[1:]]
+        return head + kept
 
     @staticmethod
     def _parse(response: ChatResponse) -> UserTurn:

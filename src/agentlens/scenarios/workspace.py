@@ -17,8 +17,11 @@ from typing import Any
 
 from agentlens.errors import ConfigError
 from agentlens.reviews.sandbox import IGNORED_NAMES, run_command
+from agentlens.reviews.verifiers.build import BUILD_TOOLS
 
 GIT_IDENTITY = ("-c", "user.name=AgentLens", "-c", "user.email=scenario@agentlens")
+# The user's own git config (signed commits, hooks, global ignores) must not change a workspace.
+GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 @dataclass
@@ -70,12 +73,19 @@ def run_preprocessors(workspace: Workspace, preprocessors: list[dict[str, Any]])
 
 
 def _preprocessor_command(spec: dict[str, Any]) -> list[str] | str:
-    command = spec.get("command") or spec.get("tasks")
+    """`command` as given, or the released `RunBuildSystemTaskPreprocessor` shape:
+    `build_system_name` (maven, gradle, npm) and its `tasks`, run as the build verifier runs them."""
+    command = spec.get("command")
     if isinstance(command, str) and command.strip():
         return command
     if isinstance(command, list) and command:
         return [str(part) for part in command]
-    raise ConfigError(f"preprocessor {spec!r} has no 'command'")
+    tasks, tool = spec.get("tasks"), spec.get("build_system_name")
+    if isinstance(tasks, list) and tasks and tool in BUILD_TOOLS:
+        return [*BUILD_TOOLS[str(tool)], *map(str, tasks)]
+    if isinstance(tasks, list) and tasks and tool is None:
+        return [str(part) for part in tasks]
+    raise ConfigError(f"preprocessor {spec!r} has no 'command' (nor 'tasks' of a known build tool)")
 
 
 def diff_since_base(workspace: Workspace) -> str:
@@ -84,19 +94,20 @@ def diff_since_base(workspace: Workspace) -> str:
     with tempfile.TemporaryDirectory(prefix="agentlens-index-") as tmp:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _git(workspace.path, "read-tree", workspace.base, env=env)
-        _git(workspace.path, "add", "-A", env=env)
+        # a nested repository without commits makes `add` fail for that folder only: go on
+        _git(workspace.path, "add", "-A", "--ignore-errors", env=env, check=False)
         return _git(workspace.path, "diff", "--cached", "--no-color", workspace.base, env=env)
 
 
-def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+def _git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
     proc = subprocess.run(
         ["git", "-C", str(repo), *GIT_IDENTITY, *args],
         capture_output=True,
         text=True,
         errors="replace",
-        env=env,
+        env={**(env or os.environ), **GIT_ISOLATION},
         check=False,
     )
-    if proc.returncode != 0:
+    if check and proc.returncode != 0:
         raise ConfigError(f"git {' '.join(args[:2])} in {repo} failed: {proc.stderr.strip()[:300]}")
     return proc.stdout

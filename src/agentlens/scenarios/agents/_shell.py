@@ -20,6 +20,8 @@ from typing import IO
 
 from agentlens.reviews.sandbox import clean_env
 
+KEPT_OUTPUT_BYTES = 1_000_000
+
 
 @dataclass
 class ShellResult:
@@ -97,5 +99,10 @@ def _kill_group(pid: int) -> None:
 
 
 def _read(handle: IO[bytes]) -> str:
+    """At most `KEPT_OUTPUT_BYTES` of it: a command may print gigabytes."""
+    size = handle.seek(0, os.SEEK_END)
     handle.seek(0)
-    return handle.read().decode("utf-8", errors="replace")
+    text = handle.read(KEPT_OUTPUT_BYTES).decode("utf-8", errors="replace")
+    if size > KEPT_OUTPUT_BYTES:
+        text += f"\n[... {size - KEPT_OUTPUT_BYTES} more bytes of output not kept]"
+    return text

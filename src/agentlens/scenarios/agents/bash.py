@@ -80,7 +80,8 @@ class BashAgent:
         result = await run_shell(command, workdir, timeout_s=self.settings.command_timeout_s)
         code = "timeout" if result.timed_out else str(result.returncode)
         observation = f"<returncode>{code}</returncode>\n<output>\n{result.output}</output>"
-        self.messages.append({"role": "user", "content": cut(observation, TOOL_RESULT_CHARS)})
+        shown = min(TOOL_RESULT_CHARS, self.settings.context_chars // 4)  # its command must fit too
+        self.messages.append({"role": "user", "content": cut(observation, shown)})
         category, files = analyse_command(command)
         step = self._step(response, kind="tool", text=text[:start].strip())
         step.tool_name, step.category, step.command = "bash", category, command
@@ -105,7 +106,8 @@ class BashAgent:
         )
 
     def _context(self) -> list[Message]:
-        """System and first request, then as many of the latest messages as fit."""
+        """System and first request, then as many of the latest messages as fit; roles
+        alternate (a note or a format error next to an observation is merged into it)."""
         head, rest = self.messages[:2], self.messages[2:]
         budget = self.settings.context_chars - sum(len(str(m["content"])) for m in head)
         kept: list[Message] = []
@@ -116,7 +118,18 @@ class BashAgent:
             kept.append(message)
         dropped = len(rest) - len(kept)
         note = [{"role": "user", "content": f"[{dropped} earlier messages omitted]"}]
-        return head + (note if dropped else []) + kept[::-1]
+        return _alternating(head + (note if dropped else []) + kept[::-1])
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def _alternating(messages: list[Message]) -> list[Message]:
+    merged: list[Message] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message["role"] != "system":
+            joined = f"{merged[-1]['content']}\n\n{message['content']}"
+            merged[-1] = {**merged[-1], "content": joined}
+        else:
+            merged.append(message)
+    return merged

@@ -14,8 +14,10 @@ unreadable trace is an agent failure (stop rule 5)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 from agentlens.errors import AgentLensError, ConfigError, TraceError
@@ -38,6 +40,8 @@ class CommandAgent:
     ) -> None:
         self.first = _split(command)
         self.resume = _split(resume) if resume else None
+        for argv in filter(None, (self.first, self.resume)):
+            _check_program(argv)
         self.name = _program_name(self.first)
         self.model: str | None = None
         self.trace_dir = trace_dir
@@ -58,7 +62,11 @@ class CommandAgent:
         }
         argv = [_fill(part, values) for part in template]
         stdout = trace.with_suffix(".stdout.log") if to_file else trace
-        result, err = await run_process(argv, workdir, timeout_s=None, stdout_path=stdout)
+        try:
+            result, err = await run_process(argv, workdir, timeout_s=None, stdout_path=stdout)
+        except asyncio.CancelledError:  # a timeout: keep what the trace shows so far
+            into.steps[:], into.reply = self._partial(trace)
+            raise
         if result.returncode != 0:
             tail = err.strip()[-400:] or _tail(stdout)
             raise AgentFailure(f"{argv[0]} exited with {result.returncode}: {tail}")
@@ -76,18 +84,45 @@ class CommandAgent:
         reply = next((s.text for s in reversed(steps) if s.kind == "agent" and s.text), "")
         return steps, reply
 
+    def _partial(self, trace: Path) -> tuple[list[Step], str]:
+        """The complete lines of a trace cut short (JSONL); nothing if even they do not read."""
+        if not trace.is_file():
+            return [], ""
+        data = trace.read_bytes()
+        whole = trace.with_name(f"{trace.stem}.partial{trace.suffix}")
+        whole.write_bytes(data[: data.rfind(b"\n") + 1] if trace.suffix == ".jsonl" else data)
+        try:
+            return self._read(whole)
+        except AgentFailure:
+            return [], ""
+
     async def aclose(self) -> None:
         return None
 
 
 def _split(command: str) -> list[str]:
+    """Split once; arguments naming files here (`./agent.py`) are made absolute, since the
+    command runs inside the workspace."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:  # e.g. "No closing quotation"
         raise ConfigError(f"agent command {command!r}: {exc}") from None
     if not argv:
         raise ConfigError("the agent command is empty")
-    return argv
+    return [_absolute(part) for part in argv]
+
+
+def _absolute(part: str) -> str:
+    if PLACEHOLDER.search(part) or part.startswith("-") or Path(part).is_absolute():
+        return part
+    here = Path(part)
+    return str(here.resolve()) if ("/" in part or here.suffix) and here.exists() else part
+
+
+def _check_program(argv: list[str]) -> None:
+    """A program that is not there fails every attempt: say so before anything runs."""
+    if shutil.which(argv[0]) is None:
+        raise ConfigError(f"agent program {argv[0]!r} not found (not on PATH, or not executable)")
 
 
 def _tail(path: Path) -> str:
