@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -57,14 +58,55 @@ def test_resume_runs_failed_pairs_again_and_drops_the_stale_failure(
     assert not (out / "failed" / "fix_sub" / "default.jsonl").exists()
 
 
-def test_a_stop_starts_no_more_commands() -> None:
-    sandbox.kill_running()
-    try:
-        result = sandbox.run_command(["echo", "hi"], Path.cwd(), timeout_s=5)
+def test_a_stopped_scope_starts_no_more_commands_and_others_are_unaffected() -> None:
+    with sandbox.command_scope() as scope:
+        scope.stop()
+        result = sandbox.run_command(["echo", "hi"], Path("/tmp"), timeout_s=5)
         assert result.returncode is None and "the run is stopping" in result.output
-    finally:
-        sandbox.allow_commands()
+    # outside it (a later verify, another fold) commands run as usual
     assert sandbox.run_command(["echo", "hi"], Path("/tmp"), timeout_s=5).output == "hi\n"
+    with sandbox.command_scope():
+        assert sandbox.run_command(["echo", "hi"], Path("/tmp"), timeout_s=5).ok
+
+
+def test_verifier_output_has_universal_newlines(tmp_path: Path) -> None:
+    result = sandbox.run_command("printf 'BUILD SUCCESS\\r\\nnext\\r'", tmp_path, timeout_s=5)
+    assert result.output == "BUILD SUCCESS\nnext\n"
+
+
+def test_resume_counts_the_spend_of_every_earlier_run_of_a_failing_pair(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    """Each run of the crashing pair costs $0.60 (opening + the logged last turn, $0.30 each)."""
+    from agentlens.providers.pricing import Price, PriceTable
+    from agentlens.providers.types import TokenUsage
+    from agentlens.scenarios import Fold, RunSettings, run_fold
+
+    answer = ChatResponse(text="Go.", usage=TokenUsage(prompt_tokens=300_000))
+    out = tmp_path / "out"
+    for run in range(3):
+        client = LLMClient(Scripted([answer] * 2), prices=PriceTable({"sim": Price(1.0, 1.0, 0.0)}))
+        settings = RunSettings(make_agent=agent_factory(scripted("crash")), simulator=client,
+                               out=out, project=calc_project, resume=run > 0)  # fmt: skip
+        fold = Fold([calc_scenario], [load_persona("default")], attempts=1, budget_dollars=None)
+        result = asyncio.run(run_fold(fold, settings))
+    assert result.spent == pytest.approx(1.8)
+    saved = json.loads((out / "failed" / "fix_sub" / "default.jsonl").read_text())
+    assert saved["metadata"]["pair_simulator_cost"] == pytest.approx(1.8)
+
+
+def test_one_huge_view_is_cut_to_the_simulator_budget() -> None:
+    scenario = Scenario("s", [], user_instruction="Fix it.")
+    sim = SimulatedUser(LLMClient(Scripted([ChatResponse(text="a")] * 2)), load_persona("default"),
+                        scenario, agent_name="A", project="/p", session_key="k",
+                        settings=SimulatorSettings(context_chars=3000))  # fmt: skip
+    asyncio.run(sim.first_message(scenario))
+    view = f"<agent_turn>I changed it.</agent_turn>\n<code_diffs>\n{'d' * 20000}\n</code_diffs>"
+    asyncio.run(sim.reply(view, first_reply=True))
+    sent = sim.last_request
+    assert sum(len(m["content"]) for m in sent) <= 3000
+    assert sent[-1]["content"].startswith("<agent_turn>I changed it.</agent_turn>")
+    assert "more characters cut]" in sent[-1]["content"]
 
 
 def test_a_verifier_command_leaving_a_child_holding_output_returns(tmp_path: Path) -> None:
@@ -168,7 +210,20 @@ def test_agent_commands_are_checked_and_local_scripts_made_absolute(
     with pytest.raises(ConfigError, match="agent program 'codexx' not found"):
         agent_factory("cmd:codexx exec {message}")
     (tmp_path / "agent.py").write_text("print()\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x = 1\n")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").symlink_to(shutil.which("python3") or "/usr/bin/python3")
     monkeypatch.chdir(tmp_path)
-    agent = CommandAgent("python ./agent.py {message}", trace_dir=tmp_path)
-    assert agent.first == ["python", str(tmp_path / "agent.py"), "{message}"]
-    json.dumps(agent.first)
+    agent = CommandAgent("python agent.py --file src/app.py {message}", trace_dir=tmp_path)
+    # the script is ours to run; a file the agent should edit stays the workspace's copy
+    assert agent.first == [
+        "python",
+        str(tmp_path / "agent.py"),
+        "--file",
+        "src/app.py",
+        "{message}",
+    ]
+    linked = CommandAgent("./bin/python agent.py {message}", trace_dir=tmp_path)
+    assert linked.first[0] == str(tmp_path / "bin" / "python")  # the link itself, not its target
+    agent_factory("cmd:{workdir}/bin/agent {message}")  # only the workspace can tell: allowed

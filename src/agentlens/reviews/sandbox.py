@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,9 +39,49 @@ COPY_IGNORE = shutil.ignore_patterns(*IGNORED_NAMES)
 LINKED_DIRS = ("node_modules",)
 
 
-RUNNING: set[int] = set()
-"""Process groups of the commands running now, in any thread (see `kill_running`)."""
-STOPPING = threading.Event()
+class CommandScope:
+    """The commands one caller (a scenario fold) starts, in any of its threads, so that
+    stopping it kills those that run and starts no more; other callers are not affected."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self.running: set[int] = set()
+        self._lock = threading.Lock()
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+            running = list(self.running)
+        for pid in running:
+            _kill_group(pid)
+
+    def admit(self, pid: int) -> bool:
+        """Track a started command; False (and killed) if the scope stopped meanwhile."""
+        with self._lock:
+            if not self.stopped:
+                self.running.add(pid)
+                return True
+        _kill_group(pid)
+        return False
+
+    def release(self, pid: int) -> None:
+        with self._lock:
+            self.running.discard(pid)
+
+
+_SCOPE: ContextVar[CommandScope | None] = ContextVar("agentlens_command_scope", default=None)
+
+
+@contextmanager
+def command_scope() -> Iterator[CommandScope]:
+    """Commands started in this context (threads of `asyncio.to_thread` included) belong to
+    the scope yielded; `scope.stop()` ends them."""
+    scope = CommandScope()
+    token = _SCOPE.set(scope)
+    try:
+        yield scope
+    finally:
+        _SCOPE.reset(token)
 
 
 @dataclass
@@ -109,7 +150,8 @@ def run_command(
     wait outlast the timeout. When the command ends or times out its whole process group is
     killed, so test runners' children and daemons die too."""
     argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
-    if STOPPING.is_set():
+    scope = _SCOPE.get()
+    if scope is not None and scope.stopped:
         return CommandResult(argv, None, "not started: the run is stopping", 0.0, False)
     home = cwd.parent / "home"
     home.mkdir(exist_ok=True)
@@ -127,7 +169,9 @@ def run_command(
             )
         except OSError as exc:
             return CommandResult(argv, None, f"cannot start {argv[0]!r}: {exc}", 0.0, False)
-        RUNNING.add(proc.pid)
+        if scope is not None and not scope.admit(proc.pid):
+            proc.wait()
+            return CommandResult(argv, None, "stopped: the run is stopping", 0.0, False)
         timed_out = False
         try:
             proc.wait(timeout=timeout_s)
@@ -136,23 +180,14 @@ def run_command(
         finally:
             _kill_group(proc.pid)
             proc.wait()
-            RUNNING.discard(proc.pid)
+            if scope is not None:
+                scope.release(proc.pid)
         output.seek(0)
+        # universal newlines, as text-mode pipes gave: verifier patterns like `SUCCESS$` match
         text = output.read().decode("utf-8", errors="replace")
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     code = None if timed_out else proc.returncode
     return CommandResult(argv, code, text, time.monotonic() - start, timed_out)
-
-
-def kill_running() -> None:
-    """Kill every command running here and start no new one until `allow_commands()`: a stopped
-    scenario run must not wait for its verifiers, which run in threads that cannot be cancelled."""
-    STOPPING.set()
-    for pid in list(RUNNING):
-        _kill_group(pid)
-
-
-def allow_commands() -> None:
-    STOPPING.clear()
 
 
 def _kill_group(pid: int) -> None:

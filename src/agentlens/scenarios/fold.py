@@ -27,7 +27,7 @@ from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.providers.client import LLMClient
 from agentlens.reviews.report import dump
-from agentlens.reviews.sandbox import allow_commands, kill_running
+from agentlens.reviews.sandbox import command_scope
 from agentlens.reviews.scenario import Scenario, load_scenario
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
 from agentlens.scenarios.session import SessionResult, run_session, setup_failure
@@ -154,20 +154,26 @@ async def run_fold(
     pairs = [(s, p) for s in fold.scenarios for p in fold.personas]
     _check_pairs(pairs, settings)  # every problem a run would meet late, before any starts
     _check_out(settings)
-    allow_commands()
     done: dict[int, SessionResult] = {}
     skipped: set[int] = set()
     gate = asyncio.Semaphore(max(settings.parallel, 1))
 
     async def one(index: int, scenario: Scenario, persona: Persona) -> None:
         async with gate:
-            if settings.resume and _resumed(settings.out, scenario, persona, outcome, done, index):
-                return
+            earlier = 0.0  # a resumed pair's spend before this run
+            if settings.resume:
+                kept, earlier = _resumed(settings.out, scenario, persona)
+                if kept is not None:
+                    done[index] = kept
+                    outcome.resumed += 1
+                    outcome.spent += earlier
+                    return
+                outcome.spent += earlier
             if fold.budget_dollars is not None and outcome.spent > fold.budget_dollars:
                 skipped.add(index)
                 return
             try:
-                result = await _run_pair(fold, settings, scenario, persona, outcome)
+                result = await _run_pair(fold, settings, scenario, persona, outcome, earlier)
             except BudgetExceededError:
                 skipped.add(index)
                 return
@@ -176,11 +182,12 @@ async def run_fold(
             if on_session is not None:
                 on_session(result)
 
-    try:
-        await asyncio.gather(*(one(i, s, p) for i, (s, p) in enumerate(pairs)))
-    except asyncio.CancelledError:
-        kill_running()  # verifiers and preprocessors run in threads: stop their commands
-        raise
+    with command_scope() as commands:  # verifiers and preprocessors run in threads
+        try:
+            await asyncio.gather(*(one(i, s, p) for i, (s, p) in enumerate(pairs)))
+        except asyncio.CancelledError:
+            commands.stop()  # kill their commands; the threads cannot be cancelled
+            raise
     outcome.sessions = [done[i] for i in sorted(done)]
     outcome.skipped = [(pairs[i][0].name, pairs[i][1].name) for i in sorted(skipped)]
     dump(outcome.summary(), settings.out / "run.json")
@@ -196,26 +203,15 @@ def _check_out(settings: RunSettings) -> None:
         )
 
 
-def _resumed(
-    out: Path,
-    scenario: Scenario,
-    persona: Persona,
-    outcome: FoldResult,
-    done: dict[int, SessionResult],
-    index: int,
-) -> bool:
-    """Keep a pair an earlier run finished. A pair that failed there is run again (a simulator
-    outage, say), its earlier spend still counted."""
-    saved = _final_path(out, scenario.name, persona.name, failed=False)
-    failed = _final_path(out, scenario.name, persona.name, failed=True)
-    if saved.is_file():
-        done[index] = SessionResult.from_saved(load_jsonl(saved)[0])
-        outcome.resumed += 1
-        outcome.spent += done[index].pair_simulator_cost
-        return True
-    if failed.is_file():
-        outcome.spent += SessionResult.from_saved(load_jsonl(failed)[0]).pair_simulator_cost
-    return False
+def _resumed(out: Path, scenario: Scenario, persona: Persona) -> tuple[SessionResult | None, float]:
+    """A pair an earlier run finished, and what the simulator spent on it. A pair that failed
+    there is run again (a simulator outage, say): None, with its earlier spend."""
+    for failed in (False, True):
+        path = _final_path(out, scenario.name, persona.name, failed=failed)
+        if path.is_file():
+            saved = SessionResult.from_saved(load_jsonl(path)[0])
+            return (saved if not failed else None), saved.pair_simulator_cost
+    return None, 0.0
 
 
 def _check_pairs(pairs: list[tuple[Scenario, Persona]], settings: RunSettings) -> None:
@@ -238,10 +234,15 @@ def _check_pairs(pairs: list[tuple[Scenario, Persona]], settings: RunSettings) -
 
 
 async def _run_pair(
-    fold: Fold, settings: RunSettings, scenario: Scenario, persona: Persona, outcome: FoldResult
+    fold: Fold,
+    settings: RunSettings,
+    scenario: Scenario,
+    persona: Persona,
+    outcome: FoldResult,
+    spent: float = 0.0,
 ) -> SessionResult:
+    """Attempts until one does not fail; `spent` is what earlier runs of the pair cost."""
     result: SessionResult | None = None
-    spent = 0.0
     for attempt in range(1, max(fold.attempts, 1) + 1):
         folder = settings.out / "sessions" / scenario.name / persona.name / f"attempt-{attempt}"
         result = await _run_attempt(settings, scenario, persona, folder, attempt)
@@ -251,7 +252,7 @@ async def _run_pair(
         if not result.failed:
             break
     assert result is not None
-    result.trajectory.metadata["pair_simulator_cost"] = round(spent, 6)  # all attempts: --resume
+    result.trajectory.metadata["pair_simulator_cost"] = round(spent, 6)  # every attempt, ever
     return result
 
 

@@ -18,6 +18,7 @@ from agentlens.formats._openhands_common import parse_arguments
 from agentlens.providers.client import LLMClient
 from agentlens.providers.types import ChatRequest, ChatResponse, Message
 from agentlens.reviews.scenario import Scenario
+from agentlens.scenarios.agent_view import cut
 from agentlens.scenarios.personas import Persona
 from agentlens.scenarios.turns import UserTurn
 
@@ -38,6 +39,7 @@ TOOLS = [
 ]
 TEXT_TERMINATE = re.compile(r"^[ \t]*(?:TERMINATE_DIALOG|terminate_dialog)\b\W*(.*)$", re.MULTILINE)
 MAX_RESAMPLES = 5
+MIN_LATEST_CHARS = 1000
 OLD_DIFF = re.compile(r"<code_diffs>.*?</code_diffs>", re.DOTALL)
 DIFF_POINTER = "<code_diffs>(see the latest turn: its diff holds every change so far)</code_diffs>"
 NO_MESSAGE = "the simulated user gave no message"
@@ -153,7 +155,7 @@ class SimulatedUser:
         if start and kept:
             note = f"[{start} earlier messages left out]\n"
             kept = [{**kept[0], "content": note + str(kept[0]["content"])}, *kept[1:]]
-        return head + kept
+        return _fit_latest(head + kept, self.settings.context_chars)
 
     @staticmethod
     def _parse(response: ChatResponse) -> UserTurn:
@@ -168,6 +170,17 @@ class SimulatedUser:
         if match:
             return UserTurn(terminate=match[1].strip() or "finished", cost=response.cost)
         return UserTurn(text=text, terminate=None if text else NO_MESSAGE, cost=response.cost)
+
+
+def _fit_latest(messages: list[Message], budget: int) -> list[Message]:
+    """Cut the newest message when it alone overruns the budget: from its end, where a view's
+    diff is, so the agent's own words go last."""
+    over = sum(len(str(m["content"])) for m in messages) - budget
+    if over <= 0:
+        return messages
+    content = str(messages[-1]["content"])
+    keep = max(len(content) - over - 60, MIN_LATEST_CHARS)
+    return [*messages[:-1], {**messages[-1], "content": cut(content, keep)}]
 
 
 def system_prompt(

@@ -15,6 +15,7 @@ unreadable trace is an agent failure (stop rule 5)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shlex
 import shutil
@@ -101,26 +102,33 @@ class CommandAgent:
 
 
 def _split(command: str) -> list[str]:
-    """Split once; arguments naming files here (`./agent.py`) are made absolute, since the
-    command runs inside the workspace."""
+    """Split once. The program, or the script an interpreter runs (`python ./agent.py`), is made
+    absolute when it names a file here, since the command runs inside the workspace; no other
+    argument is touched (a file named there must stay the workspace's copy)."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:  # e.g. "No closing quotation"
         raise ConfigError(f"agent command {command!r}: {exc}") from None
     if not argv:
         raise ConfigError("the agent command is empty")
-    return [_absolute(part) for part in argv]
+    argv[0] = _absolute(argv[0], bare=False)  # a bare program name is looked up on PATH
+    if len(argv) > 1 and INTERPRETER.match(Path(argv[0]).name):
+        argv[1] = _absolute(argv[1], bare=True)
+    return argv
 
 
-def _absolute(part: str) -> str:
-    if PLACEHOLDER.search(part) or part.startswith("-") or Path(part).is_absolute():
-        return part
-    here = Path(part)
-    return str(here.resolve()) if ("/" in part or here.suffix) and here.exists() else part
+def _absolute(part: str, *, bare: bool) -> str:
+    """`./agent.py` -> `/here/agent.py`; links are kept (a venv's `bin/python` stays itself)."""
+    local = (bare or "/" in part) and not part.startswith("-") and not os.path.isabs(part)
+    if local and not PLACEHOLDER.search(part) and os.path.isfile(part):
+        return os.path.abspath(part)
+    return part
 
 
 def _check_program(argv: list[str]) -> None:
     """A program that is not there fails every attempt: say so before anything runs."""
+    if PLACEHOLDER.search(argv[0]):
+        return  # e.g. `{workdir}/bin/agent`: only the workspace will tell
     if shutil.which(argv[0]) is None:
         raise ConfigError(f"agent program {argv[0]!r} not found (not on PATH, or not executable)")
 
