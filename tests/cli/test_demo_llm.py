@@ -60,4 +60,4 @@ def test_demo_with_llm_runs_a_scenario(run_cli: Callable[..., object]) -> None:
 
 def test_default_demo_skips_the_scenario_run_and_says_how(run_cli: Callable[..., object]) -> None:
     result = run_cli("demo", "--data", str(TASK_DIR), "--section", "scenario run")
-    assert "scenario run: skipped (run `agentlens demo --llm`" in result.out  # type: ignore[attr-defined]
+    assert "scenario run: skipped (add --llm" in result.out  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ def demo_section(ctx: Any) -> None:
     """`agentlens demo` section hook (ctx is the demo's `DemoContext`)."""
     gguf = bundled_gguf()
     if not ctx.extras.get("llm") or gguf is None:
-        why = LOCAL_LLM_HINT if gguf is None else "run `agentlens demo --llm` (about a minute)"
+        why = LOCAL_LLM_HINT if gguf is None else "add --llm: the local model plays both parts"
         ctx.console.print(f"scenario run: skipped ({why})", highlight=False, markup=False)
         return
     run_scenario_demo(ctx.console, gguf)
