@@ -94,14 +94,13 @@ def review(
     """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0."""
     from agentlens.providers import get_provider
     from agentlens.reviews.judge.judge import MAX_REVIEWED, JudgeSettings, review_run
-    from agentlens.reviews.judge.prompt import ReviewContext
     from agentlens.reviews.report import dump, reviews_document, reviews_markdown
 
     loaded = load_inputs(paths)
     trajs = loaded.trajectories
     client = get_provider(judge_model, role="judge", cache=not no_cache)
     diff = _diff(repo, base_ref) if repo else None
-    contexts = {t.id: ReviewContext(final_diff=diff) for t in trajs}
+    contexts = {t.id: _context(t, diff) for t in trajs}
     if with_process:
         _add_process_evidence(trajs, contexts)
     settings = JudgeSettings(budget_tokens=budget_tokens, max_tokens=max_tokens)
@@ -148,6 +147,19 @@ def _report_call_failures(reviews: list[TrajectoryReview]) -> int:
         soft_wrap=True,
     )
     return 1
+
+
+def _context(traj: Trajectory, diff: str | None) -> ReviewContext:
+    """`--repo`'s diff when given; a scenario run brings its own workspace diff and verdicts."""
+    from agentlens.reviews.judge.prompt import ReviewContext
+    from agentlens.scenarios.evidence import scenario_context
+
+    own = scenario_context(traj)
+    if own is None:
+        return ReviewContext(final_diff=diff)
+    if diff is not None:
+        own.final_diff = diff
+    return own
 
 
 async def _gather(*jobs: Awaitable[T]) -> list[T]:

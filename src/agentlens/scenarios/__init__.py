@@ -9,6 +9,8 @@ scenario × persona gives one trajectory, formally verified, ready for `review`,
     agents/            the agents under test (built-in shell agent, any agent CLI)
     workspace.py       the project copy, its base commit and diff
     personas.py        default / helpful / toxic, or a file
+    evidence.py        what `review` gives the judge of a run: its own diff and formal verdicts
+    signals.py         SIGTERM / SIGHUP stop a run like Ctrl-C
 """
 
 from agentlens.scenarios.fold import Fold, FoldResult, RunSettings, load_fold, run_fold

@@ -1,0 +1,44 @@
+"""What a scenario run gives its judge beyond the transcript (spec §5.2): the final diff of its
+own workspace and the formal checks' verdicts, both kept with the run. `agentlens review` uses
+them for every scenario trajectory, so reviewing a whole `OUT/trajectories` folder gives each run
+its own diff rather than one `--repo` for all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentlens.errors import AgentLensError
+from agentlens.reviews.judge.prompt import ReviewContext
+from agentlens.scenarios.session import FORMAT
+from agentlens.scenarios.workspace import Workspace, diff_since_base
+from agentlens.trajectory import Trajectory
+
+
+def scenario_context(traj: Trajectory) -> ReviewContext | None:
+    """None for trajectories that did not come from `agentlens run`."""
+    if traj.source.format != FORMAT:
+        return None
+    return ReviewContext(final_diff=_diff(traj), formal_summary=formal_summary(traj))
+
+
+def formal_summary(traj: Trajectory) -> str | None:
+    formal = traj.metadata.get("formal")
+    if not isinstance(formal, dict):
+        return None
+    results = [r for r in formal.get("verifier_results") or [] if isinstance(r, dict)]
+    verdict = "PASS" if formal.get("formal_verification_result") == 1 else "FAIL"
+    passed = sum(1 for r in results if r.get("status") == "pass")
+    lines = [f"{verdict}: {passed} of {len(results)} verifiers passed"]
+    lines += [f"- {r.get('type')}: {r.get('status')} ({r.get('reason')})" for r in results]
+    return "\n".join(lines)
+
+
+def _diff(traj: Trajectory) -> str | None:
+    """The workspace's changes since its base, when the workspace is still there."""
+    path, base = Path(traj.source.path), traj.metadata.get("base_revision")
+    if not base or not (path / ".git").exists():
+        return None
+    try:
+        return diff_since_base(Workspace(path, str(base)))
+    except AgentLensError:
+        return None
