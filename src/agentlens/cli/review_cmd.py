@@ -129,7 +129,8 @@ def review(
     if as_json:
         console.print_json(dump(doc))
     else:
-        console.print(reviews_markdown(doc), markup=False, highlight=False)
+        # soft_wrap: Markdown must not be folded at the terminal's width (headings would break)
+        console.print(reviews_markdown(doc), markup=False, highlight=False, soft_wrap=True)
     return max(report_failures(loaded), _report_call_failures(reviews))
 
 

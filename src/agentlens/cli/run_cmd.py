@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console, err_console
+from agentlens.errors import ConfigError
 
 if TYPE_CHECKING:
     from agentlens.reviews.scenario import Scenario
@@ -156,13 +157,28 @@ def run(
         resume=resume,
         simulator_settings=SimulatorSettings(context_chars=simulator_context_chars),
     )
+    _check_same_agent(Path(out), agent_spec, agent_resume, resume)
     pairs = len(fold.scenarios) * len(fold.personas)
+    finished: list[SessionResult] = []
+
+    def done(session: SessionResult) -> None:  # a line per pair as it ends: runs take minutes
+        finished.append(session)
+        progress.advance(task)
+        name, _, users, steps, verdict, seconds = _row(session)
+        progress.console.print(Text(f"{name}  {verdict}  ({users}, {steps} steps, {seconds})"))
+
     with Progress(console=err_console, transient=True) as progress:
         task = progress.add_task("scenario runs", total=pairs)
-        # SIGTERM/SIGHUP cancel the run like Ctrl-C; cancelling kills the agents' processes
-        result = run_stoppable(
-            run_fold(fold, settings, on_session=lambda _: progress.advance(task))
-        )
+        try:  # SIGTERM/SIGHUP cancel the run like Ctrl-C; cancelling kills the agents' processes
+            result = run_stoppable(run_fold(fold, settings, on_session=done))
+        except KeyboardInterrupt:
+            err_console.print(
+                Text(
+                    f"stopped: {len(finished)} of {pairs} pairs finished and are kept in {out}; "
+                    "the same command with --resume runs the rest"
+                )
+            )
+            raise
     summary = result.summary()
     if as_json:
         console.print_json(json.dumps(summary))
@@ -219,15 +235,13 @@ def _limited(
 def _print(result: FoldResult, out: Path) -> None:
     rows = [_row(session) for session in result.sessions]
     if console.width >= WIDE:
-        table = Table("scenario / persona", "ended", "user msgs", "steps", "formal", "time")
+        table = Table("scenario / persona", "ended", "user", "steps", "formal", "time")
         for row in rows:
             table.add_row(*row[:1], Text(row[1]), *row[2:])
         console.print(table)
     else:  # a table of six columns folds every cell below WIDE: two lines per run read better
         for name, ended, users, steps, verdict, seconds in rows:
-            console.print(
-                Text(f"{name}  {verdict}  ({users} user messages, {steps} steps, {seconds})")
-            )
+            console.print(Text(f"{name}  {verdict}  ({users}, {steps} steps, {seconds})"))
             console.print(Text(f"  ended: {ended}"))
     summary = result.summary()
     rate = summary["formal_pass_rate"]
@@ -248,14 +262,42 @@ def _print(result: FoldResult, out: Path) -> None:
 
 def _row(session: SessionResult) -> tuple[str, str, str, str, str, str]:
     meta = session.trajectory.metadata
-    verdict = "failed run"
-    if session.verification is not None:
-        verdict = "PASS" if session.verification.passed else "FAIL"
+    users = int(meta["user_messages"])
     return (
         f"{meta['scenario']} / {meta.get('persona')}",
         str(meta["termination_reason"]),
-        str(meta["user_messages"]),
+        f"{users} user message{'' if users == 1 else 's'}",
         str(len(session.trajectory.steps)),
-        verdict,
+        _verdict(session),
         f"{session.duration_s:.1f}s",
     )
+
+
+def _verdict(session: SessionResult) -> str:
+    """PASS, FAIL naming what failed, or "failed run" (left out of the pass rate)."""
+    if session.verification is None:
+        return "failed run"
+    if session.verification.passed:
+        return "PASS"
+    failing = [r.name or r.type for r in session.verification.results if not r.passed]
+    return f"FAIL ({', '.join(failing)})" if failing else "FAIL (no verifiers)"
+
+
+def _check_same_agent(out: Path, agent: str, resume_cmd: str | None, resume: bool) -> None:
+    """`--resume` with another agent would mix two agents' runs in one folder."""
+    record = out / "agent.json"
+    wanted = {"agent": agent, "agent_resume": resume_cmd}
+    if resume and record.is_file():
+        earlier = json.loads(record.read_text(encoding="utf-8"))
+        if earlier != wanted:
+            raise ConfigError(
+                f"{out} was run with --agent {earlier.get('agent')!r}"
+                f"{_resume_text(earlier.get('agent_resume'))}; resume it with the same agent"
+            )
+    if resume or not out.exists() or not any(out.iterdir()):
+        out.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(wanted), encoding="utf-8")
+
+
+def _resume_text(command: str | None) -> str:
+    return f" and --agent-resume {command!r}" if command else ""

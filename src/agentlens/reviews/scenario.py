@@ -11,6 +11,7 @@ come from the keys `user_instruction` / `first_user_message`, else from `user_in
 
 from __future__ import annotations
 
+import difflib
 import json
 import time
 from collections.abc import Callable
@@ -91,8 +92,12 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ConfigError(f"{path}: cannot read scenario: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("verifiers"), list):
         raise ConfigError(f"{path}: a scenario needs a 'verifiers' list")
-    for spec in doc["verifiers"]:
-        build_verifier(spec)  # validate early, before anything runs
+    _check_keys(path, doc)
+    for number, spec in enumerate(doc["verifiers"], 1):
+        try:
+            build_verifier(spec)  # validate early, before anything runs
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: verifier {number}: {exc}") from None
     try:
         collection = _collection_fields(doc, path.parent)
     except (TypeError, ValueError, OSError) as exc:
@@ -110,12 +115,38 @@ def load_scenario(path: str | Path) -> Scenario:
     )
 
 
+KNOWN_KEYS = {
+    # spec §2.3 (the released config.json)
+    "verifiers", "project_path", "opened_files", "tags", "language", "fixed_fst_user_message",
+    "preprocessors", "mcp_servers", "repo_hash", "branch", "max_steps",
+    "scenario_timeout_seconds", "agent_turn_timeout_seconds", "verifier_timeout_seconds",
+    # ours: the files' text inline, a name, the base revision
+    "name", "base_ref", "user_instruction", "first_user_message",
+}  # fmt: skip
+
+
+def _check_keys(path: Path, doc: dict[str, Any]) -> None:
+    """A misspelt key (`max_step`) would silently fall back to a default: refuse it."""
+    for key in doc:
+        if key not in KNOWN_KEYS:
+            close = difflib.get_close_matches(str(key), KNOWN_KEYS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{path}: unknown scenario key {key!r}{hint}")
+
+
+def _number(doc: dict[str, Any], key: str, default: float) -> float:
+    value = doc.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{key} must be a number, not {value!r}")
+    return float(value)
+
+
 def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
     """What a scenario run needs beyond the verifiers (spec §2.3 defaults)."""
     fields: dict[str, Any] = {
-        "max_steps": int(doc.get("max_steps", 10)),
-        "scenario_timeout_seconds": float(doc.get("scenario_timeout_seconds", 1200)),
-        "agent_turn_timeout_seconds": float(doc.get("agent_turn_timeout_seconds", 900)),
+        "max_steps": int(_number(doc, "max_steps", 10)),
+        "scenario_timeout_seconds": _number(doc, "scenario_timeout_seconds", 1200),
+        "agent_turn_timeout_seconds": _number(doc, "agent_turn_timeout_seconds", 900),
         "fixed_first_message": bool(doc.get("fixed_fst_user_message", False)),
         "user_instruction": _text(doc, "user_instruction", folder / "user_instruction.txt"),
         "first_user_message": _text(doc, "first_user_message", folder / "first_user_message.md"),
@@ -126,6 +157,11 @@ def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
         fields["project_path"] = str(doc["project_path"])
     if fields["max_steps"] < 1:
         raise ValueError("max_steps must be at least 1")
+    if fields["fixed_first_message"] and not fields["first_user_message"]:
+        raise ValueError(
+            "fixed_fst_user_message is set but there is no first_user_message "
+            "(nor first_user_message.md beside the file)"
+        )
     return fields
 
 

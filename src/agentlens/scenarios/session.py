@@ -72,18 +72,24 @@ class _Dialog:
     steps: list[Step] = field(default_factory=list)
     user_messages: int = 0
     final_user_turn: UserTurn | None = None
+    next_response: int = 0
 
     def add_user(self, text: str) -> None:
         self.steps.append(Step(index=0, kind="user", text=text, timestamp=datetime.now(UTC)))
         self.user_messages += 1
 
     def add_agent(self, turn: AgentTurn) -> None:
-        """The turn's steps; one without a time of its own gets the time its turn ended, when
-        the runner saw it (an agent CLI's stream often carries no times)."""
+        """The turn's steps. `Step.turn` (one model response) is made unique in the dialog: an
+        agent CLI counts from 0 on every call, which would merge its responses across user
+        messages (telemetry would then time a response across the user's replies). A step
+        without a time of its own gets the time its turn ended, when the runner saw it."""
         ended = datetime.now(UTC)
+        base = self.next_response
         for step in turn.steps:
             if step.timestamp is None:
                 step.timestamp = ended
+            step.turn = base + (step.turn if step.turn is not None else 0)
+            self.next_response = max(self.next_response, step.turn + 1)
         self.steps += turn.steps
 
 
@@ -259,7 +265,7 @@ def _trajectory(
         task=next((s.text for s in dialog.steps if s.kind == "user"), None),
         agent=Agent(name=agent.name),
         model=agent.model,
-        source=Source(format=FORMAT, path=str(workspace.path)),
+        source=Source(format=FORMAT, path=str(workspace.path.resolve())),
         steps=dialog.steps,
         metadata=metadata,
     )
@@ -278,7 +284,7 @@ def setup_failure(
     trajectory = Trajectory(
         id=session_id,
         task_id=scenario.name,
-        source=Source(format=FORMAT, path=str(workspace.path)),
+        source=Source(format=FORMAT, path=str(workspace.path.resolve())),
         metadata={
             "scenario": scenario.name,
             "termination": str(termination.stop),

@@ -4,6 +4,7 @@ spec's type names (and short snake-case aliases) to classes; `build_verifier` va
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib
 import shlex
 from typing import Any
@@ -55,16 +56,27 @@ def build_verifier(spec: dict[str, Any]) -> Verifier:
     canonical = ALIASES.get(type_name, type_name)
     target = VERIFIERS.get(canonical)
     if target is None:
-        known = ", ".join(sorted([*VERIFIERS, *ALIASES]))
-        raise ConfigError(f"unknown verifier type '{type_name}'; known: {known}")
+        names = sorted([*VERIFIERS, *ALIASES])
+        if not type_name:
+            raise ConfigError(f"no 'type'; one of: {', '.join(names)}")
+        close = difflib.get_close_matches(type_name, names, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"unknown verifier type '{type_name}'; {hint}known: {', '.join(names)}")
     module, _, attr = target.partition(":")
     cls = getattr(importlib.import_module(module), attr)
     spec = _adapt(type_name, cls, spec)
     try:
         verifier: Verifier = cls(**spec)
     except TypeError as exc:
-        fields = ", ".join(f.name for f in dataclasses.fields(cls))
-        raise ConfigError(f"verifier '{type_name}': {exc}; fields: {fields}") from exc
+        fields = [f.name for f in dataclasses.fields(cls)]
+        unknown = [key for key in spec if key not in fields]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], fields, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(
+                f"{type_name}: unknown field {unknown[0]!r}{hint}; fields: {', '.join(fields)}"
+            ) from None
+        raise ConfigError(f"verifier '{type_name}': {exc}; fields: {', '.join(fields)}") from exc
     return verifier
 
 

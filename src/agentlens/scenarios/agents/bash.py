@@ -49,6 +49,7 @@ class BashAgent:
         self.model: str | None = client.name
         self.settings = settings or BashAgentSettings()
         self.messages: list[Message] = [{"role": "system", "content": SYSTEM}]
+        self.responses = 0
 
     async def turn(self, message: str, workdir: Path, into: AgentTurn) -> None:
         self.messages.append({"role": "user", "content": message})
@@ -91,10 +92,12 @@ class BashAgent:
 
     def _step(self, response: ChatResponse, *, kind: StepKind, text: str) -> Step:
         usage = response.usage
+        self.responses += 1
         return Step(
             index=0,
             kind=kind,
             text=text,
+            turn=self.responses - 1,  # each reply is one model response
             timestamp=datetime.now(UTC),
             usage=Usage(
                 prompt_tokens=usage.prompt_tokens,

@@ -28,6 +28,7 @@ from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step
 
 INTERPRETER = re.compile(r"^(python[\d.]*|node|bash|sh|uv|uvx|npx|pipx)$")
+SCRIPT = re.compile(r"\.(py|js|mjs|ts|sh)$")
 PLACEHOLDER = re.compile(r"\{(message|workdir|turn|trace)\}")
 
 
@@ -114,6 +115,12 @@ def _split(command: str) -> list[str]:
     argv[0] = _absolute(argv[0], bare=False)  # a bare program name is looked up on PATH
     if len(argv) > 1 and INTERPRETER.match(Path(argv[0]).name):
         argv[1] = _absolute(argv[1], bare=True)
+        if (
+            SCRIPT.search(argv[1])
+            and not PLACEHOLDER.search(argv[1])
+            and not Path(argv[1]).is_file()
+        ):
+            raise ConfigError(f"agent script {argv[1]!r} not found")
     return argv
 
 
