@@ -106,3 +106,22 @@ def test_each_agent_response_is_its_own_turn_across_user_messages(
     turns = [s.turn for s in traj.steps if s.kind != "user"]
     assert turns == sorted(turns) and len({*turns}) == 3  # one response per user message here
     assert len(trajectory_telemetry(traj).turns) == 3  # was 1: all merged into turn 0
+
+
+def test_verify_on_a_session_workspace_at_80_columns(
+    run_cli: Callable[..., Run], calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    """The README's `agentlens verify` on a run's `repo/`; names are not folded mid-word."""
+    out = tmp_path / "out"
+    fold_run(
+        replace(calc_scenario, max_steps=1),
+        calc_project,
+        out,
+        scripted("fix"),
+        [ChatResponse(text="Go.")],
+    )
+    scenario = scenario_file(tmp_path)
+    repo = out / "sessions" / "fix_sub" / "default" / "attempt-1" / "repo"
+    result = run_cli("verify", str(scenario), "--repo", str(repo))
+    assert result.code == 0, result.err
+    assert "fix_sub: PASS" in result.out and "  pass  PythonFileRegExpCountVerifier  (" in result.out

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.progress import Progress
 from rich.table import Table
+from rich.text import Text
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import WIDE, console, err_console
+
+if TYPE_CHECKING:
+    from agentlens.reviews.scenario import ScenarioResult
 
 
 @click.command()
@@ -68,12 +73,21 @@ def verify(
     if as_json:
         console.print_json(dump(doc))
     else:
-        table = Table(
-            title=f"{spec.name}: {'PASS' if result.passed else 'FAIL'} ({result.duration_s:.1f}s)"
-        )
-        for name in ("verifier", "status", "time", "reason"):
-            table.add_column(name, overflow="fold")
-        for r in result.results:
-            table.add_row(r.name or r.type, r.status, f"{r.duration_s:.2f}s", r.reason)
-        console.print(table)
+        _print(spec.name, result)
     return 0 if result.passed else 1
+
+
+def _print(name: str, result: ScenarioResult) -> None:
+    title = f"{name}: {'PASS' if result.passed else 'FAIL'} ({result.duration_s:.1f}s)"
+    if console.width < WIDE:  # a four-column table folds verifier names mid-word below WIDE
+        console.print(Text(title))
+        for r in result.results:
+            console.print(Text(f"  {r.status:<5} {r.name or r.type}  ({r.duration_s:.2f}s)"))
+            console.print(Text(f"        {r.reason}"))
+        return
+    table = Table(title=Text(title))
+    for column in ("verifier", "status", "time", "reason"):
+        table.add_column(column, overflow="fold")
+    for r in result.results:
+        table.add_row(Text(r.name or r.type), r.status, f"{r.duration_s:.2f}s", Text(r.reason))
+    console.print(table)
