@@ -124,4 +124,6 @@ def test_verify_on_a_session_workspace_at_80_columns(
     repo = out / "sessions" / "fix_sub" / "default" / "attempt-1" / "repo"
     result = run_cli("verify", str(scenario), "--repo", str(repo))
     assert result.code == 0, result.err
-    assert "fix_sub: PASS" in result.out and "  pass  PythonFileRegExpCountVerifier  (" in result.out
+    assert (
+        "fix_sub: PASS" in result.out and "  pass  PythonFileRegExpCountVerifier  (" in result.out
+    )
