@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import signal
@@ -141,3 +142,23 @@ def test_cache_command_reports_and_clears(
     assert cli_main(["cache", "clear", "--yes"]) == 0
     assert "removed 2 cached responses" in capsys.readouterr().out
     assert ResponseCache(ProvidersConfig.load().cache_path).stats().entries == 0
+
+
+def test_a_ledger_hit_fills_a_cache_the_killed_run_did_not_reach(tmp_path: Path) -> None:
+    """Killed between the ledger record and the cache write: the resumed run serves the answer
+    from the ledger, and must store it in the cache, or the next run pays for it again (this
+    made the test above fail now and then under load)."""
+    from agentlens.providers import LLMClient, ResponseCache
+    from agentlens.providers.types import ChatRequest, ChatResponse
+    from tests.scenarios.test_simulated_user import Scripted
+
+    request = ChatRequest(messages=[{"role": "user", "content": "q"}])
+    killed = LLMClient(
+        Scripted([ChatResponse(text="a")]), ledger=RunLedger(tmp_path / "l", "run-1")
+    )
+    asyncio.run(killed.chat(request))  # recorded in the ledger only, as if killed right after
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    resumed = LLMClient(Scripted([]), ledger=RunLedger(tmp_path / "l", "run-1"), cache=cache)
+    assert asyncio.run(resumed.chat(request)).text == "a"  # a ledger hit, no call
+    fresh = LLMClient(Scripted([]), cache=cache)  # a new run: no ledger, and no answers left
+    assert asyncio.run(fresh.chat(request)).text == "a"

@@ -154,11 +154,11 @@ class LLMClient:
     async def _call(
         self, key: str, kind: str, type_: type[R], attempt: Callable[[], Awaitable[R]]
     ) -> R:
-        reused = self._reuse(key, type_)
+        reused = self._reuse(key, kind, type_)
         if reused is not None:
             return reused
         async with self._semaphore():
-            reused = self._reuse(key, type_)  # a concurrent twin may have finished meanwhile
+            reused = self._reuse(key, kind, type_)  # a concurrent twin may have finished meanwhile
             if reused is not None:
                 return reused
             if self.budget is not None:
@@ -175,7 +175,7 @@ class LLMClient:
             await self._store(key, kind, result)
         return result
 
-    def _reuse(self, key: str, type_: type[R]) -> R | None:
+    def _reuse(self, key: str, kind: str, type_: type[R]) -> R | None:
         raw = self.ledger.get(key) if self.ledger is not None else None
         in_ledger = raw is not None
         if not in_ledger and self.cache is not None:
@@ -185,6 +185,10 @@ class LLMClient:
         result = msgspec.json.decode(raw, type=type_)
         if in_ledger:
             self.stats.ledger_hits += 1
+            if self.cache is not None and self.cache.get(key) is None:
+                # killed between the ledger record and the cache write: a later run of the same
+                # work would pay for this call again
+                self.cache.put(key, self.name, kind, raw)
         else:
             self.stats.cache_hits += 1
             if self.ledger is not None:  # used by this run, but paid for by an earlier one
