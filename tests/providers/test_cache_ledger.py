@@ -150,7 +150,7 @@ def test_a_ledger_hit_fills_a_cache_the_killed_run_did_not_reach(tmp_path: Path)
     made the test above fail now and then under load)."""
     from agentlens.providers import LLMClient, ResponseCache
     from agentlens.providers.types import ChatRequest, ChatResponse
-    from tests.scenarios.test_simulated_user import Scripted
+    from tests.scenarios.helpers import Scripted
 
     request = ChatRequest(messages=[{"role": "user", "content": "q"}])
     killed = LLMClient(

@@ -20,7 +20,7 @@ from agentlens.scenarios.agents import agent_factory
 from agentlens.scenarios.personas import BUILT_IN
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import INSTRUCTION, scripted
-from tests.scenarios.test_simulated_user import Scripted
+from tests.scenarios.helpers import Scripted
 
 FIRST = "STARTING STEP [1]: fix sub() in calc/ops.py, then STOP."
 

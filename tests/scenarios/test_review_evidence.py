@@ -2,30 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from agentlens.formats import read_paths
-from agentlens.providers.types import ChatResponse
 from agentlens.reviews.judge.compact import compact
 from agentlens.reviews.judge.prompt import build_messages
 from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios.evidence import scenario_context
-from tests.scenarios.conftest import scripted
-from tests.scenarios.test_robustness import fold_run
+from tests.scenarios.helpers import fixed_run
 
 
 def test_the_judge_prompt_of_a_scenario_run_has_its_diff_and_verdicts(
     calc_project: Path, calc_scenario: Scenario, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    fold_run(
-        replace(calc_scenario, max_steps=1),
-        calc_project,
-        out,
-        scripted("fix"),
-        [ChatResponse(text="Go.")],
-    )
+    fixed_run(calc_scenario, calc_project, out)
     traj = read_paths([out / "trajectories"]).trajectories[0]  # read back, as `review` does
     ctx = scenario_context(traj)
     assert ctx is not None and ctx.final_diff is not None

@@ -3,7 +3,6 @@ repositories, background jobs, odd names and command lines, a simulator that wil
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -12,27 +11,12 @@ from pathlib import Path
 import pytest
 
 from agentlens.errors import ConfigError
-from agentlens.providers import LLMClient
-from agentlens.providers.retry import RetryPolicy
 from agentlens.providers.types import ChatResponse
 from agentlens.reviews.scenario import Scenario
-from agentlens.scenarios import Fold, RunSettings, Stop, load_persona, run_fold
-from agentlens.scenarios.agents import agent_factory
+from agentlens.scenarios import Stop
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import alive, scripted
-from tests.scenarios.test_simulated_user import Scripted
-
-
-def fold_run(
-    scenario: Scenario, project: Path, out: Path, agent: str, answers: list[ChatResponse],
-    *, personas: tuple[str, ...] = ("default",), attempts: int = 1,
-):  # fmt: skip
-    client = LLMClient(Scripted(answers), retry=RetryPolicy(max_attempts=1))
-    fold = Fold([scenario], [load_persona(p) for p in personas], attempts=attempts)
-    settings = RunSettings(
-        make_agent=agent_factory(agent), simulator=client, out=out, project=project
-    )
-    return asyncio.run(run_fold(fold, settings))
+from tests.scenarios.helpers import fold_run
 
 
 def test_an_output_folder_inside_the_project_is_not_copied(

@@ -25,8 +25,7 @@ from agentlens.scenarios.agents.bash import _alternating
 from agentlens.scenarios.agents.command import CommandAgent
 from agentlens.scenarios.workspace import _preprocessor_command, diff_since_base, prepare
 from tests.scenarios.conftest import scripted
-from tests.scenarios.test_robustness import fold_run
-from tests.scenarios.test_simulated_user import Scripted
+from tests.scenarios.helpers import Scripted, fold_run
 
 
 def test_a_used_output_folder_needs_resume(

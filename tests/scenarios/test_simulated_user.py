@@ -9,41 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from agentlens.errors import ProviderError
 from agentlens.providers import LLMClient
 from agentlens.providers.pricing import Price, PriceTable
-from agentlens.providers.types import ChatRequest, ChatResponse, OptionLogprobs, TokenUsage
+from agentlens.providers.types import ChatResponse, TokenUsage
 from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import SimulatedUser, load_persona
 from agentlens.scenarios.personas import BUILT_IN
 from agentlens.scenarios.simulated_user import MAX_RESAMPLES, NO_MESSAGE, TERMINATE_TOOL
+from tests.scenarios.helpers import Scripted
 
 TERMINATE_CALL = {
     "id": "c1",
     "type": "function",
     "function": {"name": TERMINATE_TOOL, "arguments": '{"termination_reason": "all done"}'},
 }
-
-
-class Scripted:
-    """Answers from a list, in order; records each request. Out of answers, it fails as a
-    provider does (a `ProviderError`)."""
-
-    name = "scripted:sim"
-    supports_logprobs = False
-
-    def __init__(self, answers: Sequence[ChatResponse]) -> None:
-        self.answers = list(answers)
-        self.requests: list[ChatRequest] = []
-
-    async def chat(self, request: ChatRequest) -> ChatResponse:
-        self.requests.append(request)
-        if not self.answers:
-            raise ProviderError(self.name, "no scripted answer left")
-        return self.answers.pop(0)
-
-    async def option_logprobs(self, *args: object, **kw: object) -> OptionLogprobs:
-        raise NotImplementedError
 
 
 def user(

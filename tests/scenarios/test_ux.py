@@ -18,7 +18,7 @@ from agentlens.reviews.telemetry import trajectory_telemetry
 from agentlens.scenarios.agents import agent_factory
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import scripted
-from tests.scenarios.test_robustness import fold_run
+from tests.scenarios.helpers import fixed_run, fold_run
 
 
 def scenario_file(tmp_path: Path, **fields: object) -> Path:
@@ -113,13 +113,7 @@ def test_verify_on_a_session_workspace_at_80_columns(
 ) -> None:
     """The README's `agentlens verify` on a run's `repo/`; names are not folded mid-word."""
     out = tmp_path / "out"
-    fold_run(
-        replace(calc_scenario, max_steps=1),
-        calc_project,
-        out,
-        scripted("fix"),
-        [ChatResponse(text="Go.")],
-    )
+    fixed_run(calc_scenario, calc_project, out)
     scenario = scenario_file(tmp_path)
     repo = out / "sessions" / "fix_sub" / "default" / "attempt-1" / "repo"
     result = run_cli("verify", str(scenario), "--repo", str(repo))

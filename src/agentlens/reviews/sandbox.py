@@ -53,7 +53,7 @@ class CommandScope:
             self.stopped = True
             running = list(self.running)
         for pid in running:
-            _kill_group(pid)
+            kill_group(pid)
 
     def admit(self, pid: int) -> bool:
         """Track a started command; False (and killed) if the scope stopped meanwhile."""
@@ -61,7 +61,7 @@ class CommandScope:
             if not self.stopped:
                 self.running.add(pid)
                 return True
-        _kill_group(pid)
+        kill_group(pid)
         return False
 
     def release(self, pid: int) -> None:
@@ -178,7 +178,7 @@ def run_command(
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             proc.wait()
             if scope is not None:
                 scope.release(proc.pid)
@@ -190,8 +190,9 @@ def run_command(
     return CommandResult(argv, code, text, time.monotonic() - start, timed_out)
 
 
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group already ended
+def kill_group(pid: int) -> None:
+    """SIGKILL a process group started with `start_new_session`; gone already is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 
 

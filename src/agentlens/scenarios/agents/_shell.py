@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from agentlens.reviews.sandbox import clean_env
+from agentlens.reviews.sandbox import clean_env, kill_group
 
 KEPT_OUTPUT_BYTES = 1_000_000
 
@@ -58,7 +57,7 @@ async def run_process(
         except TimeoutError:
             timed_out = True
         finally:  # ended, timed out or cancelled: nothing it started may outlive it
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             await _reap(proc)
         code = None if timed_out else proc.returncode
         stderr = "" if err is out else _read(err)
@@ -91,11 +90,6 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
     except asyncio.CancelledError:
         await waiting
         raise
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group already ended
-        os.killpg(pid, signal.SIGKILL)
 
 
 def _read(handle: IO[bytes]) -> str:
