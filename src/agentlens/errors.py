@@ -65,3 +65,12 @@ class BudgetExceededError(AgentLensError):
         self.limit = limit
         self.unit = unit
         super().__init__(message)
+
+
+class StoreError(AgentLensError):
+    """The results store cannot be opened or does not hold what was asked; names the store."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"store {url}: {reason}")

@@ -12,6 +12,7 @@ from agentlens.trajectory import Trajectory
 if TYPE_CHECKING:
     from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
     from agentlens.scenarios.turns import AgentTurn
+    from agentlens.store.model import Record, Run
 
 
 @runtime_checkable
@@ -83,4 +84,32 @@ class ScenarioAgent(Protocol):
 
     async def aclose(self) -> None:
         """Release model clients and processes."""
+        ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The results store (`agentlens.store`): SQLite by default, Postgres for teams.
+
+    Trajectories are stored content-addressed, each step keyed by the hash of its content and its
+    parent's key, so shared prefixes (a system prompt, a task message, a resumed run) are kept once.
+    """
+
+    url: str
+
+    def save(self, run: Run, trajectories: Sequence[Trajectory], records: Sequence[Record]) -> str:
+        """Store the trajectories (deduplicated) and the run with its records, in one transaction;
+        returns the run id. Each record's `trajectory` is the digest `digest(t)` of one of them."""
+        ...
+
+    def runs(self, *, kind: str | None = None, limit: int | None = None) -> list[Run]:
+        """Runs, newest first."""
+        ...
+
+    def records(self, run_id: str) -> list[Record]:
+        """A run's records in the order they were saved; a run id prefix is enough when unique."""
+        ...
+
+    def trajectory(self, digest: str) -> Trajectory:
+        """The trajectory with this digest (or unique digest prefix), exactly as saved."""
         ...

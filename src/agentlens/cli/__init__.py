@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "sxs": "agentlens.cli.sxs_cmd:sxs",
     "telemetry": "agentlens.cli.telemetry_cmd:telemetry",
     "compare": "agentlens.cli.compare_cmd:compare",
+    "store": "agentlens.cli.store_cmd:store",
 }
 
 

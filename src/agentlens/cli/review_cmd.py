@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.progress import Progress
@@ -13,6 +13,7 @@ from rich.text import Text
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.reviews import DIMENSIONS
 
 T = TypeVar("T")
@@ -77,6 +78,8 @@ if TYPE_CHECKING:
     default=None,
     help="Write the reviews JSON here (input of qi/sxs/compare).",
 )
+@store_option
+@label_option
 def review(
     paths: tuple[str, ...],
     judge_model: str,
@@ -90,6 +93,8 @@ def review(
     no_cache: bool,
     as_json: bool,
     out: str | None,
+    store_url: str | None,
+    run_label: str | None,
 ) -> int:
     """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0."""
     from agentlens.providers import get_provider
@@ -126,12 +131,33 @@ def review(
         doc["narratives"] = {n.dimension: n.to_dict() for n in narratives}
     if out:
         dump(doc, out)
+    if store_url:
+        _store(store_url, run_label, client.name, dimensions or DIMENSIONS, trajs, reviews, doc)
     if as_json:
         console.print_json(dump(doc))
     else:
         # soft_wrap: Markdown must not be folded at the terminal's width (headings would break)
         console.print(reviews_markdown(doc), markup=False, highlight=False, soft_wrap=True)
     return max(report_failures(loaded), _report_call_failures(reviews))
+
+
+def _store(
+    url: str, label: str | None, judge: str, dimensions: Sequence[str],
+    trajs: list[Trajectory], reviews: list[TrajectoryReview], doc: dict[str, Any],
+) -> None:  # fmt: skip
+    from agentlens.store import Run
+    from agentlens.store.records import review_records
+
+    by_id = {t.id: t for t in trajs}
+    run = Run(
+        kind="review",
+        scorer=f"judge/{judge}",
+        label=label,
+        settings={"dimensions": list(dimensions)},
+        summary={k: v for k, v in doc.items() if k != "trajectories"},
+    )
+    pairs = [(by_id[r.trajectory_id], r) for r in reviews]
+    save_run(url, run, [t for t, _ in pairs], review_records(pairs))
 
 
 def _report_call_failures(reviews: list[TrajectoryReview]) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 import orjson
 from rich.table import Table
@@ -9,9 +11,11 @@ from rich.text import Text
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.cli.inspect_cmd import WIDE
 from agentlens.process.profiles import Profile
 from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
+from agentlens.trajectory import Trajectory
 
 
 @click.command()
@@ -26,6 +30,8 @@ from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
     default=None,
     help="Default: the profile the reference was built with.",
 )
+@store_option
+@label_option
 @read_options
 def score(
     paths: tuple[str, ...],
@@ -37,6 +43,8 @@ def score(
     labels: tuple[str, ...],
     lenient: bool,
     format: str | None,
+    store_url: str | None,
+    run_label: str | None,
 ) -> int:
     """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism."""
     from agentlens.process.pta_io import read_reference
@@ -52,35 +60,29 @@ def score(
     results = [score_trajectory(t, reference, chosen) for t in result.trajectories]
     if as_json:
         for res in results:
-            click.echo(orjson.dumps(result_json(res)).decode())
+            click.echo(orjson.dumps(res.to_dict()).decode())
     else:
         console.print(score_table(results) if console.width >= WIDE else score_lines(results))
     write_annotations(results, csv_path, parquet_path)
+    if store_url:
+        _store(store_url, run_label, reference_path, chosen, result.trajectories, results)
     return report_failures(result)
 
 
-def result_json(res: ProcessResult) -> dict[str, object]:
-    return {
-        "trajectory_id": res.trajectory_id,
-        "profile": res.profile,
-        "outcome": res.outcome,
-        "score": res.score,
-        "score_reason": res.composite.reason,
-        "tier": res.tier,
-        "tier_reason": res.tier_reason,
-        "signals": {k: {"value": s.value, "reason": s.reason} for k, s in res.signals.items()},
-        "waste": {k: {"count": w.count, "steps": w.wasted_steps} for k, w in res.waste.items()},
-        "mechanism": res.mechanism_name,
-        "mechanism_reason": res.mechanism[1] if res.mechanism else None,
-        "verdict": res.verdict,
-        "verdict_tier": res.verdict_tier,
-        "tokens": res.tokens,
-        "quality_signals": [
-            {"type": q.signal_type, "severity": q.severity, "evidence": list(q.evidence)}
-            for q in res.quality_signals
-        ],
-        "annotation": res.annotation_row(),
-    }
+def _store(
+    url: str, label: str | None, reference_path: str, profile: Profile,
+    trajectories: list[Trajectory], results: list[ProcessResult],
+) -> None:  # fmt: skip
+    from agentlens.store import Run
+    from agentlens.store.records import PROCESS_SCORER, score_records
+
+    run = Run(
+        kind="score",
+        scorer=PROCESS_SCORER.format(profile=profile),
+        label=label,
+        settings={"reference": str(Path(reference_path).resolve()), "profile": profile},
+    )
+    save_run(url, run, trajectories, score_records(zip(trajectories, results, strict=True)))
 
 
 def score_lines(results: list[ProcessResult]) -> Text:

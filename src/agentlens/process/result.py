@@ -124,3 +124,28 @@ class ProcessResult:
             "strengths": json.dumps(self.strengths) if self.strengths else None,
         }
         return row
+
+    def to_dict(self) -> dict[str, object]:
+        """What `agentlens score --json` prints and the store keeps: every number with its reason."""
+        res = self
+        return {
+            "trajectory_id": res.trajectory_id,
+            "profile": res.profile,
+            "outcome": res.outcome,
+            "score": res.score,
+            "score_reason": res.composite.reason,
+            "tier": res.tier,
+            "tier_reason": res.tier_reason,
+            "signals": {k: {"value": s.value, "reason": s.reason} for k, s in res.signals.items()},
+            "waste": {k: {"count": w.count, "steps": w.wasted_steps} for k, w in res.waste.items()},
+            "mechanism": res.mechanism_name,
+            "mechanism_reason": res.mechanism[1] if res.mechanism else None,
+            "verdict": res.verdict,
+            "verdict_tier": res.verdict_tier,
+            "tokens": res.tokens,
+            "quality_signals": [
+                {"type": q.signal_type, "severity": q.severity, "evidence": list(q.evidence)}
+                for q in res.quality_signals
+            ],
+            "annotation": res.annotation_row(),
+        }

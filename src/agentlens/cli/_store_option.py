@@ -1,0 +1,42 @@
+"""`--store URL`: keep a command's results in the results store (also `$AGENTLENS_STORE`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from agentlens.cli._app import err_console
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def store_option(command: F) -> F:
+    return click.option(
+        "--store",
+        "store_url",
+        default=None,
+        metavar="URL",
+        help="Also save the results in this store: a SQLite file or postgresql://… "
+        "(`agentlens store` lists them).",
+    )(command)
+
+
+def label_option(command: F) -> F:
+    return click.option("--run-label", default=None, help="A name for the stored run.")(command)
+
+
+def save_run(
+    url: str | None, run: Any, trajectories: Sequence[Any], records: Sequence[Any]
+) -> None:
+    """Save one run and say where; the caller's results are printed whatever happens here."""
+    if not url:
+        return
+    from agentlens.store import open_store
+
+    with open_store(url) as store:
+        run_id = store.save(run, trajectories, records)
+        err_console.print(
+            f"stored {len(records)} records as run {run_id[:12]} in {store.url}", highlight=False
+        )

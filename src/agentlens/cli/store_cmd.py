@@ -1,0 +1,182 @@
+"""`agentlens store …`: import trajectories into the results store and look at what it holds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+import orjson
+from rich.table import Table
+from rich.text import Text
+
+from agentlens.cli._app import WIDE, console
+from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.store import Run, default_url, open_store
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _url_option(command: F) -> F:
+    return click.option(
+        "--store",
+        "store_url",
+        default=None,
+        metavar="URL",
+        help="SQLite file or postgresql://… (default: $AGENTLENS_STORE, else "
+        "~/.local/share/agentlens/agentlens.db).",
+    )(command)
+
+
+@click.group()
+def store() -> None:
+    """The results store: runs of score, review and import, and the trajectories they are about."""
+
+
+@store.command("import")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--run-label", default=None, help="A name for this import run.")
+@read_options
+@_url_option
+def import_(
+    paths: tuple[str, ...], run_label: str | None, lenient: bool, format: str | None,
+    labels: tuple[str, ...], store_url: str | None,
+) -> int:  # fmt: skip
+    """Read trace files (any supported format) and keep them, deduplicated, in the store."""
+    from agentlens.store.records import IMPORT_SCORER, import_records
+
+    loaded = load_inputs(paths, format=format, lenient=lenient, labels=labels)
+    run = Run(kind="import", scorer=IMPORT_SCORER, label=run_label, settings={"paths": paths})
+    with open_store(store_url) as db:
+        before = db.stats()["steps"]
+        run_id = db.save(run, loaded.trajectories, import_records(loaded.trajectories))
+        new = db.stats()["steps"] - before
+    console.print(
+        f"imported {len(loaded.trajectories)} trajectories ({new} new step rows) "
+        f"as run {run_id[:12]} in {db.url}",
+        soft_wrap=True,
+    )
+    return report_failures(loaded)
+
+
+@store.command()
+@click.option("--kind", type=click.Choice(["import", "score", "review"]), default=None)
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per run.")
+@_url_option
+def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> int:
+    """The stored runs, newest first."""
+    with open_store(store_url) as db:
+        found = db.runs(kind=kind, limit=limit)
+    if as_json:
+        for run in found:
+            click.echo(orjson.dumps(_run_dict(run)).decode())
+        return 0
+    table = Table(title=f"{len(found)} runs in {db.url}")
+    for name in ("run", "kind", "scorer", "label", "created", "records"):
+        table.add_column(name, overflow="fold")
+    for run in found:
+        table.add_row(
+            run.id[:12], run.kind, run.scorer, run.label or "", f"{run.created:%Y-%m-%d %H:%M}",
+            str(run.n_records),
+        )  # fmt: skip
+    console.print(table)
+    return 0
+
+
+@store.command()
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="The run and its records as JSON Lines.")
+@_url_option
+def show(run_id: str, as_json: bool, store_url: str | None) -> int:
+    """One run's records: per trajectory, its metrics (value, label)."""
+    with open_store(store_url) as db:
+        run = db.run(run_id)
+        records = db.records(run.id)
+    if as_json:
+        click.echo(orjson.dumps(_run_dict(run)).decode())
+        for record in records:
+            click.echo(orjson.dumps(record).decode())
+        return 0
+    console.print(Text(f"run {run.id} · {run.kind} · {run.scorer} · {len(records)} records"))
+    names = list(dict.fromkeys(m.name for r in records for m in r.metrics if m.step is None))
+    if console.width < WIDE:
+        for record in records:
+            cells = "  ".join(f"{n} {_cell(record.metric(n))}" for n in names)
+            console.print(Text(f"{record.trajectory_id}  {record.outcome}\n  {cells}"))
+        return 0
+    table = Table()
+    for name in ("trajectory", "outcome", *names):
+        table.add_column(name, overflow="fold")
+    for record in records:
+        table.add_row(
+            record.trajectory_id, record.outcome or "", *(_cell(record.metric(n)) for n in names)
+        )
+    console.print(table)
+    return 0
+
+
+@store.command()
+@click.argument("digest")
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, help="Write here.")
+@_url_option
+def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
+    """One stored trajectory as canonical JSONL (as `agentlens convert --to jsonl` writes)."""
+    import sys
+
+    from agentlens.formats.jsonl import dump_jsonl
+
+    with open_store(store_url) as db:
+        found = db.trajectory(digest)
+    if out:
+        dump_jsonl([found], out)
+    else:
+        dump_jsonl([found], sys.stdout.buffer)
+    return 0
+
+
+@store.command()
+@click.argument("run_id")
+@_url_option
+def rm(run_id: str, store_url: str | None) -> int:
+    """Delete a run and its records (its trajectories stay)."""
+    with open_store(store_url) as db:
+        run = db.run(run_id)
+        db.delete_run(run.id)
+    console.print(f"deleted run {run.id[:12]} ({run.kind}, {run.n_records} records)")
+    return 0
+
+
+@store.command()
+@_url_option
+def info(store_url: str | None) -> int:
+    """Where the store is, its schema version and row counts."""
+    with open_store(store_url) as db:
+        stats = db.stats()
+        version = db.schema_version
+    saved = stats["steps_referenced"] - stats["steps"]
+    console.print(
+        f"{db.url} (schema {version}; default {default_url()})\n"
+        f"{stats['runs']} runs, {stats['records']} records, {stats['metrics']} metrics\n"
+        f"{stats['trajectories']} trajectories, {stats['steps']} step rows "
+        f"({saved} shared steps kept once)"
+    )
+    return 0
+
+
+def _cell(metric: object) -> str:
+    from agentlens.store import Metric
+
+    if not isinstance(metric, Metric):
+        return ""
+    if metric.value is None:
+        return metric.label or "-"
+    value = f"{metric.value:.4g}"
+    return f"{value} {metric.label}" if metric.label and metric.name != "score" else value
+
+
+def _run_dict(run: Run) -> dict[str, object]:
+    import msgspec
+
+    return msgspec.to_builtins(run)

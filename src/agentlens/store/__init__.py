@@ -1,0 +1,35 @@
+"""The results store: every scoring, review and import run, with its records and the trajectories
+they are about (content-addressed). `open_store(url)` takes a file path or `sqlite:///path` for
+SQLite, or `postgresql://…` for Postgres."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agentlens.store.content import digest
+from agentlens.store.model import Metric, Record, Run
+from agentlens.store.sql import SqlStore
+
+__all__ = ["Metric", "Record", "Run", "SqlStore", "default_url", "digest", "open_store"]
+
+
+def default_url() -> str:
+    """`$AGENTLENS_STORE`, else `agentlens.db` in the user's data folder."""
+    if os.environ.get("AGENTLENS_STORE"):
+        return os.environ["AGENTLENS_STORE"]
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return str(base / "agentlens" / "agentlens.db")
+
+
+def open_store(url: str | None = None) -> SqlStore:
+    url = url or default_url()
+    if url.startswith(("postgresql://", "postgres://")):
+        from agentlens.store.postgres import open_postgres
+
+        return open_postgres(url)
+    if url.startswith("sqlite:///"):
+        url = url.removeprefix("sqlite:///")  # as in SQLAlchemy: a 4th slash makes it absolute
+    from agentlens.store.sqlite import open_sqlite
+
+    return open_sqlite(url)

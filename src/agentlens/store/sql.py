@@ -1,0 +1,277 @@
+"""The store over any DB-API connection; `sqlite.py` and `postgres.py` give it a connection and
+the few ways their SQL differs (`Dialect`). Queries are written with `?` placeholders."""
+
+from __future__ import annotations
+
+import uuid
+import zlib
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from agentlens import __version__
+from agentlens.errors import StoreError
+from agentlens.store import content
+from agentlens.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from agentlens.store.model import Metric, Record, Run
+from agentlens.trajectory import Trajectory
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    blob: str
+    float: str
+    placeholder: str
+    transaction: Callable[[Any], AbstractContextManager[None]]
+    """A context manager around one write transaction; it also serialises migrations."""
+
+
+_CHAIN = """WITH RECURSIVE chain(hash, parent, position, body) AS (
+    SELECT hash, parent, position, body FROM steps WHERE hash = ?
+    UNION ALL
+    SELECT s.hash, s.parent, s.position, s.body FROM steps s JOIN chain c ON s.hash = c.parent)
+SELECT body FROM chain ORDER BY position"""
+
+
+class SqlStore:
+    """Implements `agentlens.seams.Store`."""
+
+    def __init__(self, url: str, connection: Any, dialect: Dialect) -> None:
+        self.url = url
+        self._db = connection
+        self._dialect = dialect
+        self._migrate()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> SqlStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- the seam ---------------------------------------------------------------------------
+
+    def save(self, run: Run, trajectories: Sequence[Trajectory], records: Sequence[Record]) -> str:
+        stored = {s.digest: (s, t) for t in trajectories for s in [content.split(t)]}
+        run.id = run.id or uuid.uuid4().hex
+        run.agentlens_version = run.agentlens_version or __version__
+        run.n_records = len(records)
+        known = self._known_digests({r.trajectory for r in records} - stored.keys())
+        missing = {r.trajectory for r in records} - stored.keys() - known
+        if missing:
+            raise StoreError(
+                self.url, f"records name trajectories not given: {sorted(missing)[:3]}"
+            )
+        with self._dialect.transaction(self._db):
+            self._save_trajectories(list(stored.values()))
+            self._insert_run(run)
+            self._insert_records(run.id, records)
+        return run.id
+
+    def runs(self, *, kind: str | None = None, limit: int | None = None) -> list[Run]:
+        sql = "SELECT * FROM runs" + (" WHERE kind = ?" if kind else "")
+        sql += " ORDER BY created DESC, id" + (f" LIMIT {int(limit)}" if limit else "")
+        return [_run(row) for row in self._rows(sql, (kind,) if kind else ())]
+
+    def records(self, run_id: str) -> list[Record]:
+        run = self.run(run_id).id
+        metrics: dict[int, list[Metric]] = {}
+        for row in self._rows(
+            "SELECT position, name, step, value, label, reason FROM metrics WHERE run_id = ?"
+            " ORDER BY position, ordinal",
+            (run,),
+        ):
+            metrics.setdefault(row["position"], []).append(_metric(row))
+        return [
+            _record(row, metrics.get(row["position"], []))
+            for row in self._rows(
+                "SELECT * FROM records WHERE run_id = ? ORDER BY position", (run,)
+            )
+        ]
+
+    def trajectory(self, digest: str) -> Trajectory:
+        row = self._unique("trajectories", "digest", digest, "trajectory")
+        steps = [r["body"] for r in self._rows(_CHAIN, (row["head"],))] if row["head"] else []
+        trajectory = content.join(bytes(row["meta"]), [bytes(b) for b in steps])
+        trajectory.schema_version = row["schema_version"]
+        return trajectory
+
+    # -- beyond the seam: lookups the CLI, report and viewer use --------------------------------
+
+    def run(self, run_id: str) -> Run:
+        return _run(self._unique("runs", "id", run_id, "run"))
+
+    def trajectories(self, *, task_id: str | None = None) -> list[dict[str, Any]]:
+        """One summary row per stored trajectory (no steps), newest first."""
+        sql = (
+            "SELECT digest, trajectory_id, task_id, model, agent, source_format, outcome,"
+            " n_steps, added FROM trajectories"
+        )
+        sql += (" WHERE task_id = ?" if task_id else "") + " ORDER BY added DESC, trajectory_id"
+        return list(self._rows(sql, (task_id,) if task_id else ()))
+
+    def stats(self) -> dict[str, int]:
+        """Row counts, and how many step rows the content addressing saved."""
+        count = {
+            t: self._rows(f"SELECT COUNT(*) AS n FROM {t}", ())[0]["n"]
+            for t in ("runs", "records", "metrics", "trajectories", "steps")
+        }
+        count["steps_referenced"] = self._rows(
+            "SELECT COALESCE(SUM(n_steps), 0) AS n FROM trajectories", ()
+        )[0]["n"]
+        return count
+
+    def delete_run(self, run_id: str) -> None:
+        run = self.run(run_id).id
+        with self._dialect.transaction(self._db):
+            self._exec("DELETE FROM metrics WHERE run_id = ?", (run,))
+            self._exec("DELETE FROM records WHERE run_id = ?", (run,))
+            self._exec("DELETE FROM runs WHERE id = ?", (run,))
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._rows("SELECT MAX(version) AS v FROM agentlens_migrations", ())[0]["v"])
+
+    # -- SQL ---------------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        with self._dialect.transaction(self._db):
+            self._exec(
+                "CREATE TABLE IF NOT EXISTS agentlens_migrations"
+                " (version INTEGER PRIMARY KEY, applied TEXT NOT NULL)",
+                (),
+            )
+            done = {
+                r["version"] for r in self._rows("SELECT version FROM agentlens_migrations", ())
+            }
+            if done and max(done) > SCHEMA_VERSION:
+                raise StoreError(
+                    self.url,
+                    f"schema version {max(done)} was written by a newer AgentLens "
+                    f"(this one knows {SCHEMA_VERSION}): upgrade agentlens",
+                )
+            for version, statements in enumerate(MIGRATIONS, start=1):
+                if version in done:
+                    continue
+                for statement in statements:
+                    self._exec(
+                        statement.format(blob=self._dialect.blob, float=self._dialect.float), ()
+                    )
+                self._exec(
+                    "INSERT INTO agentlens_migrations (version, applied) VALUES (?, ?)",
+                    (version, datetime.now(UTC).isoformat()),
+                )
+
+    def _save_trajectories(self, stored: list[tuple[content.Stored, Trajectory]]) -> None:
+        steps = [row for s, _ in stored for row in s.steps]
+        self._many(
+            "INSERT INTO steps (hash, parent, position, body) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (hash) DO NOTHING",
+            steps,
+        )
+        added = datetime.now(UTC).isoformat()
+        rows = []
+        for s, t in stored:
+            rows.append(
+                (s.digest, s.head, len(s.steps), t.schema_version, t.id, t.task_id, t.model,
+                 t.agent.name, t.source.format, t.outcome.status, s.meta, added)
+            )  # fmt: skip
+        self._many(
+            "INSERT INTO trajectories (digest, head, n_steps, schema_version, trajectory_id,"
+            " task_id, model, agent, source_format, outcome, meta, added)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
+            rows,
+        )
+
+    def _insert_run(self, run: Run) -> None:
+        self._exec(
+            "INSERT INTO runs (id, kind, scorer, label, created, agentlens_version, settings,"
+            " summary, n_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run.id, run.kind, run.scorer, run.label, run.created.isoformat(),
+             run.agentlens_version, _json(run.settings), _json(run.summary), run.n_records),
+        )  # fmt: skip
+
+    def _insert_records(self, run_id: str, records: Sequence[Record]) -> None:
+        self._many(
+            "INSERT INTO records (run_id, position, trajectory, trajectory_id, task_id, model,"
+            " outcome, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (run_id, i, r.trajectory, r.trajectory_id, r.task_id, r.model, r.outcome,
+                 zlib.compress(orjson.dumps(r.body), 1))
+                for i, r in enumerate(records)
+            ],
+        )  # fmt: skip
+        self._many(
+            "INSERT INTO metrics (run_id, position, ordinal, name, step, value, label, reason)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (run_id, i, j, m.name, m.step, m.value, m.label, m.reason)
+                for i, r in enumerate(records)
+                for j, m in enumerate(r.metrics)
+            ],
+        )
+
+    def _known_digests(self, digests: set[str]) -> set[str]:
+        return {
+            d for d in digests if self._rows("SELECT 1 FROM trajectories WHERE digest = ?", (d,))
+        }
+
+    def _unique(self, table: str, column: str, key: str, what: str) -> dict[str, Any]:
+        if not key or not all(c.isascii() and (c.isalnum() or c == "-") for c in key):
+            raise StoreError(self.url, f"{what} {key!r}: not an id")
+        rows = self._rows(f"SELECT * FROM {table} WHERE {column} LIKE ? LIMIT 2", (key + "%",))
+        if not rows:
+            raise StoreError(self.url, f"no {what} {key!r}")
+        if len(rows) > 1:
+            raise StoreError(self.url, f"{what} {key!r} is ambiguous: give more characters")
+        return rows[0]
+
+    def _sql(self, sql: str) -> str:
+        return sql if self._dialect.placeholder == "?" else sql.replace("?", "%s")
+
+    def _exec(self, sql: str, params: Sequence[Any]) -> None:
+        self._db.execute(self._sql(sql), tuple(params))
+
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self._db.cursor().executemany(self._sql(sql), rows)
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        cursor = self._db.execute(self._sql(sql), tuple(params))
+        names = [c[0] for c in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _json(value: dict[str, Any]) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _run(row: dict[str, Any]) -> Run:
+    return Run(
+        id=row["id"], kind=row["kind"], scorer=row["scorer"], label=row["label"],
+        created=datetime.fromisoformat(row["created"]),
+        agentlens_version=row["agentlens_version"], settings=orjson.loads(row["settings"]),
+        summary=orjson.loads(row["summary"]), n_records=row["n_records"],
+    )  # fmt: skip
+
+
+def _metric(row: dict[str, Any]) -> Metric:
+    return Metric(
+        name=row["name"], value=row["value"], label=row["label"], reason=row["reason"],
+        step=row["step"],
+    )  # fmt: skip
+
+
+def _record(row: dict[str, Any], metrics: list[Metric]) -> Record:
+    return Record(
+        trajectory=row["trajectory"], trajectory_id=row["trajectory_id"], task_id=row["task_id"],
+        model=row["model"], outcome=row["outcome"], metrics=metrics,
+        body=orjson.loads(zlib.decompress(bytes(row["body"]))),
+    )  # fmt: skip
