@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "telemetry": "agentlens.cli.telemetry_cmd:telemetry",
     "compare": "agentlens.cli.compare_cmd:compare",
     "store": "agentlens.cli.store_cmd:store",
+    "report": "agentlens.cli.report_cmd:report",
+    "view": "agentlens.cli.view_cmd:view",
 }
 
 
