@@ -6,14 +6,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-import orjson
+import msgspec
 from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.store import Run, default_url, open_store
-
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -71,7 +70,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
         found = db.runs(kind=kind, limit=limit)
     if as_json:
         for run in found:
-            click.echo(orjson.dumps(_run_dict(run)).decode())
+            click.echo(msgspec.json.encode(run).decode())
         return 0
     table = Table(title=f"{len(found)} runs in {db.url}")
     for name in ("run", "kind", "scorer", "label", "created", "records"):
@@ -95,9 +94,9 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
         run = db.run(run_id)
         records = db.records(run.id)
     if as_json:
-        click.echo(orjson.dumps(_run_dict(run)).decode())
+        click.echo(msgspec.json.encode(run).decode())
         for record in records:
-            click.echo(orjson.dumps(record).decode())
+            click.echo(msgspec.json.encode(record).decode())
         return 0
     console.print(Text(f"run {run.id} · {run.kind} · {run.scorer} · {len(records)} records"))
     names = list(dict.fromkeys(m.name for r in records for m in r.metrics if m.step is None))
@@ -174,9 +173,3 @@ def _cell(metric: object) -> str:
         return metric.label or "-"
     value = f"{metric.value:.4g}"
     return f"{value} {metric.label}" if metric.label and metric.name != "score" else value
-
-
-def _run_dict(run: Run) -> dict[str, object]:
-    import msgspec
-
-    return msgspec.to_builtins(run)

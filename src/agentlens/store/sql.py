@@ -3,10 +3,10 @@ the few ways their SQL differs (`Dialect`). Queries are written with `?` placeho
 
 from __future__ import annotations
 
+import threading
 import uuid
-import zlib
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -45,6 +45,8 @@ class SqlStore:
         self.url = url
         self._db = connection
         self._dialect = dialect
+        # one connection, shared by a server's threads: one statement or transaction at a time
+        self._lock = threading.RLock()
         self._migrate()
 
     def close(self) -> None:
@@ -63,14 +65,16 @@ class SqlStore:
         run.id = run.id or uuid.uuid4().hex
         run.agentlens_version = run.agentlens_version or __version__
         run.n_records = len(records)
-        known = self._known_digests({r.trajectory for r in records} - stored.keys())
-        missing = {r.trajectory for r in records} - stored.keys() - known
+        named = {r.trajectory for r in records}
+        known = self._known_digests(named | stored.keys())
+        missing = named - stored.keys() - known
         if missing:
             raise StoreError(
                 self.url, f"records name trajectories not given: {sorted(missing)[:3]}"
             )
-        with self._dialect.transaction(self._db):
-            self._save_trajectories(list(stored.values()))
+        new = [(content.packed(s), t) for d, (s, t) in stored.items() if d not in known]
+        with self._transaction():
+            self._save_trajectories(new)
             self._insert_run(run)
             self._insert_records(run.id, records)
         return run.id
@@ -130,7 +134,7 @@ class SqlStore:
 
     def delete_run(self, run_id: str) -> None:
         run = self.run(run_id).id
-        with self._dialect.transaction(self._db):
+        with self._transaction():
             self._exec("DELETE FROM metrics WHERE run_id = ?", (run,))
             self._exec("DELETE FROM records WHERE run_id = ?", (run,))
             self._exec("DELETE FROM runs WHERE id = ?", (run,))
@@ -142,7 +146,7 @@ class SqlStore:
     # -- SQL ---------------------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        with self._dialect.transaction(self._db):
+        with self._transaction():
             self._exec(
                 "CREATE TABLE IF NOT EXISTS agentlens_migrations"
                 " (version INTEGER PRIMARY KEY, applied TEXT NOT NULL)",
@@ -194,7 +198,7 @@ class SqlStore:
         self._exec(
             "INSERT INTO runs (id, kind, scorer, label, created, agentlens_version, settings,"
             " summary, n_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run.id, run.kind, run.scorer, run.label, run.created.isoformat(),
+            (run.id, run.kind, run.scorer, run.label, _utc(run.created),
              run.agentlens_version, _json(run.settings), _json(run.summary), run.n_records),
         )  # fmt: skip
 
@@ -204,7 +208,7 @@ class SqlStore:
             " outcome, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (run_id, i, r.trajectory, r.trajectory_id, r.task_id, r.model, r.outcome,
-                 zlib.compress(orjson.dumps(r.body), 1))
+                 content.pack(orjson.dumps(r.body)))
                 for i, r in enumerate(records)
             ],
         )  # fmt: skip
@@ -219,9 +223,13 @@ class SqlStore:
         )
 
     def _known_digests(self, digests: set[str]) -> set[str]:
-        return {
-            d for d in digests if self._rows("SELECT 1 FROM trajectories WHERE digest = ?", (d,))
-        }
+        wanted, known = sorted(digests), set()
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ", ".join("?" * len(batch))
+            sql = f"SELECT digest FROM trajectories WHERE digest IN ({marks})"
+            known |= {row["digest"] for row in self._rows(sql, batch)}
+        return known
 
     def _unique(self, table: str, column: str, key: str, what: str) -> dict[str, Any]:
         if not key or not all(c.isascii() and (c.isalnum() or c == "-") for c in key):
@@ -233,20 +241,34 @@ class SqlStore:
             raise StoreError(self.url, f"{what} {key!r} is ambiguous: give more characters")
         return rows[0]
 
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._lock, self._dialect.transaction(self._db):
+            yield
+
     def _sql(self, sql: str) -> str:
         return sql if self._dialect.placeholder == "?" else sql.replace("?", "%s")
 
     def _exec(self, sql: str, params: Sequence[Any]) -> None:
-        self._db.execute(self._sql(sql), tuple(params))
+        with self._lock:
+            self._db.execute(self._sql(sql), tuple(params))
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
-            self._db.cursor().executemany(self._sql(sql), rows)
+            with self._lock:
+                self._db.cursor().executemany(self._sql(sql), rows)
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-        cursor = self._db.execute(self._sql(sql), tuple(params))
-        names = [c[0] for c in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        with self._lock:
+            cursor = self._db.execute(self._sql(sql), tuple(params))
+            names = [c[0] for c in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _utc(moment: datetime) -> str:
+    """Fixed-width UTC text, so that text order is time order (to the microsecond)."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def _json(value: dict[str, Any]) -> str:
@@ -273,5 +295,5 @@ def _record(row: dict[str, Any], metrics: list[Metric]) -> Record:
     return Record(
         trajectory=row["trajectory"], trajectory_id=row["trajectory_id"], task_id=row["task_id"],
         model=row["model"], outcome=row["outcome"], metrics=metrics,
-        body=orjson.loads(zlib.decompress(bytes(row["body"]))),
+        body=orjson.loads(content.unpack(bytes(row["body"]))),
     )  # fmt: skip

@@ -32,7 +32,7 @@ def open_sqlite(path: str | Path) -> SqlStore:
         raise StoreError(url, "is a folder; give a file, e.g. results.db")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        db = sqlite3.connect(path, isolation_level=None, timeout=30, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA foreign_keys=ON")
         db.execute("PRAGMA synchronous=NORMAL")

@@ -1,0 +1,124 @@
+"""Results-store speed and size, against canonical JSONL of the same trajectories in the same run.
+
+Run by hand:  python benchmarks/store.py [--data ../shared/data] [--repeat 3] [--postgres URL]
+
+Baselines are measured in the same run on the same trajectories (the 399 AgentLens-Bench dev
+traces by default): writing them as canonical JSONL (`dump_jsonl`) and reading that file back
+(`load_jsonl`). The store does more (hashing every step, deduplicating, compressing, indexing,
+one transaction), so the ratios say what that costs. Target: saving and reading back within 3x
+of JSONL, and a store file no larger than the JSONL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from agentlens.formats import read_paths
+from agentlens.formats.jsonl import dump_jsonl, load_jsonl
+from agentlens.store import Run, open_store
+from agentlens.store.records import import_records
+from agentlens.trajectory import Trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+RATIO_TARGET = 3.0
+
+
+def best(repeat: int, work: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def bench(
+    url_of: Callable[[int], str], trajectories: list[Trajectory], repeat: int
+) -> dict[str, float]:
+    folder = Path(tempfile.mkdtemp(prefix="agentlens-bench-store-"))
+    jsonl = folder / "all.jsonl"
+    records = import_records(trajectories)
+    runs = iter(range(10_000))
+
+    def save() -> None:
+        with open_store(url_of(next(runs))) as store:
+            store.save(Run(kind="import", scorer="import/1"), trajectories, records)
+
+    write_base = best(repeat, lambda: dump_jsonl(trajectories, jsonl))
+    write_store = best(repeat, save)
+    url = url_of(next(runs))
+    with open_store(url) as store:
+        run_id = store.save(Run(kind="import", scorer="import/1"), trajectories, records)
+        resave = best(
+            repeat, lambda: store.save(Run(kind="import", scorer="import/1"), trajectories, records)
+        )
+        digests = [r.trajectory for r in store.records(run_id)]
+        read_base = best(repeat, lambda: load_jsonl(jsonl))
+        read_store = best(repeat, lambda: [store.trajectory(d) for d in digests])
+        assert [store.trajectory(d) for d in digests] == trajectories
+    size = Path(url).stat().st_size if Path(url).exists() else float("nan")
+    return {
+        "write_base": write_base, "write_store": write_store, "resave": resave,
+        "read_base": read_base, "read_store": read_store,
+        "jsonl_mb": jsonl.stat().st_size / 1e6, "store_mb": size / 1e6,
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--postgres", default=None, help="Also measure this (empty) database.")
+    args = parser.parse_args()
+    trajectories = read_paths([str(args.data / "agentlens-bench-dev")]).trajectories
+    steps = sum(len(t.steps) for t in trajectories)
+    folder = Path(tempfile.mkdtemp(prefix="agentlens-bench-sqlite-"))
+    results = {"sqlite": bench(lambda i: str(folder / f"s{i}.db"), trajectories, args.repeat)}
+    if args.postgres:
+        results["postgres"] = bench(lambda i: _fresh(args.postgres, i), trajectories, args.repeat)
+    table = Table(title=f"store: {len(trajectories)} trajectories, {steps} steps")
+    for column in (
+        "backend",
+        "save s",
+        "÷ jsonl",
+        "resave s",
+        "read s",
+        "÷ jsonl",
+        "MB",
+        "÷ jsonl",
+    ):
+        table.add_column(column, justify="right")
+    for name, r in results.items():
+        table.add_row(
+            name, f"{r['write_store']:.3f}", f"{r['write_store'] / r['write_base']:.2f}×",
+            f"{r['resave']:.3f}", f"{r['read_store']:.3f}", f"{r['read_store'] / r['read_base']:.2f}×",
+            f"{r['store_mb']:.1f}", f"{r['store_mb'] / r['jsonl_mb']:.2f}×",
+        )  # fmt: skip
+    console = Console()
+    console.print(table)
+    base = results["sqlite"]
+    console.print(
+        f"baseline (same run): JSONL write {base['write_base']:.3f} s, read {base['read_base']:.3f} s, "
+        f"{base['jsonl_mb']:.1f} MB; target ≤ {RATIO_TARGET:.0f}× for save and read"
+    )
+
+
+def _fresh(server: str, i: int) -> str:
+    import psycopg
+
+    name = f"agentlens_bench_{i}"
+    with psycopg.connect(server, autocommit=True) as db:
+        db.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        db.execute(f'CREATE DATABASE "{name}"')
+    return server.rsplit("/", 1)[0] + "/" + name
+
+
+if __name__ == "__main__":
+    main()

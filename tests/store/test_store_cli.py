@@ -1,0 +1,150 @@
+"""`agentlens store …` and `score --store` through the real entry point, on real traces."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentlens.formats.load import read_paths
+from agentlens.store import digest, open_store
+from tests.cli.conftest import Run
+from tests.conftest import BENCH
+
+TASK = BENCH / "trajectories" / "django__django-11066"
+
+
+def test_import_then_list_show_and_export(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    imported = run_cli("store", "import", str(TASK), "--store", store_url, "--run-label", "dj")
+    assert imported.code == 0, imported.err
+    expected = read_paths([str(TASK)]).trajectories
+    assert f"imported {len(expected)} trajectories" in imported.out
+
+    listed = run_cli("store", "runs", "--json", "--store", store_url)
+    (run,) = [json.loads(line) for line in listed.out.splitlines()]
+    assert (run["kind"], run["label"], run["n_records"]) == ("import", "dj", len(expected))
+
+    shown = run_cli("store", "show", run["id"][:8], "--json", "--store", store_url)
+    header, *records = [json.loads(line) for line in shown.out.splitlines()]
+    assert header["id"] == run["id"]
+    steps = {
+        r["trajectory_id"]: next(m["value"] for m in r["metrics"] if m["name"] == "steps")
+        for r in records
+    }
+    assert steps == {t.id: len(t.steps) for t in expected}
+
+    out = tmp_path / "one.jsonl"
+    exported = run_cli(
+        "store", "trajectory", digest(expected[0])[:12], "-o", str(out), "--store", store_url
+    )
+    assert exported.code == 0, exported.err
+    from agentlens.formats.jsonl import load_jsonl
+
+    assert load_jsonl(out) == [expected[0]]
+
+
+def test_score_store_keeps_every_result_with_its_reasons(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    ref = tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(TASK), "-o", str(ref)).code == 0
+    printed = run_cli("score", str(TASK), "--reference", str(ref), "--json", "--store", store_url)
+    assert printed.code == 0, printed.err
+    assert "stored" in printed.err
+    scores = {d["trajectory_id"]: d for d in map(json.loads, printed.out.splitlines())}
+    with open_store(store_url) as store:
+        (run,) = store.runs(kind="score")
+        records = store.records(run.id)
+    assert run.scorer == "process/paper/1" and run.settings["profile"] == "paper"
+    assert {r.trajectory_id: r.body for r in records} == scores
+    for r in records:
+        score = r.metric("score")
+        assert score is not None and score.value == scores[r.trajectory_id]["score"]
+        assert score.reason == scores[r.trajectory_id]["score_reason"]
+        assert r.metric("tier").label == (scores[r.trajectory_id]["tier"] or "none")
+
+
+def test_import_keeps_going_past_a_corrupt_file_and_exits_1(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    good = sorted(TASK.glob("*.json"))[:3]
+    for path in good:
+        shutil.copy(path, folder / path.name)
+    data = good[0].read_bytes()
+    (folder / "broken_pta.json").write_bytes(data[: len(data) // 2])
+    db = tmp_path / "s.db"
+    result = run_cli("store", "import", str(folder), "--store", str(db))
+    assert result.code == 1
+    assert "imported 3 trajectories" in result.out
+    assert "broken_pta.json" in result.err and "Traceback" not in result.err
+    with open_store(str(db)) as store:
+        assert store.stats()["trajectories"] == 3
+
+
+def test_bad_store_and_bad_ids_get_one_line(run_cli: Callable[..., Run], tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not a database" * 100)
+    for args, message in (
+        (("store", "runs", "--store", str(junk)), "not an AgentLens store"),
+        (("store", "runs", "--store", str(tmp_path)), "is a folder"),
+        (("store", "show", "abc123", "--store", str(tmp_path / "new.db")), "no run 'abc123'"),
+        (("store", "runs", "--store", "postgresql://u:secret@127.0.0.1:1/x"), "cannot connect"),
+    ):
+        result = run_cli(*args)
+        assert result.code == 2, (args, result.err)
+        assert message in result.err and "Traceback" not in result.err
+        assert "secret" not in result.err
+        assert len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_two_processes_write_one_sqlite_store_at_once(tmp_path: Path) -> None:
+    db = tmp_path / "shared.db"
+    files = sorted(TASK.glob("*.json"))
+    halves = [files[::2], files[1::2]]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "agentlens",
+                "store",
+                "import",
+                *map(str, half),
+                "--store",
+                str(db),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for half in halves
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    with open_store(str(db)) as store:
+        assert len(store.runs()) == 2
+        assert store.stats()["trajectories"] == len(files)
+
+
+@pytest.mark.parametrize("command", ["rm", "info"])
+def test_rm_and_info(run_cli: Callable[..., Run], tmp_path: Path, command: str) -> None:
+    db = str(tmp_path / "s.db")
+    run_cli("store", "import", str(TASK), "--store", db)
+    with open_store(db) as store:
+        run_id = store.runs()[0].id
+    if command == "rm":
+        assert run_cli("store", "rm", run_id[:6], "--store", db).code == 0
+        with open_store(db) as store:
+            assert store.runs() == [] and store.stats()["trajectories"] > 0
+    else:
+        info = run_cli("store", "info", "--store", db)
+        assert info.code == 0 and "schema 1" in info.out and "1 runs" in info.out
