@@ -11,10 +11,16 @@ import click
 
 from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._store_option import label_option, save_run, store_option
+from agentlens.errors import ConfigError
+from agentlens.store.content import digest
 
 if TYPE_CHECKING:
     from agentlens.formats.load import ReadResult
+    from agentlens.stepvalue.config import RunConfig
+    from agentlens.stepvalue.evaluate import StepValueResult
     from agentlens.stepvalue.model import Problem
+    from agentlens.trajectory import Trajectory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -154,6 +160,8 @@ def stepvalue() -> None:
     "tokens, per tool call, per second, per risk unit); unset weights are 0.",
 )
 @click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache.")
+@store_option
+@label_option
 def evaluate_cmd(
     paths: tuple[str, ...],
     candidates: str,
@@ -176,6 +184,8 @@ def evaluate_cmd(
     lam: float,
     cost_weights: str,
     no_cache: bool,
+    store_url: str | None,
+    run_label: str | None,
 ) -> int:
     """Per-step value: replay each trajectory through an evaluator LLM that puts a belief on a
     fixed candidate set at every state, and report how each step moved it, per channel.
@@ -205,6 +215,8 @@ def evaluate_cmd(
         cost_weights=parse_weights(cost_weights),
     )
     config.validate()
+    if store_url and not paths:
+        raise ConfigError("--store needs trace files (PATHS): an asv.v1 file alone has none")
     loaded, problems = _problems(paths, candidates, runs, reference, labels, max_steps)
     if evaluator == "provided":  # the asv.v1 steps carry their beliefs: no LLM call
         result = evaluate_provided(problems, config)
@@ -223,7 +235,29 @@ def evaluate_cmd(
         f"{len(problems)} trajectories, {c.transitions} transitions, {work}", highlight=False
     )
     console.print(f"report: {paths_out['report']}", highlight=False)
+    if store_url and loaded:
+        _store(store_url, run_label, evaluator, config, loaded.trajectories, result)
     return report_failures(loaded) if loaded else 0
+
+
+def _store(
+    url: str, label: str | None, evaluator: str, config: RunConfig,
+    trajectories: list[Trajectory], result: StepValueResult,
+) -> None:  # fmt: skip
+    from agentlens.store import Run
+    from agentlens.store.records import stepvalue_records
+
+    records = stepvalue_records(trajectories, result.steps, result.trajectory_summaries())
+    scored = {r.trajectory for r in records}
+    kept = [t for t in trajectories if digest(t) in scored]
+    run = Run(
+        kind="stepvalue",
+        scorer=f"stepvalue/{evaluator}",
+        label=label,
+        settings={"channels": list(config.channels), "permutations": config.permutations},
+        summary=result.summary(),
+    )
+    save_run(url, run, kept, records)
 
 
 @stepvalue.command("adapt-open-qa")

@@ -8,6 +8,7 @@ Metric names are stable (reports, the viewer and `store show` read them): `score
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from agentlens.process.result import ProcessResult
 from agentlens.reviews.judge.judge import TrajectoryReview
@@ -19,7 +20,7 @@ PROCESS_SCORER = "process/{profile}/1"
 IMPORT_SCORER = "import/1"
 
 
-def _record(t: Trajectory, metrics: list[Metric], body: dict[str, object]) -> Record:
+def _record(t: Trajectory, metrics: list[Metric], body: dict[str, Any]) -> Record:
     return Record(
         trajectory=digest(t), trajectory_id=t.id, task_id=t.task_id, model=t.model,
         outcome=t.outcome.status, metrics=metrics, body=body,
@@ -70,4 +71,40 @@ def review_metrics(r: TrajectoryReview) -> list[Metric]:
             reason=rev.unscored_reason or (rev.parsed.review if rev.parsed else None),
         )
         for d, rev in r.reviews.items()
+    ]
+
+
+STEP_VALUES = ("delta_h", "surprise", "g_margin")
+"""Per step and channel: entropy movement ΔH, Bayesian surprise S, gold-margin gain G."""
+
+
+def stepvalue_records(
+    trajectories: Iterable[Trajectory], steps: list[dict[str, Any]], summaries: list[dict[str, Any]]
+) -> list[Record]:
+    """One record per trajectory the run scored: `<channel>:<value>` metrics per step (full
+    slice; the other slices stay in the body), the per-channel summaries as the body."""
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    for row in steps:
+        by_id.setdefault(row["trajectory_id"], []).append(row)
+    records = []
+    for t in trajectories:
+        rows = by_id.get(t.id)
+        if rows is None:
+            continue
+        body = {"summaries": [s for s in summaries if s["trajectory_id"] == t.id]}
+        records.append(_record(t, _step_metrics(rows), body))
+    return records
+
+
+def _step_metrics(rows: list[dict[str, Any]]) -> list[Metric]:
+    return [
+        Metric(
+            name=f"{row['channel']}:{name}",
+            value=row[name],
+            step=row["index"],
+            reason=row.get("reason") if name == "delta_h" else None,
+        )
+        for row in rows
+        if row["slice"] == "full" and not row["missing"]
+        for name in STEP_VALUES
     ]
