@@ -130,12 +130,26 @@ def test_cli_run_prints_the_table_and_exits_0(
         str(out),
         "--persona",
         "helpful",
+        "--store",
+        str(tmp_path / "results.db"),
     )
     assert result.code == 0, result.err
     assert "fix_sub / helpful" in result.out and "PASS" in result.out
     assert "formal pass rate 100.0% (1/1" in result.out
     listed = run_cli("inspect", str(out / "trajectories"))
     assert listed.code == 0 and "nightly/fix_sub/helpful" in listed.out
+
+    from agentlens.formats.jsonl import load_jsonl
+    from agentlens.store import open_store
+
+    with open_store(str(tmp_path / "results.db")) as store:
+        (stored,) = store.runs(kind="scenario")
+        (record,) = store.records(stored.id)
+        trajectory = store.trajectory(record.trajectory)
+    assert stored.label == "nightly" and stored.summary["formal_passed"] == 1
+    assert record.metric("formal_passed").value == 1.0
+    assert record.metric("termination").label == trajectory.metadata["termination"]
+    assert [trajectory] == load_jsonl(out / "trajectories" / "fix_sub" / "helpful.jsonl")
 
 
 def test_cli_errors_are_one_line(

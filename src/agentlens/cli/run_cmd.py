@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -112,6 +113,8 @@ if TYPE_CHECKING:
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached model answers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
+@store_option
+@label_option
 def run(
     scenarios: tuple[str, ...],
     agent_spec: str,
@@ -132,6 +135,8 @@ def run(
     resume: bool,
     no_cache: bool,
     as_json: bool,
+    store_url: str | None,
+    run_label: str | None,
 ) -> int:
     """Run each scenario × persona: the agent works in a copy of the project while a simulated
     user drives the dialog; each run is formally verified. Exit 1 if a run failed or was skipped."""
@@ -180,11 +185,29 @@ def run(
             )
             raise
     summary = result.summary()
+    if store_url:
+        _store(store_url, run_label or Path(out).name, agent_spec, simulator, result)
     if as_json:
         console.print_json(json.dumps(summary))
     else:
         _print(result, Path(out))
     return 1 if summary["failed_runs"] or summary["skipped_over_budget"] else 0
+
+
+def _store(url: str, label: str, agent: str, simulator: str, result: FoldResult) -> None:
+    from agentlens.store import Run
+    from agentlens.store.records import scenario_records
+
+    sessions = result.sessions
+    summary = {k: v for k, v in result.summary().items() if k != "sessions"}
+    run = Run(
+        kind="scenario",
+        scorer="scenario/formal/1",
+        label=label,
+        settings={"agent": agent, "simulator": simulator},
+        summary=summary,
+    )
+    save_run(url, run, [s.trajectory for s in sessions], scenario_records(sessions))
 
 
 def _fold(

@@ -13,6 +13,7 @@ from rich.text import Text
 from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.store import Run, default_url, open_store
+from agentlens.store.model import RUN_KINDS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,7 +61,7 @@ def import_(
 
 
 @store.command()
-@click.option("--kind", type=click.Choice(["import", "score", "review"]), default=None)
+@click.option("--kind", type=click.Choice(RUN_KINDS), default=None)
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run.")
 @_url_option

@@ -2,19 +2,24 @@
 
 Metric names are stable (reports, the viewer and `store show` read them): `score`, `tier`,
 `struct`/`cov`/`coh`/`temp`/`workflow`, `waste`, `mechanism` for process scores;
-`review:<dimension>` for judge reviews; `steps`, `tool_calls`, `tokens`, `cost` for imports.
+`review:<dimension>` for judge reviews; `<channel>:delta_h|surprise|g_margin` per step for step
+value; `formal_passed`, `verifiers_passed`, `termination`, … for scenario runs; `steps`,
+`tool_calls`, `tokens`, `cost` for imports.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlens.process.result import ProcessResult
 from agentlens.reviews.judge.judge import TrajectoryReview
 from agentlens.store.content import digest
 from agentlens.store.model import Metric, Record
 from agentlens.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentlens.scenarios.session import SessionResult
 
 PROCESS_SCORER = "process/{profile}/1"
 IMPORT_SCORER = "import/1"
@@ -108,3 +113,33 @@ def _step_metrics(rows: list[dict[str, Any]]) -> list[Metric]:
         if row["slice"] == "full" and not row["missing"]
         for name in STEP_VALUES
     ]
+
+
+def scenario_records(sessions: Iterable[SessionResult]) -> list[Record]:
+    """One record per scenario × persona run: formal pass (1/0, or none for a failed run), the
+    share of verifiers passed, user messages, steps, and why the dialog stopped."""
+    return [_record(s.trajectory, _scenario_metrics(s), _scenario_body(s)) for s in sessions]
+
+
+def _scenario_metrics(session: SessionResult) -> list[Metric]:
+    meta, formal = session.trajectory.metadata, session.verification
+    metrics = [
+        Metric(
+            name="formal_passed",
+            value=None if formal is None else float(formal.passed),
+            label="failed run" if session.failed else None,
+            reason=str(meta.get("termination_reason") or ""),
+        ),
+        Metric(name="termination", label=str(session.termination.stop)),
+        Metric(name="user_messages", value=meta.get("user_messages")),
+        Metric(name="steps", value=len(session.trajectory.steps)),
+        Metric(name="simulator_cost", value=session.simulator_cost),
+    ]
+    if formal is not None:
+        metrics.append(Metric(name="verifiers_passed", value=formal.fraction_passed))
+    return metrics
+
+
+def _scenario_body(session: SessionResult) -> dict[str, Any]:
+    formal = session.verification
+    return {"formal": formal.to_dict() if formal else None, "duration_s": session.duration_s}
