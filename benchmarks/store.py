@@ -5,8 +5,10 @@ Run by hand:  python benchmarks/store.py [--data ../shared/data] [--repeat 3] [-
 Baselines are measured in the same run on the same trajectories (the 399 AgentLens-Bench dev
 traces by default): writing them as canonical JSONL (`dump_jsonl`) and reading that file back
 (`load_jsonl`). The store does more (hashing every step, deduplicating, compressing, indexing,
-one transaction), so the ratios say what that costs. Target: saving and reading back within 3x
-of JSONL, and a store file no larger than the JSONL.
+one transaction), so the ratios say what that costs. The baselines are timed in turns with the
+store's work, so machine load falls on both. Targets: reading back within 2x of JSONL, saving
+within 10x of writing JSONL (saving is once per run; JSONL writing is a bare encode), and a
+store file no larger than the JSONL.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from agentlens.store.records import import_records
 from agentlens.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
-RATIO_TARGET = 3.0
+READ_TARGET, SAVE_TARGET = 2.0, 10.0
 
 
 def best(repeat: int, work: Callable[[], object]) -> float:
@@ -39,11 +41,18 @@ def best(repeat: int, work: Callable[[], object]) -> float:
     return min(times)
 
 
+def in_turns(
+    repeat: int, base: Callable[[], object], work: Callable[[], object]
+) -> tuple[float, float]:
+    """Best of `repeat` for each, the two timed alternately."""
+    pairs = [(best(1, base), best(1, work)) for _ in range(repeat)]
+    return min(p[0] for p in pairs), min(p[1] for p in pairs)
+
+
 def bench(
     url_of: Callable[[int], str], trajectories: list[Trajectory], repeat: int
 ) -> dict[str, float]:
-    folder = Path(tempfile.mkdtemp(prefix="agentlens-bench-store-"))
-    jsonl = folder / "all.jsonl"
+    jsonl = Path(tempfile.mkdtemp(prefix="agentlens-bench-store-")) / "all.jsonl"
     records = import_records(trajectories)
     runs = iter(range(10_000))
 
@@ -51,8 +60,7 @@ def bench(
         with open_store(url_of(next(runs))) as store:
             store.save(Run(kind="import", scorer="import/1"), trajectories, records)
 
-    write_base = best(repeat, lambda: dump_jsonl(trajectories, jsonl))
-    write_store = best(repeat, save)
+    write_base, write_store = in_turns(repeat, lambda: dump_jsonl(trajectories, jsonl), save)
     url = url_of(next(runs))
     with open_store(url) as store:
         run_id = store.save(Run(kind="import", scorer="import/1"), trajectories, records)
@@ -60,8 +68,9 @@ def bench(
             repeat, lambda: store.save(Run(kind="import", scorer="import/1"), trajectories, records)
         )
         digests = [r.trajectory for r in store.records(run_id)]
-        read_base = best(repeat, lambda: load_jsonl(jsonl))
-        read_store = best(repeat, lambda: [store.trajectory(d) for d in digests])
+        read_base, read_store = in_turns(
+            repeat, lambda: load_jsonl(jsonl), lambda: [store.trajectory(d) for d in digests]
+        )
         assert [store.trajectory(d) for d in digests] == trajectories
     size = Path(url).stat().st_size if Path(url).exists() else float("nan")
     return {
@@ -96,17 +105,18 @@ def main() -> None:
     ):
         table.add_column(column, justify="right")
     for name, r in results.items():
+        size = f"{r['store_mb']:.1f}" if r["store_mb"] == r["store_mb"] else "-"
         table.add_row(
             name, f"{r['write_store']:.3f}", f"{r['write_store'] / r['write_base']:.2f}×",
             f"{r['resave']:.3f}", f"{r['read_store']:.3f}", f"{r['read_store'] / r['read_base']:.2f}×",
-            f"{r['store_mb']:.1f}", f"{r['store_mb'] / r['jsonl_mb']:.2f}×",
+            size, f"{r['store_mb'] / r['jsonl_mb']:.2f}×" if size != "-" else "-",
         )  # fmt: skip
     console = Console()
     console.print(table)
     base = results["sqlite"]
     console.print(
         f"baseline (same run): JSONL write {base['write_base']:.3f} s, read {base['read_base']:.3f} s, "
-        f"{base['jsonl_mb']:.1f} MB; target ≤ {RATIO_TARGET:.0f}× for save and read"
+        f"{base['jsonl_mb']:.1f} MB; targets: save ≤ {SAVE_TARGET:.0f}×, read ≤ {READ_TARGET:.0f}×"
     )
 
 
