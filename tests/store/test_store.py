@@ -221,3 +221,23 @@ def test_opening_twice_at_once_migrates_once(store_url: str) -> None:
     assert {s.schema_version for s in stores} == {SCHEMA_VERSION}
     for s in stores:
         s.close()
+
+
+def test_a_damaged_store_gives_a_store_error_naming_what(
+    store: SqlStore, real: list[Trajectory]
+) -> None:
+    run_id = _import(store, real[:2])
+    one, two = (digest(t) for t in real[:2])
+    store._exec("UPDATE trajectories SET meta = ? WHERE digest = ?", (b"\x28\xb5\x2f\xfdjunk", one))
+    with pytest.raises(StoreError, match=f"trajectory {one[:12]} is damaged"):
+        store.trajectory(one)
+    assert len(real[1].steps) > 1
+    head = "SELECT head FROM trajectories WHERE digest = ?"
+    store._exec(
+        f"DELETE FROM steps WHERE hash = (SELECT parent FROM steps WHERE hash = ({head}))", (two,)
+    )
+    with pytest.raises(StoreError, match="steps are in the store"):
+        store.trajectory(two)
+    store._exec("UPDATE records SET body = ? WHERE run_id = ?", (b"not zstd", run_id))
+    with pytest.raises(StoreError, match="is damaged"):
+        store.records(run_id)

@@ -148,3 +148,26 @@ def test_rm_and_info(run_cli: Callable[..., Run], tmp_path: Path, command: str) 
     else:
         info = run_cli("store", "info", "--store", db)
         assert info.code == 0 and "schema 1" in info.out and "1 runs" in info.out
+
+
+def test_compare_reads_stored_runs_as_it_reads_folders(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "s.db")
+    a, b = BENCH / "trajectories" / "psf__requests-1724", TASK
+    for folder in (a, b):
+        assert run_cli("store", "import", str(folder), "--store", db).code == 0
+    with open_store(db) as store:
+        newest, oldest = (r.id for r in store.runs())
+    from_files = run_cli("compare", str(a), str(b), "--json")
+    stored = run_cli(
+        "compare", f"store:{oldest[:8]}", f"store:{newest[:8]}", "--json", "--store", db
+    )
+    assert stored.code == from_files.code
+
+    def checks(out: str) -> list[tuple[object, ...]]:
+        return [(c["name"], c["v1"], c["v2"], c["alert"]) for c in json.loads(out)["checks"]]
+
+    assert checks(stored.out) == checks(from_files.out) and len(checks(stored.out)) > 3
+    missing = run_cli("compare", "store:ffffff", str(b), "--store", db)
+    assert missing.code == 2 and "no run 'ffffff'" in missing.err

@@ -1,4 +1,5 @@
 """`agentlens compare RUN_A RUN_B`: regression tests of a new run (B) against an anchor (A).
+A run is a folder or files of trajectories, or `store:RUN_ID`, a run kept in the results store.
 Exit code 0 ok, 1 warning (or some files could not be read), 2 alert (or a run has no readable
 trajectory), so CI can gate a release on it."""
 
@@ -69,6 +70,14 @@ if TYPE_CHECKING:
 )
 @click.option("--json", "as_json", is_flag=True)
 @click.option(
+    "--store",
+    "store_url",
+    default=None,
+    metavar="URL",
+    help="The store that `store:RUN_ID` runs are read from (default: $AGENTLENS_STORE, else "
+    "the user's store).",
+)
+@click.option(
     "--md",
     "md_path",
     type=click.Path(dir_okay=False),
@@ -87,6 +96,7 @@ def compare(
     reference_dir: str | None,
     profile: CompareProfile,
     as_json: bool,
+    store_url: str | None,
     md_path: str | None,
 ) -> int:
     """Mann–Whitney / Fisher tests and ratio thresholds (spec §11.2), SxS flags, QI and process deltas."""
@@ -107,9 +117,12 @@ def compare(
 
     summaries, runs, failed = [], [], 0
     for name, verify, reviews in ((run_a, a_verify, a_reviews), (run_b, b_verify, b_reviews)):
-        read = load_inputs([name])
-        failed += report_failures(read)  # a gate must not pass on files it could not read
-        trajs = read.trajectories
+        if name.startswith("store:"):
+            trajs = _stored(store_url, name.removeprefix("store:"))
+        else:
+            read = load_inputs([name])
+            failed += report_failures(read)  # a gate must not pass on files it could not read
+            trajs = read.trajectories
         if not trajs:
             raise ConfigError(f"{name}: no trajectories read, nothing to compare")
         summary = RunSummary(name, RunTelemetry.of(trajs))
@@ -141,6 +154,13 @@ def compare(
     else:
         console.print(compare_markdown(doc), markup=False, highlight=False)
     return max(result.exit_code, failed)
+
+
+def _stored(url: str | None, run_id: str) -> list[Trajectory]:
+    from agentlens.store import open_store
+
+    with open_store(url) as store:
+        return store.run_trajectories(run_id)
 
 
 def _process(

@@ -22,6 +22,10 @@ _step_decoder = msgspec.json.Decoder(Step)
 _meta_decoder = msgspec.json.Decoder(Trajectory)
 
 
+CORRUPT = (zstandard.ZstdError, msgspec.DecodeError)
+"""What reading a damaged body raises (a `msgspec.ValidationError` is a `DecodeError`)."""
+
+
 class StepRow(NamedTuple):
     hash: str
     parent: str | None

@@ -94,7 +94,7 @@ class SqlStore:
         ):
             metrics.setdefault(row["position"], []).append(_metric(row))
         return [
-            _record(row, metrics.get(row["position"], []))
+            _record(self.url, row, metrics.get(row["position"], []))
             for row in self._rows(
                 "SELECT * FROM records WHERE run_id = ? ORDER BY position", (run,)
             )
@@ -103,7 +103,17 @@ class SqlStore:
     def trajectory(self, digest: str) -> Trajectory:
         row = self._unique("trajectories", "digest", digest, "trajectory")
         steps = [r["body"] for r in self._rows(_CHAIN, (row["head"],))] if row["head"] else []
-        trajectory = content.join(bytes(row["meta"]), [bytes(b) for b in steps])
+        if len(steps) != row["n_steps"]:
+            raise StoreError(
+                self.url, f"trajectory {row['digest'][:12]}: {len(steps)} of its {row['n_steps']} "
+                "steps are in the store (the database was edited or damaged)",
+            )  # fmt: skip
+        try:
+            trajectory = content.join(bytes(row["meta"]), [bytes(b) for b in steps])
+        except content.CORRUPT as exc:
+            raise StoreError(
+                self.url, f"trajectory {row['digest'][:12]} is damaged ({exc})"
+            ) from exc
         trajectory.schema_version = row["schema_version"]
         return trajectory
 
@@ -111,6 +121,11 @@ class SqlStore:
 
     def run(self, run_id: str) -> Run:
         return _run(self._unique("runs", "id", run_id, "run"))
+
+    def run_trajectories(self, run_id: str) -> list[Trajectory]:
+        """The trajectories a run's records are about, once each, in record order."""
+        digests = dict.fromkeys(r.trajectory for r in self.records(run_id))
+        return [self.trajectory(d) for d in digests]
 
     def trajectories(self, *, task_id: str | None = None) -> list[dict[str, Any]]:
         """One summary row per stored trajectory (no steps), newest first."""
@@ -291,9 +306,13 @@ def _metric(row: dict[str, Any]) -> Metric:
     )  # fmt: skip
 
 
-def _record(row: dict[str, Any], metrics: list[Metric]) -> Record:
+def _record(url: str, row: dict[str, Any], metrics: list[Metric]) -> Record:
+    try:
+        body = orjson.loads(content.unpack(bytes(row["body"])))
+    except (*content.CORRUPT, orjson.JSONDecodeError) as exc:
+        raise StoreError(url, f"record of {row['trajectory_id']!r} is damaged ({exc})") from exc
     return Record(
         trajectory=row["trajectory"], trajectory_id=row["trajectory_id"], task_id=row["task_id"],
         model=row["model"], outcome=row["outcome"], metrics=metrics,
-        body=orjson.loads(content.unpack(bytes(row["body"]))),
+        body=body,
     )  # fmt: skip
