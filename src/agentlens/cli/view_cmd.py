@@ -1,0 +1,64 @@
+"""`agentlens view`: browse the results store in a local web page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from agentlens.cli._app import err_console
+from agentlens.errors import StoreError
+
+
+@click.command()
+@click.option(
+    "--store",
+    "store_url",
+    default=None,
+    metavar="URL",
+    help="SQLite file or postgresql://… (default: $AGENTLENS_STORE, else "
+    "~/.local/share/agentlens/agentlens.db).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="0 picks a free port.")  # fmt: skip
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in a web browser.")
+def view(store_url: str | None, host: str, port: int, open_browser: bool) -> int:
+    """Serve a read-only viewer of the store's runs, records and trajectories until Ctrl-C."""
+    from agentlens.store import default_url, open_store
+    from agentlens.viewer.serve import serve
+
+    url = store_url or default_url()
+    _refuse_missing_file(url)
+    with open_store(url) as store:  # fail here, in one line, on a store that cannot be read
+        stats = store.stats()
+
+    def ready(address: str) -> None:
+        click.echo(
+            f"AgentLens viewer on {address} ({stats['runs']} runs, {stats['trajectories']} "
+            f"trajectories in {url}); Ctrl-C to stop"
+        )
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(address)
+
+    try:
+        serve(url, host, port, on_ready=ready)
+    except KeyboardInterrupt:
+        err_console.print("stopped")
+        return 130
+    return 0
+
+
+def _refuse_missing_file(url: str) -> None:
+    """Opening a store creates it; a viewer of a new empty file only hides a mistyped path."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return
+    path = Path(url.removeprefix("sqlite:///")).expanduser()
+    if not path.exists():
+        raise StoreError(
+            str(path),
+            "no such file; run `agentlens store import PATHS` (or `agentlens score … --store`) "
+            "first, or pass --store",
+        )

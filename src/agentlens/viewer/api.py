@@ -1,0 +1,176 @@
+"""The viewer's read-only JSON API. Every handler is a thin call into the store plus `payload`.
+
+Handlers are `async` on purpose: they run on the event loop's one thread, where the app opened its
+store, because a SQLite connection may only be used by the thread that made it. Each call is a few
+milliseconds of local reads, so serialising them costs a single user nothing.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, cast
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agentlens.process.labeler import LabelProfile
+from agentlens.store import SqlStore
+from agentlens.trajectory import Trajectory
+from agentlens.viewer import payload
+
+MAX_PAGE = 5000
+PROFILES = ("paper", "sdk-compat")
+
+
+class BadRequest(Exception):
+    """A query parameter the API cannot use; answered with 400 and this message."""
+
+
+class TrajectoryCache:
+    """Decoded trajectories by digest. Safe to keep: a digest names exactly one content."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._items: OrderedDict[str, Trajectory] = OrderedDict()
+
+    def get(self, store: SqlStore, digest: str) -> Trajectory:
+        if digest in self._items:
+            self._items.move_to_end(digest)
+            return self._items[digest]
+        found = self._items[digest] = store.trajectory(digest)
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+        return found
+
+
+def _store(request: Request) -> SqlStore:
+    return cast(SqlStore, request.app.state.store)
+
+
+def _trajectory(request: Request) -> Trajectory:
+    cache = cast(TrajectoryCache, request.app.state.trajectories)
+    return cache.get(_store(request), request.path_params["digest"])
+
+
+def _int(request: Request, name: str, default: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or int(raw) > high:
+        raise BadRequest(f"{name} must be a whole number from 0 to {high}")
+    return int(raw)
+
+
+def _profile(request: Request) -> LabelProfile:
+    profile = request.query_params.get("profile", "paper")
+    if profile not in PROFILES:
+        raise BadRequest(f"profile must be one of {', '.join(PROFILES)}")
+    return cast(LabelProfile, profile)
+
+
+def _json(content: Any) -> Response:
+    return JSONResponse(content)
+
+
+async def runs(request: Request) -> Response:
+    limit = _int(request, "limit", 1000, MAX_PAGE)
+    kind = request.query_params.get("kind") or None
+    found = _store(request).runs(kind=kind, limit=limit)
+    return _json({"runs": [payload.run_dict(r) for r in found]})
+
+
+async def run(request: Request) -> Response:
+    store = _store(request)
+    found = store.run(request.path_params["run_id"])
+    records = store.records(found.id)
+    offset = _int(request, "offset", 0, 10**9)
+    limit = _int(request, "limit", 1000, MAX_PAGE)
+    page = records[offset : offset + limit]
+    return _json(
+        {
+            "run": payload.run_dict(found),
+            "total": len(records),
+            "offset": offset,
+            "limit": limit,
+            "metric_names": payload.metric_names(records),
+            "records": [payload.record_row(offset + i, r) for i, r in enumerate(page)],
+        }
+    )
+
+
+async def record(request: Request) -> Response:
+    store = _store(request)
+    found = store.run(request.path_params["run_id"])
+    records = store.records(found.id)
+    position = request.path_params["position"]
+    if position >= len(records):
+        return _not_found(f"run {found.id[:12]} has no record {position} ({len(records)} records)")
+    return _json(payload.record_full(found.id, position, records[position]))
+
+
+async def trajectories(request: Request) -> Response:
+    rows = _store(request).trajectories(task_id=request.query_params.get("task") or None)
+    facets = {
+        key: sorted({str(r[key]) for r in rows if r[key] is not None})
+        for key in ("model", "outcome", "source_format")
+    }
+    for key in ("model", "outcome", "source_format"):
+        wanted = request.query_params.get(key)
+        if wanted:
+            rows = [r for r in rows if r[key] == wanted]
+    text = request.query_params.get("q", "").lower()
+    if text:
+        rows = [r for r in rows if text in str(r["trajectory_id"]).lower()]
+    offset = _int(request, "offset", 0, 10**9)
+    limit = _int(request, "limit", 500, MAX_PAGE)
+    page = [payload.trajectory_row(r) for r in rows[offset : offset + limit]]
+    return _json(
+        {
+            "total": len(rows),
+            "offset": offset,
+            "limit": limit,
+            "facets": facets,
+            "trajectories": page,
+        }
+    )
+
+
+async def trajectory(request: Request) -> Response:
+    found = _trajectory(request)
+    digest = request.path_params["digest"]
+    return _json(payload.trajectory_dict(digest, found, _profile(request)))
+
+
+async def phases(request: Request) -> Response:
+    return _json(payload.phases_dict(_trajectory(request), _profile(request)))
+
+
+async def step(request: Request) -> Response:
+    found = _trajectory(request)
+    index = request.path_params["index"]
+    if index >= len(found.steps):
+        return _not_found(f"trajectory {found.id!r} has no step {index} ({len(found.steps)} steps)")
+    stage = payload.stages(found, _profile(request))[index]
+    return _json(payload.step_dict(found.steps[index], stage, limit=None))
+
+
+async def stats(request: Request) -> Response:
+    store = _store(request)
+    return _json({"url": store.url, **store.stats()})
+
+
+def _not_found(message: str) -> Response:
+    return JSONResponse({"error": message}, status_code=404)
+
+
+ROUTES = [
+    Route("/api/stats", stats),
+    Route("/api/runs", runs),
+    Route("/api/runs/{run_id:str}", run),
+    Route("/api/runs/{run_id:str}/records/{position:int}", record),
+    Route("/api/trajectories", trajectories),
+    Route("/api/trajectories/{digest:str}", trajectory),
+    Route("/api/trajectories/{digest:str}/phases", phases),
+    Route("/api/trajectories/{digest:str}/steps/{index:int}", step),
+]

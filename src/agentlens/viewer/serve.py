@@ -1,0 +1,51 @@
+"""Run the viewer with uvicorn on a socket bound here first, so a port in use is one clear error
+before anything starts, and `--port 0` can report the port the system picked."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+
+from agentlens.errors import ConfigError
+from agentlens.viewer import create_app, require
+
+
+def bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host}: {exc.strerror}") from exc
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on {host}:{port} ({exc.strerror}): pick another --port"
+        ) from exc
+    sock.listen(128)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
+def serve(store_url: str, host: str, port: int, on_ready: Callable[[str], None] = print) -> None:
+    """Serve until interrupted; `on_ready(url)` is called once the socket is listening.
+    Ctrl-C ends in KeyboardInterrupt (uvicorn re-raises the signal after a clean shutdown)."""
+    require("starlette")
+    require("uvicorn")
+    import uvicorn
+
+    hosts = None if host in ("127.0.0.1", "localhost", "::1") else ["*"]
+    app = create_app(store_url, allowed_hosts=hosts)
+    sock = bind(host, port)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    try:
+        on_ready(url_of(sock))
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

@@ -1,0 +1,109 @@
+// #/trajectories/<digest>[?run=<id>&record=<n>&profile=…]: header, score panel (when opened from a
+// score run), phase timeline, steps.
+
+import { get } from "./api.js";
+import { definitionList, h, link, outcomeBadge, route, tierBadge } from "./dom.js";
+import { count, dateTime, duration, metricText, number, shortId } from "./format.js";
+import { stepKeys, stepsList, timeline } from "./steps.js";
+
+const PROFILES = ["paper", "sdk-compat"];
+
+function tokensText(t) {
+  const parts = [`${count(t.prompt_tokens)} prompt`, `${count(t.completion_tokens)} completion`];
+  if (t.cached_tokens) parts.push(`${count(t.cached_tokens)} cached`);
+  return parts.join(" · ");
+}
+
+function facts(tr) {
+  const t = tr.totals;
+  const categories = Object.entries(t.categories).map(([k, v]) => `${k} ${v}`).join(", ");
+  const when = t.started ? `${dateTime(t.started)}${t.ended ? ` (${duration(t.started, t.ended)})` : ""}` : "";
+  const outcome = h("span", {}, outcomeBadge(tr.outcome.status), tr.outcome.source ? ` from ${tr.outcome.source}` : "");
+  const format = [tr.source.format, tr.source.format_version].filter(Boolean).join(" ");
+  return definitionList([
+    ["Task", tr.task_id],
+    ["Model", tr.model],
+    ["Agent", [tr.agent.name, tr.agent.version].filter(Boolean).join(" ")],
+    ["Outcome", outcome],
+    ["Format", format],
+    ["Steps", `${count(t.steps)} (${count(t.tool_steps)} tool calls${t.errors ? `, ${count(t.errors)} errors` : ""})`],
+    ["Tokens", tokensText(t)],
+    ["Cost", t.cost === null || t.cost === undefined ? "" : `$${t.cost.toFixed(4)}`],
+    ["Started", when],
+    ["Tools", categories],
+    ["Source", h("span", { class: "mono path" }, tr.source.path)],
+    ["Digest", h("span", { class: "mono" }, tr.digest)],
+  ]);
+}
+
+function crumbs(tr, runId) {
+  const trail = [link("#/runs", "Runs")];
+  if (runId) trail.push(" › ", link(route(["runs", runId]), shortId(runId)));
+  else trail.push(" › ", link("#/trajectories", "Trajectories"));
+  return h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, trail, " › ", tr.id);
+}
+
+function profileSwitch(tr, params) {
+  const onchange = (e) => {
+    const query = Object.fromEntries(params);
+    location.hash = route(["trajectories", tr.digest], { ...query, profile: e.target.value === "paper" ? "" : e.target.value });
+  };
+  return h("label", { class: "profile" }, "Labeler ",
+    h("select", { onchange }, PROFILES.map((p) => h("option", { value: p, selected: p === tr.profile }, p))));
+}
+
+function scorePanel(record) {
+  const score = record.metrics.find((m) => m.name === "score" && m.step == null);
+  const tier = record.metrics.find((m) => m.name === "tier" && m.step == null);
+  const rest = record.metrics.filter((m) => !["score", "tier"].includes(m.name) && m.step == null);
+  const panel = h("aside", { class: "score-panel", "aria-label": "Scores" },
+    h("h2", {}, "Record ", String(record.position), " of the run"));
+  if (score) {
+    panel.append(h("div", { class: "score-big" }, h("span", { class: "score-value" }, number(score.value, "score")),
+      tier ? tierBadge(tier.label) : null));
+    if (score.reason) panel.append(h("p", { class: "reason" }, score.reason));
+    if (tier?.reason) panel.append(h("p", { class: "reason" }, tier.reason));
+  }
+  const list = h("dl", { class: "signals" });
+  for (const m of rest) {
+    list.append(h("div", {}, h("dt", {}, m.name, h("span", { class: "signal-value" }, metricText(m))),
+      m.reason ? h("dd", {}, m.reason) : null));
+  }
+  panel.append(list);
+  return panel;
+}
+
+async function loadRecord(params, digest) {
+  const runId = params.get("run");
+  const position = params.get("record");
+  if (!runId || position === null) return null;
+  try {
+    const record = await get(`runs/${encodeURIComponent(runId)}/records/${encodeURIComponent(position)}`);
+    return record.trajectory === digest ? record : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function trajectoryPage({ parts, params }) {
+  const digest = parts[1];
+  const profile = params.get("profile") || "paper";
+  const [tr, record] = await Promise.all([
+    get(`trajectories/${encodeURIComponent(digest)}`, { profile }),
+    loadRecord(params, digest),
+  ]);
+  const head = h("header", { class: "traj-head" }, crumbs(tr, record?.run),
+    h("h1", { class: "traj-id" }, tr.id), facts(tr));
+  if (tr.task) {
+    const note = tr.task_length > tr.task.length ? ` (first ${count(tr.task.length)} of ${count(tr.task_length)} chars)` : "";
+    head.append(h("details", { class: "task" }, h("summary", {}, `Task statement${note}`), h("pre", {}, tr.task)));
+  }
+  if (tr.warnings.length) head.append(h("ul", { class: "warnings" }, tr.warnings.map((w) => h("li", {}, w))));
+  const body = h("div", { class: "traj-main" },
+    timeline(tr.steps, tr.phases, profileSwitch(tr, params)),
+    h("h2", {}, `Steps (${count(tr.steps.length)})`),
+    stepsList(tr.steps, encodeURIComponent(tr.digest), tr.profile));
+  const layout = h("div", { class: record ? "traj-layout with-panel" : "traj-layout" }, body, record ? scorePanel(record) : null);
+  const node = h("section", { class: "page trajectory" }, head, layout);
+  return { node, title: tr.id, onKey: stepKeys };
+}

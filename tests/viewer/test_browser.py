@@ -1,0 +1,201 @@
+"""The viewer in a real headless Chromium, driven by Playwright, against `agentlens view`.
+
+Skipped with the reason when Playwright or /usr/bin/chromium is missing, except under CI (`$CI`
+set), where they must run. Screenshots go to `$AGENTLENS_SCREENSHOTS` when set (else tmp_path).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlens.process.labeler import label_trajectory
+from agentlens.store import SqlStore
+from tests.viewer.conftest import HOSTILE, IMG, Built
+from tests.viewer.server import Server, running
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def _missing() -> str | None:
+    if importlib.util.find_spec("playwright") is None:
+        return "Playwright for Python is not installed (pip install playwright)"
+    if not CHROMIUM.exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install -y chromium)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    reason = _missing()
+    if reason and os.environ.get("CI"):
+        pytest.fail(f"browser tests must run under CI: {reason}")
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(built: Built) -> Iterator[Server]:
+    with running(built.path) as started:
+        yield started
+
+
+@pytest.fixture
+def problems() -> list[str]:
+    """Console errors, page errors and failed requests; every test ends with none left."""
+    return []
+
+
+@pytest.fixture
+def page(browser: Any, server: Server, problems: list[str]) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    opened.on("pageerror", lambda e: problems.append(str(e)))
+    opened.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+    yield opened
+    context.close()
+    assert problems == []
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("AGENTLENS_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def visit(page: Any, server: Server, route: str, ready: str) -> None:
+    page.goto(server.url + route)
+    page.wait_for_selector(ready)
+
+
+def texts(page: Any, selector: str) -> list[str]:
+    return [t.strip() for t in page.locator(selector).all_inner_texts()]
+
+
+def score_column(page: Any, names: list[str]) -> list[str]:
+    column = names.index("score") + 5  # after #, trajectory, model, outcome; 1-based
+    return texts(page, f"table.data tbody tr td:nth-child({column})")
+
+
+def test_runs_page_lists_every_run(page: Any, server: Server, store: SqlStore) -> None:
+    visit(page, server, "#/runs", "table.data tbody tr")
+    assert sorted(texts(page, "tbody td:nth-child(1)")) == sorted(r.id[:12] for r in store.runs())
+    assert HOSTILE in texts(page, "tbody td:nth-child(4)")
+
+
+def test_run_page_shows_its_records_and_sorts_by_score(
+    page: Any, server: Server, store: SqlStore, built: Built, shots: Path
+) -> None:
+    visit(page, server, "#/runs", "table.data tbody tr")
+    page.click(f"a[href='#/runs/{built.score_run}']")
+    page.wait_for_selector("text=records shown")
+    records = store.records(built.score_run)
+    assert texts(page, "tbody td:nth-child(2)") == [r.trajectory_id for r in records]
+    names = [m.name for m in records[0].metrics]
+    page.click("button[data-sort='m:score']")
+    scores = sorted((r.metric("score").value for r in records), reverse=True)  # type: ignore[union-attr]
+    assert score_column(page, names) == [f"{s:.1f}" for s in scores]
+    page.click("button[data-sort='m:score']")
+    assert score_column(page, names) == [f"{s:.1f}" for s in reversed(scores)]
+    page.screenshot(path=str(shots / "run-1280.png"))
+
+
+def test_filters_narrow_the_records(
+    page: Any, server: Server, store: SqlStore, built: Built
+) -> None:
+    visit(page, server, f"#/runs/{built.score_run}", "table.data tbody tr")
+    records = store.records(built.score_run)
+    page.keyboard.press("/")
+    page.keyboard.type("gpt-4o")
+    expected = [r.trajectory_id for r in records if "gpt-4o" in r.trajectory_id]
+    assert texts(page, "tbody td:nth-child(2)") == expected
+    page.fill("[data-filter]", "")
+    page.select_option("select[aria-label='Outcome']", "failed")
+    expected = [r.trajectory_id for r in records if r.outcome == "failed"]
+    assert texts(page, "tbody td:nth-child(2)") == expected
+
+
+def test_a_record_opens_its_trajectory_with_a_phase_timeline(
+    page: Any, server: Server, store: SqlStore, built: Built, shots: Path
+) -> None:
+    visit(page, server, f"#/runs/{built.score_run}?sort=m:score&dir=desc", "table.data tbody tr")
+    best = max(store.records(built.score_run), key=lambda r: r.metric("score").value or 0)  # type: ignore[union-attr]
+    page.click("table.data tbody tr:first-child td:nth-child(3)")  # a row click, off the link
+    page.wait_for_selector("li.step")
+    trajectory = store.trajectory(best.trajectory)
+    stages = [s for s in label_trajectory(trajectory) if s]
+    assert page.inner_text("h1.traj-id") == trajectory.id
+    assert page.locator("li.step").count() == len(trajectory.steps)
+    segments = page.locator(".strip .seg")
+    assert [c.split()[-1] for c in segments.evaluate_all("els => els.map(e => e.className)")] == [
+        f"stage-{s}" for s in stages
+    ]
+    assert page.inner_text(".score-value") == f"{best.metric('score').value:.1f}"  # type: ignore[union-attr]
+    assert texts(page, ".score-panel .badge") == [best.metric("tier").label]  # type: ignore[union-attr]
+    assert page.locator(".signals dt").count() == len(best.metrics) - 2
+    page.screenshot(path=str(shots / "trajectory-1280.png"))
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    assert page.evaluate("document.activeElement.id") == "step-1"
+
+
+def test_hostile_trajectory_is_shown_as_text(
+    page: Any, server: Server, store: SqlStore, built: Built, shots: Path
+) -> None:
+    visit(page, server, f"#/trajectories/{built.hostile}", "li.step")
+    trajectory = store.trajectory(built.hostile)
+    assert page.inner_text("h1.traj-id") == trajectory.id
+    assert any(HOSTILE in t for t in texts(page, "pre.observation"))
+    assert any(HOSTILE in t for t in texts(page, "pre.command"))
+    assert IMG in texts(page, ".tool")
+    visit(page, server, "#/runs", "table.data tbody tr")
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("img, main script").count() == 0
+    visit(page, server, f"#/trajectories/{built.hostile}", "li.step")
+    page.screenshot(path=str(shots / "hostile.png"))
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_show_full_fetches_the_whole_observation(
+    page: Any, server: Server, store: SqlStore, built: Built
+) -> None:
+    visit(page, server, f"#/trajectories/{built.long}", "li.step")
+    longest = max(store.trajectory(built.long).steps, key=lambda s: len(s.observation or ""))
+    field = page.locator(f"#step-{longest.index} .field-observation")
+    assert len(field.locator("pre").inner_text()) == 4000
+    field.locator("button.show-full").click()
+    field.locator("button.show-full").wait_for(state="detached")
+    assert field.locator("pre").inner_text() == longest.observation
+
+
+def test_fits_an_800_pixel_window(page: Any, server: Server, built: Built, shots: Path) -> None:
+    page.set_viewport_size({"width": 800, "height": 900})
+    for route in (f"#/runs/{built.score_run}", f"#/trajectories/{built.hundred}"):
+        visit(page, server, route, "main .page")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 800, route
+    page.screenshot(path=str(shots / "trajectory-800.png"))
+
+
+def test_a_bad_id_shows_the_server_message(page: Any, server: Server, problems: list[str]) -> None:
+    page.goto(server.url + "#/runs/0000000000")
+    page.wait_for_selector(".error")
+    assert "no run '0000000000'" in page.inner_text(".error")
+    assert all("404" in p for p in problems)  # Chromium logs the API's 404 answer
+    problems.clear()
