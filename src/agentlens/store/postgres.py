@@ -20,22 +20,21 @@ def _transaction(db: Any) -> Iterator[None]:
         yield
 
 
-DIALECT = Dialect(
-    "postgres", blob="BYTEA", float="DOUBLE PRECISION", placeholder="%s", transaction=_transaction
-)
-
-
 def open_postgres(url: str) -> SqlStore:
     try:
         import psycopg
     except ImportError as exc:
         raise MissingDependencyError("a Postgres store", "postgres", "psycopg") from exc
+    dialect = Dialect(
+        "postgres", blob="BYTEA", float="DOUBLE PRECISION", placeholder="%s",
+        transaction=_transaction, error=psycopg.Error,
+    )  # fmt: skip
     shown = _without_password(url)
     try:
         db = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
         raise StoreError(shown, f"cannot connect ({str(exc).strip().splitlines()[0]})") from exc
-    return SqlStore(shown, db, DIALECT)
+    return SqlStore(shown, db, dialect)
 
 
 def _without_password(url: str) -> str:

@@ -29,6 +29,8 @@ class Dialect:
     placeholder: str
     transaction: Callable[[Any], AbstractContextManager[None]]
     """A context manager around one write transaction; it also serialises migrations."""
+    error: type[Exception]
+    """The driver's base error class."""
 
 
 _CHAIN = """WITH RECURSIVE chain(hash, parent, position, body) AS (
@@ -84,7 +86,8 @@ class SqlStore:
         sql += " ORDER BY created DESC, id" + (f" LIMIT {int(limit)}" if limit else "")
         return [_run(row) for row in self._rows(sql, (kind,) if kind else ())]
 
-    def records(self, run_id: str) -> list[Record]:
+    def records(self, run_id: str, *, bodies: bool = True) -> list[Record]:
+        """`bodies=False` leaves each record's body empty (metrics only: a run's table)."""
         run = self.run(run_id).id
         metrics: dict[int, list[Metric]] = {}
         for row in self._rows(
@@ -93,10 +96,11 @@ class SqlStore:
             (run,),
         ):
             metrics.setdefault(row["position"], []).append(_metric(row))
+        columns = "*" if bodies else "position, trajectory, trajectory_id, task_id, model, outcome"
         return [
             _record(self.url, row, metrics.get(row["position"], []))
             for row in self._rows(
-                "SELECT * FROM records WHERE run_id = ? ORDER BY position", (run,)
+                f"SELECT {columns} FROM records WHERE run_id = ? ORDER BY position", (run,)
             )
         ]
 
@@ -161,6 +165,8 @@ class SqlStore:
     # -- SQL ---------------------------------------------------------------------------------
 
     def _migrate(self) -> None:
+        if self._current():
+            return  # opening an up-to-date store writes nothing (a viewer, a second reader)
         with self._transaction():
             self._exec(
                 "CREATE TABLE IF NOT EXISTS agentlens_migrations"
@@ -187,6 +193,13 @@ class SqlStore:
                     "INSERT INTO agentlens_migrations (version, applied) VALUES (?, ?)",
                     (version, datetime.now(UTC).isoformat()),
                 )
+
+    def _current(self) -> bool:
+        try:
+            rows = self._rows("SELECT MAX(version) AS v FROM agentlens_migrations", ())
+        except self._dialect.error:  # no table yet: a new store
+            return False
+        return rows[0]["v"] == SCHEMA_VERSION
 
     def _save_trajectories(self, stored: list[tuple[content.Stored, Trajectory]]) -> None:
         steps = [row for s, _ in stored for row in s.steps]
@@ -308,7 +321,7 @@ def _metric(row: dict[str, Any]) -> Metric:
 
 def _record(url: str, row: dict[str, Any], metrics: list[Metric]) -> Record:
     try:
-        body = orjson.loads(content.unpack(bytes(row["body"])))
+        body = orjson.loads(content.unpack(bytes(row["body"]))) if "body" in row else {}
     except (*content.CORRUPT, orjson.JSONDecodeError) as exc:
         raise StoreError(url, f"record of {row['trajectory_id']!r} is damaged ({exc})") from exc
     return Record(

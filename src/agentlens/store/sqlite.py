@@ -22,7 +22,10 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("COMMIT")
 
 
-DIALECT = Dialect("sqlite", blob="BLOB", float="REAL", placeholder="?", transaction=_transaction)
+DIALECT = Dialect(
+    "sqlite", blob="BLOB", float="REAL", placeholder="?", transaction=_transaction,
+    error=sqlite3.Error,
+)  # fmt: skip
 
 
 def open_sqlite(path: str | Path) -> SqlStore:

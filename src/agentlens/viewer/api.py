@@ -83,7 +83,7 @@ async def runs(request: Request) -> Response:
 async def run(request: Request) -> Response:
     store = _store(request)
     found = store.run(request.path_params["run_id"])
-    records = store.records(found.id)
+    records = store.records(found.id, bodies=False)
     offset = _int(request, "offset", 0, 10**9)
     limit = _int(request, "limit", 1000, MAX_PAGE)
     page = records[offset : offset + limit]
