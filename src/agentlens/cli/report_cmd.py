@@ -1,0 +1,55 @@
+"""`agentlens report [RUN_ID…] -o report.html`: stored runs as one self-contained HTML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from agentlens.cli._app import console, err_console
+from agentlens.errors import StoreError
+
+
+@click.command()
+@click.argument("run_ids", nargs=-1)
+@click.option(
+    "-o", "--out", type=click.Path(dir_okay=False), default="report.html", show_default=True,
+    help="The HTML file to write (its folder is created).",
+)  # fmt: skip
+@click.option("--kind", type=click.Choice(["import", "score", "review"]), default=None,
+              help="Every run of this kind (instead of run ids).")  # fmt: skip
+@click.option("--label", default=None, help="Every run whose label matches (a glob: 'django*').")
+@click.option(
+    "--store", "store_url", default=None, metavar="URL",
+    help="SQLite file or postgresql://… (default: $AGENTLENS_STORE, else "
+    "~/.local/share/agentlens/agentlens.db).",
+)  # fmt: skip
+def report(
+    run_ids: tuple[str, ...], out: str, kind: str | None, label: str | None, store_url: str | None
+) -> int:
+    """Write an HTML report of stored runs (no run id: the newest score run). No JavaScript,
+    nothing loaded from elsewhere; every text from the traces is escaped."""
+    from agentlens.report import render_report, select_runs
+    from agentlens.store import default_url, open_store
+
+    url = store_url or default_url()
+    _require_existing(url)
+    with open_store(url) as store:
+        runs, note = select_runs(store, run_ids, kind=kind, label=label)
+        if note:
+            err_console.print(note, highlight=False, markup=False, soft_wrap=True)
+        document = render_report(store, [run.id for run in runs])
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(document, encoding="utf-8")
+    console.print(f"wrote {path} ({len(runs)} run{'s' if len(runs) != 1 else ''})", soft_wrap=True)
+    return 0
+
+
+def _require_existing(url: str) -> None:
+    """Opening a SQLite path that does not exist would create an empty store: say so instead."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return
+    path = Path(url.removeprefix("sqlite:///"))
+    if not path.is_file():
+        raise StoreError(url, "no such store file (save runs with `agentlens score … --store`)")

@@ -1,0 +1,91 @@
+"""The static HTML report of stored runs: one self-contained file (inline CSS and SVG, no
+JavaScript, a Content-Security-Policy that forbids loading anything). Every text from a trace or
+a result is escaped. `render_report(store, run_ids)` gives the document."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+
+from agentlens import __version__
+from agentlens.report.compare import comparison, overview_note, run_name
+from agentlens.report.html import definitions, el, page, text
+from agentlens.report.imports import import_sections
+from agentlens.report.process import score_sections
+from agentlens.report.reviews import review_sections
+from agentlens.report.scores import ScoreRow, score_rows
+from agentlens.report.select import select_runs
+from agentlens.store import Record, Run, SqlStore
+
+__all__ = ["render_report", "select_runs"]
+
+
+def render_report(store: SqlStore, run_ids: Sequence[str]) -> str:
+    """The report of these runs (ids or unique prefixes), in the order given."""
+    runs = {run.id: run for run in map(store.run, run_ids)}
+    loaded = [(run, store.records(run.id)) for run in runs.values()]
+    scored = [(run, score_rows(records)) for run, records in loaded if run.kind == "score"]
+    parts: list[tuple[str, str, str]] = []
+    if len(scored) >= 2:
+        parts.append(("overview", "All score runs", _overview(scored)))
+    for i, (run, records) in enumerate(loaded, start=1):
+        parts.append((f"run-{i}", f"{run.kind} run {run_name(run)}", _run_section(run, records)))
+    body = "".join(el("section", inner, id=anchor, class_="run") for anchor, _, inner in parts)
+    kinds = ", ".join(dict.fromkeys(run.kind for run, _ in loaded))
+    plural = "s" if len(loaded) != 1 else ""
+    subtitle = (
+        f"{len(loaded)} run{plural} ({kinds}) from {shown_url(store.url)} · agentlens {__version__}"
+    )
+    contents = [(anchor, title) for anchor, title, _ in parts]
+    return page("AgentLens report", subtitle, contents, body)
+
+
+def shown_url(url: str) -> str:
+    """The store's URL without a password: reports get shared."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _overview(scored: Sequence[tuple[Run, list[ScoreRow]]]) -> str:
+    rows = [row for _, run_rows in scored for row in run_rows]
+    compared = comparison(scored)
+    shared = text("h3", "Score changes between runs") + compared if compared else ""
+    sections = score_sections(rows, trajectories="none")
+    return text("h2", "All score runs") + overview_note(len(scored)) + sections + shared
+
+
+def _run_section(run: Run, records: list[Record]) -> str:
+    if run.kind == "score":
+        inner = score_sections(score_rows(records))
+    elif run.kind == "review":
+        inner = review_sections(records)
+    elif run.kind == "import":
+        inner = import_sections(records)
+    else:
+        inner = text("p", f"The report has no view of {run.kind} runs yet.", class_="note")
+    title = el("h2", text("span", run.kind, class_="kind") + text("span", run.label or run.id[:12]))
+    return title + _run_facts(run) + inner
+
+
+def _run_facts(run: Run) -> str:
+    facts: list[tuple[str, object]] = [
+        ("run id", run.id), ("kind", run.kind), ("scorer", run.scorer), ("label", run.label),
+        ("created", f"{run.created:%Y-%m-%d %H:%M:%S %Z}"), ("agentlens", run.agentlens_version),
+        ("records", run.n_records),
+    ]  # fmt: skip
+    facts += [(f"settings.{k}", _setting(v)) for k, v in run.settings.items()]
+    if isinstance(run.summary.get("judge"), str):
+        facts.append(("judge", run.summary["judge"]))
+    return definitions(facts)
+
+
+def _setting(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()

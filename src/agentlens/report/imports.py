@@ -1,0 +1,63 @@
+"""Sections for import runs: how many trajectories per model, and their steps and tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentlens.report.boxplot import box_plots
+from agentlens.report.html import el, figure, fmt, percent, stat_cards, table, text
+from agentlens.report.stats import group_by, median
+from agentlens.store import Record
+
+
+def _value(record: Record, name: str) -> float | None:
+    metric = record.metric(name)
+    return metric.value if metric else None
+
+
+def _values(records: Sequence[Record], name: str) -> list[float]:
+    return [v for r in records if (v := _value(r, name)) is not None]
+
+
+def import_sections(records: Sequence[Record]) -> str:
+    if not records:
+        return text("p", "This run holds no records.", class_="note")
+    by_model = sorted(group_by(records, lambda r: r.model or "unknown").items())
+    passed = sum(r.outcome == "passed" for r in records)
+    cards = [
+        ("trajectories", fmt(len(records))),
+        ("models", fmt(len(by_model))),
+        ("tasks", fmt(len({r.task_id for r in records}))),
+        ("passed", percent(passed, len(records))),
+        ("steps", fmt(int(sum(_values(records, "steps"))))),
+        ("tokens", fmt(int(sum(_values(records, "tokens"))))),
+    ]
+    steps = box_plots([(m, _values(g, "steps")) for m, g in by_model], log=False, unit="steps")
+    tokens = box_plots([(m, _values(g, "tokens")) for m, g in by_model], log=True, unit="tokens")
+    plots = el(
+        "div",
+        figure(steps, "Steps per trajectory, by model (box: quartiles, bar: median).")
+        + figure(tokens, "Tokens per trajectory, by model."),
+        class_="grid",
+    )
+    return stat_cards(cards) + plots + _model_table(by_model)
+
+
+def _model_table(by_model: Sequence[tuple[str, list[Record]]]) -> str:
+    head = ["model", "trajectories", "passed", "median steps", "median tool calls",
+            "median tokens", "total tokens", "total cost ($)"]  # fmt: skip
+    body = []
+    for model, group in by_model:
+        costs = _values(group, "cost")
+        body.append([
+            model, len(group), percent(sum(r.outcome == "passed" for r in group), len(group)),
+            _whole(median(_values(group, "steps"))), _whole(median(_values(group, "tool_calls"))),
+            _whole(median(_values(group, "tokens"))), int(sum(_values(group, "tokens"))),
+            round(sum(costs), 2) if costs else None,
+        ])  # fmt: skip
+    return table(head, body, caption="Passed counts every trajectory, labelled or not.")
+
+
+def _whole(value: float | None) -> float | int | None:
+    """Counts print without decimals; a median between two counts keeps its .5."""
+    return int(value) if value is not None and value.is_integer() else value

@@ -1,0 +1,166 @@
+"""Sections for process-score runs: headline numbers, score histogram by outcome, models ranked by
+quality beside pass rate, tiers × outcomes, signal means, waste, Lucky-Pass mechanisms, runs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from agentlens.report.html import Cell, details, el, figure, fmt, percent, stat_cards, table, text
+from agentlens.report.scores import (
+    OUTCOMES,
+    SIGNALS,
+    TIERS,
+    ScoreRow,
+    mechanism_counts,
+    model_ranking,
+    pass_rate,
+    signal_means,
+    tier_outcome_counts,
+    waste_totals,
+)  # fmt: skip
+from agentlens.report.stats import mean, median
+from agentlens.report.style import OUTCOME_COLORS
+from agentlens.report.svg import Bar, Series, bar_chart, stacked_histogram
+
+BIN_EDGES = [float(x) for x in range(0, 101, 5)]
+
+
+def score_sections(rows: Sequence[ScoreRow], *, trajectories: str = "open") -> str:
+    """`trajectories`: the per-trajectory table "open", "closed" (folded) or "none"."""
+    if not rows:
+        return text("p", "This run holds no records.", class_="note")
+    plots = el("div", _histogram(rows) + _waste_chart(rows), class_="grid")
+    tables = el("div", _tier_table(rows) + _mechanisms(rows), class_="grid")
+    return (
+        headline(rows) + plots + text("h3", "Models, ranked by mean quality score")
+        + _model_table(rows) + tables + text("h3", "Mean signals per model") + _signal_table(rows)
+        + _trajectories(rows, trajectories)
+    )  # fmt: skip
+
+
+def _trajectories(rows: Sequence[ScoreRow], shown: str) -> str:
+    if shown == "none":
+        return ""
+    summary = f"All {len(rows)} scored trajectories"
+    return details(summary, trajectory_table(rows), open_=shown == "open")
+
+
+def headline(rows: Sequence[ScoreRow]) -> str:
+    rate = pass_rate(rows)
+    cards = [
+        ("trajectories", fmt(len(rows))),
+        ("pass rate", "–" if rate is None else f"{100 * rate:.1f}%"),
+        ("mean score", fmt(mean(r.score for r in rows))),
+        ("median score", fmt(median(r.score for r in rows))),
+    ]
+    tiers = Counter(r.tier for r in rows)
+    shown = [t for t in TIERS if t != "none" or tiers[t]]
+    tier_cards = [(t.replace("_", " "), fmt(tiers[t]), f"tier-card tier-{t}") for t in shown]
+    return stat_cards(cards) + stat_cards(tier_cards)
+
+
+def _histogram(rows: Sequence[ScoreRow]) -> str:
+    series = []
+    for outcome in OUTCOMES:
+        scores = [r.score for r in rows if r.outcome == outcome and r.score is not None]
+        if scores:
+            counts = [0] * (len(BIN_EDGES) - 1)
+            for s in scores:
+                counts[min(int(s // 5), len(counts) - 1)] += 1
+            series.append(Series(outcome, counts, OUTCOME_COLORS[outcome]))
+    plot = stacked_histogram(BIN_EDGES, series, x_label="composite score (0–100)")
+    return figure(plot, "Score distribution, stacked by outcome (bins of 5 points).")
+
+
+def _waste_chart(rows: Sequence[ScoreRow]) -> str:
+    totals = waste_totals(rows)
+    bars = [
+        Bar(kind.replace("_", " "), steps, f"{kind}: {steps} wasted steps in {n} instances",
+            note=f"{n} instances")
+        for kind, (n, steps) in totals.items()
+    ]  # fmt: skip
+    if not bars:
+        return text("p", "No waste findings in these records.", class_="note")
+    return figure(bar_chart(bars), "Wasted steps by kind, summed over all trajectories.")
+
+
+def _model_table(rows: Sequence[ScoreRow]) -> str:
+    head = [
+        "quality rank",
+        "model",
+        "runs",
+        "mean score",
+        "median score",
+        "pass rate",
+        "pass-rate rank",
+    ]
+    body = [
+        [m.quality_rank, m.model, m.runs, m.mean_score, m.median_score,
+         "–" if m.pass_rate is None else f"{100 * m.pass_rate:.1f}%", m.pass_rank]
+        for m in model_ranking(rows)
+    ]  # fmt: skip
+    return table(
+        head, body, caption="Pass rate counts runs with a pass/fail label; ties share a rank."
+    )
+
+
+def _tier_table(rows: Sequence[ScoreRow]) -> str:
+    counts = tier_outcome_counts(rows)
+    outcomes = [o for o in OUTCOMES if any(k[1] == o for k in counts)]
+    body = [
+        [Cell(tier, class_=f"tier-{tier}"), *(counts.get((tier, o), 0) for o in outcomes),
+         sum(counts.get((tier, o), 0) for o in outcomes)]
+        for tier in TIERS if any(counts.get((tier, o)) for o in outcomes)
+    ]  # fmt: skip
+    totals = [
+        "total",
+        *(sum(c for k, c in counts.items() if k[1] == o) for o in outcomes),
+        len(rows),
+    ]
+    return el(
+        "div", text("h3", "Tiers × outcomes") + table(["tier", *outcomes, "total"], [*body, totals])
+    )
+
+
+def _mechanisms(rows: Sequence[ScoreRow]) -> str:
+    counts = mechanism_counts(rows)
+    lucky = sum(r.tier == "lucky" for r in rows)
+    title = text("h3", "Lucky-Pass mechanisms")
+    if not counts:
+        return el(
+            "div",
+            title + text("p", f"No mechanism assigned ({lucky} lucky passes).", class_="note"),
+        )
+    body = [[name, n, percent(n, sum(counts.values()))] for name, n in counts.most_common()]
+    caption = f"{sum(counts.values())} runs with a mechanism; {lucky} lucky passes."
+    return el("div", title + table(["mechanism", "runs", "share"], body, caption=caption))
+
+
+def _signal_table(rows: Sequence[ScoreRow]) -> str:
+    means = signal_means(rows)
+    body = [[model, *(_signal_cell(s, v[s]) for s in SIGNALS)] for model, v in means.items()]
+    caption = "struct and cov in percent, coh and temp from 0 to 1."
+    return table(["model", *SIGNALS], body, caption=caption)
+
+
+def _signal_cell(signal: str, value: float | None) -> object:
+    if value is None:
+        return None
+    return round(value, 1) if signal in ("struct", "cov") else Cell(f"{value:.3f}", class_="num")
+
+
+def trajectory_table(rows: Sequence[ScoreRow]) -> str:
+    head = ["trajectory", "task", "model", "outcome", "score", "tier", "mechanism", "waste"]
+    body = [
+        [r.trajectory_id, r.task_id, r.model, r.outcome,
+         Cell(r.score, title=r.score_reason), Cell(r.tier, title=r.tier_reason, class_=f"tier-{r.tier}"),
+         Cell(r.mechanism, title=r.mechanism_reason), r.waste]
+        for r in sorted(rows, key=lambda r: (-(r.score or 0), r.trajectory_id))
+    ]  # fmt: skip
+    return table(
+        head,
+        body,
+        caption="Sorted by score; hover a score, tier or mechanism for its reason.",
+        class_="runs",
+    )

@@ -1,0 +1,28 @@
+"""Small pieces: attribute escaping, the store URL shown in the report, tick values."""
+
+from __future__ import annotations
+
+from agentlens.report import shown_url
+from agentlens.report.html import Cell, table
+from agentlens.report.svg import nice_ticks
+from tests.report._html import parse
+
+
+def test_a_cell_title_cannot_break_out_of_its_attribute() -> None:
+    hostile = '" onmouseover="alert(1)" x=\''
+    markup = table(["h"], [[Cell(hostile, title=hostile)]])
+    tree = parse(markup)
+    (td,) = [attrs for tag, attrs in tree.tags if tag == "td"]
+    assert td == {"title": hostile}
+    assert tree.tables[0][1] == [hostile]
+
+
+def test_the_report_never_shows_the_store_password() -> None:
+    assert shown_url("postgresql://bob:s3cret@db:5432/al") == "postgresql://bob@db:5432/al"
+    assert shown_url("/tmp/store.db") == "/tmp/store.db"
+
+
+def test_ticks_are_round_and_cover_the_maximum() -> None:
+    assert nice_ticks(37, 4) == [0, 10, 20, 30, 40]
+    assert nice_ticks(0.9, 4) == [0, 0.25, 0.5, 0.75, 1.0]
+    assert nice_ticks(0) == [0.0, 1.0]

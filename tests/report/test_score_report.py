@@ -1,0 +1,132 @@
+"""The numbers a score-run report prints, against values computed here from the stored records."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+
+from agentlens.report import render_report
+from agentlens.store import Record, open_store
+from tests.report._html import card_groups, find_table, parse
+from tests.report.conftest import TASKS, Store
+
+
+def _records(store: Store, label: str) -> list[Record]:
+    with open_store(store.url) as db:
+        return db.records(store.runs[label])
+
+
+def _render(store: Store, *labels: str) -> str:
+    with open_store(store.url) as db:
+        return render_report(db, [store.runs[label] for label in labels])
+
+
+def _score(r: Record) -> float:
+    metric = r.metric("score")
+    assert metric is not None and metric.value is not None
+    return metric.value
+
+
+def test_headline_numbers_match_the_records(store: Store) -> None:
+    records = _records(store, TASKS[0])
+    (cards,) = card_groups(parse(_render(store, TASKS[0])))
+    labelled = [r for r in records if r.outcome in ("passed", "failed")]
+    passed = sum(r.outcome == "passed" for r in labelled)
+    assert cards["trajectories"] == str(len(records))
+    assert cards["pass rate"] == f"{100 * passed / len(labelled):.1f}%"
+    assert cards["mean score"] == f"{statistics.fmean(map(_score, records)):.1f}"
+    assert cards["median score"] == f"{statistics.median(map(_score, records)):.1f}"
+    tiers = Counter(m.label for r in records if (m := r.metric("tier")))
+    for tier in ("ideal", "solid", "lucky", "partial_fail", "off_track"):
+        assert cards[tier.replace("_", " ")] == str(tiers[tier])
+
+
+def test_models_are_ranked_by_mean_score_beside_pass_rate(store: Store) -> None:
+    records = _records(store, TASKS[1])
+    scores: dict[str, list[float]] = defaultdict(list)
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    for r in records:
+        scores[r.model or ""].append(_score(r))
+        outcomes[r.model or ""].append(r.outcome or "")
+    rows = find_table(parse(_render(store, TASKS[1])), "quality rank")
+    assert rows[0][:6] == [
+        "quality rank",
+        "model",
+        "runs",
+        "mean score",
+        "median score",
+        "pass rate",
+    ]
+    shown = {row[1]: row for row in rows[1:]}
+    assert set(shown) == set(scores)
+    for model, values in scores.items():
+        passed = outcomes[model].count("passed") / len(outcomes[model])
+        assert shown[model][2] == str(len(values))
+        assert shown[model][3] == f"{statistics.fmean(values):.1f}"
+        assert shown[model][5] == f"{100 * passed:.1f}%"
+    means = [float(row[3]) for row in rows[1:]]
+    assert means == sorted(means, reverse=True)
+    assert rows[1][0] == "1"
+
+
+def test_tier_by_outcome_table_counts_every_record(store: Store) -> None:
+    records = _records(store, TASKS[0])
+    rows = find_table(parse(_render(store, TASKS[0])), "tier", "passed")
+    expected = Counter((m.label, r.outcome) for r in records if (m := r.metric("tier")))
+    for row in rows[1:-1]:
+        assert int(row[1]) == expected[(row[0], "passed")]
+        assert int(row[2]) == expected[(row[0], "failed")]
+    assert rows[-1][-1] == str(len(records))
+
+
+def test_signal_means_and_waste_and_mechanisms(store: Store) -> None:
+    records = _records(store, TASKS[0])
+    document = _render(store, TASKS[0])
+    tree = parse(document)
+    by_model: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        metric = r.metric("coh")
+        assert metric is not None and metric.value is not None
+        by_model[r.model or ""].append(metric.value)
+    rows = {row[0]: row for row in find_table(tree, "model", "struct")[1:]}
+    for model, values in by_model.items():
+        assert rows[model][3] == f"{statistics.fmean(values):.3f}"
+    blind = sum(r.body["waste"]["blind_retry"]["steps"] for r in records)
+    assert f"blind_retry: {blind} wasted steps" in document
+    mechanisms = Counter(m.label for r in records if (m := r.metric("mechanism")))
+    shown = {row[0]: int(row[1]) for row in find_table(tree, "mechanism", "runs")[1:]}
+    assert shown == dict(mechanisms)
+
+
+def test_each_trajectory_has_a_row_with_its_reason_as_tooltip(store: Store) -> None:
+    records = _records(store, TASKS[0])
+    document = _render(store, TASKS[0])
+    rows = find_table(parse(document), "trajectory", "task")
+    assert sorted(row[0] for row in rows[1:]) == sorted(r.trajectory_id for r in records)
+    for r in records[:5]:
+        metric = r.metric("score")
+        assert metric is not None and metric.reason
+        escaped = metric.reason.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        assert f'title="{escaped}"' in document
+
+
+def test_runs_sharing_trajectories_get_a_comparison(store: Store) -> None:
+    paper, sdk = _records(store, TASKS[0]), _records(store, "sdk")
+    document = _render(store, TASKS[0], "sdk")
+    rows = find_table(parse(document), "trajectory", "model")
+    assert rows[0][-2:] == ["Δ score", "tiers"]
+    sdk_scores = {r.trajectory_id: _score(r) for r in sdk}
+    expected = {r.trajectory_id: sdk_scores[r.trajectory_id] - _score(r) for r in paper}
+    assert len(rows) - 1 == len(expected)
+    for row in rows[1:]:
+        assert row[-2] == f"{expected[row[0]]:+.1f}"
+    assert "All score runs" in document
+
+
+def test_each_run_shows_its_facts(store: Store) -> None:
+    document = _render(store, TASKS[0], f"import-{TASKS[1]}")
+    with open_store(store.url) as db:
+        run = db.run(store.runs[TASKS[0]])
+    for fact in (run.id, run.scorer, run.label, run.agentlens_version, "settings.profile"):
+        assert f"<dd>{fact}</dd>" in document or f"<dt>{fact}</dt>" in document
+    assert run.settings["reference"] in document
