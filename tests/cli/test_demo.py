@@ -18,10 +18,10 @@ from tests.conftest import BENCH
 TASK = "psf__requests-1724"
 
 
-def test_demo_summarises_the_dev_traces(run_cli: Callable[..., object]) -> None:
+def test_demo_summarises_the_dev_traces(run_cli: Callable[..., object], tmp_path: Path) -> None:
     traces = sorted((BENCH / "trajectories").glob("*/*.json"))
     passed = sum("-pass-" in p.name for p in traces)
-    result = run_cli("demo", "--data", str(BENCH))
+    result = run_cli("demo", "--data", str(BENCH), "--out", str(tmp_path))
     out = result.out  # type: ignore[attr-defined]
     assert result.code == 0, result.err  # type: ignore[attr-defined]
     assert f"read {len(traces)} files, {len(traces)} trajectories" in out
@@ -29,15 +29,32 @@ def test_demo_summarises_the_dev_traces(run_cli: Callable[..., object]) -> None:
     assert f"│ failed  │ file         │ {len(traces) - passed}" in out
     for name in SECTIONS:
         assert name in out
+    _check_store(tmp_path, traces, out)
+
+
+def _check_store(out: Path, traces: list[Path], printed: str) -> None:
+    """The demo keeps every trace and the score run in its store, and reports the score run."""
+    import re
+
+    from agentlens.store import open_store
+
+    (scored_count,) = re.findall(r"(\d+) runs scored \(profile paper\)", printed)
+    with open_store(str(out / "results.db")) as store:
+        imported, scored = (store.runs(kind=k) for k in ("import", "score"))
+        assert store.stats()["trajectories"] == len(traces)
+        assert imported[0].n_records == len(traces)
+        assert scored[0].n_records == int(scored_count)
+        assert {r.outcome for r in store.records(scored[0].id)} == {"passed", "failed"}
+        assert scored[0].id[:8] in (out / "report.html").read_text()
 
 
 def test_a_failing_section_is_reported_and_the_others_still_run(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     sections = {"broken": "agentlens.cli.demo_cmd:no_such_section", **SECTIONS}
     monkeypatch.setattr("agentlens.cli.demo_cmd.SECTIONS", sections)
     console = Console(record=True, width=200)
-    assert run_demo(BENCH / "trajectories" / TASK, console) == 1
+    assert run_demo(BENCH / "trajectories" / TASK, console, out=str(tmp_path)) == 1
     text = console.export_text()
     assert "section 'broken' failed" in text
     assert "steps by category" in text

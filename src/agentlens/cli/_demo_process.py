@@ -40,6 +40,9 @@ def process_section(ctx: DemoContext) -> None:
         ctx.console.print("no task has 5 passing runs; nothing to score")
         return
     results = score_splits(splits, "paper")
+    ctx.extras["process_pairs"] = list(
+        zip((t for s in splits for t in s.scored), results, strict=True)
+    )
     rows = [result_row(r) for r in results]
     report = cohort_report(rows, signals=("struct", "cov", "coh", "temp", "composite"), n_boot=500)
     ctx.extras["process_rows"] = rows

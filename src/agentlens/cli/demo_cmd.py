@@ -36,6 +36,7 @@ SECTIONS: dict[str, str] = {
     "tokens": "agentlens.cli.demo_cmd:tokens_section",
     "intent labels": "agentlens.cli._demo_process:labels_section",
     "process scoring": "agentlens.cli._demo_process:process_section",
+    "results store": "agentlens.cli._demo_store:store_section",
     "step value": "agentlens.stepvalue.demo:demo_section",
     "trajectory reviews": "agentlens.reviews.demo:demo_section",
     "scenario run": "agentlens.scenarios.demo:demo_section",
@@ -69,14 +70,25 @@ class DemoContext:
     help="Also run the LLM parts (judge reviews, step value) on the local model "
     "(needs agentlens[local-llm]).",
 )
-def demo(data: str | None, only: tuple[str, ...], llm: bool) -> int:
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where the results store and HTML report go (default: demo/ in the AgentLens cache).",
+)
+def demo(data: str | None, only: tuple[str, ...], llm: bool, out: str | None) -> int:
     """Read the AgentLens-Bench dev traces (or the release), label, score and review them."""
     data_dir = Path(data) if data else find_data(default_console)
-    return run_demo(data_dir, default_console, only, llm=llm)
+    return run_demo(data_dir, default_console, only, llm=llm, out=out)
 
 
 def run_demo(
-    data_dir: Path, console: Console, only: tuple[str, ...] = (), *, llm: bool = False
+    data_dir: Path,
+    console: Console,
+    only: tuple[str, ...] = (),
+    *,
+    llm: bool = False,
+    out: str | None = None,
 ) -> int:
     """Read every trace under `data_dir`, then run each section; returns the exit code."""
     trajectories_dir = data_dir / "trajectories"
@@ -86,6 +98,7 @@ def run_demo(
     result = load_inputs([str(root)])
     ctx = DemoContext(data_dir, console, result, time.perf_counter() - started)
     ctx.extras["llm"] = llm
+    ctx.extras["out"] = out
     failed = 0
     for name, target in SECTIONS.items():
         if only and name not in only:

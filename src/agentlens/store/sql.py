@@ -33,6 +33,9 @@ class Dialect:
     """The driver's base error class."""
 
 
+_CHUNK = 50
+"""Trajectories split, compressed and inserted at a time."""
+
 _CHAIN = """WITH RECURSIVE chain(hash, parent, position, body) AS (
     SELECT hash, parent, position, body FROM steps WHERE hash = ?
     UNION ALL
@@ -63,20 +66,17 @@ class SqlStore:
     # -- the seam ---------------------------------------------------------------------------
 
     def save(self, run: Run, trajectories: Sequence[Trajectory], records: Sequence[Record]) -> str:
-        stored = {s.digest: (s, t) for t in trajectories for s in [content.split(t)]}
         run.id = run.id or uuid.uuid4().hex
         run.agentlens_version = run.agentlens_version or __version__
         run.n_records = len(records)
-        named = {r.trajectory for r in records}
-        known = self._known_digests(named | stored.keys())
-        missing = named - stored.keys() - known
-        if missing:
-            raise StoreError(
-                self.url, f"records name trajectories not given: {sorted(missing)[:3]}"
-            )
-        new = [(content.packed(s), t) for d, (s, t) in stored.items() if d not in known]
         with self._transaction():
-            self._save_trajectories(new)
+            given = self._save_trajectories(trajectories)
+            named = {r.trajectory for r in records}
+            missing = named - given - self._known_digests(named - given)
+            if missing:  # raised inside the transaction: the trajectories are rolled back too
+                raise StoreError(
+                    self.url, f"records name trajectories not given: {sorted(missing)[:3]}"
+                )
             self._insert_run(run)
             self._insert_records(run.id, records)
         return run.id
@@ -201,7 +201,20 @@ class SqlStore:
             return False
         return rows[0]["v"] == SCHEMA_VERSION
 
-    def _save_trajectories(self, stored: list[tuple[content.Stored, Trajectory]]) -> None:
+    def _save_trajectories(self, trajectories: Sequence[Trajectory]) -> set[str]:
+        """Insert the trajectories not stored yet, a chunk at a time (so memory holds one chunk's
+        bodies); returns every given trajectory's digest."""
+        digests: set[str] = set()
+        for start in range(0, len(trajectories), _CHUNK):
+            chunk = {s.digest: (s, t) for t in trajectories[start : start + _CHUNK]
+                     for s in [content.split(t)]}  # fmt: skip
+            known = self._known_digests(set(chunk))
+            new = [(content.packed(s), t) for d, (s, t) in chunk.items() if d not in known]
+            self._insert_trajectories(new)
+            digests |= chunk.keys()
+        return digests
+
+    def _insert_trajectories(self, stored: list[tuple[content.Stored, Trajectory]]) -> None:
         steps = [row for s, _ in stored for row in s.steps]
         self._many(
             "INSERT INTO steps (hash, parent, position, body) VALUES (?, ?, ?, ?)"

@@ -1,0 +1,61 @@
+"""The demo's results-store section: keep what the demo read and scored in a store, write the
+HTML report of the score run, and say how to browse it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentlens.store import Run, SqlStore, open_store
+from agentlens.store.records import IMPORT_SCORER, PROCESS_SCORER, import_records, score_records
+
+if TYPE_CHECKING:
+    from agentlens.cli.demo_cmd import DemoContext
+
+
+def store_section(ctx: DemoContext) -> None:
+    out = demo_folder(ctx)
+    db, report = out / "results.db", out / "report.html"
+    for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        stale.unlink(missing_ok=True)  # each demo run starts a fresh store
+    pairs = ctx.extras.get("process_pairs", [])
+    with open_store(str(db)) as store:
+        imported = store.save(
+            Run(
+                kind="import",
+                scorer=IMPORT_SCORER,
+                label="demo",
+                settings={"data": str(ctx.data_dir)},
+            ),
+            ctx.trajectories,
+            import_records(ctx.trajectories),
+        )
+        runs = [imported]
+        if pairs:
+            score = Run(kind="score", scorer=PROCESS_SCORER.format(profile="paper"), label="demo",
+                        settings={"protocol": "k=5 donors per task, seed 42", "profile": "paper"})  # fmt: skip
+            runs.append(store.save(score, [t for t, _ in pairs], score_records(pairs)))
+        stats = store.stats()
+        _write_report(store, runs[-1:], report)
+    ctx.console.print(
+        f"stored {stats['trajectories']} trajectories ({stats['steps']:,} step rows for "
+        f"{stats['steps_referenced']:,} steps) and {len(runs)} runs in {db}\n"
+        f"report: {report}\nbrowse: agentlens view --store {db}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def demo_folder(ctx: DemoContext) -> Path:
+    """`demo --out DIR`, else `demo/` in the AgentLens cache."""
+    from agentlens.release import cache_dir
+
+    folder = Path(ctx.extras.get("out") or cache_dir() / "demo")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _write_report(store: SqlStore, run_ids: list[str], path: Path) -> None:
+    from agentlens.report import render_report
+
+    path.write_text(render_report(store, run_ids), encoding="utf-8")
