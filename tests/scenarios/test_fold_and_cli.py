@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -150,6 +151,20 @@ def test_cli_run_prints_the_table_and_exits_0(
     assert record.metric("formal_passed").value == 1.0
     assert record.metric("termination").label == trajectory.metadata["termination"]
     assert [trajectory] == load_jsonl(out / "trajectories" / "fix_sub" / "helpful.jsonl")
+
+    report = tmp_path / "report.html"
+    assert (
+        run_cli(
+            "report", stored.id, "--store", str(tmp_path / "results.db"), "-o", str(report)
+        ).code
+        == 0
+    )
+    page = report.read_text()
+    assert (
+        '<td>helpful</td><td class="num">1</td><td class="num">0</td><td class="num">1</td><td>100.0%</td>'
+        in page
+    )
+    assert re.search(f'<td>{re.escape(trajectory.id)}</td><td title="[^"]*">PASS</td>', page)
 
 
 def test_cli_errors_are_one_line(

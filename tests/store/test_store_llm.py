@@ -70,3 +70,13 @@ def test_stepvalue_store_keeps_every_step_value(
         for name in ("delta_h", "surprise", "g_margin")
     }
     assert expected and stored == expected
+
+    from agentlens.report import render_report
+
+    with open_store(db) as store:
+        page = render_report(store, [run.id])
+    deltas = [row["delta_h"] for row in rows if row["slice"] == "full" and not row["missing"]]
+    mean_dh = f"{sum(deltas) / len(deltas):,.3f}"
+    assert (
+        f'<td>direct</td><td class="num">{len(deltas)}</td><td class="num">{mean_dh}</td>' in page
+    )

@@ -15,8 +15,10 @@ from agentlens.report.html import definitions, el, page, text
 from agentlens.report.imports import import_sections
 from agentlens.report.process import score_sections
 from agentlens.report.reviews import review_sections
+from agentlens.report.scenarios import scenario_sections
 from agentlens.report.scores import ScoreRow, score_rows
 from agentlens.report.select import select_runs
+from agentlens.report.stepvalue import stepvalue_sections
 from agentlens.store import Record, Run, SqlStore
 
 __all__ = ["render_report", "select_runs"]
@@ -67,6 +69,10 @@ def _run_section(run: Run, records: list[Record]) -> str:
         inner = review_sections(records)
     elif run.kind == "import":
         inner = import_sections(records)
+    elif run.kind == "scenario":
+        inner = scenario_sections(records)
+    elif run.kind == "stepvalue":
+        inner = stepvalue_sections(records)
     else:
         inner = text("p", f"The report has no view of {run.kind} runs yet.", class_="note")
     title = el("h2", text("span", run.kind, class_="kind") + text("span", run.label or run.id[:12]))
