@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.conftest import BENCH
 from tests.report._html import parse
 from tests.report.conftest import TASKS, CliRun, Store
 
@@ -65,3 +66,24 @@ def test_missing_store_and_unmatched_filter_are_one_line_errors(
     assert unmatched.code == 2 and unmatched.err.strip().count("\n") == 0
     both = run_cli("report", "abc", "--kind", "score", "--store", store.url)
     assert both.code == 2 and "not both" in both.err
+
+
+def test_every_kind_of_run_the_report_shows_can_be_chosen_by_kind(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    from agentlens.formats.load import read_paths
+    from agentlens.store import Metric, Record, Run, digest, open_store
+
+    url = str(tmp_path / "s.db")
+    (t,) = read_paths([str(next((BENCH / "trajectories" / TASKS[0]).glob("*.json")))]).trajectories
+    verdict = [Metric(name="formal_passed", value=1.0), Metric(name="termination", label="done")]
+    valued = [Metric(name="text:g_margin", value=0.25, step=0)]
+    with open_store(url) as db:
+        for kind, metrics in (("scenario", verdict), ("stepvalue", valued)):
+            record = Record(trajectory=digest(t), trajectory_id=t.id, metrics=metrics)
+            db.save(Run(kind=kind, scorer="x/1"), [t], [record])
+    for kind in ("scenario", "stepvalue"):
+        out = tmp_path / f"{kind}.html"
+        result = run_cli("report", "--kind", kind, "--store", url, "-o", str(out))
+        assert result.code == 0, result.err
+        assert out.read_text().count(f'class="kind">{kind}<') == 1

@@ -42,7 +42,7 @@ class Server:
 
 
 @contextmanager
-def running(store: Path, timeout: float = 30) -> Iterator[Server]:
+def running(store: Path | str, timeout: float = 30) -> Iterator[Server]:
     port = free_port()
     command = [sys.executable, "-m", "agentlens", "view", "--store", str(store)]
     command += ["--port", str(port)]

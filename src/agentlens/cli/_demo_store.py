@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentlens.errors import StoreError
 from agentlens.store import Run, SqlStore, open_store
 from agentlens.store.records import IMPORT_SCORER, PROCESS_SCORER, import_records, score_records
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 def store_section(ctx: DemoContext) -> None:
     out = demo_folder(ctx)
     db, report = out / "results.db", out / "report.html"
+    _refuse_other_store(db)
     for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         stale.unlink(missing_ok=True)  # each demo run starts a fresh store
     pairs = ctx.extras.get("process_pairs", [])
@@ -44,6 +46,22 @@ def store_section(ctx: DemoContext) -> None:
         highlight=False,
         soft_wrap=True,
     )
+
+
+def _refuse_other_store(db: Path) -> None:
+    """`demo --out .` beside the user's own `results.db`: that file is not the demo's to delete.
+    Only a store holding nothing but demo runs is started afresh."""
+    if not db.exists():
+        return
+    try:
+        with open_store(str(db)) as store:
+            others = [r for r in store.runs() if r.label != "demo"]
+    except StoreError:
+        others = None
+    if others is None or others:
+        raise StoreError(
+            str(db), "holds runs that are not the demo's; give the demo another --out folder"
+        )
 
 
 def demo_folder(ctx: DemoContext) -> Path:

@@ -1,4 +1,5 @@
-"""`--store URL`: keep a command's results in the results store (also `$AGENTLENS_STORE`)."""
+"""`--store URL`: also keep a command's results in the results store (only when given: unlike
+`agentlens store`, these commands do not fall back to `$AGENTLENS_STORE`)."""
 
 from __future__ import annotations
 

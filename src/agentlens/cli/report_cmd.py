@@ -8,6 +8,7 @@ import click
 
 from agentlens.cli._app import console, err_console
 from agentlens.errors import StoreError
+from agentlens.store.model import RUN_KINDS
 
 
 @click.command()
@@ -16,7 +17,7 @@ from agentlens.errors import StoreError
     "-o", "--out", type=click.Path(dir_okay=False), default="report.html", show_default=True,
     help="The HTML file to write (its folder is created).",
 )  # fmt: skip
-@click.option("--kind", type=click.Choice(["import", "score", "review"]), default=None,
+@click.option("--kind", type=click.Choice(RUN_KINDS), default=None,
               help="Every run of this kind (instead of run ids).")  # fmt: skip
 @click.option("--label", default=None, help="Every run whose label matches (a glob: 'django*').")
 @click.option(

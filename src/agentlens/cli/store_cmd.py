@@ -12,7 +12,7 @@ from rich.text import Text
 
 from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
-from agentlens.store import Run, default_url, open_store
+from agentlens.store import Run, default_url, open_store, printable_url
 from agentlens.store.model import RUN_KINDS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,8 +103,11 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
     names = list(dict.fromkeys(m.name for r in records for m in r.metrics if m.step is None))
     if console.width < WIDE:
         for record in records:
-            cells = "  ".join(f"{n} {_cell(record.metric(n))}" for n in names)
-            console.print(Text(f"{record.trajectory_id}  {record.outcome}\n  {cells}"))
+            cells = [f"{n} {c}" for n in names if (c := _cell(record.metric(n)))]
+            lines = _fill(cells, console.width - 2)
+            console.print(Text(f"{record.trajectory_id}  {record.outcome}"), soft_wrap=True)
+            for line in lines:
+                console.print(Text("  " + line), soft_wrap=True)
         return 0
     table = Table()
     for name in ("trajectory", "outcome", *names):
@@ -157,7 +160,7 @@ def info(store_url: str | None) -> int:
         version = db.schema_version
     saved = stats["steps_referenced"] - stats["steps"]
     console.print(
-        f"{db.url} (schema {version}; default {default_url()})\n"
+        f"{db.url} (schema {version}; default {printable_url(default_url())})\n"
         f"{stats['runs']} runs, {stats['records']} records, {stats['metrics']} metrics\n"
         f"{stats['trajectories']} trajectories, {stats['steps']} step rows "
         f"({saved} shared steps kept once)"
@@ -172,5 +175,17 @@ def _cell(metric: object) -> str:
         return ""
     if metric.value is None:
         return metric.label or "-"
-    value = f"{metric.value:.4g}"
+    # counts (steps, tokens) whole, not 1.039e+05
+    value = f"{metric.value:.0f}" if float(metric.value).is_integer() else f"{metric.value:.4g}"
     return f"{value} {metric.label}" if metric.label and metric.name != "score" else value
+
+
+def _fill(cells: list[str], width: int) -> list[str]:
+    """Cells ("name value") on lines of at most `width` characters, never split inside one."""
+    lines: list[str] = []
+    for cell in cells:
+        if lines and len(lines[-1]) + 2 + len(cell) <= width:
+            lines[-1] += "  " + cell
+        else:
+            lines.append(cell)
+    return lines

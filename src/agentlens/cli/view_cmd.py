@@ -32,11 +32,12 @@ def view(store_url: str | None, host: str, port: int, open_browser: bool) -> int
     _refuse_missing_file(url)
     with open_store(url) as store:  # fail here, in one line, on a store that cannot be read
         stats = store.stats()
+        shown = store.url  # without a password
 
     def ready(address: str) -> None:
         click.echo(
             f"AgentLens viewer on {address} ({stats['runs']} runs, {stats['trajectories']} "
-            f"trajectories in {url}); Ctrl-C to stop"
+            f"trajectories in {shown}); Ctrl-C to stop"
         )
         if open_browser:
             import webbrowser

@@ -11,7 +11,11 @@ from agentlens.store.content import digest
 from agentlens.store.model import Metric, Record, Run
 from agentlens.store.sql import SqlStore
 
-__all__ = ["Metric", "Record", "Run", "SqlStore", "default_url", "digest", "open_store"]
+__all__ = [
+    "Metric", "Record", "Run", "SqlStore", "default_url", "digest", "open_store", "printable_url",
+]  # fmt: skip
+
+_POSTGRES = ("postgresql://", "postgres://")
 
 
 def default_url() -> str:
@@ -24,7 +28,7 @@ def default_url() -> str:
 
 def open_store(url: str | None = None) -> SqlStore:
     url = url or default_url()
-    if url.startswith(("postgresql://", "postgres://")):
+    if url.startswith(_POSTGRES):
         from agentlens.store.postgres import open_postgres
 
         return open_postgres(url)
@@ -33,3 +37,12 @@ def open_store(url: str | None = None) -> SqlStore:
     from agentlens.store.sqlite import open_sqlite
 
     return open_sqlite(url)
+
+
+def printable_url(url: str) -> str:
+    """A store URL as it may be printed: a Postgres password is shown as `***`."""
+    if not url.startswith(_POSTGRES):
+        return url
+    from agentlens.store.postgres import without_password
+
+    return without_password(url)

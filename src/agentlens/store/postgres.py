@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 from agentlens.errors import MissingDependencyError, StoreError
 from agentlens.store.sql import Dialect, SqlStore
@@ -27,22 +28,44 @@ def open_postgres(url: str) -> SqlStore:
         raise MissingDependencyError("a Postgres store", "postgres", "psycopg") from exc
     dialect = Dialect(
         "postgres", blob="BYTEA", float="DOUBLE PRECISION", placeholder="%s",
-        transaction=_transaction, error=psycopg.Error,
+        transaction=_transaction, error=psycopg.Error, nul_in_text=False,
     )  # fmt: skip
-    shown = _without_password(url)
+    shown = without_password(url)
     try:
         db = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
-        raise StoreError(shown, f"cannot connect ({str(exc).strip().splitlines()[0]})") from exc
-    return SqlStore(shown, db, dialect)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise StoreError(shown, f"cannot connect ({_scrub(first, url)})") from exc
+    try:
+        return SqlStore(shown, db, dialect)
+    except BaseException:
+        db.close()
+        raise
 
 
-def _without_password(url: str) -> str:
-    from urllib.parse import urlsplit, urlunsplit
-
+def without_password(url: str) -> str:
+    """The URL as it may be printed: a password, in the user part or as a `password=` query
+    parameter (libpq takes both), is shown as `***`."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        if ":" in user:
+            netloc = f"{user.split(':', 1)[0]}:***@{host}"
+    query = "&".join(
+        f"{name}=***" if unquote(name).strip().lower() == "password" else f"{name}={value}"
+        if sep else name
+        for name, sep, value in (pair.partition("=") for pair in parts.query.split("&") if pair)
+    )  # fmt: skip
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def _scrub(message: str, url: str) -> str:
+    """A driver message that quotes the connection string (a malformed one) without its
+    password."""
+    parts = urlsplit(url)
+    secrets = [parts.password] if parts.password else []
+    secrets += [v for k, v in parse_qsl(parts.query) if k.strip().lower() == "password" and v]
+    for secret in secrets:
+        message = message.replace(secret, "***").replace(quote(secret, safe=""), "***")
+    return message

@@ -3,6 +3,7 @@ the few ways their SQL differs (`Dialect`). Queries are written with `?` placeho
 
 from __future__ import annotations
 
+import math
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -31,6 +32,8 @@ class Dialect:
     """A context manager around one write transaction; it also serialises migrations."""
     error: type[Exception]
     """The driver's base error class."""
+    nul_in_text: bool = True
+    """Whether a text column can hold U+0000 (Postgres' cannot: it is kept as U+FFFD there)."""
 
 
 _CHUNK = 50
@@ -128,7 +131,7 @@ class SqlStore:
 
     def run_trajectories(self, run_id: str) -> list[Trajectory]:
         """The trajectories a run's records are about, once each, in record order."""
-        digests = dict.fromkeys(r.trajectory for r in self.records(run_id))
+        digests = dict.fromkeys(r.trajectory for r in self.records(run_id, bodies=False))
         return [self.trajectory(d) for d in digests]
 
     def trajectories(self, *, task_id: str | None = None) -> list[dict[str, Any]]:
@@ -197,7 +200,7 @@ class SqlStore:
     def _current(self) -> bool:
         try:
             rows = self._rows("SELECT MAX(version) AS v FROM agentlens_migrations", ())
-        except self._dialect.error:  # no table yet: a new store
+        except StoreError:  # no table yet: a new store
             return False
         return rows[0]["v"] == SCHEMA_VERSION
 
@@ -257,7 +260,7 @@ class SqlStore:
             "INSERT INTO metrics (run_id, position, ordinal, name, step, value, label, reason)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (run_id, i, j, m.name, m.step, m.value, m.label, m.reason)
+                (run_id, i, j, m.name, m.step, _number(m.value), m.label, m.reason)
                 for i, r in enumerate(records)
                 for j, m in enumerate(r.metrics)
             ],
@@ -273,9 +276,16 @@ class SqlStore:
         return known
 
     def _unique(self, table: str, column: str, key: str, what: str) -> dict[str, Any]:
+        """The row whose `column` is `key`, else the one row it starts with. The exact match
+        goes first: it uses the primary key's index (no LIKE, which scans the table in SQLite
+        and in Postgres outside the C locale, and ignores case in SQLite only)."""
         if not key or not all(c.isascii() and (c.isalnum() or c == "-") for c in key):
             raise StoreError(self.url, f"{what} {key!r}: not an id")
-        rows = self._rows(f"SELECT * FROM {table} WHERE {column} LIKE ? LIMIT 2", (key + "%",))
+        rows = self._rows(f"SELECT * FROM {table} WHERE {column} = ?", (key,))
+        if not rows:
+            rows = self._rows(
+                f"SELECT * FROM {table} WHERE substr({column}, 1, {len(key)}) = ? LIMIT 2", (key,)
+            )
         if not rows:
             raise StoreError(self.url, f"no {what} {key!r}")
         if len(rows) > 1:
@@ -284,24 +294,39 @@ class SqlStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        with self._lock, self._dialect.transaction(self._db):
+        with self._lock, self._driver_errors(), self._dialect.transaction(self._db):
             yield
+
+    @contextmanager
+    def _driver_errors(self) -> Iterator[None]:
+        """A database error (locked, read-only, disk full, connection lost, a constraint) as one
+        line naming the store."""
+        try:
+            yield
+        except self._dialect.error as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise StoreError(self.url, f"{first} ({type(exc).__name__})") from exc
 
     def _sql(self, sql: str) -> str:
         return sql if self._dialect.placeholder == "?" else sql.replace("?", "%s")
 
+    def _params(self, params: Sequence[Any]) -> tuple[Any, ...]:
+        if self._dialect.nul_in_text:
+            return tuple(params)
+        return tuple(p.replace("\x00", "\ufffd") if isinstance(p, str) else p for p in params)
+
     def _exec(self, sql: str, params: Sequence[Any]) -> None:
-        with self._lock:
-            self._db.execute(self._sql(sql), tuple(params))
+        with self._lock, self._driver_errors():
+            self._db.execute(self._sql(sql), self._params(params))
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
-            with self._lock:
-                self._db.cursor().executemany(self._sql(sql), rows)
+            with self._lock, self._driver_errors():
+                self._db.cursor().executemany(self._sql(sql), [self._params(r) for r in rows])
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-        with self._lock:
-            cursor = self._db.execute(self._sql(sql), tuple(params))
+        with self._lock, self._driver_errors():
+            cursor = self._db.execute(self._sql(sql), self._params(params))
             names = [c[0] for c in cursor.description]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
@@ -310,6 +335,12 @@ def _utc(moment: datetime) -> str:
     """Fixed-width UTC text, so that text order is time order (to the microsecond)."""
     aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return aware.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _number(value: float | None) -> float | None:
+    """NaN is kept as no value, as SQLite does by itself (Postgres would keep the NaN, and then
+    every mean over the metric is NaN); infinities stay."""
+    return None if value is None or math.isnan(value) else value
 
 
 def _json(value: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, cast
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -70,7 +71,10 @@ def _profile(request: Request) -> LabelProfile:
 
 
 def _json(content: Any) -> Response:
-    return JSONResponse(content)
+    """orjson, not Starlette's `json.dumps(allow_nan=False)`: a metric can be infinite (a
+    surprise with a zero probability), which JSON cannot carry; it is sent as null."""
+    return Response(orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS),
+                    media_type="application/json")  # fmt: skip
 
 
 async def runs(request: Request) -> Response:
