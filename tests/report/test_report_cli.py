@@ -60,7 +60,7 @@ def test_missing_store_and_unmatched_filter_are_one_line_errors(
     missing = run_cli(
         "report", "--store", str(tmp_path / "none.db"), "-o", str(tmp_path / "r.html")
     )
-    assert missing.code == 2 and "no such store file" in missing.err
+    assert missing.code == 2 and "none.db: no such file" in missing.err
     assert not (tmp_path / "none.db").exists()
     unmatched = run_cli("report", "--label", "nothing*", "--store", store.url)
     assert unmatched.code == 2 and unmatched.err.strip().count("\n") == 0

@@ -96,7 +96,11 @@ def test_bad_store_and_bad_ids_get_one_line(run_cli: Callable[..., Run], tmp_pat
     for args, message in (
         (("store", "runs", "--store", str(junk)), "not an AgentLens store"),
         (("store", "runs", "--store", str(tmp_path)), "is a folder"),
-        (("store", "show", "abc123", "--store", str(tmp_path / "new.db")), "no run 'abc123'"),
+        (("store", "show", "abc123", "--store", str(tmp_path / "new.db")), "new.db: no such file"),
+        (
+            ("compare", "store:abc", "store:def", "--store", str(tmp_path / "typo.db")),
+            "no such file",
+        ),
         (("store", "runs", "--store", "postgresql://u:secret@127.0.0.1:1/x"), "cannot connect"),
     ):
         result = run_cli(*args)
@@ -104,6 +108,11 @@ def test_bad_store_and_bad_ids_get_one_line(run_cli: Callable[..., Run], tmp_pat
         assert message in result.err and "Traceback" not in result.err
         assert "secret" not in result.err
         assert len(result.err.strip().splitlines()) == 1, result.err
+    assert not (tmp_path / "new.db").exists() and not (tmp_path / "typo.db").exists()
+    empty = tmp_path / "empty.db"
+    open_store(str(empty)).close()
+    result = run_cli("store", "show", "abc123", "--store", str(empty))
+    assert result.code == 2 and "no run 'abc123'" in result.err
 
 
 def test_two_processes_write_one_sqlite_store_at_once(tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ def test_store_info_does_not_print_the_password_of_the_default_store(
     run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AGENTLENS_STORE", "postgresql://me:s3cret@db.example/agentlens")
+    open_store(str(tmp_path / "s.db")).close()
     info = run_cli("store", "info", "--store", str(tmp_path / "s.db"))
     assert info.code == 0, info.err
     assert "s3cret" not in info.out and "postgresql://me:***@db.example/agentlens" in info.out

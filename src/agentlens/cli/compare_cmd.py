@@ -159,7 +159,7 @@ def compare(
 def _stored(url: str | None, run_id: str) -> list[Trajectory]:
     from agentlens.store import open_store
 
-    with open_store(url) as store:
+    with open_store(url, create=False) as store:
         return store.run_trajectories(run_id)
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from agentlens.cli._app import console, err_console
-from agentlens.errors import StoreError
 from agentlens.store.model import RUN_KINDS
 
 
@@ -34,8 +33,7 @@ def report(
     from agentlens.store import default_url, open_store
 
     url = store_url or default_url()
-    _require_existing(url)
-    with open_store(url) as store:
+    with open_store(url, create=False) as store:
         runs, note = select_runs(store, run_ids, kind=kind, label=label)
         if note:
             err_console.print(note, highlight=False, markup=False, soft_wrap=True)
@@ -45,12 +43,3 @@ def report(
     path.write_text(document, encoding="utf-8")
     console.print(f"wrote {path} ({len(runs)} run{'s' if len(runs) != 1 else ''})", soft_wrap=True)
     return 0
-
-
-def _require_existing(url: str) -> None:
-    """Opening a SQLite path that does not exist would create an empty store: say so instead."""
-    if url.startswith(("postgresql://", "postgres://")):
-        return
-    path = Path(url.removeprefix("sqlite:///"))
-    if not path.is_file():
-        raise StoreError(url, "no such store file (save runs with `agentlens score … --store`)")

@@ -67,7 +67,7 @@ def import_(
 @_url_option
 def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> int:
     """The stored runs, newest first."""
-    with open_store(store_url) as db:
+    with open_store(store_url, create=False) as db:
         found = db.runs(kind=kind, limit=limit)
     if as_json:
         for run in found:
@@ -91,7 +91,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
 @_url_option
 def show(run_id: str, as_json: bool, store_url: str | None) -> int:
     """One run's records: per trajectory, its metrics (value, label)."""
-    with open_store(store_url) as db:
+    with open_store(store_url, create=False) as db:
         run = db.run(run_id)
         records = db.records(run.id)
     if as_json:
@@ -130,7 +130,7 @@ def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
 
     from agentlens.formats.jsonl import dump_jsonl
 
-    with open_store(store_url) as db:
+    with open_store(store_url, create=False) as db:
         found = db.trajectory(digest)
     if out:
         dump_jsonl([found], out)
@@ -144,7 +144,7 @@ def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
 @_url_option
 def rm(run_id: str, store_url: str | None) -> int:
     """Delete a run and its records (its trajectories stay)."""
-    with open_store(store_url) as db:
+    with open_store(store_url, create=False) as db:
         run = db.run(run_id)
         db.delete_run(run.id)
     console.print(f"deleted run {run.id[:12]} ({run.kind}, {run.n_records} records)")
@@ -155,7 +155,7 @@ def rm(run_id: str, store_url: str | None) -> int:
 @_url_option
 def info(store_url: str | None) -> int:
     """Where the store is, its schema version and row counts."""
-    with open_store(store_url) as db:
+    with open_store(store_url, create=False) as db:
         stats = db.stats()
         version = db.schema_version
     saved = stats["steps_referenced"] - stats["steps"]

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from agentlens.cli._app import err_console
-from agentlens.errors import StoreError
 
 
 @click.command()
@@ -29,8 +26,9 @@ def view(store_url: str | None, host: str, port: int, open_browser: bool) -> int
     from agentlens.viewer.serve import serve
 
     url = store_url or default_url()
-    _refuse_missing_file(url)
-    with open_store(url) as store:  # fail here, in one line, on a store that cannot be read
+    with open_store(
+        url, create=False
+    ) as store:  # fail here, in one line, on a store that cannot be read
         stats = store.stats()
         shown = store.url  # without a password
 
@@ -50,16 +48,3 @@ def view(store_url: str | None, host: str, port: int, open_browser: bool) -> int
         err_console.print("stopped")
         return 130
     return 0
-
-
-def _refuse_missing_file(url: str) -> None:
-    """Opening a store creates it; a viewer of a new empty file only hides a mistyped path."""
-    if url.startswith(("postgresql://", "postgres://")):
-        return
-    path = Path(url.removeprefix("sqlite:///")).expanduser()
-    if not path.exists():
-        raise StoreError(
-            str(path),
-            "no such file; run `agentlens store import PATHS` (or `agentlens score … --store`) "
-            "first, or pass --store",
-        )

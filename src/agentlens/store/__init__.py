@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentlens.errors import StoreError
 from agentlens.store.content import digest
 from agentlens.store.model import Metric, Record, Run
 from agentlens.store.sql import SqlStore
@@ -26,7 +27,9 @@ def default_url() -> str:
     return str(base / "agentlens" / "agentlens.db")
 
 
-def open_store(url: str | None = None) -> SqlStore:
+def open_store(url: str | None = None, *, create: bool = True) -> SqlStore:
+    """`create=False` for commands that only read: a SQLite path that does not exist is then an
+    error naming the fix, not a new empty store that hides a mistyped path."""
     url = url or default_url()
     if url.startswith(_POSTGRES):
         from agentlens.store.postgres import open_postgres
@@ -34,6 +37,12 @@ def open_store(url: str | None = None) -> SqlStore:
         return open_postgres(url)
     if url.startswith("sqlite:///"):
         url = url.removeprefix("sqlite:///")  # as in SQLAlchemy: a 4th slash makes it absolute
+    if not create and not Path(url).expanduser().exists():
+        raise StoreError(
+            url,
+            "no such file; `agentlens store import PATHS --store FILE` (or `score … --store FILE`) "
+            "creates one",
+        )
     from agentlens.store.sqlite import open_sqlite
 
     return open_sqlite(url)
