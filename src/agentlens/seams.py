@@ -1,18 +1,24 @@
 """The few seams of AgentLens, each a small Protocol. Implementations live one per file in the
-package named after the seam (`formats/`, `process/`, `providers/`, `scenarios/agents/`, `store/`)."""
+package named after the seam (`formats/`, `process/`, `providers/`, `scenarios/agents/`, `store/`,
+`engine/`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
+    from agentlens.engine.outcome import Outcome
     from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
     from agentlens.scenarios.turns import AgentTurn
     from agentlens.store.model import Record, Run
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @runtime_checkable
@@ -113,3 +119,38 @@ class Store(Protocol):
     def trajectory(self, digest: str) -> Trajectory:
         """The trajectory with this digest (or unique digest prefix), exactly as saved."""
         ...
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Runs a batch of independent CPU-bound work units (`agentlens.engine`): in process, in a
+    local process pool or on Ray. `workers` is how many units can run at once."""
+
+    name: str
+    workers: int
+
+    def map(
+        self,
+        fn: Callable[[T], R],
+        items: Sequence[T],
+        *,
+        on_done: Callable[[Outcome[Any]], None] | None = None,
+        chunksize: int | None = None,
+    ) -> list[Outcome[R]]:
+        """`fn` on every item, sent to workers `chunksize` items at a time (default: about four
+        chunks per worker); one `Outcome` per item in input order, an item's exception kept in
+        its `Outcome.error`. `on_done` is called in this process as each item's outcome arrives."""
+        ...
+
+    def close(self) -> None:
+        """Stop the workers this engine started (also on leaving a `with` block)."""
+        ...
+
+    def __enter__(self) -> Engine: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...

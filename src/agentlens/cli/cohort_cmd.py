@@ -15,11 +15,14 @@ from agentlens.cli._app import console, err_console
 from agentlens.cli._cohort_tables import print_report
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.cli._process_options import profile_option
+from agentlens.cli.score_cmd import engine_option, report_unit_failures
+from agentlens.engine import Failure, get_engine
 from agentlens.errors import ConfigError
 from agentlens.process.cohort import Row, cohort_report, read_annotation_rows, result_row
 from agentlens.process.curation import curation_table, export_rows, select
 from agentlens.process.profiles import Profile
-from agentlens.process.protocols import PROTOCOLS, score_splits, split_cohort
+from agentlens.process.protocols import PROTOCOLS, score_tasks, split_cohort, task_groups
+from agentlens.seams import Engine
 from agentlens.trajectory import Trajectory
 
 
@@ -41,6 +44,7 @@ from agentlens.trajectory import Trajectory
 @click.option("--select", "selection", default="all", show_default=True,
               help="Rows written by --out: all, drop-lucky or top-<k> (passing runs).")  # fmt: skip
 @profile_option
+@engine_option
 @read_options
 def cohort(
     paths: tuple[str, ...],
@@ -53,21 +57,27 @@ def cohort(
     out_path: str | None,
     selection: str,
     profile: Profile,
+    engine_spec: str,
     labels: tuple[str, ...],
     lenient: bool,
     format: str | None,
 ) -> int:
     """Score a cohort of runs task by task and print the cohort tables."""
     code = 0
+    failed: list[tuple[str, Failure]] = []
     if rows_csv:
         rows: list[Row] = list(read_annotation_rows(rows_csv))
     elif paths:
-        result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
-        rows = score_cohort(result.trajectories, protocol, profile, k=k, seed=seed)
+        with get_engine(engine_spec) as engine:
+            result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
+            rows, failed = score_cohort(
+                result.trajectories, protocol, profile, k=k, seed=seed, engine=engine
+            )
         code = report_failures(result)
     else:
         raise ConfigError("give trace paths, or --rows CSV")
     show(rows, profile, boot=boot, as_json=as_json, out=console)
+    code = max(code, report_unit_failures(failed, f"{len(rows)} runs scored"))
     if out_path:
         chosen = rows if selection == "all" and not rows_csv else select(rows, selection)
         export_rows(chosen, out_path)
@@ -76,8 +86,15 @@ def cohort(
 
 
 def score_cohort(
-    trajs: list[Trajectory], protocol: str, profile: Profile, *, k: int | None, seed: int
-) -> list[Row]:
+    trajs: list[Trajectory],
+    protocol: str,
+    profile: Profile,
+    *,
+    k: int | None,
+    seed: int,
+    engine: Engine | None = None,
+) -> tuple[list[Row], list[tuple[str, Failure]]]:
+    """The scored rows in split order, and each task whose scoring failed (its rows left out)."""
     splits = split_cohort(trajs, protocol, k=k, seed=seed)
     if not splits:
         raise ConfigError(
@@ -86,8 +103,12 @@ def score_cohort(
         )
     with Progress(console=err_console, transient=True) as progress:
         bar = progress.add_task("scoring", total=len(splits))
-        results = score_splits(splits, profile, on_split=lambda _: progress.advance(bar))
-    return [result_row(r) for r in results]
+        outcomes = score_tasks(
+            splits, profile, on_split=lambda _: progress.advance(bar), engine=engine
+        )
+    rows: list[Row] = [result_row(r) for o in outcomes for r in o.value or ()]
+    groups = task_groups(splits)
+    return rows, [(f"task {groups[o.index][0].task_id}", o.error) for o in outcomes if o.error]
 
 
 def show(rows: list[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:

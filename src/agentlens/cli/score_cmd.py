@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import click
 import orjson
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import console, err_console
-from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._inputs import debug_enabled, load_inputs, read_options, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.cli.inspect_cmd import WIDE
+from agentlens.engine import Failure, get_engine
 from agentlens.process.profiles import Profile
 from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
 from agentlens.trajectory import Trajectory
+
+engine_option = click.option(
+    "--engine",
+    "engine_spec",
+    envvar="AGENTLENS_ENGINE",
+    default="serial",
+    show_default=True,
+    help="Where scoring runs: serial, processes[:N] (local pool), ray, ray:auto or ray:ADDRESS "
+    "(env AGENTLENS_ENGINE).",
+)
 
 
 @click.command()
@@ -30,6 +44,7 @@ from agentlens.trajectory import Trajectory
     default=None,
     help="Default: the profile the reference was built with.",
 )
+@engine_option
 @store_option
 @label_option
 @read_options
@@ -45,6 +60,7 @@ def score(
     format: str | None,
     store_url: str | None,
     run_label: str | None,
+    engine_spec: str,
 ) -> int:
     """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism."""
     from agentlens.process.pta_io import read_reference
@@ -56,8 +72,13 @@ def score(
         err_console.print(
             f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"
         )
-    result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
-    results = [score_trajectory(t, reference, chosen) for t in result.trajectories]
+    with get_engine(engine_spec) as engine:
+        result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
+        scoring = partial(score_trajectory, reference=reference, profile=chosen)
+        outcomes = engine.map(scoring, result.trajectories)
+    scored = [t for t, o in zip(result.trajectories, outcomes, strict=True) if o.ok]
+    results = [o.value for o in outcomes if o.value is not None]
+    failed = [(_run_name(result.trajectories[o.index]), o.error) for o in outcomes if o.error]
     if as_json:
         for res in results:
             click.echo(orjson.dumps(res.to_dict()).decode())
@@ -65,8 +86,29 @@ def score(
         console.print(score_table(results) if console.width >= WIDE else score_lines(results))
     write_annotations(results, csv_path, parquet_path)
     if store_url:
-        _store(store_url, run_label, reference_path, chosen, result.trajectories, results)
-    return report_failures(result)
+        _store(store_url, run_label, reference_path, chosen, scored, results)
+    code = report_failures(result)
+    return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
+
+
+def _run_name(traj: Trajectory) -> str:
+    where = traj.source.path or traj.id
+    index = f"#{traj.source.index}" if traj.source.index is not None else ""
+    return f"{where}{index} [{traj.source.format}]"
+
+
+def report_unit_failures(failed: Sequence[tuple[str, Failure]], kept: str) -> int:
+    """One line per failed work unit (what it was, then the error), as `report_failures` does
+    for files; `--debug` adds the worker's traceback. Returns the exit code (1 if any)."""
+    debug = debug_enabled()
+    for what, failure in failed:
+        line = f"{what}: scoring failed: {failure}"
+        err_console.print(f"[red]failed:[/red] {escape(line)}", highlight=False, soft_wrap=True)
+        if debug:
+            err_console.print(failure.traceback, highlight=False, markup=False)
+    if failed:
+        err_console.print(f"{len(failed)} failed; {kept}", highlight=False)
+    return 1 if failed else 0
 
 
 def _store(

@@ -16,15 +16,18 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentlens.errors import ConfigError
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
+    from agentlens.engine.outcome import Outcome
     from agentlens.process.profiles import Profile
     from agentlens.process.result import ProcessResult
+    from agentlens.seams import Engine
 
 PROTOCOLS = ("agentlens-bench", "leave-one-out")
 
@@ -115,15 +118,75 @@ def score_splits(
     splits: Sequence[TaskSplit],
     profile: Profile = "paper",
     on_split: Callable[[TaskSplit], None] | None = None,
+    *,
+    engine: Engine | None = None,
 ) -> list[ProcessResult]:
-    """Build each split's reference from its donors and score its runs against it."""
+    """Build each split's reference from its donors and score its runs against it, in order.
+    The first task whose scoring raised re-raises (run by another process: `UnitError`)."""
+    outcomes = score_tasks(splits, profile, on_split, engine=engine)
+    return [result for outcome in outcomes for result in outcome.unwrap()]
+
+
+@dataclass(frozen=True)
+class TaskUnit:
+    """A task's consecutive splits as one work unit: each run once, splits as indices into it."""
+
+    task_id: str
+    runs: list[Trajectory]
+    splits: list[tuple[list[int], list[int]]]
+
+
+def score_tasks(
+    splits: Sequence[TaskSplit],
+    profile: Profile = "paper",
+    on_split: Callable[[TaskSplit], None] | None = None,
+    *,
+    engine: Engine | None = None,
+) -> list[Outcome[list[ProcessResult]]]:
+    """`score_splits` on `engine` (default serial), one work unit per task: per task its results
+    (outcome.value) or its failure (outcome.error), the other tasks kept; `on_split` per split."""
+    from agentlens.engine.serial import SerialEngine
+
+    groups = task_groups(splits)
+
+    def done(outcome: Outcome[Any]) -> None:
+        if on_split is not None:
+            for split in groups[outcome.index]:
+                on_split(split)
+
+    runner: Engine = engine or SerialEngine()
+    units = [_unit(group) for group in groups]
+    return runner.map(partial(score_unit, profile=profile), units, on_done=done, chunksize=1)
+
+
+def score_unit(unit: TaskUnit, profile: Profile) -> list[ProcessResult]:
     from agentlens.process.pta import build_reference
     from agentlens.process.score import score_trajectory
 
     results: list[ProcessResult] = []
-    for split in splits:
-        reference = build_reference(split.donors, profile)
-        results.extend(score_trajectory(t, reference, profile) for t in split.scored)
-        if on_split is not None:
-            on_split(split)
+    for donors, scored in unit.splits:
+        reference = build_reference([unit.runs[i] for i in donors], profile)
+        results.extend(score_trajectory(unit.runs[i], reference, profile) for i in scored)
     return results
+
+
+def task_groups(splits: Sequence[TaskSplit]) -> list[list[TaskSplit]]:
+    """Consecutive splits of the same task: the work units of `score_tasks`, in its order."""
+    groups: list[list[TaskSplit]] = []
+    for split in splits:
+        if groups and groups[-1][0].task_id == split.task_id:
+            groups[-1].append(split)
+        else:
+            groups.append([split])
+    return groups
+
+
+def _unit(group: list[TaskSplit]) -> TaskUnit:
+    index: dict[int, int] = {}
+    runs: list[Trajectory] = []
+    for traj in (t for split in group for t in (*split.donors, *split.scored)):
+        if id(traj) not in index:
+            index[id(traj)] = len(runs)
+            runs.append(traj)
+    pairs = [([index[id(t)] for t in s.donors], [index[id(t)] for t in s.scored]) for s in group]
+    return TaskUnit(group[0].task_id, runs, pairs)

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agentlens.engine import get_engine
+from agentlens.formats.load import read_paths
+from agentlens.process.protocols import TaskSplit, split_cohort
+from agentlens.seams import Engine
+from agentlens.trajectory import Trajectory
+from tests.conftest import BENCH
+
+TASKS = ("astropy__astropy-13236", "psf__requests-1724", "pylint-dev__pylint-4970")
+
+
+@pytest.fixture(scope="session")
+def runs() -> list[Trajectory]:
+    trajs = read_paths([str(BENCH / "trajectories" / t) for t in TASKS]).trajectories
+    assert {t.task_id for t in trajs} == set(TASKS)
+    return trajs
+
+
+@pytest.fixture(scope="session")
+def splits(runs: list[Trajectory]) -> list[TaskSplit]:
+    """Leave-one-out with at most 3 donors: 3 tasks, dozens of references, a few seconds serial."""
+    return split_cohort(runs, "leave-one-out", k=3)
+
+
+@pytest.fixture(scope="session")
+def processes() -> Iterator[Engine]:
+    with get_engine("processes:2") as engine:
+        yield engine
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[Any]:
+    """One local Ray for the whole session (it takes seconds to start). Without ray installed the
+    Ray tests skip, except on CI (env CI set), where a missing ray is a failure."""
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("ray is not installed (CI is set): pip install 'ray>=2.9'")
+        pytest.skip("ray is not installed: pip install 'ray>=2.9' to run the Ray engine tests")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def ray_engine(ray_session: Any) -> Iterator[Engine]:
+    with get_engine("ray") as engine:
+        yield engine

@@ -1,0 +1,63 @@
+"""Ctrl-C during a pooled cohort run: exit 130, no traceback, no worker left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from tests.conftest import BENCH
+
+MARK = "AGENTLENS_TEST_MARK"
+
+
+def marked(mark: str) -> list[int]:
+    """Pids of live processes whose environment carries the mark (the command and its workers)."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            environ = (proc / "environ").read_bytes()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"{MARK}={mark}".encode() in environ.split(b"\0") and state != "Z":
+            pids.append(int(proc.name))
+    return pids
+
+
+def wait_for(condition: object, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_ctrl_c_stops_the_pool_cleanly() -> None:
+    mark = uuid.uuid4().hex
+    command = [sys.executable, "-m", "agentlens", "cohort", str(BENCH / "trajectories")]
+    proc = subprocess.Popen(
+        [*command, "--engine", "processes:2", "--json"],
+        env=os.environ | {MARK: mark},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    try:
+        assert wait_for(lambda: len(marked(mark)) >= 4, 30), "pool did not start"
+        time.sleep(2.5)  # reading done, scoring under way
+        assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: every process in the group
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert wait_for(lambda: not marked(mark), 10), f"left behind: {marked(mark)}"

@@ -1,0 +1,82 @@
+"""`Engine.map` on every engine: input order, failures as data, spec errors."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import pytest
+
+from agentlens.engine import UnitError, get_engine
+from agentlens.engine.serial import SerialEngine
+from agentlens.errors import ConfigError, MissingDependencyError
+from agentlens.seams import Engine
+from tests.engine.units import pid, reciprocal, slow_square
+
+
+@pytest.fixture(params=["serial", "processes:2", "ray"])
+def engine(request: pytest.FixtureRequest) -> Engine:
+    if request.param == "serial":
+        return SerialEngine()
+    fixture = "processes" if request.param == "processes:2" else "ray_engine"
+    result: Engine = request.getfixturevalue(fixture)
+    return result
+
+
+def test_map_keeps_input_order(engine: Engine) -> None:
+    seen: list[int] = []
+    outcomes = engine.map(slow_square, list(range(20)), on_done=lambda o: seen.append(o.index))
+    assert [o.value for o in outcomes] == [x * x for x in range(20)]
+    assert [o.index for o in outcomes] == list(range(20)) and sorted(seen) == list(range(20))
+
+
+def test_a_failing_item_is_data_and_the_rest_are_kept(engine: Engine) -> None:
+    outcomes = engine.map(reciprocal, [4, 2, 0, 1, 5], chunksize=2)
+    assert [o.value for o in outcomes] == [0.25, 0.5, None, 1.0, 0.2]
+    (failed,) = [o for o in outcomes if not o.ok]
+    assert failed.index == 2 and str(failed.error) == "ZeroDivisionError: division by zero"
+    assert failed.error is not None and "in reciprocal" in failed.error.traceback
+    with pytest.raises((ZeroDivisionError, UnitError), match="division by zero"):
+        failed.unwrap()
+
+
+def test_empty_input(engine: Engine) -> None:
+    assert engine.map(slow_square, []) == []
+
+
+def test_pool_spreads_chunks_over_its_workers(processes: Engine) -> None:
+    pids = {o.value for o in processes.map(pid, list(range(16)), chunksize=1)}
+    assert processes.workers == 2 and len(pids) == 2 and os.getpid() not in pids
+
+
+def test_ray_engine_runs_in_ray_workers(ray_engine: Engine) -> None:
+    assert ray_engine.name == "ray" and ray_engine.workers == 2
+    assert os.getpid() not in {o.value for o in ray_engine.map(pid, [1, 2, 3])}
+
+
+@pytest.mark.parametrize("spec", ["bogus", "processes:0", "processes:two", "serial:3", "x.y:Z"])
+def test_bad_spec_lists_the_choices(spec: str) -> None:
+    with pytest.raises(ConfigError, match=r"processes") as info:
+        get_engine(spec)
+    assert spec in str(info.value)
+
+
+def test_default_is_serial_unless_the_environment_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTLENS_ENGINE", raising=False)
+    assert get_engine(None).name == "serial"
+    monkeypatch.setenv("AGENTLENS_ENGINE", "bogus")
+    with pytest.raises(ConfigError, match="unknown engine 'bogus'; choose one of: serial"):
+        get_engine(None)
+
+
+def test_a_dotted_path_names_an_engine_class() -> None:
+    engine: Any = get_engine("agentlens.engine.serial:SerialEngine")
+    assert isinstance(engine, SerialEngine) and isinstance(engine, Engine)
+
+
+def test_missing_ray_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` raise ImportError
+    with pytest.raises(MissingDependencyError) as info:
+        get_engine("ray")
+    assert str(info.value) == "the Ray engine needs the 'ray' package: pip install 'agentlens[ray]'"

@@ -1,0 +1,116 @@
+"""Process scoring on every engine gives exactly the serial results, in the same order; a task or
+run whose scoring raises is reported in one line and the rest are kept (real dev traces)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agentlens.cli import main
+from agentlens.engine import get_engine
+from agentlens.process.cohort import cohort_report, result_row
+from agentlens.process.protocols import TaskSplit, score_splits, score_tasks
+from agentlens.process.result import ProcessResult
+from agentlens.seams import Engine
+from tests.conftest import BENCH
+from tests.engine.units import FAIL_ON
+
+TRAJ = BENCH / "trajectories"
+FOLDERS = [str(TRAJ / t) for t in ("astropy__astropy-13236", "psf__requests-1724")]
+BAD_RUN = "psf__requests-1724-logs-gemini-2.5-pro-fail-24944252850_pta"
+FAILING = "tests.engine.units:FailingEngine"
+
+
+def table(results: list[ProcessResult]) -> bytes:
+    """The cohort tables as the command prints them (NaN as null, so equal tables compare equal)."""
+    report = asdict(cohort_report([result_row(r) for r in results], n_boot=200))
+    return orjson.dumps(report, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+@pytest.fixture(scope="module")
+def serial(splits: list[TaskSplit]) -> list[ProcessResult]:
+    return score_splits(splits, "paper")
+
+
+@pytest.mark.parametrize("name", ["processes", "ray_engine"])
+def test_engines_score_exactly_as_serial(
+    name: str, splits: list[TaskSplit], serial: list[ProcessResult], request: pytest.FixtureRequest
+) -> None:
+    engine: Engine = request.getfixturevalue(name)
+    done: list[str] = []
+    results = score_splits(
+        splits, "paper", on_split=lambda s: done.append(s.task_id), engine=engine
+    )
+    assert [r.to_dict() for r in results] == [r.to_dict() for r in serial]
+    assert table(results) == table(serial)
+    assert sorted(done) == sorted(s.task_id for s in splits)
+
+
+def test_a_failing_task_is_kept_apart(
+    splits: list[TaskSplit], serial: list[ProcessResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FAIL_ON, "psf__requests-1724")
+    with get_engine(FAILING) as engine:
+        outcomes = score_tasks(splits, "paper", engine=engine)
+    assert [o.ok for o in outcomes] == [True, False, True]
+    assert str(outcomes[1].error) == "ValueError: injected failure for psf__requests-1724"
+    kept = [r.to_dict() for o in outcomes for r in o.value or ()]
+    assert kept == [r.to_dict() for r in serial if r.task_id != "psf__requests-1724"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cohort_command_is_the_same_on_processes(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("cohort", *FOLDERS, "--k", "3", "--boot", "100", "--json")
+    code, serial_out, serial_err = run(capsys, *args)
+    assert code == 0 and json.loads(serial_out)["n_runs"] > 60
+    assert run(capsys, *args, "--engine", "processes:2") == (0, serial_out, serial_err)
+
+
+def test_cohort_reports_a_failed_task_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FAIL_ON, "psf__requests-1724")
+    monkeypatch.setenv("AGENTLENS_ENGINE", FAILING)
+    code, out, err = run(capsys, "cohort", *FOLDERS, "--k", "3", "--boot", "100", "--json")
+    assert code == 1 and json.loads(out)["n_runs"] == 35  # astropy's runs kept
+    assert err.splitlines()[-2:] == [
+        "failed: task psf__requests-1724: scoring failed: ValueError: injected failure for "
+        "psf__requests-1724",
+        "1 failed; 35 runs scored",
+    ]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("ref") / "ref.json"
+    assert main(["reference", "build", FOLDERS[1], "-o", str(out)]) == 0
+    return out
+
+
+def test_score_command_on_processes_and_a_failed_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, reference: Path
+) -> None:
+    args = ("score", FOLDERS[1], "--reference", str(reference), "--json")
+    code, serial_out, _ = run(capsys, *args)
+    assert code == 0 and len(serial_out.splitlines()) == 37
+    assert run(capsys, *args, "--engine", "processes:2") == (0, serial_out, "")
+    monkeypatch.setenv(FAIL_ON, BAD_RUN)
+    code, out, err = run(capsys, *args, "--engine", FAILING)
+    assert code == 1
+    assert out.splitlines() == [x for x in serial_out.splitlines() if BAD_RUN not in x]
+    path = Path(FOLDERS[1]) / f"{BAD_RUN}.json"
+    assert err.splitlines() == [
+        f"failed: {path} [agentlens-bench]: scoring failed: ValueError: injected failure for "
+        f"{BAD_RUN}",
+        "1 failed; 36 runs scored",
+    ]
