@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from pathlib import Path
 
+import pytest
+
+from agentlens.formats.load import read_paths
 from agentlens.report import render_report
 from agentlens.reviews import DIMENSIONS
-from agentlens.store import open_store
-from tests.report._html import find_table, parse
+from agentlens.store import Run, open_store
+from agentlens.store.records import import_records
+from tests.conftest import DATA
+from tests.report._html import card_groups, find_table, parse
 from tests.report.conftest import TASKS, Store
 
 
@@ -54,3 +60,40 @@ def test_review_run_shows_means_without_the_unscored(store: Store) -> None:
     assert per_trajectory[0][4:] == list(DIMENSIONS)
     assert [row[0] for row in per_trajectory[1:]] == [r.trajectory_id for r in records]
     assert all(row[4 + DIMENSIONS.index("Pitfalls")] == "unscored" for row in per_trajectory[1:])
+
+
+def test_import_run_shows_unknown_tokens_as_unknown_and_cents_below_a_cent(
+    tmp_path: Path,
+) -> None:
+    """SWE-agent `.traj` steps carry no token usage: that is unknown, not 0 tokens (the table
+    said median 0, total 0 and the log plot drew them at 1). A $0.00135 run is not "$0.0"."""
+    java = read_paths([str(DATA / "swe-agent-java")]).trajectories
+    golden = DATA / "formats" / "atif-harbor-golden" / "tests" / "golden" / "openhands"
+    cheap = read_paths([str(golden / "hello-world.trajectory.json")]).trajectories
+    assert java and all(s.usage is None for t in java for s in t.steps)
+    assert [round(t.cost_total() or 0, 5) for t in cheap] == [0.00135]
+    url = str(tmp_path / "s.db")
+    with open_store(url) as db:
+        java_run = db.save(Run(kind="import", scorer="import/1"), java, import_records(java))
+        cheap_run = db.save(Run(kind="import", scorer="import/1"), cheap, import_records(cheap))
+        assert all(r.metric("tokens") is None for r in db.records(java_run))
+        document = render_report(db, [java_run])
+        cheap_document = render_report(db, [cheap_run])
+    tree = parse(document)
+    assert card_groups(tree)[0]["tokens"] == "–"
+    rows = find_table(tree, "model", "trajectories")[1:]
+    assert rows and all(row[5] == row[6] == "–" for row in rows)
+    assert "No trajectory of this run reports token counts." in document
+    assert document.count("<svg") == 1  # the steps plot only: no empty token axis
+    (row,) = find_table(parse(cheap_document), "model", "trajectories")[1:]
+    assert row[7] == "0.0014"
+
+
+def test_a_single_waste_instance_is_not_plural(store: Store) -> None:
+    with open_store(store.url) as db:
+        for run in db.runs(kind="score"):
+            document = render_report(db, [run.id])
+            assert " 1 instances" not in document and " 1 wasted steps" not in document
+            if "· 1 instance<" in document:
+                return
+    pytest.skip("no stored score run has a waste kind with exactly one instance")

@@ -7,6 +7,7 @@ import io
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
 import pytest
 from rich.console import Console
 
@@ -107,3 +108,99 @@ def test_the_demo_starts_its_own_store_afresh(tmp_path: Path) -> None:
     store_section(ctx)  # its own store, from the run before: replaced
     with open_store(str(tmp_path / "results.db")) as store:
         assert [r.label for r in store.runs()] == ["demo"]
+
+
+def test_store_trajectory_prints_what_convert_writes_byte_for_byte(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    """Read back from the database, `schema_version` is an equal but new string: it must not be
+    written out a second time (it was: `{"schema_version":…,"schema_version":…,…`)."""
+    from agentlens.formats.jsonl import dump_jsonl
+
+    path = sorted(TASK.glob("*.json"))[0]
+    assert run_cli("store", "import", str(path), "--store", store_url).code == 0
+    (trajectory,) = read_paths([str(path)]).trajectories
+    expected = tmp_path / "expected.jsonl"
+    dump_jsonl([trajectory], expected)
+    out = tmp_path / "deeper" / "folder" / "t.jsonl"  # its folder is created
+    shown = run_cli("store", "trajectory", trajectory.id, "-o", str(out), "--store", store_url)
+    assert shown.code == 0, shown.err
+    assert out.read_bytes() == expected.read_bytes()
+    assert out.read_bytes().count(b'"schema_version"') == 1
+
+
+def test_store_trajectory_takes_the_trajectory_id_store_show_prints(
+    run_cli: Callable[..., Run], store_url: str
+) -> None:
+    paths = sorted(TASK.glob("*.json"))[:2]
+    assert run_cli("store", "import", *map(str, paths), "--store", store_url).code == 0
+    with open_store(store_url) as db:
+        (record, _) = db.records(db.runs()[0].id)
+    by_id = run_cli("store", "trajectory", record.trajectory_id, "--store", store_url)
+    by_digest = run_cli("store", "trajectory", record.trajectory[:10], "--store", store_url)
+    assert by_id.code == by_digest.code == 0, by_id.err
+    assert by_id.out == by_digest.out and f'"id":"{record.trajectory_id}"' in by_id.out
+
+    # the same id with other content (an edited trace): ambiguous, and the digests are named
+    (trajectory,) = read_paths([str(paths[0])]).trajectories
+    edited = msgspec.structs.replace(trajectory, task="edited")
+    with open_store(store_url) as db:
+        db.save(StoredRun(kind="import", scorer=IMPORT_SCORER), [edited], import_records([edited]))
+    twice = run_cli("store", "trajectory", trajectory.id, "--store", store_url)
+    assert twice.code == 2 and "names 2 stored trajectories" in twice.err
+    assert record.trajectory[:12] in twice.err and len(twice.err.strip().splitlines()) == 1
+
+
+def test_import_of_a_mistyped_path_saves_no_run_and_creates_no_store(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    db = tmp_path / "results.db"
+    typo = run_cli("store", "import", str(TASK) + "-typo", "--store", str(db))
+    assert typo.code == 1 and "nothing imported" in typo.err
+    assert not db.exists()
+    assert run_cli("store", "import", str(TASK), "--store", str(db)).code == 0
+    again = run_cli("store", "import", str(tmp_path / "nothing-here"), "--store", str(db))
+    assert again.code == 1
+    with open_store(str(db)) as store:
+        assert [r.kind for r in store.runs()] == ["import"]  # no empty second run
+
+
+def test_runs_at_80_columns_keep_ids_scorers_and_times_whole(
+    run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "s.db")
+    ref = tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(TASK), "-o", str(ref)).code == 0
+    label = "django-nightly-build"
+    assert run_cli("score", str(TASK), "--reference", str(ref), "--store", db,
+                   "--run-label", label).code == 0  # fmt: skip
+    with open_store(db) as store:
+        (run,) = store.runs()
+    for width in (80, 120):
+        monkeypatch.setattr(console, "width", width)
+        listed = run_cli("store", "runs", "--store", db)
+        assert listed.code == 0
+        assert all(len(line) <= width for line in listed.out.splitlines()[1:]), listed.out
+        for whole in (run.id[:12], run.scorer, label, f"{run.created:%Y-%m-%d %H:%M}"):
+            assert whole in listed.out, (width, whole, listed.out)
+
+
+def test_show_prints_a_table_only_when_no_cell_has_to_fold(
+    run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A score run's 12 columns and 53-character ids do not fit 120 columns: the ids were cut
+    into 9-character pieces; now such a run is printed one record per line, whole."""
+    db = str(tmp_path / "s.db")
+    ref = tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(TASK), "-o", str(ref)).code == 0
+    assert run_cli("score", str(TASK), "--reference", str(ref), "--store", db).code == 0
+    with open_store(db) as store:
+        run_id = store.runs()[0].id
+        ids = [r.trajectory_id for r in store.records(run_id, bodies=False)]
+    for width in (120, 400):
+        monkeypatch.setattr(console, "width", width)
+        shown = run_cli("store", "show", run_id[:8], "--store", db)
+        assert shown.code == 0
+        assert all(len(line) <= width for line in shown.out.splitlines())
+        assert all(tid in shown.out for tid in ids), width
+    assert "┃ trajectory" in shown.out  # at 400 columns it fits: a table

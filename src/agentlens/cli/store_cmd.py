@@ -10,7 +10,7 @@ import msgspec
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import WIDE, console
+from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.store import Run, default_url, open_store, printable_url
 from agentlens.store.model import RUN_KINDS
@@ -47,6 +47,10 @@ def import_(
     from agentlens.store.records import IMPORT_SCORER, import_records
 
     loaded = load_inputs(paths, format=format, lenient=lenient, labels=labels)
+    if not loaded.trajectories:  # a mistyped path: no empty run, no new store file
+        code = report_failures(loaded)
+        err_console.print("nothing imported: no trajectories read", highlight=False)
+        return code or 1
     run = Run(kind="import", scorer=IMPORT_SCORER, label=run_label, settings={"paths": paths})
     with open_store(store_url) as db:
         before = db.stats()["steps"]
@@ -73,15 +77,27 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
         for run in found:
             click.echo(msgspec.json.encode(run).decode())
         return 0
-    table = Table(title=f"{len(found)} runs in {db.url}")
-    for name in ("run", "kind", "scorer", "label", "created", "records"):
-        table.add_column(name, overflow="fold")
-    for run in found:
-        table.add_row(
-            run.id[:12], run.kind, run.scorer, run.label or "", f"{run.created:%Y-%m-%d %H:%M}",
-            str(run.n_records),
-        )  # fmt: skip
-    console.print(table)
+    rows = [
+        [run.id[:12], run.kind, run.scorer, run.label or "", f"{run.created:%Y-%m-%d %H:%M}",
+         str(run.n_records)]
+        for run in found
+    ]  # fmt: skip
+    headers = ["run", "kind", "scorer", "label", "created", "records"]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    if sum(widths) + 3 * len(widths) + 1 <= console.width:
+        table = Table(title=f"{len(found)} runs in {db.url}")
+        for name in headers:
+            table.add_column(name, no_wrap=True, justify="right" if name == "records" else "left")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        return 0
+    # too narrow for the table (80 columns): aligned plain rows, the label last so only it wraps
+    console.print(Text(f"{len(found)} runs in {db.url}"), soft_wrap=True)
+    order = [0, 1, 2, 4, 5, 3]
+    for row in [headers, *rows]:
+        cells = [row[i].rjust(widths[i]) if i == 5 else row[i].ljust(widths[i]) for i in order]
+        console.print(Text("  ".join(cells).rstrip()))  # a long label goes to the next line
     return 0
 
 
@@ -101,7 +117,7 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
         return 0
     console.print(Text(f"run {run.id} · {run.kind} · {run.scorer} · {len(records)} records"))
     names = list(dict.fromkeys(m.name for r in records for m in r.metrics if m.step is None))
-    if console.width < WIDE:
+    if not _fits(records, names, console.width):
         for record in records:
             cells = [f"{n} {c}" for n in names if (c := _cell(record.metric(n)))]
             lines = _fill(cells, console.width - 2)
@@ -122,17 +138,21 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
 
 @store.command()
 @click.argument("digest")
-@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, help="Write here.")
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None,
+              help="Write here (its folder is created).")  # fmt: skip
 @_url_option
 def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
-    """One stored trajectory as canonical JSONL (as `agentlens convert --to jsonl` writes)."""
+    """One stored trajectory as canonical JSONL (as `agentlens convert --to jsonl` writes).
+    DIGEST is a digest, a unique prefix of one, or a trajectory id as `store show` prints it."""
     import sys
+    from pathlib import Path
 
     from agentlens.formats.jsonl import dump_jsonl
 
     with open_store(store_url, create=False) as db:
-        found = db.trajectory(digest)
+        found = db.trajectory(db.find_trajectory(digest))
     if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
         dump_jsonl([found], out)
     else:
         dump_jsonl([found], sys.stdout.buffer)
@@ -178,6 +198,19 @@ def _cell(metric: object) -> str:
     # counts (steps, tokens) whole, not 1.039e+05
     value = f"{metric.value:.0f}" if float(metric.value).is_integer() else f"{metric.value:.4g}"
     return f"{value} {metric.label}" if metric.label and metric.name != "score" else value
+
+
+def _fits(records: list[Any], names: list[str], width: int) -> bool:
+    """Whether the one-row-per-record table fits `width` with no cell folded: each column as
+    wide as its longest cell or header, plus 3 characters of border and padding per column."""
+    columns = [[r.trajectory_id for r in records], [r.outcome or "" for r in records]]
+    columns += [[_cell(r.metric(n)) for r in records] for n in names]
+    headers = ["trajectory", "outcome", *names]
+    needed = (
+        sum(max([len(h), *map(len, cells)]) + 3 for h, cells in zip(headers, columns, strict=True))
+        + 1
+    )
+    return needed <= width
 
 
 def _fill(cells: list[str], width: int) -> list[str]:

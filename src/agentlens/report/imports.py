@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentlens.report.boxplot import box_plots
-from agentlens.report.html import el, figure, fmt, percent, stat_cards, table, text
+from agentlens.report.html import Cell, el, figure, fmt, percent, stat_cards, table, text
 from agentlens.report.stats import group_by, median
 from agentlens.store import Record
 
@@ -30,14 +30,22 @@ def import_sections(records: Sequence[Record]) -> str:
         ("tasks", fmt(len({r.task_id for r in records}))),
         ("passed", percent(passed, len(records))),
         ("steps", fmt(int(sum(_values(records, "steps"))))),
-        ("tokens", fmt(int(sum(_values(records, "tokens"))))),
+        ("tokens", _total(_values(records, "tokens"))),
     ]
     steps = box_plots([(m, _values(g, "steps")) for m, g in by_model], log=False, unit="steps")
-    tokens = box_plots([(m, _values(g, "tokens")) for m, g in by_model], log=True, unit="tokens")
+    if _values(records, "tokens"):
+        tokens = box_plots(
+            [(m, _values(g, "tokens")) for m, g in by_model], log=True, unit="tokens"
+        )
+        token_figure = figure(
+            tokens, "Tokens per trajectory, by model (models whose traces report none left out)."
+        )
+    else:
+        token_figure = text("p", "No trajectory of this run reports token counts.", class_="note")
     plots = el(
         "div",
         figure(steps, "Steps per trajectory, by model (box: quartiles, bar: median).")
-        + figure(tokens, "Tokens per trajectory, by model."),
+        + token_figure,
         class_="grid",
     )
     return stat_cards(cards) + plots + _model_table(by_model)
@@ -48,14 +56,24 @@ def _model_table(by_model: Sequence[tuple[str, list[Record]]]) -> str:
             "median tokens", "total tokens", "total cost ($)"]  # fmt: skip
     body = []
     for model, group in by_model:
-        costs = _values(group, "cost")
+        costs, tokens = _values(group, "cost"), _values(group, "tokens")
         body.append([
             model, len(group), percent(sum(r.outcome == "passed" for r in group), len(group)),
             _whole(median(_values(group, "steps"))), _whole(median(_values(group, "tool_calls"))),
-            _whole(median(_values(group, "tokens"))), int(sum(_values(group, "tokens"))),
-            round(sum(costs), 2) if costs else None,
+            _whole(median(tokens)), Cell(_total(tokens), class_="num"),
+            Cell(_dollars(sum(costs)), class_="num") if costs else None,
         ])  # fmt: skip
     return table(head, body, caption="Passed counts every trajectory, labelled or not.")
+
+
+def _total(values: list[float]) -> str:
+    """A sum of counts, or – when no trajectory reported any (not 0: unknown)."""
+    return fmt(int(sum(values))) if values else "–"
+
+
+def _dollars(value: float) -> str:
+    """Cents, or 2 significant digits below a cent (a $0.003 run is not $0.0)."""
+    return f"{value:,.2f}" if value >= 0.01 or value == 0 else f"{value:.2g}"
 
 
 def _whole(value: float | None) -> float | int | None:

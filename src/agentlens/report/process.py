@@ -73,11 +73,16 @@ def _histogram(rows: Sequence[ScoreRow]) -> str:
     return figure(plot, "Score distribution, stacked by outcome (bins of 5 points).")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _waste_chart(rows: Sequence[ScoreRow]) -> str:
     totals = waste_totals(rows)
     bars = [
-        Bar(kind.replace("_", " "), steps, f"{kind}: {steps} wasted steps in {n} instances",
-            note=f"{n} instances")
+        Bar(kind.replace("_", " "), steps,
+            f"{kind}: {_count(steps, 'wasted step')} in {_count(n, 'instance')}",
+            note=_count(n, "instance"))
         for kind, (n, steps) in totals.items()
     ]  # fmt: skip
     if not bars:

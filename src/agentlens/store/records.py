@@ -37,12 +37,12 @@ def import_records(trajectories: Iterable[Trajectory]) -> list[Record]:
 
 
 def _summary_metrics(t: Trajectory) -> list[Metric]:
-    usage = t.usage_total()
     metrics = [
         Metric(name="steps", value=len(t.steps)),
         Metric(name="tool_calls", value=len(t.tool_steps)),
-        Metric(name="tokens", value=usage.total_tokens),
     ]
+    if any(s.usage is not None for s in t.steps):  # no usage in the trace: unknown, not 0
+        metrics.append(Metric(name="tokens", value=t.usage_total().total_tokens))
     cost = t.cost_total()
     return metrics + ([Metric(name="cost", value=cost)] if cost is not None else [])
 

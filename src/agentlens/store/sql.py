@@ -121,10 +121,30 @@ class SqlStore:
             raise StoreError(
                 self.url, f"trajectory {row['digest'][:12]} is damaged ({exc})"
             ) from exc
-        trajectory.schema_version = row["schema_version"]
+        if row["schema_version"] != trajectory.schema_version:
+            # only when it differs: msgspec leaves a default out by identity, so an equal string
+            # read back from the database would be written out (twice, by `dump_jsonl`)
+            trajectory.schema_version = row["schema_version"]
         return trajectory
 
     # -- beyond the seam: lookups the CLI, report and viewer use --------------------------------
+
+    def find_trajectory(self, key: str) -> str:
+        """The digest `key` names: a digest or a unique prefix of one, else a trajectory id
+        (what `store show` prints) that only one stored trajectory has."""
+        try:
+            return str(self._unique("trajectories", "digest", key, "trajectory")["digest"])
+        except StoreError as exc:
+            rows = self._rows("SELECT digest FROM trajectories WHERE trajectory_id = ?", (key,))
+            if len(rows) == 1:
+                return str(rows[0]["digest"])
+            if rows:
+                digests = ", ".join(sorted(r["digest"][:12] for r in rows))
+                raise StoreError(
+                    self.url, f"trajectory id {key!r} names {len(rows)} stored trajectories "
+                    f"({digests}): give one of these digests",
+                ) from exc  # fmt: skip
+            raise
 
     def run(self, run_id: str) -> Run:
         return _run(self._unique("runs", "id", run_id, "run"))
