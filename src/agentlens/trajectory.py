@@ -144,6 +144,13 @@ class Trajectory(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
                 total = total + step.usage
         return total
 
+    def usage_known(self) -> Usage | None:
+        """Per-step usage summed; the file's own totals when no step carries usage (SWE-agent's
+        `model_stats`); None when the trace says nothing about tokens."""
+        if any(step.usage is not None for step in self.steps):
+            return self.usage_total()
+        return self.reported_usage
+
     def cost_total(self) -> float | None:
         costs = [s.cost for s in self.steps if s.cost is not None]
         if costs:

@@ -65,19 +65,21 @@ def test_review_run_shows_means_without_the_unscored(store: Store) -> None:
 def test_import_run_shows_unknown_tokens_as_unknown_and_cents_below_a_cent(
     tmp_path: Path,
 ) -> None:
-    """SWE-agent `.traj` steps carry no token usage: that is unknown, not 0 tokens (the table
-    said median 0, total 0 and the log plot drew them at 1). A $0.00135 run is not "$0.0"."""
-    java = read_paths([str(DATA / "swe-agent-java")]).trajectories
+    """Chat message lists without usage say nothing about tokens: that is unknown, not 0 tokens
+    (the table said median 0, total 0 and the log plot drew them at 1). A $0.00135 run is not
+    "$0.0"."""
+    messages = read_paths([str(DATA / "formats" / "openai-messages")]).trajectories
+    silent = [t for t in messages if all(s.usage is None for s in t.steps) and not t.reported_usage]
     golden = DATA / "formats" / "atif-harbor-golden" / "tests" / "golden" / "openhands"
     cheap = read_paths([str(golden / "hello-world.trajectory.json")]).trajectories
-    assert java and all(s.usage is None for t in java for s in t.steps)
+    assert silent
     assert [round(t.cost_total() or 0, 5) for t in cheap] == [0.00135]
     url = str(tmp_path / "s.db")
     with open_store(url) as db:
-        java_run = db.save(Run(kind="import", scorer="import/1"), java, import_records(java))
+        silent_run = db.save(Run(kind="import", scorer="import/1"), silent, import_records(silent))
         cheap_run = db.save(Run(kind="import", scorer="import/1"), cheap, import_records(cheap))
-        assert all(r.metric("tokens") is None for r in db.records(java_run))
-        document = render_report(db, [java_run])
+        assert all(r.metric("tokens") is None for r in db.records(silent_run))
+        document = render_report(db, [silent_run])
         cheap_document = render_report(db, [cheap_run])
     tree = parse(document)
     assert card_groups(tree)[0]["tokens"] == "–"
@@ -87,6 +89,24 @@ def test_import_run_shows_unknown_tokens_as_unknown_and_cents_below_a_cent(
     assert document.count("<svg") == 1  # the steps plot only: no empty token axis
     (row,) = find_table(parse(cheap_document), "model", "trajectories")[1:]
     assert row[7] == "0.0014"
+
+
+def test_swe_agent_tokens_come_from_its_model_stats(tmp_path: Path) -> None:
+    """SWE-agent steps carry no usage; the file's `info.model_stats` totals are the tokens."""
+    import json
+
+    paths = sorted((DATA / "swe-agent-java").rglob("*.traj"))[:5]
+    java = read_paths([str(p) for p in paths]).trajectories
+    assert java and all(s.usage is None for t in java for s in t.steps)
+    with open_store(str(tmp_path / "s.db")) as db:
+        records = db.records(
+            db.save(Run(kind="import", scorer="import/1"), java, import_records(java))
+        )
+    for path, record in zip(paths, records, strict=True):
+        stats = json.loads(path.read_text())["info"]["model_stats"]
+        expected = stats["tokens_sent"] + stats["tokens_received"]
+        tokens = record.metric("tokens")
+        assert tokens is not None and tokens.value == expected
 
 
 def test_a_single_waste_instance_is_not_plural(store: Store) -> None:

@@ -233,3 +233,18 @@ def test_run_metadata_counts_models_from_the_file_names() -> None:
     meta = RunTelemetry.of(read_paths([TASK]).trajectories).to_dict()["run_metadata"]
     assert meta["models"] == dict(sorted(expected.items()))
     assert sum(meta["formats"].values()) == len(files)
+
+
+def test_swe_agent_tokens_are_its_model_stats_not_zero() -> None:
+    """SWE-agent steps carry no usage; a run compared on tokens must use `info.model_stats`
+    (with 0 there, `compare` raised a false generation-token alert)."""
+    from tests.conftest import DATA
+
+    path = sorted((DATA / "swe-agent-java").rglob("*.traj"))[0]
+    (traj,) = read_path(path)
+    stats = json.loads(path.read_text())["info"]["model_stats"]
+    telemetry = trajectory_telemetry(traj)
+    assert (telemetry.prompt_tokens, telemetry.completion_tokens) == (
+        stats["tokens_sent"],
+        stats["tokens_received"],
+    )

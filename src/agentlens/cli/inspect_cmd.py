@@ -11,7 +11,7 @@ from rich.text import Text
 from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.formats import READERS
-from agentlens.trajectory import Trajectory
+from agentlens.trajectory import Trajectory, Usage
 
 
 @click.command()
@@ -48,7 +48,7 @@ def inspect(
 
 
 def summary(traj: Trajectory) -> dict[str, object]:
-    usage = traj.usage_total()
+    usage = traj.usage_known() or Usage()
     return {
         "id": traj.id,
         "format": traj.source.format,
@@ -90,7 +90,7 @@ def summary_table(trajectories: list[Trajectory]) -> Table:
     table.add_column("tokens in/out", justify="right")
     table.add_column("cost", justify="right")
     for traj in trajectories:
-        usage = traj.usage_total()
+        usage = traj.usage_known() or Usage()
         table.add_row(
             Text(traj.id),
             Text(traj.source.format),
@@ -109,7 +109,7 @@ def summary_lines(trajectories: list[Trajectory]) -> Group:
     """The table's facts as four lines per trajectory, for narrow terminals and pipes."""
     blocks: list[Text] = [Text(f"{len(trajectories)} trajectories", style="bold")]
     for traj in trajectories:
-        usage = traj.usage_total()
+        usage = traj.usage_known() or Usage()
         block = Text(traj.id, style="bold")
         block.append("  ").append_text(outcome_text(traj))
         block.append(f"\n  {traj.source.format} · task {traj.task_id or '-'} · {traj.model or '-'}")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from agentlens.reviews.judge.compact import is_error
-from agentlens.trajectory import Step, Trajectory
+from agentlens.trajectory import Step, Trajectory, Usage
 
 TERMINATION_KEYS = ("termination_reason", "exit_status", "stop_reason", "finish_reason", "status")
 
@@ -129,7 +129,7 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         tools[name][1] += 1
         tools[name][0] += not is_error(step)
         inferred += step.is_error is None
-    usage = traj.usage_total()
+    usage = traj.usage_known() or Usage()
     turn_times = [t.time_s for t in turns if t.time_s is not None]
     return TrajectoryTelemetry(
         trajectory_id=traj.id,

@@ -41,8 +41,9 @@ def _summary_metrics(t: Trajectory) -> list[Metric]:
         Metric(name="steps", value=len(t.steps)),
         Metric(name="tool_calls", value=len(t.tool_steps)),
     ]
-    if any(s.usage is not None for s in t.steps):  # no usage in the trace: unknown, not 0
-        metrics.append(Metric(name="tokens", value=t.usage_total().total_tokens))
+    usage = t.usage_known()
+    if usage is not None:  # no usage in the trace: unknown, not 0
+        metrics.append(Metric(name="tokens", value=usage.total_tokens))
     cost = t.cost_total()
     return metrics + ([Metric(name="cost", value=cost)] if cost is not None else [])
 

@@ -15,7 +15,7 @@ import orjson
 
 from agentlens.process.labeler import LabelProfile, label_trajectory
 from agentlens.store import Metric, Record, Run
-from agentlens.trajectory import Step, Trajectory
+from agentlens.trajectory import Step, Trajectory, Usage
 
 PREVIEW_CHARS = 4000
 LONG_FIELDS = ("text", "command", "observation", "arguments_json")
@@ -113,7 +113,7 @@ def trajectory_dict(digest: str, t: Trajectory, profile: LabelProfile) -> dict[s
 
 
 def totals(t: Trajectory) -> dict[str, Any]:
-    usage = t.usage_total()
+    usage = t.usage_known() or Usage()
     times = [s.timestamp for s in t.steps if s.timestamp is not None]
     return {
         "steps": len(t.steps),
