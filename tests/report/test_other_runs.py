@@ -117,3 +117,11 @@ def test_a_single_waste_instance_is_not_plural(store: Store) -> None:
             if "· 1 instance<" in document:
                 return
     pytest.skip("no stored score run has a waste kind with exactly one instance")
+
+
+def test_tied_models_share_a_rank_and_the_places_they_take_are_skipped() -> None:
+    from agentlens.report.scores import _ranks
+
+    assert _ranks({"a": 0.9, "b": 0.9, "c": 0.9, "d": 0.5, "e": None}) == {
+        "a": 1, "b": 1, "c": 1, "d": 4, "e": 5,
+    }  # fmt: skip

@@ -99,7 +99,10 @@ def compare(
     store_url: str | None,
     md_path: str | None,
 ) -> int:
-    """Mann–Whitney / Fisher tests and ratio thresholds (spec §11.2), SxS flags, QI and process deltas."""
+    """Mann–Whitney / Fisher tests and ratio thresholds (spec §11.2), SxS flags, QI and process deltas.
+
+    RUN_A and RUN_B are folders or files of trajectories, or `store:RUN_ID` for a run kept in
+    the results store (`--store`)."""
     from agentlens.cli._inputs import load_inputs, report_failures
     from agentlens.reviews.compare import RunSummary, compare_runs
     from agentlens.reviews.conformity import setup_check, task_points

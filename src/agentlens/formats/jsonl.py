@@ -29,8 +29,12 @@ def dump_jsonl(trajectories: Iterable[Trajectory], out: str | Path | IO[bytes]) 
             return dump_jsonl(trajectories, handle)
     count = 0
     for trajectory in trajectories:
-        # omit_defaults would drop schema_version (it is the default): put it first explicitly
-        out.write(b"{" + MARKER + b"," + _encoder.encode(trajectory)[1:] + b"\n")
+        body = _encoder.encode(trajectory)
+        # omit_defaults drops schema_version when it *is* the default object, not merely an
+        # equal string (one read back from a database): write it first exactly once
+        if not body.startswith(b"{" + MARKER):
+            body = b"{" + MARKER + b"," + body[1:]
+        out.write(body + b"\n")
         count += 1
     return count
 

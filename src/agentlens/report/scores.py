@@ -103,9 +103,14 @@ def model_ranking(rows: Sequence[ScoreRow]) -> list[ModelLine]:
 
 
 def _ranks(values: dict[str, float | None]) -> dict[str, int]:
-    ordered = sorted({v for v in values.values() if v is not None}, reverse=True)
-    last = len(ordered) + 1
-    return {k: ordered.index(v) + 1 if v is not None else last for k, v in values.items()}
+    """Competition ranking (1, 1, 3): a tie shares the best place and the places it takes are
+    skipped, so a rank says how many models did better. No value ranks last."""
+    known = [v for v in values.values() if v is not None]
+    last = len(known) + 1
+    return {
+        k: 1 + sum(other > v for other in known) if v is not None else last
+        for k, v in values.items()
+    }
 
 
 def tier_outcome_counts(rows: Sequence[ScoreRow]) -> Counter[tuple[str, str]]:
