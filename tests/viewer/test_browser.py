@@ -154,6 +154,15 @@ def test_a_record_opens_its_trajectory_with_a_phase_timeline(
     page.keyboard.press("j")
     page.keyboard.press("j")
     assert page.evaluate("document.activeElement.id") == "step-1"
+    differ = [
+        step.index
+        for step, stage in zip(trajectory.steps, label_trajectory(trajectory), strict=True)
+        if step.stored_stage and step.stored_stage[0].upper() != stage
+    ]
+    shown = page.locator("li.step:has(.stored-stage)").evaluate_all(
+        "els => els.map(e => Number(e.dataset.index))"
+    )
+    assert differ and shown == differ  # the trace's own label, only where it disagrees
 
 
 def test_hostile_trajectory_is_shown_as_text(

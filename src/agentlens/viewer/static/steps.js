@@ -60,12 +60,22 @@ function addShowFull(field, name, load) {
   field.wrap.append(h("div", { class: "cut-note" }, `showing the first ${count(field.pre.textContent.length)} chars `, button));
 }
 
+// AgentLens-Bench traces carry the label their own labeler gave ("exploration", …); shown only
+// where it differs from the one computed here, so a disagreement is visible, not puzzling.
+function storedBadge(step) {
+  const stored = step.stored_stage ? step.stored_stage.trim().charAt(0).toUpperCase() : "";
+  if (!stored || stored === step.stage) return null;
+  return h("span", { class: "stored-stage muted", title: "the label stored in the trace file" },
+    `stored: ${STAGE_NAMES[stored] || step.stored_stage}`);
+}
+
 function stepHead(step) {
   const tokens = step.usage ? (step.usage.prompt_tokens || 0) + (step.usage.completion_tokens || 0) : 0;
   return h("div", { class: "step-head" },
     h("span", { class: "step-index" }, `#${step.index}`),
     badge(step.kind, `kind kind-${step.kind}`),
     stageBadge(step.stage),
+    storedBadge(step),
     step.tool_name ? h("span", { class: "tool mono" }, step.tool_name) : null,
     step.category ? h("span", { class: "category" }, step.category) : null,
     step.is_error ? badge("error", "error-badge") : null,
