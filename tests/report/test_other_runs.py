@@ -125,3 +125,22 @@ def test_tied_models_share_a_rank_and_the_places_they_take_are_skipped() -> None
     assert _ranks({"a": 0.9, "b": 0.9, "c": 0.9, "d": 0.5, "e": None}) == {
         "a": 1, "b": 1, "c": 1, "d": 4, "e": 5,
     }  # fmt: skip
+
+
+def test_import_pass_rate_leaves_unlabelled_trajectories_out(tmp_path: Path) -> None:
+    """Chat message lists carry no pass/fail label: they are not failures of the pass rate."""
+    bench = sorted(
+        (DATA / "agentlens-bench-dev" / "trajectories" / "psf__requests-1724").glob("*.json")
+    )
+    mixed = read_paths([str(p) for p in bench[:6]] + [str(DATA / "formats" / "openai-messages")])
+    trajectories = mixed.trajectories
+    labelled = [t for t in trajectories if t.outcome.status in ("passed", "failed")]
+    passed = sum(t.outcome.status == "passed" for t in labelled)
+    assert 0 < len(labelled) < len(trajectories) and passed
+    with open_store(str(tmp_path / "s.db")) as db:
+        run = db.save(
+            Run(kind="import", scorer="import/1"), trajectories, import_records(trajectories)
+        )
+        cards = card_groups(parse(render_report(db, [run])))[0]
+    assert cards["pass rate"] == f"{100 * passed / len(labelled):.1f}%"
+    assert cards["labelled"] == f"{100 * len(labelled) / len(trajectories):.1f}%"

@@ -23,12 +23,12 @@ def import_sections(records: Sequence[Record]) -> str:
     if not records:
         return text("p", "This run holds no records.", class_="note")
     by_model = sorted(group_by(records, lambda r: r.model or "unknown").items())
-    passed = sum(r.outcome == "passed" for r in records)
     cards = [
         ("trajectories", fmt(len(records))),
         ("models", fmt(len(by_model))),
         ("tasks", fmt(len({r.task_id for r in records}))),
-        ("passed", percent(passed, len(records))),
+        ("pass rate", _pass_rate(records)),
+        ("labelled", percent(len(_labelled(records)), len(records))),
         ("steps", fmt(int(sum(_values(records, "steps"))))),
         ("tokens", _total(_values(records, "tokens"))),
     ]
@@ -52,18 +52,29 @@ def import_sections(records: Sequence[Record]) -> str:
 
 
 def _model_table(by_model: Sequence[tuple[str, list[Record]]]) -> str:
-    head = ["model", "trajectories", "passed", "median steps", "median tool calls",
+    head = ["model", "trajectories", "pass rate", "median steps", "median tool calls",
             "median tokens", "total tokens", "total cost ($)"]  # fmt: skip
     body = []
     for model, group in by_model:
         costs, tokens = _values(group, "cost"), _values(group, "tokens")
         body.append([
-            model, len(group), percent(sum(r.outcome == "passed" for r in group), len(group)),
+            model, len(group), _pass_rate(group),
             _whole(median(_values(group, "steps"))), _whole(median(_values(group, "tool_calls"))),
             _whole(median(tokens)), Cell(_total(tokens), class_="num"),
             Cell(_dollars(sum(costs)), class_="num") if costs else None,
         ])  # fmt: skip
-    return table(head, body, caption="Passed counts every trajectory, labelled or not.")
+    caption = "Pass rate over the trajectories with a pass/fail label; – when none has one."
+    return table(head, body, caption=caption)
+
+
+def _labelled(records: Sequence[Record]) -> list[Record]:
+    return [r for r in records if r.outcome in ("passed", "failed")]
+
+
+def _pass_rate(records: Sequence[Record]) -> str:
+    """Unlabelled trajectories are not failures: they leave the denominator."""
+    labelled = _labelled(records)
+    return percent(sum(r.outcome == "passed" for r in labelled), len(labelled))
 
 
 def _total(values: list[float]) -> str:
