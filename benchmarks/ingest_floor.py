@@ -5,8 +5,9 @@ Run by hand:  python benchmarks/ingest_floor.py [--data ../shared/data] [--forma
 `ingest.py` reports each reader's ratio to the bare parse; this script shows how much of that ratio
 no pure-Python reader can avoid. For one format it times, in turns and best of `--repeat`:
   parse      orjson.loads of each file (the baseline, 1.00);
-  steps      the parse plus one bare `Step` per message (role, text and the message as `raw`),
-             the least any reader that builds the model must do;
+  steps      the parse plus one bare `Step` per message (role, text and the message as `raw`;
+             for SWE-agent, per `trajectory` entry with its action and observation), the least
+             any reader that builds the model must do;
   classify   `analyse_command` of every step's command, caches cleared (the format's own reader
              classifies each command exactly so: mini-swe-agent's actions are all shell lines);
   reader     the real reader.
@@ -32,6 +33,13 @@ from ingest import ROOT, _head, best_of, clear_caches, group_by_format
 
 def bare_steps(data: bytes) -> list[Step]:
     doc: Any = orjson.loads(data)
+    if isinstance(doc, dict) and isinstance(doc.get("trajectory"), list):  # SWE-agent `.traj`
+        return [
+            Step(index=i, kind="tool", text=str(e.get("thought") or ""),
+                 command=str(e.get("action") or ""), observation=str(e.get("observation") or ""),
+                 raw=e)
+            for i, e in enumerate(doc["trajectory"])
+        ]  # fmt: skip
     messages = doc if isinstance(doc, list) else doc.get("messages") or []
     return [
         Step(index=i, kind="agent", text=str(m.get("content") or ""), raw=m)
@@ -68,6 +76,7 @@ def main() -> None:
     console = Console(width=100)
     console.print(f"{args.format}: {len(files)} files, {steps} steps, {len(commands)} commands")
     console.print(table)
+    console.print(f"reader ÷ (steps + classify) = {best['reader'] / bound:.2f} (proposed bar: ≤ 2)")
 
 
 if __name__ == "__main__":
