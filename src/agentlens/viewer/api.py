@@ -143,7 +143,11 @@ async def trajectories(request: Request) -> Response:
 async def trajectory(request: Request) -> Response:
     found = _trajectory(request)
     digest = request.path_params["digest"]
-    return _json(payload.trajectory_dict(digest, found, _profile(request)))
+    offset = _int(request, "offset", 0, 10**9)
+    limit = _int(request, "limit", payload.STEP_PAGE, MAX_PAGE)
+    return _json(
+        payload.trajectory_dict(digest, found, _profile(request), offset=offset, limit=limit)
+    )
 
 
 async def phases(request: Request) -> Response:

@@ -91,8 +91,16 @@ def phases_dict(trajectory: Trajectory, profile: LabelProfile) -> dict[str, Any]
     }
 
 
-def trajectory_dict(digest: str, t: Trajectory, profile: LabelProfile) -> dict[str, Any]:
+STEP_PAGE = 500
+"""Steps sent per answer: a 20,000-step run would otherwise be one answer of tens of MB."""
+
+
+def trajectory_dict(
+    digest: str, t: Trajectory, profile: LabelProfile, *, offset: int = 0, limit: int = STEP_PAGE
+) -> dict[str, Any]:
+    """The header, the whole phase timeline, and steps `offset` to `offset + limit`."""
     labels = stages(t, profile)
+    page = range(offset, min(offset + limit, len(t.steps)))
     return {
         "digest": digest,
         "id": t.id,
@@ -108,7 +116,14 @@ def trajectory_dict(digest: str, t: Trajectory, profile: LabelProfile) -> dict[s
         "phases": dict(Counter(s for s in labels if s is not None)),
         "subtrajectories": [s.id for s in t.subtrajectories],
         "warnings": [str(w) for w in t.metadata.get("warnings", [])][:20],
-        "steps": [step_dict(s, stage) for s, stage in zip(t.steps, labels, strict=True)],
+        "timeline": [
+            {"index": i, "stage": stage, "tool_name": t.steps[i].tool_name}
+            for i, stage in enumerate(labels)
+            if stage is not None
+        ],
+        "steps_total": len(t.steps),
+        "steps_offset": offset,
+        "steps": [step_dict(t.steps[i], labels[i]) for i in page],
     }
 
 

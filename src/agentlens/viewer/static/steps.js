@@ -7,7 +7,7 @@ import { count, dateTime } from "./format.js";
 
 const STAGES = ["E", "I", "V", "O"];
 
-export function timeline(steps, counts, extra = null) {
+export function timeline(steps, counts, extra = null, load = null) {
   const staged = steps.filter((s) => s.stage);
   const total = staged.length || 1;
   const legend = h("ul", { class: "legend" }, STAGES.map((st) =>
@@ -18,7 +18,7 @@ export function timeline(steps, counts, extra = null) {
       type: "button", role: "listitem", tabindex: "-1", class: `seg stage-${s.stage}`, "data-step": s.index,
       title: `step ${s.index} · ${STAGE_NAMES[s.stage] || s.stage}${s.tool_name ? ` · ${s.tool_name}` : ""}`,
       "aria-label": `step ${s.index}, ${STAGE_NAMES[s.stage] || s.stage}`,
-      onclick: () => focusStep(s.index),
+      onclick: async () => { if (load) await load(s.index); focusStep(s.index); },
     })));
   const head = h("div", { class: "timeline-head" }, h("h2", {}, "Phases"), extra);
   if (!staged.length) return h("section", { class: "timeline" }, head, h("p", { class: "muted" }, "No tool steps to label."));

@@ -4,7 +4,7 @@
 import { get } from "./api.js";
 import { definitionList, h, link, outcomeBadge, route, tierBadge } from "./dom.js";
 import { count, dateTime, duration, metricText, number, shortId } from "./format.js";
-import { stepKeys, stepsList, timeline } from "./steps.js";
+import { stepItem, stepKeys, stepsList, timeline } from "./steps.js";
 
 const PROFILES = ["paper", "sdk-compat"];
 
@@ -99,11 +99,36 @@ export async function trajectoryPage({ parts, params }) {
     head.append(h("details", { class: "task" }, h("summary", {}, `Task statement${note}`), h("pre", {}, tr.task)));
   }
   if (tr.warnings.length) head.append(h("ul", { class: "warnings" }, tr.warnings.map((w) => h("li", {}, w))));
+  const list = stepsList(tr.steps, encodeURIComponent(tr.digest), tr.profile);
+  const more = moreSteps(tr, list);
   const body = h("div", { class: "traj-main" },
-    timeline(tr.steps, tr.phases, profileSwitch(tr, params)),
-    h("h2", {}, `Steps (${count(tr.steps.length)})`),
-    stepsList(tr.steps, encodeURIComponent(tr.digest), tr.profile));
+    timeline(tr.timeline, tr.phases, profileSwitch(tr, params), more.upTo),
+    h("h2", {}, `Steps (${count(tr.steps_total)})`), list, more.node);
   const layout = h("div", { class: record ? "traj-layout with-panel" : "traj-layout" }, body, record ? scorePanel(record) : null);
   const node = h("section", { class: "page trajectory" }, head, layout);
   return { node, title: tr.id, onKey: stepKeys };
+}
+
+// Steps arrive a page at a time; "Show more" (or a timeline click past the loaded ones) fetches
+// the next pages, so a run of thousands of steps never arrives as one huge answer.
+function moreSteps(tr, list) {
+  let shown = tr.steps_offset + tr.steps.length;
+  const digest = encodeURIComponent(tr.digest);
+  const button = h("button", { type: "button", class: "more-steps" });
+  const label = () => { button.textContent = `Show more steps (${count(shown)} of ${count(tr.steps_total)} shown)`; };
+  const next = async () => {
+    button.disabled = true;
+    const page = await get(`trajectories/${digest}`, { profile: tr.profile, offset: shown });
+    list.append(...page.steps.map((s) => stepItem(s, digest, tr.profile)));
+    shown += page.steps.length;
+    button.disabled = false;
+    label();
+    if (shown >= tr.steps_total || !page.steps.length) button.remove();
+  };
+  const upTo = async (index) => {
+    while (index >= shown && shown < tr.steps_total) await next();
+  };
+  button.addEventListener("click", next);
+  label();
+  return { node: shown < tr.steps_total ? button : null, upTo };
 }
