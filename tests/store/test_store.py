@@ -241,3 +241,10 @@ def test_a_damaged_store_gives_a_store_error_naming_what(
     store._exec("UPDATE records SET body = ? WHERE run_id = ?", (b"not zstd", run_id))
     with pytest.raises(StoreError, match="is damaged"):
         store.records(run_id)
+
+
+def test_one_record_by_position(store: SqlStore, real: list[Trajectory]) -> None:
+    run_id = _import(store, real)
+    every = store.records(run_id)
+    assert [store.records(run_id, position=i) for i in range(len(every))] == [[r] for r in every]
+    assert store.records(run_id, position=len(every)) == []

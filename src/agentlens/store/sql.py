@@ -89,21 +89,26 @@ class SqlStore:
         sql += " ORDER BY created DESC, id" + (f" LIMIT {int(limit)}" if limit else "")
         return [_run(row) for row in self._rows(sql, (kind,) if kind else ())]
 
-    def records(self, run_id: str, *, bodies: bool = True) -> list[Record]:
-        """`bodies=False` leaves each record's body empty (metrics only: a run's table)."""
+    def records(
+        self, run_id: str, *, bodies: bool = True, position: int | None = None
+    ) -> list[Record]:
+        """`bodies=False` leaves each record's body empty (metrics only: a run's table);
+        `position` gives only that record (none when the run has fewer)."""
         run = self.run(run_id).id
+        where, params = ("run_id = ?", (run,)) if position is None else (
+            "run_id = ? AND position = ?", (run, position))  # fmt: skip
         metrics: dict[int, list[Metric]] = {}
         for row in self._rows(
-            "SELECT position, name, step, value, label, reason FROM metrics WHERE run_id = ?"
-            " ORDER BY position, ordinal",
-            (run,),
+            "SELECT position, name, step, value, label, reason FROM metrics"
+            f" WHERE {where} ORDER BY position, ordinal",
+            params,
         ):
             metrics.setdefault(row["position"], []).append(_metric(row))
         columns = "*" if bodies else "position, trajectory, trajectory_id, task_id, model, outcome"
         return [
             _record(self.url, row, metrics.get(row["position"], []))
             for row in self._rows(
-                f"SELECT {columns} FROM records WHERE run_id = ? ORDER BY position", (run,)
+                f"SELECT {columns} FROM records WHERE {where} ORDER BY position", params
             )
         ]
 

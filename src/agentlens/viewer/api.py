@@ -106,11 +106,13 @@ async def run(request: Request) -> Response:
 async def record(request: Request) -> Response:
     store = _store(request)
     found = store.run(request.path_params["run_id"])
-    records = store.records(found.id)
     position = request.path_params["position"]
-    if position >= len(records):
-        return _not_found(f"run {found.id[:12]} has no record {position} ({len(records)} records)")
-    return _json(payload.record_full(found.id, position, records[position]))
+    records = store.records(found.id, position=position)  # one record, not the whole run
+    if not records:
+        return _not_found(
+            f"run {found.id[:12]} has no record {position} ({found.n_records} records)"
+        )
+    return _json(payload.record_full(found.id, position, records[0]))
 
 
 async def trajectories(request: Request) -> Response:
