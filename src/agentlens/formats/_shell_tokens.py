@@ -79,6 +79,17 @@ def _between_quotes(cmd: str) -> tuple[list[str], list[int]]:
     return words, operators
 
 
+def quoted_words(cmd: str) -> list[str]:
+    """The words of a line whose only shell syntax is quotes (no operator, newline, backslash
+    or comment), as `words_and_operators` gives them: `str.split` between the quoted words."""
+    parts = QUOTED.split(cmd)  # plain text, quoted word, plain text, ...
+    words = parts[0].split()
+    for at in range(1, len(parts), 2):
+        words.append(unquote(parts[at]))
+        words += parts[at + 1].split()
+    return words
+
+
 def _has_any(text: str, characters: str) -> bool:
     # `in` per character, not a regex class: a prose line holds none, and `in` scans it ~7x
     # faster; a loop, not `any()` over a generator, which costs more than it saves on short lines
