@@ -1,4 +1,5 @@
-"""Ctrl-C during a pooled cohort run: exit 130, no traceback, no worker left behind."""
+"""Ctrl-C or SIGTERM during a pooled cohort run: exit 130 / 143, no traceback, no worker left
+behind."""
 
 from __future__ import annotations
 
@@ -39,16 +40,7 @@ def wait_for(condition: object, timeout: float) -> bool:
 
 
 def test_ctrl_c_stops_the_pool_cleanly() -> None:
-    mark = uuid.uuid4().hex
-    command = [sys.executable, "-m", "agentlens", "cohort", str(BENCH / "trajectories")]
-    proc = subprocess.Popen(
-        [*command, "--engine", "processes:2", "--json"],
-        env=os.environ | {MARK: mark},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group, as a terminal's foreground job
-    )
+    proc, mark = start_cohort()
     try:
         assert wait_for(lambda: len(marked(mark)) >= 4, 30), "pool did not start"
         time.sleep(2.5)  # reading done, scoring under way
@@ -61,3 +53,33 @@ def test_ctrl_c_stops_the_pool_cleanly() -> None:
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert wait_for(lambda: not marked(mark), 10), f"left behind: {marked(mark)}"
+
+
+def test_sigterm_to_the_command_alone_stops_its_pool() -> None:
+    """`kill PID` reaches the parent only; its forkserver and workers must not outlive it."""
+    proc, mark = start_cohort()
+    try:
+        assert wait_for(lambda: len(marked(mark)) >= 4, 30), "pool did not start"
+        time.sleep(2.5)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert wait_for(lambda: proc.poll() is not None, 30), "the command did not stop"
+        assert wait_for(lambda: not marked(mark), 10), f"left behind: {marked(mark)}"
+    finally:
+        for pid in marked(mark):
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 143
+    assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+
+
+def start_cohort() -> tuple[subprocess.Popen[str], str]:
+    mark = uuid.uuid4().hex
+    command = [sys.executable, "-m", "agentlens", "cohort", str(BENCH / "trajectories")]
+    proc = subprocess.Popen(
+        [*command, "--engine", "processes:2", "--json"],
+        env=os.environ | {MARK: mark},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    return proc, mark

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from agentlens.engine import UnitError, get_engine
+from agentlens.engine import UnitError, WorkerLostError, get_engine
+from agentlens.engine.processes import parse_workers
 from agentlens.engine.serial import SerialEngine
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.seams import Engine
-from tests.engine.units import pid, reciprocal, slow_square
+from tests.engine.units import die, pid, reciprocal, slow_square, unpicklable
 
 
 @pytest.fixture(params=["serial", "processes:2", "ray"])
@@ -80,3 +81,26 @@ def test_missing_ray_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(MissingDependencyError) as info:
         get_engine("ray")
     assert str(info.value) == "the Ray engine needs the 'ray' package: pip install 'agentlens[ray]'"
+
+
+def test_a_result_that_cannot_travel_fails_only_its_item(processes: Engine) -> None:
+    outcomes = processes.map(unpicklable, list(range(6)), chunksize=3)
+    assert [o.value for o in outcomes if o.ok] == [0, 1, 3, 4, 5]
+    (failed,) = [o for o in outcomes if not o.ok]
+    assert failed.index == 2 and failed.error is not None and "pickle" in failed.error.message
+
+
+def test_a_killed_worker_stops_the_batch_with_one_line() -> None:
+    with get_engine("processes:2") as engine:
+        with pytest.raises(WorkerLostError) as info:
+            engine.map(die, list(range(8)), chunksize=1)
+        assert str(info.value).count("\n") == 0
+        assert "was killed by SIGKILL (out of memory?)" in str(info.value)
+        assert [o.value for o in engine.map(reciprocal, [2])] == [0.5]  # a fresh pool
+
+
+def test_default_workers_follow_the_cpus_this_process_may_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0}, raising=False)
+    assert parse_workers(None) == 1 and parse_workers("3") == 3

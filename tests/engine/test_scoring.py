@@ -23,6 +23,7 @@ TRAJ = BENCH / "trajectories"
 FOLDERS = [str(TRAJ / t) for t in ("astropy__astropy-13236", "psf__requests-1724")]
 BAD_RUN = "psf__requests-1724-logs-gemini-2.5-pro-fail-24944252850_pta"
 FAILING = "tests.engine.units:FailingEngine"
+KILLING = "tests.engine.units:KillingEngine"
 
 
 def table(results: list[ProcessResult]) -> bytes:
@@ -114,3 +115,13 @@ def test_score_command_on_processes_and_a_failed_run(
         f"{BAD_RUN}",
         "1 failed; 36 runs scored",
     ]
+
+
+def test_cohort_reports_a_killed_worker_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FAIL_ON, "psf__requests-1724")
+    code, out, err = run(capsys, "cohort", *FOLDERS, "--k", "3", "--engine", KILLING)
+    assert code == 2 and out == ""
+    (line,) = [x for x in err.splitlines() if x.strip()]  # rich leaves a blank line per bar
+    assert line.startswith("error: worker process ") and "killed by SIGKILL" in line, err

@@ -4,10 +4,14 @@ module, so everything here is top level)."""
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from functools import partial
 from typing import Any
+
+import msgspec
 
 from agentlens.engine.processes import ProcessEngine
 
@@ -45,3 +49,53 @@ class FailingEngine(ProcessEngine):
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], **kw: Any) -> list[Any]:
         return super().map(partial(fail_on, self.marker, fn), items, **kw)
+
+
+def shape(value: Any) -> Any:
+    """Every value with its exact type, nested (floats by repr, so NaN equals NaN; datetimes
+    with their UTC offset): equal shapes mean the same value, type for type."""
+    if isinstance(value, msgspec.Struct):
+        fields = value.__struct_fields__
+        return type(value).__name__, tuple((f, shape(getattr(value, f))) for f in fields)
+    if isinstance(value, dict):
+        return "dict", tuple((shape(k), shape(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return type(value).__name__, tuple(shape(v) for v in value)
+    if isinstance(value, datetime):
+        return "datetime", value.isoformat(), str(value.tzinfo)
+    return type(value).__name__, repr(value)
+
+
+def received(item: Any) -> Any:
+    """The item as the worker received it, to compare with what was sent."""
+    return shape(item)
+
+
+def die(x: int) -> int:
+    """Item 3 kills its worker outright, as the kernel's OOM killer does."""
+    if x == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(0.05)
+    return x
+
+
+def unpicklable(x: int) -> Any:
+    """Item 2 returns a value that cannot be sent back (a lambda); the others a plain int."""
+    return (lambda: x) if x == 2 else x
+
+
+class KillingEngine(ProcessEngine):
+    """`processes:2` whose unit for the item named by $AGENTLENS_TEST_FAIL_ON kills its worker."""
+
+    def __init__(self) -> None:
+        super().__init__("2")
+        self.marker = os.environ[FAIL_ON]
+
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], **kw: Any) -> list[Any]:
+        return super().map(partial(kill_on, self.marker, fn), items, **kw)
+
+
+def kill_on(marker: str, fn: Callable[[Any], Any], item: Any) -> Any:
+    if marker in (getattr(item, "task_id", None), getattr(item, "id", None)):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return fn(item)

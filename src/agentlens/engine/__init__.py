@@ -16,11 +16,11 @@ import importlib
 import os
 
 from agentlens.engine._base import SPECS
-from agentlens.engine.outcome import Failure, Outcome, UnitError
+from agentlens.engine.outcome import Failure, Outcome, UnitError, WorkerLostError
 from agentlens.errors import ConfigError
 from agentlens.seams import Engine
 
-__all__ = ["ENGINES", "Engine", "Failure", "Outcome", "UnitError", "get_engine"]
+__all__ = ["ENGINES", "Engine", "Failure", "Outcome", "UnitError", "WorkerLostError", "get_engine"]
 
 ENV = "AGENTLENS_ENGINE"
 

@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from agentlens.errors import AgentLensError
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -60,6 +62,15 @@ class UnitError(RuntimeError):
         self.failure = failure
 
 
+class WorkerLostError(AgentLensError):
+    """A worker process died outright (killed, out of memory): the batch is stopped."""
+
+
+def failed(index: int, exc: BaseException) -> Outcome[R]:
+    """Item `index` as failed with `exc` (raised by the unit, or by sending it or its result)."""
+    return Outcome(index, error=_failure(exc), exception=exc)
+
+
 def run_chunk(fn: Callable[[T], R], start: int, items: Sequence[T]) -> list[Outcome[R]]:
     """Run `fn` on each item; an item's exception becomes its `Outcome.error`, not the chunk's."""
     outcomes: list[Outcome[R]] = []
@@ -67,7 +78,7 @@ def run_chunk(fn: Callable[[T], R], start: int, items: Sequence[T]) -> list[Outc
         try:
             outcomes.append(Outcome(start + offset, value=fn(item)))
         except Exception as exc:
-            outcomes.append(Outcome(start + offset, error=_failure(exc), exception=exc))
+            outcomes.append(failed(start + offset, exc))
     return outcomes
 
 

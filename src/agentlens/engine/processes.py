@@ -1,22 +1,38 @@
 """Local process pool (`processes` = one worker per CPU, `processes:N`).
 
 Workers come from a forkserver (a clean process, not a fork of a threaded parent) and ignore
-SIGINT: on Ctrl-C the parent alone stops, cancels what is queued and terminates the workers."""
+SIGINT: on Ctrl-C the parent alone stops, cancels what is queued and terminates the workers.
+While the pool is up, SIGTERM does the same (then exit 143), where it would otherwise kill the
+parent alone and leave the forkserver and its workers running.
+
+A chunk that cannot be sent or whose results cannot be sent back is retried an item at a time;
+an item that still fails gets `Outcome.error`. A worker that dies outright breaks the pool:
+`WorkerLostError`, one line naming the signal."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import BaseContext
 from multiprocessing.reduction import ForkingPickler
-from typing import TypeVar
+from types import FrameType
+from typing import Any, TypeVar
 
 from agentlens.engine import _codec
 from agentlens.engine._base import SPECS, EngineBase, OnDone, collect
-from agentlens.engine.outcome import Outcome, chunk_size, chunks, run_chunk
+from agentlens.engine.outcome import (
+    Outcome,
+    WorkerLostError,
+    chunk_size,
+    chunks,
+    failed,
+    run_chunk,
+)
 from agentlens.errors import ConfigError
 from agentlens.trajectory import Trajectory
 
@@ -24,9 +40,16 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask: a container's limit), not the host's."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def parse_workers(arg: str | None) -> int:
     if not arg:
-        return os.cpu_count() or 1
+        return usable_cpus()
     if not arg.isdigit() or int(arg) < 1:
         raise ConfigError(
             f"engine 'processes:{arg}': N must be a whole number >= 1; choose one of: {SPECS}"
@@ -51,11 +74,16 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
 class ProcessEngine(EngineBase):
     def __init__(self, arg: str | None = None) -> None:
         self.workers = parse_workers(arg)
         self.name = f"processes:{self.workers}"
         self._pool: ProcessPoolExecutor | None = None
+        self._sigterm: Any = None
         ForkingPickler.register(Trajectory, _codec.reduce_trajectory)
         self._executor()
 
@@ -66,7 +94,19 @@ class ProcessEngine(EngineBase):
             )
             for _ in range(self.workers):  # start the workers now, while the caller reads input
                 self._pool.submit(int)
+            self._catch_sigterm()
         return self._pool
+
+    def _catch_sigterm(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            self._sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
+
+    def _release_sigterm(self) -> None:
+        if self._sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._sigterm)
+        self._sigterm = None
 
     def map(
         self,
@@ -80,14 +120,52 @@ class ProcessEngine(EngineBase):
             return []
         pool = self._executor()
         size = chunk_size(len(items), self.workers, chunksize)
-        futures = [pool.submit(run_chunk, fn, start, part) for start, part in chunks(items, size)]
         try:
-            return collect(len(items), _as_completed(futures), on_done)
+            return collect(len(items), self._run(pool, fn, chunks(items, size)), on_done)
         except BaseException:
             self._terminate()
             raise
 
+    def _run(
+        self,
+        pool: ProcessPoolExecutor,
+        fn: Callable[[T], R],
+        parts: Iterator[tuple[int, Sequence[T]]],
+    ) -> Iterator[list[Outcome[R]]]:
+        """Each chunk's outcomes as it finishes; a chunk that failed to travel, item by item."""
+        workers = dict(getattr(pool, "_processes", {}))
+        try:
+            yield from self._chunks(pool, fn, parts)
+        except BrokenProcessPool as exc:  # from a future or from submitting to a broken pool
+            raise WorkerLostError(_lost(workers)) from exc
+
+    def _chunks(
+        self,
+        pool: ProcessPoolExecutor,
+        fn: Callable[[T], R],
+        parts: Iterator[tuple[int, Sequence[T]]],
+    ) -> Iterator[list[Outcome[R]]]:
+        sent = {pool.submit(run_chunk, fn, start, part): (start, part) for start, part in parts}
+        while sent:
+            done, _ = wait(sent, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in done:
+                start, part = sent.pop(future)
+                error = future.exception()
+                if error is None:
+                    yield future.result()
+                elif isinstance(error, BrokenProcessPool):
+                    raise error
+                elif len(part) == 1:
+                    yield [failed(start, error)]
+                else:
+                    for offset, item in enumerate(part):
+                        sent[pool.submit(run_chunk, fn, start + offset, [item])] = (
+                            start + offset,
+                            [item],
+                        )
+
     def _terminate(self) -> None:
+        self._release_sigterm()
         pool, self._pool = self._pool, None
         if pool is None:
             return
@@ -103,11 +181,23 @@ class ProcessEngine(EngineBase):
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        self._release_sigterm()
 
 
-def _as_completed(futures: list[Future[list[Outcome[R]]]]) -> Iterator[list[Outcome[R]]]:
-    pending = set(futures)
-    while pending:
-        done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-        for future in done:
-            yield future.result()
+def _lost(workers: dict[int, Any]) -> str:
+    """Which worker died and how, for the one line the CLI prints."""
+    dead = [
+        (pid, -process.exitcode)
+        for pid, process in workers.items()
+        if process.exitcode is not None and process.exitcode < 0
+        and process.exitcode != -signal.SIGTERM  # the pool stops the others with SIGTERM
+    ]  # fmt: skip
+    how = "a worker process died"
+    if dead:
+        pid, signum = dead[0]
+        how = f"worker process {pid} was killed by {signal.Signals(signum).name}"
+        if signum == signal.SIGKILL:
+            how += " (out of memory?)"
+    return (
+        f"{how}; the batch was stopped. Rerun with fewer workers (--engine processes:N) or serial"
+    )

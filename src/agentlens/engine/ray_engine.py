@@ -42,9 +42,7 @@ class RayEngine(EngineBase):
             )
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.name = f"ray:{address}" if address else "ray"
-        ray.util.register_serializer(
-            Trajectory, serializer=_codec.encode, deserializer=_codec.decode
-        )
+        ray.util.register_serializer(Trajectory, serializer=_codec.pack, deserializer=_codec.unpack)
         self._task = ray.remote(run_chunk)
 
     def map(
