@@ -4,7 +4,6 @@ and runs holding hostile text (ids, tasks, models, judge reviews)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.report import REVIEWS_KIND, load_reviews
 from agentlens.store import Run, open_store
 from agentlens.store.records import PROCESS_SCORER, import_records, review_records, score_records
+from tests.cli.conftest import run_cli  # noqa: F401  (the shared entry-point fixture)
 from tests.conftest import BENCH
 
 TASKS = ("psf__requests-1724", "pallets__flask-5014")
@@ -33,13 +33,6 @@ class Store:
     refs: dict[str, Path]
     runs: dict[str, str]
     """label → run id."""
-
-
-@dataclass
-class CliRun:
-    code: int
-    out: str
-    err: str
 
 
 def _cli(*args: str) -> None:
@@ -127,14 +120,3 @@ def _hostile_reviews(trajs: list[agentlens.Trajectory], path: Path) -> list[obje
     }  # fmt: skip
     path.write_bytes(orjson.dumps(doc))
     return list(load_reviews(path))
-
-
-@pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliRun]:
-    def run(*args: str) -> CliRun:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return CliRun(code, captured.out, captured.err)
-
-    return run

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.cli.conftest import Run as CliRun
 from tests.conftest import BENCH
 from tests.report._html import parse
-from tests.report.conftest import TASKS, CliRun, Store
+from tests.report.conftest import TASKS, Store
 
 RunCli = Callable[..., CliRun]
 

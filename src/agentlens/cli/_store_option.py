@@ -1,5 +1,7 @@
-"""`--store URL`: also keep a command's results in the results store (only when given: unlike
-`agentlens store`, these commands do not fall back to `$AGENTLENS_STORE`)."""
+"""The two `--store URL` options. `store_option`: also keep a command's results in the results
+store, only when given (no fallback to `$AGENTLENS_STORE`). `read_store_option`: the store a
+command reads (`agentlens store …`, `view`, `report`, `compare store:RUN`), which falls back to
+`$AGENTLENS_STORE`, then the user's store."""
 
 from __future__ import annotations
 
@@ -21,6 +23,17 @@ def store_option(command: F) -> F:
         metavar="URL",
         help="Also save the results in this store: a SQLite file or postgresql://… "
         "(`agentlens store` lists them).",
+    )(command)
+
+
+def read_store_option(command: F) -> F:
+    return click.option(
+        "--store",
+        "store_url",
+        default=None,
+        metavar="URL",
+        help="SQLite file or postgresql://… (default: $AGENTLENS_STORE, else "
+        "~/.local/share/agentlens/agentlens.db).",
     )(command)
 
 

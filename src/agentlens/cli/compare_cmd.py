@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentlens.cli._app import console
+from agentlens.cli._store_option import read_store_option
 from agentlens.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -69,14 +70,7 @@ if TYPE_CHECKING:
     "1.2/alert (spec §13.10).",
 )
 @click.option("--json", "as_json", is_flag=True)
-@click.option(
-    "--store",
-    "store_url",
-    default=None,
-    metavar="URL",
-    help="The store that `store:RUN_ID` runs are read from (default: $AGENTLENS_STORE, else "
-    "the user's store).",
-)
+@read_store_option
 @click.option(
     "--md",
     "md_path",

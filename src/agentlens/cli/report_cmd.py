@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from agentlens.cli._app import console, err_console
+from agentlens.cli._store_option import read_store_option
 from agentlens.store.model import RUN_KINDS
 
 
@@ -19,11 +20,7 @@ from agentlens.store.model import RUN_KINDS
 @click.option("--kind", type=click.Choice(RUN_KINDS), default=None,
               help="Every run of this kind (instead of run ids).")  # fmt: skip
 @click.option("--label", default=None, help="Every run whose label matches (a glob: 'django*').")
-@click.option(
-    "--store", "store_url", default=None, metavar="URL",
-    help="SQLite file or postgresql://… (default: $AGENTLENS_STORE, else "
-    "~/.local/share/agentlens/agentlens.db).",
-)  # fmt: skip
+@read_store_option
 def report(
     run_ids: tuple[str, ...], out: str, kind: str | None, label: str | None, store_url: str | None
 ) -> int:

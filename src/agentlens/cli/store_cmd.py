@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 import msgspec
@@ -12,21 +11,9 @@ from rich.text import Text
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._store_option import read_store_option
 from agentlens.store import Run, default_url, open_store, printable_url
 from agentlens.store.model import RUN_KINDS
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _url_option(command: F) -> F:
-    return click.option(
-        "--store",
-        "store_url",
-        default=None,
-        metavar="URL",
-        help="SQLite file or postgresql://… (default: $AGENTLENS_STORE, else "
-        "~/.local/share/agentlens/agentlens.db).",
-    )(command)
 
 
 @click.group()
@@ -38,7 +25,7 @@ def store() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--run-label", default=None, help="A name for this import run.")
 @read_options
-@_url_option
+@read_store_option
 def import_(
     paths: tuple[str, ...], run_label: str | None, lenient: bool, format: str | None,
     labels: tuple[str, ...], store_url: str | None,
@@ -68,7 +55,7 @@ def import_(
 @click.option("--kind", type=click.Choice(RUN_KINDS), default=None)
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run.")
-@_url_option
+@read_store_option
 def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> int:
     """The stored runs, newest first."""
     with open_store(store_url, create=False) as db:
@@ -104,7 +91,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
 @store.command()
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True, help="The run and its records as JSON Lines.")
-@_url_option
+@read_store_option
 def show(run_id: str, as_json: bool, store_url: str | None) -> int:
     """One run's records: per trajectory, its metrics (value, label)."""
     with open_store(store_url, create=False) as db:
@@ -140,7 +127,7 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
 @click.argument("digest")
 @click.option("-o", "--out", type=click.Path(dir_okay=False), default=None,
               help="Write here (its folder is created).")  # fmt: skip
-@_url_option
+@read_store_option
 def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
     """One stored trajectory as canonical JSONL (as `agentlens convert --to jsonl` writes).
     DIGEST is a digest, a unique prefix of one, or a trajectory id as `store show` prints it."""
@@ -161,7 +148,7 @@ def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
 
 @store.command()
 @click.argument("run_id")
-@_url_option
+@read_store_option
 def rm(run_id: str, store_url: str | None) -> int:
     """Delete a run and its records (its trajectories stay)."""
     with open_store(store_url, create=False) as db:
@@ -172,7 +159,7 @@ def rm(run_id: str, store_url: str | None) -> int:
 
 
 @store.command()
-@_url_option
+@read_store_option
 def info(store_url: str | None) -> int:
     """Where the store is, its schema version and row counts."""
     with open_store(store_url, create=False) as db:

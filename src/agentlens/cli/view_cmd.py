@@ -5,17 +5,11 @@ from __future__ import annotations
 import click
 
 from agentlens.cli._app import err_console
+from agentlens.cli._store_option import read_store_option
 
 
 @click.command()
-@click.option(
-    "--store",
-    "store_url",
-    default=None,
-    metavar="URL",
-    help="SQLite file or postgresql://… (default: $AGENTLENS_STORE, else "
-    "~/.local/share/agentlens/agentlens.db).",
-)
+@read_store_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="0 picks a free port.")  # fmt: skip
