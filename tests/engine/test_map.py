@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
+import time
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +18,7 @@ from agentlens.engine.processes import parse_workers
 from agentlens.engine.serial import SerialEngine
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.seams import Engine
-from tests.engine.units import die, pid, reciprocal, slow_square, unpicklable
+from tests.engine.units import die, die_noting, pid, reciprocal, slow_square, unpicklable
 
 
 @pytest.fixture(params=["serial", "processes:2", "ray"])
@@ -83,11 +88,16 @@ def test_missing_ray_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> N
     assert str(info.value) == "the Ray engine needs the 'ray' package: pip install 'agentlens[ray]'"
 
 
-def test_a_result_that_cannot_travel_fails_only_its_item(processes: Engine) -> None:
-    outcomes = processes.map(unpicklable, list(range(6)), chunksize=3)
+@pytest.mark.parametrize("name", ["processes", "ray_engine"])
+def test_a_result_that_cannot_travel_fails_only_its_item(
+    name: str, request: pytest.FixtureRequest
+) -> None:
+    engine: Engine = request.getfixturevalue(name)
+    outcomes = engine.map(unpicklable, list(range(6)), chunksize=3)
     assert [o.value for o in outcomes if o.ok] == [0, 1, 3, 4, 5]
     (failed,) = [o for o in outcomes if not o.ok]
-    assert failed.index == 2 and failed.error is not None and "pickle" in failed.error.message
+    assert failed.index == 2 and failed.error is not None
+    assert str(failed.error) == "TypeError: cannot pickle '_thread.lock' object"
 
 
 def test_a_killed_worker_stops_the_batch_with_one_line() -> None:
@@ -97,6 +107,49 @@ def test_a_killed_worker_stops_the_batch_with_one_line() -> None:
         assert str(info.value).count("\n") == 0
         assert "was killed by SIGKILL (out of memory?)" in str(info.value)
         assert [o.value for o in engine.map(reciprocal, [2])] == [0.5]  # a fresh pool
+
+
+def test_a_dead_ray_worker_stops_the_batch_with_one_line(
+    ray_engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    attempts = tmp_path / "attempts"
+    with pytest.raises(WorkerLostError) as info:
+        ray_engine.map(partial(die_noting, str(attempts)), list(range(8)), chunksize=1)
+    assert str(info.value).count("\n") == 0
+    assert str(info.value).startswith("a Ray worker process died (killed, out of memory?); ")
+    assert "--engine processes:N" in str(info.value)
+    assert len(attempts.read_text().split()) == 1  # Ray did not retry the task
+    assert [o.value for o in ray_engine.map(reciprocal, [2])] == [0.5]  # Ray replaced the worker
+    wait_for_raylet_report(capsys)
+
+
+def wait_for_raylet_report(capsys: pytest.CaptureFixture[str], timeout: float = 3) -> None:
+    """Ray's driver prints "(raylet) A worker died..." to stdout from a thread of its own: let it
+    land here rather than in a later test's captured output."""
+    deadline = time.monotonic() + timeout
+    while "(raylet)" not in capsys.readouterr().out and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def test_an_unreachable_ray_address_is_one_line_and_fast(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "agentlens", "cohort", str(tmp_path)]
+    started = time.monotonic()
+    proc = subprocess.run(
+        [*command, "--engine", f"ray:127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ | {"RAY_ADDRESS": ""},
+    )
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: engine 'ray:127.0.0.1:{port}': cannot reach a Ray cluster at 127.0.0.1:{port} "
+        "(Connection refused); start one there with `ray start --head`, or check the address"
+    ]
+    assert time.monotonic() - started < 15
 
 
 def test_default_workers_follow_the_cpus_this_process_may_use(

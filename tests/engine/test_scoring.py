@@ -17,6 +17,7 @@ from agentlens.process.protocols import TaskSplit, score_splits, score_tasks
 from agentlens.process.result import ProcessResult
 from agentlens.seams import Engine
 from tests.conftest import BENCH
+from tests.engine.test_map import wait_for_raylet_report
 from tests.engine.units import FAIL_ON
 
 TRAJ = BENCH / "trajectories"
@@ -24,6 +25,7 @@ FOLDERS = [str(TRAJ / t) for t in ("astropy__astropy-13236", "psf__requests-1724
 BAD_RUN = "psf__requests-1724-logs-gemini-2.5-pro-fail-24944252850_pta"
 FAILING = "tests.engine.units:FailingEngine"
 KILLING = "tests.engine.units:KillingEngine"
+RAY_KILLING = "tests.engine.units:RayKillingEngine"
 
 
 def table(results: list[ProcessResult]) -> bytes:
@@ -125,3 +127,14 @@ def test_cohort_reports_a_killed_worker_in_one_line(
     assert code == 2 and out == ""
     (line,) = [x for x in err.splitlines() if x.strip()]  # rich leaves a blank line per bar
     assert line.startswith("error: worker process ") and "killed by SIGKILL" in line, err
+
+
+def test_cohort_reports_a_dead_ray_worker_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, ray_session: object
+) -> None:
+    monkeypatch.setenv(FAIL_ON, "psf__requests-1724")
+    code, out, err = run(capsys, "cohort", *FOLDERS, "--k", "3", "--engine", RAY_KILLING)
+    assert code == 2 and "Traceback" not in out + err
+    (line,) = [x for x in err.splitlines() if x.strip()]
+    assert line.startswith("error: a Ray worker process died (killed, out of memory?); "), err
+    wait_for_raylet_report(capsys)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -14,6 +15,7 @@ from typing import Any
 import msgspec
 
 from agentlens.engine.processes import ProcessEngine
+from agentlens.engine.ray_engine import RayEngine
 
 FAIL_ON = "AGENTLENS_TEST_FAIL_ON"
 
@@ -79,9 +81,18 @@ def die(x: int) -> int:
     return x
 
 
+def die_noting(path: str, x: int) -> int:
+    """`die`, appending the worker's pid to `path` first: one line per attempt at item 3."""
+    if x == 3:
+        with open(path, "a") as out:
+            out.write(f"{os.getpid()}\n")
+    return die(x)
+
+
 def unpicklable(x: int) -> Any:
-    """Item 2 returns a value that cannot be sent back (a lambda); the others a plain int."""
-    return (lambda: x) if x == 2 else x
+    """Item 2 returns a value that cannot be sent back (a lock: neither pickle nor Ray's
+    cloudpickle takes it); the others a plain int."""
+    return threading.Lock() if x == 2 else x
 
 
 class KillingEngine(ProcessEngine):
@@ -99,3 +110,15 @@ def kill_on(marker: str, fn: Callable[[Any], Any], item: Any) -> Any:
     if marker in (getattr(item, "task_id", None), getattr(item, "id", None)):
         os.kill(os.getpid(), signal.SIGKILL)
     return fn(item)
+
+
+class RayKillingEngine(RayEngine):
+    """The Ray engine (the session's Ray) whose unit for the item named by $AGENTLENS_TEST_FAIL_ON
+    kills its worker."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.marker = os.environ[FAIL_ON]
+
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], **kw: Any) -> list[Any]:
+        return super().map(partial(kill_on, self.marker, fn), items, **kw)
