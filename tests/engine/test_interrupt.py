@@ -52,7 +52,7 @@ def test_ctrl_c_stops_the_pool_cleanly() -> None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    assert wait_for(lambda: not marked(mark), 10), f"left behind: {marked(mark)}"
+    assert wait_for(lambda: not marked(mark), 30), f"left behind: {marked(mark)}"
 
 
 def test_sigterm_to_the_command_alone_stops_its_pool() -> None:
@@ -63,7 +63,7 @@ def test_sigterm_to_the_command_alone_stops_its_pool() -> None:
         time.sleep(2.5)
         os.kill(proc.pid, signal.SIGTERM)
         assert wait_for(lambda: proc.poll() is not None, 30), "the command did not stop"
-        assert wait_for(lambda: not marked(mark), 10), f"left behind: {marked(mark)}"
+        assert wait_for(lambda: not marked(mark), 30), f"left behind: {marked(mark)}"
     finally:
         for pid in marked(mark):
             os.kill(pid, signal.SIGKILL)

@@ -125,15 +125,16 @@ def test_jsonl_rejects_a_line_that_breaks_the_model(tmp_path: Path) -> None:
 
 
 def test_jsonl_writes_the_schema_version_once_when_it_is_an_equal_string(tmp_path) -> None:
-    """A trajectory whose schema_version is an equal string, not the default object itself (as
-    read back from a database), still gets exactly one schema_version key."""
+    """A real trajectory whose schema_version is an equal string, not the default object itself
+    (as read back from a database), still gets exactly one schema_version key."""
     import msgspec
 
-    from agentlens.formats.jsonl import dump_jsonl, load_jsonl
-    from agentlens.trajectory import SCHEMA_VERSION, Source, Trajectory
+    from agentlens.trajectory import SCHEMA_VERSION
 
-    t = Trajectory(id="x", source=Source(format="test"), schema_version="".join(SCHEMA_VERSION))
-    dump_jsonl([t], tmp_path / "t.jsonl")
+    (real,) = read_path(sorted((BENCH / "trajectories" / "psf__requests-1724").glob("*.json"))[0])
+    copy = msgspec.structs.replace(real, schema_version="".join(SCHEMA_VERSION))
+    assert copy.schema_version is not SCHEMA_VERSION
+    dump_jsonl([copy], tmp_path / "t.jsonl")
     line = (tmp_path / "t.jsonl").read_bytes()
     assert line.count(b'"schema_version"') == 1
-    assert load_jsonl(tmp_path / "t.jsonl") == [msgspec.structs.replace(t)]
+    assert load_jsonl(tmp_path / "t.jsonl") == [real]

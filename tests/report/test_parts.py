@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agentlens.report import shown_url
 from agentlens.report.html import Cell, table
 from agentlens.report.svg import nice_ticks
+from agentlens.store import printable_url
 from tests.report._html import parse
 
 
@@ -18,8 +18,8 @@ def test_a_cell_title_cannot_break_out_of_its_attribute() -> None:
 
 
 def test_the_report_never_shows_the_store_password() -> None:
-    assert shown_url("postgresql://bob:s3cret@db:5432/al") == "postgresql://bob@db:5432/al"
-    assert shown_url("/tmp/store.db") == "/tmp/store.db"
+    assert printable_url("postgresql://bob:s3cret@db:5432/al") == "postgresql://bob:***@db:5432/al"
+    assert printable_url("/tmp/store.db") == "/tmp/store.db"
 
 
 def test_ticks_are_round_and_cover_the_maximum() -> None:

@@ -6,11 +6,15 @@ command reads (`agentlens store …`, `view`, `report`, `compare store:RUN`), wh
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from agentlens.cli._app import err_console
+
+if TYPE_CHECKING:
+    from agentlens.store import Record, Run
+    from agentlens.trajectory import Trajectory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +46,7 @@ def label_option(command: F) -> F:
 
 
 def save_run(
-    url: str | None, run: Any, trajectories: Sequence[Any], records: Sequence[Any]
+    url: str | None, run: Run, trajectories: Sequence[Trajectory], records: Sequence[Record]
 ) -> None:
     """Save one run and say where; the caller's results are printed whatever happens here."""
     if not url:

@@ -13,7 +13,6 @@ from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
-from agentlens.store.content import digest
 
 if TYPE_CHECKING:
     from agentlens.formats.load import ReadResult
@@ -244,7 +243,7 @@ def _store(
     url: str, label: str | None, evaluator: str, config: RunConfig,
     trajectories: list[Trajectory], result: StepValueResult,
 ) -> None:  # fmt: skip
-    from agentlens.store import Run
+    from agentlens.store import Run, digest
     from agentlens.store.records import stepvalue_records
 
     records = stepvalue_records(trajectories, result.steps, result.trajectory_summaries())

@@ -93,6 +93,12 @@ def chunks(items: Sequence[T], size: int) -> Iterator[tuple[int, Sequence[T]]]:
         yield start, items[start : start + size]
 
 
+def singles(start: int, part: Sequence[T]) -> Iterator[tuple[int, Sequence[T]]]:
+    """A chunk that failed to travel, as one-item chunks: only the item at fault fails."""
+    for offset, one in chunks(part, 1):
+        yield start + offset, one
+
+
 def chunk_size(n_items: int, workers: int, chunksize: int | None) -> int:
     """Four chunks per worker by default: few enough to keep overhead small, enough to balance."""
     if chunksize is not None:

@@ -32,6 +32,7 @@ from agentlens.engine.outcome import (
     chunks,
     failed,
     run_chunk,
+    singles,
 )
 from agentlens.errors import ConfigError
 from agentlens.trajectory import Trajectory
@@ -158,11 +159,8 @@ class ProcessEngine(EngineBase):
                 elif len(part) == 1:
                     yield [failed(start, error)]
                 else:
-                    for offset, item in enumerate(part):
-                        sent[pool.submit(run_chunk, fn, start + offset, [item])] = (
-                            start + offset,
-                            [item],
-                        )
+                    for index, one in singles(start, part):
+                        sent[pool.submit(run_chunk, fn, index, one)] = (index, one)
 
     def _terminate(self) -> None:
         self._release_sigterm()

@@ -31,6 +31,7 @@ from agentlens.engine.outcome import (
     chunks,
     failed,
     run_chunk,
+    singles,
 )
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.trajectory import Trajectory
@@ -110,9 +111,8 @@ class RayEngine(EngineBase):
                     if len(part) == 1:
                         outcomes = [_travel_failure(start, exc)]
                     else:
-                        for offset, item in enumerate(part):
-                            one = self._task.remote(fn_ref, start + offset, [item])
-                            sent[one] = (start + offset, [item])
+                        for index, one in singles(start, part):
+                            sent[self._task.remote(fn_ref, index, one)] = (index, one)
                         continue
                 yield outcomes
 

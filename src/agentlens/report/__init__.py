@@ -5,7 +5,6 @@ a result is escaped. `render_report(store, run_ids)` gives the document."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
@@ -19,7 +18,7 @@ from agentlens.report.scenarios import scenario_sections
 from agentlens.report.scores import ScoreRow, score_rows
 from agentlens.report.select import select_runs
 from agentlens.report.stepvalue import stepvalue_sections
-from agentlens.store import Record, Run, SqlStore
+from agentlens.store import Record, Run, SqlStore, printable_url
 
 __all__ = ["render_report", "select_runs"]
 
@@ -37,21 +36,10 @@ def render_report(store: SqlStore, run_ids: Sequence[str]) -> str:
     body = "".join(el("section", inner, id=anchor, class_="run") for anchor, _, inner in parts)
     kinds = ", ".join(dict.fromkeys(run.kind for run, _ in loaded))
     plural = "s" if len(loaded) != 1 else ""
-    subtitle = (
-        f"{len(loaded)} run{plural} ({kinds}) from {shown_url(store.url)} · agentlens {__version__}"
-    )
+    source = printable_url(store.url)
+    subtitle = f"{len(loaded)} run{plural} ({kinds}) from {source} · agentlens {__version__}"
     contents = [(anchor, title) for anchor, title, _ in parts]
     return page("AgentLens report", subtitle, contents, body)
-
-
-def shown_url(url: str) -> str:
-    """The store's URL without a password: reports get shared."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _overview(scored: Sequence[tuple[Run, list[ScoreRow]]]) -> str:
