@@ -169,11 +169,16 @@ class ProcessEngine(EngineBase):
             return
         # ProcessPoolExecutor has no public "stop now" before Python 3.14 (terminate_workers).
         processes = list(getattr(pool, "_processes", {}).values())
+        manager = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
         for process in processes:
             process.join(timeout=5)
+        # Until its manager thread has gone, the pool's wake-up pipe may be closed by that thread
+        # while the interpreter's exit hook writes to it: "Bad file descriptor" at exit.
+        if manager is not None:
+            manager.join(timeout=5)
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
