@@ -11,6 +11,8 @@ holdpipe a `setsid` grandchild keeps stdout open for 30 s, then it sleeps (turn 
 breakgit removes the workspace's .git, then answers
 partial  prints a command and a message, then sleeps (its turn times out)
 garbage  prints text that is no trace format
+ideerr   turn 1 writes calc/extra.py with 7 undefined names, one more in calc/ops.py, a note.md
+         and a symlink calc/outside.py to ARG (a file outside the project); turn 2 fixes ops.py
 """
 
 import json
@@ -56,6 +58,20 @@ def fix(turn: int) -> None:
         item(0, type="agent_message", text="Done; nothing else to change.")
 
 
+def ide_errors(turn: int, outside: str) -> None:
+    ops = Path("calc/ops.py")
+    if turn == 1:
+        names = "\n\n".join(f"def f{i}():\n    return undefined_{i}" for i in range(7))
+        Path("calc/extra.py").write_text(names + "\n")
+        ops.write_text(ops.read_text() + "\n\ndef helper():\n    return missing_name\n")
+        Path("note.md").write_text("undefined_markdown\n")
+        os.symlink(outside, "calc/outside.py")
+        item(0, type="agent_message", text="Added helpers.")
+    else:
+        ops.write_text(ops.read_text().split("\n\ndef helper():")[0] + "\n")
+        item(0, type="agent_message", text="Removed the broken helper.")
+
+
 def mini(trace: str) -> None:
     done = subprocess.run(["bash", "-c", SED], capture_output=True, text=True)
     observation = f"<returncode>{done.returncode}</returncode>\n<output>\n{done.stdout}</output>"
@@ -89,6 +105,8 @@ def main() -> int:
     emit({"type": "turn.started"})
     if mode == "fix":
         fix(turn)
+    elif mode == "ideerr":
+        ide_errors(turn, sys.argv[4])
     elif mode == "orphan":
         child = subprocess.Popen(
             ["sleep", "77"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

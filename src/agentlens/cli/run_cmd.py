@@ -83,6 +83,13 @@ if TYPE_CHECKING:
     help="Seconds per agent turn (overrides the scenarios'; spec default 900).",
 )
 @click.option(
+    "--ide-errors",
+    type=click.Choice(["auto", "ruff", "none"]),
+    default=None,
+    help="IDE errors shown to the simulated user and the judge (overrides the scenarios'; "
+    "default auto: ruff's error rules on changed Python files when ruff is installed).",
+)
+@click.option(
     "--agent-context-chars",
     type=click.IntRange(min=1000),
     default=60_000,
@@ -128,6 +135,7 @@ def run(
     max_steps: int | None,
     timeout: float | None,
     turn_timeout: float | None,
+    ide_errors: str | None,
     agent_context_chars: int,
     agent_max_tokens: int,
     simulator_context_chars: int,
@@ -143,10 +151,14 @@ def run(
     from agentlens.providers import get_provider
     from agentlens.scenarios import RunSettings, SimulatorSettings, run_fold
     from agentlens.scenarios.agents import BashAgentSettings, agent_factory
+    from agentlens.scenarios.ide_errors import check_mode
     from agentlens.scenarios.signals import run_stoppable
 
     fold = _fold(scenarios, personas, attempts, budget)
-    fold.scenarios = [_limited(s, max_steps, timeout, turn_timeout) for s in fold.scenarios]
+    limits = (max_steps, timeout, turn_timeout, ide_errors)
+    fold.scenarios = [_limited(s, *limits) for s in fold.scenarios]
+    for scenario in fold.scenarios:
+        check_mode(scenario.ide_errors, f"scenario {scenario.name}")
     bash = BashAgentSettings(context_chars=agent_context_chars, max_tokens=agent_max_tokens)
     make_agent = agent_factory(
         agent_spec, resume=agent_resume, bash_settings=bash, cache=not no_cache
@@ -245,12 +257,17 @@ def _is_fold(path: Path) -> bool:
 
 
 def _limited(
-    scenario: Scenario, max_steps: int | None, timeout: float | None, turn_timeout: float | None
+    scenario: Scenario,
+    max_steps: int | None,
+    timeout: float | None,
+    turn_timeout: float | None,
+    ide_errors: str | None,
 ) -> Scenario:
     changes: dict[str, Any] = {
         "max_steps": max_steps,
         "scenario_timeout_seconds": timeout,
         "agent_turn_timeout_seconds": turn_timeout,
+        "ide_errors": ide_errors,
     }
     return replace(scenario, **{k: v for k, v in changes.items() if v is not None})
 

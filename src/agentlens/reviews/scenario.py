@@ -44,6 +44,8 @@ class Scenario:
     fixed_first_message: bool = False
     preprocessors: list[dict[str, Any]] = field(default_factory=list)
     opened_files: list[str] = field(default_factory=list)
+    ide_errors: str = "auto"
+    """What stands in for the IDE's errors (`agentlens.scenarios.ide_errors`): auto, ruff, none."""
 
 
 @dataclass
@@ -115,13 +117,16 @@ def load_scenario(path: str | Path) -> Scenario:
     )
 
 
+IDE_ERROR_MODES = ("auto", "ruff", "none")
+"""`ide_errors`: what stands in for the IDE's errors (`agentlens.scenarios.ide_errors`)."""
+
 KNOWN_KEYS = {
     # spec §2.3 (the released config.json)
     "verifiers", "project_path", "opened_files", "tags", "language", "fixed_fst_user_message",
     "preprocessors", "mcp_servers", "repo_hash", "branch", "max_steps",
     "scenario_timeout_seconds", "agent_turn_timeout_seconds", "verifier_timeout_seconds",
     # ours: the files' text inline, a name, the base revision
-    "name", "base_ref", "user_instruction", "first_user_message",
+    "name", "base_ref", "user_instruction", "first_user_message", "ide_errors",
 }  # fmt: skip
 
 
@@ -152,11 +157,15 @@ def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
         "first_user_message": _text(doc, "first_user_message", folder / "first_user_message.md"),
         "preprocessors": [dict(p) for p in doc.get("preprocessors") or []],
         "opened_files": [str(f) for f in doc.get("opened_files") or []],
+        "ide_errors": str(doc.get("ide_errors", "auto")),
     }
     if doc.get("project_path"):
         fields["project_path"] = str(doc["project_path"])
     if fields["max_steps"] < 1:
         raise ValueError("max_steps must be at least 1")
+    if fields["ide_errors"] not in IDE_ERROR_MODES:
+        modes = ", ".join(IDE_ERROR_MODES)
+        raise ValueError(f"ide_errors must be one of {modes}, not {fields['ide_errors']!r}")
     if fields["fixed_first_message"] and not fields["first_user_message"]:
         raise ValueError(
             "fixed_fst_user_message is set but there is no first_user_message "

@@ -1,12 +1,13 @@
 """What the simulated user sees of an agent turn (spec §4.2): the agent's messages, its tool calls
-(arguments cut at 5,000 characters, results at 10,000) and all code changes so far (60,000
-characters per file, 150,000 in all). The released runner also shows up to five IDE errors per
-file; a scenario run here has no IDE, so there are none to show."""
+(arguments cut at 5,000 characters, results at 10,000), all code changes so far (60,000
+characters per file, 150,000 in all) and up to five IDE errors per changed file
+(`ide_errors`)."""
 
 from __future__ import annotations
 
 import orjson
 
+from agentlens.scenarios.ide_errors import IdeReport
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step
 
@@ -23,14 +24,18 @@ def cut(text: str, limit: int) -> str:
     return f"{text[:limit]}\n[... {len(text) - limit} more characters cut]"
 
 
-def turn_view(turn: AgentTurn, diff: str) -> str:
-    """The simulator's next prompt: this turn of the agent, then the diff since the base."""
+def turn_view(turn: AgentTurn, diff: str, ide: IdeReport | None = None) -> str:
+    """The simulator's next prompt: this turn of the agent, the diff since the base, and the IDE
+    errors of the changed files (none when IDE errors are off)."""
     parts = [_step_view(step) for step in turn.steps]
     parts = [p for p in parts if p]
     if turn.reply and not any(s.kind == "agent" and s.text == turn.reply for s in turn.steps):
         parts.append(f"<agent_message>\n{turn.reply}\n</agent_message>")
     body = "\n".join(parts) or "(the agent did nothing this turn)"
-    return f"<agent_turn>\n{body}\n</agent_turn>\n<code_diffs>\n{cut_diff(diff)}\n</code_diffs>"
+    view = f"<agent_turn>\n{body}\n</agent_turn>\n<code_diffs>\n{cut_diff(diff)}\n</code_diffs>"
+    if ide is None:
+        return view
+    return f"{view}\n<ide_errors>\n{ide.render()}\n</ide_errors>"
 
 
 def _step_view(step: Step) -> str:

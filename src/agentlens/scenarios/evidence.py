@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agentlens.errors import AgentLensError
 from agentlens.reviews.judge.prompt import ReviewContext
+from agentlens.scenarios.ide_errors import IdeReport
 from agentlens.scenarios.session import FORMAT
 from agentlens.scenarios.workspace import Workspace, diff_since_base
 from agentlens.trajectory import Trajectory
@@ -18,7 +19,17 @@ def scenario_context(traj: Trajectory) -> ReviewContext | None:
     """None for trajectories that did not come from `agentlens run`."""
     if traj.source.format != FORMAT:
         return None
-    return ReviewContext(final_diff=_diff(traj), formal_summary=formal_summary(traj))
+    return ReviewContext(
+        final_diff=_diff(traj), formal_summary=formal_summary(traj), ide_errors=ide_summary(traj)
+    )
+
+
+def ide_summary(traj: Trajectory) -> str | None:
+    """The IDE errors kept with the run (`metadata.ide_errors`), as the simulator saw them last."""
+    saved = traj.metadata.get("ide_errors")
+    if not isinstance(saved, dict):
+        return None
+    return IdeReport.from_dict(saved).render()
 
 
 def formal_summary(traj: Trajectory) -> str | None:

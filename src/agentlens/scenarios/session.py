@@ -22,9 +22,10 @@ from typing import Any
 from agentlens.errors import AgentLensError, BudgetExceededError, ProviderError
 from agentlens.reviews.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.scenarios.agent_view import turn_view
+from agentlens.scenarios.ide_errors import IdeReport, ide_errors
 from agentlens.scenarios.simulated_user import NO_MESSAGE, SimulatedUser, transcript
 from agentlens.scenarios.turns import AgentTurn, Stop, Termination, UserTurn
-from agentlens.scenarios.workspace import Workspace, diff_since_base
+from agentlens.scenarios.workspace import Workspace, changes_since_base
 from agentlens.seams import ScenarioAgent
 from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory
 
@@ -73,6 +74,8 @@ class _Dialog:
     user_messages: int = 0
     final_user_turn: UserTurn | None = None
     next_response: int = 0
+    ide_errors: IdeReport | None = None
+    """Of the workspace after the last agent turn: the end state the judge is shown."""
 
     def add_user(self, text: str) -> None:
         self.steps.append(Step(index=0, kind="user", text=text, timestamp=datetime.now(UTC)))
@@ -156,7 +159,8 @@ async def _converse(
         dialog.add_agent(turn)
         if stopped is None and not turn.steps and not turn.reply:
             stopped = Termination(Stop.NO_ACTIONS, "The agent produced no actions")
-        view = turn_view(turn, await _diff(workspace))
+        diff, dialog.ide_errors = await _changes(workspace, scenario.ide_errors)
+        view = turn_view(turn, diff, dialog.ide_errors)
         if stopped is not None:
             if stopped.stop.gets_final_user_turn:
                 dialog.final_user_turn = await _final_turn(user, view)
@@ -186,13 +190,15 @@ def _scenario_timeout(scenario: Scenario) -> Termination:
     return Termination(Stop.SCENARIO_TIMEOUT, f"Scenario timed out after {seconds}s")
 
 
-async def _diff(workspace: Workspace) -> str:
-    """The diff for the simulator; an agent that broke the repository (`rm -rf .git`) gets a
-    note instead, and the verifiers, which need git too, fail the run."""
+async def _changes(workspace: Workspace, ide_mode: str) -> tuple[str, IdeReport | None]:
+    """The diff and IDE errors for the simulator; an agent that broke the repository (`rm -rf
+    .git`) gets a note instead, and the verifiers, which need git too, fail the run."""
     try:
-        return await asyncio.to_thread(diff_since_base, workspace)
+        diff, changed = await asyncio.to_thread(changes_since_base, workspace)
     except AgentLensError as exc:
-        return f"(the changes cannot be shown: {exc})"
+        unknown = None if ide_mode == "none" else IdeReport(note="the changes cannot be listed")
+        return f"(the changes cannot be shown: {exc})", unknown
+    return diff, await asyncio.to_thread(ide_errors, workspace.path, changed, ide_mode)
 
 
 async def _final_turn(user: SimulatedUser, view: str) -> UserTurn:
@@ -259,6 +265,8 @@ def _trajectory(
     }
     if final is not None:
         metadata["final_user_turn"] = final.text or f"terminate_dialog: {final.terminate}"
+    if dialog.ide_errors is not None:
+        metadata["ide_errors"] = dialog.ide_errors.to_dict()
     return Trajectory(
         id=session_id,
         task_id=scenario.name,

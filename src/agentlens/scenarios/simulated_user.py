@@ -42,7 +42,13 @@ MAX_RESAMPLES = 5
 MIN_LATEST_CHARS = 1000
 OLD_DIFF = re.compile(r"<code_diffs>.*?</code_diffs>", re.DOTALL)
 DIFF_POINTER = "<code_diffs>(see the latest turn: its diff holds every change so far)</code_diffs>"
+OLD_IDE_ERRORS = re.compile(r"<ide_errors>.*?</ide_errors>", re.DOTALL)
+IDE_POINTER = "<ide_errors>(see the latest turn: its errors are of the files now)</ide_errors>"
 NO_MESSAGE = "the simulated user gave no message"
+IDE_NOTE = (
+    "After each agent turn you see what it did, the code changes so far and, in <ide_errors>, "
+    "up to five errors the IDE shows in each changed file."
+)
 
 
 @dataclass
@@ -137,7 +143,7 @@ class SimulatedUser:
         starting at a user message; older diffs are replaced by a pointer to the latest one."""
         latest = max(i for i, m in enumerate(self.messages) if m["role"] == "user")
         shown = [
-            {**m, "content": OLD_DIFF.sub(DIFF_POINTER, str(m["content"]))}
+            {**m, "content": _old_turn(str(m["content"]))}
             if m["role"] == "user" and i != latest else m
             for i, m in enumerate(self.messages)
         ]  # fmt: skip
@@ -201,8 +207,14 @@ def system_prompt(
             f"<persona>\n{persona.text}\n</persona>",
             "Write at most 5 sentences; usually 1 or 2.",
             f"Project: operating system {os_name}, project folder {project}.",
+            *([] if scenario.ide_errors == "none" else [IDE_NOTE]),
         ]
     )
+
+
+def _old_turn(content: str) -> str:
+    """An earlier turn without its diff and IDE errors: the latest turn's show the state now."""
+    return OLD_IDE_ERRORS.sub(IDE_POINTER, OLD_DIFF.sub(DIFF_POINTER, content))
 
 
 def transcript(messages: list[Message]) -> list[dict[str, Any]]:

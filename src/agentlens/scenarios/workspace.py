@@ -91,12 +91,22 @@ def _preprocessor_command(spec: dict[str, Any]) -> list[str] | str:
 def diff_since_base(workspace: Workspace) -> str:
     """Everything the agent changed, new files included, without touching the workspace's index
     (a scratch index takes the `git add`)."""
+    return changes_since_base(workspace)[0]
+
+
+def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
+    """The diff since the base, and the files that changed and still exist (for IDE errors)."""
     with tempfile.TemporaryDirectory(prefix="agentlens-index-") as tmp:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _git(workspace.path, "read-tree", workspace.base, env=env)
         # a nested repository without commits makes `add` fail for that folder only: go on
         _git(workspace.path, "add", "-A", "--ignore-errors", env=env, check=False)
-        return _git(workspace.path, "diff", "--cached", "--no-color", workspace.base, env=env)
+        diff = _git(workspace.path, "diff", "--cached", "--no-color", workspace.base, env=env)
+        names = _git(
+            workspace.path, "diff", "--cached", "--name-only", "-z", "--diff-filter=d",
+            workspace.base, env=env,
+        )  # fmt: skip
+        return diff, [name for name in names.split("\0") if name]
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:

@@ -36,6 +36,8 @@ class ReviewContext:
     final_diff: str | None = None
     formal_summary: str | None = None
     termination_reason: str | None = None
+    ide_errors: str | None = None
+    """The end state's IDE errors, up to five per changed file (scenario runs)."""
     process_evidence: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -82,6 +84,8 @@ def _summary(ctx: ReviewContext, diff_tokens: int) -> str:
     if ctx.final_diff is not None:
         diff = ctx.final_diff.strip() or "(no changes)"
         lines.append(f"Final diff:\n{_clip_tokens(diff, diff_tokens)}")
+    if ctx.ide_errors is not None:
+        lines.append(f"IDE errors (up to 5 per changed file):\n{ctx.ide_errors}")
     if ctx.formal_summary:
         lines.append(f"Formal checks:\n{ctx.formal_summary}")
     lines.extend(f"{k}: {v}" for k, v in ctx.extra.items())
