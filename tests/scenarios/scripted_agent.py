@@ -11,6 +11,7 @@ holdpipe a `setsid` grandchild keeps stdout open for 30 s, then it sleeps (turn 
 breakgit removes the workspace's .git, then answers
 partial  prints a command and a message, then sleeps (its turn times out)
 garbage  prints text that is no trace format
+claude   as fix, printed as `claude -p --output-format stream-json --verbose` does ($0.25 a turn)
 ideerr   turn 1 writes calc/extra.py with 7 undefined names, one more in calc/ops.py, a note.md
          and a symlink calc/outside.py to ARG (a file outside the project); turn 2 fixes ops.py
 """
@@ -72,6 +73,29 @@ def ide_errors(turn: int, outside: str) -> None:
         item(0, type="agent_message", text="Removed the broken helper.")
 
 
+def claude(turn: int) -> int:
+    """Claude Code's stream: init, the messages (tool calls answered by user lines), result."""
+    session = {"session_id": "5e55-10n", "parent_tool_use_id": None}
+    emit({"type": "system", "subtype": "init", "model": "claude-scripted", "cwd": os.getcwd(),
+          "tools": ["Bash"], "claude_code_version": "2.1.50", **session})  # fmt: skip
+    usage = {"input_tokens": 40, "output_tokens": 9, "cache_read_input_tokens": 60}
+    if turn == 1:
+        done = subprocess.run(["bash", "-c", SED], capture_output=True, text=True)
+        call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": SED}}
+        emit({"type": "assistant", "message": {"id": "msg_1", "model": "claude-scripted",
+              "role": "assistant", "content": [call], "usage": usage}, **session})  # fmt: skip
+        result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": done.stdout,
+                  "is_error": done.returncode != 0}  # fmt: skip
+        emit({"type": "user", "message": {"role": "user", "content": [result]}, **session})
+    text = "Fixed sub()." if turn == 1 else "Nothing left to do."
+    emit({"type": "assistant", "message": {"id": f"msg_{turn}_end", "model": "claude-scripted",
+          "role": "assistant", "content": [{"type": "text", "text": text}], "usage": usage},
+          **session})  # fmt: skip
+    emit({"type": "result", "subtype": "success", "is_error": False, "num_turns": 2,
+          "result": text, "total_cost_usd": 0.25, "usage": usage, **session})  # fmt: skip
+    return 0
+
+
 def mini(trace: str) -> None:
     done = subprocess.run(["bash", "-c", SED], capture_output=True, text=True)
     observation = f"<returncode>{done.returncode}</returncode>\n<output>\n{done.stdout}</output>"
@@ -98,6 +122,8 @@ def main() -> int:
     if mode == "mini":
         mini(sys.argv[4])
         return 0
+    if mode == "claude":
+        return claude(turn)
     if mode == "garbage":
         print("this is not a trace")
         return 0

@@ -115,6 +115,23 @@ def test_agent_cli_writing_its_trace_to_a_file(
     assert trace.is_file()
 
 
+def test_a_claude_code_stream_on_stdout_is_an_agent_trace(
+    local_llm_url: str, calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    """`claude -p --output-format stream-json --verbose`: its steps, model and turn costs."""
+    result = run(calc_scenario, calc_project, tmp_path / "out", local_llm_url, scripted("claude"))
+    session = result.sessions[0]
+    traj = session.trajectory
+    tools = [s for s in traj.steps if s.kind == "tool"]
+    assert [(s.tool_name, s.category) for s in tools] == [("Bash", "edit")]  # sed -i
+    assert tools[0].command is not None and tools[0].command.startswith("sed -i")
+    assert tools[0].is_error is False
+    assert traj.model == "claude-scripted"
+    turns = traj.metadata["user_messages"]
+    assert traj.cost_total() == pytest.approx(0.25 * turns)  # each turn's total_cost_usd
+    assert "return a - b" in (session.workspace.path / "calc" / "ops.py").read_text()
+
+
 def test_turn_timeout_kills_the_agent_and_gives_the_user_a_last_turn(
     local_llm_url: str, calc_project: Path, calc_scenario: Scenario, tmp_path: Path
 ) -> None:

@@ -11,6 +11,13 @@ Sub-agents live in `<session>/subagents/agent-<id>.jsonl`; each becomes a subtra
 `toolUseResult.agentId` (or the `agent_progress` lines). Lines that are not JSON objects (the
 hand-made `edge_cases.jsonl` has a bare string, an int and a list) are skipped with a warning
 in `metadata["warnings"]`.
+
+`claude -p --output-format stream-json --verbose` prints the same message lines without the
+session file's tree fields (`session_id` for `sessionId`, no `parentUuid` or timestamps), between
+a `system`/`init` line (model, tools, CLI version) and a `result` line (`total_cost_usd`, the
+run's usage, `num_turns`, `is_error`): those become `reported_cost`, `reported_usage` and
+`metadata["result"]`. A sub-agent's lines arrive inline, marked `parent_tool_use_id`: they make
+the subtrajectory `<session>/<tool_use_id>`, linked from the `Task` call that spawned it.
 """
 
 from __future__ import annotations
@@ -27,9 +34,13 @@ from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
 from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
 
-SESSION_KEY = re.compile(r'"(?:sessionId|leafUuid)"\s*:')
-LINE_SHAPE = re.compile(r'"parentUuid"\s*:|"type"\s*:\s*"(?:file-history-snapshot|summary)"')
+SESSION_KEY = re.compile(r'"(?:sessionId|leafUuid|session_id)"\s*:')
+LINE_SHAPE = re.compile(
+    r'"parentUuid"\s*:|"type"\s*:\s*"(?:file-history-snapshot|summary)"'
+    r'|"subtype"\s*:\s*"init"|"parent_tool_use_id"\s*:'  # stream-json
+)
 SKIPPED_TYPES = {"progress", "file-history-snapshot", "queue-operation"}
+RESULT_FIELDS = ("subtype", "is_error", "num_turns", "duration_ms", "duration_api_ms", "result")
 
 
 class ClaudeCodeReader(SuffixReader):
@@ -77,6 +88,10 @@ class _Builder:
         self.summaries: list[str] = []
         self.agent_ids: dict[str, str] = {}
         self.where = "line 1"
+        self.init: dict[str, Any] = {}
+        self.result: dict[str, Any] = {}
+        self.inline: dict[str, _Builder] = {}
+        """Sub-agents of a stream-json run, by the `Task` call's id (`parent_tool_use_id`)."""
 
     def build(self, data: bytes) -> Trajectory:
         with ReadGuard(self.path, ClaudeCodeReader.name):
@@ -87,17 +102,42 @@ class _Builder:
                     )
                     continue
                 self.where = f"line {number}"
-                self._first(line)
-                self._line(line)
-            self._flush()
-            self._finish_usage()
-            return self._trajectory()
+                self._take(line)
+            return self._finish()
+
+    def _take(self, line: dict[str, Any]) -> None:
+        parent = text(line.get("parent_tool_use_id"), f"{self.where}: parent_tool_use_id")
+        builder = self if parent is None else self.inline.setdefault(parent, _Builder(self.path))
+        builder.where = self.where
+        builder._first(line)
+        builder._line(line)
+
+    def _finish(self) -> Trajectory:
+        trajectory = self._built()
+        children = {call_id: (sub, sub._built()) for call_id, sub in self.inline.items()}
+        for call_id, (_, child) in children.items():
+            child.id = f"{trajectory.id}/{call_id}"
+        for call_id, (_, child) in children.items():  # a sub-agent may spawn one of its own
+            owner, trajectory_of_owner = self, trajectory
+            for sub, built in children.values():
+                if call_id in sub.calls:
+                    owner, trajectory_of_owner = sub, built
+            child.parent_id = trajectory_of_owner.id
+            trajectory_of_owner.subtrajectories.append(child)
+            if call_id in owner.calls:
+                owner.calls[call_id].subtrajectory = child.id
+        return trajectory
+
+    def _built(self) -> Trajectory:
+        self._flush()
+        self._finish_usage()
+        return self._trajectory()
 
     def _first(self, line: dict[str, Any]) -> None:
         """The first line with a session id supplies the session's id, version and agent id."""
-        if self.first or not line.get("sessionId"):
+        if self.first or not (line.get("sessionId") or line.get("session_id")):
             return
-        for key in ("sessionId", "version", "agentId"):
+        for key in ("sessionId", "session_id", "version", "agentId"):
             text(line.get(key), f"{self.where}: {key}")
         self.first = line
 
@@ -111,6 +151,11 @@ class _Builder:
         elif kind == "system" and isinstance(line.get("content"), str):
             self._flush()
             self._add(Step(index=0, kind="system", text=line["content"], raw=line), line)
+        elif kind == "system" and line.get("subtype") == "init":
+            self.init = line
+        elif kind == "result":
+            self._flush()
+            self.result = line
         elif kind == "summary":
             self.summaries.append(str(line.get("summary") or ""))
         elif kind == "progress":
@@ -217,29 +262,37 @@ class _Builder:
                 self.calls[call_id].subtrajectory = f"{session}/{agent_id}"
 
     def _trajectory(self) -> Trajectory:
-        session = self.first.get("sessionId") or self.path.stem
-        agent_id = self.first.get("agentId")
+        first = self.first
+        session = first.get("sessionId") or first.get("session_id") or self.path.stem
+        agent_id = first.get("agentId")
         models = Counter(s.model for s in self.steps if s.model and s.model != "<synthetic>")
-        metadata: dict[str, Any] = {
-            k: self.first[k] for k in ("cwd", "gitBranch") if self.first.get(k)
-        }
+        model = models.most_common(1)[0][0] if models else None
+        version = first.get("version") or text(
+            self.init.get("claude_code_version"), "init line: claude_code_version"
+        )
+        metadata: dict[str, Any] = {k: first[k] for k in ("cwd", "gitBranch") if first.get(k)}
         if self.warnings:
             metadata["warnings"] = self.warnings
         if self.summaries:
             metadata["summaries"] = self.summaries
         metadata["skipped_lines"] = dict(self.skipped)
+        if self.init or self.result:
+            metadata["output_format"] = "stream-json"
+        if self.result:
+            metadata["result"] = {k: self.result[k] for k in RESULT_FIELDS if k in self.result}
+        cost: Any = self.result.get("total_cost_usd")
         return Trajectory(
             id=f"{session}/{agent_id}" if agent_id else session,
             parent_id=session if agent_id else None,
             task=next((s.text for s in self.steps if s.kind == "user"), None),
-            agent=Agent(name="claude-code", version=self.first.get("version")),
-            model=models.most_common(1)[0][0] if models else None,
+            agent=Agent(name="claude-code", version=version),
+            model=model or text(self.init.get("model"), "init line: model"),
             source=Source(
-                format=ClaudeCodeReader.name,
-                path=str(self.path),
-                format_version=self.first.get("version"),
+                format=ClaudeCodeReader.name, path=str(self.path), format_version=version
             ),
             steps=self.steps,
+            reported_usage=_usage(self.result.get("usage"), "result line: usage"),
+            reported_cost=float(cost) if type(cost) in (int, float) else None,
             metadata=metadata,
         )
 

@@ -5,6 +5,9 @@ names that placeholder. For example:
     --agent 'cmd:codex exec --json --full-auto -C {workdir} -- {message}'
     --agent-resume 'codex exec --json --full-auto -C {workdir} resume --last -- {message}'
     --agent 'cmd:mini --model openai/gpt-4.1 --yolo --exit-immediately --task={message} -o {trace}'
+    --agent 'cmd:claude -p --output-format stream-json --verbose --permission-mode acceptEdits
+             -- {message}'   --agent-resume 'claude -p --continue --output-format stream-json
+             --verbose --permission-mode acceptEdits -- {message}'
 
 The command is split like a shell line once, then `{message}`, `{workdir}`, `{turn}` and
 `{trace}` are replaced inside each argument: the message is never parsed by a shell. The CLI gets
@@ -25,7 +28,7 @@ from agentlens.errors import AgentLensError, ConfigError, TraceError
 from agentlens.formats.load import read_path
 from agentlens.scenarios.agents._shell import run_process
 from agentlens.scenarios.turns import AgentTurn
-from agentlens.trajectory import Step
+from agentlens.trajectory import Step, Trajectory
 
 INTERPRETER = re.compile(r"^(python[\d.]*|node|bash|sh|uv|uvx|npx|pipx)$")
 SCRIPT = re.compile(r"\.(py|js|mjs|ts|sh)$")
@@ -82,6 +85,8 @@ class CommandAgent:
         except TraceError as exc:
             raise AgentFailure(f"the agent's output is not a readable trace: {exc}") from exc
         steps = [s for t in trajectories for s in t.steps if s.kind in ("agent", "tool")]
+        for t in trajectories:
+            _keep_reported_cost(t)
         self.model = self.model or next((t.model for t in trajectories if t.model), None)
         reply = next((s.text for s in reversed(steps) if s.kind == "agent" and s.text), "")
         return steps, reply
@@ -100,6 +105,16 @@ class CommandAgent:
 
     async def aclose(self) -> None:
         return None
+
+
+def _keep_reported_cost(trajectory: Trajectory) -> None:
+    """A turn's cost that only the trace's totals give (Claude Code's `total_cost_usd`) goes on
+    its first step, so the dialog's cost still sums over steps."""
+    if trajectory.reported_cost is None or any(s.cost is not None for s in trajectory.steps):
+        return
+    first = next((s for s in trajectory.steps if s.kind in ("agent", "tool")), None)
+    if first is not None:
+        first.cost = trajectory.reported_cost
 
 
 def _split(command: str) -> list[str]:
