@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,3 +37,21 @@ def test_unreadable_files_are_listed_and_never_exit_0(
     result = run_cli("compare", str(TASK), str(tmp_path))
     assert result.code >= 1  # type: ignore[attr-defined]
     assert f"failed: {broken}" in result.err  # type: ignore[attr-defined]
+
+
+def test_a_terminal_gets_a_table_and_a_pipe_gets_markdown() -> None:
+    a, b = str(TASK / "*gpt-4.1-*"), str(TASK / "*gpt-5.3-codex-*")
+    command = [sys.executable, "-m", "agentlens", "compare", a, b]
+    doc = json.loads(subprocess.run([*command, "--json"], capture_output=True, text=True).stdout)
+    piped = subprocess.run(command, capture_output=True, text=True)
+    assert piped.stdout.startswith("# Run comparison") and "| check | test |" in piped.stdout
+    terminal = os.environ | {"TTY_COMPATIBLE": "1", "FORCE_COLOR": "1", "COLUMNS": "250"}
+    shown = subprocess.run(command, capture_output=True, text=True, env=terminal).stdout
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    assert plain.splitlines()[0].endswith(f"{doc['status']} (exit code {doc['exit_code']})")
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in plain.splitlines()]
+    rows = [r for r in rows if len(r) == 8 and r[0] != "check"]
+    assert [r[0] for r in rows] == [c["name"] for c in doc["checks"]]
+    flags = {"ALERT" if c["alert"] else "warning" if c["warning"] else "ok" for c in doc["checks"]}
+    assert {r[6] for r in rows} == flags
+    assert "#" not in plain.splitlines()[0] and "|---|" not in plain

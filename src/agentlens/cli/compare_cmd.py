@@ -148,9 +148,33 @@ def compare(
         Path(md_path).write_text(compare_markdown(doc))
     if as_json:
         console.print_json(dump(doc))
-    else:
-        console.print(compare_markdown(doc), markup=False, highlight=False)
+    elif console.is_terminal:
+        _print_table(doc)
+    else:  # piped: Markdown, ready for a pull-request comment
+        console.print(compare_markdown(doc), markup=False, highlight=False, soft_wrap=True)
     return max(result.exit_code, failed)
+
+
+FLAG_STYLES = {"ALERT": "bold red", "warning": "yellow", "ok": "green"}
+
+
+def _print_table(doc: dict[str, Any]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from agentlens.reviews.report import check_flag, format_value
+
+    table = Table("check", "test", "run 1", "run 2", "ratio", "p", "flag", "reason")
+    for check in doc["checks"]:
+        flag = check_flag(check)
+        values = [format_value(check[k]) for k in ("v1", "v2", "ratio", "p_value")]
+        table.add_row(
+            Text(str(check["name"])), Text(str(check["test"])), *map(Text, values),
+            Text(flag, style=FLAG_STYLES[flag]), Text(str(check["reason"])),
+        )  # fmt: skip
+    status = Text(f"{doc['status']} (exit code {doc['exit_code']})", style="bold")
+    console.print(Text(f"{doc['run_1']} (reference) vs {doc['run_2']}: ").append(status))
+    console.print(table)
 
 
 def _stored(url: str | None, run_id: str) -> list[Trajectory]:

@@ -177,15 +177,18 @@ def compare_markdown(doc: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for c in doc["checks"]:
-        flag = "ALERT" if c["alert"] else "warning" if c["warning"] else "ok"
-        lines.append(
-            f"| {c['name']} | {c['test']} | {_fmt(c['v1'])} | {_fmt(c['v2'])} | {_fmt(c['ratio'])} "
-            f"| {_fmt(c['p_value'])} | {flag} | {c['reason'].replace('|', '/')} |"
-        )
+        values = " | ".join(format_value(c[k]) for k in ("v1", "v2", "ratio", "p_value"))
+        reason = c["reason"].replace("|", "/")
+        lines.append(f"| {c['name']} | {c['test']} | {values} | {check_flag(c)} | {reason} |")
     return "\n".join(lines) + "\n"
 
 
-def _fmt(value: Any) -> str:
+def check_flag(check: dict[str, Any]) -> str:
+    return "ALERT" if check["alert"] else "warning" if check["warning"] else "ok"
+
+
+def format_value(value: Any) -> str:
+    """A check's figure as both the Markdown and the terminal table show it."""
     if value is None:
         return "–"
     if isinstance(value, float):
