@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -150,6 +153,112 @@ def test_an_unreachable_ray_address_is_one_line_and_fast(tmp_path: Path) -> None
         "(Connection refused); start one there with `ray start --head`, or check the address"
     ]
     assert time.monotonic() - started < 15
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_address_that_answers_but_is_not_ray_is_one_line_and_fast(tmp_path: Path) -> None:
+    """An HTTP server there: `ray.init` alone would retry it for minutes."""
+    port = free_port()
+    web = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        assert _wait_listening(port), "the web server did not start"
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentlens", "cohort", str(tmp_path), "--engine",
+             f"ray:127.0.0.1:{port}"],
+            capture_output=True, text=True, timeout=120, env=os.environ | {"RAY_ADDRESS": ""},
+        )  # fmt: skip
+    finally:
+        web.kill()
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: engine 'ray:127.0.0.1:{port}': 127.0.0.1:{port} answers, but it is not a Ray "
+        "cluster (no gRPC there); give the head node's GCS port (6379 by default) or "
+        "ray://HOST:10001"
+    ]
+    assert time.monotonic() - started < 15
+
+
+TOKEN = uuid.uuid4().hex + uuid.uuid4().hex
+
+
+@pytest.fixture(scope="module")
+def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A head started with `ray start --head`, as a team's cluster would be, with token
+    authentication (Ray's default for `ray start`). Joins happen in fresh processes: this one
+    may already run a local Ray (the session fixture)."""
+    pytest.importorskip("ray")
+    port, temp = free_port(), tmp_path_factory.mktemp("ray")
+    head = subprocess.Popen(
+        ["ray", "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
+         "--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats",
+         f"--temp-dir={temp}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env=os.environ | {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN},
+    )  # fmt: skip
+    try:
+        assert _wait_listening(port, 60), "the Ray head did not start"
+        yield port
+        assert head.poll() is None  # engines that only joined it did not shut it down
+    finally:
+        os.killpg(head.pid, signal.SIGKILL)  # SIGTERM drains for 30 s
+        head.wait(timeout=30)
+
+
+def join(port: int, token: str) -> subprocess.CompletedProcess[str]:
+    script = (
+        "from agentlens.engine import get_engine\n"
+        "from tests.engine.units import reciprocal\n"
+        f"with get_engine('ray:127.0.0.1:{port}') as engine:\n"
+        "    print(engine.workers, [o.value for o in engine.map(reciprocal, [2, 4])])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+        env=env | {"RAY_AUTH_TOKEN": token},
+    )  # fmt: skip
+
+
+def test_ray_address_joins_a_running_cluster_with_the_token_at_hand(ray_head: int) -> None:
+    """No RAY_AUTH_MODE set: the engine sends the token it has."""
+    proc = join(ray_head, TOKEN)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "1 [0.5, 0.25]"
+
+
+def test_a_wrong_token_is_one_line_saying_so(ray_head: int, tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "agentlens", "cohort", str(tmp_path), "--engine",
+               f"ray:127.0.0.1:{ray_head}"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    proc = subprocess.run(
+        command, capture_output=True, text=True, timeout=180,
+        env=env | {"RAY_AUTH_TOKEN": "0" * 64},
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: engine 'ray:127.0.0.1:{ray_head}': the cluster refused this driver's token; it "
+        "needs the head's token (`ray get-auth-token` there) in RAY_AUTH_TOKEN or "
+        "~/.ray/auth_token"
+    ]
+
+
+def _wait_listening(port: int, timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.2)
+    return False
 
 
 def test_default_workers_follow_the_cpus_this_process_may_use(

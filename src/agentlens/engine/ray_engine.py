@@ -14,9 +14,14 @@ that does not answer is a one-line `ConfigError` within `CONNECT_TIMEOUT` second
 from __future__ import annotations
 
 import logging
+import os
 import re
 import socket
+import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -40,7 +45,12 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 CONNECT_TIMEOUT = 5.0
-"""Seconds to wait for a cluster's address to accept a connection before giving up."""
+"""Seconds to wait for a cluster's address to accept a connection, then to answer, before giving
+up."""
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""The client preface and an empty SETTINGS frame: a gRPC server (Ray's GCS, the Ray Client
+server) answers with a SETTINGS frame of its own."""
+SETTINGS_FRAME = 0x04
 FIX = "Rerun with --engine processes:N (fewer workers) or serial, or give the Ray nodes more memory"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -55,6 +65,7 @@ def import_ray() -> ModuleType:
 
 class RayEngine(EngineBase):
     def __init__(self, address: str | None = None) -> None:
+        _prepare_environment(address)
         self._ray = ray = import_ray()
         self._started = not ray.is_initialized()
         if self._started:
@@ -122,19 +133,76 @@ class RayEngine(EngineBase):
         self._started = False
 
 
+def _prepare_environment(address: str | None) -> None:
+    """What Ray reads from the environment when it is imported, so before the import."""
+    if address not in (None, "auto", "local"):
+        _use_token_if_at_hand()
+
+
 def _connect(ray: ModuleType, address: str | None) -> None:
     if address not in (None, "auto", "local"):
         _check_reachable(address)
     try:
-        ray.init(
-            address=address,
-            include_dashboard=False,
-            logging_level=logging.ERROR,
-            log_to_driver=False,
-        )
+        with _native_stderr_held():
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                logging_level=logging.ERROR,
+                log_to_driver=False,
+            )
     except (ConnectionError, TimeoutError, ValueError) as exc:  # e.g. ray:auto, none running
+        if _mentions(exc, "AuthenticationError"):
+            raise ConfigError(
+                f"engine 'ray:{address}': the cluster refused this driver's token; it needs the "
+                "head's token (`ray get-auth-token` there) in RAY_AUTH_TOKEN or ~/.ray/auth_token"
+            ) from exc
         message = " ".join(str(exc).split()) or type(exc).__name__
         raise ConfigError(f"engine 'ray:{address}': Ray did not start: {message}") from exc
+
+
+@contextmanager
+def _native_stderr_held() -> Iterator[None]:
+    """Ray's C++ client logs each failed attempt to reach the cluster, once a second for 20 s,
+    straight to file descriptor 2 (no log level stops it): hold that while connecting, since a
+    failure ends in one line of ours that says what went wrong."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all: nothing to hold
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _use_token_if_at_hand() -> None:
+    """`ray start --head` turns token authentication on by default (Ray 2.5x), and a driver then
+    joins only in `RAY_AUTH_MODE=token`. With a token at hand and no mode set, send it: a
+    cluster without authentication accepts it too."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    token_file = os.environ.get("RAY_AUTH_TOKEN_PATH") or str(Path.home() / ".ray" / "auth_token")
+    if os.environ.get("RAY_AUTH_TOKEN") or os.path.isfile(token_file):
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
+def _mentions(exc: BaseException, name: str) -> bool:
+    """Whether `name` raised somewhere behind `exc`: Ray keeps the GCS client's last error only as
+    text, a formatted traceback inside the message of the exception it chains."""
+    seen: BaseException | None = exc
+    for _ in range(20):  # a chain is short; the bound only guards against a cycle
+        if seen is None:
+            return False
+        if type(seen).__name__ == name or name in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _check_reachable(address: str) -> None:
@@ -149,13 +217,34 @@ def _check_reachable(address: str) -> None:
     if not host:
         raise ConfigError(f"engine 'ray:{address}': not a Ray address (use HOST:PORT)")
     try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT) as sock:
+            speaks_grpc = _speaks_grpc(sock)
     except OSError as exc:
         reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
         raise ConfigError(
             f"engine 'ray:{address}': cannot reach a Ray cluster at {host}:{port} ({reason}); "
             "start one there with `ray start --head`, or check the address"
         ) from exc
+    if not speaks_grpc:  # ray.init would retry it for minutes
+        raise ConfigError(
+            f"engine 'ray:{address}': {host}:{port} answers, but it is not a Ray cluster (no gRPC "
+            "there); give the head node's GCS port (6379 by default) or ray://HOST:10001"
+        )
+
+
+def _speaks_grpc(sock: socket.socket) -> bool:
+    """Whether the server answers an HTTP/2 preface with a SETTINGS frame. With Ray's TLS on
+    (`RAY_USE_TLS`) the first bytes are a TLS handshake instead, so the probe is skipped."""
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return True
+    reply = b""
+    try:
+        sock.sendall(HTTP2_PREFACE)
+        while len(reply) < 9 and (chunk := sock.recv(9 - len(reply))):
+            reply += chunk
+    except OSError:  # a timeout or a reset: not a gRPC server either way
+        return False
+    return len(reply) == 9 and reply[3] == SETTINGS_FRAME
 
 
 def _lost_line(exc: BaseException) -> str:
