@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentlens.os_names import printable
+
 
 class AgentLensError(Exception):
     """Base of every error caused by input or usage, not by a bug in AgentLens."""
@@ -14,7 +16,7 @@ class TraceError(AgentLensError):
     """A trace file could not be read. Names the file, the (attempted) format and the reason."""
 
     def __init__(self, path: str | Path, reason: str, format: str | None = None) -> None:
-        self.path = str(path)
+        self.path = printable(str(path))
         self.format = format
         self.reason = reason
         fmt = f" [{format}]" if format else ""

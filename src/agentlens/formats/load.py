@@ -10,8 +10,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats.registry import HEAD_BYTES, detect, get_reader
+from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
 
 # Files that travel with traces but are not traces: skipped silently when walking a directory.
@@ -121,11 +124,18 @@ def read_path(
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
     reader = reader_cls(lenient=lenient)  # type: ignore[call-arg]
     try:
-        return list(reader.read(path, data))
+        trajectories = list(reader.read(path, data))
     except AgentLensError:
         raise
     except READER_BUGS as exc:
         raise TraceError(path, _reader_bug(exc), reader_cls.name) from exc
+    if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
+        return [_printable(t) for t in trajectories]
+    return trajectories
+
+
+def _printable(trajectory: Trajectory) -> Trajectory:
+    return msgspec.convert(printable_all(msgspec.to_builtins(trajectory)), Trajectory)
 
 
 # What a reader raises on a shape it did not expect. Readers should turn each into a SchemaError
@@ -179,15 +189,16 @@ def read_paths(
     for spec in specs:
         text = str(spec)
         if is_pattern(text) and not glob.glob(text, recursive=True):
-            result.failures.append(ReadFailure(text, None, "no file matches this pattern", None))
+            failure = ReadFailure(printable(text), None, "no file matches this pattern", None)
+            result.failures.append(failure)
     for path, explicit in iter_trace_paths(specs):
         try:
             result.trajectories.extend(read_path(path, format=format, lenient=lenient))
         except TraceError as exc:
             if not explicit and isinstance(exc, UnknownFormatError):
-                result.skipped.append(f"{path}: {exc.reason}")
+                result.skipped.append(f"{exc.path}: {exc.reason}")
             else:
-                result.failures.append(ReadFailure(str(path), exc.format, exc.reason, exc))
+                result.failures.append(ReadFailure(exc.path, exc.format, exc.reason, exc))
         if on_file is not None:
             on_file(path)
     if sidecars:
