@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from agentlens.cli._app import console, err_console
+from agentlens.cli._output import write_whole
 from agentlens.cli._store_option import read_store_option
 from agentlens.store.model import RUN_KINDS
 
@@ -36,7 +37,6 @@ def report(
             err_console.print(note, highlight=False, markup=False, soft_wrap=True)
         document = render_report(store, [run.id for run in runs])
     path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(document, encoding="utf-8")
+    write_whole(path, lambda file: file.write(document.encode("utf-8")), store=store.url)
     console.print(f"wrote {path} ({len(runs)} run{'s' if len(runs) != 1 else ''})", soft_wrap=True)
     return 0

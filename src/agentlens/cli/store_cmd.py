@@ -40,9 +40,8 @@ def import_(
         return code or 1
     run = Run(kind="import", scorer=IMPORT_SCORER, label=run_label, settings={"paths": paths})
     with open_store(store_url) as db:
-        before = db.stats()["steps"]
         run_id = db.save(run, loaded.trajectories, import_records(loaded.trajectories))
-        new = db.stats()["steps"] - before
+        new = db.new_steps  # not a count before and after: another import may run meanwhile
     console.print(
         f"imported {len(loaded.trajectories)} trajectories ({new} new step rows) "
         f"as run {run_id[:12]} in {db.url}",
@@ -53,7 +52,8 @@ def import_(
 
 @store.command()
 @click.option("--kind", type=click.Choice(RUN_KINDS), default=None)
-@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(0, 2**62), default=50, show_default=True,
+              help="At most this many runs (0: all).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run.")
 @read_store_option
 def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> int:
@@ -139,8 +139,9 @@ def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
     with open_store(store_url, create=False) as db:
         found = db.trajectory(db.find_trajectory(digest))
     if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        dump_jsonl([found], out)
+        from agentlens.cli._output import write_whole
+
+        write_whole(Path(out), lambda file: dump_jsonl([found], file), store=db.url)
     else:
         dump_jsonl([found], sys.stdout.buffer)
     return 0

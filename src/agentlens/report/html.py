@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -12,8 +13,13 @@ from agentlens.report.style import CSS
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+"""Control characters, which HTML does not allow in a document (a browser drops or replaces them
+unseen, and U+0000 makes tools such as grep call the file binary): shown as U+FFFD."""
+
+
 def esc(value: object) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    return html.escape(_CONTROL.sub("\ufffd", "" if value is None else str(value)), quote=True)
 
 
 def attrs(**values: object) -> str:

@@ -37,11 +37,13 @@ def open_store(url: str | None = None, *, create: bool = True) -> SqlStore:
         return open_postgres(url)
     if url.startswith("sqlite:///"):
         url = url.removeprefix("sqlite:///")  # as in SQLAlchemy: a 4th slash makes it absolute
-    if not create and not Path(url).expanduser().exists():
+    path = Path(url).expanduser()
+    if not create and (not path.exists() or (path.is_file() and not path.stat().st_size)):
+        # an empty file is no store either: reading it must not write the tables into it
         raise StoreError(
             url,
-            "no such file; `agentlens store import PATHS --store FILE` (or `score … --store FILE`) "
-            "creates one",
+            f"{'no such file' if not path.exists() else 'an empty file, not a store yet'}; "
+            "`agentlens store import PATHS --store FILE` (or `score … --store FILE`) creates one",
         )
     from agentlens.store.sqlite import open_sqlite
 

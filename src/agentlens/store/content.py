@@ -10,7 +10,8 @@ Compressor objects are not thread-safe, so each call makes its own (a few micros
 from __future__ import annotations
 
 import hashlib
-from typing import NamedTuple
+import re
+from typing import Any, NamedTuple
 
 import msgspec
 import zstandard
@@ -20,6 +21,7 @@ from agentlens.trajectory import Step, Trajectory
 _encode = msgspec.json.Encoder().encode
 _step_decoder = msgspec.json.Decoder(Step)
 _meta_decoder = msgspec.json.Decoder(Trajectory)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 CORRUPT = (zstandard.ZstdError, msgspec.DecodeError)
@@ -43,15 +45,41 @@ class Stored(NamedTuple):
     meta: bytes
 
 
+def scrub(text: str) -> str:
+    """Lone surrogates as U+FFFD. No UTF-8 encoder takes them, and Python makes them from bytes
+    that are not UTF-8 (a trace's file name, a subprocess's output read with `surrogateescape`)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def scrubbed(value: Any) -> Any:
+    """`value` (JSON-like: dicts, lists, strings) with every string `scrub`bed."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrubbed(k): scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrubbed(v) for v in value]
+    return value
+
+
+def _encode_text(value: msgspec.Struct) -> bytes:
+    """The canonical JSON of a step or trajectory; lone surrogates in its text are kept as
+    U+FFFD (so that a trace read from a file whose name is not UTF-8 can be stored)."""
+    try:
+        return _encode(value)
+    except UnicodeEncodeError:
+        return _encode(scrubbed(msgspec.to_builtins(value)))
+
+
 def split(trajectory: Trajectory) -> Stored:
     rows: list[StepRow] = []
     parent: str | None = None
     for position, step in enumerate(trajectory.steps):
-        body = _encode(step)
+        body = _encode_text(step)
         key = hashlib.sha256((parent or "").encode() + b"\0" + body).hexdigest()
         rows.append(StepRow(key, parent, position, body))
         parent = key
-    meta = _encode(msgspec.structs.replace(trajectory, steps=[]))
+    meta = _encode_text(msgspec.structs.replace(trajectory, steps=[]))
     digest = hashlib.sha256(meta + b"\0" + (parent or "").encode()).hexdigest()
     return Stored(digest, parent, rows, meta)
 

@@ -55,6 +55,9 @@ class SqlStore:
         self._dialect = dialect
         # one connection, shared by a server's threads: one statement or transaction at a time
         self._lock = threading.RLock()
+        self.new_steps = 0
+        """Step rows the last `save` added (the others were stored already): counted inside its
+        transaction, so another process saving at the same time is not counted."""
         self._migrate()
 
     def close(self) -> None:
@@ -72,6 +75,7 @@ class SqlStore:
         run.id = run.id or uuid.uuid4().hex
         run.agentlens_version = run.agentlens_version or __version__
         run.n_records = len(records)
+        self.new_steps = 0
         with self._transaction():
             given = self._save_trajectories(trajectories)
             named = {r.trajectory for r in records}
@@ -244,7 +248,7 @@ class SqlStore:
 
     def _insert_trajectories(self, stored: list[tuple[content.Stored, Trajectory]]) -> None:
         steps = [row for s, _ in stored for row in s.steps]
-        self._many(
+        self.new_steps += self._many(
             "INSERT INTO steps (hash, parent, position, body) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (hash) DO NOTHING",
             steps,
@@ -277,7 +281,7 @@ class SqlStore:
             " outcome, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (run_id, i, r.trajectory, r.trajectory_id, r.task_id, r.model, r.outcome,
-                 content.pack(orjson.dumps(r.body)))
+                 content.pack(_dumps(r.body)))
                 for i, r in enumerate(records)
             ],
         )  # fmt: skip
@@ -336,24 +340,43 @@ class SqlStore:
         return sql if self._dialect.placeholder == "?" else sql.replace("?", "%s")
 
     def _params(self, params: Sequence[Any]) -> tuple[Any, ...]:
-        if self._dialect.nul_in_text:
-            return tuple(params)
-        return tuple(p.replace("\x00", "\ufffd") if isinstance(p, str) else p for p in params)
+        nul = self._dialect.nul_in_text
+        return tuple(_text(p, nul) if isinstance(p, str) else p for p in params)
 
     def _exec(self, sql: str, params: Sequence[Any]) -> None:
         with self._lock, self._driver_errors():
             self._db.execute(self._sql(sql), self._params(params))
 
-    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        if rows:
-            with self._lock, self._driver_errors():
-                self._db.cursor().executemany(self._sql(sql), [self._params(r) for r in rows])
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """Runs `sql` once per row; returns how many rows it changed (not those it skipped)."""
+        if not rows:
+            return 0
+        with self._lock, self._driver_errors():
+            cursor = self._db.cursor()
+            cursor.executemany(self._sql(sql), [self._params(r) for r in rows])
+            return max(int(cursor.rowcount), 0)
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         with self._lock, self._driver_errors():
             cursor = self._db.execute(self._sql(sql), self._params(params))
             names = [c[0] for c in cursor.description]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _text(value: str, nul_in_text: bool) -> str:
+    """A text parameter the database can hold: lone surrogates (which no UTF-8 encoder takes)
+    as U+FFFD, and U+0000 too where a text column cannot hold it."""
+    if not value.isascii():
+        value = content.scrub(value)
+    return value if nul_in_text else value.replace("\x00", "\ufffd")
+
+
+def _dumps(value: Any, option: int = 0) -> bytes:
+    """JSON of a record's body or a run's settings; lone surrogates in it kept as U+FFFD."""
+    try:
+        return orjson.dumps(value, option=option)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(content.scrubbed(value), option=option)
 
 
 def _utc(moment: datetime) -> str:
@@ -369,7 +392,7 @@ def _number(value: float | None) -> float | None:
 
 
 def _json(value: dict[str, Any]) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return _dumps(value, orjson.OPT_NON_STR_KEYS).decode()
 
 
 def _run(row: dict[str, Any]) -> Run:
