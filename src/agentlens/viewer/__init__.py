@@ -12,7 +12,10 @@ from agentlens.errors import MissingDependencyError
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-__all__ = ["create_app", "require"]
+__all__ = ["LOCAL_HOSTS", "create_app", "require"]
+
+LOCAL_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+"""The Host names the app accepts by default (no other: DNS rebinding)."""
 
 
 def require(module: str) -> None:

@@ -29,11 +29,25 @@ class BadRequest(Exception):
 
 
 class TrajectoryCache:
-    """Decoded trajectories by digest. Safe to keep: a digest names exactly one content."""
+    """Decoded trajectories by digest, and their phase labels per profile (labelling a run of
+    50,000 steps takes seconds, and each page of its steps needs them). Safe to keep: a digest
+    names exactly one content."""
 
     def __init__(self, size: int = 32) -> None:
         self._size = size
         self._items: OrderedDict[str, Trajectory] = OrderedDict()
+        self._labels: OrderedDict[tuple[str, str], list[str | None]] = OrderedDict()
+
+    def labels(self, store: SqlStore, digest: str, profile: LabelProfile) -> list[str | None]:
+        found = self.get(store, digest)
+        key = (digest, profile)
+        if key in self._labels:
+            self._labels.move_to_end(key)
+            return self._labels[key]
+        labels = self._labels[key] = payload.stages(found, profile)
+        if len(self._labels) > self._size:
+            self._labels.popitem(last=False)
+        return labels
 
     def get(self, store: SqlStore, digest: str) -> Trajectory:
         if digest in self._items:
@@ -50,15 +64,25 @@ def _store(request: Request) -> SqlStore:
 
 
 def _trajectory(request: Request) -> Trajectory:
-    cache = cast(TrajectoryCache, request.app.state.trajectories)
-    return cache.get(_store(request), request.path_params["digest"])
+    return _cache(request).get(_store(request), request.path_params["digest"])
+
+
+def _labels(request: Request, profile: LabelProfile) -> list[str | None]:
+    return _cache(request).labels(_store(request), request.path_params["digest"], profile)
+
+
+def _cache(request: Request) -> TrajectoryCache:
+    return cast(TrajectoryCache, request.app.state.trajectories)
 
 
 def _int(request: Request, name: str, default: int, high: int) -> int:
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or int(raw) > high:
+    # ASCII digits only: `isdigit` also takes "²" (which `int` refuses) and other scripts' digits;
+    # a length cap before `int`, which refuses numbers of thousands of digits
+    digits = raw.lstrip("0")
+    if not (raw.isascii() and raw.isdigit()) or len(digits) > len(str(high)) or int(raw) > high:
         raise BadRequest(f"{name} must be a whole number from 0 to {high}")
     return int(raw)
 
@@ -107,7 +131,9 @@ async def record(request: Request) -> Response:
     store = _store(request)
     found = store.run(request.path_params["run_id"])
     position = request.path_params["position"]
-    records = store.records(found.id, position=position)  # one record, not the whole run
+    # one record, not the whole run; a position past the run's records is not looked up (one
+    # beyond 64 bits would not even fit a database integer)
+    records = store.records(found.id, position=position) if position < found.n_records else []
     if not records:
         return _not_found(
             f"run {found.id[:12]} has no record {position} ({found.n_records} records)"
@@ -147,13 +173,16 @@ async def trajectory(request: Request) -> Response:
     digest = request.path_params["digest"]
     offset = _int(request, "offset", 0, 10**9)
     limit = _int(request, "limit", payload.STEP_PAGE, MAX_PAGE)
+    profile = _profile(request)
+    labels = _labels(request, profile)
     return _json(
-        payload.trajectory_dict(digest, found, _profile(request), offset=offset, limit=limit)
+        payload.trajectory_dict(digest, found, profile, offset=offset, limit=limit, labels=labels)
     )
 
 
 async def phases(request: Request) -> Response:
-    return _json(payload.phases_dict(_trajectory(request), _profile(request)))
+    profile = _profile(request)
+    return _json(payload.phases_dict(_trajectory(request), profile, _labels(request, profile)))
 
 
 async def step(request: Request) -> Response:
@@ -161,7 +190,7 @@ async def step(request: Request) -> Response:
     index = request.path_params["index"]
     if index >= len(found.steps):
         return _not_found(f"trajectory {found.id!r} has no step {index} ({len(found.steps)} steps)")
-    stage = payload.stages(found, _profile(request))[index]
+    stage = _labels(request, _profile(request))[index]
     return _json(payload.step_dict(found.steps[index], stage, limit=None))
 
 

@@ -24,10 +24,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentlens.errors import ConfigError, StoreError
 from agentlens.store import open_store
+from agentlens.viewer import LOCAL_HOSTS
 from agentlens.viewer.api import ROUTES, BadRequest, TrajectoryCache
 
 STATIC = Path(__file__).parent / "static"
-LOCAL_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; frame-ancestors 'none'"

@@ -80,8 +80,11 @@ def stages(trajectory: Trajectory, profile: LabelProfile) -> list[str | None]:
     return list(label_trajectory(trajectory, profile))
 
 
-def phases_dict(trajectory: Trajectory, profile: LabelProfile) -> dict[str, Any]:
-    labels = stages(trajectory, profile)
+def phases_dict(
+    trajectory: Trajectory, profile: LabelProfile, labels: list[str | None] | None = None
+) -> dict[str, Any]:
+    """`labels`: the trajectory's `stages` under `profile`, when already known."""
+    labels = stages(trajectory, profile) if labels is None else labels
     return {
         "profile": profile,
         "steps": [
@@ -96,10 +99,12 @@ STEP_PAGE = 500
 
 
 def trajectory_dict(
-    digest: str, t: Trajectory, profile: LabelProfile, *, offset: int = 0, limit: int = STEP_PAGE
-) -> dict[str, Any]:
-    """The header, the whole phase timeline, and steps `offset` to `offset + limit`."""
-    labels = stages(t, profile)
+    digest: str, t: Trajectory, profile: LabelProfile, *, offset: int = 0, limit: int = STEP_PAGE,
+    labels: list[str | None] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """The header, the whole phase timeline, and steps `offset` to `offset + limit`; `labels` as
+    in `phases_dict`."""
+    labels = stages(t, profile) if labels is None else labels
     page = range(offset, min(offset + limit, len(t.steps)))
     return {
         "digest": digest,

@@ -3,11 +3,12 @@ before anything starts, and `--port 0` can report the port the system picked."""
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 from collections.abc import Callable
 
 from agentlens.errors import ConfigError
-from agentlens.viewer import create_app, require
+from agentlens.viewer import LOCAL_HOSTS, create_app, require
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -28,6 +29,20 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def allowed_hosts(host: str, bound: str) -> list[str] | None:
+    """The Host names the app accepts when `--host host` listens on address `bound`. On a
+    loopback address only the local names, `host` and the address (a page that rebinds its DNS
+    name to the address sends its own name); None: the app's local names. Elsewhere any name, as
+    the network reaches the server anyway."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return None
+    address = ipaddress.ip_address(bound.split("%")[0])  # an IPv6 scope (`%lo`) left out
+    if not address.is_loopback:
+        return ["*"]
+    shown = f"[{address}]" if address.version == 6 else str(address)
+    return list(dict.fromkeys([*LOCAL_HOSTS, host, str(address), shown]))
+
+
 def url_of(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
@@ -40,11 +55,10 @@ def serve(store_url: str, host: str, port: int, on_ready: Callable[[str], None] 
     require("uvicorn")
     import uvicorn
 
-    hosts = None if host in ("127.0.0.1", "localhost", "::1") else ["*"]
-    app = create_app(store_url, allowed_hosts=hosts)
     sock = bind(host, port)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     try:
+        app = create_app(store_url, allowed_hosts=allowed_hosts(host, sock.getsockname()[0]))
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
         on_ready(url_of(sock))
         uvicorn.Server(config).run(sockets=[sock])
     finally:
