@@ -13,9 +13,18 @@ import pytest
 from agentlens.cli import main
 from agentlens.engine import get_engine
 from agentlens.process.cohort import cohort_report, result_row
-from agentlens.process.protocols import TaskSplit, score_splits, score_tasks
+from agentlens.process.protocols import (
+    MIN_PIECE,
+    TaskSplit,
+    _cut,
+    piece_size,
+    score_splits,
+    score_tasks,
+    split_cohort,
+)
 from agentlens.process.result import ProcessResult
 from agentlens.seams import Engine
+from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH
 from tests.engine.test_map import wait_for_raylet_report
 from tests.engine.units import FAIL_ON
@@ -138,3 +147,37 @@ def test_cohort_reports_a_dead_ray_worker_in_one_line(
     (line,) = [x for x in err.splitlines() if x.strip()]
     assert line.startswith("error: a Ray worker process died (killed, out of memory?); "), err
     wait_for_raylet_report(capsys)
+
+
+def test_a_task_is_cut_into_pieces_only_for_more_than_one_worker() -> None:
+    assert piece_size(271, 1) == 271  # serial: every task whole
+    assert piece_size(271, 2) == 34 and piece_size(10, 8) == MIN_PIECE
+    assert [len(p) for p in _cut(list(range(42)), 8)] == [7, 7, 7, 7, 7, 7]  # nearly equal
+    assert [len(p) for p in _cut(list(range(9)), 4)] == [3, 3, 3]
+    assert [i for piece in _cut(list(range(43)), 34) for i in piece] == list(range(43))
+
+
+def test_one_large_task_is_spread_over_the_pool_and_scores_as_serial(
+    runs: list[Trajectory], processes: Engine
+) -> None:
+    """A cohort of one task, the case pieces are for: both workers busy, same results."""
+    one = [t for t in runs if t.task_id == "psf__requests-1724"]
+    splits = split_cohort(one, "leave-one-out", k=3)
+    assert len(splits) > 2 * piece_size(len(splits), processes.workers)  # cut in 3 or more
+    outcomes = score_tasks(splits, "paper", engine=processes)
+    assert len(outcomes) == 1 and outcomes[0].ok
+    serial = score_splits(splits, "paper")
+    assert [r.to_dict() for r in outcomes[0].value or ()] == [r.to_dict() for r in serial]
+
+
+def test_a_task_cut_in_pieces_fails_once_as_a_whole(
+    runs: list[Trajectory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one = [t for t in runs if t.task_id == "psf__requests-1724"]
+    splits = split_cohort(one, "leave-one-out", k=3)
+    assert len(splits) > piece_size(len(splits), 2)  # more than one piece
+    monkeypatch.setenv(FAIL_ON, "psf__requests-1724")
+    with get_engine(FAILING) as engine:
+        (outcome,) = score_tasks(splits, "paper", engine=engine)
+    assert not outcome.ok and outcome.value is None
+    assert str(outcome.error) == "ValueError: injected failure for psf__requests-1724"

@@ -13,6 +13,8 @@ fewer than k passing runs are skipped and consume no random numbers.
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -143,20 +145,66 @@ def score_tasks(
     *,
     engine: Engine | None = None,
 ) -> list[Outcome[list[ProcessResult]]]:
-    """`score_splits` on `engine` (default serial), one work unit per task: per task its results
-    (outcome.value) or its failure (outcome.error), the other tasks kept; `on_split` per split."""
+    """`score_splits` on `engine` (default serial): per task (`task_groups`) its results
+    (outcome.value) or its failure (outcome.error), the other tasks kept; `on_split` per split.
+
+    A task is one work unit, or several on an engine with more workers than the tasks would keep
+    busy (a cohort of one large task): its splits are then cut into pieces of at least
+    `MIN_PIECE` splits, each piece sent with the runs it needs. Results are the same either way,
+    in the same order; a task fails as a whole when one of its pieces fails."""
     from agentlens.engine.serial import SerialEngine
 
+    runner: Engine = engine or SerialEngine()
     groups = task_groups(splits)
+    size = piece_size(len(splits), runner.workers)
+    pieces = [(task, piece) for task, group in enumerate(groups) for piece in _cut(group, size)]
 
     def done(outcome: Outcome[Any]) -> None:
         if on_split is not None:
-            for split in groups[outcome.index]:
+            for split in pieces[outcome.index][1]:
                 on_split(split)
 
-    runner: Engine = engine or SerialEngine()
-    units = [_unit(group) for group in groups]
-    return runner.map(partial(score_unit, profile=profile), units, on_done=done, chunksize=1)
+    units = [_unit(piece) for _, piece in pieces]
+    outcomes = runner.map(partial(score_unit, profile=profile), units, on_done=done, chunksize=1)
+    return _per_task(len(groups), [task for task, _ in pieces], outcomes)
+
+
+MIN_PIECE = 4
+"""Splits per work unit, at least, when a task is cut: each unit carries the task's runs."""
+
+
+def piece_size(n_splits: int, workers: int) -> int:
+    """Splits per work unit: about four units per worker, so that the last ones to finish are
+    small; a single worker takes each task whole."""
+    if workers <= 1:
+        return max(n_splits, 1)
+    return max(MIN_PIECE, math.ceil(n_splits / (workers * 4)))
+
+
+def _cut(group: list[TaskSplit], size: int) -> list[list[TaskSplit]]:
+    """`group` in nearly equal consecutive pieces of at most `size` splits."""
+    count = math.ceil(len(group) / size)
+    bounds = [round(i * len(group) / count) for i in range(count + 1)]
+    return [group[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def _per_task(
+    n_tasks: int, task_of: list[int], outcomes: list[Outcome[list[ProcessResult]]]
+) -> list[Outcome[list[ProcessResult]]]:
+    """The pieces' outcomes joined per task, in order; a task's first failing piece fails it."""
+    from agentlens.engine.outcome import Outcome
+
+    joined: list[Outcome[list[ProcessResult]]] = [Outcome(i, value=[]) for i in range(n_tasks)]
+    for task, outcome in zip(task_of, outcomes, strict=True):
+        whole = joined[task]
+        if whole.error is not None:
+            continue
+        if outcome.error is not None:
+            joined[task] = Outcome(task, error=outcome.error, exception=outcome.exception)
+        else:
+            assert whole.value is not None and outcome.value is not None
+            whole.value.extend(outcome.value)
+    return joined
 
 
 def score_unit(unit: TaskUnit, profile: Profile) -> list[ProcessResult]:
