@@ -130,6 +130,17 @@ def test_records_keep_their_order_and_their_metrics(
     assert store.run(run_id).n_records == len(records)
 
 
+def test_positions_find_a_trajectorys_records_in_a_run(
+    store: SqlStore, real: list[Trajectory]
+) -> None:
+    twice = [real[0], real[1], real[0]]
+    records = [Record(trajectory=digest(t), trajectory_id=t.id) for t in twice]
+    run_id = store.save(Run(kind="score", scorer="x/1"), real, records)
+    assert store.positions(run_id[:8], digest(real[0])) == [0, 2]
+    assert store.positions(run_id, digest(real[1])) == [1]
+    assert store.positions(run_id, digest(real[2])) == []
+
+
 def test_a_record_about_an_unsaved_trajectory_is_refused_and_nothing_is_written(
     store: SqlStore, real: list[Trajectory]
 ) -> None:

@@ -69,6 +69,22 @@ def test_record_gives_its_body(client: TestClient, store: SqlStore, built: Built
     assert found["trajectory"] == record.trajectory
 
 
+def test_a_run_and_a_trajectory_give_the_runs_record_of_it(
+    client: TestClient, store: SqlStore, built: Built
+) -> None:
+    records = store.records(built.score_run)
+    found = get(client, f"/api/runs/{built.score_run}/trajectories/{records[3].trajectory}")
+    first = next(i for i, r in enumerate(records) if r.trajectory == records[3].trajectory)
+    assert (found["position"], found["body"]) == (first, records[first].body)
+    other = next(t["digest"] for t in store.trajectories() if t["digest"] not in
+                 {r.trajectory for r in records})  # fmt: skip
+    missing = client.get(f"/api/runs/{built.score_run}/trajectories/{other}")
+    assert missing.status_code == 404
+    assert missing.json()["error"] == (
+        f"run {built.score_run[:12]} has no record of trajectory {other[:12]}"
+    )
+
+
 def test_trajectories_filter_by_task_model_outcome(client: TestClient, store: SqlStore) -> None:
     rows = store.trajectories()
     listed = get(client, "/api/trajectories")

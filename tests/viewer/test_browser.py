@@ -165,6 +165,15 @@ def test_a_record_opens_its_trajectory_with_a_phase_timeline(
     assert differ and shown == differ  # the trace's own label, only where it disagrees
 
 
+def test_a_link_naming_only_the_run_still_shows_the_score_panel(
+    page: Any, server: Server, store: SqlStore, built: Built
+) -> None:
+    record = store.records(built.score_run)[1]
+    visit(page, server, f"#/trajectories/{record.trajectory}?run={built.score_run}", ".score-panel")
+    assert page.inner_text(".score-value") == f"{record.metric('score').value:.1f}"  # type: ignore[union-attr]
+    assert page.inner_text(".crumbs").startswith(f"Runs › {built.score_run[:12]}")
+
+
 def test_hostile_trajectory_is_shown_as_text(
     page: Any, server: Server, store: SqlStore, built: Built, shots: Path
 ) -> None:

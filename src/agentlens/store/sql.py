@@ -116,6 +116,14 @@ class SqlStore:
             )
         ]
 
+    def positions(self, run_id: str, trajectory: str) -> list[int]:
+        """Where the run's records of the trajectory with this full digest are."""
+        rows = self._rows(
+            "SELECT position FROM records WHERE run_id = ? AND trajectory = ? ORDER BY position",
+            (self.run(run_id).id, trajectory),
+        )
+        return [int(row["position"]) for row in rows]
+
     def trajectory(self, digest: str) -> Trajectory:
         row = self._unique("trajectories", "digest", digest, "trajectory")
         steps = [r["body"] for r in self._rows(_CHAIN, (row["head"],))] if row["head"] else []

@@ -127,6 +127,18 @@ async def run(request: Request) -> Response:
     )
 
 
+async def record_of(request: Request) -> Response:
+    """The run's first record of this trajectory (a bookmark `?run=ID` without `&record=N`)."""
+    store = _store(request)
+    found = store.run(request.path_params["run_id"])
+    digest = request.path_params["digest"]
+    positions = store.positions(found.id, digest)
+    if not positions:
+        return _not_found(f"run {found.id[:12]} has no record of trajectory {digest[:12]}")
+    (first,) = store.records(found.id, position=positions[0])
+    return _json(payload.record_full(found.id, positions[0], first))
+
+
 async def record(request: Request) -> Response:
     store = _store(request)
     found = store.run(request.path_params["run_id"])
@@ -208,6 +220,7 @@ ROUTES = [
     Route("/api/runs", runs),
     Route("/api/runs/{run_id:str}", run),
     Route("/api/runs/{run_id:str}/records/{position:int}", record),
+    Route("/api/runs/{run_id:str}/trajectories/{digest:str}", record_of),
     Route("/api/trajectories", trajectories),
     Route("/api/trajectories/{digest:str}", trajectory),
     Route("/api/trajectories/{digest:str}/phases", phases),

@@ -73,12 +73,18 @@ function scorePanel(record) {
   return panel;
 }
 
+// The score panel's record: `record=N` of the run, or (a link that names only the run) the run's
+// first record of this trajectory.
 async function loadRecord(params, digest) {
   const runId = params.get("run");
   const position = params.get("record");
-  if (!runId || position === null) return null;
+  if (!runId) return null;
+  const run = encodeURIComponent(runId);
+  const path = position === null
+    ? `runs/${run}/trajectories/${encodeURIComponent(digest)}`
+    : `runs/${run}/records/${encodeURIComponent(position)}`;
   try {
-    const record = await get(`runs/${encodeURIComponent(runId)}/records/${encodeURIComponent(position)}`);
+    const record = await get(path);
     return record.trajectory === digest ? record : null;
   } catch {
     return null;
