@@ -106,17 +106,18 @@ def qi(
 
 
 def _variance(paths: tuple[str, ...], as_json: bool) -> int:
-    from pathlib import Path
-
-    import orjson
-
+    from agentlens.errors import ConfigError
+    from agentlens.reviews.documents import check, read_json
     from agentlens.reviews.reliability import variance_shares
     from agentlens.reviews.report import dump
 
+    if len(paths) < 2:
+        raise ConfigError("--variance needs the `qi --json` files of at least 2 runs")
     runs = []
     for path in paths:
-        components = orjson.loads(Path(path).read_bytes())["components"]
-        runs.append({k: v or 0.0 for k, v in components.items()})
+        doc = read_json(path)
+        check(path, doc, "qi")
+        runs.append({k: v or 0.0 for k, v in doc["components"].items()})
     result = variance_shares(runs).to_dict()
     if as_json:
         console.print_json(dump(result))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 import orjson
 from rich.table import Table
@@ -42,10 +40,11 @@ def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
 
 
 def _load(path: str) -> dict[str, object]:
-    try:
-        doc = orjson.loads(Path(path).read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not JSON ({exc.msg})") from exc
+    from agentlens.reviews.documents import check, read_json
+    from agentlens.reviews.report import SXS_KIND
+
+    doc = read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("dimensions"), dict):
         raise ConfigError(f"{path}: not an `agentlens sxs --out` document (no 'dimensions')")
+    check(path, doc, SXS_KIND)
     return doc

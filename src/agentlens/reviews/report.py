@@ -31,14 +31,19 @@ def dump(doc: dict[str, Any], path: str | Path | None = None) -> str:
 
 
 def load(path: str | Path, kind: str) -> dict[str, Any]:
-    try:
-        doc = orjson.loads(Path(path).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("kind") != kind:
+    """A document of `kind` written by an agentlens command; any problem is one line naming it."""
+    from agentlens.reviews.documents import WRITERS, check, read_json
+
+    doc = read_json(path)
+    found = doc.get("kind") if isinstance(doc, dict) else None
+    if isinstance(found, str) and found in WRITERS and found != kind:
         raise ConfigError(
-            f"{path}: not an {kind} file (write it with the matching agentlens command)"
+            f"{path}: an {found} file (from `{WRITERS[found]}`), "
+            f"expected an {kind} file (from `{WRITERS[kind]}`)"
         )
+    if found != kind:
+        raise ConfigError(f"{path}: not an {kind} file (write it with `{WRITERS[kind]}`)")
+    check(path, doc, kind)
     return doc
 
 
