@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
+import msgspec
 import orjson
 
 from agentlens.errors import ConfigError
@@ -19,6 +20,42 @@ FORMAT = "agentlens.reference/1"
 _SKIP = {"source", "step_index", "term", "mfiles"}
 _FIELDS = [f.name for f in fields(ProcState) if f.name not in _SKIP]
 _STAGE_COLOUR = {"E": "#60a5fa", "I": "#facc15", "V": "#4ade80", "O": "#a78bfa", "": "#e5e7eb"}
+
+
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class _Node(msgspec.Struct):
+    """The types of a saved state's fields, checked on read (a wrong one would fail every run
+    scored against the reference, blaming the run)."""
+
+    step_no: _Count
+    uid: str
+    tool: str = ""
+    stage: Literal["E", "I", "V", "O", ""] = ""
+    file_path: str = ""
+    resulting_state: str = ""
+    content_hash: str = ""
+    content_description: str = ""
+    scope_path: str = ""
+    function_name: str = ""
+    class_name: str = ""
+    line_range: tuple[int, int] | None = None
+    observation: str = ""
+    args: dict[str, Any] = {}
+    has_entry: bool = False
+    is_initial: bool = False
+    input_tokens: _Count = 0
+    output_tokens: _Count = 0
+    support: _Count = 1
+
+
+class _Document(msgspec.Struct):
+    nodes: list[_Node]
+    edges: list[tuple[str, str, str, str]]
+    initial: str
+    terminals: Annotated[list[str], msgspec.Meta(min_length=1)]
+    donors: list[str] = []
 
 
 def reference_to_json(ref: Reference) -> dict[str, Any]:
@@ -50,6 +87,10 @@ def reference_from_json(doc: dict[str, Any]) -> Reference:
     """A reference saved by `reference_to_json`; a malformed one is a one-line `ConfigError`."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ConfigError(f"not an AgentLens reference (expected format {FORMAT!r})")
+    try:
+        msgspec.convert(doc, _Document)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"malformed reference: {exc}") from None
     try:
         reference = _reference(doc)
         known = reference.nodes.keys()
