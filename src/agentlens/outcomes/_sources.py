@@ -105,6 +105,10 @@ def read_report(path: Path) -> LabelTable:
 
 
 def _single_report(path: Path, task: str, doc: dict[str, Any]) -> LabelTable:
+    if not isinstance(doc["resolved"], bool):  # "false" or null must not read as a verdict
+        raise ConfigError(
+            f"{path}: {task}: 'resolved' must be true or false, not {doc['resolved']!r:.40}"
+        )
     status: OutcomeStatus = "passed" if doc["resolved"] else "failed"
     return LabelTable(by_id={task: Outcome(status=status, source="report.json", detail=str(path))})
 
@@ -142,6 +146,8 @@ def _read_csv(path: Path) -> LabelTable:
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         columns = list(reader.fieldnames or [])
+        if twice := sorted({c for c in columns if columns.count(c) > 1}):
+            raise ConfigError(f"{path}: column {twice[0]!r} given twice in the header")
         label_col = _pick(columns, LABEL_COLUMNS)
         path_col = _pick(columns, PATH_COLUMNS)
         id_col = _pick(columns, ID_COLUMNS)

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
-import yaml
 
 from agentlens.errors import ConfigError
 
@@ -120,14 +119,10 @@ def read_llm_section(path: Path) -> dict[str, Any]:
 
 
 def load_yaml(path: Path) -> Any:
-    """Parsed YAML, or a one-line `ConfigError` naming the file and line."""
-    try:
-        return yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise ConfigError(f"{where}: not valid YAML ({problem})") from exc
+    """Parsed YAML, or a one-line `ConfigError` naming the file and line (`config_yaml`)."""
+    from agentlens.providers.config_yaml import read_yaml
+
+    return read_yaml(path)
 
 
 def merge_into(target: dict[str, Any], source: dict[str, Any]) -> None:

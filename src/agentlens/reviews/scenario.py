@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,10 +89,7 @@ class ScenarioResult:
 def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario file (`.yaml`, `.yml` or `.json`); problems raise `ConfigError`."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text()) if path.suffix == ".json" else load_yaml(path)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read scenario: {exc}") from exc
+    doc = read_json_file(path) if path.suffix == ".json" else load_yaml(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("verifiers"), list):
         raise ConfigError(f"{path}: a scenario needs a 'verifiers' list")
     _check_keys(path, doc)
@@ -102,7 +100,13 @@ def load_scenario(path: str | Path) -> Scenario:
             raise ConfigError(f"{path}: verifier {number}: {exc}") from None
     try:
         collection = _collection_fields(doc, path.parent)
-    except (TypeError, ValueError, OSError) as exc:
+        for key in ("name", "base_ref", "repo_hash", "project_path", "ide_errors"):
+            _string(doc, key)
+        tags = doc.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise ValueError(f"tags must be a list of strings, not {tags!r:.60}")
+        timeout = _number(doc, "verifier_timeout_seconds", 300)
+    except (TypeError, ValueError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     return Scenario(
         name=str(
@@ -110,11 +114,44 @@ def load_scenario(path: str | Path) -> Scenario:
         ),
         verifiers=doc["verifiers"],
         base_ref=str(doc.get("base_ref") or doc.get("repo_hash") or "HEAD"),
-        verifier_timeout_seconds=float(doc.get("verifier_timeout_seconds", 300)),
-        tags=list(doc.get("tags") or []),
+        verifier_timeout_seconds=timeout,
+        tags=tags,
         directory=path.parent,
         **collection,
     )
+
+
+def read_json_file(path: Path) -> Any:
+    """A JSON file a user wrote: a BOM is allowed; a key given twice, NaN / Infinity, bad UTF-8
+    or nesting too deep is a one-line `ConfigError` naming the file."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (offset {exc.start})") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid JSON: nested too deeply") from None
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    doc = dict(pairs)
+    if len(doc) < len(pairs):
+        twice = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+        raise ValueError(f"key {twice!r} given twice")
+    return doc
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _string(doc: dict[str, Any], key: str) -> None:
+    if doc.get(key) is not None and not isinstance(doc[key], str):
+        raise ValueError(f"{key} must be a string, not {doc[key]!r:.60}")
 
 
 IDE_ERROR_MODES = ("auto", "ruff", "none")
@@ -140,16 +177,19 @@ def _check_keys(path: Path, doc: dict[str, Any]) -> None:
 
 
 def _number(doc: dict[str, Any], key: str, default: float) -> float:
+    """A positive, finite number of seconds or steps."""
     value = doc.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{key} must be a number, not {value!r}")
+        raise ValueError(f"{key} must be a number, not {value!r:.60}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{key} must be a positive number, not {value!r}")
     return float(value)
 
 
 def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
     """What a scenario run needs beyond the verifiers (spec §2.3 defaults)."""
     fields: dict[str, Any] = {
-        "max_steps": int(_number(doc, "max_steps", 10)),
+        "max_steps": _steps(doc),
         "scenario_timeout_seconds": _number(doc, "scenario_timeout_seconds", 1200),
         "agent_turn_timeout_seconds": _number(doc, "agent_turn_timeout_seconds", 900),
         "fixed_first_message": bool(doc.get("fixed_fst_user_message", False)),
@@ -161,8 +201,6 @@ def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
     }
     if doc.get("project_path"):
         fields["project_path"] = str(doc["project_path"])
-    if fields["max_steps"] < 1:
-        raise ValueError("max_steps must be at least 1")
     if fields["ide_errors"] not in IDE_ERROR_MODES:
         modes = ", ".join(IDE_ERROR_MODES)
         raise ValueError(f"ide_errors must be one of {modes}, not {fields['ide_errors']!r}")
@@ -174,10 +212,28 @@ def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
     return fields
 
 
+def _steps(doc: dict[str, Any]) -> int:
+    value = doc.get("max_steps", 10)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"max_steps must be a number, not {value!r:.60}")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or value < 1:
+        raise ValueError(f"max_steps must be a whole number of at least 1, not {value!r:.60}")
+    return value
+
+
 def _text(doc: dict[str, Any], key: str, beside: Path) -> str | None:
     if doc.get(key) is not None:
         return str(doc[key])
-    return beside.read_text(encoding="utf-8") if beside.is_file() else None
+    if not beside.is_file():
+        return None
+    try:
+        return beside.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{beside}: not UTF-8 text (offset {exc.start})") from None
+    except OSError as exc:
+        raise ValueError(f"{beside}: cannot read: {exc.strerror or exc}") from None
 
 
 def run_scenario(
