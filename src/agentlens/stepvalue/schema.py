@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 import orjson
@@ -56,11 +56,15 @@ class AsvTask(msgspec.Struct, kw_only=True):
     gold_used_only_for_validation: bool = True
 
 
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+"""A count: a negative one would make a step's cost, and so its net value, a gain."""
+
+
 class AsvCost(msgspec.Struct, kw_only=True, omit_defaults=True):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    tool_calls: int | None = None
-    latency_ms: float | None = None
+    prompt_tokens: NonNegative | None = None
+    completion_tokens: NonNegative | None = None
+    tool_calls: NonNegative | None = None
+    latency_ms: Annotated[float, msgspec.Meta(ge=0)] | None = None
     risk_score: float | None = None
 
 
