@@ -15,7 +15,8 @@ Output folder:
 from __future__ import annotations
 
 import asyncio
-import json
+import difflib
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.providers.client import LLMClient
 from agentlens.reviews.report import dump
 from agentlens.reviews.sandbox import command_scope
-from agentlens.reviews.scenario import Scenario, load_scenario
+from agentlens.reviews.scenario import Scenario, load_scenario, read_json_file
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
 from agentlens.scenarios.session import SessionResult, run_session, setup_failure
 from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
@@ -52,23 +53,55 @@ def load_fold(path: str | Path) -> Fold:
     """The released `workflows.json`: `scenario_paths` (folders holding `config.json`, relative
     to the file), `user_paths` (persona files), `budget_dollars_limit`, `num_attempts`."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read fold: {exc}") from exc
+    doc = read_json_file(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("scenario_paths"), list):
         raise ConfigError(f"{path}: a fold needs a 'scenario_paths' list")
+    _check_fold_keys(path, doc)
     base = path.parent
     scenarios = [load_scenario(_scenario_file(base / str(p))) for p in doc["scenario_paths"]]
     users = doc.get("user_paths") or list(RELEASED_FOLD)
+    if not isinstance(users, list):
+        raise ConfigError(f"{path}: user_paths must be a list of persona files or names")
     personas = [load_persona(_persona_spec(base, str(u))) for u in users]
-    budget = doc.get("budget_dollars_limit", 5.0)
     return Fold(
-        scenarios,
-        personas,
-        budget_dollars=None if budget is None else float(budget),
-        attempts=int(doc.get("num_attempts", 3)),
+        scenarios, personas, budget_dollars=_budget(path, doc), attempts=_attempts(path, doc)
     )
+
+
+FOLD_KEYS = ("scenario_paths", "user_paths", "budget_dollars_limit", "num_attempts")
+
+
+def _check_fold_keys(path: Path, doc: dict[str, Any]) -> None:
+    """A misspelt key (`num_attempt`) would silently fall back to its default: refuse it."""
+    for key in doc:
+        if key not in FOLD_KEYS:
+            close = difflib.get_close_matches(str(key), FOLD_KEYS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{path}: unknown fold key {key!r}{hint}")
+
+
+def _budget(path: Path, doc: dict[str, Any]) -> float | None:
+    budget = doc.get("budget_dollars_limit", 5.0)
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, int | float):
+        raise ConfigError(
+            f"{path}: budget_dollars_limit must be a number or null, not {budget!r:.40}"
+        )
+    if not math.isfinite(budget) or budget < 0:
+        raise ConfigError(f"{path}: budget_dollars_limit must be at least 0, not {budget!r}")
+    return float(budget)
+
+
+def _attempts(path: Path, doc: dict[str, Any]) -> int:
+    attempts = doc.get("num_attempts", 3)
+    if isinstance(attempts, float) and attempts.is_integer():
+        attempts = int(attempts)
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ConfigError(
+            f"{path}: num_attempts must be a whole number of at least 1, not {attempts!r:.40}"
+        )
+    return attempts
 
 
 def _scenario_file(path: Path) -> Path:

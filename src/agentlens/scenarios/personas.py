@@ -40,7 +40,12 @@ def load_persona(spec: str) -> Persona:
     if not path.is_file():
         known = ", ".join(BUILT_IN)
         raise ConfigError(f"persona {spec!r} is neither built in ({known}) nor a file")
-    text = path.read_text(encoding="utf-8").strip()
+    try:
+        text = path.read_text(encoding="utf-8-sig").strip()
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: persona file is not UTF-8 text (offset {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read persona file: {exc.strerror or exc}") from None
     if not text:
         raise ConfigError(f"{path}: persona file is empty")
     return Persona(path.stem, text)
