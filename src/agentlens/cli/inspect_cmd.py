@@ -153,5 +153,5 @@ def human(count: int) -> str:
 def formats() -> int:
     """List the trace formats AgentLens reads."""
     for name, target in READERS.items():
-        console.print(f"{name:24} {target}", markup=False, highlight=False)
+        console.print(f"{name:24} {target}", markup=False, highlight=False, soft_wrap=True)
     return 0
