@@ -10,18 +10,17 @@ Compressor objects are not thread-safe, so each call makes its own (a few micros
 from __future__ import annotations
 
 import hashlib
-import re
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import msgspec
 import zstandard
 
+from agentlens.os_names import scrubbed
 from agentlens.trajectory import Step, Trajectory
 
 _encode = msgspec.json.Encoder().encode
 _step_decoder = msgspec.json.Decoder(Step)
 _meta_decoder = msgspec.json.Decoder(Trajectory)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 CORRUPT = (zstandard.ZstdError, msgspec.DecodeError)
@@ -43,23 +42,6 @@ class Stored(NamedTuple):
     head: str | None
     steps: list[StepRow]
     meta: bytes
-
-
-def scrub(text: str) -> str:
-    """Lone surrogates as U+FFFD. No UTF-8 encoder takes them, and Python makes them from bytes
-    that are not UTF-8 (a trace's file name, a subprocess's output read with `surrogateescape`)."""
-    return _SURROGATE.sub("\ufffd", text)
-
-
-def scrubbed(value: Any) -> Any:
-    """`value` (JSON-like: dicts, lists, strings) with every string `scrub`bed."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, dict):
-        return {scrubbed(k): scrubbed(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrubbed(v) for v in value]
-    return value
 
 
 def _encode_text(value: msgspec.Struct) -> bytes:

@@ -16,6 +16,7 @@ import orjson
 
 from agentlens import __version__
 from agentlens.errors import StoreError
+from agentlens.os_names import scrub, scrubbed
 from agentlens.store import content
 from agentlens.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from agentlens.store.model import Metric, Record, Run
@@ -375,7 +376,7 @@ def _text(value: str, nul_in_text: bool) -> str:
     """A text parameter the database can hold: lone surrogates (which no UTF-8 encoder takes)
     as U+FFFD, and U+0000 too where a text column cannot hold it."""
     if not value.isascii():
-        value = content.scrub(value)
+        value = scrub(value)
     return value if nul_in_text else value.replace("\x00", "\ufffd")
 
 
@@ -384,7 +385,7 @@ def _dumps(value: Any, option: int = 0) -> bytes:
     try:
         return orjson.dumps(value, option=option)
     except orjson.JSONEncodeError:
-        return orjson.dumps(content.scrubbed(value), option=option)
+        return orjson.dumps(scrubbed(value), option=option)
 
 
 def _utc(moment: datetime) -> str:
