@@ -15,7 +15,7 @@ import difflib
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,7 +92,7 @@ def load_scenario(path: str | Path) -> Scenario:
     doc = read_json_file(path) if path.suffix == ".json" else load_yaml(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("verifiers"), list):
         raise ConfigError(f"{path}: a scenario needs a 'verifiers' list")
-    _check_keys(path, doc)
+    refuse_unknown_keys(path, doc, KNOWN_KEYS)
     for number, spec in enumerate(doc["verifiers"], 1):
         try:
             build_verifier(spec)  # validate early, before anything runs
@@ -167,13 +167,17 @@ KNOWN_KEYS = {
 }  # fmt: skip
 
 
-def _check_keys(path: Path, doc: dict[str, Any]) -> None:
-    """A misspelt key (`max_step`) would silently fall back to a default: refuse it."""
+def refuse_unknown_keys(
+    path: Path, doc: dict[str, Any], known: Iterable[str], what: str = "scenario"
+) -> None:
+    """A misspelt key (`max_step`) would silently fall back to a default: refuse it, with the
+    closest known key as a hint."""
+    known = list(known)
     for key in doc:
-        if key not in KNOWN_KEYS:
-            close = difflib.get_close_matches(str(key), KNOWN_KEYS, n=1)
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"{path}: unknown scenario key {key!r}{hint}")
+            raise ConfigError(f"{path}: unknown {what} key {key!r}{hint}")
 
 
 def _number(doc: dict[str, Any], key: str, default: float) -> float:

@@ -15,7 +15,6 @@ Output folder:
 from __future__ import annotations
 
 import asyncio
-import difflib
 import math
 import re
 from collections import Counter
@@ -29,7 +28,12 @@ from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.providers.client import LLMClient
 from agentlens.reviews.report import dump
 from agentlens.reviews.sandbox import command_scope
-from agentlens.reviews.scenario import Scenario, load_scenario, read_json_file
+from agentlens.reviews.scenario import (
+    Scenario,
+    load_scenario,
+    read_json_file,
+    refuse_unknown_keys,
+)
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
 from agentlens.scenarios.session import SessionResult, run_session, setup_failure
 from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
@@ -56,7 +60,7 @@ def load_fold(path: str | Path) -> Fold:
     doc = read_json_file(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("scenario_paths"), list):
         raise ConfigError(f"{path}: a fold needs a 'scenario_paths' list")
-    _check_fold_keys(path, doc)
+    refuse_unknown_keys(path, doc, FOLD_KEYS, "fold")
     base = path.parent
     scenarios = [load_scenario(_scenario_file(base / str(p))) for p in doc["scenario_paths"]]
     users = doc.get("user_paths") or list(RELEASED_FOLD)
@@ -69,15 +73,6 @@ def load_fold(path: str | Path) -> Fold:
 
 
 FOLD_KEYS = ("scenario_paths", "user_paths", "budget_dollars_limit", "num_attempts")
-
-
-def _check_fold_keys(path: Path, doc: dict[str, Any]) -> None:
-    """A misspelt key (`num_attempt`) would silently fall back to its default: refuse it."""
-    for key in doc:
-        if key not in FOLD_KEYS:
-            close = difflib.get_close_matches(str(key), FOLD_KEYS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"{path}: unknown fold key {key!r}{hint}")
 
 
 def _budget(path: Path, doc: dict[str, Any]) -> float | None:
