@@ -88,43 +88,37 @@ def reference_from_json(doc: dict[str, Any]) -> Reference:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ConfigError(f"not an AgentLens reference (expected format {FORMAT!r})")
     try:
-        msgspec.convert(doc, _Document)
+        typed = msgspec.convert(doc, _Document)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"malformed reference: {exc}") from None
-    try:
-        reference = _reference(doc)
-        known = reference.nodes.keys()
-        linked = [reference.initial, *reference.terminals]
-        linked += [end for e in reference.edges for end in (e.source, e.target)]
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ConfigError(f"malformed reference: {type(exc).__name__}: {exc}") from None
-    if missing := [uid for uid in linked if not isinstance(uid, str) or uid not in known]:
+    reference = _reference(typed, doc.get("profile", "paper"))
+    linked = [reference.initial, *reference.terminals]
+    linked += [end for e in reference.edges for end in (e.source, e.target)]
+    if missing := [uid for uid in linked if uid not in reference.nodes]:
         raise ConfigError(f"malformed reference: {missing[0]!r:.60} names no node")
     return reference
 
 
-def _reference(doc: dict[str, Any]) -> Reference:
+def _reference(doc: _Document, profile: Any) -> Reference:
+    """Built from the checked document: each node's fields are `ProcState`'s saved ones."""
     from agentlens.process.pta import Edge, Reference
 
     nodes = {}
-    for item in doc["nodes"]:
-        values = {k: item[k] for k in _FIELDS if k in item}
-        if values.get("line_range"):
-            values["line_range"] = tuple(values["line_range"])
-        node = ProcState(**values)
+    for item in doc.nodes:
+        node = ProcState(**msgspec.structs.asdict(item))
         nodes[node.uid] = node
     return Reference(
         nodes=nodes,
-        edges=[Edge(*e) for e in doc["edges"]],
-        initial=doc["initial"],
-        terminals=list(doc["terminals"]),
-        donors=list(doc.get("donors", [])),
-        profile=_profile(doc.get("profile", "paper")),
+        edges=[Edge(*e) for e in doc.edges],
+        initial=doc.initial,
+        terminals=list(doc.terminals),
+        donors=list(doc.donors),
+        profile=_profile(profile),
     )
 
 
 def _profile(name: Any) -> Profile:
-    if name not in PROFILES:
+    if not isinstance(name, str) or name not in PROFILES:
         raise ConfigError(f"reference names an unknown profile {name!r}; one of {sorted(PROFILES)}")
     return cast(Profile, name)
 
