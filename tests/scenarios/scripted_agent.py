@@ -12,10 +12,14 @@ breakgit removes the workspace's .git, then answers
 partial  prints a command and a message, then sleeps (its turn times out)
 garbage  prints text that is no trace format
 claude   as fix, printed as `claude -p --output-format stream-json --verbose` does ($0.25 a turn)
+mcp      reads the MCP config at ARG ({mcp_config}), starts each stdio server there as an MCP
+         client would (initialize, tools/list, then `git_status` on the workspace) and reports
+         the tools, the status and what it saw of the config (its mode, the servers' env hashed)
 ideerr   turn 1 writes calc/extra.py with 7 undefined names, one more in calc/ops.py, a note.md
          and a symlink calc/outside.py to ARG (a file outside the project); turn 2 fixes ops.py
 """
 
+import hashlib
 import json
 import os
 import subprocess
@@ -114,6 +118,51 @@ def mini(trace: str) -> None:
     Path(trace).write_text(json.dumps(doc))
 
 
+def mcp(config_path: str) -> None:
+    config = Path(config_path)
+    seen = {"path": config_path, "mode": oct(config.stat().st_mode & 0o777), "servers": {}}
+    for name, server in json.loads(config.read_text())["mcpServers"].items():
+        env = os.environ | server.get("env", {})
+        process = subprocess.Popen(
+            [server["command"], *server.get("args", [])], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, env=env, cwd=server.get("cwd"), text=True,
+        )  # fmt: skip
+        calls = [
+            ("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "scripted", "version": "1"}}),
+            ("tools/list", {}),
+            ("tools/call", {"name": "git_status", "arguments": {"repo_path": os.getcwd()}}),
+        ]  # fmt: skip
+        answers = []
+        for number, (method, params) in enumerate(calls, 1):
+            rpc(process, {"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+            answers.append(read_answer(process, number))
+            if method == "initialize":
+                rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        process.stdin.close()
+        process.wait(timeout=10)
+        tools = sorted(tool["name"] for tool in answers[1]["tools"])
+        status = answers[2]["content"][0]["text"]
+        hashed = {
+            k: hashlib.sha256(v.encode()).hexdigest() for k, v in server.get("env", {}).items()
+        }
+        seen["servers"][name] = {"tools": tools, "status": status, "env": hashed}
+    item(0, type="agent_message", text=json.dumps(seen))
+
+
+def rpc(process: subprocess.Popen, message: dict) -> None:
+    process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+
+
+def read_answer(process: subprocess.Popen, number: int) -> dict:
+    for line in process.stdout:
+        message = json.loads(line)
+        if message.get("id") == number:
+            return message["result"]
+    raise SystemExit(f"the MCP server closed before answering request {number}")
+
+
 def main() -> int:
     mode, _message, turn = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if mode == "crash":
@@ -131,6 +180,8 @@ def main() -> int:
     emit({"type": "turn.started"})
     if mode == "fix":
         fix(turn)
+    elif mode == "mcp":
+        mcp(sys.argv[4])
     elif mode == "ideerr":
         ide_errors(turn, sys.argv[4])
     elif mode == "orphan":

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     "agent_spec",
     required=True,
     help="The agent under test: 'bash:<model>' (built-in shell agent) or 'cmd:<command line>' "
-    "with {message}, {workdir}, {turn}, {trace} placeholders (its trace: stdout, or {trace}).",
+    "with {message}, {workdir}, {turn}, {trace}, {mcp_config} placeholders (its trace: stdout, "
+    "or {trace}; {mcp_config}: the scenario's MCP servers as an mcpServers JSON file).",
 )
 @click.option(
     "--agent-resume", default=None, help="cmd: agents: the command line for turns after the first."
@@ -90,6 +91,11 @@ if TYPE_CHECKING:
     "default auto: ruff's error rules on changed Python files when ruff is installed).",
 )
 @click.option(
+    "--ignore-mcp",
+    is_flag=True,
+    help="Run scenarios that name MCP servers without handing them to the agent.",
+)
+@click.option(
     "--agent-context-chars",
     type=click.IntRange(min=1000),
     default=60_000,
@@ -136,6 +142,7 @@ def run(
     timeout: float | None,
     turn_timeout: float | None,
     ide_errors: str | None,
+    ignore_mcp: bool,
     agent_context_chars: int,
     agent_max_tokens: int,
     simulator_context_chars: int,
@@ -173,6 +180,7 @@ def run(
         parallel=parallel,
         resume=resume,
         simulator_settings=SimulatorSettings(context_chars=simulator_context_chars),
+        ignore_mcp=ignore_mcp,
     )
     _check_same_agent(Path(out), agent_spec, agent_resume, resume)
     pairs = len(fold.scenarios) * len(fold.personas)

@@ -22,6 +22,7 @@ from typing import Any
 
 from agentlens.errors import ConfigError
 from agentlens.providers.config import load_yaml
+from agentlens.reviews.mcp_servers import McpServer, parse_servers
 from agentlens.reviews.verifiers import build_verifier
 from agentlens.reviews.verifiers.base import VerifierResult, VerifyContext
 from agentlens.trajectory import Trajectory
@@ -47,6 +48,8 @@ class Scenario:
     opened_files: list[str] = field(default_factory=list)
     ide_errors: str = "auto"
     """What stands in for the IDE's errors (`agentlens.scenarios.ide_errors`): auto, ruff, none."""
+    mcp_servers: list[McpServer] = field(default_factory=list)
+    """Handed to the agent as a config file (`agentlens.scenarios.mcp`)."""
 
 
 @dataclass
@@ -202,6 +205,7 @@ def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
         "preprocessors": [dict(p) for p in doc.get("preprocessors") or []],
         "opened_files": [str(f) for f in doc.get("opened_files") or []],
         "ide_errors": str(doc.get("ide_errors", "auto")),
+        "mcp_servers": parse_servers(doc.get("mcp_servers")),
     }
     if doc.get("project_path"):
         fields["project_path"] = str(doc["project_path"])

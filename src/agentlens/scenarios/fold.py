@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import dump_jsonl, load_jsonl
@@ -34,6 +36,7 @@ from agentlens.reviews.scenario import (
     read_json_file,
     refuse_unknown_keys,
 )
+from agentlens.scenarios.mcp import mcp_config, missing_variables
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
 from agentlens.scenarios.session import SessionResult, run_session, setup_failure
 from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
@@ -41,8 +44,15 @@ from agentlens.scenarios.workspace import Workspace, prepare, run_preprocessors
 from agentlens.seams import ScenarioAgent
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")
-AgentFactory = Callable[[Path], ScenarioAgent]
-"""Builds a fresh agent for one session, given the session folder (for its own traces)."""
+
+
+class AgentFactory(Protocol):
+    """Builds a fresh agent for one session, given the session folder (for its own traces) and,
+    when `takes_mcp`, the scenario's MCP config file (`agentlens.scenarios.mcp`)."""
+
+    takes_mcp: bool
+
+    def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent: ...
 
 
 @dataclass
@@ -124,6 +134,8 @@ class RunSettings:
     resume: bool = False
     """Keep the pairs already in `out/trajectories/` (their simulator spend still counts)."""
     simulator_settings: SimulatorSettings = field(default_factory=SimulatorSettings)
+    ignore_mcp: bool = False
+    """Run scenarios that name MCP servers without handing them to the agent."""
 
 
 @dataclass
@@ -259,6 +271,27 @@ def _check_pairs(pairs: list[tuple[Scenario, Persona]], settings: RunSettings) -
         project = _project(settings, scenario)
         if not project.is_dir():
             raise ConfigError(f"scenario {scenario.name!r}: project folder {project} not found")
+        if scenario.mcp_servers and not settings.ignore_mcp:
+            _check_mcp(scenario, settings.make_agent)
+
+
+def _check_mcp(scenario: Scenario, make_agent: AgentFactory) -> None:
+    """A scenario run without the MCP servers it names would be judged on a task its agent could
+    not do: refuse, unless asked (`--ignore-mcp`), and before any pair starts."""
+    names = ", ".join(s.name for s in scenario.mcp_servers)
+    if not make_agent.takes_mcp:
+        raise ConfigError(
+            f"scenario {scenario.name!r} gives its agent MCP servers ({names}), but this agent "
+            "cannot take them: a cmd: agent takes them where its command names {mcp_config} "
+            "(claude: --mcp-config {mcp_config}), the built-in bash: agent never; or add "
+            "--ignore-mcp to run without them"
+        )
+    missing = missing_variables(scenario.mcp_servers, os.environ)
+    if missing:
+        raise ConfigError(
+            f"scenario {scenario.name!r}: MCP placeholders not set in the environment: "
+            f"{', '.join(missing)}"
+        )
 
 
 async def _run_pair(
@@ -288,7 +321,7 @@ async def _run_attempt(
     settings: RunSettings, scenario: Scenario, persona: Persona, folder: Path, attempt: int
 ) -> SessionResult:
     session_id = f"{settings.run_name}/{scenario.name}/{persona.name}"
-    metadata = {"persona": persona.name, "attempt": attempt}
+    metadata: dict[str, Any] = {"persona": persona.name, "attempt": attempt}
     try:
         workspace = await asyncio.to_thread(
             prepare, _project(settings, scenario), folder / "repo", leave_out=settings.out
@@ -302,23 +335,36 @@ async def _run_attempt(
                 reason=str(exc), metadata=metadata,
             ),
         )  # fmt: skip
-    agent = settings.make_agent(folder)
-    user = SimulatedUser(
-        settings.simulator,
-        persona,
-        scenario,
-        agent_name=agent.name,
-        project=str(workspace.path),
-        session_key=f"{session_id}#{attempt}",
-        settings=settings.simulator_settings,
-    )
-    try:
-        result = await run_session(
-            scenario, agent, user, workspace, session_id=session_id, metadata=metadata
+    with _mcp_file(settings, scenario, workspace.path, metadata) as mcp:
+        agent = settings.make_agent(folder, mcp)
+        user = SimulatedUser(
+            settings.simulator,
+            persona,
+            scenario,
+            agent_name=agent.name,
+            project=str(workspace.path),
+            session_key=f"{session_id}#{attempt}",
+            settings=settings.simulator_settings,
         )
-    finally:
-        await agent.aclose()
+        try:
+            result = await run_session(
+                scenario, agent, user, workspace, session_id=session_id, metadata=metadata
+            )
+        finally:
+            await agent.aclose()
     return _saved_attempt(folder, result)
+
+
+def _mcp_file(
+    settings: RunSettings, scenario: Scenario, workdir: Path, metadata: dict[str, Any]
+) -> AbstractContextManager[Path | None]:
+    """The attempt's MCP config, when its agent takes one; which servers it got goes on record."""
+    if scenario.mcp_servers:
+        key = "mcp_servers_ignored" if settings.ignore_mcp else "mcp_servers"
+        metadata[key] = [s.name for s in scenario.mcp_servers]
+    if not settings.make_agent.takes_mcp:
+        return nullcontext()
+    return mcp_config([] if settings.ignore_mcp else scenario.mcp_servers, workdir.resolve())
 
 
 def _saved_attempt(folder: Path, result: SessionResult) -> SessionResult:

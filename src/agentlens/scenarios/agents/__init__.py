@@ -4,6 +4,7 @@ AgentLens can read. `agent_factory` turns the CLI's `--agent` string into a per-
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentlens.errors import ConfigError
@@ -33,15 +34,36 @@ def agent_factory(
     if not sep or not rest.strip():
         raise ConfigError(f"agent {spec!r} is not 'bash:<model>' or 'cmd:<command line>'")
     if kind == "cmd":
-        CommandAgent(rest, resume=resume, trace_dir=Path())  # a bad command line fails now
-        return lambda folder: CommandAgent(rest, resume=resume, trace_dir=folder)
+        probe = CommandAgent(rest, resume=resume, trace_dir=Path())  # a bad command line fails now
+        return _Commands(rest, resume, takes_mcp=probe.takes_mcp)
     if kind == "bash":
         from agentlens.providers import get_provider
 
         get_provider(rest, role="agent", cache=cache)  # fail now on a bad model string
-
-        def build(folder: Path) -> ScenarioAgent:
-            return BashAgent(get_provider(rest, role="agent", cache=cache), bash_settings)
-
-        return build
+        return _BuiltIn(rest, bash_settings, cache)
     raise ConfigError(f"agent kind {kind!r} unknown in {spec!r}: use bash: or cmd:")
+
+
+@dataclass
+class _Commands:
+    command: str
+    resume: str | None
+    takes_mcp: bool
+
+    def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
+        return CommandAgent(
+            self.command, resume=self.resume, trace_dir=folder, mcp_config=mcp_config
+        )
+
+
+@dataclass
+class _BuiltIn:
+    model: str
+    settings: BashAgentSettings | None
+    cache: bool
+    takes_mcp = False  # its one tool is the shell
+
+    def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
+        from agentlens.providers import get_provider
+
+        return BashAgent(get_provider(self.model, role="agent", cache=self.cache), self.settings)

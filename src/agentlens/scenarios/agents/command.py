@@ -9,8 +9,10 @@ names that placeholder. For example:
              -- {message}'   --agent-resume 'claude -p --continue --output-format stream-json
              --verbose --permission-mode acceptEdits -- {message}'
 
-The command is split like a shell line once, then `{message}`, `{workdir}`, `{turn}` and
-`{trace}` are replaced inside each argument: the message is never parsed by a shell. The CLI gets
+The command is split like a shell line once, then `{message}`, `{workdir}`, `{turn}`,
+`{trace}` and `{mcp_config}` (the scenario's MCP servers as an `mcpServers` JSON file,
+`agentlens.scenarios.mcp`) are replaced inside each argument: the message is never parsed by a
+shell. The CLI gets
 the caller's environment (it needs its own credentials). Each turn's trace is kept in the session
 folder (`turn-<n>.jsonl` from stdout, `turn-<n>.json` via `{trace}`). A non-zero exit or an
 unreadable trace is an agent failure (stop rule 5)."""
@@ -32,7 +34,7 @@ from agentlens.trajectory import Step, Trajectory
 
 INTERPRETER = re.compile(r"^(python[\d.]*|node|bash|sh|uv|uvx|npx|pipx)$")
 SCRIPT = re.compile(r"\.(py|js|mjs|ts|sh)$")
-PLACEHOLDER = re.compile(r"\{(message|workdir|turn|trace)\}")
+PLACEHOLDER = re.compile(r"\{(message|workdir|turn|trace|mcp_config)\}")
 
 
 class AgentFailure(AgentLensError):
@@ -41,10 +43,18 @@ class AgentFailure(AgentLensError):
 
 class CommandAgent:
     def __init__(
-        self, command: str, *, resume: str | None = None, trace_dir: Path, suffix: str = ".jsonl"
+        self,
+        command: str,
+        *,
+        resume: str | None = None,
+        trace_dir: Path,
+        suffix: str = ".jsonl",
+        mcp_config: Path | None = None,
     ) -> None:
         self.first = _split(command)
         self.resume = _split(resume) if resume else None
+        self.takes_mcp = any("{mcp_config}" in p for p in [*self.first, *(self.resume or [])])
+        self.mcp_config = mcp_config
         for argv in filter(None, (self.first, self.resume)):
             _check_program(argv)
         self.name = _program_name(self.first)
@@ -64,6 +74,7 @@ class CommandAgent:
             "workdir": str(workdir),
             "turn": str(self.turns),
             "trace": str(trace),
+            "mcp_config": str(self.mcp_config or ""),
         }
         argv = [_fill(part, values) for part in template]
         stdout = trace.with_suffix(".stdout.log") if to_file else trace

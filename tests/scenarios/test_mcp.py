@@ -1,0 +1,173 @@
+"""MCP servers a scenario gives its agent (spec §2.3 `mcp_servers[]`): filled with the environment
+and the workspace, handed over as a private config file that is gone after the attempt, refused up
+front when the agent cannot take them or a placeholder is unset. The server is the real
+`mcp-server-git`, started by a real agent process that speaks MCP to it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlens.errors import ConfigError
+from agentlens.providers.types import ChatResponse
+from agentlens.reviews.demo_repo import DEMO_SCENARIO
+from agentlens.reviews.scenario import Scenario, load_scenario
+from tests.cli.conftest import Run
+from tests.scenarios.conftest import scripted
+from tests.scenarios.helpers import fold_run
+
+GIT_SERVER = shutil.which("mcp-server-git")
+needs_server = pytest.mark.skipif(  # on CI a missing server fails the test instead
+    GIT_SERVER is None and not os.environ.get("CI"), reason="needs mcp-server-git (dev extra)"
+)
+TOKEN = "AGENTLENS_TEST_MCP_TOKEN"
+SECRET = "s3cret-token-value"
+
+
+def git_server(**extra: Any) -> dict[str, Any]:
+    return {
+        "name": "git",
+        "command": GIT_SERVER or "mcp-server-git",
+        "args": ["--repository", "{workdir}"],
+        "env": {"GIT_TOKEN": f"${TOKEN}$"},
+        **extra,
+    }
+
+
+def scenario_file(tmp_path: Path, servers: Any) -> Path:
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps({**DEMO_SCENARIO, "max_steps": 1, "mcp_servers": servers}))
+    return path
+
+
+@pytest.fixture
+def mcp_scenario(tmp_path: Path) -> Scenario:
+    return load_scenario(scenario_file(tmp_path, [git_server()]))
+
+
+@needs_server
+def test_the_agent_gets_the_servers_filled_in_and_the_secret_file_is_gone(
+    mcp_scenario: Scenario, calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TOKEN, SECRET)
+    out = tmp_path / "out"
+    result = fold_run(
+        mcp_scenario, calc_project, out, scripted("mcp", "{mcp_config}"), [ChatResponse(text="Go.")]
+    )
+    (session,) = result.sessions
+    assert not session.failed, session.termination.reason
+    seen = json.loads(next(s.text for s in session.trajectory.steps if s.kind == "agent"))
+    git = seen["servers"]["git"]
+    assert {"git_status", "git_diff", "git_log"} <= set(git["tools"])  # the real server's tools
+    assert "On branch" in git["status"] and "nothing to commit" in git["status"]
+    assert git["env"] == {"GIT_TOKEN": hashlib.sha256(SECRET.encode()).hexdigest()}
+    assert seen["mode"] == "0o600"
+    assert not Path(seen["path"]).exists() and not Path(seen["path"]).parent.exists()
+    assert session.trajectory.metadata["mcp_servers"] == ["git"]
+    stored = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+    assert SECRET.encode() not in stored  # the token stays out of everything the run keeps
+
+
+def test_an_unset_placeholder_is_refused_before_any_run(
+    mcp_scenario: Scenario, calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN, raising=False)
+    with pytest.raises(ConfigError) as info:
+        fold_run(mcp_scenario, calc_project, tmp_path / "out", scripted("mcp", "{mcp_config}"), [])
+    assert f"git: ${TOKEN}$" in str(info.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_agent_that_cannot_take_them_is_refused_unless_told_to_ignore(
+    mcp_scenario: Scenario,
+    calc_project: Path,
+    tmp_path: Path,
+    run_cli: Callable[..., Run],
+) -> None:
+    with pytest.raises(ConfigError, match=r"--mcp-config \{mcp_config\}.*--ignore-mcp"):
+        fold_run(mcp_scenario, calc_project, tmp_path / "a", scripted("fix"), [])
+    argv = ["run", str(tmp_path / "scenario.json"), "--project", str(calc_project),
+            "--agent", scripted("fix"), "--simulator", "openai-compatible:http://127.0.0.1:9/v1#m",
+            "--out", str(tmp_path / "b")]  # fmt: skip
+    refused = run_cli(*argv)
+    assert refused.code == 2 and len(refused.err.strip().splitlines()) == 1
+    assert "gives its agent MCP servers (git)" in refused.err and "Traceback" not in refused.err
+
+    (session,) = _ignoring(mcp_scenario, calc_project, tmp_path / "c").sessions
+    assert session.verification is not None and session.verification.passed
+    assert session.trajectory.metadata["mcp_servers_ignored"] == ["git"]
+    assert "mcp_servers" not in session.trajectory.metadata
+
+
+def _ignoring(scenario: Scenario, project: Path, out: Path) -> Any:
+    import asyncio
+
+    from agentlens.providers import LLMClient
+    from agentlens.providers.retry import RetryPolicy
+    from agentlens.scenarios import Fold, RunSettings, load_persona, run_fold
+    from agentlens.scenarios.agents import agent_factory
+    from tests.scenarios.helpers import Scripted
+
+    settings = RunSettings(
+        make_agent=agent_factory(scripted("fix")),
+        simulator=LLMClient(
+            Scripted([ChatResponse(text="Go.")]), retry=RetryPolicy(max_attempts=1)
+        ),
+        out=out,
+        project=project,
+        ignore_mcp=True,
+    )
+    fold = Fold([replace(scenario, max_steps=1)], [load_persona("default")], attempts=1)
+    return asyncio.run(run_fold(fold, settings))
+
+
+@pytest.mark.parametrize(
+    ("servers", "message"),
+    [
+        ({"name": "git"}, "mcp_servers must be a list"),
+        (["git"], r"mcp_servers\[1\] must be an object"),
+        ([{"command": "x"}], r"mcp_servers\[1\]: 'name' must be"),
+        ([{"name": "a b", "command": "x"}], r"'name' must be letters"),
+        ([{"name": "git"}], "needs either a 'command'"),
+        ([{"name": "git", "command": "x", "url": "http://h"}], "needs either a 'command'"),
+        ([{"name": "git", "command": "x", "arg": ["y"]}], "key 'arg' is not one of"),
+        ([{"name": "git", "command": "x", "args": "y"}], "'args' must be a list"),
+        ([{"name": "git", "command": "x", "args": [1]}], "every value of 'args'"),
+        ([{"name": "git", "command": "x", "env": {"A": 1}}], "every value of 'env'"),
+        ([{"name": "gh", "url": "http://h", "type": "ws"}], "'type' must be http or sse"),
+        ([git_server(), git_server()], "server name 'git' is given twice"),
+    ],
+)
+def test_a_bad_server_entry_names_the_file_and_the_entry(
+    tmp_path: Path, servers: Any, message: str
+) -> None:
+    path = scenario_file(tmp_path, servers)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
+def test_a_remote_server_and_its_headers_are_filled_in(tmp_path: Path) -> None:
+    from agentlens.scenarios.mcp import filled, mcp_config, missing_variables
+
+    github = {"name": "github", "url": "https://api.example/mcp", "type": "http",
+              "headers": {"Authorization": "Bearer $GH$"}}  # fmt: skip
+    (server,) = load_scenario(scenario_file(tmp_path, [github])).mcp_servers
+    assert missing_variables([server], {}) == ["github: $GH$"]
+    document = filled([server], tmp_path, {"GH": "t0k"})
+    assert document == {"mcpServers": {"github": {
+        "url": "https://api.example/mcp", "type": "http", "headers": {"Authorization": "Bearer t0k"},
+    }}}  # fmt: skip
+    with mcp_config([server], tmp_path, {"GH": "t0k"}) as path:
+        assert json.loads(path.read_text()) == document
+    assert not path.exists()
+    with mcp_config([], tmp_path) as path:  # an agent that takes a config always gets a file
+        assert json.loads(path.read_text()) == {"mcpServers": {}}
