@@ -9,10 +9,15 @@ an item that still fails gets `Outcome.error`; a worker that dies outright (kill
 memory, its node lost) stops the batch with `WorkerLostError`, one line. Tasks are never retried
 by Ray (`max_retries=0`): a unit that kills its worker would kill the next one too. An ADDRESS
 that does not answer is a one-line `ConfigError` within `CONNECT_TIMEOUT` seconds, where
-`ray.init` would retry for minutes."""
+`ray.init` would retry for minutes.
+
+Nothing of Ray's reaches this process's stdout, which is the command's output (`--json > out.json`):
+the reports Ray pushes to the driver go to stderr, and its report of a dead worker not at all, since
+`WorkerLostError` says it (see `_keep_ray_off_stdout`; once made, this lasts for the process)."""
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import re
@@ -53,6 +58,8 @@ server) answers with a SETTINGS frame of its own."""
 SETTINGS_FRAME = 0x04
 FIX = "Rerun with --engine processes:N (fewer workers) or serial, or give the Ray nodes more memory"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+WORKER_DIED = "A worker died or was killed while executing"
+"""How the raylet's report of a worker lost in a task begins (so from Ray 0.x to 2.60 at least)."""
 
 
 def import_ray() -> ModuleType:
@@ -67,6 +74,7 @@ class RayEngine(EngineBase):
     def __init__(self, address: str | None = None) -> None:
         _prepare_environment(address)
         self._ray = ray = import_ray()
+        _keep_ray_off_stdout()
         self._started = not ray.is_initialized()
         if self._started:
             _connect(ray, address)
@@ -137,6 +145,40 @@ def _prepare_environment(address: str | None) -> None:
     """What Ray reads from the environment when it is imported, so before the import."""
     if address not in (None, "auto", "local"):
         _use_token_if_at_hand()
+
+
+def _keep_ray_off_stdout() -> None:
+    """Send what Ray's driver prints for its own components (the raylet, GCS, autoscaler) to
+    stderr instead of stdout, and drop the raylet's report of a worker that died in a task.
+
+    Ray's driver runs a thread, `ray._private.worker.listen_error_messages`, that prints every
+    error the cluster pushes to it ("(raylet) A worker died or was killed ...") through
+    `print_to_stdstream` with `is_err=False`, so to `sys.stdout`. No `ray.init` argument,
+    environment variable or config turns it off (`log_to_driver=False` only stops the workers'
+    logs; the raylet sends the report on every unexpected worker exit). That thread looks the
+    function up at each message, so it is wrapped here, in place, which also covers a Ray already
+    started by the caller. Output whose "pid" is a number (a worker's own prints, with
+    `log_to_driver=True`) is the caller's and passes as it is."""
+    try:
+        worker = importlib.import_module("ray._private.worker")
+    except ImportError:  # a Ray that moved it: nothing to wrap
+        return
+    original = getattr(worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "agentlens_wrapped", False):
+        return
+
+    def print_to_stdstream(data: dict[str, Any], ignore_prefix: bool = False) -> None:
+        if not isinstance(data.get("pid"), str):  # a worker's own output
+            original(data, ignore_prefix=ignore_prefix)
+            return
+        lines = list(data.get("lines", []))
+        if data["pid"] == "raylet":
+            lines = [line for line in lines if not str(line).startswith(WORKER_DIED)]
+        if lines:
+            original({**data, "lines": lines, "is_err": True}, ignore_prefix=ignore_prefix)
+
+    print_to_stdstream.agentlens_wrapped = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = print_to_stdstream  # type: ignore[attr-defined]
 
 
 def _connect(ray: ModuleType, address: str | None) -> None:
