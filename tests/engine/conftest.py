@@ -1,9 +1,6 @@
 from __future__ import annotations
 
-import logging
-import os
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -33,25 +30,4 @@ def splits(runs: list[Trajectory]) -> list[TaskSplit]:
 @pytest.fixture(scope="session")
 def processes() -> Iterator[Engine]:
     with get_engine("processes:2") as engine:
-        yield engine
-
-
-@pytest.fixture(scope="session")
-def ray_session() -> Iterator[Any]:
-    """One local Ray for the whole session (it takes seconds to start). Without ray installed the
-    Ray tests skip, except on CI (env CI set), where a missing ray is a failure."""
-    try:
-        import ray
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("ray is not installed (CI is set): pip install 'ray>=2.9'")
-        pytest.skip("ray is not installed: pip install 'ray>=2.9' to run the Ray engine tests")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="session")
-def ray_engine(ray_session: Any) -> Iterator[Engine]:
-    with get_engine("ray") as engine:
         yield engine

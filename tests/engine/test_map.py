@@ -149,9 +149,6 @@ def assert_ray_stays_quiet(
     assert "A worker died" not in err, err
 
 
-wait_for_raylet_report = assert_ray_stays_quiet  # the name tests/engine/test_scoring.py imports
-
-
 def test_rays_own_reports_go_to_stderr_and_a_workers_prints_to_stdout(
     ray_engine: Engine, capsys: pytest.CaptureFixture[str]
 ) -> None:

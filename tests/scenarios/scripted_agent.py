@@ -15,6 +15,7 @@ claude   as fix, printed as `claude -p --output-format stream-json --verbose` do
 mcp      reads the MCP config at ARG ({mcp_config}), starts each stdio server there as an MCP
          client would (initialize, tools/list, then `git_status` on the workspace) and reports
          the tools, the status and what it saw of the config (its mode, the servers' env hashed)
+killhost kills the process that started it (the Ray worker running its pair), then exits
 ideerr   turn 1 writes calc/extra.py with 7 undefined names, one more in calc/ops.py, a note.md
          and a symlink calc/outside.py to ARG (a file outside the project); turn 2 fixes ops.py
 """
@@ -173,6 +174,9 @@ def main() -> int:
         return 0
     if mode == "claude":
         return claude(turn)
+    if mode == "killhost":
+        os.kill(os.getppid(), 9)
+        return 1
     if mode == "garbage":
         print("this is not a trace")
         return 0

@@ -18,7 +18,8 @@ from agentlens.errors import ConfigError
 
 if TYPE_CHECKING:
     from agentlens.reviews.scenario import Scenario
-    from agentlens.scenarios import Fold, FoldResult, SessionResult
+    from agentlens.scenarios import Fold, FoldResult, RunSettings, SessionResult
+    from agentlens.scenarios.fold import PairRunner
 
 
 @click.command()
@@ -117,7 +118,18 @@ if TYPE_CHECKING:
     help="Simulated user: request size; older turns are left out (about 8000 for 4k-token models).",
 )
 @click.option(
-    "--parallel", type=click.IntRange(min=1), default=1, show_default=True, help="Pairs at once."
+    "--parallel",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Pairs at once (default 1; with --engine ray, the cluster's CPUs).",
+)
+@click.option(
+    "--engine",
+    "engine_spec",
+    default="local",
+    show_default=True,
+    help="Where pairs run: local (this process), ray (a local Ray), ray:auto or ray:ADDRESS (a "
+    "cluster whose nodes share the output and project folders at the same paths).",
 )
 @click.option(
     "--resume",
@@ -146,7 +158,8 @@ def run(
     agent_context_chars: int,
     agent_max_tokens: int,
     simulator_context_chars: int,
-    parallel: int,
+    parallel: int | None,
+    engine_spec: str,
     resume: bool,
     no_cache: bool,
     as_json: bool,
@@ -156,10 +169,9 @@ def run(
     """Run each scenario × persona: the agent works in a copy of the project while a simulated
     user drives the dialog; each run is formally verified. Exit 1 if a run failed or was skipped."""
     from agentlens.providers import get_provider
-    from agentlens.scenarios import RunSettings, SimulatorSettings, run_fold
+    from agentlens.scenarios import RunSettings, SimulatorSettings
     from agentlens.scenarios.agents import BashAgentSettings, agent_factory
     from agentlens.scenarios.ide_errors import check_mode
-    from agentlens.scenarios.signals import run_stoppable
 
     fold = _fold(scenarios, personas, attempts, budget)
     limits = (max_steps, timeout, turn_timeout, ide_errors)
@@ -171,18 +183,54 @@ def run(
         agent_spec, resume=agent_resume, bash_settings=bash, cache=not no_cache
     )
     client = get_provider(simulator, role="user_simulator", cache=not no_cache)
+    _check_same_agent(Path(out), agent_spec, agent_resume, resume)
     settings = RunSettings(
         make_agent=make_agent,
         simulator=client,
         out=Path(out),
         project=Path(project) if project else None,
         run_name=Path(out).name or "run",
-        parallel=parallel,
         resume=resume,
         simulator_settings=SimulatorSettings(context_chars=simulator_context_chars),
         ignore_mcp=ignore_mcp,
+        pairs=_pair_runner(engine_spec, simulator, cache=not no_cache),
     )
-    _check_same_agent(Path(out), agent_spec, agent_resume, resume)
+    settings.parallel = parallel or (settings.pairs.workers if settings.pairs else 1)
+    try:
+        return _run_fold(fold, settings, out, as_json, store_url, run_label, agent_spec, simulator)
+    finally:
+        if settings.pairs is not None:
+            settings.pairs.close()
+
+
+def _pair_runner(spec: str, simulator: str, *, cache: bool) -> PairRunner | None:
+    if spec == "local":
+        return None
+    name, _, address = spec.partition(":")
+    if name != "ray":
+        raise ConfigError(
+            f"--engine {spec!r}: scenario pairs run local (in this process) or on Ray "
+            "(ray, ray:auto, ray:ADDRESS)"
+        )
+    from agentlens.engine.ray_engine import RayEngine
+    from agentlens.scenarios.scale_out import RayPairs
+
+    return RayPairs(RayEngine(address or None), simulator, cache=cache)
+
+
+def _run_fold(
+    fold: Fold,
+    settings: RunSettings,
+    out: str,
+    as_json: bool,
+    store_url: str | None,
+    run_label: str | None,
+    agent_spec: str,
+    simulator: str,
+) -> int:
+    from agentlens.scenarios import run_fold
+    from agentlens.scenarios.signals import run_stoppable
+
     pairs = len(fold.scenarios) * len(fold.personas)
     finished: list[SessionResult] = []
 

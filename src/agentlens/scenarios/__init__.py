@@ -11,6 +11,9 @@ scenario × persona gives one trajectory, formally verified, ready for `review`,
     personas.py        default / helpful / toxic, or a file
     evidence.py        what `review` gives the judge of a run: its own diff and formal verdicts
     signals.py         SIGTERM / SIGHUP stop a run like Ctrl-C
+    ide_errors.py      ruff's error rules standing in for the IDE's errors
+    mcp.py             the scenario's MCP servers, as a config file for the agent
+    scale_out.py       pairs as Ray tasks (`--engine ray`)
 """
 
 from agentlens.scenarios.fold import Fold, FoldResult, RunSettings, load_fold, run_fold

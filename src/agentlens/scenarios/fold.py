@@ -136,6 +136,31 @@ class RunSettings:
     simulator_settings: SimulatorSettings = field(default_factory=SimulatorSettings)
     ignore_mcp: bool = False
     """Run scenarios that name MCP servers without handing them to the agent."""
+    pairs: PairRunner | None = None
+    """Runs each pair elsewhere (`scale_out.RayPairs`); None runs them in this process."""
+
+
+class PairRunner(Protocol):
+    """Runs whole pairs, attempts included, somewhere else (a Ray cluster: `scale_out.py`)."""
+
+    @property
+    def workers(self) -> int:
+        """Pairs it can run at once (the default `parallel`)."""
+        ...
+
+    def check(self, fold: Fold, settings: RunSettings) -> None:
+        """Refuse (ConfigError) what would fail there, before any pair starts."""
+        ...
+
+    async def run(
+        self, fold: Fold, settings: RunSettings, scenario: Scenario, persona: Persona, spent: float
+    ) -> list[SessionResult]:
+        """Every attempt of the pair, the last being its result."""
+        ...
+
+    def close(self) -> None:
+        """Wait for the pairs still in flight (cancelled by a stop) to end."""
+        ...
 
 
 @dataclass
@@ -194,6 +219,8 @@ async def run_fold(
     pairs = [(s, p) for s in fold.scenarios for p in fold.personas]
     _check_pairs(pairs, settings)  # every problem a run would meet late, before any starts
     _check_out(settings)
+    if settings.pairs is not None:
+        settings.pairs.check(fold, settings)
     done: dict[int, SessionResult] = {}
     skipped: set[int] = set()
     gate = asyncio.Semaphore(max(settings.parallel, 1))
@@ -213,7 +240,7 @@ async def run_fold(
                 skipped.add(index)
                 return
             try:
-                result = await _run_pair(fold, settings, scenario, persona, outcome, earlier)
+                result = await _pair(fold, settings, scenario, persona, outcome, earlier)
             except BudgetExceededError:
                 skipped.add(index)
                 return
@@ -294,7 +321,24 @@ def _check_mcp(scenario: Scenario, make_agent: AgentFactory) -> None:
         )
 
 
-async def _run_pair(
+async def _pair(
+    fold: Fold,
+    settings: RunSettings,
+    scenario: Scenario,
+    persona: Persona,
+    outcome: FoldResult,
+    spent: float,
+) -> SessionResult:
+    """One pair here, or on the runner that takes whole pairs elsewhere."""
+    if settings.pairs is None:
+        return await run_pair(fold, settings, scenario, persona, outcome, spent)
+    attempts = await settings.pairs.run(fold, settings, scenario, persona, spent)
+    outcome.attempts += attempts
+    outcome.spent += sum(attempt.simulator_cost for attempt in attempts)
+    return attempts[-1]
+
+
+async def run_pair(
     fold: Fold,
     settings: RunSettings,
     scenario: Scenario,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agentlens.errors import ConfigError
 from agentlens.scenarios.agents.bash import BashAgent, BashAgentSettings
-from agentlens.scenarios.agents.command import AgentFailure, CommandAgent
+from agentlens.scenarios.agents.command import PLACEHOLDER, AgentFailure, CommandAgent
 from agentlens.scenarios.fold import AgentFactory
 from agentlens.seams import ScenarioAgent
 
@@ -35,7 +35,8 @@ def agent_factory(
         raise ConfigError(f"agent {spec!r} is not 'bash:<model>' or 'cmd:<command line>'")
     if kind == "cmd":
         probe = CommandAgent(rest, resume=resume, trace_dir=Path())  # a bad command line fails now
-        return _Commands(rest, resume, takes_mcp=probe.takes_mcp)
+        program = None if PLACEHOLDER.search(probe.first[0]) else probe.first[0]
+        return _Commands(rest, resume, takes_mcp=probe.takes_mcp, program=program)
     if kind == "bash":
         from agentlens.providers import get_provider
 
@@ -49,6 +50,8 @@ class _Commands:
     command: str
     resume: str | None
     takes_mcp: bool
+    program: str | None
+    """What must be on PATH wherever the agent runs (None: only the workspace will tell)."""
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
         return CommandAgent(
