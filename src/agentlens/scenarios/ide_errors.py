@@ -5,9 +5,10 @@ The released runner asks IntelliJ for up to five errors per file, chosen at rand
 There is no IDE here, so ruff stands in for Python files, restricted to its error-class rules
 (`E9` syntax and I/O errors, `F63` invalid comparisons, `F7` misplaced statements, `F82`
 undefined names: what CI gates on, not style), with the project's own ruff configuration ignored
-(`--isolated`) so that a project's style selection does not turn into "errors". Other languages
-get no IDE errors. Modes (scenario key `ide_errors`): `auto` (ruff when it is installed), `ruff`
-(required), `none`."""
+(`--isolated`) so that a project's style selection does not turn into "errors". Java,
+JavaScript, TypeScript, Go and Rust files get their syntax errors from tree-sitter when the `ide`
+extra is installed (`ide_syntax.py`). Modes (scenario key `ide_errors`): `auto` (what is
+installed), `ruff` (ruff required), `none`."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import orjson
 
 from agentlens.errors import ConfigError
 from agentlens.reviews.scenario import IDE_ERROR_MODES as MODES
+from agentlens.scenarios import ide_syntax
 
 PER_FILE = 5
 SEED = 42
@@ -72,11 +74,12 @@ class IdeReport:
     note: str | None = None
 
     def render(self) -> str:
-        if self.note:
-            return f"(no IDE errors available: {self.note})"
-        if not any(self.errors.values()):
+        lines = [e.render() for found in self.errors.values() for e in found]
+        if self.note:  # after the errors other analysers found
+            return "\n".join([*lines, f"(no IDE errors available: {self.note})"])
+        if not lines:
             return "(no errors)" if self.files else "(no analysed files changed)"
-        return "\n".join(e.render() for found in self.errors.values() for e in found)
+        return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         errors = {name: [e.to_dict() for e in found] for name, found in self.errors.items()}
@@ -117,25 +120,43 @@ def ide_errors(repo: Path, changed: list[str], mode: str) -> IdeReport | None:
     """The IDE errors of `changed` (paths relative to `repo`); None when the mode is `none`."""
     if mode == "none":
         return None
+    inside = _inside(repo, changed)
+    python = [name for name in inside if name.endswith(".py")][:MAX_FILES]
+    others = [name for name in inside if ide_syntax.handles(name)][:MAX_FILES]
     ruff = find_ruff()
-    if ruff is None:
-        return IdeReport(note="ruff is not installed (pip install ruff)")
-    files = _python_files(repo, changed)
-    if not files:
-        return IdeReport()
-    return _ruff(ruff, repo, files)
+    report = _ruff(ruff, repo, python) if ruff and python else IdeReport()
+    if ruff is None and (python or not others):  # why Python files show no errors
+        report.note = "ruff is not installed (pip install ruff)"
+    if others:
+        syntax = _syntax(repo, others)
+        report.errors.update(syntax.errors)
+        report.files += syntax.files
+    return report
 
 
-def _python_files(repo: Path, changed: list[str]) -> list[str]:
-    """Changed `.py` files that are inside the repository once links are followed: a symlink
-    the agent made could point anywhere, and the analyser must read only the project."""
+def _inside(repo: Path, changed: list[str]) -> list[str]:
+    """Changed files that are inside the repository once links are followed: a symlink the
+    agent made could point anywhere, and the analysers must read only the project."""
     root = repo.resolve()
     kept = []
     for name in changed:
         path = root / name
-        if name.endswith(".py") and path.is_file() and path.resolve().is_relative_to(root):
+        if path.is_file() and path.resolve().is_relative_to(root):
             kept.append(name)
-    return kept[:MAX_FILES]
+    return kept
+
+
+def _syntax(repo: Path, files: list[str]) -> IdeReport:
+    errors = {}
+    for name in files:
+        try:
+            found = ide_syntax.syntax_errors(repo / name)
+        except OSError:
+            continue  # gone, or unreadable, since the diff was taken
+        if found is None:
+            continue  # too large to be an agent's typing
+        errors[name] = pick([IdeError(name, f.line, f.column, "syntax", f.message) for f in found])
+    return IdeReport(errors=errors, files=len(errors))
 
 
 def _ruff(ruff: str, repo: Path, files: list[str]) -> IdeReport:
