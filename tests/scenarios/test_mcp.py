@@ -98,8 +98,12 @@ def test_an_agent_that_cannot_take_them_is_refused_unless_told_to_ignore(
             "--agent", scripted("fix"), "--simulator", "openai-compatible:http://127.0.0.1:9/v1#m",
             "--out", str(tmp_path / "b")]  # fmt: skip
     refused = run_cli(*argv)
-    assert refused.code == 2 and len(refused.err.strip().splitlines()) == 1
-    assert "gives its agent MCP servers (git)" in refused.err and "Traceback" not in refused.err
+    notice, error = [line for line in refused.err.splitlines() if line.strip()]
+    assert refused.code == 2 and "Traceback" not in refused.err
+    assert notice.startswith("scenario fix_sub: MCP server git (") and notice.endswith(
+        f"gets ${TOKEN}$"
+    )  # which of your variables it would receive, said before anything runs
+    assert "gives its agent MCP servers (git)" in error
 
     (session,) = _ignoring(mcp_scenario, calc_project, tmp_path / "c").sessions
     assert session.verification is not None and session.verification.passed

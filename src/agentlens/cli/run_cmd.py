@@ -178,6 +178,8 @@ def run(
     fold.scenarios = [_limited(s, *limits) for s in fold.scenarios]
     for scenario in fold.scenarios:
         check_mode(scenario.ide_errors, f"scenario {scenario.name}")
+        if scenario.mcp_servers and not ignore_mcp:
+            _say_mcp(scenario)
     bash = BashAgentSettings(context_chars=agent_context_chars, max_tokens=agent_max_tokens)
     make_agent = agent_factory(
         agent_spec, resume=agent_resume, bash_settings=bash, cache=not no_cache
@@ -201,6 +203,16 @@ def run(
     finally:
         if settings.pairs is not None:
             settings.pairs.close()
+
+
+def _say_mcp(scenario: Scenario) -> None:
+    """Which servers the agent is given and which of your environment variables each receives:
+    a scenario file from elsewhere could name any variable, so say it before anything runs."""
+    for server in scenario.mcp_servers:
+        where = server.spec.get("url") or server.spec.get("command")
+        given = ", ".join(f"${v}$" for v in server.variables) or "no environment variables"
+        line = f"scenario {scenario.name}: MCP server {server.name} ({where}) gets {given}"
+        err_console.print(Text(line), soft_wrap=True)
 
 
 def _pair_runner(spec: str, simulator: str, *, cache: bool) -> PairRunner | None:

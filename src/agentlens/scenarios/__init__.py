@@ -12,6 +12,7 @@ scenario × persona gives one trajectory, formally verified, ready for `review`,
     evidence.py        what `review` gives the judge of a run: its own diff and formal verdicts
     signals.py         SIGTERM / SIGHUP stop a run like Ctrl-C
     ide_errors.py      ruff's error rules standing in for the IDE's errors
+    ide_syntax.py      tree-sitter's syntax errors for Java, JS/TS, Go, Rust
     mcp.py             the scenario's MCP servers, as a config file for the agent
     scale_out.py       pairs as Ray tasks (`--engine ray`)
 """

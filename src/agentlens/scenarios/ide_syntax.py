@@ -79,7 +79,9 @@ def _finding(node: Any) -> SyntaxFinding:
         return SyntaxFinding(row + 1, column + 1, f"missing `{node.type}`")
     text = node.text.decode("utf-8", errors="replace").strip().split("\n", 1)[0]
     near = text[:SNIPPET] + ("…" if len(text) > SNIPPET else "")
-    return SyntaxFinding(row + 1, column + 1, f"syntax error at `{near}`" if near else "syntax error")
+    return SyntaxFinding(
+        row + 1, column + 1, f"syntax error at `{near}`" if near else "syntax error"
+    )
 
 
 @cache
