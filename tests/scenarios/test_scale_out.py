@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agentlens import __version__
 from agentlens.errors import ConfigError
 from agentlens.formats.jsonl import load_jsonl
 from agentlens.reviews.demo_repo import DEMO_SCENARIO
@@ -167,6 +168,9 @@ def test_each_node_is_asked_what_it_lacks(ray_engine: Any, tmp_path: Path) -> No
     # a node that does not share the output folder: its marker file is not there
     (lost,) = node_problems("10.0.0.9", [str(tmp_path)], str(tmp_path / "absent-marker"), None)
     assert lost.startswith("node 10.0.0.9 does not see the output folder")
+    (tmp_path / "marker").write_text("")
+    (other,) = node_problems("10.0.0.9", [str(tmp_path)], str(tmp_path / "marker"), None, "0.0.1")
+    assert other == f"node 10.0.0.9 has agentlens {__version__}, this machine 0.0.1"
 
 
 def test_an_engine_pairs_cannot_use_is_one_line(

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentlens import __version__
 from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import JsonlReader, dump_jsonl
 from agentlens.providers.config import ProvidersConfig
@@ -181,23 +182,38 @@ def check_nodes(engine: RayEngine, folders: list[Path], program: str | None) -> 
     marker = out / f".agentlens-node-check-{uuid.uuid4().hex}"
     marker.write_text("")
     try:
-        probe = ray.remote(num_cpus=0, max_retries=0)(node_problems)
+        probe: Any = ray.remote(num_cpus=0, max_retries=0)(node_problems)
         paths = [str(folder.resolve()) for folder in folders]
-        refs = [
-            probe.options(
+        refs = {
+            node["NodeManagerAddress"]: probe.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
-            ).remote(node["NodeManagerAddress"], paths, str(marker.resolve()), program)
+            ).remote(node["NodeManagerAddress"], paths, str(marker.resolve()), program, __version__)
             for node in ray.nodes()
             if node.get("Alive")
-        ]
-        return [line for lines in ray.get(refs) for line in lines]
+        }
+        problems = []
+        for address, ref in refs.items():
+            try:
+                problems += ray.get(ref)
+            except ray.exceptions.RayTaskError as exc:  # e.g. an agentlens without this module
+                cause = getattr(exc, "cause", None) or exc
+                problems.append(
+                    f"node {address} cannot run AgentLens ({type(cause).__name__}: "
+                    f"{str(cause).strip().splitlines()[0] if str(cause).strip() else ''}); "
+                    f"install agentlens {__version__} there"
+                )
+        return problems
     finally:
         marker.unlink(missing_ok=True)
 
 
-def node_problems(node: str, folders: list[str], marker: str, program: str | None) -> list[str]:
+def node_problems(
+    node: str, folders: list[str], marker: str, program: str | None, version: str = __version__
+) -> list[str]:
     """On one node: what it lacks to run pairs (the lines `check_nodes` reports)."""
     problems = []
+    if version != __version__:  # the pairs would run another AgentLens than the driver's
+        problems.append(f"node {node} has agentlens {__version__}, this machine {version}")
     if not os.path.isfile(marker):
         problems.append(
             f"node {node} does not see the output folder {os.path.dirname(marker)} as this "
