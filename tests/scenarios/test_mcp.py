@@ -175,3 +175,92 @@ def test_a_remote_server_and_its_headers_are_filled_in(tmp_path: Path) -> None:
     assert not path.exists()
     with mcp_config([], tmp_path) as path:  # an agent that takes a config always gets a file
         assert json.loads(path.read_text()) == {"mcpServers": {}}
+
+
+class ScriptedBuiltIn:
+    """The built-in agent, its model's replies scripted (a real model does not call a given
+    tool on demand); its MCP servers are real."""
+
+    takes_mcp = True
+    remote_mcp = False
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = replies
+        self.agents: list[Any] = []
+
+    def __call__(self, folder: Path, mcp_config: Path | None = None) -> Any:
+        from agentlens.providers import LLMClient
+        from agentlens.providers.retry import RetryPolicy
+        from agentlens.scenarios.agents import BashAgent
+        from agentlens.scenarios.agents._mcp_tools import McpTools
+        from tests.scenarios.helpers import Scripted
+
+        answers = [ChatResponse(text=reply.format(config=mcp_config)) for reply in self.replies]
+        client = LLMClient(Scripted(answers), retry=RetryPolicy(max_attempts=1))
+        tools = McpTools(mcp_config, folder) if mcp_config is not None else None
+        self.agents.append(BashAgent(client, mcp=tools))
+        return self.agents[-1]
+
+
+def mcp_block(server: str, tool: str, arguments: Any) -> str:
+    call = json.dumps({"server": server, "tool": tool, "arguments": arguments})
+    return f"THOUGHT: look.\n\n```mcp\n{call}\n```".replace("{", "{{").replace("}", "}}")
+
+
+@needs_server
+def test_the_built_in_agent_calls_the_tools_and_its_shell_never_sees_the_token(
+    mcp_scenario: Scenario, calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from agentlens.providers import LLMClient
+    from agentlens.providers.retry import RetryPolicy
+    from agentlens.scenarios import Fold, RunSettings, load_persona, run_fold
+    from tests.scenarios.helpers import Scripted
+
+    monkeypatch.setenv(TOKEN, SECRET)
+    agent = ScriptedBuiltIn([
+        "```bash\necho '# changed' >> calc/ops.py; cat {config}; env | grep -c AGENTLENS_TEST_MCP\n```",
+        mcp_block("git", "git_status", {"repo_path": "."}),
+        mcp_block("git", "no_such_tool", {}),
+        "THOUGHT: broken.\n\n```mcp\nnot json\n```",
+        "The repository has one change.",
+    ])  # fmt: skip
+    settings = RunSettings(
+        make_agent=agent,
+        simulator=LLMClient(
+            Scripted([ChatResponse(text="Go.")]), retry=RetryPolicy(max_attempts=1)
+        ),
+        out=tmp_path / "out",
+        project=calc_project,
+    )
+    fold = Fold([replace(mcp_scenario, max_steps=1)], [load_persona("default")], attempts=1)
+    (session,) = asyncio.run(run_fold(fold, settings)).sessions
+    tools = [s for s in session.trajectory.steps if s.kind == "tool"]
+    shell, status, unknown, broken = tools
+    assert status.tool_name == "mcp__git__git_status" and status.is_error is False
+    assert "modified:" in (status.observation or "") and "calc/ops.py" in (status.observation or "")
+    assert status.arguments == {"repo_path": "."}  # the server ran in the workspace
+    assert "No such file" in (shell.observation or "") and "\n0\n" in (shell.observation or "")
+    assert SECRET not in (shell.observation or "")  # neither the config file nor the env
+    assert unknown.is_error and unknown.observation == "No tool 'no_such_tool' on a server 'git'."
+    assert broken.is_error and (broken.observation or "").startswith("Invalid mcp block")
+    prompt = agent.agents[0].messages[0]["content"]
+    assert "- git/git_status:" in prompt and "```mcp" in prompt
+    (server,) = agent.agents[0].mcp.sessions.values()
+    assert server._process is None  # stopped with the agent
+
+
+def test_the_built_in_agent_refuses_a_remote_server_up_front(
+    tmp_path: Path, calc_project: Path
+) -> None:
+    remote = {"name": "gh", "url": "https://api.example/mcp"}
+    scenario = load_scenario(scenario_file(tmp_path, [remote]))
+    with pytest.raises(ConfigError, match="starts local MCP servers only, not gh"):
+        fold_run(
+            scenario,
+            calc_project,
+            tmp_path / "o",
+            "bash:openai-compatible:http://127.0.0.1:9/v1#m",
+            [],
+        )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentlens.errors import ConfigError
+from agentlens.scenarios.agents._mcp_tools import McpTools
 from agentlens.scenarios.agents.bash import BashAgent, BashAgentSettings
 from agentlens.scenarios.agents.command import PLACEHOLDER, AgentFailure, CommandAgent
 from agentlens.scenarios.fold import AgentFactory
@@ -52,6 +53,7 @@ class _Commands:
     takes_mcp: bool
     program: str | None
     """What must be on PATH wherever the agent runs (None: only the workspace will tell)."""
+    remote_mcp = True  # the agent CLI connects to remote servers itself
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
         return CommandAgent(
@@ -64,9 +66,12 @@ class _BuiltIn:
     model: str
     settings: BashAgentSettings | None
     cache: bool
-    takes_mcp = False  # its one tool is the shell
+    takes_mcp = True
+    remote_mcp = False  # it starts local (stdio) servers only
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
         from agentlens.providers import get_provider
 
-        return BashAgent(get_provider(self.model, role="agent", cache=self.cache), self.settings)
+        client = get_provider(self.model, role="agent", cache=self.cache)
+        tools = McpTools(mcp_config, folder) if mcp_config is not None else None
+        return BashAgent(client, self.settings, mcp=tools)

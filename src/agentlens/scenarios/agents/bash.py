@@ -5,7 +5,8 @@ reply without a block ends the turn and is what the user sees.
 Meant to exercise a scenario end to end with any model, local ones included, and as a baseline
 agent; real agents under test come in through `CommandAgent`. The conversation is kept across
 user turns; when it outgrows `context_chars` the oldest exchanges (after the first request) are
-dropped, with a note saying how many."""
+dropped, with a note saying how many. Given the scenario's MCP config, it starts the local
+servers there and offers their tools as ```` ```mcp ```` blocks (`_mcp_tools.py`)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentlens.formats._categories import analyse_command
+from agentlens.formats._categories import analyse_command, categorize_tool
 from agentlens.formats._fenced_commands import command_blocks
 from agentlens.providers.client import LLMClient
 from agentlens.providers.types import ChatRequest, ChatResponse, Message
 from agentlens.scenarios.agent_view import TOOL_RESULT_CHARS, cut
+from agentlens.scenarios.agents._mcp_tools import McpTools, mcp_blocks
 from agentlens.scenarios.agents._shell import run_shell
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step, StepKind, Usage
@@ -30,7 +32,7 @@ To run a shell command, reply with a short THOUGHT, then exactly one block:
 You will see its exit code and output. Run one command per reply.
 When the work is done, or you need to ask the user something, reply without any command block:
 that reply goes to the user."""
-FORMAT_ERROR = "Format error: put exactly one ```bash block in a reply, or none to answer the user."
+FORMAT_ERROR = "Format error: put exactly one ```bash (or ```mcp) block in a reply, or none to answer the user."
 
 
 @dataclass
@@ -44,14 +46,26 @@ class BashAgentSettings:
 class BashAgent:
     name = "agentlens-bash"
 
-    def __init__(self, client: LLMClient, settings: BashAgentSettings | None = None) -> None:
+    def __init__(
+        self,
+        client: LLMClient,
+        settings: BashAgentSettings | None = None,
+        *,
+        mcp: McpTools | None = None,
+    ) -> None:
         self.client = client
         self.model: str | None = client.name
         self.settings = settings or BashAgentSettings()
         self.messages: list[Message] = [{"role": "system", "content": SYSTEM}]
         self.responses = 0
+        self.mcp = mcp
+        self._mcp_started = False
 
     async def turn(self, message: str, workdir: Path, into: AgentTurn) -> None:
+        if self.mcp is not None and not self._mcp_started:
+            self._mcp_started = True  # once: a server that failed is not started again
+            await self.mcp.start(workdir)
+            self.messages[0] = {"role": "system", "content": SYSTEM + self.mcp.prompt()}
         self.messages.append({"role": "user", "content": message})
         steps = into.steps
         for _ in range(self.settings.max_actions_per_turn):
@@ -63,15 +77,19 @@ class BashAgent:
             text = response.text
             self.messages.append({"role": "assistant", "content": text})
             blocks = command_blocks(text)
-            if not blocks:
+            calls = mcp_blocks(text) if self.mcp is not None else []
+            if not blocks and not calls:
                 steps.append(self._step(response, kind="agent", text=text.strip()))
                 into.reply = text.strip()
                 return
-            if len(blocks) > 1:
+            if len(blocks) + len(calls) > 1:
                 steps.append(self._step(response, kind="agent", text=text.strip()))
                 self.messages.append({"role": "user", "content": FORMAT_ERROR})
                 continue
-            steps.append(await self._act(response, text, blocks[0], workdir))
+            if calls:
+                steps.append(await self._call(response, text, calls[0]))
+            else:
+                steps.append(await self._act(response, text, blocks[0], workdir))
         # out of actions for this turn: it ends with nothing said to the user
 
     async def _act(
@@ -88,6 +106,22 @@ class BashAgent:
         step.tool_name, step.category, step.command = "bash", category, command
         step.arguments, step.files = {"command": command}, files
         step.observation, step.is_error = observation, result.returncode != 0
+        return step
+
+    async def _call(self, response: ChatResponse, text: str, block: tuple[int, str]) -> Step:
+        """An MCP tool call, made by the runner (the shell never holds the servers' tokens)."""
+        assert self.mcp is not None
+        start, body = block
+        server, tool, arguments, output, failed = await self.mcp.call(body)
+        shown = min(TOOL_RESULT_CHARS, self.settings.context_chars // 4)
+        status = "error" if failed else "ok"
+        self.messages.append(
+            {"role": "user", "content": cut(f"<mcp_result status={status}>\n{output}", shown)}
+        )
+        step = self._step(response, kind="tool", text=text[:start].strip())
+        step.tool_name = f"mcp__{server}__{tool}"  # Claude Code's name for an MCP tool
+        step.category = categorize_tool(tool, arguments)
+        step.arguments, step.observation, step.is_error = arguments, output, failed
         return step
 
     def _step(self, response: ChatResponse, *, kind: StepKind, text: str) -> Step:
@@ -124,6 +158,8 @@ class BashAgent:
         return _alternating(head + (note if dropped else []) + kept[::-1])
 
     async def aclose(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.close()
         await self.client.aclose()
 
 
