@@ -182,7 +182,6 @@ class ScriptedBuiltIn:
     tool on demand); its MCP servers are real."""
 
     takes_mcp = True
-    remote_mcp = False
 
     def __init__(self, replies: list[str]) -> None:
         self.replies = replies
@@ -251,16 +250,103 @@ def test_the_built_in_agent_calls_the_tools_and_its_shell_never_sees_the_token(
     assert server._process is None  # stopped with the agent
 
 
-def test_the_built_in_agent_refuses_a_remote_server_up_front(
-    tmp_path: Path, calc_project: Path
+HTTP_SERVER = Path(__file__).with_name("mcp_http_server.py")
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Any:
+    """The MCP SDK's own server over streamable HTTP, wanting `Bearer SECRET`; its URL."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = (tmp_path / "http-server.log").open("wb")
+    server = subprocess.Popen(
+        [sys.executable, str(HTTP_SERVER), str(port), SECRET], stdout=log, stderr=log
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        assert server.poll() is None, (tmp_path / "http-server.log").read_text()
+        time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    server.terminate()
+    server.wait(timeout=10)
+    log.close()
+
+
+def shouter(url: str, token: str = f"${TOKEN}$") -> dict[str, Any]:
+    return {"name": "shouter", "url": url, "headers": {"Authorization": f"Bearer {token}"}}
+
+
+@needs_server  # the `mcp` SDK it brings runs the remote server
+def test_the_built_in_agent_reaches_a_remote_server_with_its_token(
+    remote: str, calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    remote = {"name": "gh", "url": "https://api.example/mcp"}
-    scenario = load_scenario(scenario_file(tmp_path, [remote]))
-    with pytest.raises(ConfigError, match="starts local MCP servers only, not gh"):
-        fold_run(
-            scenario,
-            calc_project,
-            tmp_path / "o",
-            "bash:openai-compatible:http://127.0.0.1:9/v1#m",
-            [],
-        )
+    import asyncio
+
+    from agentlens.providers import LLMClient
+    from agentlens.providers.retry import RetryPolicy
+    from agentlens.scenarios import Fold, RunSettings, load_persona, run_fold
+    from tests.scenarios.helpers import Scripted
+
+    monkeypatch.setenv(TOKEN, SECRET)
+    scenario = load_scenario(scenario_file(tmp_path, [shouter(remote)]))
+    agent = ScriptedBuiltIn([mcp_block("shouter", "shout", {"text": "quiet"}), "Shouted."])
+    settings = RunSettings(
+        make_agent=agent,
+        simulator=LLMClient(
+            Scripted([ChatResponse(text="Go.")]), retry=RetryPolicy(max_attempts=1)
+        ),
+        out=tmp_path / "out",
+        project=calc_project,
+    )
+    fold = Fold([replace(scenario, max_steps=1)], [load_persona("default")], attempts=1)
+    (session,) = asyncio.run(run_fold(fold, settings)).sessions
+    (call,) = [s for s in session.trajectory.steps if s.kind == "tool"]
+    assert (call.tool_name, call.observation, call.is_error) == (
+        "mcp__shouter__shout",
+        "QUIET",
+        False,
+    )
+    assert "- shouter/shout: Upper-case the text." in agent.agents[0].messages[0]["content"]
+
+
+@needs_server
+def test_mcp_check_starts_each_server_and_says_what_fails(
+    remote: str,
+    calc_project: Path,
+    tmp_path: Path,
+    run_cli: Callable[..., Run],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(TOKEN, SECRET)
+    servers = [
+        git_server(),
+        shouter(remote),
+        {**shouter(remote, "wrong"), "name": "refused"},
+        {**shouter(remote, "$AGENTLENS_TEST_UNSET$"), "name": "unset"},
+    ]
+    monkeypatch.delenv("AGENTLENS_TEST_UNSET", raising=False)
+    result = run_cli(
+        "mcp", str(scenario_file(tmp_path, servers)), "--project", str(calc_project), "--json"
+    )
+    assert result.code == 1, result.err
+    rows = {row["server"]: row for row in json.loads(result.out)}
+    assert rows["git"]["result"] == "ok" and "git_status" in rows["git"]["tools"]
+    assert rows["shouter"]["result"] == "ok" and rows["shouter"]["tools"] == ["shout"]
+    assert (
+        rows["refused"]["result"]
+        == "MCP server 'refused' answered HTTP 401: a bearer token is needed"
+    )
+    assert rows["unset"]["result"] == "not set: $AGENTLENS_TEST_UNSET$"
+    table = run_cli(
+        "mcp", str(scenario_file(tmp_path, [git_server()])), "--project", str(calc_project)
+    )
+    assert table.code == 0 and "git_status" in table.out

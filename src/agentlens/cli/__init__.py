@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "score": "agentlens.cli.score_cmd:score",
     "cohort": "agentlens.cli.cohort_cmd:cohort",
     "run": "agentlens.cli.run_cmd:run",
+    "mcp": "agentlens.cli.mcp_cmd:mcp",
     "verify": "agentlens.cli.verify_cmd:verify",
     "review": "agentlens.cli.review_cmd:review",
     "qi": "agentlens.cli.qi_cmd:qi",

@@ -51,8 +51,6 @@ class AgentFactory(Protocol):
     when `takes_mcp`, the scenario's MCP config file (`agentlens.scenarios.mcp`)."""
 
     takes_mcp: bool
-    remote_mcp: bool
-    """Whether it can take servers given by `url` too (the built-in agent: local ones only)."""
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent: ...
 
@@ -313,12 +311,6 @@ def _check_mcp(scenario: Scenario, make_agent: AgentFactory) -> None:
             f"scenario {scenario.name!r} gives its agent MCP servers ({names}), but this agent "
             "cannot take them: a cmd: agent takes them where its command names {mcp_config} "
             "(claude: --mcp-config {mcp_config}); or add --ignore-mcp to run without them"
-        )
-    remote = [s.name for s in scenario.mcp_servers if "url" in s.spec]
-    if remote and not make_agent.remote_mcp:
-        raise ConfigError(
-            f"scenario {scenario.name!r}: the built-in agent starts local MCP servers only, not "
-            f"{', '.join(remote)} (a url); use a cmd: agent, or add --ignore-mcp"
         )
     missing = missing_variables(scenario.mcp_servers, os.environ)
     if missing:

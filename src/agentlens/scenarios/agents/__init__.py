@@ -53,7 +53,6 @@ class _Commands:
     takes_mcp: bool
     program: str | None
     """What must be on PATH wherever the agent runs (None: only the workspace will tell)."""
-    remote_mcp = True  # the agent CLI connects to remote servers itself
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
         return CommandAgent(
@@ -66,8 +65,7 @@ class _BuiltIn:
     model: str
     settings: BashAgentSettings | None
     cache: bool
-    takes_mcp = True
-    remote_mcp = False  # it starts local (stdio) servers only
+    takes_mcp = True  # through its own MCP client (`_mcp_tools.py`)
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
         from agentlens.providers import get_provider

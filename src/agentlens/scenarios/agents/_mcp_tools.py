@@ -1,4 +1,4 @@
-"""The built-in agent's MCP tools: the scenario's local servers started for the session, their
+"""The built-in agent's MCP tools: the scenario's servers started (or reached) for the session, their
 tools listed in its prompt, and a reply's ```` ```mcp ```` block (`{"server", "tool",
 "arguments"}`) called on the runner's side, so the model's shell never holds the servers' tokens.
 """
@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from agentlens.scenarios.mcp_client import McpError, McpSession
+from agentlens.scenarios.mcp_client import McpSession, open_session
 
 FENCE = "```mcp"
 DESCRIPTION_CHARS = 200
@@ -38,10 +38,9 @@ class McpTools:
         servers = orjson.loads(self.config.read_bytes()).get("mcpServers") or {}
         self.config.unlink()  # the model's shell runs as this user: leave it no token to read
         for name, spec in servers.items():
-            if "command" not in spec:
-                raise McpError(f"MCP server {name!r}: the built-in agent starts local servers only")
-            spec = {"cwd": str(workdir), **spec}
-            session = McpSession(name, spec, log=self.log_dir / f"mcp-{name}.log")
+            if "command" in spec:
+                spec = {"cwd": str(workdir), **spec}
+            session = open_session(name, spec, log=self.log_dir / f"mcp-{name}.log")
             self.sessions[name] = session
             await session.start()
 

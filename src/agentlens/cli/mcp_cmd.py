@@ -1,0 +1,91 @@
+"""`agentlens mcp SCENARIO…`: start (or reach) each MCP server the scenarios name, as a run
+would, and list its tools, so a config is known to work before a run depends on it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from agentlens.cli._app import console
+from agentlens.reviews.mcp_servers import McpServer
+from agentlens.reviews.scenario import Scenario, load_scenario
+from agentlens.scenarios.mcp import filled, missing_variables
+from agentlens.scenarios.mcp_client import McpError, open_session
+
+SHOWN_TOOLS = 6
+
+
+@click.command()
+@click.argument("scenarios", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "--project",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="The folder {workdir} stands for (default: each scenario's project_path, else here).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One object per server.")
+def mcp(scenarios: tuple[str, ...], project: str | None, as_json: bool) -> int:
+    """Check the MCP servers of scenario files: each is started, asked for its tools, stopped.
+    Exit 1 if one fails or needs an environment variable that is not set."""
+    rows = []
+    for path in scenarios:
+        scenario = load_scenario(Path(path) / "config.json" if Path(path).is_dir() else path)
+        for server in scenario.mcp_servers:
+            tools, result = asyncio.run(_check(server, _workdir(scenario, project)))
+            where = str(server.spec.get("url") or server.spec.get("command"))
+            rows.append(_Row(scenario.name, server.name, where, tools, result))
+    if as_json:
+        console.print_json(json.dumps([asdict(row) for row in rows]))
+    elif rows:
+        table = Table("scenario", "server", "where", "tools", "result")
+        for row in rows:
+            shown = f"{len(row.tools)}: {', '.join(row.tools[:SHOWN_TOOLS])}"
+            more = len(row.tools) - SHOWN_TOOLS
+            shown += f" (+{more} more)" if more > 0 else ""
+            table.add_row(row.scenario, row.server, row.where, shown, row.result)
+        console.print(table)
+    else:
+        console.print("no MCP servers in these scenarios")
+    return 1 if any(row.result != "ok" for row in rows) else 0
+
+
+@dataclass
+class _Row:
+    scenario: str
+    server: str
+    where: str
+    tools: list[str]
+    result: str
+
+
+async def _check(server: McpServer, workdir: Path) -> tuple[list[str], str]:
+    missing = missing_variables([server], os.environ)
+    if missing:
+        return [], f"not set: {', '.join(m.split(': ', 1)[1] for m in missing)}"
+    spec = filled([server], workdir, os.environ)["mcpServers"][server.name]
+    if "command" in spec:
+        spec = {"cwd": str(workdir), **spec}
+    with tempfile.TemporaryDirectory(prefix="agentlens-mcp-check-") as logs:
+        session = open_session(server.name, spec, log=Path(logs) / "stderr.log")
+        try:
+            await session.start()
+        except McpError as exc:
+            return [], str(exc)
+        finally:
+            await session.close()
+    return [str(tool["name"]) for tool in session.tools], "ok"
+
+
+def _workdir(scenario: Scenario, project: str | None) -> Path:
+    if project is not None:
+        return Path(project).resolve()
+    if scenario.project_path and scenario.directory is not None:
+        return (scenario.directory / scenario.project_path).resolve()
+    return Path.cwd()
