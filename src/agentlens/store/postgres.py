@@ -10,12 +10,22 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 from agentlens.errors import MissingDependencyError, StoreError
 from agentlens.store.sql import Dialect, SqlStore
 
-# Any fixed number: every AgentLens process migrating one database takes the same lock.
+# Any fixed number: every AgentLens process writing to one database takes the same lock, a
+# migration alone, any other write shared (writes run at once; saves keep clear of each other by
+# their row order, see `SqlStore._insert_trajectories`). An older AgentLens took it alone for
+# every write: its saves still wait for, and are waited for by, every other writer.
 _MIGRATION_LOCK = 0x616C656E
 
 
 @contextmanager
 def _transaction(db: Any) -> Iterator[None]:
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_MIGRATION_LOCK,))
+        yield
+
+
+@contextmanager
+def _migration(db: Any) -> Iterator[None]:
     with db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         yield
@@ -28,7 +38,7 @@ def open_postgres(url: str) -> SqlStore:
         raise MissingDependencyError("a Postgres store", "postgres", "psycopg") from exc
     dialect = Dialect(
         "postgres", blob="BYTEA", float="DOUBLE PRECISION", placeholder="%s",
-        transaction=_transaction, error=psycopg.Error, nul_in_text=False,
+        transaction=_transaction, error=psycopg.Error, nul_in_text=False, migration=_migration,
     )  # fmt: skip
     shown = without_password(url)
     try:

@@ -30,15 +30,19 @@ class Dialect:
     float: str
     placeholder: str
     transaction: Callable[[Any], AbstractContextManager[None]]
-    """A context manager around one write transaction; it also serialises migrations."""
+    """A context manager around one write transaction; it keeps writes out of a migration."""
     error: type[Exception]
     """The driver's base error class."""
     nul_in_text: bool = True
     """Whether a text column can hold U+0000 (Postgres' cannot: it is kept as U+FFFD there)."""
+    migration: Callable[[Any], AbstractContextManager[None]] | None = None
+    """The migration's transaction, which keeps every other writer out (one process migrates a
+    new database; no write runs on a half-migrated schema), where `transaction` lets writers run
+    at once (Postgres); unset, `transaction` (SQLite's lets in one writer at a time)."""
 
 
 _CHUNK = 50
-"""Trajectories split, compressed and inserted at a time."""
+"""Trajectories split and compressed at a time."""
 
 _CHAIN = """WITH RECURSIVE chain(hash, parent, position, body) AS (
     SELECT hash, parent, position, body FROM steps WHERE hash = ?
@@ -77,8 +81,9 @@ class SqlStore:
         run.agentlens_version = run.agentlens_version or __version__
         run.n_records = len(records)
         self.new_steps = 0
+        steps, rows, given = self._new_trajectories(trajectories)  # before the transaction
         with self._transaction():
-            given = self._save_trajectories(trajectories)
+            self._insert_trajectories(steps, rows)
             named = {r.trajectory for r in records}
             missing = named - given - self._known_digests(named - given)
             if missing:  # raised inside the transaction: the trajectories are rolled back too
@@ -208,7 +213,7 @@ class SqlStore:
     def _migrate(self) -> None:
         if self._current():
             return  # opening an up-to-date store writes nothing (a viewer, a second reader)
-        with self._transaction():
+        with self._transaction(migrating=True):
             self._exec(
                 "CREATE TABLE IF NOT EXISTS agentlens_migrations"
                 " (version INTEGER PRIMARY KEY, applied TEXT NOT NULL)",
@@ -242,33 +247,51 @@ class SqlStore:
             return False
         return rows[0]["v"] == SCHEMA_VERSION
 
-    def _save_trajectories(self, trajectories: Sequence[Trajectory]) -> set[str]:
-        """Insert the trajectories not stored yet, a chunk at a time (so memory holds one chunk's
-        bodies); returns every given trajectory's digest."""
+    def _new_trajectories(
+        self, trajectories: Sequence[Trajectory]
+    ) -> tuple[list[content.StepRow], list[tuple[Any, ...]], set[str]]:
+        """The step rows and trajectory rows of the trajectories not stored yet, each row once,
+        in key order; and every given trajectory's digest. Made before the save's transaction
+        (which is not held open while steps are hashed and compressed), a chunk at a time: memory
+        holds one chunk's bodies as JSON, and every new step's compressed (about a quarter)."""
         digests: set[str] = set()
+        steps: dict[str, content.StepRow] = {}
+        rows: dict[str, tuple[Any, ...]] = {}
+        added = datetime.now(UTC).isoformat()
         for start in range(0, len(trajectories), _CHUNK):
             chunk = {s.digest: (s, t) for t in trajectories[start : start + _CHUNK]
                      for s in [content.split(t)]}  # fmt: skip
-            known = self._known_digests(set(chunk))
-            new = [(content.packed(s), t) for d, (s, t) in chunk.items() if d not in known]
-            self._insert_trajectories(new)
+            known = self._known_digests(chunk.keys() - rows.keys())
+            for d, (s, t) in chunk.items():
+                if d in known or d in rows:
+                    continue
+                fresh = content.packed(
+                    s._replace(steps=[r for r in s.steps if r.hash not in steps])
+                )
+                steps.update((r.hash, r._replace(body=_tight(r.body))) for r in fresh.steps)
+                rows[d] = (
+                    d, s.head, len(s.steps), t.schema_version, t.id, t.task_id, t.model,
+                    t.agent.name, t.source.format, t.outcome.status, _tight(fresh.meta), added,
+                )  # fmt: skip
             digests |= chunk.keys()
-        return digests
+        return [steps[h] for h in sorted(steps)], [rows[d] for d in sorted(rows)], digests
 
-    def _insert_trajectories(self, stored: list[tuple[content.Stored, Trajectory]]) -> None:
-        steps = [row for s, _ in stored for row in s.steps]
-        self.new_steps += self._many(
+    def _insert_trajectories(
+        self, steps: list[content.StepRow], rows: list[tuple[Any, ...]]
+    ) -> None:
+        """Steps, then trajectories, each in key order: all of the save's rows in the one order
+        every save uses. In Postgres, a save inserting a key that another open save has inserted
+        waits for that one to end (then skips the row, or inserts it if the other rolled back),
+        so two saves taking shared keys in different orders could each wait for the other (a
+        deadlock: one is aborted). In one order, a waiting save waits on a key above every key it
+        holds, and the save holding that key can itself wait only on a key above that: waits
+        climb and never close a circle. A row this save skips is one another save committed, so
+        `new_steps` counts exactly the rows this save added."""
+        self.new_steps = self._many(
             "INSERT INTO steps (hash, parent, position, body) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (hash) DO NOTHING",
             steps,
         )
-        added = datetime.now(UTC).isoformat()
-        rows = []
-        for s, t in stored:
-            rows.append(
-                (s.digest, s.head, len(s.steps), t.schema_version, t.id, t.task_id, t.model,
-                 t.agent.name, t.source.format, t.outcome.status, s.meta, added)
-            )  # fmt: skip
         self._many(
             "INSERT INTO trajectories (digest, head, n_steps, schema_version, trajectory_id,"
             " task_id, model, agent, source_format, outcome, meta, added)"
@@ -331,8 +354,10 @@ class SqlStore:
         return rows[0]
 
     @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        with self._lock, self._driver_errors(), self._dialect.transaction(self._db):
+    def _transaction(self, *, migrating: bool = False) -> Iterator[None]:
+        begin = self._dialect.migration if migrating else None
+        begin = begin or self._dialect.transaction
+        with self._lock, self._driver_errors(), begin(self._db):
             yield
 
     @contextmanager
@@ -378,6 +403,12 @@ def _text(value: str, nul_in_text: bool) -> str:
     if not value.isascii():
         value = scrub(value)
     return value if nul_in_text else value.replace("\x00", "\ufffd")
+
+
+def _tight(body: bytes) -> bytes:
+    """A copy of a compressed body that holds only its bytes: zstandard's output keeps the
+    worst-case buffer it was written into (about the uncompressed size)."""
+    return bytes(memoryview(body))
 
 
 def _dumps(value: Any, option: int = 0) -> bytes:
