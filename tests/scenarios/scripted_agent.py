@@ -41,6 +41,7 @@ def item(number: int, **fields: object) -> None:
 
 
 def fix(turn: int) -> None:
+    time.sleep(float(os.environ.get("AGENTLENS_SCRIPTED_DELAY", "0")))  # a real agent's think time
     if turn == 1:
         done = subprocess.run(["bash", "-c", SED], capture_output=True, text=True)
         item(
