@@ -182,6 +182,7 @@ class ScriptedBuiltIn:
     tool on demand); its MCP servers are real."""
 
     takes_mcp = True
+    own_mcp_client = True
 
     def __init__(self, replies: list[str]) -> None:
         self.replies = replies
@@ -350,3 +351,13 @@ def test_mcp_check_starts_each_server_and_says_what_fails(
         "mcp", str(scenario_file(tmp_path, [git_server()])), "--project", str(calc_project)
     )
     assert table.code == 0 and "git_status" in table.out
+
+
+def test_the_built_in_agent_refuses_the_legacy_sse_transport_up_front(
+    tmp_path: Path, calc_project: Path
+) -> None:
+    legacy = {"name": "old", "url": "http://127.0.0.1:9/sse", "type": "sse"}
+    scenario = load_scenario(scenario_file(tmp_path, [legacy]))
+    model = "bash:openai-compatible:http://127.0.0.1:9/v1#m"
+    with pytest.raises(ConfigError, match="cannot reach old: type sse is the older HTTP"):
+        fold_run(scenario, calc_project, tmp_path / "o", model, [])

@@ -12,14 +12,16 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from agentlens.cli._app import console
 from agentlens.reviews.mcp_servers import McpServer
 from agentlens.reviews.scenario import Scenario, load_scenario
 from agentlens.scenarios.mcp import filled, missing_variables
-from agentlens.scenarios.mcp_client import McpError, open_session
+from agentlens.scenarios.mcp_client import McpError, one_line, open_session
 
 SHOWN_TOOLS = 6
+CELL_CHARS = 1000
 
 
 @click.command()
@@ -38,9 +40,9 @@ def mcp(scenarios: tuple[str, ...], project: str | None, as_json: bool) -> int:
     for path in scenarios:
         scenario = load_scenario(Path(path) / "config.json" if Path(path).is_dir() else path)
         for server in scenario.mcp_servers:
-            tools, result = asyncio.run(_check(server, _workdir(scenario, project)))
+            tools, left_out, result = asyncio.run(_check(server, _workdir(scenario, project)))
             where = str(server.spec.get("url") or server.spec.get("command"))
-            rows.append(_Row(scenario.name, server.name, where, tools, result))
+            rows.append(_Row(scenario.name, server.name, where, tools, left_out, result))
     if as_json:
         console.print_json(json.dumps([asdict(row) for row in rows]))
     elif rows:
@@ -49,7 +51,11 @@ def mcp(scenarios: tuple[str, ...], project: str | None, as_json: bool) -> int:
             shown = f"{len(row.tools)}: {', '.join(row.tools[:SHOWN_TOOLS])}"
             more = len(row.tools) - SHOWN_TOOLS
             shown += f" (+{more} more)" if more > 0 else ""
-            table.add_row(row.scenario, row.server, row.where, shown, row.result)
+            shown += (
+                f" ({row.left_out} left out: no usable name, or too many)" if row.left_out else ""
+            )
+            cells = (row.scenario, row.server, row.where, shown, row.result)
+            table.add_row(*(_cell(cell) for cell in cells))
         console.print(table)
     else:
         console.print("no MCP servers in these scenarios")
@@ -62,13 +68,15 @@ class _Row:
     server: str
     where: str
     tools: list[str]
+    left_out: int
+    """Tools the server listed that were not kept (`McpSession.left_out`)."""
     result: str
 
 
-async def _check(server: McpServer, workdir: Path) -> tuple[list[str], str]:
+async def _check(server: McpServer, workdir: Path) -> tuple[list[str], int, str]:
     missing = missing_variables([server], os.environ)
     if missing:
-        return [], f"not set: {', '.join(m.split(': ', 1)[1] for m in missing)}"
+        return [], 0, f"not set: {', '.join(m.split(': ', 1)[1] for m in missing)}"
     spec = filled([server], workdir, os.environ)["mcpServers"][server.name]
     if "command" in spec:
         spec = {"cwd": str(workdir), **spec}
@@ -77,10 +85,15 @@ async def _check(server: McpServer, workdir: Path) -> tuple[list[str], str]:
         try:
             await session.start()
         except McpError as exc:
-            return [], str(exc)
+            return [], 0, str(exc)
         finally:
             await session.close()
-    return [str(tool["name"]) for tool in session.tools], "ok"
+    return [str(tool["name"]) for tool in session.tools], session.left_out, "ok"
+
+
+def _cell(text: str) -> Text:
+    """A server's words as plain text: no markup, no escape sequence reaches the terminal."""
+    return Text(one_line(text, CELL_CHARS))
 
 
 def _workdir(scenario: Scenario, project: str | None) -> Path:

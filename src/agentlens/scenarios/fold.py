@@ -37,6 +37,7 @@ from agentlens.reviews.scenario import (
     refuse_unknown_keys,
 )
 from agentlens.scenarios.mcp import mcp_config, missing_variables
+from agentlens.scenarios.mcp_client import LEGACY_SSE
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
 from agentlens.scenarios.session import SessionResult, run_session, setup_failure
 from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
@@ -51,6 +52,9 @@ class AgentFactory(Protocol):
     when `takes_mcp`, the scenario's MCP config file (`agentlens.scenarios.mcp`)."""
 
     takes_mcp: bool
+    own_mcp_client: bool
+    """Whether the agent talks to the servers through AgentLens's client (`mcp_client.py`)
+    rather than its own (an agent CLI's)."""
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent: ...
 
@@ -311,6 +315,12 @@ def _check_mcp(scenario: Scenario, make_agent: AgentFactory) -> None:
             f"scenario {scenario.name!r} gives its agent MCP servers ({names}), but this agent "
             "cannot take them: a cmd: agent takes them where its command names {mcp_config} "
             "(claude: --mcp-config {mcp_config}); or add --ignore-mcp to run without them"
+        )
+    legacy = [s.name for s in scenario.mcp_servers if s.spec.get("type") == "sse"]
+    if legacy and make_agent.own_mcp_client:
+        raise ConfigError(
+            f"scenario {scenario.name!r}: the built-in agent cannot reach {', '.join(legacy)}: "
+            f"{LEGACY_SSE}"
         )
     missing = missing_variables(scenario.mcp_servers, os.environ)
     if missing:

@@ -53,6 +53,7 @@ class _Commands:
     takes_mcp: bool
     program: str | None
     """What must be on PATH wherever the agent runs (None: only the workspace will tell)."""
+    own_mcp_client = False  # the agent CLI connects to the servers itself
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
         return CommandAgent(
@@ -65,7 +66,8 @@ class _BuiltIn:
     model: str
     settings: BashAgentSettings | None
     cache: bool
-    takes_mcp = True  # through its own MCP client (`_mcp_tools.py`)
+    takes_mcp = True
+    own_mcp_client = True  # AgentLens's (`_mcp_tools.py`)
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
         from agentlens.providers import get_provider

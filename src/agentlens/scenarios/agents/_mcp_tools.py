@@ -10,11 +10,13 @@ from typing import Any
 
 import orjson
 
-from agentlens.scenarios.mcp_client import McpSession, open_session
+from agentlens.scenarios.mcp_client import McpError, McpSession, one_line, open_session
 
 FENCE = "```mcp"
 DESCRIPTION_CHARS = 200
 SCHEMA_CHARS = 400
+PROMPT_CHARS = 20_000
+"""The most the tool list adds to the system prompt (a server may list a thousand tools)."""
 PROMPT = """
 You can also call tools of MCP servers. To call one, reply with a short THOUGHT, then exactly one
 block (instead of a bash block):
@@ -45,18 +47,31 @@ class McpTools:
             await session.start()
 
     def prompt(self) -> str:
-        """What the system prompt adds: the block's form and every tool (empty without any)."""
-        lines = [
-            f"- {name}/{tool['name']}: {_short(tool.get('description'), DESCRIPTION_CHARS)} "
-            f"arguments: {_short(orjson.dumps(tool.get('inputSchema') or {}).decode(), SCHEMA_CHARS)}"
-            for name, session in self.sessions.items()
-            for tool in session.tools
-        ]
+        """What the system prompt adds: the block's form and the tools, as many as
+        `PROMPT_CHARS` hold (empty without any)."""
+        lines: list[str] = []
+        budget, unlisted = PROMPT_CHARS, 0
+        for name, session in self.sessions.items():
+            for tool in session.tools:
+                schema = orjson.dumps(tool.get("inputSchema") or {}).decode()
+                line = (
+                    f"- {name}/{tool['name']}: {_short(tool.get('description'), DESCRIPTION_CHARS)}"
+                    f" arguments: {_short(schema, SCHEMA_CHARS)}"
+                )
+                if len(line) >= budget:
+                    unlisted += 1
+                    continue
+                budget -= len(line) + 1
+                lines.append(line)
+        if unlisted:
+            lines.append(f"({unlisted} more tools are not listed: there is no room for them)")
         return PROMPT.format(tools="\n".join(lines)) if lines else ""
 
     async def call(self, block: str) -> tuple[str, str, dict[str, Any], str, bool]:
-        """(server, tool, arguments, output, is_error) of one block; a malformed block or an
-        unknown tool is an error the model sees, not a failure of the run."""
+        """(server, tool, arguments, output, is_error) of one block; a malformed block, an
+        unknown tool or a call the server fails (it timed out, it exited) is an error the model
+        sees, not a failure of the run. The server's stderr is left out of it: it may show
+        what the server was given."""
         try:
             asked = orjson.loads(block)
         except orjson.JSONDecodeError as exc:
@@ -65,11 +80,21 @@ class McpTools:
             return "", "", {}, "Invalid mcp block: it must be a JSON object.", True
         server, tool = str(asked.get("server", "")), str(asked.get("tool", ""))
         given = asked.get("arguments")
-        arguments: dict[str, Any] = given if isinstance(given, dict) else {}
+        given = {} if given is None else given  # none given, or null: a tool without any
+        if not isinstance(given, dict):
+            return server, tool, {}, "Invalid mcp block: 'arguments' must be a JSON object.", True
+        arguments: dict[str, Any] = given
         session = self.sessions.get(server)
         if session is None or tool not in {t["name"] for t in session.tools}:
             return server, tool, arguments, f"No tool {tool!r} on a server {server!r}.", True
-        output, failed = await session.call(tool, arguments)
+        try:
+            orjson.dumps(arguments)
+        except TypeError as exc:  # orjson reads 1024 levels but writes 254
+            return server, tool, arguments, f"Invalid mcp block: its arguments: {exc}.", True
+        try:
+            output, failed = await session.call(tool, arguments)
+        except McpError as exc:
+            return server, tool, arguments, f"The call failed: {exc.brief}.", True
         return server, tool, arguments, output, failed
 
     async def close(self) -> None:
@@ -94,5 +119,4 @@ def mcp_blocks(text: str) -> list[tuple[int, str]]:
 
 
 def _short(text: Any, limit: int) -> str:
-    line = " ".join(str(text or "").split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return one_line(str(text or ""), limit)

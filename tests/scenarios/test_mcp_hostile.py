@@ -1,0 +1,521 @@
+"""The MCP client against servers that misbehave (`hostile_mcp_server.py`, over stdio and HTTP)
+and users who make mistakes: each failure is one clear line, nothing waits forever, memory and
+logs stay bounded, no process outlives its session, and what a server says is never shown raw."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlens.cli._app import console
+from agentlens.reviews.demo_repo import DEMO_SCENARIO
+from agentlens.scenarios import mcp_client
+from agentlens.scenarios.agents._mcp_tools import PROMPT_CHARS, McpTools
+from agentlens.scenarios.mcp_client import McpError, McpSession, open_session
+from tests.cli.conftest import Run
+from tests.scenarios.conftest import alive
+from tests.scenarios.hostile_mcp_server import HostileHttp
+
+HOSTILE = Path(__file__).with_name("hostile_mcp_server.py")
+LIMIT = 1024 * 1024
+
+
+def hostile(mode: str, *args: str, **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(HOSTILE), mode, *args], **extra}
+
+
+@pytest.fixture(autouse=True)
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Limits a test can wait for (a real server gets a minute)."""
+    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 5.0)
+    monkeypatch.setattr(mcp_client, "MESSAGE_LIMIT", LIMIT)
+
+
+def session_of(
+    spec: dict[str, Any], tmp_path: Path, *calls: tuple[str, dict[str, Any]]
+) -> tuple[McpSession, list[tuple[str, bool]]]:
+    """The session, started, its `calls` made, closed (within 20 s whatever the server does)."""
+
+    async def go() -> tuple[McpSession, list[tuple[str, bool]]]:
+        session = open_session("h", spec, log=tmp_path / "h.log")
+        try:
+            await session.start()
+            return session, [await session.call(tool, arguments) for tool, arguments in calls]
+        finally:
+            await session.close()
+
+    async def bounded() -> tuple[McpSession, list[tuple[str, bool]]]:
+        return await asyncio.wait_for(go(), 20)
+
+    return asyncio.run(bounded())
+
+
+def refusal(spec: dict[str, Any], tmp_path: Path, *calls: tuple[str, dict[str, Any]]) -> str:
+    """The one-line error of a server that fails."""
+    with pytest.raises(McpError) as info:
+        session_of(spec, tmp_path, *calls)
+    message = str(info.value)
+    assert message.isprintable() and len(message) < 800, repr(message)
+    return message
+
+
+# --- stdio ---------------------------------------------------------------------------------------
+
+
+def test_a_server_that_exits_at_once_says_its_exit_code(tmp_path: Path) -> None:
+    assert refusal(hostile("exit"), tmp_path) == (
+        "MCP server 'h' exited (exit code 3) during initialize"
+    )
+
+
+def test_its_stderr_ends_the_message_on_one_line_without_escapes(tmp_path: Path) -> None:
+    message = refusal(hostile("exit-stderr"), tmp_path)  # ANSI, bytes not UTF-8, 2,000 more
+    assert message.startswith("MCP server 'h' exited (exit code 1) during initialize: …zzz")
+    assert message.endswith("zzz red \ufffd\ufffd not utf-8 last words")
+    assert "first line" in (tmp_path / "h.log").read_text(errors="replace")  # the log has all
+
+
+def test_a_server_that_never_answers_times_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 0.5)
+    start = time.monotonic()
+    assert refusal(hostile("silent"), tmp_path) == (
+        "MCP server 'h' did not answer initialize in 0.5s"
+    )
+    assert time.monotonic() - start < 4
+
+
+def test_a_server_that_logs_to_stdout_is_told_apart_when_it_times_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 0.5)
+    assert refusal(hostile("logs-to-stdout"), tmp_path) == (
+        "MCP server 'h' did not answer initialize in 0.5s (2 lines on its stdout were not "
+        "JSON-RPC messages, the last: 'Server listening on stdio')"
+    )
+
+
+def test_lines_that_are_not_json_rpc_messages_are_skipped(tmp_path: Path) -> None:
+    session, _ = session_of(hostile("garbage"), tmp_path)
+    assert [tool["name"] for tool in session.tools] == ["echo"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "what"),
+    [
+        ("result-list", "with a list for a result"),
+        ("result-string", "with a string for a result"),
+        ("result-null", "without a result"),
+        ("result-missing", "without a result"),
+    ],
+)
+def test_a_result_that_is_not_an_object_is_refused(tmp_path: Path, mode: str, what: str) -> None:
+    assert refusal(hostile(mode), tmp_path) == (
+        f"MCP server 'h' answered initialize {what} (not an object)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("error-string", "it broke"),
+        ("error-number", "42"),
+        ("error-nested", '{"message":{"deep":[1]}}'),
+    ],
+)
+def test_an_error_of_any_shape_is_said(tmp_path: Path, mode: str, said: str) -> None:
+    assert refusal(hostile(mode), tmp_path) == f"MCP server 'h' initialize failed: {said}"
+
+
+def test_a_huge_error_message_is_one_short_line(tmp_path: Path) -> None:
+    message = refusal(hostile("error-huge"), tmp_path)  # a line break, ANSI, 100,000 x
+    assert message.startswith("MCP server 'h' initialize failed: boom xxx")
+    assert message.endswith("x…") and len(message) < 400
+
+
+def test_a_null_error_beside_a_result_is_no_error(tmp_path: Path) -> None:
+    session, _ = session_of(hostile("error-null"), tmp_path)
+    assert [tool["name"] for tool in session.tools] == ["echo"]
+
+
+@pytest.mark.parametrize("mode", ["huge-line", "endless-line"])
+def test_a_message_beyond_the_limit_is_refused_and_the_session_still_closes(
+    tmp_path: Path, mode: str
+) -> None:
+    start = time.monotonic()  # the endless one used to leave `close` waiting forever
+    message = refusal(hostile(mode, str(5 * LIMIT)), tmp_path)
+    assert message == f"MCP server 'h' sent a message longer than {LIMIT} bytes during initialize"
+    assert time.monotonic() - start < 10
+
+
+def test_tools_without_a_usable_name_are_left_out_and_the_rest_kept_small(tmp_path: Path) -> None:
+    session, _ = session_of(hostile("odd-tools"), tmp_path)
+    assert [tool["name"] for tool in session.tools] == ["echo", "[red]markup[/red]"]
+    assert session.left_out == 9  # no name, not a string, empty, a line break, an escape...
+    schema = session.tools[1]["inputSchema"]  # 500 kB: what the model is shown instead
+    assert schema == {"type": "object", "description": "(its schema: 500034 characters)"}
+
+
+def test_a_thousand_tools_are_kept_at_most(tmp_path: Path) -> None:
+    session, _ = session_of(hostile("many-tools"), tmp_path)
+    assert len(session.tools) == 1000 and session.left_out == 4000
+
+
+def test_a_cursor_given_twice_ends_the_list(tmp_path: Path) -> None:
+    session, _ = session_of(hostile("cursor-loop"), tmp_path)
+    assert [tool["name"] for tool in session.tools] == ["echo_1", "echo_2"]
+
+
+def test_tools_that_are_not_a_list_are_refused(tmp_path: Path) -> None:
+    assert refusal(hostile("tools-not-a-list"), tmp_path) == (
+        "MCP server 'h' answered tools/list with tools that are an object"
+    )
+
+
+def test_content_parts_of_odd_shapes_and_an_is_error_that_is_not_true(tmp_path: Path) -> None:
+    _, [(text, failed)] = session_of(hostile("odd-call"), tmp_path, ("echo", {"text": "hi"}))
+    assert text.split("\n") == ['hi', '{"not":"text"}', "[image omitted]", "[content omitted]",
+                                "[resource omitted]", "[resource omitted]"]  # fmt: skip
+    assert failed is False  # "isError": "false"
+    _, [(_, failed)] = session_of(hostile("call-error"), tmp_path, ("echo", {}))
+    assert failed is True
+
+
+def test_a_huge_tool_result_is_cut_and_a_deep_one_does_not_break_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_client, "OUTPUT_LIMIT", 1000)
+    _, [(text, _)] = session_of(hostile("huge-call", "5000"), tmp_path, ("echo", {}))
+    assert text == "y" * 1000 + "\n[... 4000 more characters of output not kept]"
+    _, [(text, _)] = session_of(hostile("deep-call"), tmp_path, ("echo", {}))
+    assert text == "(too deeply nested to show)"
+
+
+def test_requests_from_the_server_are_answered_ping_too(tmp_path: Path) -> None:
+    session, _ = session_of(hostile("requests"), tmp_path)  # interleaved with notifications
+    seen = [json.loads(line) for line in session.tools[0]["description"].split("\n")]
+    answers = {message["id"]: message.get("result", message.get("error")) for message in seen}
+    not_found = {"code": -32601, "message": "method not found"}
+    assert answers == {"s1": {}, "s2": not_found, 1: not_found}
+
+
+def gone(pid: int) -> bool:
+    deadline = time.monotonic() + 3
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+def test_what_a_server_left_behind_goes_with_it_once_it_has_exited(tmp_path: Path) -> None:
+    note = tmp_path / "pid"
+
+    async def go() -> None:
+        session = open_session("h", hostile("grandchild", str(note)), log=tmp_path / "h.log")
+        with pytest.raises(McpError, match="exited"):
+            await session.start()
+        await asyncio.sleep(0.3)  # its exit seen: `close` used to stop there
+        await session.close()
+
+    asyncio.run(go())
+    assert gone(int(note.read_text()))
+
+
+def test_what_a_server_started_goes_with_it_even_holding_its_pipes(tmp_path: Path) -> None:
+    note = tmp_path / "pid"
+    start = time.monotonic()
+    session_of(hostile("grandchild-pipes", str(note)), tmp_path)
+    assert gone(int(note.read_text())) and time.monotonic() - start < 5
+
+
+def test_a_server_that_ignores_stdin_close_and_sigterm_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_client, "CLOSE_WAIT_S", 0.3)
+    note = tmp_path / "pid"
+    start = time.monotonic()
+    session_of(hostile("stubborn", str(note)), tmp_path)
+    assert time.monotonic() - start < 3
+    assert not alive(int(note.read_text()))
+
+
+def test_its_stderr_log_is_bounded_and_keeps_its_start_and_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_client, "STDERR_LOG_LIMIT", 10_000)
+    refusal(hostile("stderr-flood", "1000000"), tmp_path)
+    log = (tmp_path / "h.log").read_bytes()
+    assert log.startswith(b"e" * 10_000 + b"\n[... ") and len(log) < 15_000
+    assert b" bytes of stderr not kept; its end:]\n" in log and log.endswith(b"the end of stderr\n")
+
+
+def test_what_a_server_was_given_is_blanked_out_of_its_errors(tmp_path: Path) -> None:
+    spec = hostile("leak-env", env={"HOSTILE_TOKEN": "s3cret-value"})
+    assert refusal(spec, tmp_path) == (
+        "MCP server 'h' exited (exit code 1) during initialize: bad token *** refused"
+    )
+    log = (tmp_path / "h.log").read_bytes()  # kept in the session folder, which is shared
+    assert b"s3cret-value" not in log and b"bad token *** refused" in log
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"command": "no-such-mcp-server-here"},
+            "No such file or directory: no-such-mcp-server-here",
+        ),
+        ({"command": "/"}, "Permission denied: /"),
+        (hostile("ok", "nul\x00"), "embedded null byte"),
+        (hostile("ok", cwd="/no/such/folder"), "its cwd /no/such/folder is not a folder"),
+    ],
+)
+def test_a_server_that_cannot_start_says_why(
+    tmp_path: Path, spec: dict[str, Any], message: str
+) -> None:
+    assert refusal(spec, tmp_path) == f"MCP server 'h' did not start: {message}"
+
+
+# --- the built-in agent's side -------------------------------------------------------------------
+
+
+def tools_of(tmp_path: Path, **servers: dict[str, Any]) -> McpTools:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    return McpTools(config, tmp_path / "logs")
+
+
+def block(server: str, tool: str, arguments: Any) -> str:
+    return json.dumps({"server": server, "tool": tool, "arguments": arguments})
+
+
+def agent_side(tmp_path: Path, servers: dict[str, Any], *blocks: str) -> tuple[str, list[Any]]:
+    """The prompt and what each block's call gave, the servers closed after."""
+    tools = tools_of(tmp_path, **servers)
+
+    async def go() -> tuple[str, list[Any]]:
+        try:
+            await tools.start(tmp_path)
+            return tools.prompt(), [await tools.call(text) for text in blocks]
+        finally:
+            await tools.close()
+
+    return asyncio.run(asyncio.wait_for(go(), 20))
+
+
+def test_the_agent_can_call_a_server_whose_tools_have_odd_names(tmp_path: Path) -> None:
+    prompt, [unknown, markup] = agent_side(
+        tmp_path,
+        {"h": hostile("odd-tools")},
+        block("h", "7", {}),  # a name the server gave as a number
+        block("h", "[red]markup[/red]", {"text": "hi"}),
+    )
+    assert unknown[3:] == ("No tool '7' on a server 'h'.", True)
+    assert markup[3:] == ("hi", False)
+    assert "\x1b" not in prompt and "\x07" not in prompt and "\r" not in prompt
+    assert "- h/[red]markup[/red]: red [bold]bold[/bold] over" in prompt
+
+
+def test_a_thousand_tools_do_not_swell_the_prompt(tmp_path: Path) -> None:
+    prompt, _ = agent_side(tmp_path, {"h": hostile("many-tools")})
+    assert len(prompt) < PROMPT_CHARS + 1000
+    assert prompt.rstrip().endswith("more tools are not listed: there is no room for them)")
+
+
+def test_a_schema_too_deep_to_write_does_not_break_the_prompt(tmp_path: Path) -> None:
+    prompt, _ = agent_side(tmp_path, {"h": hostile("deep-schema")})
+    assert "- h/echo: Echo the text. arguments: " in prompt and "too deeply nested" in prompt
+
+
+def test_a_call_the_server_fails_is_an_error_the_model_sees_without_its_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 1.0)
+    _, [silent, crashed, bad, deep] = agent_side(
+        tmp_path,
+        {"silent": hostile("call-silent"), "crash": hostile("call-exit")},
+        block("silent", "echo", {}),
+        block("crash", "echo", {}),
+        block("crash", "echo", "not an object"),
+        block("silent", "echo", {"x": json.loads("[" * 300 + "]" * 300)}),
+    )
+    assert silent[3:] == (
+        "The call failed: MCP server 'silent' did not answer tools/call in 1s.",
+        True,
+    )
+    assert crashed[3:] == (
+        "The call failed: MCP server 'crash' exited (exit code 1) during tools/call.",
+        True,
+    )  # its stderr ("crashed during the call") is in its log, not before the model
+    assert "crashed during the call" in (tmp_path / "logs" / "mcp-crash.log").read_text()
+    assert bad[2:] == ({}, "Invalid mcp block: 'arguments' must be a JSON object.", True)
+    assert deep[3:] == ("Invalid mcp block: its arguments: Recursion limit reached.", True)
+
+
+# --- HTTP ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[str]:
+    """The hostile HTTP server, in a thread; its base URL (the path names the mode)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HostileHttp)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_http_answers_that_work(web: str, tmp_path: Path) -> None:
+    for mode in ("ok", "text-plain", "stream-ok"):  # JSON, JSON as text/plain, an event stream
+        session, [answer] = session_of({"url": f"{web}/{mode}"}, tmp_path, ("echo", {"text": "x"}))
+        assert [tool["name"] for tool in session.tools] == ["echo"], mode
+        assert answer == ("", False), mode  # it echoes `text` for stdio only
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("error-500", "answered HTTP 500: <html> <body>Internal Server Error</body></html> xxx"),
+        (
+            "redirect",
+            "answered initialize with HTTP 307, a redirect to http://127.0.0.1:9/elsewhere "
+            "(not followed: give that url in the scenario)",
+        ),
+        (
+            "html",
+            "answered initialize with text/html that is not a JSON-RPC message: "
+            "<html>a login page</html> (HTTP 200)",
+        ),
+        ("empty-202", "answered initialize with no message (HTTP 202)"),
+        ("stream-no-answer", "ended its event stream without answering initialize"),
+        ("huge-body", f"sent a message longer than {LIMIT} bytes"),
+        ("stream-long-line", f"sent a message longer than {LIMIT} bytes"),
+        ("stream-many-data", f"sent a message longer than {LIMIT} bytes"),
+    ],
+)
+def test_http_answers_that_do_not(web: str, tmp_path: Path, mode: str, message: str) -> None:
+    assert refusal({"url": f"{web}/{mode}"}, tmp_path).startswith(f"MCP server 'h' {message}")
+
+
+def test_an_event_stream_that_never_answers_times_out(
+    web: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 0.5)
+    assert refusal({"url": f"{web}/stream-endless"}, tmp_path) == (
+        "MCP server 'h' did not answer initialize in 0.5s"
+    )
+
+
+def test_a_slow_session_delete_does_not_hold_close(
+    web: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_client, "CLOSE_WAIT_S", 0.3)
+    start = time.monotonic()
+    session_of({"url": f"{web}/slow-delete"}, tmp_path)
+    assert time.monotonic() - start < 3
+
+
+def test_the_token_is_blanked_out_of_what_the_server_answers(web: str, tmp_path: Path) -> None:
+    spec = {"url": f"{web}/echo-auth", "headers": {"Authorization": "Bearer s3cret-value"}}
+    assert (
+        refusal(spec, tmp_path) == "MCP server 'h' answered HTTP 401: bad credentials: Bearer ***"
+    )
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (None, "could not connect to 127.0.0.1:{port}: "),
+        ("http://no-such-host.invalid/mcp", "could not connect to no-such-host.invalid: "),
+        ("not a url", "has a url that is not http(s): not a url"),
+        ("ftp://example.com/mcp", "has a url that is not http(s): ftp://example.com/mcp"),
+    ],
+)
+def test_a_url_that_cannot_be_reached_is_one_line_and_fast(
+    tmp_path: Path, url: str | None, message: str
+) -> None:
+    port = closed_port()
+    start = time.monotonic()
+    said = refusal({"url": url or f"http://127.0.0.1:{port}/mcp"}, tmp_path)
+    assert said.startswith(f"MCP server 'h' {message.format(port=port)}")
+    assert time.monotonic() - start < 10
+
+
+def test_a_header_that_is_not_ascii_is_named_not_shown(tmp_path: Path) -> None:
+    spec = {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer tökén"}}
+    assert refusal(spec, tmp_path) == (
+        "MCP server 'h' has a header 'Authorization' that is not printable ASCII"
+    )
+
+
+# --- `agentlens mcp` -----------------------------------------------------------------------------
+
+
+def scenario_file(tmp_path: Path, servers: Any) -> Path:
+    path = tmp_path / "scenario.json"
+    document = {**DEMO_SCENARIO, "max_steps": 1}
+    if servers is not None:
+        document["mcp_servers"] = servers
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_mcp_check_of_careless_entries_and_a_hostile_server(
+    tmp_path: Path, run_cli: Callable[..., Run], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENTLENS_TEST_UNSET", raising=False)
+    monkeypatch.setattr(console, "width", 400)
+    servers = [
+        {"name": "missing", "command": "no-such-mcp-server-here"},
+        {"name": "nowhere", **hostile("ok"), "cwd": str(tmp_path / "nope")},
+        {"name": "unset", **hostile("ok", "$AGENTLENS_TEST_UNSET$")},
+        {"name": "nul", **hostile("ok", "a\x00b")},
+        {"name": "noisy", **hostile("exit-stderr")},
+        {"name": "odd", **hostile("odd-tools")},
+        {"name": "refused", "url": f"http://127.0.0.1:{closed_port()}/mcp"},
+    ]
+    path = scenario_file(tmp_path, servers)
+    result = run_cli("mcp", str(path), "--json")
+    assert result.code == 1 and "Traceback" not in result.err, result.err
+    rows = {row["server"]: row for row in json.loads(result.out)}
+    assert rows["missing"]["result"] == (
+        "MCP server 'missing' did not start: No such file or directory: no-such-mcp-server-here"
+    )
+    assert rows["nowhere"]["result"].endswith("nope is not a folder")
+    assert rows["unset"]["result"] == "not set: $AGENTLENS_TEST_UNSET$"
+    assert rows["nul"]["result"] == "MCP server 'nul' did not start: embedded null byte"
+    assert rows["noisy"]["result"].endswith("zzz red \ufffd\ufffd not utf-8 last words")
+    assert rows["odd"] | {"where": ""} == {
+        "scenario": "fix_sub", "server": "odd", "where": "", "result": "ok",
+        "tools": ["echo", "[red]markup[/red]"], "left_out": 9,
+    }  # fmt: skip
+    assert rows["refused"]["result"].startswith("MCP server 'refused' could not connect to")
+    table = run_cli("mcp", str(path))
+    assert table.code == 1 and "Traceback" not in table.err, table.err
+    assert "\x1b" not in table.out and "last words" in table.out
+    assert "2: echo, [red]markup[/red] (9 left out: no usable name, or too many)" in table.out
+
+
+def test_mcp_check_of_a_scenario_without_servers(
+    tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    result = run_cli("mcp", str(scenario_file(tmp_path, None)))
+    assert (result.code, result.out.strip()) == (0, "no MCP servers in these scenarios")
