@@ -48,7 +48,7 @@ def mcp(scenarios: tuple[str, ...], project: str | None, as_json: bool) -> int:
     elif rows:
         table = Table("scenario", "server", "where", "tools", "result")
         for row in rows:
-            shown = f"{len(row.tools)}: {', '.join(row.tools[:SHOWN_TOOLS])}"
+            shown = f"{len(row.tools)}: {', '.join(row.tools[:SHOWN_TOOLS])}" if row.tools else "–"
             more = len(row.tools) - SHOWN_TOOLS
             shown += f" (+{more} more)" if more > 0 else ""
             shown += (
