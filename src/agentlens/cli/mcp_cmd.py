@@ -78,10 +78,8 @@ async def _check(server: McpServer, workdir: Path) -> tuple[list[str], int, str]
     if missing:
         return [], 0, f"not set: {', '.join(m.split(': ', 1)[1] for m in missing)}"
     spec = filled([server], workdir, os.environ)["mcpServers"][server.name]
-    if "command" in spec:
-        spec = {"cwd": str(workdir), **spec}
     with tempfile.TemporaryDirectory(prefix="agentlens-mcp-check-") as logs:
-        session = open_session(server.name, spec, log=Path(logs) / "stderr.log")
+        session = open_session(server.name, spec, log=Path(logs) / "stderr.log", workdir=workdir)
         try:
             await session.start()
         except McpError as exc:

@@ -12,6 +12,10 @@ from typing import Any
 
 import orjson
 
+LEGACY_SSE = (
+    "type sse is the older HTTP+SSE transport, which AgentLens's MCP client does not speak (streamable "
+    "HTTP, `type: http`, replaced it in MCP 2025-03-26)"
+)
 VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\$")
 NAME = re.compile(r"[A-Za-z0-9_-]+")
 LOCAL_KEYS = {"command": str, "args": list, "env": dict, "cwd": str}

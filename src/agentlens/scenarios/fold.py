@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.providers.client import LLMClient
+from agentlens.reviews.mcp_servers import LEGACY_SSE
 from agentlens.reviews.report import dump
 from agentlens.reviews.sandbox import command_scope
 from agentlens.reviews.scenario import (
@@ -37,7 +38,6 @@ from agentlens.reviews.scenario import (
     refuse_unknown_keys,
 )
 from agentlens.scenarios.mcp import mcp_config, missing_variables
-from agentlens.scenarios.mcp_client import LEGACY_SSE
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
 from agentlens.scenarios.session import SessionResult, run_session, setup_failure
 from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings

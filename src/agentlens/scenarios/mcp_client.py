@@ -27,13 +27,10 @@ import orjson
 
 from agentlens import __version__
 from agentlens.errors import AgentLensError
+from agentlens.reviews.mcp_servers import LEGACY_SSE
 from agentlens.reviews.sandbox import kill_group
 
 PROTOCOL_VERSION = "2025-06-18"
-LEGACY_SSE = (
-    "type sse is the older HTTP+SSE transport, which this client does not speak (streamable "
-    "HTTP, `type: http`, replaced it in MCP 2025-03-26)"
-)
 TIMEOUT_S = 60.0
 """Per request, and for the whole tool list; a server that takes longer is treated as failed."""
 CLOSE_WAIT_S = 2.0
@@ -471,12 +468,17 @@ class HttpSession(McpSession):
         raise self._error(f"ended its event stream without answering {method}")
 
 
-def open_session(name: str, spec: dict[str, Any], *, log: Path) -> McpSession:
-    """The session an entry of an `mcpServers` config asks for (not started yet)."""
+def open_session(
+    name: str, spec: dict[str, Any], *, log: Path, workdir: Path | None = None
+) -> McpSession:
+    """The session an entry of an `mcpServers` config asks for (not started yet); a local server
+    runs in `workdir` unless its entry says `cwd` (as agent CLIs run theirs in the project)."""
     if spec.get("type") == "sse":
         raise McpError(f"MCP server {name!r}: {LEGACY_SSE}")
     if "url" in spec:
         return HttpSession(name, spec)
+    if workdir is not None:
+        spec = {"cwd": str(workdir), **spec}
     return StdioSession(name, spec, log=log)
 
 

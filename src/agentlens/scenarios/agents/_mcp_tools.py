@@ -40,9 +40,8 @@ class McpTools:
         servers = orjson.loads(self.config.read_bytes()).get("mcpServers") or {}
         self.config.unlink()  # the model's shell runs as this user: leave it no token to read
         for name, spec in servers.items():
-            if "command" in spec:
-                spec = {"cwd": str(workdir), **spec}
-            session = open_session(name, spec, log=self.log_dir / f"mcp-{name}.log")
+            log = self.log_dir / f"mcp-{name}.log"
+            session = open_session(name, spec, log=log, workdir=workdir)
             self.sessions[name] = session
             await session.start()
 
