@@ -70,6 +70,19 @@ def import_ray() -> ModuleType:
     return ray
 
 
+def lost_errors(ray: ModuleType) -> tuple[type[BaseException], ...]:
+    """Ray's errors for work lost with its worker or node (killed, out of memory, node gone),
+    as against an error the work itself raised."""
+    exceptions = ray.exceptions
+    return (
+        exceptions.WorkerCrashedError,
+        exceptions.OutOfMemoryError,
+        exceptions.NodeDiedError,
+        exceptions.LocalRayletDiedError,
+        exceptions.ObjectLostError,
+    )
+
+
 class RayEngine(EngineBase):
     def __init__(self, address: str | None = None) -> None:
         _prepare_environment(address)
@@ -82,14 +95,7 @@ class RayEngine(EngineBase):
         self.name = f"ray:{address}" if address else "ray"
         ray.util.register_serializer(Trajectory, serializer=_codec.pack, deserializer=_codec.unpack)
         self._task = ray.remote(max_retries=0)(run_chunk)
-        exceptions = ray.exceptions
-        self._lost: tuple[type[BaseException], ...] = (
-            exceptions.WorkerCrashedError,
-            exceptions.OutOfMemoryError,
-            exceptions.NodeDiedError,
-            exceptions.LocalRayletDiedError,
-            exceptions.ObjectLostError,
-        )
+        self._lost = lost_errors(ray)
 
     def map(
         self,

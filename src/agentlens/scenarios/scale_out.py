@@ -18,11 +18,12 @@ import os
 import shutil
 import uuid
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentlens import __version__
+from agentlens.engine.ray_engine import lost_errors
 from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import JsonlReader, dump_jsonl
 from agentlens.providers.config import ProvidersConfig
@@ -91,8 +92,9 @@ class RayPairs:
         """Every attempt of one pair, the last one being the pair's result."""
         import ray
 
+        portable = replace(settings, simulator=None, pairs=None)  # type: ignore[arg-type]
         job = PairJob(
-            scenario, persona, fold.attempts, _without_client(settings), self.simulator_spec,
+            scenario, persona, fold.attempts, portable, self.simulator_spec,
             self.providers, self.cache, self.cwd, spent,
         )  # fmt: skip
         ref = _remote(ray).remote(job)
@@ -131,7 +133,7 @@ def run_job(job: PairJob) -> bytes:
     simulator = get_provider(
         job.simulator_spec, role="user_simulator", cache=job.cache, config=job.providers
     )
-    settings = _with_client(job.settings, simulator)
+    settings = replace(job.settings, simulator=simulator)
     fold = Fold([job.scenario], [job.persona], budget_dollars=None, attempts=job.attempts)
     outcome = FoldResult()
     pair = run_pair(fold, settings, job.scenario, job.persona, outcome, job.spent)
@@ -232,17 +234,6 @@ def _remote(ray: Any) -> Any:
     return ray.remote(num_cpus=1, max_retries=0)(run_job)
 
 
-def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
-    errors = ray.exceptions
-    return (
-        errors.WorkerCrashedError,
-        errors.NodeDiedError,
-        errors.OutOfMemoryError,
-        errors.LocalRayletDiedError,
-        errors.ObjectLostError,
-    )
-
-
 def _failed(
     ray: Any, settings: RunSettings, scenario: Scenario, persona: Persona, exc: Exception
 ) -> SessionResult:
@@ -250,7 +241,7 @@ def _failed(
     again, while the other pairs go on. A spent budget is not a failure (the pair is skipped)."""
     if isinstance(exc, BudgetExceededError):
         raise exc
-    if isinstance(exc, _lost_errors(ray)):
+    if isinstance(exc, lost_errors(ray)):
         what = "the Ray worker running it died"
     elif isinstance(exc, ray.exceptions.RayTaskError):  # `run_job` raised: a node that differs
         what, exc = "it failed on its Ray worker", getattr(exc, "cause", None) or exc
@@ -265,15 +256,3 @@ def _failed(
         reason=f"{what} ({type(exc).__name__}: {first})",
         metadata={"persona": persona.name, "attempt": 1},
     )
-
-
-def _without_client(settings: RunSettings) -> RunSettings:
-    from dataclasses import replace
-
-    return replace(settings, simulator=None, pairs=None)  # type: ignore[arg-type]
-
-
-def _with_client(settings: RunSettings, simulator: Any) -> RunSettings:
-    from dataclasses import replace
-
-    return replace(settings, simulator=simulator)
