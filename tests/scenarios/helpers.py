@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from agentlens.errors import ProviderError
 from agentlens.providers import LLMClient
@@ -15,6 +16,7 @@ from agentlens.providers.types import ChatRequest, ChatResponse, OptionLogprobs
 from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import Fold, FoldResult, RunSettings, load_persona, run_fold
 from agentlens.scenarios.agents import agent_factory
+from agentlens.scenarios.fold import AgentFactory
 from tests.scenarios.conftest import scripted
 
 
@@ -43,16 +45,19 @@ def fold_run(
     scenario: Scenario,
     project: Path,
     out: Path,
-    agent: str,
+    agent: str | AgentFactory,
     answers: list[ChatResponse],
     *,
     personas: tuple[str, ...] = ("default",),
     attempts: int = 1,
+    **options: Any,
 ) -> FoldResult:
+    """`agent` is an `--agent` string or a factory; `options` go to `RunSettings`."""
     client = LLMClient(Scripted(answers), retry=RetryPolicy(max_attempts=1))
     fold = Fold([scenario], [load_persona(p) for p in personas], attempts=attempts)
+    make_agent = agent_factory(agent) if isinstance(agent, str) else agent
     settings = RunSettings(
-        make_agent=agent_factory(agent), simulator=client, out=out, project=project
+        make_agent=make_agent, simulator=client, out=out, project=project, **options
     )
     return asyncio.run(run_fold(fold, settings))
 

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from agentlens.providers.types import ChatResponse
 from agentlens.reviews.demo_repo import DEMO_SCENARIO
 from agentlens.reviews.scenario import Scenario, load_scenario
 from tests.cli.conftest import Run
+from tests.llm import free_port
 from tests.scenarios.conftest import scripted
 from tests.scenarios.helpers import fold_run
 
@@ -105,32 +105,14 @@ def test_an_agent_that_cannot_take_them_is_refused_unless_told_to_ignore(
     )  # which of your variables it would receive, said before anything runs
     assert "gives its agent MCP servers (git)" in error
 
-    (session,) = _ignoring(mcp_scenario, calc_project, tmp_path / "c").sessions
+    go = [ChatResponse(text="Go.")]
+    ignoring = fold_run(
+        mcp_scenario, calc_project, tmp_path / "c", scripted("fix"), go, ignore_mcp=True
+    )
+    (session,) = ignoring.sessions
     assert session.verification is not None and session.verification.passed
     assert session.trajectory.metadata["mcp_servers_ignored"] == ["git"]
     assert "mcp_servers" not in session.trajectory.metadata
-
-
-def _ignoring(scenario: Scenario, project: Path, out: Path) -> Any:
-    import asyncio
-
-    from agentlens.providers import LLMClient
-    from agentlens.providers.retry import RetryPolicy
-    from agentlens.scenarios import Fold, RunSettings, load_persona, run_fold
-    from agentlens.scenarios.agents import agent_factory
-    from tests.scenarios.helpers import Scripted
-
-    settings = RunSettings(
-        make_agent=agent_factory(scripted("fix")),
-        simulator=LLMClient(
-            Scripted([ChatResponse(text="Go.")]), retry=RetryPolicy(max_attempts=1)
-        ),
-        out=out,
-        project=project,
-        ignore_mcp=True,
-    )
-    fold = Fold([replace(scenario, max_steps=1)], [load_persona("default")], attempts=1)
-    return asyncio.run(run_fold(fold, settings))
 
 
 @pytest.mark.parametrize(
@@ -211,12 +193,6 @@ def mcp_block(server: str, tool: str, arguments: Any) -> str:
 def test_the_built_in_agent_calls_the_tools_and_its_shell_never_sees_the_token(
     mcp_scenario: Scenario, calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import asyncio
-
-    from agentlens.providers import LLMClient
-    from agentlens.providers.retry import RetryPolicy
-    from agentlens.scenarios import Fold, RunSettings, load_persona, run_fold
-    from tests.scenarios.helpers import Scripted
 
     monkeypatch.setenv(TOKEN, SECRET)
     agent = ScriptedBuiltIn([
@@ -226,16 +202,8 @@ def test_the_built_in_agent_calls_the_tools_and_its_shell_never_sees_the_token(
         "THOUGHT: broken.\n\n```mcp\nnot json\n```",
         "The repository has one change.",
     ])  # fmt: skip
-    settings = RunSettings(
-        make_agent=agent,
-        simulator=LLMClient(
-            Scripted([ChatResponse(text="Go.")]), retry=RetryPolicy(max_attempts=1)
-        ),
-        out=tmp_path / "out",
-        project=calc_project,
-    )
-    fold = Fold([replace(mcp_scenario, max_steps=1)], [load_persona("default")], attempts=1)
-    (session,) = asyncio.run(run_fold(fold, settings)).sessions
+    go = [ChatResponse(text="Go.")]
+    (session,) = fold_run(mcp_scenario, calc_project, tmp_path / "out", agent, go).sessions
     tools = [s for s in session.trajectory.steps if s.kind == "tool"]
     shell, status, unknown, broken = tools
     assert status.tool_name == "mcp__git__git_status" and status.is_error is False
@@ -262,9 +230,7 @@ def remote(tmp_path: Path) -> Any:
     import sys
     import time
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     log = (tmp_path / "http-server.log").open("wb")
     server = subprocess.Popen(
         [sys.executable, str(HTTP_SERVER), str(port), SECRET], stdout=log, stderr=log
@@ -290,26 +256,12 @@ def shouter(url: str, token: str = f"${TOKEN}$") -> dict[str, Any]:
 def test_the_built_in_agent_reaches_a_remote_server_with_its_token(
     remote: str, calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import asyncio
-
-    from agentlens.providers import LLMClient
-    from agentlens.providers.retry import RetryPolicy
-    from agentlens.scenarios import Fold, RunSettings, load_persona, run_fold
-    from tests.scenarios.helpers import Scripted
 
     monkeypatch.setenv(TOKEN, SECRET)
     scenario = load_scenario(scenario_file(tmp_path, [shouter(remote)]))
     agent = ScriptedBuiltIn([mcp_block("shouter", "shout", {"text": "quiet"}), "Shouted."])
-    settings = RunSettings(
-        make_agent=agent,
-        simulator=LLMClient(
-            Scripted([ChatResponse(text="Go.")]), retry=RetryPolicy(max_attempts=1)
-        ),
-        out=tmp_path / "out",
-        project=calc_project,
-    )
-    fold = Fold([replace(scenario, max_steps=1)], [load_persona("default")], attempts=1)
-    (session,) = asyncio.run(run_fold(fold, settings)).sessions
+    go = [ChatResponse(text="Go.")]
+    (session,) = fold_run(scenario, calc_project, tmp_path / "out", agent, go).sessions
     (call,) = [s for s in session.trajectory.steps if s.kind == "tool"]
     assert (call.tool_name, call.observation, call.is_error) == (
         "mcp__shouter__shout",
