@@ -154,7 +154,15 @@ def test_scenario_timeout_ends_the_run(
     local_llm_url: str, calc_project: Path, calc_scenario: Scenario, tmp_path: Path
 ) -> None:
     pidfile = tmp_path / "agent.pid"
-    scenario = replace(calc_scenario, scenario_timeout_seconds=2.0, agent_turn_timeout_seconds=60)
+    # a fixed opening: the scenario's clock covers the simulator too, and on a loaded machine the
+    # local model can take over 2 s to write one (that run would be a simulator failure)
+    scenario = replace(
+        calc_scenario,
+        scenario_timeout_seconds=2.0,
+        agent_turn_timeout_seconds=60,
+        fixed_first_message=True,
+        first_user_message="Please fix the subtraction bug in calc/ops.py.",
+    )
     started = time.monotonic()
     result = run(
         scenario, calc_project, tmp_path / "out", local_llm_url, scripted("sleep", str(pidfile))
