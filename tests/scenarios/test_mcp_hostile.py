@@ -19,9 +19,8 @@ import pytest
 
 from agentlens.cli._app import console
 from agentlens.reviews.demo_repo import DEMO_SCENARIO
-from agentlens.scenarios import mcp_client
 from agentlens.scenarios.agents._mcp_tools import PROMPT_CHARS, McpTools
-from agentlens.scenarios.mcp_client import McpError, McpSession, open_session
+from agentlens.scenarios.mcp_client import McpError, McpSession, limits, open_session
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import alive
 from tests.scenarios.hostile_mcp_server import HostileHttp
@@ -37,8 +36,8 @@ def hostile(mode: str, *args: str, **extra: Any) -> dict[str, Any]:
 @pytest.fixture(autouse=True)
 def quick(monkeypatch: pytest.MonkeyPatch) -> None:
     """Limits a test can wait for (a real server gets a minute)."""
-    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 5.0)
-    monkeypatch.setattr(mcp_client, "MESSAGE_LIMIT", LIMIT)
+    monkeypatch.setattr(limits, "TIMEOUT_S", 5.0)
+    monkeypatch.setattr(limits, "MESSAGE_LIMIT", LIMIT)
 
 
 def session_of(
@@ -88,7 +87,7 @@ def test_its_stderr_ends_the_message_on_one_line_without_escapes(tmp_path: Path)
 def test_a_server_that_never_answers_times_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 0.5)
+    monkeypatch.setattr(limits, "TIMEOUT_S", 0.5)
     start = time.monotonic()
     assert refusal(hostile("silent"), tmp_path) == (
         "MCP server 'h' did not answer initialize in 0.5s"
@@ -99,7 +98,7 @@ def test_a_server_that_never_answers_times_out(
 def test_a_server_that_logs_to_stdout_is_told_apart_when_it_times_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 0.5)
+    monkeypatch.setattr(limits, "TIMEOUT_S", 0.5)
     assert refusal(hostile("logs-to-stdout"), tmp_path) == (
         "MCP server 'h' did not answer initialize in 0.5s (2 lines on its stdout were not "
         "JSON-RPC messages, the last: 'Server listening on stdio')"
@@ -195,7 +194,7 @@ def test_content_parts_of_odd_shapes_and_an_is_error_that_is_not_true(tmp_path: 
 def test_a_huge_tool_result_is_cut_and_a_deep_one_does_not_break_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp_client, "OUTPUT_LIMIT", 1000)
+    monkeypatch.setattr(limits, "OUTPUT_LIMIT", 1000)
     _, [(text, _)] = session_of(hostile("huge-call", "5000"), tmp_path, ("echo", {}))
     assert text == "y" * 1000 + "\n[... 4000 more characters of output not kept]"
     _, [(text, _)] = session_of(hostile("deep-call"), tmp_path, ("echo", {}))
@@ -241,7 +240,7 @@ def test_what_a_server_started_goes_with_it_even_holding_its_pipes(tmp_path: Pat
 def test_a_server_that_ignores_stdin_close_and_sigterm_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp_client, "CLOSE_WAIT_S", 0.3)
+    monkeypatch.setattr(limits, "CLOSE_WAIT_S", 0.3)
     note = tmp_path / "pid"
     start = time.monotonic()
     session_of(hostile("stubborn", str(note)), tmp_path)
@@ -252,7 +251,7 @@ def test_a_server_that_ignores_stdin_close_and_sigterm_is_killed(
 def test_its_stderr_log_is_bounded_and_keeps_its_start_and_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp_client, "STDERR_LOG_LIMIT", 10_000)
+    monkeypatch.setattr(limits, "STDERR_LOG_LIMIT", 10_000)
     refusal(hostile("stderr-flood", "1000000"), tmp_path)
     log = (tmp_path / "h.log").read_bytes()
     assert log.startswith(b"e" * 10_000 + b"\n[... ") and len(log) < 15_000
@@ -340,7 +339,7 @@ def test_a_schema_too_deep_to_write_does_not_break_the_prompt(tmp_path: Path) ->
 def test_a_call_the_server_fails_is_an_error_the_model_sees_without_its_stderr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 1.0)
+    monkeypatch.setattr(limits, "TIMEOUT_S", 1.0)
     _, [silent, crashed, bad, deep] = agent_side(
         tmp_path,
         {"silent": hostile("call-silent"), "crash": hostile("call-exit")},
@@ -412,7 +411,7 @@ def test_http_answers_that_do_not(web: str, tmp_path: Path, mode: str, message: 
 def test_an_event_stream_that_never_answers_times_out(
     web: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp_client, "TIMEOUT_S", 0.5)
+    monkeypatch.setattr(limits, "TIMEOUT_S", 0.5)
     assert refusal({"url": f"{web}/stream-endless"}, tmp_path) == (
         "MCP server 'h' did not answer initialize in 0.5s"
     )
@@ -421,7 +420,7 @@ def test_an_event_stream_that_never_answers_times_out(
 def test_a_slow_session_delete_does_not_hold_close(
     web: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp_client, "CLOSE_WAIT_S", 0.3)
+    monkeypatch.setattr(limits, "CLOSE_WAIT_S", 0.3)
     start = time.monotonic()
     session_of({"url": f"{web}/slow-delete"}, tmp_path)
     assert time.monotonic() - start < 3

@@ -14,7 +14,7 @@ scenario × persona gives one trajectory, formally verified, ready for `review`,
     ide_errors.py      ruff's error rules standing in for the IDE's errors
     ide_syntax.py      tree-sitter's syntax errors for Java, JS/TS, Go, Rust
     mcp.py             the scenario's MCP servers, as a config file for the agent
-    mcp_client.py      an MCP client, stdio and HTTP (the built-in agent's, `agentlens mcp`)
+    mcp_client/        an MCP client (the built-in agent's, `agentlens mcp`): session, stdio, streamable_http, limits
     scale_out.py       pairs as Ray tasks (`--engine ray`)
 """
 
