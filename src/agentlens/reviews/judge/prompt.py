@@ -5,6 +5,7 @@ output format. Evidence must cite step ids `S<i>` so reports can link claims to 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -27,6 +28,7 @@ Aspect: <what> | Severity: low/medium/high | Evidence: <step ids, e.g. S3, S7>
 </Review>
 <Score>0 or 0.5 or 1</Score>"""
 FOCUS = "<Focus>Judge the END STATE only, not how the agent got there.</Focus>"
+MAINTAINER_NOTE = re.compile(r"\A\s*<!--.*?-->\s*", re.DOTALL)
 
 
 @dataclass
@@ -43,7 +45,9 @@ class ReviewContext:
 
 
 def rubric(dimension: str) -> str:
-    return resources.files(__package__).joinpath("rubrics", f"{dimension}.md").read_text()
+    """The rubric's text for the judge; a leading `<!-- … -->` note (provenance) is left out."""
+    text = resources.files(__package__).joinpath("rubrics", f"{dimension}.md").read_text()
+    return MAINTAINER_NOTE.sub("", text, count=1)
 
 
 def build_messages(
