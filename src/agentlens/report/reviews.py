@@ -10,7 +10,7 @@ from agentlens.report.html import Cell, details, el, figure, fmt, percent, stat_
 from agentlens.report.stats import mean
 from agentlens.report.style import ACCENT
 from agentlens.report.svg import Bar, bar_chart
-from agentlens.reviews import DIMENSIONS
+from agentlens.reviews import ALL_DIMENSIONS
 from agentlens.store import Metric, Record
 
 PREFIX = "review:"
@@ -30,11 +30,12 @@ class DimensionLine:
 
 
 def dimensions(records: Sequence[Record]) -> list[str]:
-    """Reviewed dimensions, the canonical five first."""
+    """Reviewed dimensions, the canonical ones (the five, then the testing set's) first."""
     found = dict.fromkeys(
         m.name.removeprefix(PREFIX) for r in records for m in r.metrics if m.name.startswith(PREFIX)
     )
-    return [d for d in DIMENSIONS if d in found] + [d for d in found if d not in DIMENSIONS]
+    known = [d for d in ALL_DIMENSIONS if d in found]
+    return known + [d for d in found if d not in ALL_DIMENSIONS]
 
 
 def dimension_lines(records: Sequence[Record]) -> list[DimensionLine]:

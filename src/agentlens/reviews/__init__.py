@@ -11,3 +11,19 @@ DIMENSIONS: tuple[str, ...] = (
     "Pleasantness",
     "ToolCalls",
 )
+"""The `workflows` metric set, and the judge components of the Quality Index."""
+
+TESTING_DIMENSIONS: tuple[str, ...] = (
+    "RelianceOnMocking",
+    "TestMaintainability",
+    "TestSemanticCoverage",
+    "TestUsefulness",
+)
+"""What the `testing` set adds (spec §5.6). The paper names them only, so their rubrics are
+AgentLens's own; they are reported beside the Quality Index, never folded into it."""
+
+ALL_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, *TESTING_DIMENSIONS)
+"""Every dimension with a rubric, in the order reports list them."""
+
+METRIC_SETS: dict[str, tuple[str, ...]] = {"workflows": DIMENSIONS, "testing": ALL_DIMENSIONS}
+"""The dimensions reviewed per scenario tag (spec §5.6)."""

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from agentlens.errors import ConfigError
-from agentlens.reviews import DIMENSIONS
+from agentlens.reviews import ALL_DIMENSIONS, TESTING_DIMENSIONS
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview, aggregate
 from agentlens.reviews.judge.parse import Evidence, ParsedReview, Pitfall
 
@@ -61,7 +61,7 @@ def reviews_document(judge: str, reviews: Sequence[TrajectoryReview]) -> dict[st
 def reviewed_dimensions(reviews: Sequence[TrajectoryReview]) -> list[str]:
     """The dimensions present in any review, in the canonical order."""
     present = {d for r in reviews for d in r.reviews}
-    return [d for d in DIMENSIONS if d in present] + sorted(present - set(DIMENSIONS))
+    return [d for d in ALL_DIMENSIONS if d in present] + sorted(present - set(ALL_DIMENSIONS))
 
 
 def load_reviews(path: str | Path) -> list[TrajectoryReview]:
@@ -135,6 +135,9 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
     for dim, s in doc["summary"].items():
         mean = "–" if s["mean"] is None else f"{s['mean']:.2f}"
         lines.append(f"| {dim} | {mean} | {s['scored']} | {s['unscored_rate']:.0%} |")
+    testing = [d for d in doc["summary"] if d in TESTING_DIMENSIONS]
+    if testing:
+        lines += ["", f"{', '.join(testing)}: the testing set, reported beside the QI, not in it."]
     anchors = {t["trajectory_id"]: f"t{i}" for i, t in enumerate(doc["trajectories"])}
     for dim, narrative in (doc.get("narratives") or {}).items():
         lines += ["", f"## {dim}: summary", "", _narrative_markdown(narrative, anchors)]

@@ -1,1 +1,2 @@
-"""Single-run LLM-judge reviews on five dimensions (spec §5)."""
+"""Single-run LLM-judge reviews (spec §5): the five `workflows` dimensions, and the four the
+`testing` metric set adds (rubrics of our own: the paper names them only)."""
