@@ -1,4 +1,5 @@
-"""`agentlens review PATH… --judge MODEL`: five-dimension LLM-judge reviews of trajectories."""
+"""`agentlens review PATH… --judge MODEL`: LLM-judge reviews of trajectories on a metric set's
+dimensions (`workflows`, the five; `testing`, nine)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from rich.progress import Progress
 from rich.text import Text
 
 from agentlens.cli._app import console, err_console
+from agentlens.cli._dimension_options import chosen_dimensions, dimension_options
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
-from agentlens.reviews import DIMENSIONS
 
 T = TypeVar("T")
 
@@ -30,13 +31,7 @@ if TYPE_CHECKING:
 @click.option(
     "--judge", "judge_model", default="judge", show_default=True, help="Model string or role name."
 )
-@click.option(
-    "--dimension",
-    "dimensions",
-    multiple=True,
-    type=click.Choice(DIMENSIONS),
-    help="Only these dimensions (repeatable).",
-)
+@dimension_options
 @click.option(
     "--budget-tokens",
     default=6000,
@@ -83,6 +78,7 @@ if TYPE_CHECKING:
 def review(
     paths: tuple[str, ...],
     judge_model: str,
+    metric_set: str,
     dimensions: tuple[str, ...],
     budget_tokens: int,
     max_tokens: int,
@@ -101,6 +97,7 @@ def review(
     from agentlens.reviews.judge.judge import MAX_REVIEWED, JudgeSettings, review_run
     from agentlens.reviews.report import dump, reviews_document, reviews_markdown
 
+    dimensions = chosen_dimensions(metric_set, dimensions)
     loaded = load_inputs(paths)
     trajs = loaded.trajectories
     client = get_provider(judge_model, role="judge", cache=not no_cache)
@@ -115,7 +112,7 @@ def review(
             review_run(
                 client,
                 trajs,
-                dimensions=dimensions or DIMENSIONS,
+                dimensions=dimensions,
                 contexts=contexts,
                 settings=settings,
                 on_done=lambda _: progress.advance(task),
@@ -132,7 +129,7 @@ def review(
     if out:
         dump(doc, out)
     if store_url:
-        _store(store_url, run_label, client.name, dimensions or DIMENSIONS, trajs, reviews, doc)
+        _store(store_url, run_label, client.name, metric_set, dimensions, trajs, reviews, doc)
     if as_json:
         console.print_json(dump(doc))
     else:
@@ -142,7 +139,7 @@ def review(
 
 
 def _store(
-    url: str, label: str | None, judge: str, dimensions: Sequence[str],
+    url: str, label: str | None, judge: str, metric_set: str, dimensions: Sequence[str],
     trajs: list[Trajectory], reviews: list[TrajectoryReview], doc: dict[str, Any],
 ) -> None:  # fmt: skip
     from agentlens.store import Run
@@ -153,7 +150,7 @@ def _store(
         kind="review",
         scorer=f"judge/{judge}",
         label=label,
-        settings={"dimensions": list(dimensions)},
+        settings={"metric_set": metric_set, "dimensions": list(dimensions)},
         summary={k: v for k, v in doc.items() if k != "trajectories"},
     )
     pairs = [(by_id[r.trajectory_id], r) for r in reviews]

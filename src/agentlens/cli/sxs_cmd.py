@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from agentlens.cli._app import console, err_console
-from agentlens.reviews import DIMENSIONS
+from agentlens.cli._dimension_options import chosen_dimensions, dimension_options
 from agentlens.reviews.sxs.pairing import PAIRINGS
 
 
@@ -28,7 +28,7 @@ from agentlens.reviews.sxs.pairing import PAIRINGS
     help="`agentlens review --out` of run B.",
 )
 @click.option("--judge", "judge_model", default="judge", show_default=True)
-@click.option("--dimension", "dimensions", multiple=True, type=click.Choice(DIMENSIONS))
+@dimension_options
 @click.option("--no-swap", is_flag=True, help="Skip the order-swapped replay.")
 @click.option(
     "--pairing",
@@ -70,6 +70,7 @@ def sxs(
     reviews_a: str,
     reviews_b: str,
     judge_model: str,
+    metric_set: str,
     dimensions: tuple[str, ...],
     no_swap: bool,
     pairing: str,
@@ -87,6 +88,7 @@ def sxs(
     from agentlens.reviews.sxs.pairing import pair_runs
     from agentlens.reviews.sxs.sxs import run_sxs
 
+    dimensions = chosen_dimensions(metric_set, dimensions)
     paired = pair_runs(
         load_inputs([run_a]).trajectories,
         load_inputs([run_b]).trajectories,
@@ -100,7 +102,7 @@ def sxs(
                 client,
                 paired.a,
                 paired.b,
-                dimensions=dimensions or DIMENSIONS,
+                dimensions=dimensions,
                 swap=not no_swap,
                 budget_tokens=budget_tokens,
                 max_tokens=max_tokens,
