@@ -50,18 +50,26 @@ def qi(
     variance_paths: tuple[str, ...],
     as_json: bool,
 ) -> int:
-    """QI = 100 × (formal pass rate + five judge means) / 6; missing components warn and count 0."""
+    """QI = 100 × (formal pass rate + five judge means) / 6; missing components warn and count 0.
+    Other reviewed dimensions (the testing set's) are listed beside the QI, never in it."""
     from agentlens.errors import ConfigError
     from agentlens.reviews.judge.judge import aggregate
     from agentlens.reviews.qi import quality_index
-    from agentlens.reviews.report import dump, formal_results, load_reviews, verifier_counts
+    from agentlens.reviews.report import (
+        dump,
+        formal_results,
+        load_reviews,
+        reviewed_dimensions,
+        verifier_counts,
+    )
 
     if variance_paths:
         return _variance(variance_paths, as_json)
     means: dict[str, float | None] = {}
     unscored: dict[str, float] = {}
     if reviews_path:
-        for dim, summary in aggregate(load_reviews(reviews_path)).items():
+        reviews = load_reviews(reviews_path)
+        for dim, summary in aggregate(reviews, reviewed_dimensions(reviews)).items():
             means[dim] = summary.mean
             if summary.scored + summary.unscored:
                 unscored[dim] = summary.unscored_rate
@@ -81,19 +89,20 @@ def qi(
             "fraction": round(passed / total, 4) if total else 0.0,
         }
     result = quality_index(formal, means)
+    beside = {d: mean for d, mean in means.items() if d not in result.components}
     doc = {**result.to_dict(), "unscored_rate": unscored}
+    if beside:
+        doc["beside_qi"] = beside
     if side:
         doc["verifiers_passed"] = side
     if as_json:
         console.print_json(dump(doc))
     else:
         console.print(f"Quality Index {result.value:.2f}   {result.reason}", highlight=False)
-        for name, value in result.components.items():
-            rate = f"   unscored {unscored[name]:.0%}" if name in unscored else ""
-            console.print(
-                f"  {name:22} {'missing' if value is None else f'{value:.3f}'}{rate}",
-                highlight=False,
-            )
+        _print_means(result.components, unscored)
+        if beside:
+            console.print("  beside the QI (not in it):", highlight=False)
+            _print_means(beside, unscored)
         if side:
             console.print(
                 f"  side metric (not in QI): {side['passed']}/{side['total']} individual "
@@ -103,6 +112,14 @@ def qi(
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {warning}")
     return 0
+
+
+def _print_means(means: dict[str, float | None], unscored: dict[str, float]) -> None:
+    for name, value in means.items():
+        rate = f"   unscored {unscored[name]:.0%}" if name in unscored else ""
+        console.print(
+            f"  {name:22} {'missing' if value is None else f'{value:.3f}'}{rate}", highlight=False
+        )
 
 
 def _variance(paths: tuple[str, ...], as_json: bool) -> int:
