@@ -7,9 +7,12 @@ import asyncio
 
 import pytest
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.load import read_path, read_paths
 from agentlens.providers import ProvidersConfig, RetryPolicy, get_provider
+from agentlens.reviews import TESTING_DIMENSIONS
 from agentlens.reviews.judge.judge import JudgeSettings, aggregate, review_trajectory
+from agentlens.reviews.qi import COMPONENTS, quality_index
+from agentlens.reviews.report import reviews_document
 from agentlens.reviews.sxs.pairing import Side, task_key
 from agentlens.reviews.sxs.sxs import run_sxs
 from tests.conftest import BENCH
@@ -65,6 +68,28 @@ def test_review_pipeline_with_local_model(reviews, pair) -> None:
         assert summary[dim].unscored == sum(s is None for s in scores)
         kept = [s for s in scores if s is not None]
         assert summary[dim].mean == (round(sum(kept) / len(kept), 2) if kept else None)
+
+
+def test_testing_set_with_local_model(client) -> None:
+    """The four dimensions the `testing` set adds, on a real run that wrote and ran a test script
+    (the five are the other tests' business; each call costs seconds): every call is answered
+    within the 4k context, the document lists them, and they stay out of the QI."""
+    from tests.reviews.test_testing_metrics import WRITES_A_TEST
+
+    traj = read_path(WRITES_A_TEST)[0]
+    settings = JudgeSettings(budget_tokens=500, max_tokens=48)
+    review = asyncio.run(
+        review_trajectory(client, traj, dimensions=TESTING_DIMENSIONS, settings=settings)
+    )
+    assert list(review.reviews) == list(TESTING_DIMENSIONS)
+    for r in review.reviews.values():
+        assert r.usage["prompt_tokens"] > 0, r.unscored_reason  # the server answered
+        assert r.score in (0.0, 0.5, 1.0) if r.scored else r.unscored_reason
+    doc = reviews_document(client.name, [review])
+    means = {d: s["mean"] for d, s in doc["summary"].items()}
+    assert list(means) == list(TESTING_DIMENSIONS)
+    qi = quality_index(1.0, means)
+    assert tuple(qi.components) == COMPONENTS and qi.value == quality_index(1.0, {}).value
 
 
 @pytest.fixture(scope="module")
