@@ -20,8 +20,15 @@ from agentlens.reviews import ALL_DIMENSIONS, DIMENSIONS, METRIC_SETS, TESTING_D
 from agentlens.reviews.judge.compact import compact
 from agentlens.reviews.judge.judge import aggregate, review_run
 from agentlens.reviews.judge.prompt import ReviewContext, build_messages, rubric
+from agentlens.reviews.judge.summary import summarize
 from agentlens.reviews.qi import COMPONENTS, quality_index
-from agentlens.reviews.report import dump, load_reviews, reviews_document, reviews_markdown
+from agentlens.reviews.report import (
+    dump,
+    load_reviews,
+    reviewed_dimensions,
+    reviews_document,
+    reviews_markdown,
+)
 from agentlens.reviews.sxs.pairing import Side, task_key
 from agentlens.reviews.sxs.sxs import run_sxs
 from tests.conftest import BENCH
@@ -133,6 +140,20 @@ def test_scripted_testing_answers_through_aggregation_and_report(
     )
     tid = reviews[0].trajectory_id
     assert f"[S17](#{tid}-S17)" in md
+
+
+def test_summary_step_covers_the_testing_dimensions(testing_reviews) -> None:
+    _, reviews = testing_reviews
+    assert reviewed_dimensions(reviews) == list(ALL_DIMENSIONS)  # what `review --summary` runs
+    judge = Fixed(
+        "<Summary>\nAspect group: scratch tests | Reviews: R1, R2 | Deleted, not kept.\n"
+        "Both runs (R1, R2) removed their test scripts.\n</Summary>"
+    )
+    narrative = asyncio.run(summarize(LLMClient(judge, cache=None), "TestMaintainability", reviews))
+    assert narrative.citations == {1: reviews[0].trajectory_id, 2: reviews[1].trajectory_id}
+    (prompt,) = judge.prompts
+    assert "on the dimension 'TestMaintainability'" in prompt
+    assert "script deleted, not kept as a test" in prompt and "<R2>" in prompt
 
 
 def test_qi_keeps_its_six_components_when_the_testing_set_is_reviewed(
