@@ -1,14 +1,25 @@
-"""SxS statistics: Pitfalls burden mapping and the sign-flip permutation test, checked against
-hand-computed values and scipy's permutation test."""
+"""SxS statistics: Pitfalls burden mapping, the sign-flip permutation test and the conservative
+trinomial test, checked against hand-computed values, scipy's permutation test and a brute-force
+enumeration with scipy's multinomial pmf."""
 
 from __future__ import annotations
+
+import functools
+import time
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from agentlens.reviews.sxs.mapping import burden_total, pitfalls_score
-from agentlens.reviews.sxs.stats import paired_permutation_test, score_flags
+from agentlens.reviews.sxs.stats import (
+    conservative_trinomial_test,
+    paired_permutation_test,
+    score_flags,
+    trinomial_from_scores,
+    win_tie_loss,
+)
 
 
 def test_burden_total_doubles_repeated() -> None:
@@ -105,3 +116,105 @@ def test_exact_branch_released_ties_match_the_released_loop() -> None:
     released = round((extreme + 1) / ((1 << n) + 1), 3)
     assert paired_permutation_test(scores, ties="released") == released
     assert paired_permutation_test(scores) >= released
+
+
+def outcomes_of(n: int) -> list[tuple[int, int, int]]:
+    return [(w, t, n - w - t) for t in range(n + 1) for w in range(n - t + 1)]
+
+
+def brute_force_trinomial(w_obs: int, t_obs: int, l_obs: int) -> float:
+    """Spec §8.4 read literally, in exact fractions: max over p_tie of P(T ≥ T_obs)."""
+    n = w_obs + t_obs + l_obs
+    tails = []
+    for k in range(1, 20, 2):  # p_tie = 0.05, 0.15, …, 0.95
+        p_tie = Fraction(k, 20)
+
+        def statistic(w: int, t: int, loss: int, p_tie: Fraction = p_tie) -> Fraction:
+            return w - loss + abs(p_tie * n - t) / 4
+
+        tail = 0.0
+        for w, t, loss in outcomes_of(n):
+            if statistic(w, t, loss) >= statistic(w_obs, t_obs, l_obs):
+                tail += null_pmf(w, t, loss, k)
+        tails.append(tail)
+    return max(tails)
+
+
+@functools.cache
+def null_pmf(w: int, t: int, loss: int, k: int) -> float:
+    p_win = (1 - k / 20) / 2
+    return float(stats.multinomial.pmf([w, t, loss], w + t + loss, [p_win, k / 20, p_win]))
+
+
+def test_trinomial_by_hand_for_two_pairs() -> None:
+    # N = 2, outcomes (w, t, l): (2,0,0) (1,1,0) (1,0,1) (0,2,0) (0,1,1) (0,0,2).
+    # Two wins: T_obs = 2 + |p·2 − 0|/4 = 2 + p/2; only (2,0,0) reaches it ((1,1,0) has
+    # 1 + |2p − 1|/4 < 2), so the tail is p_win² = ((1 − p)/2)², largest at p = 0.05: 0.475².
+    two_wins = conservative_trinomial_test(2, 0, 0)
+    assert two_wins.p_value == pytest.approx(0.475**2)  # 0.225625
+    assert two_wins.p_tie == 0.05
+    # One win, one loss: T_obs = 0 + |2p|/4 = p/2. Only (0,1,1) and (0,0,2) fall below it (their
+    # w − l is −1, −2), and (0,2,0) stays above it for p < 0.5 (|2p − 2|/4 ≥ p/2). Tail =
+    # 1 − 2·p·p_win − p_win² = 3/4 − p/2 + 3p²/4: at p = 0.05, 0.726875, the max of the grid
+    # (p ≥ 0.55 also loses (0,2,0)).
+    split = conservative_trinomial_test(1, 0, 1)
+    assert split.p_value == pytest.approx(0.726875)
+    assert split.p_tie == 0.05
+    assert "T_obs = 0 + abs(0.1 − 0)/4 = 0.025, p = 0.7269" in split.reason
+
+
+@pytest.mark.parametrize("n", [6, 10])
+def test_trinomial_matches_brute_force_enumeration(n: int) -> None:
+    for w, t, loss in outcomes_of(n):
+        expected = brute_force_trinomial(w, t, loss)
+        assert conservative_trinomial_test(w, t, loss).p_value == pytest.approx(expected, abs=1e-12)
+
+
+def test_trinomial_edge_cases() -> None:
+    empty = conservative_trinomial_test(0, 0, 0)
+    assert (empty.n, empty.p_value) == (0, 1.0)  # one outcome, T = T_obs
+    assert trinomial_from_scores([]).p_value == 1.0
+    all_ties = trinomial_from_scores([0.0] * 8)
+    assert (all_ties.wins, all_ties.ties, all_ties.losses) == (0, 8, 0)
+    assert all_ties.p_value == pytest.approx(brute_force_trinomial(0, 8, 0), abs=1e-12)
+    assert all_ties.p_tie == 0.95  # 8 ties are most plausible when ties are likely
+
+
+def test_trinomial_above_500_pairs_is_not_enumerated() -> None:
+    default = conservative_trinomial_test(300, 1, 200)
+    assert (default.p_value, default.p_tie) == (None, None)
+    assert "N = 501 > 500: not enumerated, no p" in default.reason
+    released = conservative_trinomial_test(300, 1, 200, profile="released")
+    assert released.p_value == -1.0
+    assert "p = −1 as released" in released.reason
+    start = time.perf_counter()
+    at_limit = conservative_trinomial_test(260, 40, 200)  # 125,751 outcomes × 10 nulls
+    assert at_limit.p_value is not None and 0 < at_limit.p_value < 1
+    assert time.perf_counter() - start < 5
+
+
+def test_win_tie_loss_counts_near_zero_task_means_as_ties() -> None:
+    task_mean = sum([0.6, -0.2, -0.4]) / 3  # −1.9e-17, a tie
+    assert win_tie_loss([0.2, None, -0.4, 0.0, task_mean, 1.0]) == (2, 2, 1)
+
+
+def test_trinomial_released_ties_drop_float_ties() -> None:
+    """N = 20, W/T/L 5/12/3: outcomes tying with T_obs in exact arithmetic come out a hair below
+    it in the released float arithmetic, which drops them: p 0.311 vs the released 0.286."""
+    grid = np.linspace(0.05, 0.95, 10)
+    n, obs = 20, (5, 12, 3)
+    tails = []
+    for p_tie in grid:  # the released loop: float statistic, exact >=
+        t_obs = obs[0] - obs[2] + np.abs(p_tie * n - obs[1]) / 4
+        p_win = (1 - p_tie) / 2
+        tail = 0.0
+        for w, t, loss in outcomes_of(n):
+            if w - loss + np.abs(p_tie * n - t) / 4 >= t_obs:
+                tail += float(stats.multinomial.pmf([w, t, loss], n, [p_win, p_tie, p_win]))
+        tails.append(tail)
+    released = conservative_trinomial_test(*obs, profile="released").p_value
+    assert released == pytest.approx(max(tails), abs=1e-12)
+    assert round(released, 3) == 0.286
+    default = conservative_trinomial_test(*obs).p_value
+    assert default == pytest.approx(brute_force_trinomial(*obs), abs=1e-12)
+    assert round(default, 3) == 0.311
