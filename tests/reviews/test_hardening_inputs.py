@@ -198,6 +198,20 @@ def test_an_sxs_alert_that_is_no_bool_does_not_pass_for_an_alert(
     one_error_line(code, err, bad, "Expected `bool`, got `str`")
 
 
+def test_an_sxs_trinomial_reason_must_be_text(
+    real: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`compare` appends the trinomial reason to the SxS row, so it is checked (older files
+    without a trinomial still pass, as `real["sxs"]` does)."""
+    bad = edited(
+        real["sxs"], tmp_path / "trinomial.json", lambda d: d["dimensions"]["EndResult"].update(
+            trinomial={"reason": 1}
+        )
+    )  # fmt: skip
+    code, err = run(capsys, "compare", str(PASS_RUN), str(PASS_RUN), "--sxs", str(bad))
+    one_error_line(code, err, bad, ".trinomial.reason")
+
+
 @pytest.mark.parametrize(
     ("name", "change", "what"),
     [

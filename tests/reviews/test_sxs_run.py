@@ -4,17 +4,23 @@ A scripted provider gives exact answers (a fixed score in both orders = a positi
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+from pathlib import Path
 
 import pytest
 
+from agentlens.cli import main
 from agentlens.formats.load import read_paths
 from agentlens.providers import ChatRequest, ChatResponse, LLMClient
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
 from agentlens.reviews.judge.parse import parse_review
+from agentlens.reviews.report import dump, reviews_document
 from agentlens.reviews.sxs.pairing import pair_runs
+from agentlens.reviews.sxs.stats import conservative_trinomial_test
 from agentlens.reviews.sxs.sxs import Side, run_sxs, select_tasks
 from tests.conftest import BENCH
+from tests.providers.fault_server import FaultServer
 
 
 class Fixed:
@@ -41,6 +47,10 @@ def review(traj, answers: dict[str, str]) -> TrajectoryReview:
     return TrajectoryReview(traj.id, traj.task_id, len(traj.steps), 0, 0, dims)
 
 
+PIT_A = "<Review>x\nPitfall: loop | Category: Tool/Harness | Severity: high | Frequency: repeated | Evidence: S2</Review><Score>0</Score>"
+PIT_B = "<Review>y\nPitfall: typo | Category: Logic/Code | Severity: low | Frequency: once | Evidence: S1</Review><Score>1</Score>"
+
+
 @pytest.fixture(scope="module")
 def sides() -> tuple[Side, Side]:
     trajs = read_paths(
@@ -51,13 +61,11 @@ def sides() -> tuple[Side, Side]:
     ).trajectories
     a = [t for t in trajs if t.model == "gpt-4.1"]
     b = [t for t in trajs if t.model == "sonnet-4.5"]
-    pit_a = "<Review>x\nPitfall: loop | Category: Tool/Harness | Severity: high | Frequency: repeated | Evidence: S2</Review><Score>0</Score>"
-    pit_b = "<Review>y\nPitfall: typo | Category: Logic/Code | Severity: low | Frequency: once | Evidence: S1</Review><Score>1</Score>"
     ra = [
-        review(t, {"Pitfalls": pit_a, "ToolCalls": "<Review>fine</Review><Score>1</Score>"})
+        review(t, {"Pitfalls": PIT_A, "ToolCalls": "<Review>fine</Review><Score>1</Score>"})
         for t in a
     ]
-    rb = [review(t, {"Pitfalls": pit_b, "ToolCalls": "no score here"}) for t in b]
+    rb = [review(t, {"Pitfalls": PIT_B, "ToolCalls": "no score here"}) for t in b]
     paired = pair_runs(a, b, ra, rb)
     return paired.a, paired.b
 
@@ -83,6 +91,9 @@ def test_position_biased_judge_is_inconsistent_and_cancels(sides) -> None:
         assert (cell.forward, cell.swapped, cell.score, cell.consistent) == (-3, 3, 0.0, False)
     assert result.consistency_rate == 0.0
     assert result.flags.mean == 0.0
+    assert result.trinomial is not None
+    assert (result.trinomial.wins, result.trinomial.ties, result.trinomial.losses) == (0, n, 0)
+    assert result.to_dict()["trinomial"]["ties"] == n
     # run B's ToolCalls review is unscored, so both reviews are shown as Unknown
     assert all(p.count("Unknown") >= 2 for p in provider.prompts)
 
@@ -101,6 +112,14 @@ def test_pitfalls_score_comes_from_burden_totals(sides) -> None:
     assert any("Totals: A1=1, A2=14, Delta=13 => Score=-3" in p for p in provider.prompts)
     assert result.flags.mean == 0.6 and result.consistency_rate == 1.0
     assert re.search(r"mean \+0\.6000", result.flags.reason)
+    n = len(result.cells)  # every pair +3/5: n wins for run B
+    assert result.trinomial == conservative_trinomial_test(n, 0, 0)
+    shown = result.to_dict()
+    assert (shown["trinomial"]["wins"], shown["trinomial"]["p_value"]) == (
+        n,
+        result.trinomial.p_value,
+    )
+    assert (shown["score_alert"], shown["reason"]) == (result.flags.alert, result.flags.reason)
 
 
 def test_clean_pitfalls_review_with_stated_zero_burden_uses_the_mapping() -> None:
@@ -155,8 +174,18 @@ def test_released_profile_asks_the_llm_for_the_judge_alert(sides) -> None:
     assert default["ToolCalls"].judge_alert  # ≥ 3 tasks, one high
     judge = AlertJudge(comparison, "<Comparison>x</Comparison><AlertFlag>false</AlertFlag>")
     released = asyncio.run(
-        run_sxs(LLMClient(judge, cache=None), a, b, ties="released", llm_alert=True, **run)
+        run_sxs(
+            LLMClient(judge, cache=None),
+            a,
+            b,
+            ties="released",
+            llm_alert=True,
+            trinomial_profile="released",
+            **run,
+        )
     )["ToolCalls"]
+    n = len(released.cells)  # every pair −3: n wins for run A
+    assert released.trinomial == conservative_trinomial_test(0, 0, n, profile="released")
     assert not released.judge_alert and "AlertFlag false" in released.judge_alert_reason
     (prompt,) = judge.prompts[-1:]
     n = len(released.cells)
@@ -177,3 +206,32 @@ def test_released_presence_shows_unscored_review_text(sides) -> None:
     assert all("no score here\nScore: unscored" in p for p in provider.prompts)
     assert not any("Unknown" in p for p in provider.prompts)
     assert any("fine\nScore: 1.0" in p for p in provider.prompts)
+
+
+def test_sxs_command_shows_the_trinomial_test_beside_the_permutation_p(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pitfalls scores come from the burden mapping, so any judge gives +3 for each of the three
+    gpt-4.1 / sonnet-4.5 pairs: W/T/L 3/0/0 for run B, in the table, the JSON and the file."""
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    runs = [str(task / "*-logs-gpt-4.1-*"), str(task / "*-logs-sonnet-4.5-*")]
+    for name, run, answer in (("a", runs[0], PIT_A), ("b", runs[1], PIT_B)):
+        trajs = read_paths([run]).trajectories
+        reviews = [review(t, {"Pitfalls": answer}) for t in trajs]
+        dump(reviews_document("judge", reviews), tmp_path / f"{name}.json")
+    args = ["sxs", *runs, "--reviews-a", str(tmp_path / "a.json")]
+    args += ["--reviews-b", str(tmp_path / "b.json"), "--dimension", "Pitfalls", "--no-cache"]
+    with FaultServer() as server:
+        args += ["--judge", server.model()]
+        capsys.readouterr()
+        assert main([*args, "--out", str(tmp_path / "sxs.json")]) == 0
+        table = capsys.readouterr()
+        assert main([*args, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+    expected = conservative_trinomial_test(3, 0, 0)
+    assert "W/T/L" in table.out and "3/0/0" in table.out
+    assert f"{expected.p_value:.3f}" in table.out
+    assert "reported only: the flags use the permutation p" in " ".join(table.err.split())
+    shown = doc["dimensions"]["Pitfalls"]
+    assert shown["trinomial"] == expected.to_dict()
+    assert json.loads((tmp_path / "sxs.json").read_text())["dimensions"]["Pitfalls"] == shown

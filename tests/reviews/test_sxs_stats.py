@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from agentlens.reviews.compare import Check, RunSummary, compare_runs
 from agentlens.reviews.sxs.mapping import burden_total, pitfalls_score
 from agentlens.reviews.sxs.stats import (
     conservative_trinomial_test,
@@ -20,6 +21,7 @@ from agentlens.reviews.sxs.stats import (
     trinomial_from_scores,
     win_tie_loss,
 )
+from agentlens.reviews.telemetry import RunTelemetry
 
 
 def test_burden_total_doubles_repeated() -> None:
@@ -218,3 +220,31 @@ def test_trinomial_released_ties_drop_float_ties() -> None:
     default = conservative_trinomial_test(*obs).p_value
     assert default == pytest.approx(brute_force_trinomial(*obs), abs=1e-12)
     assert round(default, 3) == 0.311
+
+
+def test_trinomial_does_not_change_the_flags() -> None:
+    """Nine small wins and two large losses: the trinomial p is below 0.05, yet the flags come
+    from the mean and the permutation p only, so nothing is raised, in SxS or in compare."""
+    scores = [0.2] * 9 + [-1.0] * 2
+    trinomial = trinomial_from_scores(scores)
+    assert trinomial.p_value is not None and trinomial.p_value < 0.05
+    flags = score_flags(scores)
+    assert (flags.p_value, flags.warning, flags.alert) == (1.0, False, False)
+    sxs_dimension = {
+        "mean_score": flags.mean,
+        "p_value": flags.p_value,
+        "warning": False,
+        "alert": False,
+        "reason": flags.reason,
+        "trinomial": trinomial.to_dict(),
+    }
+    run = RunSummary("b", RunTelemetry.of([]), sxs_flags={"EndResult": sxs_dimension})
+    (check,) = [
+        c
+        for c in compare_runs(RunSummary("a", RunTelemetry.of([])), run).checks
+        if c.name.startswith("SxS")
+    ]
+    assert isinstance(check, Check)
+    assert (check.p_value, check.warning, check.alert) == (1.0, False, False)
+    assert check.reason == f"{flags.reason}; trinomial test: {trinomial.reason}"
+    assert "W/T/L 9/0/2" in check.reason and "not used in the flags" in check.reason

@@ -4,6 +4,8 @@ are counted and listed in the JSON (`pairing`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from rich.table import Table
 
@@ -57,9 +59,10 @@ from agentlens.reviews.sxs.pairing import PAIRINGS
     default="default",
     show_default=True,
     help="`released`: the released evaluator's permutation p bit for bit (float ties with the "
-    "observed mean are dropped, so p comes out smaller), its LLM-summarised judge alert and "
-    "its review presence (any review text, scored or not); "
-    "default counts every tie and applies the alert rule to the comparison lines (spec §8.4).",
+    "observed mean are dropped, so p comes out smaller), its LLM-summarised judge alert, "
+    "its review presence (any review text, scored or not) and its trinomial test (float ties, "
+    "p = -1 above 500 pairs); default counts every tie, applies the alert rule to the comparison "
+    "lines and gives no trinomial p above 500 pairs (spec §8.4).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option("--json", "as_json", is_flag=True)
@@ -110,6 +113,7 @@ def sxs(
                 ties="released" if profile == "released" else "tolerant",
                 llm_alert=profile == "released",
                 presence="text" if profile == "released" else "scored",
+                trinomial_profile="released" if profile == "released" else "default",
             )
         )
     info = paired.to_dict()
@@ -128,7 +132,8 @@ def sxs(
         console.print_json(dump(doc))
         return 0
     table = Table(title=f"SxS {run_a} (A1) vs {run_b} (A2)")
-    for name in ("dimension", "mean", "p", "unscored", "consistency", "flag"):
+    columns = ("dimension", "mean", "p", "W/T/L", "trin. p", "unscored", "consistency", "flag")
+    for name in columns:
         table.add_column(name)
     for dim, r in result.items():
         d = by_dim[dim]
@@ -138,6 +143,7 @@ def sxs(
             dim,
             f"{d['mean_score']:+.3f}",
             f"{d['p_value']:.3f}",
+            *_trinomial_cells(d["trinomial"]),
             f"{d['unscored_rate']:.0%}",
             rate,
             flag,
@@ -151,4 +157,14 @@ def sxs(
     err_console.print(
         "negative mean = run A better; consistency = share of cells whose two orders agree in sign"
     )
+    err_console.print(
+        "W/T/L = scores > 0 (B better) / = 0 / < 0; trin. p = the conservative trinomial "
+        "test, one-sided (B better), reported only: the flags use the permutation p"
+    )
     return 0
+
+
+def _trinomial_cells(trinomial: dict[str, Any]) -> tuple[str, str]:
+    counts = f"{trinomial['wins']}/{trinomial['ties']}/{trinomial['losses']}"
+    p = trinomial["p_value"]
+    return counts, "–" if p is None else f"{p:.3f}"

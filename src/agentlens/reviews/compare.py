@@ -287,6 +287,13 @@ def process_checks(p1: dict[str, list[float]], p2: dict[str, list[float]]) -> li
     return out
 
 
+def sxs_reason(flags: dict[str, Any]) -> str:
+    """The score flags' reason, then the trinomial test's (reported beside them, not flagged)."""
+    reason = str(flags.get("reason", ""))
+    trinomial = flags.get("trinomial")
+    return f"{reason}; trinomial test: {trinomial['reason']}" if trinomial else reason
+
+
 def compare_runs(
     run_1: RunSummary,
     run_2: RunSummary,
@@ -320,7 +327,7 @@ def compare_runs(
                 flags.get("p_value"),
                 warning=bool(flags.get("warning")),
                 alert=bool(flags.get("alert")),
-                reason=str(flags.get("reason", "")),
+                reason=sxs_reason(flags),
             )
         )
     if run_1.process and run_2.process:

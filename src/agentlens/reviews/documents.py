@@ -96,9 +96,14 @@ class _Cell(msgspec.Struct):
     forward: Annotated[int, msgspec.Meta(ge=-5, le=5)] | None
 
 
+class _SxsTrinomial(msgspec.Struct):
+    reason: str
+
+
 class _SxsDimension(msgspec.Struct):
     mean_score: Annotated[float, msgspec.Meta(ge=-1, le=1)] | None = None
     p_value: Fraction | None = None
+    trinomial: _SxsTrinomial | None = None
     warning: bool = False
     alert: bool = False
     reason: str = ""

@@ -26,7 +26,14 @@ from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
 from agentlens.reviews.sxs.pairing import PAIRINGS, Side, key_order, pair_task
 from agentlens.reviews.sxs.parse import ParsedComparison, parse_comparison
 from agentlens.reviews.sxs.prompt import Presence, build_messages, has_review
-from agentlens.reviews.sxs.stats import ScoreFlags, Ties, score_flags
+from agentlens.reviews.sxs.stats import (
+    ScoreFlags,
+    Ties,
+    TrinomialProfile,
+    TrinomialResult,
+    score_flags,
+    trinomial_from_scores,
+)
 
 MAX_POOL = 50
 
@@ -155,6 +162,7 @@ class DimensionResult:
     judge_alert: bool
     pairing: str = "repeat"
     judge_alert_reason: str = "rule: an aspect with the same winner in ≥ 3 comparisons, one high"
+    trinomial: TrinomialResult | None = None  # reported beside `flags`, never part of them
 
     @property
     def consistency_rate(self) -> float | None:
@@ -174,6 +182,7 @@ class DimensionResult:
         return {
             "mean_score": self.flags.mean,
             "p_value": self.flags.p_value,
+            "trinomial": self.trinomial.to_dict() if self.trinomial else None,
             "pairing": self.pairing,
             "paired_differences": sum(
                 d is not None for d in paired_differences(self.cells, self.pairing)
@@ -255,10 +264,13 @@ async def run_sxs(
     ties: Ties = "tolerant",
     llm_alert: bool = False,
     presence: Presence = "scored",
+    trinomial_profile: TrinomialProfile = "default",
 ) -> dict[str, DimensionResult]:
     """SxS per dimension. `ties="released"`, `llm_alert=True` and `presence="text"` reproduce the
     released evaluator's permutation p, its LLM-summarised judge alert and its notion of a present
-    review (selection and prompt) (`sxs --profile released`)."""
+    review (selection and prompt) (`sxs --profile released`); `trinomial_profile="released"` its
+    trinomial test's float ties and −1 above N = 500. The trinomial test reads the permutation
+    test's input and is only reported: no flag depends on it."""
     if pairing not in PAIRINGS:
         raise ConfigError(f"unknown pairing {pairing!r}; choose one of {PAIRINGS}")
     tasks = select_tasks(a, b, dimensions, presence)
@@ -281,8 +293,12 @@ async def run_sxs(
     out = {}
     for dim in dimensions:
         mine = [c for c in cells if c.dimension == dim]
-        flags = score_flags(paired_differences(mine, pairing), ties)
-        out[dim] = DimensionResult(dim, mine, flags, judge_alert(mine), pairing)
+        differences = paired_differences(mine, pairing)
+        flags = score_flags(differences, ties)
+        trinomial = trinomial_from_scores(differences, trinomial_profile)
+        out[dim] = DimensionResult(
+            dim, mine, flags, judge_alert(mine), pairing, trinomial=trinomial
+        )
         if llm_alert:
             forward = [c for c in mine if c.comparisons]
             alert = await llm_judge_alert(
