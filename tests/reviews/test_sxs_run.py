@@ -230,6 +230,7 @@ def test_sxs_command_shows_the_trinomial_test_beside_the_permutation_p(
         doc = json.loads(capsys.readouterr().out)
     expected = conservative_trinomial_test(3, 0, 0)
     assert "W/T/L" in table.out and "3/0/0" in table.out
+    assert "…" not in table.out  # at 80 columns (the console's width here) nothing is cut short
     assert f"{expected.p_value:.3f}" in table.out
     assert "reported only: the flags use the permutation p" in " ".join(table.err.split())
     shown = doc["dimensions"]["Pitfalls"]
