@@ -423,6 +423,22 @@ FIXED.append(  # and an observation's `extras.metadata` that is an array
     )
 )
 
+# Found by the coverage-guided campaign (atheris, 2026-12-02).
+FIXED += [
+    Mutant(  # a line payload with invalid UTF-8, which msgspec checks only when decoding it
+        "codex-rollout:feed:DecodeError",
+        CODEX_ROLLOUT,
+        (((1, "payload", "content", 0, "text"), "replace", "\udc98"),),
+        False,
+    ),
+    Mutant(
+        "codex-exec:_file_change_step:TypeError",
+        CODEX_EXEC,
+        (((4, "item"), "replace", {"type": "file_change", "changes": 1.5}),),
+        False,
+    ),
+]
+
 # Open: the fuzz run skips these (matched by reader, exception and where) and keeps searching.
 KNOWN: list[KnownBug] = []
 

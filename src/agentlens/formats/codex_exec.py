@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from agentlens.formats._json import ReadGuard, ShapeError, count, head_text, iter_jsonl
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify
-from agentlens.formats._typed_json import scalar_text
+from agentlens.formats._typed_json import listed, scalar_text
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 FIRST_EVENT = re.compile(r'^\{\s*"type"\s*:\s*"(?:thread\.started|turn\.started|item\.\w+)"')
@@ -130,7 +130,7 @@ def _command_step(item: dict[str, Any], text: str) -> Step:
 
 
 def _file_change_step(item: dict[str, Any], text: str) -> Step:
-    changes = [c for c in item.get("changes") or [] if isinstance(c, dict)]
+    changes = [c for c in listed(item.get("changes"), "file_change changes") if isinstance(c, dict)]
     adds = all(c.get("kind") == "add" for c in changes) and bool(changes)
     call_id = item.get("id")
     return Step(

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import msgspec
 import orjson
 
+from agentlens.errors import TraceError
 from agentlens.formats._json import ReadGuard, count, head_text
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
@@ -101,7 +102,11 @@ class CodexRolloutReader(SuffixReader):
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         builder = _Builder()
         with ReadGuard(path, self.name):
-            builder.feed(decode_lines(path, data, self.name, LINES))
+            try:
+                builder.feed(decode_lines(path, data, self.name, LINES))
+            except msgspec.DecodeError as exc:  # a `Raw` payload is only checked when decoded
+                message = f"invalid JSON on line {builder.line_number}: {exc}"
+                raise TraceError(path, message, self.name) from exc
             trajectory = builder.trajectory(path)
         yield trajectory
 
@@ -120,11 +125,12 @@ class _Builder:
         self.spare_usage: Usage | None = None
         self.total: Usage | None = None
         self.earlier = Usage()
+        self.line_number = 0  # of the line being fed, for a message
 
     def feed(self, lines: list[tuple[int, _Line | None]]) -> None:
         """Every line whose payload is an object (other payloads are skipped)."""
         item_of, event_of = ITEM.decode, EVENT.decode  # one loop, no call per line: ~1000 lines
-        for _, line in lines:
+        for self.line_number, line in lines:
             if line is None:
                 continue
             kind = line.type
