@@ -437,6 +437,19 @@ FIXED += [
         (((4, "item"), "replace", {"type": "file_change", "changes": 1.5}),),
         False,
     ),
+    Mutant(  # `attachments` an array while a message refers to one
+        "inspect-ai:_resolve:AttributeError",
+        INSPECT_EVAL,
+        (
+            (
+                ("samples/1_epoch_1.json", "messages", 0, "content"),
+                "replace",
+                "attachment://dfedc191e05d9d04e0c236656454a610",
+            ),
+            (("samples/1_epoch_1.json", "attachments"), "duplicate", None),
+        ),
+        True,
+    ),
 ]
 
 # Open: the fuzz run skips these (matched by reader, exception and where) and keeps searching.

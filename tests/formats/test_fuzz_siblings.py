@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import struct
 import zipfile
 from pathlib import Path
 
@@ -475,3 +476,23 @@ def test_eval_central_directory_fields(tmp_path: Path, offset: int, value: bytes
         if data[at : at + 4] == b"PK\x01\x02":
             data[at + offset : at + offset + 2] = value
     assert isinstance(_read_eval(tmp_path / "log.eval", bytes(data)), AgentLensError)
+
+
+def test_eval_corrupt_lzma_member(tmp_path: Path) -> None:
+    """Found by the coverage-guided fuzz run: a member stored with LZMA (a method zipfile reads)
+    whose data is corrupt raised lzma.LZMAError, which not even `read_path` caught."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, raw in _members():
+            archive.writestr(name, raw, zipfile.ZIP_LZMA)
+    data = bytearray(out.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        header = archive.getinfo("header.json")
+    name_length, extra_length = struct.unpack_from("<HH", data, header.header_offset + 26)
+    body = header.header_offset + 30 + name_length + extra_length
+    lzma_header = 9  # zipfile's 4-byte LZMA header and the 5 property bytes
+    data[body + lzma_header : body + header.compress_size] = b"\xff" * (
+        header.compress_size - lzma_header
+    )
+    error = _read_eval(tmp_path / "log.eval", bytes(data))
+    assert isinstance(error, AgentLensError) and "header.json" in str(error)

@@ -11,6 +11,7 @@ not fixed); a log still being written has only `_journal/start.json` and no samp
 from __future__ import annotations
 
 import io
+import lzma
 import re
 import zipfile
 import zlib
@@ -108,6 +109,7 @@ def _member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:
     except (
         zipfile.BadZipFile,
         zlib.error,
+        lzma.LZMAError,
         EOFError,
         NotImplementedError,
         ValueError,
@@ -129,6 +131,8 @@ def _trajectory(path: Path, header: dict[str, Any], sample: dict[str, Any]) -> T
         raise ShapeError(f"header eval should be an object, found {json_type(spec)}")
     packages = spec.get("packages")
     attachments = sample.get("attachments") or {}
+    if not isinstance(attachments, dict):
+        raise ShapeError(f"attachments should be an object, found {json_type(attachments)}")
     if attachments:
         sample = {k: _resolve_field(k, v, attachments) for k, v in sample.items()}
     steps, model_events = _steps(sample)
