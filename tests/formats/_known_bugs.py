@@ -24,6 +24,7 @@ GEMINI = "formats/gemini-cli/session-2025-10-27T19-55-981c87cb.json"
 INSPECT_EVAL = "formats/inspect-ai/log_read_sample.eval"
 INSPECT_JSON = "formats/inspect-ai/log_tool_call_error.json"
 LITELLM = "formats/openai-messages/openhands-sdk-llm-fixtures/fncall-llm-message.json"
+LITELLM_LOG = "formats/openai-messages/openhands-sdk-llm-fixtures/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json"
 MINI_SWEBV = "mini-swe-agent-swebv/trajs/django__django-11099/django__django-11099.traj.json"
 OH_EVAL = "formats/openhands/benchmarks-v1-output/openagentsafety_gpt-4o_output.jsonl"
 OH_EVAL_V0 = "formats/openhands/eval-output/multi_swe_bench_output.jsonl"
@@ -449,6 +450,30 @@ FIXED += [
             (("samples/1_epoch_1.json", "attachments"), "duplicate", None),
         ),
         True,
+    ),
+    Mutant(
+        "openai-messages:_tokens:TypeError",
+        LITELLM_LOG,
+        ((("response", "usage", "prompt_tokens"), "duplicate", None),),
+        False,
+    ),
+    Mutant(
+        "openai-messages:_tokens:ValueError",
+        LITELLM_LOG,
+        ((("response", "usage", "prompt_tokens"), "replace", "user"),),
+        False,
+    ),
+    Mutant(  # seen while fixing the two above, in the same function
+        "openai-messages:_litellm:TypeError",
+        LITELLM_LOG,
+        ((("response", "choices"), "replace", -1),),
+        False,
+    ),
+    Mutant(
+        "openai-messages:_litellm:KeyError",
+        LITELLM_LOG,
+        ((("response", "choices"), "replace", {"a": 1}),),
+        False,
     ),
 ]
 

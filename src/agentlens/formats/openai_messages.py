@@ -21,6 +21,7 @@ from agentlens.formats._json import ReadGuard, arr, loads, obj, require, text
 from agentlens.formats._openai_steps import messages_to_steps
 from agentlens.formats._openhands_common import usage_from_response
 from agentlens.formats._reader_base import SuffixReader
+from agentlens.formats._typed_json import listed
 from agentlens.trajectory import Agent, Source, Trajectory
 
 ROLE = re.compile(rb'"role"\s*:\s*"(system|user|assistant|tool|developer)"')
@@ -51,7 +52,9 @@ class OpenAIMessagesReader(SuffixReader):
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         doc = loads(path, data, self.name)
         if isinstance(doc, dict):
-            yield self._litellm(path, doc)
+            with ReadGuard(path, self.name):  # a wrong-typed field of the response
+                trajectory = self._litellm(path, doc)
+            yield trajectory
         elif doc and isinstance(doc[0], dict) and "conversations" in doc[0]:
             yield from self._harbor(path, doc)
         else:
@@ -79,12 +82,12 @@ class OpenAIMessagesReader(SuffixReader):
         messages = list(require(path, self.name, doc.get("messages"), list, "'messages'"))
         raw_response = doc.get("response")
         response: dict[str, Any] = raw_response if isinstance(raw_response, dict) else {}
-        choices = response.get("choices") or []
+        choices = listed(response.get("choices"), "response.choices")
         if choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
             messages.append(choices[0]["message"])
         model = _text_field(path, response, "model", "response.model")
         traj = self._trajectory(path, messages, id=path.stem, model=model)
-        usage = usage_from_response(response.get("usage"))
+        usage = usage_from_response(response.get("usage"), "response.usage")
         last_turn = [s for s in traj.steps if s.kind in ("agent", "tool")][-1:]
         if usage is not None and last_turn:
             last_turn[0].usage = usage
