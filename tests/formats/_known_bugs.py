@@ -475,6 +475,12 @@ FIXED += [
         ((("response", "choices"), "replace", {"a": 1}),),
         False,
     ),
+    Mutant(  # the message named an unknown field as written, newline and all: two lines
+        "atif:read:multi-line-message",
+        ATIF,
+        ((("agent",), "replace", {"name": "terminus-2", "version": "2", "a\nb": 1}),),
+        False,
+    ),
 ]
 
 # Open: the fuzz run skips these (matched by reader, exception and where) and keeps searching.

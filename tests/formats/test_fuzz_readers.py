@@ -110,6 +110,7 @@ def check_mutant(sample: Sample, data: bytes, lenient: bool, *, skip_known: bool
             trajectories = list(reader_cls(lenient=lenient).read(sample.path, data))  # type: ignore[call-arg]
         except AgentLensError as exc:
             assert str(sample.path) in str(exc), f"{reader_cls.name}: message lacks the path: {exc}"
+            assert "\n" not in str(exc), f"{reader_cls.name}: message of several lines: {exc!r}"
             continue
         except Exception as exc:
             if skip_known and _known(reader_cls.name, exc) is not None:

@@ -168,4 +168,4 @@ def _object(problems: list[str], where: str, value: Any, allowed: set[str]) -> b
 def _extra_keys(problems: list[str], where: str, value: dict[str, Any], allowed: set[str]) -> None:
     unknown = sorted(k for k in value if k not in allowed)
     if unknown:
-        problems.append(f"{where}: unknown field(s) {', '.join(unknown)}")
+        problems.append(f"{where}: unknown field(s) {', '.join(map(preview, unknown))}")
