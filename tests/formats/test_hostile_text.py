@@ -113,6 +113,13 @@ def test_classifier_finishes_on_100k_lines() -> None:
             analyse_command(_repeat(unit, 100_000))
 
 
+def test_classifier_finishes_on_a_heredoc_word_repeated_in_one_line() -> None:
+    """Found while fuzzing the classifier: each `A` of the one-line body after `<<A` rescanned
+    the line for the closing one (0.9 s at 160 kB, 130 s at 320 kB)."""
+    with hang_guard():
+        analyse_command("cat <<A\n" + _repeat("A x "))
+
+
 @pytest.mark.parametrize("unit", READER_UNITS)
 @pytest.mark.parametrize("name", SAMPLES)
 def test_reader_finishes_on_hostile_text(name: str, unit: str) -> None:

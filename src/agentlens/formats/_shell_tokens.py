@@ -140,5 +140,6 @@ def _closing_line(text: str, word: str, start: int) -> int:
         line_end = len(text) if line_end < 0 else line_end
         if text[line_start:line_end].strip(" \t") == word:
             return line_end
-        at = text.find(word, at + 1)
+        start = line_end + 1  # another `word` on this line cannot make it hold only `word`
+        at = text.find(word, start)
     return -1
