@@ -25,7 +25,7 @@ from agentlens.errors import AgentLensError
 from agentlens.formats._categories import analyse_command, categorize_tool, files_in_command
 from agentlens.formats._steps import classify
 from tests.formats import _mutate
-from tests.formats._known_bugs import DEEP_BUGS
+from tests.formats._known_bugs import CODEX_EXEC, DEEP_BUGS
 from tests.formats.test_fuzz_readers import SAMPLES, Sample, load_sample
 
 MB = 1 << 20
@@ -118,6 +118,16 @@ def test_classifier_finishes_on_a_heredoc_word_repeated_in_one_line() -> None:
     the line for the closing one (0.9 s at 160 kB, 130 s at 320 kB)."""
     with hang_guard():
         analyse_command("cat <<A\n" + _repeat("A x "))
+
+
+def test_codex_exec_finishes_on_many_turns() -> None:
+    """Found by review during the atheris campaign: each `turn.completed` looked for its turn's
+    first step from the start of the trace (quadratic: 8.5 s for 20k turns, 40 s for 40k)."""
+    sample = load_sample(CODEX_EXEC)
+    first, *rest = sample.path.read_bytes().splitlines(keepends=True)  # thread.started, a turn
+    turn = [line for line in rest if b'"turn.' in line or b'"agent_message"' in line]
+    with hang_guard():  # ~20 s before the fix
+        _read_or_reject(sample, first + b"".join(turn) * 30_000, lenient=False)
 
 
 @pytest.mark.parametrize("unit", READER_UNITS)

@@ -44,6 +44,7 @@ class CodexExecReader(SuffixReader):
 
     def _trajectory(self, path: Path, data: bytes) -> Trajectory:
         steps: list[Step] = []
+        firsts: dict[int, Step] = {}  # turn -> its first step, which carries the turn's usage
         pending: list[str] = []
         errors: list[Any] = []
         reported: Usage | None = None
@@ -58,7 +59,8 @@ class CodexExecReader(SuffixReader):
                 turn += 1
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
                 usage = _usage(event["usage"], turn)
-                _give_usage(steps, turn, usage)
+                if turn in firsts:
+                    firsts[turn].usage = usage
                 reported = usage if reported is None else reported + usage
             elif kind in ("turn.failed", "error"):
                 errors.append(event)
@@ -67,6 +69,7 @@ class CodexExecReader(SuffixReader):
                 if step is not None:
                     step.index, step.turn = len(steps), turn
                     steps.append(step)
+                    firsts.setdefault(turn, step)
         return Trajectory(
             id=thread_id or path.stem,
             agent=Agent(name="codex"),
@@ -163,12 +166,6 @@ def _unwrap(command: str) -> str:
     if len(words) == 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] in ("-lc", "-c"):
         return words[2]
     return command
-
-
-def _give_usage(steps: list[Step], turn: int, usage: Usage) -> None:
-    first = next((s for s in steps if s.turn == turn), None)
-    if first is not None:
-        first.usage = usage
 
 
 def _observation(output: Any) -> str | None:
