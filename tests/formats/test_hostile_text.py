@@ -19,13 +19,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import msgspec
 import pytest
 
 from agentlens.errors import AgentLensError
 from agentlens.formats._categories import analyse_command, categorize_tool, files_in_command
 from agentlens.formats._steps import classify
 from tests.formats import _mutate
-from tests.formats._known_bugs import CODEX_EXEC, DEEP_BUGS
+from tests.formats._known_bugs import CLAUDE, CODEX_EXEC, DEEP_BUGS, MINI_SWEBV
 from tests.formats.test_fuzz_readers import SAMPLES, Sample, load_sample
 
 MB = 1 << 20
@@ -128,6 +129,42 @@ def test_codex_exec_finishes_on_many_turns() -> None:
     turn = [line for line in rest if b'"turn.' in line or b'"agent_message"' in line]
     with hang_guard():  # ~20 s before the fix
         _read_or_reject(sample, first + b"".join(turn) * 30_000, lenient=False)
+
+
+@pytest.mark.parametrize("name", [MINI_SWEBV, CLAUDE])
+def test_a_record_of_many_calls_is_saved_once(name: str) -> None:
+    """Found by the atheris campaign (mini-swe-agent; Claude Code by review): every call of a
+    message carried the whole message as `raw`, so N calls saved N copies of it (quadratic: a
+    430 KiB file of 4000 calls gave 1.5 GiB of JSON). Now only the first call carries it."""
+    sample, data = _many_calls(name, 2000)
+    trajectories = list(sample.reader().read(sample.path, data))  # type: ignore[call-arg]
+    assert sum(len(t.steps) for t in trajectories) > 2000
+    assert len(msgspec.json.encode(trajectories)) < 20 * len(data)
+
+
+def _many_calls(name: str, calls: int) -> tuple[Sample, bytes]:
+    """The sample with one assistant record making `calls` calls (mini-swe-agent
+    `extra.actions`, Claude Code `tool_use` blocks)."""
+    sample = load_sample(name)
+    if name == MINI_SWEBV:
+        position: tuple[Any, ...] = ("messages", 2)
+        message = sample.parsed.value["messages"][2]
+        actions = [{"command": f"ls {i}"} for i in range(calls)]
+        record = {**message, "extra": {**message["extra"], "actions": actions}}
+    else:
+        at = next(i for i, line in enumerate(sample.parsed.value) if _tool_use(line) is not None)
+        position, line = (at,), sample.parsed.value[at]
+        block = _tool_use(line) or {}
+        blocks = [{**block, "id": f"toolu_{i}"} for i in range(calls)]
+        record = {**line, "message": {**line["message"], "content": blocks}}
+    value, _ = _mutate.edit(sample.parsed.value, position, "replace", record)
+    return sample, _mutate.serialise(sample.parsed, value)
+
+
+def _tool_use(line: Any) -> dict[str, Any] | None:
+    content = line.get("message", {}).get("content") if isinstance(line, dict) else None
+    blocks = content if isinstance(content, list) else []
+    return next((b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"), None)
 
 
 @pytest.mark.parametrize("unit", READER_UNITS)

@@ -174,14 +174,18 @@ class _Builder:
         first, _ = self.turns[turn_key]
         usage = _usage(message.get("usage"), f"{self.where}: message.usage")
         self.turns[turn_key] = (first, usage or self.turns[turn_key][1])
+        raw: dict[str, Any] | None = line  # on the first call only: N calls would save N copies
         for block in _blocks(message.get("content")):
             if block.get("type") in ("text", "thinking"):
                 self.pending.append(str(block.get("text") or block.get("thinking") or ""))
                 self.pending_line = line
             elif block.get("type") == "tool_use":
-                self._tool_use(block, line, turn_key)
+                self._tool_use(block, line, turn_key, raw)
+                raw = None
 
-    def _tool_use(self, block: dict[str, Any], line: dict[str, Any], turn_key: str) -> None:
+    def _tool_use(
+        self, block: dict[str, Any], line: dict[str, Any], turn_key: str, raw: Any
+    ) -> None:
         name = str(block.get("name") or "unknown")
         args = _dict(block.get("input"))
         view = classify(name, args)
@@ -195,7 +199,7 @@ class _Builder:
             arguments=args,
             command=view.command,
             files=view.files,
-            raw=line,
+            raw=raw,
         )
         self.pending = []
         self._add(step, line, turn_key)

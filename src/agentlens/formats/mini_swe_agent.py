@@ -158,6 +158,7 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
         return [step]
     thought = _thought(text[: blocks[0][0]] if blocks else text)
     steps = []
+    raw: dict[str, Any] | None = message
     for call_id, command, tool_name in commands:
         category, files = _categorize(command)
         steps.append(
@@ -176,10 +177,12 @@ def _assistant(message: dict[str, Any], text: str, turn: int) -> list[Step]:
                 usage=usage,
                 cost=cost,
                 model=model,
-                raw=message,
+                raw=raw,
             )
         )
-        usage = cost = None  # the response's usage and cost go with its first call
+        # the response's usage and cost go with its first call, and so does the message: a
+        # message of N calls saved with each would be N copies (output quadratic in its size)
+        usage = cost = raw = None
     return steps
 
 
