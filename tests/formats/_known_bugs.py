@@ -16,6 +16,7 @@ from tests.formats import _mutate
 
 ATIF = "formats/atif-harbor-golden/tests/golden/terminus_2/hello-world-timeout.trajectory.json"
 ATIF_LIKE = "formats/atif-like-openagents/trajectory.json"
+ATIF_REFS = "formats/atif-harbor-golden/tests/golden/terminus_2/hello-world-context-summarization.trajectory.json"
 BENCH = "agentlens-bench-dev/trajectories/scikit-learn__scikit-learn-12585/scikit-learn__scikit-learn-12585-logs-gemini-2.5-pro-fail-24945658083_pta.json"
 CLAUDE = "formats/claude-code/marot-spotter/short.jsonl"
 CODEX_EXEC = "formats/codex/jnarowski-agentcmd/stream/stream-output-5.jsonl"
@@ -479,6 +480,18 @@ FIXED += [
         "atif:read:multi-line-message",
         ATIF,
         ((("agent",), "replace", {"name": "terminus-2", "version": "2", "a\nb": 1}),),
+        False,
+    ),
+    Mutant(  # a sub-agent file name too long for the file system (not even read_path caught it)
+        "atif:_ref_paths:OSError",
+        ATIF_REFS,
+        (
+            (
+                ("steps", 4, "observation", "results", 0, "subagent_trajectory_ref", 0),
+                "replace",
+                {"trajectory_path": "x" * 300},
+            ),
+        ),
         False,
     ),
 ]

@@ -162,9 +162,16 @@ def _ref_paths(doc: dict[str, Any], path: Path) -> Iterator[Path]:
         if "/" in name or "\\" in name or name.startswith("."):
             continue
         for candidate in (path.parent / name, path.parent / f"{prefix}{name}"):
-            if candidate != path and candidate.is_file():
+            if candidate != path and _is_file(candidate):
                 yield candidate
                 break
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # e.g. a name too long for the file system: no such sibling
+        return False
 
 
 def _ref_names(raw_steps: list[Any]) -> Iterator[str]:
