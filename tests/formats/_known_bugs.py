@@ -482,6 +482,9 @@ FIXED += [
         ((("agent",), "replace", {"name": "terminus-2", "version": "2", "a\nb": 1}),),
         False,
     ),
+    Mutant(  # a document that is a number, read as --format openai-messages
+        "openai-messages:read:TypeError", LITELLM, (((), "replace", -1),), False
+    ),
     Mutant(  # a sub-agent file name too long for the file system (not even read_path caught it)
         "atif:_ref_paths:OSError",
         ATIF_REFS,

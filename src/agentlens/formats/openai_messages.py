@@ -55,7 +55,9 @@ class OpenAIMessagesReader(SuffixReader):
             with ReadGuard(path, self.name):  # a wrong-typed field of the response
                 trajectory = self._litellm(path, doc)
             yield trajectory
-        elif doc and isinstance(doc[0], dict) and "conversations" in doc[0]:
+        elif (
+            isinstance(doc, list) and doc and isinstance(doc[0], dict) and "conversations" in doc[0]
+        ):
             yield from self._harbor(path, doc)
         else:
             messages = require(path, self.name, doc, list, "top level")
