@@ -91,6 +91,7 @@ class Step(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     `turn` groups steps that came from one model response, so parallel tool calls share a turn.
     `stored_stage` keeps an intent label carried by the input (AgentLens-Bench `intent_stage`).
     `subtrajectory` links to `Trajectory.subtrajectories[*].id` when the call spawned a sub-agent.
+    `raw` is the source's own record, whole; a record of several calls is on its first call only.
     """
 
     index: int
