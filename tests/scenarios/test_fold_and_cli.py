@@ -91,6 +91,8 @@ def test_fixed_first_messages_and_one_step_need_no_simulator_call(
     assert provider.requests == [] and result.skipped == []
     assert result.sessions[0].trajectory.steps[0].text == FIRST
     assert len(result.sessions) == 4 and result.summary()["formal_passed"] == 4
+    # the scenario's tags ride on each trajectory: they choose the metric set `review` uses
+    assert [s.trajectory.metadata["scenario_tags"] for s in result.sessions] == [["workflows"]] * 4
 
 
 def test_budget_exceeded_skips_the_remaining_pairs(calc_project: Path, tmp_path: Path) -> None:
@@ -115,7 +117,9 @@ def test_cli_run_prints_the_table_and_exits_0(
 ) -> None:
     scenario = tmp_path / "scenario.json"
     scenario.write_text(
-        json.dumps({**DEMO_SCENARIO, "max_steps": 1, "user_instruction": INSTRUCTION})
+        json.dumps(
+            {**DEMO_SCENARIO, "max_steps": 1, "user_instruction": INSTRUCTION, "tags": ["testing"]}
+        )
     )
     out = tmp_path / "runs" / "nightly"
     result = run_cli(
@@ -150,6 +154,7 @@ def test_cli_run_prints_the_table_and_exits_0(
     assert stored.label == "nightly" and stored.summary["formal_passed"] == 1
     assert record.metric("formal_passed").value == 1.0
     assert record.metric("termination").label == trajectory.metadata["termination"]
+    assert trajectory.metadata["scenario_tags"] == ["testing"]
     assert [trajectory] == load_jsonl(out / "trajectories" / "fix_sub" / "helpful.jsonl")
 
     report = tmp_path / "report.html"

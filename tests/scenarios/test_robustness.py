@@ -34,9 +34,14 @@ def test_an_output_folder_inside_the_project_is_not_copied(
 def test_a_failing_preprocessor_fails_that_run_only(
     calc_project: Path, calc_scenario: Scenario, tmp_path: Path
 ) -> None:
-    scenario = replace(calc_scenario, preprocessors=[{"command": "echo no build tool >&2; exit 4"}])
+    scenario = replace(
+        calc_scenario,
+        preprocessors=[{"command": "echo no build tool >&2; exit 4"}],
+        tags=["testing"],
+    )
     result = fold_run(scenario, calc_project, tmp_path / "out", scripted("fix"), [], attempts=2)
     assert [a.termination.stop for a in result.attempts] == [Stop.SETUP_ERROR] * 2
+    assert result.sessions[0].trajectory.metadata["scenario_tags"] == ["testing"]
     assert "no build tool" in result.sessions[0].termination.reason
     assert (tmp_path / "out" / "run.json").is_file()
     assert (

@@ -251,6 +251,7 @@ def _trajectory(
     final = dialog.final_user_turn
     metadata: dict[str, Any] = {
         "scenario": scenario.name,
+        "scenario_tags": list(scenario.tags),  # they choose the metric set `review` judges on
         "termination": str(termination.stop),
         "termination_reason": termination.reason,
         "user_messages": dialog.user_messages,
@@ -295,6 +296,7 @@ def setup_failure(
         source=Source(format=FORMAT, path=str(workspace.path.resolve())),
         metadata={
             "scenario": scenario.name,
+            "scenario_tags": list(scenario.tags),
             "termination": str(termination.stop),
             "termination_reason": termination.reason,
             "user_messages": 0,
