@@ -4,6 +4,8 @@ regression tests. See `docs`-level spec `spec-reviews.md`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 DIMENSIONS: tuple[str, ...] = (
     "EndResult",
     "InstructionCompliance",
@@ -27,3 +29,9 @@ ALL_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, *TESTING_DIMENSIONS)
 
 METRIC_SETS: dict[str, tuple[str, ...]] = {"workflows": DIMENSIONS, "testing": ALL_DIMENSIONS}
 """The dimensions reviewed per scenario tag (spec §5.6)."""
+
+
+def canonical_order(dimensions: Iterable[str]) -> list[str]:
+    """The dimensions in the order reports list them; any without a rubric last, sorted."""
+    found = set(dimensions)
+    return [d for d in ALL_DIMENSIONS if d in found] + sorted(found - set(ALL_DIMENSIONS))

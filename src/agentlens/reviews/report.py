@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from agentlens.errors import ConfigError
-from agentlens.reviews import ALL_DIMENSIONS, TESTING_DIMENSIONS
+from agentlens.reviews import TESTING_DIMENSIONS, canonical_order
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview, aggregate
 from agentlens.reviews.judge.parse import Evidence, ParsedReview, Pitfall
 
@@ -60,8 +60,7 @@ def reviews_document(judge: str, reviews: Sequence[TrajectoryReview]) -> dict[st
 
 def reviewed_dimensions(reviews: Sequence[TrajectoryReview]) -> list[str]:
     """The dimensions present in any review, in the canonical order."""
-    present = {d for r in reviews for d in r.reviews}
-    return [d for d in ALL_DIMENSIONS if d in present] + sorted(present - set(ALL_DIMENSIONS))
+    return canonical_order(d for r in reviews for d in r.reviews)
 
 
 def load_reviews(path: str | Path) -> list[TrajectoryReview]:

@@ -20,6 +20,9 @@ from agentlens.trajectory import Trajectory
 
 MAX_REVIEWED = 50
 
+TrajectoryDimensions = Sequence[str] | Callable[[Trajectory], Sequence[str]]
+"""The dimensions of every trajectory, or a function from a trajectory to its own (`auto`)."""
+
 
 @dataclass
 class JudgeSettings:
@@ -150,16 +153,15 @@ async def review_run(
     client: LLMClient,
     trajs: Sequence[Trajectory],
     *,
-    dimensions: Sequence[str] = DIMENSIONS,
+    dimensions: TrajectoryDimensions = DIMENSIONS,
     contexts: dict[str, ReviewContext] | None = None,
     settings: JudgeSettings | None = None,
     on_done: Callable[[TrajectoryReview], None] | None = None,
 ) -> list[TrajectoryReview]:
     async def one(traj: Trajectory) -> TrajectoryReview:
         ctx = (contexts or {}).get(traj.id)
-        result = await review_trajectory(
-            client, traj, dimensions=dimensions, ctx=ctx, settings=settings
-        )
+        own = dimensions(traj) if callable(dimensions) else dimensions
+        result = await review_trajectory(client, traj, dimensions=own, ctx=ctx, settings=settings)
         if on_done:
             on_done(result)
         return result

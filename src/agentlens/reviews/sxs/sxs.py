@@ -13,13 +13,13 @@ import asyncio
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentlens.errors import ConfigError, ProviderError
 from agentlens.providers import ChatRequest, LLMClient
-from agentlens.reviews import DIMENSIONS
+from agentlens.reviews import DIMENSIONS, canonical_order
 from agentlens.reviews.judge.judge import DimensionReview
 from agentlens.reviews.sxs.alert import llm_judge_alert
 from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
@@ -36,6 +36,9 @@ from agentlens.reviews.sxs.stats import (
 )
 
 MAX_POOL = 50
+
+PairDimensions = Sequence[str] | Callable[[str], Sequence[str]]
+"""The dimensions of every pair, or a function from a pair key to its own (`auto`)."""
 
 
 @dataclass
@@ -64,17 +67,25 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
+def _per_key(dimensions: PairDimensions) -> Callable[[str], Sequence[str]]:
+    return dimensions if callable(dimensions) else lambda _key: dimensions
+
+
 def select_tasks(
-    a: Side, b: Side, dimensions: Sequence[str], presence: Presence = "scored"
+    a: Side, b: Side, dimensions: PairDimensions, presence: Presence = "scored"
 ) -> list[str]:
-    """Spec §8.4 on pair keys: common keys; complete ones (a review for every dimension on both
-    sides) first; each group shuffled with one Random(42); cut to 50; sorted (`t#2` < `t#10`)."""
-    common = sorted(set(a.trajectories) & set(b.trajectories), key=key_order)
+    """Spec §8.4 on pair keys: common keys with a dimension to judge; complete ones (a review
+    for each of the key's dimensions on both sides) first; each group shuffled with one
+    Random(42); cut to 50; sorted (`t#2` < `t#10`)."""
+    dims_of = _per_key(dimensions)
+    common = [
+        k for k in sorted(set(a.trajectories) & set(b.trajectories), key=key_order) if dims_of(k)
+    ]
 
     def complete(key: str) -> bool:
         sides = (a.reviews.get(key), b.reviews.get(key))
         return all(
-            s is not None and all(has_review(s.reviews.get(d), presence) for d in dimensions)
+            s is not None and all(has_review(s.reviews.get(d), presence) for d in dims_of(key))
             for s in sides
         )
 
@@ -256,7 +267,7 @@ async def run_sxs(
     a: Side,
     b: Side,
     *,
-    dimensions: Sequence[str] = DIMENSIONS,
+    dimensions: PairDimensions = DIMENSIONS,
     swap: bool = True,
     budget_tokens: int = 4000,
     max_tokens: int = 500,
@@ -270,10 +281,14 @@ async def run_sxs(
     released evaluator's permutation p, its LLM-summarised judge alert and its notion of a present
     review (selection and prompt) (`sxs --profile released`); `trinomial_profile="released"` its
     trinomial test's float ties and −1 above N = 500. The trinomial test reads the permutation
-    test's input and is only reported: no flag depends on it."""
+    test's input and is only reported: no flag depends on it. With `dimensions` a function of
+    the pair key, each dimension is judged on the selected keys that have it, and one no
+    selected key has is absent from the result."""
     if pairing not in PAIRINGS:
         raise ConfigError(f"unknown pairing {pairing!r}; choose one of {PAIRINGS}")
     tasks = select_tasks(a, b, dimensions, presence)
+    dims_of = _per_key(dimensions)
+    judged = _judged_dimensions(dimensions, tasks)
     jobs = [
         judge_cell(
             client,
@@ -286,12 +301,13 @@ async def run_sxs(
             max_tokens=max_tokens,
             presence=presence,
         )
-        for d in dimensions
+        for d in judged
         for t in tasks
+        if d in dims_of(t)
     ]
     cells = await asyncio.gather(*jobs)
     out = {}
-    for dim in dimensions:
+    for dim in judged:
         mine = [c for c in cells if c.dimension == dim]
         differences = paired_differences(mine, pairing)
         flags = score_flags(differences, ties)
@@ -306,3 +322,10 @@ async def run_sxs(
             )
             out[dim].judge_alert, out[dim].judge_alert_reason = alert.alert, alert.reason
     return out
+
+
+def _judged_dimensions(dimensions: PairDimensions, tasks: Sequence[str]) -> list[str]:
+    """A fixed list as given (even with no task); else those of some task, in canonical order."""
+    if not callable(dimensions):
+        return list(dimensions)
+    return canonical_order({d for t in tasks for d in dimensions(t)})
