@@ -239,7 +239,8 @@ def test_metric_set_option_reaches_review_and_sxs(
         assert code == 0 and asked_dimensions(server) == ["EndResult", "TestUsefulness"]
         server.requests.clear()
         code, out, _ = run_cli(capsys, "review", str(WRITES_A_TEST), *judge, "--json")
-        assert code == 0 and asked_dimensions(server) == sorted(DIMENSIONS)  # default: workflows
+        # default auto: an untagged trajectory is judged on workflows
+        assert code == 0 and asked_dimensions(server) == sorted(DIMENSIONS)
 
 
 @pytest.mark.parametrize("command", ["review", "sxs"])
@@ -252,6 +253,9 @@ def test_a_testing_dimension_needs_the_testing_set(
         "review": ["review", str(WRITES_A_TEST)],
         "sxs": ["sxs", "a", "b", "--reviews-a", str(reviews), "--reviews-b", str(reviews)],
     }[command]
-    code, _, err = run_cli(capsys, *args, "--judge", "unused", "--dimension", "TestUsefulness")
+    code, _, err = run_cli(
+        capsys, *args, "--judge", "unused", "--metric-set", "workflows",
+        "--dimension", "TestUsefulness",
+    )  # fmt: skip
     assert code == 2
     assert "TestUsefulness is not in the workflows metric set (add --metric-set testing)" in err

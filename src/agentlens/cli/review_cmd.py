@@ -1,11 +1,12 @@
 """`agentlens review PATH… --judge MODEL`: LLM-judge reviews of trajectories on a metric set's
-dimensions (`workflows`, the five; `testing`, nine)."""
+dimensions (`workflows`, the five; `testing`, nine; `auto`, the default: each trajectory's by its
+scenario's tags)."""
 
 from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -13,9 +14,14 @@ from rich.progress import Progress
 from rich.text import Text
 
 from agentlens.cli._app import console, err_console
-from agentlens.cli._dimension_options import chosen_dimensions, dimension_options
+from agentlens.cli._dimension_options import (
+    check_auto_request,
+    chosen_dimensions,
+    dimension_options,
+)
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
+from agentlens.reviews.auto_metric_set import AUTO
 
 T = TypeVar("T")
 
@@ -95,24 +101,30 @@ def review(
     """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0."""
     from agentlens.providers import get_provider
     from agentlens.reviews.judge.judge import MAX_REVIEWED, JudgeSettings, review_run
-    from agentlens.reviews.report import dump, reviews_document, reviews_markdown
+    from agentlens.reviews.report import (
+        dump,
+        reviewed_dimensions,
+        reviews_document,
+        reviews_markdown,
+    )
 
-    dimensions = chosen_dimensions(metric_set, dimensions)
+    explicit = None if metric_set == AUTO else chosen_dimensions(metric_set, dimensions)
     loaded = load_inputs(paths)
     trajs = loaded.trajectories
+    judged_on, pool = (explicit, trajs) if explicit else _auto_dimensions(dimensions, trajs)
     client = get_provider(judge_model, role="judge", cache=not no_cache)
     diff = _diff(repo, base_ref) if repo else None
     contexts = {t.id: _context(t, diff) for t in trajs}
     if with_process:
-        _add_process_evidence(trajs, contexts)
+        _add_process_evidence(trajs, contexts, pool=pool)
     settings = JudgeSettings(budget_tokens=budget_tokens, max_tokens=max_tokens)
     with Progress(console=err_console, transient=True) as progress:
-        task = progress.add_task("reviewing", total=min(len(trajs), MAX_REVIEWED))
+        task = progress.add_task("reviewing", total=min(len(pool), MAX_REVIEWED))
         reviews = client.run(
             review_run(
                 client,
-                trajs,
-                dimensions=dimensions,
+                pool,
+                dimensions=judged_on,
                 contexts=contexts,
                 settings=settings,
                 on_done=lambda _: progress.advance(task),
@@ -121,7 +133,6 @@ def review(
     doc = reviews_document(client.name, reviews)
     if with_summary:
         from agentlens.reviews.judge.summary import summarize
-        from agentlens.reviews.report import reviewed_dimensions
 
         dims = reviewed_dimensions(reviews)
         narratives = client.run(_gather(*(summarize(client, d, reviews) for d in dims)))
@@ -129,7 +140,8 @@ def review(
     if out:
         dump(doc, out)
     if store_url:
-        _store(store_url, run_label, client.name, metric_set, dimensions, trajs, reviews, doc)
+        judged = explicit or reviewed_dimensions(reviews)
+        _store(store_url, run_label, client.name, metric_set, judged, trajs, reviews, doc)
     if as_json:
         console.print_json(dump(doc))
     else:
@@ -155,6 +167,32 @@ def _store(
     )
     pairs = [(by_id[r.trajectory_id], r) for r in reviews]
     save_run(url, run, [t for t, _ in pairs], review_records(pairs))
+
+
+def _auto_dimensions(
+    only: tuple[str, ...], trajs: list[Trajectory]
+) -> tuple[Callable[[Trajectory], tuple[str, ...]], list[Trajectory]]:
+    """`--metric-set auto`: each trajectory's own dimensions, and the trajectories that have any
+    left to judge (`--dimension` may narrow an untagged one's to none)."""
+    from agentlens.reviews.auto_metric_set import tagged_testing, trajectory_dimensions
+
+    check_auto_request(only, trajs)
+    dims_of = trajectory_dimensions(only)
+    pool = [t for t in trajs if dims_of(t)]
+    tagged = sum(map(tagged_testing, trajs))
+    if tagged:
+        err_console.print(
+            f"metric set auto: {tagged} of {len(trajs)} trajectories tagged testing, judged on "
+            "the testing set; the others on workflows",
+            highlight=False,
+        )
+    if len(pool) < len(trajs):
+        err_console.print(
+            f"metric set auto: {len(trajs) - len(pool)} trajectories not tagged testing have "
+            "none of the --dimension asked; not reviewed",
+            highlight=False,
+        )
+    return dims_of, pool
 
 
 def _report_call_failures(reviews: list[TrajectoryReview]) -> int:
@@ -198,14 +236,18 @@ def _diff(repo: str, base_ref: str) -> str:
 
 
 def _add_process_evidence(
-    trajs: list[Trajectory], contexts: dict[str, ReviewContext]
+    trajs: list[Trajectory],
+    contexts: dict[str, ReviewContext],
+    *,
+    pool: list[Trajectory] | None = None,
 ) -> ProcessScores:
-    """Process evidence for the trajectories that will be reviewed (at most `MAX_REVIEWED`),
-    scored leave-one-out against references from all passing runs given."""
+    """Process evidence for the trajectories that will be reviewed (at most `MAX_REVIEWED` of
+    `pool`, all given by default), scored leave-one-out against references from all passing
+    runs given."""
     from agentlens.reviews.judge.judge import select_for_review
     from agentlens.reviews.process_evidence import evidence_text, leave_one_out_scores, run_key
 
-    reviewed = select_for_review(trajs)
+    reviewed = select_for_review(trajs if pool is None else pool)
     scores = leave_one_out_scores(trajs, only=reviewed)
     for traj in reviewed:
         contexts[traj.id].process_evidence = evidence_text(traj, scores.results.get(run_key(traj)))

@@ -1,17 +1,27 @@
 """`agentlens sxs RUN_A RUN_B`: side-by-side reviews of two runs on their common tasks. Repeats of a
 task are paired by position (sorted by trajectory id) and keyed `task#i`; unpaired trajectories
-are counted and listed in the JSON (`pairing`)."""
+are counted and listed in the JSON (`pairing`). With `--metric-set auto` (the default) the
+testing set's dimensions are judged only on tasks tagged testing on both sides."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
 from agentlens.cli._app import console, err_console
-from agentlens.cli._dimension_options import chosen_dimensions, dimension_options
+from agentlens.cli._dimension_options import (
+    check_auto_request,
+    chosen_dimensions,
+    dimension_options,
+)
+from agentlens.reviews.auto_metric_set import AUTO
 from agentlens.reviews.sxs.pairing import PAIRINGS
+
+if TYPE_CHECKING:
+    from agentlens.reviews.sxs.sxs import DimensionResult, PairDimensions
+    from agentlens.trajectory import Trajectory
 
 
 @click.command()
@@ -87,17 +97,17 @@ def sxs(
     """Per dimension: mean score in [−1, 1] (negative = A better), permutation p, position consistency."""
     from agentlens.cli._inputs import load_inputs
     from agentlens.providers import get_provider
+    from agentlens.reviews.auto_metric_set import pair_dimensions
     from agentlens.reviews.report import SXS_KIND, dump, load_reviews
     from agentlens.reviews.sxs.pairing import pair_runs
     from agentlens.reviews.sxs.sxs import run_sxs
 
-    dimensions = chosen_dimensions(metric_set, dimensions)
-    paired = pair_runs(
-        load_inputs([run_a]).trajectories,
-        load_inputs([run_b]).trajectories,
-        load_reviews(reviews_a),
-        load_reviews(reviews_b),
-    )
+    explicit = None if metric_set == AUTO else chosen_dimensions(metric_set, dimensions)
+    trajs_a, trajs_b = load_inputs([run_a]).trajectories, load_inputs([run_b]).trajectories
+    if explicit is None:
+        check_auto_request(dimensions, [*trajs_a, *trajs_b])
+    paired = pair_runs(trajs_a, trajs_b, load_reviews(reviews_a), load_reviews(reviews_b))
+    judged_on: PairDimensions = explicit or pair_dimensions(paired.a, paired.b, dimensions)
     client = get_provider(judge_model, role="judge", cache=not no_cache)
     with console.status("side-by-side judging", spinner="dots"):
         result = client.run(
@@ -105,7 +115,7 @@ def sxs(
                 client,
                 paired.a,
                 paired.b,
-                dimensions=dimensions,
+                dimensions=judged_on,
                 swap=not no_swap,
                 budget_tokens=budget_tokens,
                 max_tokens=max_tokens,
@@ -116,6 +126,8 @@ def sxs(
                 trinomial_profile="released" if profile == "released" else "default",
             )
         )
+    if explicit is None:
+        _report_absent_testing(dimensions, [*trajs_a, *trajs_b], result)
     info = paired.to_dict()
     by_dim = {d: r.to_dict() for d, r in result.items()}
     doc = {
@@ -162,6 +174,23 @@ def sxs(
         "test, one-sided (B better), reported only: the flags use the permutation p"
     )
     return 0
+
+
+def _report_absent_testing(
+    only: tuple[str, ...], trajs: list[Trajectory], result: dict[str, DimensionResult]
+) -> None:
+    """One line naming the testing dimensions auto left out although some trajectory is tagged
+    testing (untagged runs are judged on workflows without a word)."""
+    from agentlens.reviews import TESTING_DIMENSIONS
+    from agentlens.reviews.auto_metric_set import narrowed, tagged_testing
+
+    absent = [d for d in narrowed(TESTING_DIMENSIONS, only) if d not in result]
+    if absent and any(map(tagged_testing, trajs)):
+        err_console.print(
+            f"metric set auto: {', '.join(absent)} not judged: no selected task has all its "
+            "trajectories tagged testing on both sides",
+            highlight=False,
+        )
 
 
 def _trinomial_cells(trinomial: dict[str, Any]) -> tuple[str, str]:
