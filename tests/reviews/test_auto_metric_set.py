@@ -228,8 +228,10 @@ def test_review_and_sxs_auto_over_http(
             capsys, "sxs", str(runs["a"]), str(runs["b"]), *sxs_args, "--reviews-b",
             str(reviews["b"]),
         )  # fmt: skip
-        result = json.loads(out)["dimensions"]
+        sxs_doc = json.loads(out)
+        result = sxs_doc["dimensions"]
         assert code == 0 and list(result) == list(ALL_DIMENSIONS)
+        assert (sxs_doc["metric_set"], sxs_doc["profile"]) == ("auto", "default")
         assert {d: result[d]["tasks"] for d in ALL_DIMENSIONS} == {
             **dict.fromkeys(DIMENSIONS, 2),
             **dict.fromkeys(TESTING_DIMENSIONS, 1),

@@ -135,6 +135,8 @@ def sxs(
         "run_a": run_a,
         "run_b": run_b,
         "judge": client.name,
+        "metric_set": metric_set,
+        "profile": profile,
         "pairing": info,
         "dimensions": by_dim,
     }
