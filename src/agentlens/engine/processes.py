@@ -134,7 +134,9 @@ class ProcessEngine(EngineBase):
         parts: Iterator[tuple[int, Sequence[T]]],
     ) -> Iterator[list[Outcome[R]]]:
         """Each chunk's outcomes as it finishes; a chunk that failed to travel, item by item."""
-        workers = dict(getattr(pool, "_processes", {}))
+        # The pool's own dict, not a copy: workers are started on demand, so the one that dies
+        # may not exist yet when the batch starts.
+        workers = getattr(pool, "_processes", None) or {}
         try:
             yield from self._chunks(pool, fn, parts)
         except BrokenProcessPool as exc:  # from a future or from submitting to a broken pool
@@ -189,9 +191,12 @@ class ProcessEngine(EngineBase):
 
 def _lost(workers: dict[int, Any]) -> str:
     """Which worker died and how, for the one line the CLI prints."""
+    processes = list(workers.items())
+    for _, process in processes:  # the pool is stopping them: wait for each exit status
+        process.join(timeout=2)
     dead = [
         (pid, -process.exitcode)
-        for pid, process in workers.items()
+        for pid, process in processes
         if process.exitcode is not None and process.exitcode < 0
         and process.exitcode != -signal.SIGTERM  # the pool stops the others with SIGTERM
     ]  # fmt: skip
