@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -116,6 +117,76 @@ def test_a_killed_worker_stops_the_batch_with_one_line() -> None:
         assert str(info.value).count("\n") == 0
         assert "was killed by SIGKILL (out of memory?)" in str(info.value)
         assert [o.value for o in engine.map(reciprocal, [2])] == [0.5]  # a fresh pool
+
+
+def test_a_worker_killed_while_sending_its_result_stops_the_batch_too() -> None:
+    """Half a result in its pipe used to leave the pool waiting for the rest for ever: run in a
+    process of its own, so a hang fails the test instead of the suite."""
+    script = (
+        "from agentlens.engine import WorkerLostError, get_engine\n"
+        "from tests.engine.units import die_sending\n"
+        "if __name__ == '__main__':\n"
+        "    with get_engine('processes:2') as engine:\n"
+        "        try:\n"
+        "            engine.map(die_sending, list(range(8)), chunksize=1)\n"
+        "        except WorkerLostError as exc:\n"
+        "            print(exc)\n"
+        "        print(len(engine.map(die_sending, [1])[0].value or b''))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and len(lines) == 2, done.stderr
+    assert "was killed by SIGKILL (out of memory?); the batch was stopped" in lines[0]
+    assert lines[1] == "100000"  # a fresh pool works
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_ctrl_c_while_a_worker_is_sending_a_result_still_exits(tmp_path: Path) -> None:
+    """The pool, stopped, left its manager thread waiting for the rest of that result, and the
+    interpreter's exit waiting for that thread: a hang after "interrupted" (seen 1 run in 16 of
+    `test_interrupt.py` on a loaded machine)."""
+    stalled = tmp_path / "stalled"
+    script = (
+        "from functools import partial\n"
+        "from agentlens.engine import get_engine\n"
+        "from tests.engine.units import stall_sending\n"
+        "if __name__ == '__main__':\n"
+        "    engine = get_engine('processes:2')\n"
+        "    try:\n"
+        f"        engine.map(partial(stall_sending, {str(stalled)!r}), list(range(8)), chunksize=1)\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('interrupted', flush=True)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not stalled.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert stalled.exists(), "item 3 never stalled"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if stalled.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(stalled.read_text()), signal.SIGKILL)
+    assert out == "interrupted\n" and proc.returncode == 0, err
+    assert "Traceback" not in err, err
 
 
 def test_a_dead_ray_worker_stops_the_batch_with_one_line(

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
+from multiprocessing.connection import Connection
 from typing import Any
 
 import msgspec
@@ -79,6 +80,36 @@ def die(x: int) -> int:
         os.kill(os.getpid(), signal.SIGKILL)
     time.sleep(0.05)
     return x
+
+
+def die_sending(x: int) -> bytes:
+    """Item 3 is killed half-way through sending its result back: the pool's manager thread
+    is left with half a message in the result pipe (the OOM killer can strike there too)."""
+    if x == 3:
+        send = Connection._send
+
+        def half_then_die(self: Connection, buf: Any, *args: Any) -> None:
+            send(self, bytes(buf)[: max(1, len(buf) // 2)])
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        Connection._send = half_then_die  # type: ignore[method-assign]
+    return b"r" * 100_000
+
+
+def stall_sending(path: str, x: int) -> bytes:
+    """Item 3 sends half of its result back, notes its pid in `path`, then hangs: what a Ctrl-C
+    that stops the pool can catch a worker doing."""
+    if x == 3:
+        send = Connection._send
+
+        def half_then_hang(self: Connection, buf: Any, *args: Any) -> None:
+            send(self, bytes(buf)[: max(1, len(buf) // 2)])
+            with open(path, "w") as out:
+                out.write(str(os.getpid()))
+            time.sleep(120)
+
+        Connection._send = half_then_hang  # type: ignore[method-assign]
+    return b"r" * 100_000
 
 
 def die_noting(path: str, x: int) -> int:

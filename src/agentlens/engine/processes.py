@@ -7,7 +7,8 @@ parent alone and leave the forkserver and its workers running.
 
 A chunk that cannot be sent or whose results cannot be sent back is retried an item at a time;
 an item that still fails gets `Outcome.error`. A worker that dies outright breaks the pool:
-`WorkerLostError`, one line naming the signal."""
+`WorkerLostError`, one line naming the signal; also one killed half-way through sending a result,
+which `ProcessPoolExecutor` itself never notices (its manager thread waits for the rest)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -138,7 +140,7 @@ class ProcessEngine(EngineBase):
         # may not exist yet when the batch starts.
         workers = getattr(pool, "_processes", None) or {}
         try:
-            yield from self._chunks(pool, fn, parts)
+            yield from self._chunks(pool, fn, parts, workers)
         except BrokenProcessPool as exc:  # from a future or from submitting to a broken pool
             raise WorkerLostError(_lost(workers)) from exc
 
@@ -147,10 +149,15 @@ class ProcessEngine(EngineBase):
         pool: ProcessPoolExecutor,
         fn: Callable[[T], R],
         parts: Iterator[tuple[int, Sequence[T]]],
+        workers: dict[int, Any],
     ) -> Iterator[list[Outcome[R]]]:
         sent = {pool.submit(run_chunk, fn, start, part): (start, part) for start, part in parts}
         while sent:
             done, _ = wait(sent, timeout=0.5, return_when=FIRST_COMPLETED)
+            if not done and _any_exited(workers):
+                # Killed while sending a result, a worker leaves the pool's manager thread
+                # waiting for the rest of it, and the pool never sees the death itself.
+                raise BrokenProcessPool("a worker process exited")
             for future in done:
                 start, part = sent.pop(future)
                 error = future.exception()
@@ -172,11 +179,18 @@ class ProcessEngine(EngineBase):
         # ProcessPoolExecutor has no public "stop now" before Python 3.14 (terminate_workers).
         processes = list(getattr(pool, "_processes", {}).values())
         manager = getattr(pool, "_executor_manager_thread", None)
+        results = getattr(pool, "_result_queue", None)  # `shutdown` drops its references
         pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
         for process in processes:
             process.join(timeout=5)
+        # A worker stopped while sending a result leaves half a message in the result pipe, and
+        # the manager thread waits for the rest for ever (so does the interpreter's exit, which
+        # joins that thread): with this, the last copy of the pipe's write end, closed, it reads
+        # end-of-file instead, and winds the pool up as broken.
+        if results is not None:
+            results._writer.close()
         # Until its manager thread has gone, the pool's wake-up pipe may be closed by that thread
         # while the interpreter's exit hook writes to it: "Bad file descriptor" at exit.
         if manager is not None:
@@ -190,16 +204,11 @@ class ProcessEngine(EngineBase):
 
 
 def _lost(workers: dict[int, Any]) -> str:
-    """Which worker died and how, for the one line the CLI prints."""
-    processes = list(workers.items())
-    for _, process in processes:  # the pool is stopping them: wait for each exit status
-        process.join(timeout=2)
-    dead = [
-        (pid, -process.exitcode)
-        for pid, process in processes
-        if process.exitcode is not None and process.exitcode < 0
-        and process.exitcode != -signal.SIGTERM  # the pool stops the others with SIGTERM
-    ]  # fmt: skip
+    """Which worker died and how, for the one line the CLI prints (its exit status may take a
+    moment to arrive: waited for, briefly)."""
+    deadline = time.monotonic() + 2
+    while not (dead := _killed(workers)) and time.monotonic() < deadline:
+        time.sleep(0.01)
     how = "a worker process died"
     if dead:
         pid, signum = dead[0]
@@ -209,3 +218,17 @@ def _lost(workers: dict[int, Any]) -> str:
     return (
         f"{how}; the batch was stopped. Rerun with fewer workers (--engine processes:N) or serial"
     )
+
+
+def _killed(workers: dict[int, Any]) -> list[tuple[int, int]]:
+    """(pid, signal) of each worker killed by a signal other than the pool's own SIGTERM."""
+    return [
+        (pid, -process.exitcode)
+        for pid, process in list(workers.items())
+        if process.exitcode is not None and process.exitcode < 0
+        and process.exitcode != -signal.SIGTERM  # the pool stops the others with SIGTERM
+    ]  # fmt: skip
+
+
+def _any_exited(workers: dict[int, Any]) -> bool:
+    return any(process.exitcode is not None for process in list(workers.values()))
