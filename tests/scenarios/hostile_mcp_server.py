@@ -60,7 +60,15 @@ class Stdio:
         self.seen: list[Any] = []  # what the client answered to our requests
 
     def send(self, message: Any) -> None:
-        self.raw(json.dumps(message).encode() + b"\n")
+        data = json.dumps(message).encode() + b"\n"
+        if self.mode == "dribble":  # a notification first, then both in 7-byte pieces
+            data = json.dumps({"jsonrpc": "2.0", "method": "notifications/message"}).encode()
+            data += b"\n" + json.dumps(message).encode() + b"\n"
+            for at in range(0, len(data), 7):
+                self.raw(data[at : at + 7])
+                time.sleep(0.0005)
+            return
+        self.raw(data)
 
     def raw(self, data: bytes) -> None:
         sys.stdout.buffer.write(data)

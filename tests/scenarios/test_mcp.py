@@ -216,7 +216,7 @@ def test_the_built_in_agent_calls_the_tools_and_its_shell_never_sees_the_token(
     prompt = agent.agents[0].messages[0]["content"]
     assert "- git/git_status:" in prompt and "```mcp" in prompt
     (server,) = agent.agents[0].mcp.sessions.values()
-    assert server._process is None  # stopped with the agent
+    assert server._pipes is None  # stopped with the agent
 
 
 HTTP_SERVER = Path(__file__).with_name("mcp_http_server.py")

@@ -105,6 +105,14 @@ def test_a_server_that_logs_to_stdout_is_told_apart_when_it_times_out(
     )
 
 
+def test_messages_that_come_in_pieces_are_read_whole(tmp_path: Path) -> None:
+    session, [(text, failed)] = session_of(
+        hostile("dribble"), tmp_path, ("echo", {"text": "in pieces"})
+    )
+    assert [tool["name"] for tool in session.tools] == ["echo"]
+    assert (text, failed) == ("in pieces", False)
+
+
 def test_lines_that_are_not_json_rpc_messages_are_skipped(tmp_path: Path) -> None:
     session, _ = session_of(hostile("garbage"), tmp_path)
     assert [tool["name"] for tool in session.tools] == ["echo"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import subprocess
 from pathlib import Path
 from typing import IO, Any
 
@@ -14,6 +15,7 @@ import orjson
 
 from agentlens.reviews.sandbox import kill_group
 from agentlens.scenarios.mcp_client import limits
+from agentlens.scenarios.mcp_client._pipes import LineTooLong, ServerPipes
 from agentlens.scenarios.mcp_client.session import (
     McpError,
     McpSession,
@@ -29,8 +31,9 @@ class StdioSession(McpSession):
     def __init__(self, name: str, spec: dict[str, Any], *, log: Path) -> None:
         super().__init__(name, spec)
         self.log = log
-        self._process: asyncio.subprocess.Process | None = None
-        self._stderr_pump: asyncio.Task[None] | None = None
+        self._pipes: ServerPipes | None = None
+        self._log_file: IO[bytes] | None = None
+        self._kept = self._dropped = 0  # bytes of its stderr written to the log, and not
         self._stderr_end = b""
         self._junk = 0  # lines on its stdout that are not JSON-RPC messages
         self._last_junk = ""
@@ -41,70 +44,62 @@ class StdioSession(McpSession):
         if cwd is not None and not Path(cwd).is_dir():
             raise self._error(f"did not start: its cwd {one_line(str(cwd), 200)} is not a folder")
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        log = self.log.open("ab")
+        self._log_file = self.log.open("ab")
+        pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
         try:
-            self._process = await asyncio.create_subprocess_exec(
+            await asyncio.get_running_loop().subprocess_exec(
+                lambda: pipes,
                 *command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env={**os.environ, **self.spec.get("env", {})},
                 cwd=cwd,
                 start_new_session=True,  # so `close` can stop what it starts in turn
-                limit=limits.MESSAGE_LIMIT,
             )
         except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument or a variable
-            log.close()
+            self._log_file.close()
+            self._log_file = None
             reason = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) else str(exc)
             raise self._error(f"did not start: {one_line(reason, limits.ERROR_CHARS)}") from None
-        assert self._process.stderr is not None
-        self._stderr_pump = asyncio.create_task(self._keep_stderr(self._process.stderr, log))
+        self._pipes = pipes
 
     async def close(self) -> None:
-        process, self._process = self._process, None
-        if process is None:
+        pipes, self._pipes = self._pipes, None
+        if pipes is None or pipes.transport is None:
             return
+        transport = pipes.transport
         try:
-            if process.returncode is None and process.stdin is not None:
-                process.stdin.close()  # the stdio transport's way to ask a server to stop
-                await _ended(process, limits.CLOSE_WAIT_S)
+            if pipes.returncode() is None:
+                pipes.close_stdin()  # the stdio transport's way to ask a server to stop
+                await _ended(pipes, limits.CLOSE_WAIT_S)
         finally:
-            kill_group(process.pid)  # what it started goes too, even once it has exited itself
-            pump = self._stderr_pump
-            if pump is not None:
-                await asyncio.wait(
-                    {pump}, timeout=limits.CLOSE_WAIT_S
-                )  # its last words, into the log
-                pump.cancel()
-                await asyncio.wait({pump})
+            kill_group(transport.get_pid())  # what it started goes too, even once it has exited
+            with contextlib.suppress(TimeoutError):  # its last words, into the log
+                await asyncio.wait_for(pipes.stderr_done.wait(), limits.CLOSE_WAIT_S)
+            self._close_log()
             # Its pipes closed here: one no longer read (a message too long) never sees its end,
             # and a process left outside the group may hold them open.
-            transport = getattr(process, "_transport", None)
-            if transport is not None:
-                transport.close()
-            await _ended(process, limits.CLOSE_WAIT_S)
+            transport.close()
+            await _ended(pipes, limits.CLOSE_WAIT_S)
 
     async def _notify(self, message: dict[str, Any]) -> None:
         await self._send(message, str(message.get("method", "a request of its own")))
 
     async def _send(self, message: dict[str, Any], during: str) -> None:
-        process = self._running()
-        assert process.stdin is not None
         try:
-            process.stdin.write(orjson.dumps(message) + b"\n")
-            await process.stdin.drain()
+            await self._running().write(orjson.dumps(message) + b"\n")
         except (BrokenPipeError, ConnectionResetError):
             raise await self._exited(during) from None
 
     async def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         method = message["method"]
         await self._send(message, method)
-        stdout = self._running().stdout
-        assert stdout is not None
+        pipes = self._running()
         while True:
             try:
-                line = await stdout.readline()
-            except ValueError:  # a line beyond limits.MESSAGE_LIMIT (its buffer is dropped)
+                line = await pipes.readline()
+            except LineTooLong:
                 raise self._error(
                     f"sent a message longer than {limits.MESSAGE_LIMIT} bytes during {method}"
                 ) from None
@@ -122,34 +117,38 @@ class StdioSession(McpSession):
             elif answer.get("id") == message["id"]:
                 return answer
 
-    async def _keep_stderr(self, stream: asyncio.StreamReader, log: IO[bytes]) -> None:
-        kept = dropped = 0
-        try:
-            while chunk := await stream.read(65536):
-                self._stderr_end = (self._stderr_end + chunk)[-limits.STDERR_END :]
-                room = max(limits.STDERR_LOG_LIMIT - kept, 0)
-                with contextlib.suppress(OSError):  # a full disk stops the log, not the server
-                    if room:
-                        log.write(chunk[:room])
-                        log.flush()
-                kept += min(room, len(chunk))
-                dropped += len(chunk) - min(room, len(chunk))
-        finally:
-            with contextlib.suppress(OSError):
-                end = self._stderr_end[-dropped:] if dropped else b""
-                if dropped > len(end):
-                    lost = dropped - len(end)
-                    log.write(b"\n[... %d bytes of stderr not kept; its end:]\n" % lost)
-                log.write(end)
-                log.close()
-                _blank_out(self.log, self._secrets())
+    def _keep_stderr(self, chunk: bytes) -> None:
+        """A piece of its stderr: into the log while there is room, its end kept aside."""
+        self._stderr_end = (self._stderr_end + chunk)[-limits.STDERR_END :]
+        room = max(limits.STDERR_LOG_LIMIT - self._kept, 0)
+        if room and self._log_file is not None:
+            with contextlib.suppress(OSError):  # a full disk stops the log, not the server
+                self._log_file.write(chunk[:room])
+                self._log_file.flush()
+        self._kept += min(room, len(chunk))
+        self._dropped += len(chunk) - min(room, len(chunk))
+
+    def _close_log(self) -> None:
+        """The end of its stderr that did not fit, then the log closed and blanked out."""
+        log, self._log_file = self._log_file, None
+        if log is None:
+            return
+        with contextlib.suppress(OSError):
+            end = self._stderr_end[-self._dropped :] if self._dropped else b""
+            if self._dropped > len(end):
+                lost = self._dropped - len(end)
+                log.write(b"\n[... %d bytes of stderr not kept; its end:]\n" % lost)
+            log.write(end)
+            log.close()
+            _blank_out(self.log, self._secrets())
 
     async def _exited(self, during: str) -> McpError:
         """The error for a server gone (or its stdout closed), once its last words are in."""
-        process = self._process
-        if self._stderr_pump is not None:
-            await asyncio.wait({self._stderr_pump}, timeout=limits.SETTLE_S)
-        code = None if process is None else await _ended(process, limits.SETTLE_S)
+        pipes = self._pipes
+        if pipes is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(pipes.stderr_done.wait(), limits.SETTLE_S)
+        code = None if pipes is None else await _ended(pipes, limits.SETTLE_S)
         how = "closed its stdout" if code is None else f"exited (exit code {code})"
         return self._error(f"{how} during {during}", stderr=True)
 
@@ -167,20 +166,20 @@ class StdioSession(McpSession):
         last = one_line(self._last_junk, 80)
         return f" ({self._junk} lines on its stdout were not JSON-RPC messages, the last: {last!r})"
 
-    def _running(self) -> asyncio.subprocess.Process:
-        if self._process is None:
+    def _running(self) -> ServerPipes:
+        if self._pipes is None:
             raise self._error("is not running")
-        return self._process
+        return self._pipes
 
 
-async def _ended(process: asyncio.subprocess.Process, seconds: float) -> int | None:
-    """Its exit code once it has exited, waiting at most `seconds` (`wait()` would wait for its
-    pipes too, which what it started may hold open)."""
+async def _ended(pipes: ServerPipes, seconds: float) -> int | None:
+    """Its exit code once it has exited, waiting at most `seconds` (not for its pipes, which
+    what it started may hold open)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    while process.returncode is None and loop.time() < deadline:
+    while pipes.returncode() is None and loop.time() < deadline:
         await asyncio.sleep(0.01)
-    return process.returncode
+    return pipes.returncode()
 
 
 def _blank_out(log: Path, secrets: list[str]) -> None:
