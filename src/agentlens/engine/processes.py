@@ -138,7 +138,9 @@ class ProcessEngine(EngineBase):
         """Each chunk's outcomes as it finishes; a chunk that failed to travel, item by item."""
         # The pool's own dict, not a copy: workers are started on demand, so the one that dies
         # may not exist yet when the batch starts.
-        workers = getattr(pool, "_processes", None) or {}
+        workers = getattr(pool, "_processes", None)
+        if workers is None:  # not `or {}`: an empty dict is the live one too
+            workers = {}
         try:
             yield from self._chunks(pool, fn, parts, workers)
         except BrokenProcessPool as exc:  # from a future or from submitting to a broken pool
