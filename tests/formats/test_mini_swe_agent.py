@@ -227,6 +227,18 @@ def test_a_value_of_the_wrong_type_is_a_schema_error(tmp_path: Path) -> None:
         list(MiniSweAgentReader().read(bad, bad.read_bytes()))
 
 
+@pytest.mark.parametrize("value", [[1], {"a": 1}, True])
+def test_an_instance_id_that_is_not_a_string_or_number_is_a_schema_error(
+    tmp_path: Path, value: object
+) -> None:
+    doc = json.loads(RUNS[0].read_text())
+    doc["instance_id"] = value
+    bad = tmp_path / "bad.traj.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(SchemaError, match=r"bad\.traj\.json.*instance_id should be a string"):
+        list(MiniSweAgentReader().read(bad, bad.read_bytes()))
+
+
 def test_a_value_nested_too_deeply_is_a_schema_error(tmp_path: Path) -> None:
     doc = json.loads(RUNS[0].read_text())
     deep = tmp_path / "deep.traj.json"
@@ -235,5 +247,7 @@ def test_a_value_nested_too_deeply_is_a_schema_error(tmp_path: Path) -> None:
             '"instance_id": ', '"instance_id": ' + "[" * 1000 + "1" + "]" * 1000 + ', "x": ', 1
         )
     )
-    with pytest.raises(SchemaError, match="nested too deeply"):
+    # rejected for its type (an id must be a string), at any depth and on any Python (3.12+
+    # would `str()` a 1000-deep list that 3.11 cannot)
+    with pytest.raises(SchemaError, match="instance_id should be a string, found array"):
         list(MiniSweAgentReader().read(deep, deep.read_bytes()))

@@ -74,7 +74,9 @@ class MiniSweAgentReader(SuffixReader):
             if not isinstance(message, dict) or "role" not in message:
                 require(path, self.name, message, dict, f"message {number}")
                 raise SchemaError(path, f"message {number} has no 'role'", self.name)
-        task_id = str(instance_id) if instance_id else None
+        if type(instance_id) is not str and instance_id is not None:
+            instance_id = scalar_text(instance_id, "instance_id")
+        task_id = instance_id or None
         steps = _steps(messages)
         stats = common.as_dict(info.get("model_stats"))
         cost = stats.get("instance_cost")
