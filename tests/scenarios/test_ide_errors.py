@@ -146,7 +146,8 @@ def test_ruff_beside_the_running_python_is_found_off_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A virtualenv's `agentlens` run without activating the virtualenv."""
-    ruff = shutil.which("ruff")
+    beside = Path(sys.executable).parent / "ruff"  # the real binary, not a pyenv shim script
+    ruff = str(beside) if beside.is_file() else shutil.which("ruff")
     assert ruff is not None
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "ruff").symlink_to(Path(ruff).resolve())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -90,6 +91,11 @@ def test_import_keeps_going_past_a_corrupt_file_and_exits_1(
         assert store.stats()["trajectories"] == 3
 
 
+POSTGRES_REFUSAL = (
+    "cannot connect" if importlib.util.find_spec("psycopg") else "pip install 'agentlens[postgres]'"
+)
+
+
 def test_bad_store_and_bad_ids_get_one_line(run_cli: Callable[..., Run], tmp_path: Path) -> None:
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database" * 100)
@@ -101,7 +107,7 @@ def test_bad_store_and_bad_ids_get_one_line(run_cli: Callable[..., Run], tmp_pat
             ("compare", "store:abc", "store:def", "--store", str(tmp_path / "typo.db")),
             "no such file",
         ),
-        (("store", "runs", "--store", "postgresql://u:secret@127.0.0.1:1/x"), "cannot connect"),
+        (("store", "runs", "--store", "postgresql://u:secret@127.0.0.1:1/x"), POSTGRES_REFUSAL),
     ):
         result = run_cli(*args)
         assert result.code == 2, (args, result.err)
