@@ -155,6 +155,9 @@ class Stdio:
             for _ in range(300):  # JSON reads 1024 levels; orjson writes only 254
                 deep = {"type": "object", "properties": {"x": deep}}
             self.send(answer(number, {"tools": [{**ECHO, "inputSchema": deep}]}))
+        elif mode == "flood":  # its tools, then log lines on stdout, unasked, all at once
+            self.send(answer(number, {"tools": [ECHO]}))
+            self.raw((b"x" * 99 + b"\n") * (int(self.arg or 0) // 100))
         elif mode == "tools-not-a-list":
             self.send(answer(number, {"tools": {"echo": ECHO}}))
         else:

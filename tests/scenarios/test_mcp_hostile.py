@@ -113,6 +113,24 @@ def test_messages_that_come_in_pieces_are_read_whole(tmp_path: Path) -> None:
     assert (text, failed) == ("in pieces", False)
 
 
+def test_lines_it_floods_stdout_with_while_unread_wait_in_the_pipe_not_in_memory(
+    tmp_path: Path,
+) -> None:
+    async def go() -> tuple[int, tuple[str, bool]]:
+        session = open_session("h", hostile("flood", str(6 * LIMIT)), log=tmp_path / "h.log")
+        try:
+            await session.start()
+            await asyncio.sleep(1)  # the agent thinks; the server writes 6 MB of log lines
+            held = len(session._pipes._lines)  # type: ignore[attr-defined]
+            return held, await session.call("echo", {"text": "still here"})
+        finally:
+            await session.close()
+
+    held, result = asyncio.run(asyncio.wait_for(go(), 20))
+    assert held <= 2 * LIMIT + 256 * 1024  # at most one more chunk than the pause point
+    assert result == ("still here", False)
+
+
 def test_lines_that_are_not_json_rpc_messages_are_skipped(tmp_path: Path) -> None:
     session, _ = session_of(hostile("garbage"), tmp_path)
     assert [tool["name"] for tool in session.tools] == ["echo"]

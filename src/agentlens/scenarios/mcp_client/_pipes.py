@@ -3,8 +3,8 @@ not `asyncio.create_subprocess_exec`: its transport is then ours, so `close` can
 are no longer read (a message too long) or that what the server started still holds open, with
 public API only.
 
-stdout comes out as lines of at most `limit` bytes; stderr goes, as it comes, to a callback;
-stdin writes wait while the pipe is full."""
+stdout comes out as lines of at most `limit` bytes (reading pauses while more than twice that
+waits unread); stderr goes, as it comes, to a callback; stdin writes wait while the pipe is full."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class ServerPipes(asyncio.SubprocessProtocol):
         self._lines = bytearray()
         self._searched = 0  # bytes of `_lines` known to hold no newline
         self._partial = 0  # bytes of `_lines` after its last newline
-        self._stdout_ended = self._too_long = self._stdin_lost = False
+        self._stdout_ended = self._too_long = self._stdin_lost = self._held = False
         self._wake: asyncio.Future[None] | None = None
         self._writable = asyncio.Event()
         self._writable.set()
@@ -44,6 +44,9 @@ class ServerPipes(asyncio.SubprocessProtocol):
             self._partial = len(data) - last - 1 if last >= 0 else self._partial + len(data)
             if self._partial > self.limit:
                 self._refuse()
+            elif len(self._lines) > 2 * self.limit and not self._held:
+                self._held = True  # lines come faster than they are read: let the pipe fill
+                self._stdout_reading(False)
             self._wake_reader()
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
@@ -91,6 +94,9 @@ class ServerPipes(asyncio.SubprocessProtocol):
                     raise LineTooLong
                 line = bytes(self._lines[: end + 1])
                 del self._lines[: end + 1]
+                if self._held and len(self._lines) <= self.limit:
+                    self._held = False
+                    self._stdout_reading(True)
                 return line
             self._searched = len(self._lines)
             if self._stdout_ended:
@@ -110,9 +116,16 @@ class ServerPipes(asyncio.SubprocessProtocol):
         until `close` stops it."""
         self._too_long = True
         self._lines = bytearray()
+        self._stdout_reading(False)
+
+    def _stdout_reading(self, on: bool) -> None:
         stdout = None if self.transport is None else self.transport.get_pipe_transport(1)
         if stdout is not None:
-            cast(asyncio.ReadTransport, stdout).pause_reading()
+            reader = cast(asyncio.ReadTransport, stdout)
+            if on:
+                reader.resume_reading()
+            else:
+                reader.pause_reading()
 
     def _wake_reader(self) -> None:
         if self._wake is not None and not self._wake.done():
