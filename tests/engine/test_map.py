@@ -328,8 +328,9 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     may already run a local Ray (the session fixture)."""
     pytest.importorskip("ray")
     port, temp = free_port(), tmp_path_factory.mktemp("ray")
+    beside = Path(sys.executable).with_name("ray")  # this Python's Ray: a head must match it
     head = subprocess.Popen(
-        ["ray", "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
+        [str(beside) if beside.is_file() else "ray", "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
          "--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats",
          f"--temp-dir={temp}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
