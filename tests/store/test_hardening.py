@@ -5,6 +5,7 @@ page limit, so that no test needs to mount a file system."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import resource
 import shutil
@@ -12,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -263,3 +265,32 @@ def test_a_limit_past_64_bits_is_a_usage_error(store_url: str, run_cli: RunCli) 
         run_cli("store", "runs", "--limit", "0", "--json", "--store", store_url).out.count("\n")
         == 1
     )
+
+
+def _open_when_told(path: str, barrier: Any, results: Any) -> None:
+    barrier.wait()
+    try:
+        open_store(path).close()
+        results.put("ok")
+    except StoreError as exc:
+        results.put(str(exc))
+
+
+def test_processes_opening_a_new_sqlite_store_at_once_all_get_it(tmp_path: Path) -> None:
+    """Switching a new file to WAL does not wait for SQLite's lock: 4 openers at one moment got
+    "database is locked" in 4 of 40 rounds before it was retried."""
+    context = multiprocessing.get_context("fork")  # a fast start, so the openers meet
+    for round_ in range(60):
+        path, barrier, results = (
+            str(tmp_path / f"s{round_}.db"),
+            context.Barrier(4),
+            context.Queue(),
+        )
+        openers = [
+            context.Process(target=_open_when_told, args=(path, barrier, results)) for _ in range(4)
+        ]
+        for opener in openers:
+            opener.start()
+        for opener in openers:
+            opener.join(timeout=60)
+        assert [results.get(timeout=5) for _ in openers] == ["ok"] * 4, f"round {round_}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from agentlens.errors import StoreError
 from agentlens.store.sql import Dialect, SqlStore
 
 _HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_S = 30
 
 
 @contextmanager
@@ -60,14 +62,18 @@ def open_sqlite(path: str | Path) -> SqlStore:
 def _open(path: Path, url: str, target: str, *, read_only: bool = False) -> SqlStore:
     try:
         db = sqlite3.connect(
-            target, isolation_level=None, timeout=30, check_same_thread=False, uri=read_only
+            target,
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_S,
+            check_same_thread=False,
+            uri=read_only,
         )
     except sqlite3.Error as exc:
         raise StoreError(url, f"cannot open ({exc}){_read_only_folder(path)}") from exc
     try:
         _refuse_other_databases(db, url)  # before WAL mode, which rewrites the file's header
         if not read_only:
-            db.execute("PRAGMA journal_mode=WAL")
+            _use_wal(db)
         db.execute("PRAGMA foreign_keys=ON")
         db.execute("PRAGMA synchronous=NORMAL")
         return SqlStore(url, db, DIALECT)
@@ -79,6 +85,21 @@ def _open(path: Path, url: str, target: str, *, read_only: bool = False) -> SqlS
     except BaseException:
         db.close()
         raise
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch to WAL. SQLite does not wait (busy timeout) for the lock this needs, so processes
+    opening a new store at the same moment got "database is locked" (4 openers: 4 runs in 40):
+    retried, for as long as other statements wait."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorname != "SQLITE_BUSY" or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 def _refuse_other_files(path: Path, url: str) -> None:
