@@ -82,33 +82,36 @@ def die(x: int) -> int:
     return x
 
 
+def _send_half_then(after: Callable[[], None]) -> None:
+    """From now on this worker sends the first half of a message, then calls `after`."""
+    send = Connection._send
+
+    def half_then(self: Connection, buf: Any, *args: Any) -> None:
+        send(self, bytes(buf)[: max(1, len(buf) // 2)])
+        after()
+
+    Connection._send = half_then  # type: ignore[method-assign]
+
+
 def die_sending(x: int) -> bytes:
     """Item 3 is killed half-way through sending its result back: the pool's manager thread
     is left with half a message in the result pipe (the OOM killer can strike there too)."""
     if x == 3:
-        send = Connection._send
-
-        def half_then_die(self: Connection, buf: Any, *args: Any) -> None:
-            send(self, bytes(buf)[: max(1, len(buf) // 2)])
-            os.kill(os.getpid(), signal.SIGKILL)
-
-        Connection._send = half_then_die  # type: ignore[method-assign]
+        _send_half_then(lambda: os.kill(os.getpid(), signal.SIGKILL))
     return b"r" * 100_000
 
 
 def stall_sending(path: str, x: int) -> bytes:
     """Item 3 sends half of its result back, notes its pid in `path`, then hangs: what a Ctrl-C
     that stops the pool can catch a worker doing."""
+
+    def note_and_hang() -> None:
+        with open(path, "w") as out:
+            out.write(str(os.getpid()))
+        time.sleep(120)
+
     if x == 3:
-        send = Connection._send
-
-        def half_then_hang(self: Connection, buf: Any, *args: Any) -> None:
-            send(self, bytes(buf)[: max(1, len(buf) // 2)])
-            with open(path, "w") as out:
-                out.write(str(os.getpid()))
-            time.sleep(120)
-
-        Connection._send = half_then_hang  # type: ignore[method-assign]
+        _send_half_then(note_and_hang)
     return b"r" * 100_000
 
 
