@@ -134,3 +134,40 @@ def test_a_prompt_longer_than_the_context_is_a_provider_error(local_gguf_path: P
         asyncio.run(provider.option_logprobs(long, LABELS))
     scores = asyncio.run(provider.option_logprobs(QUESTION, LABELS))  # a short one still works
     assert set(scores.logprobs) == set(LABELS)
+
+
+# what `llama_print_system_info()` printed on 2026-12-02 for a native build on a Sapphire Rapids
+# host (it segfaulted on the first decode) and for the portable build `make install` makes
+NATIVE_ON_SAPPHIRE_RAPIDS = (
+    "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | "
+    "BMI2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | AMX_INT8 = 1 | "
+    "LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
+)
+PORTABLE = (
+    "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
+    "LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
+)
+
+
+def test_an_amx_build_of_llama_cpp_is_named_with_its_rebuild() -> None:
+    from agentlens.providers.llamacpp import amx_warning
+
+    warning = amx_warning(NATIVE_ON_SAPPHIRE_RAPIDS, "0.3.36")
+    assert warning is not None and warning.startswith("warning: ")
+    assert "llama.cpp#20824" in warning and "-DGGML_NATIVE=OFF" in warning
+    assert warning.endswith("llama-cpp-python==0.3.36")  # the same release, rebuilt
+    assert amx_warning(PORTABLE, "0.3.36") is None
+
+
+def test_loading_the_model_warns_exactly_when_the_installed_build_has_amx(
+    local_gguf_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import llama_cpp
+
+    from agentlens.providers.llamacpp import LlamaCppProvider, amx_warning
+
+    expected = amx_warning(llama_cpp.llama_print_system_info().decode(), llama_cpp.__version__)
+    provider = LlamaCppProvider(str(local_gguf_path), n_ctx=256)
+    provider._model()
+    printed = capsys.readouterr().err
+    assert (expected in printed) if expected else "AMX" not in printed

@@ -9,6 +9,7 @@ llama.cpp server would build for the same messages.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -27,6 +28,24 @@ from agentlens.providers.types import (
     OptionLogprobs,
     TokenUsage,
 )
+
+AMX_REBUILD = (
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" '
+    "pip install --force-reinstall --no-deps --no-cache-dir llama-cpp-python=="
+)
+
+
+def amx_warning(system_info: str, version: str) -> str | None:
+    """The warning for a llama.cpp built with AMX kernels, which segfault on the first decode on
+    some Intel hosts (ggml-org/llama.cpp#20824): a crash no Python code can catch or explain."""
+    if "AMX_INT8 = 1" not in system_info:
+        return None
+    return (
+        "warning: llama.cpp was built with AMX kernels, which crash some Intel hosts "
+        "(llama.cpp#20824); if this run dies with a segmentation fault, rebuild it: "
+        + AMX_REBUILD
+        + version
+    )
 
 
 class _PromptCaptured(Exception):
@@ -177,7 +196,12 @@ class LlamaCppProvider:
         if self._llama is None:
             if not Path(self.model_path).is_file():
                 raise ConfigError(f"{self.model_path}: GGUF model file not found ({self.name})")
-            self._llama = self._sdk().Llama(
+            sdk = self._sdk()
+            info = sdk.llama_print_system_info().decode(errors="replace")
+            warning = amx_warning(info, sdk.__version__)
+            if warning is not None:  # printed before the first decode, the call that crashes
+                print(warning, file=sys.stderr, flush=True)
+            self._llama = sdk.Llama(
                 model_path=self.model_path,
                 n_ctx=self.n_ctx,
                 n_threads=self.n_threads,
