@@ -4,8 +4,8 @@ PY ?= python3
 .PHONY: install check test
 # llama.cpp is built for a portable x86-64 (AVX2/FMA/F16C), not `-march=native`: on Sapphire Rapids
 # hosts a native build takes llama.cpp's AMX kernels, which segfault on the first decode of the test
-# model (ggml-org/llama.cpp#20824, seen here on 2026-12-02). Only the first build reads this; an
-# installed llama-cpp-python is kept as it is.
+# model (ggml-org/llama.cpp#20824, seen here on 2026-12-02). Only a build reads this; an
+# installed llama-cpp-python, or a wheel in pip's cache, is kept as it is.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 install:

@@ -30,7 +30,8 @@ from agentlens.providers.types import (
 )
 
 AMX_REBUILD = (
-    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" '
+    # the flags of `make install`, the build tested on the host that crashed
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" '
     "pip install --force-reinstall --no-deps --no-cache-dir llama-cpp-python=="
 )
 
