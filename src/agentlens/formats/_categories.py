@@ -15,9 +15,11 @@ Rules for a shell line (`categorize_command`):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from agentlens.formats._native import compiled
 from agentlens.formats._shell_tokens import (
     PIPES,
     REDIRECTS,
@@ -66,10 +68,47 @@ CACHED_LENGTH = 1024
 ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, not commands)
 SHELL_SYNTAX = re.compile(r"[|&;<>()'\"\n#\\]")  # what makes a line more than split words
 COMPOUND = re.compile(r"[|&;<>()\n#\\]")  # what can make an operator or a comment
-SOURCE_SUFFIX = (
-    r"\.(py|pyi|js|jsx|ts|tsx|java|kt|scala|c|h|cc|cpp|hpp|go|rs|rb|php|sh|pony|cs|swift"
-    r"|json|ya?ml|toml|ini|cfg|txt|md|rst|html|css|xml|csv|sql|lock|gradle)"
-)
+SOURCE_SUFFIXES = [
+    "py",
+    "pyi",
+    "js",
+    "jsx",
+    "ts",
+    "tsx",
+    "java",
+    "kt",
+    "scala",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "go",
+    "rs",
+    "rb",
+    "php",
+    "sh",
+    "pony",
+    "cs",
+    "swift",
+    "json",
+    "yaml",
+    "yml",
+    "toml",
+    "ini",
+    "cfg",
+    "txt",
+    "md",
+    "rst",
+    "html",
+    "css",
+    "xml",
+    "csv",
+    "sql",
+    "lock",
+    "gradle",
+]
+SOURCE_SUFFIX = rf"\.({'|'.join(SOURCE_SUFFIXES)})"
 SOURCE_FILE = re.compile(rf"^[\w./-]+{SOURCE_SUFFIX}$")
 # what any operand SOURCE_FILE matches ends with, in operands joined by NULs (`$` allows a newline)
 SOURCE_END = re.compile(rf"{SOURCE_SUFFIX}\n?\0")
@@ -118,9 +157,10 @@ def categorize_tool(name: str, arguments: dict[str, Any] | None = None) -> ToolC
     return ToolCategory.OTHER
 
 
-def analyse_command(cmd: str) -> tuple[ToolCategory, list[str]]:
-    """`categorize_command` and `files_in_command` of one line, from a single look-up."""
-    category, files = _analyse(cmd.strip())
+def _analyse_command(cmd: str) -> tuple[ToolCategory, list[str]]:
+    """`categorize_command` and `files_in_command` of one line, from a single look-up (used as
+    `analyse_command`, below)."""
+    category, files = _analyse_cached(cmd.strip())
     return category, list(files)
 
 
@@ -133,8 +173,9 @@ def _categorize_command(cmd: str) -> ToolCategory:
     return _analyse(cmd)[0]
 
 
-def _analyse(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
-    """Category and files of one command line, from a single tokenization. Here-document bodies
+def _analyse_cached(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
+    """Category and files of one command line, from a single tokenization (used as `_analyse`,
+    below). Here-document bodies
     are dropped first; what is left is cached when short (agents repeat commands, and several
     readers and scorers classify the same line), so the cache's memory stays bounded. A short
     line is also cached as given, so a repeat skips the here-document scan."""
@@ -149,8 +190,8 @@ def _analyse_given(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 
 
 def _analyse_text(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
-    # `in` before `replace`: a one-character search is several times faster on long bodies
-    joined = cmd.replace("\\\n", " ") if "\\" in cmd else cmd
+    # `in` before `replace`: a search is several times faster on long bodies
+    joined = cmd.replace("\\\n", " ") if "\\\n" in cmd else cmd
     text = strip_heredocs(joined)[:ANALYSED_LENGTH]
     if text is cmd and len(cmd) <= CACHED_LENGTH:  # nothing dropped: `_analyse_given` caches it
         return _analyse_line(text)
@@ -174,6 +215,7 @@ def _analyse_short(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
 
 
 def _analyse_line(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
+    """Category and files of one line, here-documents already dropped."""
     if not SHELL_SYNTAX.search(cmd):  # one plain command (`ls -la src`): no tokenizer needed
         category, files = _lone_command(cmd.split())
         return category, tuple(dict.fromkeys(files) if len(files) > 1 else files)
@@ -377,3 +419,16 @@ def _looks_like_dir(path: str) -> bool:
         return True
     last = path.rsplit("/", 1)[-1]
     return "." not in last and last not in FILE_NAMES_WITHOUT_SUFFIX
+
+
+_compiled = compiled("_shell_accel")
+# The compiled twins of the two entry points when the install built them (`_shell_accel.pyx`:
+# several times faster, the same answers, tests/formats/test_native.py); the Python functions
+# above, which stay the specification, when it did not. The twins keep caches of their own,
+# emptied by `_compiled.cache_clear()`.
+analyse_command: Callable[[str], tuple[ToolCategory, list[str]]] = (
+    _analyse_command if _compiled is None else _compiled.analyse_command
+)
+_analyse: Callable[[str], tuple[ToolCategory, tuple[str, ...]]] = (
+    _analyse_cached if _compiled is None else _compiled.analyse
+)
