@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+
+from agentlens.formats._native import compiled
 
 # The opening of a block as the agent's action regexes see it; the closing fence is found with
 # `str.find` instead of the regex's lazy `(.*?)\n```` (see `command_blocks` for why they agree).
 FENCE_OPEN = re.compile(r"```(?:bash|mswea_bash_command)(\s*)")
 
 
-def command_blocks(text: str) -> list[tuple[int, str]]:
+def _command_blocks(text: str) -> list[tuple[int, str]]:
     """(start, command) of each command block, as mini-swe-agent's regex
     ```` ```(?:bash|mswea_bash_command)\\s*\\n(.*?)\\n``` ```` (DOTALL) finds them.
 
@@ -39,3 +42,10 @@ def command_blocks(text: str) -> list[tuple[int, str]]:
         found.append((opening.start(), text[newline + 1 : last_newline]))
         position = last_newline + 4
     return found
+
+
+_compiled = compiled("_mini_swe_agent_accel")
+command_blocks: Callable[[str], list[tuple[int, str]]] = (
+    _command_blocks if _compiled is None else _compiled.command_blocks
+)
+"""`_command_blocks`, compiled when the install built it (same blocks: tests/formats/test_native.py)."""

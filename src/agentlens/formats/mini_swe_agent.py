@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +23,7 @@ from agentlens.formats import _openhands_common as common
 from agentlens.formats._categories import analyse_command
 from agentlens.formats._fenced_commands import command_blocks
 from agentlens.formats._json import ReadGuard, loads, require
+from agentlens.formats._native import compiled
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import parse_time
 from agentlens.formats._typed_json import scalar_text
@@ -70,14 +71,14 @@ class MiniSweAgentReader(SuffixReader):
             messages = require(path, self.name, doc.get("messages"), list, "'messages'")
             info = common.as_dict(doc.get("info"))
             instance_id, version = doc.get("instance_id"), str(doc.get("trajectory_format"))
-        for number, message in enumerate(messages):
-            if not isinstance(message, dict) or "role" not in message:
-                require(path, self.name, message, dict, f"message {number}")
-                raise SchemaError(path, f"message {number} has no 'role'", self.name)
+        number = first_unreadable(messages)
+        if number >= 0:
+            require(path, self.name, messages[number], dict, f"message {number}")
+            raise SchemaError(path, f"message {number} has no 'role'", self.name)
         if type(instance_id) is not str and instance_id is not None:
             instance_id = scalar_text(instance_id, "instance_id")
         task_id = instance_id or None
-        steps = _steps(messages)
+        steps = steps_of(messages)
         stats = common.as_dict(info.get("model_stats"))
         cost = stats.get("instance_cost")
         mini_version = info.get("mini_version")
@@ -96,6 +97,14 @@ class MiniSweAgentReader(SuffixReader):
         )
 
 
+def _first_unreadable(messages: list[Any]) -> int:
+    """The number of the first message that is not an object with a `role`, or -1."""
+    for number, message in enumerate(messages):
+        if not isinstance(message, dict) or "role" not in message:
+            return number
+    return -1
+
+
 def _run_id(path: Path, task_id: str | None) -> str:
     """`<run>/<instance>` in the `<run>/trajs/<instance>/<instance>.traj.json` layout."""
     name = task_id or path.name.removesuffix(".json").removesuffix(".traj")
@@ -111,6 +120,8 @@ def _run_name(folder_text: str) -> str | None:
 
 
 def _steps(messages: list[dict[str, Any]]) -> list[Step]:
+    """The steps of a checked message list: the specification of `_mini_swe_agent_accel.steps`,
+    its compiled twin, and the fallback when that was not built."""
     steps: list[Step] = []
     open_calls: dict[str, Step] = {}
     turn = 0
@@ -272,3 +283,14 @@ def _model(info: dict[str, Any]) -> str | None:
     config = common.as_dict(info.get("config"))
     name = common.as_dict(config.get("model")).get("model_name")
     return str(name) if name else None
+
+
+_compiled = compiled("_mini_swe_agent_accel")
+# The compiled twins when the install built them (`_mini_swe_agent_accel.pyx`: the same results,
+# tests/formats/test_native.py); the functions above when it did not.
+steps_of: Callable[[list[dict[str, Any]]], list[Step]] = (
+    _steps if _compiled is None else _compiled.steps
+)
+first_unreadable: Callable[[list[Any]], int] = (
+    _first_unreadable if _compiled is None else _compiled.first_unreadable
+)
