@@ -219,6 +219,19 @@ def test_mini_swe_agent_twin_reads_uncommon_shapes_as_python_does(
                             python=False), bytes)  # fmt: skip
 
 
+@settings(max_examples=2000, deadline=None)
+@given(st.integers(-(2**40), 2**40) | st.floats(-1e12, 1e12))
+def test_mini_swe_agent_twin_times_match(when: int | float) -> None:
+    from datetime import UTC, datetime
+
+    reply = {"role": "assistant", "content": "x", "extra": {"timestamp": when}}
+    _same(lambda: datetime.fromtimestamp(when, UTC), lambda: MINI.steps([reply])[0].timestamp)
+    _same(lambda: mini._steps([reply]), lambda: MINI.steps([reply]))
+    if -(2**31) < when < 2**31:
+        timestamp = MINI.steps([reply])[0].timestamp
+        assert timestamp.tzinfo is UTC and timestamp.fold == 0
+
+
 PURE_READ = """
 import hashlib, json, sys
 import msgspec

@@ -15,16 +15,20 @@ from cpython.unicode cimport (
     PyUnicode_KIND,
     Py_UNICODE_ISSPACE,
 )
+from cpython.datetime cimport import_datetime, timedelta_new
 from libc.string cimport memchr
 
+import_datetime()
+
 cdef bint _bound = False
-cdef object Step, Usage, UTC, fromtimestamp, FINISH
+cdef object Step, Usage, UTC, EPOCH, fromtimestamp, FINISH
+cdef object LAST_SECOND = 253402300799  # 9999-12-31T23:59:59Z
 cdef object py_assistant, py_observe, py_response, text_of, tokens, analyse_command
 cdef str SUCCESS, SUBMIT_A, SUBMIT_B
 
 
 cdef void _bind():
-    global _bound, Step, Usage, UTC, fromtimestamp, FINISH, SUCCESS, SUBMIT_A, SUBMIT_B
+    global _bound, Step, Usage, UTC, EPOCH, fromtimestamp, FINISH, SUCCESS, SUBMIT_A, SUBMIT_B
     global py_assistant, py_observe, py_response, text_of, tokens, analyse_command
     from datetime import UTC as utc, datetime
 
@@ -33,6 +37,7 @@ cdef void _bind():
     from agentlens.trajectory import Step as step, ToolCategory, Usage as usage
 
     Step, Usage, UTC, fromtimestamp = step, usage, utc, datetime.fromtimestamp
+    EPOCH = datetime(1970, 1, 1, tzinfo=utc)
     FINISH = ToolCategory.FINISH
     SUCCESS, (SUBMIT_A, SUBMIT_B) = reader.SUCCESS, reader.SUBMIT
     py_assistant, py_observe, py_response = reader._assistant, reader._observe, reader._response
@@ -59,7 +64,7 @@ cpdef list steps(list messages):
     reads may leave several, kept in `open_calls` by call id as `_steps` keeps them."""
     cdef list found = []
     cdef list made
-    cdef dict open_calls = {}
+    cdef dict open_calls = None
     cdef dict message
     cdef object pending = None
     cdef Py_ssize_t turn = 0
@@ -73,20 +78,21 @@ cpdef list steps(list messages):
         content = message.get("content")
         text = content if isinstance(content, str) else text_of(content)
         if role == "assistant":
-            made = _assistant(message, text, turn, len(found))
-            if made is None:  # a shape the Python helper reads
+            step = _assistant(message, text, turn, len(found))
+            pending, open_calls = None, None
+            if step is None:  # a shape the Python helper reads
                 made = py_assistant(message, text, turn)
                 numbered = False
-            turn += 1
-            pending = None
-            if len(made) == 1:
-                step = made[0]
-                if step.kind == "tool":
-                    pending = step
-                open_calls = {}
+                if len(made) == 1:
+                    step = made[0]
+                else:
+                    open_calls = _open_calls(made)
+                found.extend(made)
             else:
-                open_calls = _open_calls(made)
-            found.extend(made)
+                found.append(step)
+            if step is not None and step.kind == "tool":
+                pending = step
+            turn += 1
         elif (pending is not None or open_calls) and (role == "user" or role == "tool"):
             if pending is not None:
                 step, pending = pending, None
@@ -114,31 +120,55 @@ cdef dict _open_calls(list made):
     return {s.call_id or str(i): s for i, s in enumerate(made) if s.kind == "tool"}
 
 
-cdef list _assistant(dict message, str text, Py_ssize_t turn, Py_ssize_t index):
-    """`mini_swe_agent._assistant` for a reply with no `tool_calls` and no `extra.actions`,
-    its steps numbered from `index`; None for the Python function to read."""
-    extra = message.get("extra")
-    if not isinstance(extra, dict):
-        extra = {}
+cdef object _assistant(dict message, str text, Py_ssize_t turn, Py_ssize_t index):
+    """`mini_swe_agent._assistant` of a reply with no `tool_calls` and no `extra.actions`: its
+    one step, numbered `index`; None for the Python function to read."""
+    cdef Block block
+    cdef dict response = None
+    cdef dict extra = None
+    value = message.get("extra")
+    if isinstance(value, dict):
+        extra = <dict>value
+        actions = extra.get("actions")
+        if isinstance(actions, list) and actions:
+            return None
     calls = message.get("tool_calls")
-    actions = (<dict>extra).get("actions")
-    if (isinstance(calls, list) and calls) or (isinstance(actions, list) and actions):
+    if isinstance(calls, list) and calls:
         return None
-    usage, cost, model, when = _response(<dict>extra)
-    blocks = command_blocks(text)
-    if len(blocks) != 1:  # mini-swe-agent runs a reply only when it holds exactly one block
+    # `_response`, its tuple not built
+    if extra is not None:
+        value = extra.get("response")
+        if isinstance(value, dict):
+            response = <dict>value
+    model = response.get("model") if response is not None else None
+    when = extra.get("timestamp") if extra is not None else None
+    if when is None and response is not None:
+        when = response.get("created")
+    if (model is not None and type(model) is not str) or (
+        when is not None and type(when) is not int and type(when) is not float
+    ):
+        usage, cost, model, when = py_response(extra if extra is not None else {})
+    else:
+        usage = response.get("usage") if response is not None else None
+        cost = extra.get("cost") if extra is not None else None
+        if cost is None and isinstance(usage, dict):
+            cost = (<dict>usage).get("cost")
+        usage = _usage(usage)
+        cost = float(cost) if isinstance(cost, (int, float)) else None
+        if when is not None:
+            when = _utc_time(when)
+    # mini-swe-agent runs a reply only when it holds exactly one block
+    if not _next_block(text, 0, &block) or _next_block(text, block.resume, NULL):
         step = Step(index=index, kind="agent", text=text, turn=turn, usage=usage, cost=cost,
                     raw=message)
         step.model, step.timestamp = model, when
-        return [step]
-    start, command = blocks[0]
-    thought = _thought(text, start)
+        return step
+    command = text[block.first : block.end]
     category, files = _categorize(command)
-    return [
-        Step(index=index, kind="tool", text=thought, turn=turn, tool_name="bash", category=category,
-             call_id=None, arguments={"command": command}, command=command, files=files,
-             timestamp=when, usage=usage, cost=cost, model=model, raw=message)
-    ]
+    return Step(index=index, kind="tool", text=_thought(text, block.start), turn=turn,
+                tool_name="bash", category=category, call_id=None,
+                arguments={"command": command}, command=command, files=files, timestamp=when,
+                usage=usage, cost=cost, model=model, raw=message)
 
 
 cdef str _thought(str text, Py_ssize_t end):
@@ -162,30 +192,14 @@ cdef tuple _categorize(str command):
     return analyse_command(command)
 
 
-cdef tuple _response(dict extra):
-    """`mini_swe_agent._response` when the model is a string or absent and the time a number or
-    absent; the Python function otherwise (its errors, its conversions)."""
-    response = extra.get("response")
-    if not isinstance(response, dict):
-        response = {}
-    model = (<dict>response).get("model")
-    when = extra.get("timestamp")
-    if when is None:
-        when = (<dict>response).get("created")
-    if (model is not None and type(model) is not str) or (
-        when is not None and type(when) is not int and type(when) is not float
-    ):
-        return py_response(extra)
-    usage = (<dict>response).get("usage")
-    cost = extra.get("cost")
-    if cost is None and isinstance(usage, dict):
-        cost = (<dict>usage).get("cost")
-    return (
-        _usage(usage),
-        float(cost) if isinstance(cost, (int, float)) else None,
-        model,
-        None if when is None else fromtimestamp(when, UTC),
-    )
+cdef object _utc_time(object when):
+    """`datetime.fromtimestamp(when, UTC)`. Whole seconds from 1970 to 9999 are added to the
+    epoch instead: the same datetime, without the look-up of `UTC.fromutc` each call costs."""
+    cdef long long seconds
+    if type(when) is int and 0 <= when <= LAST_SECOND:
+        seconds = when
+        return EPOCH + timedelta_new(seconds // 86400, seconds % 86400, 0)
+    return fromtimestamp(when, UTC)
 
 
 cdef object _usage(object usage):
@@ -216,13 +230,30 @@ cdef inline object _count(object value, str key):
 cpdef list command_blocks(str text):
     """`_fenced_commands.command_blocks(text)`: (start, command) of each fenced command block."""
     cdef list found = []
-    cdef Py_ssize_t n = len(text)
+    cdef Block block
     cdef Py_ssize_t position = 0
+    while _next_block(text, position, &block):
+        found.append((block.start, text[block.first : block.end]))
+        position = block.resume
+    return found
+
+
+cdef struct Block:
+    Py_ssize_t start  # where the opening fence starts
+    Py_ssize_t first  # the command's first character
+    Py_ssize_t end  # the end of the command
+    Py_ssize_t resume  # where the scan for the next block starts
+
+
+cdef bint _next_block(str text, Py_ssize_t position, Block* block):
+    """The next block from `position`, into `block` (when not NULL), as one turn of
+    `_command_blocks`' loop finds it: False when there is none."""
+    cdef Py_ssize_t n = len(text)
     cdef Py_ssize_t start, space, end, last_newline, close, newline
     while True:
         start = _fence_opening(text, position, n)
         if start < 0:
-            return found
+            return False
         space = start + (7 if text[start + 3] == u'b' else 21)
         end = space
         while end < n and Py_UNICODE_ISSPACE(text[end]):
@@ -231,45 +262,64 @@ cpdef list command_blocks(str text):
         if last_newline < 0:
             position = start + 1
             continue
-        close = text.find(u"\n```", last_newline + 1)
+        close = _closing_fence(text, last_newline + 1, n)
         if close >= 0:
-            found.append((start, text[last_newline + 1 : close]))
-            position = close + 4
-            continue
-        newline = text.rfind(u"\n", space, last_newline)
-        if newline < 0 or not text.startswith(u"```", last_newline + 1):
-            return found
-        found.append((start, text[newline + 1 : last_newline]))
-        position = last_newline + 4
+            first, end, resume = last_newline + 1, close, close + 4
+        else:
+            newline = text.rfind(u"\n", space, last_newline)
+            if newline < 0 or not text.startswith(u"```", last_newline + 1):
+                return False
+            first, end, resume = newline + 1, last_newline, last_newline + 4
+        if block != NULL:
+            block.start, block.first, block.end, block.resume = start, first, end, resume
+        return True
+
+
+cdef Py_ssize_t _closing_fence(str text, Py_ssize_t position, Py_ssize_t n):
+    """`text.find("\\n```", position)`."""
+    cdef Py_ssize_t at = _find_char(text, u"\n", position, n)
+    while at >= 0:
+        if text.startswith(u"```", at + 1):
+            return at
+        at = _find_char(text, u"\n", at + 1, n)
+    return -1
 
 
 cdef Py_ssize_t _fence_opening(str text, Py_ssize_t position, Py_ssize_t n):
     """Start of the first ```` ```bash ```` or ```` ```mswea_bash_command ```` from `position`
     (`FENCE_OPEN.search`), or -1."""
-    cdef Py_ssize_t at = _fence(text, position, n)
+    cdef Py_ssize_t at = _find_fence(text, position, n)
     while at >= 0:
         if text.startswith(u"bash", at + 3) or text.startswith(u"mswea_bash_command", at + 3):
             return at
-        at = _fence(text, at + 1, n)
+        at = _find_fence(text, at + 1, n)
     return -1
 
 
-cdef Py_ssize_t _fence(str text, Py_ssize_t position, Py_ssize_t n):
-    """`text.find("```", position)`; on one-byte text by `memchr` for the backtick, several
-    times faster than `str.find` on a three-character needle (replies are mostly prose)."""
+cdef Py_ssize_t _find_fence(str text, Py_ssize_t position, Py_ssize_t n):
+    """`text.find("```", position)`, on one-byte text by `memchr` for a backtick and a look at
+    the next two bytes (prose holds single backticks, rarely three)."""
+    cdef const char* data
+    if PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND:
+        return text.find(u"```", position) if position < n else -1
+    data = <const char*>PyUnicode_DATA(text)
+    position = _find_char(text, u"`", position, n)
+    while 0 <= position and position + 3 <= n:
+        if data[position + 1] == b"`" and data[position + 2] == b"`":
+            return position
+        position = _find_char(text, u"`", position + 1, n)
+    return -1
+
+
+cdef Py_ssize_t _find_char(str text, Py_UCS4 wanted, Py_ssize_t position, Py_ssize_t n):
+    """`text.find(wanted, position)`; by `memchr` on one-byte text (replies are mostly ASCII
+    prose, and `memchr` scans it several times faster than `str.find` a longer needle)."""
     cdef const char* data
     cdef const char* found
     if position >= n:
         return -1
     if PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND:
-        return text.find(u"```", position)
+        return text.find(wanted, position)
     data = <const char*>PyUnicode_DATA(text)
-    while position + 3 <= n:
-        found = <const char*>memchr(data + position, ord("`"), n - position)
-        if found == NULL:
-            return -1
-        position = found - data
-        if position + 3 <= n and data[position + 1] == b"`" and data[position + 2] == b"`":
-            return position
-        position += 1
-    return -1
+    found = <const char*>memchr(data + position, <int>wanted, n - position)
+    return -1 if found == NULL else found - data

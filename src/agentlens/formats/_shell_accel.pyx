@@ -11,7 +11,9 @@ The rule tables (program names, categories) are read from `_categories` on first
 is written once.
 """
 
+from libc.string cimport memchr
 from cpython.unicode cimport (
+    PyUnicode_1BYTE_KIND,
     PyUnicode_DATA,
     PyUnicode_KIND,
     PyUnicode_READ,
@@ -106,7 +108,7 @@ cdef inline void _remember(dict cache, str key, tuple result):
 cdef tuple _analyse_text(str cmd):
     """`_categories._analyse_text`."""
     global _last_long
-    joined = cmd.replace(u"\\\n", u" ") if u"\\\n" in cmd else cmd
+    joined = cmd.replace(u"\\\n", u" ") if _has_pair(cmd, u"\\\n") else cmd
     cdef str text = strip_heredocs(joined)[:ANALYSED_LENGTH]
     if text is cmd and len(cmd) <= CACHED_LENGTH:
         return analyse_line(text)
@@ -122,6 +124,25 @@ cdef tuple _analyse_text(str cmd):
     result = analyse_line(text)
     _last_long = (text, result)
     return result
+
+
+cdef bint _has_pair(str text, str pair):
+    """`pair in text` for a two-character ASCII `pair`; on one-byte text by `memchr` for its
+    first character (a here-document or a continued line is rare, and commands carry files)."""
+    cdef Py_ssize_t n = len(text)
+    cdef Py_UCS4 first = pair[0]
+    cdef Py_UCS4 second = pair[1]
+    cdef const char* data
+    cdef const char* found
+    if PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND:
+        return pair in text
+    data = <const char*>PyUnicode_DATA(text)
+    found = <const char*>memchr(data, <int>first, n)
+    while found != NULL and found + 1 < data + n:
+        if <unsigned char>found[1] == second:
+            return True
+        found = <const char*>memchr(found + 1, <int>first, data + n - found - 1)
+    return False
 
 
 # ---- the tokenizer: `_shell_tokens.TOKEN` as a scan, quoted words unquoted, comments dropped
@@ -289,7 +310,7 @@ cpdef str strip_heredocs(str text):
     cdef list out
     cdef Py_ssize_t position = 0
     cdef Py_ssize_t at, opening_end, word_start, word_end, line_end, closing
-    if u"<<" not in text:
+    if not _has_pair(text, u"<<"):
         return text
     out = []
     at = text.find(u"<<")
