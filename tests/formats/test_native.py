@@ -1,8 +1,10 @@
-"""The compiled twins (`formats/*.pyx`) give exactly what the Python functions they stand for give.
+"""The compiled twins (`formats/*.pyx`) give exactly what the Python functions they stand for give,
+and the modules compiled as they are (`*_compiled`) read as their source does.
 
 Each twin is checked against its Python specification in this process: on every shell command and
 fenced reply of the real runs, on generated shell-like and fenced text, and on fuzzed copies of
-the shared mini-swe-agent files (whole reads, errors included). A last test reads every shared
+the shared mini-swe-agent files (whole reads, errors included); the compiled OpenHands converter
+against its module on fuzzed copies of the shared OpenHands files. A last test reads every shared
 trajectory twice, here and in a Python started with `AGENTLENS_PURE_PYTHON=1`, and compares the
 canonical JSON of each: an install without a C compiler reads everything exactly as this one.
 """
@@ -28,7 +30,7 @@ from hypothesis import strategies as st
 from agentlens.errors import AgentLensError
 from agentlens.formats import _categories as cat
 from agentlens.formats import _fenced_commands as fenced
-from agentlens.formats import _native
+from agentlens.formats import _native, _openhands_legacy, openhands_eval, openhands_events
 from agentlens.formats import _shell_tokens as sh
 from agentlens.formats import mini_swe_agent as mini
 from agentlens.trajectory import Trajectory
@@ -38,7 +40,8 @@ from tests.formats.test_categories_property import PIECES, _lines
 
 SHELL = _native.compiled("_shell_accel")
 MINI = _native.compiled("_mini_swe_agent_accel")
-if SHELL is None or MINI is None:
+LEGACY = _native.compiled("_openhands_legacy_compiled")
+if SHELL is None or MINI is None or LEGACY is None:
     if os.environ.get("CI"):  # CI has a C compiler: the twins must have been built
         raise RuntimeError("the compiled twins were not built (see setup.py)")
     pytest.skip(
@@ -232,6 +235,60 @@ def test_mini_swe_agent_twin_times_match(when: int | float) -> None:
         assert timestamp.tzinfo is UTC and timestamp.fold == 0
 
 
+OPENHANDS_FILES = [
+    FORMATS / "openhands/legacy-replay-trajs/basic_gui_mode.json",
+    FORMATS / "openhands/legacy-replay-trajs/wrong_initial_state.json",
+    FORMATS / "atif-harbor-golden/docs/rfcs/0001-trajectory-format/openhands_trajectory.json",
+    FORMATS / "openhands/eval-output/multi_swe_bench_output.jsonl",
+]
+
+
+def _read_openhands(
+    path: Path, data: bytes, monkeypatch: pytest.MonkeyPatch, *, python: bool
+) -> Any:
+    reader = openhands_eval.OpenHandsEvalReader if path.suffix == ".jsonl" else None
+    reader = reader or openhands_events.OpenHandsEventsReader
+    with monkeypatch.context() as patched:
+        if python:
+            patched.setattr(openhands_events, "LegacyConverter", _openhands_legacy.LegacyConverter)
+            patched.setattr(openhands_eval, "LegacyConverter", _openhands_legacy.LegacyConverter)
+        try:
+            trajectories = list(reader().read(path, data))
+        except AgentLensError as exc:
+            return type(exc), str(exc)
+    return msgspec.json.encode(trajectories)
+
+
+def test_the_compiled_openhands_converter_is_the_one_read_with() -> None:
+    assert openhands_events.LegacyConverter is LEGACY.LegacyConverter
+    assert openhands_eval.LegacyConverter is LEGACY.LegacyConverter
+
+
+@pytest.mark.parametrize("path", OPENHANDS_FILES, ids=lambda p: p.name)
+def test_the_compiled_openhands_converter_reads_mutants_as_its_source_does(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = path.read_bytes()
+    assert _read_openhands(path, data, monkeypatch, python=False) == _read_openhands(
+        path, data, monkeypatch, python=True
+    )
+    parsed = _mutate.parse(path, data)
+
+    @settings(
+        max_examples=60,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(_mutate.mutant(parsed).map(_Mutant))
+    def run(mutant: _Mutant) -> None:
+        compiled = _read_openhands(path, mutant.data, monkeypatch, python=False)
+        assert compiled == _read_openhands(path, mutant.data, monkeypatch, python=True), mutant
+
+    run()
+
+
 PURE_READ = """
 import hashlib, json, sys
 import msgspec
@@ -239,6 +296,8 @@ from agentlens.formats import _categories, mini_swe_agent
 from agentlens.formats.load import read_paths
 assert _categories.analyse_command is _categories._analyse_command
 assert mini_swe_agent.steps_of is mini_swe_agent._steps
+from agentlens.formats import openhands_events
+assert openhands_events.LegacyConverter.__module__ == "agentlens.formats._openhands_legacy"
 result = read_paths([sys.argv[1]])
 print(json.dumps({t.source.path + "#" + t.id: hashlib.sha256(msgspec.json.encode(t)).hexdigest()
                   for t in result.trajectories}))

@@ -1,8 +1,9 @@
-"""The compiled accelerators, when the install built them.
+"""The compiled accelerators, when the install built them (`setup.py`).
 
-A few hot functions have a Cython twin (`*.pyx` in this folder, built by `setup.py`): the
-pure-Python function stays the specification and the fallback, and a test holds the two equal on
-real and generated input. `AGENTLENS_PURE_PYTHON=1` ignores the compiled ones, to compare or debug.
+A few hot functions have a Cython twin (`*.pyx` in this folder): the pure-Python function stays
+the specification and the fallback, and a test holds the two equal on real and generated input.
+A few modules are also compiled as they are, as `<module>_compiled`. `AGENTLENS_PURE_PYTHON=1`
+ignores both kinds, to compare or to debug.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ from types import ModuleType
 
 def pure_python() -> bool:
     return os.environ.get("AGENTLENS_PURE_PYTHON", "") not in ("", "0")
+
+
+def compiled_copy(module: ModuleType) -> ModuleType:
+    """`module` compiled from its own source (`<module>_compiled`) when built, else itself."""
+    return compiled(f"{module.__name__.rsplit('.', 1)[-1]}_compiled") or module
 
 
 def compiled(name: str) -> ModuleType | None:

@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
 from agentlens.formats._json import ReadGuard, iter_jsonl, require
-from agentlens.formats._openhands_legacy import LegacyConverter, reported_usage
+from agentlens.formats._openhands_legacy import reported_usage
 from agentlens.formats._openhands_sdk import V1Converter
 from agentlens.formats._reader_base import SuffixReader
+from agentlens.formats.openhands_events import LegacyConverter
 from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory, Usage
 
 FIRST_KEY = re.compile(rb'^\s*\{\s*"(instance_id|issue|instruction|test_result|history)"\s*:')
