@@ -9,6 +9,9 @@ what the reader spends per step beyond the bare parse (on formats with few bytes
 not the parse, decides the ratio). Targets: reading all 399 AgentLens-Bench dev traces end to end
 (disk, detection, sidecar labels) in < 2 s, and at most 2x the bare parse for the large
 single-document JSON formats.
+
+It reads with whatever this install runs (the first line says: the compiled accelerators, or pure
+Python); `AGENTLENS_PURE_PYTHON=1 python benchmarks/ingest.py` measures the pure-Python fallback.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentlens.errors import TraceError
-from agentlens.formats import _categories, read_paths
+from agentlens.formats import _categories, _native, read_paths
 from agentlens.formats.load import HEAD_BYTES, iter_trace_paths
 from agentlens.formats.registry import detect
 
@@ -51,7 +54,8 @@ def bare_parse(path: Path, data: bytes) -> None:
 
 
 def clear_caches() -> None:
-    """Empty the command-classification caches, so repeats do not flatter the readers."""
+    """Empty the command-classification caches (the `lru_cache`s, and the compiled twin's through
+    `_categories._compiled.cache_clear`), so repeats do not flatter the readers."""
     for value in vars(_categories).values():
         if hasattr(value, "cache_clear"):
             value.cache_clear()
@@ -152,6 +156,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     console = Console(width=120)
+    console.print(f"accelerators: {_native.status()}")
     groups = group_by_format(args.data)
     console.print(measure(groups, args.repeat))
     seconds, count = bench_dev_seconds(args.data / "agentlens-bench-dev", args.repeat)

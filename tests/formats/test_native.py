@@ -323,6 +323,28 @@ def test_a_pure_python_install_reads_every_shared_file_alike() -> None:
     assert json.loads(pure.stdout) == here
 
 
+def test_formats_says_which_accelerators_run() -> None:
+    from click.testing import CliRunner
+
+    from agentlens.cli import cli
+
+    line = CliRunner().invoke(cli, ["formats"]).output.splitlines()[-1]
+    assert line == (
+        "accelerators: compiled: shell-command classifier, mini-swe-agent steps, "
+        "OpenHands legacy converter"
+    )
+    pure = subprocess.run(
+        [sys.executable, "-m", "agentlens", "formats"],
+        env=os.environ | {"AGENTLENS_PURE_PYTHON": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert (
+        pure.stdout.splitlines()[-1] == "accelerators: pure Python (AGENTLENS_PURE_PYTHON is set)"
+    )
+
+
 def test_compiled_trajectories_validate() -> None:
     for path in MINI_FILES:
         for trajectory in mini.MiniSweAgentReader().read(path, path.read_bytes()):

@@ -11,6 +11,7 @@ from rich.text import Text
 from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.formats import READERS
+from agentlens.formats._native import status
 from agentlens.trajectory import Trajectory, Usage
 
 
@@ -151,7 +152,8 @@ def human(count: int) -> str:
 
 @click.command()
 def formats() -> int:
-    """List the trace formats AgentLens reads."""
+    """List the trace formats AgentLens reads, and whether its readers run compiled."""
     for name, target in READERS.items():
         console.print(f"{name:24} {target}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"accelerators: {status()}", markup=False, highlight=False, soft_wrap=True)
     return 0

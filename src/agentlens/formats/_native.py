@@ -30,3 +30,21 @@ def compiled(name: str) -> ModuleType | None:
         return importlib.import_module(f"agentlens.formats.{name}")
     except ImportError:
         return None
+
+
+ACCELERATORS = {
+    "_shell_accel": "shell-command classifier",
+    "_mini_swe_agent_accel": "mini-swe-agent steps",
+    "_openhands_legacy_compiled": "OpenHands legacy converter",
+}
+
+
+def status() -> str:
+    """One line: which accelerators this install runs, or why it runs none."""
+    if pure_python():
+        return "pure Python (AGENTLENS_PURE_PYTHON is set)"
+    built = [what for name, what in ACCELERATORS.items() if compiled(name) is not None]
+    if not built:
+        return "pure Python (no accelerator was built: reinstall with a C compiler to build them)"
+    missing = len(ACCELERATORS) - len(built)
+    return f"compiled: {', '.join(built)}" + (f" ({missing} not built)" if missing else "")
