@@ -5,7 +5,7 @@
 The Python functions are the specification and the fallback. The twin runs the common shape (a
 reply with text content, one fenced command, a numeric time and integer token counts) as C, and
 hands anything else to the Python helpers, so every uncommon shape, and every error, is exactly
-the Python reader's. `tests/formats/test_mini_swe_agent_accel.py` holds the two equal on the
+the Python reader's. `tests/formats/test_native.py` holds the two equal on the
 shared files and on fuzzed copies of them.
 """
 

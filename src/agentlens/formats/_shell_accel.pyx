@@ -4,8 +4,9 @@
 
 `_categories.py` and `_shell_tokens.py` are the specification and the fallback; this module gives
 the same answer for every line, several times faster, because a character scan replaces the
-tokenizer's regexes and the rules run as C. `tests/formats/test_shell_accel.py` holds the two equal on every real command of the
-shared runs and on generated shell-like text. Bounds checks stay on: the text is hostile input.
+tokenizer's regexes and the rules run as C. `tests/formats/test_native.py` holds the two equal on
+every real command of the shared runs and on generated shell-like text. Bounds checks stay on (the
+text is hostile input): raw string memory is read only by `memchr` and `_char`, which checks.
 
 The rule tables (program names, categories) are read from `_categories` on first use, so a rule
 is written once.
