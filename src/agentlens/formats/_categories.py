@@ -15,11 +15,10 @@ Rules for a shell line (`categorize_command`):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from agentlens.formats._native import compiled
+from agentlens.formats._native import compiled, twin
 from agentlens.formats._shell_tokens import (
     PIPES,
     REDIRECTS,
@@ -69,45 +68,10 @@ ANALYSED_LENGTH = 4096  # a longer line is judged on its start (pasted prose, no
 SHELL_SYNTAX = re.compile(r"[|&;<>()'\"\n#\\]")  # what makes a line more than split words
 COMPOUND = re.compile(r"[|&;<>()\n#\\]")  # what can make an operator or a comment
 SOURCE_SUFFIXES = [
-    "py",
-    "pyi",
-    "js",
-    "jsx",
-    "ts",
-    "tsx",
-    "java",
-    "kt",
-    "scala",
-    "c",
-    "h",
-    "cc",
-    "cpp",
-    "hpp",
-    "go",
-    "rs",
-    "rb",
-    "php",
-    "sh",
-    "pony",
-    "cs",
-    "swift",
-    "json",
-    "yaml",
-    "yml",
-    "toml",
-    "ini",
-    "cfg",
-    "txt",
-    "md",
-    "rst",
-    "html",
-    "css",
-    "xml",
-    "csv",
-    "sql",
-    "lock",
-    "gradle",
-]
+    "py", "pyi", "js", "jsx", "ts", "tsx", "java", "kt", "scala", "c", "h", "cc", "cpp", "hpp",
+    "go", "rs", "rb", "php", "sh", "pony", "cs", "swift", "json", "yaml", "yml", "toml", "ini",
+    "cfg", "txt", "md", "rst", "html", "css", "xml", "csv", "sql", "lock", "gradle",
+]  # fmt: skip
 SOURCE_SUFFIX = rf"\.({'|'.join(SOURCE_SUFFIXES)})"
 SOURCE_FILE = re.compile(rf"^[\w./-]+{SOURCE_SUFFIX}$")
 # what any operand SOURCE_FILE matches ends with, in operands joined by NULs (`$` allows a newline)
@@ -175,10 +139,10 @@ def _categorize_command(cmd: str) -> ToolCategory:
 
 def _analyse_cached(cmd: str) -> tuple[ToolCategory, tuple[str, ...]]:
     """Category and files of one command line, from a single tokenization (used as `_analyse`,
-    below). Here-document bodies
-    are dropped first; what is left is cached when short (agents repeat commands, and several
-    readers and scorers classify the same line), so the cache's memory stays bounded. A short
-    line is also cached as given, so a repeat skips the here-document scan."""
+    below). Here-document bodies are dropped first; what is left is cached when short (agents
+    repeat commands, and several readers and scorers classify the same line), so the cache's
+    memory stays bounded. A short line is also cached as given, so a repeat skips the
+    here-document scan."""
     if len(cmd) <= CACHED_LENGTH:
         return _analyse_given(cmd)
     return _analyse_text(cmd)
@@ -426,9 +390,5 @@ _compiled = compiled("_shell_accel")
 # several times faster, the same answers, tests/formats/test_native.py); the Python functions
 # above, which stay the specification, when it did not. The twins keep caches of their own,
 # emptied by `_compiled.cache_clear()`.
-analyse_command: Callable[[str], tuple[ToolCategory, list[str]]] = (
-    _analyse_command if _compiled is None else _compiled.analyse_command
-)
-_analyse: Callable[[str], tuple[ToolCategory, tuple[str, ...]]] = (
-    _analyse_cached if _compiled is None else _compiled.analyse
-)
+analyse_command = twin(_analyse_command, _compiled, "analyse_command")
+_analyse = twin(_analyse_cached, _compiled, "analyse")

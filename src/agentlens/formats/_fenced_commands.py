@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from agentlens.formats._native import compiled
+from agentlens.formats._native import compiled, twin
 
 # The opening of a block as the agent's action regexes see it; the closing fence is found with
 # `str.find` instead of the regex's lazy `(.*?)\n```` (see `command_blocks` for why they agree).
@@ -44,8 +43,5 @@ def _command_blocks(text: str) -> list[tuple[int, str]]:
     return found
 
 
-_compiled = compiled("_mini_swe_agent_accel")
-command_blocks: Callable[[str], list[tuple[int, str]]] = (
-    _command_blocks if _compiled is None else _compiled.command_blocks
-)
-"""`_command_blocks`, compiled when the install built it (same blocks: tests/formats/test_native.py)."""
+# compiled when the install built it (the same blocks: tests/formats/test_native.py)
+command_blocks = twin(_command_blocks, compiled("_mini_swe_agent_accel"), "command_blocks")

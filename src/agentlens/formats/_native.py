@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any, TypeVar, cast
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def pure_python() -> bool:
     return os.environ.get("AGENTLENS_PURE_PYTHON", "") not in ("", "0")
+
+
+def twin(python: F, module: ModuleType | None, name: str) -> F:
+    """`module.<name>`, the compiled twin of `python`, when `module` was built; else `python`."""
+    return python if module is None else cast(F, getattr(module, name))
 
 
 def compiled_copy(module: ModuleType) -> ModuleType:

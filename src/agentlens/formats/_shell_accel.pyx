@@ -25,9 +25,9 @@ from cpython.unicode cimport (
 
 cdef bint _bound = False
 cdef object RUN_COMMAND, EDIT, CREATE_FILE, SEARCH, READ_FILE, LIST_DIR
-cdef frozenset READERS, LISTERS, SEARCHERS, FILTERS, NEUTRAL, PREFIXES, FIND_SEARCH_FLAGS
+cdef frozenset SEARCHERS, FILTERS, NEUTRAL, PREFIXES, FIND_SEARCH_FLAGS
 cdef frozenset WRITE_OPERATORS, WRITERS, SPECIAL_PROGRAMS, OPERAND_FILES, FIND_SED
-cdef frozenset SEPARATORS, PIPES, REDIRECTS
+cdef frozenset PIPES, REDIRECTS
 cdef tuple IN_PLACE, INSPECTING
 cdef dict RANK, BY_PROGRAM
 cdef Py_ssize_t STRENGTHS
@@ -41,9 +41,9 @@ cdef tuple _last_long = (u"", None)
 
 cdef void _bind():
     global _bound, RUN_COMMAND, EDIT, CREATE_FILE, SEARCH, READ_FILE, LIST_DIR
-    global READERS, LISTERS, SEARCHERS, FILTERS, NEUTRAL, PREFIXES, FIND_SEARCH_FLAGS
+    global SEARCHERS, FILTERS, NEUTRAL, PREFIXES, FIND_SEARCH_FLAGS
     global WRITE_OPERATORS, WRITERS, SPECIAL_PROGRAMS, OPERAND_FILES, FIND_SED
-    global SEPARATORS, PIPES, REDIRECTS, IN_PLACE, INSPECTING, RANK, BY_PROGRAM, STRENGTHS
+    global PIPES, REDIRECTS, IN_PLACE, INSPECTING, RANK, BY_PROGRAM, STRENGTHS
     global SOURCE_SUFFIXES, CACHED_LENGTH, ANALYSED_LENGTH
     from agentlens.formats import _categories as rules
     from agentlens.formats import _shell_tokens as tokens
@@ -52,15 +52,13 @@ cdef void _bind():
     RUN_COMMAND, EDIT = ToolCategory.RUN_COMMAND, ToolCategory.EDIT
     CREATE_FILE, SEARCH = ToolCategory.CREATE_FILE, ToolCategory.SEARCH
     READ_FILE, LIST_DIR = ToolCategory.READ_FILE, ToolCategory.LIST_DIR
-    READERS, LISTERS = frozenset(rules.READERS), frozenset(rules.LISTERS)
     SEARCHERS, FILTERS = frozenset(rules.SEARCHERS), frozenset(rules.FILTERS)
     NEUTRAL, PREFIXES = frozenset(rules.NEUTRAL), frozenset(rules.PREFIXES)
     FIND_SEARCH_FLAGS = frozenset(rules.FIND_SEARCH_FLAGS)
     WRITE_OPERATORS, WRITERS = frozenset(rules.WRITE_OPERATORS), frozenset(rules.WRITERS)
     SPECIAL_PROGRAMS = frozenset(rules.SPECIAL_PROGRAMS)
     OPERAND_FILES, FIND_SED = frozenset(rules.OPERAND_FILES), frozenset(rules.FIND_SED)
-    SEPARATORS, PIPES = frozenset(tokens.SEPARATORS), frozenset(tokens.PIPES)
-    REDIRECTS = frozenset(tokens.REDIRECTS)
+    PIPES, REDIRECTS = frozenset(tokens.PIPES), frozenset(tokens.REDIRECTS)
     IN_PLACE, INSPECTING = tuple(rules.IN_PLACE), tuple(rules.INSPECTING)
     RANK, BY_PROGRAM = dict(rules.RANK), dict(rules.BY_PROGRAM)
     STRENGTHS = len(rules.STRENGTH)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -23,7 +23,7 @@ from agentlens.formats import _openhands_common as common
 from agentlens.formats._categories import analyse_command
 from agentlens.formats._fenced_commands import command_blocks
 from agentlens.formats._json import ReadGuard, loads, require
-from agentlens.formats._native import compiled
+from agentlens.formats._native import compiled, twin
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import parse_time
 from agentlens.formats._typed_json import scalar_text
@@ -288,9 +288,5 @@ def _model(info: dict[str, Any]) -> str | None:
 _compiled = compiled("_mini_swe_agent_accel")
 # The compiled twins when the install built them (`_mini_swe_agent_accel.pyx`: the same results,
 # tests/formats/test_native.py); the functions above when it did not.
-steps_of: Callable[[list[dict[str, Any]]], list[Step]] = (
-    _steps if _compiled is None else _compiled.steps
-)
-first_unreadable: Callable[[list[Any]], int] = (
-    _first_unreadable if _compiled is None else _compiled.first_unreadable
-)
+steps_of = twin(_steps, _compiled, "steps")
+first_unreadable = twin(_first_unreadable, _compiled, "first_unreadable")
