@@ -43,7 +43,7 @@ def llm_server(port: int, log: Path) -> subprocess.Popen[bytes]:
 
 def fold(folder: Path, pairs: int) -> Path:
     """A fold of the demo scenario with `pairs` personas (persona files, the default's words)."""
-    from agentlens.reviews.demo_repo import DEMO_SCENARIO, create_repo
+    from agentlens.demo.tiny_repo import DEMO_SCENARIO, create_repo
     from agentlens.scenarios.personas import BUILT_IN
 
     create_repo(folder / "calc")

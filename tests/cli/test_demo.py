@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from agentlens.cli.demo_cmd import SECTIONS, run_demo
+from agentlens.demo.tour import SECTIONS, run_demo
 from agentlens.release import DownloadError, Release, ensure_release
 from tests.conftest import BENCH
 
@@ -51,8 +51,8 @@ def _check_store(out: Path, traces: list[Path], printed: str) -> None:
 def test_a_failing_section_is_reported_and_the_others_still_run(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    sections = {"broken": "agentlens.cli.demo_cmd:no_such_section", **SECTIONS}
-    monkeypatch.setattr("agentlens.cli.demo_cmd.SECTIONS", sections)
+    sections = {"broken": "agentlens.demo.tour:no_such_section", **SECTIONS}
+    monkeypatch.setattr("agentlens.demo.tour.SECTIONS", sections)
     console = Console(record=True, width=200)
     assert run_demo(BENCH / "trajectories" / TASK, console, out=str(tmp_path)) == 1
     text = console.export_text()
@@ -189,8 +189,8 @@ def test_demo_without_local_data_downloads_into_the_cache(
     run_cli: Callable[..., object],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("agentlens.cli.demo_cmd.REPO", tmp_path / "no-repo")
-    monkeypatch.setattr("agentlens.release.AGENTLENS_BENCH", _release(server.url, traces))
+    monkeypatch.setattr("agentlens.demo.tour.REPO", tmp_path / "no-repo")
+    monkeypatch.setattr("agentlens.demo.tour.AGENTLENS_BENCH", _release(server.url, traces))
     monkeypatch.setenv("AGENTLENS_CACHE", str(tmp_path / "cache"))
     result = run_cli("demo")
     assert result.code == 0, result.err  # type: ignore[attr-defined]

@@ -249,7 +249,7 @@ def test_demo_intent_label_section() -> None:
 
     from rich.console import Console
 
-    from agentlens.cli.demo_cmd import run_demo
+    from agentlens.demo.tour import run_demo
 
     out = StringIO()
     assert run_demo(BENCH, Console(file=out, width=120), ("intent labels",)) == 0

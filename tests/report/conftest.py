@@ -14,11 +14,13 @@ import pytest
 import agentlens
 from agentlens.cli import main
 from agentlens.process.pta_io import read_reference
+from agentlens.process.records import PROCESS_SCORER, score_records
 from agentlens.process.score import score_trajectory
 from agentlens.reviews import DIMENSIONS
-from agentlens.reviews.report import REVIEWS_KIND, load_reviews
+from agentlens.reviews.documents import REVIEWS_KIND, load_reviews
+from agentlens.reviews.records import review_records
 from agentlens.store import Run, open_store
-from agentlens.store.records import PROCESS_SCORER, import_records, review_records, score_records
+from agentlens.store.records import import_records
 from tests.cli.conftest import run_cli  # noqa: F401  (the shared entry-point fixture)
 from tests.conftest import BENCH
 

@@ -16,6 +16,7 @@ import pytest
 
 from agentlens.formats.jsonl import dump_jsonl
 from agentlens.formats.load import read_path
+from agentlens.jsonio import dump
 from agentlens.providers import LLMClient
 from agentlens.report import render_report
 from agentlens.reviews import ALL_DIMENSIONS, DIMENSIONS, TESTING_DIMENSIONS
@@ -24,18 +25,13 @@ from agentlens.reviews.auto_metric_set import (
     pair_dimensions,
     trajectory_dimensions,
 )
+from agentlens.reviews.documents import load_reviews, reviewed_dimensions, reviews_document
 from agentlens.reviews.judge.judge import aggregate, review_run
 from agentlens.reviews.judge.summary import summarize
+from agentlens.reviews.markdown import reviews_markdown
 from agentlens.reviews.qi import COMPONENTS, quality_index
-from agentlens.reviews.report import (
-    dump,
-    load_reviews,
-    reviewed_dimensions,
-    reviews_document,
-    reviews_markdown,
-)
+from agentlens.reviews.sxs.judge_pairs import run_sxs, select_tasks
 from agentlens.reviews.sxs.pairing import Side, task_key
-from agentlens.reviews.sxs.sxs import run_sxs, select_tasks
 from agentlens.store import open_store
 from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH

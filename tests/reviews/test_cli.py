@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from agentlens.cli import main
+from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
 from agentlens.formats.load import read_paths
+from agentlens.jsonio import dump
 from agentlens.providers import LLMClient
-from agentlens.reviews.demo_repo import DEMO_SCENARIO, apply_fix, create_repo
+from agentlens.reviews.documents import load_reviews, reviews_document
 from agentlens.reviews.judge.judge import review_run
-from agentlens.reviews.report import dump, load_reviews, reviews_document, reviews_markdown
+from agentlens.reviews.markdown import reviews_markdown
 from tests.conftest import BENCH, FORMATS
 from tests.reviews.test_judge import ANSWER, ScriptedProvider
 

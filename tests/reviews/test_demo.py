@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from agentlens.demo.reviews import run_review_demo
 from agentlens.formats.load import read_paths
-from agentlens.reviews.demo import run_review_demo
 from tests.conftest import BENCH
 
 

@@ -10,11 +10,11 @@ import pytest
 from agentlens.formats.load import read_path, read_paths
 from agentlens.providers import ProvidersConfig, RetryPolicy, get_provider
 from agentlens.reviews import TESTING_DIMENSIONS
+from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import JudgeSettings, aggregate, review_trajectory
 from agentlens.reviews.qi import COMPONENTS, quality_index
-from agentlens.reviews.report import reviews_document
+from agentlens.reviews.sxs.judge_pairs import run_sxs
 from agentlens.reviews.sxs.pairing import Side, task_key
-from agentlens.reviews.sxs.sxs import run_sxs
 from tests.conftest import BENCH
 
 pytestmark = pytest.mark.llm

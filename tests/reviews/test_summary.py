@@ -9,9 +9,10 @@ import asyncio
 
 from agentlens.formats.load import read_paths
 from agentlens.providers import LLMClient
+from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import review_run
 from agentlens.reviews.judge.summary import MAX_WORDS, summarize
-from agentlens.reviews.report import reviews_document, reviews_markdown
+from agentlens.reviews.markdown import reviews_markdown
 from tests.conftest import BENCH
 from tests.reviews.test_judge import ScriptedProvider
 

@@ -12,11 +12,12 @@ import pytest
 
 from agentlens.cli import main
 from agentlens.formats.load import read_paths
+from agentlens.jsonio import dump
+from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
-from agentlens.reviews.report import dump, reviews_document
+from agentlens.reviews.sxs.judge_pairs import MAX_POOL, Cell, paired_differences, select_tasks
 from agentlens.reviews.sxs.pairing import key_order, pair_runs
 from agentlens.reviews.sxs.stats import score_flags
-from agentlens.reviews.sxs.sxs import MAX_POOL, Cell, paired_differences, select_tasks
 from tests.conftest import BENCH
 
 TRAJS = BENCH / "trajectories"

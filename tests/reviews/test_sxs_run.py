@@ -12,13 +12,14 @@ import pytest
 
 from agentlens.cli import main
 from agentlens.formats.load import read_paths
+from agentlens.jsonio import dump
 from agentlens.providers import ChatRequest, ChatResponse, LLMClient
+from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
 from agentlens.reviews.judge.parse import parse_review
-from agentlens.reviews.report import dump, reviews_document
+from agentlens.reviews.sxs.judge_pairs import Side, run_sxs, select_tasks
 from agentlens.reviews.sxs.pairing import pair_runs
 from agentlens.reviews.sxs.stats import conservative_trinomial_test
-from agentlens.reviews.sxs.sxs import Side, run_sxs, select_tasks
 from tests.conftest import BENCH
 from tests.providers.fault_server import FaultServer
 

@@ -20,7 +20,7 @@ from agentlens.reviews.compare import (
     termination_check,
     tool_success_checks,
 )
-from agentlens.reviews.report import compare_markdown
+from agentlens.reviews.markdown import compare_markdown
 from agentlens.reviews.telemetry import RunTelemetry, trajectory_telemetry
 from tests.conftest import BENCH
 

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from agentlens.cli import main
-from agentlens.reviews.demo_repo import DEMO_SCENARIO, apply_fix, create_repo
+from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
 from tests.conftest import BENCH
 
 TASK = BENCH / "trajectories" / "psf__requests-1724"

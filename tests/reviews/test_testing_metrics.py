@@ -15,22 +15,18 @@ import pytest
 
 from agentlens.cli import main
 from agentlens.formats.load import read_path
+from agentlens.jsonio import dump
 from agentlens.providers import LLMClient
 from agentlens.reviews import ALL_DIMENSIONS, DIMENSIONS, METRIC_SETS, TESTING_DIMENSIONS
+from agentlens.reviews.documents import load_reviews, reviewed_dimensions, reviews_document
 from agentlens.reviews.judge.compact import compact
 from agentlens.reviews.judge.judge import aggregate, review_run
 from agentlens.reviews.judge.prompt import ReviewContext, build_messages, rubric
 from agentlens.reviews.judge.summary import summarize
+from agentlens.reviews.markdown import reviews_markdown
 from agentlens.reviews.qi import COMPONENTS, quality_index
-from agentlens.reviews.report import (
-    dump,
-    load_reviews,
-    reviewed_dimensions,
-    reviews_document,
-    reviews_markdown,
-)
+from agentlens.reviews.sxs.judge_pairs import run_sxs
 from agentlens.reviews.sxs.pairing import Side, task_key
-from agentlens.reviews.sxs.sxs import run_sxs
 from tests.conftest import BENCH
 from tests.providers.fault_server import FaultServer
 from tests.reviews.test_judge import ANSWER, ScriptedProvider

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlens.reviews.demo_repo import DEMO_SCENARIO, create_repo
-from agentlens.reviews.scenario import Scenario
+from agentlens.demo.tiny_repo import DEMO_SCENARIO, create_repo
+from agentlens.scenarios.scenario import Scenario
 from tests.cli.conftest import run_cli  # noqa: F401  (the `run_cli` fixture)
 
 SCRIPTED = Path(__file__).with_name("scripted_agent.py")

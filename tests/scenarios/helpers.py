@@ -13,10 +13,10 @@ from agentlens.errors import ProviderError
 from agentlens.providers import LLMClient
 from agentlens.providers.retry import RetryPolicy
 from agentlens.providers.types import ChatRequest, ChatResponse, OptionLogprobs
-from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import Fold, FoldResult, RunSettings, load_persona, run_fold
 from agentlens.scenarios.agents import agent_factory
 from agentlens.scenarios.fold import AgentFactory
+from agentlens.scenarios.scenario import Scenario
 from tests.scenarios.conftest import scripted
 
 

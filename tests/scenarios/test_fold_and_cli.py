@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from agentlens.demo.tiny_repo import DEMO_SCENARIO
 from agentlens.providers import LLMClient
 from agentlens.providers.pricing import Price, PriceTable
 from agentlens.providers.types import ChatResponse, TokenUsage
-from agentlens.reviews.demo_repo import DEMO_SCENARIO
-from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import RunSettings, load_fold, run_fold
 from agentlens.scenarios.agents import agent_factory
 from agentlens.scenarios.personas import BUILT_IN
+from agentlens.scenarios.scenario import Scenario
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import INSTRUCTION, scripted
 from tests.scenarios.helpers import Scripted

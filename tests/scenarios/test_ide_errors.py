@@ -19,11 +19,11 @@ from agentlens.providers.retry import RetryPolicy
 from agentlens.providers.types import ChatResponse
 from agentlens.reviews.judge.compact import compact
 from agentlens.reviews.judge.prompt import build_messages
-from agentlens.reviews.scenario import Scenario, load_scenario
+from agentlens.reviews.scenario_evidence import scenario_context
 from agentlens.scenarios import Fold, FoldResult, RunSettings, load_persona, run_fold
 from agentlens.scenarios.agents import agent_factory
-from agentlens.scenarios.evidence import scenario_context
 from agentlens.scenarios.ide_errors import IdeReport, check_mode, ide_errors
+from agentlens.scenarios.scenario import Scenario, load_scenario
 from agentlens.scenarios.simulated_user import IDE_NOTE, IDE_POINTER
 from tests.scenarios.conftest import scripted
 from tests.scenarios.helpers import Scripted

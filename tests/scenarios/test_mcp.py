@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from agentlens.demo.tiny_repo import DEMO_SCENARIO
 from agentlens.errors import ConfigError
 from agentlens.providers.types import ChatResponse
-from agentlens.reviews.demo_repo import DEMO_SCENARIO
-from agentlens.reviews.scenario import Scenario, load_scenario
+from agentlens.scenarios.scenario import Scenario, load_scenario
 from tests.cli.conftest import Run
 from tests.llm import free_port
 from tests.scenarios.conftest import scripted

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentlens.cli._app import console
-from agentlens.reviews.demo_repo import DEMO_SCENARIO
+from agentlens.demo.tiny_repo import DEMO_SCENARIO
 from agentlens.scenarios.agents._mcp_tools import PROMPT_CHARS, McpTools
 from agentlens.scenarios.mcp_client import McpError, McpSession, limits, open_session
 from tests.cli.conftest import Run

@@ -7,8 +7,8 @@ from pathlib import Path
 from agentlens.formats import read_paths
 from agentlens.reviews.judge.compact import compact
 from agentlens.reviews.judge.prompt import build_messages
-from agentlens.reviews.scenario import Scenario
-from agentlens.scenarios.evidence import scenario_context
+from agentlens.reviews.scenario_evidence import scenario_context
+from agentlens.scenarios.scenario import Scenario
 from tests.scenarios.helpers import fixed_run
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from agentlens.errors import ConfigError
 from agentlens.providers.types import ChatResponse
-from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import Stop
+from agentlens.scenarios.scenario import Scenario
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import alive, scripted
 from tests.scenarios.helpers import fold_run

@@ -16,14 +16,14 @@ import pytest
 from agentlens.errors import ConfigError
 from agentlens.providers import LLMClient
 from agentlens.providers.types import ChatResponse
-from agentlens.reviews import sandbox
-from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import SimulatedUser, SimulatorSettings, Stop, load_persona
 from agentlens.scenarios.agents import agent_factory
 from agentlens.scenarios.agents._shell import KEPT_OUTPUT_BYTES, run_shell
 from agentlens.scenarios.agents.bash import _alternating
 from agentlens.scenarios.agents.command import CommandAgent
+from agentlens.scenarios.scenario import Scenario
 from agentlens.scenarios.workspace import _preprocessor_command, diff_since_base, prepare
+from agentlens.verification import sandbox
 from tests.scenarios.conftest import scripted
 from tests.scenarios.helpers import Scripted, fold_run
 

@@ -14,7 +14,6 @@ import pytest
 from agentlens.formats import read_paths
 from agentlens.formats.jsonl import load_jsonl
 from agentlens.providers import get_provider
-from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import (
     Fold,
     FoldResult,
@@ -25,6 +24,7 @@ from agentlens.scenarios import (
     run_fold,
 )
 from agentlens.scenarios.agents import BashAgentSettings, agent_factory
+from agentlens.scenarios.scenario import Scenario
 from tests.scenarios.conftest import scripted
 
 pytestmark = pytest.mark.llm

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from agentlens import __version__
+from agentlens.demo.tiny_repo import DEMO_SCENARIO
 from agentlens.errors import ConfigError
 from agentlens.formats.jsonl import load_jsonl
-from agentlens.reviews.demo_repo import DEMO_SCENARIO
-from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import Fold, RunSettings, load_persona, run_fold
 from agentlens.scenarios.agents import agent_factory
 from agentlens.scenarios.scale_out import RayPairs, check_nodes, node_problems
+from agentlens.scenarios.scenario import Scenario
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import INSTRUCTION, alive, scripted
 
@@ -80,7 +80,7 @@ def ray_settings(
 
 
 def calc_scenario_on_file(tmp_path: Path, **changes: Any) -> Scenario:
-    from agentlens.reviews.scenario import load_scenario
+    from agentlens.scenarios.scenario import load_scenario
 
     return replace(load_scenario(scenario_file(tmp_path)), **changes)
 

@@ -12,9 +12,9 @@ import pytest
 from agentlens.providers import LLMClient
 from agentlens.providers.pricing import Price, PriceTable
 from agentlens.providers.types import ChatResponse, TokenUsage
-from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios import SimulatedUser, load_persona
 from agentlens.scenarios.personas import BUILT_IN
+from agentlens.scenarios.scenario import Scenario
 from agentlens.scenarios.simulated_user import MAX_RESAMPLES, NO_MESSAGE, TERMINATE_TOOL
 from tests.scenarios.helpers import Scripted
 

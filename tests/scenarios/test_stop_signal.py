@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlens.reviews.demo_repo import DEMO_SCENARIO
+from agentlens.demo.tiny_repo import DEMO_SCENARIO
 from tests.scenarios.conftest import alive, scripted
 
 

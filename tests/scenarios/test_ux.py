@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from agentlens.demo.tiny_repo import DEMO_SCENARIO
 from agentlens.errors import ConfigError
 from agentlens.providers.types import ChatResponse
-from agentlens.reviews.demo_repo import DEMO_SCENARIO
-from agentlens.reviews.scenario import Scenario, load_scenario
 from agentlens.reviews.telemetry import trajectory_telemetry
 from agentlens.scenarios.agents import agent_factory
+from agentlens.scenarios.scenario import Scenario, load_scenario
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import scripted
 from tests.scenarios.helpers import fixed_run, fold_run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from agentlens.reviews.demo_repo import apply_fix
+from agentlens.demo.tiny_repo import apply_fix
 from agentlens.scenarios.agent_view import (
     DIFF_FILE_CHARS,
     DIFF_TOTAL_CHARS,

@@ -21,7 +21,7 @@ from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.cost import CostWeights
 from agentlens.stepvalue.evaluate import evaluate
 from agentlens.stepvalue.model import Candidate, EvalView, Problem
-from agentlens.stepvalue.report import write_outputs
+from agentlens.stepvalue.outputs import write_outputs
 from agentlens.stepvalue.schema import load_asv
 from agentlens.stepvalue.sensitivity import EXACT_NOTE
 from tests.stepvalue.test_openqa import BENCH_TRACE, task_row, write_rows

@@ -20,7 +20,7 @@ from agentlens.stepvalue.candidates import (
 )
 from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.evaluate import evaluate
-from agentlens.stepvalue.report import write_outputs
+from agentlens.stepvalue.outputs import write_outputs
 from tests.conftest import BENCH, DATA
 
 pytestmark = pytest.mark.llm

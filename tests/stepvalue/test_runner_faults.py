@@ -20,8 +20,8 @@ from agentlens.stepvalue.candidates import outcome_problem
 from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.evaluate import evaluate
 from agentlens.stepvalue.labels import normalise_token
+from agentlens.stepvalue.outputs import write_outputs
 from agentlens.stepvalue.redaction import LeakageError
-from agentlens.stepvalue.report import write_outputs
 from tests.conftest import BENCH
 
 TRACE = sorted((BENCH / "trajectories" / "pallets__flask-5014").glob("*.json"))[0]

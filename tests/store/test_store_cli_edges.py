@@ -12,8 +12,8 @@ import pytest
 from rich.console import Console
 
 from agentlens.cli._app import console
-from agentlens.cli._demo_store import store_section
-from agentlens.cli.demo_cmd import DemoContext
+from agentlens.demo.context import DemoContext
+from agentlens.demo.results_store import store_section
 from agentlens.formats.load import read_paths
 from agentlens.store import Run as StoredRun
 from agentlens.store import open_store

@@ -98,17 +98,17 @@ def compare(
     RUN_A and RUN_B are folders or files of trajectories, or `store:RUN_ID` for a run kept in
     the results store (`--store`)."""
     from agentlens.cli._inputs import load_inputs, report_failures
+    from agentlens.jsonio import dump
     from agentlens.reviews.compare import RunSummary, compare_runs
     from agentlens.reviews.conformity import setup_check, task_points
-    from agentlens.reviews.report import (
+    from agentlens.reviews.documents import (
         REVIEWS_KIND,
         SXS_KIND,
-        compare_markdown,
-        dump,
         formal_results,
         load,
         verify_results,
     )
+    from agentlens.reviews.markdown import compare_markdown
     from agentlens.reviews.telemetry import RunTelemetry
     from agentlens.reviews.testing_compare import run_suite_metrics, testing_checks
 
@@ -162,7 +162,7 @@ def _print_table(doc: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from agentlens.reviews.report import check_flag, format_value
+    from agentlens.reviews.markdown import check_flag, format_value
 
     table = Table("check", "test", "run 1", "run 2", "ratio", "p", "flag", "reason")
     for check in doc["checks"]:
@@ -227,9 +227,9 @@ def _note(process: dict[str, Any] | None) -> str | None:
 
 
 def _qi(reviews_path: str, formal: list[int] | None) -> float:
+    from agentlens.reviews.documents import load_reviews
     from agentlens.reviews.judge.judge import aggregate
     from agentlens.reviews.qi import quality_index
-    from agentlens.reviews.report import load_reviews
 
     means = {d: s.mean for d, s in aggregate(load_reviews(reviews_path)).items()}
     return quality_index(sum(formal) / len(formal) if formal else None, means).value

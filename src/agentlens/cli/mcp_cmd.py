@@ -15,10 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import console
-from agentlens.reviews.mcp_servers import McpServer
-from agentlens.reviews.scenario import Scenario, load_scenario
 from agentlens.scenarios.mcp import filled, missing_variables
 from agentlens.scenarios.mcp_client import McpError, one_line, open_session
+from agentlens.scenarios.mcp_servers import McpServer
+from agentlens.scenarios.scenario import Scenario, load_scenario
 
 SHOWN_TOOLS = 6
 CELL_CHARS = 1000

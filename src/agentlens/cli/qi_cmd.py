@@ -53,15 +53,15 @@ def qi(
     """QI = 100 × (formal pass rate + five judge means) / 6; missing components warn and count 0.
     Other reviewed dimensions (the testing set's) are listed beside the QI, never in it."""
     from agentlens.errors import ConfigError
-    from agentlens.reviews.judge.judge import aggregate
-    from agentlens.reviews.qi import quality_index
-    from agentlens.reviews.report import (
-        dump,
+    from agentlens.jsonio import dump
+    from agentlens.reviews.documents import (
         formal_results,
         load_reviews,
         reviewed_dimensions,
         verifier_counts,
     )
+    from agentlens.reviews.judge.judge import aggregate
+    from agentlens.reviews.qi import quality_index
 
     if variance_paths:
         return _variance(variance_paths, as_json)
@@ -124,9 +124,9 @@ def _print_means(means: dict[str, float | None], unscored: dict[str, float]) -> 
 
 def _variance(paths: tuple[str, ...], as_json: bool) -> int:
     from agentlens.errors import ConfigError
-    from agentlens.reviews.documents import check, read_json
+    from agentlens.jsonio import dump, read_json
+    from agentlens.reviews.documents import check
     from agentlens.reviews.reliability import variance_shares
-    from agentlens.reviews.report import dump
 
     if len(paths) < 2:
         raise ConfigError("--variance needs the `qi --json` files of at least 2 runs")

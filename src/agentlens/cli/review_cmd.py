@@ -99,14 +99,11 @@ def review(
     run_label: str | None,
 ) -> int:
     """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0."""
+    from agentlens.jsonio import dump
     from agentlens.providers import get_provider
+    from agentlens.reviews.documents import reviewed_dimensions, reviews_document
     from agentlens.reviews.judge.judge import MAX_REVIEWED, JudgeSettings, review_run
-    from agentlens.reviews.report import (
-        dump,
-        reviewed_dimensions,
-        reviews_document,
-        reviews_markdown,
-    )
+    from agentlens.reviews.markdown import reviews_markdown
 
     explicit = None if metric_set == AUTO else chosen_dimensions(metric_set, dimensions)
     loaded = load_inputs(paths)
@@ -154,8 +151,8 @@ def _store(
     url: str, label: str | None, judge: str, metric_set: str, dimensions: Sequence[str],
     trajs: list[Trajectory], reviews: list[TrajectoryReview], doc: dict[str, Any],
 ) -> None:  # fmt: skip
+    from agentlens.reviews.records import review_records
     from agentlens.store import Run
-    from agentlens.store.records import review_records
 
     by_id = {t.id: t for t in trajs}
     run = Run(
@@ -214,7 +211,7 @@ def _report_call_failures(reviews: list[TrajectoryReview]) -> int:
 def _context(traj: Trajectory, diff: str | None) -> ReviewContext:
     """`--repo`'s diff when given; a scenario run brings its own workspace diff and verdicts."""
     from agentlens.reviews.judge.prompt import ReviewContext
-    from agentlens.scenarios.evidence import scenario_context
+    from agentlens.reviews.scenario_evidence import scenario_context
 
     own = scenario_context(traj)
     if own is None:

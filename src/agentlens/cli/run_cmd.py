@@ -17,9 +17,9 @@ from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
 
 if TYPE_CHECKING:
-    from agentlens.reviews.scenario import Scenario
     from agentlens.scenarios import Fold, FoldResult, RunSettings, SessionResult
     from agentlens.scenarios.fold import PairRunner
+    from agentlens.scenarios.scenario import Scenario
 
 
 @click.command()
@@ -241,7 +241,7 @@ def _run_fold(
     simulator: str,
 ) -> int:
     from agentlens.scenarios import run_fold
-    from agentlens.scenarios.signals import run_stoppable
+    from agentlens.scenarios.stop_signals import run_stoppable
 
     pairs = len(fold.scenarios) * len(fold.personas)
     finished: list[SessionResult] = []
@@ -275,8 +275,8 @@ def _run_fold(
 
 
 def _store(url: str, label: str, agent: str, simulator: str, result: FoldResult) -> None:
+    from agentlens.scenarios.records import scenario_records
     from agentlens.store import Run
-    from agentlens.store.records import scenario_records
 
     sessions = result.sessions
     summary = {k: v for k, v in result.summary().items() if k != "sessions"}
@@ -294,8 +294,8 @@ def _fold(
     paths: tuple[str, ...], personas: tuple[str, ...], attempts: int | None, budget: float | None
 ) -> Fold:
     """Fold files and scenario files alike; personas and limits from the options win."""
-    from agentlens.reviews.scenario import load_scenario
     from agentlens.scenarios import Fold, load_fold, load_persona
+    from agentlens.scenarios.scenario import load_scenario
 
     merged = Fold([], [])
     for raw in paths:

@@ -115,8 +115,8 @@ def _store(
     url: str, label: str | None, reference_path: str, profile: Profile,
     trajectories: list[Trajectory], results: list[ProcessResult],
 ) -> None:  # fmt: skip
+    from agentlens.process.records import PROCESS_SCORER, score_records
     from agentlens.store import Run
-    from agentlens.store.records import PROCESS_SCORER, score_records
 
     run = Run(
         kind="score",

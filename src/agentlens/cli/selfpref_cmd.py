@@ -40,8 +40,8 @@ def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
 
 
 def _load(path: str) -> dict[str, object]:
-    from agentlens.reviews.documents import check, read_json
-    from agentlens.reviews.report import SXS_KIND
+    from agentlens.jsonio import read_json
+    from agentlens.reviews.documents import SXS_KIND, check
 
     doc = read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("dimensions"), dict):

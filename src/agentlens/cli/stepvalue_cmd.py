@@ -197,8 +197,8 @@ def evaluate_cmd(
     from agentlens.stepvalue.config import RunConfig
     from agentlens.stepvalue.cost import parse_weights
     from agentlens.stepvalue.evaluate import evaluate
+    from agentlens.stepvalue.outputs import write_outputs
     from agentlens.stepvalue.provided import evaluate_provided
-    from agentlens.stepvalue.report import write_outputs
 
     config = RunConfig(
         channels=_csv(channels),
@@ -243,8 +243,8 @@ def _store(
     url: str, label: str | None, evaluator: str, config: RunConfig,
     trajectories: list[Trajectory], result: StepValueResult,
 ) -> None:  # fmt: skip
+    from agentlens.stepvalue.records import stepvalue_records
     from agentlens.store import Run, digest
-    from agentlens.store.records import stepvalue_records
 
     records = stepvalue_records(trajectories, result.steps, result.trajectory_summaries())
     scored = {r.trajectory for r in records}

@@ -20,7 +20,7 @@ from agentlens.reviews.auto_metric_set import AUTO
 from agentlens.reviews.sxs.pairing import PAIRINGS
 
 if TYPE_CHECKING:
-    from agentlens.reviews.sxs.sxs import DimensionResult, PairDimensions
+    from agentlens.reviews.sxs.judge_pairs import DimensionResult, PairDimensions
     from agentlens.trajectory import Trajectory
 
 
@@ -96,11 +96,12 @@ def sxs(
 ) -> int:
     """Per dimension: mean score in [−1, 1] (negative = A better), permutation p, position consistency."""
     from agentlens.cli._inputs import load_inputs
+    from agentlens.jsonio import dump
     from agentlens.providers import get_provider
     from agentlens.reviews.auto_metric_set import pair_dimensions
-    from agentlens.reviews.report import SXS_KIND, dump, load_reviews
+    from agentlens.reviews.documents import SXS_KIND, load_reviews
+    from agentlens.reviews.sxs.judge_pairs import run_sxs
     from agentlens.reviews.sxs.pairing import pair_runs
-    from agentlens.reviews.sxs.sxs import run_sxs
 
     explicit = None if metric_set == AUTO else chosen_dimensions(metric_set, dimensions)
     trajs_a, trajs_b = load_inputs([run_a]).trajectories, load_inputs([run_b]).trajectories

@@ -20,7 +20,7 @@ QUANTILES = ("total", "q10", "q50", "q80", "q100")
 @click.option("--json", "as_json", is_flag=True, help="The report fields as one JSON object.")
 def telemetry(paths: tuple[str, ...], as_json: bool) -> int:
     """Per-run telemetry; per-tool success rates are listed worst first."""
-    from agentlens.reviews.report import dump
+    from agentlens.jsonio import dump
     from agentlens.reviews.telemetry import RunTelemetry
 
     loaded = load_inputs(paths)

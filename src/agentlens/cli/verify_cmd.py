@@ -13,7 +13,7 @@ from rich.text import Text
 from agentlens.cli._app import WIDE, console, err_console
 
 if TYPE_CHECKING:
-    from agentlens.reviews.scenario import ScenarioResult
+    from agentlens.scenarios.scenario import ScenarioResult
 
 
 @click.command()
@@ -50,8 +50,9 @@ def verify(
 ) -> int:
     """Formal checks: pass only if every verifier passes (errors and timeouts fail). Exit 0 pass, 1 fail."""
     from agentlens.formats.load import read_path
-    from agentlens.reviews.report import VERIFY_KIND, dump
-    from agentlens.reviews.scenario import load_scenario, run_scenario
+    from agentlens.jsonio import dump
+    from agentlens.reviews.documents import VERIFY_KIND
+    from agentlens.scenarios.scenario import load_scenario, run_scenario
 
     spec = load_scenario(scenario)
     traj = read_path(trajectory)[0] if trajectory else None

@@ -1,5 +1,5 @@
 """Score-run records as rows, and what the report aggregates from them (per model, tier, kind).
-Numbers come from the stable metrics (`store/records.py`); waste per kind from the body."""
+Numbers come from the stable metrics (`process/records.py`); waste per kind from the body."""
 
 from __future__ import annotations
 

@@ -1,17 +1,25 @@
-"""The shapes of the JSON documents the commands hand each other (`review --out`, `verify --out`,
-`sxs --out`, `qi --json`), checked when a command reads one back: a value of the wrong type or
-out of range is one `ConfigError` naming the file and the JSON path, never a crash later on.
-Only the fields a reader uses are checked; other fields are left alone."""
+"""The JSON documents the commands hand each other (`review --out`, `verify --out`, `sxs --out`,
+`qi --json`): their kinds, how each is built and read back. A document read back is checked: a
+value of the wrong type or out of range is one `ConfigError` naming the file and the JSON path,
+never a crash later on. Only the fields a reader uses are checked; other fields are left alone."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
-import orjson
 
 from agentlens.errors import ConfigError
+from agentlens.jsonio import read_json
+from agentlens.reviews import canonical_order
+from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview, aggregate
+from agentlens.reviews.judge.parse import Evidence, ParsedReview, Pitfall
+
+REVIEWS_KIND = "agentlens.reviews/1"
+VERIFY_KIND = "agentlens.verify/1"
+SXS_KIND = "agentlens.sxs/1"
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Fraction = Annotated[float, msgspec.Meta(ge=0, le=1)]
@@ -119,36 +127,24 @@ class _Qi(msgspec.Struct):
 
 
 SCHEMAS: dict[str, type[msgspec.Struct]] = {
-    "agentlens.reviews/1": _Reviews,
-    "agentlens.verify/1": _Verify,
-    "agentlens.sxs/1": _Sxs,
+    REVIEWS_KIND: _Reviews,
+    VERIFY_KIND: _Verify,
+    SXS_KIND: _Sxs,
     "qi": _Qi,
 }
 WRITERS = {
-    "agentlens.reviews/1": "agentlens review --out",
-    "agentlens.verify/1": "agentlens verify --out",
-    "agentlens.sxs/1": "agentlens sxs --out",
+    REVIEWS_KIND: "agentlens review --out",
+    VERIFY_KIND: "agentlens verify --out",
+    SXS_KIND: "agentlens sxs --out",
     "qi": "agentlens qi --json",
 }
-
-
-def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; an unreadable or malformed one is one line naming it."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        return orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON: {exc}") from exc
 
 
 def check(path: str | Path, doc: Any, kind: str) -> None:
     """Refuse a document whose fields a reader of `kind` uses have the wrong type or range."""
     try:
         msgspec.convert(doc, SCHEMAS[kind])
-        if kind == "agentlens.verify/1":
+        if kind == VERIFY_KIND:
             for i, result in enumerate(doc["results"]):
                 for j, verifier in enumerate(result["verifier_results"]):
                     if verifier["type"] == "RunTestsVerifier" and verifier.get("metrics"):
@@ -170,3 +166,91 @@ def _convert(value: Any, schema: type[msgspec.Struct], where: str) -> None:
             text.replace("at `$", f"at `{where}") if "at `$" in text else f"{text} - at `{where}`"
         )
         raise msgspec.ValidationError(text) from exc
+
+
+def load(path: str | Path, kind: str) -> dict[str, Any]:
+    """A document of `kind` written by an agentlens command; any problem is one line naming it."""
+    doc = read_json(path)
+    found = doc.get("kind") if isinstance(doc, dict) else None
+    if isinstance(found, str) and found in WRITERS and found != kind:
+        raise ConfigError(
+            f"{path}: an {found} file (from `{WRITERS[found]}`), "
+            f"expected an {kind} file (from `{WRITERS[kind]}`)"
+        )
+    if found != kind:
+        raise ConfigError(f"{path}: not an {kind} file (write it with `{WRITERS[kind]}`)")
+    check(path, doc, kind)
+    return doc
+
+
+def reviews_document(judge: str, reviews: Sequence[TrajectoryReview]) -> dict[str, Any]:
+    return {
+        "kind": REVIEWS_KIND,
+        "judge": judge,
+        "summary": {
+            d: s.to_dict() for d, s in aggregate(reviews, reviewed_dimensions(reviews)).items()
+        },
+        "trajectories": [r.to_dict() for r in reviews],
+    }
+
+
+def reviewed_dimensions(reviews: Sequence[TrajectoryReview]) -> list[str]:
+    """The dimensions present in any review, in the canonical order."""
+    return canonical_order(d for r in reviews for d in r.reviews)
+
+
+def load_reviews(path: str | Path) -> list[TrajectoryReview]:
+    return [_trajectory_review(t) for t in load(path, REVIEWS_KIND)["trajectories"]]
+
+
+def _trajectory_review(doc: dict[str, Any]) -> TrajectoryReview:
+    reviews = {d: _dimension_review(r) for d, r in doc["reviews"].items()}
+    return TrajectoryReview(
+        doc["trajectory_id"],
+        doc.get("task_id"),
+        doc.get("steps", 0),
+        doc.get("transcript_tokens", 0),
+        doc.get("original_transcript_tokens", 0),
+        reviews,
+    )
+
+
+def _dimension_review(doc: dict[str, Any]) -> DimensionReview:
+    raw = doc.get("review")
+    parsed = None
+    if raw:
+        parsed = ParsedReview(
+            raw["score"],
+            raw["unscored_reason"],
+            raw["review"],
+            [Evidence(**e) for e in raw["evidence"]],
+            [Pitfall(**p) for p in raw["pitfalls"]],
+            raw["burden_total"],
+            raw["stated_burden_total"],
+        )
+    return DimensionReview(
+        doc["dimension"],
+        doc["score"],
+        doc.get("unscored_reason"),
+        parsed,
+        doc.get("answer", ""),
+        doc.get("prompt_tokens_estimate", 0),
+        doc.get("usage") or {},
+    )
+
+
+def verify_results(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Every scenario result of `agentlens verify` files, in order."""
+    return [r for path in paths for r in load(path, VERIFY_KIND)["results"]]
+
+
+def formal_results(paths: Sequence[str | Path]) -> list[int]:
+    """Per-scenario `formal_verification_result` (0/1) from `agentlens verify --json` files."""
+    return [r["formal_verification_result"] for r in verify_results(paths)]
+
+
+def verifier_counts(paths: Sequence[str | Path]) -> tuple[int, int]:
+    """(passed, total) individual verifiers over `agentlens verify` files: the side metric of
+    spec §7 / decision §13.3 (the QI itself uses only the all-pass rate)."""
+    statuses = [v["status"] for r in verify_results(paths) for v in r["verifier_results"]]
+    return sum(s == "pass" for s in statuses), len(statuses)

@@ -9,10 +9,12 @@ scenario × persona gives one trajectory, formally verified, ready for `review`,
     agents/            the agents under test (built-in shell agent, any agent CLI)
     workspace.py       the project copy, its base commit and diff
     personas.py        default / helpful / toxic, or a file
-    evidence.py        what `review` gives the judge of a run: its own diff and formal verdicts
-    signals.py         SIGTERM / SIGHUP stop a run like Ctrl-C
+    scenario.py        a scenario file (verifiers, limits, the simulator's instruction) and its formal checks
+    records.py         what a scenario run keeps in the results store
+    stop_signals.py    SIGTERM / SIGHUP stop a run like Ctrl-C
     ide_errors.py      ruff's error rules standing in for the IDE's errors
     ide_syntax.py      tree-sitter's syntax errors for Java, JS/TS, Go, Rust
+    mcp_servers.py     the scenario's MCP servers as written, checked
     mcp.py             the scenario's MCP servers, as a config file for the agent
     mcp_client/        an MCP client (the built-in agent's, `agentlens mcp`): session, stdio, streamable_http, limits
     scale_out.py       pairs as Ray tasks (`--engine ray`)

@@ -27,22 +27,21 @@ from typing import Any, Protocol
 
 from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import dump_jsonl, load_jsonl
+from agentlens.jsonio import dump, read_user_json
 from agentlens.providers.client import LLMClient
-from agentlens.reviews.mcp_servers import LEGACY_SSE
-from agentlens.reviews.report import dump
-from agentlens.reviews.sandbox import command_scope
-from agentlens.reviews.scenario import (
+from agentlens.scenarios.mcp import mcp_config, missing_variables
+from agentlens.scenarios.mcp_servers import LEGACY_SSE
+from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
+from agentlens.scenarios.scenario import (
     Scenario,
     load_scenario,
-    read_json_file,
     refuse_unknown_keys,
 )
-from agentlens.scenarios.mcp import mcp_config, missing_variables
-from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
 from agentlens.scenarios.session import SessionResult, run_session, setup_failure
 from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
 from agentlens.scenarios.workspace import Workspace, prepare, run_preprocessors
 from agentlens.seams import ScenarioAgent
+from agentlens.verification.sandbox import command_scope
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")
 
@@ -71,7 +70,7 @@ def load_fold(path: str | Path) -> Fold:
     """The released `workflows.json`: `scenario_paths` (folders holding `config.json`, relative
     to the file), `user_paths` (persona files), `budget_dollars_limit`, `num_attempts`."""
     path = Path(path)
-    doc = read_json_file(path)
+    doc = read_user_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("scenario_paths"), list):
         raise ConfigError(f"{path}: a fold needs a 'scenario_paths' list")
     refuse_unknown_keys(path, doc, FOLD_KEYS, "fold")

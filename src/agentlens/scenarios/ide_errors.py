@@ -23,8 +23,8 @@ from typing import Any
 import orjson
 
 from agentlens.errors import ConfigError
-from agentlens.reviews.scenario import IDE_ERROR_MODES as MODES
 from agentlens.scenarios import ide_syntax
+from agentlens.scenarios.scenario import IDE_ERROR_MODES as MODES
 
 PER_FILE = 5
 SEED = 42

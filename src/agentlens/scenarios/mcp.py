@@ -4,7 +4,7 @@ a `$GITHUB_TOKEN$` placeholder).
 An agent CLI starts its own MCP servers from a config file, so the runner does not start them: it
 writes the scenario's servers, placeholders filled, to an `mcpServers` JSON file (the shape Claude
 Code's `--mcp-config`, Cursor and Gemini CLI read) and hands its path to the agent as
-`{mcp_config}`, with `$NAME$` and `{workdir}` filled in (`agentlens.reviews.mcp_servers` has the
+`{mcp_config}`, with `$NAME$` and `{workdir}` filled in (`agentlens.scenarios.mcp_servers` has the
 entries' shape).
 
 The filled file holds secrets, so it is written to a private temporary folder (mode 0700, file
@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from agentlens.reviews.mcp_servers import VARIABLE, McpServer
+from agentlens.scenarios.mcp_servers import VARIABLE, McpServer
 
 
 def missing_variables(servers: list[McpServer], environ: Mapping[str, str]) -> list[str]:

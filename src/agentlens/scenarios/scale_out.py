@@ -27,15 +27,15 @@ from agentlens.engine.ray_engine import lost_errors
 from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import JsonlReader, dump_jsonl
 from agentlens.providers.config import ProvidersConfig
-from agentlens.reviews.sandbox import command_scope
 from agentlens.scenarios.session import SessionResult, setup_failure
 from agentlens.scenarios.workspace import Workspace
+from agentlens.verification.sandbox import command_scope
 
 if TYPE_CHECKING:
     from agentlens.engine.ray_engine import RayEngine
-    from agentlens.reviews.scenario import Scenario
     from agentlens.scenarios.fold import Fold, RunSettings
     from agentlens.scenarios.personas import Persona
+    from agentlens.scenarios.scenario import Scenario
 
 STOP_WAIT_S = 30.0
 """How long a stopped run waits for its cancelled pairs to kill their agents."""

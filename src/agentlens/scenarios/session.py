@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import AgentLensError, BudgetExceededError, ProviderError
-from agentlens.reviews.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.scenarios.agent_view import turn_view
 from agentlens.scenarios.ide_errors import IdeReport, ide_errors
+from agentlens.scenarios.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.scenarios.simulated_user import NO_MESSAGE, SimulatedUser, transcript
 from agentlens.scenarios.turns import AgentTurn, Stop, Termination, UserTurn
 from agentlens.scenarios.workspace import Workspace, changes_since_base

@@ -17,9 +17,9 @@ from typing import Any
 from agentlens.formats._openhands_common import parse_arguments
 from agentlens.providers.client import LLMClient
 from agentlens.providers.types import ChatRequest, ChatResponse, Message
-from agentlens.reviews.scenario import Scenario
 from agentlens.scenarios.agent_view import cut
 from agentlens.scenarios.personas import Persona
+from agentlens.scenarios.scenario import Scenario
 from agentlens.scenarios.turns import UserTurn
 
 TERMINATE_TOOL = "terminate_dialog"

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
-from agentlens.reviews.sandbox import IGNORED_NAMES, run_command
-from agentlens.reviews.verifiers.build import BUILD_TOOLS
+from agentlens.verification.sandbox import IGNORED_NAMES, run_command
+from agentlens.verification.verifiers.build import BUILD_TOOLS
 
 GIT_IDENTITY = ("-c", "user.name=AgentLens", "-c", "user.email=scenario@agentlens")
 # The user's own git config (signed commits, hooks, global ignores) must not change a workspace.

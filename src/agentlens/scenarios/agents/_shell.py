@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from agentlens.reviews.sandbox import clean_env, kill_group
+from agentlens.verification.sandbox import clean_env, kill_group
 
 KEPT_OUTPUT_BYTES = 1_000_000
 

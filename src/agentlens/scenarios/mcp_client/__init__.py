@@ -21,10 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentlens.reviews.mcp_servers import LEGACY_SSE
 from agentlens.scenarios.mcp_client.session import McpError, McpSession, one_line
 from agentlens.scenarios.mcp_client.stdio import StdioSession
 from agentlens.scenarios.mcp_client.streamable_http import HttpSession
+from agentlens.scenarios.mcp_servers import LEGACY_SSE
 
 __all__ = ["HttpSession", "McpError", "McpSession", "StdioSession", "one_line", "open_session"]
 

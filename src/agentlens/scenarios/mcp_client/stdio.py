@@ -13,7 +13,6 @@ from typing import IO, Any
 
 import orjson
 
-from agentlens.reviews.sandbox import kill_group
 from agentlens.scenarios.mcp_client import limits
 from agentlens.scenarios.mcp_client._pipes import LineTooLong, ServerPipes
 from agentlens.scenarios.mcp_client.session import (
@@ -23,6 +22,7 @@ from agentlens.scenarios.mcp_client.session import (
     one_line,
     reply,
 )
+from agentlens.verification.sandbox import kill_group
 
 
 class StdioSession(McpSession):

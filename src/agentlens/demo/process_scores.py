@@ -1,0 +1,51 @@
+"""The demo's process-scoring sections: labeler parity on the stored labels, then the
+AgentLens-Bench protocol (k = 5 donors, seed 42) scored with the default `paper` profile."""
+
+from __future__ import annotations
+
+from agentlens.cli._cohort_tables import model_table, separation_table, tier_table
+from agentlens.demo.context import DemoContext
+from agentlens.process.cohort import cohort_report, result_row
+from agentlens.process.labeler import label_trajectory
+from agentlens.process.protocols import score_splits, split_cohort
+
+
+def labels_section(ctx: DemoContext) -> None:
+    """How often each labeler agrees with the labels stored in the traces."""
+    stored = [t for t in ctx.trajectories if any(s.stored_stage for s in t.steps)]
+    if not stored:
+        ctx.console.print("no stored intent labels in these traces")
+        return
+    for profile in ("sdk-compat", "paper"):
+        same = total = 0
+        for traj in stored:
+            for step, stage in zip(traj.steps, label_trajectory(traj, profile), strict=True):
+                if step.stored_stage:
+                    total += 1
+                    same += stage == step.stored_stage
+        ctx.console.print(
+            f"{profile:>10}: {same:,}/{total:,} stored labels reproduced ({100 * same / total:.1f}%)",
+            highlight=False,
+        )
+
+
+def process_section(ctx: DemoContext) -> None:
+    """Score every task's runs against a reference of 5 passing donors; print the key tables."""
+    splits = split_cohort(ctx.trajectories, "agentlens-bench")
+    if not splits:
+        ctx.console.print("no task has 5 passing runs; nothing to score")
+        return
+    results = score_splits(splits, "paper")
+    ctx.extras["process_pairs"] = list(
+        zip((t for s in splits for t in s.scored), results, strict=True)
+    )
+    rows = [result_row(r) for r in results]
+    report = cohort_report(rows, signals=("struct", "cov", "coh", "temp", "composite"), n_boot=500)
+    ctx.extras["process_rows"] = rows
+    ctx.console.print(
+        f"{len(splits)} tasks, {sum(len(s.donors) for s in splits)} donors, "
+        f"{len(rows)} runs scored (profile paper)",
+        highlight=False,
+    )
+    for table in (tier_table(report), model_table(report), separation_table(report)):
+        ctx.console.print(table)

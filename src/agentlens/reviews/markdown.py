@@ -1,0 +1,94 @@
+"""Markdown renderings of the review documents (`review --md`, `compare --md`). Review evidence
+cites step ids; Markdown renders them as `S12` links to anchors `#<trajectory>-S12` of a
+per-trajectory page."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from agentlens.reviews import TESTING_DIMENSIONS
+
+
+def _link(traj_id: str, step: int) -> str:
+    return f"[S{step}](#{traj_id}-S{step})"
+
+
+def reviews_markdown(doc: dict[str, Any]) -> str:
+    lines = [
+        f"# Trajectory reviews (judge `{doc['judge']}`)",
+        "",
+        "| dimension | mean | scored | unscored rate |",
+        "|---|---|---|---|",
+    ]
+    for dim, s in doc["summary"].items():
+        mean = "–" if s["mean"] is None else f"{s['mean']:.2f}"
+        lines.append(f"| {dim} | {mean} | {s['scored']} | {s['unscored_rate']:.0%} |")
+    testing = [d for d in doc["summary"] if d in TESTING_DIMENSIONS]
+    if testing:
+        lines += ["", f"{', '.join(testing)}: the testing set, reported beside the QI, not in it."]
+    anchors = {t["trajectory_id"]: f"t{i}" for i, t in enumerate(doc["trajectories"])}
+    for dim, narrative in (doc.get("narratives") or {}).items():
+        lines += ["", f"## {dim}: summary", "", _narrative_markdown(narrative, anchors)]
+    for traj in doc["trajectories"]:
+        tid = traj["trajectory_id"]
+        lines += ["", f'## <a id="{anchors[tid]}"></a>{tid}', ""]
+        for dim, r in traj["reviews"].items():
+            score = r["score"] if r["score"] is not None else f"unscored ({r['unscored_reason']})"
+            lines.append(f"- **{dim}**: {score}")
+            for e in (r["review"] or {}).get("evidence", []):
+                links = ", ".join(_link(tid, i) for i in e["step_ids"]) or "no step cited"
+                lines.append(f"  - {e['aspect']} | {e['severity'] or '?'} | {links}")
+            for p in (r["review"] or {}).get("pitfalls", []):
+                freq = "repeated" if p["repeated"] else "once"
+                lines.append(
+                    f"  - pitfall {p['name']} | {p['category']} | {p['severity']} | {freq}"
+                )
+            burden = (r["review"] or {}).get("burden_total")
+            if burden is not None:
+                lines.append(f"  - burden total {burden}")
+    return "\n".join(lines) + "\n"
+
+
+def _narrative_markdown(narrative: dict[str, Any], anchors: dict[str, str]) -> str:
+    """The summary text with each known `R<k>` linked to its trajectory's section (spec §5.5)."""
+    if narrative["text"] is None:
+        return f"(no summary: {narrative['unscored_reason']})"
+    citations = narrative["citations"]
+
+    def link(match: re.Match[str]) -> str:
+        tid = citations.get(match.group(0))
+        return f"[{match.group(0)}](#{anchors[tid]})" if tid in anchors else match.group(0)
+
+    text = html.escape(narrative["text"], quote=False)  # model output is never rendered as HTML
+    return re.sub(r"\bR\d+\b", link, text).replace("\n", "  \n")
+
+
+def compare_markdown(doc: dict[str, Any]) -> str:
+    lines = [
+        f"# Run comparison: `{doc['run_1']}` (reference) vs `{doc['run_2']}`",
+        "",
+        f"**Status: {doc['status']}** (exit code {doc['exit_code']})",
+        "",
+        "| check | test | run 1 | run 2 | ratio | p | flag | reason |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in doc["checks"]:
+        values = " | ".join(format_value(c[k]) for k in ("v1", "v2", "ratio", "p_value"))
+        reason = c["reason"].replace("|", "/")
+        lines.append(f"| {c['name']} | {c['test']} | {values} | {check_flag(c)} | {reason} |")
+    return "\n".join(lines) + "\n"
+
+
+def check_flag(check: dict[str, Any]) -> str:
+    return "ALERT" if check["alert"] else "warning" if check["warning"] else "ok"
+
+
+def format_value(value: Any) -> str:
+    """A check's figure as both the Markdown and the terminal table show it."""
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)

@@ -1,0 +1,46 @@
+"""The records a step-value run keeps in the store: `<channel>:delta_h|surprise|g_margin` per
+step, the per-channel summaries as the body."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from agentlens.store.model import Metric, Record
+from agentlens.store.records import trajectory_record
+from agentlens.trajectory import Trajectory
+
+STEP_VALUES = ("delta_h", "surprise", "g_margin")
+"""Per step and channel: entropy movement ΔH, Bayesian surprise S, gold-margin gain G."""
+
+
+def stepvalue_records(
+    trajectories: Iterable[Trajectory], steps: list[dict[str, Any]], summaries: list[dict[str, Any]]
+) -> list[Record]:
+    """One record per trajectory the run scored: `<channel>:<value>` metrics per step (full
+    slice; the other slices stay in the body), the per-channel summaries as the body."""
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    for row in steps:
+        by_id.setdefault(row["trajectory_id"], []).append(row)
+    records = []
+    for t in trajectories:
+        rows = by_id.get(t.id)
+        if rows is None:
+            continue
+        body = {"summaries": [s for s in summaries if s["trajectory_id"] == t.id]}
+        records.append(trajectory_record(t, _step_metrics(rows), body))
+    return records
+
+
+def _step_metrics(rows: list[dict[str, Any]]) -> list[Metric]:
+    return [
+        Metric(
+            name=f"{row['channel']}:{name}",
+            value=row[name],
+            step=row["index"],
+            reason=row.get("reason") if name == "delta_h" else None,
+        )
+        for row in rows
+        if row["slice"] == "full" and not row["missing"]
+        for name in STEP_VALUES
+    ]

@@ -1,0 +1,3 @@
+"""Formal verification of a repository's final state (spec-reviews §3): the verifiers, and the
+sandbox that runs their commands (and the scenario agents' commands) in a scratch copy with a clean
+environment. It serves scenario runs and `agentlens verify` alike and knows neither."""

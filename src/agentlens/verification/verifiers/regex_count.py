@@ -1,0 +1,124 @@
+"""Regex count checks over files or folders (optionally ignoring comments), over the chat, and
+over the chat plus tool-call arguments. `strict_count` demands exactly `num_expected` matches;
+otherwise at least `num_expected`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import orjson
+
+from agentlens.verification.verifiers.base import VerifierResult, VerifierSetupError, VerifyContext
+
+C_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+HASH_COMMENTS = re.compile(r"#[^\n]*")
+SKIPPED_DIRS = {".git", "node_modules", "target", "build", "__pycache__", ".venv"}
+# A folder is searched in every file but these, as the released verifiers do (Java skips class
+# files, Python files without an extension); build output and VCS folders are skipped too.
+IGNORED_SUFFIXES = {"java": {".class"}, "python": {""}}
+
+
+def _verdict(type_name: str, count: int, expected: int, strict: bool, where: str) -> VerifierResult:
+    ok = count == expected if strict else count >= expected
+    rule = f"exactly {expected}" if strict else f"at least {expected}"
+    return VerifierResult(
+        type_name,
+        "pass" if ok else "fail",
+        f"{count} match(es) in {where}; expected {rule}",
+        {"count": count},
+    )
+
+
+@dataclass
+class FileRegExpCountVerifier:
+    """Count matches in a file or every file below a folder (`search_in`); `uncommented_only`
+    strips the language's comments (`//` and `/* */` for Java, `#` for Python)."""
+
+    type_name: ClassVar[str] = "FileRegExpCountVerifier"
+    search_in: str = "."
+    reg_exp_pattern: str = ""
+    strict_count: bool = False
+    num_expected: int = 1
+    uncommented_only: bool = False
+    language: str = "java"
+
+    def verify(self, ctx: VerifyContext) -> VerifierResult:
+        root = ctx.repo / self.search_in
+        if not root.exists():
+            raise VerifierSetupError(
+                f"search_in '{self.search_in}' does not exist in the repository"
+            )
+        pattern = re.compile(self.reg_exp_pattern, re.MULTILINE)
+        files = [root] if root.is_file() else list(self._sources(root))
+        count = sum(len(pattern.findall(self._text(f))) for f in files)
+        return _verdict(
+            self.type_name, count, self.num_expected, self.strict_count, f"{len(files)} file(s)"
+        )
+
+    def _sources(self, root: Path) -> Iterable[Path]:
+        ignored = IGNORED_SUFFIXES.get(self.language, set())
+        for path in sorted(root.rglob("*")):
+            skipped = SKIPPED_DIRS & set(path.relative_to(root).parts)
+            if path.is_file() and not skipped and path.suffix not in ignored:
+                yield path
+
+    def _text(self, path: Path) -> str:
+        text = path.read_text(errors="replace")
+        if not self.uncommented_only:
+            return text
+        comments = HASH_COMMENTS if self.language == "python" else C_COMMENTS
+        return comments.sub("", text)
+
+
+@dataclass
+class JavaFileRegExpCountVerifier(FileRegExpCountVerifier):
+    type_name: ClassVar[str] = "JavaFileRegExpCountVerifier"
+    language: str = "java"
+
+
+@dataclass
+class PythonFileRegExpCountVerifier(FileRegExpCountVerifier):
+    type_name: ClassVar[str] = "PythonFileRegExpCountVerifier"
+    language: str = "python"
+
+
+@dataclass
+class ChatRegExpCountVerifier:
+    """Count matches in what the agent wrote: its messages and the text of its tool-calling
+    steps, as the released verifier counts assistant messages only (the user's or simulator's
+    words must not satisfy a check on the agent). `ChatOrToolRegExpCountVerifier` adds the tool
+    calls' arguments and results."""
+
+    type_name: ClassVar[str] = "ChatRegExpCountVerifier"
+    reg_exp_pattern: str = ""
+    strict_count: bool = False
+    num_expected: int = 1
+    include_tool_arguments: bool = False
+
+    def verify(self, ctx: VerifyContext) -> VerifierResult:
+        if ctx.trajectory is None:
+            raise VerifierSetupError(f"{self.type_name} needs a trajectory (pass --trajectory)")
+        pattern = re.compile(self.reg_exp_pattern, re.MULTILINE)
+        count = 0
+        for step in ctx.trajectory.steps:
+            if step.kind not in ("agent", "tool"):
+                continue
+            count += len(pattern.findall(step.text or ""))
+            if self.include_tool_arguments and step.kind == "tool":
+                if step.arguments:
+                    count += len(pattern.findall(orjson.dumps(step.arguments).decode()))
+                count += len(pattern.findall(step.observation or ""))
+        where = "agent messages"
+        if self.include_tool_arguments:
+            where += ", tool arguments and results"
+        return _verdict(self.type_name, count, self.num_expected, self.strict_count, where)
+
+
+@dataclass
+class ChatOrToolRegExpCountVerifier(ChatRegExpCountVerifier):
+    type_name: ClassVar[str] = "ChatOrToolRegExpCountVerifier"
+    include_tool_arguments: bool = True

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentlens.verification.sandbox import scratch_copy
+
+
+def test_scratch_copy_links_top_level_node_modules_and_copies_the_rest(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "node_modules" / "jest").mkdir(parents=True)
+    (repo / "node_modules" / "jest" / "index.js").write_text("module.exports = 1\n")
+    (repo / "pkg" / "node_modules").mkdir(parents=True)
+    (repo / "pkg" / "node_modules" / "x.js").write_text("x\n")
+    (repo / "pkg" / "__pycache__").mkdir()
+    (repo / "pkg" / "__pycache__" / "m.pyc").write_bytes(b"\0")
+    (repo / "pkg" / "m.py").write_text("print(1)\n")
+    with scratch_copy(repo) as copy:
+        top = copy / "node_modules"
+        assert top.is_symlink() and top.resolve() == (repo / "node_modules").resolve()
+        nested = copy / "pkg" / "node_modules"
+        assert nested.is_dir() and not nested.is_symlink()
+        assert (nested / "x.js").read_text() == "x\n"
+        assert not (copy / "pkg" / "__pycache__").exists()
+        assert (copy / "pkg" / "m.py").read_text() == "print(1)\n"
+        (copy / "pkg" / "m.py").write_text("edited\n")
+    assert (repo / "pkg" / "m.py").read_text() == "print(1)\n"
+    assert not copy.exists()
