@@ -20,6 +20,8 @@ import orjson
 from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.errors import ConfigError
+from agentlens.formats.atif_writer import to_atif
+from agentlens.formats.jsonl import dump_jsonl
 from agentlens.trajectory import Trajectory
 
 TRACE_SUFFIXES = {".json", ".jsonl", ".traj", ".eval"}
@@ -90,16 +92,12 @@ def _unique(names: Iterable[str]) -> list[str]:
 
 
 def _write_jsonl(group: list[Trajectory], path: Path, force: bool) -> Path:
-    from agentlens.formats.jsonl import dump_jsonl
-
     _check_free(path, force)
     dump_jsonl(group, path)
     return path
 
 
 def _write_atif(traj: Trajectory, path: Path, force: bool) -> Path:
-    from agentlens.formats.atif_writer import to_atif
-
     _check_free(path, force)
     path.write_bytes(orjson.dumps(to_atif(traj), option=orjson.OPT_INDENT_2))
     return path

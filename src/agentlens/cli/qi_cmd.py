@@ -5,6 +5,9 @@ from __future__ import annotations
 import click
 
 from agentlens.cli._app import console, err_console
+from agentlens.jsonio import dump
+from agentlens.reviews.qi import qi_report
+from agentlens.reviews.reliability import variance_of_qi_files
 
 
 @click.command()
@@ -52,57 +55,18 @@ def qi(
 ) -> int:
     """QI = 100 × (formal pass rate + five judge means) / 6; missing components warn and count 0.
     Other reviewed dimensions (the testing set's) are listed beside the QI, never in it."""
-    from agentlens.errors import ConfigError
-    from agentlens.jsonio import dump
-    from agentlens.reviews.documents import (
-        formal_results,
-        load_reviews,
-        reviewed_dimensions,
-        verifier_counts,
-    )
-    from agentlens.reviews.judge.judge import aggregate
-    from agentlens.reviews.qi import quality_index
-
     if variance_paths:
         return _variance(variance_paths, as_json)
-    means: dict[str, float | None] = {}
-    unscored: dict[str, float] = {}
-    if reviews_path:
-        reviews = load_reviews(reviews_path)
-        for dim, summary in aggregate(reviews, reviewed_dimensions(reviews)).items():
-            means[dim] = summary.mean
-            if summary.scored + summary.unscored:
-                unscored[dim] = summary.unscored_rate
-    for item in components:
-        dim, sep, text = item.partition("=")
-        if not sep:
-            raise ConfigError(f"--component {item!r}: expected DIMENSION=MEAN")
-        means[dim] = float(text)
-    side: dict[str, float | int] = {}
-    if verify_paths:
-        results = formal_results(verify_paths)
-        formal = sum(results) / len(results) if results else None
-        passed, total = verifier_counts(verify_paths)
-        side = {
-            "passed": passed,
-            "total": total,
-            "fraction": round(passed / total, 4) if total else 0.0,
-        }
-    result = quality_index(formal, means)
-    beside = {d: mean for d, mean in means.items() if d not in result.components}
-    doc = {**result.to_dict(), "unscored_rate": unscored}
-    if beside:
-        doc["beside_qi"] = beside
-    if side:
-        doc["verifiers_passed"] = side
+    report = qi_report(reviews_path, verify_paths, formal, components)
+    result, side = report.result, report.verifiers_passed
     if as_json:
-        console.print_json(dump(doc))
+        console.print_json(dump(report.to_dict()))
     else:
         console.print(f"Quality Index {result.value:.2f}   {result.reason}", highlight=False)
-        _print_means(result.components, unscored)
-        if beside:
+        _print_means(result.components, report.unscored)
+        if report.beside:
             console.print("  beside the QI (not in it):", highlight=False)
-            _print_means(beside, unscored)
+            _print_means(report.beside, report.unscored)
         if side:
             console.print(
                 f"  side metric (not in QI): {side['passed']}/{side['total']} individual "
@@ -123,19 +87,7 @@ def _print_means(means: dict[str, float | None], unscored: dict[str, float]) -> 
 
 
 def _variance(paths: tuple[str, ...], as_json: bool) -> int:
-    from agentlens.errors import ConfigError
-    from agentlens.jsonio import dump, read_json
-    from agentlens.reviews.documents import check
-    from agentlens.reviews.reliability import variance_shares
-
-    if len(paths) < 2:
-        raise ConfigError("--variance needs the `qi --json` files of at least 2 runs")
-    runs = []
-    for path in paths:
-        doc = read_json(path)
-        check(path, doc, "qi")
-        runs.append({k: v or 0.0 for k, v in doc["components"].items()})
-    result = variance_shares(runs).to_dict()
+    result = variance_of_qi_files(paths).to_dict()
     if as_json:
         console.print_json(dump(result))
     else:

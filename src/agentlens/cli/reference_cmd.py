@@ -14,6 +14,7 @@ from agentlens.cli._process_options import profile_option
 from agentlens.errors import ConfigError
 from agentlens.process.profiles import Profile
 from agentlens.process.protocols import group_by_task
+from agentlens.process.pta import build_reference
 from agentlens.trajectory import Trajectory
 
 
@@ -41,8 +42,6 @@ def build(
     format: str | None,
 ) -> int:
     """Merge k passing runs (file-name order, shuffled with `random.Random(seed)`) into ref.json."""
-    from agentlens.process.pta import build_reference
-
     result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     donors = choose_donors(result.trajectories, k, seed)
     ref = build_reference(donors, profile)

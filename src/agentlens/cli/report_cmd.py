@@ -9,6 +9,8 @@ import click
 from agentlens.cli._app import console, err_console
 from agentlens.cli._output import write_whole
 from agentlens.cli._store_option import read_store_option
+from agentlens.report import render_report, select_runs
+from agentlens.store import default_url, open_store
 from agentlens.store.model import RUN_KINDS
 
 
@@ -27,9 +29,6 @@ def report(
 ) -> int:
     """Write an HTML report of stored runs (no run id: the newest score run). No JavaScript,
     nothing loaded from elsewhere; every text from the traces is escaped."""
-    from agentlens.report import render_report, select_runs
-    from agentlens.store import default_url, open_store
-
     url = store_url or default_url()
     with open_store(url, create=False) as store:
         runs, note = select_runs(store, run_ids, kind=kind, label=label)

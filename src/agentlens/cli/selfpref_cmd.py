@@ -8,6 +8,9 @@ from rich.table import Table
 
 from agentlens.cli._app import console
 from agentlens.errors import ConfigError
+from agentlens.jsonio import read_json
+from agentlens.reviews.documents import SXS_KIND, check
+from agentlens.reviews.reliability import self_preference_from_sxs
 
 
 @click.command()
@@ -19,8 +22,6 @@ def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
 
     JUDGE_1_SXS and JUDGE_2_SXS are `agentlens sxs --out` files of the same A/B runs, judged by a
     model of A's family and one of B's family."""
-    from agentlens.reviews.reliability import self_preference_from_sxs
-
     docs = [_load(path) for path in (judge_1_sxs, judge_2_sxs)]
     result = self_preference_from_sxs(docs[0], docs[1]).to_dict()
     if as_json:
@@ -40,9 +41,6 @@ def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
 
 
 def _load(path: str) -> dict[str, object]:
-    from agentlens.jsonio import read_json
-    from agentlens.reviews.documents import SXS_KIND, check
-
     doc = read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("dimensions"), dict):
         raise ConfigError(f"{path}: not an `agentlens sxs --out` document (no 'dimensions')")

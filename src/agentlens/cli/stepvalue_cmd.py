@@ -5,7 +5,7 @@ evaluate`), `agentlens stepvalue adapt TRACES… --candidates outcome -o OUT.asv
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -13,19 +13,16 @@ from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
-
-if TYPE_CHECKING:
-    from agentlens.formats.load import ReadResult
-    from agentlens.stepvalue.config import RunConfig
-    from agentlens.stepvalue.evaluate import StepValueResult
-    from agentlens.stepvalue.model import Problem
-    from agentlens.trajectory import Trajectory
+from agentlens.formats.load import ReadResult
+from agentlens.stepvalue.model import Problem
+from agentlens.stepvalue.openqa import join, load_tasks
+from agentlens.stepvalue.outputs import write_outputs
+from agentlens.stepvalue.records import stepvalue_run
+from agentlens.stepvalue.request import EvaluateRequest, evaluate_request, work_done
+from agentlens.stepvalue.schema import write_asv
+from agentlens.stepvalue.sources import build_problems
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _csv(value: str) -> tuple[str, ...]:
-    return tuple(v.strip() for v in value.split(",") if v.strip())
 
 
 class _EvaluateByDefault(click.Group):
@@ -164,27 +161,14 @@ def stepvalue() -> None:
 def evaluate_cmd(
     paths: tuple[str, ...],
     candidates: str,
-    evaluator: str,
-    channels: str,
-    permutations: int,
-    slices: str,
     outdir: str,
     runs: tuple[str, ...],
     reference: str | None,
     labels: tuple[str, ...],
     max_steps: int | None,
-    rationale_tokens: int | None,
-    leak_policy: str,
-    label_scheme: str,
-    direct_layout: str,
-    fallback_policy: str,
-    concurrency: int | None,
-    audit_n: int,
-    lam: float,
-    cost_weights: str,
-    no_cache: bool,
     store_url: str | None,
     run_label: str | None,
+    **options: Any,
 ) -> int:
     """Per-step value: replay each trajectory through an evaluator LLM that puts a belief on a
     fixed candidate set at every state, and report how each step moved it, per channel.
@@ -192,71 +176,20 @@ def evaluate_cmd(
     Writes summary.json, steps.jsonl, states.jsonl, CSV tables and report.md into --out.
     Open-QA task rows become an asv.v1 file with `agentlens stepvalue adapt-open-qa`.
     """
-    from agentlens.providers import get_provider
-    from agentlens.providers.registry import is_local
-    from agentlens.stepvalue.config import RunConfig
-    from agentlens.stepvalue.cost import parse_weights
-    from agentlens.stepvalue.evaluate import evaluate
-    from agentlens.stepvalue.outputs import write_outputs
-    from agentlens.stepvalue.provided import evaluate_provided
-
-    config = RunConfig(
-        channels=_csv(channels),
-        permutations=permutations,
-        slices=_csv(slices),  # type: ignore[arg-type]
-        rationale_tokens=rationale_tokens,
-        leak_policy=leak_policy,  # type: ignore[arg-type]
-        fallback_policy=fallback_policy,  # type: ignore[arg-type]
-        label_scheme=label_scheme,  # type: ignore[arg-type]
-        direct_layout=direct_layout,  # type: ignore[arg-type]
-        concurrency=concurrency or (1 if is_local(evaluator) else 4),
-        lam=lam,
-        cost_weights=parse_weights(cost_weights),
-    )
-    config.validate()
+    request = EvaluateRequest(**options)
+    config = request.config()
     if store_url and not paths:
         raise ConfigError("--store needs trace files (PATHS): an asv.v1 file alone has none")
     loaded, problems = _problems(paths, candidates, runs, reference, labels, max_steps)
-    if evaluator == "provided":  # the asv.v1 steps carry their beliefs: no LLM call
-        result = evaluate_provided(problems, config)
-    else:
-        client = get_provider(evaluator, role="evaluator", cache=not no_cache)
-        result = evaluate(problems, client, config, audit_n=audit_n)
+    result = evaluate_request(request, problems, config)
     paths_out = write_outputs(result, outdir)
-    c = result.costs
-    work = (
-        "scored from the beliefs the file carries (no evaluator calls)"
-        if evaluator == "provided"
-        else f"{c.distinct_states} states: {c.evaluator_calls} evaluator calls "
-        f"(naive {c.naive_calls}), {c.wall_s:.1f} s"
-    )
-    console.print(
-        f"{len(problems)} trajectories, {c.transitions} transitions, {work}", highlight=False
-    )
+    console.print(work_done(result, request.evaluator), highlight=False)
     console.print(f"report: {paths_out['report']}", highlight=False)
     if store_url and loaded:
-        _store(store_url, run_label, evaluator, config, loaded.trajectories, result)
+        save_run(
+            store_url, *stepvalue_run(request.evaluator, run_label, loaded.trajectories, result)
+        )
     return report_failures(loaded) if loaded else 0
-
-
-def _store(
-    url: str, label: str | None, evaluator: str, config: RunConfig,
-    trajectories: list[Trajectory], result: StepValueResult,
-) -> None:  # fmt: skip
-    from agentlens.stepvalue.records import stepvalue_records
-    from agentlens.store import Run, digest
-
-    records = stepvalue_records(trajectories, result.steps, result.trajectory_summaries())
-    scored = {r.trajectory for r in records}
-    kept = [t for t in trajectories if digest(t) in scored]
-    run = Run(
-        kind="stepvalue",
-        scorer=f"stepvalue/{evaluator}",
-        label=label,
-        settings={"channels": list(config.channels), "permutations": config.permutations},
-        summary=result.summary(),
-    )
-    save_run(url, run, kept, records)
 
 
 @stepvalue.command("adapt-open-qa")
@@ -275,9 +208,6 @@ def adapt_open_qa(
     """Join reviewed open-QA task rows (TASKS.jsonl: four candidate answers with exactly one
     none-of-the-above, a gold id, review.status approved/accepted) with the trajectories they name,
     into an asv.v1 file for `agentlens stepvalue --candidates OUT`."""
-    from agentlens.stepvalue.openqa import join, load_tasks
-    from agentlens.stepvalue.schema import write_asv
-
     rows = load_tasks(tasks)
     loaded = load_inputs(paths)
     problems, missing = join(
@@ -321,8 +251,6 @@ def adapt(
     """Freeze trajectories of any format AgentLens reads, with derived candidates and projected,
     redacted states, into an asv.v1 file (the released tool's `asv adapt-react`); score it later
     with `agentlens stepvalue --candidates OUT`."""
-    from agentlens.stepvalue.schema import write_asv
-
     loaded, problems = _problems(paths, candidates, runs, reference, labels, max_steps)
     write_asv(problems, out)
     steps = sum(len(p.transitions) for p in problems)
@@ -340,8 +268,6 @@ def _problems(
 ) -> tuple[ReadResult | None, list[Problem]]:
     """The inputs `_source_options` names, read and turned into problems (no paths: an asv.v1
     `candidates` file alone)."""
-    from agentlens.stepvalue.sources import build_problems
-
     loaded = load_inputs(paths, labels=labels) if paths else None
     pool = load_inputs(runs, labels=labels).trajectories if runs else []
     trajectories = loaded.trajectories if loaded else []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -11,9 +13,12 @@ from rich.text import Text
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._output import write_whole
 from agentlens.cli._store_option import read_store_option
-from agentlens.store import Run, default_url, open_store, printable_url
+from agentlens.formats.jsonl import dump_jsonl
+from agentlens.store import Metric, Run, default_url, open_store, printable_url
 from agentlens.store.model import RUN_KINDS
+from agentlens.store.records import IMPORT_SCORER, import_records
 
 
 @click.group()
@@ -31,8 +36,6 @@ def import_(
     labels: tuple[str, ...], store_url: str | None,
 ) -> int:  # fmt: skip
     """Read trace files (any supported format) and keep them, deduplicated, in the store."""
-    from agentlens.store.records import IMPORT_SCORER, import_records
-
     loaded = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     if not loaded.trajectories:  # a mistyped path: no empty run, no new store file
         code = report_failures(loaded)
@@ -131,16 +134,9 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
 def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
     """One stored trajectory as canonical JSONL (as `agentlens convert --to jsonl` writes).
     DIGEST is a digest, a unique prefix of one, or a trajectory id as `store show` prints it."""
-    import sys
-    from pathlib import Path
-
-    from agentlens.formats.jsonl import dump_jsonl
-
     with open_store(store_url, create=False) as db:
         found = db.trajectory(db.find_trajectory(digest))
     if out:
-        from agentlens.cli._output import write_whole
-
         write_whole(Path(out), lambda file: dump_jsonl([found], file), store=db.url)
     else:
         dump_jsonl([found], sys.stdout.buffer)
@@ -177,8 +173,6 @@ def info(store_url: str | None) -> int:
 
 
 def _cell(metric: object) -> str:
-    from agentlens.store import Metric
-
     if not isinstance(metric, Metric):
         return ""
     if metric.value is None:

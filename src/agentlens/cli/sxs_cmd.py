@@ -5,7 +5,7 @@ testing set's dimensions are judged only on tasks tagged testing on both sides."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from rich.table import Table
@@ -16,12 +16,13 @@ from agentlens.cli._dimension_options import (
     chosen_dimensions,
     dimension_options,
 )
+from agentlens.cli._inputs import load_inputs
+from agentlens.jsonio import dump
+from agentlens.providers import get_provider
 from agentlens.reviews.auto_metric_set import AUTO
+from agentlens.reviews.documents import load_reviews
 from agentlens.reviews.sxs.pairing import PAIRINGS
-
-if TYPE_CHECKING:
-    from agentlens.reviews.sxs.judge_pairs import DimensionResult, PairDimensions
-    from agentlens.trajectory import Trajectory
+from agentlens.reviews.sxs.runs import SideBySide, SxsSettings, side_by_side
 
 
 @click.command()
@@ -86,75 +87,49 @@ def sxs(
     metric_set: str,
     dimensions: tuple[str, ...],
     no_swap: bool,
-    pairing: str,
-    budget_tokens: int,
-    max_tokens: int,
-    profile: str,
     no_cache: bool,
     as_json: bool,
     out: str | None,
+    **settings: Any,
 ) -> int:
     """Per dimension: mean score in [−1, 1] (negative = A better), permutation p, position consistency."""
-    from agentlens.cli._inputs import load_inputs
-    from agentlens.jsonio import dump
-    from agentlens.providers import get_provider
-    from agentlens.reviews.auto_metric_set import pair_dimensions
-    from agentlens.reviews.documents import SXS_KIND, load_reviews
-    from agentlens.reviews.sxs.judge_pairs import run_sxs
-    from agentlens.reviews.sxs.pairing import pair_runs
-
     explicit = None if metric_set == AUTO else chosen_dimensions(metric_set, dimensions)
     trajs_a, trajs_b = load_inputs([run_a]).trajectories, load_inputs([run_b]).trajectories
     if explicit is None:
         check_auto_request(dimensions, [*trajs_a, *trajs_b])
-    paired = pair_runs(trajs_a, trajs_b, load_reviews(reviews_a), load_reviews(reviews_b))
-    judged_on: PairDimensions = explicit or pair_dimensions(paired.a, paired.b, dimensions)
+    reviews = load_reviews(reviews_a), load_reviews(reviews_b)
     client = get_provider(judge_model, role="judge", cache=not no_cache)
     with console.status("side-by-side judging", spinner="dots"):
-        result = client.run(
-            run_sxs(
-                client,
-                paired.a,
-                paired.b,
-                dimensions=judged_on,
-                swap=not no_swap,
-                budget_tokens=budget_tokens,
-                max_tokens=max_tokens,
-                pairing=pairing,
-                ties="released" if profile == "released" else "tolerant",
-                llm_alert=profile == "released",
-                presence="text" if profile == "released" else "scored",
-                trinomial_profile="released" if profile == "released" else "default",
-            )
+        compared = side_by_side(
+            client, (run_a, run_b), (trajs_a, trajs_b), reviews, metric_set=metric_set,
+            dimensions=explicit, only=dimensions, settings=SxsSettings(swap=not no_swap, **settings),
+        )  # fmt: skip
+    if compared.absent_testing:
+        err_console.print(
+            f"metric set auto: {', '.join(compared.absent_testing)} not judged: no selected task "
+            "has all its trajectories tagged testing on both sides",
+            highlight=False,
         )
-    if explicit is None:
-        _report_absent_testing(dimensions, [*trajs_a, *trajs_b], result)
-    info = paired.to_dict()
-    by_dim = {d: r.to_dict() for d, r in result.items()}
-    doc = {
-        "kind": SXS_KIND,
-        "run_a": run_a,
-        "run_b": run_b,
-        "judge": client.name,
-        "metric_set": metric_set,
-        "profile": profile,
-        "pairing": info,
-        "dimensions": by_dim,
-    }
+    doc = compared.to_dict()
     if out:
         dump(doc, out)
     if as_json:
         console.print_json(dump(doc))
         return 0
-    table = Table(title=f"SxS {run_a} (A1) vs {run_b} (A2)")
+    _print_tables(compared, doc)
+    return 0
+
+
+def _print_tables(compared: SideBySide, doc: dict[str, Any]) -> None:
+    table = Table(title=f"SxS {compared.run_a} (A1) vs {compared.run_b} (A2)")
     for name in ("dimension", "mean", "p", "unscored", "consistency", "flag"):
         table.add_column(name)
     # the trinomial test in a table of its own: with it, one table no longer fits 80 columns
     wins = Table(title="win / tie / loss (conservative trinomial test, reported only)")
     for name in ("dimension", "W/T/L", "trin. p"):
         wins.add_column(name)
-    for dim, r in result.items():
-        d = by_dim[dim]
+    for dim, r in compared.results.items():
+        d = doc["dimensions"][dim]
         flag = "ALERT" if r.alert else "warning" if r.warning else "ok"
         rate = "–" if r.consistency_rate is None else f"{r.consistency_rate:.0%}"
         table.add_row(
@@ -164,6 +139,7 @@ def sxs(
         wins.add_row(dim, *_trinomial_cells(d["trinomial"]))
     console.print(table)
     console.print(wins)
+    info = doc["pairing"]
     err_console.print(
         f"{info['pairs']} pairs over {info['tasks']} tasks ({info['tasks_with_repeats']} with "
         f"repeats, keyed task#i); unpaired: {info['unpaired_a']} in A, {info['unpaired_b']} in B",
@@ -176,24 +152,6 @@ def sxs(
         "W/T/L = scores > 0 (B better) / = 0 / < 0; trin. p = the conservative trinomial "
         "test, one-sided (B better), reported only: the flags use the permutation p"
     )
-    return 0
-
-
-def _report_absent_testing(
-    only: tuple[str, ...], trajs: list[Trajectory], result: dict[str, DimensionResult]
-) -> None:
-    """One line naming the testing dimensions auto left out although some trajectory is tagged
-    testing (untagged runs are judged on workflows without a word)."""
-    from agentlens.reviews import TESTING_DIMENSIONS
-    from agentlens.reviews.auto_metric_set import narrowed, tagged_testing
-
-    absent = [d for d in narrowed(TESTING_DIMENSIONS, only) if d not in result]
-    if absent and any(map(tagged_testing, trajs)):
-        err_console.print(
-            f"metric set auto: {', '.join(absent)} not judged: no selected task has all its "
-            "trajectories tagged testing on both sides",
-            highlight=False,
-        )
 
 
 def _trinomial_cells(trinomial: dict[str, Any]) -> tuple[str, str]:

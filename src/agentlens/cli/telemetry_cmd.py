@@ -11,6 +11,8 @@ from rich.text import Text
 
 from agentlens.cli._app import console
 from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.jsonio import dump
+from agentlens.reviews.telemetry import RunTelemetry
 
 QUANTILES = ("total", "q10", "q50", "q80", "q100")
 
@@ -20,9 +22,6 @@ QUANTILES = ("total", "q10", "q50", "q80", "q100")
 @click.option("--json", "as_json", is_flag=True, help="The report fields as one JSON object.")
 def telemetry(paths: tuple[str, ...], as_json: bool) -> int:
     """Per-run telemetry; per-tool success rates are listed worst first."""
-    from agentlens.jsonio import dump
-    from agentlens.reviews.telemetry import RunTelemetry
-
     loaded = load_inputs(paths)
     doc = RunTelemetry.of(loaded.trajectories).to_dict()
     if as_json:

@@ -11,6 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console, err_console
+from agentlens.formats.load import read_path
+from agentlens.jsonio import dump
+from agentlens.reviews.documents import VERIFY_KIND
+from agentlens.scenarios.scenario import load_scenario, run_scenario
 
 if TYPE_CHECKING:
     from agentlens.scenarios.scenario import ScenarioResult
@@ -49,11 +53,6 @@ def verify(
     out: str | None,
 ) -> int:
     """Formal checks: pass only if every verifier passes (errors and timeouts fail). Exit 0 pass, 1 fail."""
-    from agentlens.formats.load import read_path
-    from agentlens.jsonio import dump
-    from agentlens.reviews.documents import VERIFY_KIND
-    from agentlens.scenarios.scenario import load_scenario, run_scenario
-
     spec = load_scenario(scenario)
     traj = read_path(trajectory)[0] if trajectory else None
     with Progress(console=err_console, transient=True) as progress:

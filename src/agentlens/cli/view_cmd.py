@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import webbrowser
+
 import click
 
 from agentlens.cli._app import err_console
 from agentlens.cli._store_option import read_store_option
+from agentlens.store import default_url, open_store
+from agentlens.viewer.serve import serve
 
 
 @click.command()
@@ -16,9 +20,6 @@ from agentlens.cli._store_option import read_store_option
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a web browser.")
 def view(store_url: str | None, host: str, port: int, open_browser: bool) -> int:
     """Serve a read-only viewer of the store's runs, records and trajectories until Ctrl-C."""
-    from agentlens.store import default_url, open_store
-    from agentlens.viewer.serve import serve
-
     url = store_url or default_url()
     with open_store(
         url, create=False
@@ -32,8 +33,6 @@ def view(store_url: str | None, host: str, port: int, open_browser: bool) -> int
             f"trajectories in {shown}); Ctrl-C to stop"
         )
         if open_browser:
-            import webbrowser
-
             webbrowser.open(address)
 
     try:

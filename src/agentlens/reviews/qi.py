@@ -4,11 +4,19 @@ counts as 0 and raises a warning; FV < 0.3 warns of possible repository corrupti
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentlens.errors import ConfigError
 from agentlens.reviews import DIMENSIONS
+from agentlens.reviews.documents import (
+    formal_results,
+    load_reviews,
+    reviewed_dimensions,
+    verifier_counts,
+)
+from agentlens.reviews.judge.judge import aggregate
 
 COMPONENTS: tuple[str, ...] = ("Formal", *DIMENSIONS)
 
@@ -45,3 +53,64 @@ def quality_index(formal: float | None, judge_means: Mapping[str, float | None])
         warnings.append(f"formal pass rate {formal:.2f} < 0.3: possible repository corruption")
     total = sum(v for v in components.values() if v is not None)
     return QualityIndex(100.0 * total / 6, components, warnings)
+
+
+@dataclass
+class QiReport:
+    """`agentlens qi`: the index, each dimension's unscored rate, the reviewed dimensions that
+    are not in the index, and the side metric of individual verifiers passed (spec §7)."""
+
+    result: QualityIndex
+    unscored: dict[str, float]
+    beside: dict[str, float | None]
+    verifiers_passed: dict[str, float | int]
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = {**self.result.to_dict(), "unscored_rate": self.unscored}
+        if self.beside:
+            doc["beside_qi"] = self.beside
+        if self.verifiers_passed:
+            doc["verifiers_passed"] = self.verifiers_passed
+        return doc
+
+
+def qi_report(
+    reviews_path: str | None,
+    verify_paths: Sequence[str],
+    formal: float | None,
+    components: Sequence[str],
+) -> QiReport:
+    """The QI from a reviews file and verify results, or from components given as
+    `DIMENSION=MEAN` (which win over the reviews) and a formal pass rate."""
+    means: dict[str, float | None] = {}
+    unscored: dict[str, float] = {}
+    if reviews_path:
+        reviews = load_reviews(reviews_path)
+        for dim, summary in aggregate(reviews, reviewed_dimensions(reviews)).items():
+            means[dim] = summary.mean
+            if summary.scored + summary.unscored:
+                unscored[dim] = summary.unscored_rate
+    for item in components:
+        dim, sep, text = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--component {item!r}: expected DIMENSION=MEAN")
+        means[dim] = float(text)
+    side: dict[str, float | int] = {}
+    if verify_paths:
+        results = formal_results(verify_paths)
+        formal = sum(results) / len(results) if results else None
+        passed, total = verifier_counts(verify_paths)
+        side = {
+            "passed": passed,
+            "total": total,
+            "fraction": round(passed / total, 4) if total else 0.0,
+        }
+    result = quality_index(formal, means)
+    beside = {d: mean for d, mean in means.items() if d not in result.components}
+    return QiReport(result, unscored, beside, side)
+
+
+def run_qi(reviews_path: str, formal: list[int] | None) -> float:
+    """A run's QI from its reviews file and formal results (`agentlens compare`)."""
+    means = {d: s.mean for d, s in aggregate(load_reviews(reviews_path)).items()}
+    return quality_index(sum(formal) / len(formal) if formal else None, means).value

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agentlens.errors import ConfigError
+from agentlens.jsonio import read_json
+from agentlens.reviews.documents import check
 from agentlens.reviews.qi import COMPONENTS
 
 Cell = tuple[str, str]  # (task, dimension)
@@ -100,3 +104,15 @@ def self_preference_from_sxs(
 ) -> SelfPreference:
     """Two SxS runs of the same A/B pair, judged by a model of A's family and one of B's family."""
     return self_preference(sxs_cells(judge_1_doc), sxs_cells(judge_2_doc))
+
+
+def variance_of_qi_files(paths: Sequence[str | Path]) -> VarianceShares:
+    """Each component's share of Var(QI) over the `qi --json` files of N repeated runs."""
+    if len(paths) < 2:
+        raise ConfigError("--variance needs the `qi --json` files of at least 2 runs")
+    runs = []
+    for path in paths:
+        doc = read_json(path)
+        check(path, doc, "qi")
+        runs.append({k: v or 0.0 for k, v in doc["components"].items()})
+    return variance_shares(runs)

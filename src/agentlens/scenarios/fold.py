@@ -176,6 +176,11 @@ class FoldResult:
     spent: float = 0.0
     budget_dollars: float | None = None
 
+    @property
+    def complete(self) -> bool:
+        """Every pair ran and none failed: `agentlens run` exits 0."""
+        return not self.skipped and not any(s.failed for s in self.sessions)
+
     def summary(self) -> dict[str, Any]:
         """Formal pass rate over the runs that did not fail (spec §4.4: failures leave the
         denominator), termination reasons, and what was retried or skipped."""

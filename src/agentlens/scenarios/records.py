@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from agentlens.scenarios.fold import FoldResult
 from agentlens.scenarios.session import SessionResult
-from agentlens.store.model import Metric, Record
+from agentlens.store.model import Metric, Record, Run
 from agentlens.store.records import trajectory_record
 
 
@@ -42,3 +43,19 @@ def _scenario_metrics(session: SessionResult) -> list[Metric]:
 def _scenario_body(session: SessionResult) -> dict[str, Any]:
     formal = session.verification
     return {"formal": formal.to_dict() if formal else None, "duration_s": session.duration_s}
+
+
+SCENARIO_SCORER = "scenario/formal/1"
+
+
+def scenario_run(result: FoldResult, label: str, agent: str, simulator: str) -> Run:
+    """The store's run for a finished fold: its summary without the per-session lines (those
+    are the records)."""
+    summary = {k: v for k, v in result.summary().items() if k != "sessions"}
+    return Run(
+        kind="scenario",
+        scorer=SCENARIO_SCORER,
+        label=label,
+        settings={"agent": agent, "simulator": simulator},
+        summary=summary,
+    )

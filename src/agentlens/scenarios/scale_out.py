@@ -26,14 +26,15 @@ from agentlens import __version__
 from agentlens.engine.ray_engine import lost_errors
 from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import JsonlReader, dump_jsonl
+from agentlens.providers import get_provider
 from agentlens.providers.config import ProvidersConfig
+from agentlens.scenarios.fold import Fold, FoldResult, RunSettings, run_pair
 from agentlens.scenarios.session import SessionResult, setup_failure
 from agentlens.scenarios.workspace import Workspace
 from agentlens.verification.sandbox import command_scope
 
 if TYPE_CHECKING:
     from agentlens.engine.ray_engine import RayEngine
-    from agentlens.scenarios.fold import Fold, RunSettings
     from agentlens.scenarios.personas import Persona
     from agentlens.scenarios.scenario import Scenario
 
@@ -126,9 +127,6 @@ class RayPairs:
 
 def run_job(job: PairJob) -> bytes:
     """On a worker: the pair's attempts, as canonical JSONL (the driver reads them back)."""
-    from agentlens.providers import get_provider
-    from agentlens.scenarios.fold import Fold, FoldResult, run_pair
-
     os.chdir(job.cwd)  # relative scenario and project paths mean what they meant to the driver
     simulator = get_provider(
         job.simulator_spec, role="user_simulator", cache=job.cache, config=job.providers

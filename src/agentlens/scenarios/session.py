@@ -67,6 +67,16 @@ class SessionResult:
         """An agent (or simulator) failure: retried, and left out of the pass-rate denominator."""
         return self.termination.stop.is_failed_run
 
+    @property
+    def verdict(self) -> str:
+        """PASS, FAIL naming what failed, or "failed run" (left out of the pass rate)."""
+        if self.verification is None:
+            return "failed run"
+        if self.verification.passed:
+            return "PASS"
+        failing = [r.name or r.type for r in self.verification.results if not r.passed]
+        return f"FAIL ({', '.join(failing)})" if failing else "FAIL (no verifiers)"
+
 
 @dataclass
 class _Dialog:

@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agentlens.process.labeler import label_trajectory
 from agentlens.trajectory import Trajectory
 
 STAGE_NAMES = {"E": "exploration", "I": "implementation", "V": "verification", "O": "orchestration"}
@@ -31,12 +32,7 @@ MECHANISM_GROUPS = {
 
 def coding_phases(traj: Trajectory) -> list[str | None]:
     """One phase name per `traj.steps` element (None for the task message)."""
-    try:
-        from agentlens.process.labeler import label_trajectory
-
-        labels: Sequence[str | None] = label_trajectory(traj)
-    except ImportError:
-        labels = [s.stored_stage for s in traj.steps]
+    labels: Sequence[str | None] = label_trajectory(traj)
     return [STAGE_NAMES.get(label or "", label) for label in labels]
 
 

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentlens.errors import ConfigError
 from agentlens.stepvalue.belief import Belief, softmax
+from agentlens.stepvalue.config import Costs, RunConfig
+from agentlens.stepvalue.evaluate import StepValueResult, add_channel_effects
 from agentlens.stepvalue.model import Problem, ProvidedBeliefs
-
-if TYPE_CHECKING:
-    from agentlens.stepvalue.config import RunConfig
-    from agentlens.stepvalue.evaluate import StepValueResult
+from agentlens.stepvalue.phases import phase_aggregates
+from agentlens.stepvalue.projection import render_state, state_hash
+from agentlens.stepvalue.results import add_net, belief_values, row_head
 
 PROVIDED = "provided"
 PROVIDED_FIELDS = ("belief_before", "belief_after", "raw_scores_before", "raw_scores_after")
@@ -81,10 +82,6 @@ def sides(provided: ProvidedBeliefs) -> tuple[Belief, Belief]:
 
 def evaluate_provided(problems: Sequence[Problem], config: RunConfig) -> StepValueResult:
     """Rows, phases and sensitivity tables from the beliefs the records carry (no LLM call)."""
-    from agentlens.stepvalue.config import Costs
-    from agentlens.stepvalue.evaluate import StepValueResult, add_channel_effects
-    from agentlens.stepvalue.phases import phase_aggregates
-
     lacking = [p.trajectory_id for p in problems if any(t.provided is None for t in p.transitions)]
     if lacking or not problems:
         raise ConfigError(
@@ -100,9 +97,6 @@ def evaluate_provided(problems: Sequence[Problem], config: RunConfig) -> StepVal
 
 
 def _rows(problem: Problem, config: RunConfig) -> list[dict[str, Any]]:
-    from agentlens.stepvalue.projection import render_state, state_hash
-    from agentlens.stepvalue.results import add_net, belief_values, row_head
-
     rows = []
     for t in problem.transitions:
         assert t.provided is not None

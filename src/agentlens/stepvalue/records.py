@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agentlens.store.model import Metric, Record
+from agentlens.stepvalue.evaluate import StepValueResult
+from agentlens.store.content import digest
+from agentlens.store.model import Metric, Record, Run
 from agentlens.store.records import trajectory_record
 from agentlens.trajectory import Trajectory
 
@@ -44,3 +46,21 @@ def _step_metrics(rows: list[dict[str, Any]]) -> list[Metric]:
         if row["slice"] == "full" and not row["missing"]
         for name in STEP_VALUES
     ]
+
+
+def stepvalue_run(
+    evaluator: str, label: str | None, trajectories: list[Trajectory], result: StepValueResult
+) -> tuple[Run, list[Trajectory], list[Record]]:
+    """What the store keeps of a step-value run: the run, the trajectories it scored and
+    their records."""
+    records = stepvalue_records(trajectories, result.steps, result.trajectory_summaries())
+    scored = {r.trajectory for r in records}
+    config = result.config
+    run = Run(
+        kind="stepvalue",
+        scorer=f"stepvalue/{evaluator}",
+        label=label,
+        settings={"channels": list(config.channels), "permutations": config.permutations},
+        summary=result.summary(),
+    )
+    return run, [t for t in trajectories if digest(t) in scored], records

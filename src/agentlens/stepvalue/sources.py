@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
+from agentlens.process.pta import build_reference
+from agentlens.process.pta_io import read_reference
 from agentlens.stepvalue.candidates import (
     explicit_problems,
     fault_localisation_problem,
@@ -67,11 +69,7 @@ def _reference(reference: str | None, runs: Sequence[Trajectory]) -> Any:
     if reference is None:
         return None
     if reference == "auto":
-        from agentlens.process.pta import build_reference
-
         return build_reference([r for r in runs if r.outcome.status == "passed"])
-    from agentlens.process.pta_io import read_reference
-
     return read_reference(reference)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentlens.errors import ConfigError
+from agentlens.providers import get_provider
 from agentlens.scenarios.agents._mcp_tools import McpTools
 from agentlens.scenarios.agents.bash import BashAgent, BashAgentSettings
 from agentlens.scenarios.agents.command import PLACEHOLDER, AgentFailure, CommandAgent
@@ -39,8 +40,6 @@ def agent_factory(
         program = None if PLACEHOLDER.search(probe.first[0]) else probe.first[0]
         return _Commands(rest, resume, takes_mcp=probe.takes_mcp, program=program)
     if kind == "bash":
-        from agentlens.providers import get_provider
-
         get_provider(rest, role="agent", cache=cache)  # fail now on a bad model string
         return _BuiltIn(rest, bash_settings, cache)
     raise ConfigError(f"agent kind {kind!r} unknown in {spec!r}: use bash: or cmd:")
@@ -70,8 +69,6 @@ class _BuiltIn:
     own_mcp_client = True  # AgentLens's (`_mcp_tools.py`)
 
     def __call__(self, folder: Path, mcp_config: Path | None = None) -> ScenarioAgent:
-        from agentlens.providers import get_provider
-
         client = get_provider(self.model, role="agent", cache=self.cache)
         tools = McpTools(mcp_config, folder) if mcp_config is not None else None
         return BashAgent(client, self.settings, mcp=tools)

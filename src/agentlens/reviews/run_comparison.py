@@ -1,0 +1,115 @@
+"""`agentlens compare`: everything known about two runs gathered into the regression checks of
+`compare.py`: telemetry of their trajectories, formal results and QI from their `verify` and
+`review` files, the SxS flags, process metrics, whether the two runs are comparable at all
+(`conformity.py`) and their test suites (`testing_compare.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentlens.errors import ConfigError
+from agentlens.process.pta import Reference
+from agentlens.process.pta_io import read_reference
+from agentlens.reviews.compare import CompareProfile, RunSummary, compare_runs
+from agentlens.reviews.conformity import setup_check, task_points
+from agentlens.reviews.documents import (
+    REVIEWS_KIND,
+    SXS_KIND,
+    formal_results,
+    load,
+    verify_results,
+)
+from agentlens.reviews.process_evidence import (
+    fixed_reference_scores,
+    leave_one_out_scores,
+    scores_summary,
+)
+from agentlens.reviews.qi import run_qi
+from agentlens.reviews.telemetry import RunTelemetry
+from agentlens.reviews.testing_compare import run_suite_metrics, testing_checks
+from agentlens.trajectory import Trajectory
+
+
+@dataclass
+class RunInputs:
+    """One run as given to `compare`: its trajectories and its `verify --out` / `review --out`."""
+
+    name: str
+    trajectories: list[Trajectory]
+    verify: tuple[str, ...] = ()
+    reviews: str | None = None
+
+
+def compare_documents(
+    a: RunInputs,
+    b: RunInputs,
+    *,
+    sxs_path: str | None = None,
+    with_process: bool = False,
+    reference_dir: str | None = None,
+    profile: CompareProfile = "default",
+) -> dict[str, Any]:
+    """The comparison of run B against the anchor A, as the `compare --json` document (its
+    `exit_code`: 0 ok, 1 warning, 2 alert). `reference_dir` implies process metrics."""
+    summaries = [_summary(run) for run in (a, b)]
+    with_process = with_process or reference_dir is not None
+    process = _process(a.trajectories, b.trajectories, reference_dir) if with_process else None
+    if process:
+        summaries[0].process = process["runs"]["run_1"]["samples"]
+        summaries[1].process = process["runs"]["run_2"]["samples"]
+    if sxs_path:
+        summaries[1].sxs_flags = load(sxs_path, SXS_KIND)["dimensions"]
+    result = compare_runs(summaries[0], summaries[1], _note(process), profile)
+    judges = [load(r.reviews, REVIEWS_KIND).get("judge") if r.reviews else None for r in (a, b)]
+    points = task_points(a.trajectories), task_points(b.trajectories)
+    result.checks.insert(0, setup_check(*points, *judges))
+    if a.verify and b.verify:
+        tests = [run_suite_metrics(verify_results(run.verify)) for run in (a, b)]
+        result.checks.extend(testing_checks(*tests))
+    doc = result.to_dict()
+    if process:
+        doc["process"] = process
+    return doc
+
+
+def _summary(run: RunInputs) -> RunSummary:
+    summary = RunSummary(run.name, RunTelemetry.of(run.trajectories))
+    summary.formal = formal_results(run.verify) if run.verify else None
+    summary.qi = run_qi(run.reviews, summary.formal) if run.reviews else None
+    return summary
+
+
+def _process(
+    trajs_a: list[Trajectory], trajs_b: list[Trajectory], reference_dir: str | None
+) -> dict[str, Any]:
+    if reference_dir:
+        scores = fixed_reference_scores(trajs_a + trajs_b, _references(reference_dir))
+    else:
+        scores = leave_one_out_scores(trajs_a + trajs_b)
+    return scores_summary(scores, {"run_1": trajs_a, "run_2": trajs_b})
+
+
+def _references(directory: str) -> dict[str, Reference]:
+    paths = sorted(Path(directory).glob("*.json"))
+    if not paths:
+        raise ConfigError(
+            f"{directory}: no <task_id>.json references (write them with `agentlens reference build`)"
+        )
+    return {path.stem: read_reference(path) for path in paths}
+
+
+def _note(process: dict[str, Any] | None) -> str | None:
+    if not process:
+        return None
+    r1, r2 = process["runs"]["run_1"], process["runs"]["run_2"]
+    skipped = process["tasks_skipped"]
+    note = (
+        f"{process['method']}; run 1: {r1['scored']} scored, {len(r1['unscored_ids'])} not; "
+        f"run 2: {r2['scored']} scored, {len(r2['unscored_ids'])} not; tasks skipped (too few "
+        f"passing runs or no reference): {len(skipped)}"
+    )
+    if process["in_sample"]:
+        note += f"; {process['in_sample']} scored runs are donors of their own reference"
+    return note
