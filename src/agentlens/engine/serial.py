@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from agentlens.engine._base import SPECS, EngineBase, OnDone, collect
 from agentlens.engine.outcome import Outcome, run_chunk
+from agentlens.errors import ConfigError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -18,8 +19,6 @@ class SerialEngine(EngineBase):
 
     def __init__(self, arg: str | None = None) -> None:
         if arg:
-            from agentlens.errors import ConfigError
-
             raise ConfigError(
                 f"engine 'serial:{arg}': serial takes no argument; choose one of: {SPECS}"
             )

@@ -10,7 +10,9 @@ from pathlib import Path
 from agentlens.errors import StoreError
 from agentlens.store.content import digest
 from agentlens.store.model import Metric, Record, Run
+from agentlens.store.postgres import open_postgres, without_password
 from agentlens.store.sql import SqlStore
+from agentlens.store.sqlite import open_sqlite
 
 __all__ = [
     "Metric", "Record", "Run", "SqlStore", "default_url", "digest", "open_store", "printable_url",
@@ -32,8 +34,6 @@ def open_store(url: str | None = None, *, create: bool = True) -> SqlStore:
     error naming the fix, not a new empty store that hides a mistyped path."""
     url = url or default_url()
     if url.startswith(_POSTGRES):
-        from agentlens.store.postgres import open_postgres
-
         return open_postgres(url)
     if url.startswith("sqlite:///"):
         url = url.removeprefix("sqlite:///")  # as in SQLAlchemy: a 4th slash makes it absolute
@@ -45,8 +45,6 @@ def open_store(url: str | None = None, *, create: bool = True) -> SqlStore:
             f"{'no such file' if not path.exists() else 'an empty file, not a store yet'}; "
             "`agentlens store import PATHS --store FILE` (or `score … --store FILE`) creates one",
         )
-    from agentlens.store.sqlite import open_sqlite
-
     return open_sqlite(url)
 
 
@@ -54,6 +52,4 @@ def printable_url(url: str) -> str:
     """A store URL as it may be printed: a Postgres password is shown as `***`."""
     if not url.startswith(_POSTGRES):
         return url
-    from agentlens.store.postgres import without_password
-
     return without_password(url)
