@@ -42,12 +42,13 @@ def build(
 ) -> int:
     """Merge k passing runs (file-name order, shuffled with `random.Random(seed)`) into ref.json."""
     from agentlens.process.pta import build_reference
+    from agentlens.process.pta_io import reference_to_json
 
     result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     donors = choose_donors(result.trajectories, k, seed)
     ref = build_reference(donors, profile)
     Path(output).parent.mkdir(parents=True, exist_ok=True)
-    Path(output).write_bytes(orjson.dumps(ref.to_json()))
+    Path(output).write_bytes(orjson.dumps(reference_to_json(ref)))
     console.print(
         f"reference for {donors[0].task_id or 'the task'}: {len(ref.nodes)} states, "
         f"{len(ref.edges)} transitions, {len(ref.branch_points())} branch points, "
