@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
-from agentlens.providers.config import load_yaml
+from agentlens.providers.config_yaml import read_yaml
 from agentlens.reviews.mcp_servers import McpServer, parse_servers
 from agentlens.reviews.verifiers import build_verifier
 from agentlens.reviews.verifiers.base import VerifierResult, VerifyContext
@@ -92,7 +92,7 @@ class ScenarioResult:
 def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario file (`.yaml`, `.yml` or `.json`); problems raise `ConfigError`."""
     path = Path(path)
-    doc = read_json_file(path) if path.suffix == ".json" else load_yaml(path)
+    doc = read_json_file(path) if path.suffix == ".json" else read_yaml(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("verifiers"), list):
         raise ConfigError(f"{path}: a scenario needs a 'verifiers' list")
     refuse_unknown_keys(path, doc, KNOWN_KEYS)
