@@ -6,13 +6,18 @@ AgentLens runs as pure Python, only slower.
 """
 
 import runpy
+import sys
 
 from setuptools import Extension, setup
 
 COMPILED = runpy.run_path("src/agentlens/compiled.py")["COMPILED"]
+# the commands that build code; the others (egg_info, dist_info: metadata) need no mypy run
+BUILDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
 
 
 def extensions() -> list[Extension]:
+    if not BUILDS & set(sys.argv[1:]):
+        return []
     try:
         from mypyc.build import mypycify
     except ImportError:  # a build without its declared build requirements: pure Python
