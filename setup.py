@@ -1,39 +1,37 @@
-"""The optional compiled accelerators; everything else about the package is in pyproject.toml.
+"""The optional compiled modules; everything else about the package is in pyproject.toml.
 
-Two kinds, both built by Cython and both optional (without a C compiler, or without Cython, the
-build goes on and AgentLens runs as pure Python, only slower; see `agentlens/formats/_native.py`):
-
-* twins: a `.pyx` that does what a pure-Python function does, faster; the Python function stays
-  the specification and the fallback, and a test holds the two equal;
-* copies: a pure-Python module compiled as it is, under the name `<module>_compiled`, so the
-  module itself stays importable as plain Python.
+The modules listed in `agentlens/compiled.py` are compiled by mypyc as they are, under their own
+names. The compilation is optional: without a C compiler, or without mypy, the build goes on and
+AgentLens runs as pure Python, only slower.
 """
+
+import runpy
+import sys
 
 from setuptools import Extension, setup
 
-TWINS = ["agentlens.formats._shell_accel", "agentlens.formats._mini_swe_agent_accel"]
-COPIES = ["agentlens.formats._openhands_legacy"]
+COMPILED = runpy.run_path("src/agentlens/compiled.py")["COMPILED"]
+# the commands that build code; the others (egg_info, dist_info: metadata) need no mypy run
+BUILDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
 
 
 def extensions() -> list[Extension]:
-    try:
-        from Cython.Build import cythonize
-    except ImportError:  # a build without its declared build requirements: pure Python
-        print("warning: Cython is not installed; AgentLens is built without its accelerators")
+    if not BUILDS & set(sys.argv[1:]):
         return []
-    modules = [Extension(name, [_source(name, ".pyx")]) for name in TWINS]
-    # a copy's type annotations stay Python's: Cython must not turn `float` into a C double
-    copies = [Extension(f"{name}_compiled", [_source(name, ".py")]) for name in COPIES]
-    built = cythonize(modules, compiler_directives={"language_level": 3}) + cythonize(
-        copies, compiler_directives={"language_level": 3, "annotation_typing": False}
-    )
+    try:
+        from mypyc.build import mypycify
+    except ImportError:  # a build without its declared build requirements: pure Python
+        print("warning: mypy is not installed; AgentLens is built as pure Python")
+        return []
+    sources = [f"src/{name.replace('.', '/')}.py" for name in COMPILED]
+    try:
+        built = mypycify(sources, opt_level="3")
+    except (Exception, SystemExit) as error:  # mypy refused the sources: pure Python
+        print(f"warning: mypyc failed ({error}); AgentLens is built as pure Python")
+        return []
     for extension in built:
-        extension.optional = True
+        extension.optional = True  # no C compiler: the extension is skipped, the build goes on
     return built
-
-
-def _source(name: str, suffix: str) -> str:
-    return f"src/{name.replace('.', '/')}{suffix}"
 
 
 setup(ext_modules=extensions())

@@ -3,7 +3,7 @@
 Run by hand:  python benchmarks/ingest_floor.py [--data ../shared/data] [--format mini-swe-agent]
 
 `ingest.py` reports each reader's ratio to the bare parse; this script splits it. It runs what this
-install runs (compiled accelerators, or pure Python with `AGENTLENS_PURE_PYTHON=1`). For one
+package runs (see `benchmarks/ingest.py` on compiled and pure-Python builds). For one
 format it times, in turns and best of `--repeat`:
   parse      orjson.loads of each file (the baseline, 1.00);
   steps      the parse plus one bare `Step` per message (role, text and the message as `raw`;
@@ -26,9 +26,9 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from agentlens.formats._categories import analyse_command
-from agentlens.formats._native import status
+from agentlens.compiled import status
 from agentlens.formats.registry import detect
+from agentlens.shell.categories import analyse_command
 from agentlens.trajectory import Step
 from ingest import ROOT, _head, best_of, clear_caches, group_by_format
 
@@ -76,7 +76,7 @@ def main() -> None:
     bound = best["steps"] + best["classify"]
     table.add_row("steps + classify", f"{bound * 1e3:.3f}", f"{bound / best['parse']:.2f}")
     console = Console(width=100)
-    console.print(f"accelerators: {status()}")
+    console.print(f"build: {status()}")
     console.print(f"{args.format}: {len(files)} files, {steps} steps, {len(commands)} commands")
     console.print(table)
     console.print(f"reader ÷ (steps + classify) = {best['reader'] / bound:.2f}")

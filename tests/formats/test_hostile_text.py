@@ -1,6 +1,6 @@
 """Hostile text and nesting: the shell classifier and every reader finish on adversarial input.
 
-Texts aimed at the regexes (`_shell_tokens` TOKEN / PLAIN_TOKEN / QUOTED / HEREDOC, mini-swe-agent FENCE and
+Texts aimed at the regexes (`shell.tokens` TOKEN / PLAIN_TOKEN / QUOTED / HEREDOC, mini-swe-agent FENCE and
 RETURNCODE, swe-agent ACI_WORDS, Codex EXIT_CODE, the apply_patch file pattern): backslash runs,
 unbalanced quotes, `<<` without terminators, unclosed ``` fences, 100k-character lines. Each is
 1 MB, put into the text fields of a real sample. JSON nested 1000 deep (just under orjson's
@@ -23,8 +23,9 @@ import msgspec
 import pytest
 
 from agentlens.errors import AgentLensError
-from agentlens.formats._categories import analyse_command, categorize_tool, files_in_command
+from agentlens.formats._categories import categorize_tool
 from agentlens.formats._steps import classify
+from agentlens.shell.categories import analyse_command, files_in_command
 from tests.formats import _mutate
 from tests.formats._known_bugs import CLAUDE, CODEX_EXEC, DEEP_BUGS, MINI_SWEBV
 from tests.formats.test_fuzz_readers import SAMPLES, Sample, load_sample

@@ -13,7 +13,7 @@ from agentlens.formats.load import read_path
 from agentlens.process import labeler_sdk as sdk
 from agentlens.process.labeler import label_trajectory
 from agentlens.process.labeler_paper import file_role
-from agentlens.process.labeler_paper_shell import analyse
+from agentlens.shell.actions import analyse
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 from tests.conftest import BENCH
 

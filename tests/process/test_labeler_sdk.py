@@ -10,7 +10,8 @@ import pytest
 
 from agentlens.formats.load import read_path
 from agentlens.process import labeler_sdk as sdk
-from agentlens.process.labeler import label_trajectory, normalize_path
+from agentlens.process.labeler import label_trajectory
+from agentlens.process.step_paths import normalize_path
 from agentlens.trajectory import Step, ToolCategory
 from tests.conftest import BENCH
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from agentlens.process.pta import Reference
+from agentlens.process.pta_io import reference_from_json, reference_to_json
 from agentlens.process.score import score_trajectory
 from tests.conftest import BENCH
 from tests.process.test_pta import SDK, TASK, bench_reference, bench_split, sdk_merged
@@ -60,7 +60,7 @@ def test_paper_profile_never_reads_the_outcome() -> None:
 
 def test_a_saved_reference_scores_the_same(tmp_path) -> None:
     ref = bench_reference(TASK)
-    back = Reference.from_json(json.loads(json.dumps(ref.to_json())))
+    back = reference_from_json(json.loads(json.dumps(reference_to_json(ref))))
     for traj in bench_split(TASK).scored[:5]:
         assert (
             score_trajectory(traj, back, "sdk-compat").annotation_row()

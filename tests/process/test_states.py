@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from agentlens.formats import read_path
-from agentlens.process.states import normalize_path, states_from_trajectory
+from agentlens.process.states import states_from_trajectory
+from agentlens.process.step_paths import normalize_path
 from tests.conftest import BENCH, FORMATS
 from tests.process.test_pta import TASK, bench_task
 

@@ -10,8 +10,8 @@ from rich.text import Text
 
 from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.compiled import status
 from agentlens.formats import READERS
-from agentlens.formats._native import status
 from agentlens.trajectory import Trajectory, Usage
 
 
@@ -155,5 +155,5 @@ def formats() -> int:
     """List the trace formats AgentLens reads, and whether its readers run compiled."""
     for name, target in READERS.items():
         console.print(f"{name:24} {target}", markup=False, highlight=False, soft_wrap=True)
-    console.print(f"accelerators: {status()}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"build: {status()}", markup=False, highlight=False, soft_wrap=True)
     return 0

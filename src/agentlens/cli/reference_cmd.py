@@ -15,6 +15,7 @@ from agentlens.errors import ConfigError
 from agentlens.process.profiles import Profile
 from agentlens.process.protocols import group_by_task
 from agentlens.process.pta import build_reference
+from agentlens.process.pta_io import reference_to_json
 from agentlens.trajectory import Trajectory
 
 
@@ -46,7 +47,7 @@ def build(
     donors = choose_donors(result.trajectories, k, seed)
     ref = build_reference(donors, profile)
     Path(output).parent.mkdir(parents=True, exist_ok=True)
-    Path(output).write_bytes(orjson.dumps(ref.to_json()))
+    Path(output).write_bytes(orjson.dumps(reference_to_json(ref)))
     console.print(
         f"reference for {donors[0].task_id or 'the task'}: {len(ref.nodes)} states, "
         f"{len(ref.edges)} transitions, {len(ref.branch_points())} branch points, "

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import re
 
-from agentlens.formats._native import compiled, twin
-
 # The opening of a block as the agent's action regexes see it; the closing fence is found with
 # `str.find` instead of the regex's lazy `(.*?)\n```` (see `command_blocks` for why they agree).
 FENCE_OPEN = re.compile(r"```(?:bash|mswea_bash_command)(\s*)")
 
 
-def _command_blocks(text: str) -> list[tuple[int, str]]:
+def command_blocks(text: str) -> list[tuple[int, str]]:
     """(start, command) of each command block, as mini-swe-agent's regex
     ```` ```(?:bash|mswea_bash_command)\\s*\\n(.*?)\\n``` ```` (DOTALL) finds them.
 
@@ -41,7 +39,3 @@ def _command_blocks(text: str) -> list[tuple[int, str]]:
         found.append((opening.start(), text[newline + 1 : last_newline]))
         position = last_newline + 4
     return found
-
-
-# compiled when the install built it (the same blocks: tests/formats/test_native.py)
-command_blocks = twin(_command_blocks, compiled("_mini_swe_agent_accel"), "command_blocks")

@@ -11,13 +11,9 @@ from typing import Any
 
 import orjson
 
-from agentlens.formats._categories import (
-    categorize_command,
-    categorize_editor,
-    categorize_tool,
-    files_in_command,
-)
+from agentlens.formats._categories import categorize_editor, categorize_tool
 from agentlens.formats._json import ShapeError
+from agentlens.shell.categories import categorize_command, files_in_command
 from agentlens.trajectory import Step, ToolCategory, Usage
 
 DIRECTORY_LISTING = "Here's the files and directories"

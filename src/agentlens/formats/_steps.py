@@ -1,9 +1,9 @@
 """Step-building helpers shared by the ATIF, Claude Code, Codex and Inspect readers.
 
 Maps a raw tool name plus its arguments to a `ToolCategory`, the shell `command` text and the
-files it touches. Shell lines and editor calls go through `formats/_categories.py`; this module
-only knows the tool names of the agents these formats carry (Claude Code, Codex, Terminus,
-OpenHands, Inspect).
+files it touches. Shell lines go through `agentlens.shell`, editor calls through `_categories`;
+this module only knows the tool names of the agents these formats carry (Claude Code, Codex,
+Terminus, OpenHands, Inspect).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import re
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from agentlens.formats._categories import analyse_command, categorize_editor, categorize_tool
+from agentlens.formats._categories import categorize_editor, categorize_tool
+from agentlens.shell.categories import analyse_command
 from agentlens.trajectory import ToolCategory
 
 SHELL_TOOLS = {

@@ -1,6 +1,6 @@
 """Tool names of the Gemini CLI and of OpenAI-style tool lists, mapped onto `ToolCategory`.
 
-Shell and editor tools go through the shared rules in `_categories` so that `cat x` counts as a
+Shell and editor tools go through the shared rules in `_categories` and `agentlens.shell` so that `cat x` counts as a
 read whichever agent ran it; this table only adds the names those rules do not know.
 """
 
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentlens.formats._categories import categorize_tool, files_in_command
+from agentlens.formats._categories import categorize_tool
+from agentlens.shell.categories import files_in_command
 from agentlens.trajectory import ToolCategory
 
 NAMED: dict[str, ToolCategory] = {

@@ -20,13 +20,12 @@ from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
-from agentlens.formats._categories import analyse_command
 from agentlens.formats._fenced_commands import command_blocks
 from agentlens.formats._json import ReadGuard, loads, require
-from agentlens.formats._native import compiled, twin
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import parse_time
 from agentlens.formats._typed_json import scalar_text
+from agentlens.shell.categories import analyse_command
 from agentlens.trajectory import (
     Agent,
     Source,
@@ -97,7 +96,7 @@ class MiniSweAgentReader(SuffixReader):
         )
 
 
-def _first_unreadable(messages: list[Any]) -> int:
+def first_unreadable(messages: list[Any]) -> int:
     """The number of the first message that is not an object with a `role`, or -1."""
     for number, message in enumerate(messages):
         if not isinstance(message, dict) or "role" not in message:
@@ -119,9 +118,8 @@ def _run_name(folder_text: str) -> str | None:
     return parents[1].name if len(parents) > 1 and parents[0].name == "trajs" else None
 
 
-def _steps(messages: list[dict[str, Any]]) -> list[Step]:
-    """The steps of a checked message list: the specification of `_mini_swe_agent_accel.steps`,
-    its compiled twin, and the fallback when that was not built."""
+def steps_of(messages: list[dict[str, Any]]) -> list[Step]:
+    """The steps of a checked message list."""
     steps: list[Step] = []
     open_calls: dict[str, Step] = {}
     turn = 0
@@ -283,10 +281,3 @@ def _model(info: dict[str, Any]) -> str | None:
     config = common.as_dict(info.get("config"))
     name = common.as_dict(config.get("model")).get("model_name")
     return str(name) if name else None
-
-
-_compiled = compiled("_mini_swe_agent_accel")
-# The compiled twins when the install built them (`_mini_swe_agent_accel.pyx`: the same results,
-# tests/formats/test_native.py); the functions above when it did not.
-steps_of = twin(_steps, _compiled, "steps")
-first_unreadable = twin(_first_unreadable, _compiled, "first_unreadable")

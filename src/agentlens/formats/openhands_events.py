@@ -8,16 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-from agentlens.formats import _openhands_legacy
 from agentlens.formats._json import loads, require
-from agentlens.formats._native import compiled_copy
+from agentlens.formats._openhands_legacy import LegacyConverter
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.trajectory import Agent, Source, Trajectory
-
-# the converter compiled as it is when the install built it (setup.py), else the module itself
-LegacyConverter: type[_openhands_legacy.LegacyConverter] = compiled_copy(
-    _openhands_legacy
-).LegacyConverter
 
 HEAD = re.compile(rb'^\s*\[\s*\{[^{}]*"(source|action|observation)"\s*:')
 

@@ -18,16 +18,12 @@ from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as common
-from agentlens.formats._categories import (
-    analyse_command,
-    categorize_command,
-    categorize_editor,
-    files_in_command,
-)
+from agentlens.formats._categories import categorize_editor
 from agentlens.formats._json import ReadGuard, loads, require
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._swe_agent_runs import run_folder, run_model
 from agentlens.formats._typed_json import scalar_text
+from agentlens.shell.categories import analyse_command, categorize_command, files_in_command
 from agentlens.trajectory import (
     Agent,
     Source,

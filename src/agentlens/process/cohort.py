@@ -8,7 +8,6 @@ signals `struct`/`cov`/`coh`/`temp`, `composite` and `mechanism`).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,8 +22,8 @@ from agentlens.process.cohort_rows import (
     result_row,
     signal,
 )
-from agentlens.process.lucky_profiles import MechanismProfile, mechanism_profiles
-from agentlens.process.profiles import ProfileConfig, get_profile
+from agentlens.process.lucky_profiles import MechanismProfile, mechanism_profiles, row_mechanism
+from agentlens.process.profiles import ProfileConfig
 from agentlens.process.stats import BOOTSTRAPS, Separation, separation
 
 __all__ = [
@@ -122,25 +121,6 @@ def _prevalence(rows: Sequence[Row], kind: str) -> tuple[float, float]:
 
 def tiers(rows: Sequence[Row]) -> Counter[str]:
     return Counter(str(r.get("quality_tier")) for r in rows if r.get("quality_tier"))
-
-
-def row_mechanism(row: Row, config: ProfileConfig | None = None) -> str | None:
-    """Lucky passes only: the stored mechanism, else the spec §11.2 tree on the released columns
-    (C3 = an `incomplete_implementation` failure reason, as the column set allows)."""
-    if row.get("quality_tier") != "lucky" or not passed(row):
-        return None
-    if row.get("mechanism"):
-        return str(row["mechanism"])
-    cfg = config or get_profile("sdk-compat")
-    n, waste = int(row["n_states"]), int(row["total_wasted_steps"])  # type: ignore[call-overload]
-    if n <= cfg.c1_max_states and waste == 0 and float(row["stage_coverage_V"]) == 0:  # type: ignore[arg-type]
-        return "C1"
-    if waste >= cfg.c2_min_waste:
-        return "C2"
-    if n >= cfg.c4_min_states:
-        return "C4"
-    reasons = json.loads(str(row.get("failure_reasons") or "[]"))
-    return "C3" if any(r.get("reason") == "incomplete_implementation" for r in reasons) else "C5"
 
 
 def mechanism_table(

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentlens.errors import ConfigError
+from agentlens.process.labeler_paper import label_steps_paper
+from agentlens.process.labeler_sdk import label_steps_sdk
 from agentlens.process.profiles import Profile
 from agentlens.process.stages import Stage
-from agentlens.trajectory import Step, ToolCategory, Trajectory
+from agentlens.trajectory import Step, Trajectory
 
 LabelProfile = Profile
-PATH_ARGUMENTS = ("filePath", "file_path", "path", "filename", "file")
 
 
 def label_trajectory(traj: Trajectory, profile: LabelProfile = "paper") -> list[Stage | None]:
@@ -32,12 +33,8 @@ def label_trajectory(traj: Trajectory, profile: LabelProfile = "paper") -> list[
 def label_steps(steps: Sequence[Step], profile: LabelProfile = "paper") -> list[Stage]:
     """Label a run's tool steps in order (the synthetic initial state is implied, not passed)."""
     if profile == "sdk-compat":
-        from agentlens.process.labeler_sdk import label_steps_sdk
-
         return label_steps_sdk(steps)
     if profile == "paper":
-        from agentlens.process.labeler_paper import label_steps_paper
-
         return label_steps_paper(steps)
     raise ConfigError(f"unknown profile {profile!r}; choose 'paper' or 'sdk-compat'")
 
@@ -45,33 +42,3 @@ def label_steps(steps: Sequence[Step], profile: LabelProfile = "paper") -> list[
 def state_indices(traj: Trajectory) -> list[int]:
     """Indices of the steps that become states: every tool call (with its result)."""
     return [step.index for step in traj.steps if step.kind == "tool"]
-
-
-def is_shell(step: Step) -> bool:
-    """A terminal call: readers keep the shell line in `command` even when `cat f` is a read."""
-    return step.category is ToolCategory.RUN_COMMAND or bool(step.command)
-
-
-def step_path(step: Step) -> str:
-    """The step's target file(s), normalised as the release does, comma-joined when several."""
-    paths = step.files or [_argument_path(step)]
-    return ",".join(normalize_path(p) for p in paths if p)
-
-
-def _argument_path(step: Step) -> str:
-    for key in PATH_ARGUMENTS:
-        value = step.arguments.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
-
-
-def normalize_path(path: str) -> str:
-    """Release path normalisation: drop `/`, `testbed/`, `workspace(s)/`, `home/`, `tmp/`; lowercase."""
-    text = path.strip().lstrip("/")
-    text = text.removeprefix("testbed/")
-    text = text.lstrip("/\\")
-    for prefix in ("workspace/", "workspaces/", "home/", "tmp/"):
-        if text.lower().startswith(prefix):
-            text = text[len(prefix) :]
-    return text.lower().replace("\\", "/")

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agentlens.process.labeler import is_shell, normalize_path, step_path
-from agentlens.process.labeler_paper_shell import CommandAction, analyse, python_writes
 from agentlens.process.labeler_scripts import scripts_run, written_scripts
 from agentlens.process.stages import Stage
 from agentlens.process.states import FAILED_EDIT
+from agentlens.process.step_paths import is_shell, normalize_path, step_path
+from agentlens.shell.actions import CommandAction, analyse, python_writes
 from agentlens.trajectory import Step, ToolCategory
 
 Role = Literal["check", "notes", "source"]

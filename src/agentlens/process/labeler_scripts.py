@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from agentlens.process.labeler_paper_shell import MARKER, _split_heredocs, python_writes
+from agentlens.shell.actions import python_writes
+from agentlens.shell.heredocs import MARKER, cut_heredocs
 
 # a heredoc header that redirects into a .py file: `cat > fix.py <<EOF`, `cat <<'EOF' > fix.py`
 SCRIPT_TARGET = re.compile(r"\b(?:cat|tee)\b[^\n]*?>\s*['\"]?([^\s'\"<>;&|]+\.py)\b")
@@ -23,7 +24,7 @@ def written_scripts(command: str) -> dict[str, tuple[str, ...]]:
     """{script file name: files its code opens for writing}, for .py files written by a heredoc."""
     if "<<" not in command:
         return {}
-    head, bodies = _split_heredocs(command)
+    head, bodies = cut_heredocs(command)
     found: dict[str, tuple[str, ...]] = {}
     for line in head.split("\n"):
         target, marker = SCRIPT_TARGET.search(line), MARKER.search(line)

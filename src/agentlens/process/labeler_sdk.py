@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agentlens.process.labeler import is_shell, step_path
 from agentlens.process.stages import Stage
+from agentlens.process.step_paths import is_shell, step_path
 from agentlens.trajectory import Step, ToolCategory
 
 _I = re.IGNORECASE

@@ -10,11 +10,12 @@ release's CSV does not), their mean, minimum and maximum.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentlens.process.cohort_rows import Row
-from agentlens.process.profiles import ProfileConfig
+from agentlens.process.cohort_rows import Row, passed
+from agentlens.process.profiles import ProfileConfig, get_profile
 
 MECHANISMS = ("C1", "C2", "C3", "C4", "C5")
 
@@ -38,14 +39,31 @@ def mechanism_profiles(
     rows: Sequence[Row], config: ProfileConfig | None = None
 ) -> list[MechanismProfile]:
     """One profile per category that has Lucky passes among `rows`, in C1..C5 order."""
-    from agentlens.process.cohort import row_mechanism
-
     groups: dict[str, list[Row]] = {}
     for row in rows:
         mech = row_mechanism(row, config)
         if mech:
             groups.setdefault(mech, []).append(row)
     return [_profile(m, groups[m]) for m in MECHANISMS if m in groups]
+
+
+def row_mechanism(row: Row, config: ProfileConfig | None = None) -> str | None:
+    """Lucky passes only: the stored mechanism, else the spec §11.2 tree on the released columns
+    (C3 = an `incomplete_implementation` failure reason, as the column set allows)."""
+    if row.get("quality_tier") != "lucky" or not passed(row):
+        return None
+    if row.get("mechanism"):
+        return str(row["mechanism"])
+    cfg = config or get_profile("sdk-compat")
+    n, waste = int(row["n_states"]), int(row["total_wasted_steps"])  # type: ignore[call-overload]
+    if n <= cfg.c1_max_states and waste == 0 and float(row["stage_coverage_V"]) == 0:  # type: ignore[arg-type]
+        return "C1"
+    if waste >= cfg.c2_min_waste:
+        return "C2"
+    if n >= cfg.c4_min_states:
+        return "C4"
+    reasons = json.loads(str(row.get("failure_reasons") or "[]"))
+    return "C3" if any(r.get("reason") == "incomplete_implementation" for r in reasons) else "C5"
 
 
 def _profile(mechanism: str, rows: list[Row]) -> MechanismProfile:

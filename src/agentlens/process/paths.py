@@ -5,35 +5,36 @@ only paths that end at a donor run's terminal state, continuing past terminals, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-if TYPE_CHECKING:
-    from agentlens.process.pta import Reference
-    from agentlens.process.states import ProcState
+from agentlens.process.states import ProcState
 
 
-def enumerate_paths(ref: Reference, max_paths: int = 50) -> list[list[ProcState]]:
-    outgoing: dict[str, list[tuple[str, str]]] = {}
-    for edge in ref.edges:
-        outgoing.setdefault(edge.source, []).append((edge.id, edge.target))
-    succ = {k: [t for _, t in sorted(v, key=lambda p: p[0])] for k, v in outgoing.items()}
-    terminals = set(ref.terminals)
+def enumerate_paths(
+    nodes: dict[str, ProcState],
+    successors: dict[str, list[str]],
+    initial: str,
+    terminals: Sequence[str],
+    max_paths: int = 50,
+) -> list[list[ProcState]]:
+    """Paths of `nodes` from `initial` to any of `terminals`; `successors` in the order walked."""
+    ends = set(terminals)
     paths: list[list[str]] = []
-    if ref.initial not in ref.nodes:
+    if initial not in nodes:
         return []
     path: list[str] = []
     on_path: set[str] = set()
-    stack: list[tuple[str, int]] = [(ref.initial, 0)]
+    stack: list[tuple[str, int]] = [(initial, 0)]
     while stack and len(paths) < max_paths:
         node, depth = stack.pop()
         del path[depth:]
         on_path.intersection_update(path)
-        if node in on_path or node not in ref.nodes:
+        if node in on_path or node not in nodes:
             continue
         path.append(node)
         on_path.add(node)
-        if node in terminals:
+        if node in ends:
             paths.append(list(path))
-        for nxt in reversed(succ.get(node, [])):
+        for nxt in reversed(successors.get(node, [])):
             stack.append((nxt, depth + 1))
-    return [[ref.nodes[n] for n in p] for p in paths]
+    return [[nodes[n] for n in p] for p in paths]

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentlens.errors import AgentLensError
 from agentlens.process.equivalence import Equivalence
+from agentlens.process.labeler import label_steps, label_trajectory
+from agentlens.process.paths import enumerate_paths
 from agentlens.process.profiles import Profile, ProfileConfig, get_profile
 from agentlens.process.stages import Stage
 from agentlens.process.states import ProcState, states_from_trajectory
@@ -71,9 +73,14 @@ class Reference:
 
     def paths(self, max_paths: int = 50) -> list[list[ProcState]]:
         """Root-to-terminal paths, depth-first, successors by edge id compared as strings (cached)."""
-        from agentlens.process.paths import enumerate_paths
+        return self.cached(("paths", max_paths), lambda: self._paths(max_paths))
 
-        return self.cached(("paths", max_paths), lambda: enumerate_paths(self, max_paths))
+    def _paths(self, max_paths: int) -> list[list[ProcState]]:
+        outgoing: dict[str, list[tuple[str, str]]] = {}
+        for edge in self.edges:
+            outgoing.setdefault(edge.source, []).append((edge.id, edge.target))
+        ordered = {k: [t for _, t in sorted(v, key=lambda p: p[0])] for k, v in outgoing.items()}
+        return enumerate_paths(self.nodes, ordered, self.initial, self.terminals, max_paths)
 
     def successors(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -84,27 +91,6 @@ class Reference:
     def branch_points(self) -> list[str]:
         """Nodes where donor runs went different ways (more than one successor)."""
         return [node for node, nexts in self.successors().items() if len(set(nexts)) > 1]
-
-    def to_json(self) -> dict[str, Any]:
-        from agentlens.process.pta_io import reference_to_json
-
-        return reference_to_json(self)
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> Reference:
-        from agentlens.process.pta_io import reference_from_json
-
-        return reference_from_json(doc)
-
-    def to_dot(self) -> str:
-        from agentlens.process.pta_io import reference_to_dot
-
-        return reference_to_dot(self)
-
-    def to_mermaid(self) -> str:
-        from agentlens.process.pta_io import reference_to_mermaid
-
-        return reference_to_mermaid(self)
 
 
 def build_reference(
@@ -139,8 +125,6 @@ def run_labels(traj: Trajectory, config: ProfileConfig) -> list[Stage | None]:
     tools = [s for s in traj.steps if s.kind == "tool"]
     if config.name == "sdk-compat" and tools and all(s.stored_stage for s in tools):
         return [s.stored_stage if s.kind == "tool" else None for s in traj.steps]  # type: ignore[misc]
-    from agentlens.process.labeler import label_trajectory
-
     return label_trajectory(traj, config.name)
 
 
@@ -198,8 +182,6 @@ class _Merger:
 
 
 def _copy(state: ProcState, uid: str) -> ProcState:
-    from dataclasses import replace
-
     return replace(state, uid=uid, support=1)
 
 
@@ -251,8 +233,6 @@ def _relabel(ref: Reference, config: ProfileConfig) -> None:
     tools = [s for s in ordered if s.source is not None and s.source.kind == "tool"]
     if len(tools) != len(ordered) - 1:
         return
-    from agentlens.process.labeler import label_steps
-
     steps = [s.source for s in tools if s.source is not None]
     for state, stage in zip(tools, label_steps(steps, config.name), strict=True):
         state.stage = stage

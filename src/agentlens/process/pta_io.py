@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 import msgspec
 import orjson
 
 from agentlens.errors import ConfigError
 from agentlens.process.profiles import PROFILES, Profile
+from agentlens.process.pta import Edge, Reference
 from agentlens.process.states import ProcState
-
-if TYPE_CHECKING:
-    from agentlens.process.pta import Reference
 
 FORMAT = "agentlens.reference/1"
 _SKIP = {"source", "step_index", "term", "mfiles"}
@@ -101,8 +99,6 @@ def reference_from_json(doc: dict[str, Any]) -> Reference:
 
 def _reference(doc: _Document, profile: Any) -> Reference:
     """Built from the checked document: each node's fields are `ProcState`'s saved ones."""
-    from agentlens.process.pta import Edge, Reference
-
     nodes = {}
     for item in doc.nodes:
         node = ProcState(**msgspec.structs.asdict(item))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentlens.process.stages import Stage, as_stage
+from agentlens.process.step_paths import normalize_path
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 
 CANONICAL_TOOL = {
@@ -207,12 +208,3 @@ def _line_range(tool: str, step: Step) -> tuple[int, int] | None:
         content = str(args.get("content") or args.get("file_text") or "")
         return (1, content.count("\n") + 1) if content else None
     return None
-
-
-def normalize_path(path: str) -> str:
-    """Release path normalisation (spec §2.3): strip `/`, `testbed/`, `workspace(s)/`, `home/`, `tmp/`."""
-    text = path.strip().lstrip("/").removeprefix("testbed/").lstrip("/\\")
-    for prefix in ("workspace/", "workspaces/", "home/", "tmp/"):
-        if text.lower().startswith(prefix):
-            text = text[len(prefix) :]
-    return text.lower().replace("\\", "/")

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 import msgspec
 
 from agentlens.errors import ConfigError
+from agentlens.providers.config_yaml import read_yaml
+from agentlens.providers.pricing import parse_prices
 
 ROLES = ("judge", "user_simulator", "evaluator", "agent")
 
@@ -111,18 +113,11 @@ def default_config_paths() -> list[Path]:
 
 
 def read_llm_section(path: Path) -> dict[str, Any]:
-    data = load_yaml(path) or {}
+    data = read_yaml(path) or {}
     section = data.get("llm", {}) if isinstance(data, dict) else None
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: the `llm` section must be a mapping")
     return section
-
-
-def load_yaml(path: Path) -> Any:
-    """Parsed YAML, or a one-line `ConfigError` naming the file and line (`config_yaml`)."""
-    from agentlens.providers.config_yaml import read_yaml
-
-    return read_yaml(path)
 
 
 def merge_into(target: dict[str, Any], source: dict[str, Any]) -> None:
@@ -151,8 +146,6 @@ def from_mapping(raw: dict[str, Any], *, apply_env: bool = False) -> ProvidersCo
     section = _typed(raw, _LlmSection, "llm")
     _at_least(1, section.max_concurrency, "llm.max_concurrency")
     _at_least(1e-9, section.timeout_s, "llm.timeout_s")
-    from agentlens.providers.pricing import parse_prices  # pricing reads YAML through this module
-
     parse_prices(section.prices, "llm.prices")
     roles = {name: parse_role(name, value) for name, value in section.roles.items()}
     if apply_env:

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from agentlens.errors import ConfigError
-from agentlens.providers.config import load_yaml
+from agentlens.providers.config_yaml import read_yaml
 from agentlens.providers.types import TokenUsage
 
 
@@ -55,7 +55,7 @@ class PriceTable:
         table = parse_prices(yaml.safe_load(text), "prices.yaml")
         user = user_prices_path()
         if user.is_file():
-            table.update(parse_prices(load_yaml(user), str(user)))
+            table.update(parse_prices(read_yaml(user), str(user)))
         table.update(parse_prices(overrides or {}, "llm.prices"))
         return cls(table)
 

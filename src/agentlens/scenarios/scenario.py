@@ -21,7 +21,7 @@ from typing import Any
 
 from agentlens.errors import ConfigError
 from agentlens.jsonio import read_user_json
-from agentlens.providers.config import load_yaml
+from agentlens.providers.config_yaml import read_yaml
 from agentlens.scenarios.mcp_servers import McpServer, parse_servers
 from agentlens.trajectory import Trajectory
 from agentlens.verification.verifiers import build_verifier, run_verifier
@@ -92,7 +92,7 @@ class ScenarioResult:
 def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario file (`.yaml`, `.yml` or `.json`); problems raise `ConfigError`."""
     path = Path(path)
-    doc = read_user_json(path) if path.suffix == ".json" else load_yaml(path)
+    doc = read_user_json(path) if path.suffix == ".json" else read_yaml(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("verifiers"), list):
         raise ConfigError(f"{path}: a scenario needs a 'verifiers' list")
     refuse_unknown_keys(path, doc, KNOWN_KEYS)

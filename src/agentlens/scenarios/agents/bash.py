@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentlens.formats._categories import analyse_command, categorize_tool
+from agentlens.formats._categories import categorize_tool
 from agentlens.formats._fenced_commands import command_blocks
 from agentlens.providers.client import LLMClient
 from agentlens.providers.types import ChatRequest, ChatResponse, Message
@@ -22,6 +22,7 @@ from agentlens.scenarios.agent_view import TOOL_RESULT_CHARS, cut
 from agentlens.scenarios.agents._mcp_tools import McpTools, mcp_blocks
 from agentlens.scenarios.agents._shell import run_shell
 from agentlens.scenarios.turns import AgentTurn
+from agentlens.shell.categories import analyse_command
 from agentlens.trajectory import Step, StepKind, Usage
 
 SYSTEM = """You are a coding agent working in a software project (the current folder).

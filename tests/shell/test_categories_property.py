@@ -13,8 +13,9 @@ from functools import cache
 
 import pytest
 
-from agentlens.formats import _categories as cat
-from agentlens.formats import _shell_tokens as sh
+from agentlens.shell import categories as cat
+from agentlens.shell import tokens as sh
+from agentlens.shell.heredocs import strip_heredocs
 from agentlens.trajectory import ToolCategory
 from tests.conftest import DATA, FORMATS
 
@@ -198,7 +199,7 @@ def test_command_rules_match_their_plain_statement() -> None:
 
 
 def _analysed_text(command: str) -> str:
-    return sh.strip_heredocs(command.strip().replace("\\\n", " "))[: cat.ANALYSED_LENGTH]
+    return strip_heredocs(command.strip().replace("\\\n", " "))[: cat.ANALYSED_LENGTH]
 
 
 def test_the_real_commands_are_many_and_varied() -> None:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from agentlens.process import labeler_paper_shell as shell
+from agentlens.shell.tokens import posix_words, split_outside_quotes
 
 PIECES = [*"ab c./-=_'\"\\|&;<>\n\t", "&&", "||", "|&", "2>&1", "&>", ">&", " | ", "'a;b'", '"x|y"']
 LEVELS = [("&&", "||", ";", "&", "\n"), ("|",)]
@@ -41,14 +41,16 @@ def test_split_matches_the_character_loop(operators: tuple[str, ...]) -> None:
     rng = random.Random(20261130)
     lines = ["".join(rng.choices(PIECES, k=rng.randint(0, 30))) for _ in range(5000)]
     for line in lines:
-        assert shell._split(line, operators) == _reference_split(line, operators), repr(line)
+        assert split_outside_quotes(line, operators) == _reference_split(line, operators), repr(
+            line
+        )
 
 
 def test_quoted_operators_do_not_split() -> None:
     line = "grep -n 'a && b' f.py && echo \"x | y\" | wc -l"
-    pipelines = shell._split(line, LEVELS[0])
+    pipelines = split_outside_quotes(line, LEVELS[0])
     assert pipelines == ["grep -n 'a && b' f.py", 'echo "x | y" | wc -l']
-    assert shell._split(pipelines[1], LEVELS[1]) == ['echo "x | y"', "wc -l"]
+    assert split_outside_quotes(pipelines[1], LEVELS[1]) == ['echo "x | y"', "wc -l"]
 
 
 def test_word_split_matches_shlex() -> None:
@@ -67,4 +69,4 @@ def test_word_split_matches_shlex() -> None:
     pieces = [*PIECES, *odd_spaces, "#", "x y", "cat "]
     for _ in range(20000):
         line = "".join(rng.choices(pieces, k=rng.randint(0, 15)))
-        assert shell._shell_split(line) == reference(line), repr(line)
+        assert posix_words(line) == reference(line), repr(line)

@@ -9,11 +9,14 @@ run, and cleanup commands are recognised with their arguments (`mkdir -p d`, `gi
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
+
+from agentlens.shell.heredocs import cut_heredocs, fed_body
+from agentlens.shell.programs import LISTERS, PREFIXES, READERS, SEARCHERS
+from agentlens.shell.tokens import posix_words, split_outside_quotes
 
 CACHED_LENGTH = 4096
 Action = Literal["write", "run", "review", "inspect", "cleanup", "setup", "nav"]
@@ -27,14 +30,7 @@ class CommandAction:
     paths: tuple[str, ...] = ()
 
 
-HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
-MARKER = re.compile(r"__HEREDOC(\d+)__")
 REDIRECT = re.compile(r"^1?>>?(.*)$")
-# A quoted run (to its closing quote, or the end) or a character that can start an operator.
-# What makes shlex differ from `str.split`: quotes, backslashes, and whitespace that `str.split`
-# splits on but shlex keeps inside a word (\v, \f, \x1c-\x1f, \x85, Unicode spaces).
-SHLEX_SPECIAL = re.compile(r"['\"\\]|[^\S \t\r\n]")
-QUOTED_OR_OPERATOR = re.compile(r"'[^']*'?|\"[^\"]*\"?|[&|;\n]")
 PY_WRITE = re.compile(
     r"open\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*,\s*[rbuf]?['\"][wax]"
     r"|Path\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*\)\s*\.write_(?:text|bytes)"
@@ -44,18 +40,17 @@ LOOKUP = re.compile(
     r"getsource|getsourcefile|getfile|\bhelp\(|__doc__|print\([\w.]*\.__(?:file|version)__\)"
 )
 PYTHON = re.compile(r"^(?:python|pypy)[\d.]*$")
-WRAPPERS = {"sudo", "time", "nice", "nohup", "command", "builtin", "exec", "env", "stdbuf"}
+WRAPPERS = PREFIXES | {"stdbuf"}
 NAV = {"cd", "pushd", "popd", "true", "false", "clear", "sleep", "wait", "C-c", "C-d", "C-z", ":"}
 NAV |= {"echo", "printf"}  # printing a message; with a redirect they write a file (handled first)
 SETUP = {"export", "source", ".", "set", "unset", "alias", "ulimit", "chmod", "chown", "ln"}
 SETUP |= {"apt", "apt-get", "yum", "brew", "conda", "mamba", "poetry", "uv", "virtualenv"}
 CLEANUP = {"rm", "rmdir", "mkdir", "unlink", "kill", "pkill"}
-TEST_RUNNERS = {"pytest", "py.test", "tox", "nox", "nosetests", "nose2", "jest", "mocha", "vitest"}
-INSPECT = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "locate", "ls", "ll", "tree"}
-INSPECT |= {"cat", "head", "tail", "less", "more", "nl", "bat", "wc", "file", "stat", "du", "df"}
-INSPECT |= {"diff", "cmp", "awk", "jq", "realpath", "readlink", "which", "whereis", "type", "pwd"}
+# SWE-agent's `view` is its own file viewer (AGENT_VIEW), and `dir` is rare enough to leave out
+INSPECT = SEARCHERS | (READERS - {"view"}) | (LISTERS - {"dir"}) | {"find", "ll", "wc", "file"}
+INSPECT |= {"df", "diff", "cmp", "awk", "jq", "realpath", "readlink", "which", "whereis", "type"}
 INSPECT |= {"printenv", "whoami", "uname", "date", "basename", "dirname", "sort", "uniq", "cut"}
-INSPECT |= {"tr", "xxd", "od", "hexdump", "strings", "md5sum", "sha256sum", "column"}
+INSPECT |= {"tr", "hexdump", "md5sum", "sha256sum", "column"}
 # SWE-agent's shell-level file viewer/editor commands.
 AGENT_VIEW = {"open", "goto", "scroll_up", "scroll_down", "search_file", "search_dir", "find_file"}
 # SWE-agent ends a run with `submit`, or with an exit marker when a budget or the format failed.
@@ -93,14 +88,16 @@ def _analyse_cached(command: str) -> tuple[CommandAction, ...]:
     return _analyse(command)
 
 
-def _analyse(command: str) -> tuple[CommandAction, ...]:
-    text, bodies = _split_heredocs(command)
+def _analyse(command: str, fed: tuple[str, ...] = ()) -> tuple[CommandAction, ...]:
+    """`analyse`; `fed` are the heredoc bodies of the line this one is nested in (`bash -c '…'`):
+    its markers name them."""
+    text, own = cut_heredocs(command, first=len(fed))
+    bodies = (*fed, *own)
     actions: list[CommandAction] = []
-    for pipeline in _split(text, ("&&", "||", ";", "&", "\n")):
-        stages = _split(pipeline, ("|",))
+    for pipeline in split_outside_quotes(text, ("&&", "||", ";", "&", "\n")):
+        stages = split_outside_quotes(pipeline, ("|",))
         if stages:
-            marker = MARKER.search(stages[0])
-            actions.append(_simple(stages[0], bodies[int(marker[1])] if marker else ""))
+            actions.append(_simple(stages[0], bodies))
             actions.extend(_filter(stage) for stage in stages[1:])
     return tuple(actions) or (CommandAction("nav"),)
 
@@ -110,51 +107,8 @@ def python_writes(code: str) -> tuple[str, ...]:
     return tuple(a or b for a, b in PY_WRITE.findall(code))
 
 
-def _split_heredocs(command: str) -> tuple[str, list[str]]:
-    """Cut heredoc bodies out of the line, leaving a numbered marker where each was fed."""
-    kept: list[str] = []
-    bodies: list[str] = []
-    lines = command.split("\n")
-    i = 0
-    while i < len(lines):
-        header = lines[i]
-        i += 1
-        for match in HEREDOC.finditer(header):
-            body: list[str] = []
-            while i < len(lines) and lines[i].strip() != match[2]:
-                body.append(lines[i])
-                i += 1
-            i += 1
-            bodies.append("\n".join(body))
-        if len(bodies) and HEREDOC.search(header):
-            header = HEREDOC.sub(f" __HEREDOC{len(bodies) - 1}__ ", header, count=1)
-        kept.append(header)
-    return "\n".join(kept), bodies
-
-
-def _split(text: str, operators: tuple[str, ...]) -> list[str]:
-    """Split on shell operators outside quotes (`||` is not a pipe). Only quoted runs and operator
-    characters are visited (one regex), not every character."""
-    parts: list[str] = []
-    start = resume = 0
-    for match in QUOTED_OR_OPERATOR.finditer(text):
-        i = match.start()
-        if i < resume or match[0][0] in "'\"":  # inside an operator just cut, or quoted
-            continue
-        op = next((o for o in operators if text.startswith(o, i)), None)
-        if op and not (op == "|" and text.startswith("||", i)) and not _is_redirect_amp(text, i):
-            parts.append(text[start:i])
-            start = resume = i + len(op)
-    parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
-
-
-def _is_redirect_amp(text: str, i: int) -> bool:
-    return text[i] == "&" and (text[i - 1 : i] == ">" or text[i + 1 : i + 2] == ">")
-
-
 def _words(text: str) -> list[str]:
-    words = _shell_split(text)
+    words = posix_words(text)
     while words and (re.match(r"^\w+=", words[0]) or words[0] in WRAPPERS):
         words = words[1:]
     if words and words[0] == "timeout" and len(words) > 1:
@@ -162,19 +116,7 @@ def _words(text: str) -> list[str]:
     return words
 
 
-def _shell_split(text: str) -> list[str]:
-    """`shlex.split` (POSIX, no comments), unbalanced quotes falling back to whitespace. Without
-    quotes or backslashes, and with no whitespace but shlex's own, that is `str.split`: ~20x
-    faster than shlex's per-character loop, and most lines take this path."""
-    if not SHLEX_SPECIAL.search(text):
-        return text.split()
-    try:
-        return shlex.split(text, comments=False, posix=True)
-    except ValueError:
-        return text.split()
-
-
-def _simple(text: str, heredoc: str) -> CommandAction:
+def _simple(text: str, bodies: tuple[str, ...]) -> CommandAction:
     words = _words(text)
     if not words or words[0].startswith("#"):
         return CommandAction("nav")
@@ -184,8 +126,16 @@ def _simple(text: str, heredoc: str) -> CommandAction:
     if program in {"cat", "echo", "printf"} and targets:
         return CommandAction("write", targets)
     if PYTHON.match(program) or program.endswith(".py"):
-        return _python(words, heredoc)
+        return _python(words, fed_body(text, bodies))
+    if program in {"bash", "sh", "zsh"} and "-c" in words:
+        inner = words[words.index("-c") + 1 : words.index("-c") + 2]
+        return _strongest(_nested(inner[0], bodies)) if inner else CommandAction("run")
     return _by_program(program, words, args)
+
+
+def _nested(command: str, bodies: tuple[str, ...]) -> tuple[CommandAction, ...]:
+    """`analyse` of the string a `bash -c` runs; the line's heredocs cut out of it are its own."""
+    return _analyse(command, bodies) if bodies else analyse(command)
 
 
 def _redirect_targets(words: list[str]) -> tuple[str, ...]:
@@ -240,9 +190,6 @@ def _by_program(program: str, words: list[str], args: list[str]) -> CommandActio
         return CommandAction("setup")
     if program in CLEANUP:
         return CommandAction("cleanup")
-    if program in {"bash", "sh", "zsh"} and "-c" in words:
-        inner = words[words.index("-c") + 1 : words.index("-c") + 2]
-        return _strongest(analyse(inner[0])) if inner else CommandAction("run")
     if program in INSPECT:
         return CommandAction("inspect", tuple(args))
     return CommandAction("run")

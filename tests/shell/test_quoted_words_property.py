@@ -7,9 +7,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlens.formats import _categories as cat
-from agentlens.formats import _shell_tokens as sh
-from tests.formats.test_categories_property import _analysed_text, _lines
+from agentlens.shell import categories as cat
+from agentlens.shell import tokens as sh
+from tests.shell.test_categories_property import _analysed_text, _lines
 
 # what a quotes-only line is made of: words, spaces, both quotes (balanced or not), `$`, `*`...
 QUOTES_ONLY = st.text(alphabet=st.sampled_from(list("ab .-=/_'\"\t$*é\u2028\x1c")), max_size=40)
