@@ -13,6 +13,7 @@ from types import ModuleType
 import pytest
 
 from agentlens.process.labeler import label_trajectory
+from agentlens.process.labeler_paper import file_role
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 ANNOTATIONS = Path(__file__).resolve().parent / "labelled_states" / "annotations.csv"
@@ -98,3 +99,18 @@ def test_frozen_agreement_stays_at_least_what_was_reached(data_dir: Path) -> Non
     hits = sum(predicted.get(s.state_id) == truth[s.state_id] for s in frozen)
     assert not problems and len(frozen) == 279
     assert hits >= FROZEN_FLOOR, f"frozen agreement {hits}/{len(frozen)} < {FROZEN_FLOOR}"
+
+
+def test_the_agents_plan_file_is_orchestration(tune: dict[str, object]) -> None:
+    """labeling-guideline.md: "think/plan steps, todo lists" are O. In the tune part's Claude Code
+    beads session (states s0044, s0102, s0447) the agent leaves plan mode by writing
+    `/home/marco/projects/spotter/plan.md`: a plan, not a change to the project, so the run has
+    not changed anything until it creates the beads (I)."""
+    traj = script("_labelset").trajectory_of(tune["s0447"])
+    labels = label_trajectory(traj, "paper")
+    write = next(s for s in traj.steps if s.tool_name == "Write")
+    assert write.files == ["/home/marco/projects/spotter/plan.md"]
+    assert labels[write.index] == "O"
+    first_bead = next(s for s in traj.steps if (s.command or "").startswith("bd create"))
+    assert first_bead.index > write.index and labels[first_bead.index] == "I"
+    assert file_role("/testbed/docs/plan.md") == "source"  # project documentation stays source

@@ -50,6 +50,10 @@ NOTES = re.compile(
     r"|^(?:fix|changes?|implementation)[\w-]*\.(?:md|txt)$",
     re.IGNORECASE,
 )
+# The agent's own plan or todo list (Claude Code's plan mode writes `plan.md`, `.claude/plans/x.md`):
+# labeling-guideline.md's "think/plan steps, todo lists" (O) wherever it is, except in a docs folder.
+PLAN_FILE = re.compile(r"^(?:[\w-]*[-_])?(?:plan|todo)(?:[-_][\w-]*)?\.md$", re.IGNORECASE)
+DOC_DIRS = {"doc", "docs", "documentation"}
 TEST_DIRS = {"tests", "spec", "__tests__", "testcases"}
 SCRATCH_DIR = re.compile(r"^(?:test_|tmp|temp|repro|scratch|debug)", re.IGNORECASE)
 PATCH = "<patch>"
@@ -81,6 +85,8 @@ def file_role(path: str, *, created: bool = False) -> Role:
     name = parts[-1]
     if NOTES.search(name) and (len(parts) == 1 or _in_tmp(raw)):
         return "notes"
+    if _is_plan(parts):
+        return "notes"
     if raw == PATCH:
         return "source"
     if _in_tmp(raw) or named_check(raw):
@@ -88,6 +94,12 @@ def file_role(path: str, *, created: bool = False) -> Role:
     # A brand-new file at the repository root is scaffolding for a reproduction, not the fix.
     project_file = PROJECT_FILES.match(name)
     return "check" if created and len(parts) == 1 and not project_file else "source"
+
+
+def _is_plan(parts: list[str]) -> bool:
+    """The agent's plan or todo file, or anything in its own `.claude/` folder."""
+    folders = set(parts[:-1])
+    return ".claude" in folders or (bool(PLAN_FILE.match(parts[-1])) and not DOC_DIRS & folders)
 
 
 def named_check(path: str) -> bool:
