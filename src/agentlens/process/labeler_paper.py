@@ -235,13 +235,17 @@ class PaperContext:
     def _intended(self, command: str | None) -> Stage:
         """A step whose command was the model's prose: its intent is the command in the agent's
         words (labeling-guideline.md: "label the intent"); without one it is reasoning, O. It
-        did not run, so an intended `edit` of the open file is a failed edit."""
+        did not run, so it changes nothing: an intended `edit` of the open file is a failed edit,
+        and an intended write leaves the project as it was."""
         if command is None:
             return "O"
         if command.split(maxsplit=1)[0] == "edit":
             path = normalize_path(self.open_file)
             return self._write(self._role(self.open_file, created=False), path, failed=True)
-        return self._actions(analyse(command))
+        changed, edited = self.changed, set(self.edited)
+        stage = self._actions(analyse(command))
+        self.changed, self.edited = changed, edited
+        return stage
 
     def _writes(self, paths: Sequence[str]) -> Stage | None:
         roles = [(self._role(p, created=True), p) for p in paths]
