@@ -24,6 +24,9 @@ ANNOTATIONS_CSV = STATES_DIR / "annotations.csv"
 WORK = Path(os.environ.get("AGENTLENS_LABELSET", "/work/labelset"))
 STATE_FIELDS = ("state_id", "split", "format", "path", "record", "step_index", "drawn_by")
 STAGES = ("E", "I", "V", "O")
+# The scripts that drew each labelling round; round n's packets, labels and adjudication live in
+# WORK/packets<n>, WORK/labels<n> and WORK/adjudication<n>.csv, with no number for round 1.
+ROUND_SCRIPTS = ("scripts/draw_label_states.py", "scripts/extend_tune_states.py")
 
 
 def data_dir() -> Path:
@@ -67,6 +70,25 @@ def write_states(states: list[State], path: Path = STATES_CSV) -> None:
             writer.writerow(
                 [s.state_id, s.split, s.format, s.path, s.record, s.step_index, s.drawn_by]
             )
+
+
+def round_of(state: State) -> int:
+    return next(
+        (k for k, script in enumerate(ROUND_SCRIPTS, start=1) if state.drawn_by.startswith(script)),
+        0,
+    )
+
+
+def round_suffix(number: int) -> str:
+    return "" if number == 1 else str(number)
+
+
+def labels_dirs() -> list[Path]:
+    return [WORK / f"labels{round_suffix(n)}" for n in range(1, len(ROUND_SCRIPTS) + 1)]
+
+
+def adjudication_files() -> list[Path]:
+    return [WORK / f"adjudication{round_suffix(n)}.csv" for n in range(1, len(ROUND_SCRIPTS) + 1)]
 
 
 @lru_cache(maxsize=64)

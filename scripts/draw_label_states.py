@@ -88,13 +88,18 @@ def already_labelled() -> set[tuple[str, int]]:
     return seen
 
 
-def read_runs(source: Source, excluded: set[tuple[str, int]]) -> list[Run]:
-    """Every top-level trajectory of the source with at least one tool step; unreadable or
-    non-trace files (reports, manifests) are skipped with one line on stderr."""
+def read_runs(
+    source: Source, excluded: set[tuple[str, int]], skip_files: frozenset[str] = frozenset()
+) -> list[Run]:
+    """Every top-level trajectory of the source with at least one tool step, the files in
+    `skip_files` left unread; unreadable or non-trace files (reports, manifests) are skipped with
+    one line on stderr."""
     root = data_dir()
     runs: list[Run] = []
     for path, _explicit in iter_trace_paths([root / f for f in source.folders]):
         relative = path.relative_to(root).as_posix()
+        if relative in skip_files:
+            continue
         try:
             trajectories = read_path(path)
         except AgentLensError as exc:
@@ -181,11 +186,11 @@ def capacity(source: Source, runs: list[Run]) -> int:
     return sum(min(source.cap, len(r.candidates)) for r in runs)
 
 
-def quotas(runs: dict[str, list[Run]]) -> dict[str, int]:
+def quotas(runs: dict[str, list[Run]], sources: tuple[Source, ...] = SOURCES) -> dict[str, int]:
     """Each format's quota, the shortfall of small formats spread over the absorbing ones."""
-    result = {s.format: min(s.quota, capacity(s, runs[s.format])) for s in SOURCES}
-    shortfall = sum(s.quota for s in SOURCES) - sum(result.values())
-    absorbers = [s for s in SOURCES if s.absorbs]
+    result = {s.format: min(s.quota, capacity(s, runs[s.format])) for s in sources}
+    shortfall = sum(s.quota for s in sources) - sum(result.values())
+    absorbers = [s for s in sources if s.absorbs]
     for k, source in enumerate(absorbers):
         share = shortfall // len(absorbers) + (k < shortfall % len(absorbers))
         result[source.format] = min(
@@ -219,12 +224,19 @@ def build_states(seed: int) -> list[State]:
         drawn = draw(source, runs[source.format], wanted[source.format], seed)
         split = split_files(drawn, seed)
         rows += [(split[r.path], source.format, r.path, r.record, step) for r, step in drawn]
-    rows.sort(key=lambda row: (row[2], row[3], row[4]))
-    random.Random(f"{seed}:ids").shuffle(rows)  # ids tell nothing of format, file or split
-    drawn_by = f"{SCRIPT} --seed {seed}"
+    return numbered(rows, seed, f"{SCRIPT} --seed {seed}", first=1)
+
+
+def numbered(
+    rows: list[tuple[str, str, str, int, int]], seed: int, drawn_by: str, first: int
+) -> list[State]:
+    """States from (split, format, path, record, step) rows, numbered from `first` in a seeded
+    order, so that ids tell nothing of format, file or split."""
+    rows = sorted(rows, key=lambda row: (row[2], row[3], row[4]))
+    random.Random(f"{seed}:ids").shuffle(rows)
     return [
         State(f"s{k:04d}", split, fmt, path, record, step, drawn_by)
-        for k, (split, fmt, path, record, step) in enumerate(rows, start=1)
+        for k, (split, fmt, path, record, step) in enumerate(rows, start=first)
     ]
 
 
