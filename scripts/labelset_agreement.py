@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Agreement of the hand-labelled intent-stage set: annotators with each other, then a labeler.
 
-    PYTHONPATH=src python scripts/labelset_agreement.py [--labels-dir DIR] [--adjudication CSV]
+    PYTHONPATH=src python scripts/labelset_agreement.py [--labels-dir DIR ...] [--adjudication CSV ...]
     PYTHONPATH=src python scripts/labelset_agreement.py --labeler paper   (or sdk-compat, all)
 
-Reads `<labels-dir>/<annotator>/*.csv` (`state_id,stage,confidence`), reports each annotator's
+Reads `<labels-dir>/<annotator>/*.csv` (`state_id,stage,confidence`) of every labelling round
+(by default `/work/labelset/labels` for round 1 and `labels2` for round 2, merged by annotator
+name; the adjudication files likewise `adjudication.csv` and `adjudication2.csv`), reports each annotator's
 coverage, pairwise Cohen's kappa, Fleiss' kappa (over the states every annotator labelled), raw
 agreement and confusion matrices, and writes `tests/process/labelled_states/annotations.csv`: one
 column per annotator and the adjudicated stage, which is the annotators' label where they all
 agree, the adjudication file's (`state_id,stage,reason`) where they do not, else empty. The states
-still to adjudicate go to `<labels-dir>/../to_adjudicate.csv` (outside the repository).
+still to adjudicate go to `<first labels-dir>/../to_adjudicate.csv` (outside the repository).
 
 `--labeler PROFILE` reads `annotations.csv` and reports the labeler's agreement with the
 adjudicated stages, tune and frozen apart, with a Wilson 95 % interval and a confusion matrix; the
@@ -33,7 +35,15 @@ from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labelset import ANNOTATIONS_CSV, STAGES, WORK, State, read_states, trajectory_of
+from _labelset import (
+    ANNOTATIONS_CSV,
+    STAGES,
+    State,
+    adjudication_files,
+    labels_dirs,
+    read_states,
+    trajectory_of,
+)
 
 CONFIDENCES = ("high", "medium", "low")
 Z95 = 1.959963984540054
@@ -105,12 +115,14 @@ class Labels:
     problems: list[str] = field(default_factory=list)
 
 
-def read_labels(labels_dir: Path, known: set[str]) -> Labels:
+def read_labels(labels_dirs: Sequence[Path], known: set[str]) -> Labels:
+    """Every round's files, one annotator's labels merged across rounds by folder name."""
     labels = Labels()
-    for folder in sorted(p for p in labels_dir.iterdir() if p.is_dir()):
-        mine = labels.by_annotator.setdefault(folder.name, {})
-        for path in sorted(folder.glob("*.csv")):
-            read_one_file(path, mine, known, labels.problems)
+    for labels_dir in labels_dirs:
+        for folder in sorted(p for p in labels_dir.iterdir() if p.is_dir()):
+            mine = labels.by_annotator.setdefault(folder.name, {})
+            for path in sorted(folder.glob("*.csv")):
+                read_one_file(path, mine, known, labels.problems)
     return labels
 
 
@@ -144,17 +156,21 @@ def row_problem(row: dict[str, str], known: set[str], seen: dict[str, str]) -> s
     return None
 
 
-def read_adjudication(path: Path | None, known: set[str], problems: list[str]) -> dict[str, str]:
-    if path is None or not path.is_file():
-        return {}
+def read_adjudication(
+    paths: Sequence[Path], known: set[str], problems: list[str]
+) -> dict[str, str]:
+    """The adjudicated stages of every round's file that exists."""
     decided: dict[str, str] = {}
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        for line, row in enumerate(csv.DictReader(handle), start=2):
-            state, stage = (row.get("state_id") or "").strip(), (row.get("stage") or "").strip()
-            if state not in known or stage.upper() not in STAGES:
-                problems.append(f"{path}:{line}: bad row (state {state!r}, stage {stage!r})")
-            else:
-                decided[state] = stage.upper()
+    for path in paths:
+        if not path.is_file():
+            continue
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            for line, row in enumerate(csv.DictReader(handle), start=2):
+                state, stage = (row.get("state_id") or "").strip(), (row.get("stage") or "").strip()
+                if state not in known or stage.upper() not in STAGES:
+                    problems.append(f"{path}:{line}: bad row (state {state!r}, stage {stage!r})")
+                else:
+                    decided[state] = stage.upper()
     return decided
 
 
@@ -316,26 +332,29 @@ def profiles(choice: str) -> list[str]:
 
 
 def run_annotators(args: argparse.Namespace, states: list[State], problems: list[str]) -> int:
-    if not args.labels_dir.is_dir():
-        print(f"error: no labels folder at {args.labels_dir}", file=sys.stderr)
+    folders = [d for d in args.labels_dir or labels_dirs() if d.is_dir()]
+    if not folders:
+        print(
+            f"error: no labels folder at {', '.join(map(str, args.labels_dir or labels_dirs()))}",
+            file=sys.stderr,
+        )
         return 2
     known = {s.state_id for s in states}
-    labels = read_labels(args.labels_dir, known)
+    labels = read_labels(folders, known)
     problems += labels.problems
     if not any(labels.by_annotator.values()):
-        print(f"error: no labels under {args.labels_dir}", file=sys.stderr)
+        print(f"error: no labels under {', '.join(map(str, folders))}", file=sys.stderr)
         return 2
-    decided = read_adjudication(args.adjudication, known, problems)
+    decided = read_adjudication(args.adjudication or adjudication_files(), known, problems)
     final = adjudicate(states, labels.by_annotator, decided)
     print("\n".join(annotator_report(states, labels.by_annotator)))
     write_annotations(args.annotations, states, labels.by_annotator, final)
-    pending = write_to_adjudicate(
-        args.labels_dir.parent / "to_adjudicate.csv", states, labels.by_annotator, final
-    )
+    pending_csv = folders[0].parent / "to_adjudicate.csv"
+    pending = write_to_adjudicate(pending_csv, states, labels.by_annotator, final)
     done = sum(bool(v) for v in final.values())
     print(
-        f"adjudicated {done}/{len(states)}; {pending} disagreements to adjudicate "
-        f"({args.labels_dir.parent / 'to_adjudicate.csv'}); wrote {args.annotations}"
+        f"labels from {', '.join(map(str, folders))}; adjudicated {done}/{len(states)}; "
+        f"{pending} disagreements to adjudicate ({pending_csv}); wrote {args.annotations}"
     )
     return 0
 
@@ -355,8 +374,12 @@ def run_labeler(args: argparse.Namespace, states: list[State], problems: list[st
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--labels-dir", type=Path, default=WORK / "labels")
-    parser.add_argument("--adjudication", type=Path, default=WORK / "adjudication.csv")
+    parser.add_argument(
+        "--labels-dir", type=Path, action="append", help="repeatable; default: every round's"
+    )
+    parser.add_argument(
+        "--adjudication", type=Path, action="append", help="repeatable; default: every round's"
+    )
     parser.add_argument("--annotations", type=Path, default=ANNOTATIONS_CSV)
     parser.add_argument("--labeler", metavar="PROFILE", help="a labeling profile, or 'all'")
     args = parser.parse_args(argv)

@@ -2,6 +2,7 @@
 """Render the annotation packets of the hand-labelled intent-stage set (issue 21, item 3).
 
     PYTHONPATH=src python scripts/render_label_packets.py [--out /work/labelset] [--batch 20]
+        [--round 2]
 
 Each state of `tests/process/labelled_states/states.csv` is shown as `labeling-guideline.md`
 describes: the task, the earlier steps in short form, and the step in full (tool, arguments,
@@ -9,6 +10,8 @@ first 500 characters of its result). A state is rendered from the canonical step
 only (tool name, arguments, command, files, thought, observation): never `Step.raw`,
 `stored_stage`, the outcome, the file name or any labeler output. The packets live OUTSIDE the
 repository (they hold trace text); the batches mix tune and frozen states in a seeded order.
+`--round N` renders only the states drawn in round N (`extend_tune_states.py` is round 2) into
+`<out>/packetsN/`, with `<out>/README_annotatorsN.md` pointing the answers to `<out>/labelsN/`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labelset import REPO, WORK, State, read_states, trajectory_of
+from _labelset import REPO, WORK, State, read_states, round_of, round_suffix, trajectory_of
 
 from agentlens.process.labeler import state_indices
 from agentlens.trajectory import Step, Trajectory
@@ -188,8 +191,7 @@ def batches(states: list[State], size: int, seed: int) -> list[list[State]]:
     return [ordered[k : k + size] for k in range(0, len(ordered), size)]
 
 
-def write_packets(states: list[State], out: Path, size: int, seed: int) -> int:
-    packets = out / "packets"
+def write_packets(states: list[State], packets: Path, size: int, seed: int) -> int:
     if packets.exists():
         shutil.rmtree(packets)
     packets.mkdir(parents=True)
@@ -204,10 +206,10 @@ def write_packets(states: list[State], out: Path, size: int, seed: int) -> int:
     return total
 
 
-def write_readme(out: Path, n_batches: int) -> None:
+def write_readme(out: Path, n_batches: int, suffix: str) -> None:
     guideline = GUIDELINE.read_text(encoding="utf-8")
-    answer = ANSWER_FORMAT.format(n=n_batches, last=f"{n_batches:02d}", out=out)
-    (out / "README_annotators.md").write_text(
+    answer = ANSWER_FORMAT.format(n=n_batches, last=f"{n_batches:02d}", out=out, round=suffix)
+    (out / f"README_annotators{suffix}.md").write_text(
         "# Labelling intent stages: instructions for annotators\n\n"
         + answer
         + "\n## The guideline (verbatim from labeling-guideline.md)\n\n"
@@ -218,7 +220,7 @@ def write_readme(out: Path, n_batches: int) -> None:
 
 ANSWER_FORMAT = """\
 You label the intent stage of single steps of coding-agent runs. The packets are
-`{out}/packets/batch_01.md` ... `batch_{last}.md` ({n} batches of about 20 states). Each state shows
+`{out}/packets{round}/batch_01.md` ... `batch_{last}.md` ({n} batches of about 20 states). Each state shows
 the task, the earlier steps in short form (one line per step; `(thought)` lines are the agent's own
 words before a step; `[... N earlier steps ...]` marks a shortened history), and the step to label in
 full: tool, arguments and the first 500 characters of its result. Label each state on its own, using
@@ -227,7 +229,7 @@ annotators' files, at any program's labels, or at the traces or code anywhere el
 
 ## Answer format
 
-For each packet `batch_NN.md` write `{out}/labels/<annotator>/batch_NN.csv` (`<annotator>` is the
+For each packet `batch_NN.md` write `{out}/labels{round}/<annotator>/batch_NN.csv` (`<annotator>` is the
 name you were given; create the folder), UTF-8, with the header and one row per state of that batch:
 
     state_id,stage,confidence
@@ -245,14 +247,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=WORK)
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--round", type=int, default=1, help="render only this round's states")
     args = parser.parse_args(argv)
-    states = read_states()
-    total = write_packets(states, args.out, args.batch, args.seed)
+    states = [s for s in read_states() if round_of(s) == args.round]
+    if not states:
+        print(f"error: no states drawn in round {args.round}", file=sys.stderr)
+        return 2
+    suffix = round_suffix(args.round)
+    packets = args.out / f"packets{suffix}"
+    total = write_packets(states, packets, args.batch, args.seed)
     n_batches = -(-len(states) // args.batch)
-    write_readme(args.out, n_batches)
-    print(
-        f"{len(states)} states in {n_batches} packets under {args.out / 'packets'}: {total:,} characters"
-    )
+    write_readme(args.out, n_batches, suffix)
+    print(f"{len(states)} states in {n_batches} packets under {packets}: {total:,} characters")
     return 0
 
 

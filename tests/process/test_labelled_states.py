@@ -5,6 +5,7 @@ split, and the agreement arithmetic. The annotators' packets and raw labels live
 from __future__ import annotations
 
 import csv
+import hashlib
 import importlib.util
 import re
 import sys
@@ -18,6 +19,14 @@ from agentlens.process.labeler import state_indices
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 TABLES = Path(__file__).resolve().parent
+STATES_CSV = TABLES / "labelled_states" / "states.csv"
+ROUND_1, ROUND_2 = (
+    "scripts/draw_label_states.py --seed 21",
+    "scripts/extend_tune_states.py --seed 22",
+)
+# SHA-256 of the 279 frozen rows of states.csv as round 1 wrote them (`grep ',frozen,' | sha256sum`):
+# later rounds add tune states only, so the frozen part must never change.
+FROZEN_ROWS_SHA256 = "799c20164a6c020ba40ef0e4fe762883631d884d37c268a8ac90dc5f2d1175fd"
 
 
 def script(name: str) -> ModuleType:
@@ -38,18 +47,36 @@ def states(data_dir: Path) -> list:
 
 def test_the_states_table_is_well_formed(states: list) -> None:
     ids = [s.state_id for s in states]
-    assert len(states) >= 400
-    assert len(set(ids)) == len(ids)
-    assert all(re.fullmatch(r"s\d{4}", i) for i in ids)
-    assert {s.split for s in states} == {"tune", "frozen"}
-    frozen = sum(s.split == "frozen" for s in states)
-    assert frozen >= 270 and frozen / len(states) >= 0.55
-    per_format = Counter(s.format for s in states)
+    assert ids == [f"s{k:04d}" for k in range(1, len(states) + 1)]
+    assert {s.drawn_by for s in states} == {ROUND_1, ROUND_2}
+    first = [s for s in states if s.drawn_by == ROUND_1]
+    assert [s.state_id for s in first] == ids[:480]
+    frozen = sum(s.split == "frozen" for s in first)
+    assert frozen == 279 and frozen / len(first) >= 0.55
+    per_format = Counter(s.format for s in first)
     assert len(per_format) == 6 and min(per_format.values()) >= 15, per_format
     for fmt in per_format:  # every format is in both parts
-        assert {s.split for s in states if s.format == fmt} == {"tune", "frozen"}, fmt
-    assert {s.drawn_by for s in states} == {"scripts/draw_label_states.py --seed 21"}
-    assert max(Counter((s.path, s.record) for s in states).values()) <= 8
+        assert {s.split for s in first if s.format == fmt} == {"tune", "frozen"}, fmt
+    assert max(Counter((s.path, s.record) for s in first).values()) <= 8
+
+
+def test_the_frozen_part_is_unchanged(states: list) -> None:
+    """Only the count, the ids and a digest are compared: frozen states are for measuring."""
+    lines = STATES_CSV.read_text(encoding="utf-8").splitlines()
+    frozen_lines = [line for line in lines if line.split(",")[1:2] == ["frozen"]]
+    digest = hashlib.sha256("".join(f"{line}\n" for line in frozen_lines).encode()).hexdigest()
+    assert len(frozen_lines) == 279
+    assert digest == FROZEN_ROWS_SHA256
+    assert [s.state_id for s in states if s.split == "frozen"] == [
+        line.split(",")[0] for line in frozen_lines
+    ]
+
+
+def test_later_rounds_add_tune_states_from_non_frozen_files_only(states: list) -> None:
+    later = [s for s in states if s.drawn_by != ROUND_1]
+    assert len(later) >= 200 and {s.split for s in later} == {"tune"}
+    assert not {s.path for s in later} & {s.path for s in states if s.split == "frozen"}
+    assert len({(s.path, s.record, s.step_index) for s in states}) == len(states)
 
 
 def test_every_state_is_a_tool_step_a_reader_can_see(states: list) -> None:
@@ -67,8 +94,10 @@ def test_splits_are_disjoint_by_trajectory_file(states: list) -> None:
 
 
 def test_the_draw_is_reproducible_and_skips_the_dev_guideline_states(states: list) -> None:
-    draw = script("draw_label_states")
-    assert draw.build_states(draw.SEED) == states
+    draw, extend = script("draw_label_states"), script("extend_tune_states")
+    first = draw.build_states(draw.SEED)
+    assert first == [s for s in states if s.drawn_by == ROUND_1]
+    assert first + extend.extra_states(first, extend.SEED) == states
     dev = draw.already_labelled()
     assert len(dev) == 90
     assert not dev & {(s.path, s.step_index) for s in states}
@@ -175,3 +204,30 @@ def test_labeler_agreement_runs_on_the_annotations(
     )
     for split in ("tune", "frozen"):
         assert re.search(rf" {split}: \d+/{judged[split]} = ", printed), printed
+
+
+def test_rounds_are_merged_by_annotator(
+    states: list, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Round 1 and round 2 folders and adjudication files feed one annotations table."""
+    agreement = script("labelset_agreement")
+    one, two = states[0].state_id, states[-1].state_id
+    for folder, state, stages in (("labels", one, "EE"), ("labels2", two, "IV")):
+        for name, stage in zip(("ann1", "ann2"), stages, strict=True):
+            (tmp_path / folder / name).mkdir(parents=True)
+            (tmp_path / folder / name / "batch_01.csv").write_text(
+                f"state_id,stage,confidence\n{state},{stage},high\n"
+            )
+    (tmp_path / "adjudication2.csv").write_text(f"state_id,stage,reason\n{two},V,checks\n")
+    out = tmp_path / "annotations.csv"
+    arguments = ["--annotations", str(out), "--labels-dir", str(tmp_path / "labels")]
+    arguments += ["--labels-dir", str(tmp_path / "labels2")]
+    arguments += ["--adjudication", str(tmp_path / "adjudication.csv")]
+    arguments += ["--adjudication", str(tmp_path / "adjudication2.csv")]
+    assert agreement.main(arguments) == 0
+    assert "ann1 vs ann2: raw agreement 1/2" in capsys.readouterr().out
+    with out.open() as handle:
+        rows = {r["state_id"]: r for r in csv.DictReader(handle)}
+    assert len(rows) == len(states)
+    assert (rows[one]["adjudicated"], rows[two]["adjudicated"]) == ("E", "V")
+    assert (rows[two]["ann1"], rows[two]["ann2"]) == ("I", "V")
