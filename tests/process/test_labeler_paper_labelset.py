@@ -14,12 +14,13 @@ import pytest
 
 from agentlens.process.labeler import label_trajectory
 from agentlens.process.labeler_paper import file_role
+from agentlens.trajectory import ToolCategory
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 ANNOTATIONS = Path(__file__).resolve().parent / "labelled_states" / "annotations.csv"
 # Frozen-part agreement reached by the `paper` labeler (scripts/labelset_agreement.py --labeler
 # paper); a change that loses a frozen state fails here.
-FROZEN_FLOOR = 250
+FROZEN_FLOOR = 248
 
 
 def script(name: str) -> ModuleType:
@@ -61,6 +62,16 @@ CASES = [
     ("s0135", "O", "which javac", "a toolchain probe after the change is environment setup"),
     ("s0183", "E", "python2 --version", "the same probe before any change probes the problem"),
     ("s0140", "V", "ls astropy/modeling/tests", "listing the edited file's folder after the fix"),
+    ("s0601", "I", "bd dep add", "linking the tracker records the task asks for"),
+    ("s0553", "O", "413s/query.clone().get_compiler/query.get_compiler/", "undoing the edit"),
+    ("s0595", "E", "sed -n '350,400p'", "after every edit is undone, reading is exploring again"),
+    ("s0482", "E", "python reproduce_issue_refcount.py", "running it without the fix explores"),
+    ("s0551", "I", "p.write_text(s)", "python writing a project file through a Path variable"),
+    ("s0607", "V", "cat pyproject.toml", "re-reading a file the run's git diff showed changed"),
+    ("s0633", "V", 'find . -name "*test*.py"', "looking for the tests to run after the change"),
+    ("s0667", "V", "find_file", "looking for the tests to run after the change"),
+    ("s0696", "O", "JDK installation instructions", "searching how to install a tool is setup"),
+    ("s0490", "O", "JDK installation instructions", "searching how to install a tool is setup"),
 ]
 
 
@@ -86,6 +97,51 @@ def test_tool_probe_needs_the_change_and_a_bare_command() -> None:
     assert command_stage('chat_npc "Ann" "Done: sent it"', changed=True) == "O"
     assert command_stage("gh issue create --title x", changed=False) == "I"
     assert command_stage("gh issue list", changed=False) is None
+    assert command_stage("bd dep add spotter-1.2 spotter-1.1", changed=False) == "I"
+    assert command_stage("bd update spotter-1 --status in_progress", changed=True) is None
+
+
+def test_only_an_exact_inverse_edit_is_an_undo() -> None:
+    """labeling-guideline.md's "cleanup … (git stash/restore …)": `s/b/a/` at the place where
+    `s/a/b/` was made puts the file back; another edit of the same text is still the fix."""
+    from agentlens.process.labeler_paper import label_steps_paper
+    from agentlens.trajectory import Step
+
+    def sed(expr: str) -> Step:
+        command = f"sed -i '{expr}' pkg/core.py"
+        return Step(
+            index=0,
+            kind="tool",
+            tool_name="bash",
+            arguments={"command": command},
+            command=command,
+            category=ToolCategory.EDIT,
+            files=["pkg/core.py"],
+        )
+
+    def read() -> Step:
+        return Step(
+            index=0,
+            kind="tool",
+            tool_name="bash",
+            arguments={"command": "cat pkg/core.py"},
+            command="cat pkg/core.py",
+            category=ToolCategory.READ_FILE,
+            files=["pkg/core.py"],
+        )
+
+    undo = [sed("4s/a/b/"), sed("4s/b/a/"), read()]
+    other_place = [sed("4s/a/b/"), sed("5s/b/a/"), read()]
+    assert label_steps_paper(undo) == ["I", "O", "E"]
+    assert label_steps_paper(other_place) == ["I", "I", "V"]
+
+
+def test_search_rules_need_a_change_and_their_pattern() -> None:
+    from agentlens.process.labeler_paper_tools import searches_install
+
+    assert searches_install('search_dir "JDK installation instructions"')
+    assert not searches_install('search_dir "install_requires"')  # a word of the code, not prose
+    assert not searches_install('grep -rn "def install" src')
 
 
 def test_frozen_agreement_stays_at_least_what_was_reached(data_dir: Path) -> None:

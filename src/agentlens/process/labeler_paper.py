@@ -26,6 +26,14 @@ Readings added from the hand-labelled set's tune part (tests/process/labelled_st
 * listing a directory follows the read rule: the edited file's folder after a change is V;
 * clarifying questions, messages, tracker records, mailed files, toolchain probes after a change
   and SWE-agent's broken `DISCUSSION` turns are read in `labeler_paper_tools`.
+
+Readings added from the round-2 tune states (docs/labeler.md, "Round-2 rules"):
+
+* an edit that undoes an earlier one is cleanup (O); with every edit undone the run is "before
+  the change" again;
+* after a change, a file search for tests, a re-read of a file the run's `git diff` showed
+  changed (V) and a prose search for how to install a tool (O);
+* Python that writes a project file through a `Path` variable is a write.
 """
 
 from __future__ import annotations
@@ -37,7 +45,16 @@ from typing import Literal
 
 from agentlens.process.labeler import is_shell, normalize_path, step_path
 from agentlens.process.labeler_paper_shell import CommandAction, analyse, python_writes
-from agentlens.process.labeler_paper_tools import command_stage, intended_command, tool_stage
+from agentlens.process.labeler_paper_tools import (
+    bound_path_writes,
+    command_stage,
+    diff_files,
+    edit_change,
+    intended_command,
+    searches_install,
+    searches_tests,
+    tool_stage,
+)
 from agentlens.process.labeler_scripts import scripts_run, written_scripts
 from agentlens.process.stages import Stage
 from agentlens.process.states import FAILED_EDIT
@@ -142,6 +159,9 @@ class PaperContext:
     scripts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     explored: bool = False  # has the run looked at anything yet (a step labelled E or V)?
     open_file: str = ""  # the file last opened, created or edited (SWE-agent's `edit` target)
+    # each edited project file's edits still in place: (where, old, new), None if not a replacement
+    replaced: dict[str, list[tuple[str, str, str] | None]] = field(default_factory=dict)
+    shown: set[str] = field(default_factory=set)  # files a `git diff`/`git status` showed changed
 
     def after(self, before: Stage = "E") -> Stage:
         return "V" if self.changed else before
@@ -149,6 +169,7 @@ class PaperContext:
     def label(self, step: Step) -> Stage:
         stage = self._label(step)
         self.explored = self.explored or stage in ("E", "V")
+        self.shown |= {normalize_path(f) for f in diff_files(step)}
         if step.files and step.category in (*EDITS, ToolCategory.READ_FILE):
             self.open_file = step.files[0]
         return stage
@@ -161,6 +182,14 @@ class PaperContext:
             self.scripts.update(written_scripts(step.command))
         if category in EDITS:
             return self._edit(step)
+        if category is ToolCategory.SEARCH and self.changed and searches_tests(step):
+            return "V"  # looking for the tests to run against the change
+        if (
+            category is ToolCategory.SEARCH
+            and self.changed
+            and searches_install(step.command or "")
+        ):
+            return "O"  # searching for how to install a tool: environment setup
         if category in (ToolCategory.READ_FILE, ToolCategory.SEARCH, ToolCategory.LIST_DIR):
             return "V" if self.changed and self._is_checked(step_path(step)) else "E"
         if category in (ToolCategory.THINK, ToolCategory.FINISH):
@@ -171,14 +200,16 @@ class PaperContext:
 
     def _is_checked(self, paths: str) -> bool:
         """Does a look at `paths` (after a change) check that change? True for an edited file, its
-        neighbourhood (a file or directory in an edited file's folder), a test or a check script."""
+        neighbourhood (a file or directory in an edited file's folder), a test or a check script,
+        and a file the run's own `git diff`/`git status` showed as changed (labeling-guideline.md:
+        "re-reading … an edited file … to confirm the edit" — the diff says it was edited)."""
         folders = {e.rsplit("/", 1)[0] if "/" in e else "" for e in self.edited}
         for path in (p.strip().rstrip("/") for p in paths.split(",")):
             if not path:
                 continue
             folder = path.rsplit("/", 1)[0] if "/" in path else ""
             near = path in folders or (folder != "" and folder in folders)
-            if path in self.edited or path in self.checks or near:
+            if path in self.edited or path in self.checks or path in self.shown or near:
                 return True
             if file_role(path) == "check":
                 return True
@@ -188,7 +219,30 @@ class PaperContext:
         raw = step.files[0] if step.files else step_path(step)
         failed = bool(step.is_error) or bool(FAILED_EDIT.search((step.observation or "")[:300]))
         created = step.category is ToolCategory.CREATE_FILE
-        return self._write(self._role(raw, created=created), normalize_path(raw), failed=failed)
+        role, path = self._role(raw, created=created), normalize_path(raw)
+        if role == "source" and not failed:
+            change = edit_change(step)
+            if self._undoes(path, change):
+                return "O"
+            self.replaced.setdefault(path, []).append(change)
+        return self._write(role, path, failed=failed)
+
+    def _undoes(self, path: str, change: tuple[str, str, str] | None) -> bool:
+        """Does this edit put back what an earlier edit of the file replaced (`s/a/b/`, then
+        `s/b/a/` at the same place)? That is reverting, not implementing: labeling-guideline.md's
+        "cleanup … (git stash/restore …)", O. Once every edit of every file is undone the project
+        is as it was, so "has the agent already changed project files?" is no again."""
+        earlier = self.replaced.get(path, [])
+        undone = next(
+            (e for e in earlier if change and e and e == (change[0], *change[:0:-1])), None
+        )
+        if undone is None:
+            return False
+        earlier.remove(undone)
+        if not earlier:
+            self.edited.discard(path)
+            self.changed = bool(self.edited)
+        return True
 
     def _role(self, raw: str, *, created: bool) -> Role:
         """`file_role`, with what this run knows: a file it created as a check stays a check; a
@@ -230,6 +284,7 @@ class PaperContext:
             code = str(step.arguments.get("code") or "")
             return self._writes(python_writes(code)) or self.after()
         runs = [f for name in scripts_run(command) for f in self.scripts.get(name, ())]
+        runs += bound_path_writes(command) if "python" in command else ()
         return self._actions(analyse(command), runs)
 
     def _intended(self, command: str | None) -> Stage:
