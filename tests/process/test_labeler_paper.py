@@ -13,6 +13,7 @@ from agentlens.formats.load import read_path
 from agentlens.process import labeler_sdk as sdk
 from agentlens.process.labeler import label_trajectory
 from agentlens.process.labeler_paper import file_role
+from agentlens.process.labeler_paper_tools import intended_command
 from agentlens.shell.actions import analyse
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 from tests.conftest import BENCH
@@ -393,19 +394,35 @@ def test_a_project_module_named_like_a_check_script_is_source() -> None:
     assert file_role("agent/workspace/local/validate_fix.py") == "check"  # a scratch name stays
 
 
-def test_swe_agent_prose_run_as_a_command_is_orchestration() -> None:
-    """SWE-agent format failures: the model's whole "DISCUSSION …" turn reached the shell as a
-    command ("command not found"). That is reasoning, not exploring (labeling-guideline.md: O)."""
+def test_swe_agent_prose_run_as_a_command_takes_the_intended_command() -> None:
+    """SWE-agent format failures: the model's "DISCUSSION …" prose reached the shell as the command
+    ("command not found") while the command it meant stands in its words (`find_file …`,
+    `edit 1:1 … end_of_edit`). labeling-guideline.md labels the step's intent, so the intended
+    command decides (hand-labelled state s0084: an intended edit of the reproduction script
+    before any fix, E by all three annotators); prose with no codebase command in it stays O."""
     from tests.conftest import DATA
 
-    seen = 0
+    prose_only = meant = 0
     for path in sorted((DATA / "swe-agent-java").glob("*/trajs/*.traj")):
         (traj,) = read_path(path)
         for step, stage in zip(traj.steps, label_trajectory(traj), strict=True):
-            if stage and (step.command or "").lstrip().startswith("DISCUSSION"):
-                seen += 1
+            if not (stage and (step.command or "").lstrip().startswith("DISCUSSION")):
+                continue
+            if intended_command(step) is None:
+                prose_only += 1
                 assert stage == "O", (path.name, step.index)
-    assert seen >= 50
+            else:
+                meant += 1
+                assert stage != "O", (path.name, step.index)
+    assert prose_only >= 20 and meant >= 20
+    (traj,) = read_path(
+        DATA
+        / "swe-agent-java/20240825_SWE-agent_doubao-pro-128k/trajs/fasterxml__jackson-core-1142.traj"
+    )
+    step = traj.steps[15]
+    assert step.command and step.command.startswith("DISCUSSION")
+    assert (intended_command(step) or "").startswith("edit 1:1")
+    assert label_trajectory(traj)[15] == "E"
 
 
 def test_agreement_with_guideline_labels_on_other_formats() -> None:

@@ -18,6 +18,22 @@ the released labeler's quirks (spec §3.7, §15 #19):
 * a failed edit (the tool reported an error) is still Implementation but changes nothing;
 * running a script the run wrote whose code rewrites a project file (`cat > fix.py <<EOF` …
   `open('pkg/x.py', 'w')`, then `python fix.py`) is Implementation (`labeler_scripts`).
+
+Readings added from the hand-labelled set's tune part (tests/process/labelled_states):
+
+* a file written before the run has looked at anything is the deliverable (I), even at the root
+  or in `/tmp/`: with nothing explored there is no problem to reproduce; a check name still wins;
+* listing a directory follows the read rule: the edited file's folder after a change is V;
+* clarifying questions, messages, tracker records, mailed files, toolchain probes after a change
+  and SWE-agent's broken `DISCUSSION` turns are read in `labeler_paper_tools`.
+
+Readings added from the round-2 tune states (docs/labeler.md, "Round-2 rules"):
+
+* an edit that undoes an earlier one is cleanup (O); with every edit undone the run is "before
+  the change" again;
+* after a change, a file search for tests, a re-read of a file the run's `git diff` showed
+  changed (V) and a prose search for how to install a tool (O);
+* Python that writes a project file through a `Path` variable is a write.
 """
 
 from __future__ import annotations
@@ -27,6 +43,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentlens.process.labeler_paper_tools import (
+    bound_path_writes,
+    command_stage,
+    diff_files,
+    edit_change,
+    intended_command,
+    searches_install,
+    searches_tests,
+    tool_stage,
+)
 from agentlens.process.labeler_scripts import scripts_run, written_scripts
 from agentlens.process.stages import Stage
 from agentlens.process.states import FAILED_EDIT
@@ -41,6 +67,10 @@ NOTES = re.compile(
     r"|^(?:fix|changes?|implementation)[\w-]*\.(?:md|txt)$",
     re.IGNORECASE,
 )
+# The agent's own plan or todo list (Claude Code's plan mode writes `plan.md`, `.claude/plans/x.md`):
+# labeling-guideline.md's "think/plan steps, todo lists" (O) wherever it is, except in a docs folder.
+PLAN_FILE = re.compile(r"^(?:[\w-]*[-_])?(?:plan|todo)(?:[-_][\w-]*)?\.md$", re.IGNORECASE)
+DOC_DIRS = {"doc", "docs", "documentation"}
 TEST_DIRS = {"tests", "spec", "__tests__", "testcases"}
 SCRATCH_DIR = re.compile(r"^(?:test_|tmp|temp|repro|scratch|debug)", re.IGNORECASE)
 PATCH = "<patch>"
@@ -72,15 +102,32 @@ def file_role(path: str, *, created: bool = False) -> Role:
     name = parts[-1]
     if NOTES.search(name) and (len(parts) == 1 or _in_tmp(raw)):
         return "notes"
+    if _is_plan(parts):
+        return "notes"
     if raw == PATCH:
         return "source"
-    stem = name.split(".", 1)[0]
-    scratch = CHECK_NAME.search(stem) and not (len(parts) > 1 and MODULE_WORD.fullmatch(stem))
-    if _in_tmp(raw) or _in_test_dir(parts[:-1]) or scratch:
+    if _in_tmp(raw) or named_check(raw):
         return "check"
     # A brand-new file at the repository root is scaffolding for a reproduction, not the fix.
     project_file = PROJECT_FILES.match(name)
     return "check" if created and len(parts) == 1 and not project_file else "source"
+
+
+def _is_plan(parts: list[str]) -> bool:
+    """The agent's plan or todo file, or anything in its own `.claude/` folder."""
+    folders = set(parts[:-1])
+    return ".claude" in folders or (bool(PLAN_FILE.match(parts[-1])) and not DOC_DIRS & folders)
+
+
+def named_check(path: str) -> bool:
+    """A check file by its name (`reproduce_x.py`, `test_y.py`) or folder (`tests/`), as opposed
+    to one taken for a check only by where it was written (`/tmp/`, a new file at the root)."""
+    parts = [p for p in normalize_path(path.strip().replace("\\", "/")).split("/") if p]
+    if not parts:
+        return False
+    stem = parts[-1].split(".", 1)[0]
+    scratch = CHECK_NAME.search(stem) and not (len(parts) > 1 and MODULE_WORD.fullmatch(stem))
+    return bool(scratch) or _in_test_dir(parts[:-1])
 
 
 def _in_test_dir(dirs: list[str]) -> bool:
@@ -110,11 +157,24 @@ class PaperContext:
     edited: set[str] = field(default_factory=set)
     checks: set[str] = field(default_factory=set)
     scripts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    explored: bool = False  # has the run looked at anything yet (a step labelled E or V)?
+    open_file: str = ""  # the file last opened, created or edited (SWE-agent's `edit` target)
+    # each edited project file's edits still in place: (where, old, new), None if not a replacement
+    replaced: dict[str, list[tuple[str, str, str] | None]] = field(default_factory=dict)
+    shown: set[str] = field(default_factory=set)  # files a `git diff`/`git status` showed changed
 
     def after(self, before: Stage = "E") -> Stage:
         return "V" if self.changed else before
 
     def label(self, step: Step) -> Stage:
+        stage = self._label(step)
+        self.explored = self.explored or stage in ("E", "V")
+        self.shown |= {normalize_path(f) for f in diff_files(step)}
+        if step.files and step.category in (*EDITS, ToolCategory.READ_FILE):
+            self.open_file = step.files[0]
+        return stage
+
+    def _label(self, step: Step) -> Stage:
         """The reader's category decides reads, searches, listings and edits (even when they ran
         as shell lines); other shell lines are analysed command by command."""
         category = step.category
@@ -122,26 +182,34 @@ class PaperContext:
             self.scripts.update(written_scripts(step.command))
         if category in EDITS:
             return self._edit(step)
-        if category in (ToolCategory.READ_FILE, ToolCategory.SEARCH):
+        if category is ToolCategory.SEARCH and self.changed and searches_tests(step):
+            return "V"  # looking for the tests to run against the change
+        if (
+            category is ToolCategory.SEARCH
+            and self.changed
+            and searches_install(step.command or "")
+        ):
+            return "O"  # searching for how to install a tool: environment setup
+        if category in (ToolCategory.READ_FILE, ToolCategory.SEARCH, ToolCategory.LIST_DIR):
             return "V" if self.changed and self._is_checked(step_path(step)) else "E"
-        if category is ToolCategory.LIST_DIR:
-            return "E"
         if category in (ToolCategory.THINK, ToolCategory.FINISH):
             return "O"
         if is_shell(step):
             return self._shell(step)
-        return "O"
+        return tool_stage(step) or "O"
 
     def _is_checked(self, paths: str) -> bool:
         """Does a look at `paths` (after a change) check that change? True for an edited file, its
-        neighbourhood (a file or directory in an edited file's folder), a test or a check script."""
+        neighbourhood (a file or directory in an edited file's folder), a test or a check script,
+        and a file the run's own `git diff`/`git status` showed as changed (labeling-guideline.md:
+        "re-reading … an edited file … to confirm the edit" — the diff says it was edited)."""
         folders = {e.rsplit("/", 1)[0] if "/" in e else "" for e in self.edited}
         for path in (p.strip().rstrip("/") for p in paths.split(",")):
             if not path:
                 continue
             folder = path.rsplit("/", 1)[0] if "/" in path else ""
             near = path in folders or (folder != "" and folder in folders)
-            if path in self.edited or path in self.checks or near:
+            if path in self.edited or path in self.checks or path in self.shown or near:
                 return True
             if file_role(path) == "check":
                 return True
@@ -149,12 +217,43 @@ class PaperContext:
 
     def _edit(self, step: Step) -> Stage:
         raw = step.files[0] if step.files else step_path(step)
-        role = file_role(raw, created=step.category is ToolCategory.CREATE_FILE)
-        path = normalize_path(raw)
-        if role == "source" and self._created_check(path):
-            role = "check"
         failed = bool(step.is_error) or bool(FAILED_EDIT.search((step.observation or "")[:300]))
+        created = step.category is ToolCategory.CREATE_FILE
+        role, path = self._role(raw, created=created), normalize_path(raw)
+        if role == "source" and not failed:
+            change = edit_change(step)
+            if self._undoes(path, change):
+                return "O"
+            self.replaced.setdefault(path, []).append(change)
         return self._write(role, path, failed=failed)
+
+    def _undoes(self, path: str, change: tuple[str, str, str] | None) -> bool:
+        """Does this edit put back what an earlier edit of the file replaced (`s/a/b/`, then
+        `s/b/a/` at the same place)? That is reverting, not implementing: labeling-guideline.md's
+        "cleanup … (git stash/restore …)", O. Once every edit of every file is undone the project
+        is as it was, so "has the agent already changed project files?" is no again."""
+        earlier = self.replaced.get(path, [])
+        undone = next(
+            (e for e in earlier if change and e and e == (change[0], *change[:0:-1])), None
+        )
+        if undone is None:
+            return False
+        earlier.remove(undone)
+        if not earlier:
+            self.edited.discard(path)
+            self.changed = bool(self.edited)
+        return True
+
+    def _role(self, raw: str, *, created: bool) -> Role:
+        """`file_role`, with what this run knows: a file it created as a check stays a check; a
+        file written before the run has looked at anything is the deliverable (nothing has been
+        explored, so there is no problem to reproduce), unless its name or folder says check."""
+        role = file_role(raw, created=created)
+        if role == "source" and self._created_check(normalize_path(raw)):
+            return "check"
+        if role == "check" and not self.explored and not named_check(raw):
+            return "source"
+        return role
 
     def _created_check(self, path: str) -> bool:
         """A check file this run created, named relative (`create run.sh`) or with the repository
@@ -174,16 +273,37 @@ class PaperContext:
 
     def _shell(self, step: Step) -> Stage:
         command = step.command or ""
-        if command.lstrip().startswith("DISCUSSION"):  # SWE-agent: the model's prose, not a command
-            return "O"
+        if command.lstrip().startswith("DISCUSSION"):  # SWE-agent: the model's prose ran
+            return self._intended(intended_command(step))
+        stage = command_stage(command, changed=self.changed)
+        if stage == "I":
+            self.changed = True
+        if stage:
+            return stage
         if not command.strip():
             code = str(step.arguments.get("code") or "")
             return self._writes(python_writes(code)) or self.after()
         runs = [f for name in scripts_run(command) for f in self.scripts.get(name, ())]
+        runs += bound_path_writes(command) if "python" in command else ()
         return self._actions(analyse(command), runs)
 
+    def _intended(self, command: str | None) -> Stage:
+        """A step whose command was the model's prose: its intent is the command in the agent's
+        words (labeling-guideline.md: "label the intent"); without one it is reasoning, O. It
+        did not run, so it changes nothing: an intended `edit` of the open file is a failed edit,
+        and an intended write leaves the project as it was."""
+        if command is None:
+            return "O"
+        if command.split(maxsplit=1)[0] == "edit":
+            path = normalize_path(self.open_file)
+            return self._write(self._role(self.open_file, created=False), path, failed=True)
+        changed, edited = self.changed, set(self.edited)
+        stage = self._actions(analyse(command))
+        self.changed, self.edited = changed, edited
+        return stage
+
     def _writes(self, paths: Sequence[str]) -> Stage | None:
-        roles = [(file_role(p, created=True), p) for p in paths]
+        roles = [(self._role(p, created=True), p) for p in paths]
         for wanted in ("source", "check", "notes"):
             hits = [p for role, p in roles if role == wanted]
             if hits:

@@ -1,0 +1,100 @@
+"""Shared by the labelled-set scripts: where the data is, the states table, reading a state's run.
+
+The hand-labelled intent-stage set (issue 21, item 3) names each state by its trajectory file
+(relative to the data folder), the record inside that file and the index into `Trajectory.steps`;
+every trajectory is read through AgentLens's own readers, so a state id always means the step the
+labelers see.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from agentlens.formats.load import read_path
+from agentlens.trajectory import Trajectory
+
+REPO = Path(__file__).resolve().parents[1]
+STATES_DIR = REPO / "tests" / "process" / "labelled_states"
+STATES_CSV = STATES_DIR / "states.csv"
+ANNOTATIONS_CSV = STATES_DIR / "annotations.csv"
+WORK = Path(os.environ.get("AGENTLENS_LABELSET", "/work/labelset"))
+STATE_FIELDS = ("state_id", "split", "format", "path", "record", "step_index", "drawn_by")
+STAGES = ("E", "I", "V", "O")
+# The scripts that drew each labelling round; round n's packets, labels and adjudication live in
+# WORK/packets<n>, WORK/labels<n> and WORK/adjudication<n>.csv, with no number for round 1.
+ROUND_SCRIPTS = ("scripts/draw_label_states.py", "scripts/extend_tune_states.py")
+
+
+def data_dir() -> Path:
+    """The shared data folder: `AGENTLENS_DATA`, else `../shared/data` beside the repo (as tests)."""
+    return Path(os.environ.get("AGENTLENS_DATA", REPO.parent / "shared" / "data"))
+
+
+@dataclass(frozen=True)
+class State:
+    state_id: str
+    split: str
+    format: str
+    path: str
+    record: int
+    step_index: int
+    drawn_by: str
+
+
+def read_states(path: Path = STATES_CSV) -> list[State]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [
+            State(
+                state_id=row["state_id"],
+                split=row["split"],
+                format=row["format"],
+                path=row["path"],
+                record=int(row["record"]),
+                step_index=int(row["step_index"]),
+                drawn_by=row["drawn_by"],
+            )
+            for row in csv.DictReader(handle)
+        ]
+
+
+def write_states(states: list[State], path: Path = STATES_CSV) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(STATE_FIELDS)
+        for s in states:
+            writer.writerow(
+                [s.state_id, s.split, s.format, s.path, s.record, s.step_index, s.drawn_by]
+            )
+
+
+def round_of(state: State) -> int:
+    return next(
+        (k for k, script in enumerate(ROUND_SCRIPTS, start=1) if state.drawn_by.startswith(script)),
+        0,
+    )
+
+
+def round_suffix(number: int) -> str:
+    return "" if number == 1 else str(number)
+
+
+def labels_dirs() -> list[Path]:
+    return [WORK / f"labels{round_suffix(n)}" for n in range(1, len(ROUND_SCRIPTS) + 1)]
+
+
+def adjudication_files() -> list[Path]:
+    return [WORK / f"adjudication{round_suffix(n)}.csv" for n in range(1, len(ROUND_SCRIPTS) + 1)]
+
+
+@lru_cache(maxsize=64)
+def read_file(relative: str) -> tuple[Trajectory, ...]:
+    return tuple(read_path(data_dir() / relative))
+
+
+def trajectory_of(state: State) -> Trajectory:
+    return read_file(state.path)[state.record]

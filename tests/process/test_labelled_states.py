@@ -1,0 +1,233 @@
+"""The independent hand-labelled intent-stage set (issue 21, item 3): the drawn states, their
+split, and the agreement arithmetic. The annotators' packets and raw labels live outside the repo;
+`labelled_states/annotations.csv` appears once the labels are in."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.util
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from agentlens.process.labeler import state_indices
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+TABLES = Path(__file__).resolve().parent
+STATES_CSV = TABLES / "labelled_states" / "states.csv"
+ROUND_1, ROUND_2 = (
+    "scripts/draw_label_states.py --seed 21",
+    "scripts/extend_tune_states.py --seed 22",
+)
+# SHA-256 of the 279 frozen rows of states.csv as round 1 wrote them (`grep ',frozen,' | sha256sum`):
+# later rounds add tune states only, so the frozen part must never change.
+FROZEN_ROWS_SHA256 = "799c20164a6c020ba40ef0e4fe762883631d884d37c268a8ac90dc5f2d1175fd"
+
+
+def script(name: str) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def states(data_dir: Path) -> list:
+    return script("_labelset").read_states()
+
+
+def test_the_states_table_is_well_formed(states: list) -> None:
+    ids = [s.state_id for s in states]
+    assert ids == [f"s{k:04d}" for k in range(1, len(states) + 1)]
+    assert {s.drawn_by for s in states} == {ROUND_1, ROUND_2}
+    first = [s for s in states if s.drawn_by == ROUND_1]
+    assert [s.state_id for s in first] == ids[:480]
+    frozen = sum(s.split == "frozen" for s in first)
+    assert frozen == 279 and frozen / len(first) >= 0.55
+    per_format = Counter(s.format for s in first)
+    assert len(per_format) == 6 and min(per_format.values()) >= 15, per_format
+    for fmt in per_format:  # every format is in both parts
+        assert {s.split for s in first if s.format == fmt} == {"tune", "frozen"}, fmt
+    assert max(Counter((s.path, s.record) for s in first).values()) <= 8
+
+
+def test_the_frozen_part_is_unchanged(states: list) -> None:
+    """Only the count, the ids and a digest are compared: frozen states are for measuring."""
+    lines = STATES_CSV.read_text(encoding="utf-8").splitlines()
+    frozen_lines = [line for line in lines if line.split(",")[1:2] == ["frozen"]]
+    digest = hashlib.sha256("".join(f"{line}\n" for line in frozen_lines).encode()).hexdigest()
+    assert len(frozen_lines) == 279
+    assert digest == FROZEN_ROWS_SHA256
+    assert [s.state_id for s in states if s.split == "frozen"] == [
+        line.split(",")[0] for line in frozen_lines
+    ]
+
+
+def test_later_rounds_add_tune_states_from_non_frozen_files_only(states: list) -> None:
+    later = [s for s in states if s.drawn_by != ROUND_1]
+    assert len(later) >= 200 and {s.split for s in later} == {"tune"}
+    assert not {s.path for s in later} & {s.path for s in states if s.split == "frozen"}
+    assert len({(s.path, s.record, s.step_index) for s in states}) == len(states)
+
+
+def test_every_state_is_a_tool_step_a_reader_can_see(states: list) -> None:
+    labelset, draw = script("_labelset"), script("draw_label_states")
+    for state in states:
+        traj = labelset.trajectory_of(state)
+        assert state.step_index in state_indices(traj), state
+        assert draw.shows_its_call(traj.steps[state.step_index]), state
+
+
+def test_splits_are_disjoint_by_trajectory_file(states: list) -> None:
+    tune = {s.path for s in states if s.split == "tune"}
+    frozen = {s.path for s in states if s.split == "frozen"}
+    assert tune and frozen and not tune & frozen
+
+
+def test_the_draw_is_reproducible_and_skips_the_dev_guideline_states(states: list) -> None:
+    draw, extend = script("draw_label_states"), script("extend_tune_states")
+    first = draw.build_states(draw.SEED)
+    assert first == [s for s in states if s.drawn_by == ROUND_1]
+    assert first + extend.extra_states(first, extend.SEED) == states
+    dev = draw.already_labelled()
+    assert len(dev) == 90
+    assert not dev & {(s.path, s.step_index) for s in states}
+
+
+def test_cohen_kappa_on_a_hand_computable_table() -> None:
+    """50 items: both yes 20, yes/no 5, no/yes 10, both no 15 -> p_o = 0.7, p_e = 0.5, kappa 0.4."""
+    agreement = script("labelset_agreement")
+    a = ["Y"] * 25 + ["N"] * 25
+    b = ["Y"] * 20 + ["N"] * 5 + ["Y"] * 10 + ["N"] * 15
+    assert agreement.cohen_kappa(a, b, ("Y", "N")) == pytest.approx(0.4)
+    assert agreement.cohen_kappa(a, a, ("Y", "N")) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        agreement.cohen_kappa(a, b[:-1], ("Y", "N"))
+
+
+def test_fleiss_kappa_on_the_textbook_table() -> None:
+    """Fleiss (1971) as worked in Wikipedia's article: 10 items, 14 raters, 5 categories;
+    P-bar = 0.378, P_e = 0.213, kappa = 0.210."""
+    agreement = script("labelset_agreement")
+    table = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
+    assert agreement.fleiss_kappa(table) == pytest.approx(0.2099, abs=5e-4)
+    two_raters = [[2, 0], [0, 2], [1, 1], [2, 0]]  # p-bar 0.75, shares 5/8 3/8 -> p_e 34/64
+    assert agreement.fleiss_kappa(two_raters) == pytest.approx((0.75 - 34 / 64) / (1 - 34 / 64))
+
+
+def test_wilson_interval_known_values() -> None:
+    agreement = script("labelset_agreement")
+    low, high = agreement.wilson(10, 10)
+    assert low == pytest.approx(0.7225, abs=1e-4) and high == pytest.approx(1.0)
+    low, high = agreement.wilson(0, 10)
+    assert low == pytest.approx(0.0) and high == pytest.approx(0.2775, abs=1e-4)
+
+
+def test_annotator_files_are_read_and_bad_rows_named(
+    states: list, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Failure injection: a typo'd stage and an unknown id are named, the rest still counts."""
+    agreement = script("labelset_agreement")
+    ids = [s.state_id for s in states[:3]]
+    for name, stages in (("ann1", "EIV"), ("ann2", "EVV")):
+        (tmp_path / "labels" / name).mkdir(parents=True)
+        rows = [f"{i},{st},high" for i, st in zip(ids, stages, strict=True)]
+        (tmp_path / "labels" / name / "batch_01.csv").write_text(
+            "state_id,stage,confidence\n" + "\n".join(rows) + "\ns9999,E,high\n"
+        )
+    (tmp_path / "labels" / "ann2" / "batch_02.csv").write_text(
+        f"state_id,stage,confidence\n{states[3].state_id},X,low\n"
+    )
+    out = tmp_path / "annotations.csv"
+    code = agreement.main(
+        [
+            "--labels-dir",
+            str(tmp_path / "labels"),
+            "--annotations",
+            str(out),
+            "--adjudication",
+            str(tmp_path / "none.csv"),
+        ]
+    )
+    printed = capsys.readouterr()
+    assert code == 1
+    assert "unknown state_id 's9999'" in printed.err and "stage 'X'" in printed.err
+    assert "ann1 vs ann2: raw agreement 2/3" in printed.out
+    with out.open() as handle:
+        rows = {r["state_id"]: r for r in csv.DictReader(handle)}
+    assert [rows[i]["adjudicated"] for i in ids] == ["E", "", "V"]
+    assert (tmp_path / "to_adjudicate.csv").read_text().splitlines()[1] == f"{ids[1]},I,V"
+
+
+ANNOTATIONS = TABLES / "labelled_states" / "annotations.csv"
+
+
+@pytest.mark.skipif(not ANNOTATIONS.is_file(), reason="annotations.csv not written yet")
+def test_labeler_agreement_runs_on_the_annotations(
+    states: list, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agreement = script("labelset_agreement")
+    with ANNOTATIONS.open() as handle:
+        reader = csv.DictReader(handle)
+        annotators = [c for c in reader.fieldnames or () if c not in ("state_id", "adjudicated")]
+        rows = list(reader)
+    assert len(annotators) >= 2
+    assert [r["state_id"] for r in rows] == [s.state_id for s in states]
+    assert all(r["adjudicated"] in ("", "E", "I", "V", "O") for r in rows)
+    code = agreement.main(["--labeler", "paper"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    judged = Counter(
+        s.split
+        for s in states
+        if any(r["state_id"] == s.state_id and r["adjudicated"] for r in rows)
+    )
+    for split in ("tune", "frozen"):
+        assert re.search(rf" {split}: \d+/{judged[split]} = ", printed), printed
+
+
+def test_rounds_are_merged_by_annotator(
+    states: list, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Round 1 and round 2 folders and adjudication files feed one annotations table."""
+    agreement = script("labelset_agreement")
+    one, two = states[0].state_id, states[-1].state_id
+    for folder, state, stages in (("labels", one, "EE"), ("labels2", two, "IV")):
+        for name, stage in zip(("ann1", "ann2"), stages, strict=True):
+            (tmp_path / folder / name).mkdir(parents=True)
+            (tmp_path / folder / name / "batch_01.csv").write_text(
+                f"state_id,stage,confidence\n{state},{stage},high\n"
+            )
+    (tmp_path / "adjudication2.csv").write_text(f"state_id,stage,reason\n{two},V,checks\n")
+    out = tmp_path / "annotations.csv"
+    arguments = ["--annotations", str(out), "--labels-dir", str(tmp_path / "labels")]
+    arguments += ["--labels-dir", str(tmp_path / "labels2")]
+    arguments += ["--adjudication", str(tmp_path / "adjudication.csv")]
+    arguments += ["--adjudication", str(tmp_path / "adjudication2.csv")]
+    assert agreement.main(arguments) == 0
+    assert "ann1 vs ann2: raw agreement 1/2" in capsys.readouterr().out
+    with out.open() as handle:
+        rows = {r["state_id"]: r for r in csv.DictReader(handle)}
+    assert len(rows) == len(states)
+    assert (rows[one]["adjudicated"], rows[two]["adjudicated"]) == ("E", "V")
+    assert (rows[two]["ann1"], rows[two]["ann2"]) == ("I", "V")
