@@ -60,6 +60,11 @@ EXPECTED: list[tuple[str, str | None]] = [
     ("formats/codex/*rollout-*.jsonl", "codex-rollout"),
     ("formats/codex/*", None),
     ("formats/gemini-cli/*.json", "gemini-cli"),
+    ("formats/gemini-cli-jsonl/session.jsonl", "gemini-cli-jsonl"),
+    ("formats/copilot-cli/events.jsonl", "copilot-cli"),
+    ("formats/grok-cli/updates.jsonl", "grok-cli"),
+    ("formats/*/vibecodingtracker.expected.json", None),
+    ("formats/grok-cli/*.json", None),
     ("formats/inspect-ai/*", "inspect-ai"),
     ("formats/openai-messages/*.json", "openai-messages"),
     # recordings and provenance

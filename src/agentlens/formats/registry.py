@@ -14,6 +14,9 @@ HEAD_BYTES = 65536
 READERS: dict[str, str] = {
     "agentlens-bench": "agentlens.formats.agentlens_bench:AgentLensBenchReader",
     "gemini-cli": "agentlens.formats.gemini_cli:GeminiCliReader",
+    "gemini-cli-jsonl": "agentlens.formats.gemini_cli_jsonl:GeminiCliJsonlReader",
+    "copilot-cli": "agentlens.formats.copilot_cli:CopilotCliReader",
+    "grok-cli": "agentlens.formats.grok_cli:GrokCliReader",
     "agentlens-jsonl": "agentlens.formats.jsonl:JsonlReader",
     "atif": "agentlens.formats.atif:AtifReader",
     "claude-code": "agentlens.formats.claude_code:ClaudeCodeReader",
