@@ -66,7 +66,8 @@ class CopilotCliReader(SuffixReader):
                     session.warnings.append(f"line {number}: skipped (a JSON {json_type(event)})")
                     continue
                 session.take(event, f"line {number}")
-        yield session.trajectory()
+            trajectory = session.trajectory()
+        yield trajectory
 
 
 def tool_view(name: str, args: dict[str, Any]) -> ToolView:

@@ -55,9 +55,10 @@ class GeminiCliJsonlReader(SuffixReader):
             steps: list[Step] = []
             for turn, message in enumerate(log.messages.values()):
                 steps.extend(message_steps(message, turn, start=len(steps)))
-        if not log.header:
-            raise SchemaError(path, "no session header line (sessionId, projectHash)", self.name)
-        yield _trajectory(path, log, steps)
+            if not log.header:
+                raise SchemaError(path, "no session header (sessionId, projectHash)", self.name)
+            trajectory = _trajectory(path, log, steps)
+        yield trajectory
 
 
 class _Log:

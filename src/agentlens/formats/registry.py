@@ -6,9 +6,11 @@ import importlib
 from pathlib import Path
 
 from agentlens.errors import ConfigError, UnknownFormatError
+from agentlens.formats._lookalikes import lookalike
 from agentlens.seams import TraceReader
 
 HEAD_BYTES = 65536
+LOOKALIKE_SUFFIXES = {".jsonl", ".json", ".ndjson"}
 
 # Order matters only where two readers could both claim a file: more specific formats first.
 READERS: dict[str, str] = {
@@ -44,7 +46,12 @@ def get_reader(name: str) -> type[TraceReader]:
 
 
 def detect(path: Path, head: bytes) -> type[TraceReader]:
-    """Pick the reader for a file from its name and first bytes."""
+    """Pick the reader for a file from its name and first bytes. A known look-alike (a Qwen Code
+    log shaped like Claude Code's) is named as such rather than claimed by the wrong reader."""
+    if path.suffix in LOOKALIKE_SUFFIXES and (what := lookalike(head)) is not None:
+        error = UnknownFormatError(path, what)
+        error.telltale = "a session log"
+        raise error
     for name in READERS:
         reader = get_reader(name)
         if reader.handles_location(path) and reader.handles_bytes(head):
