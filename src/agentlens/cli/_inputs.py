@@ -28,9 +28,18 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 
 
 def read_options(command: F) -> F:
-    """`--lenient`, `--format`, `--labels` (the `load_inputs` keywords) and `--strict` as options."""
+    """`--lenient`, `--format`, `--labels` (the `load_inputs` keywords), `--unevaluated` and
+    `--strict` as options."""
     for option in reversed(
         (
+            click.option(
+                "--unevaluated",
+                type=click.Choice(["unknown", "failed"]),
+                default="unknown",
+                expose_value=False,
+                callback=_remember,
+                help="Outcome of runs a report never evaluated (empty patch, incomplete).",
+            ),
             click.option(
                 "--strict",
                 is_flag=True,
@@ -85,6 +94,7 @@ def load_inputs(
             labels=labels,
             on_file=advance,
             strict=bool(_context_option("strict")),
+            unevaluated=_context_option("unevaluated") or "unknown",
         )
     if not result.trajectories and not result.failures:  # e.g. an empty or mistyped folder
         for line in result.unread:

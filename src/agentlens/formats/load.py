@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -17,6 +18,9 @@ from agentlens.formats._deep_detect import detect_in_file, telltale_of
 from agentlens.formats.registry import HEAD_BYTES, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentlens.outcomes import Unevaluated
 
 # Files that travel with traces but are not traces: skipped silently when walking a directory.
 SIDECAR_NAMES = {
@@ -120,8 +124,12 @@ def read_path(
     read on, up to a bound (`_deep_detect`), so a large file no reader claims is rejected
     without being loaded whole. A trajectory with no step from a non-empty file carries a
     warning: the reader took a file it could not make sense of.
+
+    The path is made absolute first (without following links), so what readers derive from
+    it (a run folder in an id) and the outcome sidecars found beside it do not depend on the
+    working directory.
     """
-    path = Path(path)
+    path = Path(os.path.abspath(path))
     try:
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
@@ -223,6 +231,7 @@ def read_paths(
     sidecars: bool = True,
     on_file: Callable[[Path], None] | None = None,
     strict: bool = False,
+    unevaluated: Unevaluated = "unknown",
 ) -> ReadResult:
     """Read many files (paths, directories, globs); failures are collected, never raised.
 
@@ -235,7 +244,7 @@ def read_paths(
     """
     from agentlens.outcomes import apply_tables, discover_labels, load_label_spec
 
-    tables = [load_label_spec(spec) for spec in labels]  # a bad --labels fails before reading
+    tables = [load_label_spec(spec, unevaluated) for spec in labels]  # bad ones fail first
     result = ReadResult()
     specs = list(specs)
     for spec in specs:
@@ -248,6 +257,6 @@ def read_paths(
         if on_file is not None:
             on_file(path)
     if sidecars:
-        discover_labels(result.trajectories)
+        discover_labels(result.trajectories, unevaluated)
     apply_tables(result.trajectories, tables)
     return result
