@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
+from agentlens.formats._batch_ids import unique_ids
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
 from agentlens.formats.registry import HEAD_BYTES, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
@@ -256,6 +257,9 @@ def read_paths(
         _read_one(result, path, explicit, format=format, lenient=lenient, strict=strict)
         if on_file is not None:
             on_file(path)
+    for repeat, why in unique_ids(result.trajectories):
+        result.trajectories.remove(repeat)
+        result.failures.append(ReadFailure(repeat.source.path, repeat.source.format, why, None))
     if sidecars:
         discover_labels(result.trajectories, unevaluated)
     apply_tables(result.trajectories, tables)
