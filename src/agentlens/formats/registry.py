@@ -16,6 +16,7 @@ LOOKALIKE_SUFFIXES = {".jsonl", ".json", ".ndjson"}
 READERS: dict[str, str] = {
     "agentlens-bench": "agentlens.formats.agentlens_bench:AgentLensBenchReader",
     "gemini-cli": "agentlens.formats.gemini_cli:GeminiCliReader",
+    "otel": "agentlens.formats.otel:OtelReader",
     "gemini-cli-jsonl": "agentlens.formats.gemini_cli_jsonl:GeminiCliJsonlReader",
     "copilot-cli": "agentlens.formats.copilot_cli:CopilotCliReader",
     "grok-cli": "agentlens.formats.grok_cli:GrokCliReader",
