@@ -62,6 +62,9 @@ def test_observations_and_categories() -> None:
     assert {str(s.category) for s in shell} == {"list_dir", "search"}
     by_name = {(s.tool_name, str(s.category)) for s in traj.tool_steps}
     assert {("view", "read_file"), ("web_search", "search"), ("task_complete", "finish")} <= by_name
+    for step in (s for s in traj.tool_steps if s.tool_name == "view"):
+        listed = not results[step.call_id or ""].startswith("1. ")  # a file's view is numbered
+        assert str(step.category) == ("list_dir" if listed else "read_file"), step.arguments
 
 
 def test_cross_check_with_vibecodingtracker() -> None:

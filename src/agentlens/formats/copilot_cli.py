@@ -37,10 +37,11 @@ from agentlens.formats._json import (
 )
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import ToolView, classify, parse_time
-from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
+from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 EVENT = re.compile(r'"type"\s*:\s*"(?:session|user|assistant|tool|system)\.[a-z_]+"')
 STARTS = re.compile(r'\{"type"\s*:\s*"session\.start"|"producer"\s*:\s*"copilot-agent"')
+NUMBERED = re.compile(r"\s*1\. ")
 EDITOR = {"view": "view", "create": "create", "edit": "str_replace", "str_replace": "str_replace"}
 SHELL = {"bash", "powershell", "read_bash", "write_bash", "shell"}
 RENAMED = {"web_fetch": "webfetch", "report_intent": "think", "update_todo": "todowrite"}
@@ -180,6 +181,8 @@ class _Session:
         output = result.get("content") if "content" in result else message
         step.observation = None if output is None else str(output)
         step.is_error = data.get("success") is False or error is not None
+        if step.tool_name == "view" and step.observation and not NUMBERED.match(step.observation):
+            step.category = ToolCategory.LIST_DIR  # a file's view is numbered; this listed a folder
 
     def _usage(self, data: dict[str, Any], when: Any, where: str) -> None:
         if self.last_message is not None:

@@ -165,7 +165,7 @@ def _read_one(
     lenient: bool,
     strict: bool,
 ) -> None:
-    if not explicit and not format and is_sidecar(path) and telltale_of(path) is None:
+    if not explicit and is_sidecar(path) and telltale_of(path) is None:
         result.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
         return
     try:
