@@ -3,6 +3,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -33,9 +34,10 @@ def _java_trajectories() -> list[Trajectory]:
 
 
 def test_java_runs_are_labelled_from_their_logs_and_reports() -> None:
+    """labels.csv counts the two runs with an empty patch as failed: `--unevaluated failed`."""
     trajectories = _java_trajectories()
     assert len(trajectories) == 25
-    assert discover_labels(trajectories) == 25
+    assert discover_labels(trajectories, unevaluated="failed") == 25
     expected = _csv_labels(JAVA / "labels.csv")
     for traj in trajectories:
         key = str(Path(traj.source.path).relative_to(JAVA))
@@ -47,15 +49,30 @@ def test_java_runs_are_labelled_from_their_logs_and_reports() -> None:
             assert (traj.outcome.status == "passed") == (verdict == "True")
         else:  # doubao 4487 and jib-4035: no log, listed in results.json empty_patch_ids
             assert traj.outcome.source == "results.json"
-            assert "empty_patch_ids" in (traj.outcome.detail or "")
+            assert "empty_patch_ids: not evaluated" in (traj.outcome.detail or "")
+
+
+def test_never_evaluated_runs_are_unknown_by_default() -> None:
+    trajectories = _java_trajectories()
+    discover_labels(trajectories)
+    unknown = [t for t in trajectories if t.outcome.status == "unknown"]
+    doubao = JAVA / "20240825_SWE-agent_doubao-pro-128k"
+    empty = set(json.loads((doubao / "results" / "results.json").read_bytes())["empty_patch_ids"])
+    shipped = {p.stem for p in (doubao / "trajs").glob("*.traj")}
+    assert len(unknown) == 2
+    assert sorted(t.id for t in unknown) == sorted(shipped & empty)
+    assert all("not evaluated" in (t.outcome.detail or "") for t in unknown)
 
 
 def test_broken_results_json_gives_no_label_to_incomplete_instances() -> None:
     report = JAVA / "20240825_SWE-agent_gpt-4o-mini-2024-07-18" / "results" / "results.json"
     raw = json.loads(report.read_bytes())
     table = load_label_spec(str(report))
-    assert set(table.by_id) == set(raw["resolved"]) | set(raw["unresolved_ids"])
-    assert not set(table.by_id) & set(raw["incomplete_ids"])
+    labelled = {task for task, outcome in table.by_id.items() if outcome.status != "unknown"}
+    assert labelled == set(raw["resolved"]) | set(raw["unresolved_ids"])
+    assert not labelled & set(raw["incomplete_ids"])
+    unknown = {task for task, outcome in table.by_id.items() if outcome.status == "unknown"}
+    assert set(raw["incomplete_ids"]) - labelled <= unknown
 
 
 def test_explicit_csv_outranks_the_log() -> None:
@@ -137,7 +154,7 @@ def test_read_paths_labels_real_runs_like_the_curated_csvs() -> None:
     from agentlens.formats import read_paths
 
     for root in (JAVA, MINI):
-        result = read_paths([root])
+        result = read_paths([root], unevaluated="failed")  # the CSVs count empty patches failed
         assert not result.failures
         expected = _csv_labels(root / "labels.csv")
         assert len(result.trajectories) == len(expected)
@@ -189,3 +206,83 @@ def test_path_keys_with_dot_folders_and_many_decoys_still_match(tmp_path: Path) 
     for traj in trajectories:
         key = str(Path(traj.source.path).relative_to(JAVA))
         assert traj.outcome.status == ("passed" if expected[key] == "pass" else "failed"), key
+
+
+RUN_ID, MODEL = "gemini3pro-verified", "gemini__gemini-3-pro-preview"
+
+
+def _harness_layout(root: Path) -> dict[str, str]:
+    """A submission folder as the SWE-bench harness leaves it, from the six real mini-swe-agent
+    runs and their real reports: `trajs/`, `logs/run_evaluation/<run_id>/<model>/<id>/report.json`
+    and the summary `<model>.<run_id>.json`. Two failing runs are turned into an empty patch and
+    an incomplete run (the harness writes no report for them). Returns the expected buckets."""
+    buckets: dict[str, str] = {}
+    for trace in sorted((MINI / "trajs").glob("*/*.traj.json")):
+        task = trace.parent.name
+        (root / "trajs" / task).mkdir(parents=True)
+        shutil.copy(trace, root / "trajs" / task / trace.name)
+        report = json.loads((MINI / "logs" / task / "report.json").read_bytes())
+        buckets[task] = "resolved_ids" if report["resolved"] else "unresolved_ids"
+    failing = sorted(t for t, b in buckets.items() if b == "unresolved_ids")
+    buckets[failing[0]], buckets[failing[1]] = "empty_patch_ids", "incomplete_ids"
+    for task, bucket in buckets.items():
+        if bucket in ("resolved_ids", "unresolved_ids"):
+            target = root / "logs" / "run_evaluation" / RUN_ID / MODEL / task
+            target.mkdir(parents=True)  # the harness keys its report by instance id
+            report = json.loads((MINI / "logs" / task / "report.json").read_bytes())
+            (target / "report.json").write_text(json.dumps({task: report}))
+    summary = {
+        key: sorted(t for t, b in buckets.items() if b == key) for key in set(buckets.values())
+    }
+    summary |= {"error_ids": [], "schema_version": 2, "submitted_ids": sorted(buckets)}
+    (root / f"{MODEL}.{RUN_ID}.json").write_text(json.dumps(summary))
+    return buckets
+
+
+@pytest.mark.parametrize("unevaluated", ["unknown", "failed"])
+def test_harness_layout_outcomes_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unevaluated: str
+) -> None:
+    from agentlens.formats import read_paths
+
+    buckets = _harness_layout(tmp_path / "submission")
+    expected = {
+        "resolved_ids": "passed",
+        "unresolved_ids": "failed",
+        "empty_patch_ids": unevaluated,
+        "incomplete_ids": unevaluated,
+    }
+    seen = []
+    for cwd, spec in ((tmp_path, "submission"), (tmp_path / "submission" / "trajs", ".")):
+        monkeypatch.chdir(cwd)
+        result = read_paths([spec], unevaluated=unevaluated)  # type: ignore[arg-type]
+        got = {t.task_id: t.outcome for t in result.trajectories}
+        assert set(got) == set(buckets)
+        for task, bucket in buckets.items():
+            assert got[task].status == expected[bucket], (cwd, task, bucket)
+            if bucket in ("empty_patch_ids", "incomplete_ids"):
+                assert got[task].source == "swebench-summary"
+                assert "not evaluated" in (got[task].detail or "")
+            elif bucket == "resolved_ids":
+                assert got[task].source in ("report.json", "swebench-summary")
+        seen.append(sorted((t.id, t.outcome.status) for t in result.trajectories))
+    assert seen[0] == seen[1]  # ids and outcomes do not depend on the working directory
+
+
+def test_sb_cli_report_downloads_folder_is_found(tmp_path: Path) -> None:
+    from agentlens.formats import read_paths
+
+    run = tmp_path / "20251118_gemini-3-pro"
+    for trace in sorted((MINI / "trajs").glob("*/*.traj.json")):
+        (run / "trajs" / trace.parent.name).mkdir(parents=True)
+        shutil.copy(trace, run / "trajs" / trace.parent.name / trace.name)
+    (run / "trajs" / "sb-cli-reports").mkdir()
+    shutil.copy(
+        MINI / "sb-cli-report.json",
+        run / "trajs" / "sb-cli-reports" / "swe-bench_verified__test__run1.json",
+    )
+    report = json.loads((MINI / "sb-cli-report.json").read_bytes())
+    result = read_paths([run])
+    for traj in result.trajectories:
+        assert traj.outcome.source == "sb-cli-report"
+        assert (traj.outcome.status == "passed") == (traj.task_id in report["resolved_ids"])

@@ -24,7 +24,10 @@ class TraceError(AgentLensError):
 
 
 class UnknownFormatError(TraceError):
-    """No reader recognises the file."""
+    """No reader recognises the file. `telltale` says what makes it look like a trace all the
+    same (`a "messages" key`), so a folder walk reports it instead of passing it over."""
+
+    telltale: str | None = None
 
 
 class SchemaError(TraceError):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.errors import UnknownFormatError
-from agentlens.formats import detect, read_path
+from agentlens.formats import detect, read_path, read_paths
 from agentlens.formats.load import HEAD_BYTES, is_sidecar
 from tests.conftest import DATA
 
@@ -60,6 +60,11 @@ EXPECTED: list[tuple[str, str | None]] = [
     ("formats/codex/*rollout-*.jsonl", "codex-rollout"),
     ("formats/codex/*", None),
     ("formats/gemini-cli/*.json", "gemini-cli"),
+    ("formats/gemini-cli-jsonl/session.jsonl", "gemini-cli-jsonl"),
+    ("formats/copilot-cli/events.jsonl", "copilot-cli"),
+    ("formats/grok-cli/updates.jsonl", "grok-cli"),
+    ("formats/*/vibecodingtracker.expected.json", None),
+    ("formats/grok-cli/*.json", None),
     ("formats/inspect-ai/*", "inspect-ai"),
     ("formats/openai-messages/*.json", "openai-messages"),
     # recordings and provenance
@@ -125,3 +130,16 @@ def test_non_trajectories_are_skipped_or_rejected() -> None:
             read_path(path)
         rejected += 1
     assert rejected > 0
+
+
+def test_every_file_is_read_or_named_with_a_reason() -> None:
+    """A walk of the shared data accounts for every file: a trajectory's source, or a line in
+    failures, unread, skipped or sidecars (each `path: reason`)."""
+    result = read_paths([DATA / root for root in ROOTS])
+    named = {t.source.path for t in result.trajectories}
+    named |= {f.path for f in result.failures}
+    for lines in (result.unread, result.skipped, result.sidecars):
+        named |= {line.split(": ", 1)[0] for line in lines}
+    named_relative = {str(Path(p).relative_to(DATA)) for p in named}
+    assert set(FILES) - named_relative == set()
+    assert all(": " in line for line in (*result.skipped, *result.sidecars, *result.unread))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats import read_path
+from agentlens.formats import detect, read_path
 from agentlens.trajectory import ToolCategory, Trajectory
 from tests.conftest import DATA, FORMATS
 
@@ -93,7 +93,10 @@ def test_eval_output_decumulates_llm_metrics(swe_bench_output) -> None:
         history = record["history"]
         actions = [e for e in history if "action" in e and e["action"] not in NOT_TOOL_ACTIONS]
         errors = [e for e in history if e.get("observation") == "error" and "cause" not in e]
-        assert len(traj.tool_steps) == len(actions) + len(errors)
+        assert len(traj.tool_steps) == len(actions)  # a refused call is no tool call
+        assert "error" not in {s.tool_name for s in traj.steps}
+        refused = [s for s in traj.steps if s.kind == "agent" and s.is_error]
+        assert [s.text for s in refused] == [e["content"] for e in errors]
         total = record["metrics"]["accumulated_token_usage"]
         usage = traj.usage_total()
         assert (usage.prompt_tokens, usage.completion_tokens) == (
@@ -275,3 +278,21 @@ def test_wrong_shape_and_bad_json_are_named(tmp_path: Path) -> None:
     not_events.write_text('{"kind": "ActionEvent"}\n[1, 2]\n')
     with pytest.raises(SchemaError, match="line 2 is not an SDK event"):
         read_path(not_events, format="openhands-v1")
+
+
+@pytest.mark.parametrize("shape", ["one record", "a list"])
+def test_eval_records_saved_as_pretty_printed_json_are_read(tmp_path: Path, shape: str) -> None:
+    source = OH / "eval-output" / "multi_swe_bench_output.jsonl"
+    records = _lines(source)
+    doc = records[0] if shape == "one record" else records
+    path = tmp_path / "multi_swe_bench_output.json"
+    path.write_text(json.dumps(doc, indent=2))
+    assert detect(path, path.read_bytes()[:65536]).name == "openhands-eval"
+    expected = read_path(source)[: 1 if shape == "one record" else None]
+    got = read_path(path)
+    assert [t.task_id for t in got] == [t.task_id for t in expected]
+    for mine, theirs in zip(got, expected, strict=True):
+        assert [(s.kind, s.tool_name, s.command, s.observation) for s in mine.steps] == [
+            (s.kind, s.tool_name, s.command, s.observation) for s in theirs.steps
+        ]
+        assert mine.usage_total() == theirs.usage_total()

@@ -22,10 +22,31 @@ PROGRESS_FROM = 50
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    # kept in the context, read by `load_inputs`: no command signature needs to change
+    ctx.meta[f"agentlens.{param.name}"] = value
+
+
 def read_options(command: F) -> F:
-    """`--lenient`, `--format` and `--labels`: the `load_inputs` keywords as options."""
+    """`--lenient`, `--format`, `--labels` (the `load_inputs` keywords), `--unevaluated` and
+    `--strict` as options."""
     for option in reversed(
         (
+            click.option(
+                "--unevaluated",
+                type=click.Choice(["unknown", "failed"]),
+                default="unknown",
+                expose_value=False,
+                callback=_remember,
+                help="Outcome of runs a report never evaluated (empty patch, incomplete).",
+            ),
+            click.option(
+                "--strict",
+                is_flag=True,
+                expose_value=False,
+                callback=_remember,
+                help="Fail on any walked file that looks like a trace but that no reader takes.",
+            ),
             click.option(
                 "--lenient", is_flag=True, help="Accept non-conformant files (e.g. ATIF-like)."
             ),
@@ -66,16 +87,37 @@ def load_inputs(
         def advance(_: Path) -> None:
             progress.advance(task)
 
-        result = read_paths(paths, format=format, lenient=lenient, labels=labels, on_file=advance)
+        result = read_paths(
+            paths,
+            format=format,
+            lenient=lenient,
+            labels=labels,
+            on_file=advance,
+            strict=bool(_context_option("strict")),
+            unevaluated=_context_option("unevaluated") or "unknown",
+        )
     if not result.trajectories and not result.failures:  # e.g. an empty or mistyped folder
-        skipped = f" ({non_traces(result)} skipped)" if result.skipped else ""
-        raise ConfigError(f"no trace files in {', '.join(map(str, paths))}{skipped}")
+        for line in result.unread:
+            _warn(line)
+        parts = [f"{len(result.unread)} unread trace-like"] if result.unread else []
+        parts += [f"{non_traces(result)} skipped"] if result.skipped else []
+        detail = f" ({'; '.join(parts)})" if parts else ""
+        raise ConfigError(f"no trace files in {', '.join(map(str, paths))}{detail}")
     return result
+
+
+def _context_option(name: str) -> Any:
+    context = click.get_current_context(silent=True)
+    return context.meta.get(f"agentlens.{name}") if context else None
 
 
 def non_traces(result: ReadResult) -> str:
     count = len(result.skipped)
     return f"{count} non-trace file{'' if count == 1 else 's'}"
+
+
+def _warn(line: str) -> None:
+    err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
 
 
 def debug_enabled() -> bool:
@@ -91,16 +133,18 @@ def report_failures(result: ReadResult, *, debug: bool | None = None) -> int:
     """
     debug = debug_enabled() if debug is None else debug
     for line, count in result.warnings.items():
-        times = f" ({count} trajectories)" if count > 1 else ""
-        err_console.print(
-            f"[yellow]warning:[/yellow] {escape(line)}{times}", highlight=False, soft_wrap=True
-        )
+        _warn(line + (f" ({count} trajectories)" if count > 1 else ""))
+    for line in result.unread:
+        _warn(f"{line} (--strict makes this an error)")
     for failure in result.failures:
         err_console.print(
             f"[red]failed:[/red] {escape(failure_line(failure))}", highlight=False, soft_wrap=True
         )
         if debug and failure.error is not None:
             err_console.print(_traceback(failure), highlight=False, markup=False)
+    if debug:
+        for line in (*result.skipped, *result.sidecars):
+            err_console.print(f"skipped: {escape(line)}", highlight=False, soft_wrap=True)
     if result.skipped:
         err_console.print(f"skipped {non_traces(result)}", highlight=False)
     if result.failures:

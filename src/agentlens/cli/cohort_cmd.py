@@ -21,6 +21,7 @@ from agentlens.errors import ConfigError
 from agentlens.process.cohort import Row, cohort_report, read_annotation_rows, result_row
 from agentlens.process.curation import curation_table, export_rows, select
 from agentlens.process.profiles import Profile
+from agentlens.process.protocol_notes import protocol_rule, unscored_tasks
 from agentlens.process.protocols import PROTOCOLS, score_tasks, split_cohort, task_groups
 from agentlens.seams import Engine
 from agentlens.trajectory import Trajectory
@@ -96,11 +97,18 @@ def score_cohort(
 ) -> tuple[list[Row], list[tuple[str, Failure]]]:
     """The scored rows in split order, and each task whose scoring failed (its rows left out)."""
     splits = split_cohort(trajs, protocol, k=k, seed=seed)
+    unscored = unscored_tasks(trajs, splits)
     if not splits:
         raise ConfigError(
-            f"no task has enough passing runs for the {protocol} protocol "
+            f"no task has enough passing runs for the {protocol} protocol: "
+            f"{protocol_rule(protocol, k)}; found {'; '.join(unscored)} "
             "(pass/fail labels come from the files or from --labels)"
         )
+    if unscored:  # a task left out is named, with what it had
+        rule = f"{protocol}: {protocol_rule(protocol, k)}"
+        err_console.print(rule, highlight=False, markup=False, soft_wrap=True)
+    for line in unscored:
+        err_console.print(f"not scored: {line}", highlight=False, markup=False, soft_wrap=True)
     with Progress(console=err_console, transient=True) as progress:
         bar = progress.add_task("scoring", total=len(splits))
         outcomes = score_tasks(

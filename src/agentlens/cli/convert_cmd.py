@@ -1,9 +1,11 @@
-"""`agentlens convert PATH… --to atif|jsonl -o DIR`: rewrite traces in a portable format.
+"""`agentlens convert PATH… --to atif|jsonl|otel -o DIR`: rewrite traces in a portable format.
 
 Output layout (one file per unit the target format holds):
 * `jsonl`: `DIR/<input stem>.jsonl` per input file, every trajectory of that file on its own line
   (the canonical model; `agentlens inspect` reads it back);
-* `atif`: `DIR/<trajectory id>.json` per trajectory, ATIF v1.8 (ATIF holds one trajectory per file).
+* `atif`: `DIR/<trajectory id>.json` per trajectory, ATIF v1.8 (ATIF holds one trajectory per file);
+* `otel`: `DIR/<input stem>.otlp.json` per input file, one OTLP/JSON export request whose traces
+  (GenAI semantic conventions) are that file's trajectories: for Phoenix, Langfuse, a collector.
 Existing files are only replaced with `--force`. Unreadable inputs are reported and skipped.
 """
 
@@ -30,7 +32,7 @@ UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--to", "target", type=click.Choice(["atif", "jsonl"]), required=True)
+@click.option("--to", "target", type=click.Choice(["atif", "jsonl", "otel"]), required=True)
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True)
 @click.option("--force", is_flag=True, help="Replace existing output files.")
 @read_options
@@ -43,7 +45,8 @@ def convert(
     format: str | None,
     labels: tuple[str, ...],
 ) -> int:
-    """Convert traces to ATIF (one JSON per trajectory) or canonical JSONL (one file per input)."""
+    """Convert traces to ATIF (one JSON per trajectory), canonical JSONL or OTLP/JSON (one file
+    per input)."""
     result = load_inputs(paths, lenient=lenient, labels=labels, format=format)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -56,6 +59,9 @@ def write_all(trajectories: list[Trajectory], target: str, out: Path, *, force: 
     """Write `trajectories` under `out` in `target` format; returns the files written."""
     if target == "jsonl":
         return [_write_jsonl(group, path, force) for path, group in _by_input(trajectories, out)]
+    if target == "otel":
+        pairs = _by_input(trajectories, out)
+        return [_write_otel(group, path.with_suffix(".otlp.json"), force) for path, group in pairs]
     return [_write_atif(traj, path, force) for traj, path in _atif_names(trajectories, out)]
 
 
@@ -100,6 +106,14 @@ def _write_jsonl(group: list[Trajectory], path: Path, force: bool) -> Path:
 def _write_atif(traj: Trajectory, path: Path, force: bool) -> Path:
     _check_free(path, force)
     path.write_bytes(orjson.dumps(to_atif(traj), option=orjson.OPT_INDENT_2))
+    return path
+
+
+def _write_otel(group: list[Trajectory], path: Path, force: bool) -> Path:
+    from agentlens.formats.otel_writer import to_otlp
+
+    _check_free(path, force)
+    path.write_bytes(orjson.dumps(to_otlp(group), option=orjson.OPT_INDENT_2))
     return path
 
 

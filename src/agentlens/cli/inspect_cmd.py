@@ -12,6 +12,7 @@ from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.compiled import status
 from agentlens.formats import READERS
+from agentlens.outcomes import UNEVALUATED
 from agentlens.trajectory import Trajectory, Usage
 
 
@@ -58,6 +59,7 @@ def summary(traj: Trajectory) -> dict[str, object]:
         "model": traj.model,
         "outcome": traj.outcome.status,
         "outcome_source": traj.outcome.source,
+        "outcome_detail": traj.outcome.detail,
         "steps": len(traj.steps),
         "tool_calls": len(traj.tool_steps),
         "categories": dict(sorted(traj.category_counts().items())),
@@ -124,9 +126,14 @@ def summary_lines(trajectories: list[Trajectory]) -> Group:
 
 
 def outcome_text(traj: Trajectory) -> Text:
+    """`passed (report.json)`; a run its report never evaluated says so, and how it was counted
+    (`--unevaluated`): `unknown (swebench-summary: not evaluated)`."""
     outcome = Text(traj.outcome.status)
     if traj.outcome.source:
-        outcome.append(f" ({traj.outcome.source})", style="dim")
+        unevaluated = UNEVALUATED in (traj.outcome.detail or "")
+        outcome.append(
+            f" ({traj.outcome.source}{': ' + UNEVALUATED if unevaluated else ''})", style="dim"
+        )
     return outcome
 
 

@@ -64,6 +64,7 @@ def score(
 ) -> int:
     """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism."""
     from agentlens.process.pta_io import read_reference
+    from agentlens.process.reference_guards import reference_warnings
     from agentlens.process.score import score_trajectory
 
     reference = read_reference(reference_path)
@@ -74,6 +75,10 @@ def score(
         )
     with get_engine(engine_spec) as engine:
         result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
+        for line in reference_warnings(result.trajectories, reference):
+            err_console.print(
+                f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True
+            )
         scoring = partial(score_trajectory, reference=reference, profile=chosen)
         outcomes = engine.map(scoring, result.trajectories)
     scored = [t for t, o in zip(result.trajectories, outcomes, strict=True) if o.ok]

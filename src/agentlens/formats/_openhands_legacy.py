@@ -160,6 +160,9 @@ class LegacyConverter:
             step = None if isinstance(cause, list | dict) else self.by_id.get(cause)
         else:  # flattened resolver histories have no ids: the result follows its call
             step = self._last_open_tool() if "id" not in event else None
+        if step is None and kind == "error":
+            self.steps.append(_rejected_call(event))
+            return
         if step is None or step.observation is not None:
             step = Step(index=0, kind="tool", tool_name=kind, category=ToolCategory.OTHER)
             step.timestamp = parse_time(event.get("timestamp"))
@@ -287,6 +290,16 @@ def _finish_text(action: str, event: dict[str, Any], args: dict[str, Any]) -> st
     if action != "finish":
         return ""
     return str(args.get("final_thought") or event.get("message") or "")
+
+
+def _rejected_call(event: dict[str, Any]) -> Step:
+    """An error observation caused by no action: the model's tool call was refused before it
+    ran (a bad argument, an unparsable call). The agent's turn failed, but no tool was called,
+    so it is an agent step marked as an error, not a tool call named `error`."""
+    content = event.get("content")
+    text = content if isinstance(content, str) else oh.text_of(content)
+    when = parse_time(event.get("timestamp"))
+    return Step(index=0, kind="agent", text=text, is_error=True, timestamp=when, raw=event)
 
 
 def _observation_error(kind: str, event: dict[str, Any], text: str) -> bool:

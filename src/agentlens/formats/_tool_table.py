@@ -28,6 +28,7 @@ NAMED: dict[str, ToolCategory] = {
     "edit": ToolCategory.EDIT,
     "write_todos": ToolCategory.THINK,
     "save_memory": ToolCategory.THINK,
+    "update_topic": ToolCategory.THINK,  # the 2026 CLI's status line: a plan note, no effect
 }
 SHELL_NAMES = {"run_shell_command", "execute_bash", "bash", "terminal", "shell", "exec_command"}
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path")

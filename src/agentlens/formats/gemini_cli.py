@@ -50,6 +50,7 @@ class GeminiCliReader(SuffixReader):
 
 
 def _message_steps(message: dict[str, Any], turn: int, start: int) -> list[Step]:
+    """The steps of one session message (shared with the JSONL session reader)."""
     said = _text(message.get("content"))
     when = parse_time(message.get("timestamp"))
     if message.get("type") != "gemini":
@@ -74,6 +75,9 @@ def _message_steps(message: dict[str, Any], turn: int, start: int) -> list[Step]
     steps[0].usage = _usage(message.get("tokens"), f"{where}.tokens")
     steps[0].raw = message
     return steps
+
+
+message_steps = _message_steps
 
 
 def _tool_step(raw: Any, where: str, index: int, said: str, **common: Any) -> Step:

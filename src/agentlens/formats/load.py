@@ -9,13 +9,19 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
-from agentlens.formats.registry import HEAD_BYTES, detect, get_reader
+from agentlens.formats._batch_ids import unique_ids
+from agentlens.formats._deep_detect import detect_in_file, telltale_of
+from agentlens.formats.registry import HEAD_BYTES, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentlens.outcomes import Unevaluated
 
 # Files that travel with traces but are not traces: skipped silently when walking a directory.
 SIDECAR_NAMES = {
@@ -31,6 +37,7 @@ SIDECAR_NAMES = {
     "all_preds.jsonl",
     "dataset_summary_upstream.json",
 }
+SIDECAR_REASON = "sidecar (an outcome, metadata or notes file, by its name)"
 SIDECAR_SUFFIXES = {".md", ".csv", ".tsv", ".log", ".txt", ".yaml", ".yml", ".py", ".cast", ""}
 
 
@@ -44,9 +51,16 @@ class ReadFailure:
 
 @dataclass
 class ReadResult:
+    """What a batch read gave. Every walked file that gave no trajectory is in one list, as
+    `path: reason`: `failures` (broken traces), `unread` (looks like a trace, yet no reader
+    takes it: warned about, and a failure under `strict`), `skipped` (not a trace) or
+    `sidecars` (an outcome or metadata file, by its name)."""
+
     trajectories: list[Trajectory] = field(default_factory=list)
     failures: list[ReadFailure] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+    sidecars: list[str] = field(default_factory=list)
 
     @property
     def warnings(self) -> Counter[str]:
@@ -91,14 +105,14 @@ def iter_trace_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]
 
 
 def _walk(root: Path) -> Iterator[Path]:
-    """Regular files below `root`: a named pipe found by walking would block `open` until
-    something writes to it, and a device may never end. (A file named explicitly is read as
-    given, as `cat` would: `/dev/stdin` works.)"""
+    """Regular files below `root`, sidecars included (the batch names what it skips): a named
+    pipe found by walking would block `open` until something writes to it, and a device may
+    never end. (A file named explicitly is read as given, as `cat` would: `/dev/stdin` works.)"""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if not is_sidecar(path) and os.path.isfile(path):
+            if os.path.isfile(path):
                 yield path
 
 
@@ -107,14 +121,20 @@ def read_path(
 ) -> list[Trajectory]:
     """Read every trajectory in one file. Raises a `TraceError` naming the file and the reason.
 
-    Only the first 64 KiB are read to detect the format, so a large file that no reader claims is
-    rejected without being loaded.
+    The first 64 KiB are read to detect the format; when no reader claims them, a JSON file is
+    read on, up to a bound (`_deep_detect`), so a large file no reader claims is rejected
+    without being loaded whole. A trajectory with no step from a non-empty file carries a
+    warning: the reader took a file it could not make sense of.
+
+    The path is made absolute first (without following links), so what readers derive from
+    it (a run folder in an id) and the outcome sidecars found beside it do not depend on the
+    working directory.
     """
-    path = Path(path)
+    path = Path(os.path.abspath(path))
     try:
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
-            reader_cls = get_reader(format) if format else detect(path, head)
+            reader_cls = get_reader(format) if format else detect_in_file(path, head, handle)
             if len(head) == HEAD_BYTES:  # re-read from the start: `head + rest` would copy it all
                 handle.seek(0)
                 data = handle.read()
@@ -129,9 +149,46 @@ def read_path(
         raise
     except READER_BUGS as exc:
         raise TraceError(path, _reader_bug(exc), reader_cls.name) from exc
+    if reader_cls.name != "agentlens-jsonl":  # a canonical dump carries its source's notes
+        _note_empty(trajectories, reader_cls.name, len(data))
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
         return [_printable(t) for t in trajectories]
     return trajectories
+
+
+def _read_one(
+    result: ReadResult,
+    path: Path,
+    explicit: bool,
+    *,
+    format: str | None,
+    lenient: bool,
+    strict: bool,
+) -> None:
+    if not explicit and is_sidecar(path) and telltale_of(path) is None:
+        result.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
+        return
+    try:
+        result.trajectories.extend(read_path(path, format=format, lenient=lenient))
+    except TraceError as exc:
+        if explicit or not isinstance(exc, UnknownFormatError):
+            result.failures.append(ReadFailure(exc.path, exc.format, exc.reason, exc))
+        elif exc.telltale is None:
+            result.skipped.append(f"{exc.path}: {exc.reason}")
+        elif strict:
+            reason = f"{exc.reason} (it has {exc.telltale}; --strict)"
+            result.failures.append(ReadFailure(exc.path, None, reason, exc))
+        else:
+            result.unread.append(
+                f"{exc.path}: looks like a trace ({exc.telltale}) but {exc.reason}"
+            )
+
+
+def _note_empty(trajectories: list[Trajectory], format: str, size: int) -> None:
+    for trajectory in trajectories:
+        if not trajectory.steps and not trajectory.subtrajectories:
+            note = f"0 steps read from a {size}-byte file: is it really {format}?"
+            trajectory.metadata.setdefault("warnings", []).append(note)
 
 
 def _printable(trajectory: Trajectory) -> Trajectory:
@@ -174,8 +231,13 @@ def read_paths(
     labels: Sequence[str] = (),
     sidecars: bool = True,
     on_file: Callable[[Path], None] | None = None,
+    strict: bool = False,
+    unevaluated: Unevaluated = "unknown",
 ) -> ReadResult:
     """Read many files (paths, directories, globs); failures are collected, never raised.
+
+    A walked file that looks like a trace (JSON with message/step/event keys) but that no
+    reader takes goes to `unread`, or to `failures` when `strict`.
 
     Outcome labels are then taken from sidecars found beside each trace (`sidecars=True`) and from
     the explicit `labels` files, in the precedence documented in `agentlens.outcomes`.
@@ -183,7 +245,7 @@ def read_paths(
     """
     from agentlens.outcomes import apply_tables, discover_labels, load_label_spec
 
-    tables = [load_label_spec(spec) for spec in labels]  # a bad --labels fails before reading
+    tables = [load_label_spec(spec, unevaluated) for spec in labels]  # bad ones fail first
     result = ReadResult()
     specs = list(specs)
     for spec in specs:
@@ -192,16 +254,13 @@ def read_paths(
             failure = ReadFailure(printable(text), None, "no file matches this pattern", None)
             result.failures.append(failure)
     for path, explicit in iter_trace_paths(specs):
-        try:
-            result.trajectories.extend(read_path(path, format=format, lenient=lenient))
-        except TraceError as exc:
-            if not explicit and isinstance(exc, UnknownFormatError):
-                result.skipped.append(f"{exc.path}: {exc.reason}")
-            else:
-                result.failures.append(ReadFailure(exc.path, exc.format, exc.reason, exc))
+        _read_one(result, path, explicit, format=format, lenient=lenient, strict=strict)
         if on_file is not None:
             on_file(path)
+    for repeat, why in unique_ids(result.trajectories):
+        result.trajectories.remove(repeat)
+        result.failures.append(ReadFailure(repeat.source.path, repeat.source.format, why, None))
     if sidecars:
-        discover_labels(result.trajectories)
+        discover_labels(result.trajectories, unevaluated)
     apply_tables(result.trajectories, tables)
     return result

@@ -1,5 +1,8 @@
 """OpenHands evaluation `output.jsonl`: one run per line, its events in `history`.
 
+The same records saved as a `.json` file (pretty-printed, as `jq .` or a notebook writes them)
+are read too: one record, or a list of them.
+
 `history` holds legacy V0 events (OpenHands evaluation, the resolver) or V1 SDK events with a
 `kind` (OpenHands/benchmarks). The resolver variant carries a verdict in `success`; SWE-bench-style
 outputs carry only `test_result.git_patch`, so their outcome stays unknown.
@@ -14,20 +17,20 @@ from typing import Any, ClassVar
 
 from agentlens.errors import SchemaError
 from agentlens.formats import _openhands_common as oh
-from agentlens.formats._json import ReadGuard, iter_jsonl, require
+from agentlens.formats._json import ReadGuard, iter_jsonl, loads, require
 from agentlens.formats._openhands_legacy import reported_usage
 from agentlens.formats._openhands_sdk import V1Converter
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats.openhands_events import LegacyConverter
 from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory, Usage
 
-FIRST_KEY = re.compile(rb'^\s*\{\s*"(instance_id|issue|instruction|test_result|history)"\s*:')
+FIRST_KEY = re.compile(rb'^\s*\[?\s*\{\s*"(instance_id|issue|instruction|test_result|history)"\s*:')
 ENVELOPE_KEYS = (b'"instruction"', b'"history"', b'"instance_id"', b'"git_patch"')
 
 
 class OpenHandsEvalReader(SuffixReader):
     name: ClassVar[str] = "openhands-eval"
-    suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
+    suffixes: ClassVar[tuple[str, ...]] = (".jsonl", ".json")
 
     @classmethod
     def handles_bytes(cls, head: bytes) -> bool:
@@ -36,7 +39,7 @@ class OpenHandsEvalReader(SuffixReader):
         return sum(key in head for key in ENVELOPE_KEYS) >= 2
 
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
-        for number, record in iter_jsonl(path, data, self.name):
+        for number, record in _records(path, data, self.name):
             record = require(path, self.name, record, dict, f"line {number}")
             history = record.get("history")
             if not isinstance(history, list):
@@ -83,6 +86,15 @@ class OpenHandsEvalReader(SuffixReader):
             subtrajectories=subs,
             metadata=_metadata(record, metadata),
         )
+
+
+def _records(path: Path, data: bytes, format: str) -> Iterator[tuple[int, Any]]:
+    """(record number, record): a JSONL line each, or the one document of a `.json` file."""
+    if path.suffix != ".json":
+        yield from iter_jsonl(path, data, format)
+        return
+    doc = loads(path, data, format)
+    yield from enumerate(doc if isinstance(doc, list) else [doc], start=1)
 
 
 def _run_id(path: Path, number: int, record: dict[str, Any]) -> str:

@@ -6,14 +6,20 @@ import importlib
 from pathlib import Path
 
 from agentlens.errors import ConfigError, UnknownFormatError
+from agentlens.formats._lookalikes import lookalike
 from agentlens.seams import TraceReader
 
 HEAD_BYTES = 65536
+LOOKALIKE_SUFFIXES = {".jsonl", ".json", ".ndjson"}
 
 # Order matters only where two readers could both claim a file: more specific formats first.
 READERS: dict[str, str] = {
     "agentlens-bench": "agentlens.formats.agentlens_bench:AgentLensBenchReader",
     "gemini-cli": "agentlens.formats.gemini_cli:GeminiCliReader",
+    "otel": "agentlens.formats.otel:OtelReader",
+    "gemini-cli-jsonl": "agentlens.formats.gemini_cli_jsonl:GeminiCliJsonlReader",
+    "copilot-cli": "agentlens.formats.copilot_cli:CopilotCliReader",
+    "grok-cli": "agentlens.formats.grok_cli:GrokCliReader",
     "agentlens-jsonl": "agentlens.formats.jsonl:JsonlReader",
     "atif": "agentlens.formats.atif:AtifReader",
     "claude-code": "agentlens.formats.claude_code:ClaudeCodeReader",
@@ -41,7 +47,12 @@ def get_reader(name: str) -> type[TraceReader]:
 
 
 def detect(path: Path, head: bytes) -> type[TraceReader]:
-    """Pick the reader for a file from its name and first bytes."""
+    """Pick the reader for a file from its name and first bytes. A known look-alike (a Qwen Code
+    log shaped like Claude Code's) is named as such rather than claimed by the wrong reader."""
+    if path.suffix in LOOKALIKE_SUFFIXES and (what := lookalike(head)) is not None:
+        error = UnknownFormatError(path, what)
+        error.telltale = "a session log"
+        raise error
     for name in READERS:
         reader = get_reader(name)
         if reader.handles_location(path) and reader.handles_bytes(head):

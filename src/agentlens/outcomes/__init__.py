@@ -9,9 +9,15 @@ Precedence, strongest first (a weaker source never overwrites a stronger one):
 4. a label inside the trace file (source `file`, e.g. OpenHands resolver `success`);
 5. the file name (source `file-name`, AgentLens-Bench `-pass-` / `-fail-`).
 
-Auto-discovery (`discover_labels`) looks at the trace's folder and up to three parents for
-`logs/<task>/run_instance.log`, `logs/<task>/report.json`, `results/results.json`, `results.json`
-and `sb-cli-report.json`. A task listed as incomplete in a report gets no label from it.
+Auto-discovery (`discover_labels`) looks at the trace's folder and up to three parents (of its
+absolute path, so the working directory does not matter) for `logs/<task>/run_instance.log`,
+`logs/<task>/report.json`, the SWE-bench harness layout
+`logs/run_evaluation/<run_id>/<model>/<task>/report.json` with its summary `<model>.<run_id>.json`,
+`results/results.json`, `results.json` and `sb-cli-report.json`.
+
+A task a report lists as never evaluated (`incomplete_ids`, `empty_patch_ids`, sb-cli's
+`pending_ids`) is `unknown`, its `detail` saying "not evaluated", unless `unevaluated="failed"`
+(`--unevaluated failed`) counts it as failed.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from pathlib import Path
 from agentlens.errors import ConfigError
 from agentlens.outcomes._discover import discover_labels, rank, trajectory_keys
 from agentlens.outcomes._sources import (
+    UNEVALUATED,
     LabelTable,
+    Unevaluated,
     parse_status,
     read_csv,
     read_logs_dir,
@@ -32,7 +40,9 @@ from agentlens.outcomes._sources import (
 from agentlens.trajectory import Outcome, Trajectory
 
 __all__ = [
+    "UNEVALUATED",
     "LabelTable",
+    "Unevaluated",
     "apply_labels",
     "apply_tables",
     "discover_labels",
@@ -42,19 +52,19 @@ __all__ = [
 ]
 
 
-def load_label_spec(spec: str) -> LabelTable:
+def load_label_spec(spec: str, unevaluated: Unevaluated = "unknown") -> LabelTable:
     """Read one `--labels` value: a CSV, a SWE-bench/sb-cli report, a run_instance.log or a logs dir."""
     path = Path(spec)
     if not path.exists():
         raise ConfigError(f"--labels {spec}: no such file or directory")
     if path.is_dir():
-        table = read_logs_dir(path)
+        table = read_logs_dir(path, unevaluated)
     elif path.suffix.lower() in (".csv", ".tsv"):
         table = read_csv(path)
     elif path.suffix.lower() == ".log":
         table = read_run_instance_log(path)
     else:
-        table = read_report(path)
+        table = read_report(path, unevaluated)
     if not len(table):
         raise ConfigError(f"--labels {spec}: no pass/fail labels found in it")
     return table
@@ -76,7 +86,9 @@ def apply_tables(trajectories: Sequence[Trajectory], tables: Sequence[LabelTable
     for table in tables:
         for traj in trajectories:
             found = match(table, traj)
-            if found is not None:
+            if found is not None and (
+                found.status != "unknown" or traj.outcome.status == "unknown"
+            ):
                 traj.outcome = Outcome(
                     status=found.status, source=f"labels:{found.source}", detail=found.detail
                 )

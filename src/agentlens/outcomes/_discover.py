@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import orjson
 
 from agentlens.errors import ConfigError
-from agentlens.outcomes._sources import LabelTable, read_report, read_run_instance_log
+from agentlens.outcomes._sources import (
+    LabelTable,
+    Unevaluated,
+    read_report,
+    read_run_instance_log,
+)
 from agentlens.trajectory import Outcome, Trajectory
 
 PARENTS = 3
 REPORT_NAMES = ("results/results.json", "results.json", "sb-cli-report.json")
 RANKS = {"run_instance.log": 4, "results.json": 3, "sb-cli-report": 3, "report.json": 3}
+RANKS |= {"swebench-summary": 3}
 RANKS |= {"file": 2, "file-name": 1}
 
 
@@ -28,24 +35,38 @@ def trajectory_keys(traj: Trajectory) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def discover_labels(trajectories: Sequence[Trajectory]) -> int:
-    """Label trajectories from sidecars found beside their files; returns how many changed."""
-    finder = _Finder()
+def discover_labels(
+    trajectories: Sequence[Trajectory], unevaluated: Unevaluated = "unknown"
+) -> int:
+    """Label trajectories from sidecars found beside their files; returns how many changed.
+    A task a report never evaluated stays `unknown` (its detail says why) unless `unevaluated`
+    is "failed"."""
+    finder = _Finder(unevaluated)
     changed = 0
     for traj in trajectories:
         found = finder.best(traj)
         if finder.consulted_broken:  # outcome stays as it is; say which sidecar was unusable
             traj.metadata.setdefault("warnings", []).extend(finder.consulted_broken)
-        if found is not None and rank(found) > rank(traj.outcome):
+        if found is None:
+            continue
+        if rank(found) > rank(traj.outcome) or _explains_unknown(found, traj.outcome):
             traj.outcome = found
             changed += 1
     return changed
 
 
+def _explains_unknown(found: Outcome, current: Outcome) -> bool:
+    """A report that says "not evaluated" is worth keeping on an outcome nothing else labels."""
+    return found.status == current.status == "unknown" and current.source is None
+
+
 class _Finder:
     """Caches each sidecar, since every trace of a run shares the same report."""
 
-    def __init__(self) -> None:
+    def __init__(self, unevaluated: Unevaluated = "unknown") -> None:
+        self.unevaluated = unevaluated
+        self.harness: dict[Path, list[tuple[Path, Path]]] = {}
+        self.report_paths: dict[Path, list[Path]] = {}
         self.tables: dict[Path, LabelTable | None] = {}
         self.reports: dict[Path, list[LabelTable]] = {}
         self.has_logs: dict[Path, bool] = {}
@@ -57,9 +78,10 @@ class _Finder:
             return None
         keys = trajectory_keys(traj)
         self.consulted_broken = []
+        trace = Path(os.path.abspath(traj.source.path))  # the same from any working directory
         candidates = [
             table.by_id[key]
-            for table in self._tables(Path(traj.source.path), keys)
+            for table in self._tables(trace, keys)
             for key in keys
             if key in table.by_id
         ]
@@ -72,7 +94,23 @@ class _Finder:
                 for key in filter(_path_part, keys):
                     yield from self._load(logs / key / "run_instance.log")
                     yield from self._load(logs / key / "report.json")
+                for model_dir, summary in self._harness_runs(logs):
+                    for key in filter(_path_part, keys):
+                        yield from self._load(model_dir / key / "report.json")
+                    yield from self._load(summary)
             yield from self._reports(folder)
+
+    def _harness_runs(self, logs: Path) -> list[tuple[Path, Path]]:
+        """(model folder, summary file) of each run in the SWE-bench harness layout
+        `logs/run_evaluation/<run_id>/<model>/`, whose summary the harness writes as
+        `<model>.<run_id>.json` in the folder it ran from (the one holding `logs/`)."""
+        if logs not in self.harness:
+            root = logs / "run_evaluation"
+            runs = sorted(p for p in root.glob("*/*") if p.is_dir()) if root.is_dir() else []
+            self.harness[logs] = [
+                (model, logs.parent / f"{model.name}.{model.parent.name}.json") for model in runs
+            ]
+        return self.harness[logs]
 
     def _has_logs(self, folder: Path) -> bool:
         # Per-folder caches: all traces of a run share a folder, so the file system is asked once.
@@ -81,13 +119,20 @@ class _Finder:
         return self.has_logs[folder]
 
     def _reports(self, folder: Path) -> list[LabelTable]:
+        paths = self._report_paths(folder)
         if folder not in self.reports:  # `_load` notes the broken ones as it reads them
-            self.reports[folder] = [t for name in REPORT_NAMES for t in self._load(folder / name)]
+            self.reports[folder] = [t for path in paths for t in self._load(path)]
             return self.reports[folder]
-        self.consulted_broken += [
-            self.broken[p] for name in REPORT_NAMES if (p := folder / name) in self.broken
-        ]
+        self.consulted_broken += [self.broken[p] for p in paths if p in self.broken]
         return self.reports[folder]
+
+    def _report_paths(self, folder: Path) -> list[Path]:
+        """The fixed names, then sb-cli's downloads `sb-cli-reports/<dataset>__<split>__<run>.json`."""
+        if folder not in self.report_paths:
+            downloads = folder / "sb-cli-reports"
+            found = sorted(downloads.glob("*.json")) if downloads.is_dir() else []
+            self.report_paths[folder] = [folder / name for name in REPORT_NAMES] + found
+        return self.report_paths[folder]
 
     def _load(self, path: Path) -> Iterator[LabelTable]:
         if path not in self.tables:
@@ -104,7 +149,7 @@ class _Finder:
                 return None
             if path.suffix == ".log":
                 return read_run_instance_log(path)
-            return read_report(path)
+            return read_report(path, self.unevaluated)
         except OSError:
             return None
         except ConfigError as exc:

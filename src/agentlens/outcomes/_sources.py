@@ -7,7 +7,7 @@ import csv
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -17,10 +17,15 @@ from agentlens.trajectory import Outcome, OutcomeStatus
 RESULT_LINE = re.compile(rb"Result for (\S+): resolved: (True|False)")
 TRUE = {"pass", "passed", "true", "1", "yes", "resolved", "success", "c"}
 FALSE = {"fail", "failed", "false", "0", "no", "unresolved", "failure", "i"}
-# SWE-bench harness buckets. `incomplete_ids` is deliberately absent: an incomplete instance was not
-# evaluated, so it has no label (see the broken gpt-4o-mini results.json, trace-formats.md §1.1).
+# SWE-bench harness buckets. An instance in an "unevaluated" bucket was never run through the
+# tests (no patch, an interrupted run: see the broken gpt-4o-mini results.json, trace-formats.md
+# §1.1): it is `unknown` unless the user asks `--unevaluated failed`.
 PASSED_KEYS = ("resolved_ids", "resolved")
-FAILED_KEYS = ("unresolved_ids", "empty_patch_ids", "error_ids")
+FAILED_KEYS = ("unresolved_ids", "error_ids", "failed_ids")
+UNEVALUATED_KEYS = ("incomplete_ids", "empty_patch_ids", "pending_ids")
+UNEVALUATED = "not evaluated"
+"""Marks an outcome's `detail` when the report never evaluated the instance."""
+Unevaluated = Literal["unknown", "failed"]
 PATH_COLUMNS = ("local_path", "path", "trajectory_path", "file", "trajectory")
 ID_COLUMNS = ("trajectory_id", "id", "instance_id", "task_id")
 LABEL_COLUMNS = ("label", "passed", "resolved", "outcome", "status", "success")
@@ -78,18 +83,20 @@ def read_run_instance_log(path: Path) -> LabelTable:
     return table
 
 
-def read_logs_dir(root: Path) -> LabelTable:
+def read_logs_dir(root: Path, unevaluated: Unevaluated = "unknown") -> LabelTable:
     """Every `run_instance.log` (and per-instance `report.json`) under a logs directory."""
     table = LabelTable()
     for log in sorted(root.rglob("report.json")):
-        table.by_id.update(read_report(log).by_id)
+        table.by_id.update(read_report(log, unevaluated).by_id)
     for log in sorted(root.rglob("run_instance.log")):
         table.by_id.update(read_run_instance_log(log).by_id)
     return table
 
 
-def read_report(path: Path) -> LabelTable:
-    """SWE-bench `results.json`, an sb-cli report, or a per-instance harness `report.json`."""
+def read_report(path: Path, unevaluated: Unevaluated = "unknown") -> LabelTable:
+    """SWE-bench `results.json`, an sb-cli report, the harness summary `<model>.<run_id>.json`,
+    or a per-instance harness `report.json`. `unevaluated` is the status of the instances a
+    summary lists as never evaluated (`incomplete_ids`, `empty_patch_ids`, `pending_ids`)."""
     doc = _json(path)
     if not isinstance(doc, dict):
         raise ConfigError(f"{path}: not a SWE-bench report (expected a JSON object)")
@@ -101,7 +108,7 @@ def read_report(path: Path) -> LabelTable:
         for task, entry in nested.items():
             table.by_id.update(_single_report(path, task, entry).by_id)
         return table
-    return _bucket_report(path, doc)
+    return _bucket_report(path, doc, unevaluated)
 
 
 def _single_report(path: Path, task: str, doc: dict[str, Any]) -> LabelTable:
@@ -113,25 +120,35 @@ def _single_report(path: Path, task: str, doc: dict[str, Any]) -> LabelTable:
     return LabelTable(by_id={task: Outcome(status=status, source="report.json", detail=str(path))})
 
 
-def _bucket_report(path: Path, doc: dict[str, Any]) -> LabelTable:
-    kind = "sb-cli-report" if "schema_version" in doc or "resolved_ids" in doc else "results.json"
+def _bucket_report(path: Path, doc: dict[str, Any], unevaluated: Unevaluated) -> LabelTable:
+    kind = _bucket_kind(doc)
     if not any(isinstance(doc.get(k), list) for k in PASSED_KEYS + FAILED_KEYS):
         raise ConfigError(
             f"{path}: not a SWE-bench report (no resolved / unresolved_ids lists found)"
         )
     table = LabelTable()
-    for keys, status in ((FAILED_KEYS, "failed"), (PASSED_KEYS, "passed")):
+    buckets = ((UNEVALUATED_KEYS, unevaluated), (FAILED_KEYS, "failed"), (PASSED_KEYS, "passed"))
+    for keys, status in buckets:  # a later bucket wins an id listed twice
         for key in keys:
             tasks = doc.get(key)
+            note = f": {UNEVALUATED}" if key in UNEVALUATED_KEYS else ""
             for task in tasks if isinstance(tasks, list) else []:
                 if not isinstance(task, str | int):  # ids are strings; a nested value is no id
                     continue
                 table.by_id[str(task)] = Outcome(
                     status=status,  # type: ignore[arg-type]
                     source=kind,
-                    detail=f"{path} ({key})",
+                    detail=f"{path} ({key}{note})",
                 )
     return table
+
+
+def _bucket_kind(doc: dict[str, Any]) -> str:
+    """`swebench-summary`: the harness's `<model>.<run_id>.json` (it counts empty patches);
+    `sb-cli-report`: sb-cli's; `results.json`: the older harness and multi-swe-bench's."""
+    if "schema_version" in doc and "empty_patch_ids" in doc:
+        return "swebench-summary"
+    return "sb-cli-report" if "schema_version" in doc or "resolved_ids" in doc else "results.json"
 
 
 def read_csv(path: Path) -> LabelTable:

@@ -55,6 +55,8 @@ class Reference:
     terminals: list[str]
     donors: list[str] = field(default_factory=list)
     profile: Profile = "paper"
+    tasks: list[str] = field(default_factory=list)
+    """The donors' task ids (empty in references saved before they were kept)."""
     _memo: dict[object, Any] = field(default_factory=dict, repr=False)
 
     def cached(self, key: object, compute: Callable[[], T]) -> T:
@@ -115,6 +117,7 @@ def build_reference(
     if config.relabel_merged:
         _relabel(ref, config)
     ref.donors = [t.id for t in trajs]
+    ref.tasks = sorted({t.task_id for t in trajs if t.task_id})
     ref.profile = config.name
     return ref
 

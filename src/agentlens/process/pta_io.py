@@ -54,6 +54,7 @@ class _Document(msgspec.Struct):
     initial: str
     terminals: Annotated[list[str], msgspec.Meta(min_length=1)]
     donors: list[str] = []
+    tasks: list[str] = []
 
 
 def reference_to_json(ref: Reference) -> dict[str, Any]:
@@ -61,6 +62,7 @@ def reference_to_json(ref: Reference) -> dict[str, Any]:
         "format": FORMAT,
         "profile": ref.profile,
         "donors": ref.donors,
+        "tasks": ref.tasks,
         "initial": ref.initial,
         "terminals": ref.terminals,
         "nodes": [{k: getattr(n, k) for k in _FIELDS} for n in ref.nodes.values()],
@@ -109,6 +111,7 @@ def _reference(doc: _Document, profile: Any) -> Reference:
         initial=doc.initial,
         terminals=list(doc.terminals),
         donors=list(doc.donors),
+        tasks=list(doc.tasks),
         profile=_profile(profile),
     )
 

@@ -1,0 +1,150 @@
+"""OpenTelemetry traces of AI agents, as OTLP/JSON: one trajectory per trace.
+
+Spans are read with either GenAI convention (`_otel_spans`). In start-time order, an LLM span
+is a model response: its tool calls become tool steps (its text on the first, its usage on the
+first), or, without calls, an agent step. A tool span is the call's execution: matched to the
+call by `tool_call.id` (else by name, in order), it gives the observation and, from an error
+status, `is_error`; a tool span no response asked for is a tool step of its own. The first
+user message of the first LLM span is the task. The agent span names the agent; spans of no
+known kind (HTTP, DB) are counted in metadata, not read as steps.
+
+A `.json` file holds one export request (`{"resourceSpans": [...]}`); a `.jsonl` file (the
+collector's file exporter) one per line. `convert --to otel` writes this shape back
+(`otel_writer`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentlens.formats import _otel_spans as o
+from agentlens.formats._json import ReadGuard, iter_jsonl, loads
+from agentlens.formats._reader_base import SuffixReader
+from agentlens.formats._steps import classify
+from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
+
+HEAD = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
+
+
+class OtelReader(SuffixReader):
+    name: ClassVar[str] = "otel"
+    suffixes: ClassVar[tuple[str, ...]] = (".json", ".jsonl")
+
+    @classmethod
+    def handles_bytes(cls, head: bytes) -> bool:
+        return bool(HEAD.match(head[:512]))
+
+    def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
+        with ReadGuard(path, self.name, loose=True):
+            if path.suffix == ".jsonl":
+                documents = [doc for _, doc in iter_jsonl(path, data, self.name)]
+            else:
+                documents = [loads(path, data, self.name)]
+            spans = [s for i, d in enumerate(documents) for s in o.spans_of(d, f"request {i + 1}")]
+            traces: dict[str, list[o.Span]] = defaultdict(list)
+            for span in spans:
+                traces[span.trace].append(span)
+            built = [_trajectory(path, trace, group) for trace, group in traces.items()]
+        yield from built
+
+
+class _Steps:
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.open: list[Step] = []  # calls whose tool span has not come yet
+        self.turn = -1
+
+    def response(self, span: o.Span) -> None:
+        self.turn += 1
+        said, calls = o.output_of(span)
+        common: dict[str, Any] = {
+            "turn": self.turn,
+            "model": o.model_of(span),
+            "timestamp": _time(span),
+        }
+        first = len(self.steps)
+        for i, call in enumerate(calls):
+            args = o.arguments_dict(call.arguments)
+            step = _tool_step(call.name, args, call.call_id, text=said if i == 0 else "", **common)
+            self.steps.append(step)
+            self.open.append(step)
+        if not calls:
+            self.steps.append(Step(index=0, kind="agent", text=said, **common))
+        tokens = o.tokens_of(span)
+        if tokens is not None:
+            self.steps[first].usage = Usage(
+                prompt_tokens=tokens[0], completion_tokens=tokens[1], cached_tokens=tokens[2]
+            )
+
+    def execution(self, span: o.Span) -> None:
+        name, call_id, arguments, result = o.tool_run(span)
+        step = self._claim(name, call_id)
+        if step is None:
+            args = o.arguments_dict(arguments)
+            step = _tool_step(name, args, call_id, timestamp=_time(span))
+            self.steps.append(step)
+        step.observation = result if result is not None else span.error
+        step.is_error = span.error is not None
+
+    def _claim(self, name: str, call_id: str | None) -> Step | None:
+        for step in self.open:
+            if (call_id is not None and step.call_id == call_id) or (
+                call_id is None and step.tool_name == name
+            ):
+                self.open.remove(step)
+                return step
+        return None
+
+
+def _tool_step(name: str, args: dict[str, Any], call_id: str | None, **fields: Any) -> Step:
+    view = classify(name, args)
+    return Step(
+        index=0, kind="tool", tool_name=name, category=view.category, call_id=call_id,
+        arguments=args, command=view.command, files=view.files, **fields,
+    )  # fmt: skip
+
+
+def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
+    spans = sorted(spans, key=lambda s: s.start)
+    builder = _Steps()
+    kinds = Counter(s.kind for s in spans)
+    llm = [s for s in spans if s.kind == "llm"]
+    task = o.first_user_text(llm[0]) if llm else None
+    if task is not None:
+        builder.steps.append(Step(index=0, kind="user", text=task, timestamp=_time(llm[0])))
+    for span in spans:
+        if span.kind == "llm":
+            builder.response(span)
+        elif span.kind == "tool":
+            builder.execution(span)
+    for index, step in enumerate(builder.steps):
+        step.index = index
+    models = [m for m in map(o.model_of, llm) if m]
+    return Trajectory(
+        id=trace or path.stem,
+        task=task,
+        agent=Agent(name=_agent_name(spans)),
+        model=models[0] if models else None,
+        source=Source(format=OtelReader.name, path=str(path)),
+        steps=builder.steps,
+        metadata={"spans": dict(kinds)},
+    )
+
+
+def _agent_name(spans: list[o.Span]) -> str | None:
+    for span in spans:
+        if span.kind == "agent":
+            name = span.attrs.get("gen_ai.agent.name") or span.attrs.get("agent.name")
+            if name:
+                return str(name)
+    service = spans[0].resource.get("service.name") if spans else None
+    return str(service) if service else None
+
+
+def _time(span: o.Span) -> datetime | None:
+    return datetime.fromtimestamp(span.start / 1e9, UTC) if span.start > 0 else None

@@ -1,0 +1,166 @@
+"""Trajectories as OpenTelemetry spans (OTLP/JSON, GenAI semantic conventions), for Phoenix,
+Langfuse or any OTLP backend: `agentlens convert --to otel`.
+
+Per trajectory one trace: an `invoke_agent` root span; per model response (a `turn`, or a step
+without one) a `chat` span carrying the model, its usage (`gen_ai.usage.*`), the task as the
+first `gen_ai.input.messages` and the response as `gen_ai.output.messages` (text and tool calls);
+per tool call an `execute_tool` span (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `.arguments`,
+`.result`, an error status when the call failed). Outcome and source go on the root span as
+`agentlens.*` attributes. Ids are derived from the trajectory id, so a conversion is repeatable;
+times come from the steps, or count up in milliseconds when a step has none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from agentlens.trajectory import Step, Trajectory
+
+SCOPE = {"name": "agentlens", "version": "1"}
+ERROR = 2
+
+
+def to_otlp(trajectories: list[Trajectory]) -> dict[str, Any]:
+    spans = [span for trajectory in trajectories for span in _trace(trajectory)]
+    resource = {"attributes": [_attr("service.name", "agentlens")]}
+    return {
+        "resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": SCOPE, "spans": spans}]}]
+    }
+
+
+def _trace(traj: Trajectory) -> list[dict[str, Any]]:
+    trace = _hex(traj.id, 32)
+    clock = _Clock(traj)
+    root = _hex(traj.id + "/root", 16)
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": traj.agent.name or "agent",
+        "agentlens.trajectory.id": traj.id,
+        "agentlens.outcome": traj.outcome.status,
+        "agentlens.source.format": traj.source.format,
+    }
+    if traj.task_id:
+        attrs["agentlens.task.id"] = traj.task_id
+    spans = []
+    task = traj.task or next((s.text for s in traj.steps if s.kind == "user"), None)
+    for number, turn in enumerate(_turns(traj.steps)):
+        span_id = _hex(f"{traj.id}/chat/{number}", 16)
+        spans.append(_chat(trace, span_id, root, turn, task if number == 0 else None, clock))
+        for step in (s for s in turn if s.kind == "tool"):
+            spans.append(_tool(trace, root, traj.id, step, clock))
+    start = min((s["startTimeUnixNano"] for s in spans), default=clock.now)
+    end = max((s["endTimeUnixNano"] for s in spans), default=clock.now)
+    return [
+        _span(trace, root, None, f"invoke_agent {attrs['gen_ai.agent.name']}", attrs, start, end),
+        *spans,
+    ]
+
+
+def _turns(steps: list[Step]) -> list[list[Step]]:
+    """Model responses: the agent and tool steps of one `turn` (a step without one stands alone)."""
+    turns: list[list[Step]] = []
+    last: int | None = None
+    for step in steps:
+        if step.kind not in ("agent", "tool"):
+            continue
+        if turns and step.turn is not None and step.turn == last:
+            turns[-1].append(step)
+        else:
+            turns.append([step])
+        last = step.turn
+    return turns
+
+
+def _chat(
+    trace: str, span_id: str, root: str, turn: list[Step], task: str | None, clock: _Clock
+) -> dict[str, Any]:
+    first = turn[0]
+    parts: list[dict[str, Any]] = [{"type": "text", "content": first.text}] if first.text else []
+    parts += [
+        {"type": "tool_call", "id": s.call_id, "name": s.tool_name, "arguments": s.arguments}
+        for s in turn if s.kind == "tool"
+    ]  # fmt: skip
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}]),
+    }
+    if first.model:
+        attrs["gen_ai.request.model"] = attrs["gen_ai.response.model"] = first.model
+    if task is not None:
+        attrs["gen_ai.input.messages"] = json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": task}]}]
+        )
+    if first.usage is not None:
+        attrs["gen_ai.usage.input_tokens"] = first.usage.prompt_tokens
+        attrs["gen_ai.usage.output_tokens"] = first.usage.completion_tokens
+        attrs["gen_ai.usage.cache_read.input_tokens"] = first.usage.cached_tokens
+    start = clock.at(first)
+    return _span(trace, span_id, root, f"chat {first.model or ''}".strip(), attrs, start, start + 1)
+
+
+def _tool(trace: str, root: str, traj_id: str, step: Step, clock: _Clock) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": step.tool_name or "unknown",
+        "gen_ai.tool.call.arguments": json.dumps(step.arguments),
+    }
+    if step.call_id:
+        attrs["gen_ai.tool.call.id"] = step.call_id
+    if step.observation is not None:
+        attrs["gen_ai.tool.call.result"] = step.observation
+    start = clock.after()
+    span_id = _hex(f"{traj_id}/tool/{step.index}", 16)
+    span = _span(trace, span_id, root, f"execute_tool {step.tool_name}", attrs, start, start + 1)
+    if step.is_error:
+        span["status"] = {"code": ERROR, "message": "tool call failed"}
+    return span
+
+
+class _Clock:
+    """Span times in nanoseconds: a step's own timestamp, else 1 ms after the previous span."""
+
+    def __init__(self, traj: Trajectory) -> None:
+        stamps = [s.timestamp for s in traj.steps if s.timestamp is not None]
+        self.now = int(stamps[0].timestamp() * 1e9) if stamps else 1_700_000_000 * 10**9
+
+    def at(self, step: Step) -> int:
+        own = int(step.timestamp.timestamp() * 1e9) if step.timestamp is not None else 0
+        self.now = max(own, self.now + 1_000_000)
+        return self.now
+
+    def after(self) -> int:
+        self.now += 1_000_000
+        return self.now
+
+
+def _span(
+    trace: str,
+    span_id: str,
+    parent: str | None,
+    name: str,
+    attrs: dict[str, Any],
+    start: int,
+    end: int,
+) -> dict[str, Any]:
+    span: dict[str, Any] = {
+        "traceId": trace, "spanId": span_id, "name": name, "kind": 1,
+        "startTimeUnixNano": str(start), "endTimeUnixNano": str(end),
+        "attributes": [_attr(k, v) for k, v in attrs.items()], "status": {},
+    }  # fmt: skip
+    if parent:
+        span["parentSpanId"] = parent
+    return span
+
+
+def _attr(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    return {"key": key, "value": {"stringValue": str(value)}}
+
+
+def _hex(seed: str, width: int) -> str:
+    return hashlib.sha256(seed.encode()).hexdigest()[:width]

@@ -1,0 +1,27 @@
+"""Warnings for a score that compares the wrong things: a run of another task than the
+reference's, or a run that was one of the reference's donors (scored against itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentlens.process.pta import Reference
+from agentlens.trajectory import Trajectory
+
+
+def reference_warnings(runs: Sequence[Trajectory], reference: Reference) -> list[str]:
+    donors = set(reference.donors)
+    tasks = set(reference.tasks)
+    lines = []
+    for run in runs:
+        if tasks and run.task_id and run.task_id not in tasks:
+            lines.append(
+                f"{run.id}: its task {run.task_id!r} is not the reference's "
+                f"({', '.join(sorted(tasks))}): the score compares different work"
+            )
+        if run.id in donors:
+            lines.append(
+                f"{run.id}: was one of the reference's donors, so it is scored against a "
+                "graph built from itself (in-sample: expect a high score)"
+            )
+    return lines

@@ -1,0 +1,72 @@
+"""`score` warns about a run of another task or a donor; `cohort` says its rule and which tasks
+it could not score, with the runs it found."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BENCH
+
+TRAJ = BENCH / "trajectories"
+REQUESTS = TRAJ / "psf__requests-1724"
+OTHER = TRAJ / "pallets__flask-5014"
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from agentlens.cli import main
+
+    out = tmp_path_factory.mktemp("ref") / "ref.json"
+    args = ["reference", "build", str(REQUESTS), "-o", str(out), "--profile", "sdk-compat"]
+    assert main(args) == 0
+    return out
+
+
+def test_score_warns_about_another_task_and_a_donor(
+    reference: Path, run_cli: Callable[..., object]
+) -> None:
+    doc = json.loads(reference.read_bytes())
+    assert doc["tasks"] == [REQUESTS.name]
+    donor = REQUESTS / f"{doc['donors'][0]}.json"
+    fresh = next(p for p in sorted(REQUESTS.glob("*-fail-*.json")))
+    stranger = next(p for p in sorted(OTHER.glob("*-pass-*.json")))
+    result = run_cli("score", "--reference", str(reference), str(donor), str(fresh), str(stranger))
+    assert result.code == 0  # type: ignore[attr-defined]
+    err = " ".join(result.err.split())  # type: ignore[attr-defined]
+    assert f"{donor.stem}: was one of the reference's donors" in err
+    assert f"its task '{OTHER.name}' is not the reference's" in err
+    assert fresh.stem not in err  # a run of the task that was no donor: no warning
+
+
+def test_cohort_names_the_tasks_it_cannot_score(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    astropy = TRAJ / "astropy__astropy-13236"
+    for path in [*astropy.glob("*-pass-*.json"), *sorted(astropy.glob("*-fail-*.json"))[:3]]:
+        shutil.copy(path, tmp_path)
+    two = sorted(OTHER.glob("*-pass-*.json"))[:2]  # two passing runs, no failing one
+    for path in two:
+        shutil.copy(path, tmp_path)
+    result = run_cli(
+        "cohort", "--protocol", "leave-one-out", "--profile", "sdk-compat", str(tmp_path)
+    )
+    err = " ".join(result.err.split())  # type: ignore[attr-defined]
+    assert "two OTHER passing runs" in err
+    assert f"not scored: {OTHER.name}: 2 passing, 0 failing, 0 unknown (2 of 2 runs" in err
+
+
+def test_cohort_with_nothing_to_score_says_the_rule_and_what_it_found(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    for path in sorted(OTHER.glob("*-pass-*.json"))[:2]:
+        shutil.copy(path, tmp_path)
+    result = run_cli("cohort", "--protocol", "leave-one-out", str(tmp_path))
+    assert result.code == 2  # type: ignore[attr-defined]
+    err = " ".join(result.err.split())  # type: ignore[attr-defined]
+    assert "each scored run needs two OTHER passing runs of its task" in err
+    assert f"{OTHER.name}: 2 passing, 0 failing" in err

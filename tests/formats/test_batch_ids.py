@@ -1,0 +1,74 @@
+"""Ids within a batch: unique, built from where the files lie, the same from any directory."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentlens.formats import read_path, read_paths
+from tests.conftest import DATA, FORMATS
+
+MINI = DATA / "mini-swe-agent-swebv" / "trajs"
+RUNS = ("20251118_gemini-3-pro", "20251201_gemini-3-pro-rerun")
+
+
+def _own_layout(root: Path) -> list[str]:
+    """mini-swe-agent's own output, `<run>/<instance_id>/<instance_id>.traj.json`, twice."""
+    tasks = []
+    for run in RUNS:
+        for trace in sorted(MINI.glob("*/*.traj.json")):
+            target = root / run / trace.parent.name / trace.name
+            target.parent.mkdir(parents=True)
+            shutil.copy(trace, target)
+            tasks.append(trace.parent.name)
+    return tasks
+
+
+def test_mini_swe_agent_own_layout_gets_run_and_instance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tasks = _own_layout(tmp_path / "runs")
+    result = read_paths([tmp_path / "runs"])
+    ids = [t.id for t in result.trajectories]
+    assert len(ids) == len(set(ids)) == len(tasks) == 12
+    expected = {f"{run}/{task}" for run in RUNS for task in tasks}
+    assert set(ids) == expected
+    monkeypatch.chdir(tmp_path / "runs" / RUNS[0])
+    alone = read_paths(["."])  # one run, from inside it: the same ids as in the batch
+    assert {t.id for t in alone.trajectories} == {i for i in expected if i.startswith(RUNS[0])}
+
+
+def test_the_same_file_named_twice_is_an_error_not_a_second_row(tmp_path: Path) -> None:
+    trace = next(MINI.glob("*/*.traj.json"))
+    result = read_paths([trace, trace.parent])
+    assert len(result.trajectories) == 1
+    (failure,) = result.failures
+    assert failure.path == str(trace) and "read twice" in failure.reason
+
+
+def test_a_shared_placeholder_id_is_told_apart_by_file() -> None:
+    golden = FORMATS / "atif-harbor-golden" / "tests" / "golden"
+    result = read_paths([golden])
+    shared = [p for p in golden.rglob("*.json") if read_path(p)[0].id == "NORMALIZED_SESSION_ID"]
+    assert len(shared) > 2  # the fixtures share one placeholder id
+    ids = [t.id for t in result.trajectories]
+    assert len(ids) == len(set(ids))
+    by_path = {t.source.path: t.id for t in result.trajectories}
+    for path in shared:
+        assert by_path[str(path)] == f"{path.name.removesuffix('.json')}/NORMALIZED_SESSION_ID"
+
+
+def test_copies_of_one_session_in_two_folders_keep_their_folder(tmp_path: Path) -> None:
+    session = FORMATS / "gemini-cli-jsonl" / "session.jsonl"
+    for machine in ("laptop", "desktop"):
+        (tmp_path / machine).mkdir()
+        shutil.copy(session, tmp_path / machine / session.name)
+    result = read_paths([tmp_path])
+    header = json.loads(session.read_text().splitlines()[0])
+    assert sorted(t.id for t in result.trajectories) == [
+        f"desktop/{header['sessionId']}",
+        f"laptop/{header['sessionId']}",
+    ]

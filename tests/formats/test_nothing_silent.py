@@ -1,0 +1,172 @@
+"""Nothing is dropped without a word: deep detection, look-alike formats, unread trace-like
+files, and a warning for a trajectory read with no step."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentlens.errors import UnknownFormatError
+from agentlens.formats import read_path, read_paths
+from agentlens.formats.claude_code import ClaudeCodeReader
+from agentlens.formats.registry import HEAD_BYTES
+from tests.conftest import DATA
+
+MINI = DATA / "mini-swe-agent-swebv" / "trajs"
+
+QWEN = [
+    {"uuid": "8f1c2d0e-1", "parentUuid": None, "sessionId": "b3a9e0c4", "timestamp": "2026-03-02T10:15:31.120Z",
+     "type": "user", "cwd": "/home/dev/proj", "version": "0.11.0", "gitBranch": "main",
+     "message": {"role": "user", "parts": [{"text": "Fix the failing test in utils.py"}]}},
+    {"uuid": "8f1c2d0e-2", "parentUuid": "8f1c2d0e-1", "sessionId": "b3a9e0c4", "timestamp": "2026-03-02T10:15:34.002Z",
+     "type": "assistant", "cwd": "/home/dev/proj", "version": "0.11.0", "model": "qwen3-coder-plus",
+     "message": {"role": "model", "parts": [{"text": "Let me read it."}, {"functionCall": {
+         "id": "call_1", "name": "read_file", "args": {"absolute_path": "/home/dev/proj/utils.py"}}}]},
+     "usageMetadata": {"promptTokenCount": 12034, "candidatesTokenCount": 41, "totalTokenCount": 12075}},
+    {"uuid": "8f1c2d0e-3", "parentUuid": "8f1c2d0e-2", "sessionId": "b3a9e0c4", "timestamp": "2026-03-02T10:15:34.310Z",
+     "type": "tool_result", "cwd": "/home/dev/proj", "version": "0.11.0",
+     "message": {"role": "user", "parts": [{"functionResponse": {"id": "call_1", "name": "read_file",
+         "response": {"output": "def add(a, b):\n    return a - b\n"}}}]},
+     "toolCallResult": {"callId": "call_1", "status": "success"}},
+]  # fmt: skip
+DROID_SESSION = [
+    {"type": "session_start", "id": "6c1f0a7e", "title": "Fix failing test", "owner": "dev",
+     "version": 2, "cwd": "/home/dev/proj"},
+    {"type": "message", "id": "m1", "timestamp": "2026-03-02T10:15:31.120Z", "parentId": None,
+     "message": {"role": "user", "content": [{"type": "text", "text": "Fix the failing test"}]}},
+    {"type": "message", "id": "m2", "timestamp": "2026-03-02T10:15:33.870Z", "parentId": "m1",
+     "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read",
+         "input": {"file_path": "/home/dev/proj/utils.py"}}]}},
+]  # fmt: skip
+DROID_STREAM = [
+    {"type": "system", "subtype": "init", "cwd": "/home/dev/proj", "session_id": "a1b2c3d4",
+     "tools": ["Read", "Edit", "Execute"], "model": "claude-sonnet-4-5-20250929"},
+    {"type": "message", "role": "user", "id": "u1", "text": "Fix the failing test",
+     "timestamp": 1761234567890, "session_id": "a1b2c3d4"},
+    {"type": "tool_call", "id": "call_1", "messageId": "a1", "toolId": "Read", "toolName": "Read",
+     "parameters": {"file_path": "utils.py"}, "timestamp": 1761234569001, "session_id": "a1b2c3d4"},
+    {"type": "tool_result", "id": "call_1", "messageId": "a1", "toolId": "Read", "isError": False,
+     "value": "def add(a, b):\n    return a - b\n", "timestamp": 1761234569100, "session_id": "a1b2c3d4"},
+    {"type": "completion", "finalText": "Fixed the sign.", "numTurns": 2, "durationMs": 8123,
+     "session_id": "a1b2c3d4", "timestamp": 1761234575013},
+]  # fmt: skip
+OPENCODE = [
+    {"type": "step_start", "timestamp": 1787482258116, "sessionID": "ses_fd1c15233ffe",
+     "part": {"messageID": "msg_02e3eaf25001", "type": "step-start"}},
+    {"type": "tool_use", "timestamp": 1787482259124, "sessionID": "ses_fd1c15233ffe",
+     "part": {"type": "tool", "tool": "read", "callID": "call_Kap3", "messageID": "msg_02e3eaf25001",
+              "state": {"status": "completed", "input": {"filePath": "/tmp/probe.txt"}, "output": "PROBE"}}},
+    {"type": "step_finish", "timestamp": 1787482259168, "sessionID": "ses_fd1c15233ffe",
+     "part": {"reason": "tool-calls", "type": "step-finish", "cost": 0,
+              "tokens": {"input": 7952, "output": 35, "reasoning": 24, "cache": {"write": 0, "read": 0}}}},
+]  # fmt: skip
+LOOKALIKES = {
+    "qwen-code.jsonl": (QWEN, "Qwen Code"),
+    "droid-session.jsonl": (DROID_SESSION, "Droid"),
+    "droid-exec.jsonl": (DROID_STREAM, "Droid"),
+    "opencode-run.jsonl": (OPENCODE, "opencode"),
+}
+
+
+def _jsonl(path: Path, lines: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _padded_copy(tmp_path: Path) -> Path:
+    """The mini-swe-agent folder with every `info.submission` grown past 64 KiB (key order kept,
+    so `mini_version` and `trajectory_format` fall after the first 64 KiB)."""
+    root = tmp_path / MINI.parent.name / "trajs"  # the run folder names the ids
+    for source in sorted(MINI.glob("*/*.traj.json")):
+        doc = json.loads(source.read_bytes())
+        doc["info"]["submission"] += "\n# padding" * 8000
+        target = root / source.parent.name / source.name
+        target.parent.mkdir(parents=True)
+        target.write_text(json.dumps(doc))
+        head = target.read_bytes()[:HEAD_BYTES]
+        assert b'"mini_version"' not in head and b'"trajectory_format"' not in head
+    return root
+
+
+def test_padded_mini_swe_agent_folder_reads_identically(tmp_path: Path) -> None:
+    original = read_paths([MINI])
+    padded = read_paths([_padded_copy(tmp_path)])
+    assert not padded.skipped and not padded.unread and not padded.failures
+    assert len(padded.trajectories) == len(original.trajectories) == 6
+    for before, after in zip(original.trajectories, padded.trajectories, strict=True):
+        assert (after.id, after.task_id, after.model) == (before.id, before.task_id, before.model)
+        assert after.source.format == "mini-swe-agent"
+        assert [(s.kind, s.command, s.observation) for s in after.steps] == [
+            (s.kind, s.command, s.observation) for s in before.steps
+        ]
+
+
+@pytest.mark.parametrize("name", sorted(LOOKALIKES))
+def test_a_look_alike_is_named_not_read_as_an_empty_trajectory(tmp_path: Path, name: str) -> None:
+    lines, agent = LOOKALIKES[name]
+    path = _jsonl(tmp_path / name, lines)
+    with pytest.raises(UnknownFormatError, match=agent):
+        read_path(path)
+
+
+def test_the_claude_reader_alone_would_claim_the_look_alikes(tmp_path: Path) -> None:
+    """Why the guard is needed: Claude Code's own detection says yes to these files."""
+    for name in ("qwen-code.jsonl", "droid-exec.jsonl"):
+        path = _jsonl(tmp_path / name, LOOKALIKES[name][0])
+        assert ClaudeCodeReader.handles_bytes(path.read_bytes())
+
+
+def test_a_folder_of_look_alikes_gives_warnings_and_strict_fails(tmp_path: Path) -> None:
+    for name, (lines, _) in LOOKALIKES.items():
+        _jsonl(tmp_path / name, lines)
+    result = read_paths([tmp_path])
+    assert result.trajectories == [] and result.failures == []
+    assert sorted(Path(u.split(":")[0]).name for u in result.unread) == sorted(LOOKALIKES)
+    assert all("looks like a trace" in line for line in result.unread)
+    strict = read_paths([tmp_path], strict=True)
+    assert len(strict.failures) == len(LOOKALIKES) and strict.unread == []
+
+
+def test_an_unknown_file_with_trace_keys_is_unread_not_skipped(tmp_path: Path) -> None:
+    _jsonl(tmp_path / "agent-log.jsonl", [{"ts": 1, "events": [{"kind": "call"}]}])
+    (tmp_path / "table.json").write_text(json.dumps({"rows": [1, 2, 3]}))
+    result = read_paths([tmp_path])
+    assert [Path(u.split(":")[0]).name for u in result.unread] == ["agent-log.jsonl"]
+    assert '"events"' in result.unread[0]
+    assert [Path(s.split(":")[0]).name for s in result.skipped] == ["table.json"]
+
+
+def test_a_reader_that_finds_no_step_says_so(tmp_path: Path) -> None:
+    lines = [{"sessionId": "s1", "parentUuid": None, "uuid": "u1", "type": "custom-note", "x": 1}]
+    path = _jsonl(tmp_path / "session.jsonl", lines)
+    (traj,) = read_path(path)
+    assert traj.steps == []
+    assert any("0 steps read" in w for w in traj.metadata["warnings"])
+
+
+def test_sidecars_are_named_too(tmp_path: Path) -> None:
+    shutil.copy(MINI.parent / "logs" / "django__django-11099" / "report.json", tmp_path)
+    (tmp_path / "notes.md").write_text("notes")
+    result = read_paths([tmp_path])
+    assert sorted(Path(s.split(":")[0]).name for s in result.sidecars) == [
+        "notes.md",
+        "report.json",
+    ]
+
+
+def test_cli_names_unread_files_and_strict_fails(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    shutil.copy(next(MINI.glob("*/*.traj.json")), tmp_path)
+    _jsonl(tmp_path / "qwen-code.jsonl", QWEN)
+    result = run_cli("inspect", str(tmp_path))
+    assert result.code == 0  # type: ignore[attr-defined]
+    assert "qwen-code.jsonl: looks like a trace" in result.err  # type: ignore[attr-defined]
+    assert "Qwen Code" in result.err  # type: ignore[attr-defined]
+    strict = run_cli("inspect", "--strict", str(tmp_path))
+    assert strict.code == 1  # type: ignore[attr-defined]
+    assert "failed:" in strict.err and "qwen-code.jsonl" in strict.err  # type: ignore[attr-defined]

@@ -1,0 +1,94 @@
+"""OpenTelemetry in and out: a real OpenInference capture of a tool-calling session against the
+local model reads into the steps and usage the session had; `convert --to otel` round-trips."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlens.formats import detect, read_path
+from tests.conftest import FORMATS
+
+HERE = Path(__file__).parent / "otel"
+CAPTURE = HERE / "openinference-openai-session.otlp.json"
+SESSION = HERE / "openinference-openai-session.session.json"
+
+
+def _session() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    record = json.loads(SESSION.read_text())
+    return [r["llm"] for r in record if "llm" in r], [r["tool"] for r in record if "tool" in r]
+
+
+def test_capture_was_made_by_real_instrumentation() -> None:
+    doc = json.loads(CAPTURE.read_text())
+    scopes = {s["scope"]["name"] for r in doc["resourceSpans"] for s in r["scopeSpans"]}
+    assert "openinference.instrumentation.openai" in scopes
+    assert detect(CAPTURE, CAPTURE.read_bytes()[:65536]).name == "otel"
+
+
+def test_capture_reads_into_the_session_it_recorded() -> None:
+    responses, tools = _session()
+    (traj,) = read_path(CAPTURE)
+    calls = [c for r in responses for c in r["tool_calls"]]
+    assert [(s.call_id, s.tool_name) for s in traj.tool_steps] == [
+        (c["id"], c["name"]) for c in calls
+    ]
+    assert [s.arguments for s in traj.tool_steps] == [json.loads(c["arguments"]) for c in calls]
+    outputs = {t["id"]: t for t in tools}
+    assert [s.observation for s in traj.tool_steps] == [outputs[c["id"]]["output"] for c in calls]
+    assert [s.is_error for s in traj.tool_steps] == [outputs[c["id"]]["is_error"] for c in calls]
+    plain = [r for r in responses if not r["tool_calls"]]
+    assert [s.text for s in traj.steps if s.kind == "agent"] == [r["content"] for r in plain]
+    usage = traj.usage_total()
+    assert usage.prompt_tokens == sum(r["prompt_tokens"] for r in responses)
+    assert usage.completion_tokens == sum(r["completion_tokens"] for r in responses)
+    assert traj.model == "smollm2-135m" and traj.agent.name == "capture-agent"
+    assert traj.steps[0].kind == "user" and traj.task == traj.steps[0].text
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        CAPTURE,
+        FORMATS / "gemini-cli-jsonl" / "session.jsonl",
+        FORMATS / "copilot-cli" / "events.jsonl",
+    ],
+    ids=["openinference-capture", "gemini-cli-jsonl", "copilot-cli"],
+)
+def test_convert_to_otel_round_trips(
+    source: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    result = run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(source))
+    assert result.code == 0  # type: ignore[attr-defined]
+    (written,) = tmp_path.glob("*.otlp.json")
+    (original,) = read_path(source)
+    (back,) = read_path(written)
+    assert back.source.format == "otel"
+    assert back.id != "" and back.model == original.model
+    kept = [s for s in original.steps if s.kind in ("agent", "tool")]
+    got = [s for s in back.steps if s.kind in ("agent", "tool")]
+    assert _facts_of(got) == _facts_of(kept)
+    assert back.usage_total() == original.usage_total()
+    assert back.task == (
+        original.task or next((s.text for s in original.steps if s.kind == "user"), None)
+    )
+
+
+def _facts_of(steps: list[Any]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            s.kind,
+            s.text,
+            s.tool_name,
+            s.call_id,
+            s.arguments,
+            s.observation,
+            bool(s.is_error),
+            s.usage,
+        )
+        for s in steps
+    ]
