@@ -17,8 +17,10 @@ from agentlens.cli._inputs import debug_enabled, load_inputs, read_options, repo
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.cli.inspect_cmd import WIDE
 from agentlens.engine import Failure, get_engine
-from agentlens.process.profiles import Profile
+from agentlens.process.profiles import PROFILES, Profile
+from agentlens.process.protocols import RunFailure
 from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
+from agentlens.process.tiers import TIER_HELP
 from agentlens.trajectory import Trajectory
 
 engine_option = click.option(
@@ -32,7 +34,7 @@ engine_option = click.option(
 )
 
 
-@click.command()
+@click.command(epilog=TIER_HELP)
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--reference", "reference_path", required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run, with reasons.")
@@ -40,7 +42,7 @@ engine_option = click.option(
 @click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False), help="Same, Parquet.")
 @click.option(
     "--profile",
-    type=click.Choice(["paper", "sdk-compat"]),
+    type=click.Choice(list(PROFILES)),
     default=None,
     help="Default: the profile the reference was built with.",
 )
@@ -62,7 +64,11 @@ def score(
     run_label: str | None,
     engine_spec: str,
 ) -> int:
-    """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism."""
+    """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism.
+
+    The composite's reason shows its arithmetic (under calibrated: each term's weight, mean and
+    sd). A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
+    """
     from agentlens.process.pta_io import read_reference
     from agentlens.process.score import score_trajectory
 
@@ -97,14 +103,19 @@ def _run_name(traj: Trajectory) -> str:
     return f"{where}{index} [{traj.source.format}]"
 
 
-def report_unit_failures(failed: Sequence[tuple[str, Failure]], kept: str) -> int:
-    """One line per failed work unit (what it was, then the error), as `report_failures` does
-    for files; `--debug` adds the worker's traceback. Returns the exit code (1 if any)."""
+def report_unit_failures(failed: Sequence[tuple[str, Failure | RunFailure]], kept: str) -> int:
+    """One line per failed work unit or run (what it was, the step, then the error), as
+    `report_failures` does for files; `--debug` adds the worker's traceback. Returns the exit
+    code (1 if any)."""
     debug = debug_enabled()
     for what, failure in failed:
-        line = f"{what}: scoring failed: {failure}"
+        line = (
+            str(failure)
+            if isinstance(failure, RunFailure)
+            else f"{what}: scoring failed: {failure}"
+        )
         err_console.print(f"[red]failed:[/red] {escape(line)}", highlight=False, soft_wrap=True)
-        if debug:
+        if debug and isinstance(failure, Failure):
             err_console.print(failure.traceback, highlight=False, markup=False)
     if failed:
         err_console.print(f"{len(failed)} failed; {kept}", highlight=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentlens.errors import ConfigError
-from agentlens.process.profiles import Profile
+from agentlens.process.profiles import Profile, labeler_for
 from agentlens.process.stages import Stage
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 
@@ -31,6 +31,7 @@ def label_trajectory(traj: Trajectory, profile: LabelProfile = "paper") -> list[
 
 def label_steps(steps: Sequence[Step], profile: LabelProfile = "paper") -> list[Stage]:
     """Label a run's tool steps in order (the synthetic initial state is implied, not passed)."""
+    profile = labeler_for(profile)
     if profile == "sdk-compat":
         from agentlens.process.labeler_sdk import label_steps_sdk
 

@@ -20,18 +20,41 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from agentlens.errors import ConfigError
+from agentlens.errors import AgentLensError, ConfigError
+from agentlens.process.profiles import DEFAULT_PROFILE
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from agentlens.engine.outcome import Outcome
-    from agentlens.process.profiles import Profile
+    from agentlens.process.profiles import Profile, ProfileConfig
+    from agentlens.process.pta import Reference
     from agentlens.process.result import ProcessResult
+    from agentlens.process.stages import Stage
     from agentlens.seams import Engine
 
 PROTOCOLS = ("agentlens-bench", "leave-one-out")
+ScoredRun: TypeAlias = "ProcessResult | RunFailure"
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    """One run that could not be labelled or scored (`step`: label, reference or score); the
+    other runs of its task are scored without it."""
+
+    run: str
+    step: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.run}: {self.step} failed: {self.reason}"
+
+
+def run_name(traj: Trajectory) -> str:
+    """The run as a user finds it: its file (and record), else its id."""
+    index = f"#{traj.source.index}" if traj.source.index is not None else ""
+    return f"{traj.source.path or traj.id}{index}"
 
 
 @dataclass(frozen=True)
@@ -118,15 +141,21 @@ def split_cohort(
 
 def score_splits(
     splits: Sequence[TaskSplit],
-    profile: Profile = "paper",
+    profile: Profile = DEFAULT_PROFILE,
     on_split: Callable[[TaskSplit], None] | None = None,
     *,
     engine: Engine | None = None,
 ) -> list[ProcessResult]:
     """Build each split's reference from its donors and score its runs against it, in order.
-    The first task whose scoring raised re-raises (run by another process: `UnitError`)."""
+    The first task whose scoring raised re-raises (run by another process: `UnitError`); the
+    first run that failed alone raises `AgentLensError` naming it (see `score_tasks`)."""
     outcomes = score_tasks(splits, profile, on_split, engine=engine)
-    return [result for outcome in outcomes for result in outcome.unwrap()]
+    results = []
+    for item in (item for outcome in outcomes for item in outcome.unwrap()):
+        if isinstance(item, RunFailure):
+            raise AgentLensError(str(item))
+        results.append(item)
+    return results
 
 
 @dataclass(frozen=True)
@@ -140,13 +169,16 @@ class TaskUnit:
 
 def score_tasks(
     splits: Sequence[TaskSplit],
-    profile: Profile = "paper",
+    profile: Profile = DEFAULT_PROFILE,
     on_split: Callable[[TaskSplit], None] | None = None,
     *,
     engine: Engine | None = None,
-) -> list[Outcome[list[ProcessResult]]]:
+) -> list[Outcome[list[ScoredRun]]]:
     """`score_splits` on `engine` (default serial): per task (`task_groups`) its results
     (outcome.value) or its failure (outcome.error), the other tasks kept; `on_split` per split.
+    A run that cannot be labelled or scored is a `RunFailure` among its task's results (a
+    donor that cannot be labelled is left out of the reference), so one bad step costs its run
+    only; a task fails as a whole only when its work unit itself dies.
 
     A task is one work unit, or several on an engine with more workers than the tasks would keep
     busy (a cohort of one large task): its splits are then cut into pieces of at least
@@ -189,12 +221,12 @@ def _cut(group: list[TaskSplit], size: int) -> list[list[TaskSplit]]:
 
 
 def _per_task(
-    n_tasks: int, task_of: list[int], outcomes: list[Outcome[list[ProcessResult]]]
-) -> list[Outcome[list[ProcessResult]]]:
+    n_tasks: int, task_of: list[int], outcomes: list[Outcome[list[ScoredRun]]]
+) -> list[Outcome[list[ScoredRun]]]:
     """The pieces' outcomes joined per task, in order; a task's first failing piece fails it."""
     from agentlens.engine.outcome import Outcome
 
-    joined: list[Outcome[list[ProcessResult]]] = [Outcome(i, value=[]) for i in range(n_tasks)]
+    joined: list[Outcome[list[ScoredRun]]] = [Outcome(i, value=[]) for i in range(n_tasks)]
     for task, outcome in zip(task_of, outcomes, strict=True):
         whole = joined[task]
         if whole.error is not None:
@@ -207,15 +239,85 @@ def _per_task(
     return joined
 
 
-def score_unit(unit: TaskUnit, profile: Profile) -> list[ProcessResult]:
+def score_unit(unit: TaskUnit, profile: Profile) -> list[ScoredRun]:
+    """Each split: label the donors, merge them, score the other runs; a run whose labelling or
+    scoring raises becomes a `RunFailure` (a failed donor is reported once and left out)."""
+    from agentlens.process.profiles import get_profile
+
+    config = get_profile(profile)
+    labels: dict[int, list[Stage | None] | RunFailure] = {}
+    results: list[ScoredRun] = []
+    for donors, scored in unit.splits:
+        usable = [i for i in donors if _labelled(unit, i, config, labels, results)]
+        reference = _reference(unit, usable, config, labels)
+        for i in scored:
+            results.append(_score_one(unit, i, reference, config, labels, results))
+    return [r for r in results if r is not _SKIP]
+
+
+def _labelled(
+    unit: TaskUnit, i: int, config: ProfileConfig,
+    known: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
+) -> bool:  # fmt: skip
+    return not isinstance(_labels(unit, i, config, known, results), RunFailure)
+
+
+_SKIP = RunFailure("", "", "")
+"""A placeholder for a run whose failure was already reported (a donor, or a run scored twice)."""
+
+
+def _labels(
+    unit: TaskUnit, i: int, config: ProfileConfig,
+    known: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
+) -> list[Stage | None] | RunFailure:  # fmt: skip
+    if i not in known:
+        from agentlens.process.pta import run_labels
+
+        try:
+            known[i] = run_labels(unit.runs[i], config)
+        except Exception as exc:  # any bug in one run's labelling costs that run only
+            known[i] = RunFailure(run_name(unit.runs[i]), "label", _reason(exc))
+            results.append(known[i])  # type: ignore[arg-type]
+    return known[i]
+
+
+def _reference(
+    unit: TaskUnit, donors: list[int], config: ProfileConfig,
+    labels: dict[int, list[Stage | None] | RunFailure],
+) -> Reference | RunFailure:  # fmt: skip
+    from agentlens.process.calibrated import attach_baseline
     from agentlens.process.pta import build_reference
+
+    runs = [unit.runs[i] for i in donors]
+    try:
+        reference = build_reference(runs, config, labels=[labels[i] for i in donors])  # type: ignore[misc]
+        attach_baseline(reference, runs, config)
+    except Exception as exc:  # the runs scored against it fail, named
+        return RunFailure("", "reference", _reason(exc))
+    return reference
+
+
+def _score_one(
+    unit: TaskUnit, i: int, reference: Reference | RunFailure, config: ProfileConfig,
+    labels: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
+) -> ScoredRun:  # fmt: skip
     from agentlens.process.score import score_trajectory
 
-    results: list[ProcessResult] = []
-    for donors, scored in unit.splits:
-        reference = build_reference([unit.runs[i] for i in donors], profile)
-        results.extend(score_trajectory(unit.runs[i], reference, profile) for i in scored)
-    return results
+    name = run_name(unit.runs[i])
+    if isinstance(reference, RunFailure):
+        return RunFailure(name, "reference", reference.reason)
+    run_labels = _labels(unit, i, config, labels, results)
+    if isinstance(run_labels, RunFailure):
+        return _SKIP
+    try:
+        return score_trajectory(unit.runs[i], reference, config, labels=run_labels)
+    except Exception as exc:  # any bug in one run's scoring costs that run only
+        return RunFailure(name, "score", _reason(exc))
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def task_groups(splits: Sequence[TaskSplit]) -> list[list[TaskSplit]]:
