@@ -52,7 +52,7 @@ def test_paper_profile_never_reads_the_outcome() -> None:
     flipped.outcome = traj.outcome.__class__(
         status="failed" if traj.outcome.status == "passed" else "passed"
     )
-    a, b = score_trajectory(traj, ref), score_trajectory(flipped, ref)
+    a, b = score_trajectory(traj, ref, "paper"), score_trajectory(flipped, ref, "paper")
     assert a.score == b.score and a.signals["struct"].reason == b.signals["struct"].reason
     assert "Eq. 1" in a.composite.reason and "ordered recall" in a.signals["struct"].reason
     assert "all reference states" in a.signals["cov"].reason

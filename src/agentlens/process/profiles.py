@@ -102,7 +102,7 @@ def _calibrated() -> ProfileConfig:
         PAPER,
         name="calibrated",
         composite="logistic",
-        terms=fit.TERMS,
+        terms=tuple(Term(*term) for term in fit.TERMS),
         intercept=fit.INTERCEPT,
         ideal_min=fit.IDEAL_MIN,
         lucky_below=fit.BOUNDARY,
