@@ -84,3 +84,22 @@ def test_tiers_apply_the_stated_thresholds(scored: list[ProcessResult]) -> None:
 def test_donor_baseline_is_kept_with_the_reference(scored: list[ProcessResult]) -> None:
     reason = scored[0].signals["f1_rel"].reason
     assert re.search(r"donors each scored against the other 4", reason), reason
+
+
+def test_a_saved_reference_scores_as_the_cohort_does(
+    scored: list[ProcessResult], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`reference build` saves the donors' baseline, so `score --reference` gives the cohort's
+    calibrated scores (not the dev-mean fallback)."""
+    import json
+
+    from agentlens.cli import main
+
+    task, ref = BENCH / "trajectories" / "psf__requests-1724", tmp_path / "ref.json"
+    assert main(["reference", "build", str(task), "-o", str(ref)]) == 0
+    assert json.loads(ref.read_text())["donor_baseline"]["reason"].startswith("mean of 5 donors")
+    capsys.readouterr()
+    assert main(["score", str(task), "--reference", str(ref), "--json"]) == 0
+    by_id = {d["trajectory_id"]: d for d in map(json.loads, capsys.readouterr().out.splitlines())}
+    for res in scored:
+        assert by_id[res.trajectory_id]["score_reason"] == res.composite.reason

@@ -74,3 +74,32 @@ def test_a_scorer_raising_on_one_run_costs_that_run_only(
     code, kept, err = cohort(capsys, "--profile", "paper")
     assert code == 1 and kept["n_runs"] > 0
     assert err[0] == f"failed: {BAD}: score failed: ValueError: injected"
+
+
+def test_score_command_loses_only_the_run_whose_labeller_raised(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    bad_steps: list[Step],
+    tmp_path: Path,
+) -> None:
+    ref = tmp_path / "ref.json"
+    assert main(["reference", "build", str(TASK), "-o", str(ref)]) == 0
+    import agentlens.process.labeler_paper as labeler_paper
+
+    real = labeler_paper.label_steps_paper
+
+    def flaky(steps: Sequence[Step]) -> list:
+        if list(steps) == bad_steps:
+            raise IndexError("list index out of range")
+        return real(steps)
+
+    monkeypatch.setattr(labeler_paper, "label_steps_paper", flaky)
+    capsys.readouterr()
+    code = main(["score", str(TASK), "--reference", str(ref), "--json"])
+    out, err = capsys.readouterr()
+    n_runs = len(list(TASK.glob("*.json")))
+    assert code == 1 and len(out.splitlines()) == n_runs - 1
+    assert err.splitlines() == [
+        f"failed: {BAD}: label failed: IndexError: list index out of range",
+        f"1 failed; {n_runs - 1} runs scored",
+    ]

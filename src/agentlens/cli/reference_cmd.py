@@ -41,13 +41,19 @@ def build(
     format: str | None,
 ) -> int:
     """Merge k passing runs (file-name order, shuffled with `random.Random(seed)`) into ref.json."""
+    from agentlens.process.calibrated import attach_baseline, saved_baseline
+    from agentlens.process.profiles import get_profile
     from agentlens.process.pta import build_reference
 
     result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     donors = choose_donors(result.trajectories, k, seed)
     ref = build_reference(donors, profile)
+    attach_baseline(ref, donors, get_profile(profile))
+    doc = ref.to_json()
+    if (baseline := saved_baseline(ref)) is not None:
+        doc["donor_baseline"] = baseline  # the calibrated profile's f1_rel needs it
     Path(output).parent.mkdir(parents=True, exist_ok=True)
-    Path(output).write_bytes(orjson.dumps(ref.to_json()))
+    Path(output).write_bytes(orjson.dumps(doc))
     console.print(
         f"reference for {donors[0].task_id or 'the task'}: {len(ref.nodes)} states, "
         f"{len(ref.edges)} transitions, {len(ref.branch_points())} branch points, "

@@ -17,8 +17,9 @@ from agentlens.cli._inputs import debug_enabled, load_inputs, read_options, repo
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.cli.inspect_cmd import WIDE
 from agentlens.engine import Failure, get_engine
+from agentlens.engine.outcome import Outcome
 from agentlens.process.profiles import PROFILES, Profile
-from agentlens.process.protocols import RunFailure
+from agentlens.process.protocols import RunFailure, score_run
 from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
 from agentlens.process.tiers import TIER_HELP
 from agentlens.trajectory import Trajectory
@@ -69,10 +70,11 @@ def score(
     The composite's reason shows its arithmetic (under calibrated: each term's weight, mean and
     sd). A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
     """
+    from agentlens.process.calibrated import load_baseline
     from agentlens.process.pta_io import read_reference
-    from agentlens.process.score import score_trajectory
 
     reference = read_reference(reference_path)
+    load_baseline(reference, orjson.loads(Path(reference_path).read_bytes()))
     chosen: Profile = profile or reference.profile
     if chosen != reference.profile:
         err_console.print(
@@ -80,11 +82,10 @@ def score(
         )
     with get_engine(engine_spec) as engine:
         result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
-        scoring = partial(score_trajectory, reference=reference, profile=chosen)
-        outcomes = engine.map(scoring, result.trajectories)
-    scored = [t for t, o in zip(result.trajectories, outcomes, strict=True) if o.ok]
-    results = [o.value for o in outcomes if o.value is not None]
-    failed = [(_run_name(result.trajectories[o.index]), o.error) for o in outcomes if o.error]
+        outcomes = engine.map(
+            partial(score_run, reference=reference, profile=chosen), result.trajectories
+        )
+    scored, results, failed = _sorted_outcomes(result.trajectories, outcomes)
     if as_json:
         for res in results:
             click.echo(orjson.dumps(res.to_dict()).decode())
@@ -95,6 +96,21 @@ def score(
         _store(store_url, run_label, reference_path, chosen, scored, results)
     code = report_failures(result)
     return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
+
+
+def _sorted_outcomes(
+    trajs: list[Trajectory], outcomes: Sequence[Outcome[ProcessResult | RunFailure]]
+) -> tuple[list[Trajectory], list[ProcessResult], list[tuple[str, Failure | RunFailure]]]:
+    """The scored runs and their results; each run that failed (a `RunFailure` names its step,
+    a unit that died is `Failure`)."""
+    values = [o.value for o in outcomes]
+    results = [v for v in values if isinstance(v, ProcessResult)]
+    scored = [t for t, v in zip(trajs, values, strict=True) if isinstance(v, ProcessResult)]
+    failed: list[tuple[str, Failure | RunFailure]] = [
+        (_run_name(trajs[o.index]), o.error) for o in outcomes if o.error
+    ]
+    failed += [(v.run, v) for v in values if isinstance(v, RunFailure)]
+    return scored, results, failed
 
 
 def _run_name(traj: Trajectory) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 from agentlens.process.profiles import ProfileConfig
@@ -80,6 +80,28 @@ def attach_baseline(
     """Compute the donors' baseline once and keep it with the reference (its memo)."""
     if config.composite == "logistic":
         reference.cached(BASELINE_KEY, lambda: donor_baseline(donors, config))
+
+
+def saved_baseline(reference: Reference) -> dict[str, object] | None:
+    """The baseline as saved in a reference file (`agentlens reference build`), if computed."""
+    found = reference.cached(BASELINE_KEY, lambda: None)
+    return asdict(found) if isinstance(found, DonorBaseline) else None
+
+
+def load_baseline(reference: Reference, doc: dict[str, object]) -> None:
+    """Attach the baseline a reference file carries (`donor_baseline`); a malformed one is
+    ignored (the dev-task mean is used, and the reason says so)."""
+    saved = doc.get("donor_baseline")
+    if isinstance(saved, dict) and set(saved) == {"f1", "cov", "n_states", "reason"}:
+        try:
+            baseline = DonorBaseline(
+                float(saved["f1"]), float(saved["cov"]), float(saved["n_states"]),
+                str(saved["reason"])[:200],
+            )  # fmt: skip
+        except (TypeError, ValueError):
+            return
+        if all(math.isfinite(v) for v in (baseline.f1, baseline.cov, baseline.n_states)):
+            reference.cached(BASELINE_KEY, lambda: baseline)
 
 
 def reference_baseline(reference: Reference) -> DonorBaseline:

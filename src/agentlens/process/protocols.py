@@ -315,6 +315,17 @@ def _score_one(
         return RunFailure(name, "score", _reason(exc))
 
 
+def score_run(traj: Trajectory, reference: Reference, profile: Profile) -> ScoredRun:
+    """One run against a given reference (`agentlens score`): its result, or a `RunFailure`
+    naming the step (label or score) that raised."""
+    from agentlens.process.profiles import get_profile
+
+    unit = TaskUnit(traj.task_id or "", [traj], [([], [0])])
+    results: list[ScoredRun] = []
+    scored = _score_one(unit, 0, reference, get_profile(profile), {}, results)
+    return results[0] if scored is _SKIP else scored
+
+
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
