@@ -123,7 +123,8 @@ def score_cohort(
     failed: list[tuple[str, Failure | RunFailure]] = [
         (f"task {groups[o.index][0].task_id}", o.error) for o in outcomes if o.error
     ]
-    return rows, failed + [(r.run, r) for r in items if isinstance(r, RunFailure)]
+    runs = dict.fromkeys(r for r in items if isinstance(r, RunFailure))  # a run in two pieces: once
+    return rows, failed + [(r.run, r) for r in runs]
 
 
 def show(rows: list[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:
