@@ -19,8 +19,8 @@ from agentlens.cli.inspect_cmd import WIDE
 from agentlens.engine import Failure, get_engine
 from agentlens.engine.outcome import Outcome
 from agentlens.process.profiles import PROFILES, Profile
-from agentlens.process.protocols import RunFailure, score_run
 from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
+from agentlens.process.run_units import RunFailure, score_run
 from agentlens.process.tiers import TIER_HELP
 from agentlens.trajectory import Trajectory
 

@@ -42,6 +42,10 @@ FEATURES = (
     "div",
 )
 BASELINE_KEY = "calibrated:donor_baseline"
+BASELINE_DONORS = 5
+"""Donors the baseline uses at most (the first ones, in merge order): k = 5 as in the
+AgentLens-Bench protocol; a leave-one-out reference of 40 donors would otherwise cost 40 merges
+of 39 runs for every scored run."""
 
 
 @dataclass(frozen=True)
@@ -56,10 +60,12 @@ class DonorBaseline:
 
 
 def donor_baseline(donors: Sequence[Trajectory], config: ProfileConfig) -> DonorBaseline | None:
-    """Leave-one-donor-out: None with fewer than 3 donors (a reference needs 2)."""
+    """Leave-one-donor-out over the first `BASELINE_DONORS` donors: None with fewer than 3 (a
+    reference needs 2)."""
     from agentlens.process.pta import build_reference
     from agentlens.process.score import score_trajectory
 
+    donors = donors[:BASELINE_DONORS]
     if len(donors) < 3:
         return None
     plain = replace(config, composite="eq1", terms=())
@@ -75,11 +81,21 @@ def donor_baseline(donors: Sequence[Trajectory], config: ProfileConfig) -> Donor
 
 
 def attach_baseline(
-    reference: Reference, donors: Sequence[Trajectory], config: ProfileConfig
+    reference: Reference,
+    donors: Sequence[Trajectory],
+    config: ProfileConfig,
+    known: dict[tuple[int, ...], DonorBaseline | None] | None = None,
 ) -> None:
-    """Compute the donors' baseline once and keep it with the reference (its memo)."""
-    if config.composite == "logistic":
-        reference.cached(BASELINE_KEY, lambda: donor_baseline(donors, config))
+    """Compute the donors' baseline once and keep it with the reference (its memo); `known`
+    shares baselines between references whose first donors are the same runs."""
+    if config.composite != "logistic":
+        return
+    key = tuple(id(d) for d in donors[:BASELINE_DONORS])
+    cache = known if known is not None else {}
+    if key not in cache:
+        cache[key] = donor_baseline(donors, config)
+    found = cache[key]
+    reference.cached(BASELINE_KEY, lambda: found)
 
 
 def saved_baseline(reference: Reference) -> dict[str, object] | None:

@@ -24,37 +24,18 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from agentlens.errors import AgentLensError, ConfigError
 from agentlens.process.profiles import DEFAULT_PROFILE
+from agentlens.process.run_units import RunFailure, run_name
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from agentlens.engine.outcome import Outcome
-    from agentlens.process.profiles import Profile, ProfileConfig
-    from agentlens.process.pta import Reference
+    from agentlens.process.profiles import Profile
     from agentlens.process.result import ProcessResult
-    from agentlens.process.stages import Stage
     from agentlens.seams import Engine
 
 PROTOCOLS = ("agentlens-bench", "leave-one-out")
 ScoredRun: TypeAlias = "ProcessResult | RunFailure"
-
-
-@dataclass(frozen=True)
-class RunFailure:
-    """One run that could not be labelled or scored (`step`: label, reference or score); the
-    other runs of its task are scored without it."""
-
-    run: str
-    step: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.run}: {self.step} failed: {self.reason}"
-
-
-def run_name(traj: Trajectory) -> str:
-    """The run as a user finds it: its file (and record), else its id."""
-    index = f"#{traj.source.index}" if traj.source.index is not None else ""
-    return f"{traj.source.path or traj.id}{index}"
+__all__ = ["RunFailure", "ScoredRun", "run_name"]
 
 
 @dataclass(frozen=True)
@@ -196,6 +177,8 @@ def score_tasks(
             for split in pieces[outcome.index][1]:
                 on_split(split)
 
+    from agentlens.process.run_units import score_unit
+
     units = [_unit(piece) for _, piece in pieces]
     outcomes = runner.map(partial(score_unit, profile=profile), units, on_done=done, chunksize=1)
     return _per_task(len(groups), [task for task, _ in pieces], outcomes)
@@ -237,98 +220,6 @@ def _per_task(
             assert whole.value is not None and outcome.value is not None
             whole.value.extend(outcome.value)
     return joined
-
-
-def score_unit(unit: TaskUnit, profile: Profile) -> list[ScoredRun]:
-    """Each split: label the donors, merge them, score the other runs; a run whose labelling or
-    scoring raises becomes a `RunFailure` (a failed donor is reported once and left out)."""
-    from agentlens.process.profiles import get_profile
-
-    config = get_profile(profile)
-    labels: dict[int, list[Stage | None] | RunFailure] = {}
-    results: list[ScoredRun] = []
-    for donors, scored in unit.splits:
-        usable = [i for i in donors if _labelled(unit, i, config, labels, results)]
-        reference = _reference(unit, usable, config, labels)
-        for i in scored:
-            results.append(_score_one(unit, i, reference, config, labels, results))
-    return [r for r in results if r is not _SKIP]
-
-
-def _labelled(
-    unit: TaskUnit, i: int, config: ProfileConfig,
-    known: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
-) -> bool:  # fmt: skip
-    return not isinstance(_labels(unit, i, config, known, results), RunFailure)
-
-
-_SKIP = RunFailure("", "", "")
-"""A placeholder for a run whose failure was already reported (a donor, or a run scored twice)."""
-
-
-def _labels(
-    unit: TaskUnit, i: int, config: ProfileConfig,
-    known: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
-) -> list[Stage | None] | RunFailure:  # fmt: skip
-    if i not in known:
-        from agentlens.process.pta import run_labels
-
-        try:
-            known[i] = run_labels(unit.runs[i], config)
-        except Exception as exc:  # any bug in one run's labelling costs that run only
-            known[i] = RunFailure(run_name(unit.runs[i]), "label", _reason(exc))
-            results.append(known[i])  # type: ignore[arg-type]
-    return known[i]
-
-
-def _reference(
-    unit: TaskUnit, donors: list[int], config: ProfileConfig,
-    labels: dict[int, list[Stage | None] | RunFailure],
-) -> Reference | RunFailure:  # fmt: skip
-    from agentlens.process.calibrated import attach_baseline
-    from agentlens.process.pta import build_reference
-
-    runs = [unit.runs[i] for i in donors]
-    try:
-        reference = build_reference(runs, config, labels=[labels[i] for i in donors])  # type: ignore[misc]
-        attach_baseline(reference, runs, config)
-    except Exception as exc:  # the runs scored against it fail, named
-        return RunFailure("", "reference", _reason(exc))
-    return reference
-
-
-def _score_one(
-    unit: TaskUnit, i: int, reference: Reference | RunFailure, config: ProfileConfig,
-    labels: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
-) -> ScoredRun:  # fmt: skip
-    from agentlens.process.score import score_trajectory
-
-    name = run_name(unit.runs[i])
-    if isinstance(reference, RunFailure):
-        return RunFailure(name, "reference", reference.reason)
-    run_labels = _labels(unit, i, config, labels, results)
-    if isinstance(run_labels, RunFailure):
-        return _SKIP
-    try:
-        return score_trajectory(unit.runs[i], reference, config, labels=run_labels)
-    except Exception as exc:  # any bug in one run's scoring costs that run only
-        return RunFailure(name, "score", _reason(exc))
-
-
-def score_run(traj: Trajectory, reference: Reference, profile: Profile) -> ScoredRun:
-    """One run against a given reference (`agentlens score`): its result, or a `RunFailure`
-    naming the step (label or score) that raised."""
-    from agentlens.process.profiles import get_profile
-
-    unit = TaskUnit(traj.task_id or "", [traj], [([], [0])])
-    results: list[ScoredRun] = []
-    scored = _score_one(unit, 0, reference, get_profile(profile), {}, results)
-    return results[0] if scored is _SKIP else scored
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def task_groups(splits: Sequence[TaskSplit]) -> list[list[TaskSplit]]:
