@@ -43,9 +43,10 @@ FEATURES = (
 )
 BASELINE_KEY = "calibrated:donor_baseline"
 BASELINE_DONORS = 5
-"""Donors the baseline uses at most (the first ones, in merge order): k = 5 as in the
-AgentLens-Bench protocol; a leave-one-out reference of 40 donors would otherwise cost 40 merges
-of 39 runs for every scored run."""
+"""Donors the baseline scores at most (the first ones, in merge order), each against the
+reference of ALL the other donors (so the baseline matches the size of the reference the runs
+are scored against): k = 5 as in the AgentLens-Bench protocol; a leave-one-out reference of 40
+donors would otherwise cost 40 merges of 39 runs for every scored run."""
 
 
 @dataclass(frozen=True)
@@ -60,23 +61,22 @@ class DonorBaseline:
 
 
 def donor_baseline(donors: Sequence[Trajectory], config: ProfileConfig) -> DonorBaseline | None:
-    """Leave-one-donor-out over the first `BASELINE_DONORS` donors: None with fewer than 3 (a
-    reference needs 2)."""
+    """Leave-one-donor-out: each of the first `BASELINE_DONORS` donors against the reference of
+    all the others; None with fewer than 3 donors (a reference needs 2)."""
     from agentlens.process.pta import build_reference
     from agentlens.process.score import score_trajectory
 
-    donors = donors[:BASELINE_DONORS]
     if len(donors) < 3:
         return None
     plain = replace(config, composite="eq1", terms=())
     found = []
-    for i, donor in enumerate(donors):
+    for i, donor in enumerate(donors[:BASELINE_DONORS]):
         reference = build_reference([d for j, d in enumerate(donors) if j != i], plain)
         found.append(score_trajectory(donor, reference, plain))
     f1 = sum(r.f1_score for r in found) / len(found) / 100
     cov = sum(r.signals["cov"].value for r in found) / len(found) / 100
     n = sum(r.n_states for r in found) / len(found)
-    reason = f"mean of {len(found)} donors each scored against the other {len(found) - 1}"
+    reason = f"mean of {len(found)} donors each scored against the other {len(donors) - 1}"
     return DonorBaseline(f1, cov, n, reason)
 
 
@@ -87,10 +87,10 @@ def attach_baseline(
     known: dict[tuple[int, ...], DonorBaseline | None] | None = None,
 ) -> None:
     """Compute the donors' baseline once and keep it with the reference (its memo); `known`
-    shares baselines between references whose first donors are the same runs."""
+    shares baselines between references of the same donors."""
     if config.composite != "logistic":
         return
-    key = tuple(id(d) for d in donors[:BASELINE_DONORS])
+    key = tuple(id(d) for d in donors)
     cache = known if known is not None else {}
     if key not in cache:
         cache[key] = donor_baseline(donors, config)
