@@ -30,7 +30,7 @@ import numpy as np
 
 from agentlens.formats.load import read_paths
 from agentlens.process.calibrated import FEATURES, attach_baseline, reference_baseline
-from agentlens.process.profiles import CALIBRATED, PROFILES, Term
+from agentlens.process.profiles import CALIBRATED, Profile, Term
 from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.pta import build_reference
 from agentlens.process.score import score_trajectory
@@ -50,6 +50,7 @@ MAX_TERMS = 4
 MIN_GAIN = 0.002
 PENALTIES = (0.1, 1.0, 3.0, 10.0, 30.0)
 IDEAL_FAIL_RATE = 0.05
+NAMES: tuple[Profile, ...] = ("calibrated", "paper", "sdk-compat")
 
 
 @dataclass
@@ -283,7 +284,7 @@ def transfer() -> str:
     for folder in ("swe-agent-java", "mini-swe-agent-swebv"):
         trajs = read_paths([DATA / folder]).trajectories
         splits = split_cohort(trajs, "leave-one-out")
-        for name in PROFILES:
+        for name in NAMES:
             results = [
                 r
                 for o in score_tasks(splits, name)

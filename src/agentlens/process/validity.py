@@ -13,13 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 PAPER_AUROC = 0.766
 PAPER_IDEAL_PERCENT = 20.2
 BOOTSTRAPS = 2000
 
 
-def auroc(scores: Sequence[float], passed: Sequence[bool]) -> float:
+def auroc(scores: ArrayLike, passed: ArrayLike) -> float:
     """P(a passing run outscores a failing one), ties ½; NaN without both classes."""
     s, y = np.asarray(scores, float), np.asarray(passed, bool)
     n_pos, n_neg = int(y.sum()), int((~y).sum())
@@ -38,7 +39,7 @@ def _midranks(values: np.ndarray) -> np.ndarray:
     return np.asarray(sums[inverse] / counts[inverse])
 
 
-def balanced_accuracy(scores: Sequence[float], passed: Sequence[bool], boundary: float) -> float:
+def balanced_accuracy(scores: ArrayLike, passed: ArrayLike, boundary: float) -> float:
     """½·(share of passing runs ≥ boundary + share of failing runs < boundary)."""
     s, y = np.asarray(scores, float), np.asarray(passed, bool)
     if y.all() or not y.any():
@@ -46,14 +47,14 @@ def balanced_accuracy(scores: Sequence[float], passed: Sequence[bool], boundary:
     return float(((s[y] >= boundary).mean() + (s[~y] < boundary).mean()) / 2)
 
 
-def best_boundary(scores: Sequence[float], passed: Sequence[bool]) -> float:
+def best_boundary(scores: ArrayLike, passed: ArrayLike) -> float:
     """The score (rounded to 0.1, lowest on a tie) with the highest balanced accuracy."""
     grid = np.unique(np.round(np.asarray(scores, float), 1))
     values = [balanced_accuracy(scores, passed, b) for b in grid]
     return float(grid[int(np.nanargmax(values))])
 
 
-def rare_among_failures(scores: Sequence[float], passed: Sequence[bool], rate: float) -> float:
+def rare_among_failures(scores: ArrayLike, passed: ArrayLike, rate: float) -> float:
     """The lowest score (rounded up to 0.1) that at most `rate` of the failing runs reach."""
     failing = np.sort(np.asarray(scores, float)[~np.asarray(passed, bool)])[::-1]
     allowed = int(np.floor(rate * len(failing)))
@@ -63,9 +64,9 @@ def rare_among_failures(scores: Sequence[float], passed: Sequence[bool], rate: f
 
 
 def task_bootstrap(
-    values: Sequence[float],
-    passed: Sequence[bool],
-    tasks: Sequence[str],
+    values: ArrayLike,
+    passed: ArrayLike,
+    tasks: ArrayLike,
     statistic: str = "auroc",
     *,
     boundary: float | None = None,
