@@ -52,7 +52,7 @@ def test_paper_profile_never_reads_the_outcome() -> None:
     flipped.outcome = traj.outcome.__class__(
         status="failed" if traj.outcome.status == "passed" else "passed"
     )
-    a, b = score_trajectory(traj, ref), score_trajectory(flipped, ref)
+    a, b = score_trajectory(traj, ref, "paper"), score_trajectory(flipped, ref, "paper")
     assert a.score == b.score and a.signals["struct"].reason == b.signals["struct"].reason
     assert "Eq. 1" in a.composite.reason and "ordered recall" in a.signals["struct"].reason
     assert "all reference states" in a.signals["cov"].reason
@@ -108,14 +108,14 @@ def test_paper_profile_scores_another_format_from_canonical_fields() -> None:
     ref = build_reference(passing[:3])
     assert len(ref.paths()) >= 1 and ref.branch_points()
     for run in runs:
-        result = score_trajectory(run, ref)
+        result = score_trajectory(run, ref, "paper")
         assert 0 <= result.score <= 100 and result.profile == "paper"
         tool_indices = {s.index for s in run.tool_steps}
         for finding in result.waste.values():
             assert all(set(i.steps) <= tool_indices for i in finding.instances)
         if run.outcome.status == "failed":
             assert result.tier in ("partial_fail", "off_track")
-    donor = score_trajectory(passing[0], build_reference([passing[0]]))
+    donor = score_trajectory(passing[0], build_reference([passing[0]]), "paper")
     assert donor.signals["struct"].value == 100.0  # a run against its own reference
 
 

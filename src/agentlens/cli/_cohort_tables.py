@@ -9,6 +9,7 @@ from rich.table import Table
 
 from agentlens.process.cohort import CohortReport, WasteRow
 from agentlens.process.curation import CurationRow
+from agentlens.process.validity import PAPER_AUROC, PAPER_IDEAL_PERCENT, Validity
 
 TIER_ORDER = ("ideal", "solid", "lucky", "partial_fail", "off_track")
 MECHANISMS = ("C1", "C2", "C3", "C4", "C5")
@@ -140,3 +141,23 @@ def curation_table(rows: Sequence[CurationRow]) -> Table:
 
 def _f(value: float, digits: int = 1) -> str:
     return "-" if value != value else f"{value:.{digits}f}"
+
+
+def validity_table(v: Validity) -> Table:
+    """The docs/validity.md row for this profile, on the runs just scored, beside the paper."""
+    table = Table(title=f"Validity of {v.profile} on these runs (process only; docs/validity.md)")
+    for name in ("figure", "here", "paper's claim"):
+        table.add_column(name, justify="right")
+    table.add_row(
+        "pass/fail AUROC [95 % CI, task bootstrap]",
+        f"{v.auroc:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]",
+        f"{PAPER_AUROC:.3f}",
+    )
+    table.add_row(
+        f"balanced accuracy at boundary {v.boundary:g}", f"{v.balanced_accuracy:.3f}", "-"
+    )
+    table.add_row("Ideal % of passes", f"{v.ideal_percent:.1f}", f"{PAPER_IDEAL_PERCENT:.1f}")
+    table.add_row("Lucky % of passes", f"{v.lucky_percent:.1f}", "-")
+    table.add_row("Partial-fail % of failures", f"{v.partial_fail_percent:.1f}", "-")
+    table.add_row("runs pass/fail, tasks", f"{v.n_pass}/{v.n_fail}, {v.n_tasks}", "-")
+    return table

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import click
 
+from agentlens.process.profiles import DEFAULT_PROFILE, PROFILES
+
+PROFILE_HELP = (
+    "calibrated (default): the paper's labeler and signals, a logistic composite of a few "
+    "process signals fitted leave-task-out on the dev data, printed with its weights in each "
+    "reason (docs/validity.md); paper: Eq. 1 as published; "
+    "sdk-compat: the released SDK, quirks included."
+)
 profile_option = click.option(
     "--profile",
-    type=click.Choice(["paper", "sdk-compat"]),
-    default="paper",
+    type=click.Choice(list(PROFILES)),
+    default=DEFAULT_PROFILE,
     show_default=True,
-    help="paper: the paper's definitions and the careful-human labeler; "
-    "sdk-compat: the released SDK, quirks included.",
+    help=PROFILE_HELP,
 )

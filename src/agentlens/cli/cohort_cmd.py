@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from agentlens.cli._app import console, err_console
-from agentlens.cli._cohort_tables import print_report
+from agentlens.cli._cohort_tables import print_report, validity_table
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.cli._process_options import profile_option
 from agentlens.cli.score_cmd import engine_option, report_unit_failures
@@ -22,12 +22,19 @@ from agentlens.process.cohort import Row, cohort_report, read_annotation_rows, r
 from agentlens.process.curation import curation_table, export_rows, select
 from agentlens.process.profiles import Profile
 from agentlens.process.protocol_notes import protocol_rule, unscored_tasks
-from agentlens.process.protocols import PROTOCOLS, score_tasks, split_cohort, task_groups
+from agentlens.process.protocols import (
+    PROTOCOLS,
+    RunFailure,
+    score_tasks,
+    split_cohort,
+    task_groups,
+)
+from agentlens.process.tiers import TIER_HELP
 from agentlens.seams import Engine
 from agentlens.trajectory import Trajectory
 
 
-@click.command()
+@click.command(epilog=TIER_HELP)
 @click.argument("paths", nargs=-1)
 @click.option(
     "--protocol", type=click.Choice(PROTOCOLS), default="leave-one-out", show_default=True
@@ -63,9 +70,12 @@ def cohort(
     lenient: bool,
     format: str | None,
 ) -> int:
-    """Score a cohort of runs task by task and print the cohort tables."""
+    """Score a cohort of runs task by task and print the cohort tables, ending with the validity
+    table (AUROC with a task-bootstrap CI, boundary balanced accuracy, tier shares beside the
+    paper's claims; docs/validity.md). A run whose labelling or scoring fails is one `failed:`
+    line naming run, step and reason; the other runs of its task are still scored (exit 1)."""
     code = 0
-    failed: list[tuple[str, Failure]] = []
+    failed: list[tuple[str, Failure | RunFailure]] = []
     if rows_csv:
         rows: list[Row] = list(read_annotation_rows(rows_csv))
     elif paths:
@@ -94,8 +104,9 @@ def score_cohort(
     k: int | None,
     seed: int,
     engine: Engine | None = None,
-) -> tuple[list[Row], list[tuple[str, Failure]]]:
-    """The scored rows in split order, and each task whose scoring failed (its rows left out)."""
+) -> tuple[list[Row], list[tuple[str, Failure | RunFailure]]]:
+    """The scored rows in split order, each run that failed alone (`RunFailure`) and each task
+    whose work unit failed as a whole (its rows left out)."""
     splits = split_cohort(trajs, protocol, k=k, seed=seed)
     unscored = unscored_tasks(trajs, splits)
     if not splits:
@@ -114,16 +125,27 @@ def score_cohort(
         outcomes = score_tasks(
             splits, profile, on_split=lambda _: progress.advance(bar), engine=engine
         )
-    rows: list[Row] = [result_row(r) for o in outcomes for r in o.value or ()]
+    items = [item for o in outcomes for item in o.value or ()]
+    rows: list[Row] = [result_row(r) for r in items if not isinstance(r, RunFailure)]
     groups = task_groups(splits)
-    return rows, [(f"task {groups[o.index][0].task_id}", o.error) for o in outcomes if o.error]
+    failed: list[tuple[str, Failure | RunFailure]] = [
+        (f"task {groups[o.index][0].task_id}", o.error) for o in outcomes if o.error
+    ]
+    runs = dict.fromkeys(r for r in items if isinstance(r, RunFailure))  # a run in two pieces: once
+    return rows, failed + [(r.run, r) for r in runs]
 
 
 def show(rows: list[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:
+    from agentlens.process.validity import cohort_validity
+
     report = cohort_report(rows, n_boot=boot)
     curation = curation_table(rows, profile=profile)
+    figures = cohort_validity(rows, profile, n_boot=boot)
     if as_json:
         doc: dict[str, Any] = asdict(report) | {"curation": [asdict(c) for c in curation]}
+        doc["validity"] = asdict(figures) if figures else None
         click.echo(orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY).decode())
     else:
         print_report(out, report, curation)
+        if figures:
+            out.print(validity_table(figures))

@@ -12,7 +12,8 @@ from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.cli._process_options import profile_option
 from agentlens.errors import ConfigError
-from agentlens.process.profiles import Profile
+from agentlens.process.calibrated import attach_baseline, saved_baseline
+from agentlens.process.profiles import Profile, get_profile
 from agentlens.process.protocols import group_by_task
 from agentlens.process.pta import build_reference
 from agentlens.process.pta_io import reference_to_json
@@ -46,8 +47,12 @@ def build(
     result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     donors = choose_donors(result.trajectories, k, seed)
     ref = build_reference(donors, profile)
+    attach_baseline(ref, donors, get_profile(profile))
+    doc = reference_to_json(ref)
+    if (baseline := saved_baseline(ref)) is not None:
+        doc["donor_baseline"] = baseline  # the calibrated profile's f1_rel needs it
     Path(output).parent.mkdir(parents=True, exist_ok=True)
-    Path(output).write_bytes(orjson.dumps(reference_to_json(ref)))
+    Path(output).write_bytes(orjson.dumps(doc))
     console.print(
         f"reference for {donors[0].task_id or 'the task'}: {len(ref.nodes)} states, "
         f"{len(ref.edges)} transitions, {len(ref.branch_points())} branch points, "

@@ -17,8 +17,11 @@ from agentlens.cli._inputs import debug_enabled, load_inputs, read_options, repo
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.cli.inspect_cmd import WIDE
 from agentlens.engine import Failure, get_engine
-from agentlens.process.profiles import Profile
+from agentlens.engine.outcome import Outcome
+from agentlens.process.profiles import PROFILES, Profile
 from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
+from agentlens.process.run_units import RunFailure, score_run
+from agentlens.process.tiers import TIER_HELP
 from agentlens.trajectory import Trajectory
 
 engine_option = click.option(
@@ -32,7 +35,7 @@ engine_option = click.option(
 )
 
 
-@click.command()
+@click.command(epilog=TIER_HELP)
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--reference", "reference_path", required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run, with reasons.")
@@ -40,7 +43,7 @@ engine_option = click.option(
 @click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False), help="Same, Parquet.")
 @click.option(
     "--profile",
-    type=click.Choice(["paper", "sdk-compat"]),
+    type=click.Choice(list(PROFILES)),
     default=None,
     help="Default: the profile the reference was built with.",
 )
@@ -62,12 +65,17 @@ def score(
     run_label: str | None,
     engine_spec: str,
 ) -> int:
-    """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism."""
+    """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism.
+
+    The composite's reason shows its arithmetic (under calibrated: each term's weight, mean and
+    sd). A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
+    """
+    from agentlens.process.calibrated import load_baseline
     from agentlens.process.pta_io import read_reference
     from agentlens.process.reference_guards import reference_warnings
-    from agentlens.process.score import score_trajectory
 
     reference = read_reference(reference_path)
+    load_baseline(reference, orjson.loads(Path(reference_path).read_bytes()))
     chosen: Profile = profile or reference.profile
     if chosen != reference.profile:
         err_console.print(
@@ -79,11 +87,10 @@ def score(
             err_console.print(
                 f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True
             )
-        scoring = partial(score_trajectory, reference=reference, profile=chosen)
-        outcomes = engine.map(scoring, result.trajectories)
-    scored = [t for t, o in zip(result.trajectories, outcomes, strict=True) if o.ok]
-    results = [o.value for o in outcomes if o.value is not None]
-    failed = [(_run_name(result.trajectories[o.index]), o.error) for o in outcomes if o.error]
+        outcomes = engine.map(
+            partial(score_run, reference=reference, profile=chosen), result.trajectories
+        )
+    scored, results, failed = _sorted_outcomes(result.trajectories, outcomes)
     if as_json:
         for res in results:
             click.echo(orjson.dumps(res.to_dict()).decode())
@@ -96,20 +103,40 @@ def score(
     return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
 
 
+def _sorted_outcomes(
+    trajs: list[Trajectory], outcomes: Sequence[Outcome[ProcessResult | RunFailure]]
+) -> tuple[list[Trajectory], list[ProcessResult], list[tuple[str, Failure | RunFailure]]]:
+    """The scored runs and their results; each run that failed (a `RunFailure` names its step,
+    a unit that died is `Failure`)."""
+    values = [o.value for o in outcomes]
+    results = [v for v in values if isinstance(v, ProcessResult)]
+    scored = [t for t, v in zip(trajs, values, strict=True) if isinstance(v, ProcessResult)]
+    failed: list[tuple[str, Failure | RunFailure]] = [
+        (_run_name(trajs[o.index]), o.error) for o in outcomes if o.error
+    ]
+    failed += [(v.run, v) for v in values if isinstance(v, RunFailure)]
+    return scored, results, failed
+
+
 def _run_name(traj: Trajectory) -> str:
     where = traj.source.path or traj.id
     index = f"#{traj.source.index}" if traj.source.index is not None else ""
     return f"{where}{index} [{traj.source.format}]"
 
 
-def report_unit_failures(failed: Sequence[tuple[str, Failure]], kept: str) -> int:
-    """One line per failed work unit (what it was, then the error), as `report_failures` does
-    for files; `--debug` adds the worker's traceback. Returns the exit code (1 if any)."""
+def report_unit_failures(failed: Sequence[tuple[str, Failure | RunFailure]], kept: str) -> int:
+    """One line per failed work unit or run (what it was, the step, then the error), as
+    `report_failures` does for files; `--debug` adds the worker's traceback. Returns the exit
+    code (1 if any)."""
     debug = debug_enabled()
     for what, failure in failed:
-        line = f"{what}: scoring failed: {failure}"
+        line = (
+            str(failure)
+            if isinstance(failure, RunFailure)
+            else f"{what}: scoring failed: {failure}"
+        )
         err_console.print(f"[red]failed:[/red] {escape(line)}", highlight=False, soft_wrap=True)
-        if debug:
+        if debug and isinstance(failure, Failure):
             err_console.print(failure.traceback, highlight=False, markup=False)
     if failed:
         err_console.print(f"{len(failed)} failed; {kept}", highlight=False)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from agentlens.errors import ConfigError
 from agentlens.process.labeler_paper import label_steps_paper
 from agentlens.process.labeler_sdk import label_steps_sdk
-from agentlens.process.profiles import Profile
+from agentlens.process.profiles import Profile, labeler_for
 from agentlens.process.stages import Stage
 from agentlens.trajectory import Step, Trajectory
 
@@ -32,6 +32,7 @@ def label_trajectory(traj: Trajectory, profile: LabelProfile = "paper") -> list[
 
 def label_steps(steps: Sequence[Step], profile: LabelProfile = "paper") -> list[Stage]:
     """Label a run's tool steps in order (the synthetic initial state is implied, not passed)."""
+    profile = labeler_for(profile)
     if profile == "sdk-compat":
         return label_steps_sdk(steps)
     if profile == "paper":

@@ -1,8 +1,11 @@
-"""The two scoring profiles: every weight and threshold as a named field.
+"""The scoring profiles: every weight and threshold as a named field.
 
-`paper` (default) follows arXiv 2605.12925's own definitions; `sdk-compat` reproduces the released
-swe-trace-sdk (and the AgentLens-Bench columns) quirks included. Deviations are listed in README
-("Profiles and deviations from the released SDK").
+`calibrated` (default) scores with the paper's labeler, reference and signals, but its composite
+is a logistic model of a few process signals fitted leave-task-out on ../shared/data
+(`scripts/fit_profile.py`, constants in `calibrated_fit.py`) and its tiers have a stated meaning
+(`tiers.py`). `paper` follows arXiv 2605.12925's own definitions (Eq. 1); `sdk-compat` reproduces
+the released swe-trace-sdk (and the AgentLens-Bench columns) quirks included. Deviations are
+listed in README ("Profiles and deviations from the released SDK") and docs/validity.md.
 """
 
 from __future__ import annotations
@@ -12,10 +15,22 @@ from typing import Literal
 
 from agentlens.errors import ConfigError
 
-Profile = Literal["paper", "sdk-compat"]
+Profile = Literal["calibrated", "paper", "sdk-compat"]
+Labeler = Literal["paper", "sdk-compat"]
+DEFAULT_PROFILE: Profile = "calibrated"
 StructMode = Literal["ordered", "set_f1"]
 CovMode = Literal["all_states", "file", "best_path"]
 PathStrategy = Literal["best_match", "canonical"]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One standardised term of the `logistic` composite: weight·(signal − mean)/sd."""
+
+    signal: str
+    weight: float
+    mean: float
+    sd: float
 
 
 @dataclass(frozen=True)
@@ -24,7 +39,8 @@ class ProfileConfig:
 
     name: Profile
     # composite
-    composite: Literal["eq1", "sdk"]
+    composite: Literal["eq1", "sdk", "logistic"]
+    labeler: Labeler = "paper"
     w_struct: float = 0.20
     w_cov: float = 0.15
     w_coh: float = 0.30
@@ -36,6 +52,9 @@ class ProfileConfig:
     sdk_w_f1: float = 0.10
     sdk_w_outcome: float = 0.10
     include_outcome: bool = False
+    # `logistic` (calibrated): 100·σ(intercept + Σ weight·(x − mean)/sd) over `terms`
+    terms: tuple[Term, ...] = ()
+    intercept: float = 0.0
     struct_mode: StructMode = "ordered"
     cov_mode: CovMode = "all_states"
     # tiers
@@ -64,6 +83,7 @@ class ProfileConfig:
 SDK_COMPAT = ProfileConfig(
     name="sdk-compat",
     composite="sdk",
+    labeler="sdk-compat",
     include_outcome=True,
     struct_mode="set_f1",
     cov_mode="best_path",
@@ -73,11 +93,40 @@ SDK_COMPAT = ProfileConfig(
 # merged states in step order lets one run's edits decide another branch's stages (spec §5.2 step
 # 5, decision 16's alternative).
 PAPER = ProfileConfig(name="paper", composite="eq1", relabel_merged=False)
-PROFILES: dict[str, ProfileConfig] = {"paper": PAPER, "sdk-compat": SDK_COMPAT}
+
+
+def _calibrated() -> ProfileConfig:
+    from agentlens.process import calibrated_fit as fit
+
+    return replace(
+        PAPER,
+        name="calibrated",
+        composite="logistic",
+        terms=tuple(Term(*term) for term in fit.TERMS),
+        intercept=fit.INTERCEPT,
+        ideal_min=fit.IDEAL_MIN,
+        lucky_below=fit.BOUNDARY,
+        partial_fail_min=fit.BOUNDARY,
+    )
+
+
+CALIBRATED = _calibrated()
+PROFILES: dict[str, ProfileConfig] = {
+    "calibrated": CALIBRATED,
+    "paper": PAPER,
+    "sdk-compat": SDK_COMPAT,
+}
+
+
+def labeler_for(name: str) -> Labeler:
+    """The labeler a profile uses (`calibrated` labels as `paper` does); a labeler name maps to
+    itself, an unknown name passes through for the labeler to refuse."""
+    config = PROFILES.get(name)
+    return config.labeler if config is not None else name  # type: ignore[return-value]
 
 
 def get_profile(
-    name: Profile | ProfileConfig | str = "paper", **overrides: object
+    name: Profile | ProfileConfig | str = DEFAULT_PROFILE, **overrides: object
 ) -> ProfileConfig:
     """Return the named profile (or pass a config through), with optional field overrides."""
     if isinstance(name, ProfileConfig):

@@ -20,9 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from agentlens.errors import ConfigError
+from agentlens.errors import AgentLensError, ConfigError
+from agentlens.process.profiles import DEFAULT_PROFILE
+from agentlens.process.run_units import RunFailure, run_name
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from agentlens.seams import Engine
 
 PROTOCOLS = ("agentlens-bench", "leave-one-out")
+ScoredRun: TypeAlias = "ProcessResult | RunFailure"
+__all__ = ["RunFailure", "ScoredRun", "run_name"]
 
 
 @dataclass(frozen=True)
@@ -118,15 +122,21 @@ def split_cohort(
 
 def score_splits(
     splits: Sequence[TaskSplit],
-    profile: Profile = "paper",
+    profile: Profile = DEFAULT_PROFILE,
     on_split: Callable[[TaskSplit], None] | None = None,
     *,
     engine: Engine | None = None,
 ) -> list[ProcessResult]:
     """Build each split's reference from its donors and score its runs against it, in order.
-    The first task whose scoring raised re-raises (run by another process: `UnitError`)."""
+    The first task whose scoring raised re-raises (run by another process: `UnitError`); the
+    first run that failed alone raises `AgentLensError` naming it (see `score_tasks`)."""
     outcomes = score_tasks(splits, profile, on_split, engine=engine)
-    return [result for outcome in outcomes for result in outcome.unwrap()]
+    results = []
+    for item in (item for outcome in outcomes for item in outcome.unwrap()):
+        if isinstance(item, RunFailure):
+            raise AgentLensError(str(item))
+        results.append(item)
+    return results
 
 
 @dataclass(frozen=True)
@@ -140,13 +150,16 @@ class TaskUnit:
 
 def score_tasks(
     splits: Sequence[TaskSplit],
-    profile: Profile = "paper",
+    profile: Profile = DEFAULT_PROFILE,
     on_split: Callable[[TaskSplit], None] | None = None,
     *,
     engine: Engine | None = None,
-) -> list[Outcome[list[ProcessResult]]]:
+) -> list[Outcome[list[ScoredRun]]]:
     """`score_splits` on `engine` (default serial): per task (`task_groups`) its results
     (outcome.value) or its failure (outcome.error), the other tasks kept; `on_split` per split.
+    A run that cannot be labelled or scored is a `RunFailure` among its task's results (a
+    donor that cannot be labelled is left out of the reference), so one bad step costs its run
+    only; a task fails as a whole only when its work unit itself dies.
 
     A task is one work unit, or several on an engine with more workers than the tasks would keep
     busy (a cohort of one large task): its splits are then cut into pieces of at least
@@ -163,6 +176,8 @@ def score_tasks(
         if on_split is not None:
             for split in pieces[outcome.index][1]:
                 on_split(split)
+
+    from agentlens.process.run_units import score_unit
 
     units = [_unit(piece) for _, piece in pieces]
     outcomes = runner.map(partial(score_unit, profile=profile), units, on_done=done, chunksize=1)
@@ -189,12 +204,12 @@ def _cut(group: list[TaskSplit], size: int) -> list[list[TaskSplit]]:
 
 
 def _per_task(
-    n_tasks: int, task_of: list[int], outcomes: list[Outcome[list[ProcessResult]]]
-) -> list[Outcome[list[ProcessResult]]]:
+    n_tasks: int, task_of: list[int], outcomes: list[Outcome[list[ScoredRun]]]
+) -> list[Outcome[list[ScoredRun]]]:
     """The pieces' outcomes joined per task, in order; a task's first failing piece fails it."""
     from agentlens.engine.outcome import Outcome
 
-    joined: list[Outcome[list[ProcessResult]]] = [Outcome(i, value=[]) for i in range(n_tasks)]
+    joined: list[Outcome[list[ScoredRun]]] = [Outcome(i, value=[]) for i in range(n_tasks)]
     for task, outcome in zip(task_of, outcomes, strict=True):
         whole = joined[task]
         if whole.error is not None:
@@ -205,17 +220,6 @@ def _per_task(
             assert whole.value is not None and outcome.value is not None
             whole.value.extend(outcome.value)
     return joined
-
-
-def score_unit(unit: TaskUnit, profile: Profile) -> list[ProcessResult]:
-    from agentlens.process.pta import build_reference
-    from agentlens.process.score import score_trajectory
-
-    results: list[ProcessResult] = []
-    for donors, scored in unit.splits:
-        reference = build_reference([unit.runs[i] for i in donors], profile)
-        results.extend(score_trajectory(unit.runs[i], reference, profile) for i in scored)
-    return results
 
 
 def task_groups(splits: Sequence[TaskSplit]) -> list[list[TaskSplit]]:

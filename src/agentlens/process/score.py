@@ -1,20 +1,23 @@
 """Entry point: score one trajectory against a reference (spec §6-§12).
 
-`score_trajectory(traj, reference, profile="paper", labels=None) -> ProcessResult`. Under
+`score_trajectory(traj, reference, profile="calibrated", labels=None) -> ProcessResult`. Under
 `sdk-compat` the result reproduces the released swe-trace-sdk run with the same reference, column
-for column (`annotation_row()`); under `paper` the four signals and Eq. 1 follow the paper.
+for column (`annotation_row()`); under `paper` the four signals and Eq. 1 follow the paper; under
+`calibrated` the paper's signals plus a few process features feed the fitted logistic composite
+(`calibrated.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from agentlens.errors import AgentLensError
 from agentlens.process.composite import OUTCOME_POINTS, eq1, sdk_score
 from agentlens.process.divergence import divergence
 from agentlens.process.match import MatchResult, PathPlan, match_candidate
 from agentlens.process.mechanisms import failure_reasons, mechanism, strengths
-from agentlens.process.profiles import Profile, ProfileConfig, get_profile
+from agentlens.process.profiles import DEFAULT_PROFILE, Profile, ProfileConfig, get_profile
 from agentlens.process.pta import Reference, equivalence_for, run_labels
 from agentlens.process.report import Inefficiency, release_report
 from agentlens.process.result import ProcessResult
@@ -41,7 +44,7 @@ FAILING_VERDICTS = ("FAIL", "LIKELY FAIL", "UNCERTAIN")
 def score_trajectory(
     traj: Trajectory,
     reference: Reference,
-    profile: Profile | ProfileConfig = "paper",
+    profile: Profile | ProfileConfig = DEFAULT_PROFILE,
     labels: Sequence[Stage | None] | None = None,
 ) -> ProcessResult:
     """Score `traj` against `reference`; `labels` (one per step) default to the profile's labeler."""
@@ -54,7 +57,36 @@ def score_trajectory(
     eq = equivalence_for(config)
     index = reference.terminal_index(eq)
     result = match_candidate(states, plan, eq, index, config.gt_strategy)
-    return _assemble(traj, reference, config, states, result)
+    scored = _assemble(traj, reference, config, states, result)
+    if config.composite != "logistic":
+        return scored
+    return _calibrate(scored, [s.stage for s in states[1:]], reference, config)
+
+
+def _calibrate(
+    res: ProcessResult, stages: list[str], ref: Reference, config: ProfileConfig
+) -> ProcessResult:
+    """The calibrated composite from the run's features, then its tier and mechanism."""
+    from agentlens.process.calibrated import features, logistic, reference_baseline
+
+    signals = res.signals | features(res, stages, reference_baseline(ref))
+    composite = logistic(config, signals)
+    the_tier, tier_reason = tier(composite.value, res.outcome, config)
+    mech = None
+    if the_tier == "lucky":
+        mech = mechanism(
+            config,
+            n_states=res.n_states,
+            total_waste=res.total_wasted_steps,
+            v_coverage=res.stages.percent("V"),
+            i_coverage=res.stages.percent("I"),
+            i_total=res.stages.total.get("I", 0),
+            failing_verdict=res.verdict in FAILING_VERDICTS,
+        )
+    return replace(
+        res, signals=signals, composite=composite, tier=the_tier, tier_reason=tier_reason,
+        mechanism=mech,
+    )  # fmt: skip
 
 
 def _assemble(
@@ -90,7 +122,7 @@ def _assemble(
             f1=struct_set.value,
             outcome=outcome,
         )
-    else:
+    else:  # eq1; `logistic` replaces it in `_calibrate`
         composite = eq1(
             config,
             signals["struct"].value,

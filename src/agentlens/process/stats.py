@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 BOOTSTRAPS = 2000
 
@@ -34,6 +33,8 @@ class Separation:
 
 def auroc(passing: Sequence[float], failing: Sequence[float]) -> float:
     """P(score of a passing run > score of a failing run) + ½·P(tie); NaN if a class is empty."""
+    from scipy import stats as sps  # lazy: `agentlens cohort --help` need not load scipy
+
     pos, neg = np.asarray(passing, float), np.asarray(failing, float)
     if pos.size == 0 or neg.size == 0:
         return float("nan")
@@ -64,6 +65,8 @@ def bootstrap_auroc_ci(
 
 
 def _auroc_rows(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    from scipy import stats as sps
+
     ranks = sps.rankdata(np.concatenate([pos, neg], axis=1), axis=1)
     n_pos, n_neg = pos.shape[1], neg.shape[1]
     return (ranks[:, :n_pos].sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
@@ -71,6 +74,8 @@ def _auroc_rows(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
 
 def ks_test(passing: Sequence[float], failing: Sequence[float]) -> tuple[float, float]:
     """Two-sample Kolmogorov-Smirnov statistic and p-value (scipy, exact/asymptotic as it chooses)."""
+    from scipy import stats as sps
+
     if len(passing) == 0 or len(failing) == 0:
         return float("nan"), float("nan")
     result = sps.ks_2samp(np.asarray(passing, float), np.asarray(failing, float))

@@ -3,20 +3,49 @@
 Passing runs: Ideal ≥ `ideal_min`, Lucky < `lucky_below`, else Solid. Failing runs: Partial-fail ≥
 `partial_fail_min` (40 in `sdk-compat`, as the released data; 47 in `paper`, as printed), else
 Off-track. Unknown outcomes get no tier.
+
+Under `calibrated` the thresholds have a stated meaning (`MEANING`, docs/validity.md), the same
+for every task: the boundary (`lucky_below` = `partial_fail_min`) is the process score that best
+separated passing from failing runs leave-task-out on the dev tasks (max balanced accuracy), and
+at most 5 % of the failing dev runs reached `ideal_min`.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from agentlens.process.profiles import ProfileConfig
+from agentlens.process.profiles import CALIBRATED, ProfileConfig
 from agentlens.trajectory import OutcomeStatus
 
 Tier = Literal["ideal", "solid", "lucky", "partial_fail", "off_track"]
 
 
+MEANING: dict[str, str] = {
+    "ideal": "a pass whose process few failing runs reach (≤ 5 % of failing dev runs score this high)",
+    "solid": "a pass whose process looks like a pass (at or above the boundary)",
+    "lucky": "a pass whose process looks like a failure (below the boundary)",
+    "partial_fail": "a failure whose process looks like a pass (at or above the boundary)",
+    "off_track": "a failure whose process looks like a failure (below the boundary)",
+}
+TIER_HELP = (
+    f"Tiers (calibrated; the same thresholds for every task): the boundary {CALIBRATED.lucky_below:g} is the process "
+    "score that best separated passing from failing dev runs leave-task-out (max balanced "
+    "accuracy). Lucky = a pass below it (its process looks like a failure); Partial-fail = a "
+    f"failure at or above it; Solid = a pass at or above it; Ideal = a pass scoring ≥ {CALIBRATED.ideal_min:g}, "
+    "which at most 5 % of failing dev runs reach; Off-track = a failure below the boundary. "
+    "See docs/validity.md."
+)
+
+
 def tier(score: float, outcome: OutcomeStatus, config: ProfileConfig) -> tuple[Tier | None, str]:
-    """(tier, reason)."""
+    """(tier, reason); under `calibrated` the reason ends with the tier's meaning."""
+    found, reason = _tier(score, outcome, config)
+    if found is not None and config.composite == "logistic":
+        reason = f"{reason}: {MEANING[found]}"
+    return found, reason
+
+
+def _tier(score: float, outcome: OutcomeStatus, config: ProfileConfig) -> tuple[Tier | None, str]:
     if outcome == "passed":
         if score >= config.ideal_min:
             return "ideal", f"passed and {score:.1f} ≥ {config.ideal_min:g} → ideal"

@@ -144,9 +144,9 @@ def stage_timeline(traj: Trajectory, profile: Profile = "paper") -> str:
 
 def evidence_text(traj: Trajectory, result: ProcessResult | None) -> str:
     """The `<process_evidence>` block: stage timeline, waste and divergence, with reasons."""
-    lines = [
-        f"Stage timeline (E explore, I implement, V verify, O orchestrate): {stage_timeline(traj)}"
-    ]
+    # one profile per view: the timeline uses the labels of the profile that scored the run
+    timeline = stage_timeline(traj, result.profile if result is not None else "paper")  # type: ignore[arg-type]
+    lines = [f"Stage timeline (E explore, I implement, V verify, O orchestrate): {timeline}"]
     if result is not None:
         wasted = [f"{k} {w.wasted_steps} steps" for k, w in result.waste.items() if w.wasted_steps]
         lines.append(f"Waste: {', '.join(wasted) or 'none'} (severity {result.waste_severity})")

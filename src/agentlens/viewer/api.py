@@ -15,13 +15,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from agentlens.errors import AgentLensError
 from agentlens.process.labeler import LabelProfile
-from agentlens.store import SqlStore
+from agentlens.process.profiles import DEFAULT_PROFILE
+from agentlens.process.profiles import PROFILES as PROFILE_CONFIGS
+from agentlens.store import Run, SqlStore
 from agentlens.trajectory import Trajectory
 from agentlens.viewer import payload
 
 MAX_PAGE = 5000
-PROFILES = ("paper", "sdk-compat")
+PROFILES = tuple(PROFILE_CONFIGS)
 
 
 class BadRequest(Exception):
@@ -88,10 +91,31 @@ def _int(request: Request, name: str, default: int, high: int) -> int:
 
 
 def _profile(request: Request) -> LabelProfile:
-    profile = request.query_params.get("profile", "paper")
+    """`?profile=` when given; else (one profile per view) the profile of the run the trajectory
+    is opened from (`?run=`); else the default profile."""
+    profile = request.query_params.get("profile") or _run_profile(request) or DEFAULT_PROFILE
     if profile not in PROFILES:
         raise BadRequest(f"profile must be one of {', '.join(PROFILES)}")
     return cast(LabelProfile, profile)
+
+
+def _run_profile(request: Request) -> str | None:
+    run_id = request.query_params.get("run")
+    if not run_id:
+        return None
+    try:
+        return run_profile(_store(request).run(run_id))
+    except AgentLensError:
+        return None  # a stale bookmark: the run is gone, label with the default
+
+
+def run_profile(run: Run) -> str | None:
+    """The profile a process-score run used: its settings, else its scorer `process/<name>/1`."""
+    named = run.settings.get("profile")
+    if isinstance(named, str) and named in PROFILES:
+        return named
+    parts = run.scorer.split("/")
+    return parts[1] if len(parts) == 3 and parts[0] == "process" and parts[1] in PROFILES else None
 
 
 def _json(content: Any) -> Response:

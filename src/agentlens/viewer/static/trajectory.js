@@ -6,7 +6,7 @@ import { definitionList, h, link, outcomeBadge, route, tierBadge } from "./dom.j
 import { count, dateTime, duration, metricText, number, shortId } from "./format.js";
 import { stepItem, stepKeys, stepsList, timeline } from "./steps.js";
 
-const PROFILES = ["paper", "sdk-compat"];
+const PROFILES = ["calibrated", "paper", "sdk-compat"];
 
 function tokensText(t) {
   const parts = [`${count(t.prompt_tokens)} prompt`, `${count(t.completion_tokens)} completion`];
@@ -46,7 +46,7 @@ function crumbs(tr, runId) {
 function profileSwitch(tr, params) {
   const onchange = (e) => {
     const query = Object.fromEntries(params);
-    location.hash = route(["trajectories", tr.digest], { ...query, profile: e.target.value === "paper" ? "" : e.target.value });
+    location.hash = route(["trajectories", tr.digest], { ...query, profile: e.target.value });
   };
   return h("label", { class: "profile" }, "Labeler ",
     h("select", { onchange }, PROFILES.map((p) => h("option", { value: p, selected: p === tr.profile }, p))));
@@ -93,9 +93,11 @@ async function loadRecord(params, digest) {
 
 export async function trajectoryPage({ parts, params }) {
   const digest = parts[1];
-  const profile = params.get("profile") || "paper";
+  // no ?profile=: the server labels with the profile of the run it was opened from (one
+  // profile per view), else the default; later pages ask for the profile it answered with
+  const profile = params.get("profile") || "";
   const [tr, record] = await Promise.all([
-    get(`trajectories/${encodeURIComponent(digest)}`, { profile }),
+    get(`trajectories/${encodeURIComponent(digest)}`, { profile, run: params.get("run") || "" }),
     loadRecord(params, digest),
   ]);
   const head = h("header", { class: "traj-head" }, crumbs(tr, record?.run),

@@ -1,0 +1,179 @@
+"""The `calibrated` profile's composite (docs/validity.md): a logistic model of a few process
+signals, fitted leave-task-out on ../shared/data by `scripts/fit_profile.py`.
+
+score = 100·σ(b + Σ wᵢ·(xᵢ − μᵢ)/sᵢ), σ(z) = 1/(1 + e^−z): the run's estimated chance of passing
+given its process alone (never its outcome). Candidate signals (`FEATURES`), each in [0, 1] or a
+log-ratio, named after what a reader can check in the run:
+
+* `f1_rel`, `cov_rel`, `len_rel`: the run's set-F1 match, state coverage and length relative to the
+  donors' own (each donor scored against the reference of the other donors, `DonorBaseline`): a
+  task whose passing runs differ a lot from each other does not make every run look bad;
+* `coh`, `temp`: the paper's coherence and temporal-profile signals;
+* `weighted`: stage coverage of the best reference path, stage-weighted (I 3, V 2, E 1, O 0.5);
+* `has_edit`: the run changed a file (an I step); `v_after`: a V step after its last change;
+* `waste`: wasted steps / steps; `div`: where on the reference path it first diverged (1 = never).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
+
+from agentlens.process.profiles import ProfileConfig
+from agentlens.process.signals import Signal
+
+if TYPE_CHECKING:
+    from agentlens.process.pta import Reference
+    from agentlens.process.result import ProcessResult
+    from agentlens.trajectory import Trajectory
+
+FEATURES = (
+    "f1_rel",
+    "cov_rel",
+    "coh",
+    "temp",
+    "weighted",
+    "v_after",
+    "has_edit",
+    "waste",
+    "len_rel",
+    "div",
+)
+BASELINE_KEY = "calibrated:donor_baseline"
+BASELINE_DONORS = 5
+"""Donors the baseline scores at most (the first ones, in merge order), each against the
+reference of ALL the other donors (so the baseline matches the size of the reference the runs
+are scored against): k = 5 as in the AgentLens-Bench protocol; a leave-one-out reference of 40
+donors would otherwise cost 40 merges of 39 runs for every scored run."""
+
+
+@dataclass(frozen=True)
+class DonorBaseline:
+    """Mean set-F1 (0-1), state coverage (0-1) and length of the donors, each scored against the
+    reference merged from the other donors."""
+
+    f1: float
+    cov: float
+    n_states: float
+    reason: str
+
+
+def donor_baseline(donors: Sequence[Trajectory], config: ProfileConfig) -> DonorBaseline | None:
+    """Leave-one-donor-out: each of the first `BASELINE_DONORS` donors against the reference of
+    all the others; None with fewer than 3 donors (a reference needs 2)."""
+    from agentlens.process.pta import build_reference
+    from agentlens.process.score import score_trajectory
+
+    if len(donors) < 3:
+        return None
+    plain = replace(config, composite="eq1", terms=())
+    found = []
+    for i, donor in enumerate(donors[:BASELINE_DONORS]):
+        reference = build_reference([d for j, d in enumerate(donors) if j != i], plain)
+        found.append(score_trajectory(donor, reference, plain))
+    f1 = sum(r.f1_score for r in found) / len(found) / 100
+    cov = sum(r.signals["cov"].value for r in found) / len(found) / 100
+    n = sum(r.n_states for r in found) / len(found)
+    reason = f"mean of {len(found)} donors each scored against the other {len(donors) - 1}"
+    return DonorBaseline(f1, cov, n, reason)
+
+
+def attach_baseline(
+    reference: Reference,
+    donors: Sequence[Trajectory],
+    config: ProfileConfig,
+    known: dict[tuple[int, ...], DonorBaseline | None] | None = None,
+) -> None:
+    """Compute the donors' baseline once and keep it with the reference (its memo); `known`
+    shares baselines between references of the same donors."""
+    if config.composite != "logistic":
+        return
+    key = tuple(id(d) for d in donors)
+    cache = known if known is not None else {}
+    if key not in cache:
+        cache[key] = donor_baseline(donors, config)
+    found = cache[key]
+    reference.cached(BASELINE_KEY, lambda: found)
+
+
+def saved_baseline(reference: Reference) -> dict[str, object] | None:
+    """The baseline as saved in a reference file (`agentlens reference build`), if computed."""
+    found = reference.cached(BASELINE_KEY, lambda: None)
+    return asdict(found) if isinstance(found, DonorBaseline) else None
+
+
+def load_baseline(reference: Reference, doc: dict[str, object]) -> None:
+    """Attach the baseline a reference file carries (`donor_baseline`); a malformed one is
+    ignored (the dev-task mean is used, and the reason says so)."""
+    saved = doc.get("donor_baseline")
+    if isinstance(saved, dict) and set(saved) == {"f1", "cov", "n_states", "reason"}:
+        try:
+            baseline = DonorBaseline(
+                float(saved["f1"]), float(saved["cov"]), float(saved["n_states"]),
+                str(saved["reason"])[:200],
+            )  # fmt: skip
+        except (TypeError, ValueError):
+            return
+        if all(math.isfinite(v) for v in (baseline.f1, baseline.cov, baseline.n_states)):
+            reference.cached(BASELINE_KEY, lambda: baseline)
+
+
+def reference_baseline(reference: Reference) -> DonorBaseline:
+    """The reference's donor baseline, else (a reference read from a file keeps no donor runs) the
+    mean baseline of the dev tasks the profile was fitted on."""
+    from agentlens.process import calibrated_fit as fit
+
+    found = reference.cached(BASELINE_KEY, lambda: None)
+    if isinstance(found, DonorBaseline):
+        return found
+    return DonorBaseline(fit.BASELINE_F1, fit.BASELINE_COV, fit.BASELINE_N, fit.BASELINE_REASON)
+
+
+def features(
+    result: ProcessResult, stages: Sequence[str | None], baseline: DonorBaseline
+) -> dict[str, Signal]:
+    """Every candidate signal of a scored run (`stages`: its states' labels, in order)."""
+    letters = [s for s in stages if s]
+    last_edit = max((i for i, s in enumerate(letters) if s == "I"), default=-1)
+    v_after = last_edit >= 0 and "V" in letters[last_edit + 1 :]
+    f1, cov = result.f1_score / 100, result.signals["cov"].value / 100
+    length = math.log((result.n_states + 1) / (baseline.n_states + 1))
+    fraction = result.divergence.fraction
+    values = {
+        "f1_rel": (
+            f1 - baseline.f1,
+            f"F1 {f1:.3f} − donors' {baseline.f1:.3f} ({baseline.reason})",
+        ),
+        "cov_rel": (cov - baseline.cov, f"coverage {cov:.3f} − donors' {baseline.cov:.3f}"),
+        "coh": (result.signals["coh"].value, result.signals["coh"].reason),
+        "temp": (result.signals["temp"].value, result.signals["temp"].reason),
+        "weighted": (result.stages.weighted / 100, "stage-weighted coverage of the best path"),
+        "v_after": (float(v_after), "a V step after the last I step" if v_after else "none"),
+        "has_edit": (float(last_edit >= 0), "the run has an I step" if last_edit >= 0 else "none"),
+        "waste": (result.waste_severity, f"{result.total_wasted_steps} wasted / {result.n_states}"),
+        "len_rel": (length, f"ln(({result.n_states}+1)/({baseline.n_states:.1f}+1))"),
+        "div": (1.0 if fraction is None else fraction, result.divergence.reason),
+    }
+    return {name: Signal(name, value, reason) for name, (value, reason) in values.items()}
+
+
+def logistic(config: ProfileConfig, signals: dict[str, Signal]) -> Signal:
+    """100·σ(b + Σ w·(x − μ)/s), each term shown with its arithmetic."""
+    z = config.intercept
+    shown = []
+    for term in config.terms:
+        x = signals[term.signal].value
+        part = term.weight * (x - term.mean) / term.sd
+        z += part
+        shown.append(f"{term.weight:+.2f}·({term.signal} {x:.3f} − {term.mean:.3f})/{term.sd:.3f}")
+    value = 100.0 / (1.0 + math.exp(-z))
+    terms = " ".join(shown)
+    return Signal(
+        "composite", value, f"100·σ({config.intercept:+.2f} {terms} = {z:.2f}) = {value:.1f}"
+    )
+
+
+def with_features(result: ProcessResult, extra: dict[str, Signal]) -> ProcessResult:
+    return replace(result, signals=result.signals | extra)

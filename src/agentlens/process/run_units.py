@@ -1,0 +1,137 @@
+"""Scoring the runs of one task's work unit so that one bad step costs its run only.
+
+`score_unit` labels each run once, merges each split's donors (a donor that cannot be labelled
+is left out and reported once) and scores the split's runs; any exception while labelling or
+scoring a run becomes a `RunFailure` naming the run, the step and the reason, and the other runs
+of the task are still scored. `score_run` is the same for one run against a given reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+from agentlens.process.calibrated import DonorBaseline, attach_baseline
+from agentlens.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentlens.process.profiles import Profile, ProfileConfig
+    from agentlens.process.protocols import TaskUnit
+    from agentlens.process.pta import Reference
+    from agentlens.process.result import ProcessResult
+    from agentlens.process.stages import Stage
+
+ScoredRun: TypeAlias = "ProcessResult | RunFailure"
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    """One run that could not be labelled or scored (`step`: label, reference or score); the
+    other runs of its task are scored without it."""
+
+    run: str
+    step: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.run}: {self.step} failed: {self.reason}"
+
+
+def run_name(traj: Trajectory) -> str:
+    """The run as a user finds it: its file (and record), else its id."""
+    index = f"#{traj.source.index}" if traj.source.index is not None else ""
+    return f"{traj.source.path or traj.id}{index}"
+
+
+def score_unit(unit: TaskUnit, profile: Profile) -> list[ScoredRun]:
+    """Each split: label the donors, merge them, score the other runs; a run whose labelling or
+    scoring raises becomes a `RunFailure` (a failed donor is reported once and left out)."""
+    from agentlens.process.profiles import get_profile
+
+    config = get_profile(profile)
+    labels: dict[int, list[Stage | None] | RunFailure] = {}
+    baselines: dict[tuple[int, ...], DonorBaseline | None] = {}
+    results: list[ScoredRun] = []
+    for donors, scored in unit.splits:
+        usable = [i for i in donors if _labelled(unit, i, config, labels, results)]
+        reference = _reference(unit, usable, config, labels, baselines)
+        for i in scored:
+            results.append(_score_one(unit, i, reference, config, labels, results))
+    return [r for r in results if r is not _SKIP]
+
+
+def _labelled(
+    unit: TaskUnit, i: int, config: ProfileConfig,
+    known: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
+) -> bool:  # fmt: skip
+    return not isinstance(_labels(unit, i, config, known, results), RunFailure)
+
+
+_SKIP = RunFailure("", "", "")
+"""A placeholder for a run whose failure was already reported (a donor, or a run scored twice)."""
+
+
+def _labels(
+    unit: TaskUnit, i: int, config: ProfileConfig,
+    known: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
+) -> list[Stage | None] | RunFailure:  # fmt: skip
+    if i not in known:
+        from agentlens.process.pta import run_labels
+
+        try:
+            known[i] = run_labels(unit.runs[i], config)
+        except Exception as exc:  # any bug in one run's labelling costs that run only
+            known[i] = RunFailure(run_name(unit.runs[i]), "label", _reason(exc))
+            results.append(known[i])  # type: ignore[arg-type]
+    return known[i]
+
+
+def _reference(
+    unit: TaskUnit, donors: list[int], config: ProfileConfig,
+    labels: dict[int, list[Stage | None] | RunFailure],
+    baselines: dict[tuple[int, ...], DonorBaseline | None],
+) -> Reference | RunFailure:  # fmt: skip
+    from agentlens.process.pta import build_reference
+
+    runs = [unit.runs[i] for i in donors]
+    try:
+        reference = build_reference(runs, config, labels=[labels[i] for i in donors])  # type: ignore[misc]
+        attach_baseline(reference, runs, config, baselines)
+    except Exception as exc:  # the runs scored against it fail, named
+        return RunFailure("", "reference", _reason(exc))
+    return reference
+
+
+def _score_one(
+    unit: TaskUnit, i: int, reference: Reference | RunFailure, config: ProfileConfig,
+    labels: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
+) -> ScoredRun:  # fmt: skip
+    from agentlens.process.score import score_trajectory
+
+    name = run_name(unit.runs[i])
+    if isinstance(reference, RunFailure):
+        return RunFailure(name, "reference", reference.reason)
+    run_labels = _labels(unit, i, config, labels, results)
+    if isinstance(run_labels, RunFailure):
+        return _SKIP
+    try:
+        return score_trajectory(unit.runs[i], reference, config, labels=run_labels)
+    except Exception as exc:  # any bug in one run's scoring costs that run only
+        return RunFailure(name, "score", _reason(exc))
+
+
+def score_run(traj: Trajectory, reference: Reference, profile: Profile) -> ScoredRun:
+    """One run against a given reference (`agentlens score`): its result, or a `RunFailure`
+    naming the step (label or score) that raised."""
+    from agentlens.process.profiles import get_profile
+    from agentlens.process.protocols import TaskUnit
+
+    unit = TaskUnit(traj.task_id or "", [traj], [([], [0])])
+    results: list[ScoredRun] = []
+    scored = _score_one(unit, 0, reference, get_profile(profile), {}, results)
+    return results[0] if scored is _SKIP else scored
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -1,0 +1,105 @@
+"""The `calibrated` default profile: its constants are what scripts/fit_profile.py derives from
+../shared/data, each result's reason shows the weights and arithmetic, and the tier thresholds
+(with their meaning) are applied as stated."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from agentlens.formats.load import read_paths
+from agentlens.process import calibrated_fit
+from agentlens.process.profiles import CALIBRATED, DEFAULT_PROFILE, get_profile
+from agentlens.process.protocols import score_splits, split_cohort
+from agentlens.process.result import ProcessResult
+from agentlens.process.tiers import MEANING
+from tests.conftest import BENCH
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fit_profile.py"
+
+
+def fit_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("fit_profile", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fit_profile"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_fit_script_reproduces_the_profile_constants() -> None:
+    """Re-running the whole fit (seeded, deterministic) writes exactly the committed file."""
+    fit = fit_script()
+    runs, baseline = fit.dev_runs()
+    fitted = fit.final(runs)
+    text = fit.constants_text(fitted, baseline, len(runs.passed))
+    assert text == Path(calibrated_fit.__file__).read_text(encoding="utf-8")
+    assert CALIBRATED.terms == fitted.terms and CALIBRATED.lucky_below == fitted.boundary
+    assert 1 <= len(fitted.terms) <= fit.MAX_TERMS
+
+
+@pytest.fixture(scope="module")
+def scored() -> list[ProcessResult]:
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    return score_splits(split_cohort(trajs, "agentlens-bench", k=5, seed=42))
+
+
+def test_calibrated_is_the_default_and_its_reason_shows_the_arithmetic(
+    scored: list[ProcessResult],
+) -> None:
+    assert DEFAULT_PROFILE == "calibrated" and get_profile() is CALIBRATED
+    for res in scored:
+        assert res.profile == "calibrated"
+        z = CALIBRATED.intercept
+        for term in CALIBRATED.terms:
+            x = res.signals[term.signal].value
+            z += term.weight * (x - term.mean) / term.sd
+            shown = f"{term.weight:+.2f}·({term.signal} {x:.3f} − {term.mean:.3f})/{term.sd:.3f}"
+            assert shown in res.composite.reason
+        assert res.score == pytest.approx(100 / (1 + math.exp(-z)))
+        assert res.composite.reason.endswith(f"= {z:.2f}) = {res.score:.1f}")
+        assert res.outcome_term == 0.0  # no outcome term
+
+
+def test_tiers_apply_the_stated_thresholds(scored: list[ProcessResult]) -> None:
+    boundary, ideal = calibrated_fit.BOUNDARY, calibrated_fit.IDEAL_MIN
+    assert CALIBRATED.lucky_below == CALIBRATED.partial_fail_min == boundary < ideal
+    seen = set()
+    for res in scored:
+        if res.outcome == "passed":
+            want = "ideal" if res.score >= ideal else "lucky" if res.score < boundary else "solid"
+        else:
+            want = "partial_fail" if res.score >= boundary else "off_track"
+        assert res.tier == want and res.tier_reason.endswith(MEANING[want])
+        seen.add(want)
+    assert {"lucky", "ideal"} <= seen  # both tiers occur on this real task
+
+
+def test_donor_baseline_is_kept_with_the_reference(scored: list[ProcessResult]) -> None:
+    reason = scored[0].signals["f1_rel"].reason
+    assert re.search(r"donors each scored against the other 4", reason), reason
+
+
+def test_a_saved_reference_scores_as_the_cohort_does(
+    scored: list[ProcessResult], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`reference build` saves the donors' baseline, so `score --reference` gives the cohort's
+    calibrated scores (not the dev-mean fallback)."""
+    import json
+
+    from agentlens.cli import main
+
+    task, ref = BENCH / "trajectories" / "psf__requests-1724", tmp_path / "ref.json"
+    assert main(["reference", "build", str(task), "-o", str(ref)]) == 0
+    assert json.loads(ref.read_text())["donor_baseline"]["reason"].startswith("mean of 5 donors")
+    capsys.readouterr()
+    assert main(["score", str(task), "--reference", str(ref), "--json"]) == 0
+    by_id = {d["trajectory_id"]: d for d in map(json.loads, capsys.readouterr().out.splitlines())}
+    for res in scored:
+        assert by_id[res.trajectory_id]["score_reason"] == res.composite.reason
