@@ -1,0 +1,68 @@
+"""The README, ARCHITECTURE.md and docs/: links resolve, commands exist, examples run."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from agentlens.cli import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").rglob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_resolves(page: Path) -> None:
+    broken = []
+    for target in LINK.findall(page.read_text()):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        if not linked.exists() or (anchor and anchor not in _anchors(linked)):
+            broken.append(target)
+    assert broken == []
+
+
+def test_the_readme_is_a_guide_not_a_notebook() -> None:
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 450
+
+
+def test_architecture_stays_short() -> None:
+    assert len((ROOT / "ARCHITECTURE.md").read_text().splitlines()) <= 120
+
+
+def test_every_command_the_readme_shows_exists() -> None:
+    readme = (ROOT / "README.md").read_text()
+    blocks = "\n".join(re.findall(r"```bash\n(.*?)```", readme, re.DOTALL))
+    shown = set(re.findall(r"(?:^|[\s(])agentlens (?:--debug )?([a-z]+)", blocks, re.MULTILINE))
+    assert shown and shown <= set(COMMANDS)
+
+
+def test_the_scoring_example_runs_on_the_shared_data() -> None:
+    page = (ROOT / "docs" / "scoring.md").read_text()
+    match = re.search(r"```python\n(.*?)```", page, re.DOTALL)
+    assert match is not None, "docs/scoring.md has no python block"
+    out = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(match[1], "docs/scoring.md", "exec"), {})  # our own docs, not a trace
+    finally:
+        os.chdir(cwd)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3
+    assert all(line.startswith("psf__requests-1724-") and " = " in line for line in lines)
