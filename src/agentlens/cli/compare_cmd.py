@@ -226,7 +226,7 @@ def _note(process: dict[str, Any] | None) -> str | None:
     return note
 
 
-def _qi(reviews_path: str, formal: list[int] | None) -> float:
+def _qi(reviews_path: str, formal: list[int] | None) -> float | None:
     from agentlens.reviews.judge.judge import aggregate
     from agentlens.reviews.qi import quality_index
     from agentlens.reviews.report import load_reviews

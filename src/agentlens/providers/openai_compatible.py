@@ -24,6 +24,7 @@ from agentlens.providers.openai_wire import (
     options_from_top_k,
     parse_usage,
     raise_for_status,
+    token_logprobs,
 )
 from agentlens.providers.retry import RetryableError
 from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
@@ -40,6 +41,7 @@ def is_reasoning_model(model: str) -> bool:
 
 class OpenAICompatibleProvider:
     supports_logprobs = True
+    supports_json_schema = True
 
     def __init__(
         self,
@@ -84,6 +86,7 @@ class OpenAICompatibleProvider:
             usage=parse_usage(data.get("usage")),
             latency_s=time.perf_counter() - started,
             model=str(data.get("model") or self.model),
+            logprobs=token_logprobs(choice) if request.top_logprobs else None,
         )
 
     async def complete(
@@ -165,6 +168,8 @@ class OpenAICompatibleProvider:
             "seed": request.seed,
         }
         body |= {k: v for k, v in optional.items() if v is not None}
+        if request.top_logprobs and not reasoning:  # reasoning models refuse log-probs
+            body |= {"logprobs": True, "top_logprobs": request.top_logprobs}
         if request.json_schema is not None and self._json_object:
             body["response_format"] = {"type": "json_object", "schema": request.json_schema}
         elif request.json_schema is not None:
