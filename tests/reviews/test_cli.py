@@ -105,6 +105,8 @@ def test_reviews_document_round_trip(tmp_path: Path) -> None:
         "scored": 0,
         "unscored": 2,
         "unscored_rate": 1.0,
+        "weighted_mean": None,  # free text: no score distribution
+        "spread_mean": None,
     }
     path = tmp_path / "reviews.json"
     dump(doc, path)

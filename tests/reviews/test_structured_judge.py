@@ -189,6 +189,39 @@ def test_probability_weighted_score_by_the_chain_rule() -> None:
     assert dist.spread == pytest.approx(math.sqrt(var))
 
 
+def test_the_distribution_and_prompt_hash_survive_the_reviews_file(tmp_path: Path) -> None:
+    from agentlens.reviews.judge.judge import aggregate
+    from agentlens.reviews.report import dump, load_reviews, reviews_document, reviews_markdown
+
+    traj = read_path(largest_dev_trace())[0]
+    answer = tokens(('{"score": "', {'{"score": "': 1.0}), ("0", {"0": 0.8, "1": 0.2}),
+                    ('"}', {'"}': 0.5, ".": 0.5}))  # fmt: skip
+
+    class WithLogprobs(RecordingProvider):
+        async def chat(self, request: ChatRequest) -> ChatResponse:
+            reply = await super().chat(request)
+            reply.logprobs = answer
+            return reply
+
+    provider = WithLogprobs([VALID])
+    review = asyncio.run(
+        review_trajectory(LLMClient(provider, cache=None), traj, dimensions=["ToolCalls"])
+    )
+    assert provider.requests[0].top_logprobs == 20
+    doc = reviews_document("recorded", [review])
+    assert doc["summary"]["ToolCalls"]["weighted_mean"] == pytest.approx(0.2 + 0.8 * 0.5 * 0.5)
+    dump(doc, tmp_path / "r.json")
+    (again,) = load_reviews(tmp_path / "r.json")
+    r, before = again.reviews["ToolCalls"], review.reviews["ToolCalls"]
+    assert r.prompt_sha256 == before.prompt_sha256 and r.mode == "schema"
+    assert r.distribution is not None and r.distribution.to_dict() == before.distribution.to_dict()
+    assert (
+        aggregate([again])["ToolCalls"].weighted_mean
+        == doc["summary"]["ToolCalls"]["weighted_mean"]
+    )
+    assert "(probability-weighted 0.40, spread" in reviews_markdown(doc)
+
+
 def test_an_unobserved_split_gives_a_range_not_a_guess() -> None:
     answer = tokens(
         ('{"score": "', {'{"score": "': 1.0}),

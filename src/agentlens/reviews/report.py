@@ -16,6 +16,7 @@ from agentlens.errors import ConfigError
 from agentlens.reviews import TESTING_DIMENSIONS, canonical_order
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview, aggregate
 from agentlens.reviews.judge.parse import Evidence, ParsedReview, Pitfall
+from agentlens.reviews.judge.score_probs import ScoreDistribution
 
 REVIEWS_KIND = "agentlens.reviews/1"
 VERIFY_KIND = "agentlens.verify/1"
@@ -100,6 +101,19 @@ def _dimension_review(doc: dict[str, Any]) -> DimensionReview:
         doc.get("answer", ""),
         doc.get("prompt_tokens_estimate", 0),
         doc.get("usage") or {},
+        prompt_sha256=doc.get("prompt_sha256", ""),
+        mode=doc.get("mode", "free text"),
+        attempts=doc.get("attempts", 1),
+        distribution=_distribution(doc.get("score_distribution")),
+    )
+
+
+def _distribution(doc: dict[str, Any] | None) -> ScoreDistribution | None:
+    if not doc:
+        return None
+    low, high = doc["expected_range"]
+    return ScoreDistribution(
+        doc["probabilities"], doc["valid_mass"], doc["expected_score"], (low, high), doc["spread"]
     )
 
 
@@ -145,7 +159,7 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
         lines += ["", f'## <a id="{anchors[tid]}"></a>{tid}', ""]
         for dim, r in traj["reviews"].items():
             score = r["score"] if r["score"] is not None else f"unscored ({r['unscored_reason']})"
-            lines.append(f"- **{dim}**: {score}")
+            lines.append(f"- **{dim}**: {score}{_weighted(r.get('score_distribution'))}")
             for e in (r["review"] or {}).get("evidence", []):
                 links = ", ".join(_link(tid, i) for i in e["step_ids"]) or "no step cited"
                 lines.append(f"  - {e['aspect']} | {e['severity'] or '?'} | {links}")
@@ -158,6 +172,16 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
             if burden is not None:
                 lines.append(f"  - burden total {burden}")
     return "\n".join(lines) + "\n"
+
+
+def _weighted(dist: dict[str, Any] | None) -> str:
+    """The probability-weighted score beside the discrete one, where log-probs gave it."""
+    if not dist:
+        return ""
+    if dist["expected_score"] is None:
+        low, high = dist["expected_range"]
+        return f" (probability-weighted {low:.2f}–{high:.2f})"
+    return f" (probability-weighted {dist['expected_score']:.2f}, spread {dist['spread']:.2f})"
 
 
 def _narrative_markdown(narrative: dict[str, Any], anchors: dict[str, str]) -> str:

@@ -257,6 +257,10 @@ class DimensionSummary:
     mean: float | None
     scored: int
     unscored: int
+    weighted_mean: float | None = None
+    """Mean probability-weighted score over the reviews that have one (log-prob backends)."""
+    spread_mean: float | None = None
+    """Mean spread of those reviews: the judge's own uncertainty, 0 (sure) to 0.5."""
 
     @property
     def unscored_rate(self) -> float:
@@ -269,6 +273,8 @@ class DimensionSummary:
             "scored": self.scored,
             "unscored": self.unscored,
             "unscored_rate": self.unscored_rate,
+            "weighted_mean": self.weighted_mean,
+            "spread_mean": self.spread_mean,
         }
 
 
@@ -281,5 +287,14 @@ def aggregate(
         scores = [r.reviews[dim].score for r in reviews if dim in r.reviews]
         kept = [s for s in scores if s is not None]
         mean = round(sum(kept) / len(kept), 2) if kept else None
-        out[dim] = DimensionSummary(dim, mean, len(kept), len(scores) - len(kept))
+        dists = [r.reviews[dim].distribution for r in reviews if dim in r.reviews]
+        weighted = [d.expected for d in dists if d is not None and d.expected is not None]
+        spreads = [d.spread for d in dists if d is not None and d.spread is not None]
+        out[dim] = DimensionSummary(
+            dim, mean, len(kept), len(scores) - len(kept), _mean(weighted), _mean(spreads)
+        )
     return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
