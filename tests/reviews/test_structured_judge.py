@@ -232,3 +232,19 @@ def test_an_unobserved_split_gives_a_range_not_a_guess() -> None:
     assert dist is not None and dist.expected is None and dist.spread is None
     assert dist.expected_range == pytest.approx((0.5, 0.75))
     assert dist.probabilities == pytest.approx({"1": 0.5, "0 or 0.5": 0.5})
+
+
+def test_openai_strict_mode_gets_the_schema_without_length_bounds() -> None:
+    """OpenAI's strict mode refuses string-length bounds; a grammar server, asked with
+    `json_object` + schema after refusing the strict style, keeps them (they bound the answer)."""
+    from agentlens.providers.openai_compatible import OpenAICompatibleProvider
+
+    provider = OpenAICompatibleProvider("x", base_url="http://127.0.0.1:9/v1", model="gpt-4.1")
+    request = ChatRequest(messages=[], json_schema=answer_schema("Pitfalls"), top_logprobs=20)
+    strict = provider._chat_body(request)
+    assert "maxLength" not in json.dumps(strict["response_format"])
+    assert strict["response_format"]["json_schema"]["strict"] is True
+    assert (strict["logprobs"], strict["top_logprobs"]) == (True, 20)
+    provider._json_object = True
+    loose = provider._chat_body(request)["response_format"]
+    assert loose == {"type": "json_object", "schema": answer_schema("Pitfalls")}

@@ -39,6 +39,19 @@ def is_reasoning_model(model: str) -> bool:
     return bool(REASONING_MODEL.search(model))
 
 
+UNSTRICT = frozenset({"maxLength", "minLength"})
+
+
+def strict_subset(schema: Any) -> Any:
+    """The schema without the string-length bounds OpenAI's strict mode refuses (a grammar
+    server, asked with `json_object` + schema after refusing this style, gets them all)."""
+    if isinstance(schema, dict):
+        return {k: strict_subset(v) for k, v in schema.items() if k not in UNSTRICT}
+    if isinstance(schema, list):
+        return [strict_subset(v) for v in schema]
+    return schema
+
+
 class OpenAICompatibleProvider:
     supports_logprobs = True
     supports_json_schema = True
@@ -173,9 +186,10 @@ class OpenAICompatibleProvider:
         if request.json_schema is not None and self._json_object:
             body["response_format"] = {"type": "json_object", "schema": request.json_schema}
         elif request.json_schema is not None:
+            schema = strict_subset(request.json_schema)
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "output", "schema": request.json_schema, "strict": True},
+                "json_schema": {"name": "output", "schema": schema, "strict": True},
             }
         return body
 
