@@ -122,12 +122,13 @@ def parse_structured(text: str, n_steps: int | None = None) -> ParsedReview:
         score = float(raw)
     reason = None if score is not None else f"score {str(raw)[:20]!r} is not 0, 0.5 or 1"
     pitfalls = [_pitfall(p, n_steps) for p in _objects(data.get("pitfalls"))]
+    evidence = [_evidence(e, n_steps) for e in _objects(data.get("evidence"))]
     rated = [(p.severity, p.repeated) for p in pitfalls if p.severity]
     return ParsedReview(
         score=score,
         unscored_reason=reason,
-        review=str(data.get("review") or ""),
-        evidence=[_evidence(e, n_steps) for e in _objects(data.get("evidence"))],
+        review=_as_text(str(data.get("review") or ""), evidence, pitfalls),
+        evidence=evidence,
         pitfalls=pitfalls,
         burden_total=burden_total(rated) if pitfalls else None,
         stated_burden_total=None,
@@ -146,6 +147,21 @@ def reask(reason: str, dimension: str, structured: bool) -> str:
         f"Your answer could not be used: {reason}. Answer again on the performance dimension "
         f"'{dimension}' with {form}."
     )
+
+
+def _as_text(review: str, evidence: list[Evidence], pitfalls: list[Pitfall]) -> str:
+    """The review as the free-text format writes it (its lines follow the prose), which is what
+    SxS prompts and summaries quote."""
+    lines = [review.strip()]
+    lines += [
+        f"Aspect: {e.aspect} | Severity: {e.severity} | Evidence: {e.evidence}" for e in evidence
+    ]
+    lines += [
+        f"Pitfall: {p.name} | Category: {p.category} | Severity: {p.severity} | Frequency: "
+        f"{'repeated' if p.repeated else 'once'} | Evidence: {p.evidence} | Mechanism: {p.mechanism}"
+        for p in pitfalls
+    ]
+    return "\n".join(line for line in lines if line)
 
 
 def _unscored(text: str, reason: str) -> ParsedReview:
