@@ -119,6 +119,7 @@ def summary(rows: list[dict], client, out: Path) -> None:
         "unscored_rate": round(1 - len(scored) / len(rows), 4),
         "re_asked": sum(r["attempts"] > 1 for r in rows),
         "retries": client.stats.retries,
+        "retry_reasons": client.stats.retry_reasons,
         "queued_s": round(client.stats.queued_s, 1),
         "wall_s_per_trajectory_review": [round(w, 1) for w in walls],
         "wall_s_per_dimension_review_mean": round(sum(walls) / len(rows), 1) if rows else None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import msgspec
@@ -51,6 +51,8 @@ class ClientStats:
     a call's timeout starts when it gets a slot)."""
     queued_s: float = 0.0
     """Seconds calls spent waiting for a slot, summed."""
+    retry_reasons: list[str] = field(default_factory=list)
+    """Why each retry happened (e.g. "timed out after 120s"), in order."""
 
     def add(self, usage: TokenUsage, cost: float | None) -> None:
         self.calls += 1
@@ -192,8 +194,9 @@ class LLMClient:
             await self._store(key, kind, result)
         return result
 
-    def _count_retry(self, _reason: str) -> None:
+    def _count_retry(self, reason: str) -> None:
         self.stats.retries += 1
+        self.stats.retry_reasons.append(reason)
 
     def _reuse(self, key: str, kind: str, type_: type[R]) -> R | None:
         raw = self.ledger.get(key) if self.ledger is not None else None

@@ -163,8 +163,9 @@ def run_summary(client: LLMClient, reviews: Sequence[TrajectoryReview], wall_s: 
     reasked = sum(d.attempts - 1 for r in reviews for d in r.reviews.values())
     stats = client.stats
     per = wall_s / len(reviews) if reviews else 0.0
+    why = f" ({'; '.join(sorted(set(stats.retry_reasons)))})" if stats.retry_reasons else ""
     return (
         f"judge {client.name}: {first} reviews, {stats.calls} calls made "
-        f"({reasked} re-asks, {stats.cache_hits} from cache), {stats.retries} retries, "
+        f"({reasked} re-asks, {stats.cache_hits} from cache), {stats.retries} retries{why}, "
         f"{stats.queued_s:.0f}s queued in total; wall {wall_s:.0f}s ({per:.1f}s per trajectory)"
     )
