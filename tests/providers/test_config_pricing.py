@@ -103,8 +103,14 @@ def test_costs_follow_the_shipped_table_and_user_overrides(tmp_path: Path) -> No
     assert table.cost("gpt-4.1", usage) == pytest.approx(expected)
     sonnet = shipped["claude-sonnet-4"]
     dated = (600 * sonnet["prompt"] + 400 * sonnet["cached"] + 200 * sonnet["completion"]) / 1e6
-    assert table.cost("claude-sonnet-4-20250514", usage) == pytest.approx(dated)  # prefix
+    assert table.cost("claude-sonnet-4-20250514", usage) == pytest.approx(dated)  # snapshot
+    assert table.cost("openai/gpt-4.1", usage) == pytest.approx(expected)  # router prefix
     assert table.cost("unknown-model", usage) is None
+    # never a prefix match: a newer model is "unknown", not charged at an older one's rates
+    assert table.lookup("gpt-4.1-2025-04-14") == table.lookup("gpt-4.1")
+    for newer in ("gpt-5.5", "gpt-4.1-turbo", "claude-sonnet-4-5", "o3-pro"):
+        assert table.lookup(newer) is None, newer
+    assert all(price.as_of for price in table.prices.values())  # every shipped price is dated
 
     user_file = tmp_path / "config" / "agentlens" / "prices.yaml"  # XDG_CONFIG_HOME (conftest)
     user_file.parent.mkdir(parents=True)

@@ -171,3 +171,65 @@ def test_loading_the_model_warns_exactly_when_the_installed_build_has_amx(
     provider._model()
     printed = capsys.readouterr().err
     assert (expected in printed) if expected else "AMX" not in printed
+
+
+def test_in_process_backend_queues_and_stops_an_abandoned_call(local_gguf_path: Path) -> None:
+    """Issue 24: one llama.cpp context answers one call at a time, so the client gives it one
+    slot (a queued call's timeout has not started); a call given up on stops generating at its
+    next token instead of finishing an answer nobody reads, and frees the context."""
+    import contextlib
+    import time
+
+    from agentlens.providers.llamacpp import LlamaCppProvider
+
+    client = get_provider(f"llamacpp:{local_gguf_path}", cache=False, max_concurrency=4)
+    assert client.max_concurrency == 1
+    provider = LlamaCppProvider(str(local_gguf_path))
+    story = [{"role": "user", "content": "Tell a very long story about a dragon."}]
+    long = ChatRequest(messages=story, max_tokens=4000, temperature=0.8)
+
+    async def abandon() -> float:
+        await provider.chat(ChatRequest(messages=story, max_tokens=1))  # load the model first
+        task = asyncio.create_task(provider.chat(long))
+        await asyncio.sleep(3)  # generating
+        task.cancel()
+        cancelled = time.perf_counter()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return time.perf_counter() - cancelled
+
+    stopped_in = asyncio.run(abandon())
+    assert stopped_in < 5, stopped_in  # 4000 tokens would take minutes
+    assert provider._lock.acquire(blocking=False)  # the context is free again
+    provider._lock.release()
+    assert provider.n_ctx == 8192  # from the GGUF metadata (SmolLM2: llama.context_length)
+
+
+def test_structured_answers_from_the_in_process_model(local_gguf_path: Path) -> None:
+    """A grammar-constrained judge answer from the real 135M model is always a valid schema
+    answer with a score (which says nothing of its quality), plus the score's distribution."""
+    from agentlens.formats.load import read_paths
+    from agentlens.providers import ProvidersConfig, RetryPolicy
+    from agentlens.reviews.judge.judge import JudgeSettings, review_trajectory
+    from tests.conftest import BENCH
+
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    traj = min(trajs, key=lambda t: (len(t.steps), t.id))
+    client = get_provider(
+        f"llamacpp:{local_gguf_path}", cache=False, config=ProvidersConfig(timeout_s=900),
+        retry=RetryPolicy(timeout_s=900, max_attempts=1),
+    )  # fmt: skip
+    settings = JudgeSettings(budget_tokens=800)
+    review = asyncio.run(
+        review_trajectory(client, traj, dimensions=["ToolCalls", "Pitfalls"], settings=settings)
+    )
+    for r in review.reviews.values():
+        assert r.mode == "schema" and r.score in (0.0, 0.5, 1.0), r.unscored_reason
+        assert isinstance(json.loads(r.answer, strict=False), dict)  # raw newlines allowed
+        dist = r.distribution
+        assert dist is not None and sum(dist.probabilities.values()) == pytest.approx(1.0)
+        low, high = dist.expected_range
+        assert 0.0 <= low <= high <= 1.0
+        if dist.spread is not None:
+            assert 0.0 <= dist.spread <= 0.5
+    assert client.stats.retries == 0

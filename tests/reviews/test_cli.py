@@ -67,8 +67,9 @@ def test_verify_then_qi(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         "--json",
     )
     qi = json.loads(out)
-    assert qi["quality_index"] == round(100 * (0.5 + 1 + 0.5) / 6, 2)
-    assert len(qi["warnings"]) == 3
+    # three judge components missing: n/a, and the reason names them (issue 24)
+    assert qi["quality_index"] is None
+    assert qi["reason"] == "n/a: no scored item for InstructionCompliance, Pleasantness, ToolCalls"
     # spec §7 side metric: individual verifiers passed over both verify files, from their JSON
     statuses = [
         v["status"]
@@ -106,6 +107,8 @@ def test_reviews_document_round_trip(tmp_path: Path) -> None:
         "scored": 0,
         "unscored": 2,
         "unscored_rate": 1.0,
+        "weighted_mean": None,  # free text: no score distribution
+        "spread_mean": None,
     }
     path = tmp_path / "reviews.json"
     dump(doc, path)

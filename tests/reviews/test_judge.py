@@ -48,15 +48,33 @@ def test_compaction_keeps_every_step_id_within_budget(big, budget: int) -> None:
     assert result.original_tokens > 8000  # the full rendering does not fit any of these budgets
 
 
-def test_compaction_keeps_the_task_errors_and_the_end(big) -> None:
+def kept_lines(text: str) -> dict[int, str]:
+    """Step id -> its own line(s) (not folded into a range), from a compacted transcript."""
+    lines: dict[int, str] = {}
+    for block in re.split(r"\n(?=\[S\d)", text):
+        found = re.match(r"\[S(\d+)\] ", block)
+        if found:
+            lines[int(found[1])] = block
+    return lines
+
+
+def test_compaction_cuts_the_rest_before_edits_tests_and_the_final_diff(big) -> None:
+    """Issue 24: the order kept is the task, edits and their results, test runs and their
+    results, the final diff, then the rest; every cut is marked."""
+    from agentlens.reviews.judge.compact import is_test_run, last_diff_step
+
     text = compact(big, 1500).text
-    assert text.startswith("[S0] user: ")
-    assert (big.task or "")[:60].strip() in text
-    last = len(big.steps) - 1
-    assert f"[S{last}] " in text and f"[S{last - 1}] " in text  # the last steps stay individual
-    # error steps survive folding while plain reads are folded first
-    assert "ERROR" in text
-    assert "folded" in text
+    assert text.startswith("[S0] user: ") and (big.task or "")[:60].strip() in text
+    assert "[result cut]" in text  # at 1500 tokens some test runs lose their result, marked
+    text = compact(big, 2000, task_elsewhere=True).text
+    assert text.startswith("[S0] user: (the task, shown above)")
+    kept = kept_lines(text)
+    edits = [s.index for s in big.steps if s.category in ("edit", "create_file")]
+    tests = [s.index for s in big.steps if is_test_run(s)]
+    assert len(edits) == 14 and len(tests) >= 10
+    for i in [*edits, *tests, last_diff_step(big.steps)]:
+        assert i in kept, f"S{i} was folded"
+    assert "folded" in text and "[cut]" in text  # the rest is folded; cuts are marked
 
 
 def test_no_compaction_when_it_fits(big) -> None:
@@ -185,7 +203,10 @@ def test_review_and_aggregate_with_scripted_answers(big) -> None:
     )
     client = LLMClient(provider, role="judge", cache=None)
     review = asyncio.run(review_trajectory(client, big, settings=JudgeSettings(budget_tokens=1500)))
+    # free text (the backend has no schema mechanism): parsed as released, never re-asked
     assert len(provider.prompts) == 5
+    assert {r.mode for r in review.reviews.values()} == {"free text"}
+    assert review.reviews["ToolCalls"].attempts == 1
     assert review.reviews["EndResult"].score == 1.0
     assert review.reviews["EndResult"].parsed.evidence[0].step_ids == [100]
     assert review.reviews["ToolCalls"].unscored_reason == "refused"

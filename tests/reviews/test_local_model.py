@@ -140,13 +140,16 @@ def test_released_judge_alert_with_local_model(client, sxs_result) -> None:
     assert isinstance(alert.alert, bool) and alert.reason.startswith("LLM judge alert:")
 
 
-def test_review_whose_prompts_overflow_the_context_exits_1_with_one_line(
-    local_gguf_path, capsys: pytest.CaptureFixture[str]
+def test_review_whose_prompts_overflow_the_context_exits_4_with_one_line(
+    local_gguf_path, capsys: pytest.CaptureFixture[str], tmp_path, monkeypatch
 ) -> None:
-    """The default 6000-token transcript budget does not fit SmolLM2's 4k context: each call is a
-    provider error, the reviews stay unscored, and the command says so once and exits 1."""
+    """The default 6000-token transcript budget does not fit a context configured to 4k: each
+    call is a provider error, said once; the dimension has no scored item, so exit 4."""
     from agentlens.cli import main
 
+    config = tmp_path / "agentlens.yaml"
+    config.write_text("llm:\n  backends:\n    llamacpp:\n      n_ctx: 4096\n")
+    monkeypatch.setenv("AGENTLENS_CONFIG", str(config))
     runs = (BENCH / "trajectories" / "psf__requests-1724").glob("*.json")
     longest = max(runs, key=lambda p: (p.stat().st_size, p.name))
     code = main(
@@ -161,7 +164,7 @@ def test_review_whose_prompts_overflow_the_context_exits_1_with_one_line(
         ]
     )
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 4
     (line,) = [x for x in err.splitlines() if x.startswith("failed:")]
     assert line.startswith("failed: 1 of 1 judge calls; first: provider error: llamacpp:")
     assert "the model's context 4096" in line

@@ -46,8 +46,18 @@ def test_leaderboard_row_reproduces_within_0_05(row: list[str]) -> None:
     assert result.warnings == []
 
 
-def test_missing_component_counts_as_zero_with_a_warning() -> None:
+def test_missing_component_makes_the_qi_na_with_the_reason() -> None:
+    """Issue 24: a mean over no scored item is not 0; the QI says which component it lacks."""
     result = quality_index(0.5, {"EndResult": 1.0, "Pitfalls": 0.5})
+    assert result.value is None and result.shown == "n/a"
+    assert result.reason == (
+        "n/a: no scored item for InstructionCompliance, Pleasantness, ToolCalls"
+    )
+    assert result.to_dict()["quality_index"] is None
+
+
+def test_released_rule_counts_a_missing_component_as_zero_with_a_warning() -> None:
+    result = quality_index(0.5, {"EndResult": 1.0, "Pitfalls": 0.5}, missing="zero")
     assert result.value == pytest.approx(100 * 2.0 / 6)
     assert sum("missing" in w for w in result.warnings) == 3
 

@@ -30,7 +30,7 @@ def test_review_store_keeps_each_dimension_score(
         "--dimension", "ToolCalls", "--budget-tokens", "500", "--max-tokens", "64",
         "--out", str(out), "--store", db, "--run-label", "smoke",
     )  # fmt: skip
-    assert result.code in (0, 1), result.err
+    assert result.code in (0, 1, 4), result.err  # 4: its one answer unscored
     doc = json.loads(out.read_text())
     with open_store(db) as store:
         (run,) = store.runs(kind="review")

@@ -62,7 +62,7 @@ def qi(
     if as_json:
         console.print_json(dump(report.to_dict()))
     else:
-        console.print(f"Quality Index {result.value:.2f}   {result.reason}", highlight=False)
+        console.print(f"Quality Index {result.shown}   {result.reason}", highlight=False)
         _print_means(result.components, report.unscored)
         if report.beside:
             console.print("  beside the QI (not in it):", highlight=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,7 +27,8 @@ from agentlens.reviews.auto_metric_set import AUTO
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from agentlens.reviews.judge.judge import TrajectoryReview
+    from agentlens.providers import LLMClient
+    from agentlens.reviews.judge.judge import JudgeSettings, TrajectoryReview
     from agentlens.reviews.judge.prompt import ReviewContext
     from agentlens.reviews.process_evidence import ProcessScores
     from agentlens.trajectory import Trajectory
@@ -72,6 +74,26 @@ if TYPE_CHECKING:
     "that cite the reviews as R<k>, linked to their trajectories (spec §5.5).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
+@click.option(
+    "--free-text",
+    is_flag=True,
+    help="Ask for the tagged free-text answer even where the backend can constrain answers "
+    "to a JSON schema (grammar, response_format or forced tool call; the default there).",
+)
+@click.option(
+    "--dump-prompts",
+    "dump_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write the exact prompt of every call to DIR/<trajectory>/<dimension>.json and "
+    "exit without calling a model.",
+)
+@click.option(
+    "--estimate",
+    "only_estimate",
+    is_flag=True,
+    help="Print the calls, input/output tokens and cost per model, and exit without calling.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the reviews as JSON.")
 @click.option(
     "--out",
@@ -93,40 +115,87 @@ def review(
     with_process: bool,
     with_summary: bool,
     no_cache: bool,
+    free_text: bool,
+    dump_dir: str | None,
+    only_estimate: bool,
     as_json: bool,
     out: str | None,
     store_url: str | None,
     run_label: str | None,
 ) -> int:
-    """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0."""
+    """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0.
+
+    Exit codes: 0 ok; 1 an input or a judge call failed; 4 a dimension has no scored item (its
+    mean, and a QI built on it, is n/a); 2 usage or configuration error."""
     from agentlens.jsonio import dump
     from agentlens.providers import get_provider
-    from agentlens.reviews.documents import reviewed_dimensions, reviews_document
-    from agentlens.reviews.judge.judge import MAX_REVIEWED, JudgeSettings, review_run
-    from agentlens.reviews.markdown import reviews_markdown
+    from agentlens.reviews.documents import reviewed_dimensions
+    from agentlens.reviews.judge.judge import JudgeSettings
 
     explicit = None if metric_set == AUTO else chosen_dimensions(metric_set, dimensions)
     loaded = load_inputs(paths)
     trajs = loaded.trajectories
-    judged_on, pool = (explicit, trajs) if explicit else _auto_dimensions(dimensions, trajs)
+    dims_of, pool = (_fixed(explicit), trajs) if explicit else _auto_dimensions(dimensions, trajs)
     client = get_provider(judge_model, role="judge", cache=not no_cache)
-    diff = _diff(repo, base_ref) if repo else None
-    contexts = {t.id: _context(t, diff) for t in trajs}
+    contexts = _contexts(trajs, _diff(repo, base_ref) if repo else None)
     if with_process:
         _add_process_evidence(trajs, contexts, pool=pool)
     settings = JudgeSettings(budget_tokens=budget_tokens, max_tokens=max_tokens)
+    settings.structured = False if free_text else None
+    if dump_dir or only_estimate:
+        return _plan_only(client, pool, dims_of, contexts, settings, dump_dir, as_json)
+    reviews = _review_all(client, pool, dims_of, contexts, settings)
+    doc = _document(client, reviews, with_summary)
+    if out:
+        dump(doc, out)
+    if store_url:
+        judged = explicit or reviewed_dimensions(reviews)
+        _store(store_url, run_label, client.name, metric_set, judged, trajs, reviews, doc)
+    _print(doc, as_json)
+    failed = max(report_failures(loaded), _report_call_failures(reviews))
+    return max(failed, _report_unscored(reviews))
+
+
+def _contexts(trajs: list[Trajectory], repo_diff: str | None) -> dict[str, ReviewContext]:
+    from agentlens.reviews.judge.plan import review_context
+
+    return {t.id: review_context(t, repo_diff) for t in trajs}
+
+
+def _fixed(dims: Sequence[str]) -> Callable[[Trajectory], Sequence[str]]:
+    return lambda _traj: dims
+
+
+def _review_all(
+    client: LLMClient, pool: list[Trajectory], dims_of: Callable[[Trajectory], Sequence[str]],
+    contexts: dict[str, ReviewContext], settings: JudgeSettings,
+) -> list[TrajectoryReview]:  # fmt: skip
+    from agentlens.reviews.judge.judge import MAX_REVIEWED, review_run
+    from agentlens.reviews.judge.plan import run_summary
+
+    started = time.perf_counter()
     with Progress(console=err_console, transient=True) as progress:
         task = progress.add_task("reviewing", total=min(len(pool), MAX_REVIEWED))
         reviews = client.run(
             review_run(
                 client,
                 pool,
-                dimensions=judged_on,
+                dimensions=dims_of,
                 contexts=contexts,
                 settings=settings,
                 on_done=lambda _: progress.advance(task),
             )
         )
+    summary = run_summary(client, reviews, time.perf_counter() - started)
+    err_console.print(summary, highlight=False, markup=False)
+    return reviews
+
+
+def _document(
+    client: LLMClient, reviews: list[TrajectoryReview], with_summary: bool
+) -> dict[str, Any]:
+    from agentlens.reviews.documents import reviewed_dimensions, reviews_document
+
     doc = reviews_document(client.name, reviews)
     if with_summary:
         from agentlens.reviews.judge.summary import summarize
@@ -134,17 +203,58 @@ def review(
         dims = reviewed_dimensions(reviews)
         narratives = client.run(_gather(*(summarize(client, d, reviews) for d in dims)))
         doc["narratives"] = {n.dimension: n.to_dict() for n in narratives}
-    if out:
-        dump(doc, out)
-    if store_url:
-        judged = explicit or reviewed_dimensions(reviews)
-        _store(store_url, run_label, client.name, metric_set, judged, trajs, reviews, doc)
+    return doc
+
+
+def _print(doc: dict[str, Any], as_json: bool) -> None:
+    from agentlens.jsonio import dump
+    from agentlens.reviews.markdown import reviews_markdown
+
     if as_json:
         console.print_json(dump(doc))
     else:
         # soft_wrap: Markdown must not be folded at the terminal's width (headings would break)
         console.print(reviews_markdown(doc), markup=False, highlight=False, soft_wrap=True)
-    return max(report_failures(loaded), _report_call_failures(reviews))
+
+
+def _plan_only(
+    client: LLMClient, pool: list[Trajectory], dims_of: Callable[[Trajectory], Sequence[str]],
+    contexts: dict[str, ReviewContext], settings: JudgeSettings, dump_dir: str | None,
+    as_json: bool,
+) -> int:  # fmt: skip
+    """`--dump-prompts` / `--estimate`: what the run would send, and nothing sent."""
+    from agentlens.jsonio import dump
+    from agentlens.providers import model_of
+    from agentlens.reviews.judge.plan import dump_prompts, estimate, planned_calls
+
+    calls = planned_calls(pool, dims_of, contexts, settings, settings.is_structured(client))
+    if dump_dir:
+        written = dump_prompts(calls, dump_dir)
+        err_console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False)
+    guess = estimate(calls, model_of(client.name), client.prices, free=client.free)
+    if as_json:
+        console.print_json(dump({"estimate": [guess.to_dict()]}))
+    else:
+        console.print(guess.line(), highlight=False, markup=False, soft_wrap=True)
+    return 0
+
+
+def _report_unscored(reviews: list[TrajectoryReview]) -> int:
+    """Exit `NO_SCORED_ITEM` when a dimension got no scored answer, with one line naming it."""
+    from agentlens.reviews.judge.plan import NO_SCORED_ITEM, unscored_dimensions
+
+    empty = unscored_dimensions(reviews)
+    if not empty:
+        return 0
+    err_console.print(
+        Text.assemble(
+            ("unscored:", "red"),
+            f" no scored answer for {', '.join(empty)}: their means are n/a "
+            f"(exit {NO_SCORED_ITEM})",
+        ),
+        soft_wrap=True,
+    )
+    return NO_SCORED_ITEM
 
 
 def _store(
@@ -206,19 +316,6 @@ def _report_call_failures(reviews: list[TrajectoryReview]) -> int:
         soft_wrap=True,
     )
     return 1
-
-
-def _context(traj: Trajectory, diff: str | None) -> ReviewContext:
-    """`--repo`'s diff when given; a scenario run brings its own workspace diff and verdicts."""
-    from agentlens.reviews.judge.prompt import ReviewContext
-    from agentlens.reviews.scenario_evidence import scenario_context
-
-    own = scenario_context(traj)
-    if own is None:
-        return ReviewContext(final_diff=diff)
-    if diff is not None:
-        own.final_diff = diff
-    return own
 
 
 async def _gather(*jobs: Awaitable[T]) -> list[T]:

@@ -30,6 +30,7 @@ SCHEMA_TOOL = "answer"
 
 class AnthropicProvider:
     supports_logprobs = False
+    supports_json_schema = True  # served by a forced tool call
 
     def __init__(
         self,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import msgspec
@@ -46,6 +46,13 @@ class ClientStats:
     cached_tokens: int = 0
     cost: float = 0.0
     unpriced_calls: int = 0
+    retries: int = 0
+    """Attempts repeated after a timeout or a transient error (never for waiting in the queue:
+    a call's timeout starts when it gets a slot)."""
+    queued_s: float = 0.0
+    """Seconds calls spent waiting for a slot, summed."""
+    retry_reasons: list[str] = field(default_factory=list)
+    """Why each retry happened (e.g. "timed out after 120s"), in order."""
 
     def add(self, usage: TokenUsage, cost: float | None) -> None:
         self.calls += 1
@@ -79,7 +86,11 @@ class LLMClient:
         self.cache = cache
         self.ledger = ledger
         self.budget = budget
-        self.max_concurrency = max_concurrency
+        # a backend that generates one answer at a time (llama.cpp in-process) gets that many
+        # slots, so queued calls wait here, before their timeout starts
+        self.max_concurrency = min(
+            max_concurrency, getattr(provider, "max_parallel", None) or max_concurrency
+        )
         self.prices = prices or PriceTable.load()
         self.retry = retry or RetryPolicy()
         self.free = free
@@ -93,6 +104,12 @@ class LLMClient:
     @property
     def supports_logprobs(self) -> bool:
         return self.provider.supports_logprobs
+
+    @property
+    def supports_json_schema(self) -> bool:
+        """Whether `ChatRequest.json_schema` constrains the answer (schema, grammar or forced
+        tool call); a backend without the attribute gets free text."""
+        return bool(getattr(self.provider, "supports_json_schema", False))
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         key = request_key(self.name, "chat", request)
@@ -157,7 +174,9 @@ class LLMClient:
         reused = self._reuse(key, kind, type_)
         if reused is not None:
             return reused
+        waiting = time.perf_counter()
         async with self._semaphore():
+            self.stats.queued_s += time.perf_counter() - waiting
             reused = self._reuse(key, kind, type_)  # a concurrent twin may have finished meanwhile
             if reused is not None:
                 return reused
@@ -166,7 +185,7 @@ class LLMClient:
                 self._check_priced()
             started = time.perf_counter()
             try:
-                result = await call_with_retry(attempt, self.retry, self.name)
+                result = await call_with_retry(attempt, self.retry, self.name, self._count_retry)
             except ProviderError:
                 self.stats.failures += 1
                 raise
@@ -174,6 +193,10 @@ class LLMClient:
             result.cost = self._cost(result)
             await self._store(key, kind, result)
         return result
+
+    def _count_retry(self, reason: str) -> None:
+        self.stats.retries += 1
+        self.stats.retry_reasons.append(reason)
 
     def _reuse(self, key: str, kind: str, type_: type[R]) -> R | None:
         raw = self.ledger.get(key) if self.ledger is not None else None

@@ -31,6 +31,10 @@ class BackendConfig:
     api_key_env: str | None = None
     api_key: str | None = field(default=None, repr=False)
     timeout_s: float | None = None
+    n_ctx: int | None = None
+    """`llamacpp` only: context size (default: the model's trained context, from the GGUF)."""
+    n_threads: int | None = None
+    """`llamacpp` only: CPU threads (default: half the cores, at most 8)."""
 
     def resolve_key(self) -> str | None:
         if self.api_key:
@@ -94,6 +98,8 @@ class ProvidersConfig:
                 api_key_env=user.api_key_env or known.api_key_env,
                 api_key=user.api_key,
                 timeout_s=user.timeout_s or known.timeout_s,
+                n_ctx=user.n_ctx,
+                n_threads=user.n_threads,
             )
         env_url = os.environ.get(f"{name.upper().replace('-', '_')}_BASE_URL")
         if merged is not None and env_url:

@@ -9,6 +9,8 @@ llama.cpp server would build for the same messages.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
 import threading
 import time
@@ -26,8 +28,13 @@ from agentlens.providers.types import (
     Message,
     OptionLogprob,
     OptionLogprobs,
+    TokenLogprob,
     TokenUsage,
 )
+
+# llama.cpp's own rule (half the cores): its threads meet at a barrier every token, so more
+# threads than free cores, on a busy machine, make generation ~10x slower, not faster
+DEFAULT_THREADS = max(1, min(8, (os.cpu_count() or 2) // 2))
 
 AMX_REBUILD = (
     # the flags of `make install`, the build tested on the host that crashed
@@ -69,12 +76,19 @@ class _CapturingLlama:
 
 class LlamaCppProvider:
     supports_logprobs = True
+    supports_json_schema = True  # a GBNF grammar compiled from the schema
+    max_parallel = 1
+    """One llama.cpp context generates one answer at a time: the client queues calls before
+    their timeout starts, so a call waiting its turn is never timed out and retried."""
 
-    def __init__(self, model_path: str, *, n_ctx: int = 4096, n_threads: int = 2) -> None:
+    def __init__(
+        self, model_path: str, *, n_ctx: int | None = None, n_threads: int | None = None
+    ) -> None:
         self.name = f"llamacpp:{model_path}"
         self.model_path = model_path
-        self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_ctx = n_ctx or 0  # 0 until loaded: the model's own trained context
+        self.n_threads = n_threads or DEFAULT_THREADS
+        self._requested_ctx = n_ctx
         self._llama: Any = None
         self._lock = threading.Lock()  # one llama.cpp context: one call at a time
         self._label_ids: dict[str, list[int]] = {}
@@ -83,7 +97,17 @@ class LlamaCppProvider:
         return f"LlamaCppProvider({self.name!r})"
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
-        return await asyncio.to_thread(self._chat, request)
+        """Generate in a worker thread; when the caller gives up (timeout, cancel), the thread is
+        told to stop at its next token instead of finishing an answer nobody reads."""
+        cancel = threading.Event()
+        work = asyncio.get_running_loop().run_in_executor(None, self._chat, request, cancel)
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            cancel.set()
+            with contextlib.suppress(Exception):
+                await work  # the context is free again only once generation has stopped
+            raise
 
     async def option_logprobs(
         self,
@@ -95,7 +119,7 @@ class LlamaCppProvider:
     ) -> OptionLogprobs:
         return await asyncio.to_thread(self._option_logprobs, messages, list(labels), floor)
 
-    def _chat(self, request: ChatRequest) -> ChatResponse:
+    def _chat(self, request: ChatRequest, cancel: threading.Event | None = None) -> ChatResponse:
         kwargs: dict[str, Any] = {
             "messages": request.messages,
             "max_tokens": request.max_tokens,
@@ -107,10 +131,16 @@ class LlamaCppProvider:
             kwargs["temperature"] = request.temperature
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        recorder = _TopLogprobs(request.top_logprobs) if request.top_logprobs else None
         started = time.perf_counter()
         with self._lock:
+            if cancel is not None and cancel.is_set():
+                raise ProviderError(self.name, "cancelled before it started")
+            llama = self._model()
             self._check_fits(len(self._prompt_tokens(request.messages)))
-            data = self._model().create_chat_completion(**kwargs)
+            guarded = _GuardedLlama(llama, cancel or threading.Event(), recorder)
+            data = self._handler()(llama=guarded, **kwargs)
+            logprobs = recorder.tokens(llama) if recorder else None
         message = data["choices"][0]["message"]
         return ChatResponse(
             text=message.get("content") or "",
@@ -118,6 +148,7 @@ class LlamaCppProvider:
             usage=parse_usage(data.get("usage")),
             latency_s=time.perf_counter() - started,
             model=self.model_path,
+            logprobs=logprobs,
         )
 
     def _option_logprobs(
@@ -145,15 +176,19 @@ class LlamaCppProvider:
             model=self.model_path,
         )
 
-    def _prompt_tokens(self, messages: list[Message]) -> list[int]:
+    def _handler(self) -> Any:
+        """The chat handler `Llama.create_chat_completion` would use for this model."""
         llama = self._model()
-        handler = (
+        return (
             llama.chat_handler
             or llama._chat_handlers.get(llama.chat_format)
             or self._sdk().llama_chat_format.get_chat_completion_handler(llama.chat_format)
         )
+
+    def _prompt_tokens(self, messages: list[Message]) -> list[int]:
+        llama = self._model()
         try:
-            handler(llama=_CapturingLlama(llama), messages=messages, max_tokens=1)
+            self._handler()(llama=_CapturingLlama(llama), messages=messages, max_tokens=1)
         except _PromptCaptured as captured:
             return captured.tokens
         raise ProviderError(self.name, "chat handler did not build a prompt")
@@ -165,7 +200,8 @@ class LlamaCppProvider:
             raise ProviderError(
                 self.name,
                 f"the prompt is {prompt_tokens} tokens, the model's context {self.n_ctx}: "
-                "shorten it (e.g. `review --budget-tokens 2000` for a 4k context)",
+                "shorten it (e.g. `review --budget-tokens 2000` for a 4k context) or raise "
+                "llm.backends.llamacpp.n_ctx",
             )
 
     def _next_token_logprobs(self, tokens: list[int]) -> np.ndarray:
@@ -204,11 +240,12 @@ class LlamaCppProvider:
                 print(warning, file=sys.stderr, flush=True)
             self._llama = sdk.Llama(
                 model_path=self.model_path,
-                n_ctx=self.n_ctx,
+                n_ctx=self._requested_ctx or 0,  # 0: the context length in the GGUF metadata
                 n_threads=self.n_threads,
                 logits_all=False,
                 verbose=False,
             )
+            self.n_ctx = int(self._llama.n_ctx())
         return self._llama
 
     @staticmethod
@@ -221,6 +258,73 @@ class LlamaCppProvider:
                 "The in-process llama.cpp backend", "local-llm", "llama_cpp"
             ) from exc
         return llama_cpp
+
+
+class _GuardedLlama:
+    """Stands in for `Llama` inside a chat handler: its completion stops once `cancel` is set
+    and, when asked, records each position's top log-probs (before any grammar masks them)."""
+
+    def __init__(self, llama: Any, cancel: threading.Event, recorder: _TopLogprobs | None) -> None:
+        self._llama = llama
+        self._cancel = cancel
+        self._recorder = recorder
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llama, name)
+
+    def create_completion(self, **kwargs: Any) -> Any:
+        from llama_cpp import LogitsProcessorList, StoppingCriteriaList
+
+        stops = list(kwargs.get("stopping_criteria") or [])
+        kwargs["stopping_criteria"] = StoppingCriteriaList([*stops, self._cancelled])
+        if self._recorder is not None:
+            processors = list(kwargs.get("logits_processor") or [])
+            kwargs["logits_processor"] = LogitsProcessorList([self._recorder, *processors])
+        return self._llama.create_completion(**kwargs)
+
+    def _cancelled(self, _tokens: Any, _logits: Any) -> bool:
+        return self._cancel.is_set()
+
+
+class _TopLogprobs:
+    """A logits processor that keeps the `k` most likely tokens of each generated position
+    (log-softmax of the raw logits, before a grammar masks them) and the sampled token's own
+    log-prob, read at the next position: no `logits_all` score matrix is needed."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.top: list[tuple[np.ndarray, np.ndarray]] = []
+        self.chosen: list[tuple[int, float]] = []
+        self._previous: np.ndarray | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self._previous is not None:
+            token = int(input_ids[-1])
+            self.chosen.append((token, float(self._previous[token])))
+        logits = np.asarray(scores, dtype=np.float64)
+        top = logits.max()
+        logprobs = logits - top - np.log(np.exp(logits - top).sum())
+        ids = np.argpartition(-logprobs, self.k)[: self.k]
+        ids = ids[np.argsort(-logprobs[ids])]
+        self.top.append((ids, logprobs[ids]))
+        self._previous = logprobs
+        return scores
+
+    def tokens(self, llama: Any) -> list[TokenLogprob]:
+        """One entry per generated token whose successor was generated too (the last one's
+        identity is never fed back, and a closing brace carries no score)."""
+        return [
+            TokenLogprob(
+                token=_text(llama, token),
+                logprob=logprob,
+                top=[(_text(llama, int(i)), float(v)) for i, v in zip(ids, lps, strict=True)],
+            )
+            for (token, logprob), (ids, lps) in zip(self.chosen, self.top, strict=False)
+        ]
+
+
+def _text(llama: Any, token: int) -> str:
+    return str(llama.detokenize([token]).decode("utf-8", errors="ignore"))
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -24,6 +24,7 @@ from agentlens.providers.openai_wire import (
     options_from_top_k,
     parse_usage,
     raise_for_status,
+    token_logprobs,
 )
 from agentlens.providers.retry import RetryableError
 from agentlens.providers.types import ChatRequest, ChatResponse, Message, OptionLogprobs
@@ -38,8 +39,22 @@ def is_reasoning_model(model: str) -> bool:
     return bool(REASONING_MODEL.search(model))
 
 
+UNSTRICT = frozenset({"maxLength", "minLength"})
+
+
+def strict_subset(schema: Any) -> Any:
+    """The schema without the string-length bounds OpenAI's strict mode refuses (a grammar
+    server, asked with `json_object` + schema after refusing this style, gets them all)."""
+    if isinstance(schema, dict):
+        return {k: strict_subset(v) for k, v in schema.items() if k not in UNSTRICT}
+    if isinstance(schema, list):
+        return [strict_subset(v) for v in schema]
+    return schema
+
+
 class OpenAICompatibleProvider:
     supports_logprobs = True
+    supports_json_schema = True
 
     def __init__(
         self,
@@ -84,6 +99,7 @@ class OpenAICompatibleProvider:
             usage=parse_usage(data.get("usage")),
             latency_s=time.perf_counter() - started,
             model=str(data.get("model") or self.model),
+            logprobs=token_logprobs(choice) if request.top_logprobs else None,
         )
 
     async def complete(
@@ -165,12 +181,15 @@ class OpenAICompatibleProvider:
             "seed": request.seed,
         }
         body |= {k: v for k, v in optional.items() if v is not None}
+        if request.top_logprobs and not reasoning:  # reasoning models refuse log-probs
+            body |= {"logprobs": True, "top_logprobs": request.top_logprobs}
         if request.json_schema is not None and self._json_object:
             body["response_format"] = {"type": "json_object", "schema": request.json_schema}
         elif request.json_schema is not None:
+            schema = strict_subset(request.json_schema)
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "output", "schema": request.json_schema, "strict": True},
+                "json_schema": {"name": "output", "schema": schema, "strict": True},
             }
         return body
 

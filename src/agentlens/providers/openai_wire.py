@@ -13,6 +13,7 @@ from agentlens.errors import ProviderError
 from agentlens.providers.retry import RetryableError, parse_retry_after
 from agentlens.providers.types import (
     OptionLogprob,
+    TokenLogprob,
     TokenUsage,
     logsumexp,
     match_label_logprobs,
@@ -84,3 +85,20 @@ def options_from_top_k(
         else:
             options[label] = OptionLogprob(label=label, logprob=floor, source="floor")
     return options
+
+
+def token_logprobs(choice: dict[str, Any]) -> list[TokenLogprob] | None:
+    """The generated tokens' log-probs and alternatives of a chat choice, if it has them."""
+    content = (choice.get("logprobs") or {}).get("content")
+    if not content:
+        return None
+    return [
+        TokenLogprob(
+            token=str(item.get("token", "")),
+            logprob=float(item.get("logprob", 0.0)),
+            top=[
+                (str(alt["token"]), float(alt["logprob"])) for alt in item.get("top_logprobs") or []
+            ],
+        )
+        for item in content
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -15,14 +16,18 @@ from agentlens.errors import ConfigError
 from agentlens.providers.config_yaml import read_yaml
 from agentlens.providers.types import TokenUsage
 
+DATED = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+"""A snapshot suffix (`-20250929`, `-2025-08-07`): the same model as the name without it."""
+
 
 @dataclass(frozen=True)
 class Price:
-    """Dollars per million tokens."""
+    """Dollars per million tokens; `as_of`: when the price was read (YYYY-MM-DD)."""
 
     prompt: float
     completion: float
     cached: float
+    as_of: str | None = None
 
     def cost(self, usage: TokenUsage) -> float:
         uncached = max(0, usage.prompt_tokens - usage.cached_tokens)
@@ -43,7 +48,10 @@ def user_prices_path() -> Path:
 
 
 class PriceTable:
-    """Model name -> `Price`; exact match first, then the longest listed prefix."""
+    """Model name -> `Price`. A model matches its own entry only: exactly, or after dropping a
+    router prefix (`openai/gpt-4.1`) or a snapshot date (`claude-sonnet-4-5-20250929`). Never a
+    prefix: `gpt-5.4` is not `gpt-5`, and a newer model charged at an older one's rates would
+    be a wrong number, where "unknown" is an honest one."""
 
     def __init__(self, prices: Mapping[str, Price]) -> None:
         self.prices = dict(prices)
@@ -60,10 +68,11 @@ class PriceTable:
         return cls(table)
 
     def lookup(self, model: str) -> Price | None:
-        if model in self.prices:
-            return self.prices[model]
-        prefixes = [name for name in self.prices if model.startswith(name)]
-        return self.prices[max(prefixes, key=len)] if prefixes else None
+        for name in (model, model.rsplit("/", 1)[-1]):
+            for candidate in (name, DATED.sub("", name)):
+                if candidate in self.prices:
+                    return self.prices[candidate]
+        return None
 
     def cost(self, model: str, usage: TokenUsage) -> float | None:
         price = self.lookup(model)
@@ -82,6 +91,7 @@ def parse_prices(raw: Any, origin: str) -> dict[str, Price]:
                 prompt=float(entry["prompt"]),
                 completion=float(entry["completion"]),
                 cached=float(entry.get("cached", entry["prompt"])),
+                as_of=str(entry["as_of"]) if entry.get("as_of") else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(

@@ -48,7 +48,8 @@ def make_backend(model: str, config: ProvidersConfig | None = None) -> Provider:
     if backend == "llamacpp":
         from agentlens.providers.llamacpp import LlamaCppProvider
 
-        return LlamaCppProvider(rest)
+        cfg = config.backend("llamacpp") or BackendConfig()
+        return LlamaCppProvider(rest, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads)
     return _openai_compatible(model, backend, rest, config)
 
 

@@ -55,9 +55,13 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 async def call_with_retry(
-    attempt_call: Callable[[], Awaitable[T]], policy: RetryPolicy, provider: str
+    attempt_call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    provider: str,
+    on_retry: Callable[[str], None] | None = None,
 ) -> T:
-    """Run `attempt_call` until it succeeds, retrying `RetryableError` and per-attempt timeouts."""
+    """Run `attempt_call` until it succeeds, retrying `RetryableError` and per-attempt timeouts
+    (`on_retry(reason)` is told of each retry)."""
     last = "no attempt made"
     for attempt in range(1, policy.max_attempts + 1):
         try:
@@ -67,5 +71,7 @@ async def call_with_retry(
         except RetryableError as exc:
             last, retry_after = exc.reason, exc.retry_after
         if attempt < policy.max_attempts:
+            if on_retry is not None:
+                on_retry(last)
             await asyncio.sleep(policy.delay(attempt, retry_after))
     raise ProviderError(provider, f"gave up after {policy.max_attempts} attempts; last: {last}")

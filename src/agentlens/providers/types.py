@@ -32,6 +32,16 @@ class ChatRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
     stop: list[str] | None = None
     json_schema: dict[str, Any] | None = None
     seed: int | None = None
+    top_logprobs: int | None = None
+    """Ask for each generated token's log-prob and this many alternatives (where supported)."""
+
+
+class TokenLogprob(msgspec.Struct, kw_only=True):
+    """One generated token, its log-prob and the `top` alternatives at its position."""
+
+    token: str
+    logprob: float
+    top: list[tuple[str, float]] = msgspec.field(default_factory=list)
 
 
 class TokenUsage(msgspec.Struct, kw_only=True):
@@ -56,6 +66,8 @@ class ChatResponse(msgspec.Struct, kw_only=True):
     cost: float | None = None
     model: str = ""
     from_cache: bool = False
+    logprobs: list[TokenLogprob] | None = None
+    """Per generated token, when the request asked for `top_logprobs` and the backend has them."""
 
 
 class OptionLogprob(msgspec.Struct, kw_only=True):

@@ -16,6 +16,7 @@ from agentlens.jsonio import read_json
 from agentlens.reviews import canonical_order
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview, aggregate
 from agentlens.reviews.judge.parse import Evidence, ParsedReview, Pitfall
+from agentlens.reviews.judge.score_probs import ScoreDistribution
 
 REVIEWS_KIND = "agentlens.reviews/1"
 VERIFY_KIND = "agentlens.verify/1"
@@ -236,6 +237,19 @@ def _dimension_review(doc: dict[str, Any]) -> DimensionReview:
         doc.get("answer", ""),
         doc.get("prompt_tokens_estimate", 0),
         doc.get("usage") or {},
+        prompt_sha256=doc.get("prompt_sha256", ""),
+        mode=doc.get("mode", "free text"),
+        attempts=doc.get("attempts", 1),
+        distribution=_distribution(doc.get("score_distribution")),
+    )
+
+
+def _distribution(doc: dict[str, Any] | None) -> ScoreDistribution | None:
+    if not doc:
+        return None
+    low, high = doc["expected_range"]
+    return ScoreDistribution(
+        doc["probabilities"], doc["valid_mass"], doc["expected_score"], (low, high), doc["spread"]
     )
 
 

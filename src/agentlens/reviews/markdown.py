@@ -36,7 +36,7 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
         lines += ["", f'## <a id="{anchors[tid]}"></a>{tid}', ""]
         for dim, r in traj["reviews"].items():
             score = r["score"] if r["score"] is not None else f"unscored ({r['unscored_reason']})"
-            lines.append(f"- **{dim}**: {score}")
+            lines.append(f"- **{dim}**: {score}{_weighted(r.get('score_distribution'))}")
             for e in (r["review"] or {}).get("evidence", []):
                 links = ", ".join(_link(tid, i) for i in e["step_ids"]) or "no step cited"
                 lines.append(f"  - {e['aspect']} | {e['severity'] or '?'} | {links}")
@@ -49,6 +49,16 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
             if burden is not None:
                 lines.append(f"  - burden total {burden}")
     return "\n".join(lines) + "\n"
+
+
+def _weighted(dist: dict[str, Any] | None) -> str:
+    """The probability-weighted score beside the discrete one, where log-probs gave it."""
+    if not dist:
+        return ""
+    if dist["expected_score"] is None:
+        low, high = dist["expected_range"]
+        return f" (probability-weighted {low:.2f}–{high:.2f})"
+    return f" (probability-weighted {dist['expected_score']:.2f}, spread {dist['spread']:.2f})"
 
 
 def _narrative_markdown(narrative: dict[str, Any], anchors: dict[str, str]) -> str:

@@ -1,12 +1,16 @@
 """Quality Index (spec §7): QI = 100 × (FV + ER + IC + PF + PL + TC) / 6, where FV is the formal
-pass rate and the rest are the five judge means on the {0, 0.5, 1} scale. A missing component
-counts as 0 and raises a warning; FV < 0.3 warns of possible repository corruption."""
+pass rate and the rest are the five judge means on the {0, 0.5, 1} scale.
+
+A component without a scored item makes the QI n/a, with the reason: a mean over nothing is not
+0, and a QI that silently counted it as 0 would be a number nobody measured. The released
+evaluator's rule (a missing metric counts as 0, with a warning) stays available as
+`missing="zero"`. FV < 0.3 warns of possible repository corruption."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agentlens.errors import ConfigError
 from agentlens.reviews import DIMENSIONS
@@ -19,38 +23,57 @@ from agentlens.reviews.documents import (
 from agentlens.reviews.judge.judge import aggregate
 
 COMPONENTS: tuple[str, ...] = ("Formal", *DIMENSIONS)
+Missing = Literal["na", "zero"]
 
 
 @dataclass
 class QualityIndex:
-    value: float
+    value: float | None
+    """None: n/a, `na_reason` says which component had no scored item."""
     components: dict[str, float | None]
     warnings: list[str] = field(default_factory=list)
+    na_reason: str | None = None
 
     @property
     def reason(self) -> str:
+        if self.value is None:
+            return f"n/a: {self.na_reason}"
         terms = " + ".join(f"{v if v is not None else 0:.4g}" for v in self.components.values())
         return f"100 × ({terms}) / 6 = {self.value:.2f}"
 
+    @property
+    def shown(self) -> str:
+        """The value as printed: two decimals, or "n/a"."""
+        return "n/a" if self.value is None else f"{self.value:.2f}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "quality_index": round(self.value, 2),
+            "quality_index": None if self.value is None else round(self.value, 2),
             "components": self.components,
             "warnings": self.warnings,
             "reason": self.reason,
         }
 
 
-def quality_index(formal: float | None, judge_means: Mapping[str, float | None]) -> QualityIndex:
-    """Combine the formal pass rate and the judge means (each in [0, 1]) into the QI."""
+def quality_index(
+    formal: float | None, judge_means: Mapping[str, float | None], *, missing: Missing = "na"
+) -> QualityIndex:
+    """Combine the formal pass rate and the judge means (each in [0, 1]) into the QI; n/a when
+    a component is missing, unless `missing="zero"` (the released evaluator's rule)."""
     components: dict[str, float | None] = {"Formal": formal}
     components.update({d: judge_means.get(d) for d in DIMENSIONS})
-    warnings = [f"{name} is missing and counts as 0" for name, v in components.items() if v is None]
+    absent = [name for name, v in components.items() if v is None]
+    warnings = []
+    if missing == "zero":
+        warnings = [f"{name} is missing and counts as 0" for name in absent]
     for name, value in components.items():
         if value is not None and not 0.0 <= value <= 1.0:
             warnings.append(f"{name} = {value} is outside [0, 1]; pass fractions, not percents")
     if formal is not None and formal < 0.3:
         warnings.append(f"formal pass rate {formal:.2f} < 0.3: possible repository corruption")
+    if absent and missing == "na":
+        reason = f"no scored item for {', '.join(absent)}"
+        return QualityIndex(None, components, warnings, na_reason=reason)
     total = sum(v for v in components.values() if v is not None)
     return QualityIndex(100.0 * total / 6, components, warnings)
 
@@ -110,7 +133,7 @@ def qi_report(
     return QiReport(result, unscored, beside, side)
 
 
-def run_qi(reviews_path: str, formal: list[int] | None) -> float:
+def run_qi(reviews_path: str, formal: list[int] | None) -> float | None:
     """A run's QI from its reviews file and formal results (`agentlens compare`)."""
     means = {d: s.mean for d, s in aggregate(load_reviews(reviews_path)).items()}
     return quality_index(sum(formal) / len(formal) if formal else None, means).value

@@ -1,13 +1,14 @@
 """Render a trajectory as `[S<i>]` step lines within a token budget, keeping every step id.
 
-Not a head/tail cut. Each step has three renderings (full, short, one-line) and a priority from
-what the rubrics need: the task and user turns, agent messages, edits, failing or erroring steps,
-test runs and the last steps rank high; plain reads, listings and exact repeats rank low. While
-over budget, steps are shortened lowest priority first (full → short), then reduced to one line,
-then runs of consecutive one-line steps are folded into range lines such as
-`[S40–S55] 16 steps folded: read_file×10, run_in_terminal×6 (2 errors)`, so every step id still
-appears in the prompt and evidence can cite it. Tokens are estimated as ⌈characters / 3.2⌉
-(calibrated on the SmolLM2 tokenizer: a judge prompt of 8,225 characters was 2,590 tokens)."""
+Not a head/tail cut. Steps fall into classes kept in this order: the task, edits and their
+results, test runs and their results, the final `git diff`, the last step, then the rest (errors,
+agent messages, plain reads, listings; exact repeats last). While over budget, the lowest class
+is cut first, and fully before the next is touched: its steps are shortened, then reduced to a
+brief line that keeps the result, then to one line, then runs of one-line steps are folded into
+range lines such as `[S40–S55] 16 steps folded: read_file×10, run_in_terminal×6 (2 errors)`. Every
+cut is marked (`…[N chars cut]…`, `[result cut]`, `folded`) and every step id still appears, so
+evidence can cite it. Tokens are estimated as ⌈characters / 3.2⌉ (calibrated on the SmolLM2
+tokenizer: a judge prompt of 8,225 characters was 2,590 tokens)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,22 @@ from agentlens.trajectory import Step, ToolCategory, Trajectory
 ERROR_HINT = re.compile(
     r"Traceback|\bError\b|\berror:|Exception|FAILED|command not found|No such file|not found",
 )
-TEST_HINT = re.compile(r"\b(pytest|unittest|tox|mvn|gradle|jest|npm test|cargo test|go test)\b")
-LIMITS = {0: (1200, 600, 1500), 1: (200, 200, 240)}  # level -> (text, args, observation) chars
-PROTECTED = 100
+# a command segment that runs tests (not one that greps for "pytest")
+TEST_RUN = re.compile(
+    r"^(?:timeout\s+\S+\s+)?(?:python[\d.]*\s+(?:-\w+\s+)*(?:-m\s+(?:pytest|unittest)\b|\S*test\w*\.py\b)"
+    r"|pytest\b|tox\b|nox\b|mvn\b|gradle\b|\./gradlew\b|(?:npx\s+)?jest\b|npm\s+(?:run\s+)?test\b"
+    r"|cargo\s+test\b|go\s+test\b)"
+)
+SEGMENTS = re.compile(r"&&|\|\||;|\|")
+GIT_DIFF = re.compile(r"\bgit\s+(?:--no-pager\s+)?diff\b")
+# level -> (text, args, observation) characters; level 3 is one line, without the result
+LIMITS = {0: (1200, 600, 1500), 1: (200, 200, 240)}
+BRIEF = 2  # one line that keeps the gist of the result
+ONE_LINE = 3
+TASK, EDIT, TEST, FINAL_DIFF, LAST, ERROR, AGENT, OTHER, REPEAT = 100, 90, 80, 75, 70, 50, 45, 30, 5
 FOLD_CHUNK = 6
 NOISE_ARGS = {"thought", "security_risk", "is_input", "impl_source", "confirmation_state"}
+TASK_ABOVE = "(the task, shown above)"
 
 
 def estimate_tokens(text: str) -> int:
@@ -61,22 +73,39 @@ def is_error(step: Step) -> bool:
     return bool(step.observation and ERROR_HINT.search(step.observation[:4000]))
 
 
-def priority(step: Step, last_index: int, previous: Step | None) -> int:
-    if step.kind in ("user", "system"):
-        return PROTECTED
-    if step.index >= last_index - 2:
-        return 90
-    if is_error(step):
-        return 80
-    if step.kind == "agent":
-        return 70
-    if step.category in (ToolCategory.EDIT, ToolCategory.CREATE_FILE, ToolCategory.FINISH):
-        return 65
-    if step.command and TEST_HINT.search(step.command):
-        return 60
+def is_test_run(step: Step) -> bool:
+    if step.kind != "tool" or not step.command:
+        return False
+    return any(TEST_RUN.match(part.strip()) for part in SEGMENTS.split(step.command))
+
+
+def is_diff(step: Step) -> bool:
+    return step.kind == "tool" and bool(step.command and GIT_DIFF.search(step.command))
+
+
+def priority(step: Step, last_index: int, previous: Step | None, final_diff: int | None) -> int:
+    """The step's class (higher is kept longer): the order of the module docstring."""
+    if step.index == 0 or step.kind in ("user", "system"):
+        return TASK
+    if step.category in (ToolCategory.EDIT, ToolCategory.CREATE_FILE):
+        return EDIT
+    if is_test_run(step):
+        return TEST
+    if step.index == final_diff:
+        return FINAL_DIFF
+    if step.index == last_index:
+        return LAST
     if previous is not None and _same_call(step, previous):
-        return 5
-    return 30
+        return REPEAT
+    if is_error(step):
+        return ERROR
+    return AGENT if step.kind == "agent" else OTHER
+
+
+def last_diff_step(steps: list[Step]) -> int | None:
+    """The last `git diff` with output: the run's final diff as the agent itself showed it."""
+    found = [s.index for s in steps if is_diff(s) and (s.observation or "").strip()]
+    return found[-1] if found else None
 
 
 def _same_call(a: Step, b: Step) -> bool:
@@ -91,21 +120,54 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:head]} …[{len(text) - limit} chars cut]… {text[-(limit - head) :]}"
 
 
-def render(step: Step, level: int) -> str:
+def render(step: Step, level: int, task_elsewhere: bool = False) -> str:
     err = " ERROR" if is_error(step) else ""
+    if step.index == 0 and task_elsewhere and step.kind == "user":
+        return f"[S0] user: {TASK_ABOVE}"
     if step.kind != "tool":
-        limit = 240 if level == 2 else LIMITS[level][0]
+        limit = 240 if level >= 2 else LIMITS[level][0]
         return f"[S{step.index}] {step.kind}: {_clip(step.text, limit)}"
     args = _arguments(step)
-    if level == 2:
-        return f"[S{step.index}] {step.tool_name}{err} {_clip(step.command or args, 90)}"
+    if level == ONE_LINE:
+        cut = " [result cut]" if step.observation else ""
+        return f"[S{step.index}] {step.tool_name}{err} {_clip(step.command or args, 90)}{cut}"
+    if level == BRIEF:
+        return f"[S{step.index}] {step.tool_name}{err}: {_brief(step)}"
     text_cap, args_cap, obs_cap = LIMITS[level]
     parts = [f"[S{step.index}] tool {step.tool_name}{err}: {_clip(args, args_cap)}"]
-    if step.text:
+    if step.text and text_cap:
         parts.append(f"  thought: {_clip(step.text, text_cap)}")
     if step.observation:
         parts.append(f"  result: {_clip(step.observation, obs_cap)}")
     return "\n".join(parts)
+
+
+def _brief(step: Step) -> str:
+    """What an edit changed, a test run's last line, a diff's size: the result in one line."""
+    out = (step.observation or "").strip()
+    if step.category in (ToolCategory.EDIT, ToolCategory.CREATE_FILE):
+        path = step.files[0] if step.files else _clip(_arguments(step), 60)
+        added = _added_line(step)
+        return f"{path} {_clip(added, 70)} → {_clip(out, 40)} [cut]"
+    what = _clip(step.command or _arguments(step), 70)
+    if is_diff(step):
+        lines = out.splitlines()
+        plus = sum(x.startswith("+") and not x.startswith("+++") for x in lines)
+        minus = sum(x.startswith("-") and not x.startswith("---") for x in lines)
+        return f"{what} → +{plus} −{minus} lines [diff cut]"
+    if is_test_run(step):
+        last = next((x for x in reversed(out.splitlines()) if x.strip()), "")
+        return f"{what} → …{_clip(last, 70)} [cut]"
+    return f"{what} → {_clip(out, 60)} [cut]" if out else what
+
+
+def _added_line(step: Step) -> str:
+    """The first line an edit adds (new text not in the old), marked `+`."""
+    args = step.arguments
+    new = str(args.get("newString") or args.get("new_str") or args.get("content") or "")
+    old = set(str(args.get("oldString") or args.get("old_str") or "").splitlines())
+    added = [x.strip() for x in new.splitlines() if x.strip() and x not in old]
+    return f"+{added[0]}" if added else ""
 
 
 def _arguments(step: Step) -> str:
@@ -123,69 +185,119 @@ def fold(steps: list[Step]) -> str:
     return f"[S{first}–S{last}] {len(steps)} steps folded: {what}{tail}"
 
 
-def compact(traj: Trajectory, budget_tokens: int) -> Compacted:
-    """Render `traj` within `budget_tokens` (estimated), keeping every step id."""
+@dataclass
+class _Plan:
+    """Each step's rendering level and cost, the folded runs and the running total."""
+
+    steps: list[Step]
+    prio: list[int]
+    task_elsewhere: bool
+    levels: list[int]
+    cost: list[int]
+    folded: dict[int, list[int]]
+    in_fold: set[int]
+    total: int = 0
+
+    @classmethod
+    def full(cls, steps: list[Step], prio: list[int], task_elsewhere: bool) -> _Plan:
+        n = len(steps)
+        plan = cls(steps, prio, task_elsewhere, [0] * n, [0] * n, {}, set())
+        for i in range(n):
+            plan.cost[i] = plan._cost(i, 0)
+        plan.total = sum(plan.cost)
+        return plan
+
+    def _cost(self, i: int, level: int) -> int:
+        return estimate_tokens(render(self.steps[i], level, self.task_elsewhere)) + 1
+
+    def set_level(self, i: int, level: int) -> None:
+        new = self._cost(i, level)
+        self.total += new - self.cost[i]
+        self.levels[i], self.cost[i] = level, new
+
+    def fold(self, run: list[int]) -> None:
+        line = estimate_tokens(fold([self.steps[j] for j in run])) + 1
+        self.total += line - sum(self.cost[j] for j in run)
+        self.folded[run[0]] = run
+        self.in_fold.update(run)
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        for i, step in enumerate(self.steps):
+            if i in self.folded:
+                out.append(fold([self.steps[j] for j in self.folded[i]]))
+            elif i not in self.in_fold:
+                out.append(render(step, self.levels[i], self.task_elsewhere))
+        return out
+
+
+def compact(traj: Trajectory, budget_tokens: int, *, task_elsewhere: bool = False) -> Compacted:
+    """Render `traj` within `budget_tokens` (estimated), keeping every step id.
+    `task_elsewhere`: the prompt shows the task itself, so S0 only points to it."""
     steps = traj.steps
-    last = len(steps) - 1
-    prio = [priority(s, last, steps[i - 1] if i else None) for i, s in enumerate(steps)]
-    levels = [0] * len(steps)
-    cost = [estimate_tokens(render(s, 0)) + 1 for s in steps]
-    total = sum(cost)
+    final_diff = last_diff_step(steps)
+    prio = [
+        priority(s, len(steps) - 1, steps[i - 1] if i else None, final_diff)
+        for i, s in enumerate(steps)
+    ]
+    plan = _Plan.full(steps, prio, task_elsewhere)
     original = estimate_tokens("\n".join(render(s, 0) for s in steps))
-    order = sorted(range(len(steps)), key=lambda i: (prio[i], -i))
-    for level in (1, 2):
-        for i in order:
-            if total <= budget_tokens:
-                break
-            if prio[i] >= PROTECTED and level == 2:
-                continue
-            new = estimate_tokens(render(steps[i], level)) + 1
-            total += new - cost[i]
-            cost[i], levels[i] = new, level
-    lines, folded = _fold_runs(steps, levels, prio, cost, total, budget_tokens)
-    text = "\n".join(lines)
+    _cut(plan, budget_tokens)
+    text = "\n".join(plan.lines())
+    folded = sum(len(r) for r in plan.folded.values())
     return Compacted(
         text=text,
         tokens=estimate_tokens(text),
         original_tokens=original,
         steps=len(steps),
-        shortened=levels.count(1),
-        one_line=levels.count(2) - folded,
+        shortened=sum(0 < level < ONE_LINE for level in plan.levels),
+        one_line=plan.levels.count(ONE_LINE) - folded,
         folded=folded,
     )
 
 
-def _fold_runs(
-    steps: list[Step], levels: list[int], prio: list[int], cost: list[int], total: int, budget: int
-) -> tuple[list[str], int]:
-    """Fold runs of one-line, unprotected steps (lowest mean priority first) until within budget."""
+def _cut(plan: _Plan, budget: int) -> None:
+    """The rest goes first, all the way to folded ranges, class by class. Only then are the kept
+    classes cut, level by level across them (lowest class first within a level): every edit,
+    test run and the final diff keep a brief line with their result before any loses it."""
+    kept = [c for c in sorted(set(plan.prio)) if c >= LAST]
+    for cls in sorted(set(plan.prio) - set(kept)):
+        for level in range(1, ONE_LINE + 1):
+            _cut_level(plan, [cls], level, budget)
+        _fold_runs(plan, cls, budget)
+    for level in range(1, ONE_LINE + 1):
+        _cut_level(plan, [c for c in kept if c < TASK or level == 1], level, budget)
+    for cls in kept:
+        if cls < TASK:
+            _fold_runs(plan, cls, budget)
+
+
+def _cut_level(plan: _Plan, classes: list[int], level: int, budget: int) -> None:
+    """Bring the steps of `classes` (lowest first; latest step first within one, since the
+    start of a run sets the task up) down to `level`, until within budget."""
+    for cls in classes:
+        for i in reversed(range(len(plan.steps))):
+            if plan.total <= budget:
+                return
+            if plan.prio[i] == cls and plan.levels[i] < level:
+                plan.set_level(i, level)
+
+
+def _fold_runs(plan: _Plan, cls: int, budget: int) -> None:
+    """Fold runs of one-line steps of class ≤ `cls` (lowest mean class first) into range lines."""
     runs: list[list[int]] = []
-    for i in range(len(steps)):
-        foldable = levels[i] == 2 and prio[i] < 90
-        same_band = runs and (prio[runs[-1][-1]] >= 60) == (prio[i] >= 60)
-        if foldable and runs and runs[-1][-1] == i - 1 and same_band:
+    for i in range(len(plan.steps)):
+        foldable = plan.levels[i] == ONE_LINE and plan.prio[i] <= cls
+        foldable = foldable and i not in plan.in_fold
+        if foldable and runs and runs[-1][-1] == i - 1:
             runs[-1].append(i)
         elif foldable:
             runs.append([i])
-    # Short chunks, so folding stops close to the budget and high-priority steps fold last.
+    # Short chunks, so folding stops close to the budget and higher classes fold last.
     runs = [r[k : k + FOLD_CHUNK] for r in runs for k in range(0, len(r), FOLD_CHUNK)]
-    runs = [r for r in runs if len(r) > 1]
-    folded_at: dict[int, list[int]] = {}
-    for run in sorted(runs, key=lambda r: sum(prio[i] for i in r) / len(r)):
-        if total <= budget:
-            break
-        line_cost = estimate_tokens(fold([steps[i] for i in run])) + 1
-        total += line_cost - sum(cost[i] for i in run)
-        folded_at[run[0]] = run
-    lines: list[str] = []
-    skip: set[int] = set()
-    for i, step in enumerate(steps):
-        if i in skip:
-            continue
-        if i in folded_at:
-            run = folded_at[i]
-            lines.append(fold([steps[j] for j in run]))
-            skip.update(run)
-        else:
-            lines.append(render(step, levels[i]))
-    return lines, sum(len(r) for r in folded_at.values())
+    for run in sorted(
+        (r for r in runs if len(r) > 1), key=lambda r: sum(plan.prio[i] for i in r) / len(r)
+    ):
+        if plan.total <= budget:
+            return
+        plan.fold(run)

@@ -15,7 +15,19 @@ from agentlens.providers import ChatRequest, LLMClient
 from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.compact import Compacted, compact
 from agentlens.reviews.judge.parse import ParsedReview, parse_review
-from agentlens.reviews.judge.prompt import ReviewContext, build_messages, prompt_tokens
+from agentlens.reviews.judge.prompt import (
+    ReviewContext,
+    build_messages,
+    prompt_hash,
+    prompt_tokens,
+)
+from agentlens.reviews.judge.score_probs import ScoreDistribution, score_distribution
+from agentlens.reviews.judge.structured import (
+    answer_schema,
+    answer_token_bound,
+    parse_structured,
+    reask,
+)
 from agentlens.trajectory import Trajectory
 
 MAX_REVIEWED = 50
@@ -31,6 +43,18 @@ class JudgeSettings:
     max_tokens: int = 700
     temperature: float = 0.0
     seed: int | None = 42
+    structured: bool | None = None
+    """Ask for the JSON answer of `structured.answer_schema`; None: wherever the backend can
+    constrain answers to a schema (else the tagged free text and its parser)."""
+    top_logprobs: int = 20
+    """Alternatives per token asked with a structured answer, for the probability-weighted
+    score (backends without log-probs ignore it); 0 asks for none."""
+    reask: bool = True
+    """Ask once more, showing the problem, after a schema answer without a valid score (a
+    free-text answer is parsed as the released evaluator parses it, without a second ask)."""
+
+    def is_structured(self, client: LLMClient) -> bool:
+        return client.supports_json_schema if self.structured is None else self.structured
 
 
 @dataclass
@@ -44,6 +68,14 @@ class DimensionReview:
     usage: dict[str, int] = field(default_factory=dict)
     provider_failed: bool = False
     """The call itself failed (after retries): no answer to score, unlike an unparseable one."""
+    prompt_sha256: str = ""
+    """Hash of the exact first prompt (`--dump-prompts` writes it under this name)."""
+    mode: str = "free text"
+    """"schema" (constrained JSON answer) or "free text" (tagged answer, parsed)."""
+    attempts: int = 1
+    """2 when the first answer had no valid score and the judge was asked once more."""
+    distribution: ScoreDistribution | None = None
+    """The probability-weighted score and its spread, where the backend gave log-probs."""
 
     @property
     def scored(self) -> bool:
@@ -60,6 +92,10 @@ class DimensionReview:
             "answer": self.answer,
             "prompt_tokens_estimate": self.prompt_tokens_estimate,
             "usage": self.usage,
+            "prompt_sha256": self.prompt_sha256,
+            "mode": self.mode,
+            "attempts": self.attempts,
+            "score_distribution": self.distribution.to_dict() if self.distribution else None,
         }
 
 
@@ -83,6 +119,29 @@ class TrajectoryReview:
         }
 
 
+def dimension_messages(
+    traj: Trajectory,
+    dimension: str,
+    ctx: ReviewContext,
+    settings: JudgeSettings,
+    transcript: Compacted,
+    structured: bool,
+) -> list[dict[str, str]]:
+    """The exact first prompt of one review (what `--dump-prompts` writes)."""
+    return build_messages(traj, dimension, transcript, ctx, structured=structured)
+
+
+def judge_transcript(traj: Trajectory, settings: JudgeSettings) -> Compacted:
+    return compact(traj, settings.budget_tokens, task_elsewhere=True)
+
+
+def answer_tokens(settings: JudgeSettings, dimension: str, structured: bool) -> int:
+    """`max_tokens` of a call: a schema answer gets room for its bounded fields."""
+    if not structured:
+        return settings.max_tokens
+    return max(settings.max_tokens, answer_token_bound(dimension))
+
+
 async def review_dimension(
     client: LLMClient,
     traj: Trajectory,
@@ -91,27 +150,50 @@ async def review_dimension(
     settings: JudgeSettings,
     transcript: Compacted | None = None,
 ) -> DimensionReview:
-    transcript = transcript or compact(traj, settings.budget_tokens)
-    messages = build_messages(traj, dimension, transcript, ctx)
-    estimate = prompt_tokens(messages)
-    request = ChatRequest(
+    structured = settings.is_structured(client)
+    transcript = transcript or judge_transcript(traj, settings)
+    messages = dimension_messages(traj, dimension, ctx, settings, transcript, structured)
+    review = DimensionReview(
+        dimension, None, None, None, "", prompt_tokens(messages),
+        prompt_sha256=prompt_hash(messages), mode="schema" if structured else "free text",
+    )  # fmt: skip
+    usage: dict[str, int] = {"prompt_tokens": 0, "completion_tokens": 0}
+    for attempt in (1, 2):
+        try:
+            answer = await client.chat(_request(messages, dimension, settings, structured))
+        except ProviderError as exc:
+            review.unscored_reason, review.provider_failed = f"provider error: {exc}", True
+            break
+        usage["prompt_tokens"] += answer.usage.prompt_tokens
+        usage["completion_tokens"] += answer.usage.completion_tokens
+        parsed = (parse_structured if structured else parse_review)(answer.text, len(traj.steps))
+        review.parsed, review.answer, review.attempts = parsed, answer.text, attempt
+        review.score, review.unscored_reason = parsed.score, parsed.unscored_reason
+        review.distribution = score_distribution(answer.logprobs) if structured else None
+        if parsed.score is not None or not (settings.reask and structured) or attempt == 2:
+            break
+        messages = [
+            *messages,
+            {"role": "assistant", "content": answer.text},
+            {
+                "role": "user",
+                "content": reask(parsed.unscored_reason or "no score", dimension, structured),
+            },
+        ]
+    review.usage = usage
+    return review
+
+
+def _request(
+    messages: list[dict[str, str]], dimension: str, settings: JudgeSettings, structured: bool
+) -> ChatRequest:
+    return ChatRequest(
         messages=messages,
         temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
+        max_tokens=answer_tokens(settings, dimension, structured),
         seed=settings.seed,
-    )
-    try:
-        answer = await client.chat(request)
-    except ProviderError as exc:
-        reason = f"provider error: {exc}"
-        return DimensionReview(dimension, None, reason, None, "", estimate, provider_failed=True)
-    parsed = parse_review(answer.text, len(traj.steps))
-    usage = {
-        "prompt_tokens": answer.usage.prompt_tokens,
-        "completion_tokens": answer.usage.completion_tokens,
-    }
-    return DimensionReview(
-        dimension, parsed.score, parsed.unscored_reason, parsed, answer.text, estimate, usage
+        json_schema=answer_schema(dimension) if structured else None,
+        top_logprobs=settings.top_logprobs if structured and settings.top_logprobs else None,
     )
 
 
@@ -126,7 +208,7 @@ async def review_trajectory(
     """Judge one trajectory on each dimension (calls run concurrently, bounded by the client)."""
     ctx = ctx or ReviewContext()
     settings = settings or JudgeSettings()
-    transcript = compact(traj, settings.budget_tokens)
+    transcript = judge_transcript(traj, settings)
     done = await asyncio.gather(
         *(review_dimension(client, traj, d, ctx, settings, transcript) for d in dimensions)
     )
@@ -175,6 +257,10 @@ class DimensionSummary:
     mean: float | None
     scored: int
     unscored: int
+    weighted_mean: float | None = None
+    """Mean probability-weighted score over the reviews that have one (log-prob backends)."""
+    spread_mean: float | None = None
+    """Mean spread of those reviews: the judge's own uncertainty, 0 (sure) to 0.5."""
 
     @property
     def unscored_rate(self) -> float:
@@ -187,6 +273,8 @@ class DimensionSummary:
             "scored": self.scored,
             "unscored": self.unscored,
             "unscored_rate": self.unscored_rate,
+            "weighted_mean": self.weighted_mean,
+            "spread_mean": self.spread_mean,
         }
 
 
@@ -199,5 +287,14 @@ def aggregate(
         scores = [r.reviews[dim].score for r in reviews if dim in r.reviews]
         kept = [s for s in scores if s is not None]
         mean = round(sum(kept) / len(kept), 2) if kept else None
-        out[dim] = DimensionSummary(dim, mean, len(kept), len(scores) - len(kept))
+        dists = [r.reviews[dim].distribution for r in reviews if dim in r.reviews]
+        weighted = [d.expected for d in dists if d is not None and d.expected is not None]
+        spreads = [d.spread for d in dists if d is not None and d.spread is not None]
+        out[dim] = DimensionSummary(
+            dim, mean, len(kept), len(scores) - len(kept), _mean(weighted), _mean(spreads)
+        )
     return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None

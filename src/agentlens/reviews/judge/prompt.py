@@ -1,13 +1,17 @@
 """Judge prompts: one per trajectory and dimension, built from our rubric outlines (spec §5.2,
 §5.4): system role, task, compacted transcript with step ids, end-state summary (diff and
 formal checks), termination reason, optional process evidence, the dimension's rubric and the
-output format. Evidence must cite step ids `S<i>` so reports can link claims to steps."""
+output format (tagged text, or a JSON object where the backend constrains answers to a schema).
+The task appears once: the transcript's first step points to it. Evidence must cite step ids `S<i>` so reports can link claims to steps."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from importlib import resources
+
+import orjson
 
 from agentlens.reviews.judge.compact import Compacted, estimate_tokens
 from agentlens.trajectory import Trajectory
@@ -41,6 +45,8 @@ class ReviewContext:
     ide_errors: str | None = None
     """The end state's IDE errors, up to five per changed file (scenario runs)."""
     process_evidence: str | None = None
+    outcome: str | None = None
+    """The run's recorded outcome (e.g. "failed (from file)"), when the trajectory has one."""
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -57,8 +63,12 @@ def build_messages(
     ctx: ReviewContext,
     *,
     diff_tokens: int = 400,
+    structured: bool = False,
 ) -> list[dict[str, str]]:
-    """The chat messages for judging `traj` on `dimension`."""
+    """The chat messages for judging `traj` on `dimension`; `structured`: the answer is asked as
+    the JSON object of `structured.answer_schema` instead of the tagged free text."""
+    from agentlens.reviews.judge.structured import output_instructions
+
     parts = [f"<task>\n{_clip_tokens(traj.task or '(no task text)', 300)}\n</task>"]
     parts.append(f"<transcript>\n{transcript.text}\n</transcript>\n{transcript.note}")
     parts.append(NOTES)
@@ -75,8 +85,14 @@ def build_messages(
         f"<Instructions>\nJudge the agent on the performance dimension '{dimension}' only.\n"
         f"{rubric(dimension)}</Instructions>"
     )
-    parts.append(OUTPUT)
+    parts.append(output_instructions(dimension) if structured else OUTPUT)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def prompt_hash(messages: list[dict[str, str]]) -> str:
+    """SHA-256 of the exact messages sent (stored with each review, and the dump's file name)."""
+    body = orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(body).hexdigest()
 
 
 def prompt_tokens(messages: list[dict[str, str]]) -> int:
@@ -85,6 +101,8 @@ def prompt_tokens(messages: list[dict[str, str]]) -> int:
 
 def _summary(ctx: ReviewContext, diff_tokens: int) -> str:
     lines = []
+    if ctx.outcome:
+        lines.append(f"Recorded outcome: {ctx.outcome}")
     if ctx.final_diff is not None:
         diff = ctx.final_diff.strip() or "(no changes)"
         lines.append(f"Final diff:\n{_clip_tokens(diff, diff_tokens)}")
