@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agentlens.reviews.isolation import GIT_HARDENING
 from agentlens.trajectory import Trajectory
 
 Status = Literal["pass", "fail", "error"]
@@ -76,7 +77,11 @@ class Verifier(Protocol):
 
 def _git(repo: Path, *args: str) -> str:
     proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=60, check=False
+        ["git", "-C", str(repo), *GIT_HARDENING, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     if proc.returncode != 0:
         raise VerifierSetupError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
