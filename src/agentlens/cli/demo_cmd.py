@@ -26,6 +26,7 @@ from rich.text import Text
 
 from agentlens.cli._app import console as default_console
 from agentlens.cli._inputs import failure_line, load_inputs
+from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.formats.load import ReadResult
 from agentlens.trajectory import Trajectory
 
@@ -76,6 +77,7 @@ class DemoContext:
     default=None,
     help="Where the results store and HTML report go (default: demo/ in the AgentLens cache).",
 )
+@sandbox_option
 def demo(data: str | None, only: tuple[str, ...], llm: bool, out: str | None) -> int:
     """Read the AgentLens-Bench dev traces (or the release), label, score and review them."""
     data_dir = Path(data) if data else find_data(default_console)

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
 
@@ -140,6 +141,7 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
 @store_option
 @label_option
+@sandbox_option
 def run(
     scenarios: tuple[str, ...],
     agent_spec: str,

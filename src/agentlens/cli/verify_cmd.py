@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._sandbox_option import sandbox_option
 
 if TYPE_CHECKING:
     from agentlens.reviews.scenario import ScenarioResult
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 @click.option(
     "--out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON here."
 )
+@sandbox_option
 def verify(
     scenario: str,
     repo: str,

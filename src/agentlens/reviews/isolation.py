@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -139,6 +140,8 @@ def isolate(
     if not isolation.enabled:
         return Wrapped([*limiter, *argv], NO_SANDBOX_WARNING)
     bwrap = bubblewrap()
+    for folder in writable:
+        _check_writable(folder)
     as_root = os.geteuid() == 0
     if as_root:
         for folder in writable:
@@ -194,12 +197,13 @@ def _mounts(writable: Sequence[Path], readable: Sequence[Path]) -> list[str]:
         elif os.path.exists(path):
             mounts += ["--ro-bind", "/dev/null", path]
     tools = _toolchain_dirs([str(p) for p in readable])
-    for parent in _parents(tools):  # bwrap would create them 0700: unreadable to `nobody`
+    places = [*tools, *(os.path.realpath(w) for w in writable)]
+    for parent in _parents(places):  # bwrap would create them 0700: unreadable to `nobody`
         mounts += ["--perms", "0755", "--dir", parent]
     for folder in tools:
         mounts += ["--ro-bind", folder, folder]
     for scratch in writable:
-        mounts += ["--bind", str(scratch), str(scratch)]
+        mounts += ["--bind", os.path.realpath(scratch), os.path.realpath(scratch)]
     return mounts
 
 
@@ -249,10 +253,30 @@ def _drop_to_nobody() -> list[str]:
     return [setpriv, *ids, "--inh-caps=-all", "--bounding-set=-all"]
 
 
+def share_with_sandbox(*paths: Path) -> None:
+    """Private files a sandboxed command must read (an agent's MCP config, mode 0600 in a 0700
+    folder) become the sandbox user's; without root the command keeps this user's id anyway."""
+    if os.geteuid() == 0:
+        for path in paths:
+            os.chown(path, NOBODY, NOBODY)
+
+
+def _check_writable(folder: Path) -> None:
+    """Only a folder of its own may be handed to the sandbox: making `/`, a system folder, the
+    temporary root or the home directory (or a parent of one) writable would hand them over."""
+    resolved = Path(os.path.realpath(folder))
+    protected = [Path("/"), Path(tempfile.gettempdir()), Path.home(), Path(sys.prefix), Path.cwd()]
+    protected += [Path(d) for d in SYSTEM_DIRS]
+    if not resolved.is_dir() or any(p == resolved or resolved in p.parents for p in protected):
+        raise AgentLensError(f"refusing to make {resolved} writable to a sandboxed command")
+
+
 def _hand_to_nobody(folder: Path) -> None:
     """The scratch copy becomes writable by the unprivileged user the command runs as."""
     os.chown(folder, NOBODY, NOBODY)
+    device = folder.stat().st_dev
     for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if os.lstat(os.path.join(root, d)).st_dev == device]
         for name in dirs + files:
             os.chown(os.path.join(root, name), NOBODY, NOBODY, follow_symlinks=False)
 

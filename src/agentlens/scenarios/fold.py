@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.providers.client import LLMClient
+from agentlens.reviews import isolation
 from agentlens.reviews.mcp_servers import LEGACY_SSE
 from agentlens.reviews.report import dump
 from agentlens.reviews.sandbox import command_scope
@@ -371,6 +372,14 @@ async def run_pair(
 
 
 async def _run_attempt(
+    settings: RunSettings, scenario: Scenario, persona: Persona, folder: Path, attempt: int
+) -> SessionResult:
+    """One attempt, its commands (agent, MCP servers, verifiers) under the scenario's sandbox."""
+    with isolation.policy(scenario.sandbox_policy()):
+        return await _attempt(settings, scenario, persona, folder, attempt)
+
+
+async def _attempt(
     settings: RunSettings, scenario: Scenario, persona: Persona, folder: Path, attempt: int
 ) -> SessionResult:
     session_id = f"{settings.run_name}/{scenario.name}/{persona.name}"

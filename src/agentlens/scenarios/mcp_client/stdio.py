@@ -1,6 +1,7 @@
 """The stdio transport: a local server started from its entry (`command`, `args`, `env`,
 `cwd`), one JSON-RPC message a line; its stderr kept in a log, its whole process group stopped
-at the end."""
+at the end. It runs sandboxed (`isolation.isolate`): its `cwd` readable, only `writable` (the
+scenario's workspace) writable, no network unless the scenario grants it."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import asyncio
 import contextlib
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
+from agentlens.errors import AgentLensError
+from agentlens.reviews import isolation
 from agentlens.reviews.sandbox import kill_group
 from agentlens.scenarios.mcp_client import limits
 from agentlens.scenarios.mcp_client._pipes import LineTooLong, ServerPipes
@@ -28,9 +32,12 @@ from agentlens.scenarios.mcp_client.session import (
 class StdioSession(McpSession):
     """A local server, its stderr kept in `log` (at most `STDERR_LOG_LIMIT` bytes of it)."""
 
-    def __init__(self, name: str, spec: dict[str, Any], *, log: Path) -> None:
+    def __init__(
+        self, name: str, spec: dict[str, Any], *, log: Path, writable: Sequence[Path] = ()
+    ) -> None:
         super().__init__(name, spec)
         self.log = log
+        self.writable = list(writable)  # besides these the sandbox lets it read, not write
         self._pipes: ServerPipes | None = None
         self._log_file: IO[bytes] | None = None
         self._kept = self._dropped = 0  # bytes of its stderr written to the log, and not
@@ -47,9 +54,16 @@ class StdioSession(McpSession):
         self._log_file = self.log.open("ab")
         pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
         try:
+            wrapped = isolation.isolate(
+                command,
+                workdir=Path(cwd or "/"),
+                writable=self.writable,
+                isolation=isolation.current(),
+                readable=[Path(cwd)] if cwd else [],
+            )
             await asyncio.get_running_loop().subprocess_exec(
                 lambda: pipes,
-                *command,
+                *wrapped.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -57,10 +71,12 @@ class StdioSession(McpSession):
                 cwd=cwd,
                 start_new_session=True,  # so `close` can stop what it starts in turn
             )
-        except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument or a variable
+        except (OSError, ValueError, AgentLensError) as exc:  # ValueError: a NUL in an argument
             self._log_file.close()
             self._log_file = None
             reason = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) else str(exc)
+            if isinstance(exc, isolation.SandboxUnavailableError):
+                raise
             raise self._error(f"did not start: {one_line(reason, limits.ERROR_CHARS)}") from None
         self._pipes = pipes
 
