@@ -157,6 +157,12 @@ def isolate(
     return Wrapped([*prefix, *argv])
 
 
+def require() -> None:
+    """Refuse now, with one line, when the current policy isolates and bubblewrap cannot run."""
+    if current().enabled:
+        bubblewrap()
+
+
 @cache
 def bubblewrap() -> str:
     """The bwrap binary, checked once to really create namespaces here."""

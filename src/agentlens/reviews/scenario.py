@@ -289,6 +289,7 @@ def run_scenario(
         timeout_s=scenario.verifier_timeout_seconds,
         scenario_dir=scenario.directory,
     )
+    isolation.require()
     start = time.monotonic()
     results = []
     with isolation.policy(scenario.sandbox_policy()):

@@ -224,6 +224,7 @@ async def run_fold(
     pairs = [(s, p) for s in fold.scenarios for p in fold.personas]
     _check_pairs(pairs, settings)  # every problem a run would meet late, before any starts
     _check_out(settings)
+    isolation.require()
     if settings.pairs is not None:
         settings.pairs.check(fold, settings)
     done: dict[int, SessionResult] = {}

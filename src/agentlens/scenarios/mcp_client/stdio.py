@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,12 +56,13 @@ class StdioSession(McpSession):
         self._log_file = self.log.open("ab")
         pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
         try:
+            command[0] = _program(command[0], cwd)  # inside the sandbox exec errors lose their name
             wrapped = isolation.isolate(
                 command,
                 workdir=Path(cwd or "/"),
                 writable=self.writable,
                 isolation=isolation.current(),
-                readable=[Path(cwd)] if cwd else [],
+                readable=_named_folders(command, cwd),
             )
             await asyncio.get_running_loop().subprocess_exec(
                 lambda: pipes,
@@ -186,6 +189,28 @@ class StdioSession(McpSession):
         if self._pipes is None:
             raise self._error("is not running")
         return self._pipes
+
+
+def _program(name: str, cwd: str | None) -> str:
+    """The server's program as an absolute path; `OSError` as `exec` would raise it."""
+    if "/" in name:
+        path = Path(cwd or ".", name)
+        if not path.exists():
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+        if path.is_dir() or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", name)
+        return str(path.resolve())
+    found = shutil.which(name)
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+    return found
+
+
+def _named_folders(command: list[str], cwd: str | None) -> list[Path]:
+    """What the sandbox shows read-only: its cwd and the folders of files its command line
+    names (its script, its config), nothing else of the user's files."""
+    named = [Path(part).parent for part in command if part.startswith("/") and Path(part).is_file()]
+    return [Path(cwd), *named] if cwd else named
 
 
 async def _ended(pipes: ServerPipes, seconds: float) -> int | None:
