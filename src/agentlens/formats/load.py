@@ -15,6 +15,7 @@ import msgspec
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats.registry import HEAD_BYTES, detect, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
+from agentlens.redaction import maybe_redact
 from agentlens.trajectory import Trajectory
 
 # Files that travel with traces but are not traces: skipped silently when walking a directory.
@@ -130,8 +131,9 @@ def read_path(
     except READER_BUGS as exc:
         raise TraceError(path, _reader_bug(exc), reader_cls.name) from exc
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
-        return [_printable(t) for t in trajectories]
-    return trajectories
+        trajectories = [_printable(t) for t in trajectories]
+    # the one redaction pass: before anything renders, cuts or stores a text (agentlens.redaction)
+    return [maybe_redact(t) for t in trajectories]
 
 
 def _printable(trajectory: Trajectory) -> Trajectory:
