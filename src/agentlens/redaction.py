@@ -39,7 +39,7 @@ _OWN = [
     ("password", re.compile(
         r"(?i)(?<![\w-])(?:[\w-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key"
         r"|auth[_-]?key|private[_-]?key)[\w-]*)(?:[\"']?\s*[:=]\s*[\"']|\s*=\s*)"
-        r"(?![$({<\[])([^\s\"'`,;(){}<>\[]{6,}+)(?![(<\[])")),
+        r"(?![$({<\[])([^\s\"'`,;&(){}<>\[]{6,}+)(?![(<\[])")),
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
 # match ordinary words and hex ids; Discord and Telegram shapes have no literal to find them by
