@@ -2,8 +2,9 @@
 prompts, viewer payloads, reports, exports and the store.
 
 The choke point is the read path (`formats.load.read_path`): every trajectory is redacted as it
-is read, before any renderer cuts a text short, so a key is never half shown. Scenario runs
-redact what they write the same way (`redact_trajectory`). `--no-redact` (or
+is read, before any renderer cuts a text short, so a key is never half shown. A scenario run's
+agent trace comes through that path too, and the session it saves is redacted once more (its
+simulated user's and verifiers' texts). Step value's own masking calls `redact_text` first. `--no-redact` (or
 `AGENTLENS_NO_REDACT=1`) switches it off for one command.
 
 Detection is the `detect-secrets` library's shape detectors (AWS, GitHub, GitLab, Slack, Stripe,

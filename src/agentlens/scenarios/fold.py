@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.providers.client import LLMClient
+from agentlens.redaction import maybe_redact
 from agentlens.reviews import isolation
 from agentlens.reviews.mcp_servers import LEGACY_SSE
 from agentlens.reviews.report import dump
@@ -431,7 +432,10 @@ def _mcp_file(
 
 
 def _saved_attempt(folder: Path, result: SessionResult) -> SessionResult:
+    """Saved redacted: the session's own texts (the simulated user's, the verifiers') never went
+    through the read path's redaction that the agent's trace did."""
     folder.mkdir(parents=True, exist_ok=True)
+    result.trajectory = maybe_redact(result.trajectory)
     dump_jsonl([result.trajectory], folder / "trajectory.jsonl")
     if result.verification is not None:
         dump(result.verification.to_dict(), folder / "verify.json")
