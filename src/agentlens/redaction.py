@@ -35,11 +35,11 @@ _OWN = [
     ("aws-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
     ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
     ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("bearer", re.compile(r"(?i)(?<=\bbearer\s)[A-Za-z0-9._~+/=-]{8,}")),
+    ("bearer", re.compile(r"(?i)(?<=\bbearer\s)[A-Za-z0-9._~+/=-]{8,}+")),
     # `password = hunter2`, `"token": "abc..."`; not `token: string` (a type) nor `key=$VAR`
     ("password", re.compile(
-        r"(?i)(?<![\w-])(?:[\w-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key"
-        r"|auth[_-]?key|private[_-]?key)[\w-]*)(?:[\"']?\s*[:=]\s*[\"']|\s*=\s*)"
+        r"(?i)(?<![\w-])(?:[\w-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key"
+        r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})(?:[\"']?\s{0,4}[:=]\s{0,4}[\"']|\s{0,4}=\s{0,4})"
         r"(?![$({<\[])([^\s\"'`,;&(){}<>\[]{6,}+)(?![(<\[])")),
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
@@ -84,7 +84,7 @@ def _detectors() -> list[tuple[str, re.Pattern[str]]]:
 # Every pattern above needs one of these in the text: most strings are checked by this one scan.
 _TRIGGER = re.compile(
     r"sk-|sk_live|rk_live|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|BEGIN|(?i:bearer)|eyJ"
-    r"|(?i:pass|pwd|secret|token|key)[\w-]*[\"']?\s*[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
+    r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
     r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d"
 )
 
