@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,32 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def session_marker() -> str:
+    """A file name the sandboxed agent can write (`../NAME`: its session folder, the only
+    writable place besides its workspace) and that is unique on this machine, so the host
+    processes whose command line names it are this test's agent."""
+    return f"../agentlens-test-{uuid.uuid4().hex}.pid"
+
+
+def found(out: Path, marker: str) -> Path | None:
+    """Where the agent wrote `marker` under the run folder `out`, if it has."""
+    return next(out.rglob(Path(marker).name), None) if out.exists() else None
+
+
+def host_pids(marker: str) -> list[int]:
+    """Live host processes whose command line names `marker` (the agent runs in a PID namespace:
+    the pid it writes is not the host's)."""
+    token = Path(marker).name.encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and token in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return [pid for pid in pids if alive(pid)]
 
 
 def scripted(mode: str, *extra: str) -> str:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 ECHO = {
@@ -206,14 +207,16 @@ def main() -> None:
         sys.exit(1)
     if mode == "grandchild":  # a helper left behind (it holds no pipe of ours), then gone itself
         child = subprocess.Popen(
-            ["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            ["sh", "-c", f"sleep 300; : {Path(str(arg)).name}"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        )  # fmt: skip  (the note's name on its command line: the host can find it)
         with open(str(arg), "w") as note:
             note.write(str(child.pid))
         os._exit(0)
     if mode == "grandchild-pipes":  # one that keeps our stdout open while its parent answers
-        child = subprocess.Popen(["sleep", "300"])
+        child = subprocess.Popen(["sh", "-c", f"sleep 300; : {Path(str(arg)).name}"])
         with open(str(arg), "w") as note:
             note.write(str(child.pid))
     if mode == "stubborn":

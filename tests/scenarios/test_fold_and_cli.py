@@ -20,7 +20,7 @@ from agentlens.scenarios.agents import agent_factory
 from agentlens.scenarios.personas import BUILT_IN
 from agentlens.scenarios.scenario import Scenario
 from tests.cli.conftest import Run
-from tests.scenarios.conftest import INSTRUCTION, scripted
+from tests.scenarios.conftest import INSTRUCTION, scripted, session_marker
 from tests.scenarios.helpers import Scripted
 
 FIRST = "STARTING STEP [1]: fix sub() in calc/ops.py, then STOP."
@@ -239,7 +239,7 @@ def test_pairs_run_at_once_with_parallel(
     fold = Fold([scenario], [load_persona("default"), load_persona("toxic")], attempts=1)
     provider = Scripted([ChatResponse(text="Please fix sub().")] * 4)
     settings = RunSettings(
-        make_agent=agent_factory(scripted("sleep", str(tmp_path / "pid"))),
+        make_agent=agent_factory(scripted("sleep", session_marker())),
         simulator=LLMClient(provider), out=tmp_path / "out", project=calc_project, parallel=2,
     )  # fmt: skip
     result = asyncio.run(run_fold(fold, settings))

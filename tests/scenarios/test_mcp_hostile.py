@@ -22,7 +22,7 @@ from agentlens.demo.tiny_repo import DEMO_SCENARIO
 from agentlens.scenarios.agents._mcp_tools import PROMPT_CHARS, McpTools
 from agentlens.scenarios.mcp_client import McpError, McpSession, limits, open_session
 from tests.cli.conftest import Run
-from tests.scenarios.conftest import alive
+from tests.scenarios.conftest import host_pids, session_marker
 from tests.scenarios.hostile_mcp_server import HostileHttp
 
 HOSTILE = Path(__file__).with_name("hostile_mcp_server.py")
@@ -43,10 +43,11 @@ def quick(monkeypatch: pytest.MonkeyPatch) -> None:
 def session_of(
     spec: dict[str, Any], tmp_path: Path, *calls: tuple[str, dict[str, Any]]
 ) -> tuple[McpSession, list[tuple[str, bool]]]:
-    """The session, started, its `calls` made, closed (within 20 s whatever the server does)."""
+    """The session, started, its `calls` made, closed (within 20 s whatever the server does);
+    the server may write in `tmp_path / "w"` only."""
 
     async def go() -> tuple[McpSession, list[tuple[str, bool]]]:
-        session = open_session("h", spec, log=tmp_path / "h.log")
+        session = open_session("h", spec, log=tmp_path / "h.log", writable=writable(tmp_path))
         try:
             await session.start()
             return session, [await session.call(tool, arguments) for tool, arguments in calls]
@@ -235,43 +236,58 @@ def test_requests_from_the_server_are_answered_ping_too(tmp_path: Path) -> None:
     assert answers == {"s1": {}, "s2": not_found, 1: not_found}
 
 
-def gone(pid: int) -> bool:
+def writable(tmp_path: Path) -> list[Path]:
+    (tmp_path / "w").mkdir(exist_ok=True)
+    return [tmp_path / "w"]
+
+
+def note_in(tmp_path: Path) -> Path:
+    """Where a sandboxed server notes a pid (of its PID namespace): a name unique on this host,
+    which its processes carry on their command lines."""
+    return writable(tmp_path)[0] / Path(session_marker()).name
+
+
+def gone(note: Path) -> bool:
+    """It was written, and no host process naming it is left (within 3 s)."""
+    assert note.read_text().strip().isdigit()
     deadline = time.monotonic() + 3
-    while alive(pid) and time.monotonic() < deadline:
+    while host_pids(note.name) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return not alive(pid)
+    return not host_pids(note.name)
 
 
 def test_what_a_server_left_behind_goes_with_it_once_it_has_exited(tmp_path: Path) -> None:
-    note = tmp_path / "pid"
+    note = note_in(tmp_path)
 
     async def go() -> None:
-        session = open_session("h", hostile("grandchild", str(note)), log=tmp_path / "h.log")
+        session = open_session(
+            "h", hostile("grandchild", str(note)), log=tmp_path / "h.log", writable=[note.parent]
+        )
         with pytest.raises(McpError, match="exited"):
             await session.start()
         await asyncio.sleep(0.3)  # its exit seen: `close` used to stop there
         await session.close()
 
     asyncio.run(go())
-    assert gone(int(note.read_text()))
+    assert gone(note)
 
 
 def test_what_a_server_started_goes_with_it_even_holding_its_pipes(tmp_path: Path) -> None:
-    note = tmp_path / "pid"
+    note = note_in(tmp_path)
     start = time.monotonic()
     session_of(hostile("grandchild-pipes", str(note)), tmp_path)
-    assert gone(int(note.read_text())) and time.monotonic() - start < 5
+    assert gone(note) and time.monotonic() - start < 5
 
 
 def test_a_server_that_ignores_stdin_close_and_sigterm_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(limits, "CLOSE_WAIT_S", 0.3)
-    note = tmp_path / "pid"
+    note = note_in(tmp_path)
     start = time.monotonic()
     session_of(hostile("stubborn", str(note)), tmp_path)
     assert time.monotonic() - start < 3
-    assert not alive(int(note.read_text()))
+    assert gone(note)
 
 
 def test_its_stderr_log_is_bounded_and_keeps_its_start_and_end(

@@ -15,7 +15,7 @@ from agentlens.providers.types import ChatResponse
 from agentlens.scenarios import Stop
 from agentlens.scenarios.scenario import Scenario
 from tests.cli.conftest import Run
-from tests.scenarios.conftest import alive, scripted
+from tests.scenarios.conftest import found, host_pids, scripted, session_marker
 from tests.scenarios.helpers import fold_run
 
 
@@ -65,16 +65,16 @@ def test_an_agent_that_deletes_the_repository_fails_formally(
 def test_background_jobs_die_with_the_agent_turn(
     calc_project: Path, calc_scenario: Scenario, tmp_path: Path
 ) -> None:
-    pidfile = tmp_path / "orphan.pid"
+    """The job runs in a session of its own (`setsid`); it dies with the sandbox's PID namespace
+    before it can write its late marker."""
+    marker = session_marker()
     scenario = replace(calc_scenario, max_steps=1)
-    fold_run(
-        scenario,
-        calc_project,
-        tmp_path / "out",
-        scripted("orphan", str(pidfile)),
-        [ChatResponse(text="Go.")],
-    )
-    assert not alive(int(pidfile.read_text()))
+    out = tmp_path / "out"
+    fold_run(scenario, calc_project, out, scripted("orphan", marker), [ChatResponse(text="Go.")])
+    started = found(out, marker)
+    assert started is not None and started.read_text().strip().isdigit()
+    time.sleep(4)  # the job would have written by now
+    assert found(out, marker + ".late") is None and not host_pids(marker)
 
 
 def test_a_grandchild_holding_stdout_does_not_stretch_the_turn_timeout(
@@ -106,7 +106,7 @@ def test_a_failing_last_simulator_turn_keeps_the_real_ending(
     """The opening is answered, then the scripted model runs dry (ProviderError) on the
     logged-only turn after the turn timeout: the run still ended by the timeout."""
     scenario = replace(calc_scenario, agent_turn_timeout_seconds=1.0)
-    result = fold_run(scenario, calc_project, tmp_path / "out", scripted("sleep", str(tmp_path / "p")),
+    result = fold_run(scenario, calc_project, tmp_path / "out", scripted("sleep", session_marker()),
                       [ChatResponse(text="Fix sub().")])  # fmt: skip
     session = result.sessions[0]
     assert session.termination.stop is Stop.AGENT_TURN_TIMEOUT and not session.failed

@@ -24,7 +24,7 @@ from agentlens.scenarios.agents import agent_factory
 from agentlens.scenarios.scale_out import RayPairs, check_nodes, node_problems
 from agentlens.scenarios.scenario import Scenario
 from tests.cli.conftest import Run
-from tests.scenarios.conftest import INSTRUCTION, alive, scripted
+from tests.scenarios.conftest import INSTRUCTION, alive, found, host_pids, scripted, session_marker
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -89,18 +89,21 @@ def calc_scenario_on_file(tmp_path: Path, **changes: Any) -> Scenario:
 def test_stopping_the_run_kills_the_agents_on_the_workers(
     ray_engine: Any, local_llm_url: str, calc_project: Path, tmp_path: Path
 ) -> None:
-    pidfile = tmp_path / "agent.pid"
+    marker = session_marker()
     settings = ray_settings(
-        ray_engine, scripted("sleep", str(pidfile)), local_llm_url, calc_project, tmp_path / "o"
+        ray_engine, scripted("sleep", marker), local_llm_url, calc_project, tmp_path / "o"
     )
     fold = Fold([calc_scenario_on_file(tmp_path)], [load_persona("default")], attempts=1)
+
+    pids: list[int] = []  # the pid it writes is its PID namespace's
 
     async def start_then_stop() -> None:
         run = asyncio.ensure_future(run_fold(fold, settings))
         deadline = time.monotonic() + 120
-        while not pidfile.is_file() or not pidfile.read_text():
+        while not found(tmp_path / "o", marker) or not host_pids(marker):
             assert time.monotonic() < deadline and not run.done(), "the agent never started"
             await asyncio.sleep(0.1)
+        pids.extend(host_pids(marker))
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
             await run
@@ -108,11 +111,10 @@ def test_stopping_the_run_kills_the_agents_on_the_workers(
     asyncio.run(start_then_stop())
     assert settings.pairs is not None
     settings.pairs.close()  # as the CLI does on its way out
-    pid = int(pidfile.read_text())
     deadline = time.monotonic() + 10
-    while alive(pid) and time.monotonic() < deadline:
+    while any(map(alive, pids)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not alive(pid), "the agent outlived the stopped run"
+    assert not any(map(alive, pids)), "the agent outlived the stopped run"
 
 
 @pytest.mark.llm

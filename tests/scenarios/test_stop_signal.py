@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.demo.tiny_repo import DEMO_SCENARIO
-from tests.scenarios.conftest import alive, scripted
+from tests.scenarios.conftest import alive, found, host_pids, scripted, session_marker
 
 
 def wait_for(check, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
@@ -32,21 +32,24 @@ def test_stopping_the_run_kills_the_agent(
     scenario = tmp_path / "scenario.json"
     doc = {**DEMO_SCENARIO, "fixed_fst_user_message": True, "first_user_message": "Fix sub()."}
     scenario.write_text(json.dumps(doc))  # a fixed first message: no simulator call is needed
-    pidfile = tmp_path / "agent.pid"
+    marker, out = session_marker(), tmp_path / "out"
     argv = [sys.executable, "-m", "agentlens", "run", str(scenario), "--project", str(calc_project),
-            "--agent", scripted("sleep", str(pidfile)), "--out", str(tmp_path / "out"),
+            "--agent", scripted("sleep", marker), "--out", str(out),
             "--simulator", "openai-compatible:http://127.0.0.1:9/v1#unused"]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert wait_for(pidfile.is_file, 60), proc.stderr.read() if proc.poll() is not None else ""
-        agent_pid = int(pidfile.read_text())
+        assert wait_for(lambda: found(out, marker), 60), (
+            proc.stderr.read() if proc.poll() is not None else ""
+        )
+        agent_pids = host_pids(marker)  # the pid it wrote is its PID namespace's
+        assert agent_pids
         proc.send_signal(stop)
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     assert proc.returncode == 130
     assert "Traceback" not in err
-    assert wait_for(lambda: not alive(agent_pid), 10), "the agent outlived the run"
+    assert wait_for(lambda: not any(map(alive, agent_pids)), 10), "the agent outlived the run"
 
 
 def test_stopping_during_the_formal_checks_kills_the_verifier(
@@ -54,8 +57,8 @@ def test_stopping_during_the_formal_checks_kills_the_verifier(
 ) -> None:
     """Verifiers run in a thread; the running command must be killed and the next ones must not
     start (three 60 s verifiers here), not waited for."""
-    pidfile = tmp_path / "verifier.pid"
-    slow = {"type": "CommandVerifier", "command": f"echo $$ > {pidfile}; exec sleep 60"}
+    token = session_marker()  # names the sandboxed shell on the host (its $$ is namespaced)
+    slow = {"type": "CommandVerifier", "command": f"sleep 60; : {token}"}
     doc = {"verifiers": [slow] * 3, "fixed_fst_user_message": True, "first_user_message": "Fix sub().",
            "max_steps": 1}  # fmt: skip
     scenario = tmp_path / "scenario.json"
@@ -65,8 +68,8 @@ def test_stopping_during_the_formal_checks_kills_the_verifier(
             "--simulator", "openai-compatible:http://127.0.0.1:9/v1#unused"]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert wait_for(lambda: pidfile.is_file() and pidfile.read_text().strip(), 60)
-        verifier_pid = int(pidfile.read_text())
+        assert wait_for(lambda: host_pids(token), 60)
+        verifier_pids = host_pids(token)
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
@@ -75,4 +78,4 @@ def test_stopping_during_the_formal_checks_kills_the_verifier(
         proc.kill()
     assert proc.returncode == 130
     assert stopped_in < 20  # not the 60 s the verifier would take
-    assert wait_for(lambda: not alive(verifier_pid), 10)
+    assert wait_for(lambda: not any(map(alive, verifier_pids)), 10)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -96,8 +97,41 @@ def test_a_loopback_address_accepts_only_local_names(
     assert hosts is not None and "*" not in hosts and set(accepted) <= set(hosts)
 
 
-def test_any_name_is_accepted_on_the_network() -> None:
-    assert allowed_hosts("0.0.0.0", "0.0.0.0") == ["*"]
+def test_on_every_address_the_host_list_is_this_machines_names() -> None:
+    import socket
+
+    hosts = allowed_hosts("0.0.0.0", "0.0.0.0")
+    assert hosts is not None and "*" not in hosts and socket.gethostname() in hosts
+    assert "attacker.example" not in hosts
+
+
+def test_off_loopback_every_request_needs_the_printed_token(built: Built) -> None:
+    """The real server on 0.0.0.0: a token generated and printed once in the start-up link;
+    without it 401, with it (header, link, then the cookie the link set) the runs; a foreign
+    Host header 400 even with the token."""
+    port = free_port()
+    command = [sys.executable, "-m", "agentlens", "view", "--store", str(built.path)]
+    process = subprocess.Popen(
+        [*command, "--host", "0.0.0.0", "--port", str(port)], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        assert "reachable from the network, with its token" in line, line
+        link = line.split(" on ", 1)[1].split(" ", 1)[0]
+        token = link.split("?token=", 1)[1]
+        url = f"http://127.0.0.1:{port}/api/runs"
+        assert len(token) >= 32 and httpx.get(url).status_code == 401
+        assert httpx.get(url, headers={"authorization": "Bearer wrong"}).status_code == 401
+        assert httpx.get(url, headers={"authorization": f"Bearer {token}"}).status_code == 200
+        with httpx.Client() as browser:
+            assert browser.get(f"{url}?token={token}").status_code == 200
+            assert browser.get(url).status_code == 200  # the cookie the link set
+        foreign = {"authorization": f"Bearer {token}", "host": "attacker.example"}
+        assert httpx.get(url, headers=foreign).status_code == 400
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=15)
 
 
 STEPS = 20_000

@@ -53,10 +53,20 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agentlens")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Keep secrets found in traces (API keys, tokens, private keys, passwords) in prompts, "
+    "the viewer, reports, exports and the store; by default they are redacted as traces are read.",
+)
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, no_redact: bool) -> None:
     """AgentLens: how an AI coding agent reached its result, not only whether it passed."""
     ctx.obj = {"debug": debug}
+    if no_redact:
+        from agentlens import redaction
+
+        redaction.set_enabled(False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ from agentlens.cli._dimension_options import (
     dimension_options,
 )
 from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.reviews.auto_metric_set import AUTO
 
@@ -103,6 +104,7 @@ if TYPE_CHECKING:
 )
 @store_option
 @label_option
+@sandbox_option
 def review(
     paths: tuple[str, ...],
     judge_model: str,

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.scenarios import Fold, FoldResult, RunSettings, SessionResult, run_fold
 from agentlens.scenarios.records import scenario_records, scenario_run
@@ -137,6 +138,7 @@ from agentlens.scenarios.stop_signals import run_stoppable
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
 @store_option
 @label_option
+@sandbox_option
 def run(
     scenarios: tuple[str, ...],
     as_json: bool,

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.formats.load import read_path
 from agentlens.jsonio import dump
 from agentlens.reviews.documents import VERIFY_KIND
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 @click.option(
     "--out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON here."
 )
+@sandbox_option
 def verify(
     scenario: str,
     repo: str,

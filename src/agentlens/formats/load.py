@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -18,6 +19,7 @@ from agentlens.formats._batch_ids import unique_ids
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
 from agentlens.formats.registry import HEAD_BYTES, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
+from agentlens.redaction import maybe_redact
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -131,6 +133,7 @@ def read_path(
     working directory.
     """
     path = Path(os.path.abspath(path))
+    _refuse_special(path)  # opening a FIFO would wait forever for a writer
     try:
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
@@ -152,8 +155,39 @@ def read_path(
     if reader_cls.name != "agentlens-jsonl":  # a canonical dump carries its source's notes
         _note_empty(trajectories, reader_cls.name, len(data))
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
-        return [_printable(t) for t in trajectories]
-    return trajectories
+        trajectories = [_printable(t) for t in trajectories]
+    for trajectory in trajectories:
+        _check_numbers(path, msgspec.to_builtins(trajectory))
+    # the one redaction pass: before anything renders, cuts or stores a text (agentlens.redaction)
+    return [maybe_redact(t) for t in trajectories]
+
+
+def _refuse_special(path: Path) -> None:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # the open below says why, in the usual words
+    if not stat.S_ISREG(mode):
+        kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
+                 stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket", stat.S_ISDIR: "a folder"}  # fmt: skip
+        kind = next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+        raise TraceError(path, f"cannot read {kind}: only regular files are traces")
+
+
+INT64 = 2**63 - 1
+
+
+def _check_numbers(path: Path, value: object, where: str = "") -> None:
+    """A number no store, JSON writer or database column can hold (a token count of 2**70) is
+    this file's error, found now, not the batch's when something writes it."""
+    if isinstance(value, int) and not -INT64 - 1 <= value <= INT64:
+        raise TraceError(path, f"number out of range at {where or 'top'}: {str(value)[:40]}")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_numbers(path, item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_numbers(path, item, f"{where}[{index}]")
 
 
 def _read_one(

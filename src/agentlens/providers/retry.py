@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -24,14 +25,17 @@ class RetryableError(Exception):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """`timeout_s` bounds each attempt; `max_attempts` counts the first try. A server's
-    `retry-after` is obeyed up to `max_retry_after_s`, beyond the backoff ceiling `max_delay_s`."""
+    """`timeout_s` bounds each attempt, `total_s` the call with all its attempts and waits (a
+    hanging endpoint costs at most that, not `max_attempts` x `timeout_s`); `max_attempts` counts
+    the first try. A server's `retry-after` is obeyed up to `max_retry_after_s`, beyond the
+    backoff ceiling `max_delay_s`, within `total_s`."""
 
     max_attempts: int = 6
     base_delay_s: float = 0.5
     max_delay_s: float = 30.0
     timeout_s: float = 120.0
     max_retry_after_s: float = 300.0
+    total_s: float = 180.0
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before attempt `attempt + 1` (attempt counts from 1)."""
@@ -63,15 +67,24 @@ async def call_with_retry(
     """Run `attempt_call` until it succeeds, retrying `RetryableError` and per-attempt timeouts
     (`on_retry(reason)` is told of each retry)."""
     last = "no attempt made"
+    deadline = time.monotonic() + policy.total_s
     for attempt in range(1, policy.max_attempts + 1):
+        timeout = min(policy.timeout_s, deadline - time.monotonic())
         try:
-            return await asyncio.wait_for(attempt_call(), timeout=policy.timeout_s)
+            return await asyncio.wait_for(attempt_call(), timeout=timeout)
         except TimeoutError:
-            last, retry_after = f"timed out after {policy.timeout_s:g}s", None
+            last, retry_after = f"timed out after {timeout:.3g}s", None
         except RetryableError as exc:
             last, retry_after = exc.reason, exc.retry_after
+        wait = policy.delay(attempt, retry_after)
+        if attempt < policy.max_attempts and time.monotonic() + wait >= deadline:
+            raise ProviderError(
+                provider,
+                f"gave up after {attempt} attempt(s): the call's {policy.total_s:g}s deadline "
+                f"leaves no time for another; last: {last}",
+            )
         if attempt < policy.max_attempts:
             if on_retry is not None:
                 on_retry(last)
-            await asyncio.sleep(policy.delay(attempt, retry_after))
+            await asyncio.sleep(wait)
     raise ProviderError(provider, f"gave up after {policy.max_attempts} attempts; last: {last}")

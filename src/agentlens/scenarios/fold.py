@@ -29,6 +29,7 @@ from agentlens.errors import BudgetExceededError, ConfigError
 from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.jsonio import dump, read_user_json
 from agentlens.providers.client import LLMClient
+from agentlens.redaction import maybe_redact
 from agentlens.scenarios.mcp import mcp_config, missing_variables
 from agentlens.scenarios.mcp_servers import LEGACY_SSE
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
@@ -41,6 +42,7 @@ from agentlens.scenarios.session import SessionResult, run_session, setup_failur
 from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
 from agentlens.scenarios.workspace import Workspace, prepare, run_preprocessors
 from agentlens.seams import ScenarioAgent
+from agentlens.verification import isolation
 from agentlens.verification.sandbox import command_scope
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")
@@ -227,6 +229,7 @@ async def run_fold(
     pairs = [(s, p) for s in fold.scenarios for p in fold.personas]
     _check_pairs(pairs, settings)  # every problem a run would meet late, before any starts
     _check_out(settings)
+    isolation.require()
     if settings.pairs is not None:
         settings.pairs.check(fold, settings)
     done: dict[int, SessionResult] = {}
@@ -377,6 +380,14 @@ async def run_pair(
 async def _run_attempt(
     settings: RunSettings, scenario: Scenario, persona: Persona, folder: Path, attempt: int
 ) -> SessionResult:
+    """One attempt, its commands (agent, MCP servers, verifiers) under the scenario's sandbox."""
+    with isolation.policy(scenario.sandbox_policy()):
+        return await _attempt(settings, scenario, persona, folder, attempt)
+
+
+async def _attempt(
+    settings: RunSettings, scenario: Scenario, persona: Persona, folder: Path, attempt: int
+) -> SessionResult:
     session_id = f"{settings.run_name}/{scenario.name}/{persona.name}"
     metadata: dict[str, Any] = {"persona": persona.name, "attempt": attempt}
     try:
@@ -425,7 +436,10 @@ def _mcp_file(
 
 
 def _saved_attempt(folder: Path, result: SessionResult) -> SessionResult:
+    """Saved redacted: the session's own texts (the simulated user's, the verifiers') never went
+    through the read path's redaction that the agent's trace did."""
     folder.mkdir(parents=True, exist_ok=True)
+    result.trajectory = maybe_redact(result.trajectory)
     dump_jsonl([result.trajectory], folder / "trajectory.jsonl")
     if result.verification is not None:
         dump(result.verification.to_dict(), folder / "verify.json")

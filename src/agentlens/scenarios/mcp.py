@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from agentlens.scenarios.mcp_servers import VARIABLE, McpServer
+from agentlens.verification import isolation
 
 
 def missing_variables(servers: list[McpServer], environ: Mapping[str, str]) -> list[str]:
@@ -60,6 +61,7 @@ def mcp_config(
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+        isolation.share_with_sandbox(folder, path)
         yield path
     finally:
         shutil.rmtree(folder, ignore_errors=True)

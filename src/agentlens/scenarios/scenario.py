@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentlens.errors import ConfigError
+from agentlens.errors import AgentLensError, ConfigError
 from agentlens.jsonio import read_user_json
 from agentlens.providers.config_yaml import read_yaml
 from agentlens.scenarios.mcp_servers import McpServer, parse_servers
 from agentlens.trajectory import Trajectory
+from agentlens.verification import isolation
 from agentlens.verification.verifiers import build_verifier, run_verifier
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
 
@@ -49,6 +50,14 @@ class Scenario:
     ide_errors: str = "auto"
     """What stands in for the IDE's errors (`agentlens.scenarios.ide_errors`): auto, ruff, none."""
     mcp_servers: list[McpServer] = field(default_factory=list)
+    sandbox: dict[str, Any] = field(default_factory=dict)
+    """The `sandbox:` block: `network` (bool) and `Limits` fields (`memory_mb`, `cpu_s`,
+    `processes`, `file_size_mb`, `output_bytes`) for the commands this scenario runs."""
+
+    def sandbox_policy(self) -> isolation.Isolation:
+        """The isolation its commands run under: the current policy with its `sandbox:` block."""
+        return isolation.current().with_overrides(self.sandbox)
+
     """Handed to the agent as a config file (`agentlens.scenarios.mcp`)."""
 
 
@@ -74,6 +83,7 @@ class ScenarioResult:
             "verifiers_passed_fraction": round(self.fraction_passed, 4),
             "duration_s": round(self.duration_s, 3),
             "verifier_results": [r.to_dict() for r in self.results],
+            **({} if isolation.current().enabled else {"warning": isolation.NO_SANDBOX_WARNING}),
         }
 
     @classmethod
@@ -138,7 +148,7 @@ KNOWN_KEYS = {
     "preprocessors", "mcp_servers", "repo_hash", "branch", "max_steps",
     "scenario_timeout_seconds", "agent_turn_timeout_seconds", "verifier_timeout_seconds",
     # ours: the files' text inline, a name, the base revision
-    "name", "base_ref", "user_instruction", "first_user_message", "ide_errors",
+    "name", "base_ref", "user_instruction", "first_user_message", "ide_errors", "sandbox",
 }  # fmt: skip
 
 
@@ -178,6 +188,7 @@ def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
         "opened_files": [str(f) for f in doc.get("opened_files") or []],
         "ide_errors": str(doc.get("ide_errors", "auto")),
         "mcp_servers": parse_servers(doc.get("mcp_servers")),
+        "sandbox": _sandbox(doc.get("sandbox")),
     }
     if doc.get("project_path"):
         fields["project_path"] = str(doc["project_path"])
@@ -190,6 +201,24 @@ def _collection_fields(doc: dict[str, Any], folder: Path) -> dict[str, Any]:
             "(nor first_user_message.md beside the file)"
         )
     return fields
+
+
+def _sandbox(block: Any) -> dict[str, Any]:
+    if block is None:
+        return {}
+    if not isinstance(block, dict):
+        raise ValueError(f"sandbox must be a mapping, not {block!r:.60}")
+    for key, value in block.items():
+        expected = bool if key == "network" else int
+        if isinstance(value, bool) is not (expected is bool) or not isinstance(value, expected):
+            raise ValueError(f"sandbox.{key} must be {expected.__name__}, not {value!r:.60}")
+        if expected is int and value <= 0:
+            raise ValueError(f"sandbox.{key} must be positive, not {value!r}")
+    try:
+        isolation.Isolation().with_overrides(block)
+    except AgentLensError as exc:
+        raise ValueError(str(exc)) from None
+    return dict(block)
 
 
 def _steps(doc: dict[str, Any]) -> int:
@@ -232,11 +261,13 @@ def run_scenario(
         timeout_s=scenario.verifier_timeout_seconds,
         scenario_dir=scenario.directory,
     )
+    isolation.require()
     start = time.monotonic()
     results = []
-    for spec in scenario.verifiers:
-        result = run_verifier(spec, ctx)
-        results.append(result)
-        if on_result:
-            on_result(result)
+    with isolation.policy(scenario.sandbox_policy()):
+        for spec in scenario.verifiers:
+            result = run_verifier(spec, ctx)
+            results.append(result)
+            if on_result:
+                on_result(result)
     return ScenarioResult(scenario.name, results, time.monotonic() - start)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
+from agentlens.verification.isolation import GIT_HARDENING
 from agentlens.verification.sandbox import IGNORED_NAMES, run_command
 from agentlens.verification.verifiers.build import BUILD_TOOLS
 
@@ -111,7 +112,7 @@ def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
     proc = subprocess.run(
-        ["git", "-C", str(repo), *GIT_IDENTITY, *args],
+        ["git", "-C", str(repo), *GIT_HARDENING, *GIT_IDENTITY, *args],
         capture_output=True,
         text=True,
         errors="replace",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from agentlens import redaction as secrets
 from agentlens.errors import AgentLensError
 
 StringPolicy = Literal["whole", "span"]
@@ -112,9 +113,13 @@ def redact(value: Any, policy: StringPolicy = "whole") -> Any:
 
 
 def redact_text(text: str, policy: StringPolicy = "span") -> str:
-    """Mask secrets and gold/label markers inside one string."""
+    """Mask secrets and gold/label markers inside one string. Secrets go first through the
+    project's one detector (`agentlens.redaction`: key shapes, private-key blocks, assignments),
+    before anything here could cut a key short; the marker rules below are step value's own."""
     if policy == "whole" and SECRET_WORD.search(text) and not _only_allowed(text):
         return REDACTED
+    if secrets.enabled():
+        text = secrets.redact_text(text)
     text = BEARER.sub(lambda m: m[1] + REDACTED, text)
     text = API_KEY.sub(lambda m: m[1] + REDACTED, text)
     text = SECRET_ASSIGNMENT.sub(lambda m: m[1] + REDACTED, text)

@@ -19,6 +19,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
+
+from agentlens.verification import isolation
 
 # Only what toolchains need to be found and to behave deterministically.
 ENV_ALLOW = (
@@ -143,51 +146,98 @@ def run_command(
     *,
     timeout_s: float,
     env: Mapping[str, str] | None = None,
+    root: Path | None = None,
 ) -> CommandResult:
-    """Run `command` (argv list, or a string given to `sh -c`) and capture stdout+stderr.
+    """Run `command` (argv list, or a string given to `sh -c`) isolated, and capture stdout+stderr.
 
-    Output goes to a file, not a pipe: a background child holding a pipe open would make the
-    wait outlast the timeout. When the command ends or times out its whole process group is
-    killed, so test runners' children and daemons die too."""
+    `root` is the scratch folder holding the copy and its home (default: `cwd`'s parent); it is
+    the only place the command can write. Only the tail of the output is kept (`Limits`), with
+    the size of what was cut. When the command ends or times out, the sandbox's PID namespace is
+    torn down, so test runners' children, daemons and `setsid` escapees die too."""
     argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
     scope = _SCOPE.get()
     if scope is not None and scope.stopped:
         return CommandResult(argv, None, "not started: the run is stopping", 0.0, False)
-    home = cwd.parent / "home"
-    home.mkdir(exist_ok=True)
+    root = root or cwd.parent
+    home = _scratch_home(root)
+    wrapped = isolation.isolate(
+        argv, workdir=cwd, writable=[root], isolation=isolation.current(), home=home
+    )
     start = time.monotonic()
-    with tempfile.TemporaryFile() as output:
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=clean_env(home, env),
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return CommandResult(argv, None, f"cannot start {argv[0]!r}: {exc}", 0.0, False)
-        if scope is not None and not scope.admit(proc.pid):
-            proc.wait()
-            return CommandResult(argv, None, "stopped: the run is stopping", 0.0, False)
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            kill_group(proc.pid)
-            proc.wait()
-            if scope is not None:
-                scope.release(proc.pid)
-        output.seek(0)
-        # universal newlines, as text-mode pipes gave: verifier patterns like `SUCCESS$` match
-        text = output.read().decode("utf-8", errors="replace")
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    try:
+        proc = subprocess.Popen(
+            wrapped.argv,
+            cwd=cwd,
+            env=clean_env(home, env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return CommandResult(argv, None, f"cannot start {argv[0]!r}: {exc}", 0.0, False)
+    if scope is not None and not scope.admit(proc.pid):
+        proc.wait()
+        return CommandResult(argv, None, "stopped: the run is stopping", 0.0, False)
+    tail = OutputTail(proc.stdout, isolation.current().limits.output_bytes)  # type: ignore[arg-type]
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        kill_group(proc.pid)
+        proc.wait()
+        if scope is not None:
+            scope.release(proc.pid)
+    text = tail.finish()
+    if wrapped.warning:
+        text = f"{wrapped.warning}\n{text}"
     code = None if timed_out else proc.returncode
     return CommandResult(argv, code, text, time.monotonic() - start, timed_out)
+
+
+class OutputTail:
+    """Reads a pipe to its end in a thread, keeping only the last `keep` bytes in memory."""
+
+    def __init__(self, pipe: IO[bytes], keep: int) -> None:
+        self.keep = keep
+        self.total = 0
+        self._buffer = bytearray()
+        self._pipe = pipe
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := self._pipe.read1(1 << 16):  # type: ignore[attr-defined]
+                self.total += len(chunk)
+                self._buffer += chunk
+                if len(self._buffer) > 2 * self.keep:
+                    del self._buffer[: len(self._buffer) - self.keep]
+
+    def finish(self) -> str:
+        """The kept tail as text; a writer that escaped the sandbox cannot hold us past 5 s."""
+        self._thread.join(timeout=5)
+        self._pipe.close()
+        kept = bytes(self._buffer[-self.keep :]) if self.keep else b""
+        # universal newlines, as text-mode pipes gave: verifier patterns like `SUCCESS$` match
+        text = kept.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+        cut = self.total - len(kept)
+        if cut > 0:
+            text = f"[... first {cut} of {self.total} bytes of output not kept]\n{text}"
+        return text
+
+
+def _scratch_home(root: Path) -> Path:
+    """The command's home: empty but for a link to the Maven repository (JVM tools find their
+    home in the password database, which the sandbox points here)."""
+    home = root / "home"
+    home.mkdir(exist_ok=True)
+    maven = Path.home() / ".m2"
+    if maven.is_dir() and not (home / ".m2").exists():
+        (home / ".m2").symlink_to(maven, target_is_directory=True)
+    return home
 
 
 def kill_group(pid: int) -> None:
@@ -207,7 +257,12 @@ def run_in_scratch(
     """Run `command` in a fresh copy of `repo`; also return the text of small report files the
     command left behind (JUnit XML, coverage reports), keyed by relative path."""
     with scratch_copy(repo) as copy:
-        result = run_command(command, copy / workdir, timeout_s=timeout_s, env=env)
+        # the sandbox shows only the copy: paths into the repository (a venv on PATH) follow it
+        original = str(repo.resolve())
+        moved = {k: v.replace(original, str(copy)) for k, v in (env or {}).items()}
+        result = run_command(
+            command, copy / workdir, timeout_s=timeout_s, env=moved, root=copy.parent
+        )
         return result, _collect_reports(copy)
 
 

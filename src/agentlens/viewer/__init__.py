@@ -28,8 +28,10 @@ def require(module: str) -> None:
         raise MissingDependencyError("the viewer", "viewer", module)
 
 
-def create_app(store_url: str, *, allowed_hosts: list[str] | None = None) -> Starlette:
+def create_app(
+    store_url: str, *, allowed_hosts: list[str] | None = None, token: str | None = None
+) -> Starlette:
     require("starlette")
     from agentlens.viewer.app import build_app
 
-    return build_app(store_url, allowed_hosts=allowed_hosts)
+    return build_app(store_url, allowed_hosts=allowed_hosts, token=token)

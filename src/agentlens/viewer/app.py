@@ -26,6 +26,7 @@ from agentlens.errors import ConfigError, StoreError
 from agentlens.store import open_store
 from agentlens.viewer import LOCAL_HOSTS
 from agentlens.viewer.api import ROUTES, BadRequest, TrajectoryCache
+from agentlens.viewer.token_gate import TokenGate
 
 STATIC = Path(__file__).parent / "static"
 CSP = (
@@ -87,7 +88,9 @@ async def _no_such_api(request: Request) -> Response:
     return _error(404, f"no API route {request.url.path}")
 
 
-def build_app(store_url: str, *, allowed_hosts: list[str] | None = None) -> Starlette:
+def build_app(
+    store_url: str, *, allowed_hosts: list[str] | None = None, token: str | None = None
+) -> Starlette:
     """The app over the store at `store_url`, opened when the app starts and closed when it stops."""
 
     @asynccontextmanager
@@ -108,6 +111,8 @@ def build_app(store_url: str, *, allowed_hosts: list[str] | None = None) -> Star
         Middleware(SecurityHeaders),
         Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or LOCAL_HOSTS),
     ]
+    if token:  # off loopback (`agentlens view --host`): checked after the Host
+        middleware.append(Middleware(TokenGate, token=token))
     handlers = {
         StoreError: _store_error,
         BadRequest: _bad_request,

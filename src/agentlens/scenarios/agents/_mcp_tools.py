@@ -41,7 +41,7 @@ class McpTools:
         self.config.unlink()  # the model's shell runs as this user: leave it no token to read
         for name, spec in servers.items():
             log = self.log_dir / f"mcp-{name}.log"
-            session = open_session(name, spec, log=log, workdir=workdir)
+            session = open_session(name, spec, log=log, workdir=workdir, writable=[workdir])
             self.sessions[name] = session
             await session.start()
 

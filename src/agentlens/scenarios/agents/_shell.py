@@ -3,8 +3,8 @@ left behind.
 
 Output goes to files, not pipes: a background child that keeps a pipe open would otherwise make
 waiting for end-of-output outlast any timeout. When the command ends, times out or is cancelled
-(a turn timeout cancels the turn), its whole process group is killed, so the background jobs it
-started die with it. A process that leaves the group on purpose (`setsid`) is out of reach."""
+(a turn timeout cancels the turn), its whole process group is killed, and with it the sandbox's
+PID namespace, so the background jobs it started die with it, `setsid` ones included."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from agentlens.verification import isolation
 from agentlens.verification.sandbox import clean_env, kill_group
 
 KEPT_OUTPUT_BYTES = 1_000_000
@@ -36,14 +37,26 @@ async def run_process(
     timeout_s: float | None,
     env: Mapping[str, str] | None = None,
     stdout_path: Path | None = None,
+    writable: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
 ) -> tuple[ShellResult, str]:
-    """Run `argv`. With `stdout_path`, stdout goes to that file and stderr is returned apart;
-    without, both are merged into `ShellResult.output`."""
+    """Run `argv` isolated (`isolation.isolate`): it can write only in `cwd`'s parent (the
+    workspace and its home) and `writable`. With `stdout_path`, stdout goes to that file and
+    stderr is returned apart; without, both are merged into `ShellResult.output`."""
+    home = env.get("HOME") if env else None
+    wrapped = isolation.isolate(
+        argv,
+        workdir=cwd,
+        writable=[cwd.parent, *writable],
+        isolation=isolation.current(),
+        home=Path(home) if home else None,
+        readable=readable,
+    )
     with contextlib.ExitStack() as files:
         out = files.enter_context(_output_file(stdout_path))
         err = out if stdout_path is None else files.enter_context(tempfile.TemporaryFile())
         proc = await asyncio.create_subprocess_exec(
-            *argv,
+            *wrapped.argv,
             cwd=cwd,
             env=dict(env) if env is not None else None,
             stdin=asyncio.subprocess.DEVNULL,
@@ -61,7 +74,10 @@ async def run_process(
             await _reap(proc)
         code = None if timed_out else proc.returncode
         stderr = "" if err is out else _read(err)
-        return ShellResult(code, _read(out) if stdout_path is None else "", timed_out), stderr
+        output = _read(out) if stdout_path is None else ""
+        if wrapped.warning:
+            output = f"{wrapped.warning}\n{output}"
+        return ShellResult(code, output, timed_out), stderr
 
 
 async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult:
@@ -93,10 +109,11 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
 
 
 def _read(handle: IO[bytes]) -> str:
-    """At most `KEPT_OUTPUT_BYTES` of it: a command may print gigabytes."""
+    """The last `KEPT_OUTPUT_BYTES` of it: a command may print gigabytes, and the end (the
+    error, the test summary) is what matters."""
     size = handle.seek(0, os.SEEK_END)
-    handle.seek(0)
+    handle.seek(max(0, size - KEPT_OUTPUT_BYTES))
     text = handle.read(KEPT_OUTPUT_BYTES).decode("utf-8", errors="replace")
     if size > KEPT_OUTPUT_BYTES:
-        text += f"\n[... {size - KEPT_OUTPUT_BYTES} more bytes of output not kept]"
+        text = f"[... first {size - KEPT_OUTPUT_BYTES} of {size} bytes of output not kept]\n{text}"
     return text

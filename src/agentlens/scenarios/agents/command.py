@@ -79,7 +79,14 @@ class CommandAgent:
         argv = [_fill(part, values) for part in template]
         stdout = trace.with_suffix(".stdout.log") if to_file else trace
         try:
-            result, err = await run_process(argv, workdir, timeout_s=None, stdout_path=stdout)
+            result, err = await run_process(
+                argv,
+                workdir,
+                timeout_s=None,
+                stdout_path=stdout,
+                writable=[trace.parent],
+                readable=_program_files(argv),
+            )
         except asyncio.CancelledError:  # a timeout: keep what the trace shows so far
             into.steps[:], into.reply = self._partial(trace)
             raise
@@ -181,3 +188,9 @@ def _program_name(argv: list[str]) -> str:
 def _fill(part: str, values: dict[str, str]) -> str:
     """One pass, so a message that contains `{workdir}` stays as written."""
     return PLACEHOLDER.sub(lambda match: values[match[1]], part)
+
+
+def _program_files(argv: list[str]) -> list[Path]:
+    """Folders of the files the agent's command line names (its script, its config): the
+    sandbox shows them read-only, and nothing else of the user's files."""
+    return [Path(part).parent for part in argv if part.startswith("/") and Path(part).is_file()]

@@ -18,6 +18,7 @@ The package holds one file per part: `session` (the protocol, shared by both tra
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,12 @@ __all__ = ["HttpSession", "McpError", "McpSession", "StdioSession", "one_line", 
 
 
 def open_session(
-    name: str, spec: dict[str, Any], *, log: Path, workdir: Path | None = None
+    name: str,
+    spec: dict[str, Any],
+    *,
+    log: Path,
+    workdir: Path | None = None,
+    writable: Sequence[Path] = (),
 ) -> McpSession:
     """The session an entry of an `mcpServers` config asks for (not started yet); a local server
     runs in `workdir` unless its entry says `cwd` (as agent CLIs run theirs in the project)."""
@@ -40,4 +46,4 @@ def open_session(
         return HttpSession(name, spec)
     if workdir is not None:
         spec = {"cwd": str(workdir), **spec}
-    return StdioSession(name, spec, log=log)
+    return StdioSession(name, spec, log=log, writable=writable)

@@ -1,18 +1,23 @@
 """The stdio transport: a local server started from its entry (`command`, `args`, `env`,
 `cwd`), one JSON-RPC message a line; its stderr kept in a log, its whole process group stopped
-at the end."""
+at the end. It runs sandboxed (`isolation.isolate`): its `cwd` readable, only `writable` (the
+scenario's workspace) writable, no network unless the scenario grants it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
+from agentlens.errors import AgentLensError
 from agentlens.scenarios.mcp_client import limits
 from agentlens.scenarios.mcp_client._pipes import LineTooLong, ServerPipes
 from agentlens.scenarios.mcp_client.session import (
@@ -22,15 +27,19 @@ from agentlens.scenarios.mcp_client.session import (
     one_line,
     reply,
 )
+from agentlens.verification import isolation
 from agentlens.verification.sandbox import kill_group
 
 
 class StdioSession(McpSession):
     """A local server, its stderr kept in `log` (at most `STDERR_LOG_LIMIT` bytes of it)."""
 
-    def __init__(self, name: str, spec: dict[str, Any], *, log: Path) -> None:
+    def __init__(
+        self, name: str, spec: dict[str, Any], *, log: Path, writable: Sequence[Path] = ()
+    ) -> None:
         super().__init__(name, spec)
         self.log = log
+        self.writable = list(writable)  # besides these the sandbox lets it read, not write
         self._pipes: ServerPipes | None = None
         self._log_file: IO[bytes] | None = None
         self._kept = self._dropped = 0  # bytes of its stderr written to the log, and not
@@ -47,9 +56,17 @@ class StdioSession(McpSession):
         self._log_file = self.log.open("ab")
         pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
         try:
+            command[0] = _program(command[0], cwd)  # inside the sandbox exec errors lose their name
+            wrapped = isolation.isolate(
+                command,
+                workdir=Path(cwd or "/"),
+                writable=self.writable,
+                isolation=isolation.current(),
+                readable=_named_folders(command, cwd),
+            )
             await asyncio.get_running_loop().subprocess_exec(
                 lambda: pipes,
-                *command,
+                *wrapped.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -57,10 +74,12 @@ class StdioSession(McpSession):
                 cwd=cwd,
                 start_new_session=True,  # so `close` can stop what it starts in turn
             )
-        except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument or a variable
+        except (OSError, ValueError, AgentLensError) as exc:  # ValueError: a NUL in an argument
             self._log_file.close()
             self._log_file = None
             reason = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) else str(exc)
+            if isinstance(exc, isolation.SandboxUnavailableError):
+                raise
             raise self._error(f"did not start: {one_line(reason, limits.ERROR_CHARS)}") from None
         self._pipes = pipes
 
@@ -170,6 +189,28 @@ class StdioSession(McpSession):
         if self._pipes is None:
             raise self._error("is not running")
         return self._pipes
+
+
+def _program(name: str, cwd: str | None) -> str:
+    """The server's program as an absolute path; `OSError` as `exec` would raise it."""
+    if "/" in name:
+        path = Path(cwd or ".", name)
+        if not path.exists():
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+        if path.is_dir() or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", name)
+        return str(path.resolve())
+    found = shutil.which(name)
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+    return found
+
+
+def _named_folders(command: list[str], cwd: str | None) -> list[Path]:
+    """What the sandbox shows read-only: its cwd and the folders of files its command line
+    names (its script, its config), nothing else of the user's files."""
+    named = [Path(part).parent for part in command if part.startswith("/") and Path(part).is_file()]
+    return [Path(cwd), *named] if cwd else named
 
 
 async def _ended(pipes: ServerPipes, seconds: float) -> int | None:

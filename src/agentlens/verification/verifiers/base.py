@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentlens.trajectory import Trajectory
+from agentlens.verification.isolation import GIT_HARDENING
 
 Status = Literal["pass", "fail", "error"]
 
@@ -76,7 +77,11 @@ class Verifier(Protocol):
 
 def _git(repo: Path, *args: str) -> str:
     proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=60, check=False
+        ["git", "-C", str(repo), *GIT_HARDENING, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     if proc.returncode != 0:
         raise VerifierSetupError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")

@@ -1,0 +1,315 @@
+"""Isolation for commands that run agent-written code: bubblewrap namespaces plus resource limits.
+
+Every command AgentLens starts on an agent's repository (test runs, builds, linters, a scenario
+agent's shell, MCP servers) is wrapped by `isolate`. Inside, the command sees the system read-only,
+its scratch copy as the only writable place, a private `/tmp`, no home directories, no network
+unless granted, and a PID namespace: when the outer `bwrap` process is killed, the kernel kills
+everything inside, `setsid` children included.
+
+When AgentLens runs as root (CI containers), the command also drops to the unprivileged
+`nobody` user before it starts: a user namespace alone keeps root's file ownership, so root-owned
+secrets (`/etc/shadow`) would stay readable, and the kernel exempts root from the process limit.
+
+Where bubblewrap cannot run, `isolate` refuses with one line saying how to install it, unless
+isolation was switched off (`--no-sandbox`), which results then carry as a warning."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+
+from agentlens.errors import AgentLensError
+
+NOBODY = 65534
+NO_SANDBOX_WARNING = "warning: --no-sandbox: agent-written code ran without isolation"
+INSTALL_HINT = (
+    "cannot isolate agent-written code: bubblewrap is not usable here ({why}); install it "
+    "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or pass "
+    "--no-sandbox to run it uncontained"
+)
+# Read-only system folders the command may use; home directories, /work-style project roots,
+# /mnt and /var are left out on purpose.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+# Files under /etc that a tool never needs and that hold secrets when readable.
+MASKED_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
+
+
+# AgentLens's own git calls on an agent's repository (diffs, changed files) run outside the
+# sandbox: the repository may belong to the sandbox user, and its .git/config is the agent's,
+# so ownership checks are waived and the config keys that run programs are switched off.
+GIT_HARDENING = (
+    "-c", "safe.directory=*",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.pager=cat",
+)  # fmt: skip
+
+
+class SandboxUnavailableError(AgentLensError):
+    """bubblewrap is missing or cannot create namespaces on this machine."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-process resource limits; `processes` bounds how many there are at once."""
+
+    memory_mb: int = 4096  # RLIMIT_DATA: heap and private mappings (JVM/Go reservations are not)
+    cpu_s: int = 900
+    processes: int = 512
+    file_size_mb: int = 2048
+    output_bytes: int = 1_000_000  # the tail of the output that is kept
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How a command is contained; `enabled=False` is `--no-sandbox`."""
+
+    enabled: bool = True
+    network: bool = False
+    limits: Limits = field(default_factory=Limits)
+
+    def with_overrides(self, settings: dict[str, object]) -> Isolation:
+        """A scenario's `sandbox:` block: `network`, and any `Limits` field by name."""
+        known = set(Limits.__dataclass_fields__)
+        unknown = set(settings) - known - {"network"}
+        if unknown:
+            raise AgentLensError(
+                f"unknown sandbox setting(s) {sorted(unknown)}; known: network, {sorted(known)}"
+            )
+        limits = replace(self.limits, **{k: int(v) for k, v in settings.items() if k in known})  # type: ignore[call-overload]
+        return replace(self, network=bool(settings.get("network", self.network)), limits=limits)
+
+
+_POLICY: ContextVar[Isolation | None] = ContextVar("agentlens_isolation", default=None)
+_default = Isolation()
+
+
+def current() -> Isolation:
+    """The policy of this context, else the process-wide one."""
+    return _POLICY.get() or _default
+
+
+@contextmanager
+def policy(isolation: Isolation) -> Iterator[Isolation]:
+    """Commands started in this context (threads of `asyncio.to_thread` included) use `isolation`."""
+    token = _POLICY.set(isolation)
+    try:
+        yield isolation
+    finally:
+        _POLICY.reset(token)
+
+
+def set_default(isolation: Isolation) -> None:
+    """The process-wide policy, set once by the CLI from `--no-sandbox`."""
+    global _default
+    _default = isolation
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """What to start instead of the bare command."""
+
+    argv: list[str]
+    warning: str = ""
+
+
+def isolate(
+    argv: Sequence[str],
+    *,
+    workdir: Path,
+    writable: Sequence[Path],
+    isolation: Isolation,
+    home: Path | None = None,
+    readable: Sequence[Path] = (),
+) -> Wrapped:
+    """`argv` wrapped in bubblewrap, run in `workdir`; only `writable` folders can be written,
+    and besides the system only `readable` ones (and toolchains) can be read.
+
+    `home` becomes the home directory of the user the command runs as (JVM tools read it from
+    the password database, not from $HOME)."""
+    limiter = _limit_argv(isolation.limits)
+    if not isolation.enabled:
+        return Wrapped([*limiter, *argv], NO_SANDBOX_WARNING)
+    bwrap = bubblewrap()
+    for folder in writable:
+        _check_writable(folder)
+    as_root = os.geteuid() == 0
+    if as_root:
+        for folder in writable:
+            _hand_to_nobody(folder)
+    prefix = [*limiter, bwrap, *_namespaces(isolation, as_root), *_mounts(writable, readable)]
+    if as_root and home is not None:
+        prefix += ["--ro-bind", str(_passwd_for_nobody(home)), "/etc/passwd"]
+    prefix += ["--chdir", str(workdir)]
+    if as_root:
+        prefix += ["--cap-add", "CAP_SETUID,CAP_SETGID", "--", *_drop_to_nobody()]
+    else:
+        prefix.append("--")
+    return Wrapped([*prefix, *argv])
+
+
+def require() -> None:
+    """Refuse now, with one line, when the current policy isolates and bubblewrap cannot run."""
+    if current().enabled:
+        bubblewrap()
+
+
+@cache
+def bubblewrap() -> str:
+    """The bwrap binary, checked once to really create namespaces here."""
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailableError(INSTALL_HINT.format(why="no 'bwrap' on PATH"))
+    probe = [path, "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--", "true"]
+    if os.geteuid() != 0:
+        probe.insert(1, "--unshare-user")
+    done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        raise SandboxUnavailableError(INSTALL_HINT.format(why=why[-1] if why else "it failed"))
+    return path
+
+
+def _namespaces(isolation: Isolation, as_root: bool) -> list[str]:
+    flags = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
+    flags += ["--unshare-uts", "--unshare-cgroup-try"]
+    if not as_root:  # as root the command drops to `nobody` instead; see the module docstring
+        flags.append("--unshare-user")
+    if not isolation.network:
+        flags.append("--unshare-net")
+    return flags
+
+
+def _mounts(writable: Sequence[Path], readable: Sequence[Path]) -> list[str]:
+    mounts = ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    mounts += ["--tmpfs", "/run"]
+    for folder in SYSTEM_DIRS:
+        if os.path.islink(folder):
+            mounts += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            mounts += ["--ro-bind", folder, folder]
+    for path in MASKED_FILES:
+        if os.path.isdir(path):
+            mounts += ["--tmpfs", path]
+        elif os.path.exists(path):
+            mounts += ["--ro-bind", "/dev/null", path]
+    tools = _toolchain_dirs([str(p) for p in readable])
+    places = [*tools, *(os.path.realpath(w) for w in writable)]
+    for parent in _parents(places):  # bwrap would create them 0700: unreadable to `nobody`
+        mounts += ["--perms", "0755", "--dir", parent]
+    for folder in tools:
+        mounts += ["--ro-bind", folder, folder]
+    for scratch in writable:
+        mounts += ["--bind", os.path.realpath(scratch), os.path.realpath(scratch)]
+    return mounts
+
+
+def _toolchain_dirs(extra: Sequence[str] = ()) -> list[str]:
+    """Interpreters and toolchains outside the system folders (pyenv, a venv, rustup, Go), and
+    `extra`: bound read-only so commands find them; they hold tools, not secrets."""
+    candidates = [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]
+    candidates += extra
+    home = Path.home()
+    candidates += [str(home / rel) for rel in (".pyenv", ".cargo", ".rustup", "go", ".m2", ".npm")]
+    chosen: list[str] = []
+    for raw in candidates:
+        folder = os.path.realpath(raw) if raw else ""
+        if not folder or not os.path.isdir(folder) or folder == "/":
+            continue
+        if _under_system_dir(folder):
+            continue
+        if not any(folder == c or folder.startswith(c + "/") for c in chosen):
+            chosen = [c for c in chosen if not c.startswith(folder + "/")] + [folder]
+    return sorted(chosen)
+
+
+def _parents(folders: Sequence[str]) -> list[str]:
+    parents = {str(p) for f in folders for p in Path(f).parents if str(p) != "/"}
+    return sorted(parents - {f for f in parents if _under_system_dir(f)}, key=len)
+
+
+def _under_system_dir(folder: str) -> bool:
+    return any(folder == d or folder.startswith(d + "/") for d in SYSTEM_DIRS)
+
+
+def _passwd_for_nobody(home: Path) -> Path:
+    """The system's password file with `nobody`'s home pointed at the scratch home."""
+    lines = Path("/etc/passwd").read_text().splitlines()
+    fields = [line.split(":") for line in lines]
+    rows = [[*f[:5], str(home), *f[6:]] if f[2:3] == [str(NOBODY)] else f for f in fields]
+    path = home.parent / ".passwd"
+    path.write_text("".join(":".join(row) + "\n" for row in rows))
+    return path
+
+
+def _drop_to_nobody() -> list[str]:
+    setpriv = shutil.which("setpriv") or "setpriv"
+    # group 0 as a supplementary group: root-only toolchain caches (~/.m2 is 0750) stay readable;
+    # only folders bound into the sandbox are visible at all
+    ids = [f"--reuid={NOBODY}", f"--regid={NOBODY}", "--groups=0"]
+    return [setpriv, *ids, "--inh-caps=-all", "--bounding-set=-all"]
+
+
+def share_with_sandbox(*paths: Path) -> None:
+    """Private files a sandboxed command must read (an agent's MCP config, mode 0600 in a 0700
+    folder) become the sandbox user's; without root the command keeps this user's id anyway."""
+    if os.geteuid() == 0:
+        for path in paths:
+            os.chown(path, NOBODY, NOBODY)
+
+
+def _check_writable(folder: Path) -> None:
+    """Only a folder of its own may be handed to the sandbox: making `/`, a system folder, the
+    temporary root or the home directory (or a parent of one) writable would hand them over."""
+    resolved = Path(os.path.realpath(folder))
+    protected = [Path("/"), Path(tempfile.gettempdir()), Path.home(), Path(sys.prefix), Path.cwd()]
+    protected += [Path(d) for d in SYSTEM_DIRS]
+    if not resolved.is_dir() or any(p == resolved or resolved in p.parents for p in protected):
+        raise AgentLensError(f"refusing to make {resolved} writable to a sandboxed command")
+
+
+def _hand_to_nobody(folder: Path) -> None:
+    """The scratch copy becomes writable by the unprivileged user the command runs as."""
+    os.chown(folder, NOBODY, NOBODY)
+    device = folder.stat().st_dev
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if os.lstat(os.path.join(root, d)).st_dev == device]
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), NOBODY, NOBODY, follow_symlinks=False)
+
+
+def _limit_argv(limits: Limits) -> list[str]:
+    """`prlimit` in front of the command: no Python runs in the child between fork and exec."""
+    # RLIMIT_NPROC counts every process of the user: a non-root user's own count comes on top
+    processes = limits.processes + (0 if os.geteuid() == 0 else _processes_of(os.getuid()))
+    mib = 1024 * 1024
+    prlimit = shutil.which("prlimit") or "prlimit"
+    return [
+        prlimit,
+        f"--data={limits.memory_mb * mib}",
+        f"--cpu={limits.cpu_s}",
+        f"--nproc={processes}",
+        f"--fsize={limits.file_size_mb * mib}",
+        "--core=0",
+        "--",
+    ]
+
+
+def _processes_of(uid: int) -> int:
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                continue
+    return count

@@ -1,0 +1,54 @@
+"""Inputs that used to stop a batch or hang it are one file's one-line error now: a number no
+64-bit column holds (a token count of 2**70) and a FIFO named on the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+CLAUDE = "formats/claude-code/marot-spotter"
+MINI = "formats/mini-swe-agent-fixtures/local.traj.json"
+
+
+def agentlens(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": SRC, "AGENTLENS_STORE": str(tmp_path / "store.db")}
+    return subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
+
+
+def inputs(data_dir: Path, tmp_path: Path) -> list[str]:
+    """Two good real traces and a copy of one whose token counts are 2**70."""
+    real = sorted((data_dir / CLAUDE).glob("*.jsonl"))[0]
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text(re.sub(r'"input_tokens": ?\d+', f'"input_tokens": {2**70}', real.read_text()))
+    return [str(data_dir / MINI), str(huge), str(real)]
+
+
+def test_a_token_count_of_2_to_the_70_is_that_files_error(data_dir: Path, tmp_path: Path) -> None:
+    files = inputs(data_dir, tmp_path)
+    shown = agentlens(tmp_path, "inspect", *files, "--json")
+    assert shown.returncode == 1 and len(shown.stdout.splitlines()) == 2  # the two good ones
+    assert "huge.jsonl" in shown.stderr and "number out of range at steps[" in shown.stderr
+    assert "Traceback" not in shown.stderr and "internal error" not in shown.stderr
+    stored = agentlens(tmp_path, "store", "import", *files)
+    assert stored.returncode == 1, stored.stderr
+    listed = agentlens(tmp_path, "store", "runs", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout)  # the good ones were kept
+
+
+def test_a_fifo_named_on_the_command_line_is_refused_at_once(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    shown = agentlens(tmp_path, "inspect", str(fifo), str(data_dir / MINI), "--json")
+    assert time.monotonic() - started < 30  # it used to wait forever for a writer
+    assert shown.returncode == 1 and len(shown.stdout.splitlines()) == 1
+    assert "cannot read a FIFO: only regular files are traces" in shown.stderr

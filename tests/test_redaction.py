@@ -1,0 +1,127 @@
+"""Secrets planted in copies of real trajectories never leave AgentLens: not in the judge's
+prompt, the viewer's payload, the HTML report, an ATIF export or the store's rows (the one
+redaction pass of `agentlens.redaction`, on the read path). `--no-redact` keeps them (so the
+check can fail)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from agentlens import redaction
+from agentlens.formats.load import read_path
+from agentlens.reviews.judge.compact import compact
+from agentlens.reviews.judge.prompt import ReviewContext, build_messages
+from agentlens.store import open_store
+from agentlens.viewer.payload import trajectory_dict
+
+PLANTED = {
+    "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdEFGH",
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "github": "ghp_1234567890abcdefghijABCDEFGHIJ123456",
+    "slack": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "private-key": "MIIEowIBAAKCAQEAx4UbaDzY5ExAmPlEoNlY",
+    "password": "hunter2-Corr3ct-Horse",
+    "stripe": "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+    "gitlab": "glpat-xYz12345678901234567890",
+    "bearer": "Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4",
+}
+PLANTED_TEXT = f"""env shows OPENAI_API_KEY={PLANTED["openai"]} and aws {PLANTED["aws"]}
+git push https://{PLANTED["github"]}@github.com/o/r and SLACK={PLANTED["slack"]}
+-----BEGIN RSA PRIVATE KEY-----
+{PLANTED["private-key"]}
+-----END RSA PRIVATE KEY-----
+mysql -u root --password={PLANTED["password"]} ; stripe {PLANTED["stripe"]}
+token {PLANTED["jwt"]} gitlab {PLANTED["gitlab"]}
+curl -H "Authorization: Bearer {PLANTED["bearer"]}" https://api.example.com"""
+SOURCES = [
+    "mini-swe-agent-fixtures/local.traj.json",
+    "mini-swe-agent-fixtures/github_issue.traj.json",
+]
+
+
+@pytest.fixture
+def planted(data_dir: Path, tmp_path: Path) -> list[Path]:
+    """Copies of real mini-swe-agent trajectories with the secrets in an observation."""
+    paths = []
+    for source in SOURCES:
+        doc = json.loads((data_dir / "formats" / source).read_text())
+        messages = doc["messages"] if isinstance(doc, dict) else doc
+        observation = next(m for m in messages[2:] if m["role"] == "user")
+        observation["content"] = f"{observation['content']}\n{PLANTED_TEXT}"
+        path = tmp_path / Path(source).name
+        path.write_text(json.dumps(doc))
+        paths.append(path)
+    return paths
+
+
+def leaked(text: str) -> list[str]:
+    return [kind for kind, secret in PLANTED.items() if secret in text]
+
+
+def cli(tmp_path: Path, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"),
+           "AGENTLENS_STORE": str(tmp_path / "store.db")}  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
+                          text=True, env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def exported_and_stored(tmp_path: Path, paths: list[Path], *flags: str) -> dict[str, str]:
+    """What leaves through the CLI: an ATIF export, the store's rows, the HTML report."""
+    files = [str(p) for p in paths]
+    cli(tmp_path, *flags, "convert", *files, "--to", "atif", "-o", str(tmp_path / "atif"))
+    cli(tmp_path, *flags, "store", "import", *files)
+    cli(tmp_path, *flags, "report", "--kind", "import", "-o", str(tmp_path / "report.html"))
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        tables = [r[0] for r in db.execute("select name from sqlite_master where type='table'")]
+        rows = [repr(row) for t in tables for row in db.execute(f'select * from "{t}"')]
+    with open_store(str(tmp_path / "store.db"), create=False) as store:  # the blobs, unpacked
+        rows += [
+            msgspec.json.encode(t).decode()
+            for r in store.runs()
+            for t in store.run_trajectories(r.id)
+        ]
+    atif = "".join(p.read_text() for p in (tmp_path / "atif").rglob("*") if p.is_file())
+    return {
+        "export": atif,
+        "store": "\n".join(rows),
+        "report": (tmp_path / "report.html").read_text(),
+    }
+
+
+def test_planted_secrets_of_ten_kinds_leave_through_nothing(
+    planted: list[Path], tmp_path: Path
+) -> None:
+    assert all(leaked(p.read_text()) == list(PLANTED) for p in planted)  # all planted
+    outputs = exported_and_stored(tmp_path, planted)
+    for path in planted:
+        (traj,) = read_path(path)
+        messages = build_messages(traj, "EndResult", compact(traj, 6000), ReviewContext())
+        outputs[f"judge prompt {path.name}"] = json.dumps(messages)
+        payload = trajectory_dict("d", traj, "paper", limit=10_000)
+        outputs[f"viewer payload {path.name}"] = json.dumps(payload)
+    found = {where: leaked(text) for where, text in outputs.items()}
+    print(json.dumps({"kinds": len(PLANTED), "leaks": found}))
+    assert found == {where: [] for where in outputs}
+    assert "[REDACTED:private-key]" in outputs["export"] and "[REDACTED:" in outputs["store"]
+
+
+def test_no_redact_keeps_them(planted: list[Path], tmp_path: Path) -> None:
+    outputs = exported_and_stored(tmp_path, planted, "--no-redact")
+    assert leaked(outputs["export"]) == list(PLANTED) and leaked(outputs["store"])
+
+
+def test_real_code_keeps_its_words() -> None:
+    """Source code that names tokens and passwords is evidence, not a secret."""
+    code = 'token: string;\nconst csrfToken = document.querySelector("meta");\npassword = getpass()'
+    assert redaction.redact_text(code) == code
