@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from agentlens.formats.load import read_paths
-from agentlens.process.calibrated import FEATURES, attach_baseline, reference_baseline
+from agentlens.process.calibrated import FEATURES, reference_baseline
+from agentlens.process.donor_baseline import attach_baseline
 from agentlens.process.profiles import CALIBRATED, Profile, Term
 from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.pta import build_reference

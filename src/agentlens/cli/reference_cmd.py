@@ -12,7 +12,8 @@ from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.cli._process_options import profile_option
 from agentlens.errors import ConfigError
-from agentlens.process.calibrated import attach_baseline, saved_baseline
+from agentlens.process.calibrated import saved_baseline
+from agentlens.process.donor_baseline import attach_baseline
 from agentlens.process.profiles import Profile, get_profile
 from agentlens.process.protocols import group_by_task
 from agentlens.process.pta import build_reference

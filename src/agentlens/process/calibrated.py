@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
+from agentlens.process import calibrated_fit as fit
 from agentlens.process.profiles import ProfileConfig
 from agentlens.process.signals import Signal
 
 if TYPE_CHECKING:
     from agentlens.process.pta import Reference
     from agentlens.process.result import ProcessResult
-    from agentlens.trajectory import Trajectory
 
 FEATURES = (
     "f1_rel",
@@ -60,44 +60,6 @@ class DonorBaseline:
     reason: str
 
 
-def donor_baseline(donors: Sequence[Trajectory], config: ProfileConfig) -> DonorBaseline | None:
-    """Leave-one-donor-out: each of the first `BASELINE_DONORS` donors against the reference of
-    all the others; None with fewer than 3 donors (a reference needs 2)."""
-    from agentlens.process.pta import build_reference
-    from agentlens.process.score import score_trajectory
-
-    if len(donors) < 3:
-        return None
-    plain = replace(config, composite="eq1", terms=())
-    found = []
-    for i, donor in enumerate(donors[:BASELINE_DONORS]):
-        reference = build_reference([d for j, d in enumerate(donors) if j != i], plain)
-        found.append(score_trajectory(donor, reference, plain))
-    f1 = sum(r.f1_score for r in found) / len(found) / 100
-    cov = sum(r.signals["cov"].value for r in found) / len(found) / 100
-    n = sum(r.n_states for r in found) / len(found)
-    reason = f"mean of {len(found)} donors each scored against the other {len(donors) - 1}"
-    return DonorBaseline(f1, cov, n, reason)
-
-
-def attach_baseline(
-    reference: Reference,
-    donors: Sequence[Trajectory],
-    config: ProfileConfig,
-    known: dict[tuple[int, ...], DonorBaseline | None] | None = None,
-) -> None:
-    """Compute the donors' baseline once and keep it with the reference (its memo); `known`
-    shares baselines between references of the same donors."""
-    if config.composite != "logistic":
-        return
-    key = tuple(id(d) for d in donors)
-    cache = known if known is not None else {}
-    if key not in cache:
-        cache[key] = donor_baseline(donors, config)
-    found = cache[key]
-    reference.cached(BASELINE_KEY, lambda: found)
-
-
 def saved_baseline(reference: Reference) -> dict[str, object] | None:
     """The baseline as saved in a reference file (`agentlens reference build`), if computed."""
     found = reference.cached(BASELINE_KEY, lambda: None)
@@ -123,8 +85,6 @@ def load_baseline(reference: Reference, doc: dict[str, object]) -> None:
 def reference_baseline(reference: Reference) -> DonorBaseline:
     """The reference's donor baseline, else (a reference read from a file keeps no donor runs) the
     mean baseline of the dev tasks the profile was fitted on."""
-    from agentlens.process import calibrated_fit as fit
-
     found = reference.cached(BASELINE_KEY, lambda: None)
     if isinstance(found, DonorBaseline):
         return found

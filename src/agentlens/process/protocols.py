@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from agentlens.errors import AgentLensError, ConfigError
 from agentlens.process.profiles import DEFAULT_PROFILE
-from agentlens.process.run_units import RunFailure, run_name
+from agentlens.process.run_units import RunFailure, TaskUnit, run_name, score_unit
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -139,15 +139,6 @@ def score_splits(
     return results
 
 
-@dataclass(frozen=True)
-class TaskUnit:
-    """A task's consecutive splits as one work unit: each run once, splits as indices into it."""
-
-    task_id: str
-    runs: list[Trajectory]
-    splits: list[tuple[list[int], list[int]]]
-
-
 def score_tasks(
     splits: Sequence[TaskSplit],
     profile: Profile = DEFAULT_PROFILE,
@@ -176,8 +167,6 @@ def score_tasks(
         if on_split is not None:
             for split in pieces[outcome.index][1]:
                 on_split(split)
-
-    from agentlens.process.run_units import score_unit
 
     units = [_unit(piece) for _, piece in pieces]
     outcomes = runner.map(partial(score_unit, profile=profile), units, on_done=done, chunksize=1)

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-from agentlens.process.calibrated import DonorBaseline, attach_baseline
+from agentlens.process.calibrated import DonorBaseline
+from agentlens.process.donor_baseline import attach_baseline
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from agentlens.process.profiles import Profile, ProfileConfig
-    from agentlens.process.protocols import TaskUnit
     from agentlens.process.pta import Reference
     from agentlens.process.result import ProcessResult
     from agentlens.process.stages import Stage
@@ -41,6 +41,15 @@ def run_name(traj: Trajectory) -> str:
     """The run as a user finds it: its file (and record), else its id."""
     index = f"#{traj.source.index}" if traj.source.index is not None else ""
     return f"{traj.source.path or traj.id}{index}"
+
+
+@dataclass(frozen=True)
+class TaskUnit:
+    """A task's consecutive splits as one work unit: each run once, splits as indices into it."""
+
+    task_id: str
+    runs: list[Trajectory]
+    splits: list[tuple[list[int], list[int]]]
 
 
 def score_unit(unit: TaskUnit, profile: Profile) -> list[ScoredRun]:
@@ -124,7 +133,6 @@ def score_run(traj: Trajectory, reference: Reference, profile: Profile) -> Score
     """One run against a given reference (`agentlens score`): its result, or a `RunFailure`
     naming the step (label or score) that raised."""
     from agentlens.process.profiles import get_profile
-    from agentlens.process.protocols import TaskUnit
 
     unit = TaskUnit(traj.task_id or "", [traj], [([], [0])])
     results: list[ScoredRun] = []

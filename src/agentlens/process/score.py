@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agentlens.errors import AgentLensError
+from agentlens.process.calibrated import features, logistic, reference_baseline
 from agentlens.process.composite import OUTCOME_POINTS, eq1, sdk_score
 from agentlens.process.divergence import divergence
 from agentlens.process.match import MatchResult, PathPlan, match_candidate
@@ -67,7 +68,6 @@ def _calibrate(
     res: ProcessResult, stages: list[str], ref: Reference, config: ProfileConfig
 ) -> ProcessResult:
     """The calibrated composite from the run's features, then its tier and mechanism."""
-    from agentlens.process.calibrated import features, logistic, reference_baseline
 
     signals = res.signals | features(res, stages, reference_baseline(ref))
     composite = logistic(config, signals)
