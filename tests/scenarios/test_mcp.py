@@ -68,7 +68,7 @@ def test_the_agent_gets_the_servers_filled_in_and_the_secret_file_is_gone(
     git = seen["servers"]["git"]
     assert {"git_status", "git_diff", "git_log"} <= set(git["tools"])  # the real server's tools
     assert "On branch" in git["status"] and "nothing to commit" in git["status"]
-    assert git["env"] == {"GIT_TOKEN": hashlib.sha256(SECRET.encode()).hexdigest()}
+    assert git["env"] == [["GIT_TOKEN", hashlib.sha256(SECRET.encode()).hexdigest()]]
     assert seen["mode"] == "0o600"
     assert not Path(seen["path"]).exists() and not Path(seen["path"]).parent.exists()
     assert session.trajectory.metadata["mcp_servers"] == ["git"]
