@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument("--trajectories", type=int, default=10)
     parser.add_argument("--budget-tokens", type=int, default=2000)
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per attempt")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     model = args.model or bundled_gguf()
@@ -74,7 +75,7 @@ def main() -> None:
         name, concurrency = f"llamacpp:{model}", 4  # the backend itself queues to 1
     client = get_provider(
         name, role="judge", cache=False, max_concurrency=concurrency,
-        config=ProvidersConfig(timeout_s=300), retry=RetryPolicy(timeout_s=300),
+        config=ProvidersConfig(timeout_s=args.timeout), retry=RetryPolicy(timeout_s=args.timeout),
     )  # fmt: skip
     settings = JudgeSettings(budget_tokens=args.budget_tokens)
     rows = []
