@@ -25,7 +25,10 @@ def cohort(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict, 
         ["cohort", str(TASK), "--protocol", "agentlens-bench", "--boot", "50", "--json", *extra]
     )
     out, err = capsys.readouterr()
-    return code, json.loads(out), [line for line in err.splitlines() if line.strip()]
+    # the protocol's rule and the tasks it cannot score are notes, not failures (guard rails)
+    notes = ("agentlens-bench:", "not scored:")
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith(notes)]
+    return code, json.loads(out), lines
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +42,16 @@ def test_a_labeller_raising_on_one_run_costs_that_run_only(
 ) -> None:
     code, whole, err = cohort(capsys)
     assert code == 0 and err == []
-    import agentlens.process.labeler_paper as labeler_paper
+    import agentlens.process.labeler as labeler
 
-    real = labeler_paper.label_steps_paper
+    real = labeler.label_steps_paper
 
     def flaky(steps: Sequence[Step]) -> list:
         if list(steps) == bad_steps:
             raise IndexError("list index out of range")
         return real(steps)
 
-    monkeypatch.setattr(labeler_paper, "label_steps_paper", flaky)
+    monkeypatch.setattr(labeler, "label_steps_paper", flaky)
     code, kept, err = cohort(capsys)
     assert code == 1
     assert kept["n_runs"] == whole["n_runs"] - 1
@@ -84,22 +87,23 @@ def test_score_command_loses_only_the_run_whose_labeller_raised(
 ) -> None:
     ref = tmp_path / "ref.json"
     assert main(["reference", "build", str(TASK), "-o", str(ref)]) == 0
-    import agentlens.process.labeler_paper as labeler_paper
+    import agentlens.process.labeler as labeler
 
-    real = labeler_paper.label_steps_paper
+    real = labeler.label_steps_paper
 
     def flaky(steps: Sequence[Step]) -> list:
         if list(steps) == bad_steps:
             raise IndexError("list index out of range")
         return real(steps)
 
-    monkeypatch.setattr(labeler_paper, "label_steps_paper", flaky)
+    monkeypatch.setattr(labeler, "label_steps_paper", flaky)
     capsys.readouterr()
     code = main(["score", str(TASK), "--reference", str(ref), "--json"])
     out, err = capsys.readouterr()
     n_runs = len(list(TASK.glob("*.json")))
     assert code == 1 and len(out.splitlines()) == n_runs - 1
-    assert err.splitlines() == [
+    donors = "was one of the reference's donors"  # the guard rail's warning, one per donor
+    assert [line for line in err.splitlines() if donors not in line] == [
         f"failed: {BAD}: label failed: IndexError: list index out of range",
         f"1 failed; {n_runs - 1} runs scored",
     ]

@@ -120,7 +120,7 @@ def _review(
     console.print(table)
     means = {d: s.mean for d, s in aggregate([review]).items()}
     qi = quality_index(float(formal.passed), means)
-    console.print(f"QI {qi.value:.1f} = {qi.reason}", highlight=False)
+    console.print(f"QI {qi.shown} = {qi.reason}", highlight=False)
     for warning in qi.warnings:
         console.print(f"  warning: {warning}", highlight=False)
     console.print(
