@@ -63,7 +63,8 @@ def test_score_store_keeps_every_result_with_its_reasons(
     with open_store(store_url) as store:
         (run,) = store.runs(kind="score")
         records = store.records(run.id)
-    assert run.scorer == "process/paper/1" and run.settings["profile"] == "paper"
+    # the reference was built under the default profile, and `score` follows the reference
+    assert run.scorer == "process/calibrated/1" and run.settings["profile"] == "calibrated"
     assert {r.trajectory_id: r.body for r in records} == scores
     for r in records:
         score = r.metric("score")
