@@ -126,9 +126,7 @@ def review(
     run_label: str | None,
 ) -> int:
     """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0.
-
-    Exit codes: 0 ok; 1 an input or a judge call failed; 4 a dimension has no scored item (its
-    mean, and a QI built on it, is n/a); 2 usage or configuration error."""
+    Exit 0 ok; 1 an input or call failed; 4 a dimension has no scored item (n/a); 2 usage error."""
     from agentlens.jsonio import dump
     from agentlens.providers import get_provider
     from agentlens.reviews.documents import reviewed_dimensions
