@@ -68,12 +68,15 @@ ESCAPES = [
     "write_outside", "read_shadow", "list_root_ssh", "read_project_file", "read_host_secret",
     "network", "fork", "memory", "setsid_child", "huge_output",
 ]  # fmt: skip
-PEAK_RSS = """import resource, sys
+# VmHWM, not getrusage's ru_maxrss: Linux carries the forking parent's peak across exec into
+# ru_maxrss, so a pytest process grown large by earlier tests would be counted as ours
+PEAK_RSS = """import re, sys
 from agentlens.cli import main
 try:
     code = main(sys.argv[2:])
 finally:
-    open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+    status = open("/proc/self/status").read()
+    open(sys.argv[1], "w").write(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
 sys.exit(code)
 """
 

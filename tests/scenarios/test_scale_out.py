@@ -23,6 +23,7 @@ from agentlens.scenarios import Fold, RunSettings, load_persona, run_fold
 from agentlens.scenarios.agents import agent_factory
 from agentlens.scenarios.scale_out import RayPairs, check_nodes, node_problems
 from agentlens.scenarios.scenario import Scenario
+from agentlens.verification import isolation
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import INSTRUCTION, alive, found, host_pids, scripted, session_marker
 
@@ -119,8 +120,16 @@ def test_stopping_the_run_kills_the_agents_on_the_workers(
 
 @pytest.mark.llm
 def test_a_pair_whose_worker_dies_is_a_failed_run_and_the_others_go_on(
-    ray_engine: Any, local_llm_url: str, calc_project: Path, tmp_path: Path
+    ray_engine: Any,
+    local_llm_url: str,
+    calc_project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the agent kills the Ray worker that runs it: only possible outside the sandbox (which keeps
+    # an agent from reaching any process but its own; tests/reviews/test_isolation.py), so this
+    # test of worker-death handling runs with --no-sandbox, which the workers follow
+    monkeypatch.setattr(isolation, "_default", isolation.Isolation(enabled=False))
     out = tmp_path / "o"
     settings = ray_settings(ray_engine, scripted("killhost"), local_llm_url, calc_project, out)
     scenarios = [calc_scenario_on_file(tmp_path)]

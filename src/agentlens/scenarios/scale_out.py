@@ -31,6 +31,9 @@ from agentlens.providers.config import ProvidersConfig
 from agentlens.scenarios.fold import Fold, FoldResult, RunSettings, run_pair
 from agentlens.scenarios.session import SessionResult, setup_failure
 from agentlens.scenarios.workspace import Workspace
+from agentlens.verification.isolation import Isolation
+from agentlens.verification.isolation import current as isolation_policy
+from agentlens.verification.isolation import set_default as set_isolation
 from agentlens.verification.sandbox import command_scope
 
 if TYPE_CHECKING:
@@ -58,6 +61,8 @@ class PairJob:
     cache: bool
     cwd: str
     spent: float
+    isolation: Isolation = field(default_factory=isolation_policy)
+    """The driver's sandbox policy (`--no-sandbox`, a scenario's limits): workers follow it."""
 
 
 @dataclass
@@ -128,6 +133,7 @@ class RayPairs:
 def run_job(job: PairJob) -> bytes:
     """On a worker: the pair's attempts, as canonical JSONL (the driver reads them back)."""
     os.chdir(job.cwd)  # relative scenario and project paths mean what they meant to the driver
+    set_isolation(job.isolation)  # a worker process serves one job at a time
     simulator = get_provider(
         job.simulator_spec, role="user_simulator", cache=job.cache, config=job.providers
     )

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
-
 from agentlens.process.signals import Signal, ratio
 from agentlens.process.states import ProcState
 
@@ -37,6 +33,11 @@ def bipartite(
             cols.append(j)
     if not rows or not n_cand:
         return 0
+    # scipy and numpy only when a run is scored: `agentlens <command> --help` stays fast
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
     data = np.ones(len(rows), dtype=np.int8)
     graph = csr_matrix((data, (rows, cols)), shape=(len(states), n_cand))
     match = maximum_bipartite_matching(graph, perm_type="column")
