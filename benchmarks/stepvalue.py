@@ -20,6 +20,7 @@ free loopback port and uses top-k log-probs over HTTP instead.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -68,19 +69,10 @@ class Recorder:
             self.scoring_s += time.perf_counter() - start
 
 
-def common_prefix_len(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def prefix_share(prompts: Sequence[str]) -> float:
     shared = total = 0
     for prev, cur in zip(["", *prompts], prompts, strict=False):
-        shared += common_prefix_len(prev, cur)
+        shared += len(os.path.commonprefix([prev, cur]))  # noqa: RUF071 (prompts, not paths)
         total += len(cur)
     return shared / total if total else 0.0
 

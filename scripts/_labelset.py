@@ -8,8 +8,10 @@ labelers see.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +34,19 @@ ROUND_SCRIPTS = ("scripts/draw_label_states.py", "scripts/extend_tune_states.py"
 def data_dir() -> Path:
     """The shared data folder: `AGENTLENS_DATA`, else `../shared/data` beside the repo (as tests)."""
     return Path(os.environ.get("AGENTLENS_DATA", REPO.parent / "shared" / "data"))
+
+
+def drawing_args(doc: str, seed: int, argv: list[str] | None) -> argparse.Namespace | None:
+    """`--seed` and `--out` of a script that draws states; None (after one line on stderr) when
+    the shared data folder it draws from is missing."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=seed)
+    parser.add_argument("--out", type=Path, default=STATES_CSV)
+    args = parser.parse_args(argv)
+    if not data_dir().is_dir():
+        print(f"error: shared data not found at {data_dir()}; set AGENTLENS_DATA", file=sys.stderr)
+        return None
+    return args
 
 
 @dataclass(frozen=True)

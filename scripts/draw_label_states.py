@@ -17,7 +17,6 @@ files are ordered by a seeded SHA-256 of their path and the first ones go to `tu
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import random
@@ -31,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labelset import REPO, STATES_CSV, State, data_dir, write_states
+from _labelset import REPO, State, data_dir, drawing_args, write_states
 
 from agentlens.errors import AgentLensError
 from agentlens.formats.load import iter_trace_paths, read_path
@@ -257,12 +256,8 @@ def summary(states: list[State]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--out", type=Path, default=STATES_CSV)
-    args = parser.parse_args(argv)
-    if not data_dir().is_dir():
-        print(f"error: shared data not found at {data_dir()}; set AGENTLENS_DATA", file=sys.stderr)
+    args = drawing_args(__doc__, SEED, argv)
+    if args is None:
         return 2
     states = build_states(args.seed)
     write_states(states, args.out)

@@ -16,7 +16,6 @@ a seeded order. Re-running replaces this script's earlier rows: same seed, same 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -24,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labelset import STATES_CSV, State, data_dir, read_states, write_states
+from _labelset import State, drawing_args, read_states, write_states
 from draw_label_states import (
     SOURCES,
     Run,
@@ -91,12 +90,8 @@ def summary(new: list[State], kept: list[State]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--out", type=Path, default=STATES_CSV)
-    args = parser.parse_args(argv)
-    if not data_dir().is_dir():
-        print(f"error: shared data not found at {data_dir()}; set AGENTLENS_DATA", file=sys.stderr)
+    args = drawing_args(__doc__, SEED, argv)
+    if args is None:
         return 2
     kept = earlier_rounds(read_states())
     new = extra_states(kept, args.seed)

@@ -34,7 +34,7 @@ def stale() -> list[str]:
     found = []
     for name in COMPILED:
         binary = _binary(name)
-        if binary is not None and _source(binary, name).stat().st_mtime > binary.stat().st_mtime:
+        if binary is not None and _source(binary, name).stat().st_mtime > _built_at(binary):
             found.append(name)
     return found
 
@@ -56,6 +56,14 @@ def _binary(name: str) -> Path | None:
     origin = spec.origin if spec is not None else None
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     return Path(origin) if origin and origin.endswith(suffixes) else None
+
+
+def _built_at(binary: Path) -> float:
+    """When a module was last built: its own file, or the one shared library that mypyc puts all
+    the modules' code in (`src/<hash>__mypyc.*`) when that is newer. A rebuild in place that
+    changes only the code rewrites that library and leaves each module's small loader as it was."""
+    shared = Path(__file__).resolve().parents[1].glob("*__mypyc.*")
+    return max([binary.stat().st_mtime, *(library.stat().st_mtime for library in shared)])
 
 
 def _source(binary: Path, name: str) -> Path:

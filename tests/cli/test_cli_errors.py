@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import BENCH
 
 RUN = next((BENCH / "trajectories" / "psf__requests-1724").glob("*-pass-*.json"))
+EVALUATE = ["stepvalue", "evaluate", str(RUN), "--candidates", "outcome", "--evaluator", "openai:x"]
 
 
 def test_trace_text_is_not_rendered_as_markup_or_emoji(
@@ -106,39 +107,9 @@ def test_a_folder_without_traces_is_an_error_not_an_empty_success(
 @pytest.mark.parametrize(
     "args",
     [
-        [
-            "stepvalue",
-            "evaluate",
-            str(RUN),
-            "--candidates",
-            "outcome",
-            "--evaluator",
-            "openai:x",
-            "-b",
-            "0",
-        ],
-        [
-            "stepvalue",
-            "evaluate",
-            str(RUN),
-            "--candidates",
-            "outcome",
-            "--evaluator",
-            "openai:x",
-            "--max-steps",
-            "0",
-        ],
-        [
-            "stepvalue",
-            "evaluate",
-            str(RUN),
-            "--candidates",
-            "outcome",
-            "--evaluator",
-            "openai:x",
-            "--concurrency",
-            "0",
-        ],
+        [*EVALUATE, "-b", "0"],
+        [*EVALUATE, "--max-steps", "0"],
+        [*EVALUATE, "--concurrency", "0"],
         ["reference", "build", str(RUN), "-o", "unused.json", "--k", "-1"],
         ["cohort", str(RUN), "--k", "0"],
         ["cohort", str(RUN), "--boot", "-5"],

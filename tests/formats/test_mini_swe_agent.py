@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -116,19 +117,28 @@ def test_plain_message_lists_are_left_to_the_openai_reader() -> None:
     assert MiniSweAgentReader.handles_bytes(FIXTURES[0].read_bytes())
 
 
-def test_wrong_shape_and_bad_json_are_named(tmp_path: Path) -> None:
-    wrong = tmp_path / "a.traj.json"
-    wrong.write_text('{"info": {"mini_version": "1"}, "trajectory_format": "mini-swe-agent-1"}')
-    with pytest.raises(SchemaError, match="'messages' should be a list"):
-        read_path(wrong)
-    no_role = tmp_path / "b.traj.json"
-    no_role.write_text('{"info": {"mini_version": "1"}, "messages": [{"content": "x"}]}')
-    with pytest.raises(SchemaError, match="message 0 has no 'role'"):
-        read_path(no_role)
-    truncated = tmp_path / "c.traj.json"
-    truncated.write_bytes(RUNS[0].read_bytes()[:3000])
-    with pytest.raises(TraceError, match="truncated"):
-        read_path(truncated)
+@pytest.mark.parametrize(
+    "data, error, message",
+    [
+        (
+            b'{"info": {"mini_version": "1"}, "trajectory_format": "mini-swe-agent-1"}',
+            SchemaError,
+            "'messages' should be a list",
+        ),
+        (
+            b'{"info": {"mini_version": "1"}, "messages": [{"content": "x"}]}',
+            SchemaError,
+            "message 0 has no 'role'",
+        ),
+        (RUNS[0].read_bytes()[:3000], TraceError, "truncated"),
+    ],
+    ids=["no messages", "no role", "truncated"],
+)
+def test_wrong_shape_and_bad_json_are_named(
+    read_error: Callable[[str, bytes], TraceError], data: bytes, error: type, message: str
+) -> None:
+    found = read_error("a.traj.json", data)
+    assert isinstance(found, error) and message in str(found)
 
 
 def test_sb_cli_report_is_the_fallback_verdict(tmp_path: Path) -> None:

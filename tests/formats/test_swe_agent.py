@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -124,19 +125,28 @@ def test_function_calling_arguments_come_from_the_tool_calls() -> None:
     ]
 
 
-def test_wrong_shape_and_bad_json_are_named(tmp_path: Path) -> None:
-    wrong = tmp_path / "x.traj"
-    wrong.write_text('{"trajectory": [{"action": "ls"}, 3], "history": []}')
-    with pytest.raises(SchemaError, match="trajectory entry 1 should be a dict"):
-        read_path(wrong)
-    empty = tmp_path / "y.traj"
-    empty.write_text('{"environment": "main", "trajectory": [], "history": []}')
-    with pytest.raises(SchemaError, match="neither 'trajectory' nor 'history'"):
-        read_path(empty)
-    truncated = tmp_path / "z.traj"
-    truncated.write_bytes(OTHER_TRAJS[0].read_bytes()[:5000])
-    with pytest.raises(TraceError, match="truncated"):
-        read_path(truncated)
+@pytest.mark.parametrize(
+    "data, error, message",
+    [
+        (
+            b'{"trajectory": [{"action": "ls"}, 3], "history": []}',
+            SchemaError,
+            "trajectory entry 1 should be a dict",
+        ),
+        (
+            b'{"environment": "main", "trajectory": [], "history": []}',
+            SchemaError,
+            "neither 'trajectory' nor 'history'",
+        ),
+        (OTHER_TRAJS[0].read_bytes()[:5000], TraceError, "truncated"),
+    ],
+    ids=["entry not a dict", "no steps", "truncated"],
+)
+def test_wrong_shape_and_bad_json_are_named(
+    read_error: Callable[[str, bytes], TraceError], data: bytes, error: type, message: str
+) -> None:
+    found = read_error("x.traj", data)
+    assert isinstance(found, error) and message in str(found)
 
 
 def test_files_follow_the_aci_operands_and_the_open_file() -> None:

@@ -4,12 +4,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -20,22 +17,12 @@ from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.result import ProcessResult
 from agentlens.process.tiers import MEANING
 from tests.conftest import BENCH
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fit_profile.py"
-
-
-def fit_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fit_profile", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fit_profile"] = module
-    spec.loader.exec_module(module)
-    return module
+from tests.process.label_scripts import script
 
 
 def test_the_fit_script_reproduces_the_profile_constants() -> None:
     """Re-running the whole fit (seeded, deterministic) writes exactly the committed file."""
-    fit = fit_script()
+    fit = script("fit_profile")
     runs, baseline = fit.dev_runs()
     fitted = fit.final(runs)
     text = fit.constants_text(fitted, baseline, len(runs.passed))

@@ -5,33 +5,19 @@ the FROZEN part, which no rule was chosen from (only its overall figure is asser
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from agentlens.process.labeler import label_trajectory
 from agentlens.process.labeler_paper import file_role
 from agentlens.trajectory import ToolCategory
+from tests.process.label_scripts import script
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 ANNOTATIONS = Path(__file__).resolve().parent / "labelled_states" / "annotations.csv"
 # Frozen-part agreement reached by the `paper` labeler (scripts/labelset_agreement.py --labeler
 # paper); a change that loses a frozen state fails here.
 FROZEN_FLOOR = 248
-
-
-def script(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

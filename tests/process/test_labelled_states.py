@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import importlib.util
 import re
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from agentlens.process.labeler import state_indices
+from tests.process.label_scripts import script
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 TABLES = Path(__file__).resolve().parent
 STATES_CSV = TABLES / "labelled_states" / "states.csv"
 ROUND_1, ROUND_2 = (
@@ -27,17 +24,6 @@ ROUND_1, ROUND_2 = (
 # SHA-256 of the 279 frozen rows of states.csv as round 1 wrote them (`grep ',frozen,' | sha256sum`):
 # later rounds add tune states only, so the frozen part must never change.
 FROZEN_ROWS_SHA256 = "799c20164a6c020ba40ef0e4fe762883631d884d37c268a8ac90dc5f2d1175fd"
-
-
-def script(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,14 @@ exit code 1 (some inputs failed)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
 from agentlens.cli import main
 from agentlens.formats.load import read_paths
+from agentlens.process import labeler
 from agentlens.trajectory import Step
 from tests.conftest import BENCH
 
@@ -31,19 +32,10 @@ def cohort(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict, 
     return code, json.loads(out), lines
 
 
-@pytest.fixture(scope="module")
-def bad_steps() -> list[Step]:
+def flaky_paper_labeller() -> Callable[[Sequence[Step]], list]:
+    """The `paper` labeller, raising on the tool steps of BAD only."""
     (bad,) = read_paths([BAD]).trajectories
-    return [s for s in bad.steps if s.kind == "tool"]
-
-
-def test_a_labeller_raising_on_one_run_costs_that_run_only(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, bad_steps: list[Step]
-) -> None:
-    code, whole, err = cohort(capsys)
-    assert code == 0 and err == []
-    import agentlens.process.labeler as labeler
-
+    bad_steps = [s for s in bad.steps if s.kind == "tool"]
     real = labeler.label_steps_paper
 
     def flaky(steps: Sequence[Step]) -> list:
@@ -51,7 +43,15 @@ def test_a_labeller_raising_on_one_run_costs_that_run_only(
             raise IndexError("list index out of range")
         return real(steps)
 
-    monkeypatch.setattr(labeler, "label_steps_paper", flaky)
+    return flaky
+
+
+def test_a_labeller_raising_on_one_run_costs_that_run_only(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, whole, err = cohort(capsys)
+    assert code == 0 and err == []
+    monkeypatch.setattr(labeler, "label_steps_paper", flaky_paper_labeller())
     code, kept, err = cohort(capsys)
     assert code == 1
     assert kept["n_runs"] == whole["n_runs"] - 1
@@ -80,23 +80,11 @@ def test_a_scorer_raising_on_one_run_costs_that_run_only(
 
 
 def test_score_command_loses_only_the_run_whose_labeller_raised(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    bad_steps: list[Step],
-    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     ref = tmp_path / "ref.json"
     assert main(["reference", "build", str(TASK), "-o", str(ref)]) == 0
-    import agentlens.process.labeler as labeler
-
-    real = labeler.label_steps_paper
-
-    def flaky(steps: Sequence[Step]) -> list:
-        if list(steps) == bad_steps:
-            raise IndexError("list index out of range")
-        return real(steps)
-
-    monkeypatch.setattr(labeler, "label_steps_paper", flaky)
+    monkeypatch.setattr(labeler, "label_steps_paper", flaky_paper_labeller())
     capsys.readouterr()
     code = main(["score", str(TASK), "--reference", str(ref), "--json"])
     out, err = capsys.readouterr()

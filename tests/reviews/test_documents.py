@@ -94,80 +94,89 @@ def set_score(value: Any) -> Callable[[Any], None]:
     return change
 
 
+def qi_of_reviews(real: dict[str, Path], bad: Path) -> list[str]:
+    return ["qi", "--reviews", str(bad), "--verify", str(real["verify"])]
+
+
+def qi_of_verify(real: dict[str, Path], bad: Path) -> list[str]:
+    return ["qi", "--reviews", str(real["reviews"]), "--verify", str(bad)]
+
+
+def compare_of_verify(real: dict[str, Path], bad: Path) -> list[str]:
+    return ["compare", str(PASS_RUN), str(PASS_RUN), "--a-verify", str(bad), "--b-verify",
+            str(real["verify"])]  # fmt: skip
+
+
+def compare_of_sxs(real: dict[str, Path], bad: Path) -> list[str]:
+    return ["compare", str(PASS_RUN), str(PASS_RUN), "--sxs", str(bad)]
+
+
+def selfpref_of_sxs(real: dict[str, Path], bad: Path) -> list[str]:
+    return ["selfpref", str(bad), str(real["sxs"])]
+
+
+def metrics_tests_as_text(doc: Any) -> None:
+    (tests,) = [v for v in doc["results"][0]["verifier_results"] if "tests" in v["metrics"]]
+    tests["metrics"]["tests"] = "3"
+
+
+def end_result(**fields: Any) -> Callable[[Any], None]:
+    return lambda d: d["dimensions"]["EndResult"].update(fields)
+
+
+# (file edited, command that reads it, case name, the edit, what the one error line names);
+# `compare` appends the SxS trinomial reason to its row, so that is checked too (older files
+# without a trinomial still pass, as `real["sxs"]` does)
+WRONG_SHAPES = [
+    ("reviews", qi_of_reviews, "score-str", set_score("1"), "Expected `float | null`, got `str`"),
+    ("reviews", qi_of_reviews, "score-neg", set_score(-5), ".score"),
+    ("reviews", qi_of_reviews, "score-obj", set_score({}), ".score"),
+    ("reviews", qi_of_reviews, "traj-null", lambda d: d.update(trajectories=None),
+     "$.trajectories"),
+    ("reviews", qi_of_reviews, "reviews-list", lambda d: d["trajectories"][0].update(reviews=[]),
+     ".reviews"),
+    ("reviews", qi_of_reviews, "evidence-str",
+     lambda d: d["trajectories"][0]["reviews"]["Pitfalls"]["review"].update(evidence="x"),
+     ".review.evidence"),
+    ("reviews", qi_of_reviews, "steps-str", lambda d: d["trajectories"][0].update(steps="5"),
+     "$.trajectories[0].steps"),
+    ("verify", qi_of_verify, "formal-null",
+     lambda d: d["results"][0].update(formal_verification_result=None),
+     "formal_verification_result"),
+    ("verify", qi_of_verify, "formal-neg",
+     lambda d: d["results"][0].update(formal_verification_result=-5),
+     "formal_verification_result"),
+    ("verify", qi_of_verify, "results-str", lambda d: d.update(results="x"), "$.results"),
+    ("verify", qi_of_verify, "verifiers-null",
+     lambda d: d["results"][0].update(verifier_results=None), "verifier_results"),
+    ("verify", compare_of_verify, "tests-str", metrics_tests_as_text, "metrics.tests"),
+    ("sxs", compare_of_sxs, "alert", end_result(alert="false"), "Expected `bool`, got `str`"),
+    ("sxs", compare_of_sxs, "trinomial", end_result(trinomial={"reason": 1}),
+     ".trinomial.reason"),
+    ("sxs", selfpref_of_sxs, "cells-null", end_result(cells=None), ".cells"),
+    ("sxs", selfpref_of_sxs, "forward-str",
+     lambda d: d["dimensions"]["EndResult"]["cells"][0].update(forward="1"), ".forward"),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("name", "change", "what"),
-    [
-        ("score-str", set_score("1"), "Expected `float | null`, got `str`"),
-        ("score-neg", set_score(-5), ".score"),
-        ("score-obj", set_score({}), ".score"),
-        ("traj-null", lambda d: d.update(trajectories=None), "$.trajectories"),
-        ("reviews-list", lambda d: d["trajectories"][0].update(reviews=[]), ".reviews"),
-        (
-            "evidence-str",
-            lambda d: d["trajectories"][0]["reviews"]["Pitfalls"]["review"].update(evidence="x"),
-            ".review.evidence",
-        ),
-        ("steps-str", lambda d: d["trajectories"][0].update(steps="5"), "$.trajectories[0].steps"),
-    ],
+    ("kind", "command", "name", "change", "what"),
+    WRONG_SHAPES,
+    ids=[f"{case[2]}-{case[1].__name__}" for case in WRONG_SHAPES],
 )
-def test_a_reviews_file_of_the_wrong_shape_is_one_line(
+def test_a_file_of_the_wrong_shape_is_one_line(
     real: dict[str, Path],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    kind: str,
+    command: Callable[[dict[str, Path], Path], list[str]],
     name: str,
     change: Callable[[Any], None],
     what: str,
 ) -> None:
-    bad = edited(real["reviews"], tmp_path / f"{name}.json", change)
-    code, err = run(capsys, "qi", "--reviews", str(bad), "--verify", str(real["verify"]))
+    bad = edited(real[kind], tmp_path / f"{name}.json", change)
+    code, err = run(capsys, *command(real, bad))
     one_error_line(code, err, bad, what)
-
-
-@pytest.mark.parametrize(
-    ("name", "change", "what"),
-    [
-        (
-            "formal-null",
-            lambda d: d["results"][0].update(formal_verification_result=None),
-            "formal_verification_result",
-        ),
-        (
-            "formal-neg",
-            lambda d: d["results"][0].update(formal_verification_result=-5),
-            "formal_verification_result",
-        ),
-        ("results-str", lambda d: d.update(results="x"), "$.results"),
-        (
-            "verifiers-null",
-            lambda d: d["results"][0].update(verifier_results=None),
-            "verifier_results",
-        ),
-    ],
-)
-def test_a_verify_file_of_the_wrong_shape_is_one_line(
-    real: dict[str, Path],
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    name: str,
-    change: Callable[[Any], None],
-    what: str,
-) -> None:
-    bad = edited(real["verify"], tmp_path / f"{name}.json", change)
-    code, err = run(capsys, "qi", "--reviews", str(real["reviews"]), "--verify", str(bad))
-    one_error_line(code, err, bad, what)
-
-
-def test_wrong_test_metrics_in_a_verify_file_are_one_line_in_compare(
-    real: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    def change(doc: Any) -> None:
-        (tests,) = [v for v in doc["results"][0]["verifier_results"] if "tests" in v["metrics"]]
-        tests["metrics"]["tests"] = "3"
-
-    bad = edited(real["verify"], tmp_path / "tests-str.json", change)
-    args = ["compare", str(PASS_RUN), str(PASS_RUN), "--a-verify", str(bad)]
-    code, err = run(capsys, *args, "--b-verify", str(real["verify"]))
-    one_error_line(code, err, bad, "metrics.tests")
 
 
 def test_a_file_of_another_kind_is_named_as_such(
@@ -185,56 +194,6 @@ def test_a_bom_before_a_written_file_is_accepted(
     bom.write_bytes(b"\xef\xbb\xbf" + real["reviews"].read_bytes().replace(b"\n", b"\r\n"))
     code, err = run(capsys, "qi", "--reviews", str(bom), "--verify", str(real["verify"]))
     assert code == 0, err
-
-
-def test_an_sxs_alert_that_is_no_bool_does_not_pass_for_an_alert(
-    real: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    bad = edited(
-        real["sxs"], tmp_path / "alert.json", lambda d: d["dimensions"]["EndResult"].update(
-            alert="false"
-        )
-    )  # fmt: skip
-    code, err = run(capsys, "compare", str(PASS_RUN), str(PASS_RUN), "--sxs", str(bad))
-    one_error_line(code, err, bad, "Expected `bool`, got `str`")
-
-
-def test_an_sxs_trinomial_reason_must_be_text(
-    real: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """`compare` appends the trinomial reason to the SxS row, so it is checked (older files
-    without a trinomial still pass, as `real["sxs"]` does)."""
-    bad = edited(
-        real["sxs"], tmp_path / "trinomial.json", lambda d: d["dimensions"]["EndResult"].update(
-            trinomial={"reason": 1}
-        )
-    )  # fmt: skip
-    code, err = run(capsys, "compare", str(PASS_RUN), str(PASS_RUN), "--sxs", str(bad))
-    one_error_line(code, err, bad, ".trinomial.reason")
-
-
-@pytest.mark.parametrize(
-    ("name", "change", "what"),
-    [
-        ("cells-null", lambda d: d["dimensions"]["EndResult"].update(cells=None), ".cells"),
-        (
-            "forward-str",
-            lambda d: d["dimensions"]["EndResult"]["cells"][0].update(forward="1"),
-            ".forward",
-        ),
-    ],
-)
-def test_selfpref_refuses_an_sxs_file_of_the_wrong_shape(
-    real: dict[str, Path],
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    name: str,
-    change: Callable[[Any], None],
-    what: str,
-) -> None:
-    bad = edited(real["sxs"], tmp_path / f"{name}.json", change)
-    code, err = run(capsys, "selfpref", str(bad), str(real["sxs"]))
-    one_error_line(code, err, bad, what)
 
 
 def qi_json(real: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:

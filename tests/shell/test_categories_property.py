@@ -134,29 +134,6 @@ def _reference_split(words: list[str]) -> tuple[str, list[str]]:
     return "", []
 
 
-def _reference_category(
-    program: str, args: list[str], writes: list[tuple[str, str]]
-) -> ToolCategory | None:
-    """Every rule in order, with no shortcut for programs known by name alone."""
-    if program in cat.NEUTRAL:
-        return None
-    if writes and program in {"cat", "echo", "printf", "tee", ""}:
-        return ToolCategory.EDIT if writes[0][0].endswith(">>") else ToolCategory.CREATE_FILE
-    if program in {"sed", "perl"}:
-        if any(a.startswith(("-i", "--in-place")) for a in args):
-            return ToolCategory.EDIT
-        return ToolCategory.READ_FILE if program == "sed" else ToolCategory.RUN_COMMAND
-    if program == "find":
-        return ToolCategory.SEARCH if cat.FIND_SEARCH_FLAGS & set(args) else ToolCategory.LIST_DIR
-    if program == "git" and args[:1] == ["grep"]:
-        return ToolCategory.SEARCH
-    if program == "patch" or (program == "git" and args[:1] == ["apply"]):
-        return ToolCategory.EDIT
-    if program == "touch":
-        return ToolCategory.CREATE_FILE
-    return cat.BY_PROGRAM.get(program, ToolCategory.RUN_COMMAND)
-
-
 def _reference_files(program: str, arguments: list[str]) -> list[str]:
     operands = [a for a in arguments if not a.startswith("-") and not a.isdigit()]
     if program in cat.OPERAND_FILES:
@@ -174,7 +151,8 @@ def _reference_files(program: str, arguments: list[str]) -> list[str]:
 
 def test_command_rules_match_their_plain_statement() -> None:
     """`_split_program`, `_command_category` and `_command_files` have shortcuts for the common
-    case (a first word that is the program, a program known by its name alone, few operands)."""
+    case (a first word that is the program, a program known by its name alone, few operands);
+    the category's must agree with all of its rules, `_category_by_rules`."""
     programs = sorted(cat.SPECIAL_PROGRAMS | cat.OPERAND_FILES | cat.SEARCHERS | {"python", "x"})
     arguments = [[], ["-i", "a.py"], ["-n", "1,5p", "a.py"], [".", "-name", "*.py"], ["grep", "x"]]
     # `$` in SOURCE_FILE allows a final newline; a NUL inside an operand (the join's separator)
@@ -194,7 +172,7 @@ def test_command_rules_match_their_plain_statement() -> None:
         program, args = cat._split_program(words)
         assert (program, args) == _reference_split(words), words
         category = cat._command_category(program, args, written)
-        assert category is _reference_category(program, args, written), words
+        assert category is cat._category_by_rules(program, args, written), words
         assert cat._command_files(program, args) == _reference_files(program, args), words
 
 

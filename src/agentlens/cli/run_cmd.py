@@ -180,8 +180,7 @@ def _run_with_progress(fold: Fold, settings: RunSettings, out: str) -> FoldResul
     def done(session: SessionResult) -> None:
         finished.append(session)
         progress.advance(task)
-        name, _, users, steps, verdict, seconds = _row(session)
-        progress.console.print(Text(f"{name}  {verdict}  ({users}, {steps} steps, {seconds})"))
+        progress.console.print(_pair_line(_row(session)))
 
     with Progress(console=err_console, transient=True) as progress:
         task = progress.add_task("scenario runs", total=pairs)
@@ -205,9 +204,9 @@ def _print(result: FoldResult, out: Path) -> None:
             table.add_row(*row[:1], Text(row[1]), *row[2:])
         console.print(table)
     else:  # a table of six columns folds every cell below WIDE: two lines per run read better
-        for name, ended, users, steps, verdict, seconds in rows:
-            console.print(Text(f"{name}  {verdict}  ({users}, {steps} steps, {seconds})"))
-            console.print(Text(f"  ended: {ended}"))
+        for row in rows:
+            console.print(_pair_line(row))
+            console.print(Text(f"  ended: {row[1]}"))
     summary = result.summary()
     rate = summary["formal_pass_rate"]
     counted = summary["runs"] - summary["failed_runs"]
@@ -223,6 +222,11 @@ def _print(result: FoldResult, out: Path) -> None:
     console.print(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")
     if summary["failed_runs"]:
         console.print(f"failed runs (left out): {out / 'failed'}")
+
+
+def _pair_line(row: tuple[str, str, str, str, str, str]) -> Text:
+    name, _, users, steps, verdict, seconds = row
+    return Text(f"{name}  {verdict}  ({users}, {steps} steps, {seconds})")
 
 
 def _row(session: SessionResult) -> tuple[str, str, str, str, str, str]:

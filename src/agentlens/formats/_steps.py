@@ -13,8 +13,9 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from agentlens.formats._categories import categorize_editor, categorize_tool
+from agentlens.formats._json import count
 from agentlens.shell.categories import analyse_command
-from agentlens.trajectory import ToolCategory
+from agentlens.trajectory import ToolCategory, Usage
 
 SHELL_TOOLS = {
     "bash",
@@ -125,3 +126,22 @@ def parse_time(value: Any) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def token_usage(raw: Any, cached_key: str, where: str = "") -> Usage | None:
+    """`{input_tokens, output_tokens, <cached_key>}` (Codex, Inspect) -> Usage; a count that is
+    not a whole number is a `ShapeError` naming `<where><key>`."""
+    if not isinstance(raw, dict):
+        return None
+    prompt, completion, cached = (
+        raw.get("input_tokens"),
+        raw.get("output_tokens"),
+        raw.get(cached_key),
+    )
+    return Usage(
+        prompt_tokens=prompt if type(prompt) is int else count(prompt, f"{where}input_tokens"),
+        completion_tokens=(
+            completion if type(completion) is int else count(completion, f"{where}output_tokens")
+        ),
+        cached_tokens=cached if type(cached) is int else count(cached, f"{where}{cached_key}"),
+    )

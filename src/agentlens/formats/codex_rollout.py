@@ -26,9 +26,9 @@ import msgspec
 import orjson
 
 from agentlens.errors import TraceError
-from agentlens.formats._json import ReadGuard, count, head_text
+from agentlens.formats._json import ReadGuard, head_text
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._steps import classify, parse_time
+from agentlens.formats._steps import classify, parse_time, token_usage
 from agentlens.formats._typed_json import (
     NULL,
     any_decoder,
@@ -170,7 +170,7 @@ class _Builder:
             self._token_count(event.info)
 
     def _token_count(self, info: dict[str, Any]) -> None:
-        total = _usage(info.get("total_token_usage"))
+        total = token_usage(info.get("total_token_usage"), "cached_input_tokens")
         if total is None:
             return
         previous = self.total or Usage()
@@ -178,7 +178,7 @@ class _Builder:
             delta = _minus(total, previous)
         else:  # the running total restarted (a new session in the same file)
             self.earlier = self.earlier + previous
-            delta = _usage(info.get("last_token_usage")) or total
+            delta = token_usage(info.get("last_token_usage"), "cached_input_tokens") or total
         self.total = total
         if delta.total_tokens == 0:
             return
@@ -334,20 +334,6 @@ def _output(output: Any) -> tuple[str, bool | None]:
 
 def _call_id(value: Any) -> str | None:
     return value if type(value) is str else scalar_text(value, "call_id")
-
-
-def _usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    prompt, completion = raw.get("input_tokens"), raw.get("output_tokens")
-    cached = raw.get("cached_input_tokens")
-    return Usage(
-        prompt_tokens=prompt if type(prompt) is int else count(prompt, "input_tokens"),
-        completion_tokens=(
-            completion if type(completion) is int else count(completion, "output_tokens")
-        ),
-        cached_tokens=(cached if type(cached) is int else count(cached, "cached_input_tokens")),
-    )
 
 
 def _minus(a: Usage, b: Usage) -> Usage:

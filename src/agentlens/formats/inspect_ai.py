@@ -25,14 +25,13 @@ from agentlens.errors import SchemaError, TraceError
 from agentlens.formats._json import (
     ReadGuard,
     ShapeError,
-    count,
     head_text,
     json_type,
     loads,
     preview,
 )
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._steps import classify, parse_time
+from agentlens.formats._steps import classify, parse_time, token_usage
 from agentlens.formats._typed_json import listed, scalar_text
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
@@ -337,19 +336,7 @@ def _part_text(part: Any) -> str:
 
 
 def _usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    prompt, completion = raw.get("input_tokens"), raw.get("output_tokens")
-    cached = raw.get("input_tokens_cache_read")
-    return Usage(
-        prompt_tokens=prompt if type(prompt) is int else count(prompt, "usage.input_tokens"),
-        completion_tokens=(
-            completion if type(completion) is int else count(completion, "usage.output_tokens")
-        ),
-        cached_tokens=(
-            cached if type(cached) is int else count(cached, "usage.input_tokens_cache_read")
-        ),
-    )
+    return token_usage(raw, "input_tokens_cache_read", "usage.")
 
 
 def _total_usage(model_usage: Any) -> Usage | None:

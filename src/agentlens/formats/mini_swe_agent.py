@@ -26,15 +26,7 @@ from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import parse_time
 from agentlens.formats._typed_json import scalar_text
 from agentlens.shell.categories import analyse_command
-from agentlens.trajectory import (
-    Agent,
-    Source,
-    Step,
-    StepKind,
-    ToolCategory,
-    Trajectory,
-    Usage,
-)
+from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
 
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 SUCCESS = "<returncode>0</returncode>"  # how nearly every observation starts

@@ -24,15 +24,7 @@ from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._swe_agent_runs import run_folder, run_model
 from agentlens.formats._typed_json import scalar_text
 from agentlens.shell.categories import analyse_command, categorize_command, files_in_command
-from agentlens.trajectory import (
-    Agent,
-    Source,
-    Step,
-    StepKind,
-    ToolCategory,
-    Trajectory,
-    Usage,
-)
+from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
 
 ACI = {
     "open": ToolCategory.READ_FILE,

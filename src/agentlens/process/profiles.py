@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from agentlens.errors import ConfigError
+from agentlens.process import calibrated_fit as fit
 
 Profile = Literal["calibrated", "paper", "sdk-compat"]
 Labeler = Literal["paper", "sdk-compat"]
@@ -96,8 +97,6 @@ PAPER = ProfileConfig(name="paper", composite="eq1", relabel_merged=False)
 
 
 def _calibrated() -> ProfileConfig:
-    from agentlens.process import calibrated_fit as fit
-
     return replace(
         PAPER,
         name="calibrated",

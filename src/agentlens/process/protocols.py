@@ -16,19 +16,20 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from agentlens.engine.outcome import Outcome
+from agentlens.engine.serial import SerialEngine
 from agentlens.errors import AgentLensError, ConfigError
 from agentlens.process.profiles import DEFAULT_PROFILE
 from agentlens.process.run_units import RunFailure, TaskUnit, run_name, score_unit
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
-    from agentlens.engine.outcome import Outcome
     from agentlens.process.profiles import Profile
     from agentlens.process.result import ProcessResult
     from agentlens.seams import Engine
@@ -54,19 +55,26 @@ def agentlens_bench_split(
 ) -> list[TaskSplit]:
     rng = random.Random(seed)
     splits = []
-    for task in sorted(trajs_by_task):
-        runs = sorted(trajs_by_task[task], key=_source_name)
-        passing = [t for t in runs if t.outcome.status == "passed"]
+    for task, passing, others in _task_runs(trajs_by_task):
         if len(passing) < k:
             continue
         shuffled = passing.copy()
         rng.shuffle(shuffled)
         donors = shuffled[:k]
         donor_ids = {id(t) for t in donors}
-        scored = [t for t in passing if id(t) not in donor_ids]
-        scored += [t for t in runs if t.outcome.status != "passed"]
+        scored = [t for t in passing if id(t) not in donor_ids] + others
         splits.append(TaskSplit(task, donors, scored))
     return splits
+
+
+def _task_runs(
+    trajs_by_task: Mapping[str, Sequence[Trajectory]],
+) -> Iterator[tuple[str, list[Trajectory], list[Trajectory]]]:
+    """Each task in name order, with its passing runs and the others, each in file-name order."""
+    for task in sorted(trajs_by_task):
+        runs = sorted(trajs_by_task[task], key=_source_name)
+        passing = [t for t in runs if t.outcome.status == "passed"]
+        yield task, passing, [t for t in runs if t.outcome.status != "passed"]
 
 
 def group_by_task(trajs: Sequence[Trajectory]) -> dict[str, list[Trajectory]]:
@@ -86,10 +94,7 @@ def leave_one_out_split(
 ) -> list[TaskSplit]:
     rng = random.Random(seed)
     splits = []
-    for task in sorted(trajs_by_task):
-        runs = sorted(trajs_by_task[task], key=_source_name)
-        passing = [t for t in runs if t.outcome.status == "passed"]
-        others = [t for t in runs if t.outcome.status != "passed"]
+    for task, passing, others in _task_runs(trajs_by_task):
         if others and len(passing) >= min_donors:
             splits.append(TaskSplit(task, _donors(passing, k, rng), others))
         for run in passing:
@@ -156,8 +161,6 @@ def score_tasks(
     busy (a cohort of one large task): its splits are then cut into pieces of at least
     `MIN_PIECE` splits, each piece sent with the runs it needs. Results are the same either way,
     in the same order; a task fails as a whole when one of its pieces fails."""
-    from agentlens.engine.serial import SerialEngine
-
     runner: Engine = engine or SerialEngine()
     groups = task_groups(splits)
     size = piece_size(len(splits), runner.workers)
@@ -196,8 +199,6 @@ def _per_task(
     n_tasks: int, task_of: list[int], outcomes: list[Outcome[list[ScoredRun]]]
 ) -> list[Outcome[list[ScoredRun]]]:
     """The pieces' outcomes joined per task, in order; a task's first failing piece fails it."""
-    from agentlens.engine.outcome import Outcome
-
     joined: list[Outcome[list[ScoredRun]]] = [Outcome(i, value=[]) for i in range(n_tasks)]
     for task, outcome in zip(task_of, outcomes, strict=True):
         whole = joined[task]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import MISSING, Field, fields
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, cast, get_type_hints
 
 import msgspec
 import orjson
@@ -16,45 +16,49 @@ from agentlens.process.states import ProcState
 
 FORMAT = "agentlens.reference/1"
 _SKIP = {"source", "step_index", "term", "mfiles"}
-_FIELDS = [f.name for f in fields(ProcState) if f.name not in _SKIP]
+_SAVED = [f for f in fields(ProcState) if f.name not in _SKIP]
+_FIELDS = [f.name for f in _SAVED]
 _STAGE_COLOUR = {"E": "#60a5fa", "I": "#facc15", "V": "#4ade80", "O": "#a78bfa", "": "#e5e7eb"}
 
-
 _Count = Annotated[int, msgspec.Meta(ge=0)]
+# What a saved state's field must hold beyond its `ProcState` type, checked on read (a wrong one
+# would fail every run scored against the reference, blaming the run); `uid` must be given.
+_CHECKED: dict[str, Any] = {
+    "step_no": _Count,
+    "uid": str,
+    "stage": Literal["E", "I", "V", "O", ""],
+    "input_tokens": _Count,
+    "output_tokens": _Count,
+    "support": _Count,
+}
 
 
-class _Node(msgspec.Struct):
-    """The types of a saved state's fields, checked on read (a wrong one would fail every run
-    scored against the reference, blaming the run)."""
-
-    step_no: _Count
-    uid: str
-    tool: str = ""
-    stage: Literal["E", "I", "V", "O", ""] = ""
-    file_path: str = ""
-    resulting_state: str = ""
-    content_hash: str = ""
-    content_description: str = ""
-    scope_path: str = ""
-    function_name: str = ""
-    class_name: str = ""
-    line_range: tuple[int, int] | None = None
-    observation: str = ""
-    args: dict[str, Any] = {}
-    has_entry: bool = False
-    is_initial: bool = False
-    input_tokens: _Count = 0
-    output_tokens: _Count = 0
-    support: _Count = 1
+def _saved_field(
+    field: Field[Any], types: dict[str, Any]
+) -> tuple[str, Any] | tuple[str, Any, Any]:
+    kind = _CHECKED.get(field.name, types[field.name])
+    if field.name == "uid" or (field.default is MISSING and field.default_factory is MISSING):
+        return field.name, kind
+    if field.default_factory is not MISSING:
+        return field.name, kind, msgspec.field(default_factory=field.default_factory)
+    return field.name, kind, field.default
 
 
-class _Document(msgspec.Struct):
-    nodes: list[_Node]
-    edges: list[tuple[str, str, str, str]]
-    initial: str
-    terminals: Annotated[list[str], msgspec.Meta(min_length=1)]
-    donors: list[str] = []
-    tasks: list[str] = []
+# the saved fields of `ProcState`, with their types, defaults and the checks above
+_Node = msgspec.defstruct(
+    "_Node", [_saved_field(f, get_type_hints(ProcState)) for f in _SAVED], kw_only=True
+)
+_Document = msgspec.defstruct(
+    "_Document",
+    [
+        ("nodes", list[_Node]),  # type: ignore[valid-type]
+        ("edges", list[tuple[str, str, str, str]]),
+        ("initial", str),
+        ("terminals", Annotated[list[str], msgspec.Meta(min_length=1)]),
+        ("donors", list[str], []),
+        ("tasks", list[str], []),
+    ],
+)
 
 
 def reference_to_json(ref: Reference) -> dict[str, Any]:
@@ -99,7 +103,7 @@ def reference_from_json(doc: dict[str, Any]) -> Reference:
     return reference
 
 
-def _reference(doc: _Document, profile: Any) -> Reference:
+def _reference(doc: Any, profile: Any) -> Reference:
     """Built from the checked document: each node's fields are `ProcState`'s saved ones."""
     nodes = {}
     for item in doc.nodes:

@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from agentlens.process import score as scoring
 from agentlens.process.calibrated import DonorBaseline
 from agentlens.process.donor_baseline import attach_baseline
+from agentlens.process.profiles import get_profile
+from agentlens.process.pta import build_reference, run_labels
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -55,8 +58,6 @@ class TaskUnit:
 def score_unit(unit: TaskUnit, profile: Profile) -> list[ScoredRun]:
     """Each split: label the donors, merge them, score the other runs; a run whose labelling or
     scoring raises becomes a `RunFailure` (a failed donor is reported once and left out)."""
-    from agentlens.process.profiles import get_profile
-
     config = get_profile(profile)
     labels: dict[int, list[Stage | None] | RunFailure] = {}
     baselines: dict[tuple[int, ...], DonorBaseline | None] = {}
@@ -85,8 +86,6 @@ def _labels(
     known: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
 ) -> list[Stage | None] | RunFailure:  # fmt: skip
     if i not in known:
-        from agentlens.process.pta import run_labels
-
         try:
             known[i] = run_labels(unit.runs[i], config)
         except Exception as exc:  # any bug in one run's labelling costs that run only
@@ -100,8 +99,6 @@ def _reference(
     labels: dict[int, list[Stage | None] | RunFailure],
     baselines: dict[tuple[int, ...], DonorBaseline | None],
 ) -> Reference | RunFailure:  # fmt: skip
-    from agentlens.process.pta import build_reference
-
     runs = [unit.runs[i] for i in donors]
     try:
         reference = build_reference(runs, config, labels=[labels[i] for i in donors])  # type: ignore[misc]
@@ -115,16 +112,14 @@ def _score_one(
     unit: TaskUnit, i: int, reference: Reference | RunFailure, config: ProfileConfig,
     labels: dict[int, list[Stage | None] | RunFailure], results: list[ScoredRun],
 ) -> ScoredRun:  # fmt: skip
-    from agentlens.process.score import score_trajectory
-
     name = run_name(unit.runs[i])
     if isinstance(reference, RunFailure):
         return RunFailure(name, "reference", reference.reason)
-    run_labels = _labels(unit, i, config, labels, results)
-    if isinstance(run_labels, RunFailure):
+    labelled = _labels(unit, i, config, labels, results)
+    if isinstance(labelled, RunFailure):
         return _SKIP
-    try:
-        return score_trajectory(unit.runs[i], reference, config, labels=run_labels)
+    try:  # through the module, so a test can make one run's scoring raise
+        return scoring.score_trajectory(unit.runs[i], reference, config, labels=labelled)
     except Exception as exc:  # any bug in one run's scoring costs that run only
         return RunFailure(name, "score", _reason(exc))
 
@@ -132,8 +127,6 @@ def _score_one(
 def score_run(traj: Trajectory, reference: Reference, profile: Profile) -> ScoredRun:
     """One run against a given reference (`agentlens score`): its result, or a `RunFailure`
     naming the step (label or score) that raised."""
-    from agentlens.process.profiles import get_profile
-
     unit = TaskUnit(traj.task_id or "", [traj], [([], [0])])
     results: list[ScoredRun] = []
     scored = _score_one(unit, 0, reference, get_profile(profile), {}, results)

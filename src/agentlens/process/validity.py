@@ -15,6 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from agentlens.process.cohort_rows import failed, passed, signal
+from agentlens.process.profiles import get_profile
+
 PAPER_AUROC = 0.766
 PAPER_IDEAL_PERCENT = 20.2
 BOOTSTRAPS = 2000
@@ -138,9 +141,6 @@ def cohort_validity(
 ) -> Validity | None:
     """The profile's figures on scored cohort rows (outcome term removed); None without both a
     pass and a failure. The boundary is the profile's failing-tier threshold."""
-    from agentlens.process.cohort_rows import failed, passed, signal
-    from agentlens.process.profiles import get_profile
-
     known = [r for r in rows if passed(r) or failed(r)]
     if not any(passed(r) for r in known) or all(passed(r) for r in known):
         return None

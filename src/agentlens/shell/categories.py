@@ -256,8 +256,16 @@ def _pipeline_category(pipeline: list[Parsed]) -> ToolCategory | None:
 def _command_category(
     program: str, args: list[str], writes: list[tuple[str, str]]
 ) -> ToolCategory | None:
-    if program not in SPECIAL_PROGRAMS:
+    if program not in SPECIAL_PROGRAMS:  # no rule names it: the rules would end at BY_PROGRAM
         return BY_PROGRAM.get(program, RUN_COMMAND)
+    return _category_by_rules(program, args, writes)
+
+
+def _category_by_rules(
+    program: str, args: list[str], writes: list[tuple[str, str]]
+) -> ToolCategory | None:
+    """Every category rule in order, for any program (`_command_category` skips them for the
+    programs outside SPECIAL_PROGRAMS, which none of them names)."""
     if program in NEUTRAL:
         return None
     if writes and program in WRITERS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from agentlens.process.signals import Signal, ratio
+from agentlens.process.signals.coverage import bipartite
 from agentlens.process.states import ProcState
 
 
@@ -50,8 +51,6 @@ def ordered_struct(
     path: Sequence[ProcState], n_cand: int, lists: Callable[[ProcState], list[int]], width: int
 ) -> Signal:
     """`n_cand` is the precision denominator; candidate indices run below `width`."""
-    from agentlens.process.signals.coverage import bipartite
-
     recall_n = ordered_recall(path, lists)
     matched = bipartite(path, width, lists)
     recall, precision = ratio(recall_n, len(path), 100), ratio(matched, n_cand, 100)

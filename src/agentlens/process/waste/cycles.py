@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from agentlens.process.states import ProcState
-from agentlens.process.waste import WasteFinding, finding
+from agentlens.process.waste.finding import WasteFinding, finding
 
 
 def sig(s: ProcState) -> str:

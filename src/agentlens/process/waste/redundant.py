@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentlens.process.states import ProcState
-from agentlens.process.waste import WasteFinding, finding
+from agentlens.process.waste.finding import WasteFinding, finding
 
 
 def redundant_steps(cand: Sequence[ProcState], first_path: Sequence[ProcState]) -> WasteFinding:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentlens.process.states import ProcState
-from agentlens.process.waste import WasteFinding, finding
+from agentlens.process.waste.finding import WasteFinding, finding
 
 
 def reference_regressions(stages: Sequence[str]) -> set[int]:

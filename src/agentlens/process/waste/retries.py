@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from agentlens.process.signals.coherence import signature
 from agentlens.process.states import ProcState
-from agentlens.process.waste import WasteFinding, finding
+from agentlens.process.waste.finding import WasteFinding, finding
 
 
 def runs(states: Sequence[ProcState]) -> list[tuple[int, int]]:
