@@ -45,6 +45,13 @@ def _source_options(command: F) -> F:
             "--reference", default=None, help="Reference JSON for the gold file, or 'auto'."
         ),
         click.option(
+            "--repo",
+            default=None,
+            type=click.Path(file_okay=False),
+            help="Checkout of the task's repository: fault-localisation candidates are its "
+            "git-tracked files (default: files the runs read or edit and none creates).",
+        ),
+        click.option(
             "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
         ),
         click.option(
@@ -164,6 +171,7 @@ def evaluate_cmd(
     outdir: str,
     runs: tuple[str, ...],
     reference: str | None,
+    repo: str | None,
     labels: tuple[str, ...],
     max_steps: int | None,
     store_url: str | None,
@@ -180,7 +188,9 @@ def evaluate_cmd(
     config = request.config()
     if store_url and not paths:
         raise ConfigError("--store needs trace files (PATHS): an asv.v1 file alone has none")
-    loaded, problems = _problems(paths, candidates, runs, reference, labels, max_steps)
+    loaded, problems = _problems(
+        paths, candidates, runs, labels, max_steps, reference=reference, repo=repo
+    )
     result = evaluate_request(request, problems, config)
     paths_out = write_outputs(result, outdir)
     console.print(work_done(result, request.evaluator), highlight=False)
@@ -245,13 +255,16 @@ def adapt(
     out: str,
     runs: tuple[str, ...],
     reference: str | None,
+    repo: str | None,
     labels: tuple[str, ...],
     max_steps: int | None,
 ) -> int:
     """Freeze trajectories of any format AgentLens reads, with derived candidates and projected,
     redacted states, into an asv.v1 file (the released tool's `asv adapt-react`); score it later
     with `agentlens stepvalue --candidates OUT`."""
-    loaded, problems = _problems(paths, candidates, runs, reference, labels, max_steps)
+    loaded, problems = _problems(
+        paths, candidates, runs, labels, max_steps, reference=reference, repo=repo
+    )
     write_asv(problems, out)
     steps = sum(len(p.transitions) for p in problems)
     console.print(f"{len(problems)} trajectories -> {out} ({steps} steps)", highlight=False)
@@ -262,9 +275,11 @@ def _problems(
     paths: tuple[str, ...],
     candidates: str,
     runs: tuple[str, ...],
-    reference: str | None,
     labels: tuple[str, ...],
     max_steps: int | None,
+    *,
+    reference: str | None,
+    repo: str | None,
 ) -> tuple[ReadResult | None, list[Problem]]:
     """The inputs `_source_options` names, read and turned into problems (no paths: an asv.v1
     `candidates` file alone)."""
@@ -272,6 +287,6 @@ def _problems(
     pool = load_inputs(runs, labels=labels).trajectories if runs else []
     trajectories = loaded.trajectories if loaded else []
     problems = build_problems(
-        trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference
+        trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference, repo=repo
     )
     return loaded, problems
