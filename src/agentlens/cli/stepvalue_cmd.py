@@ -14,6 +14,7 @@ from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadResult
+from agentlens.stepvalue.dump import write_prompts
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.openqa import join, load_tasks
 from agentlens.stepvalue.outputs import write_outputs
@@ -163,6 +164,14 @@ def stepvalue() -> None:
     "tokens, per tool call, per second, per risk unit); unset weights are 0.",
 )
 @click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache.")
+@click.option(
+    "--dump-prompts",
+    "dump_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write the exact prompts (redacted, as sent) to DIR/<trajectory>/<state>.<channel>."
+    "<pass>.json and exit without calling a model.",
+)
 @store_option
 @label_option
 def evaluate_cmd(
@@ -176,6 +185,7 @@ def evaluate_cmd(
     max_steps: int | None,
     store_url: str | None,
     run_label: str | None,
+    dump_dir: str | None,
     **options: Any,
 ) -> int:
     """Per-step value: replay each trajectory through an evaluator LLM that puts a belief on a
@@ -191,6 +201,10 @@ def evaluate_cmd(
     loaded, problems = _problems(
         paths, candidates, runs, labels, max_steps, reference=reference, repo=repo
     )
+    if dump_dir:
+        written = write_prompts(problems, config, request.evaluator, dump_dir)
+        console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False)
+        return report_failures(loaded) if loaded else 0
     result = evaluate_request(request, problems, config)
     paths_out = write_outputs(result, outdir)
     console.print(work_done(result, request.evaluator), highlight=False)
