@@ -17,18 +17,21 @@ TASK_DIR = BENCH / "trajectories" / "psf__requests-1724"
 
 @pytest.mark.llm
 def test_demo_with_llm_runs_step_value_and_reviews(
-    run_cli: Callable[..., object], local_gguf_path: Path
+    run_cli: Callable[..., object], local_gguf_path: Path, tmp_path: Path
 ) -> None:
-    shutil.rmtree("/tmp/agentlens-demo/stepvalue", ignore_errors=True)
+    outside = Path("/tmp/agentlens-demo/stepvalue")
+    shutil.rmtree(outside, ignore_errors=True)
     result = run_cli(
         "demo", "--llm", "--data", str(TASK_DIR), "--section", "step value",
-        "--section", "trajectory reviews",
+        "--section", "trajectory reviews", "--out", str(tmp_path),
     )  # fmt: skip
     out = result.out  # type: ignore[attr-defined]
     assert result.code == 0, out + result.err  # type: ignore[attr-defined]
     assert "gold /requests/models.py" in out
-    summary = json.loads(Path("/tmp/agentlens-demo/stepvalue/summary.json").read_text())
-    assert summary  # the report files were written by this run
+    summary = json.loads((tmp_path / "stepvalue" / "summary.json").read_text())
+    assert summary  # the report files were written by this run, inside --out
+    assert str(tmp_path / "stepvalue" / "report.md") in out.replace("\n", "")
+    assert not outside.exists()  # nothing written outside --out
     for dimension in (
         "EndResult",
         "InstructionCompliance",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentlens.stepvalue.audit import audit_sample, channel_effect, cluster_bootstrap_ci
+from agentlens.stepvalue.audit import audit_sample, channel_effect, cluster_bootstrap_ci, gap_ci
 
 
 def row(traj: str, step: int, channel: str, g: float, flags=(), damage=False) -> dict:
@@ -45,7 +45,22 @@ def test_channel_effect_by_hand() -> None:
     assert effect["protocol_damage_count"] == 1  # the rationale damages step 0, direct does not
     assert effect["protocol_repair_loss_count"] == 0
     low, high = effect["mean_gap_ci95"]
-    assert low <= effect["mean_gap"] <= high
+    assert low < effect["mean_gap"] < high and effect["mean_gap_ci95_na"] is None
+
+
+def test_one_trajectory_has_no_channel_effect_ci() -> None:
+    one = [r for r in rows() if r["trajectory_id"] == "t1"]
+    effect = channel_effect(one, "rationale", resamples=500)
+    assert effect["n"] == 3
+    assert effect["mean_gap_ci95"] is None
+    assert effect["mean_gap_ci95_na"].startswith("n/a: 1 trajectory")
+
+
+def test_equal_gaps_in_every_trajectory_give_no_zero_width_ci() -> None:
+    import numpy as np
+
+    out = gap_ci(np.array([2.0, 2.0, 2.0]), ["a", "b", "c"], resamples=500)
+    assert out["mean_gap_ci95"] is None and "same mean gap" in out["mean_gap_ci95_na"]
 
 
 def test_cluster_bootstrap_resamples_trajectories_not_steps() -> None:

@@ -206,7 +206,9 @@ def test_reasoner_models_and_more_than_ten_candidates_are_refused(problem) -> No
 
     with pytest.raises(ConfigError, match="reasoner"):
         evaluate([problem], Reasoner(), RunConfig(channels=("direct",), permutations=1))
-    runs = [read_path(p)[0] for p in (BENCH / "trajectories" / "sympy__sympy-12481").glob("*.json")]
+    runs = [
+        read_path(p)[0] for p in (BENCH / "trajectories" / "django__django-11066").glob("*.json")
+    ]
     wide = fault_localisation_problem(runs[0], fault_localisation_space(runs, k=11), max_steps=1)
     assert len(wide.view.candidates) == 11
     with pytest.raises(ConfigError, match="11 candidates"):

@@ -4,9 +4,12 @@ hostile trajectory saved through the store's own API."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -86,3 +89,53 @@ def _stored(store: SqlStore) -> Iterator[tuple[str, Trajectory]]:
 def store(built: Built) -> Iterator[SqlStore]:
     with open_store(str(built.path)) as opened:
         yield opened
+
+
+# Headless Chromium for the browser tests (test_browser.py, test_paging.py); `page` needs a
+# `server` fixture from the test module.
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def _missing() -> str | None:
+    if importlib.util.find_spec("playwright") is None:
+        return "Playwright for Python is not installed (pip install playwright)"
+    if not CHROMIUM.exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install -y chromium)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    reason = _missing()
+    if reason and os.environ.get("CI"):
+        pytest.fail(f"browser tests must run under CI: {reason}")
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def problems() -> list[str]:
+    """Console errors, page errors and failed requests; every test ends with none left."""
+    return []
+
+
+@pytest.fixture
+def page(browser: Any, server: Any, problems: list[str]) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    opened.on("pageerror", lambda e: problems.append(str(e)))
+    opened.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+    yield opened
+    context.close()
+    assert problems == []

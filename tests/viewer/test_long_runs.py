@@ -20,7 +20,6 @@ from agentlens.trajectory import Trajectory
 from agentlens.viewer import create_app
 from agentlens.viewer.payload import STEP_PAGE
 from tests.viewer.conftest import HUNDRED_STEPS
-from tests.viewer.test_browser import browser  # noqa: F401  (the real Chromium fixture)
 
 REPEAT = 12
 
@@ -70,7 +69,7 @@ def test_steps_come_a_page_at_a_time_with_the_whole_timeline(
 
 
 def test_the_page_loads_more_steps_on_demand(
-    browser: Any,  # noqa: F811
+    browser: Any,
     long_store: tuple[Path, Trajectory],
 ) -> None:
     from tests.viewer.server import running

@@ -136,12 +136,21 @@ from agentlens.scenarios.stop_signals import run_stoppable
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached model answers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
+@click.option(
+    "--dump-prompts",
+    "dump_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write the first prompt of each model call the run would open (redacted) to "
+    "DIR/<scenario>_<persona>/<who>-first.json and exit without running anything.",
+)
 @store_option
 @label_option
 @sandbox_option
 def run(
     scenarios: tuple[str, ...],
     as_json: bool,
+    dump_dir: str | None,
     store_url: str | None,
     run_label: str | None,
     **options: Any,
@@ -152,6 +161,8 @@ def run(
     fold = plan_fold(
         scenarios, request, say=lambda line: err_console.print(Text(line), soft_wrap=True)
     )
+    if dump_dir:
+        return _dump(fold, request, dump_dir)
     with run_settings(request) as settings:
         result = _run_with_progress(fold, settings, request.out)
     if store_url:
@@ -169,6 +180,18 @@ def run(
     else:
         _print(result, settings.out)
     return 0 if result.complete else 1
+
+
+def _dump(fold: Fold, request: RunRequest, dump_dir: str) -> int:
+    from agentlens.scenarios.dump import write_first_prompts
+    from agentlens.scenarios.simulated_user import SimulatorSettings
+
+    settings = SimulatorSettings(context_chars=request.simulator_context_chars)
+    written = write_first_prompts(
+        fold, request.agent_spec, request.simulator, Path(request.out), settings, dump_dir
+    )
+    console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False)
+    return 0
 
 
 def _run_with_progress(fold: Fold, settings: RunSettings, out: str) -> FoldResult:

@@ -14,6 +14,7 @@ from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadResult
+from agentlens.stepvalue.dump import write_prompts
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.openqa import join, load_tasks
 from agentlens.stepvalue.outputs import write_outputs
@@ -43,6 +44,13 @@ def _source_options(command: F) -> F:
         ),
         click.option(
             "--reference", default=None, help="Reference JSON for the gold file, or 'auto'."
+        ),
+        click.option(
+            "--repo",
+            default=None,
+            type=click.Path(file_okay=False),
+            help="Checkout of the task's repository: fault-localisation candidates are its "
+            "git-tracked files (default: files the runs read or edit and none creates).",
         ),
         click.option(
             "--labels", multiple=True, help="Outcome sidecar: results.json, report, CSV, logs dir."
@@ -156,6 +164,14 @@ def stepvalue() -> None:
     "tokens, per tool call, per second, per risk unit); unset weights are 0.",
 )
 @click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache.")
+@click.option(
+    "--dump-prompts",
+    "dump_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write the exact prompts (redacted, as sent) to DIR/<trajectory>/<state>.<channel>."
+    "<pass>.json and exit without calling a model.",
+)
 @store_option
 @label_option
 def evaluate_cmd(
@@ -164,10 +180,12 @@ def evaluate_cmd(
     outdir: str,
     runs: tuple[str, ...],
     reference: str | None,
+    repo: str | None,
     labels: tuple[str, ...],
     max_steps: int | None,
     store_url: str | None,
     run_label: str | None,
+    dump_dir: str | None,
     **options: Any,
 ) -> int:
     """Per-step value: replay each trajectory through an evaluator LLM that puts a belief on a
@@ -180,7 +198,13 @@ def evaluate_cmd(
     config = request.config()
     if store_url and not paths:
         raise ConfigError("--store needs trace files (PATHS): an asv.v1 file alone has none")
-    loaded, problems = _problems(paths, candidates, runs, reference, labels, max_steps)
+    loaded, problems = _problems(
+        paths, candidates, runs, labels, max_steps, reference=reference, repo=repo
+    )
+    if dump_dir:
+        written = write_prompts(problems, config, request.evaluator, dump_dir)
+        console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False)
+        return report_failures(loaded) if loaded else 0
     result = evaluate_request(request, problems, config)
     paths_out = write_outputs(result, outdir)
     console.print(work_done(result, request.evaluator), highlight=False)
@@ -245,13 +269,16 @@ def adapt(
     out: str,
     runs: tuple[str, ...],
     reference: str | None,
+    repo: str | None,
     labels: tuple[str, ...],
     max_steps: int | None,
 ) -> int:
     """Freeze trajectories of any format AgentLens reads, with derived candidates and projected,
     redacted states, into an asv.v1 file (the released tool's `asv adapt-react`); score it later
     with `agentlens stepvalue --candidates OUT`."""
-    loaded, problems = _problems(paths, candidates, runs, reference, labels, max_steps)
+    loaded, problems = _problems(
+        paths, candidates, runs, labels, max_steps, reference=reference, repo=repo
+    )
     write_asv(problems, out)
     steps = sum(len(p.transitions) for p in problems)
     console.print(f"{len(problems)} trajectories -> {out} ({steps} steps)", highlight=False)
@@ -262,9 +289,11 @@ def _problems(
     paths: tuple[str, ...],
     candidates: str,
     runs: tuple[str, ...],
-    reference: str | None,
     labels: tuple[str, ...],
     max_steps: int | None,
+    *,
+    reference: str | None,
+    repo: str | None,
 ) -> tuple[ReadResult | None, list[Problem]]:
     """The inputs `_source_options` names, read and turned into problems (no paths: an asv.v1
     `candidates` file alone)."""
@@ -272,6 +301,6 @@ def _problems(
     pool = load_inputs(runs, labels=labels).trajectories if runs else []
     trajectories = loaded.trajectories if loaded else []
     problems = build_problems(
-        trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference
+        trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference, repo=repo
     )
     return loaded, problems

@@ -6,7 +6,6 @@ Runs only when the local-model extra is installed (`llama_cpp` plus the SmolLM2 
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentlens.demo.context import DemoContext
+from agentlens.demo.results_store import demo_folder
 from agentlens.providers import get_provider
 from agentlens.providers.bundled import LOCAL_LLM_HINT as HINT
 from agentlens.providers.bundled import bundled_gguf as local_gguf
@@ -37,14 +37,15 @@ def demo_section(ctx: DemoContext) -> None:
             markup=False,
         )
         return
-    run_stepvalue_demo(ctx.console, trajectories=ctx.trajectories)
+    out = demo_folder(ctx) / "stepvalue"  # inside `demo --out`, beside the store and report
+    run_stepvalue_demo(ctx.console, trajectories=ctx.trajectories, outdir=out)
 
 
 def run_stepvalue_demo(
     console: Console,
     *,
     trajectories: Sequence[Trajectory] = (),
-    outdir: Path | None = None,
+    outdir: Path,
     max_steps: int = 2,
 ) -> Path | None:
     """Score the first steps of one real run with fault-localisation candidates; returns the
@@ -73,8 +74,7 @@ def run_stepvalue_demo(
     )
     client = get_provider(f"llamacpp:{gguf}", role="evaluator", cache=False)
     result = evaluate(problems, client, config)
-    out = outdir or Path(tempfile.gettempdir()) / "agentlens-demo" / "stepvalue"
-    paths = write_outputs(result, out)
+    paths = write_outputs(result, outdir)
     console.print(_table(result.steps, problems[0].gold_id))
     c = result.costs
     console.print(

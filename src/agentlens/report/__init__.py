@@ -60,7 +60,7 @@ def _run_section(run: Run, records: list[Record]) -> str:
     elif run.kind == "scenario":
         inner = scenario_sections(records)
     elif run.kind == "stepvalue":
-        inner = stepvalue_sections(records)
+        inner = stepvalue_sections(records, run.summary)
     else:
         inner = text("p", f"The report has no view of {run.kind} runs yet.", class_="note")
     title = el("h2", text("span", run.kind, class_="kind") + text("span", run.label or run.id[:12]))

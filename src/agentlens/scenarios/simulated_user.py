@@ -51,6 +51,9 @@ IDE_NOTE = (
 )
 
 
+FIRST_PROMPT = "Write your first message to the agent: ask it for what you want done."
+
+
 @dataclass
 class SimulatorSettings:
     max_tokens: int = 400
@@ -95,7 +98,7 @@ class SimulatedUser:
 
     async def first_message(self, scenario: Scenario) -> UserTurn:
         """The opening request: the scenario's fixed message verbatim, else the simulator's."""
-        prompt = "Write your first message to the agent: ask it for what you want done."
+        prompt = FIRST_PROMPT
         if scenario.fixed_first_message and scenario.first_user_message:
             self.messages.append({"role": "user", "content": prompt})
             self.messages.append({"role": "assistant", "content": scenario.first_user_message})

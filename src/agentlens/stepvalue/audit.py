@@ -88,12 +88,26 @@ def channel_effect(
         "repair_rate": statistics.fmean(float(a["repair"]) for a, _ in usable),
         "protocol_damage_count": sum(1 for a, b in usable if a["damage"] and not b["damage"]),
         "protocol_repair_loss_count": sum(1 for a, b in usable if b["repair"] and not a["repair"]),
-        "mean_gap_ci95": cluster_bootstrap_ci(
-            gaps, [a["trajectory_id"] for a, _ in usable], resamples, seed
-        ),
+        **gap_ci(gaps, [a["trajectory_id"] for a, _ in usable], resamples, seed),
         "wilcoxon_p": _wilcoxon(gaps),
     }
     return out
+
+
+def gap_ci(
+    gaps: np.ndarray, clusters: Sequence[str], resamples: int = 10_000, seed: int = 7
+) -> dict[str, Any]:
+    """`mean_gap_ci95` as [low, high], or None with `mean_gap_ci95_na` saying why: a bootstrap
+    over trajectories says nothing with one trajectory, and a zero-width interval is no CI."""
+    trajectories = len(set(clusters))
+    if trajectories < 2:
+        reason = f"n/a: {trajectories} trajectory; the CI resamples trajectories, needs ≥ 2"
+        return {"mean_gap_ci95": None, "mean_gap_ci95_na": reason}
+    ci = cluster_bootstrap_ci(gaps, clusters, resamples, seed)
+    if ci is None or ci[1] - ci[0] <= NONZERO:
+        reason = f"n/a: every resample of the {trajectories} trajectories has the same mean gap"
+        return {"mean_gap_ci95": None, "mean_gap_ci95_na": reason}
+    return {"mean_gap_ci95": ci, "mean_gap_ci95_na": None}
 
 
 def cluster_bootstrap_ci(

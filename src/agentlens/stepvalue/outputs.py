@@ -47,6 +47,7 @@ EFFECT_COLUMNS = [
     "mean_gap",
     "mean_abs_gap",
     "mean_gap_ci95",
+    "mean_gap_ci95_na",
     "wilcoxon_p",
     "sign_disagreement_rate",
     "damage_rate",

@@ -1,5 +1,6 @@
 """The records a step-value run keeps in the store: `<channel>:delta_h|surprise|g_margin` per
-step, the per-channel summaries as the body."""
+step; the body holds the per-channel summaries and, for the report's chart, the evaluator's
+belief per candidate before and after each step (full slice, identity labelling)."""
 
 from __future__ import annotations
 
@@ -29,9 +30,22 @@ def stepvalue_records(
         rows = by_id.get(t.id)
         if rows is None:
             continue
-        body = {"summaries": [s for s in summaries if s["trajectory_id"] == t.id]}
+        body = {
+            "summaries": [s for s in summaries if s["trajectory_id"] == t.id],
+            "gold_id": rows[0]["gold_id"],
+            "beliefs": _beliefs(rows),
+        }
         records.append(trajectory_record(t, _step_metrics(rows), body))
     return records
+
+
+def _beliefs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"channel": row["channel"], "index": row["index"], "phase": row["phase"],
+         "before": row["belief_before"], "after": row["belief_after"]}
+        for row in rows
+        if row["slice"] == "full" and not row["missing"]
+    ]  # fmt: skip
 
 
 def _step_metrics(rows: list[dict[str, Any]]) -> list[Metric]:

@@ -16,6 +16,7 @@ from agentlens.stepvalue.candidates import (
     outcome_problem,
 )
 from agentlens.stepvalue.candidates.fault_localisation import DEFAULT_K
+from agentlens.stepvalue.candidates.tracked import tracked_from_repo
 from agentlens.stepvalue.model import Problem
 from agentlens.trajectory import Trajectory
 
@@ -30,11 +31,13 @@ def build_problems(
     max_steps: int | None = None,
     k: int = DEFAULT_K,
     reference: str | None = None,
+    repo: str | None = None,
 ) -> list[Problem]:
     """Problems for `candidates` = "fault-localisation", "outcome" or an `asv.v1` JSONL path.
 
     Fault localisation pools `trajectories` and `runs` by task id to find the task's runs.
-    `reference` is an AgentLens reference JSON file, or "auto" to merge the passing runs.
+    `reference` is an AgentLens reference JSON file, or "auto" to merge the passing runs; `repo`
+    a checkout of the task's repository whose tracked files bound the candidates.
     """
     if candidates not in SOURCES:
         if not Path(candidates).is_file():
@@ -49,11 +52,12 @@ def build_problems(
     if candidates == "outcome":
         return [outcome_problem(t, max_steps=max_steps) for t in trajectories]
     pool = _by_task([*trajectories, *runs])
+    tracked = tracked_from_repo(repo) if repo else None
     problems = []
     for traj in trajectories:
         task_runs = pool[traj.task_id or traj.id]
         ref = _reference(reference, task_runs)
-        space = fault_localisation_space(task_runs, k=k, reference=ref)
+        space = fault_localisation_space(task_runs, k=k, reference=ref, tracked=tracked)
         problems.append(fault_localisation_problem(traj, space, max_steps=max_steps))
     return problems
 

@@ -15,11 +15,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agentlens.errors import AgentLensError
+from agentlens.errors import AgentLensError, ConfigError
 from agentlens.process.labeler import LabelProfile
 from agentlens.process.profiles import DEFAULT_PROFILE
 from agentlens.process.profiles import PROFILES as PROFILE_CONFIGS
 from agentlens.store import Run, SqlStore
+from agentlens.store.paging import Direction, RecordQuery, record_page
 from agentlens.trajectory import Trajectory
 from agentlens.viewer import payload
 
@@ -133,20 +134,33 @@ async def runs(request: Request) -> Response:
 
 
 async def run(request: Request) -> Response:
-    store = _store(request)
-    found = store.run(request.path_params["run_id"])
-    records = store.records(found.id, bodies=False)
-    offset = _int(request, "offset", 0, 10**9)
-    limit = _int(request, "limit", 1000, MAX_PAGE)
-    page = records[offset : offset + limit]
+    """One page of the run's records, sorted and filtered by the store over all of them."""
+    params = request.query_params
+    query = RecordQuery(
+        sort=params.get("sort") or "position",
+        direction=cast(Direction, params.get("dir") or "asc"),
+        text=params.get("q", ""),
+        outcome=params.get("outcome", ""),
+        tier=params.get("tier", ""),
+        offset=_int(request, "offset", 0, 10**9),
+        limit=_int(request, "limit", 1000, MAX_PAGE),
+    )
+    try:
+        page = record_page(_store(request), request.path_params["run_id"], query)
+    except ConfigError as exc:
+        raise BadRequest(str(exc)) from exc
     return _json(
         {
-            "run": payload.run_dict(found),
-            "total": len(records),
-            "offset": offset,
-            "limit": limit,
-            "metric_names": payload.metric_names(records),
-            "records": [payload.record_row(offset + i, r) for i, r in enumerate(page)],
+            "run": payload.run_dict(page.run),
+            "total": page.total,
+            "matched": page.matched,
+            "offset": query.offset,
+            "limit": query.limit,
+            "metric_names": page.metric_names,
+            "facets": page.facets,
+            "records": [
+                payload.record_row(p, r) for p, r in zip(page.positions, page.records, strict=True)
+            ],
         }
     )
 

@@ -1,9 +1,11 @@
 """Fault-localisation candidates for coding trajectories: "where does the fix belong?".
 
-Candidates are the files edited or created by the most runs of the task (counted once per run).
-The gold is the existing file most passing runs modify: edit steps only, minus files the same run
-created, so scratch reproducer scripts do not become the answer. When a merged PTA reference is
-given, its modified-file nodes weighted by support decide the gold instead.
+Candidates are files of the task's repository (`tracked.py`: `git ls-files` of `--repo`, else
+files the runs read or edit and none creates), ranked by how many runs edit them, then by how
+many read them (counted once per run). Scratch and report files the agent writes
+(`/FIX_SUMMARY.md`, `reproduce_issue.py`) are never candidates. The gold is the tracked file most
+passing runs modify; when a merged PTA reference is given, its modified-file nodes weighted by
+support decide the gold instead.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from agentlens.errors import ConfigError
 from agentlens.stepvalue.candidates.coding import coding_transitions
+from agentlens.stepvalue.candidates.tracked import TrackedFiles, norm_path, tracked_from_runs
 from agentlens.stepvalue.model import Candidate, EvalView, Problem
 from agentlens.trajectory import ToolCategory, Trajectory
 
@@ -28,17 +31,18 @@ class FaultSpace:
     gold_id: str
     run_counts: dict[str, int]
     gold_source: str
-
-
-def norm_path(path: str) -> str:
-    path = path.strip().lstrip("/")
-    return path.removeprefix("testbed/")
+    tracked_source: str = ""
 
 
 def touched_files(traj: Trajectory) -> set[str]:
     """Files an edit or create step of the run names."""
     cats = (ToolCategory.EDIT, ToolCategory.CREATE_FILE)
     return {f for s in traj.steps if s.category in cats for f in s.files}
+
+
+def read_files(traj: Trajectory) -> set[str]:
+    """Files a read step of the run names."""
+    return {f for s in traj.steps if s.category == ToolCategory.READ_FILE for f in s.files}
 
 
 def modified_existing(traj: Trajectory) -> set[str]:
@@ -57,33 +61,48 @@ def gold_from_reference(reference: Any) -> Counter[str]:
 
 
 def fault_localisation_space(
-    runs: Sequence[Trajectory], *, k: int = DEFAULT_K, reference: Any = None
+    runs: Sequence[Trajectory],
+    *,
+    k: int = DEFAULT_K,
+    reference: Any = None,
+    tracked: TrackedFiles | None = None,
 ) -> FaultSpace:
-    """Candidates and gold from all runs of one task (and optionally its PTA reference)."""
+    """Candidates and gold from all runs of one task (and optionally its PTA reference), limited
+    to `tracked` files (default: the runs' evidence, see `tracked.py`)."""
     if not runs:
         raise ConfigError("fault-localisation candidates need the runs of the task")
-    counts = Counter(f for run in runs for f in touched_files(run))
-    by_norm: dict[str, str] = {}
-    for f in sorted(counts, key=lambda f: (-counts[f], f)):
-        by_norm.setdefault(norm_path(f), f)
     ref_counts = gold_from_reference(reference) if reference is not None else Counter()
+    tracked = tracked or tracked_from_runs(runs, ref_counts)
     passing = [r for r in runs if r.outcome.status == "passed"]
-    run_counts = ref_counts or Counter(norm_path(f) for r in passing for f in modified_existing(r))
+    modified = Counter(norm_path(f) for r in passing for f in modified_existing(r))
+    run_counts = Counter({f: n for f, n in (ref_counts or modified).items() if f in tracked})
     if not run_counts:
         task = runs[0].task_id or runs[0].id
         raise ConfigError(
-            f"no passing run of task {task} modifies a file: no fault-localisation gold"
+            f"no passing run of task {task} modifies a repository file: no fault-localisation gold"
         )
     gold_norm = min(run_counts, key=lambda f: (-run_counts[f], f))
-    gold = by_norm.get(gold_norm, "/" + gold_norm)
-    ranked = [f for f in sorted(counts, key=lambda f: (-counts[f], f)) if f != gold]
-    chosen = sorted([gold, *ranked[: k - 1]])
+    edits = Counter(f for run in runs for f in touched_files(run) if f in tracked)
+    reads = Counter(f for run in runs for f in read_files(run) if f in tracked)
+    spelling = _spellings([*edits, *reads])
+    gold = spelling.get(gold_norm, "/" + gold_norm)
+    ranked = sorted(set(spelling.values()), key=lambda f: (-edits[f], -reads[f], f))
+    chosen = sorted([gold, *[f for f in ranked if f != gold][: k - 1]])
     return FaultSpace(
         candidates=tuple(Candidate(f, f"The fix for this task belongs in {f}") for f in chosen),
         gold_id=gold,
-        run_counts={f: counts.get(f, 0) for f in chosen},
+        run_counts={f: edits.get(f, 0) for f in chosen},
         gold_source="pta-reference" if ref_counts else f"{len(passing)} passing runs",
+        tracked_source=tracked.source,
     )
+
+
+def _spellings(files: Sequence[str]) -> dict[str, str]:
+    """One spelling per normalised path (the first seen), so `/a.py` and `a.py` are one candidate."""
+    by_norm: dict[str, str] = {}
+    for f in files:
+        by_norm.setdefault(norm_path(f), f)
+    return by_norm
 
 
 def fault_localisation_problem(
@@ -102,5 +121,9 @@ def fault_localisation_problem(
         gold_id=space.gold_id,
         transitions=coding_transitions(traj, max_steps=max_steps),
         redaction="span",
-        notes={"gold_source": space.gold_source, "runs_editing": space.run_counts},
+        notes={
+            "gold_source": space.gold_source,
+            "runs_editing": space.run_counts,
+            "tracked_files": space.tracked_source,
+        },
     )

@@ -1,5 +1,6 @@
 // #/runs/<id>: one run's records with their metrics; sort, filter, open a trajectory.
-// Sort and filter live in the hash's query, so Back from a trajectory returns to the same view.
+// The server sorts, filters and pages over every record of the run (any size); the page asks for
+// PAGE rows at a time. Sort and filter live in the hash's query, so Back returns to the same view.
 
 import { get } from "./api.js";
 import { badge, definitionList, h, link, outcomeBadge, route, tierBadge } from "./dom.js";
@@ -37,14 +38,6 @@ function columns(runId, names) {
   ];
 }
 
-function matches(record, state) {
-  if (state.outcome && (record.outcome || "unknown") !== state.outcome) return false;
-  if (state.tier && metricOf(record, "tier")?.label !== state.tier) return false;
-  if (!state.q) return true;
-  const q = state.q.toLowerCase();
-  return [record.trajectory_id, record.task_id, record.model].some((v) => v && String(v).toLowerCase().includes(q));
-}
-
 function select(label, value, options, onChange) {
   const el = h("select", { "aria-label": label, onchange: (e) => onChange(e.target.value) },
     h("option", { value: "" }, `${label}: all`),
@@ -69,43 +62,65 @@ function header(run, total) {
   ];
 }
 
+function query(state, offset) {
+  return { limit: PAGE, offset, sort: state.sort, dir: state.dir, q: state.q, outcome: state.outcome, tier: state.tier };
+}
+
 export async function runPage({ parts, params }) {
   const runId = parts[1];
-  const first = await get(`runs/${encodeURIComponent(runId)}`, { limit: PAGE });
-  const { run, metric_names: names } = first;
-  const records = [...first.records];
   const state = { sort: params.get("sort") || "position", dir: params.get("dir") || "asc", q: params.get("q") || "", outcome: params.get("outcome") || "", tier: params.get("tier") || "" };
+  let answer = await get(`runs/${encodeURIComponent(runId)}`, query(state, 0)).catch((error) => {
+    if (error.status !== 400 || state.sort === "position") throw error;
+    Object.assign(state, { sort: "position", dir: "asc" }); // a bookmark's sort the run lacks
+    return get(`runs/${encodeURIComponent(runId)}`, query(state, 0));
+  });
+  const { run, metric_names: names, facets } = answer;
+  let records = [...answer.records];
+  let asked = 0; // answers to older questions are dropped when they arrive late
   const cols = columns(run.id, names);
-  const tiers = [...new Set(records.map((r) => metricOf(r, "tier")?.label).filter(Boolean))].sort();
-  const outcomes = [...new Set(records.map((r) => r.outcome || "unknown"))].sort();
-  const shown = h("span", { class: "muted", "aria-live": "polite" });
+  const shown = h("span", { class: "muted", "aria-live": "polite", "data-shown": "" });
   const holder = h("div");
   const more = h("button", { type: "button", class: "more" });
 
   const remember = () => history.replaceState(null, "", route(["runs", run.id], { ...state, sort: state.sort === "position" ? "" : state.sort, dir: state.sort === "position" ? "" : state.dir }));
   const draw = () => {
-    const rows = records.filter((r) => matches(r, state));
-    shown.textContent = `${count(rows.length)} of ${count(records.length)} records shown` + (records.length < first.total ? ` (${count(first.total)} in the run)` : "");
-    more.hidden = records.length >= first.total;
-    more.textContent = `Load ${count(Math.min(PAGE, first.total - records.length))} more`;
+    shown.textContent = `${count(records.length)} of ${count(answer.matched)} matching records shown (${count(answer.total)} in the run)`;
+    more.hidden = records.length >= answer.matched;
+    more.textContent = `Load ${count(Math.min(PAGE, answer.matched - records.length))} more`;
     holder.replaceChildren(sortableTable({
-      columns: cols, rows, state,
-      onSort: (key, dir) => { Object.assign(state, { sort: key, dir }); remember(); draw(); },
+      columns: cols, rows: records, state, presorted: true,
+      onSort: (key, dir) => { Object.assign(state, { sort: key, dir }); refresh(); },
       onRow: (r) => (location.hash = route(["trajectories", r.trajectory], { run: run.id, record: r.position })),
     }));
   };
-  const update = (key) => (value) => { state[key] = value; remember(); draw(); };
+  const refresh = async () => {
+    remember();
+    const mine = ++asked;
+    const next = await get(`runs/${encodeURIComponent(run.id)}`, query(state, 0));
+    if (mine !== asked) return;
+    answer = next;
+    records = [...next.records];
+    draw();
+  };
+  let typing = null;
+  const update = (key) => (value) => {
+    state[key] = value;
+    clearTimeout(typing);
+    typing = setTimeout(refresh, key === "q" ? 250 : 0);
+  };
   more.addEventListener("click", async () => {
-    const next = await get(`runs/${encodeURIComponent(run.id)}`, { limit: PAGE, offset: records.length });
+    const mine = asked;
+    const next = await get(`runs/${encodeURIComponent(run.id)}`, query(state, records.length));
+    if (mine !== asked) return;
     records.push(...next.records);
     draw();
   });
 
   const filter = h("input", { type: "search", value: state.q, placeholder: "Filter by trajectory, task or model  ( / )", "aria-label": "Filter records", "data-filter": "", oninput: (e) => update("q")(e.target.value) });
   const controls = h("div", { class: "controls" }, filter,
-    select("Outcome", state.outcome, outcomes, update("outcome")),
-    tiers.length ? select("Tier", state.tier, tiers, update("tier")) : null, shown);
-  const node = h("section", { class: "page" }, header(run, first.total), controls, holder, more);
+    select("Outcome", state.outcome, facets.outcome, update("outcome")),
+    facets.tier.length ? select("Tier", state.tier, facets.tier, update("tier")) : null, shown);
+  const node = h("section", { class: "page" }, header(run, answer.total), controls, holder, more);
   draw();
   return { node, title: `Run ${shortId(run.id)}` };
 }

@@ -24,9 +24,10 @@ export function sortRows(rows, column, dir) {
 }
 
 // state: { sort, dir }; onSort(key, dir) is called with the new order; onRow(row) on a row click.
-export function sortableTable({ columns, rows, state, onSort, onRow, caption }) {
+// presorted: the rows come in state's order already (sorted by the server over all records).
+export function sortableTable({ columns, rows, state, onSort, onRow, caption, presorted = false }) {
   const column = columns.find((c) => c.key === state.sort);
-  const sorted = sortRows(rows, column, state.dir);
+  const sorted = presorted ? rows : sortRows(rows, column, state.dir);
   const head = h("tr", {}, columns.map((c) => headerCell(c, state, onSort)));
   const body = h("tbody", {}, sorted.map((row) => bodyRow(row, columns, onRow)));
   return h(

@@ -5,6 +5,7 @@ import { get } from "./api.js";
 import { definitionList, h, link, outcomeBadge, route, tierBadge } from "./dom.js";
 import { count, dateTime, duration, metricText, number, shortId } from "./format.js";
 import { stepItem, stepKeys, stepsList, timeline } from "./steps.js";
+import { stepValuePanel } from "./stepvalue.js";
 
 const PROFILES = ["calibrated", "paper", "sdk-compat"];
 
@@ -111,6 +112,7 @@ export async function trajectoryPage({ parts, params }) {
   const more = moreSteps(tr, list);
   const body = h("div", { class: "traj-main" },
     timeline(tr.timeline, tr.phases, profileSwitch(tr, params), more.upTo),
+    stepValuePanel(record),
     h("h2", {}, `Steps (${count(tr.steps_total)})`), list, more.node);
   const layout = h("div", { class: record ? "traj-layout with-panel" : "traj-layout" }, body, record ? scorePanel(record) : null);
   const node = h("section", { class: "page trajectory" }, head, layout);

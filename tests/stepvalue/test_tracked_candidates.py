@@ -1,0 +1,94 @@
+"""Fault-localisation candidates are repository files, never the agent's scratch or report files:
+checked on every dev task against the raw trace JSON and the merged ground-truth PTA."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentlens.formats import read_paths
+from agentlens.stepvalue.candidates import fault_localisation_space
+from agentlens.stepvalue.candidates.tracked import tracked_from_repo
+from agentlens.stepvalue.sources import build_problems
+from tests.conftest import BENCH
+
+TASKS = sorted(p.name for p in (BENCH / "trajectories").iterdir()) if BENCH.is_dir() else []
+
+
+def raw_states(task: str) -> list[dict]:
+    paths = [*sorted((BENCH / "trajectories" / task).glob("*.json"))]
+    paths.append(BENCH / "ground_truth" / f"{task}_merged_pta.json")
+    return [s for p in paths for s in json.loads(p.read_bytes())["states"].values()]
+
+
+def repo_relative(path: str) -> str:
+    return re.sub(r"^(?:/?(?:testbed|workspace|agent/workspace/local)/)+", "", "/" + path).lstrip(
+        "/"
+    )
+
+
+def command_of(state: dict) -> str:
+    """The command a terminal state ran (its observation minus the response)."""
+    return state["observation"].split("\nResponse:", 1)[0]
+
+
+def agent_made(states: list[dict], candidate: str) -> list[str]:
+    """Raw evidence that some run created `candidate`: a create step or a shell redirection."""
+    rel = repo_relative(candidate)
+    redirect = re.compile(r">\s*['\"]?\S*?(?:^|/)" + re.escape(rel) + r"\b")
+    hits = [s["state_id"] for s in states if s["resulting_state"] == f"file_created:{rel}"]
+    hits += [
+        s["state_id"]
+        for s in states
+        if s["resulting_state"].startswith("terminal:") and redirect.search(command_of(s))
+    ]
+    return hits
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_candidates_of_every_dev_task_are_repository_files(task: str) -> None:
+    runs = read_paths([BENCH / "trajectories" / task]).trajectories
+    space = fault_localisation_space(runs)
+    states = raw_states(task)
+    existing = {
+        s["file_path"]
+        for s in states
+        if s["resulting_state"].startswith(("file_read:", "file_modified:"))
+    }
+    for candidate in space.candidates:
+        assert not agent_made(states, candidate.id), (task, candidate.id)
+        assert repo_relative(candidate.id) in existing, (task, candidate.id)
+    gold_patch = {
+        s["file_path"] for s in states if s["resulting_state"].startswith("file_modified:")
+    }
+    assert repo_relative(space.gold_id) in gold_patch
+    assert not any(c.id.endswith(".md") for c in space.candidates)
+
+
+def test_fix_summary_is_no_longer_a_candidate_of_requests() -> None:
+    runs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    ids = [c.id for c in fault_localisation_space(runs).candidates]
+    assert "/FIX_SUMMARY.md" not in ids and "/test_unicode_method.py" not in ids
+    assert "/requests/models.py" in ids and "/requests/sessions.py" in ids
+
+
+def test_a_checkouts_tracked_files_bound_the_candidates(tmp_path: Path) -> None:
+    repo = tmp_path / "requests"
+    for rel in ("requests/models.py", "requests/sessions.py", "requests/utils.py"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("# tracked\n")
+    (repo / "untracked_scratch.py").write_text("# never added\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "requests"], check=True)
+    tracked = tracked_from_repo(repo)
+    assert tracked.paths == {"requests/models.py", "requests/sessions.py", "requests/utils.py"}
+    runs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    problems = build_problems(runs[:1], "fault-localisation", runs=runs, repo=str(repo))
+    ids = problems[0].candidate_ids
+    assert sorted(ids) == ["/requests/models.py", "/requests/sessions.py", "/requests/utils.py"]
+    assert problems[0].gold_id == "/requests/models.py"
+    assert "git ls-files" in problems[0].notes["tracked_files"]
