@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -12,27 +13,20 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import console, err_console
-from agentlens.cli._inputs import debug_enabled, load_inputs, read_options, report_failures
+from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._process_options import engine_option
 from agentlens.cli._store_option import label_option, save_run, store_option
-from agentlens.cli.inspect_cmd import WIDE
+from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
-from agentlens.engine.outcome import Outcome
 from agentlens.process.profiles import PROFILES, Profile
-from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
-from agentlens.process.run_units import RunFailure, score_run
 from agentlens.process.tiers import TIER_HELP
-from agentlens.trajectory import Trajectory
 
-engine_option = click.option(
-    "--engine",
-    "engine_spec",
-    envvar="AGENTLENS_ENGINE",
-    default="serial",
-    show_default=True,
-    help="Where scoring runs: serial, processes[:N] (local pool), ray, ray:auto or ray:ADDRESS "
-    "(env AGENTLENS_ENGINE).",
-)
+if TYPE_CHECKING:
+    from agentlens.engine.outcome import Outcome
+    from agentlens.process.result import ProcessResult
+    from agentlens.process.run_units import RunFailure
+    from agentlens.trajectory import Trajectory
 
 
 @click.command(epilog=TIER_HELP)
@@ -73,6 +67,7 @@ def score(
     from agentlens.process.calibrated import load_baseline
     from agentlens.process.pta_io import read_reference
     from agentlens.process.reference_guards import reference_warnings
+    from agentlens.process.run_units import score_run
 
     reference = read_reference(reference_path)
     load_baseline(reference, orjson.loads(Path(reference_path).read_bytes()))
@@ -108,6 +103,9 @@ def _sorted_outcomes(
 ) -> tuple[list[Trajectory], list[ProcessResult], list[tuple[str, Failure | RunFailure]]]:
     """The scored runs and their results; each run that failed (a `RunFailure` names its step,
     a unit that died is `Failure`)."""
+    from agentlens.process.result import ProcessResult
+    from agentlens.process.run_units import RunFailure
+
     values = [o.value for o in outcomes]
     results = [v for v in values if isinstance(v, ProcessResult)]
     scored = [t for t, v in zip(trajs, values, strict=True) if isinstance(v, ProcessResult)]
@@ -122,25 +120,6 @@ def _run_name(traj: Trajectory) -> str:
     where = traj.source.path or traj.id
     index = f"#{traj.source.index}" if traj.source.index is not None else ""
     return f"{where}{index} [{traj.source.format}]"
-
-
-def report_unit_failures(failed: Sequence[tuple[str, Failure | RunFailure]], kept: str) -> int:
-    """One line per failed work unit or run (what it was, the step, then the error), as
-    `report_failures` does for files; `--debug` adds the worker's traceback. Returns the exit
-    code (1 if any)."""
-    debug = debug_enabled()
-    for what, failure in failed:
-        line = (
-            str(failure)
-            if isinstance(failure, RunFailure)
-            else f"{what}: scoring failed: {failure}"
-        )
-        err_console.print(f"[red]failed:[/red] {escape(line)}", highlight=False, soft_wrap=True)
-        if debug and isinstance(failure, Failure):
-            err_console.print(failure.traceback, highlight=False, markup=False)
-    if failed:
-        err_console.print(f"{len(failed)} failed; {kept}", highlight=False)
-    return 1 if failed else 0
 
 
 def _store(
@@ -216,4 +195,6 @@ def write_annotations(
 
 
 def _columns(row: dict[str, object]) -> dict[str, object]:
+    from agentlens.process.result import ANNOTATION_COLUMNS
+
     return {c: row[c] for c in ANNOTATION_COLUMNS}

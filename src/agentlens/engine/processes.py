@@ -12,6 +12,7 @@ which `ProcessPoolExecutor` itself never notices (its manager thread waits for t
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -20,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver, resource_tracker
 from multiprocessing.context import BaseContext
 from multiprocessing.reduction import ForkingPickler
 from types import FrameType
@@ -197,12 +199,26 @@ class ProcessEngine(EngineBase):
         # while the interpreter's exit hook writes to it: "Bad file descriptor" at exit.
         if manager is not None:
             manager.join(timeout=5)
+        reap_helpers()
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+            reap_helpers()
         self._release_sigterm()
+
+
+def reap_helpers() -> None:
+    """Stop the forkserver and the resource tracker the pool started, and wait for them: left
+    alone they outlive the command by a moment (each exits when it sees its pipe close), so a
+    shell or a test finds processes of a command that has returned. The next pool in this
+    process starts them again."""
+    for helper in (forkserver._forkserver, resource_tracker._resource_tracker):
+        stop = getattr(helper, "_stop", None)
+        if stop is not None:
+            with contextlib.suppress(OSError, ChildProcessError):
+                stop()
 
 
 def _lost(workers: dict[int, Any]) -> str:

@@ -1,0 +1,212 @@
+"""Cohort input that never holds every trajectory in memory (issue 25).
+
+`read_cohort` reads the files one at a time, as `read_paths` would, and keeps of each run a
+*stub*: the trajectory without its steps (id, task, outcome, source, metadata: all that the
+protocol's grouping, the batch's id fixes and the outcome labels look at). The run itself goes,
+msgpack-packed, to a spill file. The protocol splits the stubs; each task's work unit names its
+runs by their place in the spill file (`SpilledUnit`), and whoever scores the task, this process
+or a worker, unpacks that task's runs only (`score_spilled`). Peak memory: the stubs, plus the
+largest task's runs per worker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from agentlens.engine import _codec
+from agentlens.formats._batch_ids import _rename, unique_ids
+from agentlens.formats.load import ReadFailure, ReadResult, _read_one, is_pattern, iter_trace_paths
+from agentlens.os_names import printable
+from agentlens.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentlens.outcomes import Unevaluated
+    from agentlens.process.profiles import Profile
+    from agentlens.process.protocols import TaskSplit
+    from agentlens.process.run_units import ScoredRun
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where one packed run lies in the spill file."""
+
+    offset: int
+    length: int
+
+
+class RunSpill:
+    """An append-only temporary file of packed runs; removed on `close`."""
+
+    def __init__(self, directory: str | None = None) -> None:
+        handle, self.path = tempfile.mkstemp(prefix="agentlens-cohort-", suffix=".spill",
+                                             dir=directory)  # fmt: skip
+        self._file = os.fdopen(handle, "w+b")
+        self.spans: dict[int, Span] = {}
+        """id(stub) -> its run's span."""
+
+    def add(self, traj: Trajectory) -> Trajectory:
+        """Spill `traj`; its stub, which `span` finds it by."""
+        data = _codec.pack(traj)
+        offset = self._file.seek(0, os.SEEK_END)
+        self._file.write(data)
+        found = stub(traj)
+        self.spans[id(found)] = Span(offset, len(data))
+        return found
+
+    def span(self, traj: Trajectory) -> Span:
+        return self.spans[id(traj)]
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+        Path(self.path).unlink(missing_ok=True)
+
+
+def stub(traj: Trajectory) -> Trajectory:
+    """`traj` without steps (its sub-agents too); the metadata dict is shared, not copied."""
+    subs = [stub(s) for s in traj.subtrajectories]
+    return msgspec.structs.replace(traj, steps=[], subtrajectories=subs)
+
+
+@contextmanager
+def read_cohort(
+    paths: Sequence[str],
+    *,
+    format: str | None = None,
+    lenient: bool = False,
+    labels: Sequence[str] = (),
+    strict: bool = False,
+    unevaluated: Unevaluated = "unknown",
+    on_file: Callable[[Path], None] | None = None,
+) -> Iterator[tuple[ReadResult, RunSpill]]:
+    """`read_paths` with stubs for trajectories (same ids, outcomes, failures and warnings),
+    and the spill file holding the runs; the file is removed on leaving the block."""
+    from agentlens.outcomes import apply_tables, discover_labels, load_label_spec
+
+    tables = [load_label_spec(spec, unevaluated) for spec in labels]  # bad ones fail first
+    spill = RunSpill()
+    try:
+        result = ReadResult()
+        _no_match(result, paths)
+        for path, explicit in iter_trace_paths(paths):
+            one = ReadResult()
+            _read_one(one, path, explicit, format=format, lenient=lenient, strict=strict)
+            _merge(result, one, spill)
+            if on_file is not None:
+                on_file(path)
+        spill.flush()
+        for repeat, why in unique_ids(result.trajectories):
+            result.trajectories.remove(repeat)
+            result.failures.append(ReadFailure(repeat.source.path, repeat.source.format, why, None))
+        discover_labels(result.trajectories, unevaluated)
+        apply_tables(result.trajectories, tables)
+        yield result, spill
+    finally:
+        spill.close()
+
+
+def _no_match(result: ReadResult, paths: Sequence[str]) -> None:
+    for text in map(str, paths):
+        if is_pattern(text) and not glob.glob(text, recursive=True):
+            failure = ReadFailure(printable(text), None, "no file matches this pattern", None)
+            result.failures.append(failure)
+
+
+def _merge(result: ReadResult, one: ReadResult, spill: RunSpill) -> None:
+    result.trajectories += [spill.add(t) for t in one.trajectories]
+    result.failures += one.failures
+    result.skipped += one.skipped
+    result.unread += one.unread
+    result.sidecars += one.sidecars
+
+
+@dataclass(frozen=True)
+class SpilledUnit:
+    """A task's work unit by reference: its runs' stubs and spans in the spill file at `path`
+    (or, for a worker on another machine, the packed runs themselves in `packed`)."""
+
+    task_id: str
+    path: str
+    stubs: list[Trajectory]
+    spans: list[Span]
+    splits: list[tuple[list[int], list[int]]]
+    packed: list[bytes] | None = None
+
+
+def hydrate(unit: SpilledUnit) -> list[Trajectory]:
+    """The unit's runs as `read_paths` gives them: unpacked, then given the batch's ids and
+    outcome labels, which the stubs got after the runs were spilled."""
+    pairs = zip(_packed(unit), unit.stubs, strict=True)
+    return [restore(_codec.unpack(data), found) for data, found in pairs]
+
+
+def _packed(unit: SpilledUnit) -> list[bytes]:
+    if unit.packed is not None:
+        return unit.packed
+    with open(unit.path, "rb") as handle:
+        return [_read_span(handle, span) for span in unit.spans]
+
+
+def _read_span(handle: object, span: Span) -> bytes:
+    handle.seek(span.offset)  # type: ignore[attr-defined]
+    data: bytes = handle.read(span.length)  # type: ignore[attr-defined]
+    return data
+
+
+def restore(full: Trajectory, found: Trajectory) -> Trajectory:
+    if full.id != found.id:  # renamed by `unique_ids`: sub-agents and their links too
+        _rename(full, found.id)
+    full.outcome = found.outcome
+    full.metadata = found.metadata
+    return full
+
+
+def with_packed(unit: SpilledUnit) -> SpilledUnit:
+    """The unit carrying its packed runs, for workers that cannot read this machine's files."""
+    return dataclasses.replace(unit, packed=_packed(unit))
+
+
+def score_spilled(unit: SpilledUnit, profile: Profile) -> list[ScoredRun]:
+    from agentlens.process.run_units import TaskUnit, score_unit
+
+    return score_unit(TaskUnit(unit.task_id, hydrate(unit), unit.splits), profile)
+
+
+def spilled_units(
+    pieces: Sequence[Sequence[TaskSplit]], spill: RunSpill, local: bool
+) -> list[SpilledUnit]:
+    """One unit per piece (a task's consecutive splits), each run once; packed in the unit
+    when the workers are not `local` (they cannot open the spill file)."""
+    units = []
+    for group in pieces:
+        index: dict[int, int] = {}
+        runs: list[Trajectory] = []
+        for traj in (t for split in group for t in (*split.donors, *split.scored)):
+            if id(traj) not in index:
+                index[id(traj)] = len(runs)
+                runs.append(traj)
+        pairs = [
+            ([index[id(t)] for t in s.donors], [index[id(t)] for t in s.scored]) for s in group
+        ]
+        unit = SpilledUnit(group[0].task_id, spill.path, runs, [spill.span(t) for t in runs], pairs)
+        units.append(unit if local else with_packed(unit))
+    return units
+
+
+def load(found: Trajectory, spill: RunSpill) -> Trajectory:
+    """One run back from the spill file, by its stub."""
+    span = spill.span(found)
+    with open(spill.path, "rb") as handle:
+        return restore(_codec.unpack(_read_span(handle, span)), found)
