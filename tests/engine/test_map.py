@@ -403,3 +403,16 @@ def test_default_workers_follow_the_cpus_this_process_may_use(
 ) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0}, raising=False)
     assert parse_workers(None) == 1 and parse_workers("3") == 3
+
+
+def test_ray_auto_joins_only_the_cluster_named_in_ray_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("ray")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ConfigError, match=r"\$RAY_ADDRESS, and none is set"):
+        get_engine("ray:auto")
+    port = free_port()  # named, but nothing there: joined (tried) only because it was named
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    with pytest.raises(ConfigError, match=f"cannot reach a Ray cluster at 127.0.0.1:{port}"):
+        get_engine("ray:auto")
