@@ -87,3 +87,18 @@ def test_the_viewer_shows_the_cohort_run(run_cli: Callable[..., Run], tmp_path: 
     assert page["total"] == len(records)
     shown = [r["trajectory_id"] for r in page["records"]]
     assert shown == [r.trajectory_id for r in records][: len(shown)] and shown
+
+
+def test_score_store_run_again_adds_nothing(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    ref = tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(TASKS[0]), "-o", str(ref)).code == 0
+    first = run_cli("score", str(TASKS[0]), "--reference", str(ref), "--store", store_url)
+    assert first.code == 0, first.err
+    again = run_cli("score", str(TASKS[0]), "--reference", str(ref), "--store", store_url)
+    assert "stored 0 new records" in again.err
+    with open_store(store_url) as store:
+        (run,) = store.runs()
+        n_runs = len(list(TASKS[0].glob("*.json")))
+        assert run.n_records == len(store.records(run.id)) == n_runs

@@ -57,3 +57,15 @@ def save_run(
         err_console.print(
             f"stored {len(records)} records as run {run_id[:12]} in {store.url}", highlight=False
         )
+
+
+def run_key(settings: dict[str, Any], trajectories: Sequence[Trajectory]) -> str:
+    """A run id from what makes the run (settings, and each run's file, record and id): the
+    same command on the same runs saves under the same id, which `SqlStore.save_part` resumes."""
+    import hashlib
+
+    import orjson
+
+    runs = sorted(f"{t.source.path}#{t.source.index}:{t.id}" for t in trajectories)
+    key = orjson.dumps([settings, runs], option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(key).hexdigest()[:32]

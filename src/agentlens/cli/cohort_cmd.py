@@ -3,7 +3,6 @@ others, and print the cohort tables (tiers, models, waste, mechanisms, separatio
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -18,7 +17,7 @@ from agentlens.cli._app import console, err_console
 from agentlens.cli._cohort_inputs import spilled_inputs
 from agentlens.cli._inputs import read_options, report_failures
 from agentlens.cli._process_options import engine_option, profile_option
-from agentlens.cli._store_option import label_option, store_option
+from agentlens.cli._store_option import label_option, run_key, store_option
 from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
 from agentlens.errors import ConfigError
@@ -158,11 +157,9 @@ def task_saver(
     from agentlens.process.records import PROCESS_SCORER, score_records
     from agentlens.store import Run, open_store
 
-    runs = sorted(f"{t.source.path}#{t.source.index}:{t.id}" for t in read.trajectories)
-    key = orjson.dumps([settings, runs], option=orjson.OPT_SORT_KEYS)
     scorer = PROCESS_SCORER.format(profile=settings["profile"])
     run = Run(kind="score", scorer=scorer, label=label, settings={"command": "cohort"} | settings,
-              id=hashlib.sha256(key).hexdigest()[:32])  # fmt: skip
+              id=run_key(settings, read.trajectories))  # fmt: skip
     with open_store(url) as store:
         added = [0]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -14,9 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console, err_console
-from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._cohort_inputs import spilled_inputs
+from agentlens.cli._inputs import read_options, report_failures
 from agentlens.cli._process_options import engine_option
-from agentlens.cli._store_option import label_option, save_run, store_option
+from agentlens.cli._store_option import label_option, run_key, store_option
 from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
 from agentlens.process.profiles import PROFILES, Profile
@@ -24,6 +26,7 @@ from agentlens.process.tiers import TIER_HELP
 
 if TYPE_CHECKING:
     from agentlens.engine.outcome import Outcome
+    from agentlens.process.cohort_runs import RunSpill
     from agentlens.process.result import ProcessResult
     from agentlens.process.run_units import RunFailure
     from agentlens.trajectory import Trajectory
@@ -65,9 +68,9 @@ def score(
     sd). A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
     """
     from agentlens.process.calibrated import load_baseline
+    from agentlens.process.cohort_runs import score_spilled_run, spilled_runs
     from agentlens.process.pta_io import read_reference
     from agentlens.process.reference_guards import reference_warnings
-    from agentlens.process.run_units import score_run
 
     reference = read_reference(reference_path)
     load_baseline(reference, orjson.loads(Path(reference_path).read_bytes()))
@@ -76,24 +79,25 @@ def score(
         err_console.print(
             f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"
         )
-    with get_engine(engine_spec) as engine:
-        result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
+    with (
+        get_engine(engine_spec) as engine,
+        spilled_inputs(paths, format=format, lenient=lenient, labels=labels) as (result, spill),
+    ):
         for line in reference_warnings(result.trajectories, reference):
             err_console.print(
                 f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True
             )
-        outcomes = engine.map(
-            partial(score_run, reference=reference, profile=chosen), result.trajectories
-        )
-    scored, results, failed = _sorted_outcomes(result.trajectories, outcomes)
+        runs = spilled_runs(result.trajectories, spill, getattr(engine, "local", True))
+        outcomes = engine.map(partial(score_spilled_run, reference=reference, profile=chosen), runs)
+        scored, results, failed = _sorted_outcomes(result.trajectories, outcomes)
+        if store_url:
+            _store(store_url, run_label, reference_path, chosen, scored, results, spill)
     if as_json:
         for res in results:
             click.echo(orjson.dumps(res.to_dict()).decode())
     else:
         console.print(score_table(results) if console.width >= WIDE else score_lines(results))
     write_annotations(results, csv_path, parquet_path)
-    if store_url:
-        _store(store_url, run_label, reference_path, chosen, scored, results)
     code = report_failures(result)
     return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
 
@@ -124,18 +128,27 @@ def _run_name(traj: Trajectory) -> str:
 
 def _store(
     url: str, label: str | None, reference_path: str, profile: Profile,
-    trajectories: list[Trajectory], results: list[ProcessResult],
+    stubs: list[Trajectory], results: list[ProcessResult], spill: RunSpill,
 ) -> None:  # fmt: skip
+    """Saved a hundred runs at a time, read back from the spill file, under an id made from
+    the settings and the runs: scoring the same runs again adds nothing twice."""
+    from agentlens.process.cohort_runs import load
     from agentlens.process.records import PROCESS_SCORER, score_records
-    from agentlens.store import Run
+    from agentlens.store import Run, open_store
 
-    run = Run(
-        kind="score",
-        scorer=PROCESS_SCORER.format(profile=profile),
-        label=label,
-        settings={"reference": str(Path(reference_path).resolve()), "profile": profile},
-    )
-    save_run(url, run, trajectories, score_records(zip(trajectories, results, strict=True)))
+    reference = Path(reference_path).resolve()
+    settings = {"reference": str(reference), "profile": profile,
+                "reference_sha256": hashlib.sha256(reference.read_bytes()).hexdigest()}  # fmt: skip
+    run = Run(kind="score", scorer=PROCESS_SCORER.format(profile=profile), label=label,
+              settings=settings, id=run_key(settings, stubs))  # fmt: skip
+    added = 0
+    with open_store(url) as store:
+        for start in range(0, len(stubs), 100):
+            trajectories = [load(t, spill) for t in stubs[start : start + 100]]
+            pairs = zip(trajectories, results[start : start + 100], strict=True)
+            added += store.save_part(run, trajectories, score_records(pairs))
+        err_console.print(f"stored {added} new records in run {run.id[:12]} in {store.url}",
+                          highlight=False)  # fmt: skip
 
 
 def score_lines(results: list[ProcessResult]) -> Text:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agentlens.outcomes import Unevaluated
     from agentlens.process.profiles import Profile
     from agentlens.process.protocols import TaskSplit
+    from agentlens.process.pta import Reference
     from agentlens.process.run_units import ScoredRun
 
 
@@ -210,3 +211,32 @@ def load(found: Trajectory, spill: RunSpill) -> Trajectory:
     span = spill.span(found)
     with open(spill.path, "rb") as handle:
         return restore(_codec.unpack(_read_span(handle, span)), found)
+
+
+@dataclass(frozen=True)
+class SpilledRun:
+    """One run by reference (`agentlens score`), as `SpilledUnit` is a task's."""
+
+    path: str
+    stub: Trajectory
+    span: Span
+    packed: bytes | None = None
+
+
+def spilled_runs(stubs: Sequence[Trajectory], spill: RunSpill, local: bool) -> list[SpilledRun]:
+    runs = [SpilledRun(spill.path, s, spill.span(s)) for s in stubs]
+    if local:
+        return runs
+    with open(spill.path, "rb") as handle:
+        return [dataclasses.replace(r, packed=_read_span(handle, r.span)) for r in runs]
+
+
+def score_spilled_run(run: SpilledRun, reference: Reference, profile: Profile) -> ScoredRun:
+    from agentlens.process.run_units import score_run
+
+    if run.packed is None:
+        with open(run.path, "rb") as handle:
+            data = _read_span(handle, run.span)
+    else:
+        data = run.packed
+    return score_run(restore(_codec.unpack(data), run.stub), reference, profile)
