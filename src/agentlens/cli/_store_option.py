@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from agentlens.cli._app import err_console
-from agentlens.store import open_store
 
 if TYPE_CHECKING:
     from agentlens.store import Record, Run
@@ -52,6 +51,8 @@ def save_run(
     """Save one run and say where; the caller's results are printed whatever happens here."""
     if not url:
         return
+    from agentlens.store import open_store
+
     with open_store(url) as store:
         run_id = store.save(run, trajectories, records)
         err_console.print(

@@ -70,7 +70,7 @@ def cohort(
     table (AUROC with a task-bootstrap CI, boundary balanced accuracy, tier shares beside the
     paper's claims; docs/validity.md). A run whose labelling or scoring fails is one `failed:`
     line naming run, step and reason; the other runs of its task are still scored (exit 1)."""
-    from agentlens.process.cohort import read_annotation_rows
+    from agentlens.process.cohort_rows import read_annotation_rows
     from agentlens.process.curation import export_rows, select
 
     code = 0
