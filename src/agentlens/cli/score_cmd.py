@@ -83,10 +83,7 @@ def score(
         get_engine(engine_spec) as engine,
         spilled_inputs(paths, format=format, lenient=lenient, labels=labels) as (result, spill),
     ):
-        for line in reference_warnings(result.trajectories, reference):
-            err_console.print(
-                f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True
-            )
+        _warn_all(reference_warnings(result.trajectories, reference))
         runs = spilled_runs(result.trajectories, spill, getattr(engine, "local", True))
         outcomes = engine.map(partial(score_spilled_run, reference=reference, profile=chosen), runs)
         scored, results, failed = _sorted_outcomes(result.trajectories, outcomes)
@@ -100,6 +97,12 @@ def score(
     write_annotations(results, csv_path, parquet_path)
     code = report_failures(result)
     return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
+
+
+def _warn_all(lines: list[str]) -> None:
+    for line in lines:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False,
+                          soft_wrap=True)  # fmt: skip
 
 
 def _sorted_outcomes(
