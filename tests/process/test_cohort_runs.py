@@ -22,10 +22,13 @@ FOLDERS = [
 ]
 
 
+@pytest.mark.parametrize("deferred", [False, True], ids=["spilled", "deferred"])
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
-def test_spilled_runs_come_back_as_read_paths_gives_them(folder: Path) -> None:
+def test_spilled_runs_come_back_as_read_paths_gives_them(folder: Path, deferred: bool) -> None:
+    """Deferred, the first pass reads without redaction and redacts the stubs alone, and the
+    runs are read again: the same trajectories, secrets redacted, either way."""
     whole = read_paths([str(folder)])
-    with read_cohort([str(folder)]) as (result, spill):
+    with read_cohort([str(folder)], deferred=deferred) as (result, spill):
         assert [t.id for t in result.trajectories] == [t.id for t in whole.trajectories]
         assert [t.outcome for t in result.trajectories] == [t.outcome for t in whole.trajectories]
         failures = [(f.path, f.format, f.reason) for f in result.failures]

@@ -18,12 +18,20 @@ from agentlens.formats.registry import get_reader
 if TYPE_CHECKING:
     from agentlens.formats.load import ReadResult
     from agentlens.process.cohort_runs import RunSpill
+    from agentlens.seams import Engine
 
 
 @contextmanager
 def spilled_inputs(
-    paths: Sequence[str], *, lenient: bool, labels: Sequence[str], format: str | None
+    paths: Sequence[str],
+    *,
+    lenient: bool,
+    labels: Sequence[str],
+    format: str | None,
+    engine: Engine,
 ) -> Iterator[tuple[ReadResult, RunSpill]]:
+    """Runs spilled for a serial engine or a remote Ray; left in their files, read again by
+    the workers, for a local pool (the first pass then skips redaction, its costliest part)."""
     from agentlens.process.cohort_runs import read_cohort
 
     if format:
@@ -40,6 +48,7 @@ def spilled_inputs(
                 strict=bool(_context_option("strict")),
                 unevaluated=_context_option("unevaluated") or "unknown",
                 on_file=lambda _: progress.advance(bar),
+                deferred=engine.workers > 1 and getattr(engine, "local", True),
             ))  # fmt: skip
         _nothing_read(result, paths)
         yield result, spill

@@ -81,7 +81,10 @@ def cohort(
         settings = {"protocol": protocol, "profile": profile, "k": k, "seed": seed}
         with (
             get_engine(engine_spec) as engine,
-            spilled_inputs(paths, format=format, lenient=lenient, labels=labels) as (result, spill),
+            spilled_inputs(paths, format=format, lenient=lenient, labels=labels, engine=engine) as (
+                result,
+                spill,
+            ),
             task_saver(store_url, run_label, settings, result) as save,
         ):
             rows, failed = score_cohort(result.trajectories, protocol, profile, k=k, seed=seed,

@@ -81,7 +81,10 @@ def score(
         )
     with (
         get_engine(engine_spec) as engine,
-        spilled_inputs(paths, format=format, lenient=lenient, labels=labels) as (result, spill),
+        spilled_inputs(paths, format=format, lenient=lenient, labels=labels, engine=engine) as (
+            result,
+            spill,
+        ),
     ):
         _warn_all(reference_warnings(result.trajectories, reference))
         runs = spilled_runs(result.trajectories, spill, getattr(engine, "local", True))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from agentlens import redaction
 from agentlens.engine import _codec
 from agentlens.formats._batch_ids import _rename, unique_ids
 from agentlens.formats.load import ReadFailure, ReadResult, _read_one, is_pattern, iter_trace_paths
@@ -45,26 +46,52 @@ class Span:
     length: int
 
 
+@dataclass(frozen=True)
+class FileRef:
+    """A run left in its own file (`RunSpill(deferred=True)`): the file, and which of the
+    trajectories `read_path` gives for it."""
+
+    path: str
+    position: int
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    format: str | None = None
+    lenient: bool = False
+    redact: bool = True
+
+
 class RunSpill:
-    """An append-only temporary file of packed runs; removed on `close`."""
+    """An append-only temporary file of packed runs; removed on `close`.
 
-    def __init__(self, directory: str | None = None) -> None:
-        handle, self.path = tempfile.mkstemp(prefix="agentlens-cohort-", suffix=".spill",
-                                             dir=directory)  # fmt: skip
+    `deferred`: nothing is spilled; each run is named by its file, which whoever scores the
+    task reads again, in full. For a pool of workers: the first pass reads the files without
+    the secret-redaction pass (most of a read's CPU), redacting the stubs alone, and the
+    workers, in parallel, read and redact their task's runs."""
+
+    def __init__(self, options: ReadOptions, *, deferred: bool = False) -> None:
+        self.options, self.deferred = options, deferred
+        handle, self.path = tempfile.mkstemp(prefix="agentlens-cohort-", suffix=".spill")
         self._file = os.fdopen(handle, "w+b")
-        self.spans: dict[int, Span] = {}
-        """id(stub) -> its run's span."""
+        self.spans: dict[int, Span | FileRef] = {}
+        """id(stub) -> its run's span or file."""
 
-    def add(self, traj: Trajectory) -> Trajectory:
-        """Spill `traj`; its stub, which `span` finds it by."""
+    def add(self, traj: Trajectory, ref: FileRef) -> Trajectory:
+        """Spill `traj` (or, deferred, note its file); its stub, which `span` finds it by."""
+        found = stub(traj)
+        if self.deferred:
+            if self.options.redact:  # as if read redacted: redaction maps each string alone
+                found = redaction.redact_trajectory(found)
+            self.spans[id(found)] = ref
+            return found
         data = _codec.pack(traj)
         offset = self._file.seek(0, os.SEEK_END)
         self._file.write(data)
-        found = stub(traj)
         self.spans[id(found)] = Span(offset, len(data))
         return found
 
-    def span(self, traj: Trajectory) -> Span:
+    def span(self, traj: Trajectory) -> Span | FileRef:
         return self.spans[id(traj)]
 
     def flush(self) -> None:
@@ -91,20 +118,23 @@ def read_cohort(
     strict: bool = False,
     unevaluated: Unevaluated = "unknown",
     on_file: Callable[[Path], None] | None = None,
+    deferred: bool = False,
 ) -> Iterator[tuple[ReadResult, RunSpill]]:
     """`read_paths` with stubs for trajectories (same ids, outcomes, failures and warnings),
-    and the spill file holding the runs; the file is removed on leaving the block."""
+    and the spill file holding the runs (or, `deferred`, naming their files); the file is
+    removed on leaving the block."""
     from agentlens.outcomes import apply_tables, discover_labels, load_label_spec
 
     tables = [load_label_spec(spec, unevaluated) for spec in labels]  # bad ones fail first
-    spill = RunSpill()
+    spill = RunSpill(ReadOptions(format, lenient, redaction.enabled()), deferred=deferred)
     try:
         result = ReadResult()
         _no_match(result, paths)
         for path, explicit in iter_trace_paths(paths):
             one = ReadResult()
-            _read_one(one, path, explicit, format=format, lenient=lenient, strict=strict)
-            _merge(result, one, spill)
+            with _redacting(spill.options.redact and not deferred):
+                _read_one(one, path, explicit, format=format, lenient=lenient, strict=strict)
+            _merge(result, one, spill, path)
             if on_file is not None:
                 on_file(path)
         spill.flush()
@@ -125,8 +155,20 @@ def _no_match(result: ReadResult, paths: Sequence[str]) -> None:
             result.failures.append(failure)
 
 
-def _merge(result: ReadResult, one: ReadResult, spill: RunSpill) -> None:
-    result.trajectories += [spill.add(t) for t in one.trajectories]
+@contextmanager
+def _redacting(on: bool) -> Iterator[None]:
+    """The process-wide redaction switch set to `on` for the block (a CLI is one thread)."""
+    before = redaction.enabled()
+    redaction.set_enabled(on)
+    try:
+        yield
+    finally:
+        redaction.set_enabled(before)
+
+
+def _merge(result: ReadResult, one: ReadResult, spill: RunSpill, path: Path) -> None:
+    added = enumerate(one.trajectories)
+    result.trajectories += [spill.add(t, FileRef(str(path), i)) for i, t in added]
     result.failures += one.failures
     result.skipped += one.skipped
     result.unread += one.unread
@@ -141,23 +183,50 @@ class SpilledUnit:
     task_id: str
     path: str
     stubs: list[Trajectory]
-    spans: list[Span]
+    spans: list[Span | FileRef]
     splits: list[tuple[list[int], list[int]]]
     packed: list[bytes] | None = None
+    options: ReadOptions = ReadOptions()
 
 
 def hydrate(unit: SpilledUnit) -> list[Trajectory]:
-    """The unit's runs as `read_paths` gives them: unpacked, then given the batch's ids and
-    outcome labels, which the stubs got after the runs were spilled."""
-    pairs = zip(_packed(unit), unit.stubs, strict=True)
-    return [restore(_codec.unpack(data), found) for data, found in pairs]
-
-
-def _packed(unit: SpilledUnit) -> list[bytes]:
+    """The unit's runs as `read_paths` gives them: unpacked (or read again from their files),
+    then given the batch's ids and outcome labels, which the stubs got after the first pass."""
     if unit.packed is not None:
-        return unit.packed
-    with open(unit.path, "rb") as handle:
-        return [_read_span(handle, span) for span in unit.spans]
+        runs = [_codec.unpack(data) for data in unit.packed]
+    else:
+        runs = fetch(unit.spans, unit.path, unit.options)
+    return [restore(run, found) for run, found in zip(runs, unit.stubs, strict=True)]
+
+
+def fetch(spans: Sequence[Span | FileRef], path: str, options: ReadOptions) -> list[Trajectory]:
+    """The runs, not yet restored: unpacked from the spill file at `path`, or read again."""
+    refs = [s for s in spans if isinstance(s, FileRef)]
+    if refs:  # a spill is all spans or all file references
+        return reread(refs, options)
+    with open(path, "rb") as handle:
+        return [_codec.unpack(_read_span(handle, span)) for span in spans]  # type: ignore[arg-type]
+
+
+def reread(refs: Sequence[FileRef], options: ReadOptions) -> list[Trajectory]:
+    """Each referenced run read again from its file (each file once), redacted as the first
+    pass would have."""
+    from agentlens.formats.load import read_path
+
+    files: dict[str, list[Trajectory]] = {}
+    with _redacting(options.redact):
+        for ref in refs:
+            if ref.path not in files:
+                files[ref.path] = read_path(ref.path, format=options.format,
+                                            lenient=options.lenient)  # fmt: skip
+    return [files[ref.path][ref.position] for ref in refs]
+
+
+def _packed(spans: Sequence[Span | FileRef], path: str, options: ReadOptions) -> list[bytes]:
+    if any(isinstance(s, FileRef) for s in spans):
+        return [_codec.pack(t) for t in fetch(spans, path, options)]
+    with open(path, "rb") as handle:
+        return [_read_span(handle, span) for span in spans]  # type: ignore[arg-type]
 
 
 def _read_span(handle: object, span: Span) -> bytes:
@@ -176,7 +245,7 @@ def restore(full: Trajectory, found: Trajectory) -> Trajectory:
 
 def with_packed(unit: SpilledUnit) -> SpilledUnit:
     """The unit carrying its packed runs, for workers that cannot read this machine's files."""
-    return dataclasses.replace(unit, packed=_packed(unit))
+    return dataclasses.replace(unit, packed=_packed(unit.spans, unit.path, unit.options))
 
 
 def score_spilled(unit: SpilledUnit, profile: Profile) -> list[ScoredRun]:
@@ -201,16 +270,16 @@ def spilled_units(
         pairs = [
             ([index[id(t)] for t in s.donors], [index[id(t)] for t in s.scored]) for s in group
         ]
-        unit = SpilledUnit(group[0].task_id, spill.path, runs, [spill.span(t) for t in runs], pairs)
+        spans = [spill.span(t) for t in runs]
+        unit = SpilledUnit(group[0].task_id, spill.path, runs, spans, pairs, options=spill.options)
         units.append(unit if local else with_packed(unit))
     return units
 
 
 def load(found: Trajectory, spill: RunSpill) -> Trajectory:
-    """One run back from the spill file, by its stub."""
-    span = spill.span(found)
-    with open(spill.path, "rb") as handle:
-        return restore(_codec.unpack(_read_span(handle, span)), found)
+    """One run back from the spill file (or its own file), by its stub."""
+    (run,) = fetch([spill.span(found)], spill.path, spill.options)
+    return restore(run, found)
 
 
 @dataclass(frozen=True)
@@ -219,24 +288,24 @@ class SpilledRun:
 
     path: str
     stub: Trajectory
-    span: Span
+    span: Span | FileRef
+    options: ReadOptions
     packed: bytes | None = None
 
 
 def spilled_runs(stubs: Sequence[Trajectory], spill: RunSpill, local: bool) -> list[SpilledRun]:
-    runs = [SpilledRun(spill.path, s, spill.span(s)) for s in stubs]
+    runs = [SpilledRun(spill.path, s, spill.span(s), spill.options) for s in stubs]
     if local:
         return runs
-    with open(spill.path, "rb") as handle:
-        return [dataclasses.replace(r, packed=_read_span(handle, r.span)) for r in runs]
+    packed = _packed([r.span for r in runs], spill.path, spill.options)
+    return [dataclasses.replace(r, packed=data) for r, data in zip(runs, packed, strict=True)]
 
 
 def score_spilled_run(run: SpilledRun, reference: Reference, profile: Profile) -> ScoredRun:
     from agentlens.process.run_units import score_run
 
     if run.packed is None:
-        with open(run.path, "rb") as handle:
-            data = _read_span(handle, run.span)
+        (full,) = fetch([run.span], run.path, run.options)
     else:
-        data = run.packed
-    return score_run(restore(_codec.unpack(data), run.stub), reference, profile)
+        full = _codec.unpack(run.packed)
+    return score_run(restore(full, run.stub), reference, profile)
