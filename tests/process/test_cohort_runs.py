@@ -36,7 +36,7 @@ def test_spilled_runs_come_back_as_read_paths_gives_them(folder: Path, deferred:
         assert result.warnings == whole.warnings
         assert result.skipped == whole.skipped and result.unread == whole.unread
         assert all(not t.steps for t in result.trajectories)
-        back = [load(t, spill) for t in result.trajectories]
+        back = load(result.trajectories, spill)
     assert back == whole.trajectories
 
 

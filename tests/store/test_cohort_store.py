@@ -102,3 +102,19 @@ def test_score_store_run_again_adds_nothing(
         (run,) = store.runs()
         n_runs = len(list(TASKS[0].glob("*.json")))
         assert run.n_records == len(store.records(run.id)) == n_runs
+
+
+def test_a_pool_stores_what_serial_stores(run_cli: Callable[..., Run], tmp_path: Path) -> None:
+    """A pool's workers read their runs again from the files (the first pass skipped
+    redaction): the stored trajectories and records are the same, digest for digest."""
+    stored = {}
+    for engine in ("serial", "processes:2"):
+        url = str(tmp_path / f"{engine.replace(':', '_')}.db")
+        done = run_cli(*COHORT, "--no-tables", "--store", url, "--engine", engine)
+        assert done.code == 0, done.err
+        with open_store(url) as store:
+            (run,) = store.runs()
+            stored[engine] = sorted(
+                (r.trajectory_id, r.trajectory, r.body["score"]) for r in store.records(run.id)
+            )
+    assert stored["serial"] == stored["processes:2"] and stored["serial"]

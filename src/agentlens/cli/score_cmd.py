@@ -150,7 +150,7 @@ def _store(
     added = 0
     with open_store(url) as store:
         for start in range(0, len(stubs), 100):
-            trajectories = [load(t, spill) for t in stubs[start : start + 100]]
+            trajectories = load(stubs[start : start + 100], spill)
             pairs = zip(trajectories, results[start : start + 100], strict=True)
             added += store.save_part(run, trajectories, score_records(pairs))
         err_console.print(f"stored {added} new records in run {run.id[:12]} in {store.url}",

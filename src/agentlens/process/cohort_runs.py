@@ -276,10 +276,10 @@ def spilled_units(
     return units
 
 
-def load(found: Trajectory, spill: RunSpill) -> Trajectory:
-    """One run back from the spill file (or its own file), by its stub."""
-    (run,) = fetch([spill.span(found)], spill.path, spill.options)
-    return restore(run, found)
+def load(stubs: Sequence[Trajectory], spill: RunSpill) -> list[Trajectory]:
+    """Runs back from the spill file (or their own files, each read once), by their stubs."""
+    runs = fetch([spill.span(s) for s in stubs], spill.path, spill.options)
+    return [restore(run, found) for run, found in zip(runs, stubs, strict=True)]
 
 
 @dataclass(frozen=True)

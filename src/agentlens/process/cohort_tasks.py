@@ -53,7 +53,7 @@ class TaskRows:
         from agentlens.process.cohort_runs import load
 
         found = [self._by_id[r.trajectory_id] for r in results]
-        return [load(t, self.spill) for t in found] if self.spill else found
+        return load(found, self.spill) if self.spill else found
 
     def rows(self) -> list[Row]:
         """The rows in split order, without those of a task whose unit failed as a whole."""
