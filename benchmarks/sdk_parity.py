@@ -18,18 +18,18 @@ import importlib.util
 import math
 import os
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentlens.formats import read_path
-from agentlens.process.protocols import TaskSplit, agentlens_bench_split
-from agentlens.process.pta import build_reference
-from agentlens.process.result import ANNOTATION_COLUMNS
-from agentlens.process.score import score_trajectory
-from agentlens.trajectory import Trajectory
+import orjson
+
+if TYPE_CHECKING:  # imported where used: the SDK's own child process imports no agentlens
+    from agentlens.process.protocols import TaskSplit
+    from agentlens.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("AGENTLENS_DATA", ROOT.parent / "shared" / "data"))
@@ -37,6 +37,8 @@ SDK = Path(os.environ.get("AGENTLENS_SDK", "/work/oracle/agentlens-app/sdk"))
 
 
 def load_dev(data: Path) -> dict[str, list[Trajectory]]:
+    from agentlens.formats import read_path
+
     by_task: dict[str, list[Trajectory]] = defaultdict(list)
     for path in sorted((data / "agentlens-bench-dev" / "trajectories").rglob("*_pta.json")):
         for traj in read_path(path):
@@ -45,6 +47,9 @@ def load_dev(data: Path) -> dict[str, list[Trajectory]]:
 
 
 def ours(splits: list[TaskSplit]) -> dict[str, dict[str, Any]]:
+    from agentlens.process.pta import build_reference
+    from agentlens.process.score import score_trajectory
+
     rows = {}
     for split in splits:
         ref = build_reference(split.donors, "sdk-compat")
@@ -70,32 +75,43 @@ def sdk_modules(sdk: Path = SDK) -> tuple[ModuleType, ModuleType, ModuleType | N
     return trace, match, dataset
 
 
+def plain_splits(splits: list[TaskSplit]) -> list[dict[str, Any]]:
+    """The splits as the released SDK needs them: file paths, outcome, model, id."""
+    return [
+        {
+            "task": split.task_id,
+            "donors": [d.source.path for d in split.donors],
+            "scored": [
+                {"path": t.source.path, "passed": t.outcome.status == "passed",
+                 "model": t.model, "id": t.id}
+                for t in split.scored
+            ],
+        }
+        for split in splits
+    ]  # fmt: skip
+
+
 def released(
-    splits: list[TaskSplit], mods: tuple[ModuleType, ModuleType, ModuleType | None]
+    splits: list[dict[str, Any]], mods: tuple[ModuleType, ModuleType, ModuleType | None]
 ) -> dict[str, dict[str, Any]]:
     trace, match, dataset = mods
     rows = {}
     for split in splits:
-        donors = [trace.load(d.source.path, format="trace") for d in split.donors]
+        donors = [trace.load(path, format="trace") for path in split["donors"]]
         merged = trace.merge(donors, use_llm=False)
         gt_paths = match._enumerate_paths(merged)
         gt_first = gt_paths[0] if gt_paths else []
-        for traj in split.scored:
-            cand = trace.load(traj.source.path, format="trace")
-            passed = traj.outcome.status == "passed"
+        for run in split["scored"]:
+            cand = trace.load(run["path"], format="trace")
             result = match.run(cand, merged, use_llm=False)
-            report = match.quality_assessment(result, cand, merged, passed=passed)
+            report = match.quality_assessment(result, cand, merged, passed=run["passed"])
             if dataset is None:
-                rows[traj.id] = {"quality_score": report.quality_score}
+                rows[run["id"]] = {"quality_score": report.quality_score}
                 continue
             states = dataset.get_ordered_states(cand)
-            entry = {
-                "task": split.task_id,
-                "model": traj.model,
-                "trajectory_id": traj.id,
-                "passed": passed,
-            }
-            rows[traj.id] = dataset.report_to_flat(
+            entry = {"task": split["task"], "model": run["model"], "trajectory_id": run["id"],
+                     "passed": run["passed"]}  # fmt: skip
+            rows[run["id"]] = dataset.report_to_flat(
                 report,
                 result,
                 entry,
@@ -118,19 +134,21 @@ def same(a: Any, b: Any) -> bool:
 
 
 def compare(
-    mine: dict[str, dict[str, Any]], theirs: dict[str, dict[str, Any]], splits: list[TaskSplit]
+    mine: dict[str, dict[str, Any]], theirs: dict[str, dict[str, Any]], splits: list[dict[str, Any]]
 ) -> dict[str, Any]:
+    from agentlens.process.result import ANNOTATION_COLUMNS
+
     print(f"{'task':40} {'n':>4} {'tier=':>6} {'mean|Δ|':>8}")
     tiers = deltas = n_all = 0
     column_hits: dict[str, int] = defaultdict(int)
     for split in splits:
-        ids = [t.id for t in split.scored]
+        ids = [run["id"] for run in split["scored"]]
         t_same = sum(
             mine[i]["quality_tier"] == theirs[i].get("quality_tier", mine[i]["quality_tier"])
             for i in ids
         )
         d = sum(abs(mine[i]["quality_score"] - theirs[i]["quality_score"]) for i in ids)
-        print(f"{split.task_id:40} {len(ids):4} {t_same / len(ids):6.1%} {d / len(ids):8.3f}")
+        print(f"{split['task']:40} {len(ids):4} {t_same / len(ids):6.1%} {d / len(ids):8.3f}")
         tiers, deltas, n_all = tiers + t_same, deltas + d, n_all + len(ids)
         for i in ids:
             for col in ANNOTATION_COLUMNS:
@@ -141,7 +159,9 @@ def compare(
     for col in ANNOTATION_COLUMNS:
         if col in column_hits and column_hits[col] < n_all:
             print(f"  {col:32} {column_hits[col]}/{n_all}")
-    return {"tier_identity": tiers / n_all, "mean_abs_delta": deltas / n_all, "n": n_all}
+    identical = deltas == 0 and all(hits == n_all for hits in column_hits.values())
+    return {"tier_identity": tiers / n_all, "mean_abs_delta": deltas / n_all, "n": n_all,
+            "identical": identical}  # fmt: skip
 
 
 def compare_stored(mine: dict[str, dict[str, Any]], data: Path) -> None:
@@ -157,10 +177,64 @@ def compare_stored(mine: dict[str, dict[str, Any]], data: Path) -> None:
     )
 
 
+def whole_process(trajectories: Path) -> int:
+    """The whole CLI against the released SDK, each as a child process, on the same splits:
+    CPU of each process tree (RUSAGE_CHILDREN deltas) and row identity. Prints no table of
+    scores: the release's held-out tasks may be timed and compared, never evaluated."""
+    from agentlens.process.cohort_runs import read_cohort
+    from agentlens.process.protocols import split_cohort
+    from engines import COHORT, run_child
+
+    if sdk_modules() is None:
+        print(f"SKIP: released SDK not found at {SDK} (set AGENTLENS_SDK)")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        rows_path, splits_path, theirs_path = (
+            Path(tmp) / n for n in ("ours.jsonl", "s.json", "t.json")
+        )
+        ours = run_child([sys.executable, *COHORT, str(trajectories), "--out", str(rows_path)])
+        assert ours.returncode == 0, ours.stderr.decode()[-2000:]
+        with read_cohort([str(trajectories)]) as (result, _):
+            splits = plain_splits(split_cohort(result.trajectories, "agentlens-bench"))
+        splits_path.write_bytes(orjson.dumps(splits))
+        theirs = run_child(
+            [sys.executable, __file__, "--sdk-child", str(splits_path), str(theirs_path)]
+        )
+        assert theirs.returncode == 0, theirs.stderr.decode()[-2000:]
+        mine = {
+            r["trajectory_id"]: r for r in map(orjson.loads, rows_path.read_bytes().splitlines())
+        }
+        figures = compare(mine, orjson.loads(theirs_path.read_bytes()), splits)
+    print(f"{len(mine)} rows, {len(splits)} tasks scored")
+    print(f"CPU s (process tree): agentlens cohort {ours.cpu:.2f}, released SDK {theirs.cpu:.2f}, "
+          f"ratio {theirs.cpu / ours.cpu:.1f}x; wall s {ours.wall:.2f} vs {theirs.wall:.2f}")  # fmt: skip
+    print(f"rows identical to the SDK's in every column it gives: {figures['identical']}")
+    return 0
+
+
+def sdk_child(splits_path: Path, out_path: Path) -> int:
+    """The released SDK alone (no agentlens import) on splits written by `whole_process`."""
+    mods = sdk_modules()
+    assert mods is not None
+    splits = orjson.loads(splits_path.read_bytes())
+    out_path.write_bytes(orjson.dumps(released(splits, mods), option=orjson.OPT_SERIALIZE_NUMPY,
+                                      default=str))  # fmt: skip
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--whole-process", type=Path, metavar="TRAJECTORIES",
+                        help="time the CLI and the SDK as processes on this folder of tasks")  # fmt: skip
+    parser.add_argument("--sdk-child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.sdk_child:
+        return sdk_child(*args.sdk_child)
+    if args.whole_process:
+        return whole_process(args.whole_process)
+    from agentlens.process.protocols import agentlens_bench_split
+
     splits = agentlens_bench_split(load_dev(args.data))
     t0 = time.perf_counter()
     mine = ours(splits)
@@ -171,10 +245,10 @@ def main() -> int:
         print(f"SKIP: released SDK not found at {SDK} (set AGENTLENS_SDK)")
         return 0
     t1 = time.perf_counter()
-    theirs = released(splits, mods)
+    theirs = released(plain_splits(splits), mods)
     t2 = time.perf_counter()
     print(f"scored {len(mine)} runs: agentlens {ours_s:.2f}s, released SDK {t2 - t1:.2f}s")
-    compare(mine, theirs, splits)
+    compare(mine, theirs, plain_splits(splits))
     return 0
 
 

@@ -83,3 +83,47 @@ def start_cohort() -> tuple[subprocess.Popen[str], str]:
         start_new_session=True,  # its own process group, as a terminal's foreground job
     )
     return proc, mark
+
+
+def in_group(pgid: int) -> list[int]:
+    """Pids of live processes in process group `pgid`."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            pids.append(int(proc.name))
+    return pids
+
+
+def test_a_finished_pooled_run_leaves_no_process_in_its_group() -> None:
+    """The forkserver and resource tracker would each outlive the command by a moment."""
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlens", "cohort", str(task), "--engine", "processes:2",
+         "--protocol", "agentlens-bench", "--no-tables"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    _, err = proc.communicate(timeout=300)
+    left = in_group(proc.pid)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 0, err
+    assert left == []
+
+
+def test_after_ctrl_c_the_group_is_empty_at_once() -> None:
+    proc, mark = start_cohort()
+    try:
+        assert wait_for(lambda: len(marked(mark)) >= 4, 30), "pool did not start"
+        time.sleep(2.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=30)
+        left = in_group(proc.pid)
+    finally:
+        for pid in marked(mark):
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert left == []

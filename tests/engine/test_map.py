@@ -403,3 +403,30 @@ def test_default_workers_follow_the_cpus_this_process_may_use(
 ) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0}, raising=False)
     assert parse_workers(None) == 1 and parse_workers("3") == 3
+
+
+def test_ray_auto_joins_only_the_cluster_named_in_ray_address(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    command = [sys.executable, "-m", "agentlens", "cohort", str(tmp_path), "--engine", "ray:auto"]
+    unnamed = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                             env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})  # fmt: skip
+    assert unnamed.returncode == 2, unnamed.stderr
+    assert "joins the Ray cluster named in $RAY_ADDRESS, and none is set" in unnamed.stderr
+    port = free_port()  # named, but nothing there: tried only because it was named
+    named = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                           env=os.environ | {"RAY_ADDRESS": f"127.0.0.1:{port}"})  # fmt: skip
+    assert named.returncode == 2, named.stderr
+    assert f"cannot reach a Ray cluster at 127.0.0.1:{port}" in named.stderr
+
+
+def test_plain_ray_starts_its_own_even_with_ray_address_set() -> None:
+    pytest.importorskip("ray")
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    port = free_port()  # a cluster named in the environment, unreachable: must not be tried
+    done = subprocess.run(
+        [sys.executable, "-m", "agentlens", "cohort", str(task), "--engine", "ray",
+         "--protocol", "agentlens-bench", "--no-tables"],
+        capture_output=True, text=True, timeout=600,
+        env=os.environ | {"RAY_ADDRESS": f"127.0.0.1:{port}"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr

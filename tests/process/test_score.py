@@ -74,13 +74,13 @@ def test_rows_identical_to_the_released_sdk_on_one_task() -> None:
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from sdk_parity import released, same, sdk_modules
+    from sdk_parity import plain_splits, released, same, sdk_modules
 
     mods = sdk_modules()
     assert mods is not None
     split = bench_split(TASK)
     split = split.__class__(split.task_id, split.donors, split.scored[:8])
-    theirs = released([split], mods)
+    theirs = released(plain_splits([split]), mods)
     ref = bench_reference(TASK)
     for traj in split.scored:
         mine = score_trajectory(traj, ref, "sdk-compat").annotation_row()

@@ -20,3 +20,13 @@ profile_option = click.option(
     show_default=True,
     help=PROFILE_HELP,
 )
+
+engine_option = click.option(
+    "--engine",
+    "engine_spec",
+    envvar="AGENTLENS_ENGINE",
+    default="serial",
+    show_default=True,
+    help="Where scoring runs: serial, processes[:N] (local pool), ray, ray:auto or ray:ADDRESS "
+    "(env AGENTLENS_ENGINE).",
+)

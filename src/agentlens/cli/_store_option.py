@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from agentlens.cli._app import err_console
-from agentlens.store import open_store
 
 if TYPE_CHECKING:
     from agentlens.store import Record, Run
@@ -52,8 +51,22 @@ def save_run(
     """Save one run and say where; the caller's results are printed whatever happens here."""
     if not url:
         return
+    from agentlens.store import open_store
+
     with open_store(url) as store:
         run_id = store.save(run, trajectories, records)
         err_console.print(
             f"stored {len(records)} records as run {run_id[:12]} in {store.url}", highlight=False
         )
+
+
+def run_key(settings: dict[str, Any], trajectories: Sequence[Trajectory]) -> str:
+    """A run id from what makes the run (settings, and each run's file, record and id): the
+    same command on the same runs saves under the same id, which `SqlStore.save_part` resumes."""
+    import hashlib
+
+    import orjson
+
+    runs = sorted(f"{t.source.path}#{t.source.index}:{t.id}" for t in trajectories)
+    key = orjson.dumps([settings, runs], option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(key).hexdigest()[:32]

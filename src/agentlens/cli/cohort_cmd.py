@@ -3,8 +3,10 @@ others, and print the cohort tables (tiers, models, waste, mechanisms, separatio
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
@@ -12,26 +14,26 @@ from rich.console import Console
 from rich.progress import Progress
 
 from agentlens.cli._app import console, err_console
-from agentlens.cli._cohort_tables import print_report, validity_table
-from agentlens.cli._inputs import load_inputs, read_options, report_failures
-from agentlens.cli._process_options import profile_option
-from agentlens.cli.score_cmd import engine_option, report_unit_failures
+from agentlens.cli._cohort_inputs import spilled_inputs
+from agentlens.cli._inputs import read_options, report_failures
+from agentlens.cli._process_options import engine_option, profile_option
+from agentlens.cli._store_option import label_option, run_key, store_option
+from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
 from agentlens.errors import ConfigError
-from agentlens.process.cohort import Row, cohort_report, read_annotation_rows, result_row
-from agentlens.process.curation import curation_table, export_rows, select
-from agentlens.process.profiles import Profile
-from agentlens.process.protocol_notes import protocol_rule, unscored_tasks
-from agentlens.process.protocols import (
-    PROTOCOLS,
-    RunFailure,
-    score_tasks,
-    split_cohort,
-    task_groups,
-)
 from agentlens.process.tiers import TIER_HELP
-from agentlens.seams import Engine
-from agentlens.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentlens.formats.load import ReadResult
+    from agentlens.process.cohort_rows import Row
+    from agentlens.process.cohort_runs import RunSpill
+    from agentlens.process.cohort_tasks import SaveTask
+    from agentlens.process.profiles import Profile
+    from agentlens.process.protocols import RunFailure
+    from agentlens.seams import Engine
+    from agentlens.trajectory import Trajectory
+
+PROTOCOLS = ("agentlens-bench", "leave-one-out")  # agentlens.process.protocols, not imported yet
 
 
 @click.command(epilog=TIER_HELP)
@@ -51,43 +53,47 @@ from agentlens.trajectory import Trajectory
               help="Write the scored rows (.jsonl/.csv/.parquet).")  # fmt: skip
 @click.option("--select", "selection", default="all", show_default=True,
               help="Rows written by --out: all, drop-lucky or top-<k> (passing runs).")  # fmt: skip
+@click.option("--no-tables", is_flag=True,
+              help="Print no tables (no validity figures): score, then write --out/--store.")  # fmt: skip
 @profile_option
 @engine_option
+@store_option
+@label_option
 @read_options
 def cohort(
-    paths: tuple[str, ...],
-    protocol: str,
-    k: int | None,
-    seed: int,
-    rows_csv: str | None,
-    boot: int,
-    as_json: bool,
-    out_path: str | None,
-    selection: str,
-    profile: Profile,
-    engine_spec: str,
-    labels: tuple[str, ...],
-    lenient: bool,
-    format: str | None,
-) -> int:
+    paths: tuple[str, ...], protocol: str, k: int | None, seed: int, rows_csv: str | None,
+    boot: int, as_json: bool, out_path: str | None, selection: str, no_tables: bool,
+    profile: Profile, engine_spec: str, store_url: str | None, run_label: str | None,
+    labels: tuple[str, ...], lenient: bool, format: str | None,
+) -> int:  # fmt: skip
     """Score a cohort of runs task by task and print the cohort tables, ending with the validity
     table (AUROC with a task-bootstrap CI, boundary balanced accuracy, tier shares beside the
     paper's claims; docs/validity.md). A run whose labelling or scoring fails is one `failed:`
     line naming run, step and reason; the other runs of its task are still scored (exit 1)."""
+    from agentlens.process.cohort_rows import read_annotation_rows
+    from agentlens.process.curation import export_rows, select
+
     code = 0
     failed: list[tuple[str, Failure | RunFailure]] = []
     if rows_csv:
         rows: list[Row] = list(read_annotation_rows(rows_csv))
     elif paths:
-        with get_engine(engine_spec) as engine:
-            result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
-            rows, failed = score_cohort(
-                result.trajectories, protocol, profile, k=k, seed=seed, engine=engine
-            )
+        settings = {"protocol": protocol, "profile": profile, "k": k, "seed": seed}
+        with (
+            get_engine(engine_spec) as engine,
+            spilled_inputs(paths, format=format, lenient=lenient, labels=labels, engine=engine) as (
+                result,
+                spill,
+            ),
+            task_saver(store_url, run_label, settings, result) as save,
+        ):
+            rows, failed = score_cohort(result.trajectories, protocol, profile, k=k, seed=seed,
+                                        engine=engine, spill=spill, save=save)  # fmt: skip
         code = report_failures(result)
     else:
         raise ConfigError("give trace paths, or --rows CSV")
-    show(rows, profile, boot=boot, as_json=as_json, out=console)
+    if not no_tables:
+        show(rows, profile, boot=boot, as_json=as_json, out=console)
     code = max(code, report_unit_failures(failed, f"{len(rows)} runs scored"))
     if out_path:
         chosen = rows if selection == "all" and not rows_csv else select(rows, selection)
@@ -104,12 +110,31 @@ def score_cohort(
     k: int | None,
     seed: int,
     engine: Engine | None = None,
+    spill: RunSpill | None = None,
+    save: SaveTask | None = None,
 ) -> tuple[list[Row], list[tuple[str, Failure | RunFailure]]]:
     """The scored rows in split order, each run that failed alone (`RunFailure`) and each task
-    whose work unit failed as a whole (its rows left out)."""
+    whose work unit failed as a whole (its rows left out). With `spill`, `trajs` are the stubs
+    of `read_cohort`, and each task's runs are read back from the spill file by whoever scores
+    it; with `save`, each task's results are saved as the task finishes."""
+    from agentlens.process.cohort_tasks import TaskRows
+    from agentlens.process.protocol_notes import unscored_tasks
+    from agentlens.process.protocols import split_cohort
+
     splits = split_cohort(trajs, protocol, k=k, seed=seed)
     unscored = unscored_tasks(trajs, splits)
-    if not splits:
+    _say_unscored(unscored, protocol, k, scored=bool(splits))
+    with Progress(console=err_console, transient=True) as progress:
+        bar = progress.add_task("scoring", total=len(splits))
+        tasks = TaskRows(splits, spill, save)
+        tasks.score(profile, engine, lambda: progress.advance(bar))
+    return tasks.rows(), tasks.failures()
+
+
+def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: bool) -> None:
+    from agentlens.process.protocol_notes import protocol_rule
+
+    if not scored:
         raise ConfigError(
             f"no task has enough passing runs for the {protocol} protocol: "
             f"{protocol_rule(protocol, k)}; found {'; '.join(unscored)} "
@@ -120,22 +145,40 @@ def score_cohort(
         err_console.print(rule, highlight=False, markup=False, soft_wrap=True)
     for line in unscored:
         err_console.print(f"not scored: {line}", highlight=False, markup=False, soft_wrap=True)
-    with Progress(console=err_console, transient=True) as progress:
-        bar = progress.add_task("scoring", total=len(splits))
-        outcomes = score_tasks(
-            splits, profile, on_split=lambda _: progress.advance(bar), engine=engine
-        )
-    items = [item for o in outcomes for item in o.value or ()]
-    rows: list[Row] = [result_row(r) for r in items if not isinstance(r, RunFailure)]
-    groups = task_groups(splits)
-    failed: list[tuple[str, Failure | RunFailure]] = [
-        (f"task {groups[o.index][0].task_id}", o.error) for o in outcomes if o.error
-    ]
-    runs = dict.fromkeys(r for r in items if isinstance(r, RunFailure))  # a run in two pieces: once
-    return rows, failed + [(r.run, r) for r in runs]
+
+
+@contextmanager
+def task_saver(
+    url: str | None, label: str | None, settings: dict[str, Any], read: ReadResult
+) -> Iterator[SaveTask | None]:
+    """With `--store`: save each task's trajectories and records as it finishes, under a run id
+    made from the settings and the runs read, so that the same cohort run again (or resumed
+    after an interruption) adds nothing twice. Without: None."""
+    if not url:
+        yield None
+        return
+    from agentlens.process.records import PROCESS_SCORER, score_records
+    from agentlens.store import Run, open_store
+
+    scorer = PROCESS_SCORER.format(profile=settings["profile"])
+    run = Run(kind="score", scorer=scorer, label=label, settings={"command": "cohort"} | settings,
+              id=run_key(settings, read.trajectories))  # fmt: skip
+    with open_store(url) as store:
+        added = [0]
+
+        def save(trajectories: list[Trajectory], results: list[Any]) -> None:
+            records = score_records(zip(trajectories, results, strict=True))
+            added[0] += store.save_part(run, trajectories, records)
+
+        yield save
+        err_console.print(f"stored {added[0]} new records in run {run.id[:12]} in {store.url}",
+                          highlight=False)  # fmt: skip
 
 
 def show(rows: list[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:
+    from agentlens.cli._cohort_tables import print_report, validity_table
+    from agentlens.process.cohort import cohort_report
+    from agentlens.process.curation import curation_table
     from agentlens.process.validity import cohort_validity
 
     report = cohort_report(rows, n_boot=boot)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -12,27 +14,22 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import console, err_console
-from agentlens.cli._inputs import debug_enabled, load_inputs, read_options, report_failures
-from agentlens.cli._store_option import label_option, save_run, store_option
-from agentlens.cli.inspect_cmd import WIDE
+from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._cohort_inputs import spilled_inputs
+from agentlens.cli._inputs import read_options, report_failures
+from agentlens.cli._process_options import engine_option
+from agentlens.cli._store_option import label_option, run_key, store_option
+from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
-from agentlens.engine.outcome import Outcome
 from agentlens.process.profiles import PROFILES, Profile
-from agentlens.process.result import ANNOTATION_COLUMNS, ProcessResult
-from agentlens.process.run_units import RunFailure, score_run
 from agentlens.process.tiers import TIER_HELP
-from agentlens.trajectory import Trajectory
 
-engine_option = click.option(
-    "--engine",
-    "engine_spec",
-    envvar="AGENTLENS_ENGINE",
-    default="serial",
-    show_default=True,
-    help="Where scoring runs: serial, processes[:N] (local pool), ray, ray:auto or ray:ADDRESS "
-    "(env AGENTLENS_ENGINE).",
-)
+if TYPE_CHECKING:
+    from agentlens.engine.outcome import Outcome
+    from agentlens.process.cohort_runs import RunSpill
+    from agentlens.process.result import ProcessResult
+    from agentlens.process.run_units import RunFailure
+    from agentlens.trajectory import Trajectory
 
 
 @click.command(epilog=TIER_HELP)
@@ -71,6 +68,7 @@ def score(
     sd). A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
     """
     from agentlens.process.calibrated import load_baseline
+    from agentlens.process.cohort_runs import score_spilled_run, spilled_runs
     from agentlens.process.pta_io import read_reference
     from agentlens.process.reference_guards import reference_warnings
 
@@ -81,26 +79,33 @@ def score(
         err_console.print(
             f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"
         )
-    with get_engine(engine_spec) as engine:
-        result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
-        for line in reference_warnings(result.trajectories, reference):
-            err_console.print(
-                f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True
-            )
-        outcomes = engine.map(
-            partial(score_run, reference=reference, profile=chosen), result.trajectories
-        )
-    scored, results, failed = _sorted_outcomes(result.trajectories, outcomes)
+    with (
+        get_engine(engine_spec) as engine,
+        spilled_inputs(paths, format=format, lenient=lenient, labels=labels, engine=engine) as (
+            result,
+            spill,
+        ),
+    ):
+        _warn_all(reference_warnings(result.trajectories, reference))
+        runs = spilled_runs(result.trajectories, spill, getattr(engine, "local", True))
+        outcomes = engine.map(partial(score_spilled_run, reference=reference, profile=chosen), runs)
+        scored, results, failed = _sorted_outcomes(result.trajectories, outcomes)
+        if store_url:
+            _store(store_url, run_label, reference_path, chosen, scored, results, spill)
     if as_json:
         for res in results:
             click.echo(orjson.dumps(res.to_dict()).decode())
     else:
         console.print(score_table(results) if console.width >= WIDE else score_lines(results))
     write_annotations(results, csv_path, parquet_path)
-    if store_url:
-        _store(store_url, run_label, reference_path, chosen, scored, results)
     code = report_failures(result)
     return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
+
+
+def _warn_all(lines: list[str]) -> None:
+    for line in lines:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False,
+                          soft_wrap=True)  # fmt: skip
 
 
 def _sorted_outcomes(
@@ -108,6 +113,9 @@ def _sorted_outcomes(
 ) -> tuple[list[Trajectory], list[ProcessResult], list[tuple[str, Failure | RunFailure]]]:
     """The scored runs and their results; each run that failed (a `RunFailure` names its step,
     a unit that died is `Failure`)."""
+    from agentlens.process.result import ProcessResult
+    from agentlens.process.run_units import RunFailure
+
     values = [o.value for o in outcomes]
     results = [v for v in values if isinstance(v, ProcessResult)]
     scored = [t for t, v in zip(trajs, values, strict=True) if isinstance(v, ProcessResult)]
@@ -124,39 +132,29 @@ def _run_name(traj: Trajectory) -> str:
     return f"{where}{index} [{traj.source.format}]"
 
 
-def report_unit_failures(failed: Sequence[tuple[str, Failure | RunFailure]], kept: str) -> int:
-    """One line per failed work unit or run (what it was, the step, then the error), as
-    `report_failures` does for files; `--debug` adds the worker's traceback. Returns the exit
-    code (1 if any)."""
-    debug = debug_enabled()
-    for what, failure in failed:
-        line = (
-            str(failure)
-            if isinstance(failure, RunFailure)
-            else f"{what}: scoring failed: {failure}"
-        )
-        err_console.print(f"[red]failed:[/red] {escape(line)}", highlight=False, soft_wrap=True)
-        if debug and isinstance(failure, Failure):
-            err_console.print(failure.traceback, highlight=False, markup=False)
-    if failed:
-        err_console.print(f"{len(failed)} failed; {kept}", highlight=False)
-    return 1 if failed else 0
-
-
 def _store(
     url: str, label: str | None, reference_path: str, profile: Profile,
-    trajectories: list[Trajectory], results: list[ProcessResult],
+    stubs: list[Trajectory], results: list[ProcessResult], spill: RunSpill,
 ) -> None:  # fmt: skip
+    """Saved a hundred runs at a time, read back from the spill file, under an id made from
+    the settings and the runs: scoring the same runs again adds nothing twice."""
+    from agentlens.process.cohort_runs import load
     from agentlens.process.records import PROCESS_SCORER, score_records
-    from agentlens.store import Run
+    from agentlens.store import Run, open_store
 
-    run = Run(
-        kind="score",
-        scorer=PROCESS_SCORER.format(profile=profile),
-        label=label,
-        settings={"reference": str(Path(reference_path).resolve()), "profile": profile},
-    )
-    save_run(url, run, trajectories, score_records(zip(trajectories, results, strict=True)))
+    reference = Path(reference_path).resolve()
+    settings = {"reference": str(reference), "profile": profile,
+                "reference_sha256": hashlib.sha256(reference.read_bytes()).hexdigest()}  # fmt: skip
+    run = Run(kind="score", scorer=PROCESS_SCORER.format(profile=profile), label=label,
+              settings=settings, id=run_key(settings, stubs))  # fmt: skip
+    added = 0
+    with open_store(url) as store:
+        for start in range(0, len(stubs), 100):
+            trajectories = load(stubs[start : start + 100], spill)
+            pairs = zip(trajectories, results[start : start + 100], strict=True)
+            added += store.save_part(run, trajectories, score_records(pairs))
+        err_console.print(f"stored {added} new records in run {run.id[:12]} in {store.url}",
+                          highlight=False)  # fmt: skip
 
 
 def score_lines(results: list[ProcessResult]) -> Text:
@@ -216,4 +214,6 @@ def write_annotations(
 
 
 def _columns(row: dict[str, object]) -> dict[str, object]:
+    from agentlens.process.result import ANNOTATION_COLUMNS
+
     return {c: row[c] for c in ANNOTATION_COLUMNS}

@@ -2,7 +2,8 @@
 
     get_engine("serial")         in process, the default
     get_engine("processes")      a local process pool, one worker per CPU; "processes:N" for N
-    get_engine("ray")            a local Ray; "ray:auto" or "ray:ADDRESS" joins a cluster
+    get_engine("ray")            a new local Ray; "ray:ADDRESS" joins that cluster, "ray:auto"
+                                 the one named in $RAY_ADDRESS (never one found running)
     get_engine(None)             $AGENTLENS_ENGINE, else serial
 
 `engine.map(fn, items)` returns one `Outcome` per item in input order; an item whose `fn` raises

@@ -12,6 +12,7 @@ which `ProcessPoolExecutor` itself never notices (its manager thread waits for t
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -20,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver, resource_tracker
 from multiprocessing.context import BaseContext
 from multiprocessing.reduction import ForkingPickler
 from types import FrameType
@@ -91,7 +93,9 @@ class ProcessEngine(EngineBase):
         self._executor()
 
     def _executor(self) -> ProcessPoolExecutor:
+        global _live_pools
         if self._pool is None:
+            _live_pools += 1
             self._pool = ProcessPoolExecutor(
                 self.workers, mp_context=_context(), initializer=_ignore_sigint
             )
@@ -197,12 +201,65 @@ class ProcessEngine(EngineBase):
         # while the interpreter's exit hook writes to it: "Bad file descriptor" at exit.
         if manager is not None:
             manager.join(timeout=5)
+        _closed()
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+            _closed()
         self._release_sigterm()
+
+
+def _closed() -> None:
+    global _live_pools
+    _live_pools -= 1
+    reap_helpers()
+
+
+_live_pools = 0
+"""Pools open in this process: the forkserver and resource tracker are shared by all of them."""
+REAP_WAIT = 5.0
+
+
+def reap_helpers() -> None:
+    """Stop the forkserver and the resource tracker, and wait for them (up to `REAP_WAIT` s
+    each), once no pool of this process needs them: left alone they outlive the command by a
+    moment (each exits when its pipe closes), so a shell or a test finds processes of a command
+    that has returned. The next pool starts them again."""
+    if _live_pools > 0:
+        return
+    server = forkserver._forkserver
+    _stop(server, "_forkserver_alive_fd", "_forkserver_pid")
+    address = getattr(server, "_forkserver_address", None)
+    if address and getattr(server, "_forkserver_pid", 0) is None:
+        server._forkserver_address = None  # type: ignore[attr-defined]
+        with contextlib.suppress(OSError, TypeError):
+            os.unlink(address)
+    _stop(resource_tracker._resource_tracker, "_fd", "_pid")
+
+
+def _stop(helper: Any, fd_name: str, pid_name: str) -> None:
+    """Close the helper's pipe, which tells it to exit, and reap it; a helper that is still
+    held open by another process (and so does not exit) is left running, not waited on."""
+    lock = getattr(helper, "_lock", None) or contextlib.nullcontext()
+    with lock:
+        fd, pid = getattr(helper, fd_name, None), getattr(helper, pid_name, None)
+        if fd is None or pid is None:
+            return
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        setattr(helper, fd_name, None)
+        deadline = time.monotonic() + REAP_WAIT
+        while time.monotonic() < deadline:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not ours to wait for, or already reaped
+                done = pid
+            if done:
+                setattr(helper, pid_name, None)
+                return
+            time.sleep(0.01)
 
 
 def _lost(workers: dict[int, Any]) -> str:

@@ -1,5 +1,13 @@
-"""Ray tasks: `ray` starts a local Ray (one CPU per core), `ray:auto` or `ray:ADDRESS` joins a
-running cluster (whose workers need agentlens installed). `ray` is an optional extra.
+"""Ray tasks (`ray` is an optional extra). Which Ray is always the user's explicit choice:
+
+    ray           a new local Ray (one CPU per core), shut down by `close()`; never a running
+                  cluster, whatever $RAY_ADDRESS says
+    ray:ADDRESS   join the cluster at HOST:PORT or ray://HOST:PORT (its workers need agentlens)
+    ray:auto      join the cluster named in $RAY_ADDRESS; without it, a one-line error (Ray's own
+                  "auto" would also join any cluster found running on this machine)
+
+Work units reach a local Ray's workers as references into this machine's files; a cluster's
+workers, which may not see them, get the runs themselves (`local` is False).
 
 A Ray already started in this process (`ray.init(...)` by the caller) is used as it is and left
 running on `close()`; one this engine started is shut down by it.
@@ -85,6 +93,8 @@ def lost_errors(ray: ModuleType) -> tuple[type[BaseException], ...]:
 
 class RayEngine(EngineBase):
     def __init__(self, address: str | None = None) -> None:
+        address = _named_address(address)
+        self.local = address is None
         _prepare_environment(address)
         self._ray = ray = import_ray()
         _keep_ray_off_stdout()
@@ -147,6 +157,21 @@ class RayEngine(EngineBase):
         self._started = False
 
 
+def _named_address(address: str | None) -> str | None:
+    """The cluster the user named: `ray:auto` is $RAY_ADDRESS, and only that."""
+    if address in (None, "local"):
+        return None
+    if address != "auto":
+        return address
+    named = os.environ.get("RAY_ADDRESS", "").strip()
+    if not named:
+        raise ConfigError(
+            "engine 'ray:auto' joins the Ray cluster named in $RAY_ADDRESS, and none is set; "
+            "use 'ray' for a local Ray, or 'ray:HOST:PORT'"
+        )
+    return named
+
+
 def _prepare_environment(address: str | None) -> None:
     """What Ray reads from the environment when it is imported, so before the import."""
     if address not in (None, "auto", "local"):
@@ -188,12 +213,12 @@ def _keep_ray_off_stdout() -> None:
 
 
 def _connect(ray: ModuleType, address: str | None) -> None:
-    if address not in (None, "auto", "local"):
+    if address is not None:
         _check_reachable(address)
     try:
         with _native_stderr_held():
             ray.init(
-                address=address,
+                address=address or "local",  # not None: that would follow $RAY_ADDRESS
                 include_dashboard=False,
                 logging_level=logging.ERROR,
                 log_to_driver=False,

@@ -30,6 +30,7 @@ from agentlens.process.run_units import RunFailure, TaskUnit, run_name, score_un
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
+    from agentlens.process.cohort_runs import RunSpill
     from agentlens.process.profiles import Profile
     from agentlens.process.result import ProcessResult
     from agentlens.seams import Engine
@@ -150,6 +151,8 @@ def score_tasks(
     on_split: Callable[[TaskSplit], None] | None = None,
     *,
     engine: Engine | None = None,
+    spill: RunSpill | None = None,
+    on_piece: Callable[[int, Outcome[list[ScoredRun]]], None] | None = None,
 ) -> list[Outcome[list[ScoredRun]]]:
     """`score_splits` on `engine` (default serial): per task (`task_groups`) its results
     (outcome.value) or its failure (outcome.error), the other tasks kept; `on_split` per split.
@@ -160,19 +163,34 @@ def score_tasks(
     A task is one work unit, or several on an engine with more workers than the tasks would keep
     busy (a cohort of one large task): its splits are then cut into pieces of at least
     `MIN_PIECE` splits, each piece sent with the runs it needs. Results are the same either way,
-    in the same order; a task fails as a whole when one of its pieces fails."""
+    in the same order; a task fails as a whole when one of its pieces fails.
+
+    With `spill` (`cohort_runs.read_cohort`), the splits hold stubs, and each unit names its
+    runs in the spill file instead of carrying them (`SpilledUnit`): a worker reads its task's
+    runs itself, or, on an engine whose workers cannot see this machine's files, gets them
+    packed. `on_piece(task index, outcome)` gets each unit's outcome as it arrives (in any
+    order: its `index` is the unit's); what it leaves in `outcome.value` is what is returned."""
     runner: Engine = engine or SerialEngine()
     groups = task_groups(splits)
     size = piece_size(len(splits), runner.workers)
     pieces = [(task, piece) for task, group in enumerate(groups) for piece in _cut(group, size)]
 
     def done(outcome: Outcome[Any]) -> None:
+        if on_piece is not None:
+            on_piece(pieces[outcome.index][0], outcome)
         if on_split is not None:
             for split in pieces[outcome.index][1]:
                 on_split(split)
 
-    units = [_unit(piece) for _, piece in pieces]
-    outcomes = runner.map(partial(score_unit, profile=profile), units, on_done=done, chunksize=1)
+    if spill is None:
+        units: list[Any] = [_unit(piece) for _, piece in pieces]
+        fn: Callable[[Any], list[ScoredRun]] = partial(score_unit, profile=profile)
+    else:
+        from agentlens.process.cohort_runs import score_spilled, spilled_units
+
+        units = spilled_units([piece for _, piece in pieces], spill, getattr(runner, "local", True))
+        fn = partial(score_spilled, profile=profile)
+    outcomes = runner.map(fn, units, on_done=done, chunksize=1)
     return _per_task(len(groups), [task for task, _ in pieces], outcomes)
 
 

@@ -8,19 +8,12 @@ from collections.abc import Sequence
 from agentlens.report.html import esc
 from agentlens.report.stats import quantiles
 from agentlens.report.style import ACCENT, MUTED
-from agentlens.report.svg import label, line, nice_ticks, short, svg
+from agentlens.report.svg import label, line, nice_ticks, short, svg, tick_label
 
 
 def _log_ticks(low: float, high: float) -> list[float]:
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
     return [10.0**e for e in range(first, max(last, first + 1) + 1)]
-
-
-def _tick(value: float) -> str:
-    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= size:
-            return f"{value / size:g}{suffix}"
-    return f"{value:g}"
 
 
 def box_plots(groups: Sequence[tuple[str, Sequence[float]]], *, log: bool, unit: str) -> str:
@@ -41,7 +34,7 @@ def box_plots(groups: Sequence[tuple[str, Sequence[float]]], *, log: bool, unit:
         def x_of(v: float) -> float:
             return left + (width - left - right) * v / ticks[-1]
 
-    parts = [line(x_of(t), top, x_of(t), height - 28) + label(x_of(t), height - 14, _tick(t),
+    parts = [line(x_of(t), top, x_of(t), height - 28) + label(x_of(t), height - 14, tick_label(t),
              anchor="middle") for t in ticks]  # fmt: skip
     for i, (name, vals) in enumerate(kept):
         y = top + i * row + row / 2

@@ -42,8 +42,12 @@ def nice_ticks(high: float, count: int = 5) -> list[float]:
     return [i * step for i in range(math.ceil(high / step - 1e-9) + 1)]
 
 
-def _tick_label(value: float) -> str:
-    return f"{value:g}" if abs(value) < 1e4 else f"{value:.3g}"
+def tick_label(value: float) -> str:
+    """An axis number as people write it: 250, 2.5, 10k, 1.2M (never `1e+04`)."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{round(value / size, 3):g}{suffix}"
+    return f"{round(value, 6):g}"
 
 
 def svg(width: int, height: int, inner: str, label: str) -> str:
@@ -102,7 +106,7 @@ def stacked_histogram(edges: Sequence[float], series: Sequence[Series], *, x_lab
         return top + plot_h - plot_h * v / ticks[-1]
 
     parts = [line(left, y_of(t), width - right, y_of(t)) + label(left - 6, y_of(t) + 4,
-             _tick_label(t), anchor="end") for t in ticks]  # fmt: skip
+             tick_label(t), anchor="end") for t in ticks]  # fmt: skip
     bin_w = plot_w / (len(edges) - 1)
     for i in range(len(edges) - 1):
         base = 0
@@ -116,7 +120,7 @@ def stacked_histogram(edges: Sequence[float], series: Sequence[Series], *, x_lab
     for i, edge in enumerate(edges):
         if i % 2 == 0:
             parts.append(
-                label(left + i * bin_w, top + plot_h + 14, _tick_label(edge), anchor="middle")
+                label(left + i * bin_w, top + plot_h + 14, tick_label(edge), anchor="middle")
             )
     parts.append(line(left, top + plot_h, width - right, top + plot_h, MUTED))
     parts.append(label(left + plot_w / 2, height - 6, x_label, anchor="middle"))
@@ -125,7 +129,7 @@ def stacked_histogram(edges: Sequence[float], series: Sequence[Series], *, x_lab
 
 
 def bar_chart(bars: Sequence[Bar], *, x_max: float | None = None,
-              value_format: Callable[[float], str] = _tick_label) -> str:  # fmt: skip
+              value_format: Callable[[float], str] = tick_label) -> str:  # fmt: skip
     """One horizontal bar per item, its value printed at its end."""
     left, right, row, top = 190, 120, 24, 8
     width = 560
@@ -136,7 +140,7 @@ def bar_chart(bars: Sequence[Bar], *, x_max: float | None = None,
     for t in ticks:
         x = left + plot_w * t / ticks[-1]
         parts.append(
-            line(x, top, x, height - 20) + label(x, height - 6, _tick_label(t), anchor="middle")
+            line(x, top, x, height - 20) + label(x, height - 6, tick_label(t), anchor="middle")
         )
     for i, bar in enumerate(bars):
         y = top + i * row

@@ -94,6 +94,56 @@ class SqlStore:
             self._insert_records(run.id, records)
         return run.id
 
+    def save_part(
+        self, run: Run, trajectories: Sequence[Trajectory], records: Sequence[Record]
+    ) -> int:
+        """Add part of a run saved a part at a time (`cohort --store`: a task at a time), in one
+        transaction per part. The run is created by its first part, under its given `id`; a
+        record whose `trajectory_id` the run already holds is skipped, so a run resumed or
+        repeated under the same id adds nothing twice. Returns how many records were added."""
+        if not run.id:
+            raise StoreError(self.url, "a run saved in parts needs its id")
+        steps, rows, given = self._new_trajectories(trajectories)
+        with self._transaction():
+            self._insert_trajectories(steps, rows)
+            self._exec(
+                "INSERT INTO runs (id, kind, scorer, label, created, agentlens_version, settings,"
+                " summary, n_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)"
+                " ON CONFLICT (id) DO NOTHING",
+                (run.id, run.kind, run.scorer, run.label, _utc(run.created),
+                 run.agentlens_version or __version__, _json(run.settings), _json(run.summary)),
+            )  # fmt: skip
+            fresh = self._not_held(run.id, records)
+            named = {r.trajectory for r in fresh}
+            if named - given - self._known_digests(named - given):
+                raise StoreError(self.url, "records name trajectories not given")
+            start = self._rows(
+                "SELECT COALESCE(MAX(position) + 1, 0) AS n FROM records WHERE run_id = ?",
+                (run.id,),
+            )[0]["n"]
+            self._insert_records(run.id, fresh, int(start))
+            self._exec(
+                "UPDATE runs SET n_records = n_records + ? WHERE id = ?", (len(fresh), run.id)
+            )
+        return len(fresh)
+
+    def _not_held(self, run_id: str, records: Sequence[Record]) -> list[Record]:
+        """The records whose trajectory id the run does not hold yet (each id once)."""
+        wanted, held = sorted({r.trajectory_id for r in records}), set()
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ", ".join("?" * len(batch))
+            sql = (
+                f"SELECT trajectory_id FROM records WHERE run_id = ? AND trajectory_id IN ({marks})"
+            )
+            held |= {row["trajectory_id"] for row in self._rows(sql, [run_id, *batch])}
+        fresh = []
+        for record in records:
+            if record.trajectory_id not in held:
+                held.add(record.trajectory_id)
+                fresh.append(record)
+        return fresh
+
     def runs(self, *, kind: str | None = None, limit: int | None = None) -> list[Run]:
         sql = "SELECT * FROM runs" + (" WHERE kind = ?" if kind else "")
         sql += " ORDER BY created DESC, id" + (f" LIMIT {int(limit)}" if limit else "")
@@ -307,14 +357,14 @@ class SqlStore:
              run.agentlens_version, _json(run.settings), _json(run.summary), run.n_records),
         )  # fmt: skip
 
-    def _insert_records(self, run_id: str, records: Sequence[Record]) -> None:
+    def _insert_records(self, run_id: str, records: Sequence[Record], start: int = 0) -> None:
         self._many(
             "INSERT INTO records (run_id, position, trajectory, trajectory_id, task_id, model,"
             " outcome, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (run_id, i, r.trajectory, r.trajectory_id, r.task_id, r.model, r.outcome,
                  content.pack(_dumps(r.body)))
-                for i, r in enumerate(records)
+                for i, r in enumerate(records, start)
             ],
         )  # fmt: skip
         self._many(
@@ -322,7 +372,7 @@ class SqlStore:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (run_id, i, j, m.name, m.step, _number(m.value), m.label, m.reason)
-                for i, r in enumerate(records)
+                for i, r in enumerate(records, start)
                 for j, m in enumerate(r.metrics)
             ],
         )

@@ -26,22 +26,53 @@ def bipartite(
     states: Sequence[ProcState], n_cand: int, lists: Callable[[ProcState], list[int]]
 ) -> int:
     """Size of a maximum matching between `states` and candidate indices."""
-    rows, cols = [], []
-    for i, state in enumerate(states):
-        for j in lists(state):
-            rows.append(i)
-            cols.append(j)
-    if not rows or not n_cand:
+    if not n_cand:
         return 0
-    # scipy and numpy only when a run is scored: `agentlens <command> --help` stays fast
-    import numpy as np
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import maximum_bipartite_matching
+    return max_matching([lists(state) for state in states])
 
-    data = np.ones(len(rows), dtype=np.int8)
-    graph = csr_matrix((data, (rows, cols)), shape=(len(states), n_cand))
-    match = maximum_bipartite_matching(graph, perm_type="column")
-    return int((match >= 0).sum())
+
+def max_matching(adjacent: Sequence[Sequence[int]]) -> int:
+    """Size of a maximum bipartite matching, row i adjacent to the columns in `adjacent[i]`
+    (Kuhn's augmenting paths). The size is the same for every maximum matching, so this equals
+    scipy's `maximum_bipartite_matching`; it is exact, in pure Python, and for the few hundred
+    states of a reference quicker than importing scipy.sparse (0.3-0.4 s per process)."""
+    row_of: dict[int, int] = {}  # column -> its matched row
+    col_of: dict[int, int] = {}  # row -> its matched column
+    for root in range(len(adjacent)):
+        free = _augmenting_path(adjacent, root, row_of)
+        if free is None:
+            continue
+        col, parents = free
+        while True:  # flip the path: every column on it takes the row that reached it
+            row = parents[col]
+            previous = col_of.get(row)
+            row_of[col], col_of[row] = row, col
+            if row == root or previous is None:
+                break
+            col = previous
+    return len(col_of)
+
+
+def _augmenting_path(
+    adjacent: Sequence[Sequence[int]], root: int, row_of: dict[int, int]
+) -> tuple[int, dict[int, int]] | None:
+    """A free column reachable from `root` by an alternating path, and each visited column's
+    parent row; iterative, so a long path cannot reach Python's recursion limit."""
+    parents: dict[int, int] = {}
+    stack = [(root, iter(adjacent[root]))]
+    while stack:
+        row, cols = stack[-1]
+        for col in cols:
+            if col in parents:
+                continue
+            parents[col] = row
+            if col not in row_of:
+                return col, parents
+            stack.append((row_of[col], iter(adjacent[row_of[col]])))
+            break
+        else:
+            stack.pop()
+    return None
 
 
 def best_path_coverage(matched: int, n_path: int) -> Signal:

@@ -1,0 +1,65 @@
+"""`load_inputs` for a cohort: the runs spilled to disk as they are read, stubs kept
+(`agentlens.process.cohort_runs`), with the same progress bar, options and errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agentlens.cli._app import err_console
+from agentlens.cli._inputs import PROGRESS_FROM, _context_option, _warn, non_traces
+from agentlens.errors import ConfigError
+from agentlens.formats.load import iter_trace_paths
+from agentlens.formats.registry import get_reader
+
+if TYPE_CHECKING:
+    from agentlens.formats.load import ReadResult
+    from agentlens.process.cohort_runs import RunSpill
+    from agentlens.seams import Engine
+
+
+@contextmanager
+def spilled_inputs(
+    paths: Sequence[str],
+    *,
+    lenient: bool,
+    labels: Sequence[str],
+    format: str | None,
+    engine: Engine,
+) -> Iterator[tuple[ReadResult, RunSpill]]:
+    """Runs spilled for a serial engine or a remote Ray; left in their files, read again by
+    the workers, for a local pool (the first pass then skips redaction, its costliest part)."""
+    from agentlens.process.cohort_runs import read_cohort
+
+    if format:
+        get_reader(format)  # an unknown name is a usage error before any file is read
+    total = sum(1 for _ in iter_trace_paths(paths))
+    columns = (TextColumn("reading traces"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    progress = Progress(*columns, console=err_console, transient=True,
+                        disable=total < PROGRESS_FROM)  # fmt: skip
+    with ExitStack() as stack:
+        with progress:
+            bar = progress.add_task("reading", total=total)
+            result, spill = stack.enter_context(read_cohort(
+                paths, format=format, lenient=lenient, labels=labels,
+                strict=bool(_context_option("strict")),
+                unevaluated=_context_option("unevaluated") or "unknown",
+                on_file=lambda _: progress.advance(bar),
+                deferred=engine.workers > 1 and getattr(engine, "local", True),
+            ))  # fmt: skip
+        _nothing_read(result, paths)
+        yield result, spill
+
+
+def _nothing_read(result: ReadResult, paths: Sequence[str]) -> None:
+    if result.trajectories or result.failures:
+        return
+    for line in result.unread:
+        _warn(line)
+    parts = [f"{len(result.unread)} unread trace-like"] if result.unread else []
+    parts += [f"{non_traces(result)} skipped"] if result.skipped else []
+    detail = f" ({'; '.join(parts)})" if parts else ""
+    raise ConfigError(f"no trace files in {', '.join(map(str, paths))}{detail}")

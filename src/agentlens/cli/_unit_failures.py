@@ -1,0 +1,32 @@
+"""One line per work unit or run that failed in a batch (`score`, `cohort`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+
+from agentlens.cli._app import err_console
+from agentlens.cli._inputs import debug_enabled
+from agentlens.engine import Failure
+
+if TYPE_CHECKING:
+    from agentlens.process.run_units import RunFailure
+
+
+def report_unit_failures(failed: Sequence[tuple[str, Failure | RunFailure]], kept: str) -> int:
+    """One line per failed work unit or run (what it was, the step, then the error), as
+    `report_failures` does for files; `--debug` adds the worker's traceback. Returns the exit
+    code (1 if any)."""
+    debug = debug_enabled()
+    for what, failure in failed:
+        line = (
+            f"{what}: scoring failed: {failure}" if isinstance(failure, Failure) else str(failure)
+        )
+        err_console.print(f"[red]failed:[/red] {escape(line)}", highlight=False, soft_wrap=True)
+        if debug and isinstance(failure, Failure):
+            err_console.print(failure.traceback, highlight=False, markup=False)
+    if failed:
+        err_console.print(f"{len(failed)} failed; {kept}", highlight=False)
+    return 1 if failed else 0

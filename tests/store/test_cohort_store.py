@@ -1,0 +1,120 @@
+"""`cohort --store`: the run, its records and trajectories saved a task at a time; the same
+cohort run again adds nothing (resumed or repeated), and the viewer shows the run. On SQLite
+and on a real PostgreSQL server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from starlette.testclient import TestClient
+
+from agentlens.store import digest, open_store
+from agentlens.viewer import create_app
+from tests.cli.conftest import Run
+from tests.conftest import BENCH
+
+TASKS = [BENCH / "trajectories" / t for t in ("psf__requests-1724", "pallets__flask-5014")]
+COHORT = ("cohort", *map(str, TASKS), "--protocol", "agentlens-bench", "--profile", "sdk-compat")
+
+
+def test_cohort_store_saves_every_row_once_and_resumes(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    rows_path = tmp_path / "rows.jsonl"
+    first = run_cli(*COHORT, "--no-tables", "--out", str(rows_path), "--store", store_url)
+    assert first.code == 0, first.err
+    rows = [json.loads(line) for line in rows_path.read_text().splitlines()]
+    assert f"stored {len(rows)} new records" in first.err
+    with open_store(store_url) as store:
+        (run,) = store.runs()
+        records = store.records(run.id)
+        assert (run.kind, run.n_records, run.settings["protocol"]) == (
+            "score",
+            len(rows),
+            "agentlens-bench",
+        )
+        assert sorted(r.trajectory_id for r in records) == sorted(r["trajectory_id"] for r in rows)
+        by_id = {r["trajectory_id"]: r for r in rows}
+        for record in records:
+            assert record.metric("score").value == by_id[record.trajectory_id]["composite"]
+            stored = store.trajectory(record.trajectory)
+            assert stored.id == record.trajectory_id and stored.steps
+            assert digest(stored) == record.trajectory
+
+    again = run_cli(*COHORT, "--no-tables", "--store", store_url)
+    assert again.code == 0, again.err
+    assert "stored 0 new records" in again.err
+    with open_store(store_url) as store:
+        (same,) = store.runs()
+        assert same.id == run.id and same.n_records == len(rows)
+        assert len(store.records(run.id)) == len(rows)
+
+
+def test_a_partly_saved_run_is_completed_not_duplicated(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    url = str(tmp_path / "r.db")
+    whole = run_cli(*COHORT, "--no-tables", "--store", url)
+    assert whole.code == 0, whole.err
+    with open_store(url) as store:
+        (run,) = store.runs()
+        records = store.records(run.id)
+        store.delete_run(run.id)
+        half = records[: len(records) // 2]
+        trajectories = [store.trajectory(r.trajectory) for r in half]
+        store.save_part(run, trajectories, half)  # as if interrupted half-way
+    resumed = run_cli(*COHORT, "--no-tables", "--store", url)
+    assert f"stored {len(records) - len(half)} new records" in resumed.err
+    with open_store(url) as store:
+        (run_again,) = store.runs()
+        assert run_again.id == run.id
+        again = store.records(run.id)
+    assert sorted(r.trajectory_id for r in again) == sorted(r.trajectory_id for r in records)
+
+
+def test_the_viewer_shows_the_cohort_run(run_cli: Callable[..., Run], tmp_path: Path) -> None:
+    url = tmp_path / "v.db"
+    assert run_cli(*COHORT, "--no-tables", "--store", str(url), "--run-label", "bench").code == 0
+    with open_store(str(url)) as store:
+        (stored,) = store.runs()
+        records = store.records(stored.id)
+    with TestClient(create_app(str(url)), base_url="http://127.0.0.1") as client:
+        (run,) = client.get("/api/runs").json()["runs"]
+        page = client.get(f"/api/runs/{run['id'][:12]}").json()
+    assert (run["label"], run["n_records"]) == ("bench", len(records))
+    assert page["total"] == len(records)
+    shown = [r["trajectory_id"] for r in page["records"]]
+    assert shown == [r.trajectory_id for r in records][: len(shown)] and shown
+
+
+def test_score_store_run_again_adds_nothing(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    ref = tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(TASKS[0]), "-o", str(ref)).code == 0
+    first = run_cli("score", str(TASKS[0]), "--reference", str(ref), "--store", store_url)
+    assert first.code == 0, first.err
+    again = run_cli("score", str(TASKS[0]), "--reference", str(ref), "--store", store_url)
+    assert "stored 0 new records" in again.err
+    with open_store(store_url) as store:
+        (run,) = store.runs()
+        n_runs = len(list(TASKS[0].glob("*.json")))
+        assert run.n_records == len(store.records(run.id)) == n_runs
+
+
+def test_a_pool_stores_what_serial_stores(run_cli: Callable[..., Run], tmp_path: Path) -> None:
+    """A pool's workers read their runs again from the files (the first pass skipped
+    redaction): the stored trajectories and records are the same, digest for digest."""
+    stored = {}
+    for engine in ("serial", "processes:2"):
+        url = str(tmp_path / f"{engine.replace(':', '_')}.db")
+        done = run_cli(*COHORT, "--no-tables", "--store", url, "--engine", engine)
+        assert done.code == 0, done.err
+        with open_store(url) as store:
+            (run,) = store.runs()
+            stored[engine] = sorted(
+                (r.trajectory_id, r.trajectory, r.body["score"]) for r in store.records(run.id)
+            )
+    assert stored["serial"] == stored["processes:2"] and stored["serial"]
