@@ -13,6 +13,7 @@ which `ProcessPoolExecutor` itself never notices (its manager thread waits for t
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -182,25 +183,11 @@ class ProcessEngine(EngineBase):
         pool, self._pool = self._pool, None
         if pool is None:
             return
-        # ProcessPoolExecutor has no public "stop now" before Python 3.14 (terminate_workers).
-        processes = list(getattr(pool, "_processes", {}).values())
-        manager = getattr(pool, "_executor_manager_thread", None)
-        results = getattr(pool, "_result_queue", None)  # `shutdown` drops its references
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.join(timeout=5)
-        # A worker stopped while sending a result leaves half a message in the result pipe, and
-        # the manager thread waits for the rest for ever (so does the interpreter's exit, which
-        # joins that thread): with this, the last copy of the pipe's write end, closed, it reads
-        # end-of-file instead, and winds the pool up as broken.
-        if results is not None:
-            results._writer.close()
-        # Until its manager thread has gone, the pool's wake-up pipe may be closed by that thread
-        # while the interpreter's exit hook writes to it: "Bad file descriptor" at exit.
-        if manager is not None:
-            manager.join(timeout=5)
+        _stop_now(pool)
+        del pool
+        # The pool's semaphores unlink themselves when collected; collected after the resource
+        # tracker has gone (it unlinks what it still tracks), they would print a traceback at exit.
+        gc.collect()
         _closed()
 
     def close(self) -> None:
@@ -209,6 +196,28 @@ class ProcessEngine(EngineBase):
             pool.shutdown(wait=True, cancel_futures=True)
             _closed()
         self._release_sigterm()
+
+
+def _stop_now(pool: ProcessPoolExecutor) -> None:
+    # ProcessPoolExecutor has no public "stop now" before Python 3.14 (terminate_workers).
+    processes = list(getattr(pool, "_processes", {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    results = getattr(pool, "_result_queue", None)  # `shutdown` drops its references
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+    # A worker stopped while sending a result leaves half a message in the result pipe, and
+    # the manager thread waits for the rest for ever (so does the interpreter's exit, which
+    # joins that thread): with this, the last copy of the pipe's write end, closed, it reads
+    # end-of-file instead, and winds the pool up as broken.
+    if results is not None:
+        results._writer.close()
+    # Until its manager thread has gone, the pool's wake-up pipe may be closed by that thread
+    # while the interpreter's exit hook writes to it: "Bad file descriptor" at exit.
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def _closed() -> None:
