@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentlens.redaction import enabled, redact_text
 from agentlens.reviews.judge.plan import PlannedCall, dump_prompts
 from agentlens.scenarios.agents.bash import SYSTEM as BASH_SYSTEM
 from agentlens.scenarios.agents.bash import BashAgent, BashAgentSettings
 from agentlens.scenarios.agents.command import CommandAgent
 from agentlens.scenarios.fold import Fold
+from agentlens.scenarios.outbound import redacted
 from agentlens.scenarios.personas import Persona
 from agentlens.scenarios.scenario import Scenario
 from agentlens.scenarios.simulated_user import FIRST_PROMPT, SimulatedUser, SimulatorSettings
@@ -50,8 +50,8 @@ def first_prompts(
                 calls.append(
                     PlannedCall(pair, "agent-first", agent, None, BashAgentSettings().max_tokens)
                 )
-    for call in calls if enabled() else ():  # `--no-redact` shows them as sent
-        call.messages = [{**m, "content": redact_text(str(m["content"]))} for m in call.messages]
+    for call in calls:  # masked as `outbound.send` masks them (not under `--no-redact`)
+        call.messages = redacted(call.messages)
     return calls
 
 

@@ -18,6 +18,7 @@ from agentlens.formats._openhands_common import parse_arguments
 from agentlens.providers.client import LLMClient
 from agentlens.providers.types import ChatRequest, ChatResponse, Message
 from agentlens.scenarios.agent_view import cut
+from agentlens.scenarios.outbound import send
 from agentlens.scenarios.personas import Persona
 from agentlens.scenarios.scenario import Scenario
 from agentlens.scenarios.turns import UserTurn
@@ -135,7 +136,7 @@ class SimulatedUser:
             max_tokens=self.settings.max_tokens,
             seed=int(hashlib.sha256(seed_text.encode()).hexdigest()[:8], 16),
         )
-        response = await self.client.chat(request)
+        response = await send(self.client, request)
         self.calls += 1
         if not response.from_cache:  # a cached answer keeps the cost it had when it was paid
             self.spent += response.cost or 0.0

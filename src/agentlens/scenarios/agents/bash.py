@@ -21,6 +21,7 @@ from agentlens.providers.types import ChatRequest, ChatResponse, Message
 from agentlens.scenarios.agent_view import TOOL_RESULT_CHARS, cut
 from agentlens.scenarios.agents._mcp_tools import McpTools, mcp_blocks
 from agentlens.scenarios.agents._shell import run_shell
+from agentlens.scenarios.outbound import send
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.shell.categories import analyse_command
 from agentlens.trajectory import Step, StepKind, Usage
@@ -70,10 +71,11 @@ class BashAgent:
         self.messages.append({"role": "user", "content": message})
         steps = into.steps
         for _ in range(self.settings.max_actions_per_turn):
-            response = await self.client.chat(
+            response = await send(
+                self.client,
                 ChatRequest(
                     messages=self._context(), max_tokens=self.settings.max_tokens, temperature=0.0
-                )
+                ),
             )
             text = response.text
             self.messages.append({"role": "assistant", "content": text})
