@@ -10,13 +10,18 @@ simulated user's and verifiers' texts). Step value's own masking calls `redact_t
 Detection is the `detect-secrets` library's shape detectors (AWS, GitHub, GitLab, Slack, Stripe,
 JWT, SendGrid, PyPI, npm, Telegram, Discord, Azure, ...) plus our own patterns for what those miss
 or only half match: OpenAI `sk-`/`sk-proj-` keys, whole private-key blocks, `Bearer` tokens and
-`password=`-style assignments. A found secret becomes `[REDACTED:<kind>]`."""
+`password=`-style assignments. A found secret becomes `[REDACTED:<kind>]`.
+
+Speed: a trajectory is encoded to JSON once and scanned for needles (`NEEDLES`, a necessary
+condition for `_TRIGGER`) at C speed; only the strings a needle hits are decoded and run through
+`redact_text`, and a trajectory with no changed string is returned as it is, unwalked."""
 
 from __future__ import annotations
 
 import os
 import re
-from functools import cache
+from collections.abc import Callable, Iterable
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -58,8 +63,9 @@ def enabled() -> bool:
     return os.environ.get("AGENTLENS_NO_REDACT") != "1"
 
 
-def set_enabled(on: bool) -> None:
-    """The process-wide switch, set once by the CLI from `--no-redact` (threads share it)."""
+def set_enabled(on: bool | None) -> None:
+    """The process-wide switch, set once by the CLI from `--no-redact` (threads share it); `None`
+    defers to `AGENTLENS_NO_REDACT` again."""
     global _enabled
     _enabled = on
 
@@ -113,6 +119,16 @@ def _masked(match: re.Match[str], kind: str) -> str:
 
 def redact_value(value: Any) -> Any:
     """Every string in a JSON-like value redacted (dict keys included)."""
+    try:
+        changed = _changed_strings(msgspec.json.encode(value))
+    except (TypeError, ValueError, msgspec.EncodeError):  # not JSON (a set, bytes keys): walk
+        return redact_walk(value)
+    return map_strings(value, lambda text: changed.get(text, text)) if changed else value
+
+
+def redact_walk(value: Any) -> Any:
+    """The reference pass: `redact_text` on every string, one by one (what the prefilter of
+    `redact_value` must equal; tests and `benchmarks/redaction.py --check` compare the two)."""
     return map_strings(value, redact_text)
 
 
@@ -120,10 +136,85 @@ def redact_trajectory(trajectory: Trajectory) -> Trajectory:
     """The trajectory with every string redacted; the same object when it holds no secret."""
     from agentlens.trajectory import Trajectory
 
+    try:
+        changed = _changed_strings(msgspec.json.encode(trajectory))
+    except (TypeError, ValueError, msgspec.EncodeError):
+        changed = None  # what JSON cannot hold: the walk decides
+    if changed is not None and not changed:
+        return trajectory
     plain = msgspec.to_builtins(trajectory)
-    cleaned = redact_value(plain)
+    if changed is None:
+        cleaned = redact_walk(plain)
+    else:
+        cleaned = map_strings(plain, lambda text: changed.get(text, text))
     return trajectory if cleaned == plain else msgspec.convert(cleaned, Trajectory)
 
 
 def maybe_redact(trajectory: Trajectory) -> Trajectory:
     return redact_trajectory(trajectory) if enabled() else trajectory
+
+
+# A loose, necessary condition for `_TRIGGER`, looked for once in a whole document's JSON with
+# ASCII letters lowered (no Python walk): every `_TRIGGER` match holds one of these literals. The
+# last four are the non-ASCII letters Python's case-insensitive matching takes for `i`, `s` and
+# `k` (İ ı ſ K), so the `(?i:...)` parts are covered exactly; `gl` and `-us` stand for
+# `gl[a-z]{2,4}-` and `-us\\d`. None holds a quote, a backslash or a control character, so each
+# hit lies inside one JSON string.
+NEEDLES = [
+    *(word.encode() for word in (
+        "sk-", "sk_live", "rk_live", "akia", "asia", "abia", "acca", "ghp_", "gho_", "ghu_",
+        "ghs_", "ghr_", "github_pat_", "xox", "begin", "bearer", "eyj", "pass", "pwd", "secret",
+        "token", "key", "sg.", "pypi-", "gl", "gr1348941", "://", "sq0csp", "npm_",
+        "hooks.slack", "-us", "\u0130", "\u0131", "\u017f", "\u212a")),
+]  # fmt: skip
+
+
+@cache
+def _find_needles() -> Callable[[bytes], Iterable[int]]:
+    """Where needles start in a document: Aho-Corasick (`ahocorasick-rs`, about 10x faster than
+    one `re` alternation on this), or the `re` alternation when the package is missing."""
+    try:
+        import ahocorasick_rs
+    except ImportError:  # pragma: no cover - a declared dependency
+        alternation = re.compile(b"|".join(map(re.escape, NEEDLES)))
+        return lambda document: (hit.start() for hit in alternation.finditer(document))
+    finder = ahocorasick_rs.BytesAhoCorasick(NEEDLES)
+    return lambda document: (start for _, start, _ in finder.find_matches_as_indexes(document))
+
+
+_BACKSLASH = ord("\\")
+
+
+def _changed_strings(document: bytes) -> dict[str, str]:
+    """{string: redacted} for the strings of a JSON document that redaction changes. Only the
+    strings a needle hits are decoded and checked; most documents have a few dozen of them."""
+    changed: dict[str, str] = {}
+    seen_to = -1
+    for at in _find_needles()(document.lower()):
+        if at < seen_to:
+            continue  # a second needle in a string already checked
+        start = _unescaped_quote(document, at, backwards=True)
+        seen_to = _unescaped_quote(document, at, backwards=False)
+        text = msgspec.json.decode(document[start : seen_to + 1], type=str)
+        redacted = _redact_cached(text)
+        if redacted != text:
+            changed[text] = redacted
+    return changed
+
+
+def _unescaped_quote(document: bytes, at: int, *, backwards: bool) -> int:
+    """The quote that opens (or closes) the JSON string holding offset `at`."""
+    while True:
+        at = document.rfind(b'"', 0, at) if backwards else document.find(b'"', at)
+        slashes = 0
+        while document[at - 1 - slashes] == _BACKSLASH:
+            slashes += 1
+        if slashes % 2 == 0:
+            return at
+        at = at if backwards else at + 1
+
+
+@lru_cache(maxsize=8192)
+def _redact_cached(text: str) -> str:
+    """Prompts and tool texts repeat across a batch's trajectories: each is checked once."""
+    return redact_text(text)
