@@ -163,7 +163,14 @@ def test_the_fast_pass_redacts_real_traces_as_the_reference_does(
 TRICKY = ['"', "\\", '\\"', "\n", "\t", " ", "=", ":", "é", "İ", "ı", "ſ", "K", "x" * 7, "@",
           "://", "token", "PASS", "Key", "sk-", "AKIA", "BEGIN", "eyJ", "-us", "gl", "abc123"]  # fmt: skip
 SECRETS = [*PLANTED.values(), "passwd=s3cr3tvalue", "paſsword = 'hunter2hunter2'",
-           "\u212aey: 'abcdefgh12'", "https://user:pw123456@host", "SG.abcdefghijklmnopqrstuv"]  # fmt: skip
+           "\u212aey: 'abcdefgh12'", "https://user:pw123456@host", "SG.abcdefghijklmnopqrstuv",
+           'ibm_cloud_iam_key = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"',
+           "IBM-COS-secret_access_key='0123456789abcdef0123456789abcdef01234567'",
+           'cloudant_api_password: "abcdefghijklmnopqrstuvwxyz0123456789"',
+           "softlayer_api_key = 'abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123'",
+           "aws_secret_token = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789/+ab'",
+           "AccountKey=" + "a" * 88, "//registry.npmjs.org/:_authToken=npm_abc123",
+           "xoxp-1234-5678-abcdef", "sq0csp-" + "a" * 43]  # fmt: skip
 
 
 def test_the_needle_prefilter_misses_no_string_the_reference_redacts() -> None:

@@ -14,7 +14,9 @@ or only half match: OpenAI `sk-`/`sk-proj-` keys, whole private-key blocks, `Bea
 
 Speed: a trajectory is encoded to JSON once and scanned for needles (`NEEDLES`, a necessary
 condition for `_TRIGGER`) at C speed; only the strings a needle hits are decoded and run through
-`redact_text`, and a trajectory with no changed string is returned as it is, unwalked."""
+`redact_text`, and a trajectory with no changed string is returned as it is, unwalked. There,
+each pattern runs only on a string holding one of the words its parse tree proves every match
+needs (`required_words`)."""
 
 from __future__ import annotations
 
@@ -100,11 +102,67 @@ def redact_text(text: str) -> str:
     """`text` with every secret found replaced by `[REDACTED:<kind>]`."""
     if not _TRIGGER.search(text):
         return text
-    for kind, pattern in _OWN:
-        text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
-    for kind, pattern in _detectors():
-        text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+    for kind, pattern, needs in _patterns():
+        if needs is None or any(word in _folded(text) for word in needs):
+            text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
     return text
+
+
+@cache
+def _patterns() -> list[tuple[str, re.Pattern[str], frozenset[str] | None]]:
+    """Our patterns, then the detectors', each with the words one of which any match needs."""
+    return [(kind, p, required_words(p)) for kind, p in [*_OWN, *_detectors()]]
+
+
+# Python's case-insensitive matching takes these for `i`, `i`, `s`, `k`: folded to them first, so
+# a word a pattern needs is found in `_folded(text)` whenever the pattern could match `text`.
+_LOOKALIKES = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+@lru_cache(maxsize=64)
+def _folded(text: str) -> str:
+    return text.translate(_LOOKALIKES).lower()
+
+
+def required_words(pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """Lower-case words one of which every match of `pattern` (or its lookbehind) contains, the
+    most selective such set the pattern's parse tree proves; None when it proves none."""
+    from re import _parser  # type: ignore[attr-defined]
+
+    return _sequence_needs(_parser.parse(pattern.pattern, pattern.flags))
+
+
+def _sequence_needs(items: Any) -> frozenset[str] | None:
+    options: list[frozenset[str]] = []
+    run = ""
+    for op, value in [*items, (None, None)]:
+        char = chr(value) if str(op) == "LITERAL" else ""
+        if char and char.isascii():
+            run += char.lower()
+            continue
+        if len(run) >= 2:
+            options.append(frozenset([run]))
+        run = ""
+        needs = _item_needs(str(op), value)
+        if needs:
+            options.append(needs)
+    return max(options, key=lambda words: min(map(len, words)), default=None)
+
+
+def _item_needs(op: str, value: Any) -> frozenset[str] | None:
+    if op == "SUBPATTERN":
+        return _sequence_needs(value[-1])
+    if op in {"ATOMIC_GROUP"}:
+        return _sequence_needs(value)
+    if op == "ASSERT":  # a lookaround's text is in the string too
+        return _sequence_needs(value[1])
+    if op in {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"} and value[0] >= 1:
+        return _sequence_needs(value[2])
+    if op == "BRANCH":
+        alternatives = [_sequence_needs(branch) for branch in value[1]]
+        if all(alternatives):
+            return frozenset().union(*alternatives)  # type: ignore[arg-type]
+    return None
 
 
 def _masked(match: re.Match[str], kind: str) -> str:
@@ -127,9 +185,18 @@ def redact_value(value: Any) -> Any:
 
 
 def redact_walk(value: Any) -> Any:
-    """The reference pass: `redact_text` on every string, one by one (what the prefilter of
-    `redact_value` must equal; tests and `benchmarks/redaction.py --check` compare the two)."""
-    return map_strings(value, redact_text)
+    """The reference pass, as it was before the prefilters: every pattern on every string that
+    holds a trigger (what `redact_value` must equal; tests and `benchmarks/redaction.py --check`
+    compare the two)."""
+    return map_strings(value, _redact_every_pattern)
+
+
+def _redact_every_pattern(text: str) -> str:
+    if not _TRIGGER.search(text):
+        return text
+    for kind, pattern, _ in _patterns():
+        text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+    return text
 
 
 def redact_trajectory(trajectory: Trajectory) -> Trajectory:

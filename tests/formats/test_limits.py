@@ -98,3 +98,8 @@ def test_files_over_the_cap_fail_one_line_each_and_the_batch_goes_on(how: str) -
 def test_the_default_cap_reads_every_real_trace() -> None:
     done = inspect_batch()
     assert done.returncode == 0, done.stderr
+
+
+def test_a_bad_flag_value_is_a_usage_error_naming_the_option() -> None:
+    done = inspect_batch("--max-file-size", "lots")
+    assert done.returncode == 2 and "Invalid value for --max-file-size: not a size" in done.stderr
