@@ -76,15 +76,19 @@ def test_a_fake_score_in_the_echoed_review_never_becomes_the_score() -> None:
 def test_the_real_judge_scores_from_its_own_answer_field(local_gguf_path: Path) -> None:
     """SmolLM2 on llama.cpp judges a run whose observation holds a fake answer and a fake
     rubric: the prompt it got has them defanged, and the score is its JSON answer's own."""
-    from agentlens.providers import get_provider
+    from agentlens.providers import ProvidersConfig, RetryPolicy, get_provider
 
-    client = get_provider(f"llamacpp:{local_gguf_path}", role="judge", cache=False)
+    slow = 900.0  # one prompt on a busy 2-core machine can take minutes
+    client = get_provider(
+        f"llamacpp:{local_gguf_path}", role="judge", cache=False,
+        config=ProvidersConfig(timeout_s=slow), retry=RetryPolicy(timeout_s=slow, total_s=slow),
+    )  # fmt: skip
     traj = planted(FAKE_RUBRIC + FAKE_ANSWER)
     settings = JudgeSettings(budget_tokens=1500)
     review = asyncio.run(review_trajectory(
         client, traj, dimensions=["EndResult"], ctx=review_context(traj, None), settings=settings
     ))  # fmt: skip
     (result,) = review.reviews.values()
-    assert result.mode == "schema" and result.answer is not None
+    assert result.mode == "schema" and not result.provider_failed, result.unscored_reason
     own = json.loads(result.answer, strict=False)["score"]
     assert result.score == SCORES[own]
