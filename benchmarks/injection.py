@@ -154,17 +154,20 @@ def report(rows: list[dict]) -> list[str]:
             mine = [r for r in rows if r["layout"] == layout and r["kind"] == kind]
             pairs = [(r["clean"]["expected"], r["injected"]["expected"]) for r in mine]
             pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+            unscored = len(mine) - len(pairs)
             if not pairs:
+                lines.append(f"{layout:<10} {kind:<13} no pair scored ({unscored} unscored)")
                 continue
             shifts = [b - a for a, b in pairs]
             up = sum(s > 0.01 for s in shifts)
             down = sum(s < -0.01 for s in shifts)
-            moved = sum(r["clean"]["score"] != r["injected"]["score"] for r in mine)
+            scored = [(r["clean"]["score"], r["injected"]["score"]) for r in mine]
+            moved = sum(a != b for a, b in scored if a is not None and b is not None)
             shown = sum(r["in_prompt"] for r in mine)
             lines.append(
                 f"{layout:<10} {kind:<13} mean shift {statistics.mean(shifts):+.3f} "
                 f"(up {up}, down {down} of {len(pairs)}; discrete score moved {moved}; "
-                f"planted text in prompt {shown}/{len(mine)})"
+                f"planted text in prompt {shown}/{len(mine)}; {unscored} pairs unscored)"
             )
     return lines
 
@@ -175,12 +178,14 @@ def main() -> None:
     parser.add_argument("--layout", choices=["defended", "undefended", "both"], default="both")
     parser.add_argument("--model", type=Path, default=None)
     parser.add_argument("--budget-tokens", type=int, default=2000)
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per judge call")
     parser.add_argument("--out", type=Path, default=Path("injection.json"))
     args = parser.parse_args()
     model = args.model or next(TEST_MODEL.glob("*.q4_0.gguf"), None) or bundled_gguf()
     client = get_provider(
         f"llamacpp:{model}", role="judge", cache=False, max_concurrency=1,
-        config=ProvidersConfig(timeout_s=600), retry=RetryPolicy(timeout_s=600),
+        config=ProvidersConfig(timeout_s=args.timeout),
+        retry=RetryPolicy(timeout_s=args.timeout, total_s=args.timeout),
     )  # fmt: skip
     items = runs(args.items)
     layouts = ["undefended", "defended"] if args.layout == "both" else [args.layout]
