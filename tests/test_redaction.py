@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from agentlens.formats.load import read_path
 from agentlens.reviews.judge.compact import compact
 from agentlens.reviews.judge.prompt import ReviewContext, build_messages
 from agentlens.store import open_store
+from agentlens.trajectory import Trajectory
 from agentlens.viewer.payload import trajectory_dict
 
 PLANTED = {
@@ -125,3 +127,66 @@ def test_real_code_keeps_its_words() -> None:
     """Source code that names tokens and passwords is evidence, not a secret."""
     code = 'token: string;\nconst csrfToken = document.querySelector("meta");\npassword = getpass()'
     assert redaction.redact_text(code) == code
+
+
+def reference(trajectory: Trajectory) -> Trajectory:
+    """The pass before the prefilter: `redact_text` on every string of the trajectory."""
+    plain = msgspec.to_builtins(trajectory)
+    cleaned = redaction.redact_walk(plain)
+    return trajectory if cleaned == plain else msgspec.convert(cleaned, Trajectory)
+
+
+def test_the_fast_pass_redacts_real_traces_as_the_reference_does(
+    data_dir: Path, planted: list[Path]
+) -> None:
+    """Real files, among them the seven with secrets of their own (`benchmarks/redaction.py
+    --check` runs this over all of ../shared/data)."""
+    paths = [
+        *planted,
+        *(data_dir / "agentlens-bench-dev" / "trajectories" / "django__django-11066").glob("*"),
+        data_dir / "formats" / "gemini-cli-jsonl" / "session.jsonl",
+        *sorted((data_dir / "swe-agent-java").rglob("googlecontainertools__jib-4035.traj")),
+    ]
+    redaction.set_enabled(False)
+    try:
+        trajectories = [t for p in paths if p.suffix for t in read_path(p)]
+    finally:
+        redaction.set_enabled(None)
+    redacted = 0
+    for trajectory in trajectories:
+        fast = redaction.redact_trajectory(trajectory)
+        assert msgspec.json.encode(fast) == msgspec.json.encode(reference(trajectory))
+        redacted += fast is not trajectory
+    assert len(trajectories) >= 10 and redacted >= 10
+
+
+TRICKY = ['"', "\\", '\\"', "\n", "\t", " ", "=", ":", "é", "İ", "ı", "ſ", "K", "x" * 7, "@",
+          "://", "token", "PASS", "Key", "sk-", "AKIA", "BEGIN", "eyJ", "-us", "gl", "abc123"]  # fmt: skip
+SECRETS = [*PLANTED.values(), "passwd=s3cr3tvalue", "paſsword = 'hunter2hunter2'",
+           "\u212aey: 'abcdefgh12'", "https://user:pw123456@host", "SG.abcdefghijklmnopqrstuv",
+           'ibm_cloud_iam_key = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"',
+           "IBM-COS-secret_access_key='0123456789abcdef0123456789abcdef01234567'",
+           'cloudant_api_password: "abcdefghijklmnopqrstuvwxyz0123456789"',
+           "softlayer_api_key = 'abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123'",
+           "aws_secret_token = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789/+ab'",
+           "AccountKey=" + "a" * 88, "//registry.npmjs.org/:_authToken=npm_abc123",
+           "xoxp-1234-5678-abcdef", "sq0csp-" + "a" * 43]  # fmt: skip
+
+
+def test_the_needle_prefilter_misses_no_string_the_reference_redacts() -> None:
+    """Random JSON values built from quotes, escapes, Unicode case look-alikes and secret shapes:
+    the one-scan pass must equal `redact_text` on every string (keys included)."""
+    rng = random.Random(23)
+
+    def text() -> str:
+        parts = rng.choices(TRICKY, k=rng.randint(0, 12)) + rng.sample(SECRETS, rng.randint(0, 2))
+        rng.shuffle(parts)
+        return "".join(parts)
+
+    changed = 0
+    for _ in range(3000):
+        value = {text(): [text(), {text(): text(), "n": 1}], "s": text()}
+        fast, slow = redaction.redact_value(value), redaction.redact_walk(value)
+        assert fast == slow, value
+        changed += fast != value
+    assert changed > 500  # the secrets were there to find

@@ -10,13 +10,20 @@ simulated user's and verifiers' texts). Step value's own masking calls `redact_t
 Detection is the `detect-secrets` library's shape detectors (AWS, GitHub, GitLab, Slack, Stripe,
 JWT, SendGrid, PyPI, npm, Telegram, Discord, Azure, ...) plus our own patterns for what those miss
 or only half match: OpenAI `sk-`/`sk-proj-` keys, whole private-key blocks, `Bearer` tokens and
-`password=`-style assignments. A found secret becomes `[REDACTED:<kind>]`."""
+`password=`-style assignments. A found secret becomes `[REDACTED:<kind>]`.
+
+Speed: a trajectory is encoded to JSON once and scanned for needles (`NEEDLES`, a necessary
+condition for `_TRIGGER`) at C speed; only the strings a needle hits are decoded and run through
+`redact_text`, and a trajectory with no changed string is returned as it is, unwalked. There,
+each pattern runs only on a string holding one of the words its parse tree proves every match
+needs (`required_words`)."""
 
 from __future__ import annotations
 
 import os
 import re
-from functools import cache
+from collections.abc import Callable, Iterable
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -58,8 +65,9 @@ def enabled() -> bool:
     return os.environ.get("AGENTLENS_NO_REDACT") != "1"
 
 
-def set_enabled(on: bool) -> None:
-    """The process-wide switch, set once by the CLI from `--no-redact` (threads share it)."""
+def set_enabled(on: bool | None) -> None:
+    """The process-wide switch, set once by the CLI from `--no-redact` (threads share it); `None`
+    defers to `AGENTLENS_NO_REDACT` again."""
     global _enabled
     _enabled = on
 
@@ -94,11 +102,67 @@ def redact_text(text: str) -> str:
     """`text` with every secret found replaced by `[REDACTED:<kind>]`."""
     if not _TRIGGER.search(text):
         return text
-    for kind, pattern in _OWN:
-        text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
-    for kind, pattern in _detectors():
-        text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+    for kind, pattern, needs in _patterns():
+        if needs is None or any(word in _folded(text) for word in needs):
+            text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
     return text
+
+
+@cache
+def _patterns() -> list[tuple[str, re.Pattern[str], frozenset[str] | None]]:
+    """Our patterns, then the detectors', each with the words one of which any match needs."""
+    return [(kind, p, required_words(p)) for kind, p in [*_OWN, *_detectors()]]
+
+
+# Python's case-insensitive matching takes these for `i`, `i`, `s`, `k`: folded to them first, so
+# a word a pattern needs is found in `_folded(text)` whenever the pattern could match `text`.
+_LOOKALIKES = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+@lru_cache(maxsize=64)
+def _folded(text: str) -> str:
+    return text.translate(_LOOKALIKES).lower()
+
+
+def required_words(pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """Lower-case words one of which every match of `pattern` (or its lookbehind) contains, the
+    most selective such set the pattern's parse tree proves; None when it proves none."""
+    from re import _parser  # type: ignore[attr-defined]
+
+    return _sequence_needs(_parser.parse(pattern.pattern, pattern.flags))
+
+
+def _sequence_needs(items: Any) -> frozenset[str] | None:
+    options: list[frozenset[str]] = []
+    run = ""
+    for op, value in [*items, (None, None)]:
+        char = chr(value) if str(op) == "LITERAL" else ""
+        if char and char.isascii():
+            run += char.lower()
+            continue
+        if len(run) >= 2:
+            options.append(frozenset([run]))
+        run = ""
+        needs = _item_needs(str(op), value)
+        if needs:
+            options.append(needs)
+    return max(options, key=lambda words: min(map(len, words)), default=None)
+
+
+def _item_needs(op: str, value: Any) -> frozenset[str] | None:
+    if op == "SUBPATTERN":
+        return _sequence_needs(value[-1])
+    if op in {"ATOMIC_GROUP"}:
+        return _sequence_needs(value)
+    if op == "ASSERT":  # a lookaround's text is in the string too
+        return _sequence_needs(value[1])
+    if op in {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"} and value[0] >= 1:
+        return _sequence_needs(value[2])
+    if op == "BRANCH":
+        alternatives = [_sequence_needs(branch) for branch in value[1]]
+        if all(alternatives):
+            return frozenset().union(*alternatives)  # type: ignore[arg-type]
+    return None
 
 
 def _masked(match: re.Match[str], kind: str) -> str:
@@ -113,17 +177,111 @@ def _masked(match: re.Match[str], kind: str) -> str:
 
 def redact_value(value: Any) -> Any:
     """Every string in a JSON-like value redacted (dict keys included)."""
-    return map_strings(value, redact_text)
+    try:
+        changed = _changed_strings(msgspec.json.encode(value))
+    except (TypeError, ValueError, msgspec.EncodeError):  # not JSON (a set, bytes keys): walk
+        return redact_walk(value)
+    return map_strings(value, lambda text: changed.get(text, text)) if changed else value
+
+
+def redact_walk(value: Any) -> Any:
+    """The reference pass, as it was before the prefilters: every pattern on every string that
+    holds a trigger (what `redact_value` must equal; tests and `benchmarks/redaction.py --check`
+    compare the two)."""
+    return map_strings(value, _redact_every_pattern)
+
+
+def _redact_every_pattern(text: str) -> str:
+    if not _TRIGGER.search(text):
+        return text
+    for kind, pattern, _ in _patterns():
+        text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+    return text
 
 
 def redact_trajectory(trajectory: Trajectory) -> Trajectory:
     """The trajectory with every string redacted; the same object when it holds no secret."""
     from agentlens.trajectory import Trajectory
 
+    try:
+        changed = _changed_strings(msgspec.json.encode(trajectory))
+    except (TypeError, ValueError, msgspec.EncodeError):
+        changed = None  # what JSON cannot hold: the walk decides
+    if changed is not None and not changed:
+        return trajectory
     plain = msgspec.to_builtins(trajectory)
-    cleaned = redact_value(plain)
+    if changed is None:
+        cleaned = redact_walk(plain)
+    else:
+        cleaned = map_strings(plain, lambda text: changed.get(text, text))
     return trajectory if cleaned == plain else msgspec.convert(cleaned, Trajectory)
 
 
 def maybe_redact(trajectory: Trajectory) -> Trajectory:
     return redact_trajectory(trajectory) if enabled() else trajectory
+
+
+# A loose, necessary condition for `_TRIGGER`, looked for once in a whole document's JSON with
+# ASCII letters lowered (no Python walk): every `_TRIGGER` match holds one of these literals. The
+# last four are the non-ASCII letters Python's case-insensitive matching takes for `i`, `s` and
+# `k` (İ ı ſ K), so the `(?i:...)` parts are covered exactly; `gl` and `-us` stand for
+# `gl[a-z]{2,4}-` and `-us\\d`. None holds a quote, a backslash or a control character, so each
+# hit lies inside one JSON string.
+NEEDLES = [
+    *(word.encode() for word in (
+        "sk-", "sk_live", "rk_live", "akia", "asia", "abia", "acca", "ghp_", "gho_", "ghu_",
+        "ghs_", "ghr_", "github_pat_", "xox", "begin", "bearer", "eyj", "pass", "pwd", "secret",
+        "token", "key", "sg.", "pypi-", "gl", "gr1348941", "://", "sq0csp", "npm_",
+        "hooks.slack", "-us", "\u0130", "\u0131", "\u017f", "\u212a")),
+]  # fmt: skip
+
+
+@cache
+def _find_needles() -> Callable[[bytes], Iterable[int]]:
+    """Where needles start in a document: Aho-Corasick (`ahocorasick-rs`, about 10x faster than
+    one `re` alternation on this), or the `re` alternation when the package is missing."""
+    try:
+        import ahocorasick_rs
+    except ImportError:  # pragma: no cover - a declared dependency
+        alternation = re.compile(b"|".join(map(re.escape, NEEDLES)))
+        return lambda document: (hit.start() for hit in alternation.finditer(document))
+    finder = ahocorasick_rs.BytesAhoCorasick(NEEDLES)
+    return lambda document: (start for _, start, _ in finder.find_matches_as_indexes(document))
+
+
+_BACKSLASH = ord("\\")
+
+
+def _changed_strings(document: bytes) -> dict[str, str]:
+    """{string: redacted} for the strings of a JSON document that redaction changes. Only the
+    strings a needle hits are decoded and checked; most documents have a few dozen of them."""
+    changed: dict[str, str] = {}
+    seen_to = -1
+    for at in _find_needles()(document.lower()):
+        if at < seen_to:
+            continue  # a second needle in a string already checked
+        start = _unescaped_quote(document, at, backwards=True)
+        seen_to = _unescaped_quote(document, at, backwards=False)
+        text = msgspec.json.decode(document[start : seen_to + 1], type=str)
+        redacted = _redact_cached(text)
+        if redacted != text:
+            changed[text] = redacted
+    return changed
+
+
+def _unescaped_quote(document: bytes, at: int, *, backwards: bool) -> int:
+    """The quote that opens (or closes) the JSON string holding offset `at`."""
+    while True:
+        at = document.rfind(b'"', 0, at) if backwards else document.find(b'"', at)
+        slashes = 0
+        while document[at - 1 - slashes] == _BACKSLASH:
+            slashes += 1
+        if slashes % 2 == 0:
+            return at
+        at = at if backwards else at + 1
+
+
+@lru_cache(maxsize=8192)
+def _redact_cached(text: str) -> str:
+    """Prompts and tool texts repeat across a batch's trajectories: each is checked once."""
+    return redact_text(text)

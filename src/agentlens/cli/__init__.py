@@ -86,10 +86,23 @@ def _short_help(name: str, limit: int) -> str:
     help="Keep secrets found in traces (API keys, tokens, private keys, passwords) in prompts, "
     "the viewer, reports, exports and the store; by default they are redacted as traces are read.",
 )
+@click.option(
+    "--max-file-size",
+    metavar="SIZE",
+    help="Refuse trace files larger than SIZE (bytes, or 512M, 2GiB; 0 or none: no cap), each "
+    "with one line while the batch goes on; default 1GiB or AGENTLENS_MAX_FILE_SIZE.",
+)
 @click.pass_context
-def cli(ctx: click.Context, debug: bool, no_redact: bool) -> None:
+def cli(ctx: click.Context, debug: bool, no_redact: bool, max_file_size: str | None) -> None:
     """AgentLens: how an AI coding agent reached its result, not only whether it passed."""
     ctx.obj = {"debug": debug}
+    if max_file_size is not None:
+        from agentlens.formats import limits
+
+        try:
+            limits.set_max_file_size(limits.parse_size(max_file_size))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--max-file-size") from exc
     if no_redact:
         from agentlens import redaction
 
