@@ -13,7 +13,7 @@ from rich.progress import Progress
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._cohort_tables import print_report, validity_table
-from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._inputs import _context_option, load_inputs, read_options, report_failures
 from agentlens.cli._process_options import profile_option
 from agentlens.cli.score_cmd import engine_option, report_unit_failures
 from agentlens.engine import Failure, get_engine
@@ -73,7 +73,9 @@ def cohort(
     """Score a cohort of runs task by task and print the cohort tables, ending with the validity
     table (AUROC with a task-bootstrap CI, boundary balanced accuracy, tier shares beside the
     paper's claims; docs/validity.md). A run whose labelling or scoring fails is one `failed:`
-    line naming run, step and reason; the other runs of its task are still scored (exit 1)."""
+    line naming run, step and reason; the other runs of its task are still scored (exit 1).
+    When no task meets the protocol's rule, each task is named with its counts and 0 runs are
+    scored (exit 0; with --strict, exit 2)."""
     code = 0
     failed: list[tuple[str, Failure | RunFailure]] = []
     if rows_csv:
@@ -89,6 +91,10 @@ def cohort(
         raise ConfigError("give trace paths, or --rows CSV")
     show(rows, profile, boot=boot, as_json=as_json, out=console)
     code = max(code, report_unit_failures(failed, f"{len(rows)} runs scored"))
+    if (
+        paths and not rows_csv and not rows and not failed
+    ):  # no task meets the protocol rule: said above, not an error
+        err_console.print("0 runs scored (see `not scored:` above)", highlight=False)
     if out_path:
         chosen = rows if selection == "all" and not rows_csv else select(rows, selection)
         export_rows(chosen, out_path)
@@ -109,11 +115,11 @@ def score_cohort(
     whose work unit failed as a whole (its rows left out)."""
     splits = split_cohort(trajs, protocol, k=k, seed=seed)
     unscored = unscored_tasks(trajs, splits)
-    if not splits:
+    if not splits and _context_option("strict"):  # else: 0 runs scored, exit 0, tasks named
         raise ConfigError(
             f"no task has enough passing runs for the {protocol} protocol: "
             f"{protocol_rule(protocol, k)}; found {'; '.join(unscored)} "
-            "(pass/fail labels come from the files or from --labels)"
+            "(pass/fail labels come from the files or from --labels; --strict)"
         )
     if unscored:  # a task left out is named, with what it had
         rule = f"{protocol}: {protocol_rule(protocol, k)}"
