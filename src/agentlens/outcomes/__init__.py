@@ -13,7 +13,9 @@ Auto-discovery (`discover_labels`) looks at the trace's folder and up to three p
 absolute path, so the working directory does not matter) for `logs/<task>/run_instance.log`,
 `logs/<task>/report.json`, the SWE-bench harness layout
 `logs/run_evaluation/<run_id>/<model>/<task>/report.json` with its summary `<model>.<run_id>.json`,
-`results/results.json`, `results.json` and `sb-cli-report.json`.
+`results/results.json`, `results.json`, `sb-cli-report.json` and Multi-SWE-bench's
+`final_report.json` (`_multi_swe_bench`), and takes a Harbor or Terminal-Bench trial's result file
+(`_trial_results`) for every trace below that trial's folder.
 
 A task a report lists as never evaluated (`incomplete_ids`, `empty_patch_ids`, sb-cli's
 `pending_ids`) is `unknown`, its `detail` saying "not evaluated", unless `unevaluated="failed"`
