@@ -126,3 +126,11 @@ def test_a_multi_swe_bench_instance_report(tmp_path: Path) -> None:
 def test_harness_ids_become_dataset_ids() -> None:
     assert dataset_id("fasterxml/jackson-core:pr-1142") == "fasterxml__jackson-core-1142"
     assert dataset_id("fasterxml__jackson-core-1142") == "fasterxml__jackson-core-1142"
+
+
+def test_a_trial_file_given_as_labels_labels_by_trial_and_task() -> None:
+    entry = next(e for e in INDEX if e["is_resolved"] is False)
+    table = load_label_spec(str(TB / entry["dir"] / "results.json"))
+    trial_name = Path(entry["dir"]).name
+    assert table.by_id.keys() == {trial_name, entry["task_id"]}
+    assert {o.status for o in table.by_id.values()} == {"failed"}

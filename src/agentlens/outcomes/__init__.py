@@ -39,6 +39,7 @@ from agentlens.outcomes._sources import (
     read_report,
     read_run_instance_log,
 )
+from agentlens.outcomes._trial_results import trial_labels
 from agentlens.trajectory import Outcome, Trajectory
 
 __all__ = [
@@ -55,7 +56,8 @@ __all__ = [
 
 
 def load_label_spec(spec: str, unevaluated: Unevaluated = "unknown") -> LabelTable:
-    """Read one `--labels` value: a CSV, a SWE-bench/sb-cli report, a run_instance.log or a logs dir."""
+    """Read one `--labels` value: a CSV, a SWE-bench/sb-cli/Multi-SWE-bench report, a Harbor or
+    Terminal-Bench trial result, a run_instance.log or a logs dir."""
     path = Path(spec)
     if not path.exists():
         raise ConfigError(f"--labels {spec}: no such file or directory")
@@ -66,7 +68,7 @@ def load_label_spec(spec: str, unevaluated: Unevaluated = "unknown") -> LabelTab
     elif path.suffix.lower() == ".log":
         table = read_run_instance_log(path)
     else:
-        table = read_report(path, unevaluated)
+        table = trial_labels(path) or read_report(path, unevaluated)
     if not len(table):
         raise ConfigError(f"--labels {spec}: no pass/fail labels found in it")
     return table

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from agentlens.outcomes._sources import UNEVALUATED
+from agentlens.outcomes._sources import UNEVALUATED, LabelTable
 from agentlens.trajectory import Outcome, OutcomeStatus
 
 HARBOR = "result.json"
@@ -26,12 +26,26 @@ TERMINAL_BENCH = "results.json"
 
 def trial_outcome(folder: Path) -> Outcome | None:
     """The verdict of the trial whose folder is `folder`, or None when it is not a trial."""
-    for name, parse in ((HARBOR, _harbor), (TERMINAL_BENCH, _terminal_bench)):
-        doc = _object(folder / name)
-        if doc is not None and (found := parse(doc)) is not None:
-            status, why = found
-            return Outcome(status=status, source=f"trial-{name}", detail=f"{folder / name} ({why})")
-    return None
+    return next(filter(None, (_read(folder / name)[0] for name in (HARBOR, TERMINAL_BENCH))), None)
+
+
+def trial_labels(path: Path) -> LabelTable | None:
+    """A trial file named by `--labels`: its verdict by trial name and task id."""
+    outcome, doc = _read(path)
+    if outcome is None:
+        return None
+    keys = (doc.get(k) for k in ("trial_name", "task_name", "task_id"))
+    return LabelTable(by_id={key: outcome for key in keys if isinstance(key, str) and key})
+
+
+def _read(path: Path) -> tuple[Outcome | None, dict[str, Any]]:
+    parse = {HARBOR: _harbor, TERMINAL_BENCH: _terminal_bench}.get(path.name)
+    doc = _object(path) if parse else None
+    found = parse(doc) if parse and doc is not None else None
+    if found is None or doc is None:
+        return None, {}
+    status, why = found
+    return Outcome(status=status, source=f"trial-{path.name}", detail=f"{path} ({why})"), doc
 
 
 def _harbor(doc: dict[str, Any]) -> tuple[OutcomeStatus, str] | None:
