@@ -97,3 +97,15 @@ def test_without_datasets_the_error_says_how_to_install(
     with pytest.raises(ConfigError, match=r"pip install 'agentlens\[hf\]'") as info:
         write_hf(read_paths([MINI]).trajectories, tmp_path, force=False)
     assert str(info.value) == INSTALL_HINT
+
+
+def test_score_rows_of_other_runs_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_bytes(orjson.dumps({"trajectory_id": "elsewhere/run-1", "composite": 50.0}) + b"\n")
+    args = ["convert", str(MINI), "--to", "hf", "-o", str(tmp_path / "ds"), "--scores", str(rows)]
+    assert main(args) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "1 of 1 --scores rows match no run read (e.g. elsewhere/run-1)" in err
+    assert all(r["process_score"] is None for r in datasets.load_from_disk(str(tmp_path / "ds")))
