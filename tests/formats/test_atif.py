@@ -3,11 +3,12 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentlens.errors import SchemaError
-from agentlens.formats import detect, read_path
+from agentlens.formats import detect, read_path, read_paths
 from agentlens.formats.atif import AtifReader
 from agentlens.formats.atif_schema import validate
 from tests.conftest import FORMATS
@@ -99,13 +100,25 @@ def test_validator_names_what_is_wrong() -> None:
     assert any("agent.version" in p for p in problems)
 
 
-def test_look_alike_is_rejected_with_a_clear_message() -> None:
+@pytest.mark.parametrize("asked", [{"format": "atif"}, {"strict": True}], ids=str)
+def test_look_alike_is_rejected_when_atif_is_asked_for(asked: dict[str, Any]) -> None:
     assert detect(OPENAGENTS, _head(OPENAGENTS)).name == "atif"
     with pytest.raises(SchemaError) as info:
-        read_path(OPENAGENTS)
+        read_path(OPENAGENTS, **asked)
     message = str(info.value)
     assert "schema_version: '1.4'" in message and "--lenient" in message
     assert "trajectory.json" in message
+
+
+def test_detected_look_alike_is_read_with_one_warning() -> None:
+    result = read_paths([OPENAGENTS.parent])
+    assert [t.source.path for t in result.trajectories] == [str(OPENAGENTS)]
+    assert not result.failures
+    (line,) = result.warnings
+    assert line.startswith(f"{OPENAGENTS}: not conformant ATIF, read best-effort: ")
+    assert "schema_version: '1.4'" in line and "more)" in line
+    strict = read_paths([OPENAGENTS.parent], strict=True)
+    assert not strict.trajectories and [f.path for f in strict.failures] == [str(OPENAGENTS)]
 
 
 def test_look_alike_reads_leniently() -> None:

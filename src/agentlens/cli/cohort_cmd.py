@@ -15,7 +15,7 @@ from rich.progress import Progress
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._cohort_inputs import spilled_inputs
-from agentlens.cli._inputs import read_options, report_failures
+from agentlens.cli._inputs import _context_option, read_options, report_failures
 from agentlens.cli._process_options import engine_option, profile_option
 from agentlens.cli._store_option import label_option, run_key, store_option
 from agentlens.cli._unit_failures import report_unit_failures
@@ -69,7 +69,9 @@ def cohort(
     """Score a cohort of runs task by task and print the cohort tables, ending with the validity
     table (AUROC with a task-bootstrap CI, boundary balanced accuracy, tier shares beside the
     paper's claims; docs/validity.md). A run whose labelling or scoring fails is one `failed:`
-    line naming run, step and reason; the other runs of its task are still scored (exit 1)."""
+    line naming run, step and reason; the other runs of its task are still scored (exit 1).
+    When no task meets the protocol's rule, each task is named with its counts and 0 runs are
+    scored (exit 0; with --strict, exit 2)."""
     from agentlens.process.cohort_rows import read_annotation_rows
     from agentlens.process.curation import export_rows, select
 
@@ -95,6 +97,10 @@ def cohort(
     if not no_tables:
         show(rows, profile, boot=boot, as_json=as_json, out=console)
     code = max(code, report_unit_failures(failed, f"{len(rows)} runs scored"))
+    if (
+        paths and not rows_csv and not rows and not failed
+    ):  # no task meets the protocol rule: said above, not an error
+        err_console.print("0 runs scored (see `not scored:` above)", highlight=False)
     if out_path:
         chosen = rows if selection == "all" and not rows_csv else select(rows, selection)
         export_rows(chosen, out_path)
@@ -134,11 +140,11 @@ def score_cohort(
 def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: bool) -> None:
     from agentlens.process.protocol_notes import protocol_rule
 
-    if not scored:
+    if not scored and _context_option("strict"):  # else: 0 runs scored, exit 0, tasks named
         raise ConfigError(
             f"no task has enough passing runs for the {protocol} protocol: "
             f"{protocol_rule(protocol, k)}; found {'; '.join(unscored)} "
-            "(pass/fail labels come from the files or from --labels)"
+            "(pass/fail labels come from the files or from --labels; --strict)"
         )
     if unscored:  # a task left out is named, with what it had
         rule = f"{protocol}: {protocol_rule(protocol, k)}"

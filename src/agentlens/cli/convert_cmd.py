@@ -5,7 +5,9 @@ Output layout (one file per unit the target format holds):
   (the canonical model; `agentlens inspect` reads it back);
 * `atif`: `DIR/<trajectory id>.json` per trajectory, ATIF v1.8 (ATIF holds one trajectory per file);
 * `otel`: `DIR/<input stem>.otlp.json` per input file, one OTLP/JSON export request whose traces
-  (GenAI semantic conventions) are that file's trajectories: for Phoenix, Langfuse, a collector.
+  (GenAI semantic conventions) are that file's trajectories: for Phoenix, Langfuse, a collector;
+* `hf`: DIR is one Hugging Face dataset (`datasets.load_from_disk(DIR)`), a row per trajectory
+  with its chat messages; `--scores ROWS` adds the process scores `agentlens cohort --out` wrote.
 Existing files are only replaced with `--force`. Unreadable inputs are reported and skipped.
 """
 
@@ -19,7 +21,7 @@ from pathlib import Path
 import click
 import orjson
 
-from agentlens.cli._app import console
+from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.errors import ConfigError
 from agentlens.formats.atif_writer import to_atif
@@ -32,26 +34,39 @@ UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--to", "target", type=click.Choice(["atif", "jsonl", "otel"]), required=True)
+@click.option("--to", "target", type=click.Choice(["atif", "jsonl", "otel", "hf"]), required=True)
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True)
 @click.option("--force", is_flag=True, help="Replace existing output files.")
+@click.option("--scores", "scores_path", type=click.Path(exists=True, dir_okay=False),
+              help="hf: join the rows `cohort --out` wrote (.jsonl/.csv) by trajectory id.")  # fmt: skip
 @read_options
 def convert(
     paths: tuple[str, ...],
     target: str,
     out_dir: str,
     force: bool,
+    scores_path: str | None,
     lenient: bool,
     format: str | None,
     labels: tuple[str, ...],
 ) -> int:
     """Convert traces to ATIF (one JSON per trajectory), canonical JSONL or OTLP/JSON (one file
-    per input)."""
+    per input) or a Hugging Face dataset (`--to hf`)."""
+    if scores_path and target != "hf":
+        raise ConfigError("--scores goes with --to hf")
     result = load_inputs(paths, lenient=lenient, labels=labels, format=format)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written = write_all(result.trajectories, target, out, force=force)
-    console.print(f"wrote {len(written)} {target} file(s) to {out}", markup=False)
+    if target == "hf":
+        written = [_write_hf(result.trajectories, out, scores_path, force)]
+    else:
+        written = write_all(result.trajectories, target, out, force=force)
+    what = (
+        f"a dataset of {len(result.trajectories)} rows"
+        if target == "hf"
+        else f"{len(written)} {target} file(s)"
+    )
+    console.print(f"wrote {what} to {out}", markup=False)
     return report_failures(result)
 
 
@@ -115,6 +130,18 @@ def _write_otel(group: list[Trajectory], path: Path, force: bool) -> Path:
     _check_free(path, force)
     path.write_bytes(orjson.dumps(to_otlp(group), option=orjson.OPT_INDENT_2))
     return path
+
+
+def _write_hf(trajectories: list[Trajectory], out: Path, scores: str | None, force: bool) -> Path:
+    from agentlens.formats.hf_writer import read_score_rows, write_hf
+
+    rows = read_score_rows(scores) if scores else []
+    unmatched = {str(r.get("trajectory_id")) for r in rows} - {t.id for t in trajectories}
+    if unmatched:  # rows of other runs, or of these runs read under other ids
+        example = sorted(unmatched)[0]
+        warn = f"warning: {len(unmatched)} of {len(rows)} --scores rows match no run read (e.g. {example})"
+        err_console.print(warn, markup=False, highlight=False, soft_wrap=True)
+    return write_hf(trajectories, out, scores=rows, force=force)
 
 
 def _check_free(path: Path, force: bool) -> None:

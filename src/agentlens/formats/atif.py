@@ -2,7 +2,9 @@
 
 Steps are mapped by `_atif_steps` (one canonical step per tool call; see there).
 A non-conformant file raises `SchemaError`; `lenient=True` reads it best-effort, also accepting
-the common look-alike shape (`tool_calls[{id, name}]`, tool results as separate system steps).
+the common look-alike shape (`tool_calls[{id, name}]`, tool results as separate system steps),
+and notes the problems as a warning. `read_path` reads leniently a file it detected as ATIF;
+`--format atif` or `--strict` keep the conformance check.
 The verdict is not in the file: a Harbor trial `result.json` two levels up supplies it.
 """
 
@@ -58,15 +60,9 @@ class AtifReader(SuffixReader):
         doc = loads(path, data, self.name)
         problems = validate(doc)
         if problems and not self.lenient:
-            shown = "; ".join(problems[:SHOWN_PROBLEMS])
-            more = (
-                f" (+{len(problems) - SHOWN_PROBLEMS} more)"
-                if len(problems) > SHOWN_PROBLEMS
-                else ""
-            )
             raise SchemaError(
                 path,
-                f"not conformant ATIF: {shown}{more}; use --lenient to read it best-effort",
+                f"not conformant ATIF: {_shown(problems)}; use --lenient to read it best-effort",
                 self.name,
             )
         if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
@@ -75,7 +71,14 @@ class AtifReader(SuffixReader):
             trajectory = to_trajectory(doc, path)
         if problems:
             trajectory.metadata["schema_problems"] = problems
+            note = f"not conformant ATIF, read best-effort: {_shown(problems)}"
+            trajectory.metadata.setdefault("warnings", []).append(note)
         yield trajectory
+
+
+def _shown(problems: list[str]) -> str:
+    more = len(problems) - SHOWN_PROBLEMS
+    return "; ".join(problems[:SHOWN_PROBLEMS]) + (f" (+{more} more)" if more > 0 else "")
 
 
 def to_trajectory(

@@ -19,7 +19,7 @@ PLACEHOLDER = "(no steps recorded)"
 
 def to_atif(trajectory: Trajectory) -> dict[str, Any]:
     """The ATIF-v1.8 document for one trajectory (sub-agents embedded)."""
-    steps = [_atif_step(i, group) for i, group in enumerate(_groups(trajectory.steps), start=1)]
+    steps = [_atif_step(i, group) for i, group in enumerate(turn_groups(trajectory.steps), start=1)]
     if not steps:  # ATIF requires at least one step
         steps = [
             {
@@ -49,7 +49,9 @@ def to_atif(trajectory: Trajectory) -> dict[str, Any]:
     return doc
 
 
-def _groups(steps: list[Step]) -> list[list[Step]]:
+def turn_groups(steps: list[Step]) -> list[list[Step]]:
+    """Steps as model turns: the tool calls of one response (same `turn`, no text of their own)
+    join the first; every other step stands alone."""
     groups: list[list[Step]] = []
     for step in steps:
         last = groups[-1] if groups else None

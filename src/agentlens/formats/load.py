@@ -119,7 +119,7 @@ def _walk(root: Path) -> Iterator[Path]:
 
 
 def read_path(
-    path: str | Path, *, format: str | None = None, lenient: bool = False
+    path: str | Path, *, format: str | None = None, lenient: bool = False, strict: bool = False
 ) -> list[Trajectory]:
     """Read every trajectory in one file. Raises a `TraceError` naming the file and the reason.
 
@@ -145,7 +145,8 @@ def read_path(
                 data = head
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
-    reader = reader_cls(lenient=lenient)  # type: ignore[call-arg]
+    # a detected format is read best-effort, with a warning; --format or --strict: conform or fail
+    reader = reader_cls(lenient=lenient or not (format or strict))  # type: ignore[call-arg]
     try:
         trajectories = list(reader.read(path, data))
     except AgentLensError:
@@ -203,7 +204,7 @@ def _read_one(
         result.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
         return
     try:
-        result.trajectories.extend(read_path(path, format=format, lenient=lenient))
+        result.trajectories.extend(read_path(path, format=format, lenient=lenient, strict=strict))
     except TraceError as exc:
         if explicit or not isinstance(exc, UnknownFormatError):
             result.failures.append(ReadFailure(exc.path, exc.format, exc.reason, exc))

@@ -13,7 +13,9 @@ Auto-discovery (`discover_labels`) looks at the trace's folder and up to three p
 absolute path, so the working directory does not matter) for `logs/<task>/run_instance.log`,
 `logs/<task>/report.json`, the SWE-bench harness layout
 `logs/run_evaluation/<run_id>/<model>/<task>/report.json` with its summary `<model>.<run_id>.json`,
-`results/results.json`, `results.json` and `sb-cli-report.json`.
+`results/results.json`, `results.json`, `sb-cli-report.json` and Multi-SWE-bench's
+`final_report.json` (`_multi_swe_bench`), and takes a Harbor or Terminal-Bench trial's result file
+(`_trial_results`) for every trace below that trial's folder.
 
 A task a report lists as never evaluated (`incomplete_ids`, `empty_patch_ids`, sb-cli's
 `pending_ids`) is `unknown`, its `detail` saying "not evaluated", unless `unevaluated="failed"`
@@ -37,6 +39,7 @@ from agentlens.outcomes._sources import (
     read_report,
     read_run_instance_log,
 )
+from agentlens.outcomes._trial_results import trial_labels
 from agentlens.trajectory import Outcome, Trajectory
 
 __all__ = [
@@ -53,7 +56,8 @@ __all__ = [
 
 
 def load_label_spec(spec: str, unevaluated: Unevaluated = "unknown") -> LabelTable:
-    """Read one `--labels` value: a CSV, a SWE-bench/sb-cli report, a run_instance.log or a logs dir."""
+    """Read one `--labels` value: a CSV, a SWE-bench/sb-cli/Multi-SWE-bench report, a Harbor or
+    Terminal-Bench trial result, a run_instance.log or a logs dir."""
     path = Path(spec)
     if not path.exists():
         raise ConfigError(f"--labels {spec}: no such file or directory")
@@ -64,7 +68,7 @@ def load_label_spec(spec: str, unevaluated: Unevaluated = "unknown") -> LabelTab
     elif path.suffix.lower() == ".log":
         table = read_run_instance_log(path)
     else:
-        table = read_report(path, unevaluated)
+        table = trial_labels(path) or read_report(path, unevaluated)
     if not len(table):
         raise ConfigError(f"--labels {spec}: no pass/fail labels found in it")
     return table

@@ -9,18 +9,23 @@ from pathlib import Path
 import orjson
 
 from agentlens.errors import ConfigError
+from agentlens.outcomes._multi_swe_bench import REPORT_NAME as MSB_REPORT
 from agentlens.outcomes._sources import (
     LabelTable,
     Unevaluated,
     read_report,
     read_run_instance_log,
 )
+from agentlens.outcomes._trial_results import HARBOR as TRIAL_HARBOR
+from agentlens.outcomes._trial_results import TERMINAL_BENCH as TRIAL_TB
+from agentlens.outcomes._trial_results import trial_outcome
 from agentlens.trajectory import Outcome, Trajectory
 
 PARENTS = 3
-REPORT_NAMES = ("results/results.json", "results.json", "sb-cli-report.json")
+REPORT_NAMES = ("results/results.json", "results.json", "sb-cli-report.json", MSB_REPORT)
 RANKS = {"run_instance.log": 4, "results.json": 3, "sb-cli-report": 3, "report.json": 3}
-RANKS |= {"swebench-summary": 3}
+RANKS |= {"swebench-summary": 3, "multi-swe-bench": 3}
+RANKS |= {f"trial-{TRIAL_HARBOR}": 3, f"trial-{TRIAL_TB}": 3}
 RANKS |= {"file": 2, "file-name": 1}
 
 
@@ -70,6 +75,7 @@ class _Finder:
         self.tables: dict[Path, LabelTable | None] = {}
         self.reports: dict[Path, list[LabelTable]] = {}
         self.has_logs: dict[Path, bool] = {}
+        self.trials: dict[Path, Outcome | None] = {}
         self.broken: dict[Path, str] = {}  # sidecar -> why it could not be used
         self.consulted_broken: list[str] = []  # of the last `best` call
 
@@ -85,7 +91,14 @@ class _Finder:
             for key in keys
             if key in table.by_id
         ]
-        return max(candidates, key=rank, default=None)
+        trial = next(filter(None, map(self._trial, trace.parents[:PARENTS])), None)
+        return max([*candidates, *([trial] if trial else [])], key=rank, default=None)
+
+    def _trial(self, folder: Path) -> Outcome | None:
+        """The verdict of a Harbor or Terminal-Bench trial folder (`_trial_results`)."""
+        if folder not in self.trials:
+            self.trials[folder] = trial_outcome(folder)
+        return self.trials[folder]
 
     def _tables(self, trace: Path, keys: list[str]) -> Iterator[LabelTable]:
         for folder in trace.parents[:PARENTS]:

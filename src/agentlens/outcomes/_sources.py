@@ -12,6 +12,7 @@ from typing import Any, Literal
 import orjson
 
 from agentlens.errors import ConfigError
+from agentlens.outcomes._multi_swe_bench import dataset_id, instance_outcome, is_instance_report
 from agentlens.trajectory import Outcome, OutcomeStatus
 
 RESULT_LINE = re.compile(rb"Result for (\S+): resolved: (True|False)")
@@ -95,13 +96,17 @@ def read_logs_dir(root: Path, unevaluated: Unevaluated = "unknown") -> LabelTabl
 
 def read_report(path: Path, unevaluated: Unevaluated = "unknown") -> LabelTable:
     """SWE-bench `results.json`, an sb-cli report, the harness summary `<model>.<run_id>.json`,
-    or a per-instance harness `report.json`. `unevaluated` is the status of the instances a
+    a per-instance harness `report.json`, or a Multi-SWE-bench report (`_multi_swe_bench`).
+    `unevaluated` is the status of the instances a
     summary lists as never evaluated (`incomplete_ids`, `empty_patch_ids`, `pending_ids`)."""
     doc = _json(path)
     if not isinstance(doc, dict):
         raise ConfigError(f"{path}: not a SWE-bench report (expected a JSON object)")
     if isinstance(doc.get("resolved"), bool):  # flat per-instance report: logs/<task>/report.json
         return _single_report(path, path.parent.name, doc)
+    if is_instance_report(doc):
+        task, outcome = instance_outcome(path, doc)
+        return LabelTable(by_id={task: outcome})
     nested = {k: v for k, v in doc.items() if isinstance(v, dict) and "resolved" in v}
     if nested:  # harness report {instance_id: {resolved: bool, ...}}
         table = LabelTable()
@@ -135,7 +140,7 @@ def _bucket_report(path: Path, doc: dict[str, Any], unevaluated: Unevaluated) ->
             for task in tasks if isinstance(tasks, list) else []:
                 if not isinstance(task, str | int):  # ids are strings; a nested value is no id
                     continue
-                table.by_id[str(task)] = Outcome(
+                table.by_id[dataset_id(str(task))] = Outcome(
                     status=status,  # type: ignore[arg-type]
                     source=kind,
                     detail=f"{path} ({key}{note})",
