@@ -100,31 +100,36 @@ class SqlStore:
         return run.id
 
     def save_stream(self, run: Run, pairs: Iterable[tuple[Trajectory, Record]]) -> str:
-        """`save` for a stream of (trajectory, its record), holding one chunk in memory. The
-        trajectories go in `_STREAM_CHUNK` at a time, each chunk in its own transaction (its rows
-        in key order, as in `save`); the records wait in a temporary file and go in with the run
-        in one last transaction, so no one sees a run half-saved. If the save fails midway, the
-        trajectories already in stay (as after `rm` of a run: stored, in no run)."""
+        """`save` for a stream of (trajectory, its record), holding `_CHUNK` trajectories at a
+        time. Their new rows (compressed) go in `_STREAM_CHUNK` trajectories' worth per
+        transaction, in key order as in `save`; the records wait in a temporary file and go in
+        with the run in one last transaction, so no one sees a run half-saved. If the save fails
+        midway, the trajectories already in stay (as after `rm` of a run: stored, in no run)."""
         run.id = run.id or uuid.uuid4().hex
         run.agentlens_version = run.agentlens_version or __version__
-        added, new_steps, count = datetime.now(UTC).isoformat(), 0, 0
+        pending = _Pending(datetime.now(UTC).isoformat())
         with tempfile.TemporaryFile(prefix="agentlens-records-") as parked:
-            for chunk in _chunks(pairs, _STREAM_CHUNK):
-                steps, rows, _ = self._new_trajectories([t for t, _ in chunk], added)
-                with self._transaction():
-                    self._insert_trajectories(steps, rows)
-                new_steps += self.new_steps
-                for _, record in chunk:
-                    parked.write(_park(record))
-                count += len(chunk)
-            run.n_records = count
+            for chunk in _chunks(pairs, _CHUNK):
+                steps, rows, _ = self._new_trajectories([t for t, _ in chunk], pending.added)
+                pending.add(steps, rows, len(chunk))
+                parked.writelines(_park(record) for _, record in chunk)
+                if pending.trajectories >= _STREAM_CHUNK:
+                    self._flush(pending)
+            self._flush(pending)
+            run.n_records = pending.count
             parked.seek(0)
             with self._transaction():
                 self._insert_run(run)
                 for start, records in _unparked(parked, _STREAM_CHUNK):
                     self._insert_records(run.id, records, start=start)
-        self.new_steps = new_steps
+        self.new_steps = pending.new_steps
         return run.id
+
+    def _flush(self, pending: _Pending) -> None:
+        steps, rows = pending.take()
+        with self._transaction():
+            self._insert_trajectories(steps, rows)
+        pending.new_steps += self.new_steps
 
     def runs(self, *, kind: str | None = None, limit: int | None = None) -> list[Run]:
         sql = "SELECT * FROM runs" + (" WHERE kind = ?" if kind else "")
@@ -493,6 +498,29 @@ def _record(url: str, row: dict[str, Any], metrics: list[Metric]) -> Record:
         model=row["model"], outcome=row["outcome"], metrics=metrics,
         body=body,
     )  # fmt: skip
+
+
+class _Pending:
+    """Rows of `save_stream` not in the store yet, each once."""
+
+    def __init__(self, added: str) -> None:
+        self.added = added
+        self.steps: dict[str, content.StepRow] = {}
+        self.rows: dict[str, tuple[Any, ...]] = {}
+        self.trajectories = self.count = self.new_steps = 0
+
+    def add(self, steps: list[content.StepRow], rows: list[tuple[Any, ...]], count: int) -> None:
+        self.steps.update((r.hash, r) for r in steps)
+        self.rows.update((row[0], row) for row in rows)
+        self.trajectories += count
+        self.count += count
+
+    def take(self) -> tuple[list[content.StepRow], list[tuple[Any, ...]]]:
+        """The rows in key order (as `save` inserts them), then none pending."""
+        steps = [self.steps[h] for h in sorted(self.steps)]
+        rows = [self.rows[d] for d in sorted(self.rows)]
+        self.steps, self.rows, self.trajectories = {}, {}, 0
+        return steps, rows
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
