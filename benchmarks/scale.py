@@ -9,7 +9,9 @@ The corpus is grown from the 399 real AgentLens-Bench dev traces: copy N of trac
 grouping by task sees as many tasks as copies). It is written under a temporary folder (or
 `--workdir`), removed afterwards unless `--keep`: a benchmark corpus, never committed.
 
-Each command runs as its own process (`python -m agentlens …`, output to /dev/null); its peak
+Throughput is traces per CPU second of the child (user + system), which a machine shared with
+other work does not skew as much as wall time (both are printed). Each command runs as its own
+process (`python -m agentlens …`, output to /dev/null); its peak
 resident memory is that child's own `ru_maxrss` from `os.wait4` (not RUSAGE_CHILDREN, which
 is the largest of all children so far). The baseline, measured in the same run, is the same
 command on the 399 real traces; `agentlens formats` gives the floor (the interpreter and the
@@ -61,6 +63,7 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
 @dataclass
 class Measure:
     seconds: float
+    cpu_seconds: float
     peak_bytes: int
     code: int
 
@@ -78,7 +81,8 @@ def run_agentlens(argv: list[str]) -> Measure:
     error = child.stderr.read().decode(errors="replace").strip()
     if child.returncode:
         print(f"  {' '.join(argv[:2])}: exit {child.returncode}: {error[-300:]}", file=sys.stderr)
-    return Measure(seconds, usage.ru_maxrss * 1024, child.returncode)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measure(seconds, cpu, usage.ru_maxrss * 1024, child.returncode)
 
 
 def grow_corpus(source: Path, target: Path, start: int, stop: int) -> None:
@@ -115,23 +119,34 @@ def measure_sizes(args: argparse.Namespace, work: Path) -> dict[str, dict[int, M
         for name in args.commands:
             results[name][size] = run_agentlens(COMMANDS[name](corpus, scratch))
             m = results[name][size]
-            print(f"  {name} {size}: {m.seconds:.0f} s, peak {m.peak_bytes / 2**20:.0f} MiB")
+            print(
+                f"  {name} {size}: {m.seconds:.0f} s ({m.cpu_seconds:.0f} s CPU), "
+                f"peak {m.peak_bytes / 2**20:.0f} MiB",
+                flush=True,
+            )
     return results
 
 
 def report(results: dict[str, dict[int, Measure]], sizes: list[int]) -> bool:
     table = Table(title="scale: whole processes, peak RSS from wait4 (ru_maxrss of the child)")
-    for column in ("command", "traces", "seconds", "traces/s", "peak MiB", "÷ 399-trace peak"):
+    columns = ("command", "traces", "wall s", "CPU s", "traces/CPU s", "peak MiB", "÷ 399 peak")
+    for column in columns:
         table.add_column(column, justify="right")
     floor = results.pop("formats (floor)")[0]
-    table.add_row("formats (floor)", "-", f"{floor.seconds:.1f}", "-", _mib(floor.peak_bytes), "-")
+    table.add_row(
+        "formats (floor)", "-", f"{floor.seconds:.1f}", f"{floor.cpu_seconds:.1f}", "-",
+        _mib(floor.peak_bytes), "-",
+    )  # fmt: skip
     ok = True
     for name, by_size in results.items():
         base = by_size[399].peak_bytes
         for size, m in sorted(by_size.items()):
-            rate = f"{size / m.seconds:.0f}" if m.seconds else "-"
+            rate = f"{size / m.cpu_seconds:.0f}" if m.cpu_seconds else "-"
             ratio = f"{m.peak_bytes / base:.2f}×"
-            table.add_row(name, str(size), f"{m.seconds:.1f}", rate, _mib(m.peak_bytes), ratio)
+            table.add_row(
+                name, str(size), f"{m.seconds:.1f}", f"{m.cpu_seconds:.1f}", rate,
+                _mib(m.peak_bytes), ratio,
+            )  # fmt: skip
             ok &= m.code == 0
         ok &= _check(name, by_size, sizes)
     Console().print(table)
