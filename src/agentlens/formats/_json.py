@@ -24,13 +24,28 @@ def iter_jsonl(path: Path, data: bytes, format: str) -> Iterator[tuple[int, Any]
     """Yield (line number, value) for each non-blank line; a broken line names its number."""
     if blank(data):
         raise TraceError(path, "empty file", format)
-    for number, line in enumerate(data.splitlines(), start=1):
+    for number, line in enumerate(lines(data), start=1):
         if not line or line.isspace():
             continue
         try:
             yield number, orjson.loads(line)
         except orjson.JSONDecodeError as exc:
             raise TraceError(path, f"invalid JSON on line {number}: {exc.msg}", format) from exc
+
+
+def lines(data: bytes) -> Iterator[bytes]:
+    """`data.splitlines()`, one line at a time: a large file's lines are never all copied at
+    once (`splitlines` makes a second copy of the whole file, as a list)."""
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        line = data[start:end]
+        if b"\r" in line:  # `\r\n` and a bare `\r` end lines too
+            yield from line.splitlines()
+        else:
+            yield line
+        start = end + 1
 
 
 def blank(data: bytes) -> bool:

@@ -23,23 +23,36 @@ from agentlens.trajectory import Trajectory
 
 
 class Spool:
+    """The last file's trajectories are held in memory, not written, until the next file comes:
+    a batch of one large file is never copied to disk (nor its encoding held beside it)."""
+
     def __init__(self) -> None:
+        self._held: list[Trajectory] = []
         self._file = tempfile.TemporaryFile(prefix="agentlens-spool-")  # noqa: SIM115 -- open until close()
         self._starts = array("Q")
         self._id_hashes = array("q")
         self._end = 0
 
     def __len__(self) -> int:
-        return len(self._starts)
+        return len(self._starts) + len(self._held)
 
-    def add(self, trajectory: Trajectory) -> None:
+    def add_file(self, trajectories: list[Trajectory]) -> None:
+        """One file's trajectories, in order."""
+        for trajectory in self._held:
+            self._write(trajectory)
+        self._held = trajectories
+        self._id_hashes.extend(hash(t.id) for t in trajectories)
+
+    def _write(self, trajectory: Trajectory) -> None:
         data = _ENCODER.encode(trajectory)
         self._starts.append(self._end)
-        self._id_hashes.append(hash(trajectory.id))
         self._file.write(data)
         self._end += len(data)
 
     def get(self, position: int) -> Trajectory:
+        """A copy of the trajectory at `position`, to look at or change freely."""
+        if position >= len(self._starts):
+            return _load(_ENCODER.encode(self._held[position - len(self._starts)]))
         self._file.flush()
         start = self._starts[position]
         self._file.seek(start)
@@ -51,6 +64,7 @@ class Spool:
         self._file.seek(0)
         for position, start in enumerate(self._starts):
             yield _load(self._file.read(self._stop(position) - start))
+        yield from self._held
 
     def same_ids(self) -> list[list[int]]:
         """Positions of the trajectories that share an id, one list per id, by first position."""

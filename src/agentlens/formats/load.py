@@ -166,7 +166,7 @@ def read_path(
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
         trajectories = [_printable(t) for t in trajectories]
     for trajectory in trajectories:
-        _check_numbers(path, msgspec.to_builtins(trajectory))
+        _check_numbers(path, trajectory)
     # the one redaction pass: before anything renders, cuts or stores a text (agentlens.redaction)
     return [maybe_redact(t) for t in trajectories]
 
@@ -188,13 +188,17 @@ INT64 = 2**63 - 1
 
 def _check_numbers(path: Path, value: object, where: str = "") -> None:
     """A number no store, JSON writer or database column can hold (a token count of 2**70) is
-    this file's error, found now, not the batch's when something writes it."""
+    this file's error, found now, not the batch's when something writes it. The trajectory is
+    walked in place, not as `msgspec.to_builtins` (a second copy of it, as large as the file)."""
     if isinstance(value, int) and not -INT64 - 1 <= value <= INT64:
         raise TraceError(path, f"number out of range at {where or 'top'}: {str(value)[:40]}")
-    if isinstance(value, dict):
+    if isinstance(value, msgspec.Struct):
+        for name in value.__struct_fields__:
+            _check_numbers(path, getattr(value, name), f"{where}.{name}" if where else name)
+    elif isinstance(value, dict):
         for key, item in value.items():
             _check_numbers(path, item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, list):
+    elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             _check_numbers(path, item, f"{where}[{index}]")
 

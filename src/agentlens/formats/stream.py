@@ -141,11 +141,13 @@ def stream_paths(
             failure = ReadFailure(printable(text), None, "no file matches this pattern", None)
             stream.failures.append(failure)
     for path, explicit in iter_trace_paths(specs):
-        for trajectory in read_one(
+        trajectories = read_one(
             stream, path, explicit, format=format, lenient=lenient, strict=strict
-        ):
+        )
+        for trajectory in trajectories:
             _run_folder_first(trajectory)
-            stream._spool.add(trajectory)
+        if trajectories:
+            stream._spool.add_file(trajectories)
         if on_file is not None:
             on_file(path)
     stream.settle_ids()
