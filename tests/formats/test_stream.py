@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from agentlens.formats import read_path
 from agentlens.formats._batch_ids import unique_ids
@@ -121,3 +122,26 @@ def test_inspect_peak_memory_does_not_grow_with_the_corpus(tmp_path: Path) -> No
     assert (small_lines, large_lines) == (small, large)
     grown = (large_peak - small_peak) / 2**20
     assert grown < 8, f"peak grew {grown:.1f} MiB from {small} to {large} traces"
+
+
+def test_a_large_jsonl_file_read_mapped_gives_the_same_trajectory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentlens.formats import _json, load
+
+    jsonl = [
+        *(FORMATS / "claude-code").rglob("*.jsonl"),
+        *(FORMATS / "gemini-cli-jsonl").rglob("*.jsonl"),
+    ]
+    whole = {p: [msgspec.json.encode(t) for t in read_path(p)] for p in jsonl}
+    monkeypatch.setattr(load, "MAPPED_FROM", 1)  # every file mapped
+    monkeypatch.setattr(_json, "RELEASE_EVERY", 4096)  # pages given back every few lines
+    mapped = {p: [msgspec.json.encode(t) for t in read_path(p)] for p in jsonl}
+    assert mapped == whole and len(whole) >= 4
+
+
+def test_lines_split_as_splitlines_does() -> None:
+    from agentlens.formats._json import lines
+
+    for data in (b"a\nb", b"a\r\nb\r\n", b"\n\na\n", b"a\rb\n\rc", b"", b"\r", b"x\r\r\ny"):
+        assert list(lines(data)) == data.splitlines()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import mmap
 import os
 import stat
 import traceback
@@ -10,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol, cast
 
 import msgspec
 
@@ -147,11 +148,13 @@ def read_path(
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
             reader_cls = get_reader(format) if format else detect_in_file(path, head, handle)
-            if len(head) == HEAD_BYTES:  # re-read from the start: `head + rest` would copy it all
+            if len(head) < HEAD_BYTES:
+                data = head
+            elif getattr(reader_cls, "reads_lines", False) and _large(handle):
+                data = cast(bytes, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
+            else:  # re-read from the start: `head + rest` would copy it all
                 handle.seek(0)
                 data = handle.read()
-            else:
-                data = head
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
     reader = reader_cls(lenient=lenient)  # type: ignore[call-arg]
@@ -169,6 +172,15 @@ def read_path(
         _check_numbers(path, trajectory)
     # the one redaction pass: before anything renders, cuts or stores a text (agentlens.redaction)
     return [maybe_redact(t) for t in trajectories]
+
+
+MAPPED_FROM = 32 * 2**20
+"""A JSONL file at least this large is mapped, not read, for a reader that only walks its lines
+(`reads_lines`): its pages are given back as the lines are read (`_json.lines`)."""
+
+
+def _large(handle: BinaryIO) -> bool:
+    return os.fstat(handle.fileno()).st_size >= MAPPED_FROM
 
 
 def _refuse_special(path: Path) -> None:
