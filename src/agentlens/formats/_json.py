@@ -53,7 +53,7 @@ def lines(data: bytes) -> Iterator[bytes]:
         start = end + 1
 
 
-RELEASE_EVERY = 64 * 2**20
+RELEASE_EVERY = 8 * 2**20
 
 
 def _release(mapped: mmap.mmap, start: int, stop: int) -> int:
