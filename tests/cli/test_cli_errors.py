@@ -83,7 +83,7 @@ def test_an_unexpected_exception_is_one_line_and_debug_shows_it(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("injected fault")
 
-    monkeypatch.setattr(inspect_cmd, "load_inputs", broken)
+    monkeypatch.setattr(inspect_cmd, "stream_inputs", broken)
     result = run_cli("inspect", str(RUN))
     assert result.code == 3  # type: ignore[attr-defined]
     err = result.err.strip()  # type: ignore[attr-defined]

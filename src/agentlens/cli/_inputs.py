@@ -13,8 +13,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agentlens.cli._app import err_console
 from agentlens.errors import ConfigError
-from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths, read_paths
+from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths
 from agentlens.formats.registry import get_reader
+from agentlens.formats.stream import TraceStream, stream_paths
 
 PROGRESS_FROM = 50
 """Show a progress bar only for runs of at least this many files."""
@@ -74,7 +75,21 @@ def load_inputs(
     labels: Sequence[str] = (),
     format: str | None = None,
 ) -> ReadResult:
-    """Read files, directories (walked, sidecars skipped) and globs; label outcomes from sidecars."""
+    """`stream_inputs`, every trajectory in one list: for commands that need them all at once."""
+    stream = stream_inputs(paths, lenient=lenient, labels=labels, format=format)
+    trajectories = list(stream)
+    return ReadResult(trajectories, stream.failures, stream.skipped, stream.unread, stream.sidecars)
+
+
+def stream_inputs(
+    paths: Sequence[str],
+    *,
+    lenient: bool = False,
+    labels: Sequence[str] = (),
+    format: str | None = None,
+) -> TraceStream:
+    """Read files, directories (walked, sidecars skipped) and globs; label outcomes from sidecars.
+    The trajectories come out of the stream one at a time (`agentlens.formats.stream`)."""
     if format:
         get_reader(format)  # an unknown name is a usage error before any file is read
     total = sum(1 for _ in iter_trace_paths(paths))
@@ -87,7 +102,7 @@ def load_inputs(
         def advance(_: Path) -> None:
             progress.advance(task)
 
-        result = read_paths(
+        result = stream_paths(
             paths,
             format=format,
             lenient=lenient,
@@ -96,7 +111,7 @@ def load_inputs(
             strict=bool(_context_option("strict")),
             unevaluated=_context_option("unevaluated") or "unknown",
         )
-    if not result.trajectories and not result.failures:  # e.g. an empty or mistyped folder
+    if not result.count and not result.failures:  # e.g. an empty or mistyped folder
         for line in result.unread:
             _warn(line)
         parts = [f"{len(result.unread)} unread trace-like"] if result.unread else []
@@ -111,7 +126,7 @@ def _context_option(name: str) -> Any:
     return context.meta.get(f"agentlens.{name}") if context else None
 
 
-def non_traces(result: ReadResult) -> str:
+def non_traces(result: ReadResult | TraceStream) -> str:
     count = len(result.skipped)
     return f"{count} non-trace file{'' if count == 1 else 's'}"
 
@@ -126,7 +141,7 @@ def debug_enabled() -> bool:
     return bool(root and isinstance(root.obj, dict) and root.obj.get("debug"))
 
 
-def report_failures(result: ReadResult, *, debug: bool | None = None) -> int:
+def report_failures(result: ReadResult | TraceStream, *, debug: bool | None = None) -> int:
     """Print one line per failed file (after the results) and return the exit code (1 if any).
 
     With `--debug` each line is followed by the traceback of the error that caused it.
@@ -149,7 +164,7 @@ def report_failures(result: ReadResult, *, debug: bool | None = None) -> int:
         err_console.print(f"skipped {non_traces(result)}", highlight=False)
     if result.failures:
         err_console.print(
-            f"{len(result.failures)} file(s) failed; {len(result.trajectories)} trajectories read"
+            f"{len(result.failures)} file(s) failed; {result.n_read} trajectories read"
         )
         return 1
     return 0

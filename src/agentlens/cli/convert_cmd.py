@@ -14,15 +14,15 @@ Existing files are only replaced with `--force`. Unreadable inputs are reported 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Iterable
+from itertools import groupby
 from pathlib import Path
 
 import click
 import orjson
 
 from agentlens.cli._app import console, err_console
-from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.errors import ConfigError
 from agentlens.formats.atif_writer import to_atif
 from agentlens.formats.jsonl import dump_jsonl
@@ -54,40 +54,53 @@ def convert(
     per input) or a Hugging Face dataset (`--to hf`)."""
     if scores_path and target != "hf":
         raise ConfigError("--scores goes with --to hf")
-    result = load_inputs(paths, lenient=lenient, labels=labels, format=format)
+    stream = stream_inputs(paths, lenient=lenient, labels=labels, format=format)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if target == "hf":
-        written = [_write_hf(result.trajectories, out, scores_path, force)]
+    if target == "hf":  # a dataset is written at once: its rows are gathered first
+        trajectories = list(stream)
+        _write_hf(trajectories, out, scores_path, force)
+        what = f"a dataset of {len(trajectories)} rows"
     else:
-        written = write_all(result.trajectories, target, out, force=force)
-    what = (
-        f"a dataset of {len(result.trajectories)} rows"
-        if target == "hf"
-        else f"{len(written)} {target} file(s)"
-    )
+        what = f"{write_all(stream, target, out, force=force)} {target} file(s)"
     console.print(f"wrote {what} to {out}", markup=False)
-    return report_failures(result)
+    return report_failures(stream)
 
 
-def write_all(trajectories: list[Trajectory], target: str, out: Path, *, force: bool) -> list[Path]:
-    """Write `trajectories` under `out` in `target` format; returns the files written."""
+def write_all(trajectories: Iterable[Trajectory], target: str, out: Path, *, force: bool) -> int:
+    """Write `trajectories` under `out` in `target` format, one input file's (or one
+    trajectory's) at a time; returns how many files were written."""
+    if target == "atif":
+        names = _Names()
+        for traj in trajectories:
+            _write_atif(traj, out / f"{names.add(traj.id)}.json", force)
+        return names.count
+    files: dict[str, Path] = {}  # input -> its output, kept for an input that comes back
+    names = _Names()
+    for key, group in groupby(trajectories, key=lambda t: t.source.path or t.id):
+        batch = list(group)
+        if key in files:  # a file named twice: its repeats are dropped, the rest go with it
+            _append(target, batch, files[key])
+            continue
+        files[key] = out / f"{names.add(_stem(Path(key).name))}.jsonl"
+        if target == "jsonl":
+            _write_jsonl(batch, files[key], force)
+        else:
+            files[key] = _write_otel(batch, files[key].with_suffix(".otlp.json"), force)
+    return names.count
+
+
+def _append(target: str, batch: list[Trajectory], path: Path) -> None:
     if target == "jsonl":
-        return [_write_jsonl(group, path, force) for path, group in _by_input(trajectories, out)]
-    if target == "otel":
-        pairs = _by_input(trajectories, out)
-        return [_write_otel(group, path.with_suffix(".otlp.json"), force) for path, group in pairs]
-    return [_write_atif(traj, path, force) for traj, path in _atif_names(trajectories, out)]
+        with path.open("ab") as handle:
+            dump_jsonl(batch, handle)
+        return
+    from agentlens.formats.otel_writer import to_otlp
 
-
-def _by_input(trajectories: Iterable[Trajectory], out: Path) -> list[tuple[Path, list[Trajectory]]]:
-    groups: dict[str, list[Trajectory]] = defaultdict(list)
-    for traj in trajectories:
-        groups[traj.source.path or traj.id].append(traj)
-    names = _unique(_stem(Path(source).name) for source in groups)
-    return [
-        (out / f"{name}.jsonl", group) for name, group in zip(names, groups.values(), strict=True)
-    ]
+    doc = orjson.loads(path.read_bytes())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans += to_otlp(batch)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
 
 
 def _stem(name: str) -> str:
@@ -97,19 +110,18 @@ def _stem(name: str) -> str:
     return name or "trajectories"
 
 
-def _atif_names(trajectories: list[Trajectory], out: Path) -> list[tuple[Trajectory, Path]]:
-    names = _unique(t.id for t in trajectories)
-    return [(t, out / f"{name}.json") for t, name in zip(trajectories, names, strict=True)]
+class _Names:
+    """File names made safe, each once: a repeat gets `-2`, `-3`… in the order names come."""
 
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+        self.count = 0
 
-def _unique(names: Iterable[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    unique = []
-    for raw in names:
+    def add(self, raw: str) -> str:
         name = UNSAFE.sub("_", raw).strip("._") or "trajectory"
-        seen[name] = seen.get(name, 0) + 1
-        unique.append(name if seen[name] == 1 else f"{name}-{seen[name]}")
-    return unique
+        self.seen[name] = self.seen.get(name, 0) + 1
+        self.count += 1
+        return name if self.seen[name] == 1 else f"{name}-{self.seen[name]}"
 
 
 def _write_jsonl(group: list[Trajectory], path: Path, force: bool) -> Path:

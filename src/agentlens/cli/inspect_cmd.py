@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import click
 import orjson
-from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import WIDE, console
-from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.compiled import status
 from agentlens.formats import READERS
 from agentlens.outcomes import UNEVALUATED
@@ -38,15 +39,15 @@ def inspect(
     globs. A file that cannot be read gets one line on stderr and the exit code is 1.
     `--json` writes JSON Lines to stdout (one object per trajectory), so it can be piped to `jq`.
     """
-    result = load_inputs(paths, lenient=lenient, labels=labels, format=format)
+    stream = stream_inputs(paths, lenient=lenient, labels=labels, format=format)
     if as_json:
-        for traj in result.trajectories:
+        for traj in stream:
             click.echo(orjson.dumps(summary(traj)).decode())
-    elif result.trajectories and console.width >= WIDE:
-        console.print(summary_table(result.trajectories))
-    elif result.trajectories:
-        console.print(summary_lines(result.trajectories))
-    return report_failures(result)
+    elif stream.count and console.width >= WIDE:
+        console.print(summary_table(stream, stream.count))
+    elif stream.count:
+        print_summary_lines(stream, stream.count)
+    return report_failures(stream)
 
 
 def summary(traj: Trajectory) -> dict[str, object]:
@@ -79,10 +80,11 @@ SHORT_CATEGORY = {
 }
 
 
-def summary_table(trajectories: list[Trajectory]) -> Table:
+def summary_table(trajectories: Iterable[Trajectory], count: int) -> Table:
     """One row per trajectory, kept short enough to read at 100 columns: categories by count with
-    short names, tokens in k/M (`--json` has the exact figures)."""
-    table = Table(title=f"{len(trajectories)} trajectories")
+    short names, tokens in k/M (`--json` has the exact figures). The table keeps its cells' text
+    only, so a stream of trajectories passes through it one at a time."""
+    table = Table(title=f"{count} trajectories")
     table.add_column("id", overflow="fold", ratio=3)
     table.add_column("format", overflow="fold", ratio=2)
     table.add_column("task", overflow="fold", ratio=2)
@@ -108,21 +110,25 @@ def summary_table(trajectories: list[Trajectory]) -> Table:
     return table
 
 
-def summary_lines(trajectories: list[Trajectory]) -> Group:
-    """The table's facts as four lines per trajectory, for narrow terminals and pipes."""
-    blocks: list[Text] = [Text(f"{len(trajectories)} trajectories", style="bold")]
+def print_summary_lines(trajectories: Iterable[Trajectory], count: int) -> None:
+    """The table's facts as four lines per trajectory, for narrow terminals and pipes, printed
+    as each trajectory comes."""
+    console.print(Text(f"{count} trajectories", style="bold"))
     for traj in trajectories:
-        usage = traj.usage_known() or Usage()
-        block = Text(traj.id, style="bold")
-        block.append("  ").append_text(outcome_text(traj))
-        block.append(f"\n  {traj.source.format} · task {traj.task_id or '-'} · {traj.model or '-'}")
-        block.append(
-            f"\n  {len(traj.steps)} steps · tokens {human(usage.prompt_tokens)} in,"
-            f" {human(usage.completion_tokens)} out · cost {cost_text(traj)}"
-        )
-        block.append(f"\n  tools: {category_text(traj) or 'none'}")
-        blocks.append(block)
-    return Group(*blocks)
+        console.print(summary_block(traj))
+
+
+def summary_block(traj: Trajectory) -> Text:
+    usage = traj.usage_known() or Usage()
+    block = Text(traj.id, style="bold")
+    block.append("  ").append_text(outcome_text(traj))
+    block.append(f"\n  {traj.source.format} · task {traj.task_id or '-'} · {traj.model or '-'}")
+    block.append(
+        f"\n  {len(traj.steps)} steps · tokens {human(usage.prompt_tokens)} in,"
+        f" {human(usage.completion_tokens)} out · cost {cost_text(traj)}"
+    )
+    block.append(f"\n  tools: {category_text(traj) or 'none'}")
+    return block
 
 
 def outcome_text(traj: Trajectory) -> Text:

@@ -7,7 +7,7 @@ import orjson
 from rich.table import Table
 
 from agentlens.cli._app import console
-from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.cli._process_options import profile_option
 from agentlens.process.labeler import LabelProfile, label_trajectory
 from agentlens.trajectory import Trajectory
@@ -27,15 +27,15 @@ def label(
     format: str | None,
 ) -> int:
     """Label each tool step with its intent stage; shows the input's own label when it has one."""
-    result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
-    for traj in result.trajectories:
+    stream = stream_inputs(paths, format=format, lenient=lenient, labels=labels)
+    for traj in stream:
         rows = step_rows(traj, profile)
         if as_json:
             doc = {"id": traj.id, "path": traj.source.path, "profile": profile, "steps": rows}
             click.echo(orjson.dumps(doc).decode())
         else:
             console.print(label_table(traj, rows))
-    return report_failures(result)
+    return report_failures(stream)
 
 
 def step_rows(traj: Trajectory, profile: LabelProfile) -> list[dict[str, object]]:

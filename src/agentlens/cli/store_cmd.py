@@ -12,13 +12,13 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import console, err_console
-from agentlens.cli._inputs import load_inputs, read_options, report_failures
+from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.cli._output import write_whole
 from agentlens.cli._store_option import read_store_option
 from agentlens.formats.jsonl import dump_jsonl
 from agentlens.store import Metric, Run, default_url, open_store, printable_url
 from agentlens.store.model import RUN_KINDS
-from agentlens.store.records import IMPORT_SCORER, import_records
+from agentlens.store.records import IMPORT_SCORER, import_record
 
 
 @click.group()
@@ -36,21 +36,21 @@ def import_(
     labels: tuple[str, ...], store_url: str | None,
 ) -> int:  # fmt: skip
     """Read trace files (any supported format) and keep them, deduplicated, in the store."""
-    loaded = load_inputs(paths, format=format, lenient=lenient, labels=labels)
-    if not loaded.trajectories:  # a mistyped path: no empty run, no new store file
-        code = report_failures(loaded)
+    stream = stream_inputs(paths, format=format, lenient=lenient, labels=labels)
+    if not stream.count:  # a mistyped path: no empty run, no new store file
+        code = report_failures(stream)
         err_console.print("nothing imported: no trajectories read", highlight=False)
         return code or 1
     run = Run(kind="import", scorer=IMPORT_SCORER, label=run_label, settings={"paths": paths})
     with open_store(store_url) as db:
-        run_id = db.save(run, loaded.trajectories, import_records(loaded.trajectories))
+        run_id = db.save_stream(run, ((t, import_record(t)) for t in stream))
         new = db.new_steps  # not a count before and after: another import may run meanwhile
     console.print(
-        f"imported {len(loaded.trajectories)} trajectories ({new} new step rows) "
+        f"imported {stream.n_read} trajectories ({new} new step rows) "
         f"as run {run_id[:12]} in {db.url}",
         soft_wrap=True,
     )
-    return report_failures(loaded)
+    return report_failures(stream)
 
 
 @store.command()

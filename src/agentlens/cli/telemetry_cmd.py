@@ -10,9 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import console
-from agentlens.cli._inputs import load_inputs, report_failures
+from agentlens.cli._inputs import report_failures, stream_inputs
 from agentlens.jsonio import dump
-from agentlens.reviews.telemetry import RunTelemetry
+from agentlens.reviews.telemetry import TelemetryTotals, trajectory_telemetry
 
 QUANTILES = ("total", "q10", "q50", "q80", "q100")
 
@@ -22,13 +22,16 @@ QUANTILES = ("total", "q10", "q50", "q80", "q100")
 @click.option("--json", "as_json", is_flag=True, help="The report fields as one JSON object.")
 def telemetry(paths: tuple[str, ...], as_json: bool) -> int:
     """Per-run telemetry; per-tool success rates are listed worst first."""
-    loaded = load_inputs(paths)
-    doc = RunTelemetry.of(loaded.trajectories).to_dict()
+    stream = stream_inputs(paths)
+    totals = TelemetryTotals()
+    for trajectory in stream:
+        totals.add(trajectory_telemetry(trajectory))
+    doc = totals.to_dict()
     if as_json:
         console.print_json(dump(doc))
     else:
         console.print(report(doc))
-    return report_failures(loaded)
+    return report_failures(stream)
 
 
 def report(doc: dict[str, Any]) -> Group:

@@ -22,7 +22,9 @@ from agentlens.trajectory import Trajectory
 
 
 def unique_ids(trajectories: list[Trajectory]) -> list[tuple[Trajectory, str]]:
-    """Rename in place; returns the repeats (trajectory, why) to drop from the batch."""
+    """Rename in place; returns the repeats (trajectory, why) to drop from the batch.
+    (`stream.TraceStream` does the same over a stream: `_run_folder_first` as each is read, then
+    `_tell_apart` on the few that share an id.)"""
     for trajectory in trajectories:
         _run_folder_first(trajectory)
     repeats: list[tuple[Trajectory, str]] = []

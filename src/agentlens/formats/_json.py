@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ def iter_jsonl(path: Path, data: bytes, format: str) -> Iterator[tuple[int, Any]
     """Yield (line number, value) for each non-blank line; a broken line names its number."""
     if blank(data):
         raise TraceError(path, "empty file", format)
-    for number, line in enumerate(data.splitlines(), start=1):
+    for number, line in enumerate(lines(data), start=1):
         if not line or line.isspace():
             continue
         try:
@@ -33,9 +34,41 @@ def iter_jsonl(path: Path, data: bytes, format: str) -> Iterator[tuple[int, Any]
             raise TraceError(path, f"invalid JSON on line {number}: {exc.msg}", format) from exc
 
 
+def lines(data: bytes) -> Iterator[bytes]:
+    """`data.splitlines()`, one line at a time: a large file's lines are never all copied at
+    once (`splitlines` makes a second copy of the whole file, as a list). Over a memory-mapped
+    file (`load.read_path` maps large JSONL files), the pages read are given back as it goes,
+    so the file is never resident whole."""
+    start, size, released = 0, len(data), 0
+    while start < size:
+        if isinstance(data, mmap.mmap) and start - released >= RELEASE_EVERY:
+            released = _release(data, released, start)
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        line = data[start:end]
+        if b"\r" in line:  # `\r\n` and a bare `\r` end lines too
+            yield from line.splitlines()
+        else:
+            yield line
+        start = end + 1
+
+
+RELEASE_EVERY = 8 * 2**20
+
+
+def _release(mapped: mmap.mmap, start: int, stop: int) -> int:
+    """Drop the mapped pages in [start, stop) from memory (read again from the file if needed)."""
+    stop -= stop % mmap.PAGESIZE
+    if stop > start:
+        mapped.madvise(mmap.MADV_DONTNEED, start, stop - start)
+    return stop
+
+
 def blank(data: bytes) -> bool:
     """`not data.strip()` without copying a large buffer: `isspace` stops at the first byte
     that is not whitespace (both use the same ASCII whitespace set)."""
+    if isinstance(data, mmap.mmap):
+        return not any(not data[i : i + 2**16].isspace() for i in range(0, len(data), 2**16))
     return not data or data.isspace()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import mmap
 import os
 import stat
 import traceback
@@ -10,13 +11,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, Protocol, cast
 
 import msgspec
 
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
-from agentlens.formats._batch_ids import unique_ids
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
+from agentlens.formats.limits import check_file_size
 from agentlens.formats.registry import HEAD_BYTES, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.redaction import maybe_redact
@@ -71,11 +72,21 @@ class ReadResult:
         with how many trajectories carry it."""
         found: Counter[str] = Counter()
         for traj in self.trajectories:
-            notes = traj.metadata.get("warnings")
-            if isinstance(notes, list):
-                path = traj.source.path
-                found.update(n if path in n else f"{path}: {n}" for n in map(str, notes))
+            found.update(warning_lines(traj))
         return found
+
+    @property
+    def n_read(self) -> int:
+        return len(self.trajectories)
+
+
+def warning_lines(traj: Trajectory) -> list[str]:
+    """The trajectory's `metadata["warnings"]`, each naming its file."""
+    notes = traj.metadata.get("warnings")
+    if not isinstance(notes, list):
+        return []
+    path = traj.source.path
+    return [n if path in n else f"{path}: {n}" for n in map(str, notes)]
 
 
 def is_sidecar(path: Path) -> bool:
@@ -134,15 +145,18 @@ def read_path(
     """
     path = Path(os.path.abspath(path))
     _refuse_special(path)  # opening a FIFO would wait forever for a writer
+    check_file_size(path)
     try:
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
             reader_cls = get_reader(format) if format else detect_in_file(path, head, handle)
-            if len(head) == HEAD_BYTES:  # re-read from the start: `head + rest` would copy it all
+            if len(head) < HEAD_BYTES:
+                data = head
+            elif getattr(reader_cls, "reads_lines", False) and _large(handle):
+                data = cast(bytes, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
+            else:  # re-read from the start: `head + rest` would copy it all
                 handle.seek(0)
                 data = handle.read()
-            else:
-                data = head
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
     # a detected format is read best-effort, with a warning; --format or --strict: conform or fail
@@ -158,9 +172,18 @@ def read_path(
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
         trajectories = [_printable(t) for t in trajectories]
     for trajectory in trajectories:
-        _check_numbers(path, msgspec.to_builtins(trajectory))
+        _check_numbers(path, trajectory)
     # the one redaction pass: before anything renders, cuts or stores a text (agentlens.redaction)
     return [maybe_redact(t) for t in trajectories]
+
+
+MAPPED_FROM = 32 * 2**20
+"""A JSONL file at least this large is mapped, not read, for a reader that only walks its lines
+(`reads_lines`): its pages are given back as the lines are read (`_json.lines`)."""
+
+
+def _large(handle: BinaryIO) -> bool:
+    return os.fstat(handle.fileno()).st_size >= MAPPED_FROM
 
 
 def _refuse_special(path: Path) -> None:
@@ -180,43 +203,58 @@ INT64 = 2**63 - 1
 
 def _check_numbers(path: Path, value: object, where: str = "") -> None:
     """A number no store, JSON writer or database column can hold (a token count of 2**70) is
-    this file's error, found now, not the batch's when something writes it."""
+    this file's error, found now, not the batch's when something writes it. The trajectory is
+    walked in place, not as `msgspec.to_builtins` (a second copy of it, as large as the file)."""
     if isinstance(value, int) and not -INT64 - 1 <= value <= INT64:
         raise TraceError(path, f"number out of range at {where or 'top'}: {str(value)[:40]}")
-    if isinstance(value, dict):
+    if isinstance(value, msgspec.Struct):
+        for name in value.__struct_fields__:
+            _check_numbers(path, getattr(value, name), f"{where}.{name}" if where else name)
+    elif isinstance(value, dict):
         for key, item in value.items():
             _check_numbers(path, item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, list):
+    elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             _check_numbers(path, item, f"{where}[{index}]")
 
 
-def _read_one(
-    result: ReadResult,
+class ReadProblems(Protocol):
+    """Where a batch read notes the files that gave no trajectory (`ReadResult`, `TraceStream`)."""
+
+    failures: list[ReadFailure]
+    skipped: list[str]
+    unread: list[str]
+    sidecars: list[str]
+
+
+def read_one(
+    problems: ReadProblems,
     path: Path,
     explicit: bool,
     *,
     format: str | None,
     lenient: bool,
     strict: bool,
-) -> None:
+) -> list[Trajectory]:
+    """The file's trajectories; a file that gives none is noted in `problems`, by kind."""
     if not explicit and is_sidecar(path) and telltale_of(path) is None:
-        result.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
-        return
+        problems.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
+        return []
     try:
-        result.trajectories.extend(read_path(path, format=format, lenient=lenient, strict=strict))
+        return read_path(path, format=format, lenient=lenient, strict=strict)
     except TraceError as exc:
         if explicit or not isinstance(exc, UnknownFormatError):
-            result.failures.append(ReadFailure(exc.path, exc.format, exc.reason, exc))
+            problems.failures.append(ReadFailure(exc.path, exc.format, exc.reason, exc))
         elif exc.telltale is None:
-            result.skipped.append(f"{exc.path}: {exc.reason}")
+            problems.skipped.append(f"{exc.path}: {exc.reason}")
         elif strict:
             reason = f"{exc.reason} (it has {exc.telltale}; --strict)"
-            result.failures.append(ReadFailure(exc.path, None, reason, exc))
+            problems.failures.append(ReadFailure(exc.path, None, reason, exc))
         else:
-            result.unread.append(
+            problems.unread.append(
                 f"{exc.path}: looks like a trace ({exc.telltale}) but {exc.reason}"
             )
+    return []
 
 
 def _note_empty(trajectories: list[Trajectory], format: str, size: int) -> None:
@@ -269,33 +307,15 @@ def read_paths(
     strict: bool = False,
     unevaluated: Unevaluated = "unknown",
 ) -> ReadResult:
-    """Read many files (paths, directories, globs); failures are collected, never raised.
+    """Read many files (paths, directories, globs) into one list; failures are collected, never
+    raised. The stream of `agentlens.formats.stream.stream_paths` (which says what is read and
+    how outcomes are labelled), held in memory whole: for batches that need every trajectory at
+    once."""
+    from agentlens.formats.stream import stream_paths
 
-    A walked file that looks like a trace (JSON with message/step/event keys) but that no
-    reader takes goes to `unread`, or to `failures` when `strict`.
-
-    Outcome labels are then taken from sidecars found beside each trace (`sidecars=True`) and from
-    the explicit `labels` files, in the precedence documented in `agentlens.outcomes`.
-    `on_file` is called after each file (the CLI's progress bar).
-    """
-    from agentlens.outcomes import apply_tables, discover_labels, load_label_spec
-
-    tables = [load_label_spec(spec, unevaluated) for spec in labels]  # bad ones fail first
-    result = ReadResult()
-    specs = list(specs)
-    for spec in specs:
-        text = str(spec)
-        if is_pattern(text) and not glob.glob(text, recursive=True):
-            failure = ReadFailure(printable(text), None, "no file matches this pattern", None)
-            result.failures.append(failure)
-    for path, explicit in iter_trace_paths(specs):
-        _read_one(result, path, explicit, format=format, lenient=lenient, strict=strict)
-        if on_file is not None:
-            on_file(path)
-    for repeat, why in unique_ids(result.trajectories):
-        result.trajectories.remove(repeat)
-        result.failures.append(ReadFailure(repeat.source.path, repeat.source.format, why, None))
-    if sidecars:
-        discover_labels(result.trajectories, unevaluated)
-    apply_tables(result.trajectories, tables)
-    return result
+    stream = stream_paths(
+        specs, format=format, lenient=lenient, labels=labels, sidecars=sidecars,
+        on_file=on_file, strict=strict, unevaluated=unevaluated,
+    )  # fmt: skip
+    trajectories = list(stream)
+    return ReadResult(trajectories, stream.failures, stream.skipped, stream.unread, stream.sidecars)

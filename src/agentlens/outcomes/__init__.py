@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentlens.errors import ConfigError
-from agentlens.outcomes._discover import discover_labels, rank, trajectory_keys
+from agentlens.outcomes._discover import SidecarLabeler, discover_labels, rank, trajectory_keys
 from agentlens.outcomes._sources import (
     UNEVALUATED,
     LabelTable,
@@ -45,6 +45,7 @@ from agentlens.trajectory import Outcome, Trajectory
 __all__ = [
     "UNEVALUATED",
     "LabelTable",
+    "SidecarLabeler",
     "Unevaluated",
     "apply_labels",
     "apply_tables",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import orjson
@@ -41,23 +41,40 @@ def trajectory_keys(traj: Trajectory) -> list[str]:
 
 
 def discover_labels(
-    trajectories: Sequence[Trajectory], unevaluated: Unevaluated = "unknown"
+    trajectories: Iterable[Trajectory], unevaluated: Unevaluated = "unknown"
 ) -> int:
     """Label trajectories from sidecars found beside their files; returns how many changed.
     A task a report never evaluated stays `unknown` (its detail says why) unless `unevaluated`
     is "failed"."""
-    finder = _Finder(unevaluated)
-    changed = 0
-    for traj in trajectories:
+    labeler = SidecarLabeler(unevaluated)
+    return sum(labeler.label(traj) for traj in trajectories)
+
+
+class SidecarLabeler:
+    """`discover_labels` one trajectory at a time, for a stream: the sidecars read stay cached
+    across calls, up to `FOLDERS_CACHED` folders (then the cache starts again, so a corpus of a
+    million run folders does not keep a million folders' answers)."""
+
+    FOLDERS_CACHED = 4096
+
+    def __init__(self, unevaluated: Unevaluated = "unknown") -> None:
+        self.unevaluated = unevaluated
+        self._finder = _Finder(unevaluated)
+
+    def label(self, traj: Trajectory) -> bool:
+        """Apply the best sidecar outcome to `traj`; whether its outcome changed."""
+        if len(self._finder.has_logs) > self.FOLDERS_CACHED:
+            self._finder = _Finder(self.unevaluated)
+        finder = self._finder
         found = finder.best(traj)
         if finder.consulted_broken:  # outcome stays as it is; say which sidecar was unusable
             traj.metadata.setdefault("warnings", []).extend(finder.consulted_broken)
         if found is None:
-            continue
+            return False
         if rank(found) > rank(traj.outcome) or _explains_unknown(found, traj.outcome):
             traj.outcome = found
-            changed += 1
-    return changed
+            return True
+        return False
 
 
 def _explains_unknown(found: Outcome, current: Outcome) -> bool:

@@ -26,7 +26,7 @@ import msgspec
 from agentlens import redaction
 from agentlens.engine import _codec
 from agentlens.formats._batch_ids import _rename, unique_ids
-from agentlens.formats.load import ReadFailure, ReadResult, _read_one, is_pattern, iter_trace_paths
+from agentlens.formats.load import ReadFailure, ReadResult, is_pattern, iter_trace_paths, read_one
 from agentlens.os_names import printable
 from agentlens.trajectory import Trajectory
 
@@ -133,7 +133,8 @@ def read_cohort(
         for path, explicit in iter_trace_paths(paths):
             one = ReadResult()
             with _redacting(spill.options.redact and not deferred):
-                _read_one(one, path, explicit, format=format, lenient=lenient, strict=strict)
+                runs = read_one(one, path, explicit, format=format, lenient=lenient, strict=strict)
+                one.trajectories.extend(runs)
             _merge(result, one, spill, path)
             if on_file is not None:
                 on_file(path)

@@ -13,11 +13,12 @@ such inferred verdicts is reported."""
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -151,7 +152,7 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
     )
 
 
-def _quantiles(values: list[float]) -> dict[str, float] | None:
+def _quantiles(values: Sequence[float]) -> dict[str, float] | None:
     if not values:
         return None
     q = np.quantile(values, [0.1, 0.5, 0.8, 1.0])
@@ -175,63 +176,107 @@ class RunTelemetry:
         return sum(calls) / len(calls) if calls else None
 
     def tool_success(self) -> dict[str, str]:
-        """`"s/t"` per tool, sorted worst first by (fail + 1) / (total + 2) (spec §11.1); ties
-        put the tool with more calls first, as the released report does, then by name."""
-        sums: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for t in self.trajectories:
-            for name, (s, n) in t.tools.items():
-                sums[name][0] += s
-                sums[name][1] += n
-
-        def worst_first(name: str) -> tuple[float, int, str]:
-            ok, total = sums[name]
-            return -(total - ok + 1) / (total + 2), -total, name
-
-        order = sorted(sums, key=worst_first)
-        return {k: f"{sums[k][0]}/{sums[k][1]}" for k in order}
+        """`TelemetryTotals.tool_success` of these trajectories."""
+        return self._totals().tool_success()
 
     def to_dict(self) -> dict[str, Any]:
-        ts = self.trajectories
-        times = [t.time_s for t in ts if t.time_s is not None]
-        costs = [t.cost for t in ts if t.cost is not None]
-        turn_times = [u.time_s for t in ts for u in t.turns if u.time_s is not None]
-        turn_costs = [u.cost for t in ts for u in t.turns if u.cost is not None]
-        prompt = sum(t.prompt_tokens for t in ts)
-        gen = sum(t.completion_tokens for t in ts)
-        cached = sum(t.cached_tokens for t in ts)
-        parallel = self.parallel_mean()
-        return {
-            "trajectories": len(ts),
-            "agent_time_s": {"chat": _quantiles(times), "response": _quantiles(turn_times)},
-            "agent_price": {"chat": _quantiles(costs), "response": _quantiles(turn_costs)},
-            "prompt_tokens": prompt,
-            "completion_tokens": gen,
-            "cached_tokens": cached,
-            "cache_hit_ratio": round(cached / prompt, 4) if prompt else None,
-            "gen_tokens_to_seconds_ratio": round(gen / sum(times), 3)
-            if times and sum(times)
-            else None,
-            "tools_calls_total": sum(t.tool_calls for t in ts),
-            "tools_calls_per_chat_mean": round(float(np.mean([t.tool_calls for t in ts])), 3)
-            if ts
-            else None,
-            "tool_calls_in_parallel_mean": round(parallel, 3) if parallel is not None else None,
-            "tool_call_success_rates": self.tool_success(),
-            "tool_success_inferred_from_output": sum(t.inferred_success for t in ts),
-            "termination_reason": dict(Counter(t.termination_reason for t in ts).most_common()),
-            "run_metadata": self.metadata(),
-        }
+        return self._totals().to_dict()
 
     def metadata(self) -> dict[str, dict[str, int]]:
         """Trajectory counts per model, agent and input format (spec §11.1 run metadata; the
         plugin, dataset and config hashes of the released runner are not in traces)."""
-        ts = self.trajectories
+        return cast(dict[str, dict[str, int]], self.to_dict()["run_metadata"])
+
+    def _totals(self) -> TelemetryTotals:
+        totals = TelemetryTotals()
+        for t in self.trajectories:
+            totals.add(t)
+        return totals
+
+
+class TelemetryTotals:
+    """`RunTelemetry.to_dict`, gathered one trajectory at a time (a stream): sums, counts, and
+    the time and price values the quantiles need (8 bytes each), never the trajectories."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.times, self.costs = array("d"), array("d")
+        self.turn_times, self.turn_costs = array("d"), array("d")
+        self.prompt = self.gen = self.cached = self.tool_calls = self.inferred = 0
+        self.parallel_calls = self.parallel_turns = 0
+        self.tools: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        self.terminations: Counter[str] = Counter()
+        self.models: Counter[str] = Counter()
+        self.agents: Counter[str] = Counter()
+        self.formats: Counter[str] = Counter()
+
+    def add(self, t: TrajectoryTelemetry) -> None:
+        self.n += 1
+        if t.time_s is not None:
+            self.times.append(t.time_s)
+        if t.cost is not None:
+            self.costs.append(t.cost)
+        for turn in t.turns:
+            if turn.time_s is not None:
+                self.turn_times.append(turn.time_s)
+            if turn.cost is not None:
+                self.turn_costs.append(turn.cost)
+            if turn.tool_calls:
+                self.parallel_calls += turn.tool_calls
+                self.parallel_turns += 1
+        self.prompt += t.prompt_tokens
+        self.gen += t.completion_tokens
+        self.cached += t.cached_tokens
+        self.tool_calls += t.tool_calls
+        self.inferred += t.inferred_success
+        for name, (ok, total) in t.tools.items():
+            self.tools[name][0] += ok
+            self.tools[name][1] += total
+        self.terminations[t.termination_reason] += 1
+        self.models[t.model or "unknown"] += 1
+        self.agents[t.agent or "unknown"] += 1
+        self.formats[t.source_format or "unknown"] += 1
+
+    def tool_success(self) -> dict[str, str]:
+        """`"s/t"` per tool, sorted worst first by (fail + 1) / (total + 2) (spec §11.1); ties
+        put the tool with more calls first, as the released report does, then by name."""
+
+        def worst_first(name: str) -> tuple[float, int, str]:
+            ok, total = self.tools[name]
+            return -(total - ok + 1) / (total + 2), -total, name
+
+        order = sorted(self.tools, key=worst_first)
+        return {k: f"{self.tools[k][0]}/{self.tools[k][1]}" for k in order}
+
+    def to_dict(self) -> dict[str, Any]:
+        prompt, gen, cached = self.prompt, self.gen, self.cached
+        parallel = self.parallel_calls / self.parallel_turns if self.parallel_turns else None
         return {
-            "models": _counts(t.model for t in ts),
-            "agents": _counts(t.agent for t in ts),
-            "formats": _counts(t.source_format for t in ts),
+            "trajectories": self.n,
+            "agent_time_s": {
+                "chat": _quantiles(self.times),
+                "response": _quantiles(self.turn_times),
+            },
+            "agent_price": {
+                "chat": _quantiles(self.costs),
+                "response": _quantiles(self.turn_costs),
+            },
+            "prompt_tokens": prompt,
+            "completion_tokens": gen,
+            "cached_tokens": cached,
+            "cache_hit_ratio": round(cached / prompt, 4) if prompt else None,
+            "gen_tokens_to_seconds_ratio": round(gen / sum(self.times), 3)
+            if self.times and sum(self.times)
+            else None,
+            "tools_calls_total": self.tool_calls,
+            "tools_calls_per_chat_mean": round(self.tool_calls / self.n, 3) if self.n else None,
+            "tool_calls_in_parallel_mean": round(parallel, 3) if parallel is not None else None,
+            "tool_call_success_rates": self.tool_success(),
+            "tool_success_inferred_from_output": self.inferred,
+            "termination_reason": dict(self.terminations.most_common()),
+            "run_metadata": {
+                "models": dict(sorted(self.models.items())),
+                "agents": dict(sorted(self.agents.items())),
+                "formats": dict(sorted(self.formats.items())),
+            },
         }
-
-
-def _counts(values: Iterable[str | None]) -> dict[str, int]:
-    return dict(sorted(Counter(v or "unknown" for v in values).items()))

@@ -26,7 +26,11 @@ def trajectory_record(t: Trajectory, metrics: list[Metric], body: dict[str, Any]
 
 
 def import_records(trajectories: Iterable[Trajectory]) -> list[Record]:
-    return [trajectory_record(t, _summary_metrics(t), {}) for t in trajectories]
+    return [import_record(t) for t in trajectories]
+
+
+def import_record(t: Trajectory) -> Record:
+    return trajectory_record(t, _summary_metrics(t), {})
 
 
 def _summary_metrics(t: Trajectory) -> list[Metric]:

@@ -4,14 +4,16 @@ the few ways their SQL differs (`Dialect`). Queries are written with `?` placeho
 from __future__ import annotations
 
 import math
+import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import IO, Any
 
+import msgspec
 import orjson
 
 from agentlens import __version__
@@ -43,6 +45,9 @@ class Dialect:
 
 _CHUNK = 50
 """Trajectories split and compressed at a time."""
+
+_STREAM_CHUNK = 500
+"""Trajectories (and then records) per transaction of `save_stream`."""
 
 _CHAIN = """WITH RECURSIVE chain(hash, parent, position, body) AS (
     SELECT hash, parent, position, body FROM steps WHERE hash = ?
@@ -121,7 +126,7 @@ class SqlStore:
                 "SELECT COALESCE(MAX(position) + 1, 0) AS n FROM records WHERE run_id = ?",
                 (run.id,),
             )[0]["n"]
-            self._insert_records(run.id, fresh, int(start))
+            self._insert_records(run.id, fresh, start=int(start))
             self._exec(
                 "UPDATE runs SET n_records = n_records + ? WHERE id = ?", (len(fresh), run.id)
             )
@@ -143,6 +148,38 @@ class SqlStore:
                 held.add(record.trajectory_id)
                 fresh.append(record)
         return fresh
+
+    def save_stream(self, run: Run, pairs: Iterable[tuple[Trajectory, Record]]) -> str:
+        """`save` for a stream of (trajectory, its record), holding `_CHUNK` trajectories at a
+        time. Their new rows (compressed) go in `_STREAM_CHUNK` trajectories' worth per
+        transaction, in key order as in `save`; the records wait in a temporary file and go in
+        with the run in one last transaction, so no one sees a run half-saved. If the save fails
+        midway, the trajectories already in stay (as after `rm` of a run: stored, in no run)."""
+        run.id = run.id or uuid.uuid4().hex
+        run.agentlens_version = run.agentlens_version or __version__
+        pending = _Pending(datetime.now(UTC).isoformat())
+        with tempfile.TemporaryFile(prefix="agentlens-records-") as parked:
+            for chunk in _chunks(pairs, _CHUNK):
+                steps, rows, _ = self._new_trajectories([t for t, _ in chunk], pending.added)
+                pending.add(steps, rows, len(chunk))
+                parked.writelines(_park(record) for _, record in chunk)
+                if pending.trajectories >= _STREAM_CHUNK:
+                    self._flush(pending)
+            self._flush(pending)
+            run.n_records = pending.count
+            parked.seek(0)
+            with self._transaction():
+                self._insert_run(run)
+                for start, records in _unparked(parked, _STREAM_CHUNK):
+                    self._insert_records(run.id, records, start=start)
+        self.new_steps = pending.new_steps
+        return run.id
+
+    def _flush(self, pending: _Pending) -> None:
+        steps, rows = pending.take()
+        with self._transaction():
+            self._insert_trajectories(steps, rows)
+        pending.new_steps += self.new_steps
 
     def runs(self, *, kind: str | None = None, limit: int | None = None) -> list[Run]:
         sql = "SELECT * FROM runs" + (" WHERE kind = ?" if kind else "")
@@ -298,7 +335,7 @@ class SqlStore:
         return rows[0]["v"] == SCHEMA_VERSION
 
     def _new_trajectories(
-        self, trajectories: Sequence[Trajectory]
+        self, trajectories: Sequence[Trajectory], added: str | None = None
     ) -> tuple[list[content.StepRow], list[tuple[Any, ...]], set[str]]:
         """The step rows and trajectory rows of the trajectories not stored yet, each row once,
         in key order; and every given trajectory's digest. Made before the save's transaction
@@ -307,7 +344,7 @@ class SqlStore:
         digests: set[str] = set()
         steps: dict[str, content.StepRow] = {}
         rows: dict[str, tuple[Any, ...]] = {}
-        added = datetime.now(UTC).isoformat()
+        added = added or datetime.now(UTC).isoformat()
         for start in range(0, len(trajectories), _CHUNK):
             chunk = {s.digest: (s, t) for t in trajectories[start : start + _CHUNK]
                      for s in [content.split(t)]}  # fmt: skip
@@ -357,7 +394,7 @@ class SqlStore:
              run.agentlens_version, _json(run.settings), _json(run.summary), run.n_records),
         )  # fmt: skip
 
-    def _insert_records(self, run_id: str, records: Sequence[Record], start: int = 0) -> None:
+    def _insert_records(self, run_id: str, records: Sequence[Record], *, start: int = 0) -> None:
         self._many(
             "INSERT INTO records (run_id, position, trajectory, trajectory_id, task_id, model,"
             " outcome, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -511,3 +548,58 @@ def _record(url: str, row: dict[str, Any], metrics: list[Metric]) -> Record:
         model=row["model"], outcome=row["outcome"], metrics=metrics,
         body=body,
     )  # fmt: skip
+
+
+class _Pending:
+    """Rows of `save_stream` not in the store yet, each once."""
+
+    def __init__(self, added: str) -> None:
+        self.added = added
+        self.steps: dict[str, content.StepRow] = {}
+        self.rows: dict[str, tuple[Any, ...]] = {}
+        self.trajectories = self.count = self.new_steps = 0
+
+    def add(self, steps: list[content.StepRow], rows: list[tuple[Any, ...]], count: int) -> None:
+        self.steps.update((r.hash, r) for r in steps)
+        self.rows.update((row[0], row) for row in rows)
+        self.trajectories += count
+        self.count += count
+
+    def take(self) -> tuple[list[content.StepRow], list[tuple[Any, ...]]]:
+        """The rows in key order (as `save` inserts them), then none pending."""
+        steps = [self.steps[h] for h in sorted(self.steps)]
+        rows = [self.rows[d] for d in sorted(self.rows)]
+        self.steps, self.rows, self.trajectories = {}, {}, 0
+        return steps, rows
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+_RECORD_ENCODER = msgspec.msgpack.Encoder()
+_RECORD_DECODER = msgspec.msgpack.Decoder(Record)
+
+
+def _park(record: Record) -> bytes:
+    body = _RECORD_ENCODER.encode(record)
+    return len(body).to_bytes(8, "little") + body
+
+
+def _unparked(parked: IO[bytes], size: int) -> Iterator[tuple[int, list[Record]]]:
+    """The parked records in order, `size` at a time, each batch with its first position."""
+    start, batch = 0, []
+    while header := parked.read(8):
+        batch.append(_RECORD_DECODER.decode(parked.read(int.from_bytes(header, "little"))))
+        if len(batch) == size:
+            yield start, batch
+            start, batch = start + size, []
+    if batch:
+        yield start, batch

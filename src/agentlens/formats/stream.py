@@ -1,0 +1,159 @@
+"""Read a batch of trace files as a stream: one trajectory in memory at a time, whatever the size
+of the batch.
+
+The batch is read in two passes. The first reads every file (detection, reader, redaction, the
+checks of `read_path`) and parks each trajectory in a temporary file (`_spool`), keeping only its
+place and a hash of its id; the ids are then made unique across the batch (`_batch_ids`), which
+needs every id. The second pass hands the trajectories out in file order, each renamed as the
+batch decided and labelled from its outcome sidecars and `--labels` tables as it goes. What is
+handed out is what `read_paths` returns as a list (it is this stream, collected).
+
+    stream = stream_paths(["runs/"])
+    for trajectory in stream:      # once; stream.count is known before the first
+        ...
+    stream.failures, stream.warnings  # complete once the stream is exhausted
+"""
+
+from __future__ import annotations
+
+import glob
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentlens.formats._batch_ids import _rename, _run_folder_first, _tell_apart
+from agentlens.formats._spool import Spool
+from agentlens.formats.load import (
+    ReadFailure,
+    is_pattern,
+    iter_trace_paths,
+    read_one,
+    warning_lines,
+)
+from agentlens.os_names import printable
+from agentlens.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentlens.outcomes import LabelTable, SidecarLabeler, Unevaluated
+
+
+class TraceStream:
+    """The trajectories of a batch, iterable once, and what the batch could not read.
+
+    `count` (how many will be handed out), `failures`, `skipped`, `unread` and `sidecars` are
+    known from the start; `warnings` (readers' and sidecars' notes, per line how many
+    trajectories carry it) and `n_read` grow as the stream is read."""
+
+    def __init__(
+        self, spool: Spool, labeler: SidecarLabeler | None, tables: Sequence[LabelTable]
+    ) -> None:
+        self.failures: list[ReadFailure] = []
+        self.skipped: list[str] = []
+        self.unread: list[str] = []
+        self.sidecars: list[str] = []
+        self.warnings: Counter[str] = Counter()
+        self.n_read = 0
+        self._spool = spool
+        self._labeler = labeler
+        self._tables = tables
+        self._renames: dict[int, str] = {}
+        self._drops: set[int] = set()
+        self._started = False
+
+    @property
+    def count(self) -> int:
+        return len(self._spool) - len(self._drops)
+
+    def __iter__(self) -> Iterator[Trajectory]:
+        from agentlens.outcomes import apply_tables
+
+        if self._started:
+            raise RuntimeError("a TraceStream is read once")
+        self._started = True
+        try:
+            for position, trajectory in enumerate(self._spool):
+                if position in self._drops:
+                    continue
+                if position in self._renames:
+                    _rename(trajectory, self._renames[position])
+                if self._labeler is not None:
+                    self._labeler.label(trajectory)
+                apply_tables([trajectory], self._tables)
+                self.warnings.update(warning_lines(trajectory))
+                self.n_read += 1
+                yield trajectory
+        finally:
+            self._spool.close()
+
+    def settle_ids(self) -> None:
+        """Decide the renames and drops that make ids unique (`_batch_ids.unique_ids`, on the
+        few trajectories that share an id)."""
+        for positions in self._spool.same_ids():
+            group = [self._spool.get(p) for p in positions]
+            before = [t.id for t in group]
+            repeats = _tell_apart(before[0], group)
+            for position, trajectory, old in zip(positions, group, before, strict=True):
+                if trajectory.id != old:
+                    self._renames[position] = trajectory.id
+            for repeat, why in repeats:
+                # as `list.remove` did: the first equal one goes (a file named twice: the earlier)
+                first = next(
+                    p for p, t in zip(positions, group, strict=True)
+                    if p not in self._drops and t == repeat
+                )  # fmt: skip
+                self._drops.add(first)
+                self.failures.append(
+                    ReadFailure(repeat.source.path, repeat.source.format, why, None)
+                )
+
+
+def stream_paths(
+    specs: Iterable[str | Path],
+    *,
+    format: str | None = None,
+    lenient: bool = False,
+    labels: Sequence[str] = (),
+    sidecars: bool = True,
+    on_file: Callable[[Path], None] | None = None,
+    strict: bool = False,
+    unevaluated: Unevaluated = "unknown",
+) -> TraceStream:
+    """Read many files (paths, directories, globs); failures are collected, never raised.
+
+    A walked file that looks like a trace (JSON with message/step/event keys) but that no
+    reader takes goes to `unread`, or to `failures` when `strict`.
+
+    Outcome labels are then taken from sidecars found beside each trace (`sidecars=True`) and from
+    the explicit `labels` files, in the precedence documented in `agentlens.outcomes`.
+    `on_file` is called after each file (the CLI's progress bar). Every file is read before
+    this returns; the trajectories come out of the stream.
+    """
+    from agentlens.outcomes import SidecarLabeler, load_label_spec
+
+    tables = [load_label_spec(spec, unevaluated) for spec in labels]  # bad ones fail first
+    labeler = SidecarLabeler(unevaluated) if sidecars else None
+    stream = TraceStream(Spool(), labeler, tables)
+    specs = list(specs)
+    for spec in specs:
+        text = str(spec)
+        if is_pattern(text) and not glob.glob(text, recursive=True):
+            failure = ReadFailure(printable(text), None, "no file matches this pattern", None)
+            stream.failures.append(failure)
+    for path, explicit in iter_trace_paths(specs):
+        trajectories = read_one(
+            stream, path, explicit, format=format, lenient=lenient, strict=strict
+        )
+        for trajectory in trajectories:
+            _run_folder_first(trajectory)
+        if trajectories:
+            stream._spool.add_file(trajectories)
+        if on_file is not None:
+            on_file(path)
+    stream.settle_ids()
+    return stream
+
+
+def iter_trajectories(specs: Iterable[str | Path], **options: object) -> Iterator[Trajectory]:
+    """The trajectories of `stream_paths(specs, **options)`, its failures left aside."""
+    yield from stream_paths(specs, **options)  # type: ignore[arg-type]

@@ -1,0 +1,147 @@
+"""The streamed batch read: the same trajectories as the list it replaces, in flat memory."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from agentlens.formats import read_path
+from agentlens.formats._batch_ids import unique_ids
+from agentlens.formats.load import iter_trace_paths
+from agentlens.formats.stream import iter_trajectories, stream_paths
+from agentlens.outcomes import discover_labels
+from agentlens.store import Run, open_store
+from agentlens.store.records import import_record, import_records
+from agentlens.trajectory import Trajectory
+from tests.conftest import BENCH, DATA, FORMATS
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+TASK_NAME = re.compile(rb'("task_name"\s*:\s*")')
+# a large dev trace (217 KB), so that what the list path held is well above the imports' peak
+LARGE = sorted((BENCH / "trajectories").rglob("*.json"), key=lambda p: p.stat().st_size)[359]
+
+
+def _list_path(specs: list[Path]) -> list[Trajectory]:
+    """What the loader did before it streamed: every file read into one list, ids made unique
+    over the list, repeats removed with `list.remove`, then sidecar labels."""
+    trajectories: list[Trajectory] = []
+    for path, _ in iter_trace_paths(specs):
+        try:
+            trajectories += read_path(path)
+        except Exception:
+            continue
+    for repeat, _why in unique_ids(trajectories):
+        trajectories.remove(repeat)
+    discover_labels(trajectories)
+    return trajectories
+
+
+def _batch_with_shared_ids(root: Path) -> list[Path]:
+    """Real traces where ids meet: one file named twice, one session copied into two folders."""
+    session = next((FORMATS / "claude-code").rglob("*.jsonl"))
+    for folder in ("a", "b"):
+        (root / folder).mkdir(parents=True)
+        shutil.copy(session, root / folder / session.name)
+    return [FORMATS / "codex", root, FORMATS / "codex", DATA / "mini-swe-agent-swebv"]
+
+
+def test_the_stream_gives_what_the_list_path_gave(tmp_path: Path) -> None:
+    specs = _batch_with_shared_ids(tmp_path)
+    expected = [msgspec.json.encode(t) for t in _list_path(specs)]
+    stream = stream_paths(specs)
+    assert stream.count == len(expected)
+    got = [msgspec.json.encode(t) for t in stream]
+    assert got == expected  # ids, renames, order, labels: byte for byte
+    assert stream.n_read == len(expected)
+    assert any("read twice from this file" in f.reason for f in stream.failures)
+    assert len({t.split(b'"id":')[1][:80] for t in got}) == len(got)  # ids unique
+
+
+def test_iter_trajectories_is_the_stream(tmp_path: Path) -> None:
+    specs = _batch_with_shared_ids(tmp_path)
+    ids = [t.id for t in iter_trajectories(specs)]
+    assert ids == [t.id for t in _list_path(specs)]
+
+
+def test_a_streamed_import_stores_what_a_whole_save_stores(tmp_path: Path) -> None:
+    trajectories = _list_path([DATA / "mini-swe-agent-swebv", FORMATS / "codex"])
+    tables = ("trajectories", "steps", "records", "metrics")
+    counts = []
+    for name, save in (
+        ("whole", lambda db, run: db.save(run, trajectories, import_records(trajectories))),
+        ("stream", lambda db, run: db.save_stream(run, ((t, import_record(t)) for t in trajectories))),
+    ):  # fmt: skip
+        with open_store(str(tmp_path / f"{name}.db")) as db:
+            run_id = save(db, Run(kind="import", scorer="import/1"))
+            records = [(r.trajectory, r.trajectory_id, r.metrics) for r in db.records(run_id)]
+            counts.append((db.stats(), records, db.new_steps))
+    whole, streamed = counts
+    assert streamed == whole
+    assert {k: whole[0][k] for k in tables} == {k: streamed[0][k] for k in tables}
+    assert whole[0]["records"] == len(trajectories) > 0
+
+
+def _corpus(root: Path, copies: int) -> Path:
+    """`copies` copies of a large dev trace, each with its own file and task name."""
+    data = LARGE.read_bytes()
+    for n in range(copies):
+        renamed = TASK_NAME.sub(rb"\1scale-test-copy%d-" % n, data, count=1)
+        (root / f"scale-test-copy{n}-{LARGE.name}").write_bytes(renamed)
+    return root
+
+
+def _inspect_peak(corpus: Path) -> tuple[int, int]:
+    """(peak RSS in bytes of the whole `agentlens inspect --json` process, lines it wrote)."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agentlens", "inspect", "--json", str(corpus)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert child.stdout is not None
+    lines = sum(1 for _ in child.stdout)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    assert child.returncode == 0
+    return usage.ru_maxrss * 1024, lines
+
+
+def test_inspect_peak_memory_does_not_grow_with_the_corpus(tmp_path: Path) -> None:
+    # the list path held each copy to the end: measured +54 MiB of peak from 20 to 200 copies
+    small, large = 20, 120
+    (tmp_path / "small").mkdir()
+    (tmp_path / "large").mkdir()
+    small_peak, small_lines = _inspect_peak(_corpus(tmp_path / "small", small))
+    large_peak, large_lines = _inspect_peak(_corpus(tmp_path / "large", large))
+    assert (small_lines, large_lines) == (small, large)
+    grown = (large_peak - small_peak) / 2**20
+    assert grown < 8, f"peak grew {grown:.1f} MiB from {small} to {large} traces"
+
+
+def test_a_large_jsonl_file_read_mapped_gives_the_same_trajectory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentlens.formats import _json, load
+
+    jsonl = [
+        *(FORMATS / "claude-code").rglob("*.jsonl"),
+        *(FORMATS / "gemini-cli-jsonl").rglob("*.jsonl"),
+    ]
+    whole = {p: [msgspec.json.encode(t) for t in read_path(p)] for p in jsonl}
+    monkeypatch.setattr(load, "MAPPED_FROM", 1)  # every file mapped
+    monkeypatch.setattr(_json, "RELEASE_EVERY", 4096)  # pages given back every few lines
+    mapped = {p: [msgspec.json.encode(t) for t in read_path(p)] for p in jsonl}
+    assert mapped == whole and len(whole) >= 4
+
+
+def test_lines_split_as_splitlines_does() -> None:
+    from agentlens.formats._json import lines
+
+    for data in (b"a\nb", b"a\r\nb\r\n", b"\n\na\n", b"a\rb\n\rc", b"", b"\r", b"x\r\r\ny"):
+        assert list(lines(data)) == data.splitlines()
