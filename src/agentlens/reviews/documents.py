@@ -241,6 +241,8 @@ def _dimension_review(doc: dict[str, Any]) -> DimensionReview:
         mode=doc.get("mode", "free text"),
         attempts=doc.get("attempts", 1),
         distribution=_distribution(doc.get("score_distribution")),
+        sample=doc.get("sample", 0),
+        samples=[_dimension_review(s) for s in doc.get("samples") or []],
     )
 
 
