@@ -25,6 +25,7 @@ from agentlens.reviews.documents import (
     formal_results,
     load_reviews,
     reviewed_dimensions,
+    unscored_scenarios,
     verifier_counts,
 )
 from agentlens.reviews.judge.judge import aggregate
@@ -172,6 +173,12 @@ def qi_report(
             "fraction": round(passed / total, 4) if total else 0.0,
         }
     result = quality_index(formal, means, judge_variance=variance)
+    skipped = unscored_scenarios(verify_paths) if verify_paths else 0
+    if skipped:
+        result.warnings.append(
+            f"{skipped} scenarios not scored (a check skipped: its tool is not installed, and "
+            "no check failed); the formal pass rate is over the others"
+        )
     beside = {d: mean for d, mean in means.items() if d not in result.components}
     return QiReport(result, unscored, beside, side)
 

@@ -98,7 +98,7 @@ class DimensionReview:
         found = self.item_samples
         return found.mean if found else self.score
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, with_samples: bool = True) -> dict[str, Any]:
         parsed = asdict(self.parsed) if self.parsed else None
         return {
             "dimension": self.dimension,
@@ -113,7 +113,7 @@ class DimensionReview:
             "mode": self.mode,
             "attempts": self.attempts,
             "score_distribution": self.distribution.to_dict() if self.distribution else None,
-            **self._samples_dict(),
+            **(self._samples_dict() if with_samples else {}),
         }
 
     def _samples_dict(self) -> dict[str, Any]:
@@ -123,7 +123,9 @@ class DimensionReview:
         return {
             "sample": self.sample,
             "sample_stats": found.to_dict(),
-            "samples": [{**s.to_dict(), "sample": s.sample} for s in self.samples],
+            "samples": [
+                {**s.to_dict(with_samples=False), "sample": s.sample} for s in self.samples
+            ],
         }
 
 
