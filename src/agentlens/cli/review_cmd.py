@@ -327,10 +327,11 @@ def _auto_dimensions(
 
 def _report_call_failures(reviews: list[TrajectoryReview]) -> int:
     """One line when judge calls failed outright (after retries); exit 1, like unreadable files."""
-    failed = [r for t in reviews for r in t.reviews.values() if r.provider_failed]
+    answers = [s for t in reviews for r in t.reviews.values() for s in (r.samples or [r])]
+    failed = [a for a in answers if a.provider_failed]
     if not failed:
         return 0
-    calls = sum(len(t.reviews) for t in reviews)
+    calls = len(answers)
     err_console.print(
         Text.assemble(
             ("failed:", "red"),
