@@ -27,6 +27,19 @@ from agentlens.reviews.auto_metric_set import AUTO
 
 T = TypeVar("T")
 
+
+def samples_option(what: str) -> Callable[[T], T]:
+    """`--samples N` of `review` and `sxs`: `what` it does with the N answers."""
+    return click.option(  # type: ignore[return-value]
+        "--samples",
+        default=1,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help=f"{what} Sample k: seed 42 + k, the judge role's `temperature` (else 0.7); "
+        "N× the calls.",
+    )
+
+
 if TYPE_CHECKING:
     from agentlens.providers import LLMClient
     from agentlens.reviews.judge.judge import JudgeSettings, TrajectoryReview
@@ -74,14 +87,7 @@ if TYPE_CHECKING:
     help="Per dimension, an LLM summary regrouping the reviews' evidence into aspect groups "
     "that cite the reviews as R<k>, linked to their trajectories (spec §5.5).",
 )
-@click.option(
-    "--samples",
-    default=1,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Judge each item N times (seeds 42..42+N-1, the judge role's `temperature`, else 0.7) "
-    "and report per-item variance and agreement; N× the calls.",
-)
+@samples_option("Judge each item N times and report per-item variance and agreement.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option(
     "--free-text",

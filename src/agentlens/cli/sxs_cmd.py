@@ -17,6 +17,7 @@ from agentlens.cli._dimension_options import (
     dimension_options,
 )
 from agentlens.cli._inputs import load_inputs
+from agentlens.cli.review_cmd import samples_option
 from agentlens.jsonio import dump
 from agentlens.providers import get_provider
 from agentlens.reviews.auto_metric_set import AUTO
@@ -76,14 +77,7 @@ from agentlens.reviews.sxs.runs import SideBySide, SxsSettings, side_by_side
     "p = -1 above 500 pairs); default counts every tie, applies the alert rule to the comparison "
     "lines and gives no trinomial p above 500 pairs (spec §8.4).",
 )
-@click.option(
-    "--samples",
-    default=1,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Judge each order N times (the judge role's `temperature`, else 0.7): the mean "
-    "score gets a 95% CI from the judge's sampling variance; N× the calls.",
-)
+@samples_option("Judge each order N times: the mean score gets a 95% CI from their variance.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None)
