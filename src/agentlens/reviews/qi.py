@@ -110,11 +110,11 @@ def quality_index(
             warnings.append(f"{name} = {value} is outside [0, 1]; pass fractions, not percents")
     if formal is not None and formal < 0.3:
         warnings.append(f"formal pass rate {formal:.2f} < 0.3: possible repository corruption")
+    variance = {d: v for d, v in (judge_variance or {}).items() if d in DIMENSIONS}
     if absent and missing == "na":
         reason = f"no scored item for {', '.join(absent)}"
-        return QualityIndex(None, components, warnings, na_reason=reason)
+        return QualityIndex(None, components, warnings, reason, judge_variance=variance)
     total = sum(v for v in components.values() if v is not None)
-    variance = {d: v for d, v in (judge_variance or {}).items() if d in DIMENSIONS}
     return QualityIndex(100.0 * total / 6, components, warnings, judge_variance=variance)
 
 
