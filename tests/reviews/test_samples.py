@@ -123,10 +123,10 @@ def test_qi_carries_the_sample_variance_into_its_ci(sampled) -> None:
     assert report.result.judge_variance == pytest.approx(variance, abs=1e-6)
     if report.result.value is None:  # the other three components were not reviewed here
         assert "n/a" in report.result.reason
-    full = {d: doc["summary"][d]["mean"] for d in DIMS}
-    full.update({d: 0.5 for d in ("InstructionCompliance", "Pitfalls", "Pleasantness")})
+    from agentlens.reviews import DIMENSIONS
     from agentlens.reviews.qi import quality_index
 
+    full = {d: doc["summary"][d]["mean"] if d in DIMS else 0.5 for d in DIMENSIONS}
     qi = quality_index(1.0, full, judge_variance=variance)
     if not variance:
         assert qi.ci is None
