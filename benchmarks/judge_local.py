@@ -75,7 +75,9 @@ def main() -> None:
         name, concurrency = f"llamacpp:{model}", 4  # the backend itself queues to 1
     client = get_provider(
         name, role="judge", cache=False, max_concurrency=concurrency,
-        config=ProvidersConfig(timeout_s=args.timeout), retry=RetryPolicy(timeout_s=args.timeout),
+        config=ProvidersConfig(timeout_s=args.timeout),
+        # the whole-call deadline (default 180 s) must not cut an attempt's own timeout short
+        retry=RetryPolicy(timeout_s=args.timeout, total_s=3 * args.timeout),
     )  # fmt: skip
     settings = JudgeSettings(budget_tokens=args.budget_tokens)
     rows = []

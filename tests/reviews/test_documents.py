@@ -140,8 +140,9 @@ WRONG_SHAPES = [
      ".review.evidence"),
     ("reviews", qi_of_reviews, "steps-str", lambda d: d["trajectories"][0].update(steps="5"),
      "$.trajectories[0].steps"),
-    ("verify", qi_of_verify, "formal-null",
-     lambda d: d["results"][0].update(formal_verification_result=None),
+    # null is "not scored" (a check skipped, none failed); a string is no verdict
+    ("verify", qi_of_verify, "formal-str",
+     lambda d: d["results"][0].update(formal_verification_result="1"),
      "formal_verification_result"),
     ("verify", qi_of_verify, "formal-neg",
      lambda d: d["results"][0].update(formal_verification_result=-5),

@@ -27,6 +27,19 @@ from agentlens.reviews.auto_metric_set import AUTO
 
 T = TypeVar("T")
 
+
+def samples_option(what: str) -> Callable[[T], T]:
+    """`--samples N` of `review` and `sxs`: `what` it does with the N answers."""
+    return click.option(  # type: ignore[return-value]
+        "--samples",
+        default=1,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help=f"{what} Sample k: seed 42 + k, the judge role's `temperature` (else 0.7); "
+        "N× the calls.",
+    )
+
+
 if TYPE_CHECKING:
     from agentlens.providers import LLMClient
     from agentlens.reviews.judge.judge import JudgeSettings, TrajectoryReview
@@ -74,6 +87,7 @@ if TYPE_CHECKING:
     help="Per dimension, an LLM summary regrouping the reviews' evidence into aspect groups "
     "that cite the reviews as R<k>, linked to their trajectories (spec §5.5).",
 )
+@samples_option("Judge each item N times and report per-item variance and agreement.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option(
     "--free-text",
@@ -116,6 +130,7 @@ def review(
     base_ref: str,
     with_process: bool,
     with_summary: bool,
+    samples: int,
     no_cache: bool,
     free_text: bool,
     dump_dir: str | None,
@@ -130,7 +145,6 @@ def review(
     from agentlens.jsonio import dump
     from agentlens.providers import get_provider
     from agentlens.reviews.documents import reviewed_dimensions
-    from agentlens.reviews.judge.judge import JudgeSettings
 
     explicit = None if metric_set == AUTO else chosen_dimensions(metric_set, dimensions)
     loaded = load_inputs(paths)
@@ -140,8 +154,7 @@ def review(
     contexts = _contexts(trajs, _diff(repo, base_ref) if repo else None)
     if with_process:
         _add_process_evidence(trajs, contexts, pool=pool)
-    settings = JudgeSettings(budget_tokens=budget_tokens, max_tokens=max_tokens)
-    settings.structured = False if free_text else None
+    settings = _settings(judge_model, budget_tokens, max_tokens, samples, free_text)
     if dump_dir or only_estimate:
         return _plan_only(client, pool, dims_of, contexts, settings, dump_dir, as_json)
     reviews = _review_all(client, pool, dims_of, contexts, settings)
@@ -154,6 +167,20 @@ def review(
     _print(doc, as_json)
     failed = max(report_failures(loaded), _report_call_failures(reviews))
     return max(failed, _report_unscored(reviews))
+
+
+def _settings(
+    judge_model: str, budget_tokens: int, max_tokens: int, samples: int, free_text: bool
+) -> JudgeSettings:
+    """The judge's settings; its temperature from the role (`llm.roles.judge.temperature`)."""
+    from agentlens.reviews.judge.ask import configured_temperature, sampling_temperature
+    from agentlens.reviews.judge.judge import JudgeSettings
+
+    temperature = sampling_temperature(configured_temperature(judge_model), samples)
+    return JudgeSettings(
+        budget_tokens=budget_tokens, max_tokens=max_tokens, temperature=temperature,
+        samples=samples, structured=False if free_text else None,
+    )  # fmt: skip
 
 
 def _contexts(trajs: list[Trajectory], repo_diff: str | None) -> dict[str, ReviewContext]:
@@ -231,7 +258,9 @@ def _plan_only(
     if dump_dir:
         written = dump_prompts(calls, dump_dir)
         err_console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False)
-    guess = estimate(calls, model_of(client.name), client.prices, free=client.free)
+    guess = estimate(
+        calls, model_of(client.name), client.prices, free=client.free, samples=settings.samples
+    )
     if as_json:
         console.print_json(dump({"estimate": [guess.to_dict()]}))
     else:
@@ -304,10 +333,11 @@ def _auto_dimensions(
 
 def _report_call_failures(reviews: list[TrajectoryReview]) -> int:
     """One line when judge calls failed outright (after retries); exit 1, like unreadable files."""
-    failed = [r for t in reviews for r in t.reviews.values() if r.provider_failed]
+    answers = [s for t in reviews for r in t.reviews.values() for s in (r.samples or [r])]
+    failed = [a for a in answers if a.provider_failed]
     if not failed:
         return 0
-    calls = sum(len(t.reviews) for t in reviews)
+    calls = len(answers)
     err_console.print(
         Text.assemble(
             ("failed:", "red"),

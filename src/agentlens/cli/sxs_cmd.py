@@ -17,10 +17,12 @@ from agentlens.cli._dimension_options import (
     dimension_options,
 )
 from agentlens.cli._inputs import load_inputs
+from agentlens.cli.review_cmd import samples_option
 from agentlens.jsonio import dump
 from agentlens.providers import get_provider
 from agentlens.reviews.auto_metric_set import AUTO
 from agentlens.reviews.documents import load_reviews
+from agentlens.reviews.judge.ask import configured_temperature
 from agentlens.reviews.sxs.pairing import PAIRINGS
 from agentlens.reviews.sxs.runs import SideBySide, SxsSettings, side_by_side
 
@@ -75,6 +77,7 @@ from agentlens.reviews.sxs.runs import SideBySide, SxsSettings, side_by_side
     "p = -1 above 500 pairs); default counts every tie, applies the alert rule to the comparison "
     "lines and gives no trinomial p above 500 pairs (spec §8.4).",
 )
+@samples_option("Judge each order N times: the mean score gets a 95% CI from their variance.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None)
@@ -99,6 +102,7 @@ def sxs(
         check_auto_request(dimensions, [*trajs_a, *trajs_b])
     reviews = load_reviews(reviews_a), load_reviews(reviews_b)
     client = get_provider(judge_model, role="judge", cache=not no_cache)
+    settings["temperature"] = configured_temperature(judge_model)
     with console.status("side-by-side judging", spinner="dots"):
         compared = side_by_side(
             client, (run_a, run_b), (trajs_a, trajs_b), reviews, metric_set=metric_set,
@@ -137,6 +141,8 @@ def _print_tables(compared: SideBySide, doc: dict[str, Any]) -> None:
             f"{d['unscored_rate']:.0%}", rate, flag,
         )  # fmt: skip
         wins.add_row(dim, *_trinomial_cells(d["trinomial"]))
+        if r.samples:
+            err_console.print(f"{dim}: {r.samples.reason}", highlight=False, soft_wrap=True)
     console.print(table)
     console.print(wins)
     info = doc["pairing"]

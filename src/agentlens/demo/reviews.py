@@ -46,9 +46,7 @@ def run_formal_demo(console: Console) -> ScenarioResult:
         apply_fix(repo)
         scenario = Scenario("fix_sub", list(DEMO_SCENARIO["verifiers"]))  # type: ignore[call-overload]
         result = run_scenario(scenario, repo)
-    table = Table(
-        title=f"formal checks, scripted fix of a tiny repo: {'PASS' if result.passed else 'FAIL'}"
-    )
+    table = Table(title=f"formal checks, scripted fix of a tiny repo: {result.verdict}")
     for name in ("verifier", "status", "time", "reason"):
         table.add_column(name, overflow="fold")
     for r in result.results:
@@ -70,7 +68,7 @@ def run_review_demo(
     model is installed."""
     formal = run_formal_demo(console)
     summary: dict[str, Any] = {
-        "formal_passed": formal.passed,
+        "formal_passed": formal.passed if formal.scored else None,
         "verifier_seconds": formal.duration_s,
     }
     traj = pick_trace(trajectories)
@@ -119,7 +117,7 @@ def _review(
         table.add_row(dim, score, str(len(evidence)), str(sum(len(e.step_ids) for e in evidence)))
     console.print(table)
     means = {d: s.mean for d, s in aggregate([review]).items()}
-    qi = quality_index(float(formal.passed), means)
+    qi = quality_index(float(formal.passed) if formal.scored else None, means)
     console.print(f"QI {qi.shown} = {qi.reason}", highlight=False)
     for warning in qi.warnings:
         console.print(f"  warning: {warning}", highlight=False)

@@ -55,11 +55,7 @@ def run_scenario_demo(console: Console, gguf: Path) -> dict[str, Any]:
             result = simulator.run(run_fold(fold, settings))
     session = result.sessions[0]
     meta = session.trajectory.metadata
-    verdict = (
-        "failed run"
-        if session.verification is None
-        else ("PASS" if session.verification.passed else "FAIL")
-    )
+    verdict = "failed run" if session.verification is None else session.verification.verdict
     tools = sum(1 for s in session.trajectory.steps if s.kind == "tool")
     console.print(
         f"scenario run fix_sub / default: {meta['user_messages']} user messages, {tools} shell "

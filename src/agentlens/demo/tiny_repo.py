@@ -3,7 +3,9 @@ and one known bug, plus the scripted edit that fixes it (what an agent would hav
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 FILES: dict[str, str] = {
@@ -50,6 +52,10 @@ def apply_fix(repo: Path) -> None:
         handle.write(NEW_TEST)
 
 
+# The demo's own interpreter first on PATH: its pytest and ruff, where installed, run the checks
+# (a check whose tool is installed nowhere is skipped, naming what to install).
+OWN_TOOLS = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+
 DEMO_SCENARIO: dict[str, object] = {
     "name": "fix_sub",
     "verifiers": [
@@ -70,8 +76,8 @@ DEMO_SCENARIO: dict[str, object] = {
             "runner": "pytest",
             "command": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
             # Third-party pytest plugins in the caller's environment cost seconds per run.
-            "env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+            "env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **OWN_TOOLS},
         },
-        {"type": "StaticAnalysisVerifier", "tool": "ruff", "path": "calc"},
+        {"type": "StaticAnalysisVerifier", "tool": "ruff", "path": "calc", "env": OWN_TOOLS},
     ],
 }

@@ -62,6 +62,8 @@ class RoleConfig:
     max_concurrency: int | None = None
     budget_usd: float | None = None
     budget_tokens: int | None = None
+    temperature: float | None = None
+    """The role's sampling temperature (the judge's with `--samples N`); None: the caller's."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,7 @@ def parse_role(name: str, value: Any) -> RoleConfig:
         _at_least(1, role.max_concurrency, f"llm.{where}.max_concurrency")
         _at_least(0, role.budget_usd, f"llm.{where}.budget_usd")
         _at_least(0, role.budget_tokens, f"llm.{where}.budget_tokens")
+        _at_least(0, role.temperature, f"llm.{where}.temperature")
         return role
     raise ConfigError(f"llm.roles.{name}: give a model string or a mapping with `model`")
 

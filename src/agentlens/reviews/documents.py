@@ -87,12 +87,12 @@ class _TestMetrics(msgspec.Struct):
 
 class _Verifier(msgspec.Struct):
     type: str
-    status: Literal["pass", "fail", "error"]
+    status: Literal["pass", "fail", "error", "skipped"]
     metrics: dict[str, Any] | None = None
 
 
 class _Scenario(msgspec.Struct):
-    formal_verification_result: Literal[0, 1]
+    formal_verification_result: Literal[0, 1] | None  # None: a check skipped, none failed
     verifier_results: list[_Verifier]
 
 
@@ -241,6 +241,8 @@ def _dimension_review(doc: dict[str, Any]) -> DimensionReview:
         mode=doc.get("mode", "free text"),
         attempts=doc.get("attempts", 1),
         distribution=_distribution(doc.get("score_distribution")),
+        sample=doc.get("sample", 0),
+        samples=[_dimension_review(s) for s in doc.get("samples") or []],
     )
 
 
@@ -259,12 +261,20 @@ def verify_results(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
 
 
 def formal_results(paths: Sequence[str | Path]) -> list[int]:
-    """Per-scenario `formal_verification_result` (0/1) from `agentlens verify --json` files."""
-    return [r["formal_verification_result"] for r in verify_results(paths)]
+    """Per-scenario `formal_verification_result` (0/1) from `agentlens verify --json` files;
+    a scenario not scored (a check skipped for a missing tool, none failed) is left out."""
+    found = [r["formal_verification_result"] for r in verify_results(paths)]
+    return [r for r in found if r is not None]
+
+
+def unscored_scenarios(paths: Sequence[str | Path]) -> int:
+    """Scenarios left out of the formal pass rate because a check was skipped."""
+    return sum(r["formal_verification_result"] is None for r in verify_results(paths))
 
 
 def verifier_counts(paths: Sequence[str | Path]) -> tuple[int, int]:
     """(passed, total) individual verifiers over `agentlens verify` files: the side metric of
     spec §7 / decision §13.3 (the QI itself uses only the all-pass rate)."""
     statuses = [v["status"] for r in verify_results(paths) for v in r["verifier_results"]]
-    return sum(s == "pass" for s in statuses), len(statuses)
+    run = [s for s in statuses if s != "skipped"]  # a skipped check is not scored
+    return sum(s == "pass" for s in run), len(run)

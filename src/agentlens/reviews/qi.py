@@ -4,7 +4,14 @@ pass rate and the rest are the five judge means on the {0, 0.5, 1} scale.
 A component without a scored item makes the QI n/a, with the reason: a mean over nothing is not
 0, and a QI that silently counted it as 0 would be a number nobody measured. The released
 evaluator's rule (a missing metric counts as 0, with a warning) stays available as
-`missing="zero"`. FV < 0.3 warns of possible repository corruption."""
+`missing="zero"`. FV < 0.3 warns of possible repository corruption.
+
+With reviews judged N > 1 times per item (`review --samples N`), the QI carries the judge's
+sampling variance into a 95% CI: each judge mean m_d has Var(m_d) = Σ vᵢ/kᵢ / n² (item i's
+sample variance over its kᵢ scored samples, n scored items; `samples.SampleSummary`), the
+components are independent, and Var(QI) = (100/6)² × Σ_d Var(m_d); CI = QI ± 1.96·√Var(QI).
+The formal pass rate is deterministic and adds nothing. This is the spread of re-judging the
+same trajectories, not of drawing other tasks."""
 
 from __future__ import annotations
 
@@ -18,9 +25,11 @@ from agentlens.reviews.documents import (
     formal_results,
     load_reviews,
     reviewed_dimensions,
+    unscored_scenarios,
     verifier_counts,
 )
 from agentlens.reviews.judge.judge import aggregate
+from agentlens.reviews.judge.samples import normal_ci
 
 COMPONENTS: tuple[str, ...] = ("Formal", *DIMENSIONS)
 Missing = Literal["na", "zero"]
@@ -33,13 +42,36 @@ class QualityIndex:
     components: dict[str, float | None]
     warnings: list[str] = field(default_factory=list)
     na_reason: str | None = None
+    judge_variance: dict[str, float] = field(default_factory=dict)
+    """Var(m_d) from judge sampling per judge component (`review --samples N`); empty: none."""
+
+    @property
+    def variance(self) -> float | None:
+        if self.value is None or not self.judge_variance:
+            return None
+        return (100 / 6) ** 2 * sum(self.judge_variance.values())
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        variance = self.variance
+        return None if variance is None or self.value is None else normal_ci(self.value, variance)
 
     @property
     def reason(self) -> str:
         if self.value is None:
             return f"n/a: {self.na_reason}"
         terms = " + ".join(f"{v if v is not None else 0:.4g}" for v in self.components.values())
-        return f"100 × ({terms}) / 6 = {self.value:.2f}"
+        return f"100 × ({terms}) / 6 = {self.value:.2f}{self._ci_reason()}"
+
+    def _ci_reason(self) -> str:
+        ci, variance = self.ci, self.variance
+        if ci is None or variance is None:
+            return ""
+        terms = " + ".join(f"{v:.4g}" for v in self.judge_variance.values())
+        return (
+            f"; judge sampling: Var(QI) = (100/6)² × ({terms}) = {variance:.4g}, "
+            f"95% CI {self.value:.2f} ± 1.96 × {variance**0.5:.3g} = [{ci[0]:.2f}, {ci[1]:.2f}]"
+        )
 
     @property
     def shown(self) -> str:
@@ -52,14 +84,21 @@ class QualityIndex:
             "components": self.components,
             "warnings": self.warnings,
             "reason": self.reason,
+            **({"ci95": [round(self.ci[0], 2), round(self.ci[1], 2)]} if self.ci else {}),
+            **({"judge_variance": self.judge_variance} if self.judge_variance else {}),
         }
 
 
 def quality_index(
-    formal: float | None, judge_means: Mapping[str, float | None], *, missing: Missing = "na"
+    formal: float | None,
+    judge_means: Mapping[str, float | None],
+    *,
+    missing: Missing = "na",
+    judge_variance: Mapping[str, float] | None = None,
 ) -> QualityIndex:
     """Combine the formal pass rate and the judge means (each in [0, 1]) into the QI; n/a when
-    a component is missing, unless `missing="zero"` (the released evaluator's rule)."""
+    a component is missing, unless `missing="zero"` (the released evaluator's rule).
+    `judge_variance`: Var(m_d) from judge sampling, for the CI."""
     components: dict[str, float | None] = {"Formal": formal}
     components.update({d: judge_means.get(d) for d in DIMENSIONS})
     absent = [name for name, v in components.items() if v is None]
@@ -71,11 +110,12 @@ def quality_index(
             warnings.append(f"{name} = {value} is outside [0, 1]; pass fractions, not percents")
     if formal is not None and formal < 0.3:
         warnings.append(f"formal pass rate {formal:.2f} < 0.3: possible repository corruption")
+    variance = {d: v for d, v in (judge_variance or {}).items() if d in DIMENSIONS}
     if absent and missing == "na":
         reason = f"no scored item for {', '.join(absent)}"
-        return QualityIndex(None, components, warnings, na_reason=reason)
+        return QualityIndex(None, components, warnings, reason, judge_variance=variance)
     total = sum(v for v in components.values() if v is not None)
-    return QualityIndex(100.0 * total / 6, components, warnings)
+    return QualityIndex(100.0 * total / 6, components, warnings, judge_variance=variance)
 
 
 @dataclass
@@ -107,17 +147,21 @@ def qi_report(
     `DIMENSION=MEAN` (which win over the reviews) and a formal pass rate."""
     means: dict[str, float | None] = {}
     unscored: dict[str, float] = {}
+    variance: dict[str, float] = {}
     if reviews_path:
         reviews = load_reviews(reviews_path)
         for dim, summary in aggregate(reviews, reviewed_dimensions(reviews)).items():
             means[dim] = summary.mean
             if summary.scored + summary.unscored:
                 unscored[dim] = summary.unscored_rate
+            if summary.samples and summary.samples.variance_of_mean is not None:
+                variance[dim] = summary.samples.variance_of_mean
     for item in components:
         dim, sep, text = item.partition("=")
         if not sep:
             raise ConfigError(f"--component {item!r}: expected DIMENSION=MEAN")
         means[dim] = float(text)
+        variance.pop(dim, None)  # a given mean has no sampling variance we know of
     side: dict[str, float | int] = {}
     if verify_paths:
         results = formal_results(verify_paths)
@@ -128,7 +172,13 @@ def qi_report(
             "total": total,
             "fraction": round(passed / total, 4) if total else 0.0,
         }
-    result = quality_index(formal, means)
+    result = quality_index(formal, means, judge_variance=variance)
+    skipped = unscored_scenarios(verify_paths) if verify_paths else 0
+    if skipped:
+        result.warnings.append(
+            f"{skipped} scenarios not scored (a check skipped: its tool is not installed, and "
+            "no check failed); the formal pass rate is over the others"
+        )
     beside = {d: mean for d, mean in means.items() if d not in result.components}
     return QiReport(result, unscored, beside, side)
 

@@ -72,14 +72,31 @@ class ScenarioResult:
         return bool(self.results) and all(r.passed for r in self.results)
 
     @property
+    def scored(self) -> bool:
+        """False when a check was skipped (its tool is not installed) and none failed: the
+        verdict is unknown, so the scenario is left out of the formal pass rate."""
+        return not any(r.skipped for r in self.results) or any(
+            not (r.passed or r.skipped) for r in self.results
+        )
+
+    @property
+    def verdict(self) -> str:
+        if self.scored:
+            return "PASS" if self.passed else "FAIL"
+        tools = [str(r.metrics.get("missing_tool", r.type)) for r in self.results if r.skipped]
+        return f"not scored ({len(tools)} checks skipped: install {', '.join(tools)})"
+
+    @property
     def fraction_passed(self) -> float:
-        """Side metric (spec §7, decision §13.3): share of individual verifiers that passed."""
-        return sum(r.passed for r in self.results) / len(self.results) if self.results else 0.0
+        """Side metric (spec §7, decision §13.3): share of the individual verifiers run (not
+        skipped) that passed."""
+        run = [r for r in self.results if not r.skipped]
+        return sum(r.passed for r in run) / len(run) if run else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "scenario": self.scenario,
-            "formal_verification_result": int(self.passed),
+            "formal_verification_result": int(self.passed) if self.scored else None,
             "verifiers_passed_fraction": round(self.fraction_passed, 4),
             "duration_s": round(self.duration_s, 3),
             "verifier_results": [r.to_dict() for r in self.results],

@@ -13,6 +13,7 @@ from typing import Any
 from agentlens.errors import ProviderError
 from agentlens.providers import ChatRequest, LLMClient
 from agentlens.reviews import DIMENSIONS
+from agentlens.reviews.judge.ask import PerItem, ask, dimensions_of, sample_request
 from agentlens.reviews.judge.compact import Compacted, compact
 from agentlens.reviews.judge.parse import ParsedReview, parse_review
 from agentlens.reviews.judge.prompt import (
@@ -21,6 +22,7 @@ from agentlens.reviews.judge.prompt import (
     prompt_hash,
     prompt_tokens,
 )
+from agentlens.reviews.judge.samples import ItemSamples, SampleSummary, summarize_samples
 from agentlens.reviews.judge.score_probs import ScoreDistribution, score_distribution
 from agentlens.reviews.judge.structured import (
     answer_schema,
@@ -32,8 +34,7 @@ from agentlens.trajectory import Trajectory
 
 MAX_REVIEWED = 50
 
-TrajectoryDimensions = Sequence[str] | Callable[[Trajectory], Sequence[str]]
-"""The dimensions of every trajectory, or a function from a trajectory to its own (`auto`)."""
+TrajectoryDimensions = PerItem[Trajectory]
 
 
 @dataclass
@@ -41,8 +42,11 @@ class JudgeSettings:
     budget_tokens: int = 6000
     """Transcript budget (estimated tokens); the whole prompt adds ~600 for rubric and summary."""
     max_tokens: int = 700
-    temperature: float = 0.0
+    temperature: float | None = 0.0
+    """`ask.sampling_temperature`: the judge role's `temperature`, else 0 (0.7 for N samples)."""
     seed: int | None = 42
+    samples: int = 1
+    """Judge each item this many times (sample k with seed `seed + k`); 1: once, as before."""
     structured: bool | None = None
     """Ask for the JSON answer of `structured.answer_schema`; None: wherever the backend can
     constrain answers to a schema (else the tagged free text and its parser)."""
@@ -76,12 +80,25 @@ class DimensionReview:
     """2 when the first answer had no valid score and the judge was asked once more."""
     distribution: ScoreDistribution | None = None
     """The probability-weighted score and its spread, where the backend gave log-probs."""
+    sample: int = 0
+    samples: list[DimensionReview] = field(default_factory=list)
+    """With N > 1 samples, all N (this review is the first scored one, else sample 0)."""
 
     @property
     def scored(self) -> bool:
         return self.score is not None
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def item_samples(self) -> ItemSamples | None:
+        return ItemSamples(tuple(s.score for s in self.samples)) if self.samples else None
+
+    @property
+    def item_score(self) -> float | None:
+        """What the dimension mean averages: the mean of the scored samples, or the score."""
+        found = self.item_samples
+        return found.mean if found else self.score
+
+    def to_dict(self, *, with_samples: bool = True) -> dict[str, Any]:
         parsed = asdict(self.parsed) if self.parsed else None
         return {
             "dimension": self.dimension,
@@ -96,6 +113,19 @@ class DimensionReview:
             "mode": self.mode,
             "attempts": self.attempts,
             "score_distribution": self.distribution.to_dict() if self.distribution else None,
+            **(self._samples_dict() if with_samples else {}),
+        }
+
+    def _samples_dict(self) -> dict[str, Any]:
+        found = self.item_samples
+        if found is None:
+            return {}
+        return {
+            "sample": self.sample,
+            "sample_stats": found.to_dict(),
+            "samples": [
+                {**s.to_dict(with_samples=False), "sample": s.sample} for s in self.samples
+            ],
         }
 
 
@@ -150,19 +180,40 @@ async def review_dimension(
     settings: JudgeSettings,
     transcript: Compacted | None = None,
 ) -> DimensionReview:
+    """One review, or with `settings.samples` N > 1, N reviews carried by the first scored one."""
     structured = settings.is_structured(client)
     transcript = transcript or judge_transcript(traj, settings)
     messages = dimension_messages(traj, dimension, ctx, settings, transcript, structured)
+    if settings.samples <= 1:
+        return await _review_once(client, traj, dimension, messages, settings, structured)
+    done = await asyncio.gather(
+        *(
+            _review_once(client, traj, dimension, messages, settings, structured, sample=k)
+            for k in range(settings.samples)
+        )
+    )
+    primary = next((r for r in done if r.scored), done[0])
+    primary.samples = list(done)
+    return primary
+
+
+async def _review_once(
+    client: LLMClient, traj: Trajectory, dimension: str, messages: list[dict[str, str]],
+    settings: JudgeSettings, structured: bool, sample: int | None = None,
+) -> DimensionReview:  # fmt: skip
     review = DimensionReview(
         dimension, None, None, None, "", prompt_tokens(messages),
         prompt_sha256=prompt_hash(messages), mode="schema" if structured else "free text",
+        sample=sample or 0,
     )  # fmt: skip
     usage: dict[str, int] = {"prompt_tokens": 0, "completion_tokens": 0}
     for attempt in (1, 2):
-        try:
-            answer = await client.chat(_request(messages, dimension, settings, structured))
-        except ProviderError as exc:
-            review.unscored_reason, review.provider_failed = f"provider error: {exc}", True
+        request = _request(messages, dimension, settings, structured)
+        if sample is not None:
+            request = sample_request(request, sample, settings.temperature)
+        answer = await ask(client, request)
+        if isinstance(answer, ProviderError):
+            review.unscored_reason, review.provider_failed = f"provider error: {answer}", True
             break
         usage["prompt_tokens"] += answer.usage.prompt_tokens
         usage["completion_tokens"] += answer.usage.completion_tokens
@@ -240,9 +291,11 @@ async def review_run(
     settings: JudgeSettings | None = None,
     on_done: Callable[[TrajectoryReview], None] | None = None,
 ) -> list[TrajectoryReview]:
+    dims_of = dimensions_of(dimensions)
+
     async def one(traj: Trajectory) -> TrajectoryReview:
         ctx = (contexts or {}).get(traj.id)
-        own = dimensions(traj) if callable(dimensions) else dimensions
+        own = dims_of(traj)
         result = await review_trajectory(client, traj, dimensions=own, ctx=ctx, settings=settings)
         if on_done:
             on_done(result)
@@ -261,6 +314,8 @@ class DimensionSummary:
     """Mean probability-weighted score over the reviews that have one (log-prob backends)."""
     spread_mean: float | None = None
     """Mean spread of those reviews: the judge's own uncertainty, 0 (sure) to 0.5."""
+    samples: SampleSummary | None = None
+    """With N > 1 samples per item: agreement and the judge's sampling variance of `mean`."""
 
     @property
     def unscored_rate(self) -> float:
@@ -275,24 +330,28 @@ class DimensionSummary:
             "unscored_rate": self.unscored_rate,
             "weighted_mean": self.weighted_mean,
             "spread_mean": self.spread_mean,
+            **({"samples": self.samples.to_dict()} if self.samples else {}),
         }
 
 
 def aggregate(
     reviews: Sequence[TrajectoryReview], dimensions: Sequence[str] = DIMENSIONS
 ) -> dict[str, DimensionSummary]:
-    """Per dimension: mean of the scored reviews (2 decimals) and the unscored count."""
+    """Per dimension: mean of the scored reviews (2 decimals) and the unscored count; with N
+    samples per item, each item counts by the mean of its scored samples."""
     out = {}
     for dim in dimensions:
-        scores = [r.reviews[dim].score for r in reviews if dim in r.reviews]
-        kept = [s for s in scores if s is not None]
+        mine = [r.reviews[dim] for r in reviews if dim in r.reviews]
+        kept = [r.item_score for r in mine if r.item_score is not None]
         mean = round(sum(kept) / len(kept), 2) if kept else None
-        dists = [r.reviews[dim].distribution for r in reviews if dim in r.reviews]
+        dists = [r.distribution for r in mine]
         weighted = [d.expected for d in dists if d is not None and d.expected is not None]
         spreads = [d.spread for d in dists if d is not None and d.spread is not None]
+        sampled = [r.item_samples for r in mine if r.item_samples is not None]
         out[dim] = DimensionSummary(
-            dim, mean, len(kept), len(scores) - len(kept), _mean(weighted), _mean(spreads)
-        )
+            dim, mean, len(kept), len(mine) - len(kept), _mean(weighted), _mean(spreads),
+            summarize_samples(sampled) if sampled else None,
+        )  # fmt: skip
     return out
 
 

@@ -133,15 +133,18 @@ class Estimate:
 
 
 def estimate(
-    calls: Sequence[PlannedCall], model: str, prices: PriceTable, *, free: bool
+    calls: Sequence[PlannedCall], model: str, prices: PriceTable, *, free: bool, samples: int = 1
 ) -> Estimate:
-    """Calls, tokens and dollars of `calls` on `model` (its model part, as priced)."""
-    tokens_in = sum(prompt_tokens(c.messages) for c in calls)
-    tokens_out = sum(c.max_tokens for c in calls)
+    """Calls, tokens and dollars of `calls` on `model` (its model part, as priced), each call
+    made `samples` times (`--samples N`: N× the calls, the tokens and the cost)."""
+    tokens_in = samples * sum(prompt_tokens(c.messages) for c in calls)
+    tokens_out = samples * sum(c.max_tokens for c in calls)
     price = None if free else prices.lookup(model)
     usage = TokenUsage(prompt_tokens=tokens_in, completion_tokens=tokens_out)
     cost = 0.0 if free else price.cost(usage) if price else None
-    return Estimate(model, len(calls), tokens_in, tokens_out, cost, price.as_of if price else None)
+    return Estimate(
+        model, samples * len(calls), tokens_in, tokens_out, cost, price.as_of if price else None
+    )
 
 
 def unscored_dimensions(reviews: Sequence[TrajectoryReview]) -> list[str]:
@@ -160,7 +163,8 @@ def _safe(name: str) -> str:
 def run_summary(client: LLMClient, reviews: Sequence[TrajectoryReview], wall_s: float) -> str:
     """One line after a run: calls made and re-asked, retries, time queued, wall time."""
     first = sum(len(r.reviews) for r in reviews)
-    reasked = sum(d.attempts - 1 for r in reviews for d in r.reviews.values())
+    answers = [s for r in reviews for d in r.reviews.values() for s in (d.samples or [d])]
+    reasked = sum(a.attempts - 1 for a in answers)
     stats = client.stats
     per = wall_s / len(reviews) if reviews else 0.0
     why = f" ({'; '.join(sorted(set(stats.retry_reasons)))})" if stats.retry_reasons else ""

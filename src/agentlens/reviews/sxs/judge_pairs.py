@@ -5,7 +5,7 @@ mean of the available orders, and the position-consistency rate is the share of 
 orders scored) whose two signs agree. Pitfalls scores come from the burden totals (spec §6).
 Pairs are built by `pairing.pair_runs` (repeat i of a task in A vs repeat i in B); the
 permutation test reads each pair as one paired difference, or each task's mean over its pairs
-with `pairing="task-mean"`."""
+with `pairing="task-mean"`. With `samples` N > 1 each order is judged N times (`sample_ci`)."""
 
 from __future__ import annotations
 
@@ -13,19 +13,22 @@ import asyncio
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentlens.errors import ConfigError, ProviderError
 from agentlens.providers import ChatRequest, LLMClient
 from agentlens.reviews import DIMENSIONS, canonical_order
+from agentlens.reviews.judge.ask import PerItem, ask, dimensions_of, sample_request
 from agentlens.reviews.judge.judge import DimensionReview
+from agentlens.reviews.judge.samples import ItemSamples
 from agentlens.reviews.sxs.alert import llm_judge_alert
 from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
 from agentlens.reviews.sxs.pairing import PAIRINGS, Side, key_order, pair_task
 from agentlens.reviews.sxs.parse import ParsedComparison, parse_comparison
 from agentlens.reviews.sxs.prompt import Presence, build_messages, has_review
+from agentlens.reviews.sxs.sample_ci import SampleCi, sample_ci
 from agentlens.reviews.sxs.stats import (
     ScoreFlags,
     Ties,
@@ -37,8 +40,7 @@ from agentlens.reviews.sxs.stats import (
 
 MAX_POOL = 50
 
-PairDimensions = Sequence[str] | Callable[[str], Sequence[str]]
-"""The dimensions of every pair, or a function from a pair key to its own (`auto`)."""
+PairDimensions = PerItem[str]
 
 
 @dataclass
@@ -50,11 +52,20 @@ class Cell:
     pitfalls: PitfallScore | None = None
     comparisons: list[ParsedComparison] = field(default_factory=list)
     trajectories: tuple[str, str] = ("", "")  # ids of the pair: run A's, run B's
+    samples: tuple[ItemSamples, ...] = ()
+    """With N > 1 samples: per order (forward, then swapped), the N oriented scores."""
 
     @property
     def score(self) -> float | None:
-        kept = [s for s in (self.forward, self.swapped) if s is not None]
+        """The mean of the available orders (each order's mean over its scored samples)."""
+        kept = [m for m in self.order_means if m is not None]
         return sum(kept) / len(kept) if kept else None
+
+    @property
+    def order_means(self) -> list[float | None]:
+        if self.samples:
+            return [s.mean for s in self.samples]
+        return [None if s is None else float(s) for s in (self.forward, self.swapped)]
 
     @property
     def consistent(self) -> bool | None:
@@ -67,17 +78,13 @@ def _sign(x: float) -> int:
     return (x > 0) - (x < 0)
 
 
-def _per_key(dimensions: PairDimensions) -> Callable[[str], Sequence[str]]:
-    return dimensions if callable(dimensions) else lambda _key: dimensions
-
-
 def select_tasks(
     a: Side, b: Side, dimensions: PairDimensions, presence: Presence = "scored"
 ) -> list[str]:
     """Spec §8.4 on pair keys: common keys with a dimension to judge; complete ones (a review
     for each of the key's dimensions on both sides) first; each group shuffled with one
     Random(42); cut to 50; sorted (`t#2` < `t#10`)."""
-    dims_of = _per_key(dimensions)
+    dims_of = dimensions_of(dimensions)
     common = [
         k for k in sorted(set(a.trajectories) & set(b.trajectories), key=key_order) if dims_of(k)
     ]
@@ -97,14 +104,30 @@ def select_tasks(
     return sorted((full + rest)[:MAX_POOL], key=key_order)
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """How many times each order is judged, and at what temperature (N > 1 only)."""
+
+    n: int = 1
+    temperature: float | None = None
+
+
 async def _judge(
-    client: LLMClient, messages: list[dict[str, str]], max_tokens: int
-) -> ParsedComparison:
-    try:
-        answer = await client.chat(ChatRequest(messages=messages, max_tokens=max_tokens, seed=42))
-    except ProviderError as exc:
-        return ParsedComparison(None, f"provider error: {exc}", "", [])
-    return parse_comparison(answer.text)
+    client: LLMClient, messages: list[dict[str, str]], max_tokens: int, sampling: Sampling
+) -> list[ParsedComparison]:
+    """One order's answers: one, or N samples (seed 42 + k at the sampling temperature)."""
+    request = ChatRequest(messages=messages, max_tokens=max_tokens, seed=42)
+    if sampling.n > 1:
+        requests = [sample_request(request, k, sampling.temperature) for k in range(sampling.n)]
+    else:
+        requests = [request]
+    answers = await asyncio.gather(*(ask(client, r) for r in requests))
+    return [
+        ParsedComparison(None, f"provider error: {a}", "", [])
+        if isinstance(a, ProviderError)
+        else parse_comparison(a.text)
+        for a in answers
+    ]
 
 
 def _review(side: Side, task: str, dim: str) -> DimensionReview | None:
@@ -139,7 +162,9 @@ async def judge_cell(
     budget_tokens: int,
     max_tokens: int,
     presence: Presence = "scored",
+    sampling: Sampling | None = None,
 ) -> Cell:
+    sampling = sampling or Sampling()
     ra, rb = _review(a, task, dim), _review(b, task, dim)
     ta, tb = a.trajectories[task], b.trajectories[task]
     mapping = _pitfall_mapping(ra, rb) if dim == "Pitfalls" else None
@@ -156,13 +181,26 @@ async def judge_cell(
                 dim, tb, ta, rb, ra, budget_tokens=budget, pitfalls=swapped_map, presence=presence
             )
         )
-    parsed = await asyncio.gather(*(_judge(client, m, max_tokens) for m in calls))
-    forward = mapping.score if mapping else parsed[0].score
-    swapped = None
-    if swap:
-        raw = -mapping.score if mapping else parsed[1].score
-        swapped = -raw if raw is not None else None
-    return Cell(task, dim, forward, swapped, mapping, list(parsed), (ta.id, tb.id))
+    orders = await asyncio.gather(*(_judge(client, m, max_tokens, sampling) for m in calls))
+    # A swapped answer is sign-flipped back to A-vs-B; a Pitfalls score is the mapping's, fixed.
+    oriented = [
+        [mapping.score if mapping else _flip(p.score, flip=i == 1) for p in order]
+        for i, order in enumerate(orders)
+    ]
+    primaries = [_primary(order) for order in orders]
+    scores = [oriented[i][orders[i].index(p)] for i, p in enumerate(primaries)]
+    samples = tuple(ItemSamples(tuple(o)) for o in oriented) if sampling.n > 1 else ()
+    forward, swapped = scores[0], scores[1] if swap else None
+    return Cell(task, dim, forward, swapped, mapping, primaries, (ta.id, tb.id), samples)
+
+
+def _flip(score: int | None, *, flip: bool) -> int | None:
+    return -score if flip and score is not None else score
+
+
+def _primary(order: list[ParsedComparison]) -> ParsedComparison:
+    """The answer an order reports: its first scored sample, else its first."""
+    return next((p for p in order if p.score is not None), order[0])
 
 
 @dataclass
@@ -174,6 +212,7 @@ class DimensionResult:
     pairing: str = "repeat"
     judge_alert_reason: str = "rule: an aspect with the same winner in ≥ 3 comparisons, one high"
     trinomial: TrinomialResult | None = None  # reported beside `flags`, never part of them
+    samples: SampleCi | None = None  # with N > 1 samples: the mean score's CI, and agreement
 
     @property
     def consistency_rate(self) -> float | None:
@@ -209,6 +248,7 @@ class DimensionResult:
             "warning": self.warning,
             "alert": self.alert,
             "reason": self.flags.reason,
+            **({"samples": self.samples.to_dict()} if self.samples else {}),
             "cells": [
                 {
                     "task": c.task,
@@ -219,6 +259,7 @@ class DimensionResult:
                     "score": c.score,
                     "consistent": c.consistent,
                     "pitfalls": c.pitfalls.line if c.pitfalls else None,
+                    **({"samples": [list(o.scores) for o in c.samples]} if c.samples else {}),
                     "comparisons": [
                         {
                             "score": p.score,
@@ -276,6 +317,7 @@ async def run_sxs(
     llm_alert: bool = False,
     presence: Presence = "scored",
     trinomial_profile: TrinomialProfile = "default",
+    sampling: Sampling | None = None,
 ) -> dict[str, DimensionResult]:
     """SxS per dimension. `ties="released"`, `llm_alert=True` and `presence="text"` reproduce the
     released evaluator's permutation p, its LLM-summarised judge alert and its notion of a present
@@ -283,11 +325,12 @@ async def run_sxs(
     trinomial test's float ties and −1 above N = 500. The trinomial test reads the permutation
     test's input and is only reported: no flag depends on it. With `dimensions` a function of
     the pair key, each dimension is judged on the selected keys that have it, and one no
-    selected key has is absent from the result."""
+    selected key has is absent from the result. `sampling`: each order judged N times; the
+    result carries the samples, their agreement and the mean score's CI (`sample_ci`)."""
     if pairing not in PAIRINGS:
         raise ConfigError(f"unknown pairing {pairing!r}; choose one of {PAIRINGS}")
     tasks = select_tasks(a, b, dimensions, presence)
-    dims_of = _per_key(dimensions)
+    dims_of = dimensions_of(dimensions)
     judged = _judged_dimensions(dimensions, tasks)
     jobs = [
         judge_cell(
@@ -300,6 +343,7 @@ async def run_sxs(
             budget_tokens=budget_tokens,
             max_tokens=max_tokens,
             presence=presence,
+            sampling=sampling,
         )
         for d in judged
         for t in tasks
@@ -313,8 +357,9 @@ async def run_sxs(
         flags = score_flags(differences, ties)
         trinomial = trinomial_from_scores(differences, trinomial_profile)
         out[dim] = DimensionResult(
-            dim, mine, flags, judge_alert(mine), pairing, trinomial=trinomial
-        )
+            dim, mine, flags, judge_alert(mine), pairing, trinomial=trinomial,
+            samples=sample_ci(mine, pairing, flags.mean),
+        )  # fmt: skip
         if llm_alert:
             forward = [c for c in mine if c.comparisons]
             alert = await llm_judge_alert(

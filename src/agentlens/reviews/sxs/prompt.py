@@ -1,6 +1,7 @@
-"""SxS prompts (spec §8.1): both trajectories (compacted), both single-run reviews as the primary
-evidence, and instructions to stay symmetric and not invent new aspects. For Pitfalls the judge
-is also given the burden totals and the deterministic score it must print (spec §6)."""
+"""SxS prompts (spec §8.1): the task once, both trajectories (compacted; their first step points
+to the task block instead of repeating it), both single-run reviews as the primary evidence, and
+instructions to stay symmetric and not invent new aspects. For Pitfalls the judge is also given
+the burden totals and the deterministic score it must print (spec §6)."""
 
 from __future__ import annotations
 
@@ -64,8 +65,8 @@ def build_messages(
     half = budget_tokens // 2
     parts = [
         f"<task>\n{(traj_1.task or traj_2.task or '')[:1200]}\n</task>",
-        f"<agent1_trajectory>\n{compact(traj_1, half).text}\n</agent1_trajectory>",
-        f"<agent2_trajectory>\n{compact(traj_2, half).text}\n</agent2_trajectory>",
+        f"<agent1_trajectory>\n{_transcript(traj_1, half)}\n</agent1_trajectory>",
+        f"<agent2_trajectory>\n{_transcript(traj_2, half)}\n</agent2_trajectory>",
         f"<agent1_review>\n{r1}\n</agent1_review>",
         f"<agent2_review>\n{r2}\n</agent2_review>",
         INSTRUCTIONS.format(dimension=dimension),
@@ -77,3 +78,7 @@ def build_messages(
         )
     parts.append(OUTPUT)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _transcript(traj: Trajectory, budget_tokens: int) -> str:
+    return compact(traj, budget_tokens, task_elsewhere=True).text

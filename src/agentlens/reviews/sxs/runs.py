@@ -12,8 +12,9 @@ from agentlens.providers.client import LLMClient
 from agentlens.reviews import TESTING_DIMENSIONS
 from agentlens.reviews.auto_metric_set import narrowed, pair_dimensions, tagged_testing
 from agentlens.reviews.documents import SXS_KIND
+from agentlens.reviews.judge.ask import sampling_temperature
 from agentlens.reviews.judge.judge import TrajectoryReview
-from agentlens.reviews.sxs.judge_pairs import DimensionResult, run_sxs
+from agentlens.reviews.sxs.judge_pairs import DimensionResult, Sampling, run_sxs
 from agentlens.reviews.sxs.pairing import Pairing, pair_runs
 from agentlens.trajectory import Trajectory
 
@@ -52,6 +53,9 @@ class SxsSettings:
     max_tokens: int = 500
     pairing: str = "repeat"
     profile: SxsProfile = "default"
+    samples: int = 1
+    temperature: float | None = None
+    """With N > 1 samples: the judge role's `temperature` (`ask.sampling_temperature`)."""
 
 
 def side_by_side(
@@ -83,6 +87,9 @@ def side_by_side(
             llm_alert=released,
             presence="text" if released else "scored",
             trinomial_profile="released" if released else "default",
+            sampling=Sampling(
+                settings.samples, sampling_temperature(settings.temperature, settings.samples)
+            ),
         )
     )
     absent = [] if dimensions else _absent_testing(only, [*trajs_a, *trajs_b], results)

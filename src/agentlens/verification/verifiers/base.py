@@ -1,6 +1,8 @@
 """The verifier seam: a verifier looks at the final repository (and the trajectory) and returns
 pass / fail / error with a human-readable reason and metrics. Errors and timeouts count as failures
-for the scenario verdict (spec §3)."""
+for the scenario verdict (spec §3). `skipped`: the check's tool is not installed (`tools`), so it
+was not run; it is neither a pass nor a fail, and leaves its scenario unscored unless another
+check failed."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from agentlens.trajectory import Trajectory
 from agentlens.verification.isolation import GIT_HARDENING
 
-Status = Literal["pass", "fail", "error"]
+Status = Literal["pass", "fail", "error", "skipped"]
 
 
 @dataclass
@@ -29,6 +31,10 @@ class VerifierResult:
     @property
     def passed(self) -> bool:
         return self.status == "pass"
+
+    @property
+    def skipped(self) -> bool:
+        return self.status == "skipped"
 
     def to_dict(self) -> dict[str, Any]:
         return {

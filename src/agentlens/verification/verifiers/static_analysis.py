@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from agentlens.verification.sandbox import run_in_scratch
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
+from agentlens.verification.verifiers.tools import missing_tool, skipped
 
 RUFF_FINDING = re.compile(r"^\S+:\d+:\d+: [A-Z]+\d+", re.MULTILINE)
 MYPY_ERROR = re.compile(r"^\S+:\d+: error:", re.MULTILINE)
@@ -20,7 +21,8 @@ JAVAC_WARNING = re.compile(r"^\S+\.java:\d+: warning:", re.MULTILINE)
 @dataclass
 class StaticAnalysisVerifier:
     """Fields: `tool` (ruff | mypy | javac), `path` (what to check, default `.`),
-    `include_warnings` (warnings also fail), `args[]` (extra tool arguments), `timeout_ms`."""
+    `include_warnings` (warnings also fail), `args[]` (extra tool arguments), `timeout_ms`,
+    `env` (e.g. a PATH that finds the tool). A tool not installed skips the check."""
 
     type_name: ClassVar[str] = "StaticAnalysisVerifier"
     tool: str = "ruff"
@@ -28,14 +30,18 @@ class StaticAnalysisVerifier:
     include_warnings: bool = False
     args: list[str] = field(default_factory=list)
     timeout_ms: int | None = None
+    env: dict[str, str] | None = None
 
     def verify(self, ctx: VerifyContext) -> VerifierResult:
         command = self._command()
         timeout = self.timeout_ms / 1000 if self.timeout_ms else ctx.timeout_s
-        run, _ = run_in_scratch(ctx.repo, command, timeout_s=timeout)
+        run, _ = run_in_scratch(ctx.repo, command, timeout_s=timeout, env=self.env)
         metrics: dict[str, Any] = {"exit_code": run.returncode, "output_tail": run.output[-2000:]}
         if run.timed_out:
             return VerifierResult(self.type_name, "error", f"{self.tool} timed out", metrics)
+        tool = missing_tool(run)
+        if tool is not None:
+            return skipped(self.type_name, tool, metrics)
         errors, warnings = self._count(run.output)
         if run.returncode != 0 and errors == 0:
             # A non-zero exit without a single parsed error is a crash or a usage problem

@@ -14,6 +14,7 @@ from agentlens.verification.verifiers import coverage
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
 from agentlens.verification.verifiers.test_output import get_parser
 from agentlens.verification.verifiers.test_output.types import TestCounts
+from agentlens.verification.verifiers.tools import missing_tool, skipped
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 DEFAULT_COMMANDS: dict[str, list[str]] = {
@@ -53,6 +54,9 @@ class RunTestsVerifier:
             ctx.repo, command, timeout_s=timeout, workdir=self.working_directory, env=self._env(ctx)
         )
         counts = get_parser(self.runner)(ANSI.sub("", run.output), reports)
+        tool = missing_tool(run) if counts is None else None
+        if tool is not None:
+            return skipped(self.type_name, tool, {"exit_code": run.returncode})
         result = self._judge(run, counts)
         if self.min_coverage is not None and result.status == "pass":
             result = self._check_coverage(result, reports)

@@ -1,0 +1,103 @@
+"""A check whose tool is not installed is skipped (naming what to install), never failed; a real
+failure still fails. Failure injection: the checks run with PATH leading to a fresh venv that has
+no pytest and no ruff (`python -m venv --without-pip`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
+from agentlens.reviews.documents import formal_results, verifier_counts
+from agentlens.reviews.qi import qi_report
+from agentlens.scenarios.scenario import Scenario, run_scenario
+from agentlens.verification.verifiers.base import VerifyContext
+from agentlens.verification.verifiers.static_analysis import StaticAnalysisVerifier
+from agentlens.verification.verifiers.tests_run import RunTestsVerifier
+
+
+@pytest.fixture(scope="module")
+def bare_venv(tmp_path_factory) -> Path:
+    venv = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    return venv
+
+
+@pytest.fixture
+def bare_path(bare_venv, monkeypatch) -> str:
+    """PATH whose `python` is a fresh venv without pytest, and with no `ruff` anywhere. The venv
+    and its root are also on our own PATH, as an installed AgentLens's venv (`sys.prefix`) is:
+    the sandbox binds those folders, and the venv's python needs its `pyvenv.cfg`."""
+    monkeypatch.setenv("PATH", f"{bare_venv / 'bin'}:{bare_venv}:{os.environ['PATH']}")
+    return f"{bare_venv / 'bin'}:/usr/bin:/bin"
+
+
+@pytest.fixture
+def fixed_repo(tmp_path) -> Path:
+    repo = create_repo(tmp_path / "calc")
+    apply_fix(repo)
+    return repo
+
+
+def test_missing_runner_and_linter_are_skipped_with_an_install_hint(bare_path, fixed_repo):
+    ctx = VerifyContext(fixed_repo)
+    tests = RunTestsVerifier(command=["python", "-m", "pytest", "-q"], env={"PATH": bare_path})
+    lint = StaticAnalysisVerifier(tool="ruff", path="calc", env={"PATH": bare_path})
+    for verifier, tool in ((tests, "pytest"), (lint, "ruff")):
+        result = verifier.verify(ctx)
+        assert result.status == "skipped", result.reason
+        assert result.reason.startswith(f"skipped: install {tool} (pip install {tool})")
+        assert not result.passed and result.metrics["missing_tool"] == tool
+
+
+def test_a_real_failure_with_the_tool_installed_still_fails(tmp_path):
+    repo = create_repo(tmp_path / "calc")  # the bug is not fixed: test_sub fails
+    result = RunTestsVerifier(command=[sys.executable, "-m", "pytest", "-q"]).verify(
+        VerifyContext(repo)
+    )
+    assert result.status == "fail", result.reason
+
+
+def test_a_missing_module_of_the_project_is_not_a_missing_tool(tmp_path):
+    repo = create_repo(tmp_path / "calc")
+    (repo / "tests" / "test_ops.py").write_text("import nosuchdep\n\ndef test_x():\n    pass\n")
+    result = RunTestsVerifier(command=[sys.executable, "-m", "pytest", "-q"]).verify(
+        VerifyContext(repo)
+    )
+    assert result.status in ("fail", "error") and "nosuchdep" in result.metrics["output_tail"]
+
+
+def test_skipped_checks_leave_the_scenario_unscored_and_out_of_the_qi(
+    bare_path, fixed_repo, tmp_path
+):
+    verifiers = [dict(v) for v in DEMO_SCENARIO["verifiers"]]  # type: ignore[union-attr]
+    for v in verifiers:
+        if v["type"] in ("RunTestsVerifier", "StaticAnalysisVerifier"):
+            v["env"] = {**v.get("env", {}), "PATH": bare_path}
+    result = run_scenario(Scenario("fix_sub", verifiers), fixed_repo)
+    statuses = [r.status for r in result.results]
+    assert statuses == ["pass", "pass", "pass", "skipped", "skipped"]
+    assert not result.scored and result.verdict.startswith("not scored (2 checks skipped")
+    doc = result.to_dict()
+    assert doc["formal_verification_result"] is None
+    assert doc["verifiers_passed_fraction"] == 1.0  # 3 of the 3 checks run
+    path = tmp_path / "verify.json"
+    path.write_text(json.dumps({"kind": "agentlens.verify/1", "results": [doc]}))
+    assert formal_results([str(path)]) == []
+    assert verifier_counts([str(path)]) == (3, 3)
+    report = qi_report(None, [str(path)], None, [])
+    assert report.result.value is None and "Formal" in report.result.reason
+    assert any("1 scenarios not scored" in w for w in report.result.warnings)
+
+
+def test_the_demo_uses_its_own_interpreters_tools(fixed_repo):
+    """The demo puts its interpreter's bin first on PATH: here pytest and ruff are installed
+    there, so the scripted fix passes every check."""
+    result = run_scenario(Scenario("fix_sub", list(DEMO_SCENARIO["verifiers"])), fixed_repo)  # type: ignore[call-overload]
+    assert [r.status for r in result.results] == ["pass"] * 5, [r.reason for r in result.results]
+    assert result.verdict == "PASS"
