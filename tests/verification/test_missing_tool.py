@@ -101,3 +101,26 @@ def test_the_demo_uses_its_own_interpreters_tools(fixed_repo):
     result = run_scenario(Scenario("fix_sub", list(DEMO_SCENARIO["verifiers"])), fixed_repo)  # type: ignore[call-overload]
     assert [r.status for r in result.results] == ["pass"] * 5, [r.reason for r in result.results]
     assert result.verdict == "PASS"
+
+
+def test_verify_exits_4_not_1_when_a_check_could_not_run(bare_path, fixed_repo, tmp_path):
+    verifiers = [dict(v) for v in DEMO_SCENARIO["verifiers"]]  # type: ignore[union-attr]
+    for v in verifiers:
+        if v["type"] == "StaticAnalysisVerifier":
+            v["env"] = {**v.get("env", {}), "PATH": bare_path}
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(json.dumps({"name": "fix_sub", "verifiers": verifiers}))
+    command = [
+        sys.executable,
+        "-m",
+        "agentlens",
+        "verify",
+        str(scenario),
+        "--repo",
+        str(fixed_repo),
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=os.environ | {"COLUMNS": "200"}
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "not scored (1 checks skipped: install ruff)" in done.stdout

@@ -54,7 +54,8 @@ def verify(
     as_json: bool,
     out: str | None,
 ) -> int:
-    """Formal checks: pass only if every verifier passes (errors and timeouts fail). Exit 0 pass, 1 fail."""
+    """Formal checks: pass only if every verifier passes (errors and timeouts fail). Exit 0 pass,
+    1 fail, 4 not scored (a check's tool is not installed and no check failed)."""
     spec = load_scenario(scenario)
     traj = read_path(trajectory)[0] if trajectory else None
     with Progress(console=err_console, transient=True) as progress:
@@ -76,11 +77,13 @@ def verify(
         console.print_json(dump(doc))
     else:
         _print(spec.name, result)
+    if not result.scored:  # a check could not run and none failed: no verdict, not a failure
+        return 4
     return 0 if result.passed else 1
 
 
 def _print(name: str, result: ScenarioResult) -> None:
-    title = f"{name}: {'PASS' if result.passed else 'FAIL'} ({result.duration_s:.1f}s)"
+    title = f"{name}: {result.verdict} ({result.duration_s:.1f}s)"
     if console.width < WIDE:  # a four-column table folds verifier names mid-word below WIDE
         console.print(Text(title))
         for r in result.results:

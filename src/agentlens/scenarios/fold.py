@@ -186,7 +186,12 @@ class FoldResult:
     def summary(self) -> dict[str, Any]:
         """Formal pass rate over the runs that did not fail (spec §4.4: failures leave the
         denominator), termination reasons, and what was retried or skipped."""
-        counted = [s for s in self.sessions if not s.failed]
+        # failed runs and runs whose checks could not run (a tool not installed) are not counted
+        counted = [
+            s
+            for s in self.sessions
+            if not s.failed and (s.verification is None or s.verification.scored)
+        ]
         passed = sum(1 for s in counted if s.verification and s.verification.passed)
         return {
             "pairs": len(self.sessions) + len(self.skipped),

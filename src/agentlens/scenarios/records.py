@@ -26,7 +26,7 @@ def _scenario_metrics(session: SessionResult) -> list[Metric]:
     metrics = [
         Metric(
             name="formal_passed",
-            value=None if formal is None else float(formal.passed),
+            value=None if formal is None or not formal.scored else float(formal.passed),
             label="failed run" if session.failed else None,
             reason=str(meta.get("termination_reason") or ""),
         ),
