@@ -89,3 +89,16 @@ def test_cohort_of_one_run_per_task_scores_none_and_exits_0(
     }
     assert named == tasks and "0 runs scored" in err
     assert json.loads(result.out)["n_runs"] == 0  # type: ignore[attr-defined]
+
+
+def test_agentlens_bench_names_only_tasks_short_of_donors_not_their_donors(
+    run_cli: Callable[..., object],
+) -> None:
+    astropy = TRAJ / "astropy__astropy-13236"  # 3 passing runs: fewer than the 5 donors
+    result = run_cli(
+        "cohort", "--protocol", "agentlens-bench", "--no-tables", str(REQUESTS), str(astropy)
+    )
+    assert result.code == 0  # type: ignore[attr-defined]
+    err = " ".join(result.err.split())  # type: ignore[attr-defined]
+    assert f"not scored: {astropy.name}: 3 passing" in err
+    assert f"not scored: {REQUESTS.name}" not in err  # its 5 donors are not "not scored"

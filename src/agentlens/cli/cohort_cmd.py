@@ -128,7 +128,7 @@ def score_cohort(
     from agentlens.process.protocols import split_cohort
 
     splits = split_cohort(trajs, protocol, k=k, seed=seed)
-    unscored = unscored_tasks(trajs, splits)
+    unscored = unscored_tasks(trajs, splits, protocol)
     _say_unscored(unscored, protocol, k, scored=bool(splits))
     with Progress(console=err_console, transient=True) as progress:
         bar = progress.add_task("scoring", total=len(splits))

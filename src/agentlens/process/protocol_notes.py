@@ -25,9 +25,14 @@ def protocol_rule(protocol: str, k: int | None = None) -> str:
     return f"a task needs {donors} passing runs (the reference donors) and at least one run more"
 
 
-def unscored_tasks(trajs: Sequence[Trajectory], splits: Sequence[TaskSplit]) -> list[str]:
-    """`task: N passing, M failing, U unknown` for each task with a run no split scores."""
+def unscored_tasks(
+    trajs: Sequence[Trajectory], splits: Sequence[TaskSplit], protocol: str = "leave-one-out"
+) -> list[str]:
+    """`task: N passing, M failing, U unknown` for each task with a run no split scores. Under
+    AgentLens-Bench the donors are never scored, by design: a task is named only for the others."""
     scored = {id(t) for split in splits for t in split.scored}
+    if protocol == "agentlens-bench":
+        scored |= {id(t) for split in splits for t in split.donors}
     lines = []
     for task, runs in sorted(group_by_task(trajs).items()):
         if all(id(t) in scored for t in runs):
