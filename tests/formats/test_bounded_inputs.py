@@ -11,6 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from agentlens.errors import TraceError
+from agentlens.formats.load import COPIED_FIELDS, _check_numbers, read_path
+
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 CLAUDE = "formats/claude-code/marot-spotter"
 MINI = "formats/mini-swe-agent-fixtures/local.traj.json"
@@ -52,3 +57,16 @@ def test_a_fifo_named_on_the_command_line_is_refused_at_once(
     assert time.monotonic() - started < 30  # it used to wait forever for a writer
     assert shown.returncode == 1 and len(shown.stdout.splitlines()) == 1
     assert "cannot read a FIFO: only regular files are traces" in shown.stderr
+
+
+def test_the_walk_spells_the_path_and_skips_only_what_it_is_told(data_dir: Path) -> None:
+    """`raw`/`arguments` are skipped only for a file with no run of 19 digits (`read_path`)."""
+    (traj,) = read_path(data_dir / MINI)
+    traj.steps[1].arguments["limit"] = 2**70
+    with pytest.raises(TraceError, match=r"out of range at steps\[1\]\.arguments\.limit: 1180"):
+        _check_numbers(data_dir / MINI, traj)
+    _check_numbers(data_dir / MINI, traj, COPIED_FIELDS)  # passed over, as asked
+    traj.steps[1].usage = None
+    traj.metadata["n"] = [0, -(2**64)]
+    with pytest.raises(TraceError, match=r"out of range at metadata\.n\[1\]"):
+        _check_numbers(data_dir / MINI, traj, COPIED_FIELDS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import mmap
 import os
+import re
 import stat
 import traceback
 from collections import Counter
@@ -171,8 +172,11 @@ def read_path(
         _note_empty(trajectories, reader_cls.name, len(data))
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
         trajectories = [_printable(t) for t in trajectories]
+    # Values copied verbatim from the file (`raw`, `arguments`) hold only the file's own numbers:
+    # with no run of 19 digits in it, none is out of range, and the bulk need not be walked.
+    copied = frozenset() if LONG_DIGITS.search(data) else COPIED_FIELDS
     for trajectory in trajectories:
-        _check_numbers(path, trajectory)
+        _check_numbers(path, trajectory, copied)
     # the one redaction pass: before anything renders, cuts or stores a text (agentlens.redaction)
     return [maybe_redact(t) for t in trajectories]
 
@@ -199,23 +203,41 @@ def _refuse_special(path: Path) -> None:
 
 
 INT64 = 2**63 - 1
+LONG_DIGITS = re.compile(rb"\d{19}")
+"""Every integer beyond INT64 has at least 19 digits."""
+COPIED_FIELDS = frozenset({"raw", "arguments"})
 
 
-def _check_numbers(path: Path, value: object, where: str = "") -> None:
+def _check_numbers(path: Path, value: object, skip: frozenset[str] = frozenset()) -> None:
     """A number no store, JSON writer or database column can hold (a token count of 2**70) is
     this file's error, found now, not the batch's when something writes it. The trajectory is
-    walked in place, not as `msgspec.to_builtins` (a second copy of it, as large as the file)."""
-    if isinstance(value, int) and not -INT64 - 1 <= value <= INT64:
-        raise TraceError(path, f"number out of range at {where or 'top'}: {str(value)[:40]}")
-    if isinstance(value, msgspec.Struct):
-        for name in value.__struct_fields__:
-            _check_numbers(path, getattr(value, name), f"{where}.{name}" if where else name)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_numbers(path, item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            _check_numbers(path, item, f"{where}[{index}]")
+    walked in place, not as `msgspec.to_builtins` (a second copy of it, as large as the file);
+    leaves that cannot be numbers are passed over, and a value's path is spelled only if it
+    is out of range."""
+    stack: list[tuple[object, tuple[object, ...]]] = [(value, ())]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, msgspec.Struct):
+            items: Iterable[tuple[object, object]] = (
+                (name, getattr(value, name)) for name in value.__struct_fields__ if name not in skip
+            )
+        elif isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list | tuple):
+            items = enumerate(value)
+        else:
+            continue
+        for key, item in items:
+            if type(item) in LEAVES:
+                continue
+            if not isinstance(item, int):
+                stack.append((item, (*where, key)))
+            elif not -INT64 - 1 <= item <= INT64:
+                at = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in (*where, key))
+                raise TraceError(path, f"number out of range at {at.lstrip('.')}: {str(item)[:40]}")
+
+
+LEAVES = frozenset({str, float, bool, type(None)})
 
 
 class ReadProblems(Protocol):
