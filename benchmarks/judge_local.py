@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,10 @@ from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.judge import JudgeSettings, review_trajectory
 from agentlens.reviews.judge.plan import review_context
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.llm import start_llama_server  # noqa: E402
+
 DATA = Path(
     os.environ.get("AGENTLENS_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
 )
@@ -36,23 +39,6 @@ TRAJECTORIES = DATA / "agentlens-bench-dev" / "trajectories"
 def dev_trajectories(n: int) -> list:
     tasks = sorted(p for p in TRAJECTORIES.iterdir() if p.is_dir())[:n]
     return [read_path(sorted(task.glob("*.json"))[0])[0] for task in tasks]
-
-
-def start_server(model: Path, port: int) -> subprocess.Popen[bytes]:
-    import httpx
-
-    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1"]
-    args += ["--port", str(port), "--model_alias", "smollm2-135m", "--n_ctx", "8192"]
-    args += ["--n_threads", "1"]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(600):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit("llama.cpp server did not start")
 
 
 def main() -> None:
@@ -68,7 +54,7 @@ def main() -> None:
     model = args.model or bundled_gguf()
     proc = None
     if args.backend == "server":
-        proc = start_server(model, args.port)
+        proc, _ = start_llama_server(model, port=args.port, n_ctx=8192, threads=1, timeout_s=300)
         name = f"openai-compatible:http://127.0.0.1:{args.port}/v1#smollm2-135m"
         concurrency = 1  # the Python server answers one request at a time
     else:

@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.llm import MODEL_ALIAS, free_port, quantized_q4_0, shipped_gguf  # noqa: E402
+from tests.llm import MODEL_ALIAS, quantized_q4_0, shipped_gguf, start_llama_server  # noqa: E402
 from tests.providers.fault_server import FaultServer  # noqa: E402
 
 from agentlens.providers import ChatRequest, LLMClient, ResponseCache, RunLedger  # noqa: E402
@@ -96,25 +95,6 @@ def row(label: str, wall: float, lat: list[float], cpu: float, base_rps: float |
     )
 
 
-def start_server(gguf: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias"]
-    args += [MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"]
-    proc = subprocess.Popen(
-        [*args, "--n_threads", "2"], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL
-    )
-    base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/models", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("llama.cpp server did not start within 60 s")
-
-
 def client_overhead(n: int = 300) -> None:
     """Per-call cost of the client layer alone: an instant local server, serial calls."""
     with FaultServer() as server, tempfile.TemporaryDirectory() as tmp:
@@ -138,7 +118,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=8)
     args = parser.parse_args()
     client_overhead()
-    proc, base = start_server(quantized_q4_0(shipped_gguf()))
+    proc, base = start_llama_server(quantized_q4_0(shipped_gguf()))
     model = f"openai-compatible:{base}#{MODEL_ALIAS}"
     try:
         run(model, base, proc.pid, args.requests, args.max_tokens)

@@ -1,7 +1,7 @@
 """Throughput and peak memory of whole commands as the corpus grows: 10k and 100k trajectories.
 
 Run by hand:  python benchmarks/scale.py [--data ../shared/data] [--sizes 10000 100000]
-                                          [--million] [--commands inspect store-import]
+                                          [--million] [--commands inspect store-import cohort]
 
 The corpus is grown from the 399 real AgentLens-Bench dev traces: copy N of trace T is written as
 `copyN/<task>/scale-bench-copyN-<name>` with `metadata.task_name` rewritten to
@@ -18,7 +18,7 @@ command on the 399 real traces; `agentlens formats` gives the floor (the interpr
 imports). Targets: peak at 100k < 1 GiB, and flat: peak(100k) / peak(10k) < 1.3.
 
 One function per command (`COMMANDS`): to add one, write a function giving its argv for a
-corpus folder and a scratch folder, and add it to `COMMANDS` (e.g. `cohort`).
+corpus folder and a scratch folder, and add it to `COMMANDS`.
 """
 
 from __future__ import annotations
@@ -54,9 +54,24 @@ def store_import_argv(corpus: Path, scratch: Path) -> list[str]:
     return ["store", "import", "--store", f"sqlite:///{store}", str(corpus)]
 
 
+def cohort_argv(corpus: Path, scratch: Path) -> list[str]:
+    """Scored and written to a file, no tables (the tables keep one row per run, by design)."""
+    out = scratch / f"rows-{time.monotonic_ns()}.jsonl"
+    return [
+        "cohort",
+        "--protocol",
+        "agentlens-bench",
+        "--no-tables",
+        "--out",
+        str(out),
+        str(corpus),
+    ]
+
+
 COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "inspect": inspect_argv,
     "store-import": store_import_argv,
+    "cohort": cohort_argv,
 }
 
 

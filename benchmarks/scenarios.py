@@ -23,22 +23,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.llm import start_llama_server  # noqa: E402
+
 MODEL = Path.home() / ".cache/agentlens/test-models/SmolLM2-135M-Instruct.Q4_1.q4_0.gguf"
 AGENT = ROOT / "tests" / "scenarios" / "scripted_agent.py"
-
-
-def llm_server(port: int, log: Path) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(MODEL), "--model_alias"]
-    args += ["smol", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"]
-    server = subprocess.Popen(args, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return server
-        time.sleep(0.2)
-    server.kill()
-    raise SystemExit(f"the llama.cpp server did not start: {log.read_text()[-500:]}")
 
 
 def fold(folder: Path, pairs: int) -> Path:
@@ -93,7 +82,7 @@ def main() -> None:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
-        server = llm_server(port, folder / "llm.log")
+        server, _ = start_llama_server(MODEL, alias="smol", port=port, log=folder / "llm.log")
         try:
             simulator = f"openai-compatible:http://127.0.0.1:{port}/v1#smol"
             warm = fold(folder / "warm-up", 2)  # the model's first calls are slow: not timed

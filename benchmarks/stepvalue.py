@@ -31,9 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.providers import start_server  # noqa: E402
 from tests.conftest import BENCH, DATA  # noqa: E402
-from tests.llm import MODEL_ALIAS, quantized_q4_0, shipped_gguf  # noqa: E402
+from tests.llm import MODEL_ALIAS, quantized_q4_0, shipped_gguf, start_llama_server  # noqa: E402
 
 from agentlens.formats import read_path, read_paths  # noqa: E402
 from agentlens.providers import LLMClient, ResponseCache  # noqa: E402
@@ -166,7 +165,7 @@ def main() -> None:
     gguf = quantized_q4_0(shipped_gguf())
     proc, model = None, f"llamacpp:{gguf}"
     if args.server:
-        proc, url = start_server(gguf)
+        proc, url = start_llama_server(gguf)
         model = f"openai-compatible:{url}#{MODEL_ALIAS}"
     try:
         base = {

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -89,16 +89,13 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def local_llm_url(local_gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`openai-compatible:http://127.0.0.1:<port>/v1#smollm2-135m` served by llama.cpp."""
-    port = free_port()
     log = tmp_path_factory.mktemp("llm-server") / "server.log"
-    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(local_gguf_path)]
-    args += ["--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(port)]
-    args += ["--n_ctx", "4096", "--n_threads", "2"]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
     try:
-        wait_ready(f"http://127.0.0.1:{port}/v1/models", proc, log)
-        yield f"openai-compatible:http://127.0.0.1:{port}/v1#{MODEL_ALIAS}"
+        proc, base = start_llama_server(local_gguf_path, log=log)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield f"openai-compatible:{base}#{MODEL_ALIAS}"
     finally:
         proc.terminate()
         try:
@@ -108,15 +105,38 @@ def local_llm_url(local_gguf_path: Path, tmp_path_factory: pytest.TempPathFactor
             proc.wait()
 
 
-def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 60) -> None:
+def start_llama_server(
+    model: Path,
+    *,
+    alias: str = MODEL_ALIAS,
+    port: int | None = None,
+    n_ctx: int = 4096,
+    threads: int = 2,
+    extra: Sequence[str] = (),
+    log: Path | None = None,
+    timeout_s: float = 60,
+) -> tuple[subprocess.Popen[bytes], str]:
+    """`python -m llama_cpp.server` on 127.0.0.1, once `/v1/models` answers: (process, base URL
+    ending in `/v1`). Shared by the test fixtures and the benchmarks; raises `RuntimeError` with
+    the end of `log` if the server exits or is not ready within `timeout_s`."""
+    port = port or free_port()
+    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
+            "--n_threads", str(threads), *extra]  # fmt: skip
+    with log.open("wb") if log else open(os.devnull, "wb") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/v1"
+    tail = (lambda: log.read_text(errors="replace")[-2000:]) if log else (lambda: "")
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"llama.cpp server exited ({proc.returncode}): {log.read_text()[-2000:]}")
+            raise RuntimeError(f"llama.cpp server exited ({proc.returncode}): {tail()}")
         try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
-                return
+            if httpx.get(f"{base}/models", timeout=1.0).status_code == 200:
+                return proc, base
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
-    pytest.fail(f"llama.cpp server not ready after {timeout_s}s: {log.read_text()[-2000:]}")
+    proc.kill()
+    proc.wait()
+    raise RuntimeError(f"llama.cpp server not ready after {timeout_s}s: {tail()}")

@@ -19,14 +19,11 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 from google.protobuf.json_format import MessageToDict
 from openai import OpenAI
 from openinference.instrumentation.openai import OpenAIInstrumentor
@@ -36,6 +33,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+from tests.llm import start_llama_server
 
 HERE = Path(__file__).parent
 MODEL = Path.home() / ".cache/agentlens/test-models/SmolLM2-135M-Instruct.Q4_1.q4_0.gguf"
@@ -47,21 +47,6 @@ TOOLS = [
     for name, text in (("list_files", "List the files in a folder."),
                        ("read_file", "Read a text file."))
 ]  # fmt: skip
-
-
-def serve(port: int) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(MODEL), "--port", str(port)]
-    args += ["--model_alias", "smollm2-135m", "--chat_format", "chatml-function-calling"]
-    args += ["--n_ctx", "4096", "--n_threads", "2"]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(600):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("llama.cpp server did not start")
 
 
 def run_tool(name: str, arguments: str, folder: Path) -> tuple[str, bool]:
@@ -133,7 +118,9 @@ def main() -> None:
     OpenAIInstrumentor().instrument(tracer_provider=provider)
     tracer = provider.get_tracer("agentlens.capture")
     port = 18000 + os.getpid() % 1000
-    server = serve(port)
+    server, _ = start_llama_server(
+        MODEL, port=port, extra=["--chat_format", "chatml-function-calling"]
+    )
     try:
         client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="local")
         with tempfile.TemporaryDirectory() as scratch:
