@@ -18,7 +18,7 @@ from pathlib import Path
 from unittest import mock
 
 from agentlens.engine import get_engine
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.process import protocols
 from agentlens.process.protocols import score_splits, split_cohort
 

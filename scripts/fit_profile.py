@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.process.calibrated import FEATURES, reference_baseline
 from agentlens.process.donor_baseline import attach_baseline
 from agentlens.process.profiles import CALIBRATED, Profile, Term

@@ -31,7 +31,7 @@ from tests.conftest import DATA, FORMATS
 READ_ALL = """
 import hashlib, json, sys
 import msgspec
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.shell.categories import analyse_command
 result = read_paths([sys.argv[1]])
 lines = sorted({s.command for t in result.trajectories for s in t.steps if s.command})

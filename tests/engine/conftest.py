@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentlens.engine import get_engine
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.process.protocols import TaskSplit, split_cohort
 from agentlens.seams import Engine
 from agentlens.trajectory import Trajectory

@@ -37,7 +37,8 @@ from hypothesis import strategies as st
 
 from agentlens.errors import AgentLensError, ConfigError
 from agentlens.formats import inspect_ai
-from agentlens.formats.load import ReadResult, read_path, read_paths
+from agentlens.formats.load import ReadResult, read_path
+from agentlens.formats.stream import read_paths
 from agentlens.trajectory import Trajectory
 from tests.conftest import DATA, FORMATS
 from tests.formats import _mutate

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.process import calibrated_fit
 from agentlens.process.profiles import CALIBRATED, DEFAULT_PROFILE, get_profile
 from agentlens.process.protocols import score_splits, split_cohort

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.process.cohort_runs import hydrate, load, read_cohort, spilled_units
 from agentlens.process.protocols import split_cohort
 from tests.conftest import BENCH, DATA

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.errors import ConfigError
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.process.protocols import (
     agentlens_bench_split,
     group_by_task,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.cli import main
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.process import labeler
 from agentlens.trajectory import Step
 from tests.conftest import BENCH

@@ -208,7 +208,7 @@ def test_in_process_backend_queues_and_stops_an_abandoned_call(local_gguf_path: 
 def test_structured_answers_from_the_in_process_model(local_gguf_path: Path) -> None:
     """A grammar-constrained judge answer from the real 135M model is always a valid schema
     answer with a score (which says nothing of its quality), plus the score's distribution."""
-    from agentlens.formats.load import read_paths
+    from agentlens.formats.stream import read_paths
     from agentlens.providers import ProvidersConfig, RetryPolicy
     from agentlens.reviews.judge.judge import JudgeSettings, review_trajectory
     from tests.conftest import BENCH

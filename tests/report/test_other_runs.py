@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.report import render_report
 from agentlens.reviews import DIMENSIONS
 from agentlens.store import Run, open_store

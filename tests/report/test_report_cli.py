@@ -72,7 +72,7 @@ def test_missing_store_and_unmatched_filter_are_one_line_errors(
 def test_every_kind_of_run_the_report_shows_can_be_chosen_by_kind(
     run_cli: RunCli, tmp_path: Path
 ) -> None:
-    from agentlens.formats.load import read_paths
+    from agentlens.formats.stream import read_paths
     from agentlens.store import Metric, Record, Run, digest, open_store
 
     url = str(tmp_path / "s.db")

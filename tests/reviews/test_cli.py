@@ -11,7 +11,7 @@ import pytest
 
 from agentlens.cli import main
 from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.jsonio import dump
 from agentlens.providers import LLMClient
 from agentlens.reviews.documents import load_reviews, reviews_document

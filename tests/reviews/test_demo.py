@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from agentlens.demo.reviews import run_review_demo
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from tests.conftest import BENCH
 
 

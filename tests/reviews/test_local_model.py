@@ -7,7 +7,8 @@ import asyncio
 
 import pytest
 
-from agentlens.formats.load import read_path, read_paths
+from agentlens.formats.load import read_path
+from agentlens.formats.stream import read_paths
 from agentlens.providers import ProvidersConfig, RetryPolicy, get_provider
 from agentlens.reviews import TESTING_DIMENSIONS
 from agentlens.reviews.documents import reviews_document

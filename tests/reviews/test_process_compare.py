@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.cli import main
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.process.pta import build_reference
 from agentlens.process.score import score_trajectory
 from agentlens.reviews.process_evidence import leave_one_out_scores, metrics, run_key

@@ -16,18 +16,17 @@ import pytest
 
 from agentlens.formats.load import read_path
 from agentlens.providers import ChatRequest, ChatResponse, LLMClient, TokenUsage
+from agentlens.providers.prompt_dump import dump_prompts, prompt_hash
 from agentlens.providers.types import TokenLogprob
 from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.compact import estimate_tokens, is_test_run, last_diff_step
 from agentlens.reviews.judge.judge import JudgeSettings, review_trajectory
 from agentlens.reviews.judge.plan import (
-    dump_prompts,
     estimate,
     planned_calls,
     review_context,
     unscored_dimensions,
 )
-from agentlens.reviews.judge.prompt import prompt_hash
 from agentlens.reviews.judge.score_probs import score_distribution
 from agentlens.reviews.judge.structured import answer_schema, parse_structured
 from tests.reviews.test_judge import kept_lines, largest_dev_trace

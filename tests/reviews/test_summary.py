@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.providers import LLMClient
 from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import review_run

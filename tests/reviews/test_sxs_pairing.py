@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from agentlens.cli import main
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.jsonio import dump
 from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
-from agentlens.reviews.sxs.judge_pairs import MAX_POOL, Cell, paired_differences, select_tasks
+from agentlens.reviews.sxs.cell import Cell
+from agentlens.reviews.sxs.judge_pairs import MAX_POOL, paired_differences, select_tasks
 from agentlens.reviews.sxs.pairing import key_order, pair_runs
 from agentlens.reviews.sxs.stats import score_flags
 from tests.conftest import BENCH

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.cli import main
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.jsonio import dump
 from agentlens.providers import ChatRequest, ChatResponse, LLMClient
 from agentlens.reviews.documents import reviews_document

@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.providers import ProvidersConfig, RetryPolicy, get_provider
 from agentlens.reviews.sxs.judge_pairs import Sampling, run_sxs
 from agentlens.reviews.sxs.pairing import Side, task_key

@@ -10,7 +10,8 @@ from datetime import datetime
 import pytest
 from scipy import stats
 
-from agentlens.formats.load import read_path, read_paths
+from agentlens.formats.load import read_path
+from agentlens.formats.stream import read_paths
 from agentlens.reviews.compare import (
     RunSummary,
     compare_runs,

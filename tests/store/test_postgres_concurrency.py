@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.store import Run, SqlStore, content, digest, open_store
 from agentlens.store.records import IMPORT_SCORER, import_records
 from agentlens.trajectory import Trajectory

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from agentlens.errors import StoreError
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.store import Metric, Record, Run, SqlStore, digest, open_store
 from agentlens.store.migrations import SCHEMA_VERSION
 from agentlens.store.records import import_records

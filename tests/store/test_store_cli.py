@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.store import digest, open_store
 from tests.cli.conftest import Run
 from tests.conftest import BENCH

@@ -14,7 +14,7 @@ from rich.console import Console
 from agentlens.cli._app import console
 from agentlens.demo.context import DemoContext
 from agentlens.demo.results_store import store_section
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.store import Run as StoredRun
 from agentlens.store import open_store
 from agentlens.store.records import IMPORT_SCORER, import_records

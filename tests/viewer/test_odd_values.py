@@ -7,7 +7,7 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from agentlens.formats.load import read_paths
+from agentlens.formats.stream import read_paths
 from agentlens.store import Metric, Record, Run, digest, open_store
 from agentlens.viewer import create_app
 from tests.viewer.conftest import SCORED

@@ -145,7 +145,8 @@ def _write_otel(group: list[Trajectory], path: Path, force: bool) -> Path:
 
 
 def _write_hf(trajectories: list[Trajectory], out: Path, scores: str | None, force: bool) -> Path:
-    from agentlens.formats.hf_writer import read_score_rows, write_hf
+    from agentlens.formats.hf_writer import write_hf
+    from agentlens.process.cohort_rows import read_score_rows
 
     rows = read_score_rows(scores) if scores else []
     unmatched = {str(r.get("trajectory_id")) for r in rows} - {t.id for t in trajectories}

@@ -252,7 +252,8 @@ def _plan_only(
     """`--dump-prompts` / `--estimate`: what the run would send, and nothing sent."""
     from agentlens.jsonio import dump
     from agentlens.providers import model_of
-    from agentlens.reviews.judge.plan import dump_prompts, estimate, planned_calls
+    from agentlens.providers.prompt_dump import dump_prompts
+    from agentlens.reviews.judge.plan import estimate, planned_calls
 
     calls = planned_calls(pool, dims_of, contexts, settings, settings.is_structured(client))
     if dump_dir:

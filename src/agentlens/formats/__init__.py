@@ -1,7 +1,8 @@
 """Readers for every supported trace format, each detecting its own input, plus the writers."""
 
-from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths, read_path, read_paths
+from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths, read_path
 from agentlens.formats.registry import READERS, detect, get_reader
+from agentlens.formats.stream import read_paths
 
 __all__ = [
     "READERS",

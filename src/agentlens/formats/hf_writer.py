@@ -131,19 +131,3 @@ def _features(datasets: Any) -> Any:
         ("cost_usd", "process_score", "process_only"), datasets.Value("float64")
     )
     return datasets.Features(columns | {"messages": [message]})
-
-
-def read_score_rows(path: str) -> list[dict[str, object]]:
-    """The rows `agentlens cohort --out` wrote: JSON Lines or CSV, by suffix."""
-    from agentlens.process.cohort_rows import read_annotation_rows
-
-    if path.endswith(".csv"):
-        return read_annotation_rows(path)
-    try:
-        lines = Path(path).read_bytes().splitlines()
-        rows = [orjson.loads(line) for line in lines if line.strip()]
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise ConfigError(f"--scores {path}: not JSON Lines rows ({exc})") from None
-    if not all(isinstance(r, dict) and "trajectory_id" in r for r in rows):
-        raise ConfigError(f"--scores {path}: every row needs a trajectory_id (cohort --out rows)")
-    return rows

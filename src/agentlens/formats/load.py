@@ -9,7 +9,7 @@ import re
 import stat
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol, cast
@@ -25,7 +25,7 @@ from agentlens.redaction import maybe_redact
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
-    from agentlens.outcomes import Unevaluated
+    pass
 
 # Files that travel with traces but are not traces: skipped silently when walking a directory.
 SIDECAR_NAMES = {
@@ -316,28 +316,3 @@ def _reader_bug(exc: BaseException) -> str:
         f"unexpected shape: {type(exc).__name__}: {detail}{where} "
         "(a reader bug: please report it; --debug shows the traceback)"
     )
-
-
-def read_paths(
-    specs: Iterable[str | Path],
-    *,
-    format: str | None = None,
-    lenient: bool = False,
-    labels: Sequence[str] = (),
-    sidecars: bool = True,
-    on_file: Callable[[Path], None] | None = None,
-    strict: bool = False,
-    unevaluated: Unevaluated = "unknown",
-) -> ReadResult:
-    """Read many files (paths, directories, globs) into one list; failures are collected, never
-    raised. The stream of `agentlens.formats.stream.stream_paths` (which says what is read and
-    how outcomes are labelled), held in memory whole: for batches that need every trajectory at
-    once."""
-    from agentlens.formats.stream import stream_paths
-
-    stream = stream_paths(
-        specs, format=format, lenient=lenient, labels=labels, sidecars=sidecars,
-        on_file=on_file, strict=strict, unevaluated=unevaluated,
-    )  # fmt: skip
-    trajectories = list(stream)
-    return ReadResult(trajectories, stream.failures, stream.skipped, stream.unread, stream.sidecars)

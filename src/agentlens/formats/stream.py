@@ -26,6 +26,7 @@ from agentlens.formats._batch_ids import _rename, _run_folder_first, _tell_apart
 from agentlens.formats._spool import Spool
 from agentlens.formats.load import (
     ReadFailure,
+    ReadResult,
     is_pattern,
     iter_trace_paths,
     read_one,
@@ -157,3 +158,26 @@ def stream_paths(
 def iter_trajectories(specs: Iterable[str | Path], **options: object) -> Iterator[Trajectory]:
     """The trajectories of `stream_paths(specs, **options)`, its failures left aside."""
     yield from stream_paths(specs, **options)  # type: ignore[arg-type]
+
+
+def read_paths(
+    specs: Iterable[str | Path],
+    *,
+    format: str | None = None,
+    lenient: bool = False,
+    labels: Sequence[str] = (),
+    sidecars: bool = True,
+    on_file: Callable[[Path], None] | None = None,
+    strict: bool = False,
+    unevaluated: Unevaluated = "unknown",
+) -> ReadResult:
+    """Read many files (paths, directories, globs) into one list; failures are collected, never
+    raised. The stream of `stream_paths` (which says what is read and
+    how outcomes are labelled), held in memory whole: for batches that need every trajectory at
+    once."""
+    stream = stream_paths(
+        specs, format=format, lenient=lenient, labels=labels, sidecars=sidecars,
+        on_file=on_file, strict=strict, unevaluated=unevaluated,
+    )  # fmt: skip
+    trajectories = list(stream)
+    return ReadResult(trajectories, stream.failures, stream.skipped, stream.unread, stream.sidecars)

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import orjson
+
 from agentlens.errors import ConfigError
 from agentlens.process.waste import WASTE_KINDS
 
@@ -107,3 +109,17 @@ def failed(row: Row) -> bool:
     failed); the release's CSV rows only `passed`."""
     outcome = row.get("outcome")
     return outcome == "failed" if outcome is not None else not passed(row)
+
+
+def read_score_rows(path: str) -> list[dict[str, object]]:
+    """The rows `agentlens cohort --out` wrote: JSON Lines or CSV, by suffix."""
+    if path.endswith(".csv"):
+        return read_annotation_rows(path)
+    try:
+        lines = Path(path).read_bytes().splitlines()
+        rows = [orjson.loads(line) for line in lines if line.strip()]
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise ConfigError(f"--scores {path}: not JSON Lines rows ({exc})") from None
+    if not all(isinstance(r, dict) and "trajectory_id" in r for r in rows):
+        raise ConfigError(f"--scores {path}: every row needs a trajectory_id (cohort --out rows)")
+    return rows

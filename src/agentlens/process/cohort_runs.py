@@ -33,9 +33,8 @@ from agentlens.trajectory import Trajectory
 if TYPE_CHECKING:
     from agentlens.outcomes import Unevaluated
     from agentlens.process.profiles import Profile
-    from agentlens.process.protocols import TaskSplit
     from agentlens.process.pta import Reference
-    from agentlens.process.run_units import ScoredRun
+    from agentlens.process.run_units import ScoredRun, TaskSplit
 
 
 @dataclass(frozen=True)

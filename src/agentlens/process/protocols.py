@@ -17,7 +17,6 @@ import itertools
 import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -25,12 +24,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from agentlens.engine.outcome import Outcome
 from agentlens.engine.serial import SerialEngine
 from agentlens.errors import AgentLensError, ConfigError
+from agentlens.process.cohort_runs import RunSpill, score_spilled, spilled_units
 from agentlens.process.profiles import DEFAULT_PROFILE
-from agentlens.process.run_units import RunFailure, TaskUnit, run_name, score_unit
+from agentlens.process.run_units import RunFailure, TaskSplit, TaskUnit, run_name, score_unit
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
-    from agentlens.process.cohort_runs import RunSpill
     from agentlens.process.profiles import Profile
     from agentlens.process.result import ProcessResult
     from agentlens.seams import Engine
@@ -38,13 +37,6 @@ if TYPE_CHECKING:
 PROTOCOLS = ("agentlens-bench", "leave-one-out")
 ScoredRun: TypeAlias = "ProcessResult | RunFailure"
 __all__ = ["RunFailure", "ScoredRun", "run_name"]
-
-
-@dataclass(frozen=True)
-class TaskSplit:
-    task_id: str
-    donors: list[Trajectory]
-    scored: list[Trajectory]
 
 
 def _source_name(traj: Trajectory) -> str:
@@ -186,8 +178,6 @@ def score_tasks(
         units: list[Any] = [_unit(piece) for _, piece in pieces]
         fn: Callable[[Any], list[ScoredRun]] = partial(score_unit, profile=profile)
     else:
-        from agentlens.process.cohort_runs import score_spilled, spilled_units
-
         units = spilled_units([piece for _, piece in pieces], spill, getattr(runner, "local", True))
         fn = partial(score_spilled, profile=profile)
     outcomes = runner.map(fn, units, on_done=done, chunksize=1)

@@ -28,6 +28,15 @@ ScoredRun: TypeAlias = "ProcessResult | RunFailure"
 
 
 @dataclass(frozen=True)
+class TaskSplit:
+    """One task's runs under a protocol: the reference donors and the runs scored against them."""
+
+    task_id: str
+    donors: list[Trajectory]
+    scored: list[Trajectory]
+
+
+@dataclass(frozen=True)
 class RunFailure:
     """One run that could not be labelled or scored (`step`: label, reference or score); the
     other runs of its task are scored without it."""

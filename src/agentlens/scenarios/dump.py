@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentlens.reviews.judge.plan import PlannedCall, dump_prompts
+from agentlens.providers.prompt_dump import PlannedCall, dump_prompts
 from agentlens.scenarios.agents.bash import SYSTEM as BASH_SYSTEM
 from agentlens.scenarios.agents.bash import BashAgent, BashAgentSettings
 from agentlens.scenarios.agents.command import CommandAgent

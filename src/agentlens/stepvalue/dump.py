@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from agentlens.errors import ConfigError
-from agentlens.reviews.judge.plan import PlannedCall, dump_prompts
+from agentlens.providers.prompt_dump import PlannedCall, dump_prompts
 from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.permutations import label_mapping, view_labels

@@ -12,16 +12,12 @@ from typing import Any
 
 from agentlens.errors import ProviderError
 from agentlens.providers import ChatRequest, LLMClient
+from agentlens.providers.prompt_dump import prompt_hash
 from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.ask import PerItem, ask, dimensions_of, sample_request
 from agentlens.reviews.judge.compact import Compacted, compact
 from agentlens.reviews.judge.parse import ParsedReview, parse_review
-from agentlens.reviews.judge.prompt import (
-    ReviewContext,
-    build_messages,
-    prompt_hash,
-    prompt_tokens,
-)
+from agentlens.reviews.judge.prompt import ReviewContext, build_messages, prompt_tokens
 from agentlens.reviews.judge.samples import ItemSamples, SampleSummary, summarize_samples
 from agentlens.reviews.judge.score_probs import ScoreDistribution, score_distribution
 from agentlens.reviews.judge.structured import (

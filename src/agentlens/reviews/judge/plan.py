@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import orjson
 
 from agentlens.providers.client import LLMClient
 from agentlens.providers.pricing import PriceTable
+from agentlens.providers.prompt_dump import PlannedCall
 from agentlens.providers.types import TokenUsage
 from agentlens.reviews.judge.end_state import final_diff, outcome
 from agentlens.reviews.judge.judge import (
@@ -23,7 +21,7 @@ from agentlens.reviews.judge.judge import (
     judge_transcript,
     select_for_review,
 )
-from agentlens.reviews.judge.prompt import ReviewContext, prompt_hash, prompt_tokens
+from agentlens.reviews.judge.prompt import ReviewContext, prompt_tokens
 from agentlens.reviews.judge.structured import answer_schema
 from agentlens.trajectory import Trajectory
 
@@ -46,19 +44,6 @@ def review_context(traj: Trajectory, repo_diff: str | None) -> ReviewContext:
     return ReviewContext(final_diff=diff, outcome=outcome(traj))
 
 
-@dataclass
-class PlannedCall:
-    trajectory_id: str
-    dimension: str
-    messages: list[dict[str, str]]
-    schema: dict[str, Any] | None
-    max_tokens: int
-
-    @property
-    def sha256(self) -> str:
-        return prompt_hash(self.messages)
-
-
 def planned_calls(
     trajs: Sequence[Trajectory],
     dimensions_of: Callable[[Trajectory], Sequence[str]],
@@ -77,26 +62,6 @@ def planned_calls(
             limit = answer_tokens(settings, dim, structured)
             calls.append(PlannedCall(traj.id, dim, messages, schema, limit))
     return calls
-
-
-def dump_prompts(calls: Sequence[PlannedCall], directory: str | Path) -> list[Path]:
-    """One JSON file per call, `<trajectory>/<dimension>.json`: the messages exactly as sent,
-    the answer schema (if any), `max_tokens` and the prompt hash stored with the review."""
-    written = []
-    for call in calls:
-        path = Path(directory) / _safe(call.trajectory_id) / f"{call.dimension}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        doc = {
-            "trajectory_id": call.trajectory_id,
-            "dimension": call.dimension,
-            "prompt_sha256": call.sha256,
-            "max_tokens": call.max_tokens,
-            "json_schema": call.schema,
-            "messages": call.messages,
-        }
-        path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
-        written.append(path)
-    return written
 
 
 @dataclass
@@ -154,10 +119,6 @@ def unscored_dimensions(reviews: Sequence[TrajectoryReview]) -> list[str]:
         for dim, r in review.reviews.items():
             seen[dim] = seen.get(dim, False) or r.scored
     return [dim for dim, scored in seen.items() if not scored]
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 def run_summary(client: LLMClient, reviews: Sequence[TrajectoryReview], wall_s: float) -> str:

@@ -6,12 +6,9 @@ The task appears once: the transcript's first step points to it. Evidence must c
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from importlib import resources
-
-import orjson
 
 from agentlens.reviews.judge.compact import Compacted, estimate_tokens
 from agentlens.trajectory import Trajectory
@@ -108,12 +105,6 @@ def build_messages(
     )
     parts.append(output_instructions(dimension) if structured else OUTPUT)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-
-
-def prompt_hash(messages: list[dict[str, str]]) -> str:
-    """SHA-256 of the exact messages sent (stored with each review, and the dump's file name)."""
-    body = orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(body).hexdigest()
 
 
 def prompt_tokens(messages: list[dict[str, str]]) -> int:

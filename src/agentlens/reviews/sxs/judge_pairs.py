@@ -14,7 +14,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agentlens.errors import ConfigError, ProviderError
@@ -24,6 +24,7 @@ from agentlens.reviews.judge.ask import PerItem, ask, dimensions_of, sample_requ
 from agentlens.reviews.judge.judge import DimensionReview
 from agentlens.reviews.judge.samples import ItemSamples
 from agentlens.reviews.sxs.alert import llm_judge_alert
+from agentlens.reviews.sxs.cell import Cell
 from agentlens.reviews.sxs.mapping import PitfallScore, pitfalls_score
 from agentlens.reviews.sxs.pairing import PAIRINGS, Side, key_order, pair_task
 from agentlens.reviews.sxs.parse import ParsedComparison, parse_comparison
@@ -41,41 +42,6 @@ from agentlens.reviews.sxs.stats import (
 MAX_POOL = 50
 
 PairDimensions = PerItem[str]
-
-
-@dataclass
-class Cell:
-    task: str
-    dimension: str
-    forward: int | None
-    swapped: int | None  # already oriented A-vs-B (sign flipped back)
-    pitfalls: PitfallScore | None = None
-    comparisons: list[ParsedComparison] = field(default_factory=list)
-    trajectories: tuple[str, str] = ("", "")  # ids of the pair: run A's, run B's
-    samples: tuple[ItemSamples, ...] = ()
-    """With N > 1 samples: per order (forward, then swapped), the N oriented scores."""
-
-    @property
-    def score(self) -> float | None:
-        """The mean of the available orders (each order's mean over its scored samples)."""
-        kept = [m for m in self.order_means if m is not None]
-        return sum(kept) / len(kept) if kept else None
-
-    @property
-    def order_means(self) -> list[float | None]:
-        if self.samples:
-            return [s.mean for s in self.samples]
-        return [None if s is None else float(s) for s in (self.forward, self.swapped)]
-
-    @property
-    def consistent(self) -> bool | None:
-        if self.forward is None or self.swapped is None:
-            return None
-        return _sign(self.forward) == _sign(self.swapped)
-
-
-def _sign(x: float) -> int:
-    return (x > 0) - (x < 0)
 
 
 def select_tasks(

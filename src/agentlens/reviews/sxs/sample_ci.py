@@ -18,7 +18,7 @@ from agentlens.reviews.judge.samples import SampleSummary, normal_ci, summarize_
 from agentlens.reviews.sxs.pairing import pair_task
 
 if TYPE_CHECKING:
-    from agentlens.reviews.sxs.judge_pairs import Cell
+    from agentlens.reviews.sxs.cell import Cell
 
 
 @dataclass(frozen=True)
