@@ -27,6 +27,7 @@ from agentlens.process.tiers import TIER_HELP
 if TYPE_CHECKING:
     from agentlens.engine.outcome import Outcome
     from agentlens.process.cohort_runs import RunSpill
+    from agentlens.process.pta import Reference
     from agentlens.process.result import ProcessResult
     from agentlens.process.run_units import RunFailure
     from agentlens.trajectory import Trajectory
@@ -67,18 +68,10 @@ def score(
     The composite's reason shows its arithmetic (under calibrated: each term's weight, mean and
     sd). A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
     """
-    from agentlens.process.calibrated import load_baseline
     from agentlens.process.cohort_runs import score_spilled_run, spilled_runs
-    from agentlens.process.pta_io import read_reference
     from agentlens.process.reference_guards import reference_warnings
 
-    reference = read_reference(reference_path)
-    load_baseline(reference, orjson.loads(Path(reference_path).read_bytes()))
-    chosen: Profile = profile or reference.profile
-    if chosen != reference.profile:
-        err_console.print(
-            f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"
-        )
+    reference, chosen = _reference(reference_path, profile)
     with (
         get_engine(engine_spec) as engine,
         spilled_inputs(paths, format=format, lenient=lenient, labels=labels, engine=engine) as (
@@ -100,6 +93,22 @@ def score(
     write_annotations(results, csv_path, parquet_path)
     code = report_failures(result)
     return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
+
+
+def _reference(path: str, profile: Profile | None) -> tuple[Reference, Profile]:
+    """The saved reference with its donors' baseline, and the profile to score with (the
+    reference's own unless one is named; a different one is warned about)."""
+    from agentlens.process.calibrated import load_baseline
+    from agentlens.process.pta_io import read_reference
+
+    reference = read_reference(path)
+    load_baseline(reference, orjson.loads(Path(path).read_bytes()))
+    chosen: Profile = profile or reference.profile
+    if chosen != reference.profile:
+        err_console.print(
+            f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"
+        )
+    return reference, chosen
 
 
 def _warn_all(lines: list[str]) -> None:
