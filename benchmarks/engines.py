@@ -24,6 +24,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.process_group import in_group
+
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = Path("/work/oracle/agentlens-app/agentlens-bench/trajectories")
 DEV = Path(os.environ.get("AGENTLENS_DATA", ROOT.parent / "shared" / "data"))
@@ -61,18 +64,6 @@ def run_child(argv: list[str], env: dict[str, str] | None = None) -> Child:
         stdout, stderr = out.read(), err.read()
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return Child(wall, cpu, usage.ru_maxrss, proc.returncode, stdout, stderr, left)
-
-
-def in_group(pgid: int) -> list[int]:
-    pids = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            pids.append(int(proc.name))
-    return pids
 
 
 def cohort(data: list[Path], engine: str, out: Path) -> Child:

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 from tests.conftest import BENCH
+from tests.process_group import in_group
 
 MARK = "AGENTLENS_TEST_MARK"
 
@@ -83,19 +84,6 @@ def start_cohort() -> tuple[subprocess.Popen[str], str]:
         start_new_session=True,  # its own process group, as a terminal's foreground job
     )
     return proc, mark
-
-
-def in_group(pgid: int) -> list[int]:
-    """Pids of live processes in process group `pgid`."""
-    pids = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            pids.append(int(proc.name))
-    return pids
 
 
 def test_a_finished_pooled_run_leaves_no_process_in_its_group() -> None:

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentlens.cli._app import err_console
-from agentlens.cli._inputs import PROGRESS_FROM, _context_option, _warn, non_traces
-from agentlens.errors import ConfigError
+from agentlens.cli._inputs import PROGRESS_FROM, _context_option, refuse_empty
 from agentlens.formats.load import iter_trace_paths
 from agentlens.formats.registry import get_reader
 
@@ -50,16 +49,5 @@ def spilled_inputs(
                 on_file=lambda _: progress.advance(bar),
                 deferred=engine.workers > 1 and getattr(engine, "local", True),
             ))  # fmt: skip
-        _nothing_read(result, paths)
+        refuse_empty(result, bool(result.trajectories), paths)
         yield result, spill
-
-
-def _nothing_read(result: ReadResult, paths: Sequence[str]) -> None:
-    if result.trajectories or result.failures:
-        return
-    for line in result.unread:
-        _warn(line)
-    parts = [f"{len(result.unread)} unread trace-like"] if result.unread else []
-    parts += [f"{non_traces(result)} skipped"] if result.skipped else []
-    detail = f" ({'; '.join(parts)})" if parts else ""
-    raise ConfigError(f"no trace files in {', '.join(map(str, paths))}{detail}")

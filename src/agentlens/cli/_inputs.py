@@ -111,14 +111,21 @@ def stream_inputs(
             strict=bool(_context_option("strict")),
             unevaluated=_context_option("unevaluated") or "unknown",
         )
-    if not result.count and not result.failures:  # e.g. an empty or mistyped folder
-        for line in result.unread:
-            _warn(line)
-        parts = [f"{len(result.unread)} unread trace-like"] if result.unread else []
-        parts += [f"{non_traces(result)} skipped"] if result.skipped else []
-        detail = f" ({'; '.join(parts)})" if parts else ""
-        raise ConfigError(f"no trace files in {', '.join(map(str, paths))}{detail}")
+    refuse_empty(result, bool(result.count), paths)
     return result
+
+
+def refuse_empty(result: ReadResult | TraceStream, found: bool, paths: Sequence[str]) -> None:
+    """Nothing read and nothing failed (an empty or mistyped folder): one usage error saying
+    what was there instead."""
+    if found or result.failures:
+        return
+    for line in result.unread:
+        _warn(line)
+    parts = [f"{len(result.unread)} unread trace-like"] if result.unread else []
+    parts += [f"{non_traces(result)} skipped"] if result.skipped else []
+    detail = f" ({'; '.join(parts)})" if parts else ""
+    raise ConfigError(f"no trace files in {', '.join(map(str, paths))}{detail}")
 
 
 def _context_option(name: str) -> Any:

@@ -254,6 +254,21 @@ def score_spilled(unit: SpilledUnit, profile: Profile) -> list[ScoredRun]:
     return score_unit(TaskUnit(unit.task_id, hydrate(unit), unit.splits), profile)
 
 
+def indexed_runs(
+    group: Sequence[TaskSplit],
+) -> tuple[list[Trajectory], list[tuple[list[int], list[int]]]]:
+    """Each run of a task's consecutive splits once, and each split as (donor, scored) indices
+    into that list: what a work unit carries instead of repeating a run per split."""
+    index: dict[int, int] = {}
+    runs: list[Trajectory] = []
+    for traj in (t for split in group for t in (*split.donors, *split.scored)):
+        if id(traj) not in index:
+            index[id(traj)] = len(runs)
+            runs.append(traj)
+    pairs = [([index[id(t)] for t in s.donors], [index[id(t)] for t in s.scored]) for s in group]
+    return runs, pairs
+
+
 def spilled_units(
     pieces: Sequence[Sequence[TaskSplit]], spill: RunSpill, local: bool
 ) -> list[SpilledUnit]:
@@ -261,15 +276,7 @@ def spilled_units(
     when the workers are not `local` (they cannot open the spill file)."""
     units = []
     for group in pieces:
-        index: dict[int, int] = {}
-        runs: list[Trajectory] = []
-        for traj in (t for split in group for t in (*split.donors, *split.scored)):
-            if id(traj) not in index:
-                index[id(traj)] = len(runs)
-                runs.append(traj)
-        pairs = [
-            ([index[id(t)] for t in s.donors], [index[id(t)] for t in s.scored]) for s in group
-        ]
+        runs, pairs = indexed_runs(group)
         spans = [spill.span(t) for t in runs]
         unit = SpilledUnit(group[0].task_id, spill.path, runs, spans, pairs, options=spill.options)
         units.append(unit if local else with_packed(unit))

@@ -24,9 +24,15 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from agentlens.engine.outcome import Outcome
 from agentlens.engine.serial import SerialEngine
 from agentlens.errors import AgentLensError, ConfigError
-from agentlens.process.cohort_runs import RunSpill, score_spilled, spilled_units
+from agentlens.process.cohort_runs import RunSpill, indexed_runs, score_spilled, spilled_units
 from agentlens.process.profiles import DEFAULT_PROFILE
-from agentlens.process.run_units import RunFailure, TaskSplit, TaskUnit, run_name, score_unit
+from agentlens.process.run_units import (
+    RunFailure,
+    TaskSplit,
+    TaskUnit,
+    run_name,
+    score_unit,
+)
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -232,11 +238,5 @@ def task_groups(splits: Sequence[TaskSplit]) -> list[list[TaskSplit]]:
 
 
 def _unit(group: list[TaskSplit]) -> TaskUnit:
-    index: dict[int, int] = {}
-    runs: list[Trajectory] = []
-    for traj in (t for split in group for t in (*split.donors, *split.scored)):
-        if id(traj) not in index:
-            index[id(traj)] = len(runs)
-            runs.append(traj)
-    pairs = [([index[id(t)] for t in s.donors], [index[id(t)] for t in s.scored]) for s in group]
+    runs, pairs = indexed_runs(group)
     return TaskUnit(group[0].task_id, runs, pairs)
