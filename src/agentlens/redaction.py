@@ -65,6 +65,11 @@ def enabled() -> bool:
     return os.environ.get("AGENTLENS_NO_REDACT") != "1"
 
 
+def switch() -> bool | None:
+    """The switch as set (`None`: `AGENTLENS_NO_REDACT` decides), to put back after a block."""
+    return _enabled
+
+
 def set_enabled(on: bool | None) -> None:
     """The process-wide switch, set once by the CLI from `--no-redact` (threads share it); `None`
     defers to `AGENTLENS_NO_REDACT` again."""

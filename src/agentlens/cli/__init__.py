@@ -103,10 +103,10 @@ def cli(ctx: click.Context, debug: bool, no_redact: bool, max_file_size: str | N
             limits.set_max_file_size(limits.parse_size(max_file_size))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--max-file-size") from exc
-    if no_redact:
-        from agentlens import redaction
+    from agentlens import redaction
 
-        redaction.set_enabled(False)
+    # every invocation sets the switch afresh: one run's --no-redact must not outlive it in-process
+    redaction.set_enabled(False if no_redact else None)
 
 
 def main(argv: list[str] | None = None) -> int:

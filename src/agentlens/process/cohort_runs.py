@@ -158,7 +158,7 @@ def _no_match(result: ReadResult, paths: Sequence[str]) -> None:
 @contextmanager
 def _redacting(on: bool) -> Iterator[None]:
     """The process-wide redaction switch set to `on` for the block (a CLI is one thread)."""
-    before = redaction.enabled()
+    before = redaction.switch()  # not enabled(): that would pin the environment's answer
     redaction.set_enabled(on)
     try:
         yield
