@@ -195,3 +195,16 @@ def test_summary_of_items_matches_its_definition() -> None:
     assert summary.pairwise_agreement == pytest.approx(statistics.mean(pairwise))
     expected = sum(statistics.variance(k) / len(k) for k in kept) / 3**2
     assert summary.variance_of_mean == pytest.approx(expected)
+
+
+def test_the_markdown_shows_each_items_samples_and_each_dimensions_agreement(sampled) -> None:
+    from agentlens.reviews.markdown import reviews_markdown
+
+    doc, _, _ = sampled
+    text = reviews_markdown(doc)
+    for dim, review in doc["trajectories"][0]["reviews"].items():
+        stats = review["sample_stats"]
+        shown = ", ".join("unscored" if x is None else f"{x:g}" for x in stats["scores"])
+        assert f"- **{dim}**: " in text and f"3 samples [{shown}]" in text
+        rate = doc["summary"][dim]["samples"]["agreement_rate"]
+        assert f"{dim}, 1 items sampled: all samples agree on {rate:.0%}" in text

@@ -25,6 +25,14 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
     for dim, s in doc["summary"].items():
         mean = "–" if s["mean"] is None else f"{s['mean']:.2f}"
         lines.append(f"| {dim} | {mean} | {s['scored']} | {s['unscored_rate']:.0%} |")
+    for dim, s in doc["summary"].items():
+        if sampled := s.get("samples"):
+            lines.append(
+                f"\n{dim}, {sampled['items']} items sampled: all samples agree on "
+                f"{sampled['agreement_rate']:.0%}, pairwise agreement "
+                f"{sampled['pairwise_agreement']:.0%}, variance of the mean "
+                f"{sampled['variance_of_mean']:.3f}"
+            )
     testing = [d for d in doc["summary"] if d in TESTING_DIMENSIONS]
     if testing:
         lines += ["", f"{', '.join(testing)}: the testing set, reported beside the QI, not in it."]
@@ -36,7 +44,8 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
         lines += ["", f'## <a id="{anchors[tid]}"></a>{tid}', ""]
         for dim, r in traj["reviews"].items():
             score = r["score"] if r["score"] is not None else f"unscored ({r['unscored_reason']})"
-            lines.append(f"- **{dim}**: {score}{_weighted(r.get('score_distribution'))}")
+            weighted = _weighted(r.get("score_distribution"))
+            lines.append(f"- **{dim}**: {score}{weighted}{_sampled(r.get('sample_stats'))}")
             for e in (r["review"] or {}).get("evidence", []):
                 links = ", ".join(_link(tid, i) for i in e["step_ids"]) or "no step cited"
                 lines.append(f"  - {e['aspect']} | {e['severity'] or '?'} | {links}")
@@ -59,6 +68,16 @@ def _weighted(dist: dict[str, Any] | None) -> str:
         low, high = dist["expected_range"]
         return f" (probability-weighted {low:.2f}–{high:.2f})"
     return f" (probability-weighted {dist['expected_score']:.2f}, spread {dist['spread']:.2f})"
+
+
+def _sampled(stats: dict[str, Any] | None) -> str:
+    """With `--samples N`: the N scores, their mean and variance (the score shown is sample 0's)."""
+    if not stats or stats.get("n", 1) < 2:
+        return ""
+    scores = ", ".join("unscored" if x is None else f"{x:g}" for x in stats["scores"])
+    mean = "n/a" if stats["mean"] is None else f"{stats['mean']:.2f}"
+    variance = "n/a" if stats["variance"] is None else f"{stats['variance']:.2f}"
+    return f"; {stats['n']} samples [{scores}], mean {mean}, variance {variance}"
 
 
 def _narrative_markdown(narrative: dict[str, Any], anchors: dict[str, str]) -> str:
