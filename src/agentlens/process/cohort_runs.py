@@ -102,9 +102,11 @@ class RunSpill:
 
 
 def stub(traj: Trajectory) -> Trajectory:
-    """`traj` without steps (its sub-agents too); the metadata dict is shared, not copied."""
+    """`traj` without steps or task text (its sub-agents too), which come back from the spill
+    file with the run (`restore`): a stub is what every run of the cohort keeps in memory at
+    once, and the issue text is most of it. The metadata dict is shared, not copied."""
     subs = [stub(s) for s in traj.subtrajectories]
-    return msgspec.structs.replace(traj, steps=[], subtrajectories=subs)
+    return msgspec.structs.replace(traj, steps=[], task=None, subtrajectories=subs)
 
 
 @contextmanager
