@@ -11,7 +11,8 @@ drawn again, nor steps whose call is only redaction placeholders; within a forma
 interleaved by folder and each run's picks rotate over the thirds of its tool steps, as in round 1.
 
 The round-1 rows are kept byte for byte; the new rows follow them, numbered on from the last id in
-a seeded order. Re-running replaces this script's earlier rows: same seed, same data -> same CSV.
+a seeded order, and rows of later rounds stay after them untouched. Re-running replaces this
+script's earlier rows: same seed, same data -> same CSV.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labelset import State, drawing_args, read_states, write_states
+from _labelset import State, drawing_args, read_states, round_of, write_states
 from draw_label_states import (
     SOURCES,
     Run,
@@ -54,7 +55,12 @@ def extra_sources() -> tuple[Source, ...]:
 
 
 def earlier_rounds(states: list[State]) -> list[State]:
-    return [s for s in states if not s.drawn_by.startswith(SCRIPT)]
+    return [s for s in states if round_of(s) < 2]
+
+
+def later_rounds(states: list[State]) -> list[State]:
+    """Rows of rounds drawn after this one (round 3's fresh frozen part), kept as they are."""
+    return [s for s in states if round_of(s) > 2]
 
 
 def extra_states(kept: list[State], seed: int) -> list[State]:
@@ -93,9 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     args = drawing_args(__doc__, SEED, argv)
     if args is None:
         return 2
-    kept = earlier_rounds(read_states())
+    states = read_states()
+    kept = earlier_rounds(states)
     new = extra_states(kept, args.seed)
-    write_states(kept + new, args.out)
+    write_states(kept + new + later_rounds(states), args.out)
     print(summary(new, kept))
     print(
         f"wrote {len(kept)} + {len(new)} states to {args.out} ({new[0].state_id}..{new[-1].state_id})"
