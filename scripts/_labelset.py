@@ -28,7 +28,13 @@ STATE_FIELDS = ("state_id", "split", "format", "path", "record", "step_index", "
 STAGES = ("E", "I", "V", "O")
 # The scripts that drew each labelling round; round n's packets, labels and adjudication live in
 # WORK/packets<n>, WORK/labels<n> and WORK/adjudication<n>.csv, with no number for round 1.
-ROUND_SCRIPTS = ("scripts/draw_label_states.py", "scripts/extend_tune_states.py")
+ROUND_SCRIPTS = (
+    "scripts/draw_label_states.py",
+    "scripts/extend_tune_states.py",
+    "scripts/draw_frozen_round3.py",
+)
+# Every split, in report order: round 1's tune / frozen, round 3's fresh frozen part.
+SPLITS = ("tune", "frozen", "frozen3")
 
 
 def data_dir() -> Path:

@@ -5,18 +5,19 @@
     PYTHONPATH=src python scripts/labelset_agreement.py --labeler paper   (or sdk-compat, all)
 
 Reads `<labels-dir>/<annotator>/*.csv` (`state_id,stage,confidence`) of every labelling round
-(by default `/work/labelset/labels` for round 1 and `labels2` for round 2, merged by annotator
-name; the adjudication files likewise `adjudication.csv` and `adjudication2.csv`), reports each annotator's
-coverage, pairwise Cohen's kappa, Fleiss' kappa (over the states every annotator labelled), raw
-agreement and confusion matrices, and writes `tests/process/labelled_states/annotations.csv`: one
+(by default `/work/labelset/labels`, `labels2`, `labels3` for rounds 1-3, merged by annotator
+name; the adjudication files likewise `adjudication.csv`, `adjudication2.csv`, `adjudication3.csv`),
+reports each annotator's coverage, pairwise Cohen's kappa, Fleiss' kappa (over the states every
+annotator labelled), raw agreement and confusion matrices, then each pair's agreement and kappa on
+each split apart (`tune`, `frozen`, round 3's `frozen3`) and per format, and writes `tests/process/labelled_states/annotations.csv`: one
 column per annotator and the adjudicated stage, which is the annotators' label where they all
 agree, the adjudication file's (`state_id,stage,reason`) where they do not, else empty. The states
 still to adjudicate go to `<first labels-dir>/../to_adjudicate.csv` (outside the repository).
 
 `--labeler PROFILE` reads `annotations.csv` and reports the labeler's agreement with the
-adjudicated stages, tune and frozen apart, with a Wilson 95 % interval and a confusion matrix; the
-per-state mismatches are listed for the tune part only (the frozen part is for measuring, not for
-studying). Exit 0 on success, 1 when an input row was bad or a state could not be labelled (each
+adjudicated stages, each split apart (overall and per format, with a Wilson 95 % interval) and a
+confusion matrix; only adjudicated states are labelled. The per-state mismatches are listed for the
+tune part only (the frozen parts are for measuring, not for studying). Exit 0 on success, 1 when an input row was bad or a state could not be labelled (each
 named on one line), 2 when there is nothing to measure.
 """
 
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _labelset import (
     ANNOTATIONS_CSV,
+    SPLITS,
     STAGES,
     State,
     adjudication_files,
@@ -183,7 +185,7 @@ def annotator_report(states: list[State], labels: dict[str, dict[str, str]]) -> 
     out = ["Coverage (states labelled):"]
     for name in names:
         per_split = Counter(s.split for s in states if s.state_id in labels[name])
-        parts = ", ".join(f"{sp} {per_split[sp]}/{total[sp]}" for sp in ("tune", "frozen"))
+        parts = ", ".join(f"{sp} {per_split[sp]}/{total[sp]}" for sp in SPLITS if total[sp])
         out.append(f"  {name}: {len(labels[name])}/{len(states)} ({parts})")
     for a, b in combinations(names, 2):
         common = sorted(set(labels[a]) & set(labels[b]))
@@ -197,7 +199,31 @@ def annotator_report(states: list[State], labels: dict[str, dict[str, str]]) -> 
         )
         out.append(confusion(zip(xs, ys, strict=True), (a, b)))
     out += fleiss_report(states, labels)
+    for split in SPLITS:
+        out += split_pairs_report([s for s in states if s.split == split], split, labels)
     return out
+
+
+def split_pairs_report(
+    states: list[State], split: str, labels: dict[str, dict[str, str]]
+) -> list[str]:
+    """Each pair's agreement and Cohen's kappa on one split's states, overall and per format."""
+    out: list[str] = []
+    for a, b in combinations(sorted(labels), 2):
+        common = [s for s in states if s.state_id in labels[a] and s.state_id in labels[b]]
+        if not common:
+            continue
+        out.append(f"Split {split}, {a} vs {b}: {pair_agreement(common, labels[a], labels[b])}")
+        for fmt in sorted({s.format for s in common}):
+            mine = [s for s in common if s.format == fmt]
+            out.append(f"    {fmt:16} {pair_agreement(mine, labels[a], labels[b])}")
+    return out
+
+
+def pair_agreement(states: list[State], first: dict[str, str], second: dict[str, str]) -> str:
+    xs, ys = [first[s.state_id] for s in states], [second[s.state_id] for s in states]
+    agree = sum(x == y for x, y in zip(xs, ys, strict=True))
+    return f"raw agreement {percent(agree, len(xs))}, Cohen's kappa {cohen_kappa(xs, ys):.3f}"
 
 
 def fleiss_report(states: list[State], labels: dict[str, dict[str, str]]) -> list[str]:
@@ -301,14 +327,17 @@ def labeler_report(
     judged = [s for s in states if gold.get(s.state_id)]
     predicted = labeler_stages(judged, profile, problems)
     out = [f"Labeler '{profile}' against the adjudicated stages:"]
-    for split in ("tune", "frozen"):
+    for split in SPLITS:
         part = [s for s in judged if s.split == split and s.state_id in predicted]
+        if not part:
+            out.append(f" {split}: no adjudicated state")
+            continue
         hits = sum(predicted[s.state_id] == gold[s.state_id] for s in part)
         out.append(f" {split}: {percent(hits, len(part))}")
         for fmt in sorted({s.format for s in part}):
             mine = [s for s in part if s.format == fmt]
             agree = sum(predicted[s.state_id] == gold[s.state_id] for s in mine)
-            out.append(f"    {fmt:16} {agree}/{len(mine)}")
+            out.append(f"    {fmt:16} {percent(agree, len(mine))}")
         out.append(
             confusion(((gold[s.state_id], predicted[s.state_id]) for s in part), ("human", profile))
         )

@@ -10,8 +10,9 @@ first 500 characters of its result). A state is rendered from the canonical step
 only (tool name, arguments, command, files, thought, observation): never `Step.raw`,
 `stored_stage`, the outcome, the file name or any labeler output. The packets live OUTSIDE the
 repository (they hold trace text); the batches mix tune and frozen states in a seeded order.
-`--round N` renders only the states drawn in round N (`extend_tune_states.py` is round 2) into
-`<out>/packetsN/`, with `<out>/README_annotatorsN.md` pointing the answers to `<out>/labelsN/`.
+`--round N` renders only the states drawn in round N (`extend_tune_states.py` is round 2,
+`draw_frozen_round3.py` round 3) into `<out>/packetsN/`, with `<out>/README_annotatorsN.md`
+pointing the answers to `<out>/labelsN/`.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import csv
 import hashlib
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,13 +18,16 @@ from tests.process.label_scripts import script
 
 TABLES = Path(__file__).resolve().parent
 STATES_CSV = TABLES / "labelled_states" / "states.csv"
-ROUND_1, ROUND_2 = (
+ROUND_1, ROUND_2, ROUND_3 = (
     "scripts/draw_label_states.py --seed 21",
     "scripts/extend_tune_states.py --seed 22",
+    "scripts/draw_frozen_round3.py --seed 23",
 )
 # SHA-256 of the 279 frozen rows of states.csv as round 1 wrote them (`grep ',frozen,' | sha256sum`):
 # later rounds add tune states only, so the frozen part must never change.
 FROZEN_ROWS_SHA256 = "799c20164a6c020ba40ef0e4fe762883631d884d37c268a8ac90dc5f2d1175fd"
+# The same for the 220 `frozen3` rows round 3 drew, before anyone looked at them.
+FROZEN3_ROWS_SHA256 = "c35350822646e121c61f9a786db41fbaee358c5cef7192af01aa75935ac82a36"
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +38,7 @@ def states(data_dir: Path) -> list:
 def test_the_states_table_is_well_formed(states: list) -> None:
     ids = [s.state_id for s in states]
     assert ids == [f"s{k:04d}" for k in range(1, len(states) + 1)]
-    assert {s.drawn_by for s in states} == {ROUND_1, ROUND_2}
+    assert {s.drawn_by for s in states} == {ROUND_1, ROUND_2, ROUND_3}
     first = [s for s in states if s.drawn_by == ROUND_1]
     assert [s.state_id for s in first] == ids[:480]
     frozen = sum(s.split == "frozen" for s in first)
@@ -46,23 +50,38 @@ def test_the_states_table_is_well_formed(states: list) -> None:
     assert max(Counter((s.path, s.record) for s in first).values()) <= 8
 
 
-def test_the_frozen_part_is_unchanged(states: list) -> None:
+@pytest.mark.parametrize(
+    ("split", "count", "digest"),
+    [("frozen", 279, FROZEN_ROWS_SHA256), ("frozen3", 220, FROZEN3_ROWS_SHA256)],
+)
+def test_the_frozen_parts_are_unchanged(states: list, split: str, count: int, digest: str) -> None:
     """Only the count, the ids and a digest are compared: frozen states are for measuring."""
     lines = STATES_CSV.read_text(encoding="utf-8").splitlines()
-    frozen_lines = [line for line in lines if line.split(",")[1:2] == ["frozen"]]
-    digest = hashlib.sha256("".join(f"{line}\n" for line in frozen_lines).encode()).hexdigest()
-    assert len(frozen_lines) == 279
-    assert digest == FROZEN_ROWS_SHA256
-    assert [s.state_id for s in states if s.split == "frozen"] == [
+    frozen_lines = [line for line in lines if line.split(",")[1:2] == [split]]
+    written = "".join(f"{line}\n" for line in frozen_lines).encode()
+    assert len(frozen_lines) == count
+    assert hashlib.sha256(written).hexdigest() == digest
+    assert [s.state_id for s in states if s.split == split] == [
         line.split(",")[0] for line in frozen_lines
     ]
 
 
-def test_later_rounds_add_tune_states_from_non_frozen_files_only(states: list) -> None:
-    later = [s for s in states if s.drawn_by != ROUND_1]
+def test_round_2_adds_tune_states_from_non_frozen_files_only(states: list) -> None:
+    later = [s for s in states if s.drawn_by == ROUND_2]
     assert len(later) >= 200 and {s.split for s in later} == {"tune"}
     assert not {s.path for s in later} & {s.path for s in states if s.split == "frozen"}
     assert len({(s.path, s.record, s.step_index) for s in states}) == len(states)
+
+
+def test_round_3_is_a_fresh_frozen_part_from_never_drawn_files(states: list) -> None:
+    earlier = [s for s in states if s.drawn_by != ROUND_3]
+    third = [s for s in states if s.drawn_by == ROUND_3]
+    assert states[: len(earlier)] == earlier and {s.split for s in third} == {"frozen3"}
+    assert 200 <= len(third) <= 240
+    assert not {s.path for s in third} & {s.path for s in earlier}
+    per_run = Counter((s.path, s.record) for s in third)
+    assert max(per_run.values()) <= 8
+    assert max(n for (path, _), n in per_run.items() if path.startswith("agentlens-bench")) <= 2
 
 
 def test_every_state_is_a_tool_step_a_reader_can_see(states: list) -> None:
@@ -76,14 +95,18 @@ def test_every_state_is_a_tool_step_a_reader_can_see(states: list) -> None:
 def test_splits_are_disjoint_by_trajectory_file(states: list) -> None:
     tune = {s.path for s in states if s.split == "tune"}
     frozen = {s.path for s in states if s.split == "frozen"}
-    assert tune and frozen and not tune & frozen
+    frozen3 = {s.path for s in states if s.split == "frozen3"}
+    assert tune and frozen and frozen3
+    assert not tune & frozen and not (tune | frozen) & frozen3
 
 
 def test_the_draw_is_reproducible_and_skips_the_dev_guideline_states(states: list) -> None:
     draw, extend = script("draw_label_states"), script("extend_tune_states")
+    third = script("draw_frozen_round3")
     first = draw.build_states(draw.SEED)
     assert first == [s for s in states if s.drawn_by == ROUND_1]
-    assert first + extend.extra_states(first, extend.SEED) == states
+    second = extend.extra_states(first, extend.SEED)
+    assert first + second + third.new_states(first + second, third.SEED) == states
     dev = draw.already_labelled()
     assert len(dev) == 90
     assert not dev & {(s.path, s.step_index) for s in states}
@@ -188,8 +211,11 @@ def test_labeler_agreement_runs_on_the_annotations(
         for s in states
         if any(r["state_id"] == s.state_id and r["adjudicated"] for r in rows)
     )
-    for split in ("tune", "frozen"):
-        assert re.search(rf" {split}: \d+/{judged[split]} = ", printed), printed
+    for split in script("_labelset").SPLITS:
+        if judged[split]:
+            assert re.search(rf" {split}: \d+/{judged[split]} = ", printed), printed
+        else:
+            assert f" {split}: no adjudicated state" in printed
 
 
 def test_rounds_are_merged_by_annotator(
@@ -217,3 +243,20 @@ def test_rounds_are_merged_by_annotator(
     assert len(rows) == len(states)
     assert (rows[one]["adjudicated"], rows[two]["adjudicated"]) == ("E", "V")
     assert (rows[two]["ann1"], rows[two]["ann2"]) == ("I", "V")
+
+
+def test_each_split_is_reported_on_its_own(states: list) -> None:
+    """Pairs are compared within a split and per format; tune states stand in for a frozen3 part."""
+    agreement = script("labelset_agreement")
+    tune = [s for s in states if s.split == "tune"]
+    java = [s for s in tune if s.format == "swe-agent-java"][:2]
+    codex = [s for s in tune if s.format == "codex"][:2]
+    fresh = [replace(s, split="frozen3") for s in java + codex]
+    first = dict.fromkeys((s.state_id for s in fresh), "E")
+    second = {**first, java[1].state_id: "V"}
+    lines = agreement.split_pairs_report(fresh, "frozen3", {"ann1": first, "ann2": second})
+    assert lines[0].startswith("Split frozen3, ann1 vs ann2: raw agreement 3/4 = 75.0%")
+    assert "Cohen's kappa 0.000" in lines[0]  # ann1 constant: p_e = p_o = 3/4
+    assert lines[1].split()[:2] == ["codex", "raw"] and "2/2 = 100.0%" in lines[1]
+    assert lines[2].split()[0] == "swe-agent-java" and "1/2 = 50.0%" in lines[2]
+    assert agreement.split_pairs_report(fresh, "frozen3", {"ann1": first, "ann3": {}}) == []
