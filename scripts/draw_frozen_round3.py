@@ -12,7 +12,8 @@ most `cap` states with picks rotating over the thirds of its tool steps, steps w
 redaction placeholders and states of the dev guideline tables are not drawn.
 
 Rows of rounds 1-2 are kept byte for byte; the new rows follow them, numbered on from the last id
-in a seeded order. Re-running replaces this script's earlier rows: same seed, same data -> same CSV.
+in a seeded order, and rows of later rounds stay after them untouched. Re-running replaces this
+script's earlier rows: same seed, same data -> same CSV.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labelset import State, drawing_args, read_states, write_states
+from _labelset import State, drawing_args, read_states, round_of, write_states
 from draw_label_states import SOURCES, Source, already_labelled, draw, numbered, quotas, read_runs
 
 SEED = 23
@@ -52,34 +53,45 @@ def round3_sources() -> tuple[Source, ...]:
 
 
 def earlier_rounds(states: list[State]) -> list[State]:
-    return [s for s in states if not s.drawn_by.startswith(SCRIPT)]
+    return [s for s in states if round_of(s) < 3]
+
+
+def later_rounds(states: list[State]) -> list[State]:
+    """Rows of rounds drawn after this one (round 4's `frozen4`), kept as they are."""
+    return [s for s in states if round_of(s) > 3]
 
 
 def new_states(kept: list[State], seed: int) -> list[State]:
     """The round-3 states, from files that hold none of `kept`."""
+    return fresh_states(kept, round3_sources(), SPLIT, f"{SCRIPT} --seed {seed}", seed)
+
+
+def fresh_states(
+    kept: list[State], sources: tuple[Source, ...], split: str, drawn_by: str, seed: int
+) -> list[State]:
+    """States of `split` drawn from the sources' files that hold none of `kept`, numbered on."""
     used_files = frozenset(s.path for s in kept)
-    sources = round3_sources()
     runs = {s.format: read_runs(s, already_labelled(), used_files) for s in sources}
     wanted = quotas(runs, sources)
     rows: list[tuple[str, str, str, int, int]] = []
     for source in sources:
         drawn = draw(source, runs[source.format], wanted[source.format], seed)
-        rows += [(SPLIT, source.format, r.path, r.record, step) for r, step in drawn]
+        rows += [(split, source.format, r.path, r.record, step) for r, step in drawn]
     first = max(int(s.state_id[1:]) for s in kept) + 1
-    return numbered(rows, seed, f"{SCRIPT} --seed {seed}", first)
+    return numbered(rows, seed, drawn_by, first)
 
 
-def summary(new: list[State]) -> str:
-    lines = [f"{'format':16} {'states':>6} {'runs':>5} {'files':>5}"]
-    for source in SOURCES:
+def summary(new: list[State], sources: tuple[Source, ...] = SOURCES) -> str:
+    lines = [f"{'format':18} {'states':>6} {'runs':>5} {'files':>5}"]
+    for source in sources:
         mine = [s for s in new if s.format == source.format]
         runs = {(s.path, s.record) for s in mine}
         files = {s.path for s in mine}
-        lines.append(f"{source.format:16} {len(mine):6} {len(runs):5} {len(files):5}")
+        lines.append(f"{source.format:18} {len(mine):6} {len(runs):5} {len(files):5}")
     per_run = Counter((s.path, s.record) for s in new)
     files = {s.path for s in new}
     lines.append(
-        f"{'total':16} {len(new):6} {len(per_run):5} {len(files):5}"
+        f"{'total':18} {len(new):6} {len(per_run):5} {len(files):5}"
         f"   most from one run: {max(per_run.values())}"
     )
     return "\n".join(lines)
@@ -89,9 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     args = drawing_args(__doc__, SEED, argv)
     if args is None:
         return 2
-    kept = earlier_rounds(read_states())
+    states = read_states()
+    kept = earlier_rounds(states)
     new = new_states(kept, args.seed)
-    write_states(kept + new, args.out)
+    write_states(kept + new + later_rounds(states), args.out)
     print(summary(new))
     print(
         f"wrote {len(kept)} + {len(new)} states to {args.out} ({new[0].state_id}..{new[-1].state_id})"
