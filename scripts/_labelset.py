@@ -32,9 +32,11 @@ ROUND_SCRIPTS = (
     "scripts/draw_label_states.py",
     "scripts/extend_tune_states.py",
     "scripts/draw_frozen_round3.py",
+    "scripts/draw_frozen_round4.py",
 )
-# Every split, in report order: round 1's tune / frozen, round 3's fresh frozen part.
-SPLITS = ("tune", "frozen", "frozen3")
+# Every split, in report order: round 1's tune / frozen, round 3's fresh frozen part, round 4's
+# blind part of the trace formats the labeler was never built on.
+SPLITS = ("tune", "frozen", "frozen3", "frozen4")
 
 
 def data_dir() -> Path:

@@ -5,12 +5,13 @@
     PYTHONPATH=src python scripts/labelset_agreement.py --labeler paper   (or sdk-compat, all)
 
 Reads `<labels-dir>/<annotator>/*.csv` (`state_id,stage,confidence`) of every labelling round
-(by default `/work/labelset/labels`, `labels2`, `labels3` for rounds 1-3, merged by annotator
-name; the adjudication files likewise `adjudication.csv`, `adjudication2.csv`, `adjudication3.csv`),
+(by default `/work/labelset/labels`, `labels2` ... `labels4` for rounds 1-4, merged by annotator
+name; the adjudication files likewise `adjudication.csv`, `adjudication2.csv` ... `adjudication4.csv`),
 reports each annotator's coverage, pairwise Cohen's kappa, Fleiss' kappa (over the states every
 annotator labelled), raw agreement and confusion matrices, then each pair's agreement and kappa on
-each split apart (`tune`, `frozen`, round 3's `frozen3`) and per format, and writes `tests/process/labelled_states/annotations.csv`: one
-column per annotator and the adjudicated stage, which is the annotators' label where they all
+each split apart (`tune`, `frozen`, round 3's `frozen3`, round 4's `frozen4` of the formats the
+labeler was never built on) and per format, and writes
+`tests/process/labelled_states/annotations.csv`: one column per annotator and the adjudicated stage, which is the annotators' label where they all
 agree, the adjudication file's (`state_id,stage,reason`) where they do not, else empty. The states
 still to adjudicate go to `<first labels-dir>/../to_adjudicate.csv` (outside the repository).
 

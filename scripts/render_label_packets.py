@@ -11,8 +11,8 @@ only (tool name, arguments, command, files, thought, observation): never `Step.r
 `stored_stage`, the outcome, the file name or any labeler output. The packets live OUTSIDE the
 repository (they hold trace text); the batches mix tune and frozen states in a seeded order.
 `--round N` renders only the states drawn in round N (`extend_tune_states.py` is round 2,
-`draw_frozen_round3.py` round 3) into `<out>/packetsN/`, with `<out>/README_annotatorsN.md`
-pointing the answers to `<out>/labelsN/`.
+`draw_frozen_round3.py` round 3, `draw_frozen_round4.py` round 4) into `<out>/packetsN/`, with
+`<out>/README_annotatorsN.md` pointing the answers to `<out>/labelsN/`.
 """
 
 from __future__ import annotations
@@ -207,12 +207,14 @@ def write_packets(states: list[State], packets: Path, size: int, seed: int) -> i
     return total
 
 
-def write_readme(out: Path, n_batches: int, suffix: str) -> None:
+def write_readme(out: Path, n_batches: int, number: int) -> None:
     guideline = GUIDELINE.read_text(encoding="utf-8")
+    suffix = round_suffix(number)
     answer = ANSWER_FORMAT.format(n=n_batches, last=f"{n_batches:02d}", out=out, round=suffix)
     (out / f"README_annotators{suffix}.md").write_text(
         "# Labelling intent stages: instructions for annotators\n\n"
         + answer
+        + ROUND_NOTES.get(number, "")
         + "\n## The guideline (verbatim from labeling-guideline.md)\n\n"
         + guideline,
         encoding="utf-8",
@@ -243,6 +245,21 @@ name you were given; create the folder), UTF-8, with the header and one row per 
 """
 
 
+# Round 4 draws from other agents (CLI sessions, CTF challenges, toy tasks), whose tasks are often
+# no GitHub issue; the annotators are told the stages still apply as written.
+ROUND_NOTES = {
+    4: """
+## Tasks that are not GitHub issues
+
+These states come from several other coding agents and trace formats: command-line assistant
+sessions (a user's request in a chat), small terminal tasks, and SWE-agent runs on GitHub issues and
+on capture-the-flag challenges. Where the task is not a GitHub issue, the packet still shows the
+task text as the trace gives it (or says that the trace has none). The guideline's intent stages
+still apply as written: label the intent of the one step in the context of its task and history.
+"""
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=WORK)
@@ -258,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     packets = args.out / f"packets{suffix}"
     total = write_packets(states, packets, args.batch, args.seed)
     n_batches = -(-len(states) // args.batch)
-    write_readme(args.out, n_batches, suffix)
+    write_readme(args.out, n_batches, args.round)
     print(f"{len(states)} states in {n_batches} packets under {packets}: {total:,} characters")
     return 0
 

@@ -18,16 +18,19 @@ from tests.process.label_scripts import script
 
 TABLES = Path(__file__).resolve().parent
 STATES_CSV = TABLES / "labelled_states" / "states.csv"
-ROUND_1, ROUND_2, ROUND_3 = (
+ROUND_1, ROUND_2, ROUND_3, ROUND_4 = (
     "scripts/draw_label_states.py --seed 21",
     "scripts/extend_tune_states.py --seed 22",
     "scripts/draw_frozen_round3.py --seed 23",
+    "scripts/draw_frozen_round4.py --seed 24",
 )
 # SHA-256 of the 279 frozen rows of states.csv as round 1 wrote them (`grep ',frozen,' | sha256sum`):
 # later rounds add tune states only, so the frozen part must never change.
 FROZEN_ROWS_SHA256 = "799c20164a6c020ba40ef0e4fe762883631d884d37c268a8ac90dc5f2d1175fd"
 # The same for the 220 `frozen3` rows round 3 drew, before anyone looked at them.
 FROZEN3_ROWS_SHA256 = "c35350822646e121c61f9a786db41fbaee358c5cef7192af01aa75935ac82a36"
+# And for the 120 `frozen4` rows round 4 drew from the formats the labeler was never built on.
+FROZEN4_ROWS_SHA256 = "0db19aaee27c24183790155ea37f7f1f0531355e3f006f800561bb7fc7226317"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +41,7 @@ def states(data_dir: Path) -> list:
 def test_the_states_table_is_well_formed(states: list) -> None:
     ids = [s.state_id for s in states]
     assert ids == [f"s{k:04d}" for k in range(1, len(states) + 1)]
-    assert {s.drawn_by for s in states} == {ROUND_1, ROUND_2, ROUND_3}
+    assert {s.drawn_by for s in states} == {ROUND_1, ROUND_2, ROUND_3, ROUND_4}
     first = [s for s in states if s.drawn_by == ROUND_1]
     assert [s.state_id for s in first] == ids[:480]
     frozen = sum(s.split == "frozen" for s in first)
@@ -52,7 +55,11 @@ def test_the_states_table_is_well_formed(states: list) -> None:
 
 @pytest.mark.parametrize(
     ("split", "count", "digest"),
-    [("frozen", 279, FROZEN_ROWS_SHA256), ("frozen3", 220, FROZEN3_ROWS_SHA256)],
+    [
+        ("frozen", 279, FROZEN_ROWS_SHA256),
+        ("frozen3", 220, FROZEN3_ROWS_SHA256),
+        ("frozen4", 120, FROZEN4_ROWS_SHA256),
+    ],
 )
 def test_the_frozen_parts_are_unchanged(states: list, split: str, count: int, digest: str) -> None:
     """Only the count, the ids and a digest are compared: frozen states are for measuring."""
@@ -74,7 +81,7 @@ def test_round_2_adds_tune_states_from_non_frozen_files_only(states: list) -> No
 
 
 def test_round_3_is_a_fresh_frozen_part_from_never_drawn_files(states: list) -> None:
-    earlier = [s for s in states if s.drawn_by != ROUND_3]
+    earlier = [s for s in states if s.drawn_by in (ROUND_1, ROUND_2)]
     third = [s for s in states if s.drawn_by == ROUND_3]
     assert states[: len(earlier)] == earlier and {s.split for s in third} == {"frozen3"}
     assert 200 <= len(third) <= 240
@@ -82,6 +89,34 @@ def test_round_3_is_a_fresh_frozen_part_from_never_drawn_files(states: list) -> 
     per_run = Counter((s.path, s.record) for s in third)
     assert max(per_run.values()) <= 8
     assert max(n for (path, _), n in per_run.items() if path.startswith("agentlens-bench")) <= 2
+
+
+def test_round_4_draws_only_never_drawn_files_of_the_unseen_formats(states: list) -> None:
+    fourth_script, first_script = script("draw_frozen_round4"), script("draw_label_states")
+    earlier = [s for s in states if s.drawn_by != ROUND_4]
+    fourth = [s for s in states if s.drawn_by == ROUND_4]
+    assert states[: len(earlier)] == earlier and {s.split for s in fourth} == {"frozen4"}
+    assert [s.state_id for s in fourth][:1] == ["s0961"] and len(fourth) == 120
+    assert not {s.path for s in fourth} & {s.path for s in earlier}
+    seen_folders = {f for source in first_script.SOURCES for f in source.folders}
+    for state in fourth:
+        assert state.path.startswith(f"{fourth_script.FOLDERS[state.format]}/"), state.state_id
+        assert not any(state.path.startswith(f"{f}/") for f in seen_folders), state.state_id
+    per_run = Counter((s.path, s.record) for s in fourth)
+    assert max(per_run.values()) <= fourth_script.CAP == 6
+    per_format = Counter(s.format for s in fourth)
+    assert set(per_format) == set(fourth_script.FOLDERS), per_format
+    # every thin format gives all it can (6 per run), SWE-agent takes the rest
+    assert min(per_format.values()) >= 6 and per_format["swe-agent"] == 120 - sum(
+        n for fmt, n in per_format.items() if fmt != "swe-agent"
+    )
+
+
+def test_redrawing_round_3_keeps_the_rows_around_it_in_place(states: list) -> None:
+    third = script("draw_frozen_round3")
+    mine = [s for s in states if s.drawn_by == ROUND_3]
+    assert third.earlier_rounds(states) + mine + third.later_rounds(states) == states
+    assert {s.drawn_by for s in third.later_rounds(states)} == {ROUND_4}
 
 
 def test_every_state_is_a_tool_step_a_reader_can_see(states: list) -> None:
@@ -96,17 +131,20 @@ def test_splits_are_disjoint_by_trajectory_file(states: list) -> None:
     tune = {s.path for s in states if s.split == "tune"}
     frozen = {s.path for s in states if s.split == "frozen"}
     frozen3 = {s.path for s in states if s.split == "frozen3"}
-    assert tune and frozen and frozen3
+    frozen4 = {s.path for s in states if s.split == "frozen4"}
+    assert tune and frozen and frozen3 and frozen4
     assert not tune & frozen and not (tune | frozen) & frozen3
+    assert not (tune | frozen | frozen3) & frozen4
 
 
 def test_the_draw_is_reproducible_and_skips_the_dev_guideline_states(states: list) -> None:
     draw, extend = script("draw_label_states"), script("extend_tune_states")
-    third = script("draw_frozen_round3")
+    third, fourth = script("draw_frozen_round3"), script("draw_frozen_round4")
     first = draw.build_states(draw.SEED)
     assert first == [s for s in states if s.drawn_by == ROUND_1]
     second = extend.extra_states(first, extend.SEED)
-    assert first + second + third.new_states(first + second, third.SEED) == states
+    earlier = first + second + third.new_states(first + second, third.SEED)
+    assert earlier + fourth.new_states(earlier, fourth.SEED) == states
     dev = draw.already_labelled()
     assert len(dev) == 90
     assert not dev & {(s.path, s.step_index) for s in states}
@@ -260,3 +298,14 @@ def test_each_split_is_reported_on_its_own(states: list) -> None:
     assert lines[1].split()[:2] == ["codex", "raw"] and "2/2 = 100.0%" in lines[1]
     assert lines[2].split()[0] == "swe-agent-java" and "1/2 = 50.0%" in lines[2]
     assert agreement.split_pairs_report(fresh, "frozen3", {"ann1": first, "ann3": {}}) == []
+
+
+def test_the_round_4_instructions_keep_the_guideline_and_name_other_tasks(tmp_path: Path) -> None:
+    render = script("render_label_packets")
+    render.write_readme(tmp_path, 6, 4)
+    text = (tmp_path / "README_annotators4.md").read_text(encoding="utf-8")
+    assert f"{tmp_path}/labels4/<annotator>/batch_NN.csv" in text and "batch_06.md" in text
+    assert "## Tasks that are not GitHub issues" in text
+    assert text.endswith(render.GUIDELINE.read_text(encoding="utf-8"))
+    render.write_readme(tmp_path, 11, 3)
+    assert "not GitHub issues" not in (tmp_path / "README_annotators3.md").read_text()
