@@ -332,8 +332,10 @@ def test_swe_agent_exit_markers_are_orchestration() -> None:
 def test_running_a_script_that_rewrites_a_project_file_is_implementation() -> None:
     """labeling-guideline.md: Implementation includes "python that writes a file". A bash-only agent
     (mini-swe-agent) writes `modify_core.py` with a heredoc whose code opens
-    `astropy/timeseries/core.py` for writing, then runs `python modify_core.py`: that run is the
-    fix (I) and the reproduction after it is V. Expected from the raw commands."""
+    `astropy/timeseries/core.py` for writing, then runs `python modify_core.py`: writing the
+    script is making the change through the terminal (I, as the annotators labelled frozen state
+    s0316, the same run's `update_tests.py`), its run is the fix (I) and the reproduction after
+    it is V. Expected from the raw commands."""
     from tests.conftest import DATA
 
     path = (
@@ -347,7 +349,7 @@ def test_running_a_script_that_rewrites_a_project_file_is_implementation() -> No
     )
     assert "open('astropy/timeseries/core.py', 'w')" in steps[writer][0]
     run = next(i for i, (c, _) in enumerate(steps) if c.strip() == "python modify_core.py")
-    assert run > writer and steps[writer][1] == "E" and steps[run][1] == "I"
+    assert run > writer and steps[writer][1] == "I" and steps[run][1] == "I"
     later = next(
         i for i, (c, _) in enumerate(steps) if i > run and c == "python reproduce_issue.py"
     )

@@ -44,16 +44,19 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentlens.process.labeler_paper_tools import (
+    background_read,
+    background_started,
     bound_path_writes,
     command_stage,
     diff_files,
     edit_change,
     intended_command,
+    python_source,
     searches_install,
     searches_tests,
     tool_stage,
 )
-from agentlens.process.labeler_scripts import scripts_run, written_scripts
+from agentlens.process.labeler_scripts import script_name, scripts_run, written_scripts
 from agentlens.process.stages import Stage
 from agentlens.process.states import FAILED_EDIT
 from agentlens.process.step_paths import is_shell, normalize_path, step_path
@@ -72,14 +75,25 @@ NOTES = re.compile(
 PLAN_FILE = re.compile(r"^(?:[\w-]*[-_])?(?:plan|todo)(?:[-_][\w-]*)?\.md$", re.IGNORECASE)
 DOC_DIRS = {"doc", "docs", "documentation"}
 TEST_DIRS = {"tests", "spec", "__tests__", "testcases"}
-SCRATCH_DIR = re.compile(r"^(?:test_|tmp|temp|repro|scratch|debug)", re.IGNORECASE)
+# `tmp_x/`, `temp/`, `repro_bug/`; not `templates/` (a word that only starts like `temp`)
+SCRATCH_DIR = re.compile(r"^(?:test_|repro|scratch|debug|(?:tmp|temp)(?:$|[\W_\d]))", re.IGNORECASE)
 PATCH = "<patch>"
+LISTING = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?(?:ls|ll|tree|dir)\b")  # a listing, maybe filtered
+DOT_STEP = re.compile(r"(?<![^/])\./")  # a `./` path step (`tests/./x.py`)
+ROOT_NAMES = {"workspace", "workspaces", "testbed", "repo", "app", "agent/workspace/local"}
+TASK_FILE = re.compile(r"[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|java|go|rs|rb|c|h|cpp|cs|php|sh)\b")
 CHECK_NAME = re.compile(
     r"^(?:tests?|repro|reproduc|debug|scratch|temp|tmp|check|verify|validat|demo|final|"
     r"comprehensive|edge_?case|try|sandbox|minimal|issue|conftest)"
     r"|_tests?$|^tests$",
     re.IGNORECASE,
 )
+# Test files by each language's convention: `NavUser.test.tsx`, `app.spec.ts`, `x_spec.rb`,
+# `FooTest.java`, `FooTests.cs`, `FooIT.java` (the stem alone is read by CHECK_NAME).
+TEST_CONVENTION = re.compile(r"\.(?:test|spec)\.\w+$|_spec\.\w+$|[a-z0-9](?:Tests?|IT)\.\w+$")
+# System temporary folders (`/tmp`, macOS `/private/tmp` and `/var/folders/..`): where a file was
+# written, not a name the agent chose for it.
+SYSTEM_TMP = re.compile(r"^/?(?:private/)?(?:var/)?tmp/|^/?(?:private/)?var/folders/")
 # Project modules share some scratch-script prefixes (`django/contrib/auth/validators.py`,
 # `django/views/debug.py`): such a bare word inside a folder names source, not a scratch script.
 MODULE_WORD = re.compile(
@@ -122,12 +136,14 @@ def _is_plan(parts: list[str]) -> bool:
 def named_check(path: str) -> bool:
     """A check file by its name (`reproduce_x.py`, `test_y.py`) or folder (`tests/`), as opposed
     to one taken for a check only by where it was written (`/tmp/`, a new file at the root)."""
-    parts = [p for p in normalize_path(path.strip().replace("\\", "/")).split("/") if p]
+    raw = path.strip().replace("\\", "/")
+    parts = [p for p in normalize_path(SYSTEM_TMP.sub("", raw)).split("/") if p]
     if not parts:
         return False
     stem = parts[-1].split(".", 1)[0]
     scratch = CHECK_NAME.search(stem) and not (len(parts) > 1 and MODULE_WORD.fullmatch(stem))
-    return bool(scratch) or _in_test_dir(parts[:-1])
+    named = raw.rstrip("/").rsplit("/", 1)[-1]  # as written: the conventions are case-sensitive
+    return bool(scratch) or bool(TEST_CONVENTION.search(named)) or _in_test_dir(parts[:-1])
 
 
 def _in_test_dir(dirs: list[str]) -> bool:
@@ -141,12 +157,44 @@ def _in_test_dir(dirs: list[str]) -> bool:
     return False
 
 
+def project_path(path: str) -> str:
+    """A normalised path (`normalize_path`) as the project sees it: `./` steps dropped, and a
+    workspace root named alone (`/workspace`, `/testbed`) is the project's root, ""."""
+    text = DOT_STEP.sub("", path)
+    return "" if text.strip("/") in ROOT_NAMES or text in (".", "./") else text
+
+
+def _names_one_of(path: str, known: set[str]) -> bool:
+    """Is `path` one of `known` written from another folder (`/Users/me/repo/tests/x.py` and
+    `tests/x.py`)? Matched on two or more trailing path steps, so a bare name never matches."""
+    parts = path.split("/")
+    for other in known:
+        steps = other.split("/")
+        common = min(len(parts), len(steps))
+        if common >= 2 and parts[-common:] == steps[-common:]:
+            return True
+    return False
+
+
+def named_by_folder_only(path: str) -> bool:
+    """A check only because of its folder (`tests/missing_colon.py`), not its name or `/tmp/`."""
+    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    stem = name.split(".", 1)[0]
+    by_name = CHECK_NAME.search(stem) or TEST_CONVENTION.search(name)
+    return named_check(path) and not by_name and not _in_tmp(path)
+
+
+def task_file_names(task: str | None) -> frozenset[str]:
+    """The file names a task's text mentions (`missing_colon.py`), lowercased."""
+    return frozenset(m.lower() for m in TASK_FILE.findall(task or ""))
+
+
 def _drop_root(path: str) -> str:
     return path.split("/", 1)[1] if "/" in path else ""
 
 
 def _in_tmp(raw: str) -> bool:
-    return raw.startswith(("/tmp/", "tmp/", "/var/tmp/"))
+    return bool(SYSTEM_TMP.match(raw))
 
 
 @dataclass
@@ -162,17 +210,28 @@ class PaperContext:
     # each edited project file's edits still in place: (where, old, new), None if not a replacement
     replaced: dict[str, list[tuple[str, str, str] | None]] = field(default_factory=dict)
     shown: set[str] = field(default_factory=set)  # files a `git diff`/`git status` showed changed
+    background: dict[str, Stage] = field(default_factory=dict)  # background command id: stage
+    task_files: frozenset[str] = frozenset()  # file names the task's text mentions
 
     def after(self, before: Stage = "E") -> Stage:
         return "V" if self.changed else before
 
     def label(self, step: Step) -> Stage:
-        stage = self._label(step)
+        stage = self._background(step) or self._label(step)
+        started = background_started(step)
+        if started:
+            self.background[started] = stage
         self.explored = self.explored or stage in ("E", "V")
         self.shown |= {normalize_path(f) for f in diff_files(step)}
         if step.files and step.category in (*EDITS, ToolCategory.READ_FILE):
             self.open_file = step.files[0]
         return stage
+
+    def _background(self, step: Step) -> Stage | None:
+        """Reading a background command's output carries on that command: a run's output is the
+        run (E or V); the output of the requested action itself (I) is checking it (V)."""
+        started = self.background.get(background_read(step) or "")
+        return "V" if started == "I" else started
 
     def _label(self, step: Step) -> Stage:
         """The reader's category decides reads, searches, listings and edits (even when they ran
@@ -191,25 +250,31 @@ class PaperContext:
         ):
             return "O"  # searching for how to install a tool: environment setup
         if category in (ToolCategory.READ_FILE, ToolCategory.SEARCH, ToolCategory.LIST_DIR):
-            return "V" if self.changed and self._is_checked(step_path(step)) else "E"
+            listing = category is ToolCategory.LIST_DIR or LISTING.match(step.command or "")
+            looked = step_path(step) or ("." if listing else "")
+            return "V" if self.changed and self._is_checked(looked, listing=bool(listing)) else "E"
         if category in (ToolCategory.THINK, ToolCategory.FINISH):
             return "O"
         if is_shell(step):
             return self._shell(step)
         return tool_stage(step) or "O"
 
-    def _is_checked(self, paths: str) -> bool:
+    def _is_checked(self, paths: str, *, listing: bool = False) -> bool:
         """Does a look at `paths` (after a change) check that change? True for an edited file, its
         neighbourhood (a file or directory in an edited file's folder), a test or a check script,
         and a file the run's own `git diff`/`git status` showed as changed (labeling-guideline.md:
         "re-reading … an edited file … to confirm the edit" — the diff says it was edited)."""
         folders = {e.rsplit("/", 1)[0] if "/" in e else "" for e in self.edited}
-        for path in (p.strip().rstrip("/") for p in paths.split(",")):
-            if not path:
+        known = self.edited | self.checks | self.shown
+        for written in (p.strip().rstrip("/") for p in paths.split(",")):
+            if not written:
                 continue
+            path = project_path(written)
+            if not path and listing:
+                return True  # listing the project's root: a look over the whole changed project
             folder = path.rsplit("/", 1)[0] if "/" in path else ""
             near = path in folders or (folder != "" and folder in folders)
-            if path in self.edited or path in self.checks or path in self.shown or near:
+            if path in known or near or _names_one_of(path, known):
                 return True
             if file_role(path) == "check":
                 return True
@@ -225,7 +290,8 @@ class PaperContext:
             if self._undoes(path, change):
                 return "O"
             self.replaced.setdefault(path, []).append(change)
-        return self._write(role, path, failed=failed)
+        stage = self._write(role, path, failed=failed)
+        return "I" if self._writes_fix_script([raw]) else stage
 
     def _undoes(self, path: str, change: tuple[str, str, str] | None) -> bool:
         """Does this edit put back what an earlier edit of the file replaced (`s/a/b/`, then
@@ -251,9 +317,21 @@ class PaperContext:
         role = file_role(raw, created=created)
         if role == "source" and self._created_check(normalize_path(raw)):
             return "check"
+        if (
+            role == "check"
+            and self._task_names(raw)
+            and not self._created_check(normalize_path(raw))
+        ):
+            return "source"  # the file the task is about, though it sits in a tests folder
         if role == "check" and not self.explored and not named_check(raw):
             return "source"
         return role
+
+    def _task_names(self, raw: str) -> bool:
+        """Does the task name this file, which only its folder makes a check? Then changing it is
+        "making the change that solves the task" (labeling-guideline.md), not writing a test."""
+        name = raw.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+        return name in self.task_files and named_by_folder_only(raw)
 
     def _created_check(self, path: str) -> bool:
         """A check file this run created, named relative (`create run.sh`) or with the repository
@@ -283,6 +361,13 @@ class PaperContext:
         if not command.strip():
             code = str(step.arguments.get("code") or "")
             return self._writes(python_writes(code)) or self.after()
+        source = python_source(step)
+        if source is not None:  # Python, not a shell line: what it writes, else on to the shell
+            written = self._writes([*python_writes(source), *bound_path_writes(source)])
+            if written:
+                return written
+        if self.changed and searches_tests(step):
+            return "V"  # looking for the tests to run against the change (as a file search)
         runs = [f for name in scripts_run(command) for f in self.scripts.get(name, ())]
         runs += bound_path_writes(command) if "python" in command else ()
         return self._actions(analyse(command), runs)
@@ -302,8 +387,8 @@ class PaperContext:
         self.changed, self.edited = changed, edited
         return stage
 
-    def _writes(self, paths: Sequence[str]) -> Stage | None:
-        roles = [(self._role(p, created=True), p) for p in paths]
+    def _writes(self, paths: Sequence[str], *, created: bool = True) -> Stage | None:
+        roles = [(self._role(p, created=created), p) for p in paths]
         for wanted in ("source", "check", "notes"):
             hits = [p for role, p in roles if role == wanted]
             if hits:
@@ -315,10 +400,17 @@ class PaperContext:
         self, actions: Sequence[CommandAction], script_writes: Sequence[str] = ()
     ) -> Stage:
         """`script_writes`: files written by the run's own scripts that this line runs."""
-        writes = [p for a in actions if a.action == "write" for p in a.paths]
-        written = self._writes([*writes, *script_writes])
+        writes = [a for a in actions if a.action == "write"]
+        if writes and all(a.restored for a in writes):
+            return "O"  # a backup put back (`mv x.py.bak x.py`): cleanup, like `git restore`
+        written = self._writes([p for a in writes if not a.renamed for p in a.paths])
+        written = _stronger(written, self._writes(script_writes))
+        # a rename or copy onto a project name changes the project; it makes no scratch file
+        written = _stronger(
+            written, self._writes([p for a in writes if a.renamed for p in a.paths], created=False)
+        )
         kinds = {a.action for a in actions}
-        if written == "I":
+        if written == "I" or self._writes_fix_script([p for a in writes for p in a.paths]):
             return "I"
         if "run" in kinds or written in ("E", "V"):
             return self.after()
@@ -328,11 +420,37 @@ class PaperContext:
             return self.after()
         if "inspect" in kinds:
             looked = ",".join(normalize_path(p) for a in actions for p in a.paths)
-            return "V" if self.changed and self._is_checked(looked) else "E"
+            listing = any(a.listing for a in actions)
+            looked = looked or ("." if listing else "")
+            return "V" if self.changed and self._is_checked(looked, listing=listing) else "E"
+        if "task" in kinds:
+            return "E"  # reading the task's tracker record gathers the problem
+        if any(self._is_check_script(p) for a in actions if a.action == "prepare" for p in a.paths):
+            return self.after()  # `chmod +x run_test.sh`: readying the run's own check to run
         return "O"
 
+    def _writes_fix_script(self, paths: Sequence[str]) -> bool:
+        """Does this line write a script of the run's whose code rewrites a file of the project
+        (one the run did not create as a check, tests included)? Writing it is making the change
+        through the terminal (labeling-guideline.md: "python that writes a file"), whatever the
+        script is called; running it later is the write itself."""
+        for path in paths:
+            targets = self.scripts.get(script_name(path), ())
+            if any(not _in_tmp(t) and not self._created_check(normalize_path(t)) for t in targets):
+                return True
+        return False
 
-def label_steps_paper(steps: Sequence[Step]) -> list[Stage]:
-    """Label tool steps in order with the careful-human rules above."""
-    context = PaperContext()
+    def _is_check_script(self, path: str) -> bool:
+        return file_role(path) == "check" or self._created_check(normalize_path(path))
+
+
+def _stronger(first: Stage | None, second: Stage | None) -> Stage | None:
+    """Of two writes' stages, the implementation if either is one, else the first known."""
+    return "I" if "I" in (first, second) else (first or second)
+
+
+def label_steps_paper(steps: Sequence[Step], task: str | None = None) -> list[Stage]:
+    """Label tool steps in order with the careful-human rules above; `task` is the run's task
+    text, when known (it names the files the task is about)."""
+    context = PaperContext(task_files=task_file_names(task))
     return [context.label(step) for step in steps]

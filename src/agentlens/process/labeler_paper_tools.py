@@ -75,6 +75,17 @@ SED_SUBSTITUTE = re.compile(r"\bsed\s+-i\S*\s+(['\"])(\d*(?:,\d+)?)s(.)(.*?)\3(.
 NAME_PATTERN = re.compile(r"-i?(?:name|path)\s+['\"]?([^'\"\s]+)|^\s*find_file\s+['\"]?([^'\"\s]+)")
 TEST_NAME = re.compile(r"test|spec", re.IGNORECASE)
 DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/|^\s*(?:modified|new file|deleted):\s+(\S+)", re.M)
+# Python typed where a shell line goes (an IPython cell, or a model pasting code into the terminal):
+# the first line is a Python statement no shell line starts with.
+PYTHON_LINE = re.compile(
+    r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|with open\(|print\(|"
+    r"\w+\s+=\s+\S|\w+\s*=\s*(?:\"\"\"|'''))"
+)
+IPYTHON_TOOLS = {"run_ipython", "ipython", "execute_ipython_cell", "jupyter"}
+# Claude Code runs a command in the background, then reads its output file or asks for it
+BACKGROUND_ID = re.compile(r"running in background with ID: (\w+)")
+BACKGROUND_OUTPUT = re.compile(r"/tasks/(\w+)\.output\b")
+OUTPUT_TOOLS = {"taskoutput", "bashoutput"}
 BOUND_PATH = re.compile(r"\b(\w+)\s*=\s*(?:pathlib\.)?Path\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*\)")
 
 
@@ -160,3 +171,28 @@ def bound_path_writes(command: str) -> tuple[str, ...]:
         for name, path in BOUND_PATH.findall(command)
         if re.search(rf"\b{re.escape(name)}\.write_(?:text|bytes)\(", command)
     )
+
+
+def python_source(step: Step) -> str | None:
+    """The Python a step runs as its whole command (an IPython cell, code pasted into the
+    terminal), or None for a shell line."""
+    command = step.command or ""
+    if (step.tool_name or "").lower() in IPYTHON_TOOLS or PYTHON_LINE.match(command):
+        return command
+    return None
+
+
+def background_started(step: Step) -> str | None:
+    """The id of the background command this step started (Claude Code `run_in_background`)."""
+    found = BACKGROUND_ID.search((step.observation or "")[:300])
+    return found[1] if found else None
+
+
+def background_read(step: Step) -> str | None:
+    """The id of the background command whose output this step reads: its output file
+    (`tail …/tasks/<id>.output`) or the tool that fetches it (`TaskOutput`, `BashOutput`)."""
+    if (step.tool_name or "").lower() in OUTPUT_TOOLS:
+        value = step.arguments.get("task_id") or step.arguments.get("bash_id")
+        return str(value) if value else None
+    found = BACKGROUND_OUTPUT.search(" ".join([step.command or "", *step.files]))
+    return found[1] if found else None
