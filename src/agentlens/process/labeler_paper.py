@@ -137,13 +137,23 @@ def named_check(path: str) -> bool:
     """A check file by its name (`reproduce_x.py`, `test_y.py`) or folder (`tests/`), as opposed
     to one taken for a check only by where it was written (`/tmp/`, a new file at the root)."""
     raw = path.strip().replace("\\", "/")
-    parts = [p for p in normalize_path(SYSTEM_TMP.sub("", raw)).split("/") if p]
+    parts = _folder_steps(raw)
     if not parts:
         return False
     stem = parts[-1].split(".", 1)[0]
     scratch = CHECK_NAME.search(stem) and not (len(parts) > 1 and MODULE_WORD.fullmatch(stem))
     named = raw.rstrip("/").rsplit("/", 1)[-1]  # as written: the conventions are case-sensitive
     return bool(scratch) or bool(TEST_CONVENTION.search(named)) or _in_test_dir(parts[:-1])
+
+
+def _folder_steps(raw: str) -> list[str]:
+    """The path's steps below the workspace root, lowercased. Unlike `normalize_path` (the
+    release's), a `tmp/` inside the project (`/testbed/tmp/pom.xml`) stays: it names a scratch
+    folder; a system temp root (`/tmp/`, `/private/tmp/`) goes: it names no folder of the run's."""
+    text = SYSTEM_TMP.sub("", raw).lstrip("/").lower()
+    for root in ("testbed/", "workspaces/", "workspace/"):
+        text = text.removeprefix(root)
+    return [p for p in text.split("/") if p]
 
 
 def _in_test_dir(dirs: list[str]) -> bool:
@@ -212,12 +222,16 @@ class PaperContext:
     shown: set[str] = field(default_factory=set)  # files a `git diff`/`git status` showed changed
     background: dict[str, Stage] = field(default_factory=dict)  # background command id: stage
     task_files: frozenset[str] = frozenset()  # file names the task's text mentions
+    attempted: str = ""  # the project file the edit just before failed on, if it did
 
     def after(self, before: Stage = "E") -> Stage:
         return "V" if self.changed else before
 
     def label(self, step: Step) -> Stage:
+        attempted = self.attempted
         stage = self._background(step) or self._label(step)
+        if self.attempted == attempted:
+            self.attempted = ""  # only the very next look checks a failed edit
         started = background_started(step)
         if started:
             self.background[started] = stage
@@ -252,6 +266,8 @@ class PaperContext:
         if category in (ToolCategory.READ_FILE, ToolCategory.SEARCH, ToolCategory.LIST_DIR):
             listing = category is ToolCategory.LIST_DIR or LISTING.match(step.command or "")
             looked = step_path(step) or ("." if listing else "")
+            if self.attempted and project_path(looked) == project_path(self.attempted):
+                return "V"  # re-reading the file an edit just failed on: checking that edit
             return "V" if self.changed and self._is_checked(looked, listing=bool(listing)) else "E"
         if category in (ToolCategory.THINK, ToolCategory.FINISH):
             return "O"
@@ -261,7 +277,7 @@ class PaperContext:
 
     def _is_checked(self, paths: str, *, listing: bool = False) -> bool:
         """Does a look at `paths` (after a change) check that change? True for an edited file, its
-        neighbourhood (a file or directory in an edited file's folder), a test or a check script,
+        neighbourhood (its folder, or a listing of a folder beside it), a test or a check script,
         and a file the run's own `git diff`/`git status` showed as changed (labeling-guideline.md:
         "re-reading … an edited file … to confirm the edit" — the diff says it was edited)."""
         folders = {e.rsplit("/", 1)[0] if "/" in e else "" for e in self.edited}
@@ -273,7 +289,9 @@ class PaperContext:
             if not path and listing:
                 return True  # listing the project's root: a look over the whole changed project
             folder = path.rsplit("/", 1)[0] if "/" in path else ""
-            near = path in folders or (folder != "" and folder in folders)
+            # the edited file's folder, or (listed) a folder beside it; a sibling *file* is
+            # another part of the code, looked at to learn it, not to confirm the edit
+            near = path in folders or (listing and folder != "" and folder in folders)
             if path in known or near or _names_one_of(path, known):
                 return True
             if file_role(path) == "check":
@@ -291,6 +309,7 @@ class PaperContext:
                 return "O"
             self.replaced.setdefault(path, []).append(change)
         stage = self._write(role, path, failed=failed)
+        self.attempted = path if failed and role == "source" else ""
         return "I" if self._writes_fix_script([raw]) else stage
 
     def _undoes(self, path: str, change: tuple[str, str, str] | None) -> bool:
