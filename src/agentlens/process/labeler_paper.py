@@ -41,8 +41,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
+from agentlens.process.file_roles import (
+    Role,
+    drop_root,
+    file_role,
+    in_tmp,
+    named_by_folder_only,
+    named_check,
+    names_one_of,
+    project_path,
+    task_file_names,
+)
 from agentlens.process.labeler_paper_tools import (
     background_read,
     background_started,
@@ -63,148 +73,8 @@ from agentlens.process.step_paths import is_shell, normalize_path, step_path
 from agentlens.shell.actions import CommandAction, analyse, python_writes
 from agentlens.trajectory import Step, ToolCategory
 
-Role = Literal["check", "notes", "source"]
 EDITS = (ToolCategory.EDIT, ToolCategory.CREATE_FILE)
-NOTES = re.compile(
-    r"(?:summary|notes|report|documentation|explanation|analysis|solution)[\w-]*\.(?:md|txt|rst)$"
-    r"|^(?:fix|changes?|implementation)[\w-]*\.(?:md|txt)$",
-    re.IGNORECASE,
-)
-# The agent's own plan or todo list (Claude Code's plan mode writes `plan.md`, `.claude/plans/x.md`):
-# labeling-guideline.md's "think/plan steps, todo lists" (O) wherever it is, except in a docs folder.
-PLAN_FILE = re.compile(r"^(?:[\w-]*[-_])?(?:plan|todo)(?:[-_][\w-]*)?\.md$", re.IGNORECASE)
-DOC_DIRS = {"doc", "docs", "documentation"}
-TEST_DIRS = {"tests", "spec", "__tests__", "testcases"}
-# `tmp_x/`, `temp/`, `repro_bug/`; not `templates/` (a word that only starts like `temp`)
-SCRATCH_DIR = re.compile(r"^(?:test_|repro|scratch|debug|(?:tmp|temp)(?:$|[\W_\d]))", re.IGNORECASE)
-PATCH = "<patch>"
 LISTING = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?(?:ls|ll|tree|dir)\b")  # a listing, maybe filtered
-DOT_STEP = re.compile(r"(?<![^/])\./")  # a `./` path step (`tests/./x.py`)
-ROOT_NAMES = {"workspace", "workspaces", "testbed", "repo", "app", "agent/workspace/local"}
-TASK_FILE = re.compile(r"[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|java|go|rs|rb|c|h|cpp|cs|php|sh)\b")
-CHECK_NAME = re.compile(
-    r"^(?:tests?|repro|reproduc|debug|scratch|temp|tmp|check|verify|validat|demo|final|"
-    r"comprehensive|edge_?case|try|sandbox|minimal|issue|conftest)"
-    r"|_tests?$|^tests$",
-    re.IGNORECASE,
-)
-# Test files by each language's convention: `NavUser.test.tsx`, `app.spec.ts`, `x_spec.rb`,
-# `FooTest.java`, `FooTests.cs`, `FooIT.java` (the stem alone is read by CHECK_NAME).
-TEST_CONVENTION = re.compile(r"\.(?:test|spec)\.\w+$|_spec\.\w+$|[a-z0-9](?:Tests?|IT)\.\w+$")
-# System temporary folders (`/tmp`, macOS `/private/tmp` and `/var/folders/..`): where a file was
-# written, not a name the agent chose for it.
-SYSTEM_TMP = re.compile(r"^/?(?:private/)?(?:var/)?tmp/|^/?(?:private/)?var/folders/")
-# Project modules share some scratch-script prefixes (`django/contrib/auth/validators.py`,
-# `django/views/debug.py`): such a bare word inside a folder names source, not a scratch script.
-MODULE_WORD = re.compile(
-    r"checks?|checker|debug|validat[a-z]*|verif[a-z]*|demo|final|minimal|issues?|sandbox|te?mp",
-    re.IGNORECASE,
-)
-PROJECT_FILES = re.compile(
-    r"^(?:readme|changelog|changes|license|manifest|makefile|setup\.|pyproject|tox\.ini|"
-    r"package\.json|cargo\.toml|pom\.xml|build\.gradle|go\.mod)",
-    re.IGNORECASE,
-)
-
-
-def file_role(path: str, *, created: bool = False) -> Role:
-    """Agent notes, a check file (test or scratch script), or a project source file."""
-    raw = path.strip().replace("\\", "/")
-    parts = [p for p in normalize_path(raw).split("/") if p]
-    if not parts:
-        return "source"
-    name = parts[-1]
-    if NOTES.search(name) and (len(parts) == 1 or _in_tmp(raw)):
-        return "notes"
-    if _is_plan(parts):
-        return "notes"
-    if raw == PATCH:
-        return "source"
-    if _in_tmp(raw) or named_check(raw):
-        return "check"
-    # A brand-new file at the repository root is scaffolding for a reproduction, not the fix.
-    project_file = PROJECT_FILES.match(name)
-    return "check" if created and len(parts) == 1 and not project_file else "source"
-
-
-def _is_plan(parts: list[str]) -> bool:
-    """The agent's plan or todo file, or anything in its own `.claude/` folder."""
-    folders = set(parts[:-1])
-    return ".claude" in folders or (bool(PLAN_FILE.match(parts[-1])) and not DOC_DIRS & folders)
-
-
-def named_check(path: str) -> bool:
-    """A check file by its name (`reproduce_x.py`, `test_y.py`) or folder (`tests/`), as opposed
-    to one taken for a check only by where it was written (`/tmp/`, a new file at the root)."""
-    raw = path.strip().replace("\\", "/")
-    parts = _folder_steps(raw)
-    if not parts:
-        return False
-    stem = parts[-1].split(".", 1)[0]
-    scratch = CHECK_NAME.search(stem) and not (len(parts) > 1 and MODULE_WORD.fullmatch(stem))
-    named = raw.rstrip("/").rsplit("/", 1)[-1]  # as written: the conventions are case-sensitive
-    return bool(scratch) or bool(TEST_CONVENTION.search(named)) or _in_test_dir(parts[:-1])
-
-
-def _folder_steps(raw: str) -> list[str]:
-    """The path's steps below the workspace root, lowercased. Unlike `normalize_path` (the
-    release's), a `tmp/` inside the project (`/testbed/tmp/pom.xml`) stays: it names a scratch
-    folder; a system temp root (`/tmp/`, `/private/tmp/`) goes: it names no folder of the run's."""
-    text = SYSTEM_TMP.sub("", raw).lstrip("/").lower()
-    for root in ("testbed/", "workspaces/", "workspace/"):
-        text = text.removeprefix(root)
-    return [p for p in text.split("/") if p]
-
-
-def _in_test_dir(dirs: list[str]) -> bool:
-    """`tests/`, `__tests__/`, scratch dirs (`test_issue/`, `tmp_x/`); `test/` only at the top or
-    under `src/` (maven), since `django/test/` is library source."""
-    for i, part in enumerate(dirs):
-        if part in TEST_DIRS or SCRATCH_DIR.match(part):
-            return True
-        if part == "test" and (i == 0 or dirs[i - 1] == "src"):
-            return True
-    return False
-
-
-def project_path(path: str) -> str:
-    """A normalised path (`normalize_path`) as the project sees it: `./` steps dropped, and a
-    workspace root named alone (`/workspace`, `/testbed`) is the project's root, ""."""
-    text = DOT_STEP.sub("", path)
-    return "" if text.strip("/") in ROOT_NAMES or text in (".", "./") else text
-
-
-def _names_one_of(path: str, known: set[str]) -> bool:
-    """Is `path` one of `known` written from another folder (`/Users/me/repo/tests/x.py` and
-    `tests/x.py`)? Matched on two or more trailing path steps, so a bare name never matches."""
-    parts = path.split("/")
-    for other in known:
-        steps = other.split("/")
-        common = min(len(parts), len(steps))
-        if common >= 2 and parts[-common:] == steps[-common:]:
-            return True
-    return False
-
-
-def named_by_folder_only(path: str) -> bool:
-    """A check only because of its folder (`tests/missing_colon.py`), not its name or `/tmp/`."""
-    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    stem = name.split(".", 1)[0]
-    by_name = CHECK_NAME.search(stem) or TEST_CONVENTION.search(name)
-    return named_check(path) and not by_name and not _in_tmp(path)
-
-
-def task_file_names(task: str | None) -> frozenset[str]:
-    """The file names a task's text mentions (`missing_colon.py`), lowercased."""
-    return frozenset(m.lower() for m in TASK_FILE.findall(task or ""))
-
-
-def _drop_root(path: str) -> str:
-    return path.split("/", 1)[1] if "/" in path else ""
-
-
-def _in_tmp(raw: str) -> bool:
-    return bool(SYSTEM_TMP.match(raw))
 
 
 @dataclass
@@ -292,7 +162,7 @@ class PaperContext:
             # the edited file's folder, or (listed) a folder beside it; a sibling *file* is
             # another part of the code, looked at to learn it, not to confirm the edit
             near = path in folders or (listing and folder != "" and folder in folders)
-            if path in known or near or _names_one_of(path, known):
+            if path in known or near or names_one_of(path, known):
                 return True
             if file_role(path) == "check":
                 return True
@@ -355,7 +225,7 @@ class PaperContext:
     def _created_check(self, path: str) -> bool:
         """A check file this run created, named relative (`create run.sh`) or with the repository
         folder in front (an editor reporting `/repo/run.sh`): at most one leading folder apart."""
-        return any(path == c or _drop_root(path) == c or _drop_root(c) == path for c in self.checks)
+        return any(path == c or drop_root(path) == c or drop_root(c) == path for c in self.checks)
 
     def _write(self, role: Role, path: str, *, failed: bool = False) -> Stage:
         if role == "notes":
@@ -455,7 +325,7 @@ class PaperContext:
         script is called; running it later is the write itself."""
         for path in paths:
             targets = self.scripts.get(script_name(path), ())
-            if any(not _in_tmp(t) and not self._created_check(normalize_path(t)) for t in targets):
+            if any(not in_tmp(t) and not self._created_check(normalize_path(t)) for t in targets):
                 return True
         return False
 
