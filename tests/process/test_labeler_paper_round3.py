@@ -211,3 +211,15 @@ def test_reading_a_background_commands_output_carries_its_stage(data_dir: Path) 
     ]
     assert labels[started] == "V" and reads
     assert [labels[i] for i in reads] == ["V"] * len(reads)
+
+
+def test_a_look_the_agent_says_verifies_the_change_is_verification(data_dir: Path) -> None:
+    """After a change, reading a file the run did not edit is E, unless the agent's own note on
+    the step says it is to verify or confirm ("judge by intent in context")."""
+    folder = data_dir / "agentlens-bench-dev/trajectories/pydata__xarray-3993"
+    (traj,) = read_path(folder / "pydata__xarray-3993-logs-opus-4.5-pass-25069529856_pta.json")
+    labels = label_trajectory(traj)
+    step = traj.steps[48]
+    assert str(step.arguments.get("thought", "")).startswith("Let me verify the implementation")
+    assert step.files and "dataset.py" in step.files[0]
+    assert labels[48] == "V"

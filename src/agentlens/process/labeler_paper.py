@@ -62,6 +62,7 @@ from agentlens.process.labeler_paper_tools import (
     edit_change,
     intended_command,
     python_source,
+    says_it_checks,
     searches_install,
     searches_tests,
     tool_stage,
@@ -138,7 +139,8 @@ class PaperContext:
             looked = step_path(step) or ("." if listing else "")
             if self.attempted and project_path(looked) == project_path(self.attempted):
                 return "V"  # re-reading the file an edit just failed on: checking that edit
-            return "V" if self.changed and self._is_checked(looked, listing=bool(listing)) else "E"
+            checked = self._is_checked(looked, listing=bool(listing)) or says_it_checks(step)
+            return "V" if self.changed and checked else "E"
         if category in (ToolCategory.THINK, ToolCategory.FINISH):
             return "O"
         if is_shell(step):

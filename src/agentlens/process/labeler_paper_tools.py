@@ -86,6 +86,10 @@ IPYTHON_TOOLS = {"run_ipython", "ipython", "execute_ipython_cell", "jupyter"}
 BACKGROUND_ID = re.compile(r"running in background with ID: (\w+)")
 BACKGROUND_OUTPUT = re.compile(r"/tasks/(\w+)\.output\b")
 OUTPUT_TOOLS = {"taskoutput", "bashoutput"}
+# the agent saying a look is to check its change ("Let me verify the implementation …")
+CHECK_WORDS = re.compile(
+    r"\b(?:verify|verifies|verified|confirm|confirms|make sure|double[- ]check)\b", re.IGNORECASE
+)
 BOUND_PATH = re.compile(r"\b(\w+)\s*=\s*(?:pathlib\.)?Path\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*\)")
 
 
@@ -196,3 +200,11 @@ def background_read(step: Step) -> str | None:
         return str(value) if value else None
     found = BACKGROUND_OUTPUT.search(" ".join([step.command or "", *step.files]))
     return found[1] if found else None
+
+
+def says_it_checks(step: Step) -> bool:
+    """Does the agent's own note on this step (its `thought`, or the text before the call) say
+    the look is to verify or confirm? labeling-guideline.md: "judge by intent in context"."""
+    note = str(step.arguments.get("thought") or "") or (step.text or "")
+    first = re.split(r"(?<=[.!?:])\s", note.strip(), maxsplit=1)[0] if note.strip() else ""
+    return bool(CHECK_WORDS.search(first))
