@@ -34,6 +34,17 @@ Readings added from the round-2 tune states (docs/labeler.md, "Round-2 rules"):
 * after a change, a file search for tests, a re-read of a file the run's `git diff` showed
   changed (V) and a prose search for how to install a tool (O);
 * Python that writes a project file through a `Path` variable is a write.
+
+Readings added from the spent first frozen round (docs/labeler.md, "Round-3 rules"):
+
+* edits the context missed: a file the task names (even in `tests/`), a first write under a
+  system temp root (`/private/tmp/`), a rename onto a project name, Python run as the whole
+  command, a script whose code rewrites a project file, `apply_patch`;
+* after a change, a file beside an edited one is other code (E), a listing of the project root
+  is V, the very next look at a file an edit failed on is V, and so is a look the agent's own
+  note says verifies;
+* bookkeeping (`git push`, tracker status updates) is O, reading the task's tracker record E, a
+  background command's output carries that command's stage (`file_roles`, `shell.actions`).
 """
 
 from __future__ import annotations
