@@ -103,7 +103,8 @@ class PaperContext:
     replaced: dict[str, list[tuple[str, str, str] | None]] = field(default_factory=dict)
     shown: set[str] = field(default_factory=set)  # files a `git diff`/`git status` showed changed
     background: dict[str, Stage] = field(default_factory=dict)  # background command id: stage
-    task_files: frozenset[str] = frozenset()  # file names the task's text mentions
+    task: str = ""  # the run's task text (it names the files the task is about)
+    task_files: frozenset[str] | None = None  # file names the task mentions, read when first needed
     attempted: str = ""  # the project file the edit just before failed on, if it did
 
     def after(self, before: Stage = "E") -> Stage:
@@ -233,7 +234,11 @@ class PaperContext:
         """Does the task name this file, which only its folder makes a check? Then changing it is
         "making the change that solves the task" (labeling-guideline.md), not writing a test."""
         name = raw.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
-        return name in self.task_files and named_by_folder_only(raw)
+        if not self.task or not named_by_folder_only(raw):
+            return False
+        if self.task_files is None:
+            self.task_files = task_file_names(self.task)
+        return name in self.task_files
 
     def _created_check(self, path: str) -> bool:
         """A check file this run created, named relative (`create run.sh`) or with the repository
@@ -305,14 +310,9 @@ class PaperContext:
         writes = [a for a in actions if a.action == "write"]
         if writes and all(a.restored for a in writes):
             return "O"  # a backup put back (`mv x.py.bak x.py`): cleanup, like `git restore`
-        written = self._writes([p for a in writes if not a.renamed for p in a.paths])
-        written = _stronger(written, self._writes(script_writes))
-        # a rename or copy onto a project name changes the project; it makes no scratch file
-        written = _stronger(
-            written, self._writes([p for a in writes if a.renamed for p in a.paths], created=False)
-        )
+        written = self._written(writes, script_writes) if writes or script_writes else None
         kinds = {a.action for a in actions}
-        if written == "I" or self._writes_fix_script([p for a in writes for p in a.paths]):
+        if written == "I":
             return "I"
         if "run" in kinds or written in ("E", "V"):
             return self.after()
@@ -330,6 +330,18 @@ class PaperContext:
         if any(self._is_check_script(p) for a in actions if a.action == "prepare" for p in a.paths):
             return self.after()  # `chmod +x run_test.sh`: readying the run's own check to run
         return "O"
+
+    def _written(
+        self, writes: Sequence[CommandAction], script_writes: Sequence[str]
+    ) -> Stage | None:
+        """The stage of a line's writes: new files, files its scripts write, and renames or copies
+        onto a project name (a change of an existing file, not a new scratch one)."""
+        written = self._writes([p for a in writes if not a.renamed for p in a.paths])
+        written = _stronger(written, self._writes(script_writes))
+        renamed = [p for a in writes if a.renamed for p in a.paths]
+        written = _stronger(written, self._writes(renamed, created=False))
+        fix_script = self.scripts and self._writes_fix_script([p for a in writes for p in a.paths])
+        return "I" if fix_script else written
 
     def _writes_fix_script(self, paths: Sequence[str]) -> bool:
         """Does this line write a script of the run's whose code rewrites a file of the project
@@ -354,5 +366,5 @@ def _stronger(first: Stage | None, second: Stage | None) -> Stage | None:
 def label_steps_paper(steps: Sequence[Step], task: str | None = None) -> list[Stage]:
     """Label tool steps in order with the careful-human rules above; `task` is the run's task
     text, when known (it names the files the task is about)."""
-    context = PaperContext(task_files=task_file_names(task))
+    context = PaperContext(task=task or "")
     return [context.label(step) for step in steps]

@@ -153,7 +153,9 @@ def edit_change(step: Step) -> tuple[str, str, str] | None:
 def searches_tests(step: Step) -> bool:
     """Does a file search look for test files by name (`find -name "*test*"`, `find_file
     XTest.java`, a glob `**/test_*.py`)?"""
-    names = [a or b for a, b in NAME_PATTERN.findall(step.command or "")]
+    command = step.command or ""
+    named = "name" in command or "path" in command or "find_file" in command  # NAME_PATTERN's
+    names = [a or b for a, b in NAME_PATTERN.findall(command)] if named else []
     names.append(
         str(step.arguments.get("pattern") or "") if "glob" in (step.tool_name or "").lower() else ""
     )
@@ -188,7 +190,8 @@ def python_source(step: Step) -> str | None:
 
 def background_started(step: Step) -> str | None:
     """The id of the background command this step started (Claude Code `run_in_background`)."""
-    found = BACKGROUND_ID.search((step.observation or "")[:300])
+    head = (step.observation or "")[:300]
+    found = BACKGROUND_ID.search(head) if "background" in head else None
     return found[1] if found else None
 
 
@@ -198,7 +201,8 @@ def background_read(step: Step) -> str | None:
     if (step.tool_name or "").lower() in OUTPUT_TOOLS:
         value = step.arguments.get("task_id") or step.arguments.get("bash_id")
         return str(value) if value else None
-    found = BACKGROUND_OUTPUT.search(" ".join([step.command or "", *step.files]))
+    where = " ".join([step.command or "", *step.files])
+    found = BACKGROUND_OUTPUT.search(where) if ".output" in where else None
     return found[1] if found else None
 
 
