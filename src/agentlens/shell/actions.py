@@ -79,7 +79,7 @@ GIT_CLEANUP |= {"init", "switch", "rm", "mv"}
 GIT_HISTORY = {"log", "show", "blame", "branch", "tag", "describe", "rev-parse", "reflog"}
 GIT_WRITE = {"apply", "am", "cherry-pick", "merge"}
 # publishing or fetching commits: bookkeeping around the change, not the change or its check
-GIT_SYNC = {"push", "pull", "fetch", "clone", "remote"}
+GIT_SYNC = {"push", "pull", "fetch", "clone"}
 # issue trackers and code-hosting CLIs: reading a record gathers the task; anything else
 # (status updates, comments, closing, pull requests) is bookkeeping. Creating or linking the
 # records a non-coding task asks for is read before this (labeler_paper_tools.TRACKER_CREATE).
