@@ -2,8 +2,9 @@
 
 `sdk-compat` (`labeler_sdk`) reproduces the released labeler, quirks included; `paper` (default,
 `labeler_paper`) follows the careful-human guideline. Both read only the canonical fields
-(`Step.category`, `command`, `files`, `arguments`, `observation`, `is_error`), so they work on
-every input format. States are the tool steps; the task message and agent text get None.
+(`Step.category`, `command`, `files`, `arguments`, `observation`, `is_error`; `paper` also the
+agent's note on a step and the run's task text), so they work on every input format. States are
+the tool steps; the task message and agent text get None.
 """
 
 from __future__ import annotations
