@@ -18,7 +18,9 @@ still to adjudicate go to `<first labels-dir>/../to_adjudicate.csv` (outside the
 `--labeler PROFILE` reads `annotations.csv` and reports the labeler's agreement with the
 adjudicated stages, each split apart (overall and per format, with a Wilson 95 % interval) and a
 confusion matrix; only adjudicated states are labelled. The per-state mismatches are listed for the
-tune part only (the frozen parts are for measuring, not for studying). Exit 0 on success, 1 when an input row was bad or a state could not be labelled (each
+tune part (`--mismatches tune`, the default); the first frozen round is spent (studied after it was
+scored), so `--mismatches frozen` lists it too. The later frozen rounds (`frozen3`, `frozen4`) are
+for measuring only: their mismatches are never listed. Exit 0 on success, 1 when an input row was bad or a state could not be labelled (each
 named on one line), 2 when there is nothing to measure.
 """
 
@@ -49,6 +51,8 @@ from _labelset import (
 )
 
 CONFIDENCES = ("high", "medium", "low")
+# splits already studied; a fresh frozen round is never listed state by state
+SPENT_SPLITS = ("tune", "frozen")
 Z95 = 1.959963984540054
 
 
@@ -323,7 +327,11 @@ def run_labels(state: State, profile: str) -> list[str | None]:
 
 
 def labeler_report(
-    states: list[State], gold: dict[str, str], profile: str, problems: list[str]
+    states: list[State],
+    gold: dict[str, str],
+    profile: str,
+    problems: list[str],
+    listed: Sequence[str] = ("tune",),
 ) -> list[str]:
     judged = [s for s in states if gold.get(s.state_id)]
     predicted = labeler_stages(judged, profile, problems)
@@ -342,7 +350,7 @@ def labeler_report(
         out.append(
             confusion(((gold[s.state_id], predicted[s.state_id]) for s in part), ("human", profile))
         )
-        if split == "tune":
+        if split in listed:
             out += [
                 f"    mismatch {s.state_id} {s.format} {s.path} step {s.step_index}: "
                 f"human {gold[s.state_id]}, {profile} {predicted[s.state_id]}"
@@ -398,7 +406,8 @@ def run_labeler(args: argparse.Namespace, states: list[State], problems: list[st
         print(f"error: no adjudicated stage in {args.annotations}", file=sys.stderr)
         return 2
     for profile in profiles(args.labeler):
-        print("\n".join(labeler_report(states, gold, profile, problems)))
+        listed = args.mismatches or ["tune"]
+        print("\n".join(labeler_report(states, gold, profile, problems, listed)))
     return 0
 
 
@@ -412,6 +421,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--annotations", type=Path, default=ANNOTATIONS_CSV)
     parser.add_argument("--labeler", metavar="PROFILE", help="a labeling profile, or 'all'")
+    parser.add_argument(
+        "--mismatches",
+        action="append",
+        choices=SPENT_SPLITS,
+        help="list the labeler's per-state mismatches of this spent split (repeatable; default tune)",
+    )
     args = parser.parse_args(argv)
     states = read_states()
     problems: list[str] = []

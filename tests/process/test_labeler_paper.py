@@ -131,12 +131,19 @@ def test_after_a_real_edit_rerunning_and_rereading_is_verification() -> None:
 
 
 def test_failed_edit_is_implementation_but_changes_nothing() -> None:
+    """A failed edit is I; the very next look at its file checks that edit (V, as all three
+    annotators labelled frozen state s0059), but the project is unchanged: a later look at the
+    same file, after a step in between, explores again."""
     traj, states = load("pydata__xarray-3993-logs-gemini-2.5-pro-fail-24962858941")
     paper = label_trajectory(traj, "paper")
     obs = str(states[13]["log_entry"]["response_preview"])  # type: ignore[index]
     assert "No replacement was performed" in obs
     assert states[14]["file_path"] == states[13]["file_path"]
-    assert (paper[13], paper[14]) == ("I", "E")
+    assert (paper[13], paper[14]) == ("I", "V")
+    assert states[16]["file_path"] == states[13]["file_path"] and states[15]["tool_used"] != (
+        "replace_string_in_file"
+    )
+    assert paper[16] == "E"
 
 
 def test_fixed_tool_stages_agree_with_the_release() -> None:
@@ -228,8 +235,10 @@ def test_shell_analysis(command: str, expected: list[tuple[str, tuple[str, ...]]
     assert [(a.action, a.paths) for a in analyse(command)] == expected
 
 
-def test_reading_the_neighbourhood_of_an_edit_is_verification() -> None:
-    """Guideline: re-reading an edited file *or its neighbourhood* checks the change."""
+def test_reading_a_file_beside_an_edited_one_is_not_verification() -> None:
+    """Guideline: re-reading an edited file *or its neighbourhood* checks the change; a different
+    file that only shares the edited file's folder is other code, read to learn it (E, as the
+    annotators labelled frozen s0218 and tune s0538)."""
     stored, paper, state, before = case("astropy__astropy-13236-logs-opus-4.5-pass-25081007860", 19)
     folder = str(state["file_path"]).rsplit("/", 1)[0]
     edits = [
@@ -242,7 +251,7 @@ def test_reading_the_neighbourhood_of_an_edit_is_verification() -> None:
         e["file_path"] for e in edits
     }
     assert any(str(e["file_path"]).rsplit("/", 1)[0] == folder for e in edits)
-    assert (stored, paper) == ("E", "V")
+    assert (stored, paper) == ("E", "E")
 
 
 def test_position_near_the_end_is_not_evidence_of_verification() -> None:
@@ -332,8 +341,10 @@ def test_swe_agent_exit_markers_are_orchestration() -> None:
 def test_running_a_script_that_rewrites_a_project_file_is_implementation() -> None:
     """labeling-guideline.md: Implementation includes "python that writes a file". A bash-only agent
     (mini-swe-agent) writes `modify_core.py` with a heredoc whose code opens
-    `astropy/timeseries/core.py` for writing, then runs `python modify_core.py`: that run is the
-    fix (I) and the reproduction after it is V. Expected from the raw commands."""
+    `astropy/timeseries/core.py` for writing, then runs `python modify_core.py`: writing the
+    script is making the change through the terminal (I, as the annotators labelled frozen state
+    s0316, the same run's `update_tests.py`), its run is the fix (I) and the reproduction after
+    it is V. Expected from the raw commands."""
     from tests.conftest import DATA
 
     path = (
@@ -347,7 +358,7 @@ def test_running_a_script_that_rewrites_a_project_file_is_implementation() -> No
     )
     assert "open('astropy/timeseries/core.py', 'w')" in steps[writer][0]
     run = next(i for i, (c, _) in enumerate(steps) if c.strip() == "python modify_core.py")
-    assert run > writer and steps[writer][1] == "E" and steps[run][1] == "I"
+    assert run > writer and steps[writer][1] == "I" and steps[run][1] == "I"
     later = next(
         i for i, (c, _) in enumerate(steps) if i > run and c == "python reproduce_issue.py"
     )

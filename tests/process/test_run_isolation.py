@@ -38,10 +38,10 @@ def flaky_paper_labeller() -> Callable[[Sequence[Step]], list]:
     bad_steps = [s for s in bad.steps if s.kind == "tool"]
     real = labeler.label_steps_paper
 
-    def flaky(steps: Sequence[Step]) -> list:
+    def flaky(steps: Sequence[Step], task: str | None = None) -> list:
         if list(steps) == bad_steps:
             raise IndexError("list index out of range")
-        return real(steps)
+        return real(steps, task)
 
     return flaky
 

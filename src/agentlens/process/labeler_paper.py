@@ -34,6 +34,17 @@ Readings added from the round-2 tune states (docs/labeler.md, "Round-2 rules"):
 * after a change, a file search for tests, a re-read of a file the run's `git diff` showed
   changed (V) and a prose search for how to install a tool (O);
 * Python that writes a project file through a `Path` variable is a write.
+
+Readings added from the spent first frozen round (docs/labeler.md, "Round-3 rules"):
+
+* edits the context missed: a file the task names (even in `tests/`), a first write under a
+  system temp root (`/private/tmp/`), a rename onto a project name, Python run as the whole
+  command, a script whose code rewrites a project file, `apply_patch`;
+* after a change, a file beside an edited one is other code (E), a listing of the project root
+  is V, the very next look at a file an edit failed on is V, and so is a look the agent's own
+  note says verifies;
+* bookkeeping (`git push`, tracker status updates) is O, reading the task's tracker record E, a
+  background command's output carries that command's stage (`file_roles`, `shell.actions`).
 """
 
 from __future__ import annotations
@@ -41,112 +52,41 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
+from agentlens.process.file_roles import (
+    Role,
+    drop_root,
+    file_role,
+    in_tmp,
+    named_by_folder_only,
+    named_check,
+    names_one_of,
+    project_path,
+    task_file_names,
+)
 from agentlens.process.labeler_paper_tools import (
+    background_read,
+    background_started,
     bound_path_writes,
     command_stage,
     diff_files,
     edit_change,
     intended_command,
+    python_source,
+    says_it_checks,
     searches_install,
     searches_tests,
     tool_stage,
 )
-from agentlens.process.labeler_scripts import scripts_run, written_scripts
+from agentlens.process.labeler_scripts import script_name, scripts_run, written_scripts
 from agentlens.process.stages import Stage
 from agentlens.process.states import FAILED_EDIT
 from agentlens.process.step_paths import is_shell, normalize_path, step_path
 from agentlens.shell.actions import CommandAction, analyse, python_writes
 from agentlens.trajectory import Step, ToolCategory
 
-Role = Literal["check", "notes", "source"]
 EDITS = (ToolCategory.EDIT, ToolCategory.CREATE_FILE)
-NOTES = re.compile(
-    r"(?:summary|notes|report|documentation|explanation|analysis|solution)[\w-]*\.(?:md|txt|rst)$"
-    r"|^(?:fix|changes?|implementation)[\w-]*\.(?:md|txt)$",
-    re.IGNORECASE,
-)
-# The agent's own plan or todo list (Claude Code's plan mode writes `plan.md`, `.claude/plans/x.md`):
-# labeling-guideline.md's "think/plan steps, todo lists" (O) wherever it is, except in a docs folder.
-PLAN_FILE = re.compile(r"^(?:[\w-]*[-_])?(?:plan|todo)(?:[-_][\w-]*)?\.md$", re.IGNORECASE)
-DOC_DIRS = {"doc", "docs", "documentation"}
-TEST_DIRS = {"tests", "spec", "__tests__", "testcases"}
-SCRATCH_DIR = re.compile(r"^(?:test_|tmp|temp|repro|scratch|debug)", re.IGNORECASE)
-PATCH = "<patch>"
-CHECK_NAME = re.compile(
-    r"^(?:tests?|repro|reproduc|debug|scratch|temp|tmp|check|verify|validat|demo|final|"
-    r"comprehensive|edge_?case|try|sandbox|minimal|issue|conftest)"
-    r"|_tests?$|^tests$",
-    re.IGNORECASE,
-)
-# Project modules share some scratch-script prefixes (`django/contrib/auth/validators.py`,
-# `django/views/debug.py`): such a bare word inside a folder names source, not a scratch script.
-MODULE_WORD = re.compile(
-    r"checks?|checker|debug|validat[a-z]*|verif[a-z]*|demo|final|minimal|issues?|sandbox|te?mp",
-    re.IGNORECASE,
-)
-PROJECT_FILES = re.compile(
-    r"^(?:readme|changelog|changes|license|manifest|makefile|setup\.|pyproject|tox\.ini|"
-    r"package\.json|cargo\.toml|pom\.xml|build\.gradle|go\.mod)",
-    re.IGNORECASE,
-)
-
-
-def file_role(path: str, *, created: bool = False) -> Role:
-    """Agent notes, a check file (test or scratch script), or a project source file."""
-    raw = path.strip().replace("\\", "/")
-    parts = [p for p in normalize_path(raw).split("/") if p]
-    if not parts:
-        return "source"
-    name = parts[-1]
-    if NOTES.search(name) and (len(parts) == 1 or _in_tmp(raw)):
-        return "notes"
-    if _is_plan(parts):
-        return "notes"
-    if raw == PATCH:
-        return "source"
-    if _in_tmp(raw) or named_check(raw):
-        return "check"
-    # A brand-new file at the repository root is scaffolding for a reproduction, not the fix.
-    project_file = PROJECT_FILES.match(name)
-    return "check" if created and len(parts) == 1 and not project_file else "source"
-
-
-def _is_plan(parts: list[str]) -> bool:
-    """The agent's plan or todo file, or anything in its own `.claude/` folder."""
-    folders = set(parts[:-1])
-    return ".claude" in folders or (bool(PLAN_FILE.match(parts[-1])) and not DOC_DIRS & folders)
-
-
-def named_check(path: str) -> bool:
-    """A check file by its name (`reproduce_x.py`, `test_y.py`) or folder (`tests/`), as opposed
-    to one taken for a check only by where it was written (`/tmp/`, a new file at the root)."""
-    parts = [p for p in normalize_path(path.strip().replace("\\", "/")).split("/") if p]
-    if not parts:
-        return False
-    stem = parts[-1].split(".", 1)[0]
-    scratch = CHECK_NAME.search(stem) and not (len(parts) > 1 and MODULE_WORD.fullmatch(stem))
-    return bool(scratch) or _in_test_dir(parts[:-1])
-
-
-def _in_test_dir(dirs: list[str]) -> bool:
-    """`tests/`, `__tests__/`, scratch dirs (`test_issue/`, `tmp_x/`); `test/` only at the top or
-    under `src/` (maven), since `django/test/` is library source."""
-    for i, part in enumerate(dirs):
-        if part in TEST_DIRS or SCRATCH_DIR.match(part):
-            return True
-        if part == "test" and (i == 0 or dirs[i - 1] == "src"):
-            return True
-    return False
-
-
-def _drop_root(path: str) -> str:
-    return path.split("/", 1)[1] if "/" in path else ""
-
-
-def _in_tmp(raw: str) -> bool:
-    return raw.startswith(("/tmp/", "tmp/", "/var/tmp/"))
+LISTING = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?(?:ls|ll|tree|dir)\b")  # a listing, maybe filtered
 
 
 @dataclass
@@ -162,17 +102,33 @@ class PaperContext:
     # each edited project file's edits still in place: (where, old, new), None if not a replacement
     replaced: dict[str, list[tuple[str, str, str] | None]] = field(default_factory=dict)
     shown: set[str] = field(default_factory=set)  # files a `git diff`/`git status` showed changed
+    background: dict[str, Stage] = field(default_factory=dict)  # background command id: stage
+    task: str = ""  # the run's task text (it names the files the task is about)
+    task_files: frozenset[str] | None = None  # file names the task mentions, read when first needed
+    attempted: str = ""  # the project file the edit just before failed on, if it did
 
     def after(self, before: Stage = "E") -> Stage:
         return "V" if self.changed else before
 
     def label(self, step: Step) -> Stage:
-        stage = self._label(step)
+        attempted = self.attempted
+        stage = self._background(step) or self._label(step)
+        if self.attempted == attempted:
+            self.attempted = ""  # only the very next look checks a failed edit
+        started = background_started(step)
+        if started:
+            self.background[started] = stage
         self.explored = self.explored or stage in ("E", "V")
         self.shown |= {normalize_path(f) for f in diff_files(step)}
         if step.files and step.category in (*EDITS, ToolCategory.READ_FILE):
             self.open_file = step.files[0]
         return stage
+
+    def _background(self, step: Step) -> Stage | None:
+        """Reading a background command's output carries on that command: a run's output is the
+        run (E or V); the output of the requested action itself (I) is checking it (V)."""
+        started = self.background.get(background_read(step) or "")
+        return "V" if started == "I" else started
 
     def _label(self, step: Step) -> Stage:
         """The reader's category decides reads, searches, listings and edits (even when they ran
@@ -191,25 +147,36 @@ class PaperContext:
         ):
             return "O"  # searching for how to install a tool: environment setup
         if category in (ToolCategory.READ_FILE, ToolCategory.SEARCH, ToolCategory.LIST_DIR):
-            return "V" if self.changed and self._is_checked(step_path(step)) else "E"
+            listing = category is ToolCategory.LIST_DIR or LISTING.match(step.command or "")
+            looked = step_path(step) or ("." if listing else "")
+            if self.attempted and project_path(looked) == project_path(self.attempted):
+                return "V"  # re-reading the file an edit just failed on: checking that edit
+            checked = self._is_checked(looked, listing=bool(listing)) or says_it_checks(step)
+            return "V" if self.changed and checked else "E"
         if category in (ToolCategory.THINK, ToolCategory.FINISH):
             return "O"
         if is_shell(step):
             return self._shell(step)
         return tool_stage(step) or "O"
 
-    def _is_checked(self, paths: str) -> bool:
+    def _is_checked(self, paths: str, *, listing: bool = False) -> bool:
         """Does a look at `paths` (after a change) check that change? True for an edited file, its
-        neighbourhood (a file or directory in an edited file's folder), a test or a check script,
+        neighbourhood (its folder, or a listing of a folder beside it), a test or a check script,
         and a file the run's own `git diff`/`git status` showed as changed (labeling-guideline.md:
         "re-reading … an edited file … to confirm the edit" — the diff says it was edited)."""
         folders = {e.rsplit("/", 1)[0] if "/" in e else "" for e in self.edited}
-        for path in (p.strip().rstrip("/") for p in paths.split(",")):
-            if not path:
+        known = self.edited | self.checks | self.shown
+        for written in (p.strip().rstrip("/") for p in paths.split(",")):
+            if not written:
                 continue
+            path = project_path(written)
+            if not path and listing:
+                return True  # listing the project's root: a look over the whole changed project
             folder = path.rsplit("/", 1)[0] if "/" in path else ""
-            near = path in folders or (folder != "" and folder in folders)
-            if path in self.edited or path in self.checks or path in self.shown or near:
+            # the edited file's folder, or (listed) a folder beside it; a sibling *file* is
+            # another part of the code, looked at to learn it, not to confirm the edit
+            near = path in folders or (listing and folder != "" and folder in folders)
+            if path in known or near or names_one_of(path, known):
                 return True
             if file_role(path) == "check":
                 return True
@@ -225,7 +192,9 @@ class PaperContext:
             if self._undoes(path, change):
                 return "O"
             self.replaced.setdefault(path, []).append(change)
-        return self._write(role, path, failed=failed)
+        stage = self._write(role, path, failed=failed)
+        self.attempted = path if failed and role == "source" else ""
+        return "I" if self._writes_fix_script([raw]) else stage
 
     def _undoes(self, path: str, change: tuple[str, str, str] | None) -> bool:
         """Does this edit put back what an earlier edit of the file replaced (`s/a/b/`, then
@@ -251,14 +220,30 @@ class PaperContext:
         role = file_role(raw, created=created)
         if role == "source" and self._created_check(normalize_path(raw)):
             return "check"
+        if (
+            role == "check"
+            and self._task_names(raw)
+            and not self._created_check(normalize_path(raw))
+        ):
+            return "source"  # the file the task is about, though it sits in a tests folder
         if role == "check" and not self.explored and not named_check(raw):
             return "source"
         return role
 
+    def _task_names(self, raw: str) -> bool:
+        """Does the task name this file, which only its folder makes a check? Then changing it is
+        "making the change that solves the task" (labeling-guideline.md), not writing a test."""
+        name = raw.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+        if not self.task or not named_by_folder_only(raw):
+            return False
+        if self.task_files is None:
+            self.task_files = task_file_names(self.task)
+        return name in self.task_files
+
     def _created_check(self, path: str) -> bool:
         """A check file this run created, named relative (`create run.sh`) or with the repository
         folder in front (an editor reporting `/repo/run.sh`): at most one leading folder apart."""
-        return any(path == c or _drop_root(path) == c or _drop_root(c) == path for c in self.checks)
+        return any(path == c or drop_root(path) == c or drop_root(c) == path for c in self.checks)
 
     def _write(self, role: Role, path: str, *, failed: bool = False) -> Stage:
         if role == "notes":
@@ -283,6 +268,13 @@ class PaperContext:
         if not command.strip():
             code = str(step.arguments.get("code") or "")
             return self._writes(python_writes(code)) or self.after()
+        source = python_source(step)
+        if source is not None:  # Python, not a shell line: what it writes, else on to the shell
+            written = self._writes([*python_writes(source), *bound_path_writes(source)])
+            if written:
+                return written
+        if self.changed and searches_tests(step):
+            return "V"  # looking for the tests to run against the change (as a file search)
         runs = [f for name in scripts_run(command) for f in self.scripts.get(name, ())]
         runs += bound_path_writes(command) if "python" in command else ()
         return self._actions(analyse(command), runs)
@@ -302,8 +294,8 @@ class PaperContext:
         self.changed, self.edited = changed, edited
         return stage
 
-    def _writes(self, paths: Sequence[str]) -> Stage | None:
-        roles = [(self._role(p, created=True), p) for p in paths]
+    def _writes(self, paths: Sequence[str], *, created: bool = True) -> Stage | None:
+        roles = [(self._role(p, created=created), p) for p in paths]
         for wanted in ("source", "check", "notes"):
             hits = [p for role, p in roles if role == wanted]
             if hits:
@@ -315,8 +307,10 @@ class PaperContext:
         self, actions: Sequence[CommandAction], script_writes: Sequence[str] = ()
     ) -> Stage:
         """`script_writes`: files written by the run's own scripts that this line runs."""
-        writes = [p for a in actions if a.action == "write" for p in a.paths]
-        written = self._writes([*writes, *script_writes])
+        writes = [a for a in actions if a.action == "write"]
+        if writes and all(a.restored for a in writes):
+            return "O"  # a backup put back (`mv x.py.bak x.py`): cleanup, like `git restore`
+        written = self._written(writes, script_writes) if writes or script_writes else None
         kinds = {a.action for a in actions}
         if written == "I":
             return "I"
@@ -328,11 +322,49 @@ class PaperContext:
             return self.after()
         if "inspect" in kinds:
             looked = ",".join(normalize_path(p) for a in actions for p in a.paths)
-            return "V" if self.changed and self._is_checked(looked) else "E"
+            listing = any(a.listing for a in actions)
+            looked = looked or ("." if listing else "")
+            return "V" if self.changed and self._is_checked(looked, listing=listing) else "E"
+        if "task" in kinds:
+            return "E"  # reading the task's tracker record gathers the problem
+        if any(self._is_check_script(p) for a in actions if a.action == "prepare" for p in a.paths):
+            return self.after()  # `chmod +x run_test.sh`: readying the run's own check to run
         return "O"
 
+    def _written(
+        self, writes: Sequence[CommandAction], script_writes: Sequence[str]
+    ) -> Stage | None:
+        """The stage of a line's writes: new files, files its scripts write, and renames or copies
+        onto a project name (a change of an existing file, not a new scratch one)."""
+        written = self._writes([p for a in writes if not a.renamed for p in a.paths])
+        written = _stronger(written, self._writes(script_writes))
+        renamed = [p for a in writes if a.renamed for p in a.paths]
+        written = _stronger(written, self._writes(renamed, created=False))
+        fix_script = self.scripts and self._writes_fix_script([p for a in writes for p in a.paths])
+        return "I" if fix_script else written
 
-def label_steps_paper(steps: Sequence[Step]) -> list[Stage]:
-    """Label tool steps in order with the careful-human rules above."""
-    context = PaperContext()
+    def _writes_fix_script(self, paths: Sequence[str]) -> bool:
+        """Does this line write a script of the run's whose code rewrites a file of the project
+        (one the run did not create as a check, tests included)? Writing it is making the change
+        through the terminal (labeling-guideline.md: "python that writes a file"), whatever the
+        script is called; running it later is the write itself."""
+        for path in paths:
+            targets = self.scripts.get(script_name(path), ())
+            if any(not in_tmp(t) and not self._created_check(normalize_path(t)) for t in targets):
+                return True
+        return False
+
+    def _is_check_script(self, path: str) -> bool:
+        return file_role(path) == "check" or self._created_check(normalize_path(path))
+
+
+def _stronger(first: Stage | None, second: Stage | None) -> Stage | None:
+    """Of two writes' stages, the implementation if either is one, else the first known."""
+    return "I" if "I" in (first, second) else (first or second)
+
+
+def label_steps_paper(steps: Sequence[Step], task: str | None = None) -> list[Stage]:
+    """Label tool steps in order with the careful-human rules above; `task` is the run's task
+    text, when known (it names the files the task is about)."""
+    context = PaperContext(task=task or "")
     return [context.label(step) for step in steps]

@@ -75,6 +75,21 @@ SED_SUBSTITUTE = re.compile(r"\bsed\s+-i\S*\s+(['\"])(\d*(?:,\d+)?)s(.)(.*?)\3(.
 NAME_PATTERN = re.compile(r"-i?(?:name|path)\s+['\"]?([^'\"\s]+)|^\s*find_file\s+['\"]?([^'\"\s]+)")
 TEST_NAME = re.compile(r"test|spec", re.IGNORECASE)
 DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/|^\s*(?:modified|new file|deleted):\s+(\S+)", re.M)
+# Python typed where a shell line goes (an IPython cell, or a model pasting code into the terminal):
+# the first line is a Python statement no shell line starts with.
+PYTHON_LINE = re.compile(
+    r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|with open\(|print\(|"
+    r"\w+\s+=\s+\S|\w+\s*=\s*(?:\"\"\"|'''))"
+)
+IPYTHON_TOOLS = {"run_ipython", "ipython", "execute_ipython_cell", "jupyter"}
+# Claude Code runs a command in the background, then reads its output file or asks for it
+BACKGROUND_ID = re.compile(r"running in background with ID: (\w+)")
+BACKGROUND_OUTPUT = re.compile(r"/tasks/(\w+)\.output\b")
+OUTPUT_TOOLS = {"taskoutput", "bashoutput"}
+# the agent saying a look is to check its change ("Let me verify the implementation …")
+CHECK_WORDS = re.compile(
+    r"\b(?:verify|verifies|verified|confirm|confirms|make sure|double[- ]check)\b", re.IGNORECASE
+)
 BOUND_PATH = re.compile(r"\b(\w+)\s*=\s*(?:pathlib\.)?Path\(\s*[rbuf]?['\"]([^'\"\s]+)['\"]\s*\)")
 
 
@@ -138,7 +153,9 @@ def edit_change(step: Step) -> tuple[str, str, str] | None:
 def searches_tests(step: Step) -> bool:
     """Does a file search look for test files by name (`find -name "*test*"`, `find_file
     XTest.java`, a glob `**/test_*.py`)?"""
-    names = [a or b for a, b in NAME_PATTERN.findall(step.command or "")]
+    command = step.command or ""
+    named = "name" in command or "path" in command or "find_file" in command  # NAME_PATTERN's
+    names = [a or b for a, b in NAME_PATTERN.findall(command)] if named else []
     names.append(
         str(step.arguments.get("pattern") or "") if "glob" in (step.tool_name or "").lower() else ""
     )
@@ -160,3 +177,38 @@ def bound_path_writes(command: str) -> tuple[str, ...]:
         for name, path in BOUND_PATH.findall(command)
         if re.search(rf"\b{re.escape(name)}\.write_(?:text|bytes)\(", command)
     )
+
+
+def python_source(step: Step) -> str | None:
+    """The Python a step runs as its whole command (an IPython cell, code pasted into the
+    terminal), or None for a shell line."""
+    command = step.command or ""
+    if (step.tool_name or "").lower() in IPYTHON_TOOLS or PYTHON_LINE.match(command):
+        return command
+    return None
+
+
+def background_started(step: Step) -> str | None:
+    """The id of the background command this step started (Claude Code `run_in_background`)."""
+    head = (step.observation or "")[:300]
+    found = BACKGROUND_ID.search(head) if "background" in head else None
+    return found[1] if found else None
+
+
+def background_read(step: Step) -> str | None:
+    """The id of the background command whose output this step reads: its output file
+    (`tail …/tasks/<id>.output`) or the tool that fetches it (`TaskOutput`, `BashOutput`)."""
+    if (step.tool_name or "").lower() in OUTPUT_TOOLS:
+        value = step.arguments.get("task_id") or step.arguments.get("bash_id")
+        return str(value) if value else None
+    where = " ".join([step.command or "", *step.files])
+    found = BACKGROUND_OUTPUT.search(where) if ".output" in where else None
+    return found[1] if found else None
+
+
+def says_it_checks(step: Step) -> bool:
+    """Does the agent's own note on this step (its `thought`, or the text before the call) say
+    the look is to verify or confirm? labeling-guideline.md: "judge by intent in context"."""
+    note = str(step.arguments.get("thought") or "") or (step.text or "")
+    first = re.split(r"(?<=[.!?:])\s", note.strip(), maxsplit=1)[0] if note.strip() else ""
+    return bool(CHECK_WORDS.search(first))

@@ -19,15 +19,22 @@ from agentlens.shell.programs import LISTERS, PREFIXES, READERS, SEARCHERS
 from agentlens.shell.tokens import posix_words, split_outside_quotes
 
 CACHED_LENGTH = 4096
-Action = Literal["write", "run", "review", "inspect", "cleanup", "setup", "nav"]
+Action = Literal["write", "run", "review", "inspect", "task", "prepare", "cleanup", "setup", "nav"]
 
 
 @dataclass(frozen=True)
 class CommandAction:
-    """One simple command's effect. `paths` are write targets (write) or named files (inspect)."""
+    """One simple command's effect. `paths` are write targets (write), named files (inspect), the
+    files made executable (prepare) or the folders made (cleanup by `mkdir`). `renamed`: a write
+    that moves or copies an existing file (`mv a.py b.py`), not a new one; `restored`: a write
+    that puts a backup back (`mv x.py.bak x.py`). `task`: reading the task's own tracker record
+    (`bd show`, `gh issue view`)."""
 
     action: Action
     paths: tuple[str, ...] = ()
+    renamed: bool = False
+    restored: bool = False
+    listing: bool = False  # an inspect that lists folders (`ls`, `tree`)
 
 
 REDIRECT = re.compile(r"^1?>>?(.*)$")
@@ -71,7 +78,21 @@ GIT_CLEANUP = {
 GIT_CLEANUP |= {"init", "switch", "rm", "mv"}
 GIT_HISTORY = {"log", "show", "blame", "branch", "tag", "describe", "rev-parse", "reflog"}
 GIT_WRITE = {"apply", "am", "cherry-pick", "merge"}
+# publishing or fetching commits: bookkeeping around the change, not the change or its check
+GIT_SYNC = {"push", "pull", "fetch", "clone"}
+# issue trackers and code-hosting CLIs: reading a record gathers the task; anything else
+# (status updates, comments, closing, pull requests) is bookkeeping. Creating or linking the
+# records a non-coding task asks for is read before this (labeler_paper_tools.TRACKER_CREATE).
+TRACKERS = {"bd", "beads", "gh", "glab", "jira"}
+TRACKER_READS = {"show", "view", "list", "ready", "status", "search", "blocked", "stats", "diff"}
+TRACKER_CHECKS = {"checks", "run"}  # CI results of the change (`gh pr checks`, `gh run watch`)
+BACKUP = re.compile(r"\.(?:bak|orig|backup|old|save)\d*$|~$", re.IGNORECASE)
+# `apply_patch` (Codex and its models): the files a patch adds, updates or deletes
+PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
 PIP_SETUP = {"install", "uninstall", "download", "wheel"}
+SOURCE_NAME = re.compile(
+    r"\.(?:py|pyi|js|jsx|ts|tsx|java|c|h|cpp|go|rs|rb|cfg|toml|ini|rst|txt|md)$"
+)
 
 
 def analyse(command: str) -> tuple[CommandAction, ...]:
@@ -94,12 +115,36 @@ def _analyse(command: str, fed: tuple[str, ...] = ()) -> tuple[CommandAction, ..
     text, own = cut_heredocs(command, first=len(fed))
     bodies = (*fed, *own)
     actions: list[CommandAction] = []
+    fresh = _FreshFolders()
     for pipeline in split_outside_quotes(text, ("&&", "||", ";", "&", "\n")):
         stages = split_outside_quotes(pipeline, ("|",))
         if stages:
-            actions.append(_simple(stages[0], bodies))
+            actions.append(fresh.see(stages[0], _simple(stages[0], bodies)))
             actions.extend(_filter(stage) for stage in stages[1:])
     return tuple(actions) or (CommandAction("nav"),)
+
+
+class _FreshFolders:
+    """Folders the line itself made (`mkdir -p d && cd d && ls -la`): listing one shows nothing
+    of the project, so it is part of the bookkeeping of making it, not a look at the code."""
+
+    def __init__(self) -> None:
+        self.made: set[str] = set()
+        self.inside = False
+
+    def see(self, text: str, action: CommandAction) -> CommandAction:
+        words = _words(text)
+        program = words[0].rsplit("/", 1)[-1] if words else ""
+        args = _plain_args(words[1:])
+        if program == "mkdir":
+            self.made.update(a.rstrip("/") for a in args)
+        elif program == "cd":
+            self.inside = bool(args) and args[0].rstrip("/") in self.made
+        elif program in LISTERS and self.made:
+            looked = {a.rstrip("/") for a in args} or ({"."} if self.inside else {""})
+            if looked <= self.made | ({"."} if self.inside else set()):
+                return CommandAction("cleanup")
+        return action
 
 
 def python_writes(code: str) -> tuple[str, ...]:
@@ -127,6 +172,9 @@ def _simple(text: str, bodies: tuple[str, ...]) -> CommandAction:
         return CommandAction("write", targets)
     if PYTHON.match(program) or program.endswith(".py"):
         return _python(words, fed_body(text, bodies))
+    if program == "apply_patch":  # the patch is fed (heredoc) or given as one argument
+        patch = fed_body(text, bodies) or " ".join(words[1:])
+        return CommandAction("write", tuple(PATCH_FILE.findall(patch)) or ("<patch>",))
     if program in {"bash", "sh", "zsh"} and "-c" in words:
         inner = words[words.index("-c") + 1 : words.index("-c") + 2]
         return _strongest(_nested(inner[0], bodies)) if inner else CommandAction("run")
@@ -174,7 +222,9 @@ def _by_program(program: str, words: list[str], args: list[str]) -> CommandActio
         return CommandAction("write", tuple(args[:1]))
     if program == "git":
         return _git(args)
-    if program in {"sed", "perl"} and any(w.startswith(("-i", "--in-place")) for w in words):
+    if program in TRACKERS:
+        return _tracker(args)
+    if program in {"sed", "perl"} and any(_in_place(w) for w in words[1:]):
         return CommandAction("write", tuple(args[1:]))
     if program in {"tee", "touch"}:
         return CommandAction("write", tuple(args))
@@ -182,6 +232,8 @@ def _by_program(program: str, words: list[str], args: list[str]) -> CommandActio
         return _copy(args)
     if program == "patch":
         return CommandAction("write", ("<patch>",))
+    if program == "chmod":
+        return CommandAction("prepare", tuple(args[1:]))
     if program in {"pip", "pip3", "npm", "yarn", "pnpm"} and args[:1] and args[0] in PIP_SETUP:
         return CommandAction("setup")
     if program in {"pip", "pip3"}:
@@ -191,7 +243,7 @@ def _by_program(program: str, words: list[str], args: list[str]) -> CommandActio
     if program in CLEANUP:
         return CommandAction("cleanup")
     if program in INSPECT:
-        return CommandAction("inspect", tuple(args))
+        return CommandAction("inspect", tuple(args), listing=program in LISTERS)
     return CommandAction("run")
 
 
@@ -223,14 +275,39 @@ def _git(args: list[str]) -> CommandAction:
         return CommandAction("write", ("<patch>",))
     if sub in GIT_HISTORY:
         return CommandAction("inspect")
+    if sub in GIT_SYNC:
+        return CommandAction("setup")
     return CommandAction("inspect", tuple(args[1:]))
 
 
 def _copy(args: list[str]) -> CommandAction:
+    """`cp`/`mv` onto a source-like name writes it (a rename or copy of an existing file, not a
+    new scratch file); from a backup (`x.py.bak`) it restores the file; anything else (a backup
+    made, a folder) is bookkeeping."""
     target = args[-1] if len(args) >= 2 else ""
-    if re.search(r"\.(?:py|pyi|js|ts|java|c|h|cpp|go|rs|rb|cfg|toml|ini|rst|txt|md)$", target):
-        return CommandAction("write", (target,))
+    if SOURCE_NAME.search(target):
+        restored = all(BACKUP.search(a) for a in args[:-1])
+        return CommandAction("write", (target,), renamed=True, restored=restored)
     return CommandAction("cleanup")
+
+
+def _in_place(word: str) -> bool:
+    """`-i`, `-i.bak`, `--in-place`, or `i` among combined short flags (`perl -pi -e`)."""
+    if word.startswith("--"):
+        return word.startswith("--in-place")
+    return word.startswith("-") and "i" in word[1:].split(".", 1)[0]
+
+
+def _tracker(args: list[str]) -> CommandAction:
+    """An issue tracker's or code host's CLI: `bd show x`, `gh issue view 3` read the task's
+    record; `gh pr checks` reads the change's CI; the rest (`bd update --status`, `gh pr
+    create`, `bd close`) is bookkeeping."""
+    words = set(args[:2])
+    if words & TRACKER_READS:
+        return CommandAction("task")
+    if words & TRACKER_CHECKS:
+        return CommandAction("review")
+    return CommandAction("setup")
 
 
 def _filter(text: str) -> CommandAction:
@@ -244,7 +321,17 @@ def _filter(text: str) -> CommandAction:
     return CommandAction("nav")
 
 
-STRENGTH: tuple[Action, ...] = ("write", "run", "review", "inspect", "cleanup", "setup", "nav")
+STRENGTH: tuple[Action, ...] = (
+    "write",
+    "run",
+    "review",
+    "inspect",
+    "task",
+    "prepare",
+    "cleanup",
+    "setup",
+    "nav",
+)
 
 
 def _strongest(actions: Sequence[CommandAction]) -> CommandAction:
