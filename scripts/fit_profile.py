@@ -8,13 +8,13 @@ Data: the AgentLens-Bench dev tasks in $AGENTLENS_DATA (default ../shared/data),
 protocol (k = 5 donors per task, one random.Random(42) over the sorted tasks, donors excluded),
 as `agentlens cohort --protocol agentlens-bench` does. Never run on the held-out tasks.
 
-Model: L2-regularised logistic regression of pass/fail on standardised process signals
-(`agentlens.process.calibrated.FEATURES`; no outcome term). The terms are chosen by forward
-selection (at most `MAX_TERMS`, each must raise the leave-task-out log-likelihood by `MIN_GAIN`)
-and the penalty from `PENALTIES`, both by leave-task-out CV. The reported AUROC is NESTED: for each
-held-out task, selection, penalty and fit are redone on the other tasks only. The final constants
-come from the same procedure on all tasks; the tier boundary and the Ideal threshold from the
-final model's leave-task-out scores (max balanced accuracy; ≤ `IDEAL_FAIL_RATE` of failing runs).
+Model: L2-regularised (ridge) logistic regression of pass/fail on ALL the standardised process
+signals in `agentlens.process.calibrated.FEATURES` (no outcome term, no term selection: choosing
+terms on 8 tasks was the unstable part, docs/validity.md), the penalty from `PENALTIES` by
+leave-task-out CV. The reported AUROC is NESTED: for each held-out task, penalty, fit and boundary
+are redone on the other tasks only. The final constants come from the same procedure on all tasks;
+the tier boundary and the Ideal threshold from the final model's leave-task-out scores (max
+balanced accuracy; ≤ `IDEAL_FAIL_RATE` of failing runs).
 """
 
 from __future__ import annotations
@@ -47,9 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("AGENTLENS_DATA", ROOT.parent / "shared" / "data"))
 DEV = DATA / "agentlens-bench-dev" / "trajectories"
 CONSTANTS = ROOT / "src" / "agentlens" / "process" / "calibrated_fit.py"
-MAX_TERMS = 4
-MIN_GAIN = 0.002
-PENALTIES = (0.1, 1.0, 3.0, 10.0, 30.0)
+PENALTIES = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
 IDEAL_FAIL_RATE = 0.05
 NAMES: tuple[Profile, ...] = ("calibrated", "paper", "sdk-compat")
 
@@ -126,23 +124,9 @@ def loglik(z: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def select(x: np.ndarray, y: np.ndarray, tasks: np.ndarray) -> tuple[list[int], float]:
-    """Forward selection of terms, then the penalty, both by leave-task-out log-likelihood."""
-    chosen: list[int] = []
-    best = -np.inf
-    while len(chosen) < MAX_TERMS:
-        tried = [
-            (max(loglik(loto(x[:, [*chosen, j]], y, tasks, lam), y) for lam in (1.0, 10.0)), j)
-            for j in range(x.shape[1])
-            if j not in chosen
-        ]
-        gain, j = max(tried)
-        if gain < best + MIN_GAIN:
-            break
-        chosen.append(j)
-        best = gain
-    penalty = max(PENALTIES, key=lambda lam: loglik(loto(x[:, chosen], y, tasks, lam), y))
-    return chosen, penalty
+def choose_penalty(x: np.ndarray, y: np.ndarray, tasks: np.ndarray) -> float:
+    """The penalty with the best leave-task-out log-likelihood (ties: the first, the smaller)."""
+    return max(PENALTIES, key=lambda lam: loglik(loto(x, y, tasks, lam), y))
 
 
 def percent(z: np.ndarray) -> np.ndarray:
@@ -156,9 +140,9 @@ def nested(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     for task in np.unique(runs.tasks):
         held = runs.tasks == task
         x, t = runs.x[~held], runs.tasks[~held]
-        cols, penalty = select(x, y[~held], t)
-        scores[held] = percent(logit(fit(x[:, cols], y[~held], penalty), runs.x[held][:, cols]))
-        inner = percent(loto(x[:, cols], y[~held], t, penalty))
+        penalty = choose_penalty(x, y[~held], t)
+        scores[held] = percent(logit(fit(x, y[~held], penalty), runs.x[held]))
+        inner = percent(loto(x, y[~held], t, penalty))
         bounds[held] = best_boundary(inner, runs.passed[~held])
     return scores, bounds
 
@@ -175,15 +159,13 @@ class Fitted:
 
 def final(runs: Runs) -> Fitted:
     y = runs.passed.astype(float)
-    cols, penalty = select(runs.x, y, runs.tasks)
-    mean, sd, w = fit(runs.x[:, cols], y, penalty)
+    penalty = choose_penalty(runs.x, y, runs.tasks)
+    mean, sd, w = fit(runs.x, y, penalty)
     terms = tuple(
-        Term(
-            FEATURES[c], round(float(w[i + 1]), 4), round(float(mean[i]), 4), round(float(sd[i]), 4)
-        )
-        for i, c in enumerate(cols)
+        Term(name, round(float(w[i + 1]), 4), round(float(mean[i]), 4), round(float(sd[i]), 4))
+        for i, name in enumerate(FEATURES)
     )
-    oof = percent(loto(runs.x[:, cols], y, runs.tasks, penalty))
+    oof = percent(loto(runs.x, y, runs.tasks, penalty))
     return Fitted(
         terms, round(float(w[0]), 4), penalty, best_boundary(oof, runs.passed),
         rare_among_failures(oof, runs.passed, IDEAL_FAIL_RATE), oof,
@@ -237,9 +219,9 @@ def report(runs: Runs, fitted: Fitted) -> str:
         "",
         "| profile | AUROC [95 % CI] | boundary | balanced accuracy [95 % CI] | tiers |",
         "|---|---|---|---|---|",
-        row("calibrated, nested LTO (selection + fit without the task)", scores, runs,
+        row("calibrated, nested LTO (penalty + fit without the task)", scores, runs,
             float("nan"), f"boundary chosen without the task: balanced accuracy {nested_ba:.3f}"),
-        row("calibrated, final terms, LTO fit", fitted.oof, runs, fitted.boundary,
+        row("calibrated, final model, LTO fit", fitted.oof, runs, fitted.boundary,
             shares(fitted.oof, runs.passed, fitted.boundary, fitted.ideal_min)),
     ]  # fmt: skip
     for name, (values, tiers) in released(runs).items():
@@ -309,6 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"rewrite {CONSTANTS.name}")
     parser.add_argument("--transfer", action="store_true", help="also SWE-agent Java / mini")
     args = parser.parse_args(argv)
+    if args.write and args.transfer:
+        parser.error("--transfer scores with the committed constants: run it after --write")
     runs, baseline = dev_runs()
     fitted = final(runs)
     print(constants_text(fitted, baseline, len(runs.passed)))

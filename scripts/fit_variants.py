@@ -1,0 +1,258 @@
+"""Every fitting variant tried for the `calibrated` profile, each with its NESTED leave-task-out
+AUROC on the dev tasks (docs/validity.md, "Variants tried"). Reproduces the variant log; the
+product uses V4 (`scripts/fit_profile.py`). About 2 minutes.
+
+    python scripts/fit_variants.py
+
+Every variant is a look at the same 9 scored dev tasks: the best of them is optimistic. Never run
+on the held-out AgentLens-Bench tasks. Extra candidate signals (V2, V10) are computed here only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from fit_profile import DATA, DEV, PENALTIES, Runs, fit, logit, loglik, loto, percent
+
+from agentlens.formats.stream import read_paths
+from agentlens.process.calibrated import FEATURES
+from agentlens.process.donor_baseline import attach_baseline
+from agentlens.process.profiles import CALIBRATED
+from agentlens.process.protocols import split_cohort
+from agentlens.process.pta import build_reference, run_labels
+from agentlens.process.score import score_trajectory
+from agentlens.process.validity import auroc, best_boundary, task_bootstrap
+from agentlens.trajectory import Trajectory
+
+ERROR = re.compile(r"Traceback|Error|error:|FAILED|failed|Exception", re.I)
+OLD_PENALTIES = (0.1, 1.0, 3.0, 10.0, 30.0)
+NEW = ("log_cycles", "rep_cmd", "err_end", "v_after_n", "end_V", "completeness", "shrel_E",
+       "shrel_I", "shrel_V", "shrel_O", "pV", "pI", "last_v_err")  # fmt: skip
+Model = Callable[[np.ndarray], np.ndarray]
+Refit = Callable[[np.ndarray, np.ndarray], Model]
+"""Fits the same model family with every choice (terms, penalty) kept as made."""
+Procedure = Callable[[np.ndarray, np.ndarray, np.ndarray], Refit]
+
+
+def shares(labels: Sequence[str | None]) -> dict[str, float]:
+    found = [s for s in labels if s]
+    return {s: found.count(s) / max(len(found), 1) for s in "EIVO"}
+
+
+def extra(traj: Trajectory, labels: Sequence[str | None]) -> dict[str, float]:
+    """Candidate signals beyond FEATURES: edit→test cycles, repeated commands, errors at the end."""
+    pairs = [
+        (s, lab) for s, lab in zip(traj.steps, labels, strict=True) if s.kind == "tool" and lab
+    ]
+    letters = [lab for _, lab in pairs]
+    last_i = max((i for i, s in enumerate(letters) if s == "I"), default=-1)
+    cycles, edited = 0, False
+    for s in letters:
+        cycles, edited = (
+            (cycles + 1, False) if s == "V" and edited else (cycles, edited or s == "I")
+        )
+    keys = Counter(
+        (s.tool_name, s.command or repr(sorted(s.arguments.items()))[:500]) for s, _ in pairs
+    )
+    checks = [s for s, lab in pairs if lab == "V"]
+    return {
+        "log_cycles": math.log1p(cycles),
+        "rep_cmd": sum(n - 1 for n in keys.values()) / max(len(pairs), 1),
+        "err_end": float(any(ERROR.search(s.observation or "") for s, _ in pairs[-3:])),
+        "v_after_n": math.log1p(letters[last_i + 1 :].count("V") if last_i >= 0 else 0),
+        "end_V": float(bool(letters) and letters[-1] == "V"),
+        "last_v_err": float(bool(checks) and bool(ERROR.search(checks[-1].observation or ""))),
+    }
+
+
+def collect(folder: Path, protocol: str, k: int | None) -> tuple[Runs, list[str]]:
+    """FEATURES + the extra candidates per scored run (passed/failed only)."""
+    rows, names = [], [*FEATURES, *NEW]
+    for split in split_cohort(read_paths([folder]).trajectories, protocol, k=k, seed=42):
+        reference = build_reference(split.donors, CALIBRATED)
+        attach_baseline(reference, split.donors, CALIBRATED)
+        donor = [shares(run_labels(d, CALIBRATED)) for d in split.donors]
+        for traj in (t for t in split.scored if t.outcome.status in ("passed", "failed")):
+            labels = run_labels(traj, CALIBRATED)
+            res = score_trajectory(traj, reference, CALIBRATED, labels=labels)
+            row = {n: res.signals[n].value for n in FEATURES} | extra(traj, labels)
+            row |= {"completeness": res.stages.completeness, "pV": res.stages.percent("V") / 100,
+                    "pI": res.stages.percent("I") / 100}  # fmt: skip
+            own = shares(labels)
+            row |= {f"shrel_{s}": own[s] - float(np.mean([d[s] for d in donor])) for s in "EIVO"}
+            rows.append((split.task_id, traj.outcome.status == "passed", [row[n] for n in names]))
+    runs = Runs(np.array([r[0] for r in rows]), np.array([r[1] for r in rows], bool),
+                np.array([r[2] for r in rows], float), [])  # fmt: skip
+    return runs, names
+
+
+def ridge(penalties: Sequence[float] = PENALTIES) -> Procedure:
+    def procedure(x: np.ndarray, y: np.ndarray, tasks: np.ndarray) -> Refit:
+        lam = max(penalties, key=lambda p: loglik(loto(x, y, tasks, p), y))
+        return lambda xs, ys: lambda new: logit(fit(xs, ys, lam), new)
+
+    return procedure
+
+
+def forward(max_terms: int = 4, min_gain: float = 0.002) -> Procedure:
+    """The previous procedure: forward selection by leave-task-out log-likelihood, then penalty."""
+
+    def procedure(x: np.ndarray, y: np.ndarray, tasks: np.ndarray) -> Refit:
+        chosen: list[int] = []
+        best = -np.inf
+        while len(chosen) < max_terms:
+            gain, j = max(
+                (max(loglik(loto(x[:, [*chosen, j]], y, tasks, lam), y) for lam in (1.0, 10.0)), j)
+                for j in range(x.shape[1])
+                if j not in chosen
+            )
+            if gain < best + min_gain:
+                break
+            chosen, best = [*chosen, j], gain
+        return columns(chosen, ridge(OLD_PENALTIES)(x[:, chosen], y, tasks))
+
+    return procedure
+
+
+def ridge_top(k: int) -> Procedure:
+    """Ridge on every term, keep the k largest |weight|, refit."""
+
+    def procedure(x: np.ndarray, y: np.ndarray, tasks: np.ndarray) -> Refit:
+        lam = max(PENALTIES, key=lambda p: loglik(loto(x, y, tasks, p), y))
+        cols = sorted(np.argsort(-np.abs(fit(x, y, lam)[2][1:]))[:k].tolist())
+        return columns(cols, ridge()(x[:, cols], y, tasks))
+
+    return procedure
+
+
+def fit_l1(x: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, ...]:
+    """L1-penalised logistic regression on standardised x by accelerated proximal gradient."""
+    mean, sd = x.mean(0), x.std(0)
+    sd[sd == 0] = 1.0
+    z = np.c_[np.ones(len(x)), (x - mean) / sd]
+    step = 1 / (0.25 * np.linalg.eigvalsh(z.T @ z / len(x)).max())
+    w = v = np.zeros(z.shape[1])
+    t = 1.0
+    for _ in range(20000):
+        g = z.T @ (1 / (1 + np.exp(-z @ v)) - y) / len(x)
+        new = v - step * g
+        new[1:] = np.sign(new[1:]) * np.maximum(np.abs(new[1:]) - step * alpha, 0)
+        t_next = (1 + math.sqrt(1 + 4 * t * t)) / 2
+        moved = float(np.abs(new - w).max())
+        v, w, t = new + (t - 1) / t_next * (new - w), new, t_next
+        if moved < 1e-8:
+            break
+    return mean, sd, w
+
+
+def lasso(alphas: Sequence[float] = (0.005, 0.01, 0.02, 0.04, 0.08)) -> Procedure:
+    def procedure(x: np.ndarray, y: np.ndarray, tasks: np.ndarray) -> Refit:
+        def oof(a: float) -> np.ndarray:
+            out = np.zeros(len(y))
+            for task in np.unique(tasks):
+                held = tasks == task
+                out[held] = logit(fit_l1(x[~held], y[~held], a), x[held])
+            return out
+
+        alpha = max(alphas, key=lambda a: loglik(oof(a), y))
+        return lambda xs, ys: lambda new: logit(fit_l1(xs, ys, alpha), new)
+
+    return procedure
+
+
+def dawes(signs: Sequence[float]) -> Procedure:
+    """Unit weights with signs fixed a priori on standardised signals; only scale and intercept
+    fitted."""
+
+    def refit(x: np.ndarray, y: np.ndarray) -> Model:
+        mean, sd = x.mean(0), x.std(0)
+        total = ((x - mean) / sd) @ np.asarray(signs)
+        model = fit(total[:, None], y, 0.0)
+        return lambda new: logit(model, (((new - mean) / sd) @ np.asarray(signs))[:, None])
+
+    return lambda x, y, tasks: refit
+
+
+def columns(cols: list[int], inner: Refit) -> Refit:
+    return lambda xs, ys: (lambda model: lambda new: model(new[:, cols]))(inner(xs[:, cols], ys))
+
+
+def nested(dev: Runs, cols: list[int], procedure: Procedure, extra_runs: Runs | None) -> tuple:
+    """Per held-out dev task: the whole procedure on the other dev tasks (+ `extra_runs`)."""
+    y = dev.passed.astype(float)
+    scores, bounds = np.zeros(len(y)), np.zeros(len(y))
+    for task in np.unique(dev.tasks):
+        held = dev.tasks == task
+        x, yy, tt = dev.x[~held][:, cols], y[~held], dev.tasks[~held]
+        if extra_runs is not None:
+            x = np.r_[x, extra_runs.x[:, cols]]
+            yy, tt = np.r_[yy, extra_runs.passed.astype(float)], np.r_[tt, extra_runs.tasks]
+        refit = procedure(x, yy, tt)
+        scores[held] = percent(refit(x, yy)(dev.x[held][:, cols]))
+        inner = np.zeros(len(yy))  # the boundary: LTO scores with the fold's choices kept
+        for other in np.unique(tt):
+            part = tt == other
+            inner[part] = percent(refit(x[~part], yy[~part])(x[part]))
+        bounds[held] = best_boundary(inner, yy.astype(bool))
+    p = dev.passed
+    ba = float(np.mean([(scores[p] >= bounds[p]).mean(), (scores[~p] < bounds[~p]).mean()]))
+    return scores, ba
+
+
+def paired(a: np.ndarray, b: np.ndarray, runs: Runs, n: int = 2000) -> tuple[float, ...]:
+    """Task bootstrap of AUROC(a) − AUROC(b): mean, 2.5 %, 97.5 %, share ≤ 0."""
+    rng, tasks, diffs = np.random.default_rng(0), np.unique(runs.tasks), []
+    for _ in range(n):
+        idx = np.concatenate(
+            [np.flatnonzero(runs.tasks == t) for t in rng.choice(tasks, len(tasks))]
+        )
+        if 0 < runs.passed[idx].sum() < len(idx):
+            diffs.append(auroc(a[idx], runs.passed[idx]) - auroc(b[idx], runs.passed[idx]))
+    d = np.array(diffs)
+    return float(d.mean()), *np.percentile(d, [2.5, 97.5]), float((d <= 0).mean())
+
+
+def main() -> int:
+    dev, names = collect(DEV, "agentlens-bench", 5)
+    java, _ = collect(DATA / "swe-agent-java", "leave-one-out", None)
+    base = list(range(len(FEATURES)))
+    new5 = [names.index(n) for n in ("log_cycles", "rep_cmd", "err_end", "shrel_V", "shrel_E")]
+    signs = [-1.0 if n == "waste" else 1.0 for n in FEATURES if n != "len_rel"]
+    variants = [
+        ("V0 forward selection ≤ 4 of 10 (previous product)", base, forward(), None),
+        ("V1 ridge, all 10, no selection, penalty 0.1–30", base, ridge(OLD_PENALTIES), None),
+        ("V2 forward selection ≤ 4 of 23 (10 + 13 new)", list(range(len(names))), forward(), None),
+        ("V3 V0 + SWE-agent Java runs in every fit", base, forward(), java),
+        ("V4 ridge, all 10, penalty 1–300 (PRODUCT)", base, ridge(), None),
+        ("V5 L1 logistic over 10, alpha by LTO", base, lasso(), None),
+        ("V6 unit weights, a-priori signs, 9 (no len_rel)", [*base[:8], 9], dawes(signs), None),
+        ("V7 V4 + SWE-agent Java runs in every fit", base, ridge(), java),
+        ("V9 ridge 10 → 5 largest abs. weights → refit", base, ridge_top(5), None),
+        ("V10 ridge, 10 + 5 new (cycles, repeats, err end, V/E share)", base + new5, ridge(), None),
+    ]
+    print(
+        f"{len(dev.passed)} dev runs in {len(set(dev.tasks))} tasks; {len(java.passed)} Java runs"
+    )
+    print(
+        "| variant | nested AUROC [95 % task-bootstrap CI] | nested balanced accuracy |\n|---|---|---|"
+    )
+    found = {}
+    for label, cols, procedure, extra_runs in variants:
+        scores, ba = nested(dev, cols, procedure, extra_runs)
+        low, high = task_bootstrap(scores, dev.passed, dev.tasks)
+        found[label[:3].strip()] = scores
+        print(f"| {label} | {auroc(scores, dev.passed):.3f} [{low:.3f}, {high:.3f}] | {ba:.3f} |")
+    mean, low, high, share = paired(found["V4"], found["V0"], dev)
+    print(
+        f"\nV4 − V0, paired task bootstrap: {mean:+.3f} [{low:+.3f}, {high:+.3f}], ≤ 0 in {share:.1%}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
