@@ -5,8 +5,11 @@
     python scripts/fit_profile.py --transfer # ... plus the fixed profile on SWE-agent Java / mini
 
 Data: the AgentLens-Bench dev tasks in $AGENTLENS_DATA (default ../shared/data), AgentLens-Bench
-protocol (k = 5 donors per task, one random.Random(42) over the sorted tasks, donors excluded),
-as `agentlens cohort --protocol agentlens-bench` does. Never run on the held-out tasks.
+protocol (k = 5 donors per task, one random.Random(seed) over the sorted tasks, donors excluded),
+as `agentlens cohort --protocol agentlens-bench` does. Never run on the held-out tasks. The fit
+stacks the runs as scored under `DRAWS` (five donor draws): which 5 passing runs are the donors
+moves every relative signal of a task, and one draw's luck would be fitted as if it were signal.
+Figures: the protocol's own draw (seed 42), and the nested AUROC on `EVAL_DRAWS` too.
 
 Model: L2-regularised (ridge) logistic regression of pass/fail on ALL the standardised process
 signals in `agentlens.process.calibrated.FEATURES` (no outcome term, no term selection: choosing
@@ -48,39 +51,47 @@ DATA = Path(os.environ.get("AGENTLENS_DATA", ROOT.parent / "shared" / "data"))
 DEV = DATA / "agentlens-bench-dev" / "trajectories"
 CONSTANTS = ROOT / "src" / "agentlens" / "process" / "calibrated_fit.py"
 PENALTIES = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
+DRAWS = (42, 43, 44, 45, 46)
+EVAL_DRAWS = (1, 2, 3, 4, 5)
 IDEAL_FAIL_RATE = 0.05
 NAMES: tuple[Profile, ...] = ("calibrated", "paper", "sdk-compat")
 
 
 @dataclass
 class Runs:
-    """One row per scored run: its task, outcome and every candidate signal."""
+    """One row per scored run and donor draw: its task, outcome, every candidate signal, draw."""
 
     tasks: np.ndarray
     passed: np.ndarray
     x: np.ndarray
     ids: list[str]
+    draws: np.ndarray
+
+    def of_draw(self, seed: int) -> Runs:
+        keep = self.draws == seed
+        ids = [i for i, k in zip(self.ids, keep, strict=True) if k]
+        return Runs(self.tasks[keep], self.passed[keep], self.x[keep], ids, self.draws[keep])
 
 
-def dev_runs(tasks: Sequence[str] | None = None) -> tuple[Runs, list[float]]:
-    """Score the dev tasks (AgentLens-Bench protocol) under `calibrated`; also the donors' mean
-    baselines (the fallback for references read from files)."""
-    trajs = read_paths([DEV / t for t in tasks] if tasks else [DEV]).trajectories
+def dev_runs(seeds: Sequence[int] = DRAWS) -> tuple[Runs, list[float]]:
+    """Score the dev tasks (AgentLens-Bench protocol) under `calibrated`, once per donor draw in
+    `seeds`; also the donors' mean baselines (the fallback for references read from files)."""
+    trajs = read_paths([DEV]).trajectories
     rows, ids, baselines = [], [], []
-    for split in split_cohort(trajs, "agentlens-bench", k=5, seed=42):
-        reference = build_reference(split.donors, CALIBRATED)
-        attach_baseline(reference, split.donors, CALIBRATED)
-        b = reference_baseline(reference)
-        baselines.append([b.f1, b.cov, b.n_states])
-        for traj in split.scored:
-            res = score_trajectory(traj, reference, CALIBRATED)
-            rows.append(
-                (split.task_id, res.outcome == "passed", [res.signals[f].value for f in FEATURES])
-            )
-            ids.append(res.trajectory_id)
+    for seed in seeds:
+        for split in split_cohort(trajs, "agentlens-bench", k=5, seed=seed):
+            reference = build_reference(split.donors, CALIBRATED)
+            attach_baseline(reference, split.donors, CALIBRATED)
+            b = reference_baseline(reference)
+            baselines.append([b.f1, b.cov, b.n_states])
+            for traj in split.scored:
+                res = score_trajectory(traj, reference, CALIBRATED)
+                signals = [res.signals[f].value for f in FEATURES]
+                rows.append((split.task_id, res.outcome == "passed", signals, seed))
+                ids.append(res.trajectory_id)
     runs = Runs(
         np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
-        np.array([r[2] for r in rows], float), ids,
+        np.array([r[2] for r in rows], float), ids, np.array([r[3] for r in rows]),
     )  # fmt: skip
     return runs, [float(v) for v in np.mean(baselines, axis=0)]
 
@@ -133,17 +144,17 @@ def percent(z: np.ndarray) -> np.ndarray:
     return np.asarray(100 / (1 + np.exp(-z)))
 
 
-def nested(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
-    """Nested leave-task-out scores (0-100) and, per run, the boundary chosen without its task."""
-    scores, bounds = np.zeros(len(runs.passed)), np.zeros(len(runs.passed))
-    y = runs.passed.astype(float)
-    for task in np.unique(runs.tasks):
-        held = runs.tasks == task
-        x, t = runs.x[~held], runs.tasks[~held]
-        penalty = choose_penalty(x, y[~held], t)
-        scores[held] = percent(logit(fit(x, y[~held], penalty), runs.x[held]))
-        inner = percent(loto(x, y[~held], t, penalty))
-        bounds[held] = best_boundary(inner, runs.passed[~held])
+def nested(train: Runs, test: Runs) -> tuple[np.ndarray, np.ndarray]:
+    """Nested leave-task-out scores (0-100) of `test` and, per run, the boundary chosen without
+    its task: each task scored by penalty, fit and boundary from the OTHER tasks of `train`."""
+    scores, bounds = np.zeros(len(test.passed)), np.zeros(len(test.passed))
+    for task in np.unique(test.tasks):
+        rest = train.tasks != task
+        x, y, t = train.x[rest], train.passed[rest].astype(float), train.tasks[rest]
+        penalty = choose_penalty(x, y, t)
+        held = test.tasks == task
+        scores[held] = percent(logit(fit(x, y, penalty), test.x[held]))
+        bounds[held] = best_boundary(percent(loto(x, y, t, penalty)), train.passed[rest])
     return scores, bounds
 
 
@@ -210,35 +221,61 @@ def released(runs: Runs) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def report(runs: Runs, fitted: Fitted) -> str:
-    scores, bounds = nested(runs)
-    nested_ba = float(np.mean([(scores[runs.passed] >= bounds[runs.passed]).mean(),
-                               (scores[~runs.passed] < bounds[~runs.passed]).mean()]))  # fmt: skip
+    """The validity table on the protocol's own donor draw (seed 42)."""
+    own = runs.of_draw(42)
+    scores, bounds = nested(runs, own)
+    ok = own.passed
+    nested_ba = float(
+        np.mean([(scores[ok] >= bounds[ok]).mean(), (scores[~ok] < bounds[~ok]).mean()])
+    )
+    oof = fitted.oof[runs.draws == 42]
     lines = [
-        f"{len(runs.passed)} runs ({int(runs.passed.sum())} pass, {int((~runs.passed).sum())} fail) "
-        f"in {len(set(runs.tasks))} tasks; CIs: 2000 task-level bootstrap resamples, seed 0",
+        f"{len(ok)} runs ({int(ok.sum())} pass, {int((~ok).sum())} fail) in {len(set(own.tasks))} "
+        f"tasks, donor draw seed 42 (the fit stacks draws {DRAWS}: {len(runs.passed)} rows); "
+        "CIs: 2000 task-level bootstrap resamples, seed 0",
         "",
         "| profile | AUROC [95 % CI] | boundary | balanced accuracy [95 % CI] | tiers |",
         "|---|---|---|---|---|",
-        row("calibrated, nested LTO (penalty + fit without the task)", scores, runs,
+        row("calibrated, nested LTO (penalty + fit without the task)", scores, own,
             float("nan"), f"boundary chosen without the task: balanced accuracy {nested_ba:.3f}"),
-        row("calibrated, final model, LTO fit", fitted.oof, runs, fitted.boundary,
-            shares(fitted.oof, runs.passed, fitted.boundary, fitted.ideal_min)),
+        row("calibrated, final model, LTO fit", oof, own, fitted.boundary,
+            shares(oof, ok, fitted.boundary, fitted.ideal_min)),
     ]  # fmt: skip
-    for name, (values, tiers) in released(runs).items():
+    for name, (values, tiers) in released(own).items():
         boundary = 47.0 if name == "paper" else 40.0
-        ideal = np.mean(tiers[runs.passed] == "ideal") * 100
-        lucky = np.mean(tiers[runs.passed] == "lucky") * 100
+        ideal = np.mean(tiers[ok] == "ideal") * 100
+        lucky = np.mean(tiers[ok] == "lucky") * 100
         note = f"Ideal {ideal:.1f} %, Lucky {lucky:.1f} % of passes (profile's own tiers)"
-        lines.append(row(f"{name} (process only)", values, runs, boundary, note))
-    return "\n".join(lines)
+        lines.append(row(f"{name} (process only)", values, own, boundary, note))
+    return "\n".join([*lines, "", by_draw(runs, scores, nested_ba)])
+
+
+def by_draw(runs: Runs, own_scores: np.ndarray, own_ba: float) -> str:
+    """Nested AUROC and balanced accuracy when the held-out task's donors are drawn otherwise
+    (`EVAL_DRAWS`): the spread is part of the uncertainty that the task bootstrap misses."""
+    found = [(42, auroc(own_scores, runs.of_draw(42).passed), own_ba)]
+    for seed in EVAL_DRAWS:
+        test = dev_runs((seed,))[0]
+        scores, bounds = nested(runs, test)
+        ok = test.passed
+        ba = float(np.mean([(scores[ok] >= bounds[ok]).mean(), (scores[~ok] < bounds[~ok]).mean()]))
+        found.append((seed, auroc(scores, ok), ba))
+    cells = ", ".join(f"{seed}: {a:.3f} / {ba:.3f}" for seed, a, ba in found)
+    a_mean, ba_mean = np.mean([f[1] for f in found]), np.mean([f[2] for f in found])
+    return (
+        f"nested AUROC / balanced accuracy by donor draw (seed: AUROC / BA): {cells}; "
+        f"mean {a_mean:.3f} / {ba_mean:.3f}, range {min(f[1] for f in found):.3f}–"
+        f"{max(f[1] for f in found):.3f}"
+    )
 
 
 def constants_text(fitted: Fitted, baseline: list[float], n_runs: int) -> str:
     terms = "\n".join(f'    ("{t.signal}", {t.weight}, {t.mean}, {t.sd}),' for t in fitted.terms)
     return f'''"""Constants of the `calibrated` profile. GENERATED by `python scripts/fit_profile.py --write`
-from ../shared/data/agentlens-bench-dev ({n_runs} runs scored under the AgentLens-Bench protocol,
-k = 5, seed 42): do not edit by hand, re-run the script. TERMS: (signal, weight, mean, sd), the
-weight of (signal − mean)/sd in the logit; L2 penalty {fitted.penalty:g} chosen leave-task-out."""
+from ../shared/data/agentlens-bench-dev (its runs scored under the AgentLens-Bench protocol, k = 5,
+donor draws {DRAWS[0]}–{DRAWS[-1]} stacked: {n_runs} rows); do not edit by hand, re-run the script.
+TERMS: (signal, weight, mean, sd), the weight of (signal − mean)/sd in the logit; L2 penalty
+{fitted.penalty:g} chosen leave-task-out."""
 
 TERMS: tuple[tuple[str, float, float, float], ...] = (
 {terms}

@@ -1,8 +1,9 @@
 """Every fitting variant tried for the `calibrated` profile, each with its NESTED leave-task-out
 AUROC on the dev tasks (docs/validity.md, "Variants tried"). Reproduces the variant log; the
-product uses V4 (`scripts/fit_profile.py`). About 2 minutes.
+product uses V11 (`scripts/fit_profile.py`). About 1 minute; `--draws` (3 more minutes) adds V0,
+V4 and V11 under other donor draws.
 
-    python scripts/fit_variants.py
+    python scripts/fit_variants.py [--draws]
 
 Every variant is a look at the same 9 scored dev tasks: the best of them is optimistic. Never run
 on the held-out AgentLens-Bench tasks. Extra candidate signals (V2, V10) are computed here only.
@@ -12,12 +13,26 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import fit_profile
 import numpy as np
-from fit_profile import DATA, DEV, PENALTIES, Runs, fit, logit, loglik, loto, percent
+from fit_profile import (
+    DATA,
+    DEV,
+    EVAL_DRAWS,
+    PENALTIES,
+    Runs,
+    dev_runs,
+    fit,
+    logit,
+    loglik,
+    loto,
+    percent,
+)
 
 from agentlens.formats.stream import read_paths
 from agentlens.process.calibrated import FEATURES
@@ -70,10 +85,10 @@ def extra(traj: Trajectory, labels: Sequence[str | None]) -> dict[str, float]:
     }
 
 
-def collect(folder: Path, protocol: str, k: int | None) -> tuple[Runs, list[str]]:
+def collect(folder: Path, protocol: str, k: int | None, seed: int = 42) -> tuple[Runs, list[str]]:
     """FEATURES + the extra candidates per scored run (passed/failed only)."""
     rows, names = [], [*FEATURES, *NEW]
-    for split in split_cohort(read_paths([folder]).trajectories, protocol, k=k, seed=42):
+    for split in split_cohort(read_paths([folder]).trajectories, protocol, k=k, seed=seed):
         reference = build_reference(split.donors, CALIBRATED)
         attach_baseline(reference, split.donors, CALIBRATED)
         donor = [shares(run_labels(d, CALIBRATED)) for d in split.donors]
@@ -87,7 +102,7 @@ def collect(folder: Path, protocol: str, k: int | None) -> tuple[Runs, list[str]
             row |= {f"shrel_{s}": own[s] - float(np.mean([d[s] for d in donor])) for s in "EIVO"}
             rows.append((split.task_id, traj.outcome.status == "passed", [row[n] for n in names]))
     runs = Runs(np.array([r[0] for r in rows]), np.array([r[1] for r in rows], bool),
-                np.array([r[2] for r in rows], float), [])  # fmt: skip
+                np.array([r[2] for r in rows], float), [], np.full(len(rows), seed))  # fmt: skip
     return runs, names
 
 
@@ -217,40 +232,81 @@ def paired(a: np.ndarray, b: np.ndarray, runs: Runs, n: int = 2000) -> tuple[flo
     return float(d.mean()), *np.percentile(d, [2.5, 97.5]), float((d <= 0).mean())
 
 
-def main() -> int:
-    dev, names = collect(DEV, "agentlens-bench", 5)
-    java, _ = collect(DATA / "swe-agent-java", "leave-one-out", None)
+def variants(names: list[str], java: Runs) -> list[tuple[str, list[int], Procedure, Runs | None]]:
     base = list(range(len(FEATURES)))
     new5 = [names.index(n) for n in ("log_cycles", "rep_cmd", "err_end", "shrel_V", "shrel_E")]
     signs = [-1.0 if n == "waste" else 1.0 for n in FEATURES if n != "len_rel"]
-    variants = [
+    return [
         ("V0 forward selection ≤ 4 of 10 (previous product)", base, forward(), None),
         ("V1 ridge, all 10, no selection, penalty 0.1–30", base, ridge(OLD_PENALTIES), None),
         ("V2 forward selection ≤ 4 of 23 (10 + 13 new)", list(range(len(names))), forward(), None),
         ("V3 V0 + SWE-agent Java runs in every fit", base, forward(), java),
-        ("V4 ridge, all 10, penalty 1–300 (PRODUCT)", base, ridge(), None),
+        ("V4 ridge, all 10, penalty 1–300", base, ridge(), None),
         ("V5 L1 logistic over 10, alpha by LTO", base, lasso(), None),
         ("V6 unit weights, a-priori signs, 9 (no len_rel)", [*base[:8], 9], dawes(signs), None),
         ("V7 V4 + SWE-agent Java runs in every fit", base, ridge(), java),
         ("V9 ridge 10 → 5 largest abs. weights → refit", base, ridge_top(5), None),
-        ("V10 ridge, 10 + 5 new (cycles, repeats, err end, V/E share)", base + new5, ridge(), None),
-    ]
+        ("V10 ridge, 10 + 5 new (cycles, repeats, err end, V/E share)", [*base, *new5], ridge(), None),
+    ]  # fmt: skip
+
+
+def stacked(stack: Runs, seed: int) -> tuple[np.ndarray, float, Runs]:
+    """V11 (the product, `fit_profile.py`): ridge fitted on the other tasks under 5 donor draws
+    stacked, the held-out task scored under donor draw `seed`."""
+    test = dev_runs((seed,))[0]
+    scores, bounds = fit_profile.nested(stack, test)
+    ok = test.passed
+    return (
+        scores,
+        float(np.mean([(scores[ok] >= bounds[ok]).mean(), (scores[~ok] < bounds[~ok]).mean()])),
+        test,
+    )
+
+
+def by_draw(java: Runs, stack: Runs) -> None:
+    """V0, V4 and V11 when every task's donors are drawn with another seed."""
+    print("\n| donor draw | V0 AUROC / BA | V4 AUROC / BA | V11 AUROC / BA |\n|---|---|---|---|")
+    for seed in (42, *EVAL_DRAWS):
+        dev, names = collect(DEV, "agentlens-bench", 5, seed)
+        cells = []
+        for _, cols, procedure, extra_runs in (variants(names, java)[i] for i in (0, 4)):
+            scores, ba = nested(dev, cols, procedure, extra_runs)
+            cells.append(f"{auroc(scores, dev.passed):.3f} / {ba:.3f}")
+        scores, ba, test = stacked(stack, seed)
+        cells.append(f"{auroc(scores, test.passed):.3f} / {ba:.3f}")
+        print(f"| {seed} | " + " | ".join(cells) + " |")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    draws = "--draws" in (argv if argv is not None else sys.argv[1:])
+    dev, names = collect(DEV, "agentlens-bench", 5)
+    java, _ = collect(DATA / "swe-agent-java", "leave-one-out", None)
     print(
         f"{len(dev.passed)} dev runs in {len(set(dev.tasks))} tasks; {len(java.passed)} Java runs"
     )
-    print(
-        "| variant | nested AUROC [95 % task-bootstrap CI] | nested balanced accuracy |\n|---|---|---|"
-    )
+    print("| variant | nested AUROC [95 % task-bootstrap CI] | nested balanced accuracy |")
+    print("|---|---|---|")
     found = {}
-    for label, cols, procedure, extra_runs in variants:
+    for label, cols, procedure, extra_runs in variants(names, java):
         scores, ba = nested(dev, cols, procedure, extra_runs)
+        found[label.split()[0]] = scores
         low, high = task_bootstrap(scores, dev.passed, dev.tasks)
-        found[label[:3].strip()] = scores
         print(f"| {label} | {auroc(scores, dev.passed):.3f} [{low:.3f}, {high:.3f}] | {ba:.3f} |")
-    mean, low, high, share = paired(found["V4"], found["V0"], dev)
-    print(
-        f"\nV4 − V0, paired task bootstrap: {mean:+.3f} [{low:+.3f}, {high:+.3f}], ≤ 0 in {share:.1%}"
-    )
+    stack = dev_runs()[0]
+    scores, ba, test = stacked(stack, 42)
+    same = (test.tasks == dev.tasks).all() and (test.passed == dev.passed).all()
+    assert same, "V11's runs differ from the others'"  # the paired bootstrap needs one order
+    found["V11"] = scores
+    low, high = task_bootstrap(scores, test.passed, test.tasks)
+    print(f"| V11 V4 fitted on 5 donor draws stacked (PRODUCT) | {auroc(scores, test.passed):.3f} "
+          f"[{low:.3f}, {high:.3f}] | {ba:.3f} |")  # fmt: skip
+    for a, b in (("V4", "V0"), ("V11", "V0"), ("V11", "V4")):
+        mean, lo, hi, share = paired(found[a], found[b], dev)
+        print(
+            f"{a} − {b}, paired task bootstrap: {mean:+.3f} [{lo:+.3f}, {hi:+.3f}], ≤ 0 in {share:.1%}"
+        )
+    if draws:
+        by_draw(java, stack)
     return 0
 
 
