@@ -323,6 +323,16 @@ def transfer() -> str:
     return "\n".join(lines)
 
 
+def terms_table(fitted: Fitted) -> str:
+    """The terms as docs/validity.md shows them (weights per sd, rounded as the reason prints)."""
+    rows = [
+        f"| `{t.signal}` | {t.weight:+.2f} | {t.mean:.3f} | {t.sd:.3f} |".replace("-", "−")
+        for t in fitted.terms
+    ]
+    head = "| term | weight | mean | sd |\n|---|---|---|---|"
+    return "\n".join([head, *rows, f"| intercept | {fitted.intercept:+.2f} | | |", ""])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help=f"rewrite {CONSTANTS.name}")
@@ -333,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs, baseline = dev_runs()
     fitted = final(runs)
     print(constants_text(fitted, baseline, len(runs.passed)))
+    print(terms_table(fitted))
     print(report(runs, fitted))
     if args.transfer:
         print(transfer())
