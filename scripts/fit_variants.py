@@ -1,9 +1,10 @@
 """Every fitting variant tried for the `calibrated` profile, each with its NESTED leave-task-out
 AUROC on the dev tasks (docs/validity.md, "Variants tried"). Reproduces the variant log; the
 product uses V11 (`scripts/fit_profile.py`). About 1 minute; `--draws` (3 more minutes) adds V0,
-V4 and V11 under other donor draws.
+V4 and V11 under other donor draws; `--signals` prints only each candidate's AUROC alone,
+pooled, within tasks and across tasks.
 
-    python scripts/fit_variants.py [--draws]
+    python scripts/fit_variants.py [--draws | --signals]
 
 Every variant is a look at the same 9 scored dev tasks: the best of them is optimistic. Never run
 on the held-out AgentLens-Bench tasks. Extra candidate signals (V2, V10) are computed here only.
@@ -277,9 +278,27 @@ def by_draw(java: Runs, stack: Runs) -> None:
         print(f"| {seed} | " + " | ".join(cells) + " |")
 
 
+def signals(dev: Runs, names: list[str]) -> None:
+    """Each candidate alone: pooled AUROC, mean within-task AUROC (tasks with both outcomes), and
+    the AUROC of the task's mean value given to each of its runs (what it says across tasks)."""
+    print("\n| signal | pooled | within tasks | across tasks (task mean) |\n|---|---|---|---|")
+    tasks = np.unique(dev.tasks)
+    mixed = [t for t in tasks if 0 < dev.passed[dev.tasks == t].sum() < (dev.tasks == t).sum()]
+    for i, name in enumerate(names):
+        x = dev.x[:, i]
+        inside = np.mean([auroc(x[dev.tasks == t], dev.passed[dev.tasks == t]) for t in mixed])
+        means = np.array([x[dev.tasks == t].mean() for t in dev.tasks])
+        print(
+            f"| `{name}` | {auroc(x, dev.passed):.3f} | {inside:.3f} | {auroc(means, dev.passed):.3f} |"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    draws = "--draws" in (argv if argv is not None else sys.argv[1:])
+    flags = argv if argv is not None else sys.argv[1:]
     dev, names = collect(DEV, "agentlens-bench", 5)
+    if "--signals" in flags:
+        signals(dev, names)
+        return 0
     java, _ = collect(DATA / "swe-agent-java", "leave-one-out", None)
     print(
         f"{len(dev.passed)} dev runs in {len(set(dev.tasks))} tasks; {len(java.passed)} Java runs"
@@ -305,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{a} − {b}, paired task bootstrap: {mean:+.3f} [{lo:+.3f}, {hi:+.3f}], ≤ 0 in {share:.1%}"
         )
-    if draws:
+    if "--draws" in flags:
         by_draw(java, stack)
     return 0
 
