@@ -5,16 +5,19 @@
     python scripts/fit_profile.py --transfer # ... plus the fixed profile on SWE-agent Java / mini
 
 Data: the AgentLens-Bench dev tasks in $AGENTLENS_DATA (default ../shared/data), AgentLens-Bench
-protocol (k = 5 donors per task, one random.Random(42) over the sorted tasks, donors excluded),
-as `agentlens cohort --protocol agentlens-bench` does. Never run on the held-out tasks.
+protocol (k = 5 donors per task, one random.Random(seed) over the sorted tasks, donors excluded),
+as `agentlens cohort --protocol agentlens-bench` does. Never run on the held-out tasks. The fit
+stacks the runs as scored under `DRAWS` (five donor draws): which 5 passing runs are the donors
+moves every relative signal of a task, and one draw's luck would be fitted as if it were signal.
+Figures: the protocol's own draw (seed 42), and the nested AUROC on `EVAL_DRAWS` too.
 
-Model: L2-regularised logistic regression of pass/fail on standardised process signals
-(`agentlens.process.calibrated.FEATURES`; no outcome term). The terms are chosen by forward
-selection (at most `MAX_TERMS`, each must raise the leave-task-out log-likelihood by `MIN_GAIN`)
-and the penalty from `PENALTIES`, both by leave-task-out CV. The reported AUROC is NESTED: for each
-held-out task, selection, penalty and fit are redone on the other tasks only. The final constants
-come from the same procedure on all tasks; the tier boundary and the Ideal threshold from the
-final model's leave-task-out scores (max balanced accuracy; ≤ `IDEAL_FAIL_RATE` of failing runs).
+Model: L2-regularised (ridge) logistic regression of pass/fail on ALL the standardised process
+signals in `agentlens.process.calibrated.FEATURES` (no outcome term, no term selection: choosing
+terms on 8 tasks was the unstable part, docs/validity.md), the penalty from `PENALTIES` by
+leave-task-out CV. The reported AUROC is NESTED: for each held-out task, penalty, fit and boundary
+are redone on the other tasks only. The final constants come from the same procedure on all tasks;
+the tier boundary and the Ideal threshold from the final model's leave-task-out scores (max
+balanced accuracy; ≤ `IDEAL_FAIL_RATE` of failing runs).
 """
 
 from __future__ import annotations
@@ -47,42 +50,48 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("AGENTLENS_DATA", ROOT.parent / "shared" / "data"))
 DEV = DATA / "agentlens-bench-dev" / "trajectories"
 CONSTANTS = ROOT / "src" / "agentlens" / "process" / "calibrated_fit.py"
-MAX_TERMS = 4
-MIN_GAIN = 0.002
-PENALTIES = (0.1, 1.0, 3.0, 10.0, 30.0)
+PENALTIES = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
+DRAWS = (42, 43, 44, 45, 46)
+EVAL_DRAWS = (1, 2, 3, 4, 5)
 IDEAL_FAIL_RATE = 0.05
 NAMES: tuple[Profile, ...] = ("calibrated", "paper", "sdk-compat")
 
 
 @dataclass
 class Runs:
-    """One row per scored run: its task, outcome and every candidate signal."""
+    """One row per scored run and donor draw: its task, outcome, every candidate signal, draw."""
 
     tasks: np.ndarray
     passed: np.ndarray
     x: np.ndarray
     ids: list[str]
+    draws: np.ndarray
+
+    def of_draw(self, seed: int) -> Runs:
+        keep = self.draws == seed
+        ids = [i for i, k in zip(self.ids, keep, strict=True) if k]
+        return Runs(self.tasks[keep], self.passed[keep], self.x[keep], ids, self.draws[keep])
 
 
-def dev_runs(tasks: Sequence[str] | None = None) -> tuple[Runs, list[float]]:
-    """Score the dev tasks (AgentLens-Bench protocol) under `calibrated`; also the donors' mean
-    baselines (the fallback for references read from files)."""
-    trajs = read_paths([DEV / t for t in tasks] if tasks else [DEV]).trajectories
+def dev_runs(seeds: Sequence[int] = DRAWS) -> tuple[Runs, list[float]]:
+    """Score the dev tasks (AgentLens-Bench protocol) under `calibrated`, once per donor draw in
+    `seeds`; also the donors' mean baselines (the fallback for references read from files)."""
+    trajs = read_paths([DEV]).trajectories
     rows, ids, baselines = [], [], []
-    for split in split_cohort(trajs, "agentlens-bench", k=5, seed=42):
-        reference = build_reference(split.donors, CALIBRATED)
-        attach_baseline(reference, split.donors, CALIBRATED)
-        b = reference_baseline(reference)
-        baselines.append([b.f1, b.cov, b.n_states])
-        for traj in split.scored:
-            res = score_trajectory(traj, reference, CALIBRATED)
-            rows.append(
-                (split.task_id, res.outcome == "passed", [res.signals[f].value for f in FEATURES])
-            )
-            ids.append(res.trajectory_id)
+    for seed in seeds:
+        for split in split_cohort(trajs, "agentlens-bench", k=5, seed=seed):
+            reference = build_reference(split.donors, CALIBRATED)
+            attach_baseline(reference, split.donors, CALIBRATED)
+            b = reference_baseline(reference)
+            baselines.append([b.f1, b.cov, b.n_states])
+            for traj in split.scored:
+                res = score_trajectory(traj, reference, CALIBRATED)
+                signals = [res.signals[f].value for f in FEATURES]
+                rows.append((split.task_id, res.outcome == "passed", signals, seed))
+                ids.append(res.trajectory_id)
     runs = Runs(
         np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
-        np.array([r[2] for r in rows], float), ids,
+        np.array([r[2] for r in rows], float), ids, np.array([r[3] for r in rows]),
     )  # fmt: skip
     return runs, [float(v) for v in np.mean(baselines, axis=0)]
 
@@ -126,40 +135,26 @@ def loglik(z: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def select(x: np.ndarray, y: np.ndarray, tasks: np.ndarray) -> tuple[list[int], float]:
-    """Forward selection of terms, then the penalty, both by leave-task-out log-likelihood."""
-    chosen: list[int] = []
-    best = -np.inf
-    while len(chosen) < MAX_TERMS:
-        tried = [
-            (max(loglik(loto(x[:, [*chosen, j]], y, tasks, lam), y) for lam in (1.0, 10.0)), j)
-            for j in range(x.shape[1])
-            if j not in chosen
-        ]
-        gain, j = max(tried)
-        if gain < best + MIN_GAIN:
-            break
-        chosen.append(j)
-        best = gain
-    penalty = max(PENALTIES, key=lambda lam: loglik(loto(x[:, chosen], y, tasks, lam), y))
-    return chosen, penalty
+def choose_penalty(x: np.ndarray, y: np.ndarray, tasks: np.ndarray) -> float:
+    """The penalty with the best leave-task-out log-likelihood (ties: the first, the smaller)."""
+    return max(PENALTIES, key=lambda lam: loglik(loto(x, y, tasks, lam), y))
 
 
 def percent(z: np.ndarray) -> np.ndarray:
     return np.asarray(100 / (1 + np.exp(-z)))
 
 
-def nested(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
-    """Nested leave-task-out scores (0-100) and, per run, the boundary chosen without its task."""
-    scores, bounds = np.zeros(len(runs.passed)), np.zeros(len(runs.passed))
-    y = runs.passed.astype(float)
-    for task in np.unique(runs.tasks):
-        held = runs.tasks == task
-        x, t = runs.x[~held], runs.tasks[~held]
-        cols, penalty = select(x, y[~held], t)
-        scores[held] = percent(logit(fit(x[:, cols], y[~held], penalty), runs.x[held][:, cols]))
-        inner = percent(loto(x[:, cols], y[~held], t, penalty))
-        bounds[held] = best_boundary(inner, runs.passed[~held])
+def nested(train: Runs, test: Runs) -> tuple[np.ndarray, np.ndarray]:
+    """Nested leave-task-out scores (0-100) of `test` and, per run, the boundary chosen without
+    its task: each task scored by penalty, fit and boundary from the OTHER tasks of `train`."""
+    scores, bounds = np.zeros(len(test.passed)), np.zeros(len(test.passed))
+    for task in np.unique(test.tasks):
+        rest = train.tasks != task
+        x, y, t = train.x[rest], train.passed[rest].astype(float), train.tasks[rest]
+        penalty = choose_penalty(x, y, t)
+        held = test.tasks == task
+        scores[held] = percent(logit(fit(x, y, penalty), test.x[held]))
+        bounds[held] = best_boundary(percent(loto(x, y, t, penalty)), train.passed[rest])
     return scores, bounds
 
 
@@ -175,15 +170,13 @@ class Fitted:
 
 def final(runs: Runs) -> Fitted:
     y = runs.passed.astype(float)
-    cols, penalty = select(runs.x, y, runs.tasks)
-    mean, sd, w = fit(runs.x[:, cols], y, penalty)
+    penalty = choose_penalty(runs.x, y, runs.tasks)
+    mean, sd, w = fit(runs.x, y, penalty)
     terms = tuple(
-        Term(
-            FEATURES[c], round(float(w[i + 1]), 4), round(float(mean[i]), 4), round(float(sd[i]), 4)
-        )
-        for i, c in enumerate(cols)
+        Term(name, round(float(w[i + 1]), 4), round(float(mean[i]), 4), round(float(sd[i]), 4))
+        for i, name in enumerate(FEATURES)
     )
-    oof = percent(loto(runs.x[:, cols], y, runs.tasks, penalty))
+    oof = percent(loto(runs.x, y, runs.tasks, penalty))
     return Fitted(
         terms, round(float(w[0]), 4), penalty, best_boundary(oof, runs.passed),
         rare_among_failures(oof, runs.passed, IDEAL_FAIL_RATE), oof,
@@ -228,35 +221,61 @@ def released(runs: Runs) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def report(runs: Runs, fitted: Fitted) -> str:
-    scores, bounds = nested(runs)
-    nested_ba = float(np.mean([(scores[runs.passed] >= bounds[runs.passed]).mean(),
-                               (scores[~runs.passed] < bounds[~runs.passed]).mean()]))  # fmt: skip
+    """The validity table on the protocol's own donor draw (seed 42)."""
+    own = runs.of_draw(42)
+    scores, bounds = nested(runs, own)
+    ok = own.passed
+    nested_ba = float(
+        np.mean([(scores[ok] >= bounds[ok]).mean(), (scores[~ok] < bounds[~ok]).mean()])
+    )
+    oof = fitted.oof[runs.draws == 42]
     lines = [
-        f"{len(runs.passed)} runs ({int(runs.passed.sum())} pass, {int((~runs.passed).sum())} fail) "
-        f"in {len(set(runs.tasks))} tasks; CIs: 2000 task-level bootstrap resamples, seed 0",
+        f"{len(ok)} runs ({int(ok.sum())} pass, {int((~ok).sum())} fail) in {len(set(own.tasks))} "
+        f"tasks, donor draw seed 42 (the fit stacks draws {DRAWS}: {len(runs.passed)} rows); "
+        "CIs: 2000 task-level bootstrap resamples, seed 0",
         "",
         "| profile | AUROC [95 % CI] | boundary | balanced accuracy [95 % CI] | tiers |",
         "|---|---|---|---|---|",
-        row("calibrated, nested LTO (selection + fit without the task)", scores, runs,
+        row("calibrated, nested LTO (penalty + fit without the task)", scores, own,
             float("nan"), f"boundary chosen without the task: balanced accuracy {nested_ba:.3f}"),
-        row("calibrated, final terms, LTO fit", fitted.oof, runs, fitted.boundary,
-            shares(fitted.oof, runs.passed, fitted.boundary, fitted.ideal_min)),
+        row("calibrated, final model, LTO fit", oof, own, fitted.boundary,
+            shares(oof, ok, fitted.boundary, fitted.ideal_min)),
     ]  # fmt: skip
-    for name, (values, tiers) in released(runs).items():
+    for name, (values, tiers) in released(own).items():
         boundary = 47.0 if name == "paper" else 40.0
-        ideal = np.mean(tiers[runs.passed] == "ideal") * 100
-        lucky = np.mean(tiers[runs.passed] == "lucky") * 100
+        ideal = np.mean(tiers[ok] == "ideal") * 100
+        lucky = np.mean(tiers[ok] == "lucky") * 100
         note = f"Ideal {ideal:.1f} %, Lucky {lucky:.1f} % of passes (profile's own tiers)"
-        lines.append(row(f"{name} (process only)", values, runs, boundary, note))
-    return "\n".join(lines)
+        lines.append(row(f"{name} (process only)", values, own, boundary, note))
+    return "\n".join([*lines, "", by_draw(runs, scores, nested_ba)])
+
+
+def by_draw(runs: Runs, own_scores: np.ndarray, own_ba: float) -> str:
+    """Nested AUROC and balanced accuracy when the held-out task's donors are drawn otherwise
+    (`EVAL_DRAWS`): the spread is part of the uncertainty that the task bootstrap misses."""
+    found = [(42, auroc(own_scores, runs.of_draw(42).passed), own_ba)]
+    for seed in EVAL_DRAWS:
+        test = dev_runs((seed,))[0]
+        scores, bounds = nested(runs, test)
+        ok = test.passed
+        ba = float(np.mean([(scores[ok] >= bounds[ok]).mean(), (scores[~ok] < bounds[~ok]).mean()]))
+        found.append((seed, auroc(scores, ok), ba))
+    cells = ", ".join(f"{seed}: {a:.3f} / {ba:.3f}" for seed, a, ba in found)
+    a_mean, ba_mean = np.mean([f[1] for f in found]), np.mean([f[2] for f in found])
+    return (
+        f"nested AUROC / balanced accuracy by donor draw (seed: AUROC / BA): {cells}; "
+        f"mean {a_mean:.3f} / {ba_mean:.3f}, range {min(f[1] for f in found):.3f}–"
+        f"{max(f[1] for f in found):.3f}"
+    )
 
 
 def constants_text(fitted: Fitted, baseline: list[float], n_runs: int) -> str:
     terms = "\n".join(f'    ("{t.signal}", {t.weight}, {t.mean}, {t.sd}),' for t in fitted.terms)
     return f'''"""Constants of the `calibrated` profile. GENERATED by `python scripts/fit_profile.py --write`
-from ../shared/data/agentlens-bench-dev ({n_runs} runs scored under the AgentLens-Bench protocol,
-k = 5, seed 42): do not edit by hand, re-run the script. TERMS: (signal, weight, mean, sd), the
-weight of (signal − mean)/sd in the logit; L2 penalty {fitted.penalty:g} chosen leave-task-out."""
+from ../shared/data/agentlens-bench-dev (its runs scored under the AgentLens-Bench protocol, k = 5,
+donor draws {DRAWS[0]}–{DRAWS[-1]} stacked: {n_runs} rows); do not edit by hand, re-run the script.
+TERMS: (signal, weight, mean, sd), the weight of (signal − mean)/sd in the logit; L2 penalty
+{fitted.penalty:g} chosen leave-task-out."""
 
 TERMS: tuple[tuple[str, float, float, float], ...] = (
 {terms}
@@ -304,14 +323,27 @@ def transfer() -> str:
     return "\n".join(lines)
 
 
+def terms_table(fitted: Fitted) -> str:
+    """The terms as docs/validity.md shows them (weights per sd, rounded as the reason prints)."""
+    rows = [
+        f"| `{t.signal}` | {t.weight:+.2f} | {t.mean:.3f} | {t.sd:.3f} |".replace("-", "−")
+        for t in fitted.terms
+    ]
+    head = "| term | weight | mean | sd |\n|---|---|---|---|"
+    return "\n".join([head, *rows, f"| intercept | {fitted.intercept:+.2f} | | |", ""])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help=f"rewrite {CONSTANTS.name}")
     parser.add_argument("--transfer", action="store_true", help="also SWE-agent Java / mini")
     args = parser.parse_args(argv)
+    if args.write and args.transfer:
+        parser.error("--transfer scores with the committed constants: run it after --write")
     runs, baseline = dev_runs()
     fitted = final(runs)
     print(constants_text(fitted, baseline, len(runs.passed)))
+    print(terms_table(fitted))
     print(report(runs, fitted))
     if args.transfer:
         print(transfer())

@@ -12,6 +12,7 @@ import pytest
 
 from agentlens.formats.stream import read_paths
 from agentlens.process import calibrated_fit
+from agentlens.process.calibrated import FEATURES
 from agentlens.process.profiles import CALIBRATED, DEFAULT_PROFILE, get_profile
 from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.result import ProcessResult
@@ -28,7 +29,7 @@ def test_the_fit_script_reproduces_the_profile_constants() -> None:
     text = fit.constants_text(fitted, baseline, len(runs.passed))
     assert text == Path(calibrated_fit.__file__).read_text(encoding="utf-8")
     assert CALIBRATED.terms == fitted.terms and CALIBRATED.lucky_below == fitted.boundary
-    assert 1 <= len(fitted.terms) <= fit.MAX_TERMS
+    assert tuple(term.signal for term in fitted.terms) == FEATURES  # every signal, no selection
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import click
 from agentlens.process.profiles import DEFAULT_PROFILE, PROFILES
 
 PROFILE_HELP = (
-    "calibrated (default): the paper's labeler and signals, a logistic composite of a few "
+    "calibrated (default): the paper's labeler and signals, a logistic composite of ten "
     "process signals fitted leave-task-out on the dev data, printed with its weights in each "
     "reason (docs/validity.md); paper: Eq. 1 as published; "
     "sdk-compat: the released SDK, quirks included."

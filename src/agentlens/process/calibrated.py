@@ -1,8 +1,9 @@
-"""The `calibrated` profile's composite (docs/validity.md): a logistic model of a few process
-signals, fitted leave-task-out on ../shared/data by `scripts/fit_profile.py`.
+"""The `calibrated` profile's composite (docs/validity.md): a logistic model of the ten process
+signals in `FEATURES`, all of them, ridge-shrunk and fitted leave-task-out on ../shared/data by
+`scripts/fit_profile.py` (choosing a few terms on 8 tasks was less stable than shrinking all).
 
 score = 100·σ(b + Σ wᵢ·(xᵢ − μᵢ)/sᵢ), σ(z) = 1/(1 + e^−z): the run's estimated chance of passing
-given its process alone (never its outcome). Candidate signals (`FEATURES`), each in [0, 1] or a
+given its process alone (never its outcome). The signals (`FEATURES`), each in [0, 1] or a
 log-ratio, named after what a reader can check in the run:
 
 * `f1_rel`, `cov_rel`, `len_rel`: the run's set-F1 match, state coverage and length relative to the

@@ -1,7 +1,7 @@
 """The scoring profiles: every weight and threshold as a named field.
 
 `calibrated` (default) scores with the paper's labeler, reference and signals, but its composite
-is a logistic model of a few process signals fitted leave-task-out on ../shared/data
+is a logistic model of ten process signals fitted leave-task-out on ../shared/data
 (`scripts/fit_profile.py`, constants in `calibrated_fit.py`) and its tiers have a stated meaning
 (`tiers.py`). `paper` follows arXiv 2605.12925's own definitions (Eq. 1); `sdk-compat` reproduces
 the released swe-trace-sdk (and the AgentLens-Bench columns) quirks included. Deviations are

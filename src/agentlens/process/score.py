@@ -3,8 +3,8 @@
 `score_trajectory(traj, reference, profile="calibrated", labels=None) -> ProcessResult`. Under
 `sdk-compat` the result reproduces the released swe-trace-sdk run with the same reference, column
 for column (`annotation_row()`); under `paper` the four signals and Eq. 1 follow the paper; under
-`calibrated` the paper's signals plus a few process features feed the fitted logistic composite
-(`calibrated.py`).
+`calibrated` the paper's signals plus a few process features (ten terms in all) feed the fitted
+logistic composite (`calibrated.py`).
 """
 
 from __future__ import annotations
