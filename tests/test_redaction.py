@@ -205,3 +205,22 @@ def test_a_block_that_sets_the_switch_puts_back_the_environments_say(
     assert redaction.switch() is None
     monkeypatch.setenv("AGENTLENS_NO_REDACT", "1")
     assert not redaction.enabled()
+
+
+STARTS = ["sk-", "sk_live_", "rk_live_", "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghs_",
+          "github_pat_", "xoxb-", "BEGIN", "BeArEr ", "eyJ", "PaSs", "pwd", "SECRET", "Token", "KEY",
+          "SG.", "pypi-", "glpat-", "gl", "GR1348941", "://", "sq0csp", "npm_", "hooks.slack",
+          "-us", "-us1", "ı", "İ", "ſ", "K", "=", ":", "'", " ", "x" * 5, "1", "@", "-", "é"]  # fmt: skip
+
+
+def test_the_trigger_tried_at_needles_answers_as_the_whole_search() -> None:
+    """`_triggered` tries `_TRIGGER` only where a needle starts (overlapping ones too, as in
+    `-usk-`): on random texts of every alternative's start, case and look-alike, it answers as
+    `_TRIGGER.search` over the whole text does."""
+    rng = random.Random(5)
+    answers = []
+    for _ in range(20000):
+        text = "".join(rng.choices(STARTS, k=rng.randint(0, 8)))
+        answers.append(redaction._triggered(text))
+        assert answers[-1] == bool(redaction._TRIGGER.search(text)), text
+    assert 2000 < sum(answers) < 18000  # both answers were tested

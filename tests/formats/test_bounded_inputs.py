@@ -70,3 +70,26 @@ def test_the_walk_spells_the_path_and_skips_only_what_it_is_told(data_dir: Path)
     traj.metadata["n"] = [0, -(2**64)]
     with pytest.raises(TraceError, match=r"out of range at metadata\.n\[1\]"):
         _check_numbers(data_dir / MINI, traj, COPIED_FIELDS)
+
+
+def test_the_digit_run_scan_answers_as_the_regex_across_chunks(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`has_long_digits` (translate + substring search, by chunks) answers as `\\d{19}` does, a
+    run cut by a chunk's end included, on bytes and on a mapped file."""
+    import mmap
+    import random
+
+    from agentlens.formats import load
+
+    monkeypatch.setattr(load, "_CHUNK", 32)
+    rng, regex, answers = random.Random(7), re.compile(rb"\d{19}"), []
+    for _ in range(5000):
+        data = bytes(rng.choice(b"0123456789x \xd9\xb0") for _ in range(rng.randrange(120)))
+        answers.append(load.has_long_digits(data))
+        assert answers[-1] == bool(regex.search(data)), data
+    assert 100 < sum(answers) < 4900
+    mapped = tmp_path / "mapped"
+    mapped.write_bytes(b"x" * 20 + b"9" * 19 + b"x" * 40)  # the run spans the first chunk's end
+    with mapped.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        assert load.has_long_digits(m)  # type: ignore[arg-type]
