@@ -212,14 +212,21 @@ def _redact_every_pattern(text: str) -> str:
     return text
 
 
-def redact_trajectory(trajectory: Trajectory) -> Trajectory:
-    """The trajectory with every string redacted; the same object when it holds no secret."""
+def encoded(trajectory: Trajectory) -> bytes | None:
+    """The JSON document `redact_trajectory` scans; None for what JSON cannot hold."""
+    try:
+        return msgspec.json.encode(trajectory)
+    except (TypeError, ValueError, msgspec.EncodeError):
+        return None
+
+
+def redact_trajectory(trajectory: Trajectory, document: bytes | None = None) -> Trajectory:
+    """The trajectory with every string redacted; the same object when it holds no secret.
+    `document`: its `encoded` form, when the caller has it already."""
     from agentlens.trajectory import Trajectory
 
-    try:
-        changed = _changed_strings(msgspec.json.encode(trajectory))
-    except (TypeError, ValueError, msgspec.EncodeError):
-        changed = None  # what JSON cannot hold: the walk decides
+    document = document if document is not None else encoded(trajectory)
+    changed = None if document is None else _changed_strings(document)  # None: the walk decides
     if changed is not None and not changed:
         return trajectory
     plain = msgspec.to_builtins(trajectory)

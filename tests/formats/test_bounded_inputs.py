@@ -10,11 +10,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentlens.errors import TraceError
 from agentlens.formats.load import COPIED_FIELDS, _check_numbers, read_path
+from agentlens.trajectory import Trajectory
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 CLAUDE = "formats/claude-code/marot-spotter"
@@ -93,3 +95,26 @@ def test_the_digit_run_scan_answers_as_the_regex_across_chunks(
     mapped.write_bytes(b"x" * 20 + b"9" * 19 + b"x" * 40)  # the run spans the first chunk's end
     with mapped.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
         assert load.has_long_digits(m)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("redact", [True, False])
+def test_a_number_the_reader_made_is_checked_with_or_without_redaction(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, redact: bool
+) -> None:
+    """A value out of range that is not in the file (a reader's sum) is found whether the check
+    reads redaction's JSON of the trajectory or walks it; the file alone has no long number."""
+    from agentlens import redaction
+    from agentlens.formats.agentlens_bench import AgentLensBenchReader
+
+    path = next((data_dir / "agentlens-bench-dev" / "trajectories").rglob("*_pta.json"))
+    made = AgentLensBenchReader._trajectory
+
+    def summing(self: AgentLensBenchReader, *args: Any) -> Trajectory:
+        traj = made(self, *args)
+        traj.metadata["total_tokens"] = 2**70
+        return traj
+
+    monkeypatch.setattr(AgentLensBenchReader, "_trajectory", summing)
+    monkeypatch.setattr(redaction, "_enabled", redact)
+    with pytest.raises(TraceError, match=r"out of range at metadata\.total_tokens"):
+        read_path(path)
