@@ -161,7 +161,8 @@ def test_the_fast_pass_redacts_real_traces_as_the_reference_does(
 
 
 TRICKY = ['"', "\\", '\\"', "\n", "\t", " ", "=", ":", "é", "İ", "ı", "ſ", "K", "x" * 7, "@",
-          "://", "token", "PASS", "Key", "sk-", "AKIA", "BEGIN", "eyJ", "-us", "gl", "abc123"]  # fmt: skip
+          "://", "token", "PASS", "Key", "sk-", "AKIA", "BEGIN", "eyJ", "-us", "gl", "abc123",
+          "_tokens", "passk-", "keyxox"]  # fmt: skip
 SECRETS = [*PLANTED.values(), "passwd=s3cr3tvalue", "paſsword = 'hunter2hunter2'",
            "\u212aey: 'abcdefgh12'", "https://user:pw123456@host", "SG.abcdefghijklmnopqrstuv",
            'ibm_cloud_iam_key = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"',
@@ -224,3 +225,11 @@ def test_the_trigger_tried_at_needles_answers_as_the_whole_search() -> None:
         answers.append(redaction._triggered(text))
         assert answers[-1] == bool(redaction._TRIGGER.search(text)), text
     assert 2000 < sum(answers) < 18000  # both answers were tested
+
+
+def test_a_secret_overlapping_a_passed_over_needle_is_still_found() -> None:
+    """`key`/`pass` with no `:`/`=` after them are passed over; a needle overlapping them
+    (`k|eyJ`, `pas|sk_live_`) is still looked at on its own."""
+    for text in ("k" + PLANTED["jwt"], "pas" + PLANTED["stripe"], "x-tokens " + PLANTED["aws"]):
+        value = {"note": text, text: 1}
+        assert redaction.redact_value(value) == redaction.redact_walk(value) != value

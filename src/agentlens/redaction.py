@@ -256,17 +256,31 @@ NEEDLES = [
 ]  # fmt: skip
 
 
+# A hit of one of these can start a `_TRIGGER` match only with a `:` or `=` after it in its
+# string (`(?i:pass|...)[\w-]{0,40}["']?\s{0,4}[:=]`); JSON writes both as they are. In a
+# trajectory most hits are of `token` in keys (`"prompt_tokens"`), which have neither.
+_ASSIGNED = frozenset(
+    NEEDLES.index(word) for word in (b"pass", b"pwd", b"secret", b"token", b"key")
+)
+
+
 @cache
-def _find_needles() -> Callable[[bytes], Iterable[int]]:
-    """Where needles start in a document: Aho-Corasick (`ahocorasick-rs`, about 10x faster than
-    one `re` alternation on this), or the `re` alternation when the package is missing."""
+def _find_needles() -> Callable[[bytes], Iterable[tuple[int, int]]]:
+    """(needle, start) of every needle in a document, overlaps included (a hit passed over may
+    overlap another): Aho-Corasick (`ahocorasick-rs`, about 10x faster than `re` on this), or
+    an `re` look-ahead alternation when the package is missing."""
     try:
         import ahocorasick_rs
     except ImportError:  # pragma: no cover - a declared dependency
-        alternation = re.compile(b"|".join(map(re.escape, NEEDLES)))
-        return lambda document: (hit.start() for hit in alternation.finditer(document))
+        ahead = re.compile(b"(?=(" + b"|".join(map(re.escape, NEEDLES)) + b"))")
+        return lambda document: (
+            (NEEDLES.index(hit.group(1)), hit.start()) for hit in ahead.finditer(document)
+        )
     finder = ahocorasick_rs.BytesAhoCorasick(NEEDLES)
-    return lambda document: (start for _, start, _ in finder.find_matches_as_indexes(document))
+    return lambda document: (
+        (needle, start)
+        for needle, start, _ in finder.find_matches_as_indexes(document, overlapping=True)
+    )
 
 
 @cache
@@ -289,19 +303,25 @@ _BACKSLASH = ord("\\")
 
 def _changed_strings(document: bytes) -> dict[str, str]:
     """{string: redacted} for the strings of a JSON document that redaction changes. Only the
-    strings a needle hits are decoded and checked; most documents have a few dozen of them."""
+    strings a needle hits (`_ASSIGNED`: with a `:` or `=` after it) are decoded and checked."""
     changed: dict[str, str] = {}
     seen_to = -1
-    for at in _find_needles()(document.lower()):
+    for needle, at in _find_needles()(document.lower()):
         if at < seen_to:
             continue  # a second needle in a string already checked
-        start = _unescaped_quote(document, at, backwards=True)
-        seen_to = _unescaped_quote(document, at, backwards=False)
+        end = _unescaped_quote(document, at, backwards=False)
+        if needle in _ASSIGNED and not _assigns(document, at, end):
+            continue  # no `_TRIGGER` match can start here; another needle of the string may
+        start, seen_to = _unescaped_quote(document, at, backwards=True), end
         text = msgspec.json.decode(document[start : seen_to + 1], type=str)
         redacted = _redact_cached(text)
         if redacted != text:
             changed[text] = redacted
     return changed
+
+
+def _assigns(document: bytes, at: int, end: int) -> bool:
+    return document.find(b":", at, end) >= 0 or document.find(b"=", at, end) >= 0
 
 
 def _unescaped_quote(document: bytes, at: int, *, backwards: bool) -> int:
