@@ -78,7 +78,7 @@ def _float(value: float | None) -> bool:
 def _plain(value: Any) -> bool:
     """JSON values only (str, 64-bit int, float, bool, None, list, dict with str keys). Walked
     with a stack, each leaf tested inline: a call per leaf made the check a fifth of a spill."""
-    stack = [(value,)]
+    stack: list[Any] = [(value,)]  # tuples, lists and dicts
     while stack:
         items = stack.pop()
         if type(items) is dict:
