@@ -233,3 +233,19 @@ def test_a_secret_overlapping_a_passed_over_needle_is_still_found() -> None:
     for text in ("k" + PLANTED["jwt"], "pas" + PLANTED["stripe"], "x-tokens " + PLANTED["aws"]):
         value = {"note": text, text: 1}
         assert redaction.redact_value(value) == redaction.redact_walk(value) != value
+
+
+def test_a_pattern_runs_only_where_the_long_run_it_needs_is() -> None:
+    """`required_run` finds a run of one class that no match can skip, with the pattern's flags,
+    and none inside a branch, an optional part or a group that changes the flags."""
+    import re
+
+    run = redaction.required_run
+    assert run(re.compile(r"key=([a-z0-9]{20}+)")).pattern == "[a-z0-9]{20}"  # type: ignore[union-attr]
+    assert run(re.compile(r"(?i)x[a-f]{16,}")).flags & re.IGNORECASE  # type: ignore[union-attr]
+    for none in (r"(?:a|[a-z]{20})", r"(?:[a-z]{20})?", r"(?i:[a-z]{20})", r"\w{20}", r"[a-z]{15}"):
+        assert run(re.compile(none)) is None, none
+    for kind, pattern, _, needed in redaction._patterns():
+        for secret in SECRETS:
+            if needed is not None and pattern.search(secret):
+                assert needed.search(secret), (kind, secret)

@@ -107,9 +107,18 @@ def redact_text(text: str) -> str:
     """`text` with every secret found replaced by `[REDACTED:<kind>]`."""
     if not _triggered(text):
         return text
-    for kind, pattern, needs in _patterns():
-        if needs is None or any(word in _folded(text) for word in needs):
-            text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+    has_run: dict[re.Pattern[str], bool] = {}  # for the text as it is now (patterns share runs)
+    for kind, pattern, needs, run in _patterns():
+        if needs is not None and not any(word in _folded(text) for word in needs):
+            continue
+        if run is not None:
+            if run not in has_run:
+                has_run[run] = run.search(text) is not None
+            if not has_run[run]:
+                continue
+        redacted = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+        if redacted != text:
+            text, has_run = redacted, {}
     return text
 
 
@@ -121,10 +130,64 @@ def _triggered(text: str) -> bool:
     return any(_TRIGGER.match(text, at) for at in starts)
 
 
+Needs = tuple[str, re.Pattern[str], frozenset[str] | None, re.Pattern[str] | None]
+
+
 @cache
-def _patterns() -> list[tuple[str, re.Pattern[str], frozenset[str] | None]]:
-    """Our patterns, then the detectors', each with the words one of which any match needs."""
-    return [(kind, p, required_words(p)) for kind, p in [*_OWN, *_detectors()]]
+def _patterns() -> list[Needs]:
+    """Our patterns, then the detectors', each with the words one of which any match needs and
+    the long run of one character class it needs (`required_run`)."""
+    return [(kind, p, required_words(p), required_run(p)) for kind, p in [*_OWN, *_detectors()]]
+
+
+LONG_RUN = 16
+
+
+def required_run(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """`[class]{n}` (with the pattern's flags) when every match of `pattern` holds n >= 16
+    characters of one class in a row (the 44- to 64-character keys of the IBM, SoftLayer and
+    Cloudant detectors, whose patterns are slow to run on every string that says `key`); None
+    when its parse tree proves no such run."""
+    from re import _parser  # type: ignore[attr-defined]
+
+    runs = _mandatory_runs(_parser.parse(pattern.pattern, pattern.flags))
+    if not runs:
+        return None
+    count, members = max(runs)
+    return re.compile(f"[{members}]{{{count}}}", pattern.flags)
+
+
+def _mandatory_runs(items: Any) -> list[tuple[int, str]]:
+    """(n, class) of each repeat of one character class, at least n times, that no match can skip
+    (in the sequence itself or in its groups, not in a branch or an optional part)."""
+    runs = []
+    for op, value in items:
+        op = str(op)
+        if op == "SUBPATTERN" and not value[1] and not value[2]:  # `(?i:...)` would change flags
+            runs += _mandatory_runs(value[-1])
+        elif op == "ATOMIC_GROUP":
+            runs += _mandatory_runs(value)
+        elif op in {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"} and value[0] >= LONG_RUN:
+            members = _class_members(value[2])
+            if members is not None:
+                runs.append((value[0], members))
+    return runs
+
+
+def _class_members(body: Any) -> str | None:
+    """A character class's members as class source, for a body that is one class of literals and
+    ranges (else None)."""
+    if len(body) != 1 or str(body[0][0]) != "IN":
+        return None
+    members = ""
+    for op, value in body[0][1]:
+        if str(op) == "LITERAL":
+            members += re.escape(chr(value))
+        elif str(op) == "RANGE":
+            members += f"{re.escape(chr(value[0]))}-{re.escape(chr(value[1]))}"
+        else:  # a negation or a category: not spelled out here
+            return None
+    return members
 
 
 # Python's case-insensitive matching takes these for `i`, `i`, `s`, `k`: folded to them first, so
@@ -207,7 +270,7 @@ def redact_walk(value: Any) -> Any:
 def _redact_every_pattern(text: str) -> str:
     if not _TRIGGER.search(text):
         return text
-    for kind, pattern, _ in _patterns():
+    for kind, pattern, *_ in _patterns():
         text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
     return text
 
