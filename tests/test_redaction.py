@@ -161,7 +161,8 @@ def test_the_fast_pass_redacts_real_traces_as_the_reference_does(
 
 
 TRICKY = ['"', "\\", '\\"', "\n", "\t", " ", "=", ":", "é", "İ", "ı", "ſ", "K", "x" * 7, "@",
-          "://", "token", "PASS", "Key", "sk-", "AKIA", "BEGIN", "eyJ", "-us", "gl", "abc123"]  # fmt: skip
+          "://", "token", "PASS", "Key", "sk-", "AKIA", "BEGIN", "eyJ", "-us", "gl", "abc123",
+          "_tokens", "passk-", "keyxox"]  # fmt: skip
 SECRETS = [*PLANTED.values(), "passwd=s3cr3tvalue", "paſsword = 'hunter2hunter2'",
            "\u212aey: 'abcdefgh12'", "https://user:pw123456@host", "SG.abcdefghijklmnopqrstuv",
            'ibm_cloud_iam_key = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"',
@@ -205,3 +206,46 @@ def test_a_block_that_sets_the_switch_puts_back_the_environments_say(
     assert redaction.switch() is None
     monkeypatch.setenv("AGENTLENS_NO_REDACT", "1")
     assert not redaction.enabled()
+
+
+STARTS = ["sk-", "sk_live_", "rk_live_", "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghs_",
+          "github_pat_", "xoxb-", "BEGIN", "BeArEr ", "eyJ", "PaSs", "pwd", "SECRET", "Token", "KEY",
+          "SG.", "pypi-", "glpat-", "gl", "GR1348941", "://", "sq0csp", "npm_", "hooks.slack",
+          "-us", "-us1", "ı", "İ", "ſ", "K", "=", ":", "'", " ", "x" * 5, "1", "@", "-", "é"]  # fmt: skip
+
+
+def test_the_trigger_tried_at_needles_answers_as_the_whole_search() -> None:
+    """`_triggered` tries `_TRIGGER` only where a needle starts (overlapping ones too, as in
+    `-usk-`): on random texts of every alternative's start, case and look-alike, it answers as
+    `_TRIGGER.search` over the whole text does."""
+    rng = random.Random(5)
+    answers = []
+    for _ in range(20000):
+        text = "".join(rng.choices(STARTS, k=rng.randint(0, 8)))
+        answers.append(redaction._triggered(text))
+        assert answers[-1] == bool(redaction._TRIGGER.search(text)), text
+    assert 2000 < sum(answers) < 18000  # both answers were tested
+
+
+def test_a_secret_overlapping_a_passed_over_needle_is_still_found() -> None:
+    """`key`/`pass` with no `:`/`=` after them are passed over; a needle overlapping them
+    (`k|eyJ`, `pas|sk_live_`) is still looked at on its own."""
+    for text in ("k" + PLANTED["jwt"], "pas" + PLANTED["stripe"], "x-tokens " + PLANTED["aws"]):
+        value = {"note": text, text: 1}
+        assert redaction.redact_value(value) == redaction.redact_walk(value) != value
+
+
+def test_a_pattern_runs_only_where_the_long_run_it_needs_is() -> None:
+    """`required_run` finds a run of one class that no match can skip, with the pattern's flags,
+    and none inside a branch, an optional part or a group that changes the flags."""
+    import re
+
+    run = redaction.required_run
+    assert run(re.compile(r"key=([a-z0-9]{20}+)")).pattern == "[a-z0-9]{20}"  # type: ignore[union-attr]
+    assert run(re.compile(r"(?i)x[a-f]{16,}")).flags & re.IGNORECASE  # type: ignore[union-attr]
+    for none in (r"(?:a|[a-z]{20})", r"(?:[a-z]{20})?", r"(?i:[a-z]{20})", r"\w{20}", r"[a-z]{15}"):
+        assert run(re.compile(none)) is None, none
+    for kind, pattern, _, needed in redaction._patterns():
+        for secret in SECRETS:
+            if needed is not None and pattern.search(secret):
+                assert needed.search(secret), (kind, secret)

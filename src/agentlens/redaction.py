@@ -105,18 +105,89 @@ _TRIGGER = re.compile(
 
 def redact_text(text: str) -> str:
     """`text` with every secret found replaced by `[REDACTED:<kind>]`."""
-    if not _TRIGGER.search(text):
+    if not _triggered(text):
         return text
-    for kind, pattern, needs in _patterns():
-        if needs is None or any(word in _folded(text) for word in needs):
-            text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+    has_run: dict[re.Pattern[str], bool] = {}  # for the text as it is now (patterns share runs)
+    for kind, pattern, needs, run in _patterns():
+        if needs is not None and not any(word in _folded(text) for word in needs):
+            continue
+        if run is not None:
+            if run not in has_run:
+                has_run[run] = run.search(text) is not None
+            if not has_run[run]:
+                continue
+        redacted = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+        if redacted != text:
+            text, has_run = redacted, {}
     return text
 
 
+def _triggered(text: str) -> bool:
+    """`_TRIGGER.search(text)`, tried only where a needle starts in the folded text (which keeps
+    each character's place): every `_TRIGGER` match starts with one. 3-4x faster than the search
+    on the long tool outputs that hold a needle (`PASSED`, `KeyError`)."""
+    starts = _find_words()(_folded(text))
+    return any(_TRIGGER.match(text, at) for at in starts)
+
+
+Needs = tuple[str, re.Pattern[str], frozenset[str] | None, re.Pattern[str] | None]
+
+
 @cache
-def _patterns() -> list[tuple[str, re.Pattern[str], frozenset[str] | None]]:
-    """Our patterns, then the detectors', each with the words one of which any match needs."""
-    return [(kind, p, required_words(p)) for kind, p in [*_OWN, *_detectors()]]
+def _patterns() -> list[Needs]:
+    """Our patterns, then the detectors', each with the words one of which any match needs and
+    the long run of one character class it needs (`required_run`)."""
+    return [(kind, p, required_words(p), required_run(p)) for kind, p in [*_OWN, *_detectors()]]
+
+
+LONG_RUN = 16
+
+
+def required_run(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """`[class]{n}` (with the pattern's flags) when every match of `pattern` holds n >= 16
+    characters of one class in a row (the 44- to 64-character keys of the IBM, SoftLayer and
+    Cloudant detectors, whose patterns are slow to run on every string that says `key`); None
+    when its parse tree proves no such run."""
+    from re import _parser  # type: ignore[attr-defined]
+
+    runs = _mandatory_runs(_parser.parse(pattern.pattern, pattern.flags))
+    if not runs:
+        return None
+    count, members = max(runs)
+    return re.compile(f"[{members}]{{{count}}}", pattern.flags)
+
+
+def _mandatory_runs(items: Any) -> list[tuple[int, str]]:
+    """(n, class) of each repeat of one character class, at least n times, that no match can skip
+    (in the sequence itself or in its groups, not in a branch or an optional part)."""
+    runs = []
+    for op, value in items:
+        op = str(op)
+        if op == "SUBPATTERN" and not value[1] and not value[2]:  # `(?i:...)` would change flags
+            runs += _mandatory_runs(value[-1])
+        elif op == "ATOMIC_GROUP":
+            runs += _mandatory_runs(value)
+        elif op in {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"} and value[0] >= LONG_RUN:
+            members = _class_members(value[2])
+            if members is not None:
+                runs.append((value[0], members))
+    return runs
+
+
+def _class_members(body: Any) -> str | None:
+    """A character class's members as class source, for a body that is one class of literals and
+    ranges (else None)."""
+    if len(body) != 1 or str(body[0][0]) != "IN":
+        return None
+    members = ""
+    for op, value in body[0][1]:
+        if str(op) == "LITERAL":
+            members += re.escape(chr(value))
+        elif str(op) == "RANGE":
+            members += f"{re.escape(chr(value[0]))}-{re.escape(chr(value[1]))}"
+        else:  # a negation or a category: not spelled out here
+            return None
+    return members
 
 
 # Python's case-insensitive matching takes these for `i`, `i`, `s`, `k`: folded to them first, so
@@ -199,19 +270,26 @@ def redact_walk(value: Any) -> Any:
 def _redact_every_pattern(text: str) -> str:
     if not _TRIGGER.search(text):
         return text
-    for kind, pattern, _ in _patterns():
+    for kind, pattern, *_ in _patterns():
         text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
     return text
 
 
-def redact_trajectory(trajectory: Trajectory) -> Trajectory:
-    """The trajectory with every string redacted; the same object when it holds no secret."""
+def encoded(trajectory: Trajectory) -> bytes | None:
+    """The JSON document `redact_trajectory` scans; None for what JSON cannot hold."""
+    try:
+        return msgspec.json.encode(trajectory)
+    except (TypeError, ValueError, msgspec.EncodeError):
+        return None
+
+
+def redact_trajectory(trajectory: Trajectory, document: bytes | None = None) -> Trajectory:
+    """The trajectory with every string redacted; the same object when it holds no secret.
+    `document`: its `encoded` form, when the caller has it already."""
     from agentlens.trajectory import Trajectory
 
-    try:
-        changed = _changed_strings(msgspec.json.encode(trajectory))
-    except (TypeError, ValueError, msgspec.EncodeError):
-        changed = None  # what JSON cannot hold: the walk decides
+    document = document if document is not None else encoded(trajectory)
+    changed = None if document is None else _changed_strings(document)  # None: the walk decides
     if changed is not None and not changed:
         return trajectory
     plain = msgspec.to_builtins(trajectory)
@@ -241,17 +319,46 @@ NEEDLES = [
 ]  # fmt: skip
 
 
+# A hit of one of these can start a `_TRIGGER` match only with a `:` or `=` after it in its
+# string (`(?i:pass|...)[\w-]{0,40}["']?\s{0,4}[:=]`); JSON writes both as they are. In a
+# trajectory most hits are of `token` in keys (`"prompt_tokens"`), which have neither.
+_ASSIGNED = frozenset(
+    NEEDLES.index(word) for word in (b"pass", b"pwd", b"secret", b"token", b"key")
+)
+
+
 @cache
-def _find_needles() -> Callable[[bytes], Iterable[int]]:
-    """Where needles start in a document: Aho-Corasick (`ahocorasick-rs`, about 10x faster than
-    one `re` alternation on this), or the `re` alternation when the package is missing."""
+def _find_needles() -> Callable[[bytes], Iterable[tuple[int, int]]]:
+    """(needle, start) of every needle in a document, overlaps included (a hit passed over may
+    overlap another): Aho-Corasick (`ahocorasick-rs`, about 10x faster than `re` on this), or
+    an `re` look-ahead alternation when the package is missing."""
     try:
         import ahocorasick_rs
     except ImportError:  # pragma: no cover - a declared dependency
-        alternation = re.compile(b"|".join(map(re.escape, NEEDLES)))
-        return lambda document: (hit.start() for hit in alternation.finditer(document))
+        ahead = re.compile(b"(?=(" + b"|".join(map(re.escape, NEEDLES)) + b"))")
+        return lambda document: (
+            (NEEDLES.index(hit.group(1)), hit.start()) for hit in ahead.finditer(document)
+        )
     finder = ahocorasick_rs.BytesAhoCorasick(NEEDLES)
-    return lambda document: (start for _, start, _ in finder.find_matches_as_indexes(document))
+    return lambda document: (
+        (needle, start)
+        for needle, start, _ in finder.find_matches_as_indexes(document, overlapping=True)
+    )
+
+
+@cache
+def _find_words() -> Callable[[str], Iterable[int]]:
+    """Where the ASCII needles start in a folded text, overlaps included (`_triggered`)."""
+    words = [needle.decode() for needle in NEEDLES if needle.isascii()]
+    try:
+        import ahocorasick_rs
+    except ImportError:  # pragma: no cover - a declared dependency
+        ahead = re.compile("(?=" + "|".join(map(re.escape, words)) + ")")
+        return lambda text: (hit.start() for hit in ahead.finditer(text))
+    finder = ahocorasick_rs.AhoCorasick(words)
+    return lambda text: (
+        start for _, start, _ in finder.find_matches_as_indexes(text, overlapping=True)
+    )
 
 
 _BACKSLASH = ord("\\")
@@ -259,19 +366,25 @@ _BACKSLASH = ord("\\")
 
 def _changed_strings(document: bytes) -> dict[str, str]:
     """{string: redacted} for the strings of a JSON document that redaction changes. Only the
-    strings a needle hits are decoded and checked; most documents have a few dozen of them."""
+    strings a needle hits (`_ASSIGNED`: with a `:` or `=` after it) are decoded and checked."""
     changed: dict[str, str] = {}
     seen_to = -1
-    for at in _find_needles()(document.lower()):
+    for needle, at in _find_needles()(document.lower()):
         if at < seen_to:
             continue  # a second needle in a string already checked
-        start = _unescaped_quote(document, at, backwards=True)
-        seen_to = _unescaped_quote(document, at, backwards=False)
+        end = _unescaped_quote(document, at, backwards=False)
+        if needle in _ASSIGNED and not _assigns(document, at, end):
+            continue  # no `_TRIGGER` match can start here; another needle of the string may
+        start, seen_to = _unescaped_quote(document, at, backwards=True), end
         text = msgspec.json.decode(document[start : seen_to + 1], type=str)
         redacted = _redact_cached(text)
         if redacted != text:
             changed[text] = redacted
     return changed
+
+
+def _assigns(document: bytes, at: int, end: int) -> bool:
+    return document.find(b":", at, end) >= 0 or document.find(b"=", at, end) >= 0
 
 
 def _unescaped_quote(document: bytes, at: int, *, backwards: bool) -> int:

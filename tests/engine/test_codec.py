@@ -79,3 +79,42 @@ def test_the_pool_hands_workers_exactly_what_was_sent(
     trajs = [runs[1], *(odd(runs[0], case) for case in CASES)]
     outcomes = processes.map(received, trajs)
     assert [o.value for o in outcomes] == [shape(t) for t in trajs]
+
+
+def json_value(value: object) -> bool:
+    """The documented rule, spelled recursively: str, 64-bit int, float, bool, None, and lists
+    and str-keyed dicts of them (exact types: a str or int subclass is not JSON)."""
+    kind = type(value)
+    if kind in (str, float, bool) or value is None:
+        return True
+    if kind is int:
+        return -(2**63) <= value < 2**64  # type: ignore[operator]
+    if kind is list:
+        return all(json_value(v) for v in value)  # type: ignore[attr-defined]
+    if kind is dict:
+        return all(type(k) is str and json_value(v) for k, v in value.items())  # type: ignore[attr-defined]
+    return False
+
+
+def test_the_stack_walk_answers_as_the_rule_on_random_values() -> None:
+    import random
+
+    class Name(str):
+        pass
+
+    rng = random.Random(11)
+    leaves = [1, "a", 0.5, True, None, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1, (1,),
+              Name("x"), b"x", datetime(2025, 1, 1), set(), float("nan")]  # fmt: skip
+
+    def value(depth: int) -> object:
+        roll = rng.random()
+        if depth > 3 or roll < 0.4:
+            return rng.choice(leaves)
+        if roll < 0.7:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        keys = ["a", "b", "c", "d", Name("e"), 1]
+        return {rng.choices(keys, [30, 30, 30, 30, 1, 1])[0]: value(depth + 1) for _ in range(3)}
+
+    answers = [_codec._plain(v) == json_value(v) or v for v in (value(0) for _ in range(50000))]
+    assert all(a is True for a in answers), [a for a in answers if a is not True][:3]
+    assert 5000 < sum(_codec._plain(value(0)) for _ in range(20000)) < 15000

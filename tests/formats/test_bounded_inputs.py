@@ -10,11 +10,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentlens.errors import TraceError
 from agentlens.formats.load import COPIED_FIELDS, _check_numbers, read_path
+from agentlens.trajectory import Trajectory
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 CLAUDE = "formats/claude-code/marot-spotter"
@@ -70,3 +72,49 @@ def test_the_walk_spells_the_path_and_skips_only_what_it_is_told(data_dir: Path)
     traj.metadata["n"] = [0, -(2**64)]
     with pytest.raises(TraceError, match=r"out of range at metadata\.n\[1\]"):
         _check_numbers(data_dir / MINI, traj, COPIED_FIELDS)
+
+
+def test_the_digit_run_scan_answers_as_the_regex_across_chunks(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`has_long_digits` (translate + substring search, by chunks) answers as `\\d{19}` does, a
+    run cut by a chunk's end included, on bytes and on a mapped file."""
+    import mmap
+    import random
+
+    from agentlens.formats import load
+
+    monkeypatch.setattr(load, "_CHUNK", 32)
+    rng, regex, answers = random.Random(7), re.compile(rb"\d{19}"), []
+    for _ in range(5000):
+        data = bytes(rng.choice(b"0123456789x \xd9\xb0") for _ in range(rng.randrange(120)))
+        answers.append(load.has_long_digits(data))
+        assert answers[-1] == bool(regex.search(data)), data
+    assert 100 < sum(answers) < 4900
+    mapped = tmp_path / "mapped"
+    mapped.write_bytes(b"x" * 20 + b"9" * 19 + b"x" * 40)  # the run spans the first chunk's end
+    with mapped.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        assert load.has_long_digits(m)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("redact", [True, False])
+def test_a_number_the_reader_made_is_checked_with_or_without_redaction(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, redact: bool
+) -> None:
+    """A value out of range that is not in the file (a reader's sum) is found whether the check
+    reads redaction's JSON of the trajectory or walks it; the file alone has no long number."""
+    from agentlens import redaction
+    from agentlens.formats.agentlens_bench import AgentLensBenchReader
+
+    path = next((data_dir / "agentlens-bench-dev" / "trajectories").rglob("*_pta.json"))
+    made = AgentLensBenchReader._trajectory
+
+    def summing(self: AgentLensBenchReader, *args: Any) -> Trajectory:
+        traj = made(self, *args)
+        traj.metadata["total_tokens"] = 2**70
+        return traj
+
+    monkeypatch.setattr(AgentLensBenchReader, "_trajectory", summing)
+    monkeypatch.setattr(redaction, "_enabled", redact)
+    with pytest.raises(TraceError, match=r"out of range at metadata\.total_tokens"):
+        read_path(path)

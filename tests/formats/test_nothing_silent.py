@@ -170,3 +170,17 @@ def test_cli_names_unread_files_and_strict_fails(
     strict = run_cli("inspect", "--strict", str(tmp_path))
     assert strict.code == 1  # type: ignore[attr-defined]
     assert "failed:" in strict.err and "qwen-code.jsonl" in strict.err  # type: ignore[attr-defined]
+
+
+def test_the_lines_a_lookalike_is_judged_by_are_the_heads_first_lines() -> None:
+    """`first_lines` gives what `head.splitlines()[:count]` does (`\\r\\n`, `\\r`, `\\n`; a cut
+    last line; no line at all), without splitting the whole head."""
+    import random
+
+    from agentlens.formats._lookalikes import first_lines
+
+    rng = random.Random(3)
+    for _ in range(20000):
+        head = bytes(rng.choice(b"ab\r\n\x0b\x85") for _ in range(rng.randrange(30)))
+        for count in (0, 1, 2, 20):
+            assert list(first_lines(head, count)) == head.splitlines()[:count], (head, count)

@@ -14,13 +14,29 @@ complete lines of the file (parsed, not searched), from the public formats:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import Any
 
 import orjson
 
 LINES_CHECKED = 20
 Line = dict[str, Any]
+
+
+_LINE_END = re.compile(rb"\r\n?|\n")
+
+
+def first_lines(head: bytes, count: int) -> Iterator[bytes]:
+    """`head.splitlines()[:count]`, without splitting the rest of the head (64 KiB: most of
+    detection's cost for a pretty-printed file whose first line is `{`)."""
+    start = 0
+    for end in islice(_LINE_END.finditer(head), count):
+        yield head[start : end.start()]
+        start, count = end.end(), count - 1
+    if count and start < len(head):
+        yield head[start:]
 
 
 def _qwen(line: Line) -> bool:
@@ -57,7 +73,7 @@ def lookalike(head: bytes) -> str | None:
     """Why the file is a trace no reader takes, when its first lines match a known signature."""
     if head.lstrip()[:1] != b"{":
         return None
-    for raw in head.splitlines()[:LINES_CHECKED]:
+    for raw in first_lines(head, LINES_CHECKED):
         try:
             line = orjson.loads(raw)
         except orjson.JSONDecodeError:

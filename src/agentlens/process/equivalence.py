@@ -347,7 +347,11 @@ _VIEW_EXT += (".txt", ".md", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini")
 @lru_cache(maxsize=65536)
 def normalize_terminal(cmd: str) -> str:
     """Drop one leading `cd DIR &&`, unify python3/python and `npm i`, collapse space, lowercase."""
-    cmd = _NPM.sub("npm install", _PY.sub("python", _CD.sub("", cmd)))
+    cmd = _CD.sub("", cmd)
+    if "python" in cmd:  # each substitution only where its word is: a scan is costlier than `in`
+        cmd = _PY.sub("python", cmd)
+    if "npm i" in cmd:
+        cmd = _NPM.sub("npm install", cmd)
     return " ".join(cmd.split()).lower()
 
 
