@@ -192,13 +192,14 @@ def load(refs: Sequence[RunRef], spill: RunSpill) -> list[Trajectory]:
 class SpilledRun:
     """One run by reference (`agentlens score`), as `SpilledUnit` is a task's."""
 
+    id: str
     path: str
     span: Span
     packed: bytes | None = None
 
 
 def spilled_runs(refs: Sequence[RunRef], spill: RunSpill, local: bool) -> list[SpilledRun]:
-    runs = [SpilledRun(spill.path, spill.span(r)) for r in refs]
+    runs = [SpilledRun(r.id, spill.path, spill.span(r)) for r in refs]
     if local:
         return runs
     packed = read_spans(spill.path, [r.span for r in runs])
