@@ -77,7 +77,7 @@ def test_a_unit_names_its_runs_instead_of_carrying_them() -> None:
 def test_a_cohort_keeps_a_small_ref_per_run_not_a_trajectory() -> None:
     """What the first pass leaves in memory per run (the difference between 399 runs and one
     task's 32, so that what a batch holds once cancels out): a `RunRef`, no steps, metadata or
-    task text, under a kilobyte (~780 bytes, with the sidecar finder's cache); the trajectory stubs kept before took ~8 KB a run."""
+    task text, under a kilobyte (~670 bytes, bounded caches filling included); the trajectory stubs kept before took ~8 KB a run."""
     every, one = BENCH / "trajectories", BENCH / "trajectories" / "psf__requests-1724"
     with read_cohort([str(every)]):  # imports and caches warmed, not counted
         pass

@@ -13,6 +13,7 @@ largest task's runs per worker.
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,11 +46,18 @@ class RunRef(msgspec.Struct, frozen=True, gc=False):
     task_id: str | None
     folder: str | None
     """The source path up to its last `/` (None: a path without one)."""
-    name: str
+    file: str
+    """The file name, or, when it starts with the id (`<id>.json`, most readers), what follows
+    the id: one shared string instead of a second copy of the id per run."""
+    after_id: bool
     format: str
     index: int | None
     status: str
     position: int
+
+    @property
+    def name(self) -> str:
+        return self.id + self.file if self.after_id else self.file
 
     @property
     def source(self) -> Source:
@@ -75,12 +83,14 @@ class RunSpill:
 
     def add(self, traj: Trajectory) -> RunRef:
         position = self._spool.append(traj)
-        folder, _, name = traj.source.path.rpartition("/")
+        folder, slash, name = traj.source.path.rpartition("/")
         share = self._share
         task = None if traj.task_id is None else share(traj.task_id)
+        after_id = name.startswith(traj.id)
+        file = share(name[len(traj.id) :]) if after_id else name
         ref = RunRef(
-            traj.id, task, share(folder) if _ else None, name, share(traj.source.format),
-            traj.source.index, share(traj.outcome.status), position,
+            traj.id, task, share(folder) if slash else None, file, after_id,
+            share(traj.source.format), traj.source.index, share(traj.outcome.status), position,
         )  # fmt: skip
         self.refs.append(ref)
         return ref
@@ -128,25 +138,29 @@ def read_cohort(
 
 @dataclass(frozen=True)
 class SpilledUnit:
-    """A task's work unit by reference: its runs' spans in the spill file at `path` (or, for a
-    worker on another machine, the encoded runs themselves in `packed`)."""
+    """A task's work unit by reference: its runs' spans in the spill file at `path`, as one
+    flat array, start and stop of each run (or, for a worker on another machine, the encoded
+    runs themselves in `packed`). Every unit of a cohort exists at once: 16 bytes a run."""
 
     task_id: str
     path: str
-    spans: list[Span]
+    spans: array[int]
     splits: list[tuple[list[int], list[int]]]
     packed: list[bytes] | None = None
+
+    def span_pairs(self) -> list[Span]:
+        return list(zip(self.spans[::2], self.spans[1::2], strict=True))
 
 
 def hydrate(unit: SpilledUnit) -> list[Trajectory]:
     """The unit's runs, as `read_paths` gives them."""
-    packed = unit.packed if unit.packed is not None else read_spans(unit.path, unit.spans)
+    packed = unit.packed if unit.packed is not None else read_spans(unit.path, unit.span_pairs())
     return [decode(data) for data in packed]
 
 
 def with_packed(unit: SpilledUnit) -> SpilledUnit:
     """The unit carrying its encoded runs, for workers that cannot read this machine's files."""
-    return dataclasses.replace(unit, packed=read_spans(unit.path, unit.spans))
+    return dataclasses.replace(unit, packed=read_spans(unit.path, unit.span_pairs()))
 
 
 def score_spilled(unit: SpilledUnit, profile: Profile) -> list[ScoredRun]:
@@ -178,7 +192,8 @@ def spilled_units(
     units = []
     for group in pieces:
         runs, pairs = indexed_runs(group)
-        unit = SpilledUnit(group[0].task_id, spill.path, [spill.span(r) for r in runs], pairs)
+        spans = array("Q", (edge for r in runs for edge in spill.span(r)))
+        unit = SpilledUnit(group[0].task_id, spill.path, spans, pairs)
         units.append(unit if local else with_packed(unit))
     return units
 

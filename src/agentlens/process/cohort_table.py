@@ -30,15 +30,19 @@ KEPT = (
 _ABSENT = object()
 
 
+UNIQUE = {"trajectory_id"}
+"""Columns with a value per run: not shared (the cohort passes the run's own id string)."""
+
+
 class _Column:
     """One column's values: an array while they are all floats (or all ints), else a list with
-    equal strings shared."""
+    equal strings shared (`shared` None: a column of unique values, nothing to share)."""
 
     __slots__ = ("shared", "values")
 
-    def __init__(self) -> None:
+    def __init__(self, unique: bool = False) -> None:
         self.values: array[Any] | list[object] | None = None
-        self.shared: dict[str, str] = {}
+        self.shared: dict[str, str] | None = None if unique else {}
 
     def append(self, value: object) -> None:
         if self.values is None:
@@ -53,7 +57,7 @@ class _Column:
             except OverflowError:
                 pass
             self.values = list(self.values)
-        if isinstance(value, str):
+        if isinstance(value, str) and self.shared is not None:
             value = self.shared.setdefault(value, value)
         self.values.append(value)
 
@@ -68,7 +72,7 @@ class RowTable:
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(prefix="agentlens-rows-")  # noqa: SIM115 -- open until close()
         self._starts = array("Q", [0])
-        self._columns = {name: _Column() for name in KEPT}
+        self._columns = {name: _Column(name in UNIQUE) for name in KEPT}
 
     def __len__(self) -> int:
         return len(self._starts) - 1

@@ -49,8 +49,11 @@ class TaskRows:
         results = [r for r in items if not isinstance(r, RunFailure)]
         runs = [r for r in items if isinstance(r, RunFailure)]
         start = len(self.table)
+        ids = {t.id: t.id for split in piece for t in split.scored}
         for result in results:
-            self.table.append(result_row(result))
+            row = result_row(result)  # the same id, as the one string the run's ref holds
+            row["trajectory_id"] = ids.get(result.trajectory_id, result.trajectory_id)
+            self.table.append(row)
         self._pieces[outcome.index] = (task, range(start, len(self.table)), runs)
         if self.save is not None and results:
             self.save(self._trajectories(piece, results), results)
