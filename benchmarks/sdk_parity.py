@@ -183,7 +183,7 @@ def whole_process(trajectories: Path) -> int:
     """The whole CLI against the released SDK, each as a child process, on the same splits:
     CPU of each process tree (RUSAGE_CHILDREN deltas) and row identity. Prints no table of
     scores: the release's held-out tasks may be timed and compared, never evaluated."""
-    from agentlens.process.cohort_runs import read_cohort
+    from agentlens.formats.stream import read_paths
     from agentlens.process.protocols import split_cohort
     from engines import COHORT, run_child
 
@@ -196,8 +196,8 @@ def whole_process(trajectories: Path) -> int:
         )
         ours = run_child([sys.executable, *COHORT, str(trajectories), "--out", str(rows_path)])
         assert ours.returncode == 0, ours.stderr.decode()[-2000:]
-        with read_cohort([str(trajectories)]) as (result, _):
-            splits = plain_splits(split_cohort(result.trajectories, "agentlens-bench"))
+        runs = read_paths([str(trajectories)]).trajectories
+        splits = plain_splits(split_cohort(runs, "agentlens-bench"))
         splits_path.write_bytes(orjson.dumps(splits))
         theirs = run_child(
             [sys.executable, __file__, "--sdk-child", str(splits_path), str(theirs_path)]

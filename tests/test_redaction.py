@@ -193,21 +193,6 @@ def test_the_needle_prefilter_misses_no_string_the_reference_redacts() -> None:
     assert changed > 500  # the secrets were there to find
 
 
-def test_a_block_that_sets_the_switch_puts_back_the_environments_say(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Reading a cohort sets the switch for its block; afterwards AGENTLENS_NO_REDACT decides
-    again (it used to be pinned to the answer of the moment, so a later --no-redact was ignored)."""
-    from agentlens.process.cohort_runs import _redacting
-
-    assert redaction.switch() is None
-    with _redacting(True):
-        assert redaction.enabled()
-    assert redaction.switch() is None
-    monkeypatch.setenv("AGENTLENS_NO_REDACT", "1")
-    assert not redaction.enabled()
-
-
 STARTS = ["sk-", "sk_live_", "rk_live_", "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghs_",
           "github_pat_", "xoxb-", "BEGIN", "BeArEr ", "eyJ", "PaSs", "pwd", "SECRET", "Token", "KEY",
           "SG.", "pypi-", "glpat-", "gl", "GR1348941", "://", "sq0csp", "npm_", "hooks.slack",

@@ -37,8 +37,8 @@ def pid(_: object) -> int:
 
 
 def fail_on(marker: str, fn: Callable[[Any], Any], item: Any) -> Any:
-    run = getattr(item, "stub", item)  # `score` sends runs by reference (a SpilledRun)
-    if marker in (getattr(item, "task_id", None), getattr(run, "id", None)):
+    # a cohort's unit names its task; `score` sends runs by reference (a SpilledRun, its id)
+    if marker in (getattr(item, "task_id", None), getattr(item, "id", None)):
         raise ValueError(f"injected failure for {marker}")
     return fn(item)
 
@@ -142,8 +142,8 @@ class KillingEngine(ProcessEngine):
 
 
 def kill_on(marker: str, fn: Callable[[Any], Any], item: Any) -> Any:
-    run = getattr(item, "stub", item)  # `score` sends runs by reference (a SpilledRun)
-    if marker in (getattr(item, "task_id", None), getattr(run, "id", None)):
+    # a cohort's unit names its task; `score` sends runs by reference (a SpilledRun, its id)
+    if marker in (getattr(item, "task_id", None), getattr(item, "id", None)):
         os.kill(os.getpid(), signal.SIGKILL)
     return fn(item)
 

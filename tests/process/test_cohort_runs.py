@@ -1,16 +1,18 @@
-"""`cohort` reads runs to a spill file and keeps stubs (`process.cohort_runs`): what a worker
-unpacks is exactly what `read_paths` gives, ids fixed by the batch and sidecar labels included,
-and a work unit carries references, not trajectories (issue 25)."""
+"""`cohort` reads runs to a spill file and keeps a `RunRef` of each (`process.cohort_runs`): what
+a worker reads back is exactly what `read_paths` gives, ids fixed by the batch and sidecar labels
+included, a work unit carries references, not trajectories, and what stays in memory per run is
+small (issue 25)."""
 
 from __future__ import annotations
 
 import pickle
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from agentlens.formats.stream import read_paths
-from agentlens.process.cohort_runs import hydrate, load, read_cohort, spilled_units
+from agentlens.process.cohort_runs import RunRef, hydrate, load, read_cohort, spilled_units
 from agentlens.process.protocols import split_cohort
 from tests.conftest import BENCH, DATA
 
@@ -22,28 +24,45 @@ FOLDERS = [
 ]
 
 
-@pytest.mark.parametrize("deferred", [False, True], ids=["spilled", "deferred"])
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
-def test_spilled_runs_come_back_as_read_paths_gives_them(folder: Path, deferred: bool) -> None:
-    """Deferred, the first pass reads without redaction and redacts the stubs alone, and the
-    runs are read again: the same trajectories, secrets redacted, either way."""
+def test_spilled_runs_come_back_as_read_paths_gives_them(folder: Path) -> None:
     whole = read_paths([str(folder)])
-    with read_cohort([str(folder)], deferred=deferred) as (result, spill):
-        assert [t.id for t in result.trajectories] == [t.id for t in whole.trajectories]
-        assert [t.outcome for t in result.trajectories] == [t.outcome for t in whole.trajectories]
-        failures = [(f.path, f.format, f.reason) for f in result.failures]
+    with read_cohort([str(folder)]) as (stream, spill):
+        assert [r.id for r in spill.refs] == [t.id for t in whole.trajectories]
+        assert [r.outcome.status for r in spill.refs] == [
+            t.outcome.status for t in whole.trajectories
+        ]
+        where = [(r.source.path, r.source.format, r.source.index) for r in spill.refs]
+        assert where == [
+            (t.source.path, t.source.format, t.source.index) for t in whole.trajectories
+        ]
+        assert [r.task_id for r in spill.refs] == [t.task_id for t in whole.trajectories]
+        failures = [(f.path, f.format, f.reason) for f in stream.failures]
         assert failures == [(f.path, f.format, f.reason) for f in whole.failures]
-        assert result.warnings == whole.warnings
-        assert result.skipped == whole.skipped and result.unread == whole.unread
-        assert all(not t.steps for t in result.trajectories)
-        back = load(result.trajectories, spill)
+        assert stream.warnings == whole.warnings
+        assert stream.skipped == whole.skipped and stream.unread == whole.unread
+        back = load(spill.refs, spill)
     assert back == whole.trajectories
+
+
+def test_the_protocol_splits_refs_as_it_splits_trajectories() -> None:
+    folder = BENCH / "trajectories"
+    whole = read_paths([str(folder)]).trajectories
+    expected = [
+        (s.task_id, [t.id for t in s.donors], [t.id for t in s.scored])
+        for s in split_cohort(whole, "agentlens-bench")
+    ]
+    with read_cohort([str(folder)]) as (_, spill):
+        splits = split_cohort(spill.refs, "agentlens-bench")
+    assert [(s.task_id, [r.id for r in s.donors], [r.id for r in s.scored]) for s in splits] == (
+        expected
+    )
 
 
 def test_a_unit_names_its_runs_instead_of_carrying_them() -> None:
     folder = BENCH / "trajectories" / "psf__requests-1724"
-    with read_cohort([str(folder)]) as (result, spill):
-        splits = split_cohort(result.trajectories, "agentlens-bench")
+    with read_cohort([str(folder)]) as (_, spill):
+        splits = split_cohort(spill.refs, "agentlens-bench")
         (unit,) = spilled_units([splits], spill, local=True)
         (shipped,) = spilled_units([splits], spill, local=False)
         assert unit.packed is None and shipped.packed is not None
@@ -51,9 +70,29 @@ def test_a_unit_names_its_runs_instead_of_carrying_them() -> None:
         assert small * 5 < large, (small, large)
         runs = hydrate(unit)
         assert runs == hydrate(shipped)
-    whole = {t.id: t for t in read_paths([str(folder)]).trajectories}
-    assert runs == [whole[t.id] for t in unit.stubs]
-    assert len(runs) == len(whole)
+    whole = read_paths([str(folder)]).trajectories
+    assert sorted(t.id for t in runs) == sorted(t.id for t in whole)
+
+
+def test_a_cohort_keeps_a_small_ref_per_run_not_a_trajectory() -> None:
+    """What the first pass leaves in memory per run (the difference between 399 runs and one
+    task's 32, so that what a batch holds once cancels out): a `RunRef`, no steps, metadata or
+    task text, under a kilobyte (~670 bytes, bounded caches filling included); the trajectory stubs kept before took ~8 KB a run."""
+    every, one = BENCH / "trajectories", BENCH / "trajectories" / "psf__requests-1724"
+    with read_cohort([str(every)]):  # imports and caches warmed, not counted
+        pass
+    kept = {}
+    for folder in (one, every):
+        tracemalloc.start()
+        try:
+            with read_cohort([str(folder)]) as (_, spill):
+                assert all(type(r) is RunRef for r in spill.refs)
+                kept[len(spill.refs)] = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+    (small, low), (large, high) = sorted(kept.items())
+    per_run = (high - low) / (large - small)
+    assert per_run < 1000, f"{per_run:.0f} bytes kept per run"
 
 
 def test_the_spill_file_is_removed() -> None:

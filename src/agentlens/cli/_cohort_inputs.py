@@ -1,5 +1,5 @@
-"""`load_inputs` for a cohort: the runs spilled to disk as they are read, stubs kept
-(`agentlens.process.cohort_runs`), with the same progress bar, options and errors."""
+"""`load_inputs` for a cohort: the runs spilled to disk as they are read, a `RunRef` of each
+kept (`agentlens.process.cohort_runs`), with the same progress bar, options and errors."""
 
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ from agentlens.formats.load import iter_trace_paths
 from agentlens.formats.registry import get_reader
 
 if TYPE_CHECKING:
-    from agentlens.formats.load import ReadResult
+    from agentlens.formats.stream import TraceStream
     from agentlens.process.cohort_runs import RunSpill
-    from agentlens.seams import Engine
 
 
 @contextmanager
@@ -27,10 +26,8 @@ def spilled_inputs(
     lenient: bool,
     labels: Sequence[str],
     format: str | None,
-    engine: Engine,
-) -> Iterator[tuple[ReadResult, RunSpill]]:
-    """Runs spilled for a serial engine or a remote Ray; left in their files, read again by
-    the workers, for a local pool (the first pass then skips redaction, its costliest part)."""
+) -> Iterator[tuple[TraceStream, RunSpill]]:
+    """The batch read (failures, warnings, counts) and its runs spilled, refs kept."""
     from agentlens.process.cohort_runs import read_cohort
 
     if format:
@@ -47,7 +44,6 @@ def spilled_inputs(
                 strict=bool(_context_option("strict")),
                 unevaluated=_context_option("unevaluated") or "unknown",
                 on_file=lambda _: progress.advance(bar),
-                deferred=engine.workers > 1 and getattr(engine, "local", True),
             ))  # fmt: skip
-        refuse_empty(result, bool(result.trajectories), paths)
+        refuse_empty(result, bool(spill.refs), paths)
         yield result, spill

@@ -76,9 +76,7 @@ def load_inputs(
     format: str | None = None,
 ) -> ReadResult:
     """`stream_inputs`, every trajectory in one list: for commands that need them all at once."""
-    stream = stream_inputs(paths, lenient=lenient, labels=labels, format=format)
-    trajectories = list(stream)
-    return ReadResult(trajectories, stream.failures, stream.skipped, stream.unread, stream.sidecars)
+    return stream_inputs(paths, lenient=lenient, labels=labels, format=format).collect()
 
 
 def stream_inputs(

@@ -13,6 +13,7 @@ import click
 from agentlens.cli._app import err_console
 
 if TYPE_CHECKING:
+    from agentlens.process.run_units import CohortRun
     from agentlens.store import Record, Run
     from agentlens.trajectory import Trajectory
 
@@ -60,7 +61,7 @@ def save_run(
         )
 
 
-def run_key(settings: dict[str, Any], trajectories: Sequence[Trajectory]) -> str:
+def run_key(settings: dict[str, Any], trajectories: Sequence[CohortRun]) -> str:
     """A run id from what makes the run (settings, and each run's file, record and id): the
     same command on the same runs saves under the same id, which `SqlStore.save_part` resumes."""
     import hashlib

@@ -3,7 +3,7 @@ others, and print the cohort tables (tiers, models, waste, mechanisms, separatio
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -24,12 +24,12 @@ from agentlens.errors import ConfigError
 from agentlens.process.tiers import TIER_HELP
 
 if TYPE_CHECKING:
-    from agentlens.formats.load import ReadResult
     from agentlens.process.cohort_rows import Row
     from agentlens.process.cohort_runs import RunSpill
     from agentlens.process.cohort_tasks import SaveTask
     from agentlens.process.profiles import Profile
     from agentlens.process.protocols import RunFailure
+    from agentlens.process.run_units import CohortRun
     from agentlens.seams import Engine
     from agentlens.trajectory import Trajectory
 
@@ -73,25 +73,23 @@ def cohort(
     When no task meets the protocol's rule, each task is named with its counts and 0 runs are
     scored (exit 0; with --strict, exit 2)."""
     from agentlens.process.cohort_rows import read_annotation_rows
+    from agentlens.process.cohort_table import full_rows
     from agentlens.process.curation import export_rows, select
 
     code = 0
     failed: list[tuple[str, Failure | RunFailure]] = []
     if rows_csv:
-        rows: list[Row] = list(read_annotation_rows(rows_csv))
+        rows: Sequence[Row] = list(read_annotation_rows(rows_csv))
     elif paths:
         settings = {"protocol": protocol, "profile": profile, "k": k, "seed": seed}
         with (
             get_engine(engine_spec) as engine,
-            spilled_inputs(paths, format=format, lenient=lenient, labels=labels, engine=engine) as (
-                result,
-                spill,
-            ),
-            task_saver(store_url, run_label, settings, result) as save,
+            spilled_inputs(paths, format=format, lenient=lenient, labels=labels) as (stream, spill),
+            task_saver(store_url, run_label, settings, spill.refs) as save,
         ):
-            rows, failed = score_cohort(result.trajectories, protocol, profile, k=k, seed=seed,
+            rows, failed = score_cohort(spill.refs, protocol, profile, k=k, seed=seed,
                                         engine=engine, spill=spill, save=save)  # fmt: skip
-        code = report_failures(result)
+        code = report_failures(stream)
     else:
         raise ConfigError("give trace paths, or --rows CSV")
     if not no_tables:
@@ -103,13 +101,13 @@ def cohort(
         err_console.print("0 runs scored (see `not scored:` above)", highlight=False)
     if out_path:
         chosen = rows if selection == "all" and not rows_csv else select(rows, selection)
-        export_rows(chosen, out_path)
+        export_rows(full_rows(chosen), out_path)
         err_console.print(f"wrote {len(chosen)} rows → {out_path}", highlight=False)
     return code
 
 
 def score_cohort(
-    trajs: list[Trajectory],
+    trajs: Sequence[CohortRun],
     protocol: str,
     profile: Profile,
     *,
@@ -118,11 +116,11 @@ def score_cohort(
     engine: Engine | None = None,
     spill: RunSpill | None = None,
     save: SaveTask | None = None,
-) -> tuple[list[Row], list[tuple[str, Failure | RunFailure]]]:
+) -> tuple[Sequence[Row], list[tuple[str, Failure | RunFailure]]]:
     """The scored rows in split order, each run that failed alone (`RunFailure`) and each task
-    whose work unit failed as a whole (its rows left out). With `spill`, `trajs` are the stubs
-    of `read_cohort`, and each task's runs are read back from the spill file by whoever scores
-    it; with `save`, each task's results are saved as the task finishes."""
+    whose work unit failed as a whole (its rows left out). With `spill`, `trajs` are the
+    `RunRef`s of `read_cohort`, and each task's runs are read back from the spill file by
+    whoever scores it; with `save`, each task's results are saved as the task finishes."""
     from agentlens.process.cohort_tasks import TaskRows
     from agentlens.process.protocol_notes import unscored_tasks
     from agentlens.process.protocols import split_cohort
@@ -155,7 +153,7 @@ def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: 
 
 @contextmanager
 def task_saver(
-    url: str | None, label: str | None, settings: dict[str, Any], read: ReadResult
+    url: str | None, label: str | None, settings: dict[str, Any], runs: Sequence[CohortRun]
 ) -> Iterator[SaveTask | None]:
     """With `--store`: save each task's trajectories and records as it finishes, under a run id
     made from the settings and the runs read, so that the same cohort run again (or resumed
@@ -168,7 +166,7 @@ def task_saver(
 
     scorer = PROCESS_SCORER.format(profile=settings["profile"])
     run = Run(kind="score", scorer=scorer, label=label, settings={"command": "cohort"} | settings,
-              id=run_key(settings, read.trajectories))  # fmt: skip
+              id=run_key(settings, runs))  # fmt: skip
     with open_store(url) as store:
         added = [0]
 
@@ -181,7 +179,7 @@ def task_saver(
                           highlight=False)  # fmt: skip
 
 
-def show(rows: list[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:
+def show(rows: Sequence[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:
     from agentlens.cli._cohort_tables import print_report, validity_table
     from agentlens.process.cohort import cohort_report
     from agentlens.process.curation import curation_table

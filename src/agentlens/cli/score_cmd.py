@@ -26,11 +26,10 @@ from agentlens.process.tiers import TIER_HELP
 
 if TYPE_CHECKING:
     from agentlens.engine.outcome import Outcome
-    from agentlens.process.cohort_runs import RunSpill
+    from agentlens.process.cohort_runs import RunRef, RunSpill
     from agentlens.process.pta import Reference
     from agentlens.process.result import ProcessResult
     from agentlens.process.run_units import RunFailure
-    from agentlens.trajectory import Trajectory
 
 
 @click.command(epilog=TIER_HELP)
@@ -74,15 +73,12 @@ def score(
     reference, chosen = _reference(reference_path, profile)
     with (
         get_engine(engine_spec) as engine,
-        spilled_inputs(paths, format=format, lenient=lenient, labels=labels, engine=engine) as (
-            result,
-            spill,
-        ),
+        spilled_inputs(paths, format=format, lenient=lenient, labels=labels) as (result, spill),
     ):
-        _warn_all(reference_warnings(result.trajectories, reference))
-        runs = spilled_runs(result.trajectories, spill, getattr(engine, "local", True))
+        _warn_all(reference_warnings(spill.refs, reference))
+        runs = spilled_runs(spill.refs, spill, getattr(engine, "local", True))
         outcomes = engine.map(partial(score_spilled_run, reference=reference, profile=chosen), runs)
-        scored, results, failed = _sorted_outcomes(result.trajectories, outcomes)
+        scored, results, failed = _sorted_outcomes(spill.refs, outcomes)
         if store_url:
             _store(store_url, run_label, reference_path, chosen, scored, results, spill)
     if as_json:
@@ -118,8 +114,8 @@ def _warn_all(lines: list[str]) -> None:
 
 
 def _sorted_outcomes(
-    trajs: list[Trajectory], outcomes: Sequence[Outcome[ProcessResult | RunFailure]]
-) -> tuple[list[Trajectory], list[ProcessResult], list[tuple[str, Failure | RunFailure]]]:
+    trajs: list[RunRef], outcomes: Sequence[Outcome[ProcessResult | RunFailure]]
+) -> tuple[list[RunRef], list[ProcessResult], list[tuple[str, Failure | RunFailure]]]:
     """The scored runs and their results; each run that failed (a `RunFailure` names its step,
     a unit that died is `Failure`)."""
     from agentlens.process.result import ProcessResult
@@ -135,7 +131,7 @@ def _sorted_outcomes(
     return scored, results, failed
 
 
-def _run_name(traj: Trajectory) -> str:
+def _run_name(traj: RunRef) -> str:
     where = traj.source.path or traj.id
     index = f"#{traj.source.index}" if traj.source.index is not None else ""
     return f"{where}{index} [{traj.source.format}]"
@@ -143,7 +139,7 @@ def _run_name(traj: Trajectory) -> str:
 
 def _store(
     url: str, label: str | None, reference_path: str, profile: Profile,
-    stubs: list[Trajectory], results: list[ProcessResult], spill: RunSpill,
+    stubs: list[RunRef], results: list[ProcessResult], spill: RunSpill,
 ) -> None:  # fmt: skip
     """Saved a hundred runs at a time, read back from the spill file, under an id made from
     the settings and the runs: scoring the same runs again adds nothing twice."""

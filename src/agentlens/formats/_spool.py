@@ -12,9 +12,11 @@ nor msgpack (a timestamp comes back in UTC, its offset lost).
 
 from __future__ import annotations
 
+import os
 import tempfile
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import msgspec
 
@@ -23,11 +25,19 @@ from agentlens.trajectory import Trajectory
 
 class Spool:
     """The last file's trajectories are held in memory, not written, until the next file comes:
-    a batch of one large file is never copied to disk (nor its encoding held beside it)."""
+    a batch of one large file is never copied to disk (nor its encoding held beside it).
 
-    def __init__(self) -> None:
+    `named`: the file has a `path` that other processes can open (a cohort's workers read their
+    task's runs with `read_spans`); it is removed on `close`. `append` writes at once."""
+
+    def __init__(self, *, named: bool = False) -> None:
         self._held: list[Trajectory] = []
-        self._file = tempfile.TemporaryFile(prefix="agentlens-spool-")  # noqa: SIM115 -- open until close()
+        self.path: str | None = None
+        if named:
+            handle, self.path = tempfile.mkstemp(prefix="agentlens-spool-", suffix=".json")
+            self._file = os.fdopen(handle, "w+b")
+        else:
+            self._file = tempfile.TemporaryFile(prefix="agentlens-spool-")  # noqa: SIM115 -- open until close()
         self._starts = array("Q")
         self._id_hashes = array("q")
         self._end = 0
@@ -42,6 +52,22 @@ class Spool:
         self._held = trajectories
         self._id_hashes.extend(hash(t.id) for t in trajectories)
 
+    def append(self, trajectory: Trajectory) -> int:
+        """Written at once (nothing held); its position, which `span` finds it by."""
+        for held in self._held:
+            self._write(held)
+        self._held = []
+        self._id_hashes.append(hash(trajectory.id))
+        self._write(trajectory)
+        return len(self._starts) - 1
+
+    def span(self, position: int) -> tuple[int, int]:
+        """Where the written trajectory at `position` starts and stops in the file."""
+        return self._starts[position], self._stop(position)
+
+    def flush(self) -> None:
+        self._file.flush()
+
     def _write(self, trajectory: Trajectory) -> None:
         data = _ENCODER.encode(trajectory)
         self._starts.append(self._end)
@@ -51,18 +77,18 @@ class Spool:
     def get(self, position: int) -> Trajectory:
         """A copy of the trajectory at `position`, to look at or change freely."""
         if position >= len(self._starts):
-            return _load(_ENCODER.encode(self._held[position - len(self._starts)]))
+            return decode(_ENCODER.encode(self._held[position - len(self._starts)]))
         self._file.flush()
         start = self._starts[position]
         self._file.seek(start)
-        return _load(self._file.read(self._stop(position) - start))
+        return decode(self._file.read(self._stop(position) - start))
 
     def __iter__(self) -> Iterator[Trajectory]:
         """Every trajectory in the order added, one in memory at a time."""
         self._file.flush()
         self._file.seek(0)
         for position, start in enumerate(self._starts):
-            yield _load(self._file.read(self._stop(position) - start))
+            yield decode(self._file.read(self._stop(position) - start))
         yield from self._held
 
     def same_ids(self) -> list[list[int]]:
@@ -82,6 +108,9 @@ class Spool:
 
     def close(self) -> None:
         self._file.close()
+        self._held = []
+        if self.path is not None:
+            Path(self.path).unlink(missing_ok=True)
 
     def _stop(self, position: int) -> int:
         return self._starts[position + 1] if position + 1 < len(self._starts) else self._end
@@ -91,5 +120,16 @@ _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(Trajectory)
 
 
-def _load(data: bytes) -> Trajectory:
+def read_spans(path: str, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+    """The encoded trajectories at `spans` of a named spool's file, from any process."""
+    with open(path, "rb") as handle:
+        found = []
+        for start, stop in spans:
+            handle.seek(start)
+            found.append(handle.read(stop - start))
+        return found
+
+
+def decode(data: bytes) -> Trajectory:
+    """A trajectory from `read_spans`."""
     return _DECODER.decode(data)

@@ -87,6 +87,11 @@ class TraceStream:
         finally:
             self._spool.close()
 
+    def collect(self) -> ReadResult:
+        """The whole stream in one list, with what the batch could not read."""
+        trajectories = list(self)
+        return ReadResult(trajectories, self.failures, self.skipped, self.unread, self.sidecars)
+
     def settle_ids(self) -> None:
         """Decide the renames and drops that make ids unique (`_batch_ids.unique_ids`, on the
         few trajectories that share an id)."""
@@ -179,5 +184,4 @@ def read_paths(
         specs, format=format, lenient=lenient, labels=labels, sidecars=sidecars,
         on_file=on_file, strict=strict, unevaluated=unevaluated,
     )  # fmt: skip
-    trajectories = list(stream)
-    return ReadResult(trajectories, stream.failures, stream.skipped, stream.unread, stream.sidecars)
+    return stream.collect()

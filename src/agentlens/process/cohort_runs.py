@@ -1,112 +1,111 @@
 """Cohort input that never holds every trajectory in memory (issue 25).
 
-`read_cohort` reads the files one at a time, as `read_paths` would, and keeps of each run a
-*stub*: the trajectory without its steps (id, task, outcome, source, metadata: all that the
-protocol's grouping, the batch's id fixes and the outcome labels look at). The run itself goes,
-msgpack-packed, to a spill file. The protocol splits the stubs; each task's work unit names its
-runs by their place in the spill file (`SpilledUnit`), and whoever scores the task, this process
-or a worker, unpacks that task's runs only (`score_spilled`). Peak memory: the stubs, plus the
+`read_cohort` reads the batch as `stream_paths` hands it out (ids made unique, outcome labels
+from sidecars and `--labels` applied) and writes each run, final, to a named spill file
+(`formats._spool.Spool`). Of each run it keeps a `RunRef`: its id, task, file, format, outcome
+status and place in the spill file, about 200 bytes, all that the protocol's grouping and
+the messages about a run look at. The protocol splits the refs; each task's work unit names its
+runs by their spans in the spill file (`SpilledUnit`), and whoever scores the task, this process
+or a worker, reads that task's runs only (`score_spilled`). Peak memory: the refs, plus the
 largest task's runs per worker.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import glob
-import os
-import tempfile
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from agentlens import redaction
-from agentlens.engine import _codec
-from agentlens.formats._batch_ids import _rename, unique_ids
-from agentlens.formats.load import ReadFailure, ReadResult, is_pattern, iter_trace_paths, read_one
-from agentlens.os_names import printable
-from agentlens.trajectory import Trajectory
+from agentlens.formats._spool import Spool, decode, read_spans
+from agentlens.trajectory import Outcome, Source, Trajectory
 
 if TYPE_CHECKING:
+    from agentlens.formats.stream import TraceStream
     from agentlens.outcomes import Unevaluated
     from agentlens.process.profiles import Profile
     from agentlens.process.pta import Reference
-    from agentlens.process.run_units import ScoredRun, TaskSplit
+    from agentlens.process.run_units import CohortRun, ScoredRun, TaskSplit
+
+Span = tuple[int, int]
+R = TypeVar("R", bound="CohortRun")
+_OUTCOMES: dict[str, Outcome] = {}
 
 
-@dataclass(frozen=True)
-class Span:
-    """Where one packed run lies in the spill file."""
+class RunRef(msgspec.Struct, frozen=True, gc=False):
+    """One run of a cohort as it waits in the spill file: what grouping it by task, sorting it
+    by file name, naming it in a message and finding it again need, and no more. Strings shared
+    by many runs (folder, task, format) are one object each (`RunRefs.add`)."""
 
-    offset: int
-    length: int
-
-
-@dataclass(frozen=True)
-class FileRef:
-    """A run left in its own file (`RunSpill(deferred=True)`): the file, and which of the
-    trajectories `read_path` gives for it."""
-
-    path: str
+    id: str
+    task_id: str | None
+    folder: str | None
+    """The source path up to its last `/` (None: a path without one)."""
+    file: str
+    """The file name, or, when it starts with the id (`<id>.json`, most readers), what follows
+    the id: one shared string instead of a second copy of the id per run."""
+    after_id: bool
+    format: str
+    index: int | None
+    status: str
     position: int
 
+    @property
+    def name(self) -> str:
+        return self.id + self.file if self.after_id else self.file
 
-@dataclass(frozen=True)
-class ReadOptions:
-    format: str | None = None
-    lenient: bool = False
-    redact: bool = True
+    @property
+    def source(self) -> Source:
+        path = self.name if self.folder is None else f"{self.folder}/{self.name}"
+        return Source(format=self.format, path=path, index=self.index)
+
+    @property
+    def outcome(self) -> Outcome:
+        """The run's outcome status (what a protocol reads); its source and detail stay in the
+        spill file with the run."""
+        return _OUTCOMES.setdefault(self.status, Outcome(status=self.status))  # type: ignore[arg-type]
 
 
 class RunSpill:
-    """An append-only temporary file of packed runs; removed on `close`.
+    """The runs of a cohort in a named spill file, and a `RunRef` of each; removed on `close`."""
 
-    `deferred`: nothing is spilled; each run is named by its file, which whoever scores the
-    task reads again, in full. For a pool of workers: the first pass reads the files without
-    the secret-redaction pass (most of a read's CPU), redacting the stubs alone, and the
-    workers, in parallel, read and redact their task's runs."""
+    def __init__(self) -> None:
+        self._spool = Spool(named=True)
+        assert self._spool.path is not None
+        self.path: str = self._spool.path
+        self.refs: list[RunRef] = []
+        self._shared: dict[str, str] = {}
 
-    def __init__(self, options: ReadOptions, *, deferred: bool = False) -> None:
-        self.options, self.deferred = options, deferred
-        handle, self.path = tempfile.mkstemp(prefix="agentlens-cohort-", suffix=".spill")
-        self._file = os.fdopen(handle, "w+b")
-        self.spans: dict[int, Span | FileRef] = {}
-        """id(stub) -> its run's span or file."""
+    def add(self, traj: Trajectory) -> RunRef:
+        position = self._spool.append(traj)
+        folder, slash, name = traj.source.path.rpartition("/")
+        share = self._share
+        task = None if traj.task_id is None else share(traj.task_id)
+        after_id = name.startswith(traj.id)
+        file = share(name[len(traj.id) :]) if after_id else name
+        ref = RunRef(
+            traj.id, task, share(folder) if slash else None, file, after_id,
+            share(traj.source.format), traj.source.index, share(traj.outcome.status), position,
+        )  # fmt: skip
+        self.refs.append(ref)
+        return ref
 
-    def add(self, traj: Trajectory, ref: FileRef) -> Trajectory:
-        """Spill `traj` (or, deferred, note its file); its stub, which `span` finds it by."""
-        found = stub(traj)
-        if self.deferred:
-            if self.options.redact:  # as if read redacted: redaction maps each string alone
-                found = redaction.redact_trajectory(found)
-            self.spans[id(found)] = ref
-            return found
-        data = _codec.pack(traj)
-        offset = self._file.seek(0, os.SEEK_END)
-        self._file.write(data)
-        self.spans[id(found)] = Span(offset, len(data))
-        return found
+    def _share(self, text: str) -> str:
+        return self._shared.setdefault(text, text)
 
-    def span(self, traj: Trajectory) -> Span | FileRef:
-        return self.spans[id(traj)]
+    def span(self, ref: RunRef) -> Span:
+        return self._spool.span(ref.position)
 
     def flush(self) -> None:
-        self._file.flush()
+        self._spool.flush()
 
     def close(self) -> None:
-        self._file.close()
-        Path(self.path).unlink(missing_ok=True)
-
-
-def stub(traj: Trajectory) -> Trajectory:
-    """`traj` without steps or task text (its sub-agents too), which come back from the spill
-    file with the run (`restore`): a stub is what every run of the cohort keeps in memory at
-    once, and the issue text is most of it. The metadata dict is shared, not copied."""
-    subs = [stub(s) for s in traj.subtrajectories]
-    return msgspec.structs.replace(traj, steps=[], task=None, subtrajectories=subs)
+        self._spool.close()
 
 
 @contextmanager
@@ -119,135 +118,49 @@ def read_cohort(
     strict: bool = False,
     unevaluated: Unevaluated = "unknown",
     on_file: Callable[[Path], None] | None = None,
-    deferred: bool = False,
-) -> Iterator[tuple[ReadResult, RunSpill]]:
-    """`read_paths` with stubs for trajectories (same ids, outcomes, failures and warnings),
-    and the spill file holding the runs (or, `deferred`, naming their files); the file is
-    removed on leaving the block."""
-    from agentlens.outcomes import apply_tables, discover_labels, load_label_spec
+) -> Iterator[tuple[TraceStream, RunSpill]]:
+    """`stream_paths` read through, each run spilled: the stream (failures, warnings, counts,
+    as `read_paths` reports them) and the spill with a `RunRef` per run in the stream's order.
+    The file is removed on leaving the block."""
+    from agentlens.formats.stream import stream_paths
 
-    tables = [load_label_spec(spec, unevaluated) for spec in labels]  # bad ones fail first
-    spill = RunSpill(ReadOptions(format, lenient, redaction.enabled()), deferred=deferred)
+    stream = stream_paths(paths, format=format, lenient=lenient, labels=labels,
+                          on_file=on_file, strict=strict, unevaluated=unevaluated)  # fmt: skip
+    spill = RunSpill()
     try:
-        result = ReadResult()
-        _no_match(result, paths)
-        for path, explicit in iter_trace_paths(paths):
-            one = ReadResult()
-            with _redacting(spill.options.redact and not deferred):
-                runs = read_one(one, path, explicit, format=format, lenient=lenient, strict=strict)
-                one.trajectories.extend(runs)
-            _merge(result, one, spill, path)
-            if on_file is not None:
-                on_file(path)
+        for trajectory in stream:
+            spill.add(trajectory)
         spill.flush()
-        for repeat, why in unique_ids(result.trajectories):
-            result.trajectories.remove(repeat)
-            result.failures.append(ReadFailure(repeat.source.path, repeat.source.format, why, None))
-        discover_labels(result.trajectories, unevaluated)
-        apply_tables(result.trajectories, tables)
-        yield result, spill
+        yield stream, spill
     finally:
         spill.close()
 
 
-def _no_match(result: ReadResult, paths: Sequence[str]) -> None:
-    for text in map(str, paths):
-        if is_pattern(text) and not glob.glob(text, recursive=True):
-            failure = ReadFailure(printable(text), None, "no file matches this pattern", None)
-            result.failures.append(failure)
-
-
-@contextmanager
-def _redacting(on: bool) -> Iterator[None]:
-    """The process-wide redaction switch set to `on` for the block (a CLI is one thread)."""
-    before = redaction.switch()  # not enabled(): that would pin the environment's answer
-    redaction.set_enabled(on)
-    try:
-        yield
-    finally:
-        redaction.set_enabled(before)
-
-
-def _merge(result: ReadResult, one: ReadResult, spill: RunSpill, path: Path) -> None:
-    added = enumerate(one.trajectories)
-    result.trajectories += [spill.add(t, FileRef(str(path), i)) for i, t in added]
-    result.failures += one.failures
-    result.skipped += one.skipped
-    result.unread += one.unread
-    result.sidecars += one.sidecars
-
-
 @dataclass(frozen=True)
 class SpilledUnit:
-    """A task's work unit by reference: its runs' stubs and spans in the spill file at `path`
-    (or, for a worker on another machine, the packed runs themselves in `packed`)."""
+    """A task's work unit by reference: its runs' spans in the spill file at `path`, as one
+    flat array, start and stop of each run (or, for a worker on another machine, the encoded
+    runs themselves in `packed`). Every unit of a cohort exists at once: 16 bytes a run."""
 
     task_id: str
     path: str
-    stubs: list[Trajectory]
-    spans: list[Span | FileRef]
+    spans: array[int]
     splits: list[tuple[list[int], list[int]]]
     packed: list[bytes] | None = None
-    options: ReadOptions = ReadOptions()
+
+    def span_pairs(self) -> list[Span]:
+        return list(zip(self.spans[::2], self.spans[1::2], strict=True))
 
 
 def hydrate(unit: SpilledUnit) -> list[Trajectory]:
-    """The unit's runs as `read_paths` gives them: unpacked (or read again from their files),
-    then given the batch's ids and outcome labels, which the stubs got after the first pass."""
-    if unit.packed is not None:
-        runs = [_codec.unpack(data) for data in unit.packed]
-    else:
-        runs = fetch(unit.spans, unit.path, unit.options)
-    return [restore(run, found) for run, found in zip(runs, unit.stubs, strict=True)]
-
-
-def fetch(spans: Sequence[Span | FileRef], path: str, options: ReadOptions) -> list[Trajectory]:
-    """The runs, not yet restored: unpacked from the spill file at `path`, or read again."""
-    refs = [s for s in spans if isinstance(s, FileRef)]
-    if refs:  # a spill is all spans or all file references
-        return reread(refs, options)
-    with open(path, "rb") as handle:
-        return [_codec.unpack(_read_span(handle, span)) for span in spans]  # type: ignore[arg-type]
-
-
-def reread(refs: Sequence[FileRef], options: ReadOptions) -> list[Trajectory]:
-    """Each referenced run read again from its file (each file once), redacted as the first
-    pass would have."""
-    from agentlens.formats.load import read_path
-
-    files: dict[str, list[Trajectory]] = {}
-    with _redacting(options.redact):
-        for ref in refs:
-            if ref.path not in files:
-                files[ref.path] = read_path(ref.path, format=options.format,
-                                            lenient=options.lenient)  # fmt: skip
-    return [files[ref.path][ref.position] for ref in refs]
-
-
-def _packed(spans: Sequence[Span | FileRef], path: str, options: ReadOptions) -> list[bytes]:
-    if any(isinstance(s, FileRef) for s in spans):
-        return [_codec.pack(t) for t in fetch(spans, path, options)]
-    with open(path, "rb") as handle:
-        return [_read_span(handle, span) for span in spans]  # type: ignore[arg-type]
-
-
-def _read_span(handle: object, span: Span) -> bytes:
-    handle.seek(span.offset)  # type: ignore[attr-defined]
-    data: bytes = handle.read(span.length)  # type: ignore[attr-defined]
-    return data
-
-
-def restore(full: Trajectory, found: Trajectory) -> Trajectory:
-    if full.id != found.id:  # renamed by `unique_ids`: sub-agents and their links too
-        _rename(full, found.id)
-    full.outcome = found.outcome
-    full.metadata = found.metadata
-    return full
+    """The unit's runs, as `read_paths` gives them."""
+    packed = unit.packed if unit.packed is not None else read_spans(unit.path, unit.span_pairs())
+    return [decode(data) for data in packed]
 
 
 def with_packed(unit: SpilledUnit) -> SpilledUnit:
-    """The unit carrying its packed runs, for workers that cannot read this machine's files."""
-    return dataclasses.replace(unit, packed=_packed(unit.spans, unit.path, unit.options))
+    """The unit carrying its encoded runs, for workers that cannot read this machine's files."""
+    return dataclasses.replace(unit, packed=read_spans(unit.path, unit.span_pairs()))
 
 
 def score_spilled(unit: SpilledUnit, profile: Profile) -> list[ScoredRun]:
@@ -257,12 +170,12 @@ def score_spilled(unit: SpilledUnit, profile: Profile) -> list[ScoredRun]:
 
 
 def indexed_runs(
-    group: Sequence[TaskSplit],
-) -> tuple[list[Trajectory], list[tuple[list[int], list[int]]]]:
+    group: Sequence[TaskSplit[R]],
+) -> tuple[list[R], list[tuple[list[int], list[int]]]]:
     """Each run of a task's consecutive splits once, and each split as (donor, scored) indices
     into that list: what a work unit carries instead of repeating a run per split."""
     index: dict[int, int] = {}
-    runs: list[Trajectory] = []
+    runs: list[R] = []
     for traj in (t for split in group for t in (*split.donors, *split.scored)):
         if id(traj) not in index:
             index[id(traj)] = len(runs)
@@ -272,49 +185,44 @@ def indexed_runs(
 
 
 def spilled_units(
-    pieces: Sequence[Sequence[TaskSplit]], spill: RunSpill, local: bool
+    pieces: Sequence[Sequence[TaskSplit[RunRef]]], spill: RunSpill, local: bool
 ) -> list[SpilledUnit]:
     """One unit per piece (a task's consecutive splits), each run once; packed in the unit
     when the workers are not `local` (they cannot open the spill file)."""
     units = []
     for group in pieces:
         runs, pairs = indexed_runs(group)
-        spans = [spill.span(t) for t in runs]
-        unit = SpilledUnit(group[0].task_id, spill.path, runs, spans, pairs, options=spill.options)
+        spans = array("Q", (edge for r in runs for edge in spill.span(r)))
+        unit = SpilledUnit(group[0].task_id, spill.path, spans, pairs)
         units.append(unit if local else with_packed(unit))
     return units
 
 
-def load(stubs: Sequence[Trajectory], spill: RunSpill) -> list[Trajectory]:
-    """Runs back from the spill file (or their own files, each read once), by their stubs."""
-    runs = fetch([spill.span(s) for s in stubs], spill.path, spill.options)
-    return [restore(run, found) for run, found in zip(runs, stubs, strict=True)]
+def load(refs: Sequence[RunRef], spill: RunSpill) -> list[Trajectory]:
+    """Runs back from the spill file, by their refs."""
+    return [decode(data) for data in read_spans(spill.path, [spill.span(r) for r in refs])]
 
 
 @dataclass(frozen=True)
 class SpilledRun:
     """One run by reference (`agentlens score`), as `SpilledUnit` is a task's."""
 
+    id: str
     path: str
-    stub: Trajectory
-    span: Span | FileRef
-    options: ReadOptions
+    span: Span
     packed: bytes | None = None
 
 
-def spilled_runs(stubs: Sequence[Trajectory], spill: RunSpill, local: bool) -> list[SpilledRun]:
-    runs = [SpilledRun(spill.path, s, spill.span(s), spill.options) for s in stubs]
+def spilled_runs(refs: Sequence[RunRef], spill: RunSpill, local: bool) -> list[SpilledRun]:
+    runs = [SpilledRun(r.id, spill.path, spill.span(r)) for r in refs]
     if local:
         return runs
-    packed = _packed([r.span for r in runs], spill.path, spill.options)
+    packed = read_spans(spill.path, [r.span for r in runs])
     return [dataclasses.replace(r, packed=data) for r, data in zip(runs, packed, strict=True)]
 
 
 def score_spilled_run(run: SpilledRun, reference: Reference, profile: Profile) -> ScoredRun:
     from agentlens.process.run_units import score_run
 
-    if run.packed is None:
-        (full,) = fetch([run.span], run.path, run.options)
-    else:
-        full = _codec.unpack(run.packed)
-    return score_run(restore(full, run.stub), reference, profile)
+    data = run.packed if run.packed is not None else read_spans(run.path, [run.span])[0]
+    return score_run(decode(data), reference, profile)

@@ -1,13 +1,15 @@
 """A cohort's results gathered task by task as the work units finish: each unit's results
 become cohort rows (and, with a store, records saved a task at a time) as soon as it arrives,
-and the results themselves are dropped; what stays is one small row per run."""
+and the results themselves are dropped; the rows go to a `RowTable` (whole to a file, the
+columns the tables read in memory)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentlens.process.cohort_rows import Row, result_row
+from agentlens.process.cohort_rows import result_row
+from agentlens.process.cohort_table import Rows, RowTable
 from agentlens.process.run_units import RunFailure
 
 if TYPE_CHECKING:
@@ -23,15 +25,17 @@ SaveTask = Callable[[list["Trajectory"], list["ProcessResult"]], None]
 
 
 class TaskRows:
+    """Per work unit (`_pieces`): its task, the indices of its rows in `table`, its failed runs."""
+
     def __init__(
-        self, splits: Sequence[TaskSplit], spill: RunSpill | None, save: SaveTask | None = None
+        self, splits: Sequence[TaskSplit[Any]], spill: RunSpill | None, save: SaveTask | None = None
     ) -> None:
         self.splits = splits
         self.spill = spill
         self.save = save
-        self._pieces: dict[int, tuple[int, list[Row], list[RunFailure]]] = {}
+        self.table = RowTable()
+        self._pieces: dict[int, tuple[int, range, list[RunFailure]]] = {}
         self._failed: dict[int, Failure] = {}
-        self._by_id = {t.id: t for s in splits for t in s.scored}
 
     def score(self, profile: Profile, engine: Engine | None, advance: Callable[[], None]) -> None:
         from agentlens.process.protocols import score_tasks
@@ -40,25 +44,36 @@ class TaskRows:
                                spill=self.spill, on_piece=self._take)  # fmt: skip
         self._failed = {o.index: o.error for o in outcomes if o.error is not None}
 
-    def _take(self, task: int, outcome: Outcome[list[Any]]) -> None:
+    def _take(self, task: int, outcome: Outcome[list[Any]], piece: list[TaskSplit[Any]]) -> None:
         items = outcome.value or []
         results = [r for r in items if not isinstance(r, RunFailure)]
         runs = [r for r in items if isinstance(r, RunFailure)]
-        self._pieces[outcome.index] = (task, [result_row(r) for r in results], runs)
+        start = len(self.table)
+        ids = {t.id: t.id for split in piece for t in split.scored}
+        for result in results:
+            row = result_row(result)  # the same id, as the one string the run's ref holds
+            row["trajectory_id"] = ids.get(result.trajectory_id, result.trajectory_id)
+            self.table.append(row)
+        self._pieces[outcome.index] = (task, range(start, len(self.table)), runs)
         if self.save is not None and results:
-            self.save(self._trajectories(results), results)
+            self.save(self._trajectories(piece, results), results)
         items.clear()  # the results are rows now; the full results would grow with the cohort
 
-    def _trajectories(self, results: list[ProcessResult]) -> list[Trajectory]:
+    def _trajectories(
+        self, piece: list[TaskSplit[Any]], results: list[ProcessResult]
+    ) -> list[Trajectory]:
         from agentlens.process.cohort_runs import load
 
-        found = [self._by_id[r.trajectory_id] for r in results]
+        by_id = {t.id: t for split in piece for t in split.scored}
+        found = [by_id[r.trajectory_id] for r in results]
         return load(found, self.spill) if self.spill else found
 
-    def rows(self) -> list[Row]:
+    def rows(self) -> Rows:
         """The rows in split order, without those of a task whose unit failed as a whole."""
         kept = (self._pieces[i] for i in sorted(self._pieces))
-        return [row for task, rows, _ in kept if task not in self._failed for row in rows]
+        return Rows(
+            self.table, (i for task, rows, _ in kept if task not in self._failed for i in rows)
+        )
 
     def failures(self) -> list[tuple[str, Failure | RunFailure]]:
         from agentlens.process.protocols import task_groups

@@ -90,17 +90,18 @@ def export_rows(rows: Sequence[Row], path: str | Path, fmt: str | None = None) -
     kind = fmt or out.suffix.lstrip(".").lower()
     if kind not in FORMATS:
         raise ConfigError(f"{out}: unknown export format {kind!r}; use one of {FORMATS}")
-    columns = _columns(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
     if kind == "jsonl":
-        out.write_bytes(b"".join(orjson.dumps(dict(r)) + b"\n" for r in rows))
+        with out.open("wb") as fh:  # a line at a time: `rows` may be read from a file
+            for row in rows:
+                fh.write(orjson.dumps(dict(row)) + b"\n")
     elif kind == "csv":
         with out.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+            writer = csv.DictWriter(fh, fieldnames=_columns(rows), extrasaction="ignore")
             writer.writeheader()
             writer.writerows(rows)
     else:
-        _write_parquet(rows, columns, out)
+        _write_parquet(rows, _columns(rows), out)
     return out
 
 

@@ -10,9 +10,10 @@ the rest, so a task needs k passing runs and at least one more run.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from agentlens.process.protocols import TaskSplit, group_by_task
-from agentlens.trajectory import Trajectory
+from agentlens.process.run_units import CohortRun
 
 
 def protocol_rule(protocol: str, k: int | None = None) -> str:
@@ -26,7 +27,7 @@ def protocol_rule(protocol: str, k: int | None = None) -> str:
 
 
 def unscored_tasks(
-    trajs: Sequence[Trajectory], splits: Sequence[TaskSplit], protocol: str = "leave-one-out"
+    trajs: Sequence[CohortRun], splits: Sequence[TaskSplit[Any]], protocol: str = "leave-one-out"
 ) -> list[str]:
     """`task: N passing, M failing, U unknown` for each task with a run no split scores. Under
     AgentLens-Bench the donors are never scored, by design: a task is named only for the others."""

@@ -19,7 +19,7 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from agentlens.engine.outcome import Outcome
 from agentlens.engine.serial import SerialEngine
@@ -27,6 +27,7 @@ from agentlens.errors import AgentLensError, ConfigError
 from agentlens.process.cohort_runs import RunSpill, indexed_runs, score_spilled, spilled_units
 from agentlens.process.profiles import DEFAULT_PROFILE
 from agentlens.process.run_units import (
+    CohortRun,
     RunFailure,
     TaskSplit,
     TaskUnit,
@@ -40,18 +41,19 @@ if TYPE_CHECKING:
     from agentlens.process.result import ProcessResult
     from agentlens.seams import Engine
 
+R = TypeVar("R", bound=CohortRun)
 PROTOCOLS = ("agentlens-bench", "leave-one-out")
 ScoredRun: TypeAlias = "ProcessResult | RunFailure"
 __all__ = ["RunFailure", "ScoredRun", "run_name"]
 
 
-def _source_name(traj: Trajectory) -> str:
+def _source_name(traj: CohortRun) -> str:
     return traj.source.path.rsplit("/", 1)[-1] or traj.id
 
 
 def agentlens_bench_split(
-    trajs_by_task: Mapping[str, Sequence[Trajectory]], k: int = 5, seed: int = 42
-) -> list[TaskSplit]:
+    trajs_by_task: Mapping[str, Sequence[R]], k: int = 5, seed: int = 42
+) -> list[TaskSplit[R]]:
     rng = random.Random(seed)
     splits = []
     for task, passing, others in _task_runs(trajs_by_task):
@@ -67,8 +69,8 @@ def agentlens_bench_split(
 
 
 def _task_runs(
-    trajs_by_task: Mapping[str, Sequence[Trajectory]],
-) -> Iterator[tuple[str, list[Trajectory], list[Trajectory]]]:
+    trajs_by_task: Mapping[str, Sequence[R]],
+) -> Iterator[tuple[str, list[R], list[R]]]:
     """Each task in name order, with its passing runs and the others, each in file-name order."""
     for task in sorted(trajs_by_task):
         runs = sorted(trajs_by_task[task], key=_source_name)
@@ -76,9 +78,9 @@ def _task_runs(
         yield task, passing, [t for t in runs if t.outcome.status != "passed"]
 
 
-def group_by_task(trajs: Sequence[Trajectory]) -> dict[str, list[Trajectory]]:
+def group_by_task(trajs: Sequence[R]) -> dict[str, list[R]]:
     """Runs grouped by `task_id` (runs without one are grouped under their file's folder name)."""
-    groups: dict[str, list[Trajectory]] = {}
+    groups: dict[str, list[R]] = {}
     for traj in trajs:
         task = traj.task_id or Path(traj.source.path).parent.name or "unknown-task"
         groups.setdefault(task, []).append(traj)
@@ -86,11 +88,11 @@ def group_by_task(trajs: Sequence[Trajectory]) -> dict[str, list[Trajectory]]:
 
 
 def leave_one_out_split(
-    trajs_by_task: Mapping[str, Sequence[Trajectory]],
+    trajs_by_task: Mapping[str, Sequence[R]],
     min_donors: int = 2,
     k: int | None = None,
     seed: int = 42,
-) -> list[TaskSplit]:
+) -> list[TaskSplit[R]]:
     rng = random.Random(seed)
     splits = []
     for task, passing, others in _task_runs(trajs_by_task):
@@ -103,7 +105,7 @@ def leave_one_out_split(
     return splits
 
 
-def _donors(runs: list[Trajectory], k: int | None, rng: random.Random) -> list[Trajectory]:
+def _donors(runs: list[R], k: int | None, rng: random.Random) -> list[R]:
     if k is None or k >= len(runs):
         return runs
     shuffled = runs.copy()
@@ -112,8 +114,8 @@ def _donors(runs: list[Trajectory], k: int | None, rng: random.Random) -> list[T
 
 
 def split_cohort(
-    trajs: Sequence[Trajectory], protocol: str, *, k: int | None = None, seed: int = 42
-) -> list[TaskSplit]:
+    trajs: Sequence[R], protocol: str, *, k: int | None = None, seed: int = 42
+) -> list[TaskSplit[R]]:
     """Donor/scored splits for `protocol`: `agentlens-bench` (k defaults to 5) or `leave-one-out`
     (all other passing runs unless `k` is given)."""
     groups = group_by_task(trajs)
@@ -125,9 +127,9 @@ def split_cohort(
 
 
 def score_splits(
-    splits: Sequence[TaskSplit],
+    splits: Sequence[TaskSplit[Trajectory]],
     profile: Profile = DEFAULT_PROFILE,
-    on_split: Callable[[TaskSplit], None] | None = None,
+    on_split: Callable[[TaskSplit[Any]], None] | None = None,
     *,
     engine: Engine | None = None,
 ) -> list[ProcessResult]:
@@ -144,13 +146,13 @@ def score_splits(
 
 
 def score_tasks(
-    splits: Sequence[TaskSplit],
+    splits: Sequence[TaskSplit[Any]],
     profile: Profile = DEFAULT_PROFILE,
-    on_split: Callable[[TaskSplit], None] | None = None,
+    on_split: Callable[[TaskSplit[Any]], None] | None = None,
     *,
     engine: Engine | None = None,
     spill: RunSpill | None = None,
-    on_piece: Callable[[int, Outcome[list[ScoredRun]]], None] | None = None,
+    on_piece: Callable[[int, Outcome[list[ScoredRun]], list[TaskSplit[Any]]], None] | None = None,
 ) -> list[Outcome[list[ScoredRun]]]:
     """`score_splits` on `engine` (default serial): per task (`task_groups`) its results
     (outcome.value) or its failure (outcome.error), the other tasks kept; `on_split` per split.
@@ -163,11 +165,12 @@ def score_tasks(
     `MIN_PIECE` splits, each piece sent with the runs it needs. Results are the same either way,
     in the same order; a task fails as a whole when one of its pieces fails.
 
-    With `spill` (`cohort_runs.read_cohort`), the splits hold stubs, and each unit names its
+    With `spill` (`cohort_runs.read_cohort`), the splits hold `RunRef`s, and each unit names its
     runs in the spill file instead of carrying them (`SpilledUnit`): a worker reads its task's
     runs itself, or, on an engine whose workers cannot see this machine's files, gets them
-    packed. `on_piece(task index, outcome)` gets each unit's outcome as it arrives (in any
-    order: its `index` is the unit's); what it leaves in `outcome.value` is what is returned."""
+    packed. `on_piece(task index, outcome, the unit's splits)` gets each unit's outcome as it
+    arrives (in any order: its `index` is the unit's); what it leaves in `outcome.value` is
+    what is returned."""
     runner: Engine = engine or SerialEngine()
     groups = task_groups(splits)
     size = piece_size(len(splits), runner.workers)
@@ -175,7 +178,8 @@ def score_tasks(
 
     def done(outcome: Outcome[Any]) -> None:
         if on_piece is not None:
-            on_piece(pieces[outcome.index][0], outcome)
+            task, piece = pieces[outcome.index]
+            on_piece(task, outcome, piece)
         if on_split is not None:
             for split in pieces[outcome.index][1]:
                 on_split(split)
@@ -202,7 +206,7 @@ def piece_size(n_splits: int, workers: int) -> int:
     return max(MIN_PIECE, math.ceil(n_splits / (workers * 4)))
 
 
-def _cut(group: list[TaskSplit], size: int) -> list[list[TaskSplit]]:
+def _cut(group: list[TaskSplit[R]], size: int) -> list[list[TaskSplit[R]]]:
     """`group` in nearly equal consecutive pieces of at most `size` splits."""
     count = math.ceil(len(group) / size)
     bounds = [round(i * len(group) / count) for i in range(count + 1)]
@@ -226,9 +230,9 @@ def _per_task(
     return joined
 
 
-def task_groups(splits: Sequence[TaskSplit]) -> list[list[TaskSplit]]:
+def task_groups(splits: Sequence[TaskSplit[R]]) -> list[list[TaskSplit[R]]]:
     """Consecutive splits of the same task: the work units of `score_tasks`, in its order."""
-    groups: list[list[TaskSplit]] = []
+    groups: list[list[TaskSplit[R]]] = []
     for split in splits:
         if groups and groups[-1][0].task_id == split.task_id:
             groups[-1].append(split)
@@ -237,6 +241,6 @@ def task_groups(splits: Sequence[TaskSplit]) -> list[list[TaskSplit]]:
     return groups
 
 
-def _unit(group: list[TaskSplit]) -> TaskUnit:
+def _unit(group: list[TaskSplit[Trajectory]]) -> TaskUnit:
     runs, pairs = indexed_runs(group)
     return TaskUnit(group[0].task_id, runs, pairs)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentlens.process.pta import Reference
-from agentlens.trajectory import Trajectory
+from agentlens.process.run_units import CohortRun
 
 
-def reference_warnings(runs: Sequence[Trajectory], reference: Reference) -> list[str]:
+def reference_warnings(runs: Sequence[CohortRun], reference: Reference) -> list[str]:
     donors = set(reference.donors)
     tasks = set(reference.tasks)
     lines = []

@@ -9,7 +9,7 @@ of the task are still scored. `score_run` is the same for one run against a give
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Generic, Protocol, TypeAlias, TypeVar
 
 from agentlens.process import score as scoring
 from agentlens.process.calibrated import DonorBaseline
@@ -23,17 +23,35 @@ if TYPE_CHECKING:
     from agentlens.process.pta import Reference
     from agentlens.process.result import ProcessResult
     from agentlens.process.stages import Stage
+    from agentlens.trajectory import Outcome, Source
 
 ScoredRun: TypeAlias = "ProcessResult | RunFailure"
 
 
+class CohortRun(Protocol):
+    """What a protocol reads of a run to split a cohort: a `Trajectory`, or the `RunRef` a
+    cohort keeps of a run waiting in its spill file."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def task_id(self) -> str | None: ...
+    @property
+    def source(self) -> Source: ...
+    @property
+    def outcome(self) -> Outcome: ...
+
+
+R = TypeVar("R", bound=CohortRun)
+
+
 @dataclass(frozen=True)
-class TaskSplit:
+class TaskSplit(Generic[R]):
     """One task's runs under a protocol: the reference donors and the runs scored against them."""
 
     task_id: str
-    donors: list[Trajectory]
-    scored: list[Trajectory]
+    donors: list[R]
+    scored: list[R]
 
 
 @dataclass(frozen=True)
