@@ -12,6 +12,7 @@ import argparse
 import csv
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -57,6 +58,30 @@ def drawing_args(doc: str, seed: int, argv: list[str] | None) -> argparse.Namesp
     return args
 
 
+def redraw_round(
+    number: int,
+    doc: str,
+    seed: int,
+    argv: list[str] | None,
+    draw: Callable[[list[State], int], list[State]],
+    report: Callable[[list[State], list[State]], str],
+) -> int:
+    """A later round's script: its states drawn anew from the rows of the rounds before it,
+    written between those and the rows of the rounds after it (both kept byte for byte), then
+    summarised. Exit 2 when the shared data is missing."""
+    args = drawing_args(doc, seed, argv)
+    if args is None:
+        return 2
+    states = read_states()
+    kept = rounds_before(states, number)
+    new = draw(kept, args.seed)
+    write_states(kept + new + rounds_after(states, number), args.out)
+    print(report(new, kept))
+    span = f"{new[0].state_id}..{new[-1].state_id}"
+    print(f"wrote {len(kept)} + {len(new)} states to {args.out} ({span})")
+    return 0
+
+
 @dataclass(frozen=True)
 class State:
     state_id: str
@@ -100,6 +125,14 @@ def round_of(state: State) -> int:
         (k for k, script in enumerate(ROUND_SCRIPTS, start=1) if state.drawn_by.startswith(script)),
         0,
     )
+
+
+def rounds_before(states: list[State], number: int) -> list[State]:
+    return [s for s in states if round_of(s) < number]
+
+
+def rounds_after(states: list[State], number: int) -> list[State]:
+    return [s for s in states if round_of(s) > number]
 
 
 def round_suffix(number: int) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labelset import State, drawing_args, read_states, round_of, write_states
+from _labelset import State, redraw_round
 from draw_label_states import SOURCES, Source, already_labelled, draw, numbered, quotas, read_runs
 
 SEED = 23
@@ -50,15 +50,6 @@ def round3_sources() -> tuple[Source, ...]:
         )
         for k, s in enumerate(SOURCES)
     )
-
-
-def earlier_rounds(states: list[State]) -> list[State]:
-    return [s for s in states if round_of(s) < 3]
-
-
-def later_rounds(states: list[State]) -> list[State]:
-    """Rows of rounds drawn after this one (round 4's `frozen4`), kept as they are."""
-    return [s for s in states if round_of(s) > 3]
 
 
 def new_states(kept: list[State], seed: int) -> list[State]:
@@ -98,18 +89,7 @@ def summary(new: list[State], sources: tuple[Source, ...] = SOURCES) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = drawing_args(__doc__, SEED, argv)
-    if args is None:
-        return 2
-    states = read_states()
-    kept = earlier_rounds(states)
-    new = new_states(kept, args.seed)
-    write_states(kept + new + later_rounds(states), args.out)
-    print(summary(new))
-    print(
-        f"wrote {len(kept)} + {len(new)} states to {args.out} ({new[0].state_id}..{new[-1].state_id})"
-    )
-    return 0
+    return redraw_round(3, __doc__, SEED, argv, new_states, lambda new, _: summary(new))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labelset import State, drawing_args, read_states, round_of, write_states
+from _labelset import State, redraw_round
 from draw_frozen_round3 import fresh_states, summary
 from draw_label_states import Source
 
@@ -57,27 +57,15 @@ def round4_sources() -> tuple[Source, ...]:
     )
 
 
-def earlier_rounds(states: list[State]) -> list[State]:
-    return [s for s in states if round_of(s) < 4]
-
-
 def new_states(kept: list[State], seed: int) -> list[State]:
     """The round-4 states, from files of the unseen formats that hold none of `kept`."""
     return fresh_states(kept, round4_sources(), SPLIT, f"{SCRIPT} --seed {seed}", seed)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = drawing_args(__doc__, SEED, argv)
-    if args is None:
-        return 2
-    kept = earlier_rounds(read_states())
-    new = new_states(kept, args.seed)
-    write_states(kept + new, args.out)
-    print(summary(new, round4_sources()))
-    print(
-        f"wrote {len(kept)} + {len(new)} states to {args.out} ({new[0].state_id}..{new[-1].state_id})"
+    return redraw_round(
+        4, __doc__, SEED, argv, new_states, lambda new, _: summary(new, round4_sources())
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _labelset import State, drawing_args, read_states, round_of, write_states
+from _labelset import State, redraw_round
 from draw_label_states import (
     SOURCES,
     Run,
@@ -52,15 +52,6 @@ EXTRA = {
 
 def extra_sources() -> tuple[Source, ...]:
     return tuple(replace(s, quota=EXTRA[s.format][0], cap=EXTRA[s.format][1]) for s in SOURCES)
-
-
-def earlier_rounds(states: list[State]) -> list[State]:
-    return [s for s in states if round_of(s) < 2]
-
-
-def later_rounds(states: list[State]) -> list[State]:
-    """Rows of rounds drawn after this one (round 3's fresh frozen part), kept as they are."""
-    return [s for s in states if round_of(s) > 2]
 
 
 def extra_states(kept: list[State], seed: int) -> list[State]:
@@ -96,18 +87,7 @@ def summary(new: list[State], kept: list[State]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = drawing_args(__doc__, SEED, argv)
-    if args is None:
-        return 2
-    states = read_states()
-    kept = earlier_rounds(states)
-    new = extra_states(kept, args.seed)
-    write_states(kept + new + later_rounds(states), args.out)
-    print(summary(new, kept))
-    print(
-        f"wrote {len(kept)} + {len(new)} states to {args.out} ({new[0].state_id}..{new[-1].state_id})"
-    )
-    return 0
+    return redraw_round(2, __doc__, SEED, argv, extra_states, summary)
 
 
 if __name__ == "__main__":

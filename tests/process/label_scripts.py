@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+ANNOTATIONS = Path(__file__).resolve().parent / "labelled_states" / "annotations.csv"
 
 
 def script(name: str) -> ModuleType:
@@ -20,3 +22,9 @@ def script(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def adjudicated_stages() -> dict[str, str]:
+    """Each hand-labelled state's adjudicated stage (empty while not adjudicated)."""
+    with ANNOTATIONS.open(newline="") as handle:
+        return {row["state_id"]: row["adjudicated"] for row in csv.DictReader(handle)}

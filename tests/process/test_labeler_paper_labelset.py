@@ -6,7 +6,6 @@ measures the labeler now."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,8 @@ import pytest
 from agentlens.process.labeler import label_trajectory
 from agentlens.process.labeler_paper import file_role
 from agentlens.trajectory import ToolCategory
-from tests.process.label_scripts import script
+from tests.process.label_scripts import ANNOTATIONS, adjudicated_stages, script
 
-ANNOTATIONS = Path(__file__).resolve().parent / "labelled_states" / "annotations.csv"
 # Frozen-part agreement reached by the `paper` labeler (scripts/labelset_agreement.py --labeler
 # paper): 248 when the round was scored, 268 after round 3's rules; losing a state fails here.
 FROZEN_FLOOR = 268
@@ -29,8 +27,7 @@ def tune(data_dir: Path) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def gold() -> dict[str, str]:
-    with ANNOTATIONS.open(newline="") as handle:
-        return {row["state_id"]: row["adjudicated"] for row in csv.DictReader(handle)}
+    return adjudicated_stages()
 
 
 # (tune state, adjudicated stage, what identifies the step, the guideline rule it pins)

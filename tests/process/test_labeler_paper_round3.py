@@ -5,7 +5,6 @@ The fresh frozen round is not read here."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,8 @@ from agentlens.formats.load import read_path
 from agentlens.process.file_roles import file_role, named_check, project_path
 from agentlens.process.labeler import label_trajectory
 from agentlens.shell.actions import analyse
-from tests.process.label_scripts import script
+from tests.process.label_scripts import adjudicated_stages, script
 
-ANNOTATIONS = Path(__file__).resolve().parent / "labelled_states" / "annotations.csv"
 SPENT = ("tune", "frozen")
 
 
@@ -28,8 +26,7 @@ def spent(data_dir: Path) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def gold() -> dict[str, str]:
-    with ANNOTATIONS.open(newline="") as handle:
-        return {row["state_id"]: row["adjudicated"] for row in csv.DictReader(handle)}
+    return adjudicated_stages()
 
 
 # (spent state, adjudicated stage, what identifies the step, the rule class it pins)

@@ -113,10 +113,10 @@ def test_round_4_draws_only_never_drawn_files_of_the_unseen_formats(states: list
 
 
 def test_redrawing_round_3_keeps_the_rows_around_it_in_place(states: list) -> None:
-    third = script("draw_frozen_round3")
+    rounds = script("_labelset")
     mine = [s for s in states if s.drawn_by == ROUND_3]
-    assert third.earlier_rounds(states) + mine + third.later_rounds(states) == states
-    assert {s.drawn_by for s in third.later_rounds(states)} == {ROUND_4}
+    assert rounds.rounds_before(states, 3) + mine + rounds.rounds_after(states, 3) == states
+    assert {s.drawn_by for s in rounds.rounds_after(states, 3)} == {ROUND_4}
 
 
 def test_every_state_is_a_tool_step_a_reader_can_see(states: list) -> None:
