@@ -7,12 +7,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from agentlens.cli._app import err_console
-from agentlens.cli._inputs import PROGRESS_FROM, _context_option, refuse_empty
-from agentlens.formats.load import iter_trace_paths
-from agentlens.formats.registry import get_reader
+from agentlens.cli._inputs import _context_option, reading_progress, refuse_empty
 
 if TYPE_CHECKING:
     from agentlens.formats.stream import TraceStream
@@ -30,20 +25,13 @@ def spilled_inputs(
     """The batch read (failures, warnings, counts) and its runs spilled, refs kept."""
     from agentlens.process.cohort_runs import read_cohort
 
-    if format:
-        get_reader(format)  # an unknown name is a usage error before any file is read
-    total = sum(1 for _ in iter_trace_paths(paths))
-    columns = (TextColumn("reading traces"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    progress = Progress(*columns, console=err_console, transient=True,
-                        disable=total < PROGRESS_FROM)  # fmt: skip
     with ExitStack() as stack:
-        with progress:
-            bar = progress.add_task("reading", total=total)
+        with reading_progress(paths, format) as advance:
             result, spill = stack.enter_context(read_cohort(
                 paths, format=format, lenient=lenient, labels=labels,
                 strict=bool(_context_option("strict")),
                 unevaluated=_context_option("unevaluated") or "unknown",
-                on_file=lambda _: progress.advance(bar),
+                on_file=advance,
             ))  # fmt: skip
         refuse_empty(result, bool(spill.refs), paths)
         yield result, spill

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -88,18 +89,7 @@ def stream_inputs(
 ) -> TraceStream:
     """Read files, directories (walked, sidecars skipped) and globs; label outcomes from sidecars.
     The trajectories come out of the stream one at a time (`agentlens.formats.stream`)."""
-    if format:
-        get_reader(format)  # an unknown name is a usage error before any file is read
-    total = sum(1 for _ in iter_trace_paths(paths))
-    columns = (TextColumn("reading traces"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(
-        *columns, console=err_console, transient=True, disable=total < PROGRESS_FROM
-    ) as progress:
-        task = progress.add_task("reading", total=total)
-
-        def advance(_: Path) -> None:
-            progress.advance(task)
-
+    with reading_progress(paths, format) as advance:
         result = stream_paths(
             paths,
             format=format,
@@ -111,6 +101,21 @@ def stream_inputs(
         )
     refuse_empty(result, bool(result.count), paths)
     return result
+
+
+@contextmanager
+def reading_progress(paths: Sequence[str], format: str | None) -> Iterator[Callable[[Path], None]]:
+    """The "reading traces" bar over the files `paths` name (shown from `PROGRESS_FROM` files on),
+    as the `on_file` callback of a read; an unknown `format` is a usage error before any file."""
+    if format:
+        get_reader(format)
+    total = sum(1 for _ in iter_trace_paths(paths))
+    columns = (TextColumn("reading traces"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    progress = Progress(*columns, console=err_console, transient=True,
+                        disable=total < PROGRESS_FROM)  # fmt: skip
+    with progress:
+        bar = progress.add_task("reading", total=total)
+        yield lambda _: progress.advance(bar)
 
 
 def refuse_empty(result: ReadResult | TraceStream, found: bool, paths: Sequence[str]) -> None:
