@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.formats.stream import read_paths
-from agentlens.process.cohort_runs import RunRef, hydrate, load, read_cohort, spilled_units
+from agentlens.process.cohort_runs import RunRef, hydrate, read_cohort, spilled_units
 from agentlens.process.protocols import split_cohort
 from tests.conftest import BENCH, DATA
 
@@ -41,7 +41,7 @@ def test_spilled_runs_come_back_as_read_paths_gives_them(folder: Path) -> None:
         assert failures == [(f.path, f.format, f.reason) for f in whole.failures]
         assert stream.warnings == whole.warnings
         assert stream.skipped == whole.skipped and stream.unread == whole.unread
-        back = load(spill.refs, spill)
+        back = spill.load(spill.refs)
     assert back == whole.trajectories
 
 

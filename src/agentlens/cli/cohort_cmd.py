@@ -84,7 +84,10 @@ def cohort(
         settings = {"protocol": protocol, "profile": profile, "k": k, "seed": seed}
         with (
             get_engine(engine_spec) as engine,
-            spilled_inputs(paths, format=format, lenient=lenient, labels=labels) as (stream, spill),
+            spilled_inputs(paths, engine, format=format, lenient=lenient, labels=labels) as (
+                stream,
+                spill,
+            ),
             task_saver(store_url, run_label, settings, spill.refs) as save,
         ):
             rows, failed = score_cohort(spill.refs, protocol, profile, k=k, seed=seed,

@@ -73,7 +73,10 @@ def score(
     reference, chosen = _reference(reference_path, profile)
     with (
         get_engine(engine_spec) as engine,
-        spilled_inputs(paths, format=format, lenient=lenient, labels=labels) as (result, spill),
+        spilled_inputs(paths, engine, format=format, lenient=lenient, labels=labels) as (
+            result,
+            spill,
+        ),
     ):
         _warn_all(reference_warnings(spill.refs, reference))
         runs = spilled_runs(spill.refs, spill, getattr(engine, "local", True))
@@ -143,7 +146,6 @@ def _store(
 ) -> None:  # fmt: skip
     """Saved a hundred runs at a time, read back from the spill file, under an id made from
     the settings and the runs: scoring the same runs again adds nothing twice."""
-    from agentlens.process.cohort_runs import load
     from agentlens.process.records import PROCESS_SCORER, score_records
     from agentlens.store import Run, open_store
 
@@ -155,7 +157,7 @@ def _store(
     added = 0
     with open_store(url) as store:
         for start in range(0, len(stubs), 100):
-            trajectories = load(stubs[start : start + 100], spill)
+            trajectories = spill.load(stubs[start : start + 100])
             pairs = zip(trajectories, results[start : start + 100], strict=True)
             added += store.save_part(run, trajectories, score_records(pairs))
         err_console.print(f"stored {added} new records in run {run.id[:12]} in {store.url}",

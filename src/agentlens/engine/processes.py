@@ -100,8 +100,9 @@ class ProcessEngine(EngineBase):
             self._pool = ProcessPoolExecutor(
                 self.workers, mp_context=_context(), initializer=_ignore_sigint
             )
-            for _ in range(self.workers):  # start the workers now, while the caller reads input
-                self._pool.submit(int)
+            # The workers start now, while the caller reads its input: started here, this
+            # thread would wait for the forkserver to import the preloaded modules first.
+            threading.Thread(target=_warm, args=(self._pool, self.workers), daemon=True).start()
             self._catch_sigterm()
         return self._pool
 
@@ -196,6 +197,12 @@ class ProcessEngine(EngineBase):
             pool.shutdown(wait=True, cancel_futures=True)
             _closed()
         self._release_sigterm()
+
+
+def _warm(pool: ProcessPoolExecutor, workers: int) -> None:
+    with contextlib.suppress(RuntimeError):  # shut down before it was warm: nothing to start
+        for _ in range(workers):
+            pool.submit(int)
 
 
 def _stop_now(pool: ProcessPoolExecutor) -> None:

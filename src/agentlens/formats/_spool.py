@@ -12,11 +12,10 @@ nor msgpack (a timestamp comes back in UTC, its offset lost).
 
 from __future__ import annotations
 
-import os
 import tempfile
 from array import array
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
@@ -25,19 +24,11 @@ from agentlens.trajectory import Trajectory
 
 class Spool:
     """The last file's trajectories are held in memory, not written, until the next file comes:
-    a batch of one large file is never copied to disk (nor its encoding held beside it).
+    a batch of one large file is never copied to disk (nor its encoding held beside it)."""
 
-    `named`: the file has a `path` that other processes can open (a cohort's workers read their
-    task's runs with `read_spans`); it is removed on `close`. `append` writes at once."""
-
-    def __init__(self, *, named: bool = False) -> None:
+    def __init__(self) -> None:
         self._held: list[Trajectory] = []
-        self.path: str | None = None
-        if named:
-            handle, self.path = tempfile.mkstemp(prefix="agentlens-spool-", suffix=".json")
-            self._file = os.fdopen(handle, "w+b")
-        else:
-            self._file = tempfile.TemporaryFile(prefix="agentlens-spool-")  # noqa: SIM115 -- open until close()
+        self._file = tempfile.TemporaryFile(prefix="agentlens-spool-")  # noqa: SIM115 -- open until close()
         self._starts = array("Q")
         self._id_hashes = array("q")
         self._end = 0
@@ -51,22 +42,6 @@ class Spool:
             self._write(trajectory)
         self._held = trajectories
         self._id_hashes.extend(hash(t.id) for t in trajectories)
-
-    def append(self, trajectory: Trajectory) -> int:
-        """Written at once (nothing held); its position, which `span` finds it by."""
-        for held in self._held:
-            self._write(held)
-        self._held = []
-        self._id_hashes.append(hash(trajectory.id))
-        self._write(trajectory)
-        return len(self._starts) - 1
-
-    def span(self, position: int) -> tuple[int, int]:
-        """Where the written trajectory at `position` starts and stops in the file."""
-        return self._starts[position], self._stop(position)
-
-    def flush(self) -> None:
-        self._file.flush()
 
     def _write(self, trajectory: Trajectory) -> None:
         data = _ENCODER.encode(trajectory)
@@ -93,24 +68,11 @@ class Spool:
 
     def same_ids(self) -> list[list[int]]:
         """Positions of the trajectories that share an id, one list per id, by first position."""
-        import numpy as np  # a sort of millions of hashes; numpy costs 40 ms to import at start-up
-
-        hashes = np.frombuffer(self._id_hashes, dtype=np.int64) if len(self) else np.zeros(0)
-        order = np.argsort(hashes, kind="stable")
-        ordered = hashes[order]
-        repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
-        candidates = sorted({int(p) for i in repeated for p in (order[i], order[i + 1])})
-        groups: dict[str, list[int]] = {}
-        for position in candidates:  # equal hashes, maybe different ids: ask the trajectories
-            groups.setdefault(self.get(position).id, []).append(position)
-        found = [group for group in groups.values() if len(group) > 1]
-        return sorted(found, key=lambda group: group[0])
+        return same_id_groups(self._id_hashes, lambda position: self.get(position).id)
 
     def close(self) -> None:
         self._file.close()
         self._held = []
-        if self.path is not None:
-            Path(self.path).unlink(missing_ok=True)
 
     def _stop(self, position: int) -> int:
         return self._starts[position + 1] if position + 1 < len(self._starts) else self._end
@@ -120,8 +82,38 @@ _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(Trajectory)
 
 
+def same_id_groups(hashes: array[int], id_at: Callable[[int], str]) -> list[list[int]]:
+    """Positions that share an id, one list per id, by first position, from the ids' hashes:
+    only the few positions whose hashes repeat are asked for their id (`id_at`)."""
+    if len(hashes) < SORTED_FROM:
+        counts = Counter(hashes)
+        candidates = [p for p, h in enumerate(hashes) if counts[h] > 1]
+    else:
+        candidates = _sorted_repeats(hashes)
+    groups: dict[str, list[int]] = {}
+    for position in candidates:  # equal hashes, maybe different ids: ask for the ids
+        groups.setdefault(id_at(position), []).append(position)
+    repeats = [group for group in groups.values() if len(group) > 1]
+    return sorted(repeats, key=lambda group: group[0])
+
+
+SORTED_FROM = 200_000
+"""From this many ids on, repeats are found by sorting the hashes (numpy: 80 ms to import, a
+tenth of the memory of counting them in a dict)."""
+
+
+def _sorted_repeats(hashes: array[int]) -> list[int]:
+    import numpy as np
+
+    found = np.frombuffer(hashes, dtype=np.int64)
+    order = np.argsort(found, kind="stable")
+    ordered = found[order]
+    repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
+    return sorted({int(p) for i in repeated for p in (order[i], order[i + 1])})
+
+
 def read_spans(path: str, spans: Sequence[tuple[int, int]]) -> list[bytes]:
-    """The encoded trajectories at `spans` of a named spool's file, from any process."""
+    """The encoded trajectories at `spans` of a spill file (`run_spill`), from any process."""
     with open(path, "rb") as handle:
         found = []
         for start, stop in spans:
@@ -131,5 +123,5 @@ def read_spans(path: str, spans: Sequence[tuple[int, int]]) -> list[bytes]:
 
 
 def decode(data: bytes) -> Trajectory:
-    """A trajectory from `read_spans`."""
+    """A trajectory from its canonical JSON (`read_spans`)."""
     return _DECODER.decode(data)

@@ -93,25 +93,35 @@ class TraceStream:
         return ReadResult(trajectories, self.failures, self.skipped, self.unread, self.sidecars)
 
     def settle_ids(self) -> None:
-        """Decide the renames and drops that make ids unique (`_batch_ids.unique_ids`, on the
-        few trajectories that share an id)."""
-        for positions in self._spool.same_ids():
-            group = [self._spool.get(p) for p in positions]
-            before = [t.id for t in group]
-            repeats = _tell_apart(before[0], group)
-            for position, trajectory, old in zip(positions, group, before, strict=True):
-                if trajectory.id != old:
-                    self._renames[position] = trajectory.id
-            for repeat, why in repeats:
-                # as `list.remove` did: the first equal one goes (a file named twice: the earlier)
-                first = next(
-                    p for p, t in zip(positions, group, strict=True)
-                    if p not in self._drops and t == repeat
-                )  # fmt: skip
-                self._drops.add(first)
-                self.failures.append(
-                    ReadFailure(repeat.source.path, repeat.source.format, why, None)
-                )
+        """Decide the renames and drops that make ids unique (`settle_ids`)."""
+        self._renames, self._drops = settle_ids(self._spool.same_ids(), self._spool.get,
+                                                self.failures)  # fmt: skip
+
+
+def settle_ids(
+    groups: list[list[int]], get: Callable[[int], Trajectory], failures: list[ReadFailure]
+) -> tuple[dict[int, str], set[int]]:
+    """The renames (position -> new id) and the drops that make a batch's ids unique
+    (`_batch_ids`), from the `groups` of positions that share an id; `get` gives the trajectory
+    at a position. Each repeat dropped is added to `failures`."""
+    renames: dict[int, str] = {}
+    drops: set[int] = set()
+    for positions in groups:
+        group = [get(p) for p in positions]
+        before = [t.id for t in group]
+        repeats = _tell_apart(before[0], group)
+        for position, trajectory, old in zip(positions, group, before, strict=True):
+            if trajectory.id != old:
+                renames[position] = trajectory.id
+        for repeat, why in repeats:
+            # as `list.remove` did: the first equal one goes (a file named twice: the earlier)
+            first = next(
+                p for p, t in zip(positions, group, strict=True)
+                if p not in drops and t == repeat
+            )  # fmt: skip
+            drops.add(first)
+            failures.append(ReadFailure(repeat.source.path, repeat.source.format, why, None))
+    return renames, drops
 
 
 def stream_paths(

@@ -40,8 +40,10 @@ class TaskRows:
     def score(self, profile: Profile, engine: Engine | None, advance: Callable[[], None]) -> None:
         from agentlens.process.protocols import score_tasks
 
+        # whole results travel back only to be saved; rows are a tenth of the bytes
         outcomes = score_tasks(self.splits, profile, lambda _: advance(), engine=engine,
-                               spill=self.spill, on_piece=self._take)  # fmt: skip
+                               spill=self.spill, on_piece=self._take,
+                               rows=self.save is None)  # fmt: skip
         self._failed = {o.index: o.error for o in outcomes if o.error is not None}
 
     def _take(self, task: int, outcome: Outcome[list[Any]], piece: list[TaskSplit[Any]]) -> None:
@@ -51,8 +53,9 @@ class TaskRows:
         start = len(self.table)
         ids = {t.id: t.id for split in piece for t in split.scored}
         for result in results:
-            row = result_row(result)  # the same id, as the one string the run's ref holds
-            row["trajectory_id"] = ids.get(result.trajectory_id, result.trajectory_id)
+            row = result if isinstance(result, dict) else result_row(result)
+            key = str(row["trajectory_id"])  # the same id, as the one string the run's ref holds
+            row["trajectory_id"] = ids.get(key, key)
             self.table.append(row)
         self._pieces[outcome.index] = (task, range(start, len(self.table)), runs)
         if self.save is not None and results:
@@ -62,11 +65,9 @@ class TaskRows:
     def _trajectories(
         self, piece: list[TaskSplit[Any]], results: list[ProcessResult]
     ) -> list[Trajectory]:
-        from agentlens.process.cohort_runs import load
-
         by_id = {t.id: t for split in piece for t in split.scored}
         found = [by_id[r.trajectory_id] for r in results]
-        return load(found, self.spill) if self.spill else found
+        return self.spill.load(found) if self.spill else found
 
     def rows(self) -> Rows:
         """The rows in split order, without those of a task whose unit failed as a whole."""

@@ -153,6 +153,7 @@ def score_tasks(
     engine: Engine | None = None,
     spill: RunSpill | None = None,
     on_piece: Callable[[int, Outcome[list[ScoredRun]], list[TaskSplit[Any]]], None] | None = None,
+    rows: bool = False,
 ) -> list[Outcome[list[ScoredRun]]]:
     """`score_splits` on `engine` (default serial): per task (`task_groups`) its results
     (outcome.value) or its failure (outcome.error), the other tasks kept; `on_split` per split.
@@ -170,7 +171,8 @@ def score_tasks(
     runs itself, or, on an engine whose workers cannot see this machine's files, gets them
     packed. `on_piece(task index, outcome, the unit's splits)` gets each unit's outcome as it
     arrives (in any order: its `index` is the unit's); what it leaves in `outcome.value` is
-    what is returned."""
+    what is returned. With `rows` (and `spill`), each result comes as its cohort row.
+    """
     runner: Engine = engine or SerialEngine()
     groups = task_groups(splits)
     size = piece_size(len(splits), runner.workers)
@@ -189,7 +191,7 @@ def score_tasks(
         fn: Callable[[Any], list[ScoredRun]] = partial(score_unit, profile=profile)
     else:
         units = spilled_units([piece for _, piece in pieces], spill, getattr(runner, "local", True))
-        fn = partial(score_spilled, profile=profile)
+        fn = partial(score_spilled, profile=profile, rows=rows)
     outcomes = runner.map(fn, units, on_done=done, chunksize=1)
     return _per_task(len(groups), [task for task, _ in pieces], outcomes)
 
