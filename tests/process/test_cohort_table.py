@@ -53,3 +53,16 @@ def test_a_cohort_keeps_its_rows_in_a_file_and_arrays() -> None:
     for name in ("composite", "struct", "cov", "coh", "temp", "n_states", "total_wasted_steps"):
         assert isinstance(columns[name].values, array), name
     assert len(rows) == len(expected) == 32
+
+
+def test_rows_only_written_back_keep_no_column_in_memory() -> None:
+    """`cohort --no-tables --out` (nothing reads the rows but the export): the same rows, read
+    whole from the file, with no column held per run."""
+    with read_cohort([FOLDER]) as (_, spill):
+        kept, _ = score_cohort(spill.refs, "agentlens-bench", "paper", k=None, seed=42,
+                               spill=spill)  # fmt: skip
+        bare, failed = score_cohort(spill.refs, "agentlens-bench", "paper", k=None, seed=42,
+                                    spill=spill, tables=False)  # fmt: skip
+    assert not failed and isinstance(bare, Rows) and bare.table._columns == {}
+    assert [orjson.dumps(r) for r in full_rows(bare)] == [orjson.dumps(r) for r in full_rows(kept)]
+    assert [dict(r) for r in bare] == [dict(r) for r in kept]

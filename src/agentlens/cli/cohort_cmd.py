@@ -82,17 +82,10 @@ def cohort(
         rows: Sequence[Row] = list(read_annotation_rows(rows_csv))
     elif paths:
         settings = {"protocol": protocol, "profile": profile, "k": k, "seed": seed}
-        with (
-            get_engine(engine_spec) as engine,
-            spilled_inputs(paths, engine, format=format, lenient=lenient, labels=labels) as (
-                stream,
-                spill,
-            ),
-            task_saver(store_url, run_label, settings, spill.refs) as save,
-        ):
-            rows, failed = score_cohort(spill.refs, protocol, profile, k=k, seed=seed,
-                                        engine=engine, spill=spill, save=save)  # fmt: skip
-        code = report_failures(stream)
+        read = {"format": format, "lenient": lenient, "labels": labels}
+        keep = not no_tables or selection != "all"  # else the rows only go to --out
+        rows, failed, code = _score_paths(paths, settings, engine_spec, read, (store_url, run_label),
+                                          tables=keep)  # fmt: skip
     else:
         raise ConfigError("give trace paths, or --rows CSV")
     if not no_tables:
@@ -109,6 +102,29 @@ def cohort(
     return code
 
 
+def _score_paths(
+    paths: Sequence[str],
+    settings: dict[str, Any],
+    engine_spec: str,
+    read: dict[str, Any],
+    store: tuple[str | None, str | None],
+    *,
+    tables: bool,
+) -> tuple[Sequence[Row], list[tuple[str, Failure | RunFailure]], int]:
+    """`score_cohort` on the runs read from `paths` (`read`: the read options), saved to
+    `store` (url, label) if given; the exit code of the read."""
+    with (
+        get_engine(engine_spec) as engine,
+        spilled_inputs(paths, engine, **read) as (summary, spill),
+        task_saver(*store, settings, spill.refs) as save,
+    ):
+        rows, failed = score_cohort(
+            spill.refs, settings["protocol"], settings["profile"], k=settings["k"],
+            seed=settings["seed"], engine=engine, spill=spill, save=save, tables=tables,
+        )  # fmt: skip
+    return rows, failed, report_failures(summary)
+
+
 def score_cohort(
     trajs: Sequence[CohortRun],
     protocol: str,
@@ -119,11 +135,15 @@ def score_cohort(
     engine: Engine | None = None,
     spill: RunSpill | None = None,
     save: SaveTask | None = None,
+    tables: bool = True,
 ) -> tuple[Sequence[Row], list[tuple[str, Failure | RunFailure]]]:
     """The scored rows in split order, each run that failed alone (`RunFailure`) and each task
     whose work unit failed as a whole (its rows left out). With `spill`, `trajs` are the
     `RunRef`s of `read_cohort`, and each task's runs are read back from the spill file by
-    whoever scores it; with `save`, each task's results are saved as the task finishes."""
+    whoever scores it; with `save`, each task's results are saved as the task finishes.
+    Without `tables` (nothing reads the rows but `--out`), no column stays in memory: the rows
+    wait whole in their file."""
+    from agentlens.process.cohort_table import KEPT
     from agentlens.process.cohort_tasks import TaskRows
     from agentlens.process.protocol_notes import unscored_tasks
     from agentlens.process.protocols import split_cohort
@@ -133,7 +153,7 @@ def score_cohort(
     _say_unscored(unscored, protocol, k, scored=bool(splits))
     with Progress(console=err_console, transient=True) as progress:
         bar = progress.add_task("scoring", total=len(splits))
-        tasks = TaskRows(splits, spill, save)
+        tasks = TaskRows(splits, spill, save, columns=KEPT if tables else ())
         tasks.score(profile, engine, lambda: progress.advance(bar))
     return tasks.rows(), tasks.failures()
 

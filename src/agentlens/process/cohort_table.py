@@ -67,12 +67,13 @@ class _Column:
 
 
 class RowTable:
-    """Rows appended in any order, each whole in the file and its `KEPT` columns in memory."""
+    """Rows appended in any order, each whole in the file and its `columns` in memory (none:
+    rows only written back, as `cohort --no-tables --out` does)."""
 
-    def __init__(self) -> None:
+    def __init__(self, columns: Sequence[str] = KEPT) -> None:
         self._file = tempfile.TemporaryFile(prefix="agentlens-rows-")  # noqa: SIM115 -- open until close()
         self._starts = array("Q", [0])
-        self._columns = {name: _Column(name in UNIQUE) for name in KEPT}
+        self._columns = {name: _Column(name in UNIQUE) for name in columns}
 
     def __len__(self) -> int:
         return len(self._starts) - 1

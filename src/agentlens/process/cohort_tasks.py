@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentlens.process.cohort_rows import result_row
-from agentlens.process.cohort_table import Rows, RowTable
+from agentlens.process.cohort_table import KEPT, Rows, RowTable
 from agentlens.process.run_units import RunFailure
 
 if TYPE_CHECKING:
@@ -28,12 +28,16 @@ class TaskRows:
     """Per work unit (`_pieces`): its task, the indices of its rows in `table`, its failed runs."""
 
     def __init__(
-        self, splits: Sequence[TaskSplit[Any]], spill: RunSpill | None, save: SaveTask | None = None
+        self,
+        splits: Sequence[TaskSplit[Any]],
+        spill: RunSpill | None,
+        save: SaveTask | None = None,
+        columns: Sequence[str] = KEPT,
     ) -> None:
         self.splits = splits
         self.spill = spill
         self.save = save
-        self.table = RowTable()
+        self.table = RowTable(columns)
         self._pieces: dict[int, tuple[int, range, list[RunFailure]]] = {}
         self._failed: dict[int, Failure] = {}
 
