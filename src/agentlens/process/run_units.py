@@ -9,8 +9,9 @@ of the task are still scored. `score_run` is the same for one run against a give
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeAlias, TypeVar
 
+from agentlens.formats.run_spill import RunFields
 from agentlens.process import score as scoring
 from agentlens.process.calibrated import DonorBaseline
 from agentlens.process.donor_baseline import attach_baseline
@@ -23,23 +24,13 @@ if TYPE_CHECKING:
     from agentlens.process.pta import Reference
     from agentlens.process.result import ProcessResult
     from agentlens.process.stages import Stage
-    from agentlens.trajectory import Outcome, Source
 
 ScoredRun: TypeAlias = "ProcessResult | RunFailure"
 
 
-class CohortRun(Protocol):
-    """What a protocol reads of a run to split a cohort: a `Trajectory`, or the `RunRef` a
-    cohort keeps of a run waiting in its spill file."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def task_id(self) -> str | None: ...
-    @property
-    def source(self) -> Source: ...
-    @property
-    def outcome(self) -> Outcome: ...
+CohortRun = RunFields
+"""What a protocol reads of a run to split a cohort: a `Trajectory`, or the `RunRef` a cohort
+keeps of a run waiting in a spill file (id, task, source, outcome)."""
 
 
 R = TypeVar("R", bound=CohortRun)
