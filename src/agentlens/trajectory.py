@@ -16,6 +16,7 @@ Field order is deliberate (it is the on-disk order); bump `SCHEMA_VERSION` on an
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -137,6 +138,15 @@ class Trajectory(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     @property
     def tool_steps(self) -> list[Step]:
         return [s for s in self.steps if s.kind == "tool"]
+
+    def add_warnings(self, notes: Iterable[str]) -> None:
+        """Notes appended to `metadata["warnings"]`; a value there that is not a list (a file's
+        own, hostile or odd) becomes the first note, so no note is ever lost to it."""
+        found = self.metadata.get("warnings")
+        if not isinstance(found, list):
+            found = [] if found is None else [str(found)]
+            self.metadata["warnings"] = found
+        found.extend(notes)
 
     def usage_total(self) -> Usage:
         total = Usage()

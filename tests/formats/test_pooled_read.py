@@ -9,14 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from agentlens import redaction
 from agentlens.engine import get_engine
 from agentlens.formats import limits
+from agentlens.formats.jsonl import dump_jsonl
+from agentlens.formats.load import read_path
 from agentlens.formats.stream import read_paths
 from agentlens.process.cohort_runs import read_cohort
 from agentlens.seams import Engine
+from agentlens.trajectory import Source
 from tests.conftest import BENCH, DATA
 from tests.test_redaction import PLANTED, leaked, planted  # noqa: F401 -- the fixture
 
@@ -132,3 +136,25 @@ def test_a_file_whose_read_raises_costs_that_file_only(monkeypatch: pytest.Monke
         assert len(spill.refs) == len(list(folder.iterdir())) - 1
     (failure,) = summary.failures
     assert failure.path == str(victim) and "maximum recursion depth" in failure.reason
+
+
+@pytest.mark.parametrize("value", [None, "a note of the file's own", {"x": 1}, ["a", 2]])
+def test_odd_warnings_beside_a_broken_sidecar_come_back_as_read_paths_gives_them(
+    value: object, tmp_path: Path, engine: Engine
+) -> None:
+    """A run whose `metadata.warnings` is not a list of notes, beside an outcome sidecar that
+    cannot be read: the sidecar's note is added (the odd value kept as the first note), the
+    same by both reads; before, `read_paths` crashed the batch on it."""
+    (trajectory,) = read_path(DATA / "formats" / "mini-swe-agent-fixtures" / "local.traj.json")
+    (tmp_path / "results.json").write_text("{broken")
+    source = Source(format=trajectory.source.format, path=str(tmp_path / "run.traj.json"))
+    odd = msgspec.structs.replace(trajectory, id="run", source=source,
+                                  metadata={**trajectory.metadata, "warnings": value})  # fmt: skip
+    dump_jsonl([odd], tmp_path / "runs.jsonl")
+    whole = read_paths([str(tmp_path)])
+    with read_cohort([str(tmp_path)], engine=engine) as (summary, spill):
+        back = spill.load(spill.refs)
+    assert back == whole.trajectories and len(back) == 1
+    notes = back[0].metadata["warnings"]
+    assert isinstance(notes, list) and "outcome sidecar ignored" in notes[-1]
+    assert list(summary.warnings.items()) == list(whole.warnings.items())

@@ -72,7 +72,7 @@ class AtifReader(SuffixReader):
         if problems:
             trajectory.metadata["schema_problems"] = problems
             note = f"not conformant ATIF, read best-effort: {_shown(problems)}"
-            trajectory.metadata.setdefault("warnings", []).append(note)
+            trajectory.add_warnings([note])
         yield trajectory
 
 

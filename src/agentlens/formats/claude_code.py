@@ -61,7 +61,7 @@ class ClaudeCodeReader(SuffixReader):
                 sub = _Builder(sub_path).build(sub_path.read_bytes())
             except (AgentLensError, OSError) as exc:
                 warning = f"sub-agent file skipped: {exc}"
-                trajectory.metadata.setdefault("warnings", []).append(warning)
+                trajectory.add_warnings([warning])
                 continue
             sub.parent_id = trajectory.id
             trajectory.subtrajectories.append(sub)

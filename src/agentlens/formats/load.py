@@ -313,7 +313,7 @@ def _note_empty(trajectories: list[Trajectory], format: str, size: int) -> None:
     for trajectory in trajectories:
         if not trajectory.steps and not trajectory.subtrajectories:
             note = f"0 steps read from a {size}-byte file: is it really {format}?"
-            trajectory.metadata.setdefault("warnings", []).append(note)
+            trajectory.add_warnings([note])
 
 
 def _printable(trajectory: Trajectory) -> Trajectory:

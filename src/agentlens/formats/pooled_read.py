@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
@@ -40,7 +40,7 @@ from agentlens.formats.load import (
     read_one,
     warning_lines,
 )
-from agentlens.formats.run_spill import RunPatch, RunSpill, writer
+from agentlens.formats.run_spill import RunPatch, RunSpill, spill_path
 from agentlens.formats.stream import settle_ids
 from agentlens.os_names import printable
 from agentlens.trajectory import Outcome as RunOutcome
@@ -101,28 +101,30 @@ CHUNK = 64
 
 
 def read_files(chunk: list[tuple[str, bool]], job: ReadJob) -> list[FileRead]:
-    """`read_file` on each (path, explicit) of the chunk; a file that raises costs that file."""
-    return [_read_or_fail(item, job) for item in chunk]
+    """`read_file` on each (path, explicit) of the chunk, appending to this process's spill file
+    (open for the chunk only: a worker holds no file of a read that has ended); a file that
+    raises costs that file."""
+    if os.getpid() != job.parent:
+        redaction.set_enabled(job.redact)
+        limits.set_max_file_size(job.max_file_size)
+    with open(spill_path(job.folder), "ab") as handle:
+        return [_read_or_fail(item, job, handle) for item in chunk]
 
 
-def _read_or_fail(item: tuple[str, bool], job: ReadJob) -> FileRead:
+def _read_or_fail(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> FileRead:
     try:
-        return read_file(item, job)
+        return read_file(item, job, handle)
     except Exception as exc:  # a bug, or the spill file could not be written: one line
-        found = FileRead("")
+        found = FileRead(handle.name)
         found.failures.append(ReadFailure(item[0], None, f"cannot read: {exc}", exc))
         if os.getpid() != job.parent:
             found.failures = [_portable(f) for f in found.failures]
         return found
 
 
-def read_file(item: tuple[str, bool], job: ReadJob) -> FileRead:
-    """One file read (`read_one`) as `stream_paths` reads it, each trajectory appended to this
-    process's spill file and labelled from its sidecars; runs in a worker (or here, serial)."""
-    if os.getpid() != job.parent:
-        redaction.set_enabled(job.redact)
-        limits.set_max_file_size(job.max_file_size)
-    handle = writer(job.folder)
+def read_file(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> FileRead:
+    """One file read (`read_one`) as `stream_paths` reads it, each trajectory appended to the
+    spill file `handle` and labelled from its sidecars; runs in a worker (or here, serial)."""
     found = FileRead(handle.name)
     path, explicit = item
     trajectories = read_one(found, Path(path), explicit, format=job.format,
@@ -147,22 +149,21 @@ def sidecar_labels(
 ) -> tuple[Trajectory, RunPatch | None, tuple[str, ...]]:
     """The run labelled from its sidecars (as `TraceStream` labels it), on a stub with no
     steps: the stub, what changed (with `new_id`, if the batch renamed it) and its warnings."""
+    had = "warnings" in trajectory.metadata
     notes = trajectory.metadata.get("warnings")
     stub = Trajectory(
         id=new_id or trajectory.id, task_id=trajectory.task_id, source=trajectory.source,
         outcome=trajectory.outcome,
-        metadata={} if notes is None else {"warnings": list(notes) if isinstance(notes, list) else notes},
+        metadata={"warnings": list(notes) if isinstance(notes, list) else notes} if had else {},
     )  # fmt: skip
     labeller.label(stub)
     now = stub.metadata.get("warnings")
-    kept = len(notes) if isinstance(notes, list) else 0
+    # what `Trajectory.add_warnings` made of the notes before the labeller's came
+    kept = len(notes) if isinstance(notes, list) else int(notes is not None)
     added = tuple(now[kept:]) if isinstance(now, list) else ()
     outcome = None if stub.outcome is trajectory.outcome else stub.outcome
-    patch = (
-        None
-        if new_id is None and not added and outcome is None
-        else RunPatch(new_id, added, outcome)
-    )
+    changed = new_id is not None or added or outcome is not None
+    patch = RunPatch(new_id, added, outcome) if changed else None
     return stub, patch, tuple(warning_lines(stub))
 
 

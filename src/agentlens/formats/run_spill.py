@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import IO, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -52,7 +52,7 @@ class RunPatch(msgspec.Struct, frozen=True, gc=False):
         if self.id is not None:
             _rename(trajectory, self.id)
         if self.warnings:
-            trajectory.metadata.setdefault("warnings", []).extend(self.warnings)
+            trajectory.add_warnings(self.warnings)
         if self.outcome is not None:
             trajectory.outcome = self.outcome
         return trajectory
@@ -77,30 +77,12 @@ class SpillFolder:
         return read_at(self.files, spans)
 
     def close(self) -> None:
-        _close_writer(self.path)
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-_writing: dict[str, IO[bytes]] = {}
-"""This process's spill file in the folder of the read under way."""
-
-
-def writer(folder: str) -> IO[bytes]:
-    """This process's spill file in `folder`, opened on first use; one of an earlier read (its
-    folder removed since) is closed then."""
-    handle = _writing.get(folder)
-    if handle is None:
-        for done in list(_writing):
-            _writing.pop(done).close()
-        handle = open(os.path.join(folder, f"{os.getpid()}.json"), "ab")  # noqa: SIM115
-        _writing[folder] = handle
-    return handle
-
-
-def _close_writer(folder: str) -> None:
-    handle = _writing.pop(folder, None)
-    if handle is not None:
-        handle.close()
+def spill_path(folder: str) -> str:
+    """This process's spill file in `folder` (appended to by one process only)."""
+    return os.path.join(folder, f"{os.getpid()}.json")
 
 
 def read_at(files: Sequence[str], spans: Sequence[Span]) -> list[bytes]:

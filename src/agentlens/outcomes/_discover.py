@@ -68,7 +68,7 @@ class SidecarLabeler:
         finder = self._finder
         found = finder.best(traj)
         if finder.consulted_broken:  # outcome stays as it is; say which sidecar was unusable
-            traj.metadata.setdefault("warnings", []).extend(finder.consulted_broken)
+            traj.add_warnings(finder.consulted_broken)
         if found is None:
             return False
         if rank(found) > rank(traj.outcome) or _explains_unknown(found, traj.outcome):
