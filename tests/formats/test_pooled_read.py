@@ -91,8 +91,9 @@ def test_workers_redact_as_this_process_says(planted: list[Path]) -> None:  # no
 
 
 def test_workers_keep_this_process_file_cap_and_tracebacks(tmp_path: Path) -> None:
+    real = DATA / "formats" / "mini-swe-agent-fixtures" / "local.traj.json"
     broken = tmp_path / "broken.traj.json"
-    broken.write_text('{"trajectory": [{"action": ')  # cut off mid-file
+    broken.write_bytes(real.read_bytes()[:900])  # a real run cut off mid-file, under the cap
     large = BENCH / "trajectories" / "psf__requests-1724"
     limits.set_max_file_size(1000)
     try:

@@ -93,9 +93,3 @@ def test_a_cohort_keeps_a_small_ref_per_run_not_a_trajectory() -> None:
     (small, low), (large, high) = sorted(kept.items())
     per_run = (high - low) / (large - small)
     assert per_run < 1000, f"{per_run:.0f} bytes kept per run"
-
-
-def test_the_spill_file_is_removed() -> None:
-    with read_cohort([str(BENCH / "trajectories" / "psf__requests-1724")]) as (_, spill):
-        assert Path(spill.path).stat().st_size > 0
-    assert not Path(spill.path).exists()

@@ -6,7 +6,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 from rich.markup import escape
@@ -14,12 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agentlens.cli._app import err_console
 from agentlens.errors import ConfigError
-from agentlens.formats.load import ReadFailure, ReadResult, iter_trace_paths
+from agentlens.formats.load import ReadFailure, ReadReport, ReadResult, iter_trace_paths
 from agentlens.formats.registry import get_reader
 from agentlens.formats.stream import TraceStream, stream_paths
-
-if TYPE_CHECKING:
-    from agentlens.formats.pooled_read import ReadSummary
 
 PROGRESS_FROM = 50
 """Show a progress bar only for runs of at least this many files."""
@@ -121,9 +118,7 @@ def reading_progress(paths: Sequence[str], format: str | None) -> Iterator[Calla
         yield lambda _: progress.advance(bar)
 
 
-def refuse_empty(
-    result: ReadResult | TraceStream | ReadSummary, found: bool, paths: Sequence[str]
-) -> None:
+def refuse_empty(result: ReadReport, found: bool, paths: Sequence[str]) -> None:
     """Nothing read and nothing failed (an empty or mistyped folder): one usage error saying
     what was there instead."""
     if found or result.failures:
@@ -141,7 +136,7 @@ def _context_option(name: str) -> Any:
     return context.meta.get(f"agentlens.{name}") if context else None
 
 
-def non_traces(result: ReadResult | TraceStream | ReadSummary) -> str:
+def non_traces(result: ReadReport) -> str:
     count = len(result.skipped)
     return f"{count} non-trace file{'' if count == 1 else 's'}"
 
@@ -156,9 +151,7 @@ def debug_enabled() -> bool:
     return bool(root and isinstance(root.obj, dict) and root.obj.get("debug"))
 
 
-def report_failures(
-    result: ReadResult | TraceStream | ReadSummary, *, debug: bool | None = None
-) -> int:
+def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
     """Print one line per failed file (after the results) and return the exit code (1 if any).
 
     With `--debug` each line is followed by the traceback of the error that caused it.

@@ -100,6 +100,15 @@ def is_pattern(text: str) -> bool:
     return glob.has_magic(text) and not os.path.lexists(text)
 
 
+def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
+    """A failure for each glob among `specs` that matches no file."""
+    return [
+        ReadFailure(printable(text), None, "no file matches this pattern", None)
+        for text in map(str, specs)
+        if is_pattern(text) and not glob.glob(text, recursive=True)
+    ]
+
+
 def iter_trace_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
     """Yield (path, explicit) for every file named, globbed or found under a directory.
 
@@ -271,12 +280,23 @@ LEAVES = frozenset({str, float, bool, type(None)})
 
 
 class ReadProblems(Protocol):
-    """Where a batch read notes the files that gave no trajectory (`ReadResult`, `TraceStream`)."""
+    """Where a batch read notes the files that gave no trajectory (`ReadResult`, `TraceStream`,
+    `pooled_read.ReadSummary`)."""
 
     failures: list[ReadFailure]
     skipped: list[str]
     unread: list[str]
     sidecars: list[str]
+
+
+class ReadReport(ReadProblems, Protocol):
+    """What a batch read tells its user: the problems, the readers' warnings (a count per
+    line) and how many trajectories were read."""
+
+    @property
+    def warnings(self) -> Counter[str]: ...
+    @property
+    def n_read(self) -> int: ...
 
 
 def read_one(

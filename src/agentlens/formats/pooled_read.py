@@ -16,7 +16,6 @@ process's switches (`--no-redact`, `--max-file-size`).
 
 from __future__ import annotations
 
-import glob
 import os
 import traceback
 from array import array
@@ -35,14 +34,13 @@ from agentlens.formats._batch_ids import _run_folder_first
 from agentlens.formats._spool import same_id_groups
 from agentlens.formats.load import (
     ReadFailure,
-    is_pattern,
     iter_trace_paths,
     read_one,
+    unmatched_patterns,
     warning_lines,
 )
 from agentlens.formats.run_spill import RunPatch, RunSpill, spill_path
 from agentlens.formats.stream import settle_ids
-from agentlens.os_names import printable
 from agentlens.trajectory import Outcome as RunOutcome
 from agentlens.trajectory import Source, Trajectory
 
@@ -108,7 +106,11 @@ def read_files(chunk: list[tuple[str, bool]], job: ReadJob) -> list[FileRead]:
         redaction.set_enabled(job.redact)
         limits.set_max_file_size(job.max_file_size)
     with open(spill_path(job.folder), "ab") as handle:
-        return [_read_or_fail(item, job, handle) for item in chunk]
+        reads = [_read_or_fail(item, job, handle) for item in chunk]
+    if os.getpid() != job.parent:
+        for read in reads:
+            read.failures = [_portable(failure) for failure in read.failures]
+    return reads
 
 
 def _read_or_fail(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> FileRead:
@@ -117,8 +119,6 @@ def _read_or_fail(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> Fi
     except Exception as exc:  # a bug, or the spill file could not be written: one line
         found = FileRead(handle.name)
         found.failures.append(ReadFailure(item[0], None, f"cannot read: {exc}", exc))
-        if os.getpid() != job.parent:
-            found.failures = [_portable(f) for f in found.failures]
         return found
 
 
@@ -139,8 +139,6 @@ def read_file(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> FileRe
             start, handle.tell(), patch, lines,
         ))  # fmt: skip
     handle.flush()
-    if os.getpid() != job.parent:
-        found.failures = [_portable(failure) for failure in found.failures]
     return found
 
 
@@ -196,7 +194,7 @@ def _portable(failure: ReadFailure) -> ReadFailure:
 
 @dataclass
 class ReadSummary:
-    """What the batch could not read, and its warnings: as `TraceStream` reports them."""
+    """What the batch could not read, and its warnings (a `load.ReadReport`, as `TraceStream`'s)."""
 
     failures: list[ReadFailure] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -241,10 +239,7 @@ class PooledRead:
         self, specs: Iterable[str | Path], engine: Engine, on_file: Callable[[Path], None] | None
     ) -> None:
         specs = list(specs)
-        for text in map(str, specs):
-            if is_pattern(text) and not glob.glob(text, recursive=True):
-                failure = ReadFailure(printable(text), None, "no file matches this pattern", None)
-                self.summary.failures.append(failure)
+        self.summary.failures += unmatched_patterns(specs)
         items = [(str(path), explicit) for path, explicit in iter_trace_paths(specs)]
         size = max(1, min(CHUNK, len(items) // (engine.workers * 8)))
         chunks = [items[start : start + size] for start in range(0, len(items), size)]

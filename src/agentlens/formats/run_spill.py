@@ -147,11 +147,14 @@ class RunSpill:
 
     def __init__(self) -> None:
         self.folder = SpillFolder()
-        self.path: str = self.folder.path
         self.refs: list[RunRef] = []
         self._spans = array("Q")  # file, start, stop of each ref's run, by its position
         self._patches: dict[int, RunPatch] = {}
         self._shared: dict[str, str] = {}
+
+    @property
+    def path(self) -> str:
+        return self.folder.path
 
     @property
     def files(self) -> list[str]:
@@ -199,9 +202,6 @@ class RunSpill:
 
     def patch(self, ref: RunRef) -> RunPatch | None:
         return self._patches.get(ref.position)
-
-    def patch_at(self, position: int) -> RunPatch | None:
-        return self._patches.get(position)
 
     def raw(self, position: int) -> Trajectory:
         """The run at `position` as its worker wrote it, no patch applied."""

@@ -16,7 +16,6 @@ handed out is what `read_paths` returns as a list (it is this stream, collected)
 
 from __future__ import annotations
 
-import glob
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -27,12 +26,11 @@ from agentlens.formats._spool import Spool
 from agentlens.formats.load import (
     ReadFailure,
     ReadResult,
-    is_pattern,
     iter_trace_paths,
     read_one,
+    unmatched_patterns,
     warning_lines,
 )
-from agentlens.os_names import printable
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -151,11 +149,7 @@ def stream_paths(
     labeler = SidecarLabeler(unevaluated) if sidecars else None
     stream = TraceStream(Spool(), labeler, tables)
     specs = list(specs)
-    for spec in specs:
-        text = str(spec)
-        if is_pattern(text) and not glob.glob(text, recursive=True):
-            failure = ReadFailure(printable(text), None, "no file matches this pattern", None)
-            stream.failures.append(failure)
+    stream.failures += unmatched_patterns(specs)
     for path, explicit in iter_trace_paths(specs):
         trajectories = read_one(
             stream, path, explicit, format=format, lenient=lenient, strict=strict
