@@ -1,9 +1,15 @@
 """Error handling shared by all commands: user errors print one line; `--debug` shows tracebacks.
 
 Commands return their exit code (0 ok, 1 some inputs failed, 2 usage/input error, 3 a bug of
-ours, reported in one line; 130 interrupted)."""
+ours, reported in one line; 130 interrupted; 143 stopped by SIGTERM, 129 by SIGHUP)."""
 
 from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
 
 import click
 from rich.console import Console
@@ -23,7 +29,8 @@ WIDE = 120
 def run_cli(group: click.Group, argv: list[str]) -> int:
     debug = "--debug" in argv
     try:
-        result = group.main(args=argv, prog_name="agentlens", standalone_mode=False)
+        with _stop_signals_exit():
+            result = group.main(args=argv, prog_name="agentlens", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
@@ -56,6 +63,29 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
         )
         return 3
     return result if isinstance(result, int) else 0
+
+
+@contextlib.contextmanager
+def _stop_signals_exit() -> Iterator[None]:
+    """`kill PID` (SIGTERM) or a closed terminal (SIGHUP) ends the command as an exit rather than
+    a kill, so what it holds goes with it: a cohort's spill folder, a pool's workers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    taken = {
+        sig: signal.signal(sig, _exit_on_signal)
+        for sig in (signal.SIGTERM, signal.SIGHUP)
+        if signal.getsignal(sig) is signal.SIG_DFL
+    }
+    try:
+        yield
+    finally:
+        for sig, before in taken.items():
+            signal.signal(sig, before)
+
+
+def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _error(message: str) -> None:
