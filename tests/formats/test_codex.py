@@ -144,9 +144,35 @@ def test_rollout_line_layout_does_not_change_what_is_read() -> None:
         data.replace(b"\n", b"\n\n"),
         data.replace(b"\n", b"\r\n"),
         data.rstrip(b"\n"),
-        data + b"[1, 2]\n",  # a line that is not an object is skipped
     ):
         assert _read(path, variant) == original
+
+
+def test_rollout_line_that_is_not_an_object_is_skipped_with_a_warning() -> None:
+    path = ROLLOUTS[0]
+    data = path.read_bytes()
+    [original] = _read(path, data)
+    lines = data.count(b"\n")
+    extra = b'[1, 2]\n{"type": "response_item", "payload": "oops"}\n'
+    [read] = _read(path, data + extra)
+    assert read.steps == original.steps
+    assert read.metadata["warnings"] == [
+        f"line {lines + 1}: skipped (not a JSON object)",
+        f"line {lines + 2}: response_item skipped (its payload is not an object)",
+    ]
+
+
+def test_rollout_output_of_an_unknown_call_is_not_dropped_silently() -> None:
+    """A rollout cut at the front (or edited) keeps outputs whose call is gone: each is named."""
+    path = ROLLOUTS[0]
+    lines = _lines(path)
+    at = next(i for i, o in enumerate(lines) if o["payload"].get("type") in CALLS)
+    call_id = lines.pop(at)["payload"]["call_id"]
+    output = next(i for i, o in enumerate(lines, 1) if o["payload"].get("call_id") == call_id)
+    data = b"".join(json.dumps(o).encode() + b"\n" for o in lines)
+    [read] = _read(path, data)
+    assert all(s.call_id != call_id for s in read.steps)
+    assert read.metadata["warnings"] == [f"line {output}: output of unknown call {call_id!r} skipped"]
 
 
 def test_rollout_broken_line_is_named() -> None:

@@ -126,12 +126,14 @@ class _Builder:
         self.total: Usage | None = None
         self.earlier = Usage()
         self.line_number = 0  # of the line being fed, for a message
+        self.warnings: list[str] = []
 
     def feed(self, lines: list[tuple[int, _Line | None]]) -> None:
         """Every line whose payload is an object (other payloads are skipped)."""
         item_of, event_of = ITEM.decode, EVENT.decode  # one loop, no call per line: ~1000 lines
         for self.line_number, line in lines:
             if line is None:
+                self.warnings.append(f"line {self.line_number}: skipped (not a JSON object)")
                 continue
             kind = line.type
             try:
@@ -146,6 +148,8 @@ class _Builder:
                     self._other(line)
                     continue
             except msgspec.ValidationError:
+                where = f"line {self.line_number}: {kind}"
+                self.warnings.append(f"{where} skipped (its payload is not an object)")
                 continue
             self._item(item, line.payload, line.timestamp)  # stamp parsed only for steps
 
@@ -254,8 +258,11 @@ class _Builder:
 
     def _output(self, item: _Item) -> None:
         step = self.calls.get(str(item.call_id))
-        if step is not None:
-            step.observation, step.is_error = _output(item.output)
+        if step is None:
+            where = f"line {self.line_number}"
+            self.warnings.append(f"{where}: output of unknown call {item.call_id!r} skipped")
+            return
+        step.observation, step.is_error = _output(item.output)
 
     def _add(self, step: Step, stamp: Any) -> None:
         step.index = len(self.steps)
@@ -282,7 +289,7 @@ class _Builder:
         version = self.meta.get("cli_version")
         if type(version) is not str and version is not None:
             version = scalar_text(version, "session_meta cli_version")
-        return Trajectory(
+        trajectory = Trajectory(
             id=str(self.meta.get("id") or path.stem),
             task=self.task,
             agent=Agent(name="codex", version=version),
@@ -296,6 +303,9 @@ class _Builder:
             reported_usage=self.earlier + self.total if self.total else None,
             metadata=meta,
         )
+        if self.warnings:
+            trajectory.add_warnings(self.warnings)
+        return trajectory
 
 
 def _arguments(item: _Item) -> dict[str, Any]:
