@@ -172,7 +172,9 @@ def test_rollout_output_of_an_unknown_call_is_not_dropped_silently() -> None:
     data = b"".join(json.dumps(o).encode() + b"\n" for o in lines)
     [read] = _read(path, data)
     assert all(s.call_id != call_id for s in read.steps)
-    assert read.metadata["warnings"] == [f"line {output}: output of unknown call {call_id!r} skipped"]
+    assert read.metadata["warnings"] == [
+        f"line {output}: output of unknown call {call_id!r} skipped"
+    ]
 
 
 def test_rollout_broken_line_is_named() -> None:
