@@ -100,3 +100,15 @@ def test_set_messages_replaces_the_history(tmp_path: Path) -> None:
     (traj,) = read_path(path)
     assert [s.kind for s in traj.steps] == ["system", "user"]
     assert traj.metadata["folded"]["history_rewrites"] == 1
+
+
+def test_thoughts_of_a_message_with_calls_become_its_first_call_text() -> None:
+    """A response that only thinks then calls tools (no `content`) keeps its reasoning, as a
+    response without calls does: on the text of its first call, as the Copilot reader does."""
+    (traj,) = read_path(SESSION)
+    firsts = {s.raw["id"]: s for s in traj.tool_steps if isinstance(s.raw, dict)}
+    silent = [m for m in _messages_by_id().values() if m.get("toolCalls") and not m["content"]]
+    assert len(silent) == 4
+    for message in silent:
+        thoughts = [t["description"] for t in message["thoughts"]]
+        assert firsts[message["id"]].text == " ".join(thoughts)

@@ -2,8 +2,10 @@
 
 A message is `type: user` or `type: gemini`. A gemini message may carry `toolCalls[]`, each with
 its own `result[].functionResponse.response.{output|error}` and a `status`, so a call and its
-observation arrive together. `tokens` is per message (not cumulative); `thoughts` tokens are
-billed as output, so they count towards `completion_tokens`.
+observation arrive together; a response's `content` (or, when it said nothing, its `thoughts`)
+becomes the text of its first call, or of an `agent` step when it made none. `tokens` is per
+message (not cumulative); `thoughts` tokens are billed as output, so they count towards
+`completion_tokens`.
 """
 
 from __future__ import annotations
@@ -65,11 +67,14 @@ def _message_steps(message: dict[str, Any], turn: int, start: int) -> list[Step]
     )
     model = text(message.get("model"), f"{where}.model")
     common: dict[str, Any] = {"turn": turn, "timestamp": when, "model": model}
+    first = said or thoughts  # a response that only thought before its calls keeps its reasoning
     if not calls:
-        steps = [Step(index=start, kind="agent", text=said or thoughts, **common)]
+        steps = [Step(index=start, kind="agent", text=first, **common)]
     else:
         steps = [
-            _tool_step(call, f"{where}.toolCalls[{i}]", start + i, said if i == 0 else "", **common)
+            _tool_step(
+                call, f"{where}.toolCalls[{i}]", start + i, first if i == 0 else "", **common
+            )
             for i, call in enumerate(calls)
         ]
     steps[0].usage = _usage(message.get("tokens"), f"{where}.tokens")
