@@ -19,7 +19,7 @@ from agentlens import redaction
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
 from agentlens.formats.limits import check_file_size
-from agentlens.formats.registry import HEAD_BYTES, get_reader
+from agentlens.formats.registry import HEAD_BYTES, UTF8_BOM, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
 
@@ -168,6 +168,8 @@ def read_path(
                 data = handle.read()
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
+    if data[:3] == UTF8_BOM:
+        data = data[3:]  # a copy, even of a mapped file: rare, and every reader then reads it
     # a detected format is read best-effort, with a warning; --format or --strict: conform or fail
     reader = reader_cls(lenient=lenient or not (format or strict))  # type: ignore[call-arg]
     try:

@@ -36,6 +36,10 @@ READERS: dict[str, str] = {
 }
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+"""Written first by some Windows tools; JSON may carry one, and it says nothing (RFC 8259 §8.1)."""
+
+
 def get_reader(name: str) -> type[TraceReader]:
     """Return the reader class registered as `name`, or imported from a `module:Class` path."""
     target = READERS.get(name, name)
@@ -49,6 +53,7 @@ def get_reader(name: str) -> type[TraceReader]:
 def detect(path: Path, head: bytes) -> type[TraceReader]:
     """Pick the reader for a file from its name and first bytes. A known look-alike (a Qwen Code
     log shaped like Claude Code's) is named as such rather than claimed by the wrong reader."""
+    head = head.removeprefix(UTF8_BOM)
     if path.suffix in LOOKALIKE_SUFFIXES and (what := lookalike(head)) is not None:
         error = UnknownFormatError(path, what)
         error.telltale = "a session log"
