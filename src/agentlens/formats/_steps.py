@@ -12,6 +12,8 @@ import re
 from datetime import datetime
 from typing import Any, NamedTuple
 
+import orjson
+
 from agentlens.formats._categories import categorize_editor, categorize_tool
 from agentlens.formats._json import count
 from agentlens.shell.categories import analyse_command
@@ -70,6 +72,23 @@ class ToolView(NamedTuple):
     category: ToolCategory
     command: str | None
     files: list[str]
+
+
+def call_arguments(raw: Any) -> dict[str, Any]:
+    """A call's arguments as an object. Some logs store them as a JSON string: it is parsed;
+    any other value is kept under `_raw`, not dropped (it still shows, and redaction sees it)."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    return {"_raw": raw}
 
 
 def classify(name: str, arguments: dict[str, Any]) -> ToolView:

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 from agentlens.errors import AgentLensError
 from agentlens.formats._json import ReadGuard, count, head_text, iter_jsonl, json_type, text
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._steps import classify, parse_time
+from agentlens.formats._steps import call_arguments, classify, parse_time
 from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
 
 SESSION_KEY = re.compile(r'"(?:sessionId|leafUuid|session_id)"\s*:')
@@ -189,7 +189,7 @@ class _Builder:
         self, block: dict[str, Any], line: dict[str, Any], turn_key: str, raw: Any
     ) -> None:
         name = str(block.get("name") or "unknown")
-        args = _dict(block.get("input"))
+        args = call_arguments(block.get("input"))
         view = classify(name, args)
         step = Step(
             index=0,

@@ -36,7 +36,7 @@ from agentlens.formats._json import (
     text,
 )
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._steps import ToolView, classify, parse_time
+from agentlens.formats._steps import ToolView, call_arguments, classify, parse_time
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 EVENT = re.compile(r'"type"\s*:\s*"(?:session|user|assistant|tool|system)\.[a-z_]+"')
@@ -143,7 +143,7 @@ class _Session:
         self.last_message = self.steps[first]
 
     def _call(self, name: str, raw_args: Any, call_id: str | None, **fields: Any) -> Step:
-        args = raw_args if isinstance(raw_args, dict) else {}
+        args = call_arguments(raw_args)
         view = tool_view(name, args)
         step = Step(
             index=0,

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from agentlens.formats._json import ReadGuard, arr, count, loads, obj, require, text
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._steps import parse_time
+from agentlens.formats._steps import call_arguments, parse_time
 from agentlens.formats._tool_table import tool_category
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
 
@@ -88,8 +88,7 @@ message_steps = _message_steps
 def _tool_step(raw: Any, where: str, index: int, said: str, **common: Any) -> Step:
     call = obj(raw, where)
     name = text(call.get("name"), f"{where}.name") or "unknown"
-    raw_args = call.get("args")
-    args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
+    args = call_arguments(call.get("args"))
     category, command, files = tool_category(name, args)
     output, is_error = _result(call, where)
     if call.get("status") not in (None, "success"):

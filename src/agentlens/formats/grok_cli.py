@@ -27,7 +27,7 @@ import orjson
 
 from agentlens.formats._json import ReadGuard, head_text, iter_jsonl, json_type, obj, text
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._steps import ToolView, classify
+from agentlens.formats._steps import ToolView, call_arguments, classify
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory
 
 UPDATE = re.compile(r'"method"\s*:\s*"(?:_x\.ai/)?session/update"')
@@ -113,8 +113,7 @@ class _Session:
     def _call(self, update: dict[str, Any], when: Any, where: str) -> None:
         meta = obj(obj(update.get("_meta"), f"{where}: _meta").get("x.ai/tool"), f"{where}: _meta")
         name = text(meta.get("name"), f"{where}: tool name") or text(update.get("title"), where)
-        raw_args = update.get("rawInput")
-        args = raw_args if isinstance(raw_args, dict) else {}
+        args = call_arguments(update.get("rawInput"))
         view = tool_view(name or "unknown", args)
         call_id = text(update.get("toolCallId"), f"{where}: toolCallId")
         step = Step(
