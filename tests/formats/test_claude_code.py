@@ -140,3 +140,33 @@ def test_a_truncated_session_names_the_broken_line(tmp_path: Path) -> None:
     cut.write_bytes(data[: len(data) // 2])
     with pytest.raises(TraceError, match=f"line {lines + 1}"):
         read_path(cut)
+
+
+def test_a_pasted_image_keeps_its_user_turn(tmp_path: Path) -> None:
+    """A screenshot pasted into the prompt is an `image` block of a user line: it is named, as
+    in a tool result, and a prompt that is only an image still makes a user step."""
+    path = ROOT / "jnarowski-agentcmd" / "full-session-two.jsonl"
+    lines = _lines(path)
+    image = next(
+        part
+        for line in lines
+        for block in _blocks(line, "tool_result")
+        for part in block["content"]
+        if isinstance(block["content"], list) and part.get("type") == "image"
+    )
+    first = next(
+        i for i, line in enumerate(lines) if _blocks(line, "text") and line["type"] == "user"
+    )
+    prompt = lines[first]
+    only_image = {**prompt, "uuid": "pasted-image", "message": {"role": "user", "content": [image]}}
+    prompt["message"]["content"] = [image, *prompt["message"]["content"]]
+    lines.insert(first + 1, only_image)
+    copy = tmp_path / path.name
+    copy.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (original,) = read_path(path)
+    (read,) = read_path(copy)
+    users = [(s.raw["uuid"], s.text) for s in read.steps if s.kind == "user"]
+    before = [(s.raw["uuid"], s.text) for s in original.steps if s.kind == "user"]
+    at = next(i for i, (uuid, _) in enumerate(before) if uuid == prompt["uuid"])
+    pasted = [(prompt["uuid"], f"[image]\n{before[at][1]}"), ("pasted-image", "[image]")]
+    assert users == [*before[:at], *pasted, *before[at + 1 :]]

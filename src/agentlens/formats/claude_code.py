@@ -217,6 +217,8 @@ class _Builder:
                 self._tool_result(block, line)
             elif block.get("type") == "text":
                 texts.append(str(block.get("text") or ""))
+            else:  # a pasted image or document: named, as in a tool result
+                texts.append(f"[{block.get('type')}]")
         if texts:
             meta = line.get("isMeta") or line.get("isCompactSummary")
             step = Step(index=0, kind="system" if meta else "user", text="\n".join(texts), raw=line)
