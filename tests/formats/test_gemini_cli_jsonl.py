@@ -112,3 +112,17 @@ def test_thoughts_of_a_message_with_calls_become_its_first_call_text() -> None:
     for message in silent:
         thoughts = [t["description"] for t in message["thoughts"]]
         assert firsts[message["id"]].text == " ".join(thoughts)
+
+
+def test_an_image_part_of_a_prompt_is_named_not_dropped(tmp_path: Path) -> None:
+    """A pasted image is an `inlineData` part of the user message's content: it shows as
+    `[inlineData]` beside the text, as images in Claude Code prompts and tool results do."""
+    lines = _lines()
+    prompt = next(line for line in lines if line.get("type") == "user")
+    image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
+    prompt["content"] = [image, *prompt["content"]]
+    copy = tmp_path / SESSION.name
+    copy.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (original,) = read_path(SESSION)
+    (read,) = read_path(copy)
+    assert read.steps[1].text == "[inlineData]\n" + original.steps[1].text

@@ -141,8 +141,15 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        return "\n".join(_part_text(p) for p in content if isinstance(p, dict))
     return ""
+
+
+def _part_text(part: dict[str, Any]) -> str:
+    """A content part's text; a media part (`inlineData`, `fileData`) is named, not dropped."""
+    if "text" in part or not part:
+        return str(part.get("text", ""))
+    return f"[{next(iter(part))}]"
 
 
 def _session_id(path: Path, doc: dict[str, Any]) -> str:
