@@ -14,7 +14,7 @@ from agentlens.errors import UnknownFormatError
 from agentlens.formats import read_path, read_paths
 from agentlens.formats.claude_code import ClaudeCodeReader
 from agentlens.formats.registry import HEAD_BYTES
-from tests.conftest import DATA
+from tests.conftest import DATA, FORMATS
 
 MINI = DATA / "mini-swe-agent-swebv" / "trajs"
 
@@ -184,3 +184,38 @@ def test_the_lines_a_lookalike_is_judged_by_are_the_heads_first_lines() -> None:
         head = bytes(rng.choice(b"ab\r\n\x0b\x85") for _ in range(rng.randrange(30)))
         for count in (0, 1, 2, 20):
             assert list(first_lines(head, count)) == head.splitlines()[:count], (head, count)
+
+
+CLAUDE = FORMATS / "claude-code" / "marot-spotter"
+CLAUDE_SESSION = CLAUDE / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+
+
+def test_a_walked_sub_agent_file_is_read_once_inside_its_session() -> None:
+    """Walking a Claude Code project folder reaches `<session>/subagents/agent-*.jsonl` too: each
+    is already a subtrajectory of its session, so it is named as such, not counted as a run."""
+    subs = sorted((CLAUDE / CLAUDE_SESSION.stem / "subagents").glob("agent-*.jsonl"))
+    result = read_paths([CLAUDE])
+    assert sorted(Path(t.source.path).name for t in result.trajectories) == sorted(
+        p.name for p in CLAUDE.glob("*.jsonl")
+    )
+    (session,) = [t for t in result.trajectories if t.source.path == str(CLAUDE_SESSION)]
+    assert [Path(s.source.path) for s in session.subtrajectories] == subs
+    linked = [s for s in result.sidecars if "subagents" in s]
+    assert [Path(s.split(": ")[0]).name for s in linked] == [p.name for p in subs]
+    assert all(f"read inside its session {CLAUDE_SESSION}" in s for s in linked)
+
+
+def test_sub_agent_files_without_their_session_in_the_batch_are_read() -> None:
+    folder = CLAUDE / CLAUDE_SESSION.stem / "subagents"
+    alone = read_paths([folder])
+    assert len(alone.trajectories) == 2
+    (named,) = read_paths([next(folder.glob("agent-*.jsonl"))]).trajectories
+    assert named.parent_id == "4d5611e5-241a-462a-8d15-5122611a9569"
+
+
+def test_sub_agents_walked_from_inside_their_session_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(CLAUDE / CLAUDE_SESSION.stem)
+    assert len(read_paths(["."]).trajectories) == 2  # the session is not in the walk
+    assert len(read_paths([".."]).trajectories) == 4

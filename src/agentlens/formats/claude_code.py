@@ -22,6 +22,7 @@ the subtrajectory `<session>/<tool_use_id>`, linked from the `Task` call that sp
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -71,6 +72,16 @@ class ClaudeCodeReader(SuffixReader):
 def _subagent_paths(path: Path) -> list[Path]:
     folder = path.parent / path.stem / "subagents"
     return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+
+
+def session_of(path: Path) -> Path | None:
+    """The session file that reads `path` as one of its sub-agents, when `path` is
+    `<session>/subagents/agent-*.jsonl` and `<session>.jsonl` exists."""
+    if path.parent.name != "subagents" or not path.name.startswith("agent-"):
+        return None
+    folder = Path(os.path.abspath(path)).parent.parent  # `subagents/x` read from `<session>/`
+    session = folder.with_name(f"{folder.name}.jsonl")
+    return session if path.suffix == ".jsonl" and session.is_file() else None
 
 
 class _Builder:

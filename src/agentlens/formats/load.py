@@ -18,6 +18,7 @@ import msgspec
 from agentlens import redaction
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
+from agentlens.formats.claude_code import session_of
 from agentlens.formats.limits import check_file_size
 from agentlens.formats.registry import HEAD_BYTES, UTF8_BOM, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
@@ -121,9 +122,16 @@ def iter_trace_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]
         for match in matches:
             path = Path(match)
             if path.is_dir():
-                yield from ((p, False) for p in _walk(path))
+                yield from ((p, _alone(p, path)) for p in _walk(path))
             else:
                 yield path, not pattern
+
+
+def _alone(path: Path, root: Path) -> bool:
+    """Whether a walked Claude Code sub-agent file is read on its own, as if named: its session
+    lies outside the walked folder, so nothing else reads it."""
+    session = session_of(path)
+    return session is not None and not session.is_relative_to(os.path.abspath(root))
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -313,6 +321,10 @@ def read_one(
     """The file's trajectories; a file that gives none is noted in `problems`, by kind."""
     if not explicit and is_sidecar(path) and telltale_of(path) is None:
         problems.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
+        return []
+    if not explicit and (session := session_of(path)) is not None:
+        where = f"a sub-agent, read inside its session {printable(str(session))}"
+        problems.sidecars.append(f"{printable(str(path))}: {where}")
         return []
     try:
         return read_path(path, format=format, lenient=lenient, strict=strict)
