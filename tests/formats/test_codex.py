@@ -197,3 +197,20 @@ def test_rollout_reasoning_summary_of_the_wrong_type_is_a_schema_error() -> None
     data = b"".join(json.dumps(o).encode() + b"\n" for o in lines)
     with pytest.raises(SchemaError, match="reasoning summary should be an array, found number"):
         _read(path, data)
+
+
+def test_rollout_compaction_summary_is_a_system_step() -> None:
+    """cli 0.4x+ writes `{"type": "compacted", "payload": {"message": …}}` when it compacts the
+    context: the summary the model goes on from is kept where it happened, not dropped."""
+    path = ROLLOUTS[0]
+    lines = _lines(path)
+    at = next(i for i, o in enumerate(lines) if o["payload"].get("type") == "function_call_output")
+    summary = "Summary of the work so far: the parser is fixed, tests remain."
+    lines.insert(at + 1, {"timestamp": lines[at]["timestamp"], "type": "compacted",
+                          "payload": {"message": summary, "replacement_history": []}})  # fmt: skip
+    data = b"".join(json.dumps(o).encode() + b"\n" for o in lines)
+    [original] = _read(path, path.read_bytes())
+    [read] = _read(path, data)
+    (step,) = [s for s in read.steps if s.text == summary]
+    assert step.kind == "system"
+    assert [s.text for s in read.steps if s is not step] == [s.text for s in original.steps]

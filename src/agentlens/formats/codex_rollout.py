@@ -1,7 +1,7 @@
 """OpenAI Codex CLI rollout JSONL (`~/.codex/sessions/.../rollout-*.jsonl`), cli 0.40 to 0.104.
 
 Steps come from `response_item` lines; `event_msg` lines repeat them and are ignored, except
-`token_count`. A turn is one model response: the run of model items (reasoning, assistant
+`token_count`. A `compacted` line (the summary a compaction leaves) becomes a `system` step. A turn is one model response: the run of model items (reasoning, assistant
 message, function / custom tool calls) between tool outputs or user messages, so parallel calls
 share a turn. Reasoning summaries and assistant text become the `text` of the turn's next call,
 or an `agent` step when the response makes no call.
@@ -166,6 +166,12 @@ class _Builder:
             meta = any_decoder.decode(line.payload)
             if isinstance(meta, dict):
                 self.meta = meta
+        elif kind == "compacted":  # the summary the model goes on from, in place of the history
+            payload = any_decoder.decode(line.payload)
+            summary = payload.get("message") if isinstance(payload, dict) else None
+            self._end_response(line.timestamp)
+            step = Step(index=0, kind="system", text=str(summary or ""), raw=payload)
+            self._add(step, line.timestamp)
 
     def _event(self, event: _Event) -> None:
         if event.type == "user_message" and self.task is None:
