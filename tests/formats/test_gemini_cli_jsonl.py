@@ -126,3 +126,17 @@ def test_an_image_part_of_a_prompt_is_named_not_dropped(tmp_path: Path) -> None:
     (original,) = read_path(SESSION)
     (read,) = read_path(copy)
     assert read.steps[1].text == "[inlineData]\n" + original.steps[1].text
+
+
+def test_a_rewind_to_an_unknown_message_is_named(tmp_path: Path) -> None:
+    """The CLI only writes `$rewindTo` for a message it holds; an unknown id (a log cut or
+    edited) clears the history as the CLI's own loader does, and says so."""
+    copy = tmp_path / SESSION.name
+    copy.write_text(SESSION.read_text() + json.dumps({"$rewindTo": "no-such-message"}) + "\n")
+    (traj,) = read_path(copy)
+    held = len(_messages_by_id())
+    assert traj.steps == []
+    assert traj.metadata["warnings"][0] == (
+        f"line {len(_lines()) + 1}: $rewindTo an unknown message 'no-such-message' "
+        f"dropped all {held} messages"
+    )

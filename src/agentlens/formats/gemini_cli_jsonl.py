@@ -75,7 +75,7 @@ class _Log:
 
     def take(self, line: dict[str, Any], where: str) -> None:
         if "$rewindTo" in line:
-            self._rewind(text(line["$rewindTo"], f"{where}: $rewindTo"))
+            self._rewind(text(line["$rewindTo"], f"{where}: $rewindTo"), where)
         elif isinstance(line.get("id"), str):
             self.messages[line["id"]] = line
         elif "$set" in line:
@@ -87,9 +87,12 @@ class _Log:
         else:
             self.warnings.append(f"{where}: skipped (not a message, patch or rewind)")
 
-    def _rewind(self, to: str | None) -> None:
+    def _rewind(self, to: str | None, where: str) -> None:
         self.rewinds += 1
         ids = list(self.messages)
+        if to not in self.messages and ids:  # the CLI rewinds only to a message it holds
+            dropped = f"dropped all {len(ids)} messages"
+            self.warnings.append(f"{where}: $rewindTo an unknown message {to!r} {dropped}")
         cut = ids.index(to) if to in self.messages else 0
         for message_id in ids[cut:]:
             del self.messages[message_id]
