@@ -110,10 +110,33 @@ def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
 
 
 def iter_trace_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
-    """Yield (path, explicit) for every file named, globbed or found under a directory.
+    """Yield (path, explicit) for every file named, globbed or found under a directory, each
+    file once: one reached again (named twice, or through a link) is `repeated_paths`'s.
 
     `explicit` is False for files found by walking, whose sidecars are skipped rather than failed.
     """
+    seen: set[str] = set()
+    for path, explicit in _named_paths(specs):
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            yield path, explicit
+
+
+def repeated_paths(specs: Iterable[str | Path]) -> list[ReadFailure]:
+    """A failure for each file reached again (the same folder named twice, or by its real path
+    and through a link): it is read once, since a second copy would be scored against itself."""
+    first: dict[str, Path] = {}
+    failures = []
+    for path, _ in _named_paths(specs):
+        earlier = first.setdefault(os.path.realpath(path), path)
+        if earlier is not path:
+            why = "read twice" + ("" if earlier == path else f": the same file as {earlier}")
+            failures.append(ReadFailure(printable(str(path)), None, why, None))
+    return failures
+
+
+def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
     for spec in specs:
         text = str(spec)
         pattern = is_pattern(text)

@@ -36,6 +36,7 @@ from agentlens.formats.load import (
     ReadFailure,
     iter_trace_paths,
     read_one,
+    repeated_paths,
     unmatched_patterns,
     warning_lines,
 )
@@ -239,7 +240,7 @@ class PooledRead:
         self, specs: Iterable[str | Path], engine: Engine, on_file: Callable[[Path], None] | None
     ) -> None:
         specs = list(specs)
-        self.summary.failures += unmatched_patterns(specs)
+        self.summary.failures += unmatched_patterns(specs) + repeated_paths(specs)
         items = [(str(path), explicit) for path, explicit in iter_trace_paths(specs)]
         size = max(1, min(CHUNK, len(items) // (engine.workers * 8)))
         chunks = [items[start : start + size] for start in range(0, len(items), size)]

@@ -28,6 +28,7 @@ from agentlens.formats.load import (
     ReadResult,
     iter_trace_paths,
     read_one,
+    repeated_paths,
     unmatched_patterns,
     warning_lines,
 )
@@ -149,7 +150,7 @@ def stream_paths(
     labeler = SidecarLabeler(unevaluated) if sidecars else None
     stream = TraceStream(Spool(), labeler, tables)
     specs = list(specs)
-    stream.failures += unmatched_patterns(specs)
+    stream.failures += unmatched_patterns(specs) + repeated_paths(specs)
     for path, explicit in iter_trace_paths(specs):
         trajectories = read_one(
             stream, path, explicit, format=format, lenient=lenient, strict=strict
