@@ -47,3 +47,21 @@ def test_rows_out_all_writes_every_row_as_scoring_does(
     written = [json.loads(line)["trajectory_id"] for line in out.read_text().splitlines()]
     assert sorted(written) == sorted(expected)  # the failing runs too
     assert f"wrote {len(expected)} rows" in result.err
+
+
+def test_runs_with_no_pass_fail_label_are_out_of_pass_rates_and_tiers(
+    run_cli: Callable[..., Run],
+) -> None:
+    """Two swe-agent-java runs were never evaluated (`unknown`): they are scored, but neither
+    pass nor fail, so no pass rate counts them as failures and no tier holds them."""
+    doc = json.loads(run_cli("cohort", str(JAVA), "--boot", "20", "--json").out)
+    unknown = doc["n_runs"] - doc["validity"]["n_pass"] - doc["validity"]["n_fail"]
+    assert unknown == 2
+    for model in doc["models"]:
+        labelled = model["trajectories"] - model["unknown"]
+        assert model["pass_rate"] == pytest.approx(100 * model["passing"] / labelled)
+    assert sum(m["unknown"] for m in doc["models"]) == unknown
+    text = run_cli("cohort", str(JAVA), "--boot", "20").out
+    tiered = sum(doc["tiers"].values())
+    assert f"Tiers ({tiered} runs; 2 with no pass/fail label)" in text
+    assert "2 runs with no pass/fail label left out" in text
