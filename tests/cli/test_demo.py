@@ -197,3 +197,11 @@ def test_demo_without_local_data_downloads_into_the_cache(
     assert f"read {len(traces)} files" in result.out  # type: ignore[attr-defined]
     assert (tmp_path / "cache" / "bench-test" / ".complete").is_file()
     assert server.requests == 1
+
+
+def test_an_unknown_section_is_a_usage_error(run_cli: Callable[..., object]) -> None:
+    """`--section bogus` once ran no section at all and exited 0; it now names the sections."""
+    result = run_cli("demo", "--data", str(BENCH), "--section", "bogus")
+    assert result.code == 2  # type: ignore[attr-defined]
+    err = result.err  # type: ignore[attr-defined]
+    assert "bogus" in err and "process scoring" in err and "Traceback" not in err
