@@ -152,13 +152,18 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
 def _walk(root: Path) -> Iterator[Path]:
     """Regular files below `root`, sidecars included (the batch names what it skips): a named
     pipe found by walking would block `open` until something writes to it, and a device may
-    never end. (A file named explicitly is read as given, as `cat` would: `/dev/stdin` works.)"""
-    for dirpath, dirnames, filenames in os.walk(root):
+    never end. (A file named explicitly is read as given, as `cat` would: `/dev/stdin` works.)
+    A folder that cannot be listed is yielded too, so that reading it names it and says why."""
+    unlisted: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted.append):
+        yield from (Path(error.filename) for error in unlisted)
+        unlisted.clear()
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             path = Path(dirpath) / name
             if os.path.isfile(path):
                 yield path
+    yield from (Path(error.filename) for error in unlisted)
 
 
 def read_path(
@@ -246,7 +251,17 @@ def _refuse_special(path: Path) -> None:
         kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
                  stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket", stat.S_ISDIR: "a folder"}  # fmt: skip
         kind = next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+        if stat.S_ISDIR(mode):
+            _refuse_unlisted(path)
         raise TraceError(path, f"cannot read {kind}: only regular files are traces")
+
+
+def _refuse_unlisted(folder: Path) -> None:
+    """A folder the walk could not list (`_walk`): why, in the usual words."""
+    try:
+        os.scandir(folder).close()
+    except OSError as exc:
+        raise TraceError(folder, f"cannot read: {exc.strerror or exc}") from exc
 
 
 INT64 = 2**63 - 1
@@ -332,7 +347,7 @@ def read_one(
     strict: bool,
 ) -> list[Trajectory]:
     """The file's trajectories; a file that gives none is noted in `problems`, by kind."""
-    if not explicit and is_sidecar(path) and telltale_of(path) is None:
+    if not explicit and is_sidecar(path) and not path.is_dir() and telltale_of(path) is None:
         problems.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
         return []
     try:
