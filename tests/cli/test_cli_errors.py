@@ -134,3 +134,22 @@ def test_counts_out_of_range_are_usage_errors(
     result = run_cli(*args)
     assert result.code == 2  # type: ignore[attr-defined]
     assert "is not in the range" in result.err and "Traceback" not in result.err  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", [["inspect", "--json"], ["label", "--json"], ["inspect"]])
+def test_a_reader_that_stops_early_is_not_an_error(command: list[str]) -> None:
+    """`agentlens inspect --json DIR | head -1`: once the reader has what it wanted the command
+    ends quietly with exit 0 (click turned the closed pipe into exit 1, as if inputs failed)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    args = [sys.executable, "-m", "agentlens", *command, str(BENCH / "trajectories")]
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().strip()
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "Exception ignored" not in err

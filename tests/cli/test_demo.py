@@ -197,3 +197,27 @@ def test_demo_without_local_data_downloads_into_the_cache(
     assert f"read {len(traces)} files" in result.out  # type: ignore[attr-defined]
     assert (tmp_path / "cache" / "bench-test" / ".complete").is_file()
     assert server.requests == 1
+
+
+def test_an_unknown_section_is_a_usage_error(run_cli: Callable[..., object]) -> None:
+    """`--section bogus` once ran no section at all and exited 0; it now names the sections."""
+    result = run_cli("demo", "--data", str(BENCH), "--section", "bogus")
+    assert result.code == 2  # type: ignore[attr-defined]
+    err = result.err  # type: ignore[attr-defined]
+    assert "bogus" in err and "process scoring" in err and "Traceback" not in err
+
+
+def test_the_demo_names_a_task_it_cannot_score(tmp_path: Path) -> None:
+    """astropy__astropy-13236 has 3 passing runs, fewer than the 5 donors the protocol needs:
+    the demo's count of scored runs once left its 35 runs out without a word."""
+    data = tmp_path / "data" / "trajectories"
+    data.mkdir(parents=True)
+    for task in ("astropy__astropy-13236", TASK):
+        (data / task).mkdir()
+        for trace in (BENCH / "trajectories" / task).glob("*.json"):
+            (data / task / trace.name).symlink_to(trace)
+    console = Console(file=io.StringIO(), width=200)
+    assert run_demo(tmp_path / "data", console, ("process scoring",)) == 0
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "1 tasks, 5 donors, 32 runs scored (profile paper)" in text
+    assert "not scored: astropy__astropy-13236: 3 passing, 32 failing" in text

@@ -72,3 +72,15 @@ def test_copies_of_one_session_in_two_folders_keep_their_folder(tmp_path: Path) 
         f"desktop/{header['sessionId']}",
         f"laptop/{header['sessionId']}",
     ]
+
+
+def test_the_same_file_through_a_link_is_read_once(tmp_path: Path) -> None:
+    """A folder named by its real path and by a symlink to it (or a link to a file beside it)
+    holds one set of runs: a second copy would be scored against itself."""
+    link = tmp_path / "linked"
+    link.symlink_to(MINI, target_is_directory=True)
+    result = read_paths([MINI, link])
+    ids = [t.id for t in result.trajectories]
+    assert len(ids) == len(set(ids)) == len(list(MINI.glob("*/*.traj.json")))
+    assert len(result.failures) == len(ids)
+    assert all("read twice" in f.reason for f in result.failures)

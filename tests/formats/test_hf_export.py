@@ -66,6 +66,23 @@ def test_scores_from_cohort_rows_become_columns(tmp_path: Path) -> None:
     assert all(r["tier"] is None for r in ds if r["id"] not in rows)
 
 
+def test_scores_written_as_parquet_join_as_jsonl_do(tmp_path: Path) -> None:
+    """`cohort --out rows.parquet` (the README's example) is a `--scores` file too; it was read
+    as JSON Lines and refused as "str is not valid UTF-8"."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows_path = tmp_path / "rows.parquet"
+    assert main(["cohort", str(JAVA), "--no-tables", "--out", str(rows_path)]) == 0
+    rows = {r["trajectory_id"]: r for r in pq.read_table(rows_path).to_pylist()}
+    out = tmp_path / "ds"
+    args = ["convert", str(JAVA), "--to", "hf", "-o", str(out), "--scores", str(rows_path)]
+    assert main(args) == 0
+    scored = [r for r in datasets.load_from_disk(str(out)) if r["process_score"] is not None]
+    assert len(scored) == len(rows) > 0
+    for row in scored:
+        assert row["process_score"] == pytest.approx(rows[row["id"]]["composite"])
+        assert row["tier"] == rows[row["id"]]["quality_tier"]
+
+
 def test_a_planted_secret_is_redacted_in_the_export(tmp_path: Path) -> None:
     source = next(MINI.glob("trajs/*/*.traj.json"))
     doc = json.loads(source.read_bytes())

@@ -219,3 +219,27 @@ def test_sub_agents_walked_from_inside_their_session_folder(
     monkeypatch.chdir(CLAUDE / CLAUDE_SESSION.stem)
     assert len(read_paths(["."]).trajectories) == 2  # the session is not in the walk
     assert len(read_paths([".."]).trajectories) == 4
+
+
+def test_a_folder_the_walk_cannot_list_is_a_failure_not_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run folder without read permission (injected: the tests run as root) was passed over
+    by `os.walk` without a word; it is one failure naming the folder and why."""
+    import os
+
+    for task in sorted(MINI.iterdir())[:2]:
+        shutil.copytree(task, tmp_path / task.name)
+    locked = tmp_path / sorted(MINI.iterdir())[1].name
+    real_scandir = os.scandir
+
+    def scandir(path: object = ".") -> object:
+        if Path(str(path)) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = read_paths([tmp_path])
+    assert len(result.trajectories) == 1
+    (failure,) = result.failures
+    assert failure.path == str(locked) and failure.reason == "cannot read: Permission denied"

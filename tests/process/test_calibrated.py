@@ -91,3 +91,26 @@ def test_a_saved_reference_scores_as_the_cohort_does(
     by_id = {d["trajectory_id"]: d for d in map(json.loads, capsys.readouterr().out.splitlines())}
     for res in scored:
         assert by_id[res.trajectory_id]["score_reason"] == res.composite.reason
+
+
+@pytest.mark.parametrize("n_states", [-1, -3])
+def test_an_impossible_saved_baseline_is_ignored_not_a_crash(
+    n_states: float, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-edited reference whose donors have a negative length once failed every run with
+    `ZeroDivisionError` (or a math domain error), blaming the run; it is ignored like any other
+    malformed baseline, and the reason says the dev-task mean was used."""
+    import json
+
+    from agentlens.cli import main
+
+    task, ref = BENCH / "trajectories" / "psf__requests-1724", tmp_path / "ref.json"
+    assert main(["reference", "build", str(task), "-o", str(ref)]) == 0
+    doc = json.loads(ref.read_text())
+    doc["donor_baseline"]["n_states"] = n_states
+    ref.write_text(json.dumps(doc))
+    capsys.readouterr()
+    run = next(task.glob("*-pass-*.json"))
+    assert main(["score", str(run), "--reference", str(ref), "--json"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert "dev-task mean" in json.loads(line)["signals"]["f1_rel"]["reason"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from agentlens.cli._app import run_cli
+from agentlens.cli._app import run_cli, silence_stdout
 
 # Command name -> "module:function"; modules are imported only when their command runs.
 COMMANDS: dict[str, str] = {
@@ -50,6 +50,13 @@ class LazyGroup(click.Group):
         module, _, attr = target.partition(":")
         command: Any = getattr(importlib.import_module(module), attr)
         return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # `agentlens … | head`: caught before click makes it exit 1
+            silence_stdout()
+            return 0
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from the modules' sources, none imported: `agentlens --help` would

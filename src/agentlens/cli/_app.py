@@ -6,7 +6,9 @@ ours, reported in one line; 130 interrupted; 143 stopped by SIGTERM, 129 by SIGH
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
@@ -15,13 +17,25 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from agentlens.cli._visible import VisibleControls
 from agentlens.errors import AgentLensError
+
+
+class _StdoutConsole(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich would exit 1 here; the reader has what it wanted (`| head`), so on to exit 0."""
+        self.quiet = True
+        silence_stdout()
+        raise BrokenPipeError
+
 
 # Results are mostly text from traces (ids, tool names, commands), printed as written: no emoji
 # codes (`daemon:x:1` is not `daemon❌1`) and no markup (`[bold]` in an id stays); styles come from
 # `Text` objects. Error lines keep markup, with the text in them `escape()`d.
-console = Console(emoji=False, markup=False)
+console = _StdoutConsole(emoji=False, markup=False)
 err_console = Console(stderr=True, emoji=False)
+for _console in (console, err_console):
+    _console.push_render_hook(VisibleControls())
 # Below this width a table of many columns folds every cell: per-run lines read better.
 WIDE = 120
 
@@ -45,6 +59,7 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
         _error(str(exc))
         return 2
     except BrokenPipeError:
+        silence_stdout()
         return 0
     except KeyboardInterrupt:
         err_console.print("interrupted")
@@ -86,6 +101,15 @@ def _stop_signals_exit() -> Iterator[None]:
 
 def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
+
+
+def silence_stdout() -> None:
+    """The reader of stdout is gone (`agentlens … | head`): what is still buffered goes to
+    /dev/null, so the interpreter's last flush cannot fail a finished command."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _error(message: str) -> None:

@@ -32,7 +32,11 @@ def print_report(console: Console, report: CohortReport, curation: Sequence[Cura
 
 
 def tier_table(report: CohortReport) -> Table:
-    table = Table("tier", "runs", "share of its outcome %", title=f"Tiers ({report.n_runs} runs)")
+    tiered = sum(report.tiers.values())
+    unknown = (
+        f"; {report.n_runs - tiered} with no pass/fail label" if report.n_runs > tiered else ""
+    )
+    table = Table("tier", "runs", "share of its outcome %", title=f"Tiers ({tiered} runs{unknown})")
     passing = sum(report.tiers.get(t, 0) for t in TIER_ORDER[:3])
     failing = sum(report.tiers.get(t, 0) for t in TIER_ORDER[3:])
     for tier in TIER_ORDER:
@@ -43,7 +47,11 @@ def tier_table(report: CohortReport) -> Table:
 
 
 def model_table(report: CohortReport) -> Table:
-    table = Table(title="Models: pass rate vs process quality of passing runs")
+    unknown = sum(m.unknown for m in report.models)
+    table = Table(
+        title="Models: pass rate vs process quality of passing runs",
+        caption=f"{unknown} runs with no pass/fail label left out" if unknown else None,
+    )
     for name in (
         "model",
         "runs",
@@ -57,7 +65,7 @@ def model_table(report: CohortReport) -> Table:
         table.add_column(name, justify="right")
     for m in report.models:
         table.add_row(
-            m.model, str(m.trajectories), f"{m.pass_rate:.1f}", str(m.pass_rank),
+            m.model, str(m.trajectories - m.unknown), _f(m.pass_rate), str(m.pass_rank),
             f"{m.mean_score_passing:.1f}", str(m.score_rank), f"{m.rank_shift:+d}",
             f"{m.lucky_percent:.1f} ({m.lucky})",
         )  # fmt: skip

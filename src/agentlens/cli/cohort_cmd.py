@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -52,7 +53,7 @@ PROTOCOLS = ("agentlens-bench", "leave-one-out")  # agentlens.process.protocols,
 @click.option("--out", "out_path", type=click.Path(dir_okay=False),
               help="Write the scored rows (.jsonl/.csv/.parquet).")  # fmt: skip
 @click.option("--select", "selection", default="all", show_default=True,
-              help="Rows written by --out: all, drop-lucky or top-<k> (passing runs).")  # fmt: skip
+              help="Rows written by --out: all (every row), drop-lucky or top-<k> (passing runs only).")  # fmt: skip
 @click.option("--no-tables", is_flag=True,
               help="Print no tables (no validity figures): score, then write --out/--store.")  # fmt: skip
 @profile_option
@@ -74,8 +75,11 @@ def cohort(
     scored (exit 0; with --strict, exit 2)."""
     from agentlens.process.cohort_rows import read_annotation_rows
     from agentlens.process.cohort_table import full_rows
-    from agentlens.process.curation import export_rows, select
+    from agentlens.process.curation import check_selection, export_format, export_rows, select
 
+    check_selection(selection)  # usage errors before the scoring, not after it
+    if out_path:
+        export_format(Path(out_path))
     code = 0
     failed: list[tuple[str, Failure | RunFailure]] = []
     if rows_csv:
@@ -96,7 +100,7 @@ def cohort(
     ):  # no task meets the protocol rule: said above, not an error
         err_console.print("0 runs scored (see `not scored:` above)", highlight=False)
     if out_path:
-        chosen = rows if selection == "all" and not rows_csv else select(rows, selection)
+        chosen = rows if selection == "all" else select(rows, selection)
         export_rows(full_rows(chosen), out_path)
         err_console.print(f"wrote {len(chosen)} rows → {out_path}", highlight=False)
     return code

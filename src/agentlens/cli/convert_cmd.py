@@ -38,7 +38,7 @@ UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True)
 @click.option("--force", is_flag=True, help="Replace existing output files.")
 @click.option("--scores", "scores_path", type=click.Path(exists=True, dir_okay=False),
-              help="hf: join the rows `cohort --out` wrote (.jsonl/.csv) by trajectory id.")  # fmt: skip
+              help="hf: join the rows `cohort --out` wrote (.jsonl/.csv/.parquet) by trajectory id.")  # fmt: skip
 @read_options
 def convert(
     paths: tuple[str, ...],

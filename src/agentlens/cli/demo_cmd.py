@@ -8,13 +8,19 @@ import click
 
 from agentlens.cli._app import console
 from agentlens.cli._sandbox_option import sandbox_option
-from agentlens.demo.tour import find_data, run_demo
+from agentlens.demo.tour import SECTIONS, find_data, run_demo
 
 
 @click.command()
 @sandbox_option
 @click.option("--data", "data", type=click.Path(exists=True, file_okay=False), default=None)
-@click.option("--section", "only", multiple=True, help="Run only these sections (repeatable).")
+@click.option(
+    "--section",
+    "only",
+    multiple=True,
+    type=click.Choice(list(SECTIONS)),
+    help="Run only these sections (repeatable).",
+)
 @click.option(
     "--llm",
     is_flag=True,

@@ -7,6 +7,7 @@ from agentlens.cli._cohort_tables import model_table, separation_table, tier_tab
 from agentlens.demo.context import DemoContext
 from agentlens.process.cohort import cohort_report, result_row
 from agentlens.process.labeler import label_trajectory
+from agentlens.process.protocol_notes import unscored_tasks
 from agentlens.process.protocols import score_splits, split_cohort
 
 
@@ -47,5 +48,7 @@ def process_section(ctx: DemoContext) -> None:
         f"{len(rows)} runs scored (profile paper)",
         highlight=False,
     )
+    for line in unscored_tasks(ctx.trajectories, splits, "agentlens-bench"):
+        ctx.console.print(f"not scored: {line}", highlight=False, markup=False)
     for table in (tier_table(report), model_table(report), separation_table(report)):
         ctx.console.print(table)

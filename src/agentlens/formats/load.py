@@ -110,11 +110,36 @@ def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
     ]
 
 
-def iter_trace_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
-    """Yield (path, explicit) for every file named, globbed or found under a directory.
+def iter_trace_paths(
+    specs: Iterable[str | Path], repeats: list[ReadFailure] | None = None
+) -> Iterator[tuple[Path, bool]]:
+    """Yield (path, explicit) for every file named, globbed or found under a directory, each
+    file once: one reached again (named twice, or through a link) is a failure in `repeats`, as
+    a second copy would be scored against itself.
 
     `explicit` is False for files found by walking, whose sidecars are skipped rather than failed.
     """
+    seen: set[int] = set()  # hashes of (device, inode): a few bytes a file, for any corpus
+    for path, explicit in _named_paths(specs):
+        try:
+            info = os.stat(path)
+        except OSError:  # missing or unreadable: reading it says why
+            yield path, explicit
+            continue
+        key = hash((info.st_dev, info.st_ino))
+        if key not in seen:
+            seen.add(key)
+            yield path, explicit
+        elif repeats is not None:
+            repeats.append(ReadFailure(printable(str(path)), None, _repeat_reason(path), None))
+
+
+def _repeat_reason(path: Path) -> str:
+    real = os.path.realpath(path)
+    return "read twice" if real == os.path.abspath(path) else f"read twice: {printable(real)}"
+
+
+def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
     for spec in specs:
         text = str(spec)
         pattern = is_pattern(text)
@@ -137,13 +162,18 @@ def _alone(path: Path, root: Path) -> bool:
 def _walk(root: Path) -> Iterator[Path]:
     """Regular files below `root`, sidecars included (the batch names what it skips): a named
     pipe found by walking would block `open` until something writes to it, and a device may
-    never end. (A file named explicitly is read as given, as `cat` would: `/dev/stdin` works.)"""
-    for dirpath, dirnames, filenames in os.walk(root):
+    never end. (A file named explicitly is read as given, as `cat` would: `/dev/stdin` works.)
+    A folder that cannot be listed is yielded too, so that reading it names it and says why."""
+    unlisted: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted.append):
+        yield from (Path(error.filename) for error in unlisted)
+        unlisted.clear()
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             path = Path(dirpath) / name
             if os.path.isfile(path):
                 yield path
+    yield from (Path(error.filename) for error in unlisted)
 
 
 def read_path(
@@ -233,7 +263,17 @@ def _refuse_special(path: Path) -> None:
         kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
                  stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket", stat.S_ISDIR: "a folder"}  # fmt: skip
         kind = next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+        if stat.S_ISDIR(mode):
+            _refuse_unlisted(path)
         raise TraceError(path, f"cannot read {kind}: only regular files are traces")
+
+
+def _refuse_unlisted(folder: Path) -> None:
+    """A folder the walk could not list (`_walk`): why, in the usual words."""
+    try:
+        os.scandir(folder).close()
+    except OSError as exc:
+        raise TraceError(folder, f"cannot read: {exc.strerror or exc}") from exc
 
 
 INT64 = 2**63 - 1
@@ -319,7 +359,7 @@ def read_one(
     strict: bool,
 ) -> list[Trajectory]:
     """The file's trajectories; a file that gives none is noted in `problems`, by kind."""
-    if not explicit and is_sidecar(path) and telltale_of(path) is None:
+    if not explicit and is_sidecar(path) and not path.is_dir() and telltale_of(path) is None:
         problems.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
         return []
     if not explicit and (session := session_of(path)) is not None:

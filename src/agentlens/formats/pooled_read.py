@@ -239,8 +239,9 @@ class PooledRead:
         self, specs: Iterable[str | Path], engine: Engine, on_file: Callable[[Path], None] | None
     ) -> None:
         specs = list(specs)
-        self.summary.failures += unmatched_patterns(specs)
-        items = [(str(path), explicit) for path, explicit in iter_trace_paths(specs)]
+        repeats: list[ReadFailure] = []
+        items = [(str(path), explicit) for path, explicit in iter_trace_paths(specs, repeats)]
+        self.summary.failures += unmatched_patterns(specs) + repeats
         size = max(1, min(CHUNK, len(items) // (engine.workers * 8)))
         chunks = [items[start : start + size] for start in range(0, len(items), size)]
         arrived: dict[int, Any] = {}  # the engine's `Outcome`s, by chunk

@@ -150,7 +150,9 @@ def stream_paths(
     stream = TraceStream(Spool(), labeler, tables)
     specs = list(specs)
     stream.failures += unmatched_patterns(specs)
-    for path, explicit in iter_trace_paths(specs):
+    repeats: list[ReadFailure] = []
+    at = len(stream.failures)  # named before the failures of reading, as a pooled read does
+    for path, explicit in iter_trace_paths(specs, repeats):
         trajectories = read_one(
             stream, path, explicit, format=format, lenient=lenient, strict=strict
         )
@@ -160,6 +162,7 @@ def stream_paths(
             stream._spool.add_file(trajectories)
         if on_file is not None:
             on_file(path)
+    stream.failures[at:at] = repeats
     stream.settle_ids()
     return stream
 

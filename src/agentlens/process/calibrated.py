@@ -68,8 +68,9 @@ def saved_baseline(reference: Reference) -> dict[str, object] | None:
 
 
 def load_baseline(reference: Reference, doc: dict[str, object]) -> None:
-    """Attach the baseline a reference file carries (`donor_baseline`); a malformed one is
-    ignored (the dev-task mean is used, and the reason says so)."""
+    """Attach the baseline a reference file carries (`donor_baseline`); a malformed or impossible
+    one (a share outside 0-1, a negative length) is ignored (the dev-task mean is used, and the
+    reason says so)."""
     saved = doc.get("donor_baseline")
     if isinstance(saved, dict) and set(saved) == {"f1", "cov", "n_states", "reason"}:
         try:
@@ -79,7 +80,7 @@ def load_baseline(reference: Reference, doc: dict[str, object]) -> None:
             )  # fmt: skip
         except (TypeError, ValueError):
             return
-        if all(math.isfinite(v) for v in (baseline.f1, baseline.cov, baseline.n_states)):
+        if 0 <= baseline.f1 <= 1 and 0 <= baseline.cov <= 1 and 0 <= baseline.n_states < math.inf:
             reference.cached(BASELINE_KEY, lambda: baseline)
 
 

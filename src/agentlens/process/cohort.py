@@ -43,6 +43,7 @@ class ModelRow:
     model: str
     trajectories: int
     passing: int
+    unknown: int
     pass_rate: float
     pass_rank: int
     mean_score_passing: float
@@ -53,19 +54,26 @@ class ModelRow:
 
 
 def model_table(rows: Sequence[Row]) -> list[ModelRow]:
-    """Table 2: pass rate and mean score of passing runs, each ranked; shift = pass − score rank."""
+    """Table 2: pass rate (of the runs with a pass/fail label) and mean score of passing runs,
+    each ranked; shift = pass − score rank."""
     by_model: dict[str, list[Row]] = {}
     for row in rows:
         by_model.setdefault(str(row.get("model")), []).append(row)
     stats = {m: _model_stats(rs) for m, rs in by_model.items()}
-    pass_rank = _ranks({m: s[1] / s[0] for m, s in stats.items()})
+    unknown = {
+        m: sum(1 for r in rs if not passed(r) and not failed(r)) for m, rs in by_model.items()
+    }
+    rates = {m: 100.0 * s[1] / (s[0] - unknown[m]) if s[0] > unknown[m] else float("nan")
+             for m, s in stats.items()}  # fmt: skip
+    pass_rank = _ranks(rates)
     score_rank = _ranks({m: s[2] for m, s in stats.items()})
     table = [
         ModelRow(
             model=m,
             trajectories=n,
             passing=n_pass,
-            pass_rate=100.0 * n_pass / n,
+            unknown=unknown[m],
+            pass_rate=rates[m],
             pass_rank=pass_rank[m],
             mean_score_passing=mean,
             score_rank=score_rank[m],

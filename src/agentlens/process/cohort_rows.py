@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from agentlens.errors import ConfigError
+from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.process.waste import WASTE_KINDS
 
 if TYPE_CHECKING:
@@ -112,14 +112,30 @@ def failed(row: Row) -> bool:
 
 
 def read_score_rows(path: str) -> list[dict[str, object]]:
-    """The rows `agentlens cohort --out` wrote: JSON Lines or CSV, by suffix."""
+    """The rows `agentlens cohort --out` wrote: JSON Lines, CSV or Parquet, by suffix."""
     if path.endswith(".csv"):
         return read_annotation_rows(path)
+    if path.endswith(".parquet"):
+        return _parquet_rows(path)
     try:
         lines = Path(path).read_bytes().splitlines()
         rows = [orjson.loads(line) for line in lines if line.strip()]
     except (OSError, orjson.JSONDecodeError) as exc:
         raise ConfigError(f"--scores {path}: not JSON Lines rows ({exc})") from None
     if not all(isinstance(r, dict) and "trajectory_id" in r for r in rows):
+        raise ConfigError(f"--scores {path}: every row needs a trajectory_id (cohort --out rows)")
+    return rows
+
+
+def _parquet_rows(path: str) -> list[dict[str, object]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise MissingDependencyError("Parquet rows", "parquet", "pyarrow") from None
+    try:
+        rows: list[dict[str, object]] = pq.read_table(path).to_pylist()
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise ConfigError(f"--scores {path}: not Parquet rows ({exc})") from None
+    if not all("trajectory_id" in r for r in rows):
         raise ConfigError(f"--scores {path}: every row needs a trajectory_id (cohort --out rows)")
     return rows

@@ -38,12 +38,19 @@ def drop_lucky(rows: Sequence[Row]) -> list[Row]:
 
 def select(rows: Sequence[Row], selection: str) -> list[Row]:
     """`all`, `drop-lucky` or `top-<k>` (e.g. `top-50`)."""
-    if selection == "all":
+    if check_selection(selection) == "all":
         return ranked_passing(rows)
     if selection == "drop-lucky":
         return drop_lucky(rows)
-    if selection.startswith("top-") and selection[4:].isdigit():
-        return top_k(rows, int(selection[4:]))
+    return top_k(rows, int(selection[4:]))
+
+
+def check_selection(selection: str) -> str:
+    """`selection` if `select` takes it, else a usage error."""
+    if selection in ("all", "drop-lucky") or (
+        selection.startswith("top-") and selection[4:].isdigit()
+    ):
+        return selection
     raise ConfigError(f"unknown selection {selection!r}; use all, drop-lucky or top-<k>")
 
 
@@ -84,12 +91,18 @@ def curation_table(
     return [curation_row(name, select(rows, name), config) for name in selections]
 
 
-def export_rows(rows: Sequence[Row], path: str | Path, fmt: str | None = None) -> Path:
-    """Write rows as JSON Lines, CSV or Parquet (format from `fmt` or the file suffix)."""
-    out = Path(path)
+def export_format(out: Path, fmt: str | None = None) -> str:
+    """`fmt`, else the suffix of `out`, if `export_rows` writes it; else a usage error."""
     kind = fmt or out.suffix.lstrip(".").lower()
     if kind not in FORMATS:
         raise ConfigError(f"{out}: unknown export format {kind!r}; use one of {FORMATS}")
+    return kind
+
+
+def export_rows(rows: Sequence[Row], path: str | Path, fmt: str | None = None) -> Path:
+    """Write rows as JSON Lines, CSV or Parquet (format from `fmt` or the file suffix)."""
+    out = Path(path)
+    kind = export_format(out, fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
     if kind == "jsonl":
         with out.open("wb") as fh:  # a line at a time: `rows` may be read from a file
