@@ -17,7 +17,7 @@ from agentlens.process.profiles import CALIBRATED, DEFAULT_PROFILE, get_profile
 from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.result import ProcessResult
 from agentlens.process.tiers import MEANING
-from tests.conftest import BENCH
+from tests.conftest import BENCH, FORMATS
 from tests.process.label_scripts import script
 
 
@@ -114,3 +114,22 @@ def test_an_impossible_saved_baseline_is_ignored_not_a_crash(
     assert main(["score", str(run), "--reference", str(ref), "--json"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert "dev-task mean" in json.loads(line)["signals"]["f1_rel"]["reason"]
+
+
+def test_a_run_of_no_steps_scores_the_floor_not_an_extrapolation() -> None:
+    """A real Codex session that recorded no step scored 66.4 (coherent, never diverging, no
+    waste: everything an empty run trivially is), above many passing runs; it now scores 0 and
+    the reason says why. `paper` keeps Eq. 1 as published."""
+    from agentlens.formats import read_path
+    from agentlens.process.pta import build_reference
+    from agentlens.process.score import score_trajectory
+
+    empty = FORMATS / "codex" / "jnarowski-agentcmd" / "stream" / "stream-output-multi-1.jsonl"
+    (run,) = read_path(empty)
+    assert not run.steps
+    donors = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    reference = build_reference([t for t in donors if t.outcome.status == "passed"][:5])
+    res = score_trajectory(run, reference)
+    assert res.n_states == 0 and res.score == 0.0
+    assert res.composite.reason.startswith("no steps")
+    assert score_trajectory(run, reference, "paper").score > 0  # Eq. 1 untouched

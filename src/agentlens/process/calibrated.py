@@ -121,6 +121,20 @@ def features(
     return {name: Signal(name, value, reason) for name, (value, reason) in values.items()}
 
 
+NO_PROCESS = Signal(
+    "composite", 0.0, "no steps: a run without a process scores 0 (the model knows runs only)"
+)
+
+
+def calibrated_composite(
+    config: ProfileConfig, signals: dict[str, Signal], n_states: int
+) -> Signal:
+    """The logistic composite; a run of no steps gets the floor instead, since the model would
+    extrapolate (it reads as fully coherent, never diverging and wasting nothing: 66.4 for a real
+    empty Codex session, above many passing runs)."""
+    return logistic(config, signals) if n_states else NO_PROCESS
+
+
 def logistic(config: ProfileConfig, signals: dict[str, Signal]) -> Signal:
     """100·σ(b + Σ w·(x − μ)/s), each term shown with its arithmetic."""
     z = config.intercept

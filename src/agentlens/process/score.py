@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agentlens.errors import AgentLensError
-from agentlens.process.calibrated import features, logistic, reference_baseline
+from agentlens.process.calibrated import calibrated_composite, features, reference_baseline
 from agentlens.process.composite import OUTCOME_POINTS, eq1, sdk_score
 from agentlens.process.divergence import divergence
 from agentlens.process.match import MatchResult, PathPlan, match_candidate
@@ -70,7 +70,7 @@ def _calibrate(
     """The calibrated composite from the run's features, then its tier and mechanism."""
 
     signals = res.signals | features(res, stages, reference_baseline(ref))
-    composite = logistic(config, signals)
+    composite = calibrated_composite(config, signals, res.n_states)
     the_tier, tier_reason = tier(composite.value, res.outcome, config)
     mech = None
     if the_tier == "lucky":
