@@ -74,3 +74,25 @@ def test_adapt_freezes_a_real_run_into_asv_v1(tmp_path: Path) -> None:
     assert problem.candidate_ids == ["resolved", "not-resolved"]
     assert len(problem.transitions) == 3 and problem.redaction == "span"
     assert '"gold_visible_to_evaluator":false' in out.read_text()
+
+
+@pytest.mark.llm
+def test_failed_evaluator_calls_are_named_and_exit_1(
+    local_gguf_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A candidate text longer than the model's context fails every call: the rows stay
+    unscored, each distinct error is one `failed:` line and the exit code is 1, not 0."""
+    (traj,) = read_path(TRACE)
+    asv = tmp_path / "frozen.jsonl"
+    write_asv([outcome_problem(traj, max_steps=1)], asv)
+    record = json.loads(asv.read_text())
+    record["task"]["candidate_space"]["candidates"][1]["text"] = "The run fails. " * 4000
+    asv.write_text(json.dumps(record) + "\n")
+    out = tmp_path / "out"
+    argv = ["stepvalue", "--candidates", str(asv), "--evaluator", f"llamacpp:{local_gguf_path}"]
+    assert main([*argv, "--channels", "direct", "-b", "1", "--out", str(out), "--no-cache"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "failed: scoring:" in err and "context" in err
+    assert "2 evaluator calls failed" in err
+    (row,) = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    assert row["missing"] and row["flags"] == ["missing_labels"]

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+from rich.markup import escape
 
-from agentlens.cli._app import console
+from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
@@ -213,7 +214,21 @@ def evaluate_cmd(
         save_run(
             store_url, *stepvalue_run(request.evaluator, run_label, loaded.trajectories, result)
         )
-    return report_failures(loaded) if loaded else 0
+    failed_calls = _report_call_errors(result.costs.errors)
+    return max(report_failures(loaded) if loaded else 0, failed_calls)
+
+
+def _report_call_errors(errors: list[str], shown: int = 5) -> int:
+    """Failed evaluator calls leave their rows unscored (`missing_labels`): one `failed:` line
+    per distinct error (the first few; summary.json keeps them all), and exit code 1."""
+    distinct = list(dict.fromkeys(errors))
+    for line in distinct[:shown]:
+        err_console.print(f"[red]failed:[/red] {escape(line)}", highlight=False, soft_wrap=True)
+    if len(distinct) > shown:
+        err_console.print(f"… and {len(distinct) - shown} more in summary.json", highlight=False)
+    if errors:
+        err_console.print(f"{len(errors)} evaluator calls failed", highlight=False)
+    return 1 if errors else 0
 
 
 @stepvalue.command("adapt-open-qa")
