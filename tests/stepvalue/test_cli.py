@@ -9,7 +9,7 @@ from agentlens.cli import main
 from agentlens.formats import read_path
 from agentlens.stepvalue.candidates import outcome_problem
 from agentlens.stepvalue.schema import write_asv
-from tests.conftest import BENCH
+from tests.conftest import BENCH, FORMATS
 
 TRACE = sorted((BENCH / "trajectories" / "pallets__flask-5014").glob("*.json"))[0]
 
@@ -96,3 +96,24 @@ def test_failed_evaluator_calls_are_named_and_exit_1(
     assert "2 evaluator calls failed" in err
     (row,) = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
     assert row["missing"] and row["flags"] == ["missing_labels"]
+
+
+def test_a_trajectory_without_steps_reports_its_channels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real codex stream with no step: nothing to score, no call, and the report still names
+    the channels it was asked for (it said `channels ;`)."""
+    stream = FORMATS / "codex" / "jnarowski-agentcmd" / "stream" / "stream-output-multi-1.jsonl"
+    labels = tmp_path / "labels.csv"
+    labels.write_text("path,label\njnarowski-agentcmd/stream/stream-output-multi-1.jsonl,fail\n")
+    out = tmp_path / "out"
+    argv = ["stepvalue", str(stream), "--labels", str(labels), "--candidates", "outcome"]
+    argv += [
+        "--evaluator",
+        "llamacpp:/no/such/model.gguf",
+        "--channels",
+        "direct,extractive-buffer",
+    ]
+    assert main([*argv, "--out", str(out)]) == 0
+    assert "0 transitions, 0 states: 0 evaluator calls" in " ".join(capsys.readouterr().out.split())
+    assert "; channels direct, extractive-buffer; " in (out / "report.md").read_text()

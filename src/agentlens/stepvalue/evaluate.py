@@ -59,8 +59,9 @@ class StepValueResult:
         return out
 
     def channel_names(self) -> list[str]:
-        """The channels the rows were scored under, in row order (`provided` for given beliefs)."""
-        return list(dict.fromkeys(r["channel"] for r in self.steps))
+        """The channels the rows were scored under, in row order (`provided` for given beliefs);
+        the configured ones when there is no row (a trajectory with no step)."""
+        return list(dict.fromkeys(r["channel"] for r in self.steps)) or list(self.config.channels)
 
     def trajectory_summaries(self) -> list[dict[str, Any]]:
         """Per (trajectory, channel, slice): steps, mean/sum G, mean ΔH and S, damage, repairs."""
