@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,3 +120,39 @@ def test_a_trajectory_without_steps_reports_its_channels(
     assert main([*argv, "--out", str(out)]) == 0
     assert "0 transitions, 0 states: 0 evaluator calls" in " ".join(capsys.readouterr().out.split())
     assert "; channels direct, extractive-buffer; " in (out / "report.md").read_text()
+
+
+class _HostileServer(BaseHTTPRequestHandler):
+    """An OpenAI-compatible server that refuses every call with terminal escape codes in its
+    error text (failure injection: no real server sends these on demand)."""
+
+    def do_POST(self) -> None:
+        body = json.dumps({"error": {"message": "bad \x1b[31mRED\x1b]8;;http://x\x07link"}})
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_servers_error_text_reaches_the_terminal_without_escape_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (traj,) = read_path(TRACE)
+    asv = tmp_path / "frozen.jsonl"
+    write_asv([outcome_problem(traj, max_steps=1)], asv)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _HostileServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        model = f"openai-compatible:http://127.0.0.1:{server.server_port}/v1#m"
+        argv = ["stepvalue", "--candidates", str(asv), "--evaluator", model, "--no-cache"]
+        code = main([*argv, "--channels", "direct", "-b", "1", "--out", str(tmp_path / "o")])
+    finally:
+        server.shutdown()
+    err = capsys.readouterr().err
+    assert code == 1 and "failed: scoring:" in err and "HTTP 400" in err
+    assert "\x1b" not in err and "\x07" not in err and "RED" in err
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "HTTP 400" in report and "\x1b" not in report

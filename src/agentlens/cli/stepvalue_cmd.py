@@ -18,7 +18,7 @@ from agentlens.formats.load import ReadResult
 from agentlens.stepvalue.dump import write_prompts
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.openqa import join, load_tasks
-from agentlens.stepvalue.outputs import write_outputs
+from agentlens.stepvalue.outputs import terminal_safe, write_outputs
 from agentlens.stepvalue.records import stepvalue_run
 from agentlens.stepvalue.request import EvaluateRequest, evaluate_request, work_done
 from agentlens.stepvalue.schema import write_asv
@@ -223,7 +223,8 @@ def _report_call_errors(errors: list[str], shown: int = 5) -> int:
     per distinct error (the first few; summary.json keeps them all), and exit code 1."""
     distinct = list(dict.fromkeys(errors))
     for line in distinct[:shown]:
-        err_console.print(f"[red]failed:[/red] {escape(line)}", highlight=False, soft_wrap=True)
+        text = escape(terminal_safe(line))  # a server's error text: no escape codes
+        err_console.print(f"[red]failed:[/red] {text}", highlight=False, soft_wrap=True)
     if len(distinct) > shown:
         err_console.print(f"… and {len(distinct) - shown} more in summary.json", highlight=False)
     if errors:
