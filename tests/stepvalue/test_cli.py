@@ -156,3 +156,21 @@ def test_a_servers_error_text_reaches_the_terminal_without_escape_codes(
     assert "\x1b" not in err and "\x07" not in err and "RED" in err
     report = (tmp_path / "o" / "report.md").read_text()
     assert "HTTP 400" in report and "\x1b" not in report
+
+
+def test_a_run_without_a_label_is_one_line_and_the_batch_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Outcome candidates need each run's verdict: a real Gemini CLI session without one is one
+    `failed:` line naming it, the labelled run is still frozen, and the exit code is 1."""
+    gemini = FORMATS / "gemini-cli" / "session-2025-10-27T19-55-981c87cb.json"
+    out = tmp_path / "frozen.asv.jsonl"
+    argv = ["stepvalue", "adapt", str(TRACE), str(gemini), "--candidates", "outcome"]
+    assert main([*argv, "--max-steps", "2", "-o", str(out)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"failed: {gemini}: outcome candidates need a pass/fail label" in err
+    assert [json.loads(line)["task"]["task_id"] for line in out.read_text().splitlines()] == [
+        read_path(TRACE)[0].task_id
+    ]
+    alone = ["stepvalue", "adapt", str(gemini), "--candidates", "outcome", "-o", str(out)]
+    assert main(alone) == 2  # no run left: a usage error

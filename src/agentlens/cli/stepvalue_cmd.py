@@ -5,6 +5,7 @@ evaluate`), `agentlens stepvalue adapt TRACES… --candidates outcome -o OUT.asv
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
@@ -199,23 +200,22 @@ def evaluate_cmd(
     config = request.config()
     if store_url and not paths:
         raise ConfigError("--store needs trace files (PATHS): an asv.v1 file alone has none")
-    loaded, problems = _problems(
+    inputs, problems = _problems(
         paths, candidates, runs, labels, max_steps, reference=reference, repo=repo
     )
     if dump_dir:
         written = write_prompts(problems, config, request.evaluator, dump_dir)
         console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False)
-        return report_failures(loaded) if loaded else 0
+        return inputs.exit_code()
     result = evaluate_request(request, problems, config)
     paths_out = write_outputs(result, outdir)
     console.print(work_done(result, request.evaluator), highlight=False)
     console.print(f"report: {paths_out['report']}", highlight=False)
-    if store_url and loaded:
-        save_run(
-            store_url, *stepvalue_run(request.evaluator, run_label, loaded.trajectories, result)
-        )
+    if store_url and inputs.loaded:
+        trajectories = inputs.loaded.trajectories
+        save_run(store_url, *stepvalue_run(request.evaluator, run_label, trajectories, result))
     failed_calls = _report_call_errors(result.costs.errors)
-    return max(report_failures(loaded) if loaded else 0, failed_calls)
+    return max(inputs.exit_code(), failed_calls)
 
 
 def _report_call_errors(errors: list[str], shown: int = 5) -> int:
@@ -292,13 +292,13 @@ def adapt(
     """Freeze trajectories of any format AgentLens reads, with derived candidates and projected,
     redacted states, into an asv.v1 file (the released tool's `asv adapt-react`); score it later
     with `agentlens stepvalue --candidates OUT`."""
-    loaded, problems = _problems(
+    inputs, problems = _problems(
         paths, candidates, runs, labels, max_steps, reference=reference, repo=repo
     )
     write_asv(problems, out)
     steps = sum(len(p.transitions) for p in problems)
     console.print(f"{len(problems)} trajectories -> {out} ({steps} steps)", highlight=False)
-    return report_failures(loaded) if loaded else 0
+    return inputs.exit_code()
 
 
 def _problems(
@@ -310,13 +310,33 @@ def _problems(
     *,
     reference: str | None,
     repo: str | None,
-) -> tuple[ReadResult | None, list[Problem]]:
+) -> tuple[_Inputs, list[Problem]]:
     """The inputs `_source_options` names, read and turned into problems (no paths: an asv.v1
-    `candidates` file alone)."""
+    `candidates` file alone); trajectories that cannot be posed are left out, each named."""
     loaded = load_inputs(paths, labels=labels) if paths else None
     pool = load_inputs(runs, labels=labels).trajectories if runs else []
     trajectories = loaded.trajectories if loaded else []
+    skipped: list[str] = []
     problems = build_problems(
-        trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference, repo=repo
-    )
-    return loaded, problems
+        trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference, repo=repo,
+        skipped=skipped,
+    )  # fmt: skip
+    if skipped and not problems:
+        raise ConfigError(skipped[0])
+    return _Inputs(loaded, list(dict.fromkeys(skipped))), problems
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What was read, and the trajectories that could not be posed (one reason each)."""
+
+    loaded: ReadResult | None
+    skipped: list[str]
+
+    def exit_code(self) -> int:
+        """One `failed:` line per run left out (after the results), then the read's failures."""
+        for line in self.skipped:
+            text = escape(terminal_safe(line))
+            err_console.print(f"[red]failed:[/red] {text}", highlight=False, soft_wrap=True)
+        read = report_failures(self.loaded) if self.loaded else 0
+        return max(read, 1 if self.skipped else 0)
