@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -9,7 +12,7 @@ from agentlens.cli import main
 from agentlens.formats import read_path
 from agentlens.stepvalue.candidates import outcome_problem
 from agentlens.stepvalue.schema import write_asv
-from tests.conftest import BENCH
+from tests.conftest import BENCH, FORMATS
 
 TRACE = sorted((BENCH / "trajectories" / "pallets__flask-5014").glob("*.json"))[0]
 
@@ -74,3 +77,100 @@ def test_adapt_freezes_a_real_run_into_asv_v1(tmp_path: Path) -> None:
     assert problem.candidate_ids == ["resolved", "not-resolved"]
     assert len(problem.transitions) == 3 and problem.redaction == "span"
     assert '"gold_visible_to_evaluator":false' in out.read_text()
+
+
+@pytest.mark.llm
+def test_failed_evaluator_calls_are_named_and_exit_1(
+    local_gguf_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A candidate text longer than the model's context fails every call: the rows stay
+    unscored, each distinct error is one `failed:` line and the exit code is 1, not 0."""
+    (traj,) = read_path(TRACE)
+    asv = tmp_path / "frozen.jsonl"
+    write_asv([outcome_problem(traj, max_steps=1)], asv)
+    record = json.loads(asv.read_text())
+    record["task"]["candidate_space"]["candidates"][1]["text"] = "The run fails. " * 4000
+    asv.write_text(json.dumps(record) + "\n")
+    out = tmp_path / "out"
+    argv = ["stepvalue", "--candidates", str(asv), "--evaluator", f"llamacpp:{local_gguf_path}"]
+    assert main([*argv, "--channels", "direct", "-b", "1", "--out", str(out), "--no-cache"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "failed: scoring:" in err and "context" in err
+    assert "2 evaluator calls failed" in err
+    (row,) = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    assert row["missing"] and row["flags"] == ["missing_labels"]
+
+
+def test_a_trajectory_without_steps_reports_its_channels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real codex stream with no step: nothing to score, no call, and the report still names
+    the channels it was asked for (it said `channels ;`)."""
+    stream = FORMATS / "codex" / "jnarowski-agentcmd" / "stream" / "stream-output-multi-1.jsonl"
+    labels = tmp_path / "labels.csv"
+    labels.write_text("path,label\njnarowski-agentcmd/stream/stream-output-multi-1.jsonl,fail\n")
+    out = tmp_path / "out"
+    argv = ["stepvalue", str(stream), "--labels", str(labels), "--candidates", "outcome"]
+    argv += [
+        "--evaluator",
+        "llamacpp:/no/such/model.gguf",
+        "--channels",
+        "direct,extractive-buffer",
+    ]
+    assert main([*argv, "--out", str(out)]) == 0
+    assert "0 transitions, 0 states: 0 evaluator calls" in " ".join(capsys.readouterr().out.split())
+    assert "; channels direct, extractive-buffer; " in (out / "report.md").read_text()
+
+
+class _HostileServer(BaseHTTPRequestHandler):
+    """An OpenAI-compatible server that refuses every call with terminal escape codes in its
+    error text (failure injection: no real server sends these on demand)."""
+
+    def do_POST(self) -> None:
+        body = json.dumps({"error": {"message": "bad \x1b[31mRED\x1b]8;;http://x\x07link"}})
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_servers_error_text_reaches_the_terminal_without_escape_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (traj,) = read_path(TRACE)
+    asv = tmp_path / "frozen.jsonl"
+    write_asv([outcome_problem(traj, max_steps=1)], asv)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _HostileServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        model = f"openai-compatible:http://127.0.0.1:{server.server_port}/v1#m"
+        argv = ["stepvalue", "--candidates", str(asv), "--evaluator", model, "--no-cache"]
+        code = main([*argv, "--channels", "direct", "-b", "1", "--out", str(tmp_path / "o")])
+    finally:
+        server.shutdown()
+    err = capsys.readouterr().err
+    assert code == 1 and "failed: scoring:" in err and "HTTP 400" in err
+    assert "\x1b" not in err and "\x07" not in err and "RED" in err
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "HTTP 400" in report and "\x1b" not in report
+
+
+def test_a_run_without_a_label_is_one_line_and_the_batch_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Outcome candidates need each run's verdict: a real Gemini CLI session without one is one
+    `failed:` line naming it, the labelled run is still frozen, and the exit code is 1."""
+    gemini = FORMATS / "gemini-cli" / "session-2025-10-27T19-55-981c87cb.json"
+    out = tmp_path / "frozen.asv.jsonl"
+    argv = ["stepvalue", "adapt", str(TRACE), str(gemini), "--candidates", "outcome"]
+    assert main([*argv, "--max-steps", "2", "-o", str(out)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"failed: {gemini}: outcome candidates need a pass/fail label" in err
+    assert [json.loads(line)["task"]["task_id"] for line in out.read_text().splitlines()] == [
+        read_path(TRACE)[0].task_id
+    ]
+    alone = ["stepvalue", "adapt", str(gemini), "--candidates", "outcome", "-o", str(out)]
+    assert main(alone) == 2  # no run left: a usage error

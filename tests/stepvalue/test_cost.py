@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
+from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
 from agentlens.errors import ConfigError
 from agentlens.formats import read_path
-from agentlens.stepvalue.candidates import coding_transitions
+from agentlens.stepvalue.candidates import coding_transitions, explicit_problems, outcome_problem
 from agentlens.stepvalue.cost import CostWeights, net_value, parse_weights, step_cost
 from agentlens.stepvalue.model import StepCost
-from tests.conftest import BENCH
+from agentlens.stepvalue.schema import write_asv
+from agentlens.trajectory import Outcome
+from tests.conftest import BENCH, FORMATS
 
 TRACE = sorted((BENCH / "trajectories" / "psf__requests-1724").glob("*.json"))[0]
 
@@ -65,3 +70,18 @@ def test_step_costs_come_from_the_trace_usage_and_timestamps() -> None:
     assert second.latency_ms == pytest.approx((stamps[1] - stamps[0]).total_seconds() * 1000)
     assert third.latency_ms == pytest.approx((stamps[2] - stamps[1]).total_seconds() * 1000)
     assert third.prompt_tokens == meta[2]["input_tokens"] and third.risk_score is None
+
+
+def test_out_of_order_timestamps_give_no_latency(tmp_path: Path) -> None:
+    """A real Claude Code log whose step timestamps go backwards: the step's latency is unknown,
+    not negative (a negative latency made a cost a gain, and an `adapt` file unreadable)."""
+    (traj,) = read_path(FORMATS / "claude-code" / "daaain-claude-code-log" / "edge_cases.jsonl")
+    stamps = [s.timestamp for s in traj.steps if s.timestamp is not None]
+    assert any(b < a for a, b in pairwise(stamps))  # the trace's own order
+    transitions = coding_transitions(traj)
+    latencies = [t.cost.latency_ms for t in transitions]
+    assert None in latencies and all(v is None or v >= 0 for v in latencies)
+    traj.outcome = Outcome(status="passed", source="test")  # any label: the costs are checked
+    problem = replace(outcome_problem(traj), transitions=transitions)
+    write_asv([problem], tmp_path / "frozen.jsonl")
+    assert len(explicit_problems(tmp_path / "frozen.jsonl")[0].transitions) == len(transitions)

@@ -68,3 +68,32 @@ def test_dumped_stepvalue_prompts_hold_no_planted_secret(
     doc = json.loads(files[0].read_text())
     assert doc["messages"][0]["role"] == "system" and doc["max_tokens"] in (1, 128)
     assert not (tmp_path / "stepvalue-out").exists()  # no run, no report
+
+
+def test_asv_question_and_candidate_texts_are_masked(
+    run_cli: Callable[..., Any],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """An asv.v1 file's task question and candidate texts are user text too: the secrets planted
+    in them never reach a prompt."""
+    frozen, out = tmp_path / "run.asv.jsonl", tmp_path / "prompts"
+    result = run_cli(
+        "stepvalue", "adapt", str(RUN), "--runs", str(TASK), "--candidates",
+        "fault-localisation", "--max-steps", "2", "-o", str(frozen),
+    )  # fmt: skip
+    assert result.code == 0, result.out + result.err
+    record = json.loads(frozen.read_text())
+    record["task"]["question"] = PLANTED + record["task"]["question"]
+    for candidate in record["task"]["candidate_space"]["candidates"]:
+        candidate["text"] += f" (token {SECRETS['github']}, key {SECRETS['openai']})"
+    frozen.write_text(json.dumps(record) + "\n")
+    for layout in ("mapping-last", "options"):
+        result = run_cli(
+            "stepvalue", "--candidates", str(frozen), "--evaluator", "llamacpp:/no/such/model.gguf",
+            "--direct-layout", layout, "-b", "1", "--dump-prompts", str(out / layout),
+        )  # fmt: skip
+        assert result.code == 0, result.out + result.err
+    text = "\n".join(f.read_text() for f in sorted(out.rglob("*.json")))
+    for kind, secret in SECRETS.items():
+        assert secret[:12] not in text, kind
+    assert "(token [REDACTED" in text  # the candidate texts did reach the prompts, masked

@@ -143,3 +143,35 @@ def test_provided_evaluator_needs_beliefs(
     argv = ["stepvalue", "--candidates", str(path), "--evaluator", "provided"]
     assert main([*argv, "--out", str(tmp_path / "o")]) == 2
     assert "--evaluator provided needs belief_before/after" in capsys.readouterr().err
+
+
+def test_one_hot_provided_beliefs_give_finite_margins(tmp_path: Path) -> None:
+    """Saturated beliefs (spec §6.6) that put 0 on the gold: the margin on log b floors b at
+    1e-12 (ε_gold, as the oracle gain does), so G stays finite and the run does not crash; the
+    gold log-likelihood gain of such a step is null (as in the authors' code) and left out of
+    the channel mean."""
+    one_hot = {c: float(c == "statins") for c in IDS}
+    gold_hot = {c: float(c == "anticoagulants") for c in IDS}
+    rec = record()
+    rec["steps"] = [
+        {"step_id": "s1", "index": 0, "belief_before": one_hot, "belief_after": gold_hot},
+        {"step_id": "s2", "index": 1, "belief_before": gold_hot, "belief_after": one_hot},
+        {"step_id": "s3", "index": 2, "belief_before": B2, "raw_scores_after": RAW1},
+    ]
+    path = tmp_path / "one-hot.asv.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    out = tmp_path / "out"
+    argv = ["stepvalue", "--candidates", str(path), "--evaluator", "provided", "--out", str(out)]
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    floor = math.log(1e-12)
+    lse_floor = math.log(2 * 1e-12)  # the two other candidates, both at the floor
+    # s1: margin before = floor − lse(0, floor) ≈ floor; after = 0 − lse(floor, floor)
+    assert rows[0]["g_margin"] == pytest.approx(-lse_floor - floor, abs=1e-9)
+    assert rows[1]["g_margin"] == pytest.approx(lse_floor + floor, abs=1e-9)
+    assert rows[0]["repair"] and rows[1]["damage"]
+    assert [r["gold_metrics"]["gold_log_likelihood_gain"] for r in rows[:2]] == [None, None]
+    summary = json.loads((out / "summary.json").read_text())
+    (means,) = summary["channels"]
+    assert means["mean_g_margin"] == pytest.approx(sum(r["g_margin"] for r in rows) / 3)
+    assert means["mean_gold_ll_gain"] == pytest.approx(rows[2]["gold_ll_gain"])

@@ -204,7 +204,7 @@ def test_reasoner_models_and_more_than_ten_candidates_are_refused(problem) -> No
     class Reasoner(Scripted):
         name = "openai-compatible:https://api.deepseek.com/v1#deepseek-reasoner"
 
-    with pytest.raises(ConfigError, match="reasoner"):
+    with pytest.raises(ConfigError, match=r"reasoner.*e\.g\. deepseek:deepseek-chat"):
         evaluate([problem], Reasoner(), RunConfig(channels=("direct",), permutations=1))
     runs = [
         read_path(p)[0] for p in (BENCH / "trajectories" / "django__django-11066").glob("*.json")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlens.cli import main
 from agentlens.formats import read_paths
 from agentlens.stepvalue.candidates import fault_localisation_space
 from agentlens.stepvalue.candidates.tracked import tracked_from_repo
@@ -92,3 +93,18 @@ def test_a_checkouts_tracked_files_bound_the_candidates(tmp_path: Path) -> None:
     assert sorted(ids) == ["/requests/models.py", "/requests/sessions.py", "/requests/utils.py"]
     assert problems[0].gold_id == "/requests/models.py"
     assert "git ls-files" in problems[0].notes["tracked_files"]
+
+
+def test_a_single_candidate_file_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run that reads and edits one file, given alone, leaves one candidate: refused up front
+    (exit 2, one line) instead of failing after the evaluator calls."""
+    run = BENCH / "trajectories" / "django__django-11066"
+    run /= "django__django-11066-logs-gemini-2.5-pro-pass-24945658058_pta.json"
+    out = tmp_path / "one.asv.jsonl"
+    argv = ["stepvalue", "adapt", str(run), "--runs", str(run), "--candidates"]
+    assert main([*argv, "fault-localisation", "-o", str(out)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "is the only candidate file (a forced choice needs 2)" in err
+    assert not out.exists()

@@ -5,11 +5,13 @@ evaluate`), `agentlens stepvalue adapt TRACES… --candidates outcome -o OUT.asv
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
+from rich.markup import escape
 
-from agentlens.cli._app import console
+from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
@@ -17,7 +19,7 @@ from agentlens.formats.load import ReadResult
 from agentlens.stepvalue.dump import write_prompts
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.openqa import join, load_tasks
-from agentlens.stepvalue.outputs import write_outputs
+from agentlens.stepvalue.outputs import terminal_safe, write_outputs
 from agentlens.stepvalue.records import stepvalue_run
 from agentlens.stepvalue.request import EvaluateRequest, evaluate_request, work_done
 from agentlens.stepvalue.schema import write_asv
@@ -198,22 +200,36 @@ def evaluate_cmd(
     config = request.config()
     if store_url and not paths:
         raise ConfigError("--store needs trace files (PATHS): an asv.v1 file alone has none")
-    loaded, problems = _problems(
+    inputs, problems = _problems(
         paths, candidates, runs, labels, max_steps, reference=reference, repo=repo
     )
     if dump_dir:
         written = write_prompts(problems, config, request.evaluator, dump_dir)
         console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False)
-        return report_failures(loaded) if loaded else 0
+        return inputs.exit_code()
     result = evaluate_request(request, problems, config)
     paths_out = write_outputs(result, outdir)
     console.print(work_done(result, request.evaluator), highlight=False)
     console.print(f"report: {paths_out['report']}", highlight=False)
-    if store_url and loaded:
-        save_run(
-            store_url, *stepvalue_run(request.evaluator, run_label, loaded.trajectories, result)
-        )
-    return report_failures(loaded) if loaded else 0
+    if store_url and inputs.loaded:
+        trajectories = inputs.loaded.trajectories
+        save_run(store_url, *stepvalue_run(request.evaluator, run_label, trajectories, result))
+    failed_calls = _report_call_errors(result.costs.errors)
+    return max(inputs.exit_code(), failed_calls)
+
+
+def _report_call_errors(errors: list[str], shown: int = 5) -> int:
+    """Failed evaluator calls leave their rows unscored (`missing_labels`): one `failed:` line
+    per distinct error (the first few; summary.json keeps them all), and exit code 1."""
+    distinct = list(dict.fromkeys(errors))
+    for line in distinct[:shown]:
+        text = escape(terminal_safe(line))  # a server's error text: no escape codes
+        err_console.print(f"[red]failed:[/red] {text}", highlight=False, soft_wrap=True)
+    if len(distinct) > shown:
+        err_console.print(f"… and {len(distinct) - shown} more in summary.json", highlight=False)
+    if errors:
+        err_console.print(f"{len(errors)} evaluator calls failed", highlight=False)
+    return 1 if errors else 0
 
 
 @stepvalue.command("adapt-open-qa")
@@ -276,13 +292,13 @@ def adapt(
     """Freeze trajectories of any format AgentLens reads, with derived candidates and projected,
     redacted states, into an asv.v1 file (the released tool's `asv adapt-react`); score it later
     with `agentlens stepvalue --candidates OUT`."""
-    loaded, problems = _problems(
+    inputs, problems = _problems(
         paths, candidates, runs, labels, max_steps, reference=reference, repo=repo
     )
     write_asv(problems, out)
     steps = sum(len(p.transitions) for p in problems)
     console.print(f"{len(problems)} trajectories -> {out} ({steps} steps)", highlight=False)
-    return report_failures(loaded) if loaded else 0
+    return inputs.exit_code()
 
 
 def _problems(
@@ -294,13 +310,33 @@ def _problems(
     *,
     reference: str | None,
     repo: str | None,
-) -> tuple[ReadResult | None, list[Problem]]:
+) -> tuple[_Inputs, list[Problem]]:
     """The inputs `_source_options` names, read and turned into problems (no paths: an asv.v1
-    `candidates` file alone)."""
+    `candidates` file alone); trajectories that cannot be posed are left out, each named."""
     loaded = load_inputs(paths, labels=labels) if paths else None
     pool = load_inputs(runs, labels=labels).trajectories if runs else []
     trajectories = loaded.trajectories if loaded else []
+    skipped: list[str] = []
     problems = build_problems(
-        trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference, repo=repo
-    )
-    return loaded, problems
+        trajectories, candidates, runs=pool, max_steps=max_steps, reference=reference, repo=repo,
+        skipped=skipped,
+    )  # fmt: skip
+    if skipped and not problems:
+        raise ConfigError(skipped[0])
+    return _Inputs(loaded, list(dict.fromkeys(skipped))), problems
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What was read, and the trajectories that could not be posed (one reason each)."""
+
+    loaded: ReadResult | None
+    skipped: list[str]
+
+    def exit_code(self) -> int:
+        """One `failed:` line per run left out (after the results), then the read's failures."""
+        for line in self.skipped:
+            text = escape(terminal_safe(line))
+            err_console.print(f"[red]failed:[/red] {text}", highlight=False, soft_wrap=True)
+        read = report_failures(self.loaded) if self.loaded else 0
+        return max(read, 1 if self.skipped else 0)

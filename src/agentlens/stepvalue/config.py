@@ -111,7 +111,7 @@ def check_scorable(evaluator_name: str, problems: Sequence[Problem], config: Run
     if "reasoner" in evaluator_name.lower():
         raise ConfigError(
             f"evaluator {evaluator_name!r} is a reasoner model: it returns no log-probabilities; "
-            "use a chat model (e.g. deepseek-chat)"
+            "use a chat model (e.g. deepseek:deepseek-chat)"
         )
     limit = min(MAX_OPTIONS, config.top_k)
     for problem in problems:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -58,8 +59,9 @@ class StepValueResult:
         return out
 
     def channel_names(self) -> list[str]:
-        """The channels the rows were scored under, in row order (`provided` for given beliefs)."""
-        return list(dict.fromkeys(r["channel"] for r in self.steps))
+        """The channels the rows were scored under, in row order (`provided` for given beliefs);
+        the configured ones when there is no row (a trajectory with no step)."""
+        return list(dict.fromkeys(r["channel"] for r in self.steps)) or list(self.config.channels)
 
     def trajectory_summaries(self) -> list[dict[str, Any]]:
         """Per (trajectory, channel, slice): steps, mean/sum G, mean ΔH and S, damage, repairs."""
@@ -114,10 +116,17 @@ class StepValueResult:
         }
 
 
+def _finite_mean(values: list[float]) -> float | None:
+    finite = [v for v in values if math.isfinite(v)]
+    return statistics.fmean(finite) if finite else None
+
+
 def _means(channel: str, which: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"channel": channel, "slice": which, "n": len(rows)}
     for name in HEADLINE:
-        out[f"mean_{name}"] = statistics.fmean(r[name] for r in rows)
+        # a gold log-likelihood gain from or to b(gold) = 0 is infinite (null in the row, as in
+        # the authors' code), so the mean is over the finite ones
+        out[f"mean_{name}"] = _finite_mean([r[name] for r in rows])
     for name in ("net_asv", "perm_range_net_asv", "semantic_gold_gain"):
         known = [r[name] for r in rows if r.get(name) is not None]
         out[f"mean_{name}"] = statistics.fmean(known) if known else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from agentlens.stepvalue.asv_output import asv_blocks
 from agentlens.stepvalue.evaluate import StepValueResult
 from agentlens.stepvalue.phases import most_negative
 from agentlens.stepvalue.sensitivity import floor_sensitivity, sensitivity
+
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 CHANNEL_COLUMNS = [
     "channel",
@@ -251,4 +254,10 @@ def markdown(result: StepValueResult) -> str:
                 )
     if c.errors:
         parts += ["## Errors", "\n".join(f"- {e}" for e in c.errors[:20])]
-    return "\n\n".join(parts) + "\n"
+    return terminal_safe("\n\n".join(parts) + "\n")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with control characters (escape codes from a trace or a server's error) as U+FFFD,
+    so printing it, or `cat report.md`, cannot drive the terminal."""
+    return CONTROL.sub("\ufffd", text)

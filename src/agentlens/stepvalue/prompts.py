@@ -5,7 +5,9 @@ prefix caching reuses the shared part across the label permutations of one state
 Candidates appear by stable id and text; physical labels only in the final scoring lines. The
 direct prompt lists the candidates the same way rather than as "A: id - text" (spec §4.2), which
 would put the labels in the shared prefix; it names the task's real insufficiency candidate
-(decision §13.10) where the authors' prompt says "not_enough_information".
+(decision §13.10) where the authors' prompt says "not_enough_information". The question and the
+candidate texts come from the user's files (an asv.v1 record, open-QA rows), so their secrets are
+masked like the states' before any prompt is built.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from agentlens.stepvalue.model import EvalView
-from agentlens.stepvalue.redaction import guard_prompt
+from agentlens.stepvalue.redaction import guard_prompt, redact_text
 
 Message = dict[str, Any]
 Order = Literal["mapping-last", "mapping-first"]
@@ -39,14 +41,14 @@ NO_EVIDENCE = "No evidence state is provided; judge from the question and the ca
 
 
 def _question(view: EvalView, limit: int) -> str:
-    question = view.question
+    question = redact_text(view.question)
     if len(question) > limit:
         question = question[:limit] + " [truncated]"
     return question
 
 
 def _manifest(view: EvalView) -> str:
-    return "\n".join(f"- {c.id}: {c.text}" for c in view.candidates)
+    return "\n".join(f"- {c.id}: {redact_text(c.text)}" for c in view.candidates)
 
 
 def shared_body(
@@ -75,7 +77,7 @@ def rationale_messages(
 def _options_prompt(
     view: EvalView, evidence: str, mapping: Mapping[str, str], instruction: str, limit: int
 ) -> str:
-    text_of = {c.id: c.text for c in view.candidates}
+    text_of = {c.id: redact_text(c.text) for c in view.candidates}
     options = "\n".join(f"{label}: {cid} - {text_of[cid]}" for label, cid in mapping.items())
     return (
         f"Question:\n{_question(view, limit)}\n\nOptions:\n{options}\n\n"

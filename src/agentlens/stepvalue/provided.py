@@ -4,7 +4,8 @@
 
 Beliefs drive ΔH, S and the gold log-likelihood; the gold margin is read on the raw scores (spec
 §6.3), or on log b when only beliefs are given (the same margin when b = softmax(s): the softmax
-constant cancels). A side with raw scores only takes b = softmax(s). Rows carry the channel
+constant cancels; b is floored at ε_gold = 1e-12 there, as the oracle gain is, so a one-hot belief
+gives a finite margin). A side with raw scores only takes b = softmax(s). Rows carry the channel
 `provided`, one labelling (no permutations, so no anisotropy), and no floor.
 """
 
@@ -18,6 +19,7 @@ from agentlens.errors import ConfigError
 from agentlens.stepvalue.belief import Belief, softmax
 from agentlens.stepvalue.config import Costs, RunConfig
 from agentlens.stepvalue.evaluate import StepValueResult, add_channel_effects
+from agentlens.stepvalue.metrics import GOLD_FLOOR
 from agentlens.stepvalue.model import Problem, ProvidedBeliefs
 from agentlens.stepvalue.phases import phase_aggregates
 from agentlens.stepvalue.projection import render_state, state_hash
@@ -63,7 +65,7 @@ def provided_belief(probs: dict[str, float] | None, raw: dict[str, float] | None
     if raw is not None:
         scores = [float(raw[c]) for c in ids]
     else:
-        scores = [math.log(p) if p > 0 else -math.inf for p in norm]
+        scores = [math.log(max(p, GOLD_FLOOR)) for p in norm]
     return Belief(
         candidate_ids=tuple(ids),
         scores=tuple(scores),

@@ -155,8 +155,9 @@ def _perm_summary(per_perm: Sequence[TransitionMetrics]) -> dict[str, Any]:
     out: dict[str, Any] = {"permutations": len(per_perm)}
     for name in AVERAGED:
         values = np.array([getattr(m, name) for m in per_perm], dtype=float)
-        out[f"perm_mean_{name}"] = float(values.mean())
-        out[f"perm_range_{name}"] = float(values.max() - values.min())
+        with np.errstate(invalid="ignore"):  # an infinite gold gain (b(gold) = 0): range null
+            out[f"perm_mean_{name}"] = float(values.mean())
+            out[f"perm_range_{name}"] = float(values.max() - values.min())
     return out
 
 

@@ -32,12 +32,15 @@ def build_problems(
     k: int = DEFAULT_K,
     reference: str | None = None,
     repo: str | None = None,
+    skipped: list[str] | None = None,
 ) -> list[Problem]:
     """Problems for `candidates` = "fault-localisation", "outcome" or an `asv.v1` JSONL path.
 
     Fault localisation pools `trajectories` and `runs` by task id to find the task's runs.
     `reference` is an AgentLens reference JSON file, or "auto" to merge the passing runs; `repo`
-    a checkout of the task's repository whose tracked files bound the candidates.
+    a checkout of the task's repository whose tracked files bound the candidates. A trajectory
+    that cannot be posed (no pass/fail label, no gold file for its task) raises, or, when
+    `skipped` is given, is left out with its one-line reason appended there.
     """
     if candidates not in SOURCES:
         if not Path(candidates).is_file():
@@ -49,16 +52,25 @@ def build_problems(
         return [_truncate(p, max_steps) for p in problems]
     if not trajectories:
         raise ConfigError(f"--candidates {candidates} needs trajectory files")
-    if candidates == "outcome":
-        return [outcome_problem(t, max_steps=max_steps) for t in trajectories]
     pool = _by_task([*trajectories, *runs])
-    tracked = tracked_from_repo(repo) if repo else None
-    problems = []
-    for traj in trajectories:
+    tracked = tracked_from_repo(repo) if repo and candidates != "outcome" else None
+
+    def pose(traj: Trajectory) -> Problem:
+        if candidates == "outcome":
+            return outcome_problem(traj, max_steps=max_steps)
         task_runs = pool[traj.task_id or traj.id]
         ref = _reference(reference, task_runs)
         space = fault_localisation_space(task_runs, k=k, reference=ref, tracked=tracked)
-        problems.append(fault_localisation_problem(traj, space, max_steps=max_steps))
+        return fault_localisation_problem(traj, space, max_steps=max_steps)
+
+    problems = []
+    for traj in trajectories:
+        try:
+            problems.append(pose(traj))
+        except ConfigError as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
     return problems
 
 

@@ -30,14 +30,17 @@ def coding_transitions(traj: Trajectory, *, max_steps: int | None = None) -> tup
 
 def step_cost(step: Step, previous: Step | None) -> StepCost:
     """The step's own tokens (`Step.usage`), 1 tool call for a tool step, and its latency: the time
-    since the previous step's timestamp (None when either timestamp is missing). Traces record no
-    risk score."""
+    since the previous step's timestamp (None when either timestamp is missing, or when they go
+    backwards: a negative latency would turn the step's cost into a gain). Traces record no risk
+    score."""
     latency = None
     if step.timestamp is not None and previous is not None and previous.timestamp is not None:
         try:
             latency = (step.timestamp - previous.timestamp).total_seconds() * 1000
         except TypeError:  # one timestamp with a zone, one without: not comparable
             latency = None
+    if latency is not None and latency < 0:
+        latency = None
     usage = step.usage
     return StepCost(
         prompt_tokens=usage.prompt_tokens if usage else None,

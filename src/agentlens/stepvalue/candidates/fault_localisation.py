@@ -88,6 +88,11 @@ def fault_localisation_space(
     gold = spelling.get(gold_norm, "/" + gold_norm)
     ranked = sorted(set(spelling.values()), key=lambda f: (-edits[f], -reads[f], f))
     chosen = sorted([gold, *[f for f in ranked if f != gold][: k - 1]])
+    if len(chosen) < 2:
+        raise ConfigError(
+            f"task {runs[0].task_id or runs[0].id}: {gold} is the only candidate file (a forced "
+            "choice needs 2); give more runs of the task (--runs) or its checkout (--repo)"
+        )
     return FaultSpace(
         candidates=tuple(Candidate(f, f"The fix for this task belongs in {f}") for f in chosen),
         gold_id=gold,
