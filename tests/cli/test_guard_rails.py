@@ -102,3 +102,16 @@ def test_agentlens_bench_names_only_tasks_short_of_donors_not_their_donors(
     err = " ".join(result.err.split())  # type: ignore[attr-defined]
     assert f"not scored: {astropy.name}: 3 passing" in err
     assert f"not scored: {REQUESTS.name}" not in err  # its 5 donors are not "not scored"
+
+
+def test_cohort_of_files_that_all_fail_prints_no_empty_tables(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """Every input failed: its `failed:` line and exit 1, not five tables of nothing."""
+    broken = tmp_path / "run.json"
+    broken.write_bytes(next(OTHER.glob("*-pass-*.json")).read_bytes()[:400])
+    result = run_cli("cohort", str(broken))
+    assert result.code == 1  # type: ignore[attr-defined]
+    assert result.out == ""  # type: ignore[attr-defined]
+    err = " ".join(result.err.split())  # type: ignore[attr-defined]
+    assert f"failed: {broken}" in err and "0 runs scored (see `failed:`" in err

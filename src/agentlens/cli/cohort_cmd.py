@@ -95,10 +95,10 @@ def cohort(
     if not no_tables:
         show(rows, profile, boot=boot, as_json=as_json, out=console)
     code = max(code, report_unit_failures(failed, f"{len(rows)} runs scored"))
-    if (
-        paths and not rows_csv and not rows and not failed
-    ):  # no task meets the protocol rule: said above, not an error
-        err_console.print("0 runs scored (see `not scored:` above)", highlight=False)
+    if paths and not rows_csv and not rows and not failed:
+        # every file failed (said above, exit 1), or no task meets the protocol rule (not an error)
+        why = "see `failed:` and `not scored:` above" if code else "see `not scored:` above"
+        err_console.print(f"0 runs scored ({why})", highlight=False)
     if out_path:
         chosen = rows if selection == "all" else select(rows, selection)
         export_rows(full_rows(chosen), out_path)
@@ -212,6 +212,8 @@ def show(rows: Sequence[Row], profile: Profile, *, boot: int, as_json: bool, out
     from agentlens.process.curation import curation_table
     from agentlens.process.validity import cohort_validity
 
+    if not rows and not as_json:
+        return  # tables of nothing; `cohort` says why no run was scored
     report = cohort_report(rows, n_boot=boot)
     curation = curation_table(rows, profile=profile)
     figures = cohort_validity(rows, profile, n_boot=boot)
