@@ -202,3 +202,23 @@ def test_a_broken_scenario_yaml_is_one_line(
     assert err.splitlines() == [
         f"error: {scenario}:3: not valid YAML (expected the node content, but found '<stream end>')"
     ]
+
+
+@pytest.mark.parametrize(
+    ("component", "why"),
+    [
+        ("EndResult=abc", "not a number"),
+        ("EndResult=75", "not in [0, 1]"),
+        ("EndResult=nan", "not in [0, 1]"),
+        ("Endresult=0.5", "unknown dimension"),
+    ],
+)
+def test_qi_refuses_a_component_it_cannot_use(
+    component: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo, a percent or a word is a usage error naming it, not a traceback, a QI of 1305.83
+    or a component silently listed "beside the QI"."""
+    code = main(["qi", "--formal", "0.8", "--component", component])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert component in err and why in err and "Traceback" not in err
