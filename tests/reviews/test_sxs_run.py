@@ -237,3 +237,37 @@ def test_sxs_command_shows_the_trinomial_test_beside_the_permutation_p(
     shown = doc["dimensions"]["Pitfalls"]
     assert shown["trinomial"] == expected.to_dict()
     assert json.loads((tmp_path / "sxs.json").read_text())["dimensions"]["Pitfalls"] == shown
+
+
+def test_sxs_names_a_bad_file_and_failed_calls_and_exits_on_nothing_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A truncated trace of run A gets its one line, judge calls that failed (HTTP 400, not
+    retried) get theirs, and a dimension with no scored comparison is n/a with exit 4, never an
+    "ok" row with mean +0.000 and exit 0."""
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    run_a = tmp_path / "a"
+    run_a.mkdir()
+    first, *rest = sorted(task.glob("*-logs-gpt-4.1-*"))
+    for path in rest:
+        (run_a / path.name).write_bytes(path.read_bytes())
+    (run_a / first.name).write_bytes(first.read_bytes()[:30_000])
+    runs = [str(run_a), str(task / "*-logs-sonnet-4.5-*")]
+    fine = "<Review>fine</Review><Score>1</Score>"
+    for name, run in zip("ab", runs, strict=True):
+        trajs = read_paths([run]).trajectories
+        dump(reviews_document("judge", [review(t, {"ToolCalls": fine}) for t in trajs]),
+             tmp_path / f"{name}.json")  # fmt: skip
+    args = ["sxs", *runs, "--reviews-a", str(tmp_path / "a.json"), "--reviews-b"]
+    args += [str(tmp_path / "b.json"), "--dimension", "ToolCalls", "--no-cache"]
+    with FaultServer() as server:
+        server.queue(*["400"] * 20)
+        capsys.readouterr()
+        code = main([*args, "--judge", server.model()])
+    shown = capsys.readouterr()
+    err = " ".join(shown.err.split())
+    assert code == 4
+    assert f"failed: {run_a / first.name} [agentlens-bench]: invalid JSON" in err
+    assert "failed: 4 of 4 judge calls; first: provider error:" in err
+    assert "unscored: no scored comparison for ToolCalls: its mean is n/a (exit 4)" in err
+    assert "+0.000" not in shown.out and "n/a" in shown.out
