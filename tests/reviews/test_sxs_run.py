@@ -239,12 +239,11 @@ def test_sxs_command_shows_the_trinomial_test_beside_the_permutation_p(
     assert json.loads((tmp_path / "sxs.json").read_text())["dimensions"]["Pitfalls"] == shown
 
 
-def test_sxs_names_a_bad_file_and_failed_calls_and_exits_on_nothing_scored(
+def sxs_with_failed_calls(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A truncated trace of run A gets its one line, judge calls that failed (HTTP 400, not
-    retried) get theirs, and a dimension with no scored comparison is n/a with exit 4, never an
-    "ok" row with mean +0.000 and exit 0."""
+) -> tuple[int, pytest.CaptureResult[str], Path, Path]:
+    """`sxs` of gpt-4.1 (one file truncated) vs sonnet-4.5 on ToolCalls, every judge call
+    answered HTTP 400 (not retried): (exit code, output, the truncated file, the --out JSON)."""
     task = BENCH / "trajectories" / "psf__requests-1724"
     run_a = tmp_path / "a"
     run_a.mkdir()
@@ -260,14 +259,38 @@ def test_sxs_names_a_bad_file_and_failed_calls_and_exits_on_nothing_scored(
              tmp_path / f"{name}.json")  # fmt: skip
     args = ["sxs", *runs, "--reviews-a", str(tmp_path / "a.json"), "--reviews-b"]
     args += [str(tmp_path / "b.json"), "--dimension", "ToolCalls", "--no-cache"]
+    args += ["--out", str(tmp_path / "sxs.json")]
     with FaultServer() as server:
         server.queue(*["400"] * 20)
         capsys.readouterr()
         code = main([*args, "--judge", server.model()])
-    shown = capsys.readouterr()
+    return code, capsys.readouterr(), run_a / first.name, tmp_path / "sxs.json"
+
+
+def test_sxs_names_a_bad_file_and_failed_calls_and_exits_on_nothing_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A truncated trace of run A gets its one line, judge calls that failed get theirs, and a
+    dimension with no scored comparison is n/a with exit 4, never an "ok" row with mean +0.000
+    and exit 0."""
+    code, shown, truncated, _ = sxs_with_failed_calls(tmp_path, capsys)
     err = " ".join(shown.err.split())
     assert code == 4
-    assert f"failed: {run_a / first.name} [agentlens-bench]: invalid JSON" in err
+    assert f"failed: {truncated} [agentlens-bench]: invalid JSON" in err
     assert "failed: 4 of 4 judge calls; first: provider error:" in err
     assert "unscored: no scored comparison for ToolCalls: its mean is n/a (exit 4)" in err
     assert "+0.000" not in shown.out and "n/a" in shown.out
+
+
+def test_compare_warns_on_an_sxs_dimension_with_nothing_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The regression gate does not read "mean 0, p 1: ok" into a judge that said nothing."""
+    *_, sxs_path = sxs_with_failed_calls(tmp_path, capsys)
+    task = str(BENCH / "trajectories" / "psf__requests-1724" / "*-logs-gpt-4.1-*")
+    code = main(["compare", task, task, "--sxs", str(sxs_path), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = [c for c in doc["checks"] if c["name"] == "SxS: ToolCalls"]
+    assert (code, doc["status"]) == (1, "warning")
+    assert row["v2"] is None and row["warning"] and not row["alert"]
+    assert row["reason"].startswith("no scored comparison (0 of 2 tasks): the mean is n/a")

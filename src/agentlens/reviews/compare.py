@@ -294,6 +294,22 @@ def sxs_reason(flags: dict[str, Any]) -> str:
     return f"{reason}; trinomial test: {trinomial['reason']}" if trinomial else reason
 
 
+def sxs_check(dim: str, flags: dict[str, Any]) -> Check:
+    """One SxS dimension's flags; with no scored comparison its mean (0, p 1) is no evidence of
+    no change, so it is n/a with a warning."""
+    name, test = f"SxS: {dim}", "sign-flip permutation"
+    if flags.get("scored_tasks") == 0:
+        reason = (
+            f"no scored comparison (0 of {flags.get('tasks')} tasks): the mean is n/a; every "
+            "judge answer was unscored or failed"
+        )
+        return Check(name, test, None, None, warning=True, reason=reason)
+    return Check(
+        name, test, None, flags.get("mean_score"), flags.get("p_value"),
+        warning=bool(flags.get("warning")), alert=bool(flags.get("alert")), reason=sxs_reason(flags),
+    )  # fmt: skip
+
+
 def compare_runs(
     run_1: RunSummary,
     run_2: RunSummary,
@@ -317,19 +333,7 @@ def compare_runs(
                 reason=f"QI delta {delta:+.2f} (reported, not flagged)",
             )
         )
-    for dim, flags in (run_2.sxs_flags or {}).items():
-        result.checks.append(
-            Check(
-                f"SxS: {dim}",
-                "sign-flip permutation",
-                None,
-                flags.get("mean_score"),
-                flags.get("p_value"),
-                warning=bool(flags.get("warning")),
-                alert=bool(flags.get("alert")),
-                reason=sxs_reason(flags),
-            )
-        )
+    result.checks.extend(sxs_check(dim, flags) for dim, flags in (run_2.sxs_flags or {}).items())
     if run_1.process and run_2.process:
         if process_note:
             result.checks.append(
