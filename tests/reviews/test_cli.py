@@ -222,3 +222,21 @@ def test_qi_refuses_a_component_it_cannot_use(
     err = capsys.readouterr().err
     assert code == 2
     assert component in err and why in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("plan", [["--estimate"], ["--dump-prompts", "prompts"]])
+def test_review_plans_name_a_bad_file_and_exit_1(
+    plan: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--estimate` and `--dump-prompts` read the inputs like a review: a truncated trace gets
+    its one line and exit 1, not a quietly smaller estimate with exit 0."""
+    good, bad = sorted(TASK.glob("*-logs-gpt-4.1-*"))[:2]
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / good.name).write_bytes(good.read_bytes())
+    (tmp_path / "runs" / bad.name).write_bytes(bad.read_bytes()[:30_000])
+    plan = [str(tmp_path / p) if p == "prompts" else p for p in plan]
+    code = main(["review", str(tmp_path / "runs"), "--judge", "openai:gpt-4.1",
+                 "--dimension", "EndResult", *plan])  # fmt: skip
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 1
+    assert f"failed: {tmp_path / 'runs' / bad.name} [agentlens-bench]: invalid JSON" in err

@@ -156,7 +156,8 @@ def review(
         _add_process_evidence(trajs, contexts, pool=pool)
     settings = _settings(judge_model, budget_tokens, max_tokens, samples, free_text)
     if dump_dir or only_estimate:
-        return _plan_only(client, pool, dims_of, contexts, settings, dump_dir, as_json)
+        _plan_only(client, pool, dims_of, contexts, settings, dump_dir, as_json)
+        return report_failures(loaded)
     reviews = _review_all(client, pool, dims_of, contexts, settings)
     doc = _document(client, reviews, with_summary)
     if out:
@@ -248,7 +249,7 @@ def _plan_only(
     client: LLMClient, pool: list[Trajectory], dims_of: Callable[[Trajectory], Sequence[str]],
     contexts: dict[str, ReviewContext], settings: JudgeSettings, dump_dir: str | None,
     as_json: bool,
-) -> int:  # fmt: skip
+) -> None:  # fmt: skip
     """`--dump-prompts` / `--estimate`: what the run would send, and nothing sent."""
     from agentlens.jsonio import dump
     from agentlens.providers import model_of
@@ -266,7 +267,6 @@ def _plan_only(
         console.print_json(dump({"estimate": [guess.to_dict()]}))
     else:
         console.print(guess.line(), highlight=False, markup=False, soft_wrap=True)
-    return 0
 
 
 def _report_unscored(reviews: list[TrajectoryReview]) -> int:
