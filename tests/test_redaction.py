@@ -249,3 +249,19 @@ def test_no_part_of_a_jwt_or_a_url_password_is_left() -> None:
         "see http://host:8080/path and a@b.c": "see http://host:8080/path and a@b.c",
     }  # fmt: skip
     assert {text: redaction.redact_text(text) for text in texts} == texts
+
+
+def test_a_yaml_password_is_masked_and_a_type_annotation_is_not() -> None:
+    """`key: value` alone on its line (YAML, docker-compose, Spring properties, a login shown in
+    a task) is an assignment; a type name after the colon is code."""
+    texts = {
+        "    environment:\n      POSTGRES_PASSWORD: mysecretpassword\n":
+            "    environment:\n      POSTGRES_PASSWORD: [REDACTED:password]\n",
+        "spring.datasource.password: Sup3rS3cret": "spring.datasource.password: [REDACTED:password]",
+        "Username: theagentcompany\nPassword: theagentcompany":
+            "Username: theagentcompany\nPassword: [REDACTED:password]",
+        "  api_key: SecretStr\n  token: Optional[str] = None\n  password: string\n":
+            "  api_key: SecretStr\n  token: Optional[str] = None\n  password: string\n",
+        "secret_key: ${SECRET_KEY}\nauth_token: <your token>": "secret_key: ${SECRET_KEY}\nauth_token: <your token>",
+    }  # fmt: skip
+    assert {text: redaction.redact_text(text) for text in texts} == texts
