@@ -240,3 +240,24 @@ def test_review_plans_name_a_bad_file_and_exit_1(
     err = " ".join(capsys.readouterr().err.split())
     assert code == 1
     assert f"failed: {tmp_path / 'runs' / bad.name} [agentlens-bench]: invalid JSON" in err
+
+
+def test_review_names_a_failed_summary_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `--summary` call that fails (here HTTP 400; on a local model, all the reviews not fitting
+    its context) is a judge call that failed: one `failed:` line and exit 1, not only a note
+    inside the report."""
+    from tests.providers.fault_server import FaultServer
+
+    (trace,) = sorted(TASK.glob("*-logs-gpt-4o-fail-*"))[:1]
+    args = ["review", str(trace), "--dimension", "EndResult", "--free-text", "--summary"]
+    args += ["--no-cache", "--out", str(tmp_path / "r.json")]
+    with FaultServer() as server:
+        server.queue("ok", "400")
+        code = main([*args, "--judge", server.model()])
+    err = " ".join(capsys.readouterr().err.split())
+    narrative = json.loads((tmp_path / "r.json").read_text())["narratives"]["EndResult"]
+    assert narrative["unscored_reason"].startswith("provider error:")
+    assert "failed: 1 of 2 judge calls; first: provider error:" in err
+    assert code in (1, 4)  # 4 when the scripted answer is also unscored

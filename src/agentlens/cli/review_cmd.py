@@ -166,7 +166,7 @@ def review(
         judged = explicit or reviewed_dimensions(reviews)
         _store(store_url, run_label, client.name, metric_set, judged, trajs, reviews, doc)
     _print(doc, as_json)
-    failed = max(report_failures(loaded), _report_call_failures(reviews))
+    failed = max(report_failures(loaded), _report_call_failures(reviews, doc))
     return max(failed, _report_unscored(reviews))
 
 
@@ -332,17 +332,22 @@ def _auto_dimensions(
     return dims_of, pool
 
 
-def _report_call_failures(reviews: list[TrajectoryReview]) -> int:
-    """One line when judge calls failed outright (after retries); exit 1, like unreadable files."""
+def _report_call_failures(reviews: list[TrajectoryReview], doc: dict[str, Any]) -> int:
+    """One line when judge calls failed outright (after retries), `--summary` calls included;
+    exit 1, like unreadable files."""
+    from agentlens.reviews.judge.summary import NO_TEXT
+
     answers = [s for t in reviews for r in t.reviews.values() for s in (r.samples or [r])]
-    failed = [a for a in answers if a.provider_failed]
+    failed = [a.unscored_reason for a in answers if a.provider_failed]
+    narratives = (doc.get("narratives") or {}).values()
+    summaries = [n["unscored_reason"] or "" for n in narratives if n["unscored_reason"] != NO_TEXT]
+    failed += [reason for reason in summaries if reason.startswith("provider error")]
     if not failed:
         return 0
-    calls = len(answers)
+    calls = len(answers) + len(summaries)
     err_console.print(
         Text.assemble(
-            ("failed:", "red"),
-            f" {len(failed)} of {calls} judge calls; first: {failed[0].unscored_reason}",
+            ("failed:", "red"), f" {len(failed)} of {calls} judge calls; first: {failed[0]}"
         ),
         soft_wrap=True,
     )
