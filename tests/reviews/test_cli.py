@@ -261,3 +261,24 @@ def test_review_names_a_failed_summary_call(
     assert narrative["unscored_reason"].startswith("provider error:")
     assert "failed: 1 of 2 judge calls; first: provider error:" in err
     assert code in (1, 4)  # 4 when the scripted answer is also unscored
+
+
+def test_qi_variance_refuses_runs_missing_different_components(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A component one run lacks is n/a there, not 0: mixing it with runs that have it made a
+    "QI over 3 runs: 56.94 ± 27.82" out of a run whose QI is n/a. With the same components
+    missing everywhere the shares stand, but the QI mean is n/a."""
+    full = ["InstructionCompliance=0.7", "Pitfalls=0.6", "Pleasantness=0.8", "ToolCalls=0.75"]
+    paths = []
+    for i, extra in enumerate([full, full, []]):
+        parts = [x for c in ["EndResult=0.9", *extra] for x in ("--component", c)]
+        _, out = run(capsys, "qi", "--formal", f"0.{7 + i}", *parts, "--json")
+        (tmp_path / f"qi{i}.json").write_text(out)
+        paths += ["--variance", str(tmp_path / f"qi{i}.json")]
+    code = main(["qi", *paths])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert f"{tmp_path / 'qi2.json'}: no InstructionCompliance, Pitfalls" in err
+    code, out = run(capsys, "qi", *(["--variance", paths[-1]] * 2), "--json")
+    assert code == 0 and json.loads(out)["qi_mean"] is None

@@ -111,9 +111,11 @@ def _variance(paths: tuple[str, ...], as_json: bool) -> int:
     if as_json:
         console.print_json(dump(result))
     else:
-        console.print(
-            f"QI over {result['runs']} runs: {result['qi_mean']} ± {result['qi_sd']} (sd)"
+        mean = result["qi_mean"]
+        shown = (
+            "n/a (a component is missing)" if mean is None else f"{mean} ± {result['qi_sd']} (sd)"
         )
+        console.print(f"QI over {result['runs']} runs: {shown}", highlight=False)
         for name, share in result["variance_share"].items():
             console.print(f"  {name:22} {share:7.1%} of Var(QI)", highlight=False)
     return 0
