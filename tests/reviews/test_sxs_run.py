@@ -294,3 +294,16 @@ def test_compare_warns_on_an_sxs_dimension_with_nothing_scored(
     assert (code, doc["status"]) == (1, "warning")
     assert row["v2"] is None and row["warning"] and not row["alert"]
     assert row["reason"].startswith("no scored comparison (0 of 2 tasks): the mean is n/a")
+
+
+def test_selfpref_with_no_cell_scored_by_both_judges_is_na(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two SxS files with nothing scored in common give no self-preference rate, not 0.0%."""
+    *_, sxs_path = sxs_with_failed_calls(tmp_path, capsys)
+    code = main(["selfpref", str(sxs_path), str(sxs_path)])
+    shown = capsys.readouterr()
+    assert code == 4
+    assert "0.0%" not in shown.out and "0 cells: rates n/a" in " ".join(shown.out.split())
+    assert main(["selfpref", str(sxs_path), str(sxs_path), "--json"]) == 4
+    assert json.loads(capsys.readouterr().out)["self_favouring_rate"] is None

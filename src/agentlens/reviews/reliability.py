@@ -27,12 +27,17 @@ class SelfPreference:
     by_dimension: dict[str, dict[str, int]]
 
     def to_dict(self) -> dict[str, Any]:
-        n = self.cells or 1
+        """Rates over the cells both judges scored; None (n/a) when there is none."""
+        n = self.cells
+
+        def rate(count: int) -> float | None:
+            return round(count / n, 4) if n else None
+
         return {
             "cells": self.cells,
-            "disagree_rate": round(self.disagree / n, 4),
-            "self_favouring_rate": round(self.self_favouring / n, 4),
-            "other_favouring_rate": round(self.other_favouring / n, 4),
+            "disagree_rate": rate(self.disagree),
+            "self_favouring_rate": rate(self.self_favouring),
+            "other_favouring_rate": rate(self.other_favouring),
             "by_dimension": self.by_dimension,
         }
 
