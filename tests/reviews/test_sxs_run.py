@@ -14,6 +14,7 @@ from agentlens.cli import main
 from agentlens.formats.stream import read_paths
 from agentlens.jsonio import dump
 from agentlens.providers import ChatRequest, ChatResponse, LLMClient
+from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
 from agentlens.reviews.judge.parse import parse_review
@@ -307,3 +308,26 @@ def test_selfpref_with_no_cell_scored_by_both_judges_is_na(
     assert "0.0%" not in shown.out and "0 cells: rates n/a" in " ".join(shown.out.split())
     assert main(["selfpref", str(sxs_path), str(sxs_path), "--json"]) == 4
     assert json.loads(capsys.readouterr().out)["self_favouring_rate"] is None
+
+
+def test_compare_says_why_the_qi_delta_is_na(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--a-reviews`/`--b-reviews` are "for the QI delta": without verify files the formal rate,
+    and so the QI, is n/a, and the row says so instead of vanishing."""
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    runs = [str(task / "*-logs-gpt-4.1-*"), str(task / "*-logs-sonnet-4.5-*")]
+    fine = "<Review>fine</Review><Score>1</Score>"
+    for name, run in zip("ab", runs, strict=True):
+        trajs = read_paths([run]).trajectories
+        reviews = [review(t, dict.fromkeys(DIMENSIONS, fine)) for t in trajs]
+        dump(reviews_document("judge", reviews), tmp_path / f"{name}.json")
+    args = ["compare", *runs, "--a-reviews", str(tmp_path / "a.json")]
+    code = main([*args, "--b-reviews", str(tmp_path / "b.json"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = [c for c in doc["checks"] if c["name"] == "quality index"]
+    assert code == doc["exit_code"] and not row["warning"] and row["v1"] is None
+    assert row["reason"] == (
+        "QI n/a: run 1: no scored item for Formal; run 2: no scored item for Formal "
+        "(the formal pass rate comes from --a-verify / --b-verify)"
+    )
