@@ -234,3 +234,34 @@ def test_a_pattern_runs_only_where_the_long_run_it_needs_is() -> None:
         for secret in SECRETS:
             if needed is not None and pattern.search(secret):
                 assert needed.search(secret), (kind, secret)
+
+
+def test_no_part_of_a_jwt_or_a_url_password_is_left() -> None:
+    """A JWT's signature goes with it; a URL password with RFC 3986 sub-delimiters (`!$&'()*+,;=`)
+    or an empty user name (`redis://:pw@host`) is masked whole; a variable stays."""
+    jwt = PLANTED["jwt"]
+    texts = {
+        f"cookie {jwt} end": "cookie [REDACTED:json-web-token] end",
+        "redis://:r3d1sPass99@cache:6379/0": "redis://:[REDACTED:basic-auth-credentials]@cache:6379/0",
+        "postgres://admin:Secr3t!2024@db:5432/app": "postgres://admin:[REDACTED:basic-auth-credentials]@db:5432/app",
+        "mysql://root:pa$$w0rd+x=1@localhost/db": "mysql://root:[REDACTED:basic-auth-credentials]@localhost/db",
+        "https://oauth2:${GITLAB_TOKEN}@gitlab.com/o/r.git": "https://oauth2:${GITLAB_TOKEN}@gitlab.com/o/r.git",
+        "see http://host:8080/path and a@b.c": "see http://host:8080/path and a@b.c",
+    }  # fmt: skip
+    assert {text: redaction.redact_text(text) for text in texts} == texts
+
+
+def test_a_yaml_password_is_masked_and_a_type_annotation_is_not() -> None:
+    """`key: value` alone on its line (YAML, docker-compose, Spring properties, a login shown in
+    a task) is an assignment; a type name after the colon is code."""
+    texts = {
+        "    environment:\n      POSTGRES_PASSWORD: mysecretpassword\n":
+            "    environment:\n      POSTGRES_PASSWORD: [REDACTED:password]\n",
+        "spring.datasource.password: Sup3rS3cret": "spring.datasource.password: [REDACTED:password]",
+        "Username: theagentcompany\nPassword: theagentcompany":
+            "Username: theagentcompany\nPassword: [REDACTED:password]",
+        "  api_key: SecretStr\n  token: Optional[str] = None\n  password: string\n":
+            "  api_key: SecretStr\n  token: Optional[str] = None\n  password: string\n",
+        "secret_key: ${SECRET_KEY}\nauth_token: <your token>": "secret_key: ${SECRET_KEY}\nauth_token: <your token>",
+    }  # fmt: skip
+    assert {text: redaction.redact_text(text) for text in texts} == texts

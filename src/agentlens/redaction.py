@@ -43,11 +43,23 @@ _OWN = [
     ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
     ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
     ("bearer", re.compile(r"(?i)(?<=\bbearer\s)[A-Za-z0-9._~+/=-]{8,}+")),
+    # the whole token: detect-secrets' own pattern stops before the signature
+    ("json-web-token", re.compile(r"\beyJ[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_-]+")),
+    # a URL's password up to the authority's last `@`: detect-secrets' needs a user name and
+    # stops at RFC 3986 sub-delimiters (`redis://:pw@h`, `admin:Secr3t!@h`); not `${VAR}`
+    ("basic-auth-credentials", re.compile(
+        r"://[^:/?#\[\]@\s\"'<>\\]*:(?![$({<\[])([^/?#\s\"'<>\\]+)@")),
     # `password = hunter2`, `"token": "abc..."`; not `token: string` (a type) nor `key=$VAR`
     ("password", re.compile(
         r"(?i)(?<![\w-])(?:[\w-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key"
         r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})(?:[\"']?\s{0,4}[:=]\s{0,4}[\"']|\s{0,4}=\s{0,4})"
         r"(?![$({<\[])([^\s\"'`,;&(){}<>\[]{6,}+)(?![(<\[])")),
+    # YAML's `POSTGRES_PASSWORD: hunter2` alone on its line; not a type (`api_key: SecretStr`)
+    ("password", re.compile(
+        r"(?im)^[ \t]*(?:- )?[\w.-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key"
+        r"|access[_-]?key|auth[_-]?key|private[_-]?key)[\w.-]{0,40}:[ \t]+(?![$({<\[])"
+        r"(?!(?-i:[A-Z][A-Za-z]*|string|str|bytes|number|boolean|bool|object|integer|int)[ \t]*$)"
+        r"([^\s\"'`,;&(){}<>\[]{6,})[ \t]*$")),
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
 # match ordinary words and hex ids; Discord and Telegram shapes have no literal to find them by

@@ -226,7 +226,7 @@ def test_review_and_sxs_auto_over_http(
         )  # fmt: skip
         sxs_doc = json.loads(out)
         result = sxs_doc["dimensions"]
-        assert code == 0 and list(result) == list(ALL_DIMENSIONS)
+        assert code == 4 and list(result) == list(ALL_DIMENSIONS)  # echoes: nothing scored
         assert (sxs_doc["metric_set"], sxs_doc["profile"]) == ("auto", "default")
         assert {d: result[d]["tasks"] for d in ALL_DIMENSIONS} == {
             **dict.fromkeys(DIMENSIONS, 2),
@@ -237,7 +237,7 @@ def test_review_and_sxs_auto_over_http(
             capsys, "sxs", str(runs["a"]), str(runs["b2"]), *sxs_args, "--reviews-b",
             str(reviews["b2"]),
         )  # fmt: skip
-        assert code == 0 and list(json.loads(out)["dimensions"]) == list(DIMENSIONS)
+        assert code == 4 and list(json.loads(out)["dimensions"]) == list(DIMENSIONS)
         assert (
             f"metric set auto: {', '.join(TESTING_DIMENSIONS)} not judged: no selected task has "
             "all its trajectories tagged testing on both sides" in said(err)

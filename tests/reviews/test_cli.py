@@ -202,3 +202,83 @@ def test_a_broken_scenario_yaml_is_one_line(
     assert err.splitlines() == [
         f"error: {scenario}:3: not valid YAML (expected the node content, but found '<stream end>')"
     ]
+
+
+@pytest.mark.parametrize(
+    ("component", "why"),
+    [
+        ("EndResult=abc", "not a number"),
+        ("EndResult=75", "not in [0, 1]"),
+        ("EndResult=nan", "not in [0, 1]"),
+        ("Endresult=0.5", "unknown dimension"),
+    ],
+)
+def test_qi_refuses_a_component_it_cannot_use(
+    component: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo, a percent or a word is a usage error naming it, not a traceback, a QI of 1305.83
+    or a component silently listed "beside the QI"."""
+    code = main(["qi", "--formal", "0.8", "--component", component])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert component in err and why in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("plan", [["--estimate"], ["--dump-prompts", "prompts"]])
+def test_review_plans_name_a_bad_file_and_exit_1(
+    plan: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--estimate` and `--dump-prompts` read the inputs like a review: a truncated trace gets
+    its one line and exit 1, not a quietly smaller estimate with exit 0."""
+    good, bad = sorted(TASK.glob("*-logs-gpt-4.1-*"))[:2]
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / good.name).write_bytes(good.read_bytes())
+    (tmp_path / "runs" / bad.name).write_bytes(bad.read_bytes()[:30_000])
+    plan = [str(tmp_path / p) if p == "prompts" else p for p in plan]
+    code = main(["review", str(tmp_path / "runs"), "--judge", "openai:gpt-4.1",
+                 "--dimension", "EndResult", *plan])  # fmt: skip
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 1
+    assert f"failed: {tmp_path / 'runs' / bad.name} [agentlens-bench]: invalid JSON" in err
+
+
+def test_review_names_a_failed_summary_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `--summary` call that fails (here HTTP 400; on a local model, all the reviews not fitting
+    its context) is a judge call that failed: one `failed:` line and exit 1, not only a note
+    inside the report."""
+    from tests.providers.fault_server import FaultServer
+
+    (trace,) = sorted(TASK.glob("*-logs-gpt-4o-fail-*"))[:1]
+    args = ["review", str(trace), "--dimension", "EndResult", "--free-text", "--summary"]
+    args += ["--no-cache", "--out", str(tmp_path / "r.json")]
+    with FaultServer() as server:
+        server.queue("ok", "400")
+        code = main([*args, "--judge", server.model()])
+    err = " ".join(capsys.readouterr().err.split())
+    narrative = json.loads((tmp_path / "r.json").read_text())["narratives"]["EndResult"]
+    assert narrative["unscored_reason"].startswith("provider error:")
+    assert "failed: 1 of 2 judge calls; first: provider error:" in err
+    assert code in (1, 4)  # 4 when the scripted answer is also unscored
+
+
+def test_qi_variance_refuses_runs_missing_different_components(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A component one run lacks is n/a there, not 0: mixing it with runs that have it made a
+    "QI over 3 runs: 56.94 ± 27.82" out of a run whose QI is n/a. With the same components
+    missing everywhere the shares stand, but the QI mean is n/a."""
+    full = ["InstructionCompliance=0.7", "Pitfalls=0.6", "Pleasantness=0.8", "ToolCalls=0.75"]
+    paths = []
+    for i, extra in enumerate([full, full, []]):
+        parts = [x for c in ["EndResult=0.9", *extra] for x in ("--component", c)]
+        _, out = run(capsys, "qi", "--formal", f"0.{7 + i}", *parts, "--json")
+        (tmp_path / f"qi{i}.json").write_text(out)
+        paths += ["--variance", str(tmp_path / f"qi{i}.json")]
+    code = main(["qi", *paths])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert f"{tmp_path / 'qi2.json'}: no InstructionCompliance, Pitfalls" in err
+    code, out = run(capsys, "qi", *(["--variance", paths[-1]] * 2), "--json")
+    assert code == 0 and json.loads(out)["qi_mean"] is None

@@ -14,6 +14,7 @@ from agentlens.cli import main
 from agentlens.formats.stream import read_paths
 from agentlens.jsonio import dump
 from agentlens.providers import ChatRequest, ChatResponse, LLMClient
+from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
 from agentlens.reviews.judge.parse import parse_review
@@ -237,3 +238,96 @@ def test_sxs_command_shows_the_trinomial_test_beside_the_permutation_p(
     shown = doc["dimensions"]["Pitfalls"]
     assert shown["trinomial"] == expected.to_dict()
     assert json.loads((tmp_path / "sxs.json").read_text())["dimensions"]["Pitfalls"] == shown
+
+
+def sxs_with_failed_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, pytest.CaptureResult[str], Path, Path]:
+    """`sxs` of gpt-4.1 (one file truncated) vs sonnet-4.5 on ToolCalls, every judge call
+    answered HTTP 400 (not retried): (exit code, output, the truncated file, the --out JSON)."""
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    run_a = tmp_path / "a"
+    run_a.mkdir()
+    first, *rest = sorted(task.glob("*-logs-gpt-4.1-*"))
+    for path in rest:
+        (run_a / path.name).write_bytes(path.read_bytes())
+    (run_a / first.name).write_bytes(first.read_bytes()[:30_000])
+    runs = [str(run_a), str(task / "*-logs-sonnet-4.5-*")]
+    fine = "<Review>fine</Review><Score>1</Score>"
+    for name, run in zip("ab", runs, strict=True):
+        trajs = read_paths([run]).trajectories
+        dump(reviews_document("judge", [review(t, {"ToolCalls": fine}) for t in trajs]),
+             tmp_path / f"{name}.json")  # fmt: skip
+    args = ["sxs", *runs, "--reviews-a", str(tmp_path / "a.json"), "--reviews-b"]
+    args += [str(tmp_path / "b.json"), "--dimension", "ToolCalls", "--no-cache"]
+    args += ["--out", str(tmp_path / "sxs.json")]
+    with FaultServer() as server:
+        server.queue(*["400"] * 20)
+        capsys.readouterr()
+        code = main([*args, "--judge", server.model()])
+    return code, capsys.readouterr(), run_a / first.name, tmp_path / "sxs.json"
+
+
+def test_sxs_names_a_bad_file_and_failed_calls_and_exits_on_nothing_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A truncated trace of run A gets its one line, judge calls that failed get theirs, and a
+    dimension with no scored comparison is n/a with exit 4, never an "ok" row with mean +0.000
+    and exit 0."""
+    code, shown, truncated, _ = sxs_with_failed_calls(tmp_path, capsys)
+    err = " ".join(shown.err.split())
+    assert code == 4
+    assert f"failed: {truncated} [agentlens-bench]: invalid JSON" in err
+    assert "failed: 4 of 4 judge calls; first: provider error:" in err
+    assert "unscored: no scored comparison for ToolCalls: its mean is n/a (exit 4)" in err
+    assert "+0.000" not in shown.out and "n/a" in shown.out
+
+
+def test_compare_warns_on_an_sxs_dimension_with_nothing_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The regression gate does not read "mean 0, p 1: ok" into a judge that said nothing."""
+    *_, sxs_path = sxs_with_failed_calls(tmp_path, capsys)
+    task = str(BENCH / "trajectories" / "psf__requests-1724" / "*-logs-gpt-4.1-*")
+    code = main(["compare", task, task, "--sxs", str(sxs_path), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = [c for c in doc["checks"] if c["name"] == "SxS: ToolCalls"]
+    assert (code, doc["status"]) == (1, "warning")
+    assert row["v2"] is None and row["warning"] and not row["alert"]
+    assert row["reason"].startswith("no scored comparison (0 of 2 tasks): the mean is n/a")
+
+
+def test_selfpref_with_no_cell_scored_by_both_judges_is_na(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two SxS files with nothing scored in common give no self-preference rate, not 0.0%."""
+    *_, sxs_path = sxs_with_failed_calls(tmp_path, capsys)
+    code = main(["selfpref", str(sxs_path), str(sxs_path)])
+    shown = capsys.readouterr()
+    assert code == 4
+    assert "0.0%" not in shown.out and "0 cells: rates n/a" in " ".join(shown.out.split())
+    assert main(["selfpref", str(sxs_path), str(sxs_path), "--json"]) == 4
+    assert json.loads(capsys.readouterr().out)["self_favouring_rate"] is None
+
+
+def test_compare_says_why_the_qi_delta_is_na(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--a-reviews`/`--b-reviews` are "for the QI delta": without verify files the formal rate,
+    and so the QI, is n/a, and the row says so instead of vanishing."""
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    runs = [str(task / "*-logs-gpt-4.1-*"), str(task / "*-logs-sonnet-4.5-*")]
+    fine = "<Review>fine</Review><Score>1</Score>"
+    for name, run in zip("ab", runs, strict=True):
+        trajs = read_paths([run]).trajectories
+        reviews = [review(t, dict.fromkeys(DIMENSIONS, fine)) for t in trajs]
+        dump(reviews_document("judge", reviews), tmp_path / f"{name}.json")
+    args = ["compare", *runs, "--a-reviews", str(tmp_path / "a.json")]
+    code = main([*args, "--b-reviews", str(tmp_path / "b.json"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    (row,) = [c for c in doc["checks"] if c["name"] == "quality index"]
+    assert code == doc["exit_code"] and not row["warning"] and row["v1"] is None
+    assert row["reason"] == (
+        "QI n/a: run 1: no scored item for Formal; run 2: no scored item for Formal "
+        "(the formal pass rate comes from --a-verify / --b-verify)"
+    )

@@ -225,7 +225,7 @@ def test_metric_set_option_reaches_review_and_sxs(
             capsys, "sxs", str(WRITES_A_TEST), str(OTHER_RUN), "--reviews-a", outs[0],
             "--reviews-b", outs[1], *judge, "--metric-set", "testing", "--no-swap", "--json",
         )  # fmt: skip
-        assert code == 0 and list(json.loads(out)["dimensions"]) == list(ALL_DIMENSIONS)
+        assert code == 4 and list(json.loads(out)["dimensions"]) == list(ALL_DIMENSIONS)
         assert asked_dimensions(server) == sorted(ALL_DIMENSIONS)
         server.requests.clear()
         code, out, _ = run_cli(

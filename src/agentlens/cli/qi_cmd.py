@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from agentlens.cli._app import console, err_console
 from agentlens.jsonio import dump
+from agentlens.reviews import ALL_DIMENSIONS
 from agentlens.reviews.qi import qi_report
 from agentlens.reviews.reliability import variance_of_qi_files
 
@@ -35,6 +38,7 @@ from agentlens.reviews.reliability import variance_of_qi_files
     "--component",
     "components",
     multiple=True,
+    callback=lambda _ctx, _param, value: tuple(map(_checked_component, value)),
     help="DIMENSION=MEAN, e.g. EndResult=0.75 (instead of --reviews).",
 )
 @click.option(
@@ -53,8 +57,8 @@ def qi(
     variance_paths: tuple[str, ...],
     as_json: bool,
 ) -> int:
-    """QI = 100 × (formal pass rate + five judge means) / 6; missing components warn and count 0.
-    Other reviewed dimensions (the testing set's) are listed beside the QI, never in it."""
+    """QI = 100 × (formal pass rate + five judge means) / 6; a missing component makes it n/a,
+    naming it. Other reviewed dimensions (the testing set's) are listed beside the QI, never in it."""
     if variance_paths:
         return _variance(variance_paths, as_json)
     report = qi_report(reviews_path, verify_paths, formal, components)
@@ -78,6 +82,22 @@ def qi(
     return 0
 
 
+def _checked_component(item: str) -> str:
+    """`DIMENSION=MEAN` with a known dimension and a mean in [0, 1], else a usage error."""
+    dim, sep, text = item.partition("=")
+    try:
+        mean = float(text)
+    except ValueError:
+        mean = None
+    if not sep or mean is None:
+        raise click.BadParameter(f"{item!r}: not a number after '='; expected DIMENSION=MEAN")
+    if dim not in ALL_DIMENSIONS:
+        raise click.BadParameter(f"{item!r}: unknown dimension; one of {', '.join(ALL_DIMENSIONS)}")
+    if not (math.isfinite(mean) and 0.0 <= mean <= 1.0):
+        raise click.BadParameter(f"{item!r}: {mean} is not in [0, 1] (a mean, not a percent)")
+    return item
+
+
 def _print_means(means: dict[str, float | None], unscored: dict[str, float]) -> None:
     for name, value in means.items():
         rate = f"   unscored {unscored[name]:.0%}" if name in unscored else ""
@@ -91,9 +111,11 @@ def _variance(paths: tuple[str, ...], as_json: bool) -> int:
     if as_json:
         console.print_json(dump(result))
     else:
-        console.print(
-            f"QI over {result['runs']} runs: {result['qi_mean']} ± {result['qi_sd']} (sd)"
+        mean = result["qi_mean"]
+        shown = (
+            "n/a (a component is missing)" if mean is None else f"{mean} ± {result['qi_sd']} (sd)"
         )
+        console.print(f"QI over {result['runs']} runs: {shown}", highlight=False)
         for name, share in result["variance_share"].items():
             console.print(f"  {name:22} {share:7.1%} of Var(QI)", highlight=False)
     return 0

@@ -156,7 +156,8 @@ def review(
         _add_process_evidence(trajs, contexts, pool=pool)
     settings = _settings(judge_model, budget_tokens, max_tokens, samples, free_text)
     if dump_dir or only_estimate:
-        return _plan_only(client, pool, dims_of, contexts, settings, dump_dir, as_json)
+        _plan_only(client, pool, dims_of, contexts, settings, dump_dir, as_json)
+        return report_failures(loaded)
     reviews = _review_all(client, pool, dims_of, contexts, settings)
     doc = _document(client, reviews, with_summary)
     if out:
@@ -165,7 +166,7 @@ def review(
         judged = explicit or reviewed_dimensions(reviews)
         _store(store_url, run_label, client.name, metric_set, judged, trajs, reviews, doc)
     _print(doc, as_json)
-    failed = max(report_failures(loaded), _report_call_failures(reviews))
+    failed = max(report_failures(loaded), _report_call_failures(reviews, doc))
     return max(failed, _report_unscored(reviews))
 
 
@@ -248,7 +249,7 @@ def _plan_only(
     client: LLMClient, pool: list[Trajectory], dims_of: Callable[[Trajectory], Sequence[str]],
     contexts: dict[str, ReviewContext], settings: JudgeSettings, dump_dir: str | None,
     as_json: bool,
-) -> int:  # fmt: skip
+) -> None:  # fmt: skip
     """`--dump-prompts` / `--estimate`: what the run would send, and nothing sent."""
     from agentlens.jsonio import dump
     from agentlens.providers import model_of
@@ -266,7 +267,6 @@ def _plan_only(
         console.print_json(dump({"estimate": [guess.to_dict()]}))
     else:
         console.print(guess.line(), highlight=False, markup=False, soft_wrap=True)
-    return 0
 
 
 def _report_unscored(reviews: list[TrajectoryReview]) -> int:
@@ -332,17 +332,22 @@ def _auto_dimensions(
     return dims_of, pool
 
 
-def _report_call_failures(reviews: list[TrajectoryReview]) -> int:
-    """One line when judge calls failed outright (after retries); exit 1, like unreadable files."""
+def _report_call_failures(reviews: list[TrajectoryReview], doc: dict[str, Any]) -> int:
+    """One line when judge calls failed outright (after retries), `--summary` calls included;
+    exit 1, like unreadable files."""
+    from agentlens.reviews.judge.summary import NO_TEXT
+
     answers = [s for t in reviews for r in t.reviews.values() for s in (r.samples or [r])]
-    failed = [a for a in answers if a.provider_failed]
+    failed = [a.unscored_reason for a in answers if a.provider_failed]
+    narratives = (doc.get("narratives") or {}).values()
+    summaries = [n["unscored_reason"] or "" for n in narratives if n["unscored_reason"] != NO_TEXT]
+    failed += [reason for reason in summaries if reason.startswith("provider error")]
     if not failed:
         return 0
-    calls = len(answers)
+    calls = len(answers) + len(summaries)
     err_console.print(
         Text.assemble(
-            ("failed:", "red"),
-            f" {len(failed)} of {calls} judge calls; first: {failed[0].unscored_reason}",
+            ("failed:", "red"), f" {len(failed)} of {calls} judge calls; first: {failed[0]}"
         ),
         soft_wrap=True,
     )

@@ -10,6 +10,7 @@ from agentlens.cli._app import console
 from agentlens.errors import ConfigError
 from agentlens.jsonio import read_json
 from agentlens.reviews.documents import SXS_KIND, check
+from agentlens.reviews.judge.plan import NO_SCORED_ITEM
 from agentlens.reviews.reliability import self_preference_from_sxs
 
 
@@ -21,16 +22,20 @@ def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
     """Share of (task, dimension) cells where each judge favours its own family.
 
     JUDGE_1_SXS and JUDGE_2_SXS are `agentlens sxs --out` files of the same A/B runs, judged by a
-    model of A's family and one of B's family."""
+    model of A's family and one of B's family. Exit 4 when no cell was scored by both."""
     docs = [_load(path) for path in (judge_1_sxs, judge_2_sxs)]
     result = self_preference_from_sxs(docs[0], docs[1]).to_dict()
+    code = 0 if result["cells"] else NO_SCORED_ITEM
     if as_json:
         console.print_json(orjson.dumps(result).decode())
-        return 0
+        return code
     table = Table("dimension", "cells", "disagree", "self-favouring", "other-favouring")
     for dim, row in sorted(result["by_dimension"].items()):
         table.add_row(dim, *(str(row[k]) for k in ("cells", "disagree", "self", "other")))
     console.print(table)
+    if code:
+        console.print("0 cells: rates n/a (no task and dimension scored by both judges)")
+        return code
     console.print(
         f"{result['cells']} cells: disagree {result['disagree_rate']:.1%}, "
         f"self-favouring {result['self_favouring_rate']:.1%}, "

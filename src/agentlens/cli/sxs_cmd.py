@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from agentlens.cli._app import console, err_console
 from agentlens.cli._dimension_options import (
@@ -16,13 +17,14 @@ from agentlens.cli._dimension_options import (
     chosen_dimensions,
     dimension_options,
 )
-from agentlens.cli._inputs import load_inputs
+from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli.review_cmd import samples_option
 from agentlens.jsonio import dump
 from agentlens.providers import get_provider
 from agentlens.reviews.auto_metric_set import AUTO
 from agentlens.reviews.documents import load_reviews
 from agentlens.reviews.judge.ask import configured_temperature
+from agentlens.reviews.judge.plan import NO_SCORED_ITEM
 from agentlens.reviews.sxs.pairing import PAIRINGS
 from agentlens.reviews.sxs.runs import SideBySide, SxsSettings, side_by_side
 
@@ -95,9 +97,12 @@ def sxs(
     out: str | None,
     **settings: Any,
 ) -> int:
-    """Per dimension: mean score in [−1, 1] (negative = A better), permutation p, position consistency."""
+    """Per dimension: mean score in [−1, 1] (negative = A better), permutation p, position
+    consistency. Exit 0 ok; 1 an input or judge call failed; 4 a dimension has no scored
+    comparison (its mean is n/a); 2 usage error."""
     explicit = None if metric_set == AUTO else chosen_dimensions(metric_set, dimensions)
-    trajs_a, trajs_b = load_inputs([run_a]).trajectories, load_inputs([run_b]).trajectories
+    loaded = load_inputs([run_a]), load_inputs([run_b])
+    trajs_a, trajs_b = loaded[0].trajectories, loaded[1].trajectories
     if explicit is None:
         check_auto_request(dimensions, [*trajs_a, *trajs_b])
     reviews = load_reviews(reviews_a), load_reviews(reviews_b)
@@ -119,9 +124,40 @@ def sxs(
         dump(doc, out)
     if as_json:
         console.print_json(dump(doc))
+    else:
+        _print_tables(compared, doc)
+    failed = max(*map(report_failures, loaded), _report_call_failures(compared))
+    return max(failed, _report_unscored(compared))
+
+
+def _report_call_failures(compared: SideBySide) -> int:
+    """One line when judge calls failed outright (after retries); exit 1, as in `review`."""
+    answers = [p for r in compared.results.values() for c in r.cells for p in c.comparisons]
+    failed = [p for p in answers if (p.unscored_reason or "").startswith("provider error")]
+    if not failed:
         return 0
-    _print_tables(compared, doc)
-    return 0
+    err_console.print(
+        Text.assemble(
+            ("failed:", "red"),
+            f" {len(failed)} of {len(answers)} judge calls; first: {failed[0].unscored_reason}",
+        ),
+        soft_wrap=True,
+    )
+    return 1
+
+
+def _report_unscored(compared: SideBySide) -> int:
+    """Exit `NO_SCORED_ITEM` when a dimension has no scored comparison: its mean is n/a."""
+    empty = [d for d, r in compared.results.items() if all(c.score is None for c in r.cells)]
+    for dim in empty:
+        err_console.print(
+            Text.assemble(
+                ("unscored:", "red"),
+                f" no scored comparison for {dim}: its mean is n/a (exit {NO_SCORED_ITEM})",
+            ),
+            soft_wrap=True,
+        )
+    return NO_SCORED_ITEM if empty else 0
 
 
 def _print_tables(compared: SideBySide, doc: dict[str, Any]) -> None:
@@ -136,8 +172,9 @@ def _print_tables(compared: SideBySide, doc: dict[str, Any]) -> None:
         d = doc["dimensions"][dim]
         flag = "ALERT" if r.alert else "warning" if r.warning else "ok"
         rate = "–" if r.consistency_rate is None else f"{r.consistency_rate:.0%}"
+        mean = f"{d['mean_score']:+.3f}" if d["scored_tasks"] else "n/a"
         table.add_row(
-            dim, f"{d['mean_score']:+.3f}", f"{d['p_value']:.3f}",
+            dim, mean, f"{d['p_value']:.3f}",
             f"{d['unscored_rate']:.0%}", rate, flag,
         )  # fmt: skip
         wins.add_row(dim, *_trinomial_cells(d["trinomial"]))

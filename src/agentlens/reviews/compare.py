@@ -49,6 +49,8 @@ class RunSummary:
     telemetry: RunTelemetry
     formal: list[int] | None = None
     qi: float | None = None
+    qi_na: str | None = None
+    """Why the QI is n/a although reviews were given (a component with no scored item)."""
     sxs_flags: dict[str, dict[str, Any]] | None = None
     process: dict[str, list[float]] | None = (
         None  # lucky (0/1 over passing runs), v_coverage, waste
@@ -294,6 +296,40 @@ def sxs_reason(flags: dict[str, Any]) -> str:
     return f"{reason}; trinomial test: {trinomial['reason']}" if trinomial else reason
 
 
+def sxs_check(dim: str, flags: dict[str, Any]) -> Check:
+    """One SxS dimension's flags; with no scored comparison its mean (0, p 1) is no evidence of
+    no change, so it is n/a with a warning."""
+    name, test = f"SxS: {dim}", "sign-flip permutation"
+    if flags.get("scored_tasks") == 0:
+        reason = (
+            f"no scored comparison (0 of {flags.get('tasks')} tasks): the mean is n/a; every "
+            "judge answer was unscored or failed"
+        )
+        return Check(name, test, None, None, warning=True, reason=reason)
+    return Check(
+        name, test, None, flags.get("mean_score"), flags.get("p_value"),
+        warning=bool(flags.get("warning")), alert=bool(flags.get("alert")), reason=sxs_reason(flags),
+    )  # fmt: skip
+
+
+def qi_check(run_1: RunSummary, run_2: RunSummary) -> Check | None:
+    """The QI delta, reported unflagged; when reviews were given but a QI is n/a, why."""
+    if run_1.qi is not None and run_2.qi is not None:
+        reason = f"QI delta {run_2.qi - run_1.qi:+.2f} (reported, not flagged)"
+        return Check("quality index", "delta", run_1.qi, run_2.qi, reason=reason)
+    if not (run_1.qi_na or run_2.qi_na):
+        return None
+    why = "; ".join(f"run {i}: {_qi_shown(run)}" for i, run in enumerate((run_1, run_2), 1))
+    hint = " (the formal pass rate comes from --a-verify / --b-verify)" if "Formal" in why else ""
+    return Check("quality index", "delta", run_1.qi, run_2.qi, reason=f"QI n/a: {why}{hint}")
+
+
+def _qi_shown(run: RunSummary) -> str:
+    if run.qi_na:
+        return run.qi_na
+    return "no reviews given" if run.qi is None else f"QI {run.qi:.2f}"
+
+
 def compare_runs(
     run_1: RunSummary,
     run_2: RunSummary,
@@ -306,30 +342,10 @@ def compare_runs(
     result = Comparison(run_1.name, run_2.name, checks)
     if run_1.formal is not None and run_2.formal is not None:
         result.checks.append(formal_check(run_1.formal, run_2.formal))
-    if run_1.qi is not None and run_2.qi is not None:
-        delta = run_2.qi - run_1.qi
-        result.checks.append(
-            Check(
-                "quality index",
-                "delta",
-                run_1.qi,
-                run_2.qi,
-                reason=f"QI delta {delta:+.2f} (reported, not flagged)",
-            )
-        )
-    for dim, flags in (run_2.sxs_flags or {}).items():
-        result.checks.append(
-            Check(
-                f"SxS: {dim}",
-                "sign-flip permutation",
-                None,
-                flags.get("mean_score"),
-                flags.get("p_value"),
-                warning=bool(flags.get("warning")),
-                alert=bool(flags.get("alert")),
-                reason=sxs_reason(flags),
-            )
-        )
+    qi_row = qi_check(run_1, run_2)
+    if qi_row:
+        result.checks.append(qi_row)
+    result.checks.extend(sxs_check(dim, flags) for dim, flags in (run_2.sxs_flags or {}).items())
     if run_1.process and run_2.process:
         if process_note:
             result.checks.append(

@@ -183,7 +183,7 @@ def qi_report(
     return QiReport(result, unscored, beside, side)
 
 
-def run_qi(reviews_path: str, formal: list[int] | None) -> float | None:
+def run_qi(reviews_path: str, formal: list[int] | None) -> QualityIndex:
     """A run's QI from its reviews file and formal results (`agentlens compare`)."""
     means = {d: s.mean for d, s in aggregate(load_reviews(reviews_path)).items()}
-    return quality_index(sum(formal) / len(formal) if formal else None, means).value
+    return quality_index(sum(formal) / len(formal) if formal else None, means)

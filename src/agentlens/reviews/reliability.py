@@ -27,12 +27,17 @@ class SelfPreference:
     by_dimension: dict[str, dict[str, int]]
 
     def to_dict(self) -> dict[str, Any]:
-        n = self.cells or 1
+        """Rates over the cells both judges scored; None (n/a) when there is none."""
+        n = self.cells
+
+        def rate(count: int) -> float | None:
+            return round(count / n, 4) if n else None
+
         return {
             "cells": self.cells,
-            "disagree_rate": round(self.disagree / n, 4),
-            "self_favouring_rate": round(self.self_favouring / n, 4),
-            "other_favouring_rate": round(self.other_favouring / n, 4),
+            "disagree_rate": rate(self.disagree),
+            "self_favouring_rate": rate(self.self_favouring),
+            "other_favouring_rate": rate(self.other_favouring),
             "by_dimension": self.by_dimension,
         }
 
@@ -61,15 +66,16 @@ def self_preference(judge_1: Mapping[Cell, int], judge_2: Mapping[Cell, int]) ->
 @dataclass
 class VarianceShares:
     runs: int
-    qi_mean: float
-    qi_sd: float
+    qi_mean: float | None
+    """None when the runs' QI is n/a (the same component missing in every run)."""
+    qi_sd: float | None
     shares: dict[str, float]
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "runs": self.runs,
-            "qi_mean": round(self.qi_mean, 2),
-            "qi_sd": round(self.qi_sd, 2),
+            "qi_mean": None if self.qi_mean is None else round(self.qi_mean, 2),
+            "qi_sd": None if self.qi_sd is None else round(self.qi_sd, 2),
             "variance_share": {k: round(v, 4) for k, v in self.shares.items()},
         }
 
@@ -110,9 +116,20 @@ def variance_of_qi_files(paths: Sequence[str | Path]) -> VarianceShares:
     """Each component's share of Var(QI) over the `qi --json` files of N repeated runs."""
     if len(paths) < 2:
         raise ConfigError("--variance needs the `qi --json` files of at least 2 runs")
-    runs = []
+    runs, missing = [], None
     for path in paths:
         doc = read_json(path)
         check(path, doc, "qi")
+        absent = [k for k, v in doc["components"].items() if v is None]
+        if missing is not None and absent != missing:
+            raise ConfigError(
+                f"{path}: no {', '.join(absent) or 'component missing'} (the first run: "
+                f"{', '.join(missing) or 'none missing'}); a component missing in some runs "
+                "only is n/a there, not 0"
+            )
+        missing = absent
         runs.append({k: v or 0.0 for k, v in doc["components"].items()})
-    return variance_shares(runs)
+    shares = variance_shares(runs)
+    if missing:  # the same components missing everywhere: shares of the rest, no QI
+        shares.qi_mean = shares.qi_sd = None
+    return shares

@@ -77,7 +77,9 @@ def compare_documents(
 def _summary(run: RunInputs) -> RunSummary:
     summary = RunSummary(run.name, RunTelemetry.of(run.trajectories))
     summary.formal = formal_results(run.verify) if run.verify else None
-    summary.qi = run_qi(run.reviews, summary.formal) if run.reviews else None
+    if run.reviews:
+        index = run_qi(run.reviews, summary.formal)
+        summary.qi, summary.qi_na = index.value, index.na_reason
     return summary
 
 

@@ -7,9 +7,10 @@ The task appears once: the transcript's first step points to it. Evidence must c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 
+from agentlens.redaction import enabled, redact_value
 from agentlens.reviews.judge.compact import Compacted, estimate_tokens
 from agentlens.trajectory import Trajectory
 
@@ -85,6 +86,7 @@ def build_messages(
     the JSON object of `structured.answer_schema` instead of the tagged free text."""
     from agentlens.reviews.judge.structured import output_instructions
 
+    ctx = _masked(ctx)
     task = _data(_clip_tokens(traj.task or "(no task text)", 300))
     parts = [UNTRUSTED, f"<task>\n{task}\n</task>"]
     parts.append(f"<transcript>\n{_data(transcript.text)}\n</transcript>\n{transcript.note}")
@@ -124,6 +126,15 @@ def _summary(ctx: ReviewContext, diff_tokens: int) -> str:
         lines.append(f"Formal checks:\n{ctx.formal_summary}")
     lines.extend(f"{k}: {v}" for k, v in ctx.extra.items())
     return "\n".join(lines)
+
+
+def _masked(ctx: ReviewContext) -> ReviewContext:
+    """`ctx` with its secrets masked, before any clipping (so no key is half shown): `--repo`'s
+    diff and a scenario workspace's diff and checks never went through the read path's
+    redaction that the trajectory did."""
+    if not enabled():
+        return ctx
+    return ReviewContext(**{f.name: redact_value(getattr(ctx, f.name)) for f in fields(ctx)})
 
 
 def _data(text: str) -> str:

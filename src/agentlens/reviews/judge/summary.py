@@ -64,6 +64,10 @@ class DimensionNarrative:
         }
 
 
+NO_TEXT = "no review text to summarise"
+"""A dimension's narrative when no review had a text: no call was made."""
+
+
 def summarized_reviews(
     reviews: Sequence[TrajectoryReview], dimension: str
 ) -> list[tuple[str, str]]:
@@ -127,7 +131,7 @@ async def summarize(
     """One LLM call for `dimension` over the reviews that have a text."""
     items = summarized_reviews(reviews, dimension)
     if not items:
-        return DimensionNarrative(dimension, None, unscored_reason="no review text to summarise")
+        return DimensionNarrative(dimension, None, unscored_reason=NO_TEXT)
     request = ChatRequest(messages=build_messages(dimension, items), max_tokens=max_tokens, seed=42)
     try:
         answer = await client.chat(request)
