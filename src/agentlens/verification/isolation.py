@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -246,8 +247,29 @@ def _passwd_for_nobody(home: Path) -> Path:
     lines = Path("/etc/passwd").read_text().splitlines()
     fields = [line.split(":") for line in lines]
     rows = [[*f[:5], str(home), *f[6:]] if f[2:3] == [str(NOBODY)] else f for f in fields]
-    path = home.parent / ".passwd"
+    path = reclaim(home.parent / ".passwd")
     path.write_text("".join(":".join(row) + "\n" for row in rows))
+    return path
+
+
+def planted(path: Path) -> bool:
+    """Whether `path`, in a folder a sandboxed command could write, is anything but a plain
+    file of that folder: a link (to a host file, say), a folder, a FIFO, a second name."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return not stat.S_ISREG(found.st_mode) or found.st_nlink > 1
+
+
+def reclaim(path: Path) -> Path:
+    """`path` cleared of what a sandboxed command planted there, so that AgentLens (maybe root)
+    writes a new file of its own instead of writing through a link to a host file."""
+    if planted(path):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path)
+        else:
+            path.unlink()
     return path
 
 

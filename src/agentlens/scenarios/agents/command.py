@@ -31,6 +31,7 @@ from agentlens.formats.load import read_path
 from agentlens.scenarios.agents._shell import run_process
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step, Trajectory
+from agentlens.verification import isolation
 
 INTERPRETER = re.compile(r"^(python[\d.]*|node|bash|sh|uv|uvx|npx|pipx)$")
 SCRIPT = re.compile(r"\.(py|js|mjs|ts|sh)$")
@@ -93,6 +94,8 @@ class CommandAgent:
         if result.returncode != 0:
             tail = err.strip()[-400:] or _tail(stdout)
             raise AgentFailure(f"{argv[0]} exited with {result.returncode}: {tail}")
+        if isolation.planted(trace):  # AgentLens may be root: a link could name any host file
+            raise AgentFailure(f"{argv[0]} left a link or special file at {trace}, not a trace")
         if not trace.is_file():
             raise AgentFailure(f"{argv[0]} wrote no trace to {trace}")
         into.steps[:], into.reply = self._read(trace)
@@ -111,10 +114,10 @@ class CommandAgent:
 
     def _partial(self, trace: Path) -> tuple[list[Step], str]:
         """The complete lines of a trace cut short (JSONL); nothing if even they do not read."""
-        if not trace.is_file():
+        if isolation.planted(trace) or not trace.is_file():
             return [], ""
         data = trace.read_bytes()
-        whole = trace.with_name(f"{trace.stem}.partial{trace.suffix}")
+        whole = isolation.reclaim(trace.with_name(f"{trace.stem}.partial{trace.suffix}"))
         whole.write_bytes(data[: data.rfind(b"\n") + 1] if trace.suffix == ".jsonl" else data)
         try:
             return self._read(whole)

@@ -53,7 +53,7 @@ class StdioSession(McpSession):
         if cwd is not None and not Path(cwd).is_dir():
             raise self._error(f"did not start: its cwd {one_line(str(cwd), 200)} is not a folder")
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        self._log_file = self.log.open("ab")
+        self._log_file = isolation.reclaim(self.log).open("ab")
         pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
         try:
             command[0] = _program(command[0], cwd)  # inside the sandbox exec errors lose their name
@@ -227,7 +227,7 @@ def _blank_out(log: Path, secrets: list[str]) -> None:
     """The kept stderr with what the server was given as `***`: it stays in the session folder,
     which a run shares. Done once the server is gone, so a secret split between two reads is
     still found (the file is at most `STDERR_LOG_LIMIT` and a little)."""
-    if not secrets:
+    if not secrets or isolation.planted(log):  # replaced by agent code meanwhile: not ours
         return
     with contextlib.suppress(OSError):
         text = log.read_bytes()
