@@ -6,13 +6,12 @@ check failed."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentlens.trajectory import Trajectory
-from agentlens.verification.isolation import GIT_HARDENING
+from agentlens.verification.repo_git import run_git
 
 Status = Literal["pass", "fail", "error", "skipped"]
 
@@ -82,13 +81,7 @@ class Verifier(Protocol):
 
 
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *GIT_HARDENING, *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = run_git(repo, *args)  # sandboxed: the repository's git config is the agent's
     if proc.returncode != 0:
         raise VerifierSetupError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
     return proc.stdout
