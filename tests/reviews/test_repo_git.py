@@ -1,7 +1,8 @@
 """AgentLens's own git calls on an agent's repository run sandboxed: the agent writes
 `.git/config` and `.gitattributes`, and git runs the programs they name (a clean filter while it
 adds or diffs a changed file, a textconv driver while it prints a diff). Each planted program
-tries to create a file on the host; it must not appear, and the diff must still be right."""
+tries to create a file on the host; it must not appear, and the diff must still be right. What
+AgentLens reads from a verified copy on the host (report files) does not follow links out of it."""
 
 from __future__ import annotations
 
@@ -86,3 +87,22 @@ def test_the_review_diff_runs_no_program_the_repository_names(tmp_path: Path) ->
     diff = _diff(str(repo), "HEAD")
     assert ran_on_host(marker) == []
     assert "+# changed by the agent" in diff
+
+
+def test_a_report_linked_to_a_host_file_is_not_read(tmp_path: Path) -> None:
+    """Report files are read on the host after the run: one that links out of the copy (here
+    to a host coverage report claiming 100 %) is not AgentLens's to read."""
+    repo = create_repo(tmp_path / "calc")
+    host_report = tmp_path / "host-coverage.json"
+    host_report.write_text(json.dumps({"totals": {"covered_lines": 50, "num_statements": 50}}))
+    (repo / "coverage.json").symlink_to(host_report)
+    scenario = tmp_path / "scenario.json"
+    pytest = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not sub"]
+    check = {"type": "RunTestsVerifier", "name": "tests", "command": pytest, "min_coverage": 90}
+    scenario.write_text(json.dumps({"verifiers": [check]}))
+    argv = [sys.executable, "-m", "agentlens", "verify", str(scenario), "--repo", str(repo)]
+    done = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": SRC})  # fmt: skip
+    result = json.loads(done.stdout)["results"][0]["verifier_results"][0]
+    assert "line coverage" not in result["reason"]
+    assert result["reason"].endswith("; no coverage report found")
