@@ -15,6 +15,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from agentlens.cli._terminal_text import VisibleText
 from agentlens.errors import AgentLensError
 
 # Results are mostly text from traces (ids, tool names, commands), printed as written: no emoji
@@ -22,6 +23,8 @@ from agentlens.errors import AgentLensError
 # `Text` objects. Error lines keep markup, with the text in them `escape()`d.
 console = Console(emoji=False, markup=False)
 err_console = Console(stderr=True, emoji=False)
+for _console in (console, err_console):  # no escape sequence from a trace reaches the terminal
+    _console.push_render_hook(VisibleText())
 # Below this width a table of many columns folds every cell: per-run lines read better.
 WIDE = 120
 
