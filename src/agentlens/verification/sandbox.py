@@ -110,13 +110,20 @@ TOOL_HOMES = {
 }
 
 
-def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def toolchain_env() -> dict[str, str]:
+    """The allow-listed variables and toolchain homes: all a command on agent code gets from
+    the caller's environment."""
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
     real_home = Path.home()
     for key, rel in TOOL_HOMES.items():
         if key not in env and (real_home / rel).is_dir():
             env[key] = str(real_home / rel)
     env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = toolchain_env()
     env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1", NO_COLOR="1", CI="1")
     env.update(extra or {})
     return env

@@ -28,7 +28,7 @@ from agentlens.scenarios.mcp_client.session import (
     reply,
 )
 from agentlens.verification import isolation
-from agentlens.verification.sandbox import kill_group
+from agentlens.verification.sandbox import kill_group, toolchain_env
 
 
 class StdioSession(McpSession):
@@ -70,7 +70,7 @@ class StdioSession(McpSession):
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env={**os.environ, **self.spec.get("env", {})},
+                env={**_server_env(), **self.spec.get("env", {})},
                 cwd=cwd,
                 start_new_session=True,  # so `close` can stop what it starts in turn
             )
@@ -236,3 +236,9 @@ def _blank_out(log: Path, secrets: list[str]) -> None:
             blanked = blanked.replace(secret.encode(), b"***")
         if blanked != text:
             log.write_bytes(blanked)
+
+
+def _server_env() -> dict[str, str]:
+    """A scenario's server is untrusted code: the toolchain variables, not the caller's keys;
+    HOME as it is (most of it is not in the sandbox), so tools that insist on one start."""
+    return {**toolchain_env(), **({"HOME": os.environ["HOME"]} if "HOME" in os.environ else {})}
