@@ -67,3 +67,16 @@ def test_a_trace_linked_to_a_host_file_is_not_read(tmp_path: Path) -> None:
     agent = CommandAgent(f"ln -s {host_trace} {{trace}}", trace_dir=tmp_path / "session")
     with pytest.raises(AgentFailure, match=r"left a link or special file at .*turn-1\.json"):
         asyncio.run(agent.turn("hi", work, AgentTurn()))
+
+
+def test_a_message_naming_a_host_file_does_not_open_it_to_the_agent(tmp_path: Path) -> None:
+    """Folders of files the agent's own command line names are shown to it read-only; a user
+    message (a simulator's text, which the agent's replies can steer) that is a file's path is
+    not its command line."""
+    secret = host_file(tmp_path)
+    work = tmp_path / "session" / "repo"
+    work.mkdir(parents=True)
+    agent = CommandAgent("cat {message}", trace_dir=tmp_path / "session")
+    with pytest.raises(AgentFailure, match=r"exited with 1: cat: .*No such file or directory"):
+        asyncio.run(agent.turn(str(secret), work, AgentTurn()))
+    assert HOST_TEXT not in (tmp_path / "session" / "turn-1.jsonl").read_text()

@@ -78,6 +78,8 @@ class CommandAgent:
             "mcp_config": str(self.mcp_config or ""),
         }
         argv = [_fill(part, values) for part in template]
+        # the sandbox shows the folders of files the command line names, not of a message's
+        named = _program_files([_fill(part, {**values, "message": ""}) for part in template])
         stdout = trace.with_suffix(".stdout.log") if to_file else trace
         try:
             result, err = await run_process(
@@ -86,7 +88,7 @@ class CommandAgent:
                 timeout_s=None,
                 stdout_path=stdout,
                 writable=[trace.parent],
-                readable=_program_files(argv),
+                readable=named,
             )
         except asyncio.CancelledError:  # a timeout: keep what the trace shows so far
             into.steps[:], into.reply = self._partial(trace)
