@@ -38,12 +38,14 @@ def ran_on_host(marker: Path) -> list[str]:
 
 
 def verify(repo: Path, tmp_path: Path, *extra: str) -> dict[str, object]:
+    """`verify --repo` as a user in the repository's folder gives it: a relative path."""
     scenario = tmp_path / "scenario.json"
     checks = [{"type": "NoChangesVerifier", "name": "changes", "allowed_globs": ["*", "**/*"]}]
     scenario.write_text(json.dumps({"verifiers": checks}))
-    argv = [sys.executable, "-m", "agentlens", "verify", str(scenario), "--repo", str(repo)]
+    argv = [sys.executable, "-m", "agentlens", "verify", str(scenario), "--repo", repo.name]
     done = subprocess.run([*argv, "--json", *extra], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": SRC})  # fmt: skip
+                          timeout=300, env={**os.environ, "PYTHONPATH": SRC},
+                          cwd=repo.parent)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["results"][0]["verifier_results"][0]  # type: ignore[no-any-return]
 

@@ -29,6 +29,7 @@ def run_git(
 ) -> subprocess.CompletedProcess[str]:
     """`git -C repo ARGS`, isolated; stdout and stderr as text (undecodable bytes replaced).
     A timeout is exit code 124 with the reason on stderr."""
+    repo = repo.resolve()  # the sandbox binds and enters real paths
     argv = ["git", "-C", str(repo), *GIT_HARDENING, *args]
     wrapped = isolation.isolate(
         argv,
