@@ -108,3 +108,13 @@ def test_a_report_linked_to_a_host_file_is_not_read(tmp_path: Path) -> None:
     result = json.loads(done.stdout)["results"][0]["verifier_results"][0]
     assert "line coverage" not in result["reason"]
     assert result["reason"].endswith("; no coverage report found")
+
+
+def test_a_linked_worktree_is_diffed_in_the_sandbox(tmp_path: Path) -> None:
+    """A worktree's `.git` is a file naming its git folder elsewhere: that folder (and the
+    common one) is shown read-only, so its changes are still found."""
+    main = create_repo(tmp_path / "calc")
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(linked)], check=True)
+    (linked / "calc" / "ops.py").write_text("changed\n")
+    assert verify(linked, tmp_path)["reason"] == "1 changed file(s), all allowed"

@@ -71,4 +71,4 @@ def _linked_git_dirs(repo: Path) -> list[Path]:
     found = [git_dir]
     if common.is_file():
         found.append((git_dir / common.read_text(errors="replace").strip()).resolve())
-    return [p for p in found if p.is_dir()]
+    return [p for p in found if (p / "HEAD").is_file()]  # git folders, not any folder named
