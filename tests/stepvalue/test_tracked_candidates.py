@@ -92,3 +92,19 @@ def test_a_checkouts_tracked_files_bound_the_candidates(tmp_path: Path) -> None:
     assert sorted(ids) == ["/requests/models.py", "/requests/sessions.py", "/requests/utils.py"]
     assert problems[0].gold_id == "/requests/models.py"
     assert "git ls-files" in problems[0].notes["tracked_files"]
+
+
+def test_listing_a_checkout_runs_no_program_its_config_names(tmp_path: Path) -> None:
+    """`git ls-files` runs `core.fsmonitor` from the checkout's own config, which an agent may
+    have written: it is switched off."""
+    repo = tmp_path / "checkout"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text("# tracked\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "pkg"], check=True)
+    marker = tmp_path / "fsmonitor-ran"
+    subprocess.run(
+        ["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; echo"], check=True
+    )
+    assert tracked_from_repo(repo).paths == {"pkg/mod.py"}
+    assert not marker.exists()
