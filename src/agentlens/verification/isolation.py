@@ -42,6 +42,9 @@ INSTALL_HINT = (
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # Files under /etc that a tool never needs and that hold secrets when readable.
 MASKED_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
+# Credentials kept inside the toolchain folders of the home directory that are shown read-only
+# (a crates.io token, Maven's master password); builds and tests never need them.
+MASKED_HOME_FILES = (".cargo/credentials", ".cargo/credentials.toml", ".m2/settings-security.xml")
 
 
 # AgentLens's own git calls on an agent's repository (diffs, changed files) run outside the
@@ -209,6 +212,9 @@ def _mounts(writable: Sequence[Path], readable: Sequence[Path]) -> list[str]:
         mounts += ["--perms", "0755", "--dir", parent]
     for folder in tools:
         mounts += ["--ro-bind", folder, folder]
+    for secret in (os.path.realpath(Path.home() / rel) for rel in MASKED_HOME_FILES):
+        if os.path.isfile(secret) and any(secret.startswith(t + "/") for t in tools):
+            mounts += ["--ro-bind", "/dev/null", secret]
     for scratch in writable:
         mounts += ["--bind", os.path.realpath(scratch), os.path.realpath(scratch)]
     return mounts
