@@ -396,3 +396,17 @@ def test_exact_file_match_does_not_read_a_file_linked_out_of_the_repository(
     assert (status, reason) == ("fail", "1 of 1 file(s) differ: calc/linked.py")
     inside = {**match, "actual_file_path": "calc/ops.py"}
     assert check({**spec, "file_matches": [inside]}, fixed_repo)[0] == "pass"
+
+
+def test_regexp_counts_skip_files_linked_out_of_the_repository(
+    fixed_repo: Path, tmp_path: Path
+) -> None:
+    """Counted on the host: a link to a host file is not the agent's (nor /proc/kmsg's endless
+    read)."""
+    host = tmp_path / "host-notes.py"
+    host.write_text("def sub(a, b):\n" * 5)
+    (fixed_repo / "calc" / "linked.py").symlink_to(host)
+    spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "calc",
+            "reg_exp_pattern": r"def sub\(", "strict_count": True, "num_expected": 1}  # fmt: skip
+    status, reason, _ = check(spec, fixed_repo)
+    assert (status, reason) == ("pass", "1 match(es) in 2 file(s); expected exactly 1")

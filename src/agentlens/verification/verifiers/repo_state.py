@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
+from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, own_file
 from agentlens.verification.verifiers.globs import glob_match
 
 
@@ -124,7 +124,7 @@ class ExactFileMatchVerifier:
             expected = self._expected(ctx, pair["expected_file_path"])
             if (
                 expected is None
-                or not _own_file(ctx.repo, actual)
+                or not own_file(ctx.repo, actual)
                 or self._norm(actual.read_text()) != self._norm(expected.read_text())
             ):
                 mismatched.append(pair["actual_file_path"])
@@ -155,7 +155,7 @@ class ExactFileMatchVerifier:
         if Path(path).is_absolute():  # the scenario's own choice
             return Path(path)
         in_repo = ctx.repo / path
-        return in_repo if _own_file(ctx.repo, in_repo) or not in_repo.exists() else None
+        return in_repo if own_file(ctx.repo, in_repo) or not in_repo.exists() else None
 
     def _norm(self, text: str) -> list[str]:
         if self.trim:
@@ -164,9 +164,3 @@ class ExactFileMatchVerifier:
         if self.ignore_empty_lines:
             lines = [line for line in lines if line]
         return lines
-
-
-def _own_file(repo: Path, path: Path) -> bool:
-    """A file of the repository, not a link out of it: read on the host (as root in CI), a link
-    to a host file would be read for the agent, and one to `/proc/kmsg` would block for ever."""
-    return path.is_file() and path.resolve().is_relative_to(repo.resolve())
