@@ -6,6 +6,10 @@ to stderr, which `agentlens mcp` shows when it fails."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +17,8 @@ import pytest
 
 from agentlens.demo.tiny_repo import create_repo
 from tests.cli.conftest import Run
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def test_a_server_gets_only_what_its_entry_gives(
@@ -31,3 +37,27 @@ def test_a_server_gets_only_what_its_entry_gives(
     result = json.dumps(json.loads(done.out))
     assert "caller-key-not-for-servers" not in result and "OPENAI_API_KEY" not in result
     assert "GIVEN=***" in result and "PATH=/" in result  # given, blanked; toolchains found
+
+
+def test_without_bubblewrap_the_check_refuses_and_takes_the_switch_it_names(
+    tmp_path: Path,
+) -> None:
+    """Failure injection: a PATH without `bwrap`. The one-line refusal names `--no-sandbox`,
+    and `agentlens mcp` takes it: the server then starts, uncontained, with the warning."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("git", "prlimit", "setpriv", "sh"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{bin_dir}", "PYTHONPATH": SRC}
+    server = {"name": "says-hi", "command": "sh", "args": ["-c", "echo hi-from-server >&2"]}
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"name": "s", "verifiers": [], "mcp_servers": [server]}))
+    argv = [sys.executable, "-m", "agentlens", "mcp", str(scenario), "--project", str(tmp_path)]
+    refused = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert refused.returncode == 2 and "pass --no-sandbox" in refused.stderr
+    uncontained = subprocess.run([*argv, "--no-sandbox"], capture_output=True, text=True,
+                                 env=env, timeout=120)  # fmt: skip
+    assert "--no-sandbox: agent-written code ran without isolation" in uncontained.stderr
+    assert "hi-from-server" in uncontained.stdout  # it ran (and failed the handshake)

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import console
+from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.scenarios.mcp import filled, missing_variables
 from agentlens.scenarios.mcp_client import McpError, one_line, open_session
 from agentlens.scenarios.mcp_servers import McpServer
@@ -33,6 +34,7 @@ CELL_CHARS = 1000
     help="The folder {workdir} stands for (default: each scenario's project_path, else here).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One object per server.")
+@sandbox_option
 def mcp(scenarios: tuple[str, ...], project: str | None, as_json: bool) -> int:
     """Check the MCP servers of scenario files: each is started, asked for its tools, stopped.
     Exit 1 if one fails or needs an environment variable that is not set."""
