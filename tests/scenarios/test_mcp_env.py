@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -61,3 +62,20 @@ def test_without_bubblewrap_the_check_refuses_and_takes_the_switch_it_names(
                                  env=env, timeout=120)  # fmt: skip
     assert "--no-sandbox: agent-written code ran without isolation" in uncontained.stderr
     assert "hi-from-server" in uncontained.stdout  # it ran (and failed the handshake)
+
+
+def test_the_check_starts_a_server_under_its_scenarios_sandbox(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """A scenario granting `sandbox: {network: true}` gets it in `agentlens mcp` as in a run:
+    the server reaches a listener on this machine."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        reach = f"import socket, sys; socket.create_connection(('127.0.0.1', {port})); "
+        reach += "sys.exit('reached the listener')"
+        server = {"name": "net", "command": sys.executable, "args": ["-c", reach]}
+        doc = {"name": "s", "verifiers": [], "mcp_servers": [server], "sandbox": {"network": True}}
+        scenario = tmp_path / "scenario.json"
+        scenario.write_text(json.dumps(doc))
+        done = run_cli("mcp", str(scenario), "--project", str(tmp_path), "--json")
+    assert "reached the listener" in json.loads(done.out)[0]["result"]
