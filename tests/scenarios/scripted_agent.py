@@ -18,6 +18,8 @@ mcp      reads the MCP config at ARG ({mcp_config}), starts each stdio server th
 killhost kills the process that started it (the Ray worker running its pair), then exits
 ideerr   turn 1 writes calc/extra.py with 7 undefined names, one more in calc/ops.py, a note.md
          and a symlink calc/outside.py to ARG (a file outside the project); turn 2 fixes ops.py
+plant    as fix, and turn 1 leaves links to ARG (a host file) where AgentLens writes next in its
+         session folder: the next turn's trace, trajectory.jsonl, verify.json, .passwd
 """
 
 import hashlib
@@ -190,6 +192,11 @@ def main() -> int:
         mcp(sys.argv[4])
     elif mode == "ideerr":
         ide_errors(turn, sys.argv[4])
+    elif mode == "plant":
+        fix(turn)
+        names = ("turn-2.jsonl", "trajectory.jsonl", "verify.json", ".passwd")
+        for name in names if turn == 1 else ():
+            os.symlink(sys.argv[4], Path("..", name))
     elif mode == "orphan":
         late = f"sleep 3; echo escaped > {sys.argv[4]}.late"
         child = subprocess.Popen(["sh", "-c", late], start_new_session=True)

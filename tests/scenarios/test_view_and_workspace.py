@@ -60,6 +60,6 @@ def test_preprocessor_output_becomes_part_of_the_base(calc_project: Path, tmp_pa
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    ).stdout
+    # as root the workspace belongs to the sandbox's user from the start (its git runs there)
+    argv = ["git", "-c", "safe.directory=*", "-C", str(repo), *args]
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout

@@ -108,3 +108,19 @@ def test_a_single_candidate_file_is_a_one_line_error(
     err = " ".join(capsys.readouterr().err.split())
     assert "is the only candidate file (a forced choice needs 2)" in err
     assert not out.exists()
+
+
+def test_listing_a_checkout_runs_no_program_its_config_names(tmp_path: Path) -> None:
+    """`git ls-files` runs `core.fsmonitor` from the checkout's own config, which an agent may
+    have written: it is switched off."""
+    repo = tmp_path / "checkout"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text("# tracked\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "pkg"], check=True)
+    marker = tmp_path / "fsmonitor-ran"
+    subprocess.run(
+        ["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; echo"], check=True
+    )
+    assert tracked_from_repo(repo).paths == {"pkg/mod.py"}
+    assert not marker.exists()

@@ -379,3 +379,34 @@ def test_build_task_released_defaults(fixed_repo: Path) -> None:
     assert (status, metrics["exit_code"]) == ("fail", 1), reason
     (fixed_repo / "calc" / "broken.py").unlink()
     assert check(build, fixed_repo)[0] == "pass"
+
+
+def test_exact_file_match_does_not_read_a_file_linked_out_of_the_repository(
+    fixed_repo: Path, tmp_path: Path
+) -> None:
+    """The agent's file is a link to a host file (here one equal to the expected text; a link
+    to /proc/kmsg would block the read for ever): it is not the agent's file, it differs."""
+    host = tmp_path / "host-ops.py"
+    host.write_text((fixed_repo / "calc" / "ops.py").read_text())
+    (fixed_repo / "calc" / "linked.py").symlink_to(host)
+    match = {"actual_file_path": "calc/linked.py", "expected_file_path": "calc/ops.py"}
+    spec = {"type": "ExactFileMatchVerifier", "file_matches": [match],
+            "check_other_files_unchanged": False}  # fmt: skip
+    status, reason, _ = check(spec, fixed_repo)
+    assert (status, reason) == ("fail", "1 of 1 file(s) differ: calc/linked.py")
+    inside = {**match, "actual_file_path": "calc/ops.py"}
+    assert check({**spec, "file_matches": [inside]}, fixed_repo)[0] == "pass"
+
+
+def test_regexp_counts_skip_files_linked_out_of_the_repository(
+    fixed_repo: Path, tmp_path: Path
+) -> None:
+    """Counted on the host: a link to a host file is not the agent's (nor /proc/kmsg's endless
+    read)."""
+    host = tmp_path / "host-notes.py"
+    host.write_text("def sub(a, b):\n" * 5)
+    (fixed_repo / "calc" / "linked.py").symlink_to(host)
+    spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "calc",
+            "reg_exp_pattern": r"def sub\(", "strict_count": True, "num_expected": 1}  # fmt: skip
+    status, reason, _ = check(spec, fixed_repo)
+    assert (status, reason) == ("pass", "1 match(es) in 2 file(s); expected exactly 1")

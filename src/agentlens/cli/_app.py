@@ -17,7 +17,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from agentlens.cli._visible import VisibleControls
+from agentlens.cli._terminal_text import VisibleText
 from agentlens.errors import AgentLensError
 
 
@@ -34,8 +34,8 @@ class _StdoutConsole(Console):
 # `Text` objects. Error lines keep markup, with the text in them `escape()`d.
 console = _StdoutConsole(emoji=False, markup=False)
 err_console = Console(stderr=True, emoji=False)
-for _console in (console, err_console):
-    _console.push_render_hook(VisibleControls())
+for _console in (console, err_console):  # no escape sequence from a trace reaches the terminal
+    _console.push_render_hook(VisibleText())
 # Below this width a table of many columns folds every cell: per-run lines read better.
 WIDE = 120
 

@@ -15,10 +15,12 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlens.cli._app import console
+from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.scenarios.mcp import filled, missing_variables
 from agentlens.scenarios.mcp_client import McpError, one_line, open_session
 from agentlens.scenarios.mcp_servers import McpServer
 from agentlens.scenarios.scenario import Scenario, load_scenario
+from agentlens.verification import isolation
 
 SHOWN_TOOLS = 6
 CELL_CHARS = 1000
@@ -33,6 +35,7 @@ CELL_CHARS = 1000
     help="The folder {workdir} stands for (default: each scenario's project_path, else here).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One object per server.")
+@sandbox_option
 def mcp(scenarios: tuple[str, ...], project: str | None, as_json: bool) -> int:
     """Check the MCP servers of scenario files: each is started, asked for its tools, stopped.
     Exit 1 if one fails or needs an environment variable that is not set."""
@@ -40,7 +43,8 @@ def mcp(scenarios: tuple[str, ...], project: str | None, as_json: bool) -> int:
     for path in scenarios:
         scenario = load_scenario(Path(path) / "config.json" if Path(path).is_dir() else path)
         for server in scenario.mcp_servers:
-            tools, left_out, result = asyncio.run(_check(server, _workdir(scenario, project)))
+            with isolation.policy(scenario.sandbox_policy()):  # as in a run: network, limits
+                tools, left_out, result = asyncio.run(_check(server, _workdir(scenario, project)))
             where = str(server.spec.get("url") or server.spec.get("command"))
             rows.append(_Row(scenario.name, server.name, where, tools, left_out, result))
     if as_json:

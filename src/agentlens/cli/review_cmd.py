@@ -5,7 +5,6 @@ scenario's tags)."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -359,10 +358,11 @@ async def _gather(*jobs: Awaitable[T]) -> list[T]:
 
 
 def _diff(repo: str, base_ref: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", repo, "diff", base_ref], capture_output=True, text=True, check=False
-    )
-    return proc.stdout
+    from pathlib import Path
+
+    from agentlens.verification.repo_git import run_git
+
+    return run_git(Path(repo), "diff", base_ref).stdout  # sandboxed: its git config is the agent's
 
 
 def _add_process_evidence(

@@ -13,9 +13,11 @@ from agentlens.report.style import CSS
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """Control characters, which HTML does not allow in a document (a browser drops or replaces them
-unseen, and U+0000 makes tools such as grep call the file binary): shown as U+FFFD."""
+unseen, and U+0000 makes tools such as grep call the file binary), and the bidi embeddings,
+overrides and isolates, which would show a command in another order than it runs: shown as
+U+FFFD."""
 
 
 def esc(value: object) -> str:

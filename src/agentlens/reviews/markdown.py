@@ -7,12 +7,19 @@ from __future__ import annotations
 import html
 import re
 from typing import Any
+from urllib.parse import quote
 
 from agentlens.reviews import TESTING_DIMENSIONS
 
 
 def _link(traj_id: str, step: int) -> str:
-    return f"[S{step}](#{traj_id}-S{step})"
+    return f"[S{step}](#{quote(traj_id)}-S{step})"  # one link target, whatever the id holds
+
+
+def _text(value: object) -> str:
+    """Trace or model text as Markdown shows it: never as HTML, nor as a link or an image."""
+    escaped = html.escape(str(value), quote=False).replace("\\", "\\\\")
+    return escaped.replace("[", "\\[").replace("]", "\\]")
 
 
 def reviews_markdown(doc: dict[str, Any]) -> str:
@@ -41,19 +48,19 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
         lines += ["", f"## {dim}: summary", "", _narrative_markdown(narrative, anchors)]
     for traj in doc["trajectories"]:
         tid = traj["trajectory_id"]
-        lines += ["", f'## <a id="{anchors[tid]}"></a>{tid}', ""]
+        lines += ["", f'## <a id="{anchors[tid]}"></a>{_text(tid)}', ""]
         for dim, r in traj["reviews"].items():
             score = r["score"] if r["score"] is not None else f"unscored ({r['unscored_reason']})"
             weighted = _weighted(r.get("score_distribution"))
             lines.append(f"- **{dim}**: {score}{weighted}{_sampled(r.get('sample_stats'))}")
             for e in (r["review"] or {}).get("evidence", []):
                 links = ", ".join(_link(tid, i) for i in e["step_ids"]) or "no step cited"
-                lines.append(f"  - {e['aspect']} | {e['severity'] or '?'} | {links}")
+                aspect, severity = _text(e["aspect"]), _text(e["severity"] or "?")
+                lines.append(f"  - {aspect} | {severity} | {links}")
             for p in (r["review"] or {}).get("pitfalls", []):
                 freq = "repeated" if p["repeated"] else "once"
-                lines.append(
-                    f"  - pitfall {p['name']} | {p['category']} | {p['severity']} | {freq}"
-                )
+                named = " | ".join(_text(p[k]) for k in ("name", "category", "severity"))
+                lines.append(f"  - pitfall {named} | {freq}")
             burden = (r["review"] or {}).get("burden_total")
             if burden is not None:
                 lines.append(f"  - burden total {burden}")

@@ -445,9 +445,10 @@ def _saved_attempt(folder: Path, result: SessionResult) -> SessionResult:
     through the read path's redaction that the agent's trace did."""
     folder.mkdir(parents=True, exist_ok=True)
     result.trajectory = maybe_redact(result.trajectory)
-    dump_jsonl([result.trajectory], folder / "trajectory.jsonl")
+    # the agent could write in this folder: what it left under these names is not followed
+    dump_jsonl([result.trajectory], isolation.reclaim(folder / "trajectory.jsonl"))
     if result.verification is not None:
-        dump(result.verification.to_dict(), folder / "verify.json")
+        dump(result.verification.to_dict(), isolation.reclaim(folder / "verify.json"))
     return result
 
 

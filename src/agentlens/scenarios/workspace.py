@@ -7,22 +7,18 @@ scenario × persona starts from the same state. The copy is kept in the run's ou
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
-from agentlens.verification.isolation import GIT_HARDENING
+from agentlens.verification.repo_git import run_git
 from agentlens.verification.sandbox import IGNORED_NAMES, run_command
 from agentlens.verification.verifiers.build import BUILD_TOOLS
 
 GIT_IDENTITY = ("-c", "user.name=AgentLens", "-c", "user.email=scenario@agentlens")
-# The user's own git config (signed commits, hooks, global ignores) must not change a workspace.
-GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 @dataclass
@@ -98,27 +94,24 @@ def diff_since_base(workspace: Workspace) -> str:
 def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
     """The diff since the base, and the files that changed and still exist (for IDE errors)."""
     with tempfile.TemporaryDirectory(prefix="agentlens-index-") as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        _git(workspace.path, "read-tree", workspace.base, env=env)
+        index = Path(tmp)
+        _git(workspace.path, "read-tree", workspace.base, index=index)
         # a nested repository without commits makes `add` fail for that folder only: go on
-        _git(workspace.path, "add", "-A", "--ignore-errors", env=env, check=False)
-        diff = _git(workspace.path, "diff", "--cached", "--no-color", workspace.base, env=env)
+        _git(workspace.path, "add", "-A", "--ignore-errors", check=False, index=index)
+        diff = _git(workspace.path, "diff", "--cached", "--no-color", workspace.base, index=index)
         names = _git(
             workspace.path, "diff", "--cached", "--name-only", "-z", "--diff-filter=d",
-            workspace.base, env=env,
+            workspace.base, index=index,
         )  # fmt: skip
         return diff, [name for name in names.split("\0") if name]
 
 
-def _git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *GIT_HARDENING, *GIT_IDENTITY, *args],
-        capture_output=True,
-        text=True,
-        errors="replace",
-        env={**(env or os.environ), **GIT_ISOLATION},
-        check=False,
-    )
+def _git(repo: Path, *args: str, index: Path | None = None, check: bool = True) -> str:
+    """Sandboxed (`repo_git`): after a preprocessor or the agent, `.git/config` is theirs.
+    `index`: a scratch folder for the index file, instead of the workspace's own."""
+    env = {"GIT_INDEX_FILE": str(index / "index")} if index else {}
+    writable = [repo.parent, *([index] if index else [])]
+    proc = run_git(repo, *GIT_IDENTITY, *args, env=env, writable=writable, timeout_s=600)
     if check and proc.returncode != 0:
         raise ConfigError(f"git {' '.join(args[:2])} in {repo} failed: {proc.stderr.strip()[:300]}")
     return proc.stdout

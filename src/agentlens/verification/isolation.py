@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,9 @@ INSTALL_HINT = (
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # Files under /etc that a tool never needs and that hold secrets when readable.
 MASKED_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
+# Credentials kept inside the toolchain folders of the home directory that are shown read-only
+# (a crates.io token, Maven's master password); builds and tests never need them.
+MASKED_HOME_FILES = (".cargo/credentials", ".cargo/credentials.toml", ".m2/settings-security.xml")
 
 
 # AgentLens's own git calls on an agent's repository (diffs, changed files) run outside the
@@ -208,6 +212,9 @@ def _mounts(writable: Sequence[Path], readable: Sequence[Path]) -> list[str]:
         mounts += ["--perms", "0755", "--dir", parent]
     for folder in tools:
         mounts += ["--ro-bind", folder, folder]
+    for secret in (os.path.realpath(Path.home() / rel) for rel in MASKED_HOME_FILES):
+        if os.path.isfile(secret) and any(secret.startswith(t + "/") for t in tools):
+            mounts += ["--ro-bind", "/dev/null", secret]
     for scratch in writable:
         mounts += ["--bind", os.path.realpath(scratch), os.path.realpath(scratch)]
     return mounts
@@ -246,8 +253,29 @@ def _passwd_for_nobody(home: Path) -> Path:
     lines = Path("/etc/passwd").read_text().splitlines()
     fields = [line.split(":") for line in lines]
     rows = [[*f[:5], str(home), *f[6:]] if f[2:3] == [str(NOBODY)] else f for f in fields]
-    path = home.parent / ".passwd"
+    path = reclaim(home.parent / ".passwd")
     path.write_text("".join(":".join(row) + "\n" for row in rows))
+    return path
+
+
+def planted(path: Path) -> bool:
+    """Whether `path`, in a folder a sandboxed command could write, is anything but a plain
+    file of that folder: a link (to a host file, say), a folder, a FIFO, a second name."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return not stat.S_ISREG(found.st_mode) or found.st_nlink > 1
+
+
+def reclaim(path: Path) -> Path:
+    """`path` cleared of what a sandboxed command planted there, so that AgentLens (maybe root)
+    writes a new file of its own instead of writing through a link to a host file."""
+    if planted(path):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path)
+        else:
+            path.unlink()
     return path
 
 

@@ -110,13 +110,20 @@ TOOL_HOMES = {
 }
 
 
-def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def toolchain_env() -> dict[str, str]:
+    """The allow-listed variables and toolchain homes: all a command on agent code gets from
+    the caller's environment."""
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
     real_home = Path.home()
     for key, rel in TOOL_HOMES.items():
         if key not in env and (real_home / rel).is_dir():
             env[key] = str(real_home / rel)
     env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = toolchain_env()
     env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1", NO_COLOR="1", CI="1")
     env.update(extra or {})
     return env
@@ -277,9 +284,13 @@ REPORT_GLOBS = (
 
 
 def _collect_reports(root: Path) -> dict[str, str]:
+    """Read on the host, maybe as root: a report linking out of the copy is not ours to read."""
     found: dict[str, str] = {}
+    inside = root.resolve()
     for pattern in REPORT_GLOBS:
         for path in root.glob(pattern):
+            if not path.resolve().is_relative_to(inside):
+                continue
             if path.is_file() and path.stat().st_size < 20_000_000:
                 found[path.relative_to(root).as_posix()] = path.read_text(errors="replace")
     return found

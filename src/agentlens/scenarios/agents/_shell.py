@@ -94,7 +94,7 @@ def _output_file(path: Path | None) -> IO[bytes]:
     if path is None:
         return tempfile.TemporaryFile()
     path.parent.mkdir(parents=True, exist_ok=True)
-    return path.open("w+b")
+    return isolation.reclaim(path).open("w+b")
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:

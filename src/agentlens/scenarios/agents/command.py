@@ -31,6 +31,7 @@ from agentlens.formats.load import read_path
 from agentlens.scenarios.agents._shell import run_process
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step, Trajectory
+from agentlens.verification import isolation
 
 INTERPRETER = re.compile(r"^(python[\d.]*|node|bash|sh|uv|uvx|npx|pipx)$")
 SCRIPT = re.compile(r"\.(py|js|mjs|ts|sh)$")
@@ -77,6 +78,8 @@ class CommandAgent:
             "mcp_config": str(self.mcp_config or ""),
         }
         argv = [_fill(part, values) for part in template]
+        # the sandbox shows the folders of files the command line names, not of a message's
+        named = _program_files([_fill(part, {**values, "message": ""}) for part in template])
         stdout = trace.with_suffix(".stdout.log") if to_file else trace
         try:
             result, err = await run_process(
@@ -85,7 +88,7 @@ class CommandAgent:
                 timeout_s=None,
                 stdout_path=stdout,
                 writable=[trace.parent],
-                readable=_program_files(argv),
+                readable=named,
             )
         except asyncio.CancelledError:  # a timeout: keep what the trace shows so far
             into.steps[:], into.reply = self._partial(trace)
@@ -93,6 +96,8 @@ class CommandAgent:
         if result.returncode != 0:
             tail = err.strip()[-400:] or _tail(stdout)
             raise AgentFailure(f"{argv[0]} exited with {result.returncode}: {tail}")
+        if isolation.planted(trace):  # AgentLens may be root: a link could name any host file
+            raise AgentFailure(f"{argv[0]} left a link or special file at {trace}, not a trace")
         if not trace.is_file():
             raise AgentFailure(f"{argv[0]} wrote no trace to {trace}")
         into.steps[:], into.reply = self._read(trace)
@@ -111,10 +116,10 @@ class CommandAgent:
 
     def _partial(self, trace: Path) -> tuple[list[Step], str]:
         """The complete lines of a trace cut short (JSONL); nothing if even they do not read."""
-        if not trace.is_file():
+        if isolation.planted(trace) or not trace.is_file():
             return [], ""
         data = trace.read_bytes()
-        whole = trace.with_name(f"{trace.stem}.partial{trace.suffix}")
+        whole = isolation.reclaim(trace.with_name(f"{trace.stem}.partial{trace.suffix}"))
         whole.write_bytes(data[: data.rfind(b"\n") + 1] if trace.suffix == ".jsonl" else data)
         try:
             return self._read(whole)

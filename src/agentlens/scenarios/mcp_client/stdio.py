@@ -28,7 +28,7 @@ from agentlens.scenarios.mcp_client.session import (
     reply,
 )
 from agentlens.verification import isolation
-from agentlens.verification.sandbox import kill_group
+from agentlens.verification.sandbox import kill_group, toolchain_env
 
 
 class StdioSession(McpSession):
@@ -53,7 +53,7 @@ class StdioSession(McpSession):
         if cwd is not None and not Path(cwd).is_dir():
             raise self._error(f"did not start: its cwd {one_line(str(cwd), 200)} is not a folder")
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        self._log_file = self.log.open("ab")
+        self._log_file = isolation.reclaim(self.log).open("ab")
         pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
         try:
             command[0] = _program(command[0], cwd)  # inside the sandbox exec errors lose their name
@@ -70,7 +70,7 @@ class StdioSession(McpSession):
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env={**os.environ, **self.spec.get("env", {})},
+                env={**_server_env(), **self.spec.get("env", {})},
                 cwd=cwd,
                 start_new_session=True,  # so `close` can stop what it starts in turn
             )
@@ -227,7 +227,7 @@ def _blank_out(log: Path, secrets: list[str]) -> None:
     """The kept stderr with what the server was given as `***`: it stays in the session folder,
     which a run shares. Done once the server is gone, so a secret split between two reads is
     still found (the file is at most `STDERR_LOG_LIMIT` and a little)."""
-    if not secrets:
+    if not secrets or isolation.planted(log):  # replaced by agent code meanwhile: not ours
         return
     with contextlib.suppress(OSError):
         text = log.read_bytes()
@@ -236,3 +236,9 @@ def _blank_out(log: Path, secrets: list[str]) -> None:
             blanked = blanked.replace(secret.encode(), b"***")
         if blanked != text:
             log.write_bytes(blanked)
+
+
+def _server_env() -> dict[str, str]:
+    """A scenario's server is untrusted code: the toolchain variables, not the caller's keys;
+    HOME as it is (most of it is not in the sandbox), so tools that insist on one start."""
+    return {**toolchain_env(), **({"HOME": os.environ["HOME"]} if "HOME" in os.environ else {})}

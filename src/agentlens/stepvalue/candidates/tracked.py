@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agentlens.errors import ConfigError
 from agentlens.trajectory import Step, ToolCategory, Trajectory
+from agentlens.verification.isolation import GIT_HARDENING
 
 SEEN_EXISTING = (ToolCategory.READ_FILE, ToolCategory.EDIT)
 # Checkout roots agents work in; a path under one is repository-relative after it.
@@ -76,7 +77,7 @@ def tracked_from_repo(repo: str | Path) -> TrackedFiles:
     """`git ls-files` of a checkout of the task's repository."""
     try:
         out = subprocess.run(
-            ["git", "-C", str(repo), "ls-files", "-z"],
+            ["git", "-C", str(repo), *GIT_HARDENING, "ls-files", "-z"],  # no fsmonitor hook
             check=True,
             capture_output=True,
             timeout=60,

@@ -6,13 +6,12 @@ check failed."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentlens.trajectory import Trajectory
-from agentlens.verification.isolation import GIT_HARDENING
+from agentlens.verification.repo_git import run_git
 
 Status = Literal["pass", "fail", "error", "skipped"]
 
@@ -81,14 +80,15 @@ class Verifier(Protocol):
     def verify(self, ctx: VerifyContext) -> VerifierResult: ...
 
 
+def own_file(repo: Path, path: Path) -> bool:
+    """A file of the repository, not a link out of it. Verifiers read files on the host (as root
+    in CI): a link to a host file would be read for the agent, and one to `/proc/kmsg` would
+    block the read for ever."""
+    return path.is_file() and path.resolve().is_relative_to(repo.resolve())
+
+
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *GIT_HARDENING, *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    proc = run_git(repo, *args)  # sandboxed: the repository's git config is the agent's
     if proc.returncode != 0:
         raise VerifierSetupError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
     return proc.stdout

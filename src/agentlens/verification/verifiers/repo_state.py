@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
+from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, own_file
 from agentlens.verification.verifiers.globs import glob_match
 
 
@@ -122,8 +122,10 @@ class ExactFileMatchVerifier:
         for pair in self.file_matches:
             actual = ctx.repo / pair["actual_file_path"]
             expected = self._expected(ctx, pair["expected_file_path"])
-            if not actual.is_file() or self._norm(actual.read_text()) != self._norm(
-                expected.read_text()
+            if (
+                expected is None
+                or not own_file(ctx.repo, actual)
+                or self._norm(actual.read_text()) != self._norm(expected.read_text())
             ):
                 mismatched.append(pair["actual_file_path"])
         others: set[str] = set()
@@ -146,10 +148,14 @@ class ExactFileMatchVerifier:
         )
 
     @staticmethod
-    def _expected(ctx: VerifyContext, path: str) -> Path:
+    def _expected(ctx: VerifyContext, path: str) -> Path | None:
+        """None: the repository's file links out of it (not to be read)."""
         if ctx.scenario_dir is not None and (ctx.scenario_dir / path).is_file():
             return ctx.scenario_dir / path
-        return ctx.repo / path
+        if Path(path).is_absolute():  # the scenario's own choice
+            return Path(path)
+        in_repo = ctx.repo / path
+        return in_repo if own_file(ctx.repo, in_repo) or not in_repo.exists() else None
 
     def _norm(self, text: str) -> list[str]:
         if self.trim:

@@ -2,7 +2,7 @@
 // only the newest navigation's view is shown.
 
 import { get } from "./api.js";
-import { errorBox, h } from "./dom.js";
+import { errorBox, h, shown } from "./dom.js";
 import { runPage } from "./run.js";
 import { runsPage } from "./runs.js";
 import { trajectoriesPage } from "./trajectories.js";
@@ -85,7 +85,7 @@ async function showStore() {
   try {
     const stats = await get("stats");
     document.getElementById("store-info").textContent =
-      `${stats.url} · ${stats.runs} runs · ${stats.trajectories} trajectories`;
+      shown(`${stats.url} · ${stats.runs} runs · ${stats.trajectories} trajectories`);
   } catch {
     // The pages show their own errors; the header line is only a hint.
   }

@@ -1,14 +1,22 @@
 // Building the page from data. Everything from the store is hostile text: it only ever becomes a
 // text node or an attribute value, never markup.
 
+// Bidi embeddings, overrides and isolates would show a command in another order than it runs.
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+
+// Text as shown: every bidi control replaced by U+FFFD.
+export function shown(value) {
+  return String(value).replace(BIDI_CONTROLS, "\uFFFD");
+}
+
 export function h(tag, props = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "class") el.className = value;
-    else if (key === "text") el.textContent = String(value);
+    else if (key === "text") el.textContent = shown(value);
     else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else el.setAttribute(key, value === true ? "" : String(value));
+    else el.setAttribute(key, value === true ? "" : shown(value));
   }
   append(el, children);
   return el;
@@ -17,7 +25,7 @@ export function h(tag, props = {}, ...children) {
 export function append(el, children) {
   for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    el.append(child instanceof Node ? child : document.createTextNode(shown(child)));
   }
   return el;
 }

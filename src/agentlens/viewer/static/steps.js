@@ -2,7 +2,7 @@
 // whole step once and fills in every cut field.
 
 import { get } from "./api.js";
-import { STAGE_NAMES, badge, h, stageBadge } from "./dom.js";
+import { STAGE_NAMES, badge, h, shown, stageBadge } from "./dom.js";
 import { count, dateTime } from "./format.js";
 
 const STAGES = ["E", "I", "V", "O"];
@@ -50,7 +50,7 @@ function addShowFull(field, name, load) {
     button.textContent = "Loading…";
     try {
       const full = await load();
-      field.pre.textContent = full[name] ?? "";
+      field.pre.textContent = shown(full[name] ?? "");
       button.remove();
     } catch (error) {
       button.disabled = false;

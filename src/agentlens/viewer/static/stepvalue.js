@@ -2,7 +2,7 @@
 // belief in each candidate over the steps (an SVG line chart), then each step's value G per
 // channel with the channel effect (G − G under direct) beside it. All text goes in as text nodes.
 
-import { h } from "./dom.js";
+import { h, shown } from "./dom.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const COLORS = ["#3b6fb6", "#c8473d", "#2f8f5b", "#b7791f", "#7c4dbd", "#0f8a8a", "#a0527a", "#6b7280"];
@@ -10,8 +10,8 @@ const W = 520, H = 170, LEFT = 36, TOP = 10, PLOT = 130;
 
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, shown(v));
+  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(shown(c)));
   return el;
 }
 

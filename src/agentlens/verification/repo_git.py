@@ -1,0 +1,74 @@
+"""AgentLens's own git calls on an agent's repository: diffs, changed files, workspace commits.
+
+The repository's `.git/config` and `.gitattributes` are the agent's, and git runs the programs
+they name (clean and smudge filters, textconv, external diffs, fsmonitor hooks) while it diffs
+or adds. So git runs in the sandbox like every other command on the repository: it sees the
+repository (read-only unless `writable` says otherwise) and the system, nothing else, and those
+programs run there. `GIT_HARDENING` still switches off what it can by name, and neither the
+system's nor the user's git config is read."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from agentlens.verification import isolation
+from agentlens.verification.isolation import GIT_HARDENING
+
+GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def run_git(
+    repo: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    writable: Sequence[Path] = (),
+    timeout_s: float = 60.0,
+) -> subprocess.CompletedProcess[str]:
+    """`git -C repo ARGS`, isolated; stdout and stderr as text (undecodable bytes replaced).
+    A timeout is exit code 124 with the reason on stderr."""
+    repo = repo.resolve()  # the sandbox binds and enters real paths
+    argv = ["git", "-C", str(repo), *GIT_HARDENING, *args]
+    wrapped = isolation.isolate(
+        argv,
+        workdir=repo,
+        writable=writable,
+        isolation=isolation.current(),
+        readable=[repo, *_linked_git_dirs(repo)],
+    )
+    base = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", **GIT_ISOLATION}
+    try:
+        return subprocess.run(
+            wrapped.argv,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            env={**base, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:  # the sandbox died with its first process
+        return subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout_s:g} s")
+
+
+def _linked_git_dirs(repo: Path) -> list[Path]:
+    """Where a linked worktree's `.git` file points (its git folder and the common one): bound
+    read-only, so git finds them; their config is the host repository's, not the agent's."""
+    dot_git = repo / ".git"
+    if dot_git.is_symlink() or not dot_git.is_file():
+        return []
+    try:
+        first = dot_git.read_text(errors="replace").partition("\n")[0]
+    except OSError:
+        return []
+    if not first.startswith("gitdir:"):
+        return []
+    git_dir = (repo / first.removeprefix("gitdir:").strip()).resolve()
+    common = git_dir / "commondir"
+    found = [git_dir]
+    if common.is_file():
+        found.append((git_dir / common.read_text(errors="replace").strip()).resolve())
+    return [p for p in found if (p / "HEAD").is_file()]  # git folders, not any folder named

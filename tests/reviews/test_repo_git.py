@@ -1,0 +1,120 @@
+"""AgentLens's own git calls on an agent's repository run sandboxed: the agent writes
+`.git/config` and `.gitattributes`, and git runs the programs they name (a clean filter while it
+adds or diffs a changed file, a textconv driver while it prints a diff). Each planted program
+tries to create a file on the host; it must not appear, and the diff must still be right. What
+AgentLens reads from a verified copy on the host (report files) does not follow links out of it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agentlens.cli.review_cmd import _diff
+from agentlens.demo.tiny_repo import create_repo
+from agentlens.scenarios.agents._shell import run_shell
+from agentlens.scenarios.workspace import changes_since_base, prepare
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def plant(repo: Path, marker: Path) -> None:
+    """What an agent's shell can do in its repository: name programs for git to run."""
+    config = [("filter.evil.clean", f"touch {marker}.clean; cat"),
+              ("diff.evil.textconv", f"touch {marker}.textconv; cat")]  # fmt: skip
+    for key, value in config:
+        subprocess.run(["git", "-C", str(repo), "config", key, value], check=True)
+    (repo / ".gitattributes").write_text("*.py filter=evil diff=evil\n")
+    ops = repo / "calc" / "ops.py"
+    ops.write_text(ops.read_text() + "# changed by the agent\n")
+    os.utime(ops, (0, 0))  # stat-dirty: git must read it, through the filter
+
+
+def ran_on_host(marker: Path) -> list[str]:
+    return [kind for kind in ("clean", "textconv") if Path(f"{marker}.{kind}").exists()]
+
+
+def verify(repo: Path, tmp_path: Path, *extra: str) -> dict[str, object]:
+    """`verify --repo` as a user in the repository's folder gives it: a relative path."""
+    scenario = tmp_path / "scenario.json"
+    checks = [{"type": "NoChangesVerifier", "name": "changes", "allowed_globs": ["*", "**/*"]}]
+    scenario.write_text(json.dumps({"verifiers": checks}))
+    argv = [sys.executable, "-m", "agentlens", "verify", str(scenario), "--repo", repo.name]
+    done = subprocess.run([*argv, "--json", *extra], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": SRC},
+                          cwd=repo.parent)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["results"][0]["verifier_results"][0]  # type: ignore[no-any-return]
+
+
+def test_verify_runs_no_program_the_repository_names(tmp_path: Path) -> None:
+    repo, marker = create_repo(tmp_path / "calc"), tmp_path / "host-marker"
+    plant(repo, marker)
+    result = verify(repo, tmp_path)
+    assert ran_on_host(marker) == []
+    assert result["reason"] == "2 changed file(s), all allowed"  # .gitattributes, calc/ops.py
+
+
+def test_without_the_sandbox_the_planted_filter_runs(tmp_path: Path) -> None:
+    """The test above can fail: uncontained, git runs the agent's filter on the host."""
+    repo, marker = create_repo(tmp_path / "calc"), tmp_path / "host-marker"
+    plant(repo, marker)
+    verify(repo, tmp_path, "--no-sandbox")
+    assert ran_on_host(marker) == ["clean"]
+
+
+def test_the_workspace_diff_runs_no_program_the_agent_named(tmp_path: Path) -> None:
+    project, marker = create_repo(tmp_path / "calc"), tmp_path / "host-marker"
+    workspace = prepare(project, tmp_path / "attempt-1" / "repo")
+    marker_inside = json.dumps(str(marker))
+    script = (
+        f"git config filter.evil.clean 'touch '{marker_inside}'.clean; cat' && "
+        f"git config diff.evil.textconv 'touch '{marker_inside}'.textconv; cat' && "
+        "printf '*.py filter=evil diff=evil\\n' > .gitattributes && "
+        "echo '# changed by the agent' >> calc/ops.py"
+    )
+    shell = asyncio.run(run_shell(script, workspace.path, timeout_s=60))
+    assert shell.returncode == 0, shell.output
+    diff, changed = changes_since_base(workspace)
+    assert ran_on_host(marker) == []
+    assert changed == [".gitattributes", "calc/ops.py"] and "+# changed by the agent" in diff
+
+
+def test_the_review_diff_runs_no_program_the_repository_names(tmp_path: Path) -> None:
+    repo, marker = create_repo(tmp_path / "calc"), tmp_path / "host-marker"
+    plant(repo, marker)
+    diff = _diff(str(repo), "HEAD")
+    assert ran_on_host(marker) == []
+    assert "+# changed by the agent" in diff
+
+
+def test_a_report_linked_to_a_host_file_is_not_read(tmp_path: Path) -> None:
+    """Report files are read on the host after the run: one that links out of the copy (here
+    to a host coverage report claiming 100 %) is not AgentLens's to read."""
+    repo = create_repo(tmp_path / "calc")
+    host_report = tmp_path / "host-coverage.json"
+    host_report.write_text(json.dumps({"totals": {"covered_lines": 50, "num_statements": 50}}))
+    (repo / "coverage.json").symlink_to(host_report)
+    scenario = tmp_path / "scenario.json"
+    pytest = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not sub"]
+    check = {"type": "RunTestsVerifier", "name": "tests", "command": pytest, "min_coverage": 90}
+    scenario.write_text(json.dumps({"verifiers": [check]}))
+    argv = [sys.executable, "-m", "agentlens", "verify", str(scenario), "--repo", str(repo)]
+    done = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": SRC})  # fmt: skip
+    result = json.loads(done.stdout)["results"][0]["verifier_results"][0]
+    assert "line coverage" not in result["reason"]
+    assert result["reason"].endswith("; no coverage report found")
+
+
+def test_a_linked_worktree_is_diffed_in_the_sandbox(tmp_path: Path) -> None:
+    """A worktree's `.git` is a file naming its git folder elsewhere: that folder (and the
+    common one) is shown read-only, so its changes are still found."""
+    main = create_repo(tmp_path / "calc")
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(linked)], check=True)
+    (linked / "calc" / "ops.py").write_text("changed\n")
+    assert verify(linked, tmp_path)["reason"] == "1 changed file(s), all allowed"

@@ -1,0 +1,82 @@
+"""Links a sandboxed command leaves in its writable folders, pointing at host files, where
+AgentLens writes or reads next (the next turn's trace, the session's records, the sandbox's
+password file). AgentLens may run as root, so writing through such a link would let agent code
+overwrite any file on the host; reading through one would hand it any host file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agentlens.providers.types import ChatResponse
+from agentlens.scenarios.agents._shell import run_shell
+from agentlens.scenarios.agents.command import AgentFailure, CommandAgent
+from agentlens.scenarios.scenario import Scenario
+from agentlens.scenarios.turns import AgentTurn
+from tests.conftest import FORMATS
+from tests.scenarios.conftest import scripted
+from tests.scenarios.helpers import fold_run
+
+HOST_TEXT = "the host's file\n"
+
+
+def host_file(tmp_path: Path) -> Path:
+    victim = tmp_path / "host" / "precious.txt"
+    victim.parent.mkdir()
+    victim.write_text(HOST_TEXT)
+    return victim
+
+
+def test_a_link_left_by_the_agent_is_never_written_through(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    victim = host_file(tmp_path)
+    scenario = replace(calc_scenario, max_steps=2)
+    answers = [ChatResponse(text="Fix sub.")] * 3
+    result = fold_run(
+        scenario, calc_project, tmp_path / "out", scripted("plant", str(victim)), answers
+    )
+    session = result.sessions[0]
+    assert victim.read_text() == HOST_TEXT
+    folder = next((tmp_path / "out" / "sessions").rglob("attempt-1"))
+    for name in ("turn-2.jsonl", "trajectory.jsonl", "verify.json"):
+        assert not (folder / name).is_symlink() and (folder / name).is_file(), name
+    assert [s.text for s in session.trajectory.steps if s.kind == "agent"][-1].startswith("Done")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the password file is written only as root")
+def test_a_planted_password_file_link_is_not_written_through(tmp_path: Path) -> None:
+    victim = host_file(tmp_path)
+    work = tmp_path / "session" / "repo"
+    work.mkdir(parents=True)
+    first = asyncio.run(run_shell(f"ln -sf {victim} ../.passwd", work, timeout_s=30))
+    second = asyncio.run(run_shell("echo still runs", work, timeout_s=30))
+    assert first.returncode == 0 and second.output == "still runs\n"
+    assert victim.read_text() == HOST_TEXT
+
+
+def test_a_trace_linked_to_a_host_file_is_not_read(tmp_path: Path) -> None:
+    """The agent names a real Codex session of the host as its `{trace}`: it is refused, unread."""
+    host_trace = next((FORMATS / "codex").rglob("*.jsonl"))
+    work = tmp_path / "session" / "repo"
+    work.mkdir(parents=True)
+    agent = CommandAgent(f"ln -s {host_trace} {{trace}}", trace_dir=tmp_path / "session")
+    with pytest.raises(AgentFailure, match=r"left a link or special file at .*turn-1\.json"):
+        asyncio.run(agent.turn("hi", work, AgentTurn()))
+
+
+def test_a_message_naming_a_host_file_does_not_open_it_to_the_agent(tmp_path: Path) -> None:
+    """Folders of files the agent's own command line names are shown to it read-only; a user
+    message (a simulator's text, which the agent's replies can steer) that is a file's path is
+    not its command line."""
+    secret = host_file(tmp_path)
+    work = tmp_path / "session" / "repo"
+    work.mkdir(parents=True)
+    agent = CommandAgent("cat {message}", trace_dir=tmp_path / "session")
+    with pytest.raises(AgentFailure, match=r"exited with 1: cat: .*No such file or directory"):
+        asyncio.run(agent.turn(str(secret), work, AgentTurn()))
+    assert HOST_TEXT not in (tmp_path / "session" / "turn-1.jsonl").read_text()
