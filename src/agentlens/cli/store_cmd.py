@@ -17,7 +17,7 @@ from agentlens.cli._output import write_whole
 from agentlens.cli._store_option import read_store_option
 from agentlens.formats.jsonl import dump_jsonl
 from agentlens.store import Metric, Run, default_url, open_store, printable_url
-from agentlens.store.model import RUN_KINDS
+from agentlens.store.model import INCOMPLETE_NOTE, RUN_KINDS
 from agentlens.store.records import IMPORT_SCORER, import_record
 
 
@@ -69,7 +69,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
         return 0
     rows = [
         [run.id[:12], run.kind, run.scorer, run.label or "", f"{run.created:%Y-%m-%d %H:%M}",
-         str(run.n_records)]
+         f"{run.n_records}{'' if run.complete else ' (incomplete)'}"]
         for run in found
     ]  # fmt: skip
     headers = ["run", "kind", "scorer", "label", "created", "records"]
@@ -106,6 +106,8 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
             click.echo(msgspec.json.encode(record).decode())
         return 0
     console.print(Text(f"run {run.id} · {run.kind} · {run.scorer} · {len(records)} records"))
+    if not run.complete:
+        console.print(Text(f"{INCOMPLETE_NOTE}"), soft_wrap=True)
     names = list(dict.fromkeys(m.name for r in records for m in r.metrics if m.step is None))
     if not _fits(records, names, console.width):
         for record in records:

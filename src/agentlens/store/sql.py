@@ -21,7 +21,7 @@ from agentlens.errors import StoreError
 from agentlens.os_names import scrub, scrubbed
 from agentlens.store import content
 from agentlens.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from agentlens.store.model import Metric, Record, Run
+from agentlens.store.model import INCOMPLETE, Metric, Record, Run
 from agentlens.trajectory import Trajectory
 
 
@@ -103,9 +103,10 @@ class SqlStore:
         self, run: Run, trajectories: Sequence[Trajectory], records: Sequence[Record]
     ) -> int:
         """Add part of a run saved a part at a time (`cohort --store`: a task at a time), in one
-        transaction per part. The run is created by its first part, under its given `id`; a
-        record whose `trajectory_id` the run already holds is skipped, so a run resumed or
-        repeated under the same id adds nothing twice. Returns how many records were added."""
+        transaction per part. The run is created by its first part, under its given `id`, and
+        is incomplete until `finish_parts`; a record whose `trajectory_id` the run already holds
+        is skipped, so a run resumed or repeated under the same id adds nothing twice. Returns
+        how many records were added."""
         if not run.id:
             raise StoreError(self.url, "a run saved in parts needs its id")
         steps, rows, given = self._new_trajectories(trajectories)
@@ -116,7 +117,8 @@ class SqlStore:
                 " summary, n_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)"
                 " ON CONFLICT (id) DO NOTHING",
                 (run.id, run.kind, run.scorer, run.label, _utc(run.created),
-                 run.agentlens_version or __version__, _json(run.settings), _json(run.summary)),
+                 run.agentlens_version or __version__, _json(run.settings),
+                 _json({**run.summary, INCOMPLETE: True})),
             )  # fmt: skip
             fresh = self._not_held(run.id, records)
             named = {r.trajectory for r in fresh}
@@ -131,6 +133,15 @@ class SqlStore:
                 "UPDATE runs SET n_records = n_records + ? WHERE id = ?", (len(fresh), run.id)
             )
         return len(fresh)
+
+    def finish_parts(self, run_id: str) -> None:
+        """Mark the run with this full id complete: its command has saved its last part (or
+        had nothing to save, and then no run was made)."""
+        with self._transaction():
+            for row in self._rows("SELECT summary FROM runs WHERE id = ?", (run_id,)):
+                summary = orjson.loads(row["summary"])
+                summary.pop(INCOMPLETE, None)
+                self._exec("UPDATE runs SET summary = ? WHERE id = ?", (_json(summary), run_id))
 
     def _not_held(self, run_id: str, records: Sequence[Record]) -> list[Record]:
         """The records whose trajectory id the run does not hold yet (each id once)."""
