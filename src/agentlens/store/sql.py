@@ -115,7 +115,9 @@ class SqlStore:
             self._exec(
                 "INSERT INTO runs (id, kind, scorer, label, created, agentlens_version, settings,"
                 " summary, n_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)"
-                " ON CONFLICT (id) DO NOTHING",
+                # an update of nothing, to lock the run's row: another part of this run saved at
+                # the same time (Postgres) waits here, then sees this part's records and positions
+                " ON CONFLICT (id) DO UPDATE SET n_records = runs.n_records",
                 (run.id, run.kind, run.scorer, run.label, _utc(run.created),
                  run.agentlens_version or __version__, _json(run.settings),
                  _json({**run.summary, INCOMPLETE: True})),
