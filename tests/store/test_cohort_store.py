@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -183,3 +184,30 @@ def test_an_interrupted_cohort_is_shown_incomplete_until_run_again(
     assert whole.id == run.id and whole.complete and whole.n_records == len(records) == 319
     assert len({r.trajectory_id for r in records}) == 319
     assert "incomplete" not in run_cli("store", "runs", "--store", store_url).out
+
+
+def test_a_run_saved_from_other_contents_is_not_silently_kept(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    """Run again after a trace file changed (here: cut to its first five states), the cohort
+    prints new scores; the run must not keep the old record under the same id and say
+    "stored 0 new records"."""
+    task = tmp_path / TASKS[0].name
+    shutil.copytree(TASKS[0], task)
+    cohort = ("cohort", str(task), "--protocol", "agentlens-bench", "--no-tables")
+    assert run_cli(*cohort, "--store", store_url).code == 0
+    with open_store(store_url) as store:
+        (run,) = store.runs()
+        before = store.records(run.id)
+    changed = next(task.glob("*-fail-*.json"))
+    doc = json.loads(changed.read_text())
+    doc["states"] = dict(list(doc["states"].items())[:5])
+    doc["transitions"] = doc["transitions"][:4]
+    changed.write_text(json.dumps(doc))
+
+    again = run_cli(*cohort, "--store", store_url)
+    assert again.code == 2 and "stored 0 new records" not in again.err
+    assert f"run {run.id[:12]} was saved from other contents of" in again.err
+    assert changed.stem in again.err and f"agentlens store rm {run.id[:12]}" in again.err
+    with open_store(store_url) as store:
+        assert store.records(run.id) == before  # nothing half-replaced

@@ -146,21 +146,37 @@ class SqlStore:
                 self._exec("UPDATE runs SET summary = ? WHERE id = ?", (_json(summary), run_id))
 
     def _not_held(self, run_id: str, records: Sequence[Record]) -> list[Record]:
-        """The records whose trajectory id the run does not hold yet (each id once)."""
-        wanted, held = sorted({r.trajectory_id for r in records}), set()
+        """The records whose trajectory id the run does not hold yet (each id once). A held id
+        whose stored trajectory differs (a file, or its outcome label, changed since) is an
+        error: skipping it would keep a record that no longer matches what was just scored."""
+        held = self._held(run_id, {r.trajectory_id for r in records})
+        changed = sorted({r.trajectory_id for r in records
+                          if held.get(r.trajectory_id, r.trajectory) != r.trajectory})  # fmt: skip
+        if changed:
+            raise StoreError(
+                self.url, f"run {run_id[:12]} was saved from other contents of {len(changed)} of "
+                f"these trajectories ({', '.join(map(repr, changed[:3]))}): a file or its outcome "
+                f"label changed since; `agentlens store rm {run_id[:12]}`, then run again",
+            )  # fmt: skip
+        fresh = []
+        for record in records:
+            if record.trajectory_id not in held:
+                held[record.trajectory_id] = record.trajectory
+                fresh.append(record)
+        return fresh
+
+    def _held(self, run_id: str, ids: set[str]) -> dict[str, str]:
+        """The digest of the trajectory the run holds under each of these ids it holds."""
+        wanted, held = sorted(ids), dict[str, str]()
         for start in range(0, len(wanted), 500):
             batch = wanted[start : start + 500]
             marks = ", ".join("?" * len(batch))
             sql = (
-                f"SELECT trajectory_id FROM records WHERE run_id = ? AND trajectory_id IN ({marks})"
+                "SELECT trajectory_id, trajectory FROM records"
+                f" WHERE run_id = ? AND trajectory_id IN ({marks})"
             )
-            held |= {row["trajectory_id"] for row in self._rows(sql, [run_id, *batch])}
-        fresh = []
-        for record in records:
-            if record.trajectory_id not in held:
-                held.add(record.trajectory_id)
-                fresh.append(record)
-        return fresh
+            held |= {r["trajectory_id"]: r["trajectory"] for r in self._rows(sql, [run_id, *batch])}
+        return held
 
     def save_stream(self, run: Run, pairs: Iterable[tuple[Trajectory, Record]]) -> str:
         """`save` for a stream of (trajectory, its record), holding `_CHUNK` trajectories at a
