@@ -233,3 +233,19 @@ def test_store_runs_and_show_print_a_traces_escape_codes_inert(
         f"run\\x1b[2J\\x1b]0;owned\\x07\\x1b[8m{trajectories[0].id[len('run') + len(ESCAPES) :]}"
         in (shown.out.replace("\n", "").replace("│", "").replace(" ", ""))
     )
+
+
+def test_the_stored_line_names_a_store_path_with_brackets_as_it_is(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """`[bold]` in a store's file name was read as markup: "stored … in …/xy.db", a file that
+    does not exist."""
+    db = tmp_path / "x[bold]y.db"
+    ref = tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(TASK), "-o", str(ref)).code == 0
+    scored = run_cli("score", str(TASK), "--reference", str(ref), "--store", str(db))
+    cohort = run_cli("cohort", str(TASK), "--protocol", "agentlens-bench", "--no-tables",
+                     "--store", str(db))  # fmt: skip
+    for done in (scored, cohort):
+        assert done.code == 0, done.err
+        assert f"in {db}" in done.err.replace("\n", "")

@@ -200,7 +200,7 @@ def task_saver(
         yield save
         store.finish_parts(run.id)
         err_console.print(f"stored {added[0]} new records in run {run.id[:12]} in {store.url}",
-                          highlight=False)  # fmt: skip
+                          highlight=False, markup=False)  # fmt: skip
 
 
 def show(rows: Sequence[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:
