@@ -5,11 +5,18 @@ and on a real PostgreSQL server."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from starlette.testclient import TestClient
 
+from agentlens.errors import StoreError
 from agentlens.store import digest, open_store
 from agentlens.viewer import create_app
 from tests.cli.conftest import Run
@@ -101,7 +108,7 @@ def test_score_store_run_again_adds_nothing(
     with open_store(store_url) as store:
         (run,) = store.runs()
         n_runs = len(list(TASKS[0].glob("*.json")))
-        assert run.n_records == len(store.records(run.id)) == n_runs
+        assert run.n_records == len(store.records(run.id)) == n_runs and run.complete
 
 
 def test_a_pool_stores_what_serial_stores(run_cli: Callable[..., Run], tmp_path: Path) -> None:
@@ -118,3 +125,89 @@ def test_a_pool_stores_what_serial_stores(run_cli: Callable[..., Run], tmp_path:
                 (r.trajectory_id, r.trajectory, r.body["score"]) for r in store.records(run.id)
             )
     assert stored["serial"] == stored["processes:2"] and stored["serial"]
+
+
+def _saved_records(url: str) -> int:
+    try:
+        with open_store(url, create=False) as store:
+            return sum(run.n_records for run in store.runs())
+    except StoreError:  # not made yet
+        return 0
+
+
+def _cohort_stopped_after_its_first_task(url: str) -> None:
+    """A real `cohort --store` of every dev task, sent SIGTERM once its first task is saved."""
+    tasks = sorted(str(p) for p in (BENCH / "trajectories").iterdir())
+    command = [sys.executable, "-m", "agentlens", "cohort", *tasks, "--protocol",
+               "agentlens-bench", "--no-tables", "--store", url]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not _saved_records(url) and process.poll() is None:
+            assert time.monotonic() < deadline, "no task was saved in two minutes"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 143, process.stderr and process.stderr.read()
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_an_interrupted_cohort_is_shown_incomplete_until_run_again(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    _cohort_stopped_after_its_first_task(store_url)
+    with open_store(store_url) as store:
+        (run,) = store.runs()
+    assert 0 < run.n_records < 319 and not run.complete  # 319: the whole dev cohort
+    listed = run_cli("store", "runs", "--store", store_url)
+    assert f"{run.n_records} (incomplete)" in listed.out
+    assert (
+        "incomplete: its command stopped"
+        in run_cli("store", "show", run.id, "--store", store_url).out
+    )
+    assert run_cli("report", "--store", store_url, "-o", str(tmp_path / "r.html")).code == 0
+    assert "incomplete: its command stopped" in (tmp_path / "r.html").read_text()
+    with TestClient(create_app(store_url), base_url="http://127.0.0.1") as client:
+        assert client.get("/api/runs").json()["runs"][0]["complete"] is False
+        assert client.get(f"/api/runs/{run.id}").json()["run"]["complete"] is False
+
+    tasks = sorted(str(p) for p in (BENCH / "trajectories").iterdir())
+    again = run_cli("cohort", *tasks, "--protocol", "agentlens-bench", "--no-tables",
+                    "--store", store_url)  # fmt: skip
+    assert again.code == 0, again.err
+    assert f"stored {319 - run.n_records} new records" in again.err
+    with open_store(store_url) as store:
+        (whole,) = store.runs()
+        records = store.records(whole.id, bodies=False)
+    assert whole.id == run.id and whole.complete and whole.n_records == len(records) == 319
+    assert len({r.trajectory_id for r in records}) == 319
+    assert "incomplete" not in run_cli("store", "runs", "--store", store_url).out
+
+
+def test_a_run_saved_from_other_contents_is_not_silently_kept(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    """Run again after a trace file changed (here: cut to its first five states), the cohort
+    prints new scores; the run must not keep the old record under the same id and say
+    "stored 0 new records"."""
+    task = tmp_path / TASKS[0].name
+    shutil.copytree(TASKS[0], task)
+    cohort = ("cohort", str(task), "--protocol", "agentlens-bench", "--no-tables")
+    assert run_cli(*cohort, "--store", store_url).code == 0
+    with open_store(store_url) as store:
+        (run,) = store.runs()
+        before = store.records(run.id)
+    changed = next(task.glob("*-fail-*.json"))
+    doc = json.loads(changed.read_text())
+    doc["states"] = dict(list(doc["states"].items())[:5])
+    doc["transitions"] = doc["transitions"][:4]
+    changed.write_text(json.dumps(doc))
+
+    again = run_cli(*cohort, "--store", store_url)
+    assert again.code == 2 and "stored 0 new records" not in again.err
+    assert f"run {run.id[:12]} was saved from other contents of" in again.err
+    assert changed.stem in again.err and f"agentlens store rm {run.id[:12]}" in again.err
+    with open_store(store_url) as store:
+        assert store.records(run.id) == before  # nothing half-replaced

@@ -118,8 +118,8 @@ class _Held:
         self.inside, self.release = threading.Event(), threading.Event()
         insert = store._insert_records
 
-        def held(run_id: str, records: Any) -> None:
-            insert(run_id, records)
+        def held(run_id: str, records: Any, **start: int) -> None:
+            insert(run_id, records, **start)
             self.inside.set()
             assert self.release.wait(60)
             if fail:
@@ -214,6 +214,39 @@ def test_a_save_waits_only_for_the_rows_it_shares_and_counts_only_what_it_added(
         assert other.new_steps == len(mine)
         assert watcher.records(run_id) == import_records(second)
         assert watcher.run_trajectories(run_id) == second
+
+
+def test_two_processes_saving_parts_of_one_run_at_once_both_add_theirs(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the same `cohort --store` started twice (a retried CI job): with its trajectories stored
+    # already, two parts shared no row to wait on, so both took the same next positions and one
+    # failed with "duplicate key value violates unique constraint records_pkey"
+    task = _task(3)
+    first, second, seed = task[:10], task[10:20], task[20:21]
+    run = Run(kind="score", scorer="process/paper/1", id="parts-at-once")
+    with (
+        open_store(url) as holder,
+        open_store(url) as other,
+        open_store(url) as watcher,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        _import(watcher, task)
+        watcher.save_part(run, seed, import_records(seed))  # the run exists
+        held = _Held(holder, monkeypatch)
+        try:
+            holding = pool.submit(holder.save_part, run, first, import_records(first))
+            held.wait_inside(holding)
+            meanwhile = pool.submit(other.save_part, run, second, import_records(second))
+            waited = _waiting_for_a_row(watcher, other, meanwhile)
+        finally:
+            held.release.set()
+        assert waited and (holding.result(timeout=60), meanwhile.result(timeout=60)) == (10, 10)
+        records = watcher.records(run.id, bodies=False)
+        assert len(records) == watcher.run(run.id).n_records == 21
+        assert sorted(r.trajectory_id for r in records) == sorted(
+            t.id for t in seed + first + second
+        )
 
 
 def test_two_saves_taking_shared_rows_in_opposite_orders_do_not_deadlock(

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from agentlens.formats.stream import read_paths
+from agentlens.store import Run as Run_
 from agentlens.store import digest, open_store
+from agentlens.store.records import IMPORT_SCORER, import_records
 from tests.cli.conftest import Run
 from tests.conftest import BENCH
 
@@ -187,3 +189,21 @@ def test_compare_reads_stored_runs_as_it_reads_folders(
     assert checks(stored.out) == checks(from_files.out) and len(checks(stored.out)) > 3
     missing = run_cli("compare", "store:ffffff", str(b), "--store", db)
     assert missing.code == 2 and "no run 'ffffff'" in missing.err
+
+
+def test_compare_does_not_pass_a_gate_on_an_incomplete_stored_run(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """A stored run whose command stopped before its last part holds only some trajectories: as
+    with files it could not read, the gate says so and does not exit 0."""
+    db = str(tmp_path / "s.db")
+    half = read_paths([str(TASK)]).trajectories[:20]
+    with open_store(db) as store:
+        whole = store.save(Run_(kind="import", scorer=IMPORT_SCORER), half, import_records(half))
+        store.save_part(Run_(kind="import", scorer=IMPORT_SCORER, id="half-saved"), half,
+                        import_records(half))  # fmt: skip
+    same = run_cli("compare", f"store:{whole[:8]}", f"store:{whole[:8]}", "--store", db)
+    assert same.code == 0, same.err  # these trajectories alone pass the gate
+    partial = run_cli("compare", f"store:{whole[:8]}", "store:half-saved", "--store", db)
+    assert partial.code == 1
+    assert "store:half-saved: incomplete: its command stopped" in partial.err.replace("\n", " ")

@@ -204,3 +204,48 @@ def test_show_prints_a_table_only_when_no_cell_has_to_fold(
         assert all(len(line) <= width for line in shown.out.splitlines())
         assert all(tid in shown.out for tid in ids), width
     assert "┃ trajectory" in shown.out  # at 400 columns it fits: a table
+
+
+ESCAPES = "\x1b[2J\x1b]0;owned\x07\x1b[8m"
+"""Clear the screen, retitle the window, hide what follows: a terminal runs these if printed."""
+
+
+@pytest.mark.parametrize("width", [80, 300])
+def test_store_runs_and_show_print_a_traces_escape_codes_inert(
+    run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """A trajectory id, model and task from a trace file, and a label in a shared store, carry
+    escape codes: `store runs` and `store show` (table and lines) print them as `\\x1b`."""
+    monkeypatch.setattr(console, "width", width)
+    db = str(tmp_path / "s.db")
+    trajectories = read_paths([TASK]).trajectories[:2]
+    for t in trajectories:
+        t.id, t.model = f"run{ESCAPES}{t.id}", f"model{ESCAPES}"
+    with open_store(db) as store:
+        run = StoredRun(kind="import", scorer=IMPORT_SCORER, label=f"label{ESCAPES}")
+        run_id = store.save(run, trajectories, import_records(trajectories))
+    listed = run_cli("store", "runs", "--store", db)
+    shown = run_cli("store", "show", run_id, "--store", db)
+    for printed in (listed.out, shown.out):
+        assert "\x1b" not in printed and "\x07" not in printed
+    assert "label\\x1b[2J\\x1b]0;owned\\x07" in listed.out.replace("\n", "")
+    assert (
+        f"run\\x1b[2J\\x1b]0;owned\\x07\\x1b[8m{trajectories[0].id[len('run') + len(ESCAPES) :]}"
+        in (shown.out.replace("\n", "").replace("│", "").replace(" ", ""))
+    )
+
+
+def test_the_stored_line_names_a_store_path_with_brackets_as_it_is(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """`[bold]` in a store's file name was read as markup: "stored … in …/xy.db", a file that
+    does not exist."""
+    db = tmp_path / "x[bold]y.db"
+    ref = tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(TASK), "-o", str(ref)).code == 0
+    scored = run_cli("score", str(TASK), "--reference", str(ref), "--store", str(db))
+    cohort = run_cli("cohort", str(TASK), "--protocol", "agentlens-bench", "--no-tables",
+                     "--store", str(db))  # fmt: skip
+    for done in (scored, cohort):
+        assert done.code == 0, done.err
+        assert f"in {db}" in done.err.replace("\n", "")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentlens.process.labeler import label_trajectory
-from agentlens.store import SqlStore
+from agentlens.store import Run, SqlStore, open_store
 from tests.viewer.conftest import HOSTILE, IMG, Built
 from tests.viewer.server import Server, running
 
@@ -177,3 +177,23 @@ def test_a_bad_id_shows_the_server_message(page: Any, server: Server, problems: 
     assert "no run '0000000000'" in page.inner_text(".error")
     assert all("404" in p for p in problems)  # Chromium logs the API's 404 answer
     problems.clear()
+
+
+def test_a_run_saved_in_parts_and_not_finished_is_badged_incomplete(
+    page: Any, store: SqlStore, built: Built, tmp_path: Path
+) -> None:
+    """A run whose command stopped before its last part (`cohort --store` interrupted) must not
+    look whole: an `incomplete` badge on the runs list and on the run's page."""
+    records = store.records(built.score_run)[:3]
+    trajectories = [store.trajectory(r.trajectory) for r in records]
+    path = tmp_path / "parts.db"
+    with open_store(str(path)) as parts:
+        parts.save_part(Run(kind="score", scorer="process/paper/1", id="run-in-parts"),
+                        trajectories, records)  # fmt: skip
+    with running(path) as server:
+        visit(page, server, "#/runs", "table.data tbody tr")
+        assert texts(page, "tbody td:nth-child(6)") == ["3 incomplete"]
+        visit(page, server, "#/runs/run-in-parts", "dl.facts")
+        badge = page.locator("dl.facts .error-badge")
+        assert badge.inner_text() == "incomplete"
+        assert (badge.get_attribute("title") or "").startswith("Its command stopped")

@@ -57,7 +57,9 @@ def save_run(
     with open_store(url) as store:
         run_id = store.save(run, trajectories, records)
         err_console.print(
-            f"stored {len(records)} records as run {run_id[:12]} in {store.url}", highlight=False
+            f"stored {len(records)} records as run {run_id[:12]} in {store.url}",
+            highlight=False,
+            markup=False,
         )
 
 

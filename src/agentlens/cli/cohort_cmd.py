@@ -202,8 +202,9 @@ def task_saver(
             added[0] += store.save_part(run, trajectories, records)
 
         yield save
+        store.finish_parts(run.id)
         err_console.print(f"stored {added[0]} new records in run {run.id[:12]} in {store.url}",
-                          highlight=False)  # fmt: skip
+                          highlight=False, markup=False)  # fmt: skip
 
 
 def show(rows: Sequence[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:

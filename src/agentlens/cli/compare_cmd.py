@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import console
+from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import read_store_option
 from agentlens.errors import ConfigError
@@ -21,6 +21,7 @@ from agentlens.reviews.compare import CompareProfile
 from agentlens.reviews.markdown import check_flag, compare_markdown, format_value
 from agentlens.reviews.run_comparison import RunInputs, compare_documents
 from agentlens.store import open_store
+from agentlens.store.model import INCOMPLETE_NOTE
 from agentlens.trajectory import Trajectory
 
 
@@ -124,12 +125,15 @@ def compare(
 
 
 def _trajectories(name: str, store_url: str | None) -> tuple[list[Trajectory], int]:
-    """A run's trajectories and 1 if some of its files could not be read (a gate must not pass
-    on files it could not read)."""
+    """A run's trajectories and 1 if some of its files could not be read, or it is a stored
+    run whose command stopped before its last part (a gate must not pass on part of a run)."""
     failed = 0
     if name.startswith("store:"):
         with open_store(store_url, create=False) as store:
             trajs = store.run_trajectories(name.removeprefix("store:"))
+            if not store.run(name.removeprefix("store:")).complete:
+                err_console.print(f"{name}: {INCOMPLETE_NOTE}", markup=False, highlight=False)
+                failed = 1
     else:
         read = load_inputs([name])
         failed = report_failures(read)

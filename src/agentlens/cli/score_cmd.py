@@ -160,8 +160,9 @@ def _store(
             trajectories = spill.load(stubs[start : start + 100])
             pairs = zip(trajectories, results[start : start + 100], strict=True)
             added += store.save_part(run, trajectories, score_records(pairs))
+        store.finish_parts(run.id)
         err_console.print(f"stored {added} new records in run {run.id[:12]} in {store.url}",
-                          highlight=False)  # fmt: skip
+                          highlight=False, markup=False)  # fmt: skip
 
 
 def score_lines(results: list[ProcessResult]) -> Text:

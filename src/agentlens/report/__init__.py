@@ -19,6 +19,7 @@ from agentlens.report.scores import ScoreRow, score_rows
 from agentlens.report.select import select_runs
 from agentlens.report.stepvalue import stepvalue_sections
 from agentlens.store import Record, Run, SqlStore, printable_url
+from agentlens.store.model import INCOMPLETE_NOTE
 
 __all__ = ["render_report", "select_runs"]
 
@@ -71,7 +72,7 @@ def _run_facts(run: Run) -> str:
     facts: list[tuple[str, object]] = [
         ("run id", run.id), ("kind", run.kind), ("scorer", run.scorer), ("label", run.label),
         ("created", f"{run.created:%Y-%m-%d %H:%M:%S %Z}"), ("agentlens", run.agentlens_version),
-        ("records", run.n_records),
+        ("records", run.n_records if run.complete else f"{run.n_records} ({INCOMPLETE_NOTE})"),
     ]  # fmt: skip
     facts += [(f"settings.{k}", _setting(v)) for k, v in run.settings.items()]
     if isinstance(run.summary.get("judge"), str):

@@ -15,6 +15,12 @@ from typing import Any
 import msgspec
 
 RUN_KINDS = ("import", "score", "review", "stepvalue", "verify", "telemetry", "scenario")
+INCOMPLETE = "incomplete"
+"""The summary key set while a run saved in parts (`SqlStore.save_part`) lacks its last part."""
+INCOMPLETE_NOTE = (
+    "incomplete: its command stopped before saving every record; run the same command again "
+    "to add the rest"
+)
 
 
 class Metric(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
@@ -59,3 +65,9 @@ class Run(msgspec.Struct, kw_only=True, omit_defaults=True):
     settings: dict[str, Any] = msgspec.field(default_factory=dict)
     summary: dict[str, Any] = msgspec.field(default_factory=dict)
     n_records: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """False for a run saved in parts whose command has not saved its last part (it was
+        interrupted, or is still running): its records are only some of the run's."""
+        return not self.summary.get(INCOMPLETE)

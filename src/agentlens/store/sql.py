@@ -21,7 +21,7 @@ from agentlens.errors import StoreError
 from agentlens.os_names import scrub, scrubbed
 from agentlens.store import content
 from agentlens.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from agentlens.store.model import Metric, Record, Run
+from agentlens.store.model import INCOMPLETE, Metric, Record, Run
 from agentlens.trajectory import Trajectory
 
 
@@ -103,9 +103,10 @@ class SqlStore:
         self, run: Run, trajectories: Sequence[Trajectory], records: Sequence[Record]
     ) -> int:
         """Add part of a run saved a part at a time (`cohort --store`: a task at a time), in one
-        transaction per part. The run is created by its first part, under its given `id`; a
-        record whose `trajectory_id` the run already holds is skipped, so a run resumed or
-        repeated under the same id adds nothing twice. Returns how many records were added."""
+        transaction per part. The run is created by its first part, under its given `id`, and
+        is incomplete until `finish_parts`; a record whose `trajectory_id` the run already holds
+        is skipped, so a run resumed or repeated under the same id adds nothing twice. Returns
+        how many records were added."""
         if not run.id:
             raise StoreError(self.url, "a run saved in parts needs its id")
         steps, rows, given = self._new_trajectories(trajectories)
@@ -114,9 +115,12 @@ class SqlStore:
             self._exec(
                 "INSERT INTO runs (id, kind, scorer, label, created, agentlens_version, settings,"
                 " summary, n_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)"
-                " ON CONFLICT (id) DO NOTHING",
+                # an update of nothing, to lock the run's row: another part of this run saved at
+                # the same time (Postgres) waits here, then sees this part's records and positions
+                " ON CONFLICT (id) DO UPDATE SET n_records = runs.n_records",
                 (run.id, run.kind, run.scorer, run.label, _utc(run.created),
-                 run.agentlens_version or __version__, _json(run.settings), _json(run.summary)),
+                 run.agentlens_version or __version__, _json(run.settings),
+                 _json({**run.summary, INCOMPLETE: True})),
             )  # fmt: skip
             fresh = self._not_held(run.id, records)
             named = {r.trajectory for r in fresh}
@@ -132,22 +136,47 @@ class SqlStore:
             )
         return len(fresh)
 
+    def finish_parts(self, run_id: str) -> None:
+        """Mark the run with this full id complete: its command has saved its last part (or
+        had nothing to save, and then no run was made)."""
+        with self._transaction():
+            for row in self._rows("SELECT summary FROM runs WHERE id = ?", (run_id,)):
+                summary = orjson.loads(row["summary"])
+                summary.pop(INCOMPLETE, None)
+                self._exec("UPDATE runs SET summary = ? WHERE id = ?", (_json(summary), run_id))
+
     def _not_held(self, run_id: str, records: Sequence[Record]) -> list[Record]:
-        """The records whose trajectory id the run does not hold yet (each id once)."""
-        wanted, held = sorted({r.trajectory_id for r in records}), set()
+        """The records whose trajectory id the run does not hold yet (each id once). A held id
+        whose stored trajectory differs (a file, or its outcome label, changed since) is an
+        error: skipping it would keep a record that no longer matches what was just scored."""
+        held = self._held(run_id, {r.trajectory_id for r in records})
+        changed = sorted({r.trajectory_id for r in records
+                          if held.get(r.trajectory_id, r.trajectory) != r.trajectory})  # fmt: skip
+        if changed:
+            raise StoreError(
+                self.url, f"run {run_id[:12]} was saved from other contents of {len(changed)} of "
+                f"these trajectories ({', '.join(map(repr, changed[:3]))}): a file or its outcome "
+                f"label changed since; `agentlens store rm {run_id[:12]}`, then run again",
+            )  # fmt: skip
+        fresh = []
+        for record in records:
+            if record.trajectory_id not in held:
+                held[record.trajectory_id] = record.trajectory
+                fresh.append(record)
+        return fresh
+
+    def _held(self, run_id: str, ids: set[str]) -> dict[str, str]:
+        """The digest of the trajectory the run holds under each of these ids it holds."""
+        wanted, held = sorted(ids), dict[str, str]()
         for start in range(0, len(wanted), 500):
             batch = wanted[start : start + 500]
             marks = ", ".join("?" * len(batch))
             sql = (
-                f"SELECT trajectory_id FROM records WHERE run_id = ? AND trajectory_id IN ({marks})"
+                "SELECT trajectory_id, trajectory FROM records"
+                f" WHERE run_id = ? AND trajectory_id IN ({marks})"
             )
-            held |= {row["trajectory_id"] for row in self._rows(sql, [run_id, *batch])}
-        fresh = []
-        for record in records:
-            if record.trajectory_id not in held:
-                held.add(record.trajectory_id)
-                fresh.append(record)
-        return fresh
+            held |= {r["trajectory_id"]: r["trajectory"] for r in self._rows(sql, [run_id, *batch])}
+        return held
 
     def save_stream(self, run: Run, pairs: Iterable[tuple[Trajectory, Record]]) -> str:
         """`save` for a stream of (trajectory, its record), holding `_CHUNK` trajectories at a

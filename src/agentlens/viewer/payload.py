@@ -22,7 +22,8 @@ LONG_FIELDS = ("text", "command", "observation", "arguments_json")
 
 
 def run_dict(run: Run) -> dict[str, Any]:
-    return {"label": None, "settings": {}, "summary": {}, **msgspec.to_builtins(run)}
+    fields = {"label": None, "settings": {}, "summary": {}, **msgspec.to_builtins(run)}
+    return fields | {"complete": run.complete}
 
 
 def metric_dict(metric: Metric) -> dict[str, Any]:

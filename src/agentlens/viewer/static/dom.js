@@ -52,6 +52,12 @@ export function badge(text, kind = "") {
   return h("span", { class: `badge ${kind}`.trim() }, text);
 }
 
+// A run saved in parts whose command stopped before its last part: its records are only some.
+export function incompleteBadge() {
+  const note = "Its command stopped before saving every record: run the same command again to add the rest.";
+  return h("span", { class: "badge error-badge", title: note }, "incomplete");
+}
+
 export function outcomeBadge(outcome) {
   const known = ["passed", "failed"].includes(outcome) ? outcome : "unknown";
   return badge(outcome || "unknown", `outcome-${known}`);

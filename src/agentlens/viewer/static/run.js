@@ -3,7 +3,7 @@
 // PAGE rows at a time. Sort and filter live in the hash's query, so Back returns to the same view.
 
 import { get } from "./api.js";
-import { badge, definitionList, h, link, outcomeBadge, route, tierBadge } from "./dom.js";
+import { badge, definitionList, h, incompleteBadge, link, outcomeBadge, route, tierBadge } from "./dom.js";
 import { count, dateTime, metricText, shortId } from "./format.js";
 import { sortableTable } from "./table.js";
 
@@ -55,7 +55,7 @@ function header(run, total) {
       ["Scorer", run.scorer],
       ["Label", run.label],
       ["Created", dateTime(run.created)],
-      ["Records", count(total)],
+      ["Records", run.complete ? count(total) : [count(total), " ", incompleteBadge()]],
       ["AgentLens", run.agentlens_version],
       ["Settings", settings.join("  ")],
     ]),

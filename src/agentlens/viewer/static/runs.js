@@ -1,7 +1,7 @@
 // #/runs: every stored run, newest first.
 
 import { get } from "./api.js";
-import { badge, h, link, route } from "./dom.js";
+import { badge, h, incompleteBadge, link, route } from "./dom.js";
 import { count, dateTime, shortId } from "./format.js";
 import { sortableTable } from "./table.js";
 
@@ -11,7 +11,7 @@ const COLUMNS = [
   { key: "scorer", label: "Scorer", value: (r) => r.scorer, cell: (r) => r.scorer },
   { key: "label", label: "Label", value: (r) => r.label, cell: (r) => r.label || "" },
   { key: "created", label: "Created", value: (r) => r.created, cell: (r) => dateTime(r.created), title: (r) => r.created },
-  { key: "n_records", label: "Records", numeric: true, value: (r) => r.n_records, cell: (r) => count(r.n_records) },
+  { key: "n_records", label: "Records", numeric: true, value: (r) => r.n_records, cell: (r) => r.complete ? count(r.n_records) : [count(r.n_records), " ", incompleteBadge()] },
 ];
 
 export async function runsPage() {
