@@ -215,7 +215,8 @@ def test_store_runs_and_show_print_a_traces_escape_codes_inert(
     run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
 ) -> None:
     """A trajectory id, model and task from a trace file, and a label in a shared store, carry
-    escape codes: `store runs` and `store show` (table and lines) print them as `\\x1b`."""
+    escape codes: `store runs` and `store show` (table and lines) print them as `␛` (rich
+    drops BEL)."""
     monkeypatch.setattr(console, "width", width)
     db = str(tmp_path / "s.db")
     trajectories = read_paths([TASK]).trajectories[:2]
@@ -228,10 +229,9 @@ def test_store_runs_and_show_print_a_traces_escape_codes_inert(
     shown = run_cli("store", "show", run_id, "--store", db)
     for printed in (listed.out, shown.out):
         assert "\x1b" not in printed and "\x07" not in printed
-    assert "label\\x1b[2J\\x1b]0;owned\\x07" in listed.out.replace("\n", "")
-    assert (
-        f"run\\x1b[2J\\x1b]0;owned\\x07\\x1b[8m{trajectories[0].id[len('run') + len(ESCAPES) :]}"
-        in (shown.out.replace("\n", "").replace("│", "").replace(" ", ""))
+    assert "label␛[2J␛]0;owned" in listed.out.replace("\n", "")
+    assert f"run␛[2J␛]0;owned␛[8m{trajectories[0].id[len('run') + len(ESCAPES) :]}" in (
+        shown.out.replace("\n", "").replace("│", "").replace(" ", "")
     )
 
 

@@ -15,7 +15,6 @@ from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.cli._output import write_whole
 from agentlens.cli._store_option import read_store_option
-from agentlens.cli._terminal import inert
 from agentlens.formats.jsonl import dump_jsonl
 from agentlens.store import Metric, Record, Run, default_url, open_store, printable_url
 from agentlens.store.model import INCOMPLETE_NOTE, RUN_KINDS
@@ -69,7 +68,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
             click.echo(msgspec.json.encode(run).decode())
         return 0
     rows = [
-        [run.id[:12], inert(run.kind), inert(run.scorer), inert(run.label or ""),
+        [run.id[:12], run.kind, run.scorer, run.label or "",
          f"{run.created:%Y-%m-%d %H:%M}", f"{run.n_records}{'' if run.complete else ' (incomplete)'}"]
         for run in found
     ]  # fmt: skip
@@ -106,24 +105,24 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
         for record in records:
             click.echo(msgspec.json.encode(record).decode())
         return 0
-    what = f"{inert(run.kind)} · {inert(run.scorer)} · {len(records)} records"
+    what = f"{run.kind} · {run.scorer} · {len(records)} records"
     console.print(Text(f"run {run.id} · {what}"))
     if not run.complete:
         console.print(Text(f"{INCOMPLETE_NOTE}"), soft_wrap=True)
     names = list(dict.fromkeys(m.name for r in records for m in r.metrics if m.step is None))
     if not _fits(records, names, console.width):
         for record in records:
-            cells = [f"{inert(n)} {c}" for n in names if (c := _cell(record.metric(n)))]
+            cells = [f"{n} {c}" for n in names if (c := _cell(record.metric(n)))]
             lines = _fill(cells, console.width - 2)
-            console.print(Text(f"{_id(record)}  {inert(str(record.outcome))}"), soft_wrap=True)
+            console.print(Text(f"{_id(record)}  {record.outcome!s}"), soft_wrap=True)
             for line in lines:
                 console.print(Text("  " + line), soft_wrap=True)
         return 0
     table = Table()
     for name in ("trajectory", "outcome", *names):
-        table.add_column(inert(name), overflow="fold")
+        table.add_column(name, overflow="fold")
     for record in records:
-        outcome = inert(record.outcome or "")
+        outcome = record.outcome or ""
         table.add_row(_id(record), outcome, *(_cell(record.metric(n)) for n in names))
     console.print(table)
     return 0
@@ -154,7 +153,7 @@ def rm(run_id: str, store_url: str | None) -> int:
     with open_store(store_url, create=False) as db:
         run = db.run(run_id)
         db.delete_run(run.id)
-    console.print(Text(f"deleted run {run.id[:12]} ({inert(run.kind)}, {run.n_records} records)"))
+    console.print(Text(f"deleted run {run.id[:12]} ({run.kind}, {run.n_records} records)"))
     return 0
 
 
@@ -178,7 +177,7 @@ def info(store_url: str | None) -> int:
 def _cell(metric: object) -> str:
     if not isinstance(metric, Metric):
         return ""
-    label = inert(metric.label) if metric.label else None
+    label = metric.label if metric.label else None
     if metric.value is None:
         return label or "-"
     # counts (steps, tokens) whole, not 1.039e+05
@@ -187,15 +186,15 @@ def _cell(metric: object) -> str:
 
 
 def _id(record: Record) -> str:
-    return inert(record.trajectory_id)
+    return record.trajectory_id
 
 
 def _fits(records: list[Any], names: list[str], width: int) -> bool:
     """Whether the one-row-per-record table fits `width` with no cell folded: each column as
     wide as its longest cell or header, plus 3 characters of border and padding per column."""
-    columns = [[_id(r) for r in records], [inert(r.outcome or "") for r in records]]
+    columns = [[_id(r) for r in records], [r.outcome or "" for r in records]]
     columns += [[_cell(r.metric(n)) for r in records] for n in names]
-    headers = ["trajectory", "outcome", *map(inert, names)]
+    headers = ["trajectory", "outcome", *names]
     needed = (
         sum(max([len(h), *map(len, cells)]) + 3 for h, cells in zip(headers, columns, strict=True))
         + 1
