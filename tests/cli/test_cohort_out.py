@@ -65,3 +65,13 @@ def test_runs_with_no_pass_fail_label_are_out_of_pass_rates_and_tiers(
     tiered = sum(doc["tiers"].values())
     assert f"Tiers ({tiered} runs; 2 with no pass/fail label)" in text
     assert "2 runs with no pass/fail label left out" in text
+
+
+def test_rows_with_a_store_is_refused_not_ignored(
+    tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    """`--rows CSV` scores nothing, so `--store` had nothing to save and was silently dropped."""
+    store = tmp_path / "s.db"
+    result = run_cli("cohort", "--rows", str(RELEASE_ROWS), "--store", str(store))
+    assert result.code == 2 and "--rows CSV scores none" in result.err
+    assert not store.exists()

@@ -80,6 +80,8 @@ def cohort(
     check_selection(selection)  # usage errors before the scoring, not after it
     if out_path:
         export_format(Path(out_path))
+    if rows_csv and store_url:
+        raise ConfigError("--store saves runs scored from traces; --rows CSV scores none")
     code = 0
     failed: list[tuple[str, Failure | RunFailure]] = []
     if rows_csv:

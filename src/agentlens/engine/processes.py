@@ -280,8 +280,8 @@ def _stop(helper: Any, fd_name: str, pid_name: str) -> None:
 
 def _lost(workers: dict[int, Any]) -> str:
     """Which worker died and how, for the one line the CLI prints (its exit status may take a
-    moment to arrive: waited for, briefly)."""
-    deadline = time.monotonic() + 2
+    moment to arrive: the forkserver reports it, late on a loaded machine; waited for, briefly)."""
+    deadline = time.monotonic() + 6
     while not (dead := _killed(workers)) and time.monotonic() < deadline:
         time.sleep(0.01)
     how = "a worker process died"
