@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,22 @@ def test_one_hot_provided_beliefs_give_finite_margins(tmp_path: Path) -> None:
     (means,) = summary["channels"]
     assert means["mean_g_margin"] == pytest.approx(sum(r["g_margin"] for r in rows) / 3)
     assert means["mean_gold_ll_gain"] == pytest.approx(rows[2]["gold_ll_gain"])
+
+
+def test_a_hostile_trajectory_id_stays_text_in_report_md(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An id with HTML, a link and a table pipe went into report.md's tables raw: live markup in
+    a Markdown viewer, and a broken table."""
+    doc = record()
+    doc["trajectory_id"] = "run<img src=x onerror=alert(1)>[x](javascript:alert(1))|cell"
+    path = tmp_path / "hostile.asv.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    out = tmp_path / "out"
+    argv = ["stepvalue", "--candidates", str(path), "--evaluator", "provided", "--out", str(out)]
+    assert main(argv) == 0
+    report = (out / "report.md").read_text()
+    assert "<img" not in report and not re.search(r"(?<!\\)\]\(", report)  # no live link
+    assert r"run&lt;img src=x onerror=alert(1)&gt;\[x\](javascript:alert(1))\|cell" in report
+    trajectory_rows = report.split("## Per trajectory")[1].split("\n\n")[1].splitlines()
+    assert {row.count(" | ") for row in trajectory_rows[2:]} == {9}  # 10 cells, none split

@@ -9,17 +9,12 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from agentlens.markdown_text import markdown_text
 from agentlens.reviews import TESTING_DIMENSIONS
 
 
 def _link(traj_id: str, step: int) -> str:
     return f"[S{step}](#{quote(traj_id)}-S{step})"  # one link target, whatever the id holds
-
-
-def _text(value: object) -> str:
-    """Trace or model text as Markdown shows it: never as HTML, nor as a link or an image."""
-    escaped = html.escape(str(value), quote=False).replace("\\", "\\\\")
-    return escaped.replace("[", "\\[").replace("]", "\\]")
 
 
 def reviews_markdown(doc: dict[str, Any]) -> str:
@@ -48,18 +43,18 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
         lines += ["", f"## {dim}: summary", "", _narrative_markdown(narrative, anchors)]
     for traj in doc["trajectories"]:
         tid = traj["trajectory_id"]
-        lines += ["", f'## <a id="{anchors[tid]}"></a>{_text(tid)}', ""]
+        lines += ["", f'## <a id="{anchors[tid]}"></a>{markdown_text(tid)}', ""]
         for dim, r in traj["reviews"].items():
             score = r["score"] if r["score"] is not None else f"unscored ({r['unscored_reason']})"
             weighted = _weighted(r.get("score_distribution"))
             lines.append(f"- **{dim}**: {score}{weighted}{_sampled(r.get('sample_stats'))}")
             for e in (r["review"] or {}).get("evidence", []):
                 links = ", ".join(_link(tid, i) for i in e["step_ids"]) or "no step cited"
-                aspect, severity = _text(e["aspect"]), _text(e["severity"] or "?")
+                aspect, severity = markdown_text(e["aspect"]), markdown_text(e["severity"] or "?")
                 lines.append(f"  - {aspect} | {severity} | {links}")
             for p in (r["review"] or {}).get("pitfalls", []):
                 freq = "repeated" if p["repeated"] else "once"
-                named = " | ".join(_text(p[k]) for k in ("name", "category", "severity"))
+                named = " | ".join(markdown_text(p[k]) for k in ("name", "category", "severity"))
                 lines.append(f"  - pitfall {named} | {freq}")
             burden = (r["review"] or {}).get("burden_total")
             if burden is not None:

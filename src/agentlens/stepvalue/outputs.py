@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentlens.markdown_text import markdown_text
 from agentlens.stepvalue.asv_output import asv_blocks
 from agentlens.stepvalue.evaluate import StepValueResult
 from agentlens.stepvalue.phases import most_negative
@@ -170,7 +171,7 @@ def _fmt(value: Any) -> str:
         return f"{value:.3f}" if math.isfinite(value) else str(value)
     if isinstance(value, list):
         return "[" + ", ".join(_fmt(v) for v in value) + "]"
-    return str(value)
+    return markdown_text(value)  # ids and names come from traces
 
 
 def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
@@ -253,7 +254,7 @@ def markdown(result: StepValueResult) -> str:
                     f"({rows[0]['channel']} − {rows[0]['baseline']})"
                 )
     if c.errors:
-        parts += ["## Errors", "\n".join(f"- {e}" for e in c.errors[:20])]
+        parts += ["## Errors", "\n".join(f"- {markdown_text(e)}" for e in c.errors[:20])]
     return terminal_safe("\n\n".join(parts) + "\n")
 
 
