@@ -202,7 +202,7 @@ def test_a_walked_sub_agent_file_is_read_once_inside_its_session() -> None:
     assert [Path(s.source.path) for s in session.subtrajectories] == subs
     linked = [s for s in result.sidecars if "subagents" in s]
     assert [Path(s.split(": ")[0]).name for s in linked] == [p.name for p in subs]
-    assert all(f"read inside its session {CLAUDE_SESSION}" in s for s in linked)
+    assert all(f"a sub-agent, read inside {CLAUDE_SESSION}" in s for s in linked)
 
 
 def test_sub_agent_files_without_their_session_in_the_batch_are_read() -> None:
@@ -243,3 +243,26 @@ def test_a_folder_the_walk_cannot_list_is_a_failure_not_skipped(
     assert len(result.trajectories) == 1
     (failure,) = result.failures
     assert failure.path == str(locked) and failure.reason == "cannot read: Permission denied"
+
+
+HARBOR = FORMATS / "atif-harbor-golden" / "tests" / "golden" / "terminus_2"
+HARBOR_PARENT = HARBOR / "hello-world-context-summarization.trajectory.json"
+
+
+def test_a_walked_harbor_sub_agent_file_is_read_once_inside_its_trajectory() -> None:
+    """`trajectory.json` reads the `trajectory.summarization-1-*.json` files its
+    `subagent_trajectory_ref`s name; walked, they were also runs of their own (3 extra runs)."""
+    subs = sorted(HARBOR.glob("hello-world-context-summarization.trajectory.summarization-*"))
+    assert len(subs) == 3
+    result = read_paths([HARBOR])
+    paths = [Path(t.source.path) for t in result.trajectories]
+    assert not set(subs) & set(paths)
+    (parent,) = [t for t in result.trajectories if Path(t.source.path) == HARBOR_PARENT]
+    assert sorted(Path(s.source.path) for s in parent.subtrajectories) == subs
+    linked = [s for s in result.sidecars if "summarization-1-" in s and "a sub-agent" in s]
+    assert len(linked) == 3 and all(f"read inside {HARBOR_PARENT}" in s for s in linked)
+    # a continuation no trajectory names is still a run of its own
+    cont = HARBOR / "hello-world-context-summarization-linear-history.trajectory.cont-1.json"
+    assert cont in paths
+    (alone,) = read_paths([subs[0]]).trajectories  # named, it is read
+    assert Path(alone.source.path) == subs[0]

@@ -10,13 +10,15 @@ The verdict is not in the file: a Harbor trial `result.json` two levels up suppl
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
 
-from agentlens.errors import SchemaError
+from agentlens.errors import SchemaError, TraceError
 from agentlens.formats._atif_steps import atif_steps, carried, message_text
 from agentlens.formats._json import (
     ReadGuard,
@@ -32,6 +34,7 @@ from agentlens.formats._json import (
 )
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats.atif_schema import validate
+from agentlens.formats.limits import check_file_size
 from agentlens.trajectory import (
     Agent,
     Outcome,
@@ -175,6 +178,31 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except OSError:  # e.g. a name too long for the file system: no such sibling
         return False
+
+
+def referrer_of(path: Path) -> Path | None:
+    """The Harbor trajectory beside `path` that reads it as a sub-agent: `<p>trajectory.json`
+    whose `subagent_trajectory_ref` names `trajectory.<sub>.json` (`_ref_paths`), for a file
+    `<p>trajectory.<sub>.json`."""
+    name = path.name
+    at = name.rfind("trajectory.")
+    if at < 0 or not name.endswith(".json") or name.endswith("trajectory.json"):
+        return None
+    parent = Path(os.path.abspath(path)).with_name(f"{name[:at]}trajectory.json")
+    if not _is_file(parent):
+        return None
+    return parent if {name, name[at:]} & _referenced_names(str(parent)) else None
+
+
+@functools.lru_cache(maxsize=16)  # the sub-agent files of one run come one after another
+def _referenced_names(parent: str) -> frozenset[str]:
+    try:
+        check_file_size(Path(parent))
+        doc = orjson.loads(Path(parent).read_bytes())
+        steps = doc.get("steps") if isinstance(doc, dict) else None
+        return frozenset(_ref_names(steps if isinstance(steps, list) else []))
+    except (OSError, orjson.JSONDecodeError, RecursionError, TraceError):
+        return frozenset()  # a parent that cannot be read reads no sub-agent: read it alone
 
 
 def _ref_names(raw_steps: list[Any]) -> Iterator[str]:

@@ -18,6 +18,7 @@ import msgspec
 from agentlens import redaction
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
+from agentlens.formats.atif import referrer_of
 from agentlens.formats.claude_code import session_of
 from agentlens.formats.limits import check_file_size
 from agentlens.formats.registry import HEAD_BYTES, UTF8_BOM, get_reader
@@ -153,10 +154,16 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
 
 
 def _alone(path: Path, root: Path) -> bool:
-    """Whether a walked Claude Code sub-agent file is read on its own, as if named: its session
-    lies outside the walked folder, so nothing else reads it."""
-    session = session_of(path)
-    return session is not None and not session.is_relative_to(os.path.abspath(root))
+    """Whether a walked sub-agent file is read on its own, as if named: the file that reads it
+    lies outside the walked folder."""
+    reader = reader_of(path)
+    return reader is not None and not reader.is_relative_to(os.path.abspath(root))
+
+
+def reader_of(path: Path) -> Path | None:
+    """The file of another run that reads `path` as one of its sub-agents: a Claude Code session
+    (`<session>/subagents/agent-*.jsonl`) or a Harbor ATIF trajectory (`trajectory.<sub>.json`)."""
+    return session_of(path) or referrer_of(path)
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -362,8 +369,8 @@ def read_one(
     if not explicit and is_sidecar(path) and not path.is_dir() and telltale_of(path) is None:
         problems.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
         return []
-    if not explicit and (session := session_of(path)) is not None:
-        where = f"a sub-agent, read inside its session {printable(str(session))}"
+    if not explicit and (reader := reader_of(path)) is not None:
+        where = f"a sub-agent, read inside {printable(str(reader))}"
         problems.sidecars.append(f"{printable(str(path))}: {where}")
         return []
     try:
