@@ -67,8 +67,9 @@ def test_verify_then_qi(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         "--json",
     )
     qi = json.loads(out)
-    # three judge components missing: n/a, and the reason names them (issue 24)
-    assert qi["quality_index"] is None
+    # three judge components missing: n/a, and the reason names them (issue 24); exit 4, so a
+    # gate that reads only the exit code does not pass on a QI that was never computed
+    assert code == 4 and qi["quality_index"] is None
     assert qi["reason"] == "n/a: no scored item for InstructionCompliance, Pleasantness, ToolCalls"
     # spec §7 side metric: individual verifiers passed over both verify files, from their JSON
     statuses = [
@@ -281,4 +282,4 @@ def test_qi_variance_refuses_runs_missing_different_components(
     assert code == 2
     assert f"{tmp_path / 'qi2.json'}: no InstructionCompliance, Pitfalls" in err
     code, out = run(capsys, "qi", *(["--variance", paths[-1]] * 2), "--json")
-    assert code == 0 and json.loads(out)["qi_mean"] is None
+    assert code == 4 and json.loads(out)["qi_mean"] is None  # n/a, as a single QI is

@@ -12,6 +12,10 @@ from agentlens.reviews import ALL_DIMENSIONS
 from agentlens.reviews.qi import qi_report
 from agentlens.reviews.reliability import variance_of_qi_files
 
+NOT_AVAILABLE = 4
+"""The exit code of a QI that is n/a, as `review`'s for a dimension with no scored item: a CI gate
+reading only the exit code must not pass on a number that was never computed."""
+
 
 @click.command()
 @click.option(
@@ -58,7 +62,7 @@ def qi(
     as_json: bool,
 ) -> int:
     """QI = 100 × (formal pass rate + five judge means) / 6; a missing component makes it n/a,
-    naming it. Other reviewed dimensions (the testing set's) are listed beside the QI, never in it."""
+    naming it (exit 4). Other reviewed dimensions (the testing set's) are listed beside the QI, never in it."""
     if variance_paths:
         return _variance(variance_paths, as_json)
     report = qi_report(reviews_path, verify_paths, formal, components)
@@ -79,7 +83,7 @@ def qi(
             )
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {warning}")
-    return 0
+    return NOT_AVAILABLE if result.value is None else 0
 
 
 def _checked_component(item: str) -> str:
@@ -118,4 +122,4 @@ def _variance(paths: tuple[str, ...], as_json: bool) -> int:
         console.print(f"QI over {result['runs']} runs: {shown}", highlight=False)
         for name, share in result["variance_share"].items():
             console.print(f"  {name:22} {share:7.1%} of Var(QI)", highlight=False)
-    return 0
+    return NOT_AVAILABLE if result["qi_mean"] is None else 0
