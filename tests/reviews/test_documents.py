@@ -199,7 +199,8 @@ def test_a_bom_before_a_written_file_is_accepted(
 
 def qi_json(real: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     capsys.readouterr()
-    assert main(["qi", "--reviews", str(real["reviews"]), "--json"]) == 0
+    argv = ["qi", "--reviews", str(real["reviews"]), "--verify", str(real["verify"]), "--json"]
+    assert main(argv) == 0  # every component given: a QI, not n/a (exit 4)
     path = tmp_path / "qi.json"
     path.write_text(capsys.readouterr().out)
     return path
