@@ -4,10 +4,8 @@ A trace can hold terminal escape sequences (an id, a model name or a command wit
 writes the user's clipboard, `ESC ] 0` the window title, `ESC [ 2J` clears the screen, `ESC ] 8`
 makes hidden links), C1 controls that some terminals read the same way, and bidirectional
 overrides that show text in another order than it is (Trojan Source). Rich strips only a few
-controls (BEL, backspace, CR, VT, FF), so every printed text segment goes through this hook:
-C0 controls but newline and tab become their Control Pictures (`␛` for ESC), C1 controls and the
-bidi embeddings, overrides and isolates become `�`. Rich's own styles and cursor moves are not
-text and pass unchanged."""
+controls (BEL, backspace, CR, VT, FF), so every printed text segment goes through this hook and
+`visible_text.visible`. Rich's own styles and cursor moves are not text and pass unchanged."""
 
 from __future__ import annotations
 
@@ -17,15 +15,7 @@ from typing import Any
 from rich.console import Console, ConsoleOptions, RenderableType, RenderHook
 from rich.segment import Segment
 
-_VISIBLE = {code: 0x2400 + code for code in range(0x20) if chr(code) not in "\n\t"}
-_VISIBLE[0x7F] = 0x2421  # ␡
-_VISIBLE.update(dict.fromkeys(range(0x80, 0xA0), 0xFFFD))
-_VISIBLE.update(dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)], 0xFFFD))
-
-
-def visible(text: str) -> str:
-    """`text` with every control and bidi override replaced by a visible stand-in."""
-    return text.translate(_VISIBLE)
+from agentlens.visible_text import visible
 
 
 class VisibleText(RenderHook):

@@ -19,7 +19,7 @@ from agentlens.formats.load import ReadResult
 from agentlens.stepvalue.dump import write_prompts
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.openqa import join, load_tasks
-from agentlens.stepvalue.outputs import terminal_safe, write_outputs
+from agentlens.stepvalue.outputs import write_outputs
 from agentlens.stepvalue.records import stepvalue_run
 from agentlens.stepvalue.request import EvaluateRequest, evaluate_request, work_done
 from agentlens.stepvalue.schema import write_asv
@@ -223,7 +223,7 @@ def _report_call_errors(errors: list[str], shown: int = 5) -> int:
     per distinct error (the first few; summary.json keeps them all), and exit code 1."""
     distinct = list(dict.fromkeys(errors))
     for line in distinct[:shown]:
-        text = escape(terminal_safe(line))  # a server's error text: no escape codes
+        text = escape(line)  # a server's error text: the console shows its controls inert
         err_console.print(f"[red]failed:[/red] {text}", highlight=False, soft_wrap=True)
     if len(distinct) > shown:
         err_console.print(f"… and {len(distinct) - shown} more in summary.json", highlight=False)
@@ -336,7 +336,7 @@ class _Inputs:
     def exit_code(self) -> int:
         """One `failed:` line per run left out (after the results), then the read's failures."""
         for line in self.skipped:
-            text = escape(terminal_safe(line))
+            text = escape(line)
             err_console.print(f"[red]failed:[/red] {text}", highlight=False, soft_wrap=True)
         read = report_failures(self.loaded) if self.loaded else 0
         return max(read, 1 if self.skipped else 0)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,7 @@ from agentlens.stepvalue.asv_output import asv_blocks
 from agentlens.stepvalue.evaluate import StepValueResult
 from agentlens.stepvalue.phases import most_negative
 from agentlens.stepvalue.sensitivity import floor_sensitivity, sensitivity
-
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from agentlens.visible_text import visible
 
 CHANNEL_COLUMNS = [
     "channel",
@@ -255,10 +253,4 @@ def markdown(result: StepValueResult) -> str:
                 )
     if c.errors:
         parts += ["## Errors", "\n".join(f"- {markdown_text(e)}" for e in c.errors[:20])]
-    return terminal_safe("\n\n".join(parts) + "\n")
-
-
-def terminal_safe(text: str) -> str:
-    """`text` with control characters (escape codes from a trace or a server's error) as U+FFFD,
-    so printing it, or `cat report.md`, cannot drive the terminal."""
-    return CONTROL.sub("\ufffd", text)
+    return visible("\n\n".join(parts) + "\n")  # `cat report.md` cannot drive the terminal

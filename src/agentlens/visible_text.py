@@ -1,0 +1,16 @@
+"""Text from a trace or a server shown as the characters it holds, never obeyed: C0 controls but
+newline and tab as their Control Pictures (`␛` for ESC), C1 controls and the bidi embeddings,
+overrides and isolates (Trojan Source) as U+FFFD. Used wherever such text meets a terminal: every
+CLI console (`cli/_terminal_text.py`) and files a user may `cat` (the step-value `report.md`)."""
+
+from __future__ import annotations
+
+_VISIBLE = {code: 0x2400 + code for code in range(0x20) if chr(code) not in "\n\t"}
+_VISIBLE[0x7F] = 0x2421  # ␡
+_VISIBLE.update(dict.fromkeys(range(0x80, 0xA0), 0xFFFD))
+_VISIBLE.update(dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)], 0xFFFD))
+
+
+def visible(text: str) -> str:
+    """`text` with every control and bidi override replaced by a visible stand-in."""
+    return text.translate(_VISIBLE)
