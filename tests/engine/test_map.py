@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,41 @@ def test_empty_input(engine: Engine) -> None:
 def test_pool_spreads_chunks_over_its_workers(processes: Engine) -> None:
     pids = {o.value for o in processes.map(pid, list(range(16)), chunksize=1)}
     assert processes.workers == 2 and len(pids) == 2 and os.getpid() not in pids
+
+
+class MadeWhenTaken(Sequence[int]):
+    """Items made as the engine takes them, counting how many are out and not yet done."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.made = 0
+        self.done = 0
+        self.most_out = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: Any) -> Any:
+        taken = range(self.count)[index]
+        self.made += len(taken) if isinstance(taken, range) else 1
+        self.most_out = max(self.most_out, self.made - self.done)
+        return list(taken) if isinstance(taken, range) else taken
+
+
+def test_the_pool_takes_items_a_few_at_a_time(processes: Engine) -> None:
+    """A cohort's work units are made as the engine takes them: the pool sends a few chunks per
+    worker ahead, so the units alive at once do not grow with the cohort."""
+    from agentlens.engine.processes import IN_FLIGHT
+
+    items = MadeWhenTaken(120)
+
+    def done(_: object) -> None:
+        items.done += 1
+
+    outcomes = processes.map(slow_square, items, on_done=done, chunksize=1)
+    assert [o.value for o in outcomes] == [x * x for x in range(120)]
+    assert items.made == 120
+    assert items.most_out <= processes.workers * IN_FLIGHT + 1
 
 
 def test_ray_engine_runs_in_ray_workers(ray_engine: Engine) -> None:

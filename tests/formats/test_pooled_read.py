@@ -159,3 +159,25 @@ def test_odd_warnings_beside_a_broken_sidecar_come_back_as_read_paths_gives_them
     notes = back[0].metadata["warnings"]
     assert isinstance(notes, list) and "outcome sidecar ignored" in notes[-1]
     assert list(summary.warnings.items()) == list(whole.warnings.items())
+
+
+def test_a_read_in_small_windows_gives_what_read_paths_gives(
+    monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
+    """The walk goes to the workers a window at a time (so no list of every file is held): ids
+    told apart across windows, a folder named twice and a missing file named first, as before."""
+    from agentlens.formats import pooled_read
+
+    monkeypatch.setattr(pooled_read, "WINDOW", 5)
+    paths = [str(DATA / "formats"), str(DATA / "formats" / "claude-code"), "/nonexistent/*.json"]
+    whole = read_paths(paths, labels=(LABELS,))
+    assert len(whole.trajectories) > 3 * pooled_read.WINDOW
+    with read_cohort(paths, engine=engine, labels=(LABELS,)) as (summary, spill):
+        assert [r.id for r in spill.refs] == [t.id for t in whole.trajectories]
+        assert [(f.path, f.reason) for f in summary.failures] == [
+            (f.path, f.reason) for f in whole.failures
+        ]
+        assert any("read twice" in f.reason for f in summary.failures)
+        assert list(summary.warnings.items()) == list(whole.warnings.items())
+        back = spill.load(spill.refs)
+    assert back == whole.trajectories

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import multiprocessing
 import os
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver, resource_tracker
 from multiprocessing.context import BaseContext
@@ -44,6 +45,9 @@ from agentlens.trajectory import Trajectory
 
 T = TypeVar("T")
 R = TypeVar("R")
+IN_FLIGHT = 4
+"""Chunks sent ahead per worker: enough to keep each busy, and only these exist at once when
+the items are made as they are taken (a cohort's work units)."""
 
 
 def usable_cpus() -> int:
@@ -159,7 +163,13 @@ class ProcessEngine(EngineBase):
         parts: Iterator[tuple[int, Sequence[T]]],
         workers: dict[int, Any],
     ) -> Iterator[list[Outcome[R]]]:
-        sent = {pool.submit(run_chunk, fn, start, part): (start, part) for start, part in parts}
+        sent: dict[Future[list[Outcome[R]]], tuple[int, Sequence[T]]] = {}
+
+        def send(count: int) -> None:  # chunks are made as they are sent: a few in flight
+            for start, part in itertools.islice(parts, count):
+                sent[pool.submit(run_chunk, fn, start, part)] = (start, part)
+
+        send(self.workers * IN_FLIGHT)
         while sent:
             done, _ = wait(sent, timeout=0.5, return_when=FIRST_COMPLETED)
             if not done and _any_exited(workers):
@@ -178,6 +188,7 @@ class ProcessEngine(EngineBase):
                 else:
                     for index, one in singles(start, part):
                         sent[pool.submit(run_chunk, fn, index, one)] = (index, one)
+            send(len(done))
 
     def _terminate(self) -> None:
         self._release_sigterm()

@@ -16,6 +16,7 @@ process's switches (`--no-redact`, `--max-file-size`).
 
 from __future__ import annotations
 
+import itertools
 import os
 import traceback
 from array import array
@@ -96,6 +97,9 @@ _labelling: dict[tuple[str, str], SidecarLabeler] = {}
 
 CHUNK = 64
 """Files sent to a worker at a time, at most: few enough that the progress bar moves."""
+WINDOW = 4096
+"""Files walked ahead of the read, at most: a window keeps the workers busy (64 chunks of 64
+for two workers) while the paths held stay a few hundred kilobytes, whatever the corpus."""
 
 
 def read_files(chunk: list[tuple[str, bool]], job: ReadJob) -> list[FileRead]:
@@ -238,10 +242,22 @@ class PooledRead:
     def read(
         self, specs: Iterable[str | Path], engine: Engine, on_file: Callable[[Path], None] | None
     ) -> None:
+        """The files `specs` name, walked as they are read: a window of `WINDOW` files at a
+        time goes to the engine, so that no list of every file is ever held."""
         specs = list(specs)
         repeats: list[ReadFailure] = []
-        items = [(str(path), explicit) for path, explicit in iter_trace_paths(specs, repeats)]
-        self.summary.failures += unmatched_patterns(specs) + repeats
+        paths = ((str(path), explicit) for path, explicit in iter_trace_paths(specs, repeats))
+        for window in iter(lambda: list(itertools.islice(paths, WINDOW)), []):
+            self._read_window(window, engine, on_file)
+        self.summary.failures[:0] = unmatched_patterns(specs) + repeats  # named first, as before
+        self._settle()
+
+    def _read_window(
+        self,
+        items: list[tuple[str, bool]],
+        engine: Engine,
+        on_file: Callable[[Path], None] | None,
+    ) -> None:
         size = max(1, min(CHUNK, len(items) // (engine.workers * 8)))
         chunks = [items[start : start + size] for start in range(0, len(items), size)]
         arrived: dict[int, Any] = {}  # the engine's `Outcome`s, by chunk
@@ -257,7 +273,6 @@ class PooledRead:
                     on_file(Path(path))
 
         engine.map(partial(read_files, job=self.job), chunks, on_done=done, chunksize=1)
-        self._settle()
 
     def _take(self, chunk: list[tuple[str, bool]], outcome: Any) -> None:
         reads: list[FileRead] | None = outcome.value

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from agentlens.formats.pooled_read import PooledRead
 from agentlens.formats.run_spill import RunPatch, RunRef, RunSpill, Span, read_at, runs
@@ -124,17 +124,41 @@ def indexed_runs(
 
 def spilled_units(
     pieces: Sequence[Sequence[TaskSplit[RunRef]]], spill: RunSpill, local: bool
-) -> list[SpilledUnit]:
+) -> SpilledUnits:
     """One unit per piece (a task's consecutive splits), each run once; packed in the unit
     when the workers are not `local` (they cannot open the spill files)."""
-    units = []
-    for group in pieces:
+    return SpilledUnits(pieces, spill, local)
+
+
+class SpilledUnits(Sequence[SpilledUnit]):
+    """The units of a cohort, each made when an engine takes it (an index or a slice), so
+    that only the units in flight exist, not one per task of the cohort."""
+
+    def __init__(
+        self, pieces: Sequence[Sequence[TaskSplit[RunRef]]], spill: RunSpill, local: bool
+    ) -> None:
+        self.pieces = pieces
+        self.spill = spill
+        self.local = local
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    @overload
+    def __getitem__(self, index: int) -> SpilledUnit: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[SpilledUnit]: ...
+    def __getitem__(self, index: int | slice) -> SpilledUnit | list[SpilledUnit]:
+        if isinstance(index, slice):
+            return [self._unit(group) for group in self.pieces[index]]
+        return self._unit(self.pieces[index])
+
+    def _unit(self, group: Sequence[TaskSplit[RunRef]]) -> SpilledUnit:
         refs, pairs = indexed_runs(group)
-        spans = array("Q", (edge for r in refs for edge in spill.span(r)))
-        patches = [spill.patch(r) for r in refs]
-        unit = SpilledUnit(group[0].task_id, spill.files, spans, patches, pairs)
-        units.append(unit if local else with_packed(unit))
-    return units
+        spans = array("Q", (edge for r in refs for edge in self.spill.span(r)))
+        patches = [self.spill.patch(r) for r in refs]
+        unit = SpilledUnit(group[0].task_id, self.spill.files, spans, patches, pairs)
+        return unit if self.local else with_packed(unit)
 
 
 @dataclass(frozen=True)

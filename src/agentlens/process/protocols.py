@@ -186,8 +186,9 @@ def score_tasks(
             for split in pieces[outcome.index][1]:
                 on_split(split)
 
+    units: Sequence[Any]
     if spill is None:
-        units: list[Any] = [_unit(piece) for _, piece in pieces]
+        units = [_unit(piece) for _, piece in pieces]
         fn: Callable[[Any], list[ScoredRun]] = partial(score_unit, profile=profile)
     else:
         units = spilled_units([piece for _, piece in pieces], spill, getattr(runner, "local", True))
