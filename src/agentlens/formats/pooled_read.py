@@ -31,6 +31,7 @@ import msgspec
 from agentlens import redaction
 from agentlens.formats import limits
 from agentlens.formats._batch_ids import _run_folder_first
+from agentlens.formats._spill_codec import encode
 from agentlens.formats._spool import same_id_groups
 from agentlens.formats.load import (
     ReadFailure,
@@ -90,7 +91,6 @@ class FileRead:
     sidecars: list[str] = field(default_factory=list)
 
 
-_ENCODER = msgspec.json.Encoder()
 _labelling: dict[tuple[str, str], SidecarLabeler] = {}
 
 
@@ -132,7 +132,7 @@ def read_file(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> FileRe
     for trajectory in trajectories:
         _run_folder_first(trajectory)
         start = handle.tell()
-        handle.write(_ENCODER.encode(trajectory))
+        handle.write(encode(trajectory))
         _, patch, lines = sidecar_labels(trajectory, _sidecars(job))
         found.headers.append(RunHeader(
             trajectory.id, trajectory.task_id, trajectory.source, trajectory.outcome,
