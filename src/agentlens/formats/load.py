@@ -121,9 +121,9 @@ def iter_trace_paths(
     `explicit` is False for files found by walking, whose sidecars are skipped rather than failed.
     """
     seen: set[int] = set()  # hashes of (device, inode): a few bytes a file, for any corpus
-    for path, explicit in _named_paths(specs):
+    for path, explicit, info in _named_paths(specs):
         try:
-            info = os.stat(path)
+            info = info if info is not None else os.stat(path)
         except OSError:  # missing or unreadable: reading it says why
             yield path, explicit
             continue
@@ -140,7 +140,10 @@ def _repeat_reason(path: Path) -> str:
     return "read twice" if real == os.path.abspath(path) else f"read twice: {printable(real)}"
 
 
-def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
+def _named_paths(
+    specs: Iterable[str | Path],
+) -> Iterator[tuple[Path, bool, os.stat_result | None]]:
+    """(path, explicit, its `stat` if the walk took it already) of every file named."""
     for spec in specs:
         text = str(spec)
         pattern = is_pattern(text)
@@ -148,9 +151,9 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
         for match in matches:
             path = Path(match)
             if path.is_dir():
-                yield from ((p, _alone(p, path)) for p in _walk(path))
+                yield from ((p, _alone(p, path), info) for p, info in _walk(path))
             else:
-                yield path, not pattern
+                yield path, not pattern, None
 
 
 def _alone(path: Path, root: Path) -> bool:
@@ -166,21 +169,26 @@ def reader_of(path: Path) -> Path | None:
     return session_of(path) or referrer_of(path)
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    """Regular files below `root`, sidecars included (the batch names what it skips): a named
-    pipe found by walking would block `open` until something writes to it, and a device may
-    never end. (A file named explicitly is read as given, as `cat` would: `/dev/stdin` works.)
-    A folder that cannot be listed is yielded too, so that reading it names it and says why."""
+def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
+    """Regular files below `root`, each with its `stat` (the one the batch asks of it), sidecars
+    included (the batch names what it skips): a named pipe found by walking would block `open`
+    until something writes to it, and a device may never end. (A file named explicitly is read
+    as given, as `cat` would: `/dev/stdin` works.) A folder that cannot be listed is yielded
+    too (no `stat`), so that reading it names it and says why."""
     unlisted: list[OSError] = []
     for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted.append):
-        yield from (Path(error.filename) for error in unlisted)
+        yield from ((Path(error.filename), None) for error in unlisted)
         unlisted.clear()
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if os.path.isfile(path):
-                yield path
-    yield from (Path(error.filename) for error in unlisted)
+            try:
+                info = os.stat(path)
+            except OSError:  # a link to nothing: not a file, as `isfile` says
+                continue
+            if stat.S_ISREG(info.st_mode):
+                yield path, info
+    yield from ((Path(error.filename), None) for error in unlisted)
 
 
 def read_path(
