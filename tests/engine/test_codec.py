@@ -40,6 +40,8 @@ def odd(traj: Trajectory, case: str) -> Trajectory:
         return msgspec.structs.replace(traj, metadata={"started": datetime(2025, 3, 1, 9, 30)})
     elif case == "int key in metadata":
         return msgspec.structs.replace(traj, metadata={7: "seven"})
+    elif case == "lone surrogate in text":  # Python's json reads a `\\ud800` escape into one
+        step = msgspec.structs.replace(step, text="half \ud800 of a pair")
     elif case == "odd sub-trajectory":
         sub = odd(traj, "big int in raw")
         return msgspec.structs.replace(
@@ -55,6 +57,7 @@ CASES = [
     "int cost",
     "naive datetime in metadata",
     "int key in metadata",
+    "lone surrogate in text",
     "odd sub-trajectory",
 ]
 

@@ -9,14 +9,13 @@ import contextlib
 import os
 import signal
 import sys
-import threading
 from collections.abc import Iterator
-from types import FrameType
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
+from agentlens import stop_signals
 from agentlens.cli._terminal_text import VisibleText
 from agentlens.errors import AgentLensError
 
@@ -84,23 +83,11 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
 def _stop_signals_exit() -> Iterator[None]:
     """`kill PID` (SIGTERM) or a closed terminal (SIGHUP) ends the command as an exit rather than
     a kill, so what it holds goes with it: a cohort's spill folder, a pool's workers."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    taken = {
-        sig: signal.signal(sig, _exit_on_signal)
-        for sig in (signal.SIGTERM, signal.SIGHUP)
-        if signal.getsignal(sig) is signal.SIG_DFL
-    }
+    taken = stop_signals.take([signal.SIGTERM, signal.SIGHUP])
     try:
         yield
     finally:
-        for sig, before in taken.items():
-            signal.signal(sig, before)
-
-
-def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
+        stop_signals.give_back(taken)
 
 
 def silence_stdout() -> None:

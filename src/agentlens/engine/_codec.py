@@ -4,7 +4,8 @@ about 4x cheaper than pickling its Structs on both sides (399 dev traces: 0.2 s 
 msgpack is exact only for what JSON could hold: a trajectory built with anything else (an int
 beyond 64 bits, a tuple, a non-str key, a datetime with a UTC offset other than 0, which msgpack
 brings back in UTC, a naive datetime inside `raw`/`metadata`, which comes back as a string) is
-pickled instead, so every engine hands its workers exactly what serial scores."""
+pickled instead, as is one whose text holds a lone surrogate (msgpack, like JSON, refuses it), so
+every engine hands its workers exactly what serial scores."""
 
 from __future__ import annotations
 
@@ -33,7 +34,10 @@ def decode(data: bytes | memoryview) -> Trajectory:
 def pack(traj: Trajectory) -> bytes:
     """msgpack when that round trip is exact (`exact`), else pickle; a tag byte says which."""
     if exact(traj):
-        return MSGPACK + encode(traj)
+        try:
+            return MSGPACK + encode(traj)
+        except UnicodeEncodeError:  # a lone surrogate, which no UTF-8 writer takes
+            pass
     return PICKLE + pickle.dumps(traj, protocol=pickle.HIGHEST_PROTOCOL)
 
 

@@ -26,9 +26,9 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver, resource_tracker
 from multiprocessing.context import BaseContext
 from multiprocessing.reduction import ForkingPickler
-from types import FrameType
 from typing import Any, TypeVar
 
+from agentlens import stop_signals
 from agentlens.engine import _codec
 from agentlens.engine._base import SPECS, EngineBase, OnDone, collect
 from agentlens.engine.outcome import (
@@ -84,16 +84,12 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
-
-
 class ProcessEngine(EngineBase):
     def __init__(self, arg: str | None = None) -> None:
         self.workers = parse_workers(arg)
         self.name = f"processes:{self.workers}"
         self._pool: ProcessPoolExecutor | None = None
-        self._sigterm: Any = None
+        self._sigterm: dict[signal.Signals, stop_signals.Handler] = {}
         ForkingPickler.register(Trajectory, _codec.reduce_trajectory)
         self._executor()
 
@@ -107,19 +103,12 @@ class ProcessEngine(EngineBase):
             # The workers start now, while the caller reads its input: started here, this
             # thread would wait for the forkserver to import the preloaded modules first.
             threading.Thread(target=_warm, args=(self._pool, self.workers), daemon=True).start()
-            self._catch_sigterm()
+            self._sigterm = stop_signals.take([signal.SIGTERM])  # in a script: the workers go too
         return self._pool
 
-    def _catch_sigterm(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            self._sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
-
     def _release_sigterm(self) -> None:
-        if self._sigterm is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, self._sigterm)
-        self._sigterm = None
+        stop_signals.give_back(self._sigterm)
+        self._sigterm = {}
 
     def map(
         self,

@@ -4,10 +4,9 @@ A batch's ids are only final once every file is read (`_batch_ids`: a later copy
 renames an earlier one), so a stream cannot hand out a trajectory before the last file is read.
 Rather than keep them all in memory, the first pass writes each one to an unnamed temporary file
 (deleted when closed, or when the process ends) and keeps 16 bytes per trajectory: where it
-starts and a hash of its id. Each is kept as its canonical JSON (msgspec): what comes back
-encodes to the very bytes the original did (its digest, `--json`, `convert`), which pickle does
-not promise (a default it omits by identity comes back an equal, new string: then written out),
-nor msgpack (a timestamp comes back in UTC, its offset lost).
+starts and a hash of its id. Each is kept as `_spill_codec` writes it: what comes back is the
+trajectory that was written, value for value (a NaN, a lone surrogate, a timestamp's offset), so
+it encodes to the very bytes the original did (its digest, `--json`, `convert`).
 """
 
 from __future__ import annotations
@@ -17,8 +16,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 
-import msgspec
-
+from agentlens.formats._spill_codec import decode, encode
 from agentlens.trajectory import Trajectory
 
 
@@ -44,7 +42,7 @@ class Spool:
         self._id_hashes.extend(hash(t.id) for t in trajectories)
 
     def _write(self, trajectory: Trajectory) -> None:
-        data = _ENCODER.encode(trajectory)
+        data = encode(trajectory)
         self._starts.append(self._end)
         self._file.write(data)
         self._end += len(data)
@@ -52,7 +50,7 @@ class Spool:
     def get(self, position: int) -> Trajectory:
         """A copy of the trajectory at `position`, to look at or change freely."""
         if position >= len(self._starts):
-            return decode(_ENCODER.encode(self._held[position - len(self._starts)]))
+            return decode(encode(self._held[position - len(self._starts)]))
         self._file.flush()
         start = self._starts[position]
         self._file.seek(start)
@@ -76,10 +74,6 @@ class Spool:
 
     def _stop(self, position: int) -> int:
         return self._starts[position + 1] if position + 1 < len(self._starts) else self._end
-
-
-_ENCODER = msgspec.json.Encoder()
-_DECODER = msgspec.json.Decoder(Trajectory)
 
 
 def same_id_groups(hashes: array[int], id_at: Callable[[int], str]) -> list[list[int]]:
@@ -120,8 +114,3 @@ def read_spans(path: str, spans: Sequence[tuple[int, int]]) -> list[bytes]:
             handle.seek(start)
             found.append(handle.read(stop - start))
         return found
-
-
-def decode(data: bytes) -> Trajectory:
-    """A trajectory from its canonical JSON (`read_spans`)."""
-    return _DECODER.decode(data)

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Protocol, cast
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol, cast
 
 import msgspec
 
@@ -111,28 +111,44 @@ def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
     ]
 
 
+class TraceFile(NamedTuple):
+    """A file of a batch, as the batch reads it (`read_one`)."""
+
+    path: Path
+    explicit: bool
+    """False for a file found by walking or globbing, whose sidecars are skipped, not failed."""
+    inside: Path | None
+    """The file of another run that reads this one as its sub-agent, when that file is read
+    too (walked in the same folder, or globbed): this one is then not read on its own."""
+
+
 def iter_trace_paths(
     specs: Iterable[str | Path], repeats: list[ReadFailure] | None = None
 ) -> Iterator[tuple[Path, bool]]:
-    """Yield (path, explicit) for every file named, globbed or found under a directory, each
-    file once: one reached again (named twice, or through a link) is a failure in `repeats`, as
-    a second copy would be scored against itself.
+    """(path, explicit) of each `trace_files`."""
+    return ((found.path, found.explicit) for found in trace_files(specs, repeats))
 
-    `explicit` is False for files found by walking, whose sidecars are skipped rather than failed.
-    """
+
+def trace_files(
+    specs: Iterable[str | Path], repeats: list[ReadFailure] | None = None
+) -> Iterator[TraceFile]:
+    """Every file named, globbed or found under a directory, each file once: one reached again
+    (named twice, or through a link) is a failure in `repeats`, as a second copy would be scored
+    against itself."""
     seen: set[int] = set()  # hashes of (device, inode): a few bytes a file, for any corpus
-    for path, explicit in _named_paths(specs):
+    for found, info in _named_paths(specs):
         try:
-            info = os.stat(path)
+            info = info if info is not None else os.stat(found.path)
         except OSError:  # missing or unreadable: reading it says why
-            yield path, explicit
+            yield found
             continue
         key = hash((info.st_dev, info.st_ino))
         if key not in seen:
             seen.add(key)
-            yield path, explicit
+            yield found
         elif repeats is not None:
-            repeats.append(ReadFailure(printable(str(path)), None, _repeat_reason(path), None))
+            reason = _repeat_reason(found.path)
+            repeats.append(ReadFailure(printable(str(found.path)), None, reason, None))
 
 
 def _repeat_reason(path: Path) -> str:
@@ -140,7 +156,8 @@ def _repeat_reason(path: Path) -> str:
     return "read twice" if real == os.path.abspath(path) else f"read twice: {printable(real)}"
 
 
-def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
+def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.stat_result | None]]:
+    """Every file named, with its `stat` if the walk took it already."""
     for spec in specs:
         text = str(spec)
         pattern = is_pattern(text)
@@ -148,16 +165,20 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[Path, bool]]:
         for match in matches:
             path = Path(match)
             if path.is_dir():
-                yield from ((p, _alone(p, path)) for p in _walk(path))
+                yield from ((_walked(p, path), info) for p, info in _walk(path))
+            elif pattern:
+                yield TraceFile(path, False, reader_of(path)), None
             else:
-                yield path, not pattern
+                yield TraceFile(path, True, None), None
 
 
-def _alone(path: Path, root: Path) -> bool:
-    """Whether a walked sub-agent file is read on its own, as if named: the file that reads it
-    lies outside the walked folder."""
+def _walked(path: Path, root: Path) -> TraceFile:
+    """A walked sub-agent file is read on its own, as if named, when the file that reads it lies
+    outside the walked folder."""
     reader = reader_of(path)
-    return reader is not None and not reader.is_relative_to(os.path.abspath(root))
+    if reader is not None and not reader.is_relative_to(os.path.abspath(root)):
+        return TraceFile(path, True, None)
+    return TraceFile(path, False, reader)
 
 
 def reader_of(path: Path) -> Path | None:
@@ -166,21 +187,26 @@ def reader_of(path: Path) -> Path | None:
     return session_of(path) or referrer_of(path)
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    """Regular files below `root`, sidecars included (the batch names what it skips): a named
-    pipe found by walking would block `open` until something writes to it, and a device may
-    never end. (A file named explicitly is read as given, as `cat` would: `/dev/stdin` works.)
-    A folder that cannot be listed is yielded too, so that reading it names it and says why."""
+def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
+    """Regular files below `root`, each with its `stat` (the one the batch asks of it), sidecars
+    included (the batch names what it skips): a named pipe found by walking would block `open`
+    until something writes to it, and a device may never end. (A file named explicitly is read
+    as given, as `cat` would: `/dev/stdin` works.) A folder that cannot be listed is yielded
+    too (no `stat`), so that reading it names it and says why."""
     unlisted: list[OSError] = []
     for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted.append):
-        yield from (Path(error.filename) for error in unlisted)
+        yield from ((Path(error.filename), None) for error in unlisted)
         unlisted.clear()
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            if os.path.isfile(path):
-                yield path
-    yield from (Path(error.filename) for error in unlisted)
+            try:
+                info = os.stat(path)
+            except OSError:  # a link to nothing: not a file, as `isfile` says
+                continue
+            if stat.S_ISREG(info.st_mode):
+                yield path, info
+    yield from ((Path(error.filename), None) for error in unlisted)
 
 
 def read_path(
@@ -360,17 +386,19 @@ def read_one(
     problems: ReadProblems,
     path: Path,
     explicit: bool,
+    inside: Path | None,
     *,
     format: str | None,
     lenient: bool,
     strict: bool,
 ) -> list[Trajectory]:
-    """The file's trajectories; a file that gives none is noted in `problems`, by kind."""
+    """The trajectories of a file of the batch (a `TraceFile`); a file that gives none is noted
+    in `problems`, by kind."""
     if not explicit and is_sidecar(path) and not path.is_dir() and telltale_of(path) is None:
         problems.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
         return []
-    if not explicit and (reader := reader_of(path)) is not None:
-        where = f"a sub-agent, read inside {printable(str(reader))}"
+    if inside is not None:
+        where = f"a sub-agent, read inside {printable(str(inside))}"
         problems.sidecars.append(f"{printable(str(path))}: {where}")
         return []
     try:

@@ -32,11 +32,12 @@ import msgspec
 from agentlens import redaction
 from agentlens.formats import limits
 from agentlens.formats._batch_ids import _run_folder_first
+from agentlens.formats._spill_codec import encode
 from agentlens.formats._spool import same_id_groups
 from agentlens.formats.load import (
     ReadFailure,
-    iter_trace_paths,
     read_one,
+    trace_files,
     unmatched_patterns,
     warning_lines,
 )
@@ -91,7 +92,6 @@ class FileRead:
     sidecars: list[str] = field(default_factory=list)
 
 
-_ENCODER = msgspec.json.Encoder()
 _labelling: dict[tuple[str, str], SidecarLabeler] = {}
 
 
@@ -102,8 +102,12 @@ WINDOW = 4096
 for two workers) while the paths held stay a few hundred kilobytes, whatever the corpus."""
 
 
-def read_files(chunk: list[tuple[str, bool]], job: ReadJob) -> list[FileRead]:
-    """`read_file` on each (path, explicit) of the chunk, appending to this process's spill file
+Item = tuple[str, bool, str | None]
+"""A `TraceFile` (path, explicit, inside) as it travels to a worker."""
+
+
+def read_files(chunk: list[Item], job: ReadJob) -> list[FileRead]:
+    """`read_file` on each file of the chunk, appending to this process's spill file
     (open for the chunk only: a worker holds no file of a read that has ended); a file that
     raises costs that file."""
     if os.getpid() != job.parent:
@@ -117,7 +121,7 @@ def read_files(chunk: list[tuple[str, bool]], job: ReadJob) -> list[FileRead]:
     return reads
 
 
-def _read_or_fail(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> FileRead:
+def _read_or_fail(item: Item, job: ReadJob, handle: IO[bytes]) -> FileRead:
     try:
         return read_file(item, job, handle)
     except Exception as exc:  # a bug, or the spill file could not be written: one line
@@ -126,17 +130,17 @@ def _read_or_fail(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> Fi
         return found
 
 
-def read_file(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> FileRead:
+def read_file(item: Item, job: ReadJob, handle: IO[bytes]) -> FileRead:
     """One file read (`read_one`) as `stream_paths` reads it, each trajectory appended to the
     spill file `handle` and labelled from its sidecars; runs in a worker (or here, serial)."""
     found = FileRead(handle.name)
-    path, explicit = item
-    trajectories = read_one(found, Path(path), explicit, format=job.format,
-                            lenient=job.lenient, strict=job.strict)  # fmt: skip
+    path, explicit, inside = item
+    trajectories = read_one(found, Path(path), explicit, None if inside is None else Path(inside),
+                            format=job.format, lenient=job.lenient, strict=job.strict)  # fmt: skip
     for trajectory in trajectories:
         _run_folder_first(trajectory)
         start = handle.tell()
-        handle.write(_ENCODER.encode(trajectory))
+        handle.write(encode(trajectory))
         _, patch, lines = sidecar_labels(trajectory, _sidecars(job))
         found.headers.append(RunHeader(
             trajectory.id, trajectory.task_id, trajectory.source, trajectory.outcome,
@@ -246,17 +250,17 @@ class PooledRead:
         time goes to the engine, so that no list of every file is ever held."""
         specs = list(specs)
         repeats: list[ReadFailure] = []
-        paths = ((str(path), explicit) for path, explicit in iter_trace_paths(specs, repeats))
+        paths = (
+            (str(path), explicit, None if inside is None else str(inside))
+            for path, explicit, inside in trace_files(specs, repeats)
+        )
         for window in iter(lambda: list(itertools.islice(paths, WINDOW)), []):
             self._read_window(window, engine, on_file)
         self.summary.failures[:0] = unmatched_patterns(specs) + repeats  # named first, as before
         self._settle()
 
     def _read_window(
-        self,
-        items: list[tuple[str, bool]],
-        engine: Engine,
-        on_file: Callable[[Path], None] | None,
+        self, items: list[Item], engine: Engine, on_file: Callable[[Path], None] | None
     ) -> None:
         size = max(1, min(CHUNK, len(items) // (engine.workers * 8)))
         chunks = [items[start : start + size] for start in range(0, len(items), size)]
@@ -269,15 +273,15 @@ class PooledRead:
                 self._take(chunks[taken[0]], arrived.pop(taken[0]))
                 taken[0] += 1
             if on_file is not None:
-                for path, _ in chunks[outcome.index]:
+                for path, *_ in chunks[outcome.index]:
                     on_file(Path(path))
 
         engine.map(partial(read_files, job=self.job), chunks, on_done=done, chunksize=1)
 
-    def _take(self, chunk: list[tuple[str, bool]], outcome: Any) -> None:
+    def _take(self, chunk: list[Item], outcome: Any) -> None:
         reads: list[FileRead] | None = outcome.value
         if reads is None:  # the chunk could not travel to a worker or back: a line per file
-            for path, _ in chunk:
+            for path, *_ in chunk:
                 failure = ReadFailure(path, None, f"cannot read: {outcome.error}", None)
                 self.summary.failures.append(failure)
             return

@@ -20,7 +20,8 @@ from typing import Protocol
 import msgspec
 
 from agentlens.formats._batch_ids import _rename
-from agentlens.formats._spool import decode, read_spans
+from agentlens.formats._spill_codec import decode
+from agentlens.formats._spool import read_spans
 from agentlens.trajectory import Outcome, Source, Trajectory
 
 Span = tuple[int, int, int]
@@ -82,7 +83,7 @@ class SpillFolder:
 
 def spill_path(folder: str) -> str:
     """This process's spill file in `folder` (appended to by one process only)."""
-    return os.path.join(folder, f"{os.getpid()}.json")
+    return os.path.join(folder, f"{os.getpid()}.spill")
 
 
 def read_at(files: Sequence[str], spans: Sequence[Span]) -> list[bytes]:

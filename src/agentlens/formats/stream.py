@@ -26,8 +26,8 @@ from agentlens.formats._spool import Spool
 from agentlens.formats.load import (
     ReadFailure,
     ReadResult,
-    iter_trace_paths,
     read_one,
+    trace_files,
     unmatched_patterns,
     warning_lines,
 )
@@ -152,9 +152,9 @@ def stream_paths(
     stream.failures += unmatched_patterns(specs)
     repeats: list[ReadFailure] = []
     at = len(stream.failures)  # named before the failures of reading, as a pooled read does
-    for path, explicit in iter_trace_paths(specs, repeats):
+    for path, explicit, inside in trace_files(specs, repeats):
         trajectories = read_one(
-            stream, path, explicit, format=format, lenient=lenient, strict=strict
+            stream, path, explicit, inside, format=format, lenient=lenient, strict=strict
         )
         for trajectory in trajectories:
             _run_folder_first(trajectory)

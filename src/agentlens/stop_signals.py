@@ -1,0 +1,42 @@
+"""A stop signal (`kill PID`: SIGTERM; a closed terminal: SIGHUP) ends the process as an exit
+rather than a kill: `finally` blocks and context managers run, so what it holds goes with it (a
+cohort's spill folder, a pool's workers), and the exit status is 128 + the signal's number, as
+a shell reports a kill. Taken by every command (`cli._app`) and, for a script that uses one
+outside a command, by a process pool while it lives (`engine.processes`)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:  # nothing more to import at start-up: every command imports this module
+    from collections.abc import Callable, Iterable
+    from types import FrameType
+    from typing import Any
+
+    Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+
+def exit_on_signal(signum: int, frame: FrameType | None) -> NoReturn:
+    raise SystemExit(128 + signum)
+
+
+def take(signals: Iterable[signal.Signals]) -> dict[signal.Signals, Handler]:
+    """`exit_on_signal` for each of `signals` still at its default (a handler someone set is
+    theirs), from the main thread only (no other may set one); what each had, for `give_back`."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {
+        sig: signal.signal(sig, exit_on_signal)
+        for sig in signals
+        if signal.getsignal(sig) is signal.SIG_DFL
+    }
+
+
+def give_back(taken: dict[signal.Signals, Handler]) -> None:
+    """The handlers `take` replaced, back (from the main thread only, as `take`)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig, before in taken.items():
+        signal.signal(sig, before)
