@@ -277,3 +277,18 @@ def test_resume_keeps_finished_pairs_and_runs_the_rest(calc_project: Path, tmp_p
     assert kept.stat().st_mtime_ns == before  # the finished pair's agent did not run again
     assert [s.trajectory.metadata["persona"] for s in result.sessions] == ["default", "toxic"]
     assert result.sessions[0].verification is not None and result.sessions[0].verification.passed
+
+
+def test_relative_out_and_project_paths_run_the_agent(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--out runs/new` as the docs write it: the sandbox is entered at the workspace's real
+    path, so the agent starts (it used to fail with bwrap's "Can't chdir to out/…/repo")."""
+    from tests.scenarios.helpers import fixed_run
+
+    monkeypatch.chdir(tmp_path)
+    result = fixed_run(calc_scenario, Path(calc_project.name), Path("runs") / "new")
+    (session,) = result.sessions
+    meta = session.trajectory.metadata
+    assert meta["termination"] == "max_user_messages", meta["termination_reason"]
+    assert result.summary()["formal_passed"] == 1
