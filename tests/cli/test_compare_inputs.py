@@ -55,3 +55,24 @@ def test_a_terminal_gets_a_table_and_a_pipe_gets_markdown() -> None:
     flags = {"ALERT" if c["alert"] else "warning" if c["warning"] else "ok" for c in doc["checks"]}
     assert {r[6] for r in rows} == flags
     assert "#" not in plain.splitlines()[0] and "|---|" not in plain
+
+
+def test_a_verify_or_reviews_file_for_one_run_only_is_refused(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """With `--a-verify` alone the formal check used to vanish and the gate said ok: a pass
+    rate that fell to 0 in run B went unflagged. Such a half-given pair is a usage error."""
+    verify = tmp_path / "verify.json"
+    result = {"scenario": "s", "formal_verification_result": 1, "verifier_results": []}
+    verify.write_text(json.dumps({"kind": "agentlens.verify/1", "results": [result]}))
+    for option in ("--a-verify", "--b-verify"):
+        refused = run_cli("compare", str(TASK), str(TASK), option, str(verify))
+        assert refused.code == 2  # type: ignore[attr-defined]
+        assert "--a-verify and --b-verify" in refused.err  # type: ignore[attr-defined]
+        assert "Status" not in refused.out  # type: ignore[attr-defined]
+    both = run_cli(
+        "compare", str(TASK), str(TASK), "--a-verify", str(verify), "--b-verify", str(verify)
+    )
+    assert both.code == 0, both.err  # type: ignore[attr-defined]
+    reviews = run_cli("compare", str(TASK), str(TASK), "--b-reviews", str(verify))
+    assert reviews.code == 2 and "--a-reviews and --b-reviews" in reviews.err  # type: ignore[attr-defined]

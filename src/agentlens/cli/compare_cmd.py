@@ -102,6 +102,8 @@ def compare(
 
     RUN_A and RUN_B are folders or files of trajectories, or `store:RUN_ID` for a run kept in
     the results store (`--store`)."""
+    _both_or_neither(("--a-verify", a_verify), ("--b-verify", b_verify))
+    _both_or_neither(("--a-reviews", a_reviews), ("--b-reviews", b_reviews))
     read_a, failed_a = _trajectories(run_a, store_url)
     read_b, failed_b = _trajectories(run_b, store_url)
     doc = compare_documents(
@@ -122,6 +124,15 @@ def compare(
     else:  # piped: Markdown, ready for a pull-request comment
         console.print(compare_markdown(doc), markup=False, highlight=False, soft_wrap=True)
     return max(doc["exit_code"], failed_a + failed_b)
+
+
+def _both_or_neither(a: tuple[str, object], b: tuple[str, object]) -> None:
+    """A check needs the file of both runs; given for one, it would be left out in silence."""
+    if bool(a[1]) != bool(b[1]):
+        raise ConfigError(
+            f"{a[0]} and {b[0]} go together: {(a if a[1] else b)[0]} was given alone, "
+            "so its check would compare nothing"
+        )
 
 
 def _trajectories(name: str, store_url: str | None) -> tuple[list[Trajectory], int]:
