@@ -18,14 +18,19 @@ from agentlens.reviews.compare import (
     fisher,
     mann_whitney,
     ratio_check,
+    telemetry_checks,
     termination_check,
     tool_success_checks,
 )
 from agentlens.reviews.markdown import compare_markdown
 from agentlens.reviews.telemetry import RunTelemetry, trajectory_telemetry
-from tests.conftest import BENCH
+from tests.conftest import BENCH, DATA
 
 TASK = BENCH / "trajectories" / "psf__requests-1724"
+PYDICOM = (
+    "tests__gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1__"
+    "pydicom__pydicom-1458.traj"
+)
 
 
 def test_trajectory_telemetry_matches_raw_json() -> None:
@@ -251,3 +256,17 @@ def test_swe_agent_tokens_are_its_model_stats_not_zero() -> None:
         stats["tokens_sent"],
         stats["tokens_received"],
     )
+
+
+def test_a_value_only_one_run_records_warns() -> None:
+    """Real runs: a SWE-agent run records its price and no times, a Gemini CLI session its
+    times and no price. A gate must not read "ok" for a figure it could not compare."""
+    swe = read_path(DATA / "formats" / "swe-agent" / PYDICOM)
+    gemini = read_paths([DATA / "formats" / "gemini-cli"]).trajectories
+    checks = {c.name: c for c in telemetry_checks(RunTelemetry.of(swe), RunTelemetry.of(gemini))}
+    assert checks["price"].v1 is not None and checks["price"].v2 is None
+    assert checks["price"].warning and not checks["price"].alert
+    assert checks["price"].reason == "recorded in run 1 only: nothing to compare it with"
+    assert checks["time"].warning and checks["time"].reason.startswith("recorded in run 2 only")
+    neither = ratio_check("price", "t", None, None, (0.9, 1.2), (0.66, 1.5))
+    assert not neither.warning and neither.reason == "recorded in neither run"

@@ -100,8 +100,11 @@ def ratio_check(
     alert: Range,
     p: float | None = None,
 ) -> Check:
-    if v1 is None or v2 is None:
-        return Check(name, test, v1, v2, p, reason="not available in both runs")
+    if v1 is None and v2 is None:
+        return Check(name, test, v1, v2, p, reason="recorded in neither run")
+    if v1 is None or v2 is None:  # a gate must not read "ok" for what it could not compare
+        only = f"recorded in run {1 if v2 is None else 2} only: nothing to compare it with"
+        return Check(name, test, v1, v2, p, warning=True, reason=only)
     ratio = (v2 + 1e-9) / (v1 + 1e-9)
     warning = not warn[0] <= ratio <= warn[1]
     alerting = not alert[0] <= ratio <= alert[1]
