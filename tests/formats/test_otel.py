@@ -92,3 +92,30 @@ def _facts_of(steps: list[Any]) -> list[tuple[Any, ...]]:
         )
         for s in steps
     ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        FORMATS / "openhands" / "eval-output" / "resolver_mock_output.jsonl",  # outcome, cost
+        FORMATS / "copilot-cli" / "events.jsonl",  # only the session's reported usage
+        FORMATS / "swe-agent" / "tests__gpt4__swe-agent__test-repo__default_from_url__t-0.00"
+        "__p-0.95__c-3.00__install-1__swe-agent__test-repo-i1.traj",  # reported usage, cost
+    ],
+    ids=["openhands-resolver", "copilot-cli", "swe-agent"],
+)
+def test_convert_to_otel_keeps_ids_outcome_tokens_and_cost(
+    source: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """What the writer puts on the root span comes back: a run converted to OTel and read
+    again keeps its id, task, pass/fail, token totals and price (they used to read back as a
+    hex trace id, outcome unknown, no tokens, no price)."""
+    assert run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(source)).code == 0  # type: ignore[attr-defined]
+    (written,) = tmp_path.glob("*.otlp.json")
+    originals, back = read_path(source), read_path(written)
+    assert [t.id for t in back] == [t.id for t in originals]
+    for original, again in zip(originals, back, strict=True):
+        assert (again.task_id, again.outcome) == (original.task_id, original.outcome)
+        assert again.usage_known() == original.usage_known()
+        assert again.cost_total() == pytest.approx(original.cost_total())
+        assert original.cost_total() is not None or original.usage_known() is not None

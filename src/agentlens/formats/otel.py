@@ -15,6 +15,7 @@ collector's file exporter) one per line. `convert --to otel` writes this shape b
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ from agentlens.formats import _otel_spans as o
 from agentlens.formats._json import ReadGuard, iter_jsonl, loads
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify
-from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
+from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory, Usage
 
 HEAD = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
 
@@ -80,6 +81,7 @@ class _Steps:
             self.steps[first].usage = Usage(
                 prompt_tokens=tokens[0], completion_tokens=tokens[1], cached_tokens=tokens[2]
             )
+        self.steps[first].cost = _dollars(span.attrs.get("agentlens.cost_usd"))
 
     def execution(self, span: o.Span) -> None:
         name, call_id, arguments, result = o.tool_run(span)
@@ -125,15 +127,49 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
     for index, step in enumerate(builder.steps):
         step.index = index
     models = [m for m in map(o.model_of, llm) if m]
+    ours = next((s.attrs for s in spans if s.kind == "agent" and s.parent is None), {})
     return Trajectory(
-        id=trace or path.stem,
+        id=_text(ours.get("agentlens.trajectory.id")) or trace or path.stem,
+        task_id=_text(ours.get("agentlens.task.id")),
         task=task,
         agent=Agent(name=_agent_name(spans)),
         model=models[0] if models else None,
+        outcome=_outcome(ours),
         source=Source(format=OtelReader.name, path=str(path)),
         steps=builder.steps,
+        reported_usage=_reported_usage(ours),
+        reported_cost=_dollars(ours.get("agentlens.reported_cost_usd")),
         metadata={"spans": dict(kinds)},
     )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _dollars(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) and value >= 0 else None
+
+
+def _outcome(attrs: dict[str, Any]) -> Outcome:
+    """The verdict `convert --to otel` wrote on the root span (`agentlens.outcome`)."""
+    status = attrs.get("agentlens.outcome")
+    if status not in ("passed", "failed"):
+        return Outcome()
+    source, detail = attrs.get("agentlens.outcome.source"), attrs.get("agentlens.outcome.detail")
+    return Outcome(status=status, source=_text(source), detail=_text(detail))
+
+
+def _reported_usage(attrs: dict[str, Any]) -> Usage | None:
+    key = "agentlens.reported_usage."
+    found = [
+        attrs.get(key + k) for k in ("input_tokens", "output_tokens", "cache_read.input_tokens")
+    ]
+    counts = [c for c in found if isinstance(c, int) and not isinstance(c, bool) and c >= 0]
+    if len(counts) != 3:
+        return None
+    return Usage(prompt_tokens=counts[0], completion_tokens=counts[1], cached_tokens=counts[2])
 
 
 def _agent_name(spans: list[o.Span]) -> str | None:

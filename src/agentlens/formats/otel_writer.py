@@ -5,9 +5,10 @@ Per trajectory one trace: an `invoke_agent` root span; per model response (a `tu
 without one) a `chat` span carrying the model, its usage (`gen_ai.usage.*`), the task as the
 first `gen_ai.input.messages` and the response as `gen_ai.output.messages` (text and tool calls);
 per tool call an `execute_tool` span (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `.arguments`,
-`.result`, an error status when the call failed). Outcome and source go on the root span as
-`agentlens.*` attributes. Ids are derived from the trajectory id, so a conversion is repeatable;
-times come from the steps, or count up in milliseconds when a step has none.
+`.result`, an error status when the call failed). Id, task id, outcome, the run's reported
+totals and each response's price go under `agentlens.*`, which `otel.py` reads back. Span ids
+are derived from the trajectory id, so a conversion is repeatable; times come from the steps,
+or count up in milliseconds when a step has none.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
     }
     if traj.task_id:
         attrs["agentlens.task.id"] = traj.task_id
+    attrs.update(_run_facts(traj))
     spans = []
     task = traj.task or next((s.text for s in traj.steps if s.kind == "user"), None)
     for number, turn in enumerate(_turns(traj.steps)):
@@ -56,6 +58,25 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
         _span(trace, root, None, f"invoke_agent {attrs['gen_ai.agent.name']}", attrs, start, end),
         *spans,
     ]
+
+
+def _run_facts(traj: Trajectory) -> dict[str, Any]:
+    """What only AgentLens reads back (`otel.py`): where the verdict came from and the run's own
+    totals. Under `agentlens.*`, so a backend does not add them to the spans' token counts."""
+    facts: dict[str, Any] = {}
+    if traj.outcome.source:
+        facts["agentlens.outcome.source"] = traj.outcome.source
+    if traj.outcome.detail:
+        facts["agentlens.outcome.detail"] = traj.outcome.detail
+    if traj.reported_usage is not None:
+        facts["agentlens.reported_usage.input_tokens"] = traj.reported_usage.prompt_tokens
+        facts["agentlens.reported_usage.output_tokens"] = traj.reported_usage.completion_tokens
+        facts["agentlens.reported_usage.cache_read.input_tokens"] = (
+            traj.reported_usage.cached_tokens
+        )
+    if traj.reported_cost is not None:
+        facts["agentlens.reported_cost_usd"] = float(traj.reported_cost)
+    return facts
 
 
 def _turns(steps: list[Step]) -> list[list[Step]]:
@@ -92,10 +113,15 @@ def _chat(
         attrs["gen_ai.input.messages"] = json.dumps(
             [{"role": "user", "parts": [{"type": "text", "content": task}]}]
         )
-    if first.usage is not None:
-        attrs["gen_ai.usage.input_tokens"] = first.usage.prompt_tokens
-        attrs["gen_ai.usage.output_tokens"] = first.usage.completion_tokens
-        attrs["gen_ai.usage.cache_read.input_tokens"] = first.usage.cached_tokens
+    usages = [s.usage for s in turn if s.usage is not None]
+    if usages:
+        usage = sum(usages[1:], usages[0])
+        attrs["gen_ai.usage.input_tokens"] = usage.prompt_tokens
+        attrs["gen_ai.usage.output_tokens"] = usage.completion_tokens
+        attrs["gen_ai.usage.cache_read.input_tokens"] = usage.cached_tokens
+    costs = [s.cost for s in turn if s.cost is not None]
+    if costs:
+        attrs["agentlens.cost_usd"] = float(sum(costs))
     start = clock.at(first)
     return _span(trace, span_id, root, f"chat {first.model or ''}".strip(), attrs, start, start + 1)
 
@@ -159,6 +185,8 @@ def _attr(key: str, value: Any) -> dict[str, Any]:
         return {"key": key, "value": {"boolValue": value}}
     if isinstance(value, int):
         return {"key": key, "value": {"intValue": str(value)}}
+    if isinstance(value, float):
+        return {"key": key, "value": {"doubleValue": value}}
     return {"key": key, "value": {"stringValue": str(value)}}
 
 
