@@ -138,3 +138,25 @@ def test_jsonl_writes_the_schema_version_once_when_it_is_an_equal_string(tmp_pat
     line = (tmp_path / "t.jsonl").read_bytes()
     assert line.count(b'"schema_version"') == 1
     assert load_jsonl(tmp_path / "t.jsonl") == [real]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        FORMATS / "grok-cli" / "updates.jsonl",  # no tokens recorded anywhere
+        FORMATS / "openhands" / "eval-output" / "resolver_mock_output.jsonl",  # price, no tokens
+        FORMATS / "swe-agent" / "function_calling_simple.traj",
+        FORMATS / "copilot-cli" / "events.jsonl",  # the session's reported totals only
+    ],
+    ids=lambda p: p.parent.name,
+)
+def test_atif_round_trip_keeps_unknown_tokens_unknown(path: Path) -> None:
+    """A trace that says nothing about tokens must not come back as one that used 0 of them
+    (telemetry would print 0 tokens and `compare` would test zeros)."""
+    for original in read_path(path):
+        _, back = _through_atif(original)
+        assert back.usage_known() == original.usage_known()
+        assert [s.usage for s in back.steps if s.kind != "tool"] == [
+            s.usage for s in original.steps if s.kind != "tool"
+        ]
+        assert back.cost_total() == original.cost_total()

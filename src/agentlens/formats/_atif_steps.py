@@ -240,9 +240,14 @@ def _sub_ref(results: list[dict[str, Any]]) -> str | None:
     return None
 
 
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+
+
 def metrics(metrics: Any, where: str) -> tuple[Usage | None, float | None]:
     if not isinstance(metrics, dict):
         return None, None
+    if not any(key in metrics for key in TOKEN_KEYS):  # a price alone says nothing of tokens
+        return None, number(metrics.get("cost_usd"), f"{where}.cost_usd")
     usage = Usage(
         prompt_tokens=count(metrics.get("prompt_tokens"), f"{where}.prompt_tokens"),
         completion_tokens=count(metrics.get("completion_tokens"), f"{where}.completion_tokens"),

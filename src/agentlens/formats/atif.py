@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import orjson
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._atif_steps import atif_steps, carried, message_text
+from agentlens.formats._atif_steps import TOKEN_KEYS, atif_steps, carried, message_text
 from agentlens.formats._json import (
     ReadGuard,
     ShapeError,
@@ -217,7 +217,7 @@ def _ref_names(raw_steps: list[Any]) -> Iterator[str]:
 
 
 def _final_usage(final: dict[str, Any]) -> Usage | None:
-    if not final:
+    if not any(f"total_{key}" in final for key in TOKEN_KEYS):  # e.g. only `total_cost_usd`
         return None
     return Usage(
         prompt_tokens=count(final.get("total_prompt_tokens"), "final_metrics.total_prompt_tokens"),

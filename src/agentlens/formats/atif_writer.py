@@ -100,17 +100,21 @@ def _agent_fields(group: list[Step]) -> dict[str, Any]:
         fields["model_name"] = group[0].model
     usages = [s.usage for s in group if s.usage is not None]
     costs = [s.cost for s in group if s.cost is not None]
-    if usages or costs:
-        total = sum(usages[1:], usages[0]) if usages else Usage()
-        metrics: dict[str, Any] = {
-            "prompt_tokens": total.prompt_tokens,
-            "completion_tokens": total.completion_tokens,
-            "cached_tokens": total.cached_tokens,
-        }
-        if costs:
-            metrics["cost_usd"] = sum(costs)
+    metrics: dict[str, Any] = _tokens(sum(usages[1:], usages[0]), "") if usages else {}
+    if costs:
+        metrics["cost_usd"] = sum(costs)
+    if metrics:
         fields["metrics"] = metrics
     return fields
+
+
+def _tokens(usage: Usage, prefix: str) -> dict[str, int]:
+    """Token counts, written only when known: zeros would read back as a run that used none."""
+    return {
+        f"{prefix}prompt_tokens": usage.prompt_tokens,
+        f"{prefix}completion_tokens": usage.completion_tokens,
+        f"{prefix}cached_tokens": usage.cached_tokens,
+    }
 
 
 def _tool_call(step: Step, first: Step) -> dict[str, Any]:
@@ -157,12 +161,8 @@ def _agent(trajectory: Trajectory) -> dict[str, Any]:
 
 
 def _final_metrics(trajectory: Trajectory) -> dict[str, Any]:
-    usage = trajectory.reported_usage or trajectory.usage_total()
-    final: dict[str, Any] = {
-        "total_prompt_tokens": usage.prompt_tokens,
-        "total_completion_tokens": usage.completion_tokens,
-        "total_cached_tokens": usage.cached_tokens,
-    }
+    usage = trajectory.reported_usage or trajectory.usage_known()
+    final: dict[str, Any] = _tokens(usage, "total_") if usage is not None else {}
     cost = (
         trajectory.reported_cost
         if trajectory.reported_cost is not None
