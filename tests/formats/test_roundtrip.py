@@ -29,6 +29,8 @@ SOURCES = [
     FORMATS / "codex/jnarowski-agentcmd/stream/stream-output-multi-1.jsonl",
     FORMATS / "inspect-ai/2025-05-12T20-27-36-04-00_browser.json",
     FORMATS / "inspect-ai/log_tool_call_error.json",
+    FORMATS / "swe-agent/ctf__misc__networking_1.traj",  # calls without ids
+    FORMATS / "openhands/eval-output/multi_swe_bench_output.jsonl",  # an agent step in error
 ]
 
 

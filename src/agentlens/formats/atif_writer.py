@@ -86,7 +86,10 @@ def _atif_step(step_id: int, group: list[Step]) -> dict[str, Any]:
         out["observation"] = {"results": results}
     if out["source"] == "agent":
         out.update(_agent_fields(group))
-    extra = _ours(stored_stage=first.stored_stage if first.kind != "tool" else None)
+    own = first.kind != "tool"  # a tool step's stage and error ride on its call
+    extra = _ours(
+        stored_stage=first.stored_stage if own else None, is_error=first.is_error if own else None
+    )
     extra["agentlens"]["turn"] = first.turn  # kept even when None, so no turn is invented
     if first.kind == "user" and first.observation is not None:
         extra["agentlens"]["observation"] = first.observation
@@ -131,6 +134,7 @@ def _tool_call(step: Step, first: Step) -> dict[str, Any]:
             subtrajectory=step.subtrajectory,
             stored_stage=step.stored_stage,
             timestamp=own_time.isoformat() if own_time is not None else None,
+            call_id_made=True if step.call_id is None else None,  # ATIF needs one: ours is not kept
         ),
     }
 
