@@ -270,3 +270,16 @@ def test_a_value_only_one_run_records_warns() -> None:
     assert checks["time"].warning and checks["time"].reason.startswith("recorded in run 2 only")
     neither = ratio_check("price", "t", None, None, (0.9, 1.2), (0.66, 1.5))
     assert not neither.warning and neither.reason == "recorded in neither run"
+
+
+def test_a_clock_that_goes_back_gives_no_negative_time() -> None:
+    """The last call of this real Claude Code log is stamped an hour before the message it
+    answers: its response time is unknown, not -3690 s (which made the run's agent time
+    -3590 s and its throughput negative)."""
+    (traj,) = read_path(
+        DATA / "formats" / "claude-code" / "daaain-claude-code-log" / "edge_cases.jsonl"
+    )
+    telemetry = trajectory_telemetry(traj)
+    times = [t.time_s for t in telemetry.turns]
+    assert times == [30.0, 30.0, 40.0, None]  # each from the step before it
+    assert telemetry.time_s == 100.0 and telemetry.throughput and telemetry.throughput > 0

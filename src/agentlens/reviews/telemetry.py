@@ -6,7 +6,8 @@ A *turn* is one model response: steps sharing `Step.turn`, or each step on its o
 reader did not set turns. Turn time is the agent's response time: from the timestamp of the step
 before the turn (a user message included) to the turn's last timestamp. A trajectory's agent
 time is the sum of its turn times, so time the user (or simulated user) spends before replying
-is not agent time (spec §11.1 `agent_time`, summed per chat). Parallel tool calls are the mean
+is not agent time (spec §11.1 `agent_time`, summed per chat); a turn stamped before the step it
+answers has no time rather than a negative one. Parallel tool calls are the mean
 number of calls per tool-calling response, pooled over the run's responses. A tool call fails when the reader marked it an error; when the format carries no
 error flag (`is_error` is None) the observation is checked for error markers, and the count of
 such inferred verdicts is reported."""
@@ -105,7 +106,9 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
     for n, steps in enumerate(_turns(traj.steps)):
         stamps = [s.timestamp for s in steps if s.timestamp is not None]
         start = stamp_before.get(steps[0].index)
-        time_s = (stamps[-1] - start).total_seconds() if stamps and start else None
+        time_s = (max(stamps) - start).total_seconds() if stamps and start else None
+        if time_s is not None and time_s < 0:  # the clock went back (merged logs): unknown
+            time_s = None
         usages = [s.usage for s in steps if s.usage is not None]
         costs = [s.cost for s in steps if s.cost is not None]
         prompt = sum(u.prompt_tokens for u in usages)
