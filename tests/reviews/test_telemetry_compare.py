@@ -283,3 +283,16 @@ def test_a_clock_that_goes_back_gives_no_negative_time() -> None:
     times = [t.time_s for t in telemetry.turns]
     assert times == [30.0, 30.0, 40.0, None]  # each from the step before it
     assert telemetry.time_s == 100.0 and telemetry.throughput and telemetry.throughput > 0
+
+
+def test_a_run_that_records_no_tokens_is_not_a_run_of_zero_tokens() -> None:
+    """A Grok CLI session folder carries no billed tokens. Against a run that does, generation
+    tokens and throughput used to be 0 for it: an alert for a collapse that never happened."""
+    anchor = read_paths([TASK]).trajectories
+    grok = read_paths([DATA / "formats" / "grok-cli"]).trajectories
+    assert grok[0].usage_known() is None
+    checks = {c.name: c for c in telemetry_checks(RunTelemetry.of(anchor), RunTelemetry.of(grok))}
+    for name in ("generation tokens", "throughput"):
+        assert checks[name].v2 is None and not checks[name].alert, checks[name]
+        assert checks[name].reason.startswith("recorded in run 1 only")
+    assert trajectory_telemetry(grok[0]).throughput is None

@@ -58,9 +58,13 @@ class TrajectoryTelemetry:
     model: str | None = None
     agent: str | None = None
     source_format: str | None = None
+    tokens_known: bool = True
+    """False when the trace records no tokens at all: its zeros are no measurement."""
 
     @property
     def throughput(self) -> float | None:
+        if not self.tokens_known:
+            return None
         return self.completion_tokens / (self.time_s + 1e-9) if self.time_s else None
 
     @property
@@ -133,7 +137,8 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         tools[name][1] += 1
         tools[name][0] += not is_error(step)
         inferred += step.is_error is None
-    usage = traj.usage_known() or Usage()
+    known = traj.usage_known()
+    usage = known or Usage()
     turn_times = [t.time_s for t in turns if t.time_s is not None]
     return TrajectoryTelemetry(
         trajectory_id=traj.id,
@@ -152,6 +157,7 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         model=traj.model,
         agent=" ".join(x for x in (traj.agent.name, traj.agent.version) if x) or None,
         source_format=traj.source.format,
+        tokens_known=known is not None,
     )
 
 
