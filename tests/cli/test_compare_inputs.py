@@ -76,3 +76,24 @@ def test_a_verify_or_reviews_file_for_one_run_only_is_refused(
     assert both.code == 0, both.err  # type: ignore[attr-defined]
     reviews = run_cli("compare", str(TASK), str(TASK), "--b-reviews", str(verify))
     assert reviews.code == 2 and "--a-reviews and --b-reviews" in reviews.err  # type: ignore[attr-defined]
+
+
+def test_an_sxs_file_of_the_runs_in_the_other_order_is_refused(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """`sxs B A` scores are negative where B is better: read as the SxS of `compare A B`, its
+    flags (asymmetric: warning at ≤ −0.2 or ≥ 0.3) would be judged the wrong way round."""
+    a, b = str(TASK / "*gpt-4.1-*"), str(TASK / "*gpt-5.3-codex-*")
+    dims = {"ToolCalls": {"mean_score": -0.3, "p_value": 0.5, "warning": True, "cells": []}}
+    sxs = tmp_path / "sxs.json"
+    sxs.write_text(
+        json.dumps({"kind": "agentlens.sxs/1", "run_a": b, "run_b": a, "dimensions": dims})
+    )
+    swapped = run_cli("compare", a, b, "--sxs", str(sxs))
+    assert swapped.code == 2  # type: ignore[attr-defined]
+    assert "the other way round" in swapped.err  # type: ignore[attr-defined]
+    sxs.write_text(
+        json.dumps({"kind": "agentlens.sxs/1", "run_a": a, "run_b": b, "dimensions": dims})
+    )
+    ordered = run_cli("compare", a, b, "--sxs", str(sxs), "--json")
+    assert "SxS: ToolCalls" in ordered.out, ordered.err  # type: ignore[attr-defined]

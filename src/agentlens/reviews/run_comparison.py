@@ -60,7 +60,9 @@ def compare_documents(
         summaries[0].process = process["runs"]["run_1"]["samples"]
         summaries[1].process = process["runs"]["run_2"]["samples"]
     if sxs_path:
-        summaries[1].sxs_flags = load(sxs_path, SXS_KIND)["dimensions"]
+        sxs = load(sxs_path, SXS_KIND)
+        _refuse_swapped(sxs_path, sxs, a.name, b.name)
+        summaries[1].sxs_flags = sxs["dimensions"]
     result = compare_runs(summaries[0], summaries[1], _note(process), profile)
     judges = [load(r.reviews, REVIEWS_KIND).get("judge") if r.reviews else None for r in (a, b)]
     points = task_points(a.trajectories), task_points(b.trajectories)
@@ -72,6 +74,23 @@ def compare_documents(
     if process:
         doc["process"] = process
     return doc
+
+
+def _refuse_swapped(path: str, sxs: dict[str, Any], run_a: str, run_b: str) -> None:
+    """An SxS of B vs A scores every task with the other sign, and its flags are asymmetric
+    (warning at ≤ −0.2 or ≥ 0.3): read for `compare A B` they would judge the wrong run."""
+    given = sxs.get("run_a"), sxs.get("run_b")
+    if _same(given[0], run_b) and _same(given[1], run_a) and not _same(run_a, run_b):
+        raise ConfigError(
+            f"{path}: the SxS of {given[0]} (A) vs {given[1]} (B), the other way round from "
+            f"this comparison; run `agentlens sxs {run_a} {run_b}` for its flags"
+        )
+
+
+def _same(given: Any, run: str) -> bool:
+    if not isinstance(given, str):
+        return False
+    return given == run or Path(given).resolve() == Path(run).resolve()
 
 
 def _summary(run: RunInputs) -> RunSummary:
