@@ -92,6 +92,8 @@ def test_atif_round_trip_keeps_steps_calls_observations_and_usage(path: Path) ->
         assert back.outcome == original.outcome
         assert back.model == original.model
         assert [s.id for s in back.subtrajectories] == [s.id for s in original.subtrajectories]
+        # a scenario run's termination, tags and verdicts live here (telemetry, review read them)
+        assert back.metadata == original.metadata
 
 
 def test_atif_round_trip_keeps_sub_agents() -> None:

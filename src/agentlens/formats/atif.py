@@ -125,7 +125,7 @@ def to_trajectory(
         reported_cost=number(final.get("total_cost_usd"), "final_metrics.total_cost_usd"),
         parent_id=parent_id or text(parent, "agent.extra.parent_session_id"),
         subtrajectories=subs,
-        metadata=_metadata(doc) | ({"warnings": skipped} if skipped else {}),
+        metadata=_metadata(doc, ours) | ({"warnings": skipped} if skipped else {}),
     )
 
 
@@ -255,7 +255,9 @@ def _outcome(ours: Any) -> Outcome | None:
     return None
 
 
-def _metadata(doc: dict[str, Any]) -> dict[str, Any]:
+def _metadata(doc: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    if "metadata" in ours:  # written by `atif_writer`: the trajectory's own, as it was
+        return dict(obj(ours["metadata"], "extra.agentlens.metadata"))
     meta = {k: doc[k] for k in ("notes", "extra", "continued_trajectory_ref") if doc.get(k)}
     if obj(doc.get("agent"), "agent").get("extra"):
         meta["agent_extra"] = doc["agent"]["extra"]

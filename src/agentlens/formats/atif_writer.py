@@ -42,6 +42,7 @@ def to_atif(trajectory: Trajectory) -> dict[str, Any]:
             outcome=_outcome(trajectory),
             source_format=trajectory.source.format,
             source_path=trajectory.source.path,
+            metadata=trajectory.metadata,  # e.g. a scenario run's termination and tags
         ),
     }
     if trajectory.subtrajectories:
