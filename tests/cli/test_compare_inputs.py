@@ -97,3 +97,26 @@ def test_an_sxs_file_of_the_runs_in_the_other_order_is_refused(
     )
     ordered = run_cli("compare", a, b, "--sxs", str(sxs), "--json")
     assert "SxS: ToolCalls" in ordered.out, ordered.err  # type: ignore[attr-defined]
+
+
+def test_trace_text_in_the_compare_markdown_is_shown_not_rendered(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """A tool name is trace text, and the Markdown goes into a PR comment or
+    $GITHUB_STEP_SUMMARY: an image tag there fetched a URL, a `|` or newline broke the table."""
+    session = DATA / "formats" / "gemini-cli" / "session-2025-10-27T19-55-981c87cb.json"
+    hostile = '<img src="https://example.invalid/t.png"> | x\n| forged | row'
+    doc = json.loads(session.read_text())
+    for message in doc["messages"]:
+        for call in message.get("toolCalls") or []:
+            if call.get("name") == "read_file":
+                call["name"] = hostile
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / session.name).write_text(json.dumps(doc))
+    md = tmp_path / "c.md"
+    run_cli("compare", str(session), str(tmp_path / "b"), "--md", str(md))
+    lines = md.read_text().splitlines()
+    assert "<img" not in md.read_text() and "&lt;img" in md.read_text()
+    table = [line for line in lines if line.startswith("|")]
+    assert all(line.count(" | ") == 7 for line in table[2:]), table  # 8 cells, none split
+    assert not any(line.startswith("| forged") for line in lines)
