@@ -119,3 +119,30 @@ def test_convert_to_otel_keeps_ids_outcome_tokens_and_cost(
         assert again.usage_known() == original.usage_known()
         assert again.cost_total() == pytest.approx(original.cost_total())
         assert original.cost_total() is not None or original.usage_known() is not None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        FORMATS / "gemini-cli" / "session-2025-10-27T19-55-981c87cb.json",
+        FORMATS / "claude-code" / "marot-spotter" / "tool_heavy.jsonl",
+        FORMATS
+        / "codex"
+        / "madshn-localpush"
+        / "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl",
+    ],
+    ids=["gemini-cli", "claude-code", "codex"],
+)
+def test_convert_to_otel_keeps_the_users_later_messages(
+    source: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """A dialog (a scenario run's simulated user, a developer's follow-ups) used to reach the
+    export with its first message only: each later one now opens the input of the response
+    that answers it, and reads back as a user step before that response."""
+    assert run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(source)).code == 0  # type: ignore[attr-defined]
+    (written,) = tmp_path.glob("*.otlp.json")
+    (original,), (back,) = read_path(source), read_path(written)
+    answered = max(i for i, s in enumerate(original.steps) if s.kind in ("agent", "tool"))
+    said = [s.text for s in original.steps[:answered] if s.kind == "user"]
+    assert len(said) >= 3
+    assert [s.text for s in back.steps if s.kind == "user"][1:] == said[1:]

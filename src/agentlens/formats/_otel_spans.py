@@ -190,21 +190,41 @@ def _semconv_message(text: str) -> tuple[str, list[ToolCall]]:
 
 
 def first_user_text(span: Span) -> str | None:
+    users = [text for role, text in input_messages(span) if role == "user"]
+    return users[0] if users else None
+
+
+def new_user_texts(span: Span) -> list[str]:
+    """The user messages of an LLM span's input when it holds only what is new (no assistant
+    message: `convert --to otel`, or an API call that sends only the new turn); [] when it
+    is the whole conversation again, whose user messages earlier spans already gave."""
+    messages = input_messages(span)
+    if any(role == "assistant" for role, _ in messages):
+        return []
+    return [text for role, text in messages if role == "user"]
+
+
+def input_messages(span: Span) -> list[tuple[str, str]]:
+    """(role, text) of an LLM span's input messages, in either convention."""
     a = span.attrs
     if isinstance(a.get("gen_ai.input.messages"), str):
+        found = []
         for message in arr(_loads(a["gen_ai.input.messages"]), "gen_ai.input.messages"):
             message = obj(message, "message")
-            if message.get("role") == "user":
-                parts = arr(message.get("parts"), "parts")
-                return "\n".join(str(obj(p, "part").get("content") or "") for p in parts)
+            parts = arr(message.get("parts"), "parts")
+            text = "\n".join(str(obj(p, "part").get("content") or "") for p in parts)
+            found.append((str(message.get("role")), text))
+        return found
     for prefix in ("llm.input_messages.{}.message.", "gen_ai.prompt.{}."):
+        found = []
         for i in range(1000):
             role = a.get(prefix.format(i) + "role")
             if role is None:
                 break
-            if role == "user":
-                return str(a.get(prefix.format(i) + "content") or "")
-    return None
+            found.append((str(role), str(a.get(prefix.format(i) + "content") or "")))
+        if found:
+            return found
+    return []
 
 
 def tool_run(span: Span) -> tuple[str, str | None, Any, str | None]:

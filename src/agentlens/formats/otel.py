@@ -2,7 +2,8 @@
 
 Spans are read with either GenAI convention (`_otel_spans`). In start-time order, an LLM span
 is a model response: its tool calls become tool steps (its text on the first, its usage on the
-first), or, without calls, an agent step. A tool span is the call's execution: matched to the
+first), or, without calls, an agent step; user messages in its input become user steps before
+it when the input holds only what is new (no assistant message). A tool span is the call's execution: matched to the
 call by `tool_call.id` (else by name, in order), it gives the observation and, from an error
 status, `is_error`; a tool span no response asked for is a tool step of its own. The first
 user message of the first LLM span is the task. The agent span names the agent; spans of no
@@ -121,6 +122,10 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
         builder.steps.append(Step(index=0, kind="user", text=task, timestamp=_time(llm[0])))
     for span in spans:
         if span.kind == "llm":
+            new = o.new_user_texts(span)[1 if span is llm[0] else 0 :]  # the first: the task
+            builder.steps += [
+                Step(index=0, kind="user", text=t, timestamp=_time(span)) for t in new
+            ]
             builder.response(span)
         elif span.kind == "tool":
             builder.execution(span)

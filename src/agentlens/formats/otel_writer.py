@@ -2,8 +2,9 @@
 Langfuse or any OTLP backend: `agentlens convert --to otel`.
 
 Per trajectory one trace: an `invoke_agent` root span; per model response (a `turn`, or a step
-without one) a `chat` span carrying the model, its usage (`gen_ai.usage.*`), the task as the
-first `gen_ai.input.messages` and the response as `gen_ai.output.messages` (text and tool calls);
+without one) a `chat` span carrying the model, its usage (`gen_ai.usage.*`), the user messages
+since the response before (the task first) as `gen_ai.input.messages` and the response as
+`gen_ai.output.messages` (text and tool calls);
 per tool call an `execute_tool` span (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `.arguments`,
 `.result`, an error status when the call failed). Id, task id, outcome, the run's reported
 totals and each response's price go under `agentlens.*`, which `otel.py` reads back. Span ids
@@ -47,9 +48,11 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
     attrs.update(_run_facts(traj))
     spans = []
     task = traj.task or next((s.text for s in traj.steps if s.kind == "user"), None)
-    for number, turn in enumerate(_turns(traj.steps)):
+    for number, (said, turn) in enumerate(_turns(traj.steps)):
+        if number == 0:  # the task first, then what else the user said before the first answer
+            said = ([task] if task is not None else []) + said[1:]
         span_id = _hex(f"{traj.id}/chat/{number}", 16)
-        spans.append(_chat(trace, span_id, root, turn, task if number == 0 else None, clock))
+        spans.append(_chat(trace, span_id, root, turn, said, clock))
         for step in (s for s in turn if s.kind == "tool"):
             spans.append(_tool(trace, root, traj.id, step, clock))
     start = min((s["startTimeUnixNano"] for s in spans), default=clock.now)
@@ -79,23 +82,27 @@ def _run_facts(traj: Trajectory) -> dict[str, Any]:
     return facts
 
 
-def _turns(steps: list[Step]) -> list[list[Step]]:
-    """Model responses: the agent and tool steps of one `turn` (a step without one stands alone)."""
-    turns: list[list[Step]] = []
+def _turns(steps: list[Step]) -> list[tuple[list[str], list[Step]]]:
+    """Model responses (the agent and tool steps of one `turn`; a step without one stands
+    alone), each with the user messages that came since the response before it."""
+    turns: list[tuple[list[str], list[Step]]] = []
+    said: list[str] = []
     last: int | None = None
     for step in steps:
-        if step.kind not in ("agent", "tool"):
-            continue
-        if turns and step.turn is not None and step.turn == last:
-            turns[-1].append(step)
-        else:
-            turns.append([step])
-        last = step.turn
+        if step.kind == "user":
+            said.append(step.text)
+        elif step.kind in ("agent", "tool"):
+            if turns and not said and step.turn is not None and step.turn == last:
+                turns[-1][1].append(step)
+            else:
+                turns.append((said, [step]))
+                said = []
+            last = step.turn
     return turns
 
 
 def _chat(
-    trace: str, span_id: str, root: str, turn: list[Step], task: str | None, clock: _Clock
+    trace: str, span_id: str, root: str, turn: list[Step], said: list[str], clock: _Clock
 ) -> dict[str, Any]:
     first = turn[0]
     parts: list[dict[str, Any]] = [{"type": "text", "content": first.text}] if first.text else []
@@ -109,9 +116,9 @@ def _chat(
     }
     if first.model:
         attrs["gen_ai.request.model"] = attrs["gen_ai.response.model"] = first.model
-    if task is not None:
+    if said:  # what is new in this call's input: the user's messages since the last answer
         attrs["gen_ai.input.messages"] = json.dumps(
-            [{"role": "user", "parts": [{"type": "text", "content": task}]}]
+            [{"role": "user", "parts": [{"type": "text", "content": text}]} for text in said]
         )
     usages = [s.usage for s in turn if s.usage is not None]
     if usages:
