@@ -120,3 +120,23 @@ def test_trace_text_in_the_compare_markdown_is_shown_not_rendered(
     table = [line for line in lines if line.startswith("|")]
     assert all(line.count(" | ") == 7 for line in table[2:]), table  # 8 cells, none split
     assert not any(line.startswith("| forged") for line in lines)
+
+
+def test_the_report_says_files_were_left_unread(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """The exit code was 1 for an unreadable file while the report (the --md a CI job posts)
+    read "Status: ok (exit code 0)": the report now has the row that explains the 1."""
+    runs = sorted(TASK.glob("*.json"))
+    for path in runs:
+        shutil.copy(path, tmp_path / path.name)
+    (tmp_path / runs[0].name).write_bytes(runs[0].read_bytes()[:100])
+    md = tmp_path / "c.md"
+    result = run_cli("compare", str(TASK), str(tmp_path), "--md", str(md), "--json")
+    doc = json.loads(result.out)  # type: ignore[attr-defined]
+    assert result.code == doc["exit_code"] >= 1  # type: ignore[attr-defined]
+    (row,) = [c for c in doc["checks"] if c["name"] == "inputs"]
+    assert (
+        row["warning"] and row["reason"] == "run 2: 1 file(s) could not be read (named on stderr)"
+    )
+    assert f"exit code {doc['exit_code']}" in md.read_text() and "| inputs |" in md.read_text()

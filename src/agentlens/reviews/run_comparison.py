@@ -12,7 +12,7 @@ from typing import Any
 from agentlens.errors import ConfigError
 from agentlens.process.pta import Reference
 from agentlens.process.pta_io import read_reference
-from agentlens.reviews.compare import CompareProfile, RunSummary, compare_runs
+from agentlens.reviews.compare import Check, CompareProfile, RunSummary, compare_runs
 from agentlens.reviews.conformity import setup_check, task_points
 from agentlens.reviews.documents import (
     REVIEWS_KIND,
@@ -40,6 +40,8 @@ class RunInputs:
     trajectories: list[Trajectory]
     verify: tuple[str, ...] = ()
     reviews: str | None = None
+    unread: str | None = None
+    """Why part of the run is missing (files that could not be read): a warning row."""
 
 
 def compare_documents(
@@ -67,6 +69,11 @@ def compare_documents(
     judges = [load(r.reviews, REVIEWS_KIND).get("judge") if r.reviews else None for r in (a, b)]
     points = task_points(a.trajectories), task_points(b.trajectories)
     result.checks.insert(0, setup_check(*points, *judges))
+    missing = [f"run {i}: {run.unread}" for i, run in enumerate((a, b), 1) if run.unread]
+    if missing:  # the exit code says so; the report must say why
+        result.checks.insert(
+            1, Check("inputs", "read", None, None, warning=True, reason="; ".join(missing))
+        )
     if a.verify and b.verify:
         tests = [run_suite_metrics(verify_results(run.verify)) for run in (a, b)]
         result.checks.extend(testing_checks(*tests))
