@@ -146,3 +146,26 @@ def test_convert_to_otel_keeps_the_users_later_messages(
     said = [s.text for s in original.steps[:answered] if s.kind == "user"]
     assert len(said) >= 3
     assert [s.text for s in back.steps if s.kind == "user"][1:] == said[1:]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        FORMATS / "gemini-cli-jsonl" / "session.jsonl",
+        FORMATS / "copilot-cli" / "events.jsonl",
+        FORMATS / "claude-code" / "daaain-claude-code-log" / "session_b.jsonl",
+    ],
+    ids=["gemini-cli-jsonl", "copilot-cli", "claude-code"],
+)
+def test_convert_to_otel_keeps_the_agent_time(
+    source: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """A chat span lasts from the request to the response, and reads back that way: telemetry's
+    agent time of the export is the original's (it was 23.9 s for 140.6 s, and 0 for 30 s)."""
+    from agentlens.reviews.telemetry import trajectory_telemetry
+
+    assert run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(source)).code == 0  # type: ignore[attr-defined]
+    (written,) = tmp_path.glob("*.otlp.json")
+    (original,), (back,) = read_path(source), read_path(written)
+    expected = trajectory_telemetry(original).time_s
+    assert expected and trajectory_telemetry(back).time_s == pytest.approx(expected, abs=0.01)

@@ -34,6 +34,7 @@ class Span:
     attrs: dict[str, Any]
     error: str | None  # the status message of a failed span ("" when it gave none)
     resource: dict[str, Any] = field(default_factory=dict)
+    end: int = 0
 
     @property
     def kind(self) -> str:
@@ -77,6 +78,7 @@ def _span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
         parent=str(raw["parentSpanId"]) if raw.get("parentSpanId") else None,
         name=str(raw.get("name") or ""),
         start=_int(raw.get("startTimeUnixNano")),
+        end=_int(raw.get("endTimeUnixNano")),
         attrs=attributes(raw.get("attributes"), "attributes"),
         error=str(status.get("message") or "") if failed else None,
         resource=resource,

@@ -67,7 +67,7 @@ class _Steps:
         common: dict[str, Any] = {
             "turn": self.turn,
             "model": o.model_of(span),
-            "timestamp": _time(span),
+            "timestamp": _time(span, answered=True),
         }
         first = len(self.steps)
         for i, call in enumerate(calls):
@@ -187,5 +187,7 @@ def _agent_name(spans: list[o.Span]) -> str | None:
     return str(service) if service else None
 
 
-def _time(span: o.Span) -> datetime | None:
-    return datetime.fromtimestamp(span.start / 1e9, UTC) if span.start > 0 else None
+def _time(span: o.Span, *, answered: bool = False) -> datetime | None:
+    """When the span started; for a response, when it ended (the answer came), if it says."""
+    at = span.end if answered and span.end >= span.start else span.start
+    return datetime.fromtimestamp(at / 1e9, UTC) if at > 0 else None

@@ -48,11 +48,12 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
     attrs.update(_run_facts(traj))
     spans = []
     task = traj.task or next((s.text for s in traj.steps if s.kind == "user"), None)
+    asked = _asked(traj.steps)
     for number, (said, turn) in enumerate(_turns(traj.steps)):
         if number == 0:  # the task first, then what else the user said before the first answer
             said = ([task] if task is not None else []) + said[1:]
         span_id = _hex(f"{traj.id}/chat/{number}", 16)
-        spans.append(_chat(trace, span_id, root, turn, said, clock))
+        spans.append(_chat(trace, span_id, root, turn, said, clock, asked.get(turn[0].index)))
         for step in (s for s in turn if s.kind == "tool"):
             spans.append(_tool(trace, root, traj.id, step, clock))
     start = min((s["startTimeUnixNano"] for s in spans), default=clock.now)
@@ -101,8 +102,26 @@ def _turns(steps: list[Step]) -> list[tuple[list[str], list[Step]]]:
     return turns
 
 
+def _asked(steps: list[Step]) -> dict[int, int]:
+    """Step index → when the step before it was stamped (ns): when that response was asked for."""
+    asked: dict[int, int] = {}
+    last: int | None = None
+    for step in steps:
+        if last is not None:
+            asked[step.index] = last
+        if step.timestamp is not None:
+            last = int(step.timestamp.timestamp() * 1e9)
+    return asked
+
+
 def _chat(
-    trace: str, span_id: str, root: str, turn: list[Step], said: list[str], clock: _Clock
+    trace: str,
+    span_id: str,
+    root: str,
+    turn: list[Step],
+    said: list[str],
+    clock: _Clock,
+    asked: int | None,
 ) -> dict[str, Any]:
     first = turn[0]
     parts: list[dict[str, Any]] = [{"type": "text", "content": first.text}] if first.text else []
@@ -129,8 +148,9 @@ def _chat(
     costs = [s.cost for s in turn if s.cost is not None]
     if costs:
         attrs["agentlens.cost_usd"] = float(sum(costs))
-    start = clock.at(first)
-    return _span(trace, span_id, root, f"chat {first.model or ''}".strip(), attrs, start, start + 1)
+    answered = clock.at(first)  # the span lasts from the request to the response, as a call does
+    start = asked if asked is not None and asked < answered else answered - 1
+    return _span(trace, span_id, root, f"chat {first.model or ''}".strip(), attrs, start, answered)
 
 
 def _tool(trace: str, root: str, traj_id: str, step: Step, clock: _Clock) -> dict[str, Any]:
