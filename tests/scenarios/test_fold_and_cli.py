@@ -312,6 +312,6 @@ def test_a_scenario_run_gives_compare_and_qi_its_formal_results(
     checks = {c["name"]: c for c in json.loads(result.out)["checks"]}
     formal = checks["formal verification"]
     assert formal["reason"].startswith("1/1 vs 1/1 passed"), result.err
-    assert not formal["warning"] and result.code in (0, 1, 2)  # times differ run to run
+    assert not formal["warning"]  # the exit code is not pinned: real times differ run to run
     qi = run_cli("qi", "--verify", str(b / "verify.json"), "--component", "EndResult=1", "--json")
     assert json.loads(qi.out)["components"]["Formal"] == 1.0, qi.out + qi.err
