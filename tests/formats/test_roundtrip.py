@@ -90,7 +90,7 @@ def test_atif_round_trip_keeps_steps_calls_observations_and_usage(path: Path) ->
         assert back.usage_total() == original.usage_total()
         assert (back.id, back.task_id, back.task) == (original.id, original.task_id, original.task)
         assert back.outcome == original.outcome
-        assert back.model == original.model
+        assert (back.model, back.agent) == (original.model, original.agent)
         assert [s.id for s in back.subtrajectories] == [s.id for s in original.subtrajectories]
         # a scenario run's termination, tags and verdicts live here (telemetry, review read them)
         assert back.metadata == original.metadata

@@ -109,10 +109,7 @@ def to_trajectory(
         id=own_id,
         task_id=text(ours.get("task_id"), "extra.agentlens.task_id") or task_id,
         task=text(ours.get("task"), "extra.agentlens.task") or _task(doc["steps"]),
-        agent=Agent(
-            name=text(agent.get("name"), "agent.name"),
-            version=text(agent.get("version"), "agent.version"),
-        ),
+        agent=_agent(agent),
         model=_model(agent) or _first_model(steps),
         outcome=_outcome(ours.get("outcome")) or outcome or Outcome(),
         source=Source(
@@ -214,6 +211,15 @@ def _ref_names(raw_steps: list[Any]) -> Iterator[str]:
             for ref in refs if isinstance(refs, list) else []:
                 if isinstance(ref, dict) and isinstance(ref.get("trajectory_path"), str):
                     yield ref["trajectory_path"]
+
+
+def _agent(agent: dict[str, Any]) -> Agent:
+    made = carried(agent).get("made")  # stand-ins `atif_writer` wrote for an unknown field
+    made = made if isinstance(made, list) else []
+    name, version = (
+        None if key in made else text(agent.get(key), f"agent.{key}") for key in ("name", "version")
+    )
+    return Agent(name=name, version=version)
 
 
 def _final_usage(final: dict[str, Any]) -> Usage | None:

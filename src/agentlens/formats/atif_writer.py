@@ -162,6 +162,9 @@ def _agent(trajectory: Trajectory) -> dict[str, Any]:
     }
     if trajectory.model:
         agent["model_name"] = trajectory.model
+    made = [k for k in ("name", "version") if getattr(trajectory.agent, k) is None]
+    if made:  # ATIF requires both: say which are stand-ins, so they read back as unknown
+        agent["extra"] = _ours(made=made)
     return agent
 
 
