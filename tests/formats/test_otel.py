@@ -56,8 +56,10 @@ def test_capture_reads_into_the_session_it_recorded() -> None:
         CAPTURE,
         FORMATS / "gemini-cli-jsonl" / "session.jsonl",
         FORMATS / "copilot-cli" / "events.jsonl",
+        FORMATS / "codex" / "jnarowski-agentcmd" / "stream" / "stream-output-3.jsonl",
+        FORMATS / "openhands" / "legacy-replay-trajs" / "basic_interactions.json",
     ],
-    ids=["openinference-capture", "gemini-cli-jsonl", "copilot-cli"],
+    ids=["openinference-capture", "gemini-cli-jsonl", "copilot-cli", "codex-exec", "openhands"],
 )
 def test_convert_to_otel_round_trips(
     source: Path, tmp_path: Path, run_cli: Callable[..., object]

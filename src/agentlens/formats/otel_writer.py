@@ -93,7 +93,10 @@ def _turns(steps: list[Step]) -> list[tuple[list[str], list[Step]]]:
         if step.kind == "user":
             said.append(step.text)
         elif step.kind in ("agent", "tool"):
-            if turns and not said and step.turn is not None and step.turn == last:
+            # a call joins its response; a message never does (a chat span holds one text,
+            # and a message after the calls, as `codex exec` gives, would be lost)
+            joins = step.kind == "tool" and step.turn is not None and step.turn == last
+            if turns and not said and joins:
                 turns[-1][1].append(step)
             else:
                 turns.append((said, [step]))
@@ -148,8 +151,9 @@ def _chat(
     costs = [s.cost for s in turn if s.cost is not None]
     if costs:
         attrs["agentlens.cost_usd"] = float(sum(costs))
+    before = clock.now  # spans are read in start order: this one starts after the last one
     answered = clock.at(first)  # the span lasts from the request to the response, as a call does
-    start = asked if asked is not None and asked < answered else answered - 1
+    start = asked if asked is not None and before < asked < answered else before + 1
     return _span(trace, span_id, root, f"chat {first.model or ''}".strip(), attrs, start, answered)
 
 
