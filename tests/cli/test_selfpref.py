@@ -35,3 +35,30 @@ def test_selfpref_rejects_a_file_that_is_not_an_sxs_document(
     result = run_cli("selfpref", str(bad), str(bad))
     assert result.code == 2  # type: ignore[attr-defined]
     assert "not an `agentlens sxs --out` document" in result.err  # type: ignore[attr-defined]
+
+
+def test_selfpref_refuses_runs_judged_in_the_other_order(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """Judge 2's file with the runs swapped (`sxs runs/b runs/a`) flips every sign: each judge's
+    own-family leaning was counted as the other's. It is refused; other mismatches warn."""
+    one, two = tmp_path / "judge1.json", tmp_path / "judge2.json"
+    same = {"run_a": "runs/a", "run_b": "runs/b"}
+    one.write_text(json.dumps({**sxs_doc({"a": -2, "b": 1}), **same, "judge": "gpt"}))
+    two.write_text(
+        json.dumps(
+            {**sxs_doc({"a": 1, "b": 2}), "run_a": "runs/b", "run_b": "runs/a", "judge": "claude"}
+        )
+    )
+    swapped = run_cli("selfpref", str(one), str(two))
+    assert swapped.code == 2  # type: ignore[attr-defined]
+    assert "the other way round" in swapped.err  # type: ignore[attr-defined]
+    two.write_text(
+        json.dumps(
+            {**sxs_doc({"a": 1, "b": 2}), "run_a": "runs/c", "run_b": "runs/b", "judge": "gpt"}
+        )
+    )
+    other = run_cli("selfpref", str(one), str(two))
+    assert other.code == 0  # type: ignore[attr-defined]
+    assert "warning: the two files judged different runs" in other.err  # type: ignore[attr-defined]
+    assert "warning: both files were judged by gpt" in other.err  # type: ignore[attr-defined]

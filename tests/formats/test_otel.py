@@ -56,8 +56,10 @@ def test_capture_reads_into_the_session_it_recorded() -> None:
         CAPTURE,
         FORMATS / "gemini-cli-jsonl" / "session.jsonl",
         FORMATS / "copilot-cli" / "events.jsonl",
+        FORMATS / "codex" / "jnarowski-agentcmd" / "stream" / "stream-output-3.jsonl",
+        FORMATS / "openhands" / "legacy-replay-trajs" / "basic_interactions.json",
     ],
-    ids=["openinference-capture", "gemini-cli-jsonl", "copilot-cli"],
+    ids=["openinference-capture", "gemini-cli-jsonl", "copilot-cli", "codex-exec", "openhands"],
 )
 def test_convert_to_otel_round_trips(
     source: Path, tmp_path: Path, run_cli: Callable[..., object]
@@ -92,3 +94,80 @@ def _facts_of(steps: list[Any]) -> list[tuple[Any, ...]]:
         )
         for s in steps
     ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        FORMATS / "openhands" / "eval-output" / "resolver_mock_output.jsonl",  # outcome, cost
+        FORMATS / "copilot-cli" / "events.jsonl",  # only the session's reported usage
+        FORMATS / "swe-agent" / "tests__gpt4__swe-agent__test-repo__default_from_url__t-0.00"
+        "__p-0.95__c-3.00__install-1__swe-agent__test-repo-i1.traj",  # reported usage, cost
+    ],
+    ids=["openhands-resolver", "copilot-cli", "swe-agent"],
+)
+def test_convert_to_otel_keeps_ids_outcome_tokens_and_cost(
+    source: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """What the writer puts on the root span comes back: a run converted to OTel and read
+    again keeps its id, task, pass/fail, token totals and price (they used to read back as a
+    hex trace id, outcome unknown, no tokens, no price)."""
+    assert run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(source)).code == 0  # type: ignore[attr-defined]
+    (written,) = tmp_path.glob("*.otlp.json")
+    originals, back = read_path(source), read_path(written)
+    assert [t.id for t in back] == [t.id for t in originals]
+    for original, again in zip(originals, back, strict=True):
+        assert (again.task_id, again.outcome) == (original.task_id, original.outcome)
+        assert again.usage_known() == original.usage_known()
+        assert again.cost_total() == pytest.approx(original.cost_total())
+        assert original.cost_total() is not None or original.usage_known() is not None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        FORMATS / "gemini-cli" / "session-2025-10-27T19-55-981c87cb.json",
+        FORMATS / "claude-code" / "marot-spotter" / "tool_heavy.jsonl",
+        FORMATS
+        / "codex"
+        / "madshn-localpush"
+        / "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl",
+    ],
+    ids=["gemini-cli", "claude-code", "codex"],
+)
+def test_convert_to_otel_keeps_the_users_later_messages(
+    source: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """A dialog (a scenario run's simulated user, a developer's follow-ups) used to reach the
+    export with its first message only: each later one now opens the input of the response
+    that answers it, and reads back as a user step before that response."""
+    assert run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(source)).code == 0  # type: ignore[attr-defined]
+    (written,) = tmp_path.glob("*.otlp.json")
+    (original,), (back,) = read_path(source), read_path(written)
+    answered = max(i for i, s in enumerate(original.steps) if s.kind in ("agent", "tool"))
+    said = [s.text for s in original.steps[:answered] if s.kind == "user"]
+    assert len(said) >= 3
+    assert [s.text for s in back.steps if s.kind == "user"][1:] == said[1:]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        FORMATS / "gemini-cli-jsonl" / "session.jsonl",
+        FORMATS / "copilot-cli" / "events.jsonl",
+        FORMATS / "claude-code" / "daaain-claude-code-log" / "session_b.jsonl",
+    ],
+    ids=["gemini-cli-jsonl", "copilot-cli", "claude-code"],
+)
+def test_convert_to_otel_keeps_the_agent_time(
+    source: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """A chat span lasts from the request to the response, and reads back that way: telemetry's
+    agent time of the export is the original's (it was 23.9 s for 140.6 s, and 0 for 30 s)."""
+    from agentlens.reviews.telemetry import trajectory_telemetry
+
+    assert run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(source)).code == 0  # type: ignore[attr-defined]
+    (written,) = tmp_path.glob("*.otlp.json")
+    (original,), (back,) = read_path(source), read_path(written)
+    expected = trajectory_telemetry(original).time_s
+    assert expected and trajectory_telemetry(back).time_s == pytest.approx(expected, abs=0.01)

@@ -29,6 +29,8 @@ SOURCES = [
     FORMATS / "codex/jnarowski-agentcmd/stream/stream-output-multi-1.jsonl",
     FORMATS / "inspect-ai/2025-05-12T20-27-36-04-00_browser.json",
     FORMATS / "inspect-ai/log_tool_call_error.json",
+    FORMATS / "swe-agent/ctf__misc__networking_1.traj",  # calls without ids
+    FORMATS / "openhands/eval-output/multi_swe_bench_output.jsonl",  # an agent step in error
 ]
 
 
@@ -88,8 +90,10 @@ def test_atif_round_trip_keeps_steps_calls_observations_and_usage(path: Path) ->
         assert back.usage_total() == original.usage_total()
         assert (back.id, back.task_id, back.task) == (original.id, original.task_id, original.task)
         assert back.outcome == original.outcome
-        assert back.model == original.model
+        assert (back.model, back.agent) == (original.model, original.agent)
         assert [s.id for s in back.subtrajectories] == [s.id for s in original.subtrajectories]
+        # a scenario run's termination, tags and verdicts live here (telemetry, review read them)
+        assert back.metadata == original.metadata
 
 
 def test_atif_round_trip_keeps_sub_agents() -> None:
@@ -138,3 +142,25 @@ def test_jsonl_writes_the_schema_version_once_when_it_is_an_equal_string(tmp_pat
     line = (tmp_path / "t.jsonl").read_bytes()
     assert line.count(b'"schema_version"') == 1
     assert load_jsonl(tmp_path / "t.jsonl") == [real]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        FORMATS / "grok-cli" / "updates.jsonl",  # no tokens recorded anywhere
+        FORMATS / "openhands" / "eval-output" / "resolver_mock_output.jsonl",  # price, no tokens
+        FORMATS / "swe-agent" / "function_calling_simple.traj",
+        FORMATS / "copilot-cli" / "events.jsonl",  # the session's reported totals only
+    ],
+    ids=lambda p: p.parent.name,
+)
+def test_atif_round_trip_keeps_unknown_tokens_unknown(path: Path) -> None:
+    """A trace that says nothing about tokens must not come back as one that used 0 of them
+    (telemetry would print 0 tokens and `compare` would test zeros)."""
+    for original in read_path(path):
+        _, back = _through_atif(original)
+        assert back.usage_known() == original.usage_known()
+        assert [s.usage for s in back.steps if s.kind != "tool"] == [
+            s.usage for s in original.steps if s.kind != "tool"
+        ]
+        assert back.cost_total() == original.cost_total()

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from agentlens.cli import main as cli_main
+from agentlens.errors import ConfigError
 from agentlens.providers import ChatRequest, ResponseCache, RunLedger, get_provider
 from agentlens.providers.config import ProvidersConfig, from_mapping
 from tests.providers.fault_server import FaultServer
@@ -162,3 +163,20 @@ def test_a_ledger_hit_fills_a_cache_the_killed_run_did_not_reach(tmp_path: Path)
     assert asyncio.run(resumed.chat(request)).text == "a"  # a ledger hit, no call
     fresh = LLMClient(Scripted([]), cache=cache)  # a new run: no ledger, and no answers left
     assert asyncio.run(fresh.chat(request)).text == "a"
+
+
+def test_a_cache_file_that_is_no_database_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cache file overwritten or cut short (a full disk, a copy gone wrong) used to end every
+    command with "internal error … this is an AgentLens bug", `cache clear` included."""
+    broken = tmp_path / "cache.sqlite"
+    broken.write_bytes((ROOT / "README.md").read_bytes())
+    monkeypatch.setenv("AGENTLENS_LLM_CACHE", str(broken))
+    for command in (["cache", "stats"], ["cache", "clear", "--yes"]):
+        assert cli_main(command) == 2
+        err = capsys.readouterr().err
+        assert f"{broken}: not an LLM response cache" in err and "internal error" not in err
+        assert len(err.strip().splitlines()) == 1
+    with pytest.raises(ConfigError, match="not an LLM response cache"):
+        ResponseCache(broken)  # what every command that calls a model opens

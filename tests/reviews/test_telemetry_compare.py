@@ -18,14 +18,19 @@ from agentlens.reviews.compare import (
     fisher,
     mann_whitney,
     ratio_check,
+    telemetry_checks,
     termination_check,
     tool_success_checks,
 )
 from agentlens.reviews.markdown import compare_markdown
 from agentlens.reviews.telemetry import RunTelemetry, trajectory_telemetry
-from tests.conftest import BENCH
+from tests.conftest import BENCH, DATA
 
 TASK = BENCH / "trajectories" / "psf__requests-1724"
+PYDICOM = (
+    "tests__gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1__"
+    "pydicom__pydicom-1458.traj"
+)
 
 
 def test_trajectory_telemetry_matches_raw_json() -> None:
@@ -108,7 +113,9 @@ def test_termination_rule() -> None:
 
     same = termination_check(run(["done"] * 10), run(["done"] * 9 + ["timeout"]))
     # union = 10 + 1 = 11, diff = 1 + 1 = 2: warn needs ≥ 4.2
-    assert (same.v1, same.v2, same.warning) == (11, 2, False)
+    assert same.warning is False and same.reason.startswith("diff 2 vs union 11")
+    # the columns are "run 1" / "run 2": union and diff are neither run's value
+    assert (same.v1, same.v2) == (None, None)
     shifted = termination_check(run(["done"] * 10), run(["done"] * 4 + ["timeout"] * 6))
     # union 16, diff 12: warn ≥ 5.2, alert ≥ 7
     assert (shifted.warning, shifted.alert) == (True, True)
@@ -249,3 +256,43 @@ def test_swe_agent_tokens_are_its_model_stats_not_zero() -> None:
         stats["tokens_sent"],
         stats["tokens_received"],
     )
+
+
+def test_a_value_only_one_run_records_warns() -> None:
+    """Real runs: a SWE-agent run records its price and no times, a Gemini CLI session its
+    times and no price. A gate must not read "ok" for a figure it could not compare."""
+    swe = read_path(DATA / "formats" / "swe-agent" / PYDICOM)
+    gemini = read_paths([DATA / "formats" / "gemini-cli"]).trajectories
+    checks = {c.name: c for c in telemetry_checks(RunTelemetry.of(swe), RunTelemetry.of(gemini))}
+    assert checks["price"].v1 is not None and checks["price"].v2 is None
+    assert checks["price"].warning and not checks["price"].alert
+    assert checks["price"].reason == "recorded in run 1 only: nothing to compare it with"
+    assert checks["time"].warning and checks["time"].reason.startswith("recorded in run 2 only")
+    neither = ratio_check("price", "t", None, None, (0.9, 1.2), (0.66, 1.5))
+    assert not neither.warning and neither.reason == "recorded in neither run"
+
+
+def test_a_clock_that_goes_back_gives_no_negative_time() -> None:
+    """The last call of this real Claude Code log is stamped an hour before the message it
+    answers: its response time is unknown, not -3690 s (which made the run's agent time
+    -3590 s and its throughput negative)."""
+    (traj,) = read_path(
+        DATA / "formats" / "claude-code" / "daaain-claude-code-log" / "edge_cases.jsonl"
+    )
+    telemetry = trajectory_telemetry(traj)
+    times = [t.time_s for t in telemetry.turns]
+    assert times == [30.0, 30.0, 40.0, None]  # each from the step before it
+    assert telemetry.time_s == 100.0 and telemetry.throughput and telemetry.throughput > 0
+
+
+def test_a_run_that_records_no_tokens_is_not_a_run_of_zero_tokens() -> None:
+    """A Grok CLI session folder carries no billed tokens. Against a run that does, generation
+    tokens and throughput used to be 0 for it: an alert for a collapse that never happened."""
+    anchor = read_paths([TASK]).trajectories
+    grok = read_paths([DATA / "formats" / "grok-cli"]).trajectories
+    assert grok[0].usage_known() is None
+    checks = {c.name: c for c in telemetry_checks(RunTelemetry.of(anchor), RunTelemetry.of(grok))}
+    for name in ("generation tokens", "throughput"):
+        assert checks[name].v2 is None and not checks[name].alert, checks[name]
+        assert checks[name].reason.startswith("recorded in run 1 only")
+    assert trajectory_telemetry(grok[0]).throughput is None

@@ -277,3 +277,41 @@ def test_resume_keeps_finished_pairs_and_runs_the_rest(calc_project: Path, tmp_p
     assert kept.stat().st_mtime_ns == before  # the finished pair's agent did not run again
     assert [s.trajectory.metadata["persona"] for s in result.sessions] == ["default", "toxic"]
     assert result.sessions[0].verification is not None and result.sessions[0].verification.passed
+
+
+def test_relative_out_and_project_paths_run_the_agent(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--out runs/new` as the docs write it: the sandbox is entered at the workspace's real
+    path, so the agent starts (it used to fail with bwrap's "Can't chdir to out/…/repo")."""
+    from tests.scenarios.helpers import fixed_run
+
+    monkeypatch.chdir(tmp_path)
+    result = fixed_run(calc_scenario, Path(calc_project.name), Path("runs") / "new")
+    (session,) = result.sessions
+    meta = session.trajectory.metadata
+    assert meta["termination"] == "max_user_messages", meta["termination_reason"]
+    assert result.summary()["formal_passed"] == 1
+
+
+def test_a_scenario_run_gives_compare_and_qi_its_formal_results(
+    run_cli: Callable[..., Run], calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    """The release gate of reviews.md (`compare runs/anchor runs/new --a-verify
+    runs/anchor/verify.json …`) on two scenario runs: OUT/verify.json is an `agentlens verify
+    --out` file, so the formal check is there (it used to be absent: no such file)."""
+    from tests.scenarios.helpers import fixed_run
+
+    for name in ("anchor", "new"):
+        fixed_run(calc_scenario, calc_project, tmp_path / name)
+    a, b = tmp_path / "anchor", tmp_path / "new"
+    result = run_cli(
+        "compare", str(a / "trajectories"), str(b / "trajectories"), "--json",
+        "--a-verify", str(a / "verify.json"), "--b-verify", str(b / "verify.json"),
+    )  # fmt: skip
+    checks = {c["name"]: c for c in json.loads(result.out)["checks"]}
+    formal = checks["formal verification"]
+    assert formal["reason"].startswith("1/1 vs 1/1 passed"), result.err
+    assert not formal["warning"]  # the exit code is not pinned: real times differ run to run
+    qi = run_cli("qi", "--verify", str(b / "verify.json"), "--component", "EndResult=1", "--json")
+    assert json.loads(qi.out)["components"]["Formal"] == 1.0, qi.out + qi.err

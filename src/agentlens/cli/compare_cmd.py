@@ -102,11 +102,13 @@ def compare(
 
     RUN_A and RUN_B are folders or files of trajectories, or `store:RUN_ID` for a run kept in
     the results store (`--store`)."""
-    read_a, failed_a = _trajectories(run_a, store_url)
-    read_b, failed_b = _trajectories(run_b, store_url)
+    _both_or_neither(("--a-verify", a_verify), ("--b-verify", b_verify))
+    _both_or_neither(("--a-reviews", a_reviews), ("--b-reviews", b_reviews))
+    read_a, unread_a = _trajectories(run_a, store_url)
+    read_b, unread_b = _trajectories(run_b, store_url)
     doc = compare_documents(
-        RunInputs(run_a, read_a, a_verify, a_reviews),
-        RunInputs(run_b, read_b, b_verify, b_reviews),
+        RunInputs(run_a, read_a, a_verify, a_reviews, unread_a),
+        RunInputs(run_b, read_b, b_verify, b_reviews, unread_b),
         sxs_path=sxs_path,
         with_process=with_process,
         reference_dir=reference_dir,
@@ -121,26 +123,37 @@ def compare(
         _print_table(doc)
     else:  # piped: Markdown, ready for a pull-request comment
         console.print(compare_markdown(doc), markup=False, highlight=False, soft_wrap=True)
-    return max(doc["exit_code"], failed_a + failed_b)
+    return int(doc["exit_code"])
 
 
-def _trajectories(name: str, store_url: str | None) -> tuple[list[Trajectory], int]:
-    """A run's trajectories and 1 if some of its files could not be read, or it is a stored
-    run whose command stopped before its last part (a gate must not pass on part of a run)."""
-    failed = 0
+def _both_or_neither(a: tuple[str, object], b: tuple[str, object]) -> None:
+    """A check needs the file of both runs; given for one, it would be left out in silence."""
+    if bool(a[1]) != bool(b[1]):
+        raise ConfigError(
+            f"{a[0]} and {b[0]} go together: {(a if a[1] else b)[0]} was given alone, "
+            "so its check would compare nothing"
+        )
+
+
+def _trajectories(name: str, store_url: str | None) -> tuple[list[Trajectory], str | None]:
+    """A run's trajectories, and why part of it is missing: files that could not be read, or
+    a stored run whose command stopped before its last part (a gate must not pass on part of
+    a run; the report gets a warning row saying so)."""
+    unread = None
     if name.startswith("store:"):
         with open_store(store_url, create=False) as store:
             trajs = store.run_trajectories(name.removeprefix("store:"))
             if not store.run(name.removeprefix("store:")).complete:
                 err_console.print(f"{name}: {INCOMPLETE_NOTE}", markup=False, highlight=False)
-                failed = 1
+                unread = "stored run incomplete (its command stopped before its last part)"
     else:
         read = load_inputs([name])
-        failed = report_failures(read)
+        if report_failures(read):
+            unread = f"{len(read.failures)} file(s) could not be read (named on stderr)"
         trajs = read.trajectories
     if not trajs:
         raise ConfigError(f"{name}: no trajectories read, nothing to compare")
-    return trajs, failed
+    return trajs, unread
 
 
 FLAG_STYLES = {"ALERT": "bold red", "warning": "yellow", "ok": "green"}

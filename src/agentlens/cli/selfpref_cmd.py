@@ -6,7 +6,7 @@ import click
 import orjson
 from rich.table import Table
 
-from agentlens.cli._app import console
+from agentlens.cli._app import console, err_console
 from agentlens.errors import ConfigError
 from agentlens.jsonio import read_json
 from agentlens.reviews.documents import SXS_KIND, check
@@ -24,6 +24,7 @@ def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
     JUDGE_1_SXS and JUDGE_2_SXS are `agentlens sxs --out` files of the same A/B runs, judged by a
     model of A's family and one of B's family. Exit 4 when no cell was scored by both."""
     docs = [_load(path) for path in (judge_1_sxs, judge_2_sxs)]
+    _check_pair(judge_2_sxs, docs[0], docs[1])
     result = self_preference_from_sxs(docs[0], docs[1]).to_dict()
     code = 0 if result["cells"] else NO_SCORED_ITEM
     if as_json:
@@ -43,6 +44,25 @@ def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
         highlight=False,
     )
     return 0
+
+
+def _check_pair(second: str, one: dict[str, object], two: dict[str, object]) -> None:
+    """Both files must judge the same runs in the same order: swapped, every sign flips and each
+    judge's lean to its own family counts as the other's."""
+    runs = [(doc.get("run_a"), doc.get("run_b")) for doc in (one, two)]
+    if runs[0] != runs[1] and None not in (*runs[0], *runs[1]):
+        if runs[0] == runs[1][::-1]:
+            raise ConfigError(
+                f"{second} judged {runs[1][0]} as run A and {runs[1][1]} as run B, the other "
+                "way round: run its sxs again with the runs in the first file's order"
+            )
+        _warn(f"the two files judged different runs ({runs[0]} and {runs[1]})")
+    if one.get("judge") is not None and one.get("judge") == two.get("judge"):
+        _warn(f"both files were judged by {one['judge']}: self-preference needs two families")
+
+
+def _warn(text: str) -> None:
+    err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _load(path: str) -> dict[str, object]:

@@ -53,6 +53,7 @@ def _convert(raw: dict[str, Any], orphans: _Orphans, where: str) -> list[Step]:
             _joined(results) if results else _lenient_obs(raw) or _carried_text(raw, "observation")
         )
         usage, cost = metrics(raw.get("metrics"), f"{where}.metrics")
+        is_error = carried(raw).get("is_error")
         return [
             Step(
                 index=0,
@@ -60,6 +61,7 @@ def _convert(raw: dict[str, Any], orphans: _Orphans, where: str) -> list[Step]:
                 text=text,
                 turn=_turn(raw, own=kind == "agent"),
                 observation=obs,
+                is_error=is_error if isinstance(is_error, bool) else None,
                 usage=usage,
                 cost=cost,
                 subtrajectory=_sub_ref(results),
@@ -106,6 +108,10 @@ def _common(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _call_id(call: dict[str, Any], name: str) -> str | None:
+    return text(call.get("tool_call_id") or call.get("id"), f"tool call {name!r:.40} id")
+
+
 def _tool_step(raw: dict[str, Any], call: dict[str, Any], obs: tuple[str | None, Any]) -> Step:
     name = str(call.get("function_name") or call.get("name") or "unknown")
     args: dict[str, Any] = call["arguments"] if isinstance(call.get("arguments"), dict) else {}
@@ -120,7 +126,7 @@ def _tool_step(raw: dict[str, Any], call: dict[str, Any], obs: tuple[str | None,
         turn=_turn(raw),
         tool_name=name,
         category=category or view.category,
-        call_id=text(call.get("tool_call_id") or call.get("id"), f"tool call {name!r:.40} id"),
+        call_id=None if ours.get("call_id_made") is True else _call_id(call, name),
         arguments=args,
         command=_carried_text(call, "command") if "category" in ours else view.command,
         files=files if _strings(files) else view.files,
@@ -240,9 +246,14 @@ def _sub_ref(results: list[dict[str, Any]]) -> str | None:
     return None
 
 
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+
+
 def metrics(metrics: Any, where: str) -> tuple[Usage | None, float | None]:
     if not isinstance(metrics, dict):
         return None, None
+    if not any(key in metrics for key in TOKEN_KEYS):  # a price alone says nothing of tokens
+        return None, number(metrics.get("cost_usd"), f"{where}.cost_usd")
     usage = Usage(
         prompt_tokens=count(metrics.get("prompt_tokens"), f"{where}.prompt_tokens"),
         completion_tokens=count(metrics.get("completion_tokens"), f"{where}.completion_tokens"),

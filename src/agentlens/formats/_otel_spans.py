@@ -34,6 +34,7 @@ class Span:
     attrs: dict[str, Any]
     error: str | None  # the status message of a failed span ("" when it gave none)
     resource: dict[str, Any] = field(default_factory=dict)
+    end: int = 0
 
     @property
     def kind(self) -> str:
@@ -77,6 +78,7 @@ def _span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
         parent=str(raw["parentSpanId"]) if raw.get("parentSpanId") else None,
         name=str(raw.get("name") or ""),
         start=_int(raw.get("startTimeUnixNano")),
+        end=_int(raw.get("endTimeUnixNano")),
         attrs=attributes(raw.get("attributes"), "attributes"),
         error=str(status.get("message") or "") if failed else None,
         resource=resource,
@@ -190,21 +192,41 @@ def _semconv_message(text: str) -> tuple[str, list[ToolCall]]:
 
 
 def first_user_text(span: Span) -> str | None:
+    users = [text for role, text in input_messages(span) if role == "user"]
+    return users[0] if users else None
+
+
+def new_user_texts(span: Span) -> list[str]:
+    """The user messages of an LLM span's input when it holds only what is new (no assistant
+    message: `convert --to otel`, or an API call that sends only the new turn); [] when it
+    is the whole conversation again, whose user messages earlier spans already gave."""
+    messages = input_messages(span)
+    if any(role == "assistant" for role, _ in messages):
+        return []
+    return [text for role, text in messages if role == "user"]
+
+
+def input_messages(span: Span) -> list[tuple[str, str]]:
+    """(role, text) of an LLM span's input messages, in either convention."""
     a = span.attrs
     if isinstance(a.get("gen_ai.input.messages"), str):
+        found = []
         for message in arr(_loads(a["gen_ai.input.messages"]), "gen_ai.input.messages"):
             message = obj(message, "message")
-            if message.get("role") == "user":
-                parts = arr(message.get("parts"), "parts")
-                return "\n".join(str(obj(p, "part").get("content") or "") for p in parts)
+            parts = arr(message.get("parts"), "parts")
+            text = "\n".join(str(obj(p, "part").get("content") or "") for p in parts)
+            found.append((str(message.get("role")), text))
+        return found
     for prefix in ("llm.input_messages.{}.message.", "gen_ai.prompt.{}."):
+        found = []
         for i in range(1000):
             role = a.get(prefix.format(i) + "role")
             if role is None:
                 break
-            if role == "user":
-                return str(a.get(prefix.format(i) + "content") or "")
-    return None
+            found.append((str(role), str(a.get(prefix.format(i) + "content") or "")))
+        if found:
+            return found
+    return []
 
 
 def tool_run(span: Span) -> tuple[str, str | None, Any, str | None]:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import orjson
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._atif_steps import atif_steps, carried, message_text
+from agentlens.formats._atif_steps import TOKEN_KEYS, atif_steps, carried, message_text
 from agentlens.formats._json import (
     ReadGuard,
     ShapeError,
@@ -109,10 +109,7 @@ def to_trajectory(
         id=own_id,
         task_id=text(ours.get("task_id"), "extra.agentlens.task_id") or task_id,
         task=text(ours.get("task"), "extra.agentlens.task") or _task(doc["steps"]),
-        agent=Agent(
-            name=text(agent.get("name"), "agent.name"),
-            version=text(agent.get("version"), "agent.version"),
-        ),
+        agent=_agent(agent),
         model=_model(agent) or _first_model(steps),
         outcome=_outcome(ours.get("outcome")) or outcome or Outcome(),
         source=Source(
@@ -125,7 +122,7 @@ def to_trajectory(
         reported_cost=number(final.get("total_cost_usd"), "final_metrics.total_cost_usd"),
         parent_id=parent_id or text(parent, "agent.extra.parent_session_id"),
         subtrajectories=subs,
-        metadata=_metadata(doc) | ({"warnings": skipped} if skipped else {}),
+        metadata=_metadata(doc, ours) | ({"warnings": skipped} if skipped else {}),
     )
 
 
@@ -216,8 +213,17 @@ def _ref_names(raw_steps: list[Any]) -> Iterator[str]:
                     yield ref["trajectory_path"]
 
 
+def _agent(agent: dict[str, Any]) -> Agent:
+    made = carried(agent).get("made")  # stand-ins `atif_writer` wrote for an unknown field
+    made = made if isinstance(made, list) else []
+    name, version = (
+        None if key in made else text(agent.get(key), f"agent.{key}") for key in ("name", "version")
+    )
+    return Agent(name=name, version=version)
+
+
 def _final_usage(final: dict[str, Any]) -> Usage | None:
-    if not final:
+    if not any(f"total_{key}" in final for key in TOKEN_KEYS):  # e.g. only `total_cost_usd`
         return None
     return Usage(
         prompt_tokens=count(final.get("total_prompt_tokens"), "final_metrics.total_prompt_tokens"),
@@ -255,7 +261,9 @@ def _outcome(ours: Any) -> Outcome | None:
     return None
 
 
-def _metadata(doc: dict[str, Any]) -> dict[str, Any]:
+def _metadata(doc: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    if "metadata" in ours:  # written by `atif_writer`: the trajectory's own, as it was
+        return dict(obj(ours["metadata"], "extra.agentlens.metadata"))
     meta = {k: doc[k] for k in ("notes", "extra", "continued_trajectory_ref") if doc.get(k)}
     if obj(doc.get("agent"), "agent").get("extra"):
         meta["agent_extra"] = doc["agent"]["extra"]

@@ -42,6 +42,7 @@ def to_atif(trajectory: Trajectory) -> dict[str, Any]:
             outcome=_outcome(trajectory),
             source_format=trajectory.source.format,
             source_path=trajectory.source.path,
+            metadata=trajectory.metadata,  # e.g. a scenario run's termination and tags
         ),
     }
     if trajectory.subtrajectories:
@@ -86,7 +87,10 @@ def _atif_step(step_id: int, group: list[Step]) -> dict[str, Any]:
         out["observation"] = {"results": results}
     if out["source"] == "agent":
         out.update(_agent_fields(group))
-    extra = _ours(stored_stage=first.stored_stage if first.kind != "tool" else None)
+    own = first.kind != "tool"  # a tool step's stage and error ride on its call
+    extra = _ours(
+        stored_stage=first.stored_stage if own else None, is_error=first.is_error if own else None
+    )
     extra["agentlens"]["turn"] = first.turn  # kept even when None, so no turn is invented
     if first.kind == "user" and first.observation is not None:
         extra["agentlens"]["observation"] = first.observation
@@ -100,17 +104,21 @@ def _agent_fields(group: list[Step]) -> dict[str, Any]:
         fields["model_name"] = group[0].model
     usages = [s.usage for s in group if s.usage is not None]
     costs = [s.cost for s in group if s.cost is not None]
-    if usages or costs:
-        total = sum(usages[1:], usages[0]) if usages else Usage()
-        metrics: dict[str, Any] = {
-            "prompt_tokens": total.prompt_tokens,
-            "completion_tokens": total.completion_tokens,
-            "cached_tokens": total.cached_tokens,
-        }
-        if costs:
-            metrics["cost_usd"] = sum(costs)
+    metrics: dict[str, Any] = _tokens(sum(usages[1:], usages[0]), "") if usages else {}
+    if costs:
+        metrics["cost_usd"] = sum(costs)
+    if metrics:
         fields["metrics"] = metrics
     return fields
+
+
+def _tokens(usage: Usage, prefix: str) -> dict[str, int]:
+    """Token counts, written only when known: zeros would read back as a run that used none."""
+    return {
+        f"{prefix}prompt_tokens": usage.prompt_tokens,
+        f"{prefix}completion_tokens": usage.completion_tokens,
+        f"{prefix}cached_tokens": usage.cached_tokens,
+    }
 
 
 def _tool_call(step: Step, first: Step) -> dict[str, Any]:
@@ -127,6 +135,7 @@ def _tool_call(step: Step, first: Step) -> dict[str, Any]:
             subtrajectory=step.subtrajectory,
             stored_stage=step.stored_stage,
             timestamp=own_time.isoformat() if own_time is not None else None,
+            call_id_made=True if step.call_id is None else None,  # ATIF needs one: ours is not kept
         ),
     }
 
@@ -153,16 +162,15 @@ def _agent(trajectory: Trajectory) -> dict[str, Any]:
     }
     if trajectory.model:
         agent["model_name"] = trajectory.model
+    made = [k for k in ("name", "version") if getattr(trajectory.agent, k) is None]
+    if made:  # ATIF requires both: say which are stand-ins, so they read back as unknown
+        agent["extra"] = _ours(made=made)
     return agent
 
 
 def _final_metrics(trajectory: Trajectory) -> dict[str, Any]:
-    usage = trajectory.reported_usage or trajectory.usage_total()
-    final: dict[str, Any] = {
-        "total_prompt_tokens": usage.prompt_tokens,
-        "total_completion_tokens": usage.completion_tokens,
-        "total_cached_tokens": usage.cached_tokens,
-    }
+    usage = trajectory.reported_usage or trajectory.usage_known()
+    final: dict[str, Any] = _tokens(usage, "total_") if usage is not None else {}
     cost = (
         trajectory.reported_cost
         if trajectory.reported_cost is not None

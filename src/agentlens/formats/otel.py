@@ -2,7 +2,8 @@
 
 Spans are read with either GenAI convention (`_otel_spans`). In start-time order, an LLM span
 is a model response: its tool calls become tool steps (its text on the first, its usage on the
-first), or, without calls, an agent step. A tool span is the call's execution: matched to the
+first), or, without calls, an agent step; user messages in its input become user steps before
+it when the input holds only what is new (no assistant message). A tool span is the call's execution: matched to the
 call by `tool_call.id` (else by name, in order), it gives the observation and, from an error
 status, `is_error`; a tool span no response asked for is a tool step of its own. The first
 user message of the first LLM span is the task. The agent span names the agent; spans of no
@@ -15,6 +16,7 @@ collector's file exporter) one per line. `convert --to otel` writes this shape b
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -26,7 +28,7 @@ from agentlens.formats import _otel_spans as o
 from agentlens.formats._json import ReadGuard, iter_jsonl, loads
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify
-from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
+from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory, Usage
 
 HEAD = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
 
@@ -65,7 +67,7 @@ class _Steps:
         common: dict[str, Any] = {
             "turn": self.turn,
             "model": o.model_of(span),
-            "timestamp": _time(span),
+            "timestamp": _time(span, answered=True),
         }
         first = len(self.steps)
         for i, call in enumerate(calls):
@@ -80,6 +82,7 @@ class _Steps:
             self.steps[first].usage = Usage(
                 prompt_tokens=tokens[0], completion_tokens=tokens[1], cached_tokens=tokens[2]
             )
+        self.steps[first].cost = _dollars(span.attrs.get("agentlens.cost_usd"))
 
     def execution(self, span: o.Span) -> None:
         name, call_id, arguments, result = o.tool_run(span)
@@ -119,21 +122,59 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
         builder.steps.append(Step(index=0, kind="user", text=task, timestamp=_time(llm[0])))
     for span in spans:
         if span.kind == "llm":
+            new = o.new_user_texts(span)[1 if span is llm[0] else 0 :]  # the first: the task
+            builder.steps += [
+                Step(index=0, kind="user", text=t, timestamp=_time(span)) for t in new
+            ]
             builder.response(span)
         elif span.kind == "tool":
             builder.execution(span)
     for index, step in enumerate(builder.steps):
         step.index = index
     models = [m for m in map(o.model_of, llm) if m]
+    ours = next((s.attrs for s in spans if s.kind == "agent" and s.parent is None), {})
     return Trajectory(
-        id=trace or path.stem,
+        id=_text(ours.get("agentlens.trajectory.id")) or trace or path.stem,
+        task_id=_text(ours.get("agentlens.task.id")),
         task=task,
         agent=Agent(name=_agent_name(spans)),
         model=models[0] if models else None,
+        outcome=_outcome(ours),
         source=Source(format=OtelReader.name, path=str(path)),
         steps=builder.steps,
+        reported_usage=_reported_usage(ours),
+        reported_cost=_dollars(ours.get("agentlens.reported_cost_usd")),
         metadata={"spans": dict(kinds)},
     )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _dollars(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) and value >= 0 else None
+
+
+def _outcome(attrs: dict[str, Any]) -> Outcome:
+    """The verdict `convert --to otel` wrote on the root span (`agentlens.outcome`)."""
+    status = attrs.get("agentlens.outcome")
+    if status not in ("passed", "failed"):
+        return Outcome()
+    source, detail = attrs.get("agentlens.outcome.source"), attrs.get("agentlens.outcome.detail")
+    return Outcome(status=status, source=_text(source), detail=_text(detail))
+
+
+def _reported_usage(attrs: dict[str, Any]) -> Usage | None:
+    key = "agentlens.reported_usage."
+    found = [
+        attrs.get(key + k) for k in ("input_tokens", "output_tokens", "cache_read.input_tokens")
+    ]
+    counts = [c for c in found if isinstance(c, int) and not isinstance(c, bool) and c >= 0]
+    if len(counts) != 3:
+        return None
+    return Usage(prompt_tokens=counts[0], completion_tokens=counts[1], cached_tokens=counts[2])
 
 
 def _agent_name(spans: list[o.Span]) -> str | None:
@@ -146,5 +187,7 @@ def _agent_name(spans: list[o.Span]) -> str | None:
     return str(service) if service else None
 
 
-def _time(span: o.Span) -> datetime | None:
-    return datetime.fromtimestamp(span.start / 1e9, UTC) if span.start > 0 else None
+def _time(span: o.Span, *, answered: bool = False) -> datetime | None:
+    """When the span started; for a response, when it ended (the answer came), if it says."""
+    at = span.end if answered and span.end >= span.start else span.start
+    return datetime.fromtimestamp(at / 1e9, UTC) if at > 0 else None

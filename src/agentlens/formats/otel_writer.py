@@ -2,12 +2,14 @@
 Langfuse or any OTLP backend: `agentlens convert --to otel`.
 
 Per trajectory one trace: an `invoke_agent` root span; per model response (a `turn`, or a step
-without one) a `chat` span carrying the model, its usage (`gen_ai.usage.*`), the task as the
-first `gen_ai.input.messages` and the response as `gen_ai.output.messages` (text and tool calls);
+without one) a `chat` span carrying the model, its usage (`gen_ai.usage.*`), the user messages
+since the response before (the task first) as `gen_ai.input.messages` and the response as
+`gen_ai.output.messages` (text and tool calls);
 per tool call an `execute_tool` span (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `.arguments`,
-`.result`, an error status when the call failed). Outcome and source go on the root span as
-`agentlens.*` attributes. Ids are derived from the trajectory id, so a conversion is repeatable;
-times come from the steps, or count up in milliseconds when a step has none.
+`.result`, an error status when the call failed). Id, task id, outcome, the run's reported
+totals and each response's price go under `agentlens.*`, which `otel.py` reads back. Span ids
+are derived from the trajectory id, so a conversion is repeatable; times come from the steps,
+or count up in milliseconds when a step has none.
 """
 
 from __future__ import annotations
@@ -43,11 +45,15 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
     }
     if traj.task_id:
         attrs["agentlens.task.id"] = traj.task_id
+    attrs.update(_run_facts(traj))
     spans = []
     task = traj.task or next((s.text for s in traj.steps if s.kind == "user"), None)
-    for number, turn in enumerate(_turns(traj.steps)):
+    asked = _asked(traj.steps)
+    for number, (said, turn) in enumerate(_turns(traj.steps)):
+        if number == 0:  # the task first, then what else the user said before the first answer
+            said = ([task] if task is not None else []) + said[1:]
         span_id = _hex(f"{traj.id}/chat/{number}", 16)
-        spans.append(_chat(trace, span_id, root, turn, task if number == 0 else None, clock))
+        spans.append(_chat(trace, span_id, root, turn, said, clock, asked.get(turn[0].index)))
         for step in (s for s in turn if s.kind == "tool"):
             spans.append(_tool(trace, root, traj.id, step, clock))
     start = min((s["startTimeUnixNano"] for s in spans), default=clock.now)
@@ -58,23 +64,67 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
     ]
 
 
-def _turns(steps: list[Step]) -> list[list[Step]]:
-    """Model responses: the agent and tool steps of one `turn` (a step without one stands alone)."""
-    turns: list[list[Step]] = []
+def _run_facts(traj: Trajectory) -> dict[str, Any]:
+    """What only AgentLens reads back (`otel.py`): where the verdict came from and the run's own
+    totals. Under `agentlens.*`, so a backend does not add them to the spans' token counts."""
+    facts: dict[str, Any] = {}
+    if traj.outcome.source:
+        facts["agentlens.outcome.source"] = traj.outcome.source
+    if traj.outcome.detail:
+        facts["agentlens.outcome.detail"] = traj.outcome.detail
+    if traj.reported_usage is not None:
+        facts["agentlens.reported_usage.input_tokens"] = traj.reported_usage.prompt_tokens
+        facts["agentlens.reported_usage.output_tokens"] = traj.reported_usage.completion_tokens
+        facts["agentlens.reported_usage.cache_read.input_tokens"] = (
+            traj.reported_usage.cached_tokens
+        )
+    if traj.reported_cost is not None:
+        facts["agentlens.reported_cost_usd"] = float(traj.reported_cost)
+    return facts
+
+
+def _turns(steps: list[Step]) -> list[tuple[list[str], list[Step]]]:
+    """Model responses (the agent and tool steps of one `turn`; a step without one stands
+    alone), each with the user messages that came since the response before it."""
+    turns: list[tuple[list[str], list[Step]]] = []
+    said: list[str] = []
     last: int | None = None
     for step in steps:
-        if step.kind not in ("agent", "tool"):
-            continue
-        if turns and step.turn is not None and step.turn == last:
-            turns[-1].append(step)
-        else:
-            turns.append([step])
-        last = step.turn
+        if step.kind == "user":
+            said.append(step.text)
+        elif step.kind in ("agent", "tool"):
+            # a call joins its response; a message never does (a chat span holds one text,
+            # and a message after the calls, as `codex exec` gives, would be lost)
+            joins = step.kind == "tool" and step.turn is not None and step.turn == last
+            if turns and not said and joins:
+                turns[-1][1].append(step)
+            else:
+                turns.append((said, [step]))
+                said = []
+            last = step.turn
     return turns
 
 
+def _asked(steps: list[Step]) -> dict[int, int]:
+    """Step index → when the step before it was stamped (ns): when that response was asked for."""
+    asked: dict[int, int] = {}
+    last: int | None = None
+    for step in steps:
+        if last is not None:
+            asked[step.index] = last
+        if step.timestamp is not None:
+            last = int(step.timestamp.timestamp() * 1e9)
+    return asked
+
+
 def _chat(
-    trace: str, span_id: str, root: str, turn: list[Step], task: str | None, clock: _Clock
+    trace: str,
+    span_id: str,
+    root: str,
+    turn: list[Step],
+    said: list[str],
+    clock: _Clock,
+    asked: int | None,
 ) -> dict[str, Any]:
     first = turn[0]
     parts: list[dict[str, Any]] = [{"type": "text", "content": first.text}] if first.text else []
@@ -88,16 +138,23 @@ def _chat(
     }
     if first.model:
         attrs["gen_ai.request.model"] = attrs["gen_ai.response.model"] = first.model
-    if task is not None:
+    if said:  # what is new in this call's input: the user's messages since the last answer
         attrs["gen_ai.input.messages"] = json.dumps(
-            [{"role": "user", "parts": [{"type": "text", "content": task}]}]
+            [{"role": "user", "parts": [{"type": "text", "content": text}]} for text in said]
         )
-    if first.usage is not None:
-        attrs["gen_ai.usage.input_tokens"] = first.usage.prompt_tokens
-        attrs["gen_ai.usage.output_tokens"] = first.usage.completion_tokens
-        attrs["gen_ai.usage.cache_read.input_tokens"] = first.usage.cached_tokens
-    start = clock.at(first)
-    return _span(trace, span_id, root, f"chat {first.model or ''}".strip(), attrs, start, start + 1)
+    usages = [s.usage for s in turn if s.usage is not None]
+    if usages:
+        usage = sum(usages[1:], usages[0])
+        attrs["gen_ai.usage.input_tokens"] = usage.prompt_tokens
+        attrs["gen_ai.usage.output_tokens"] = usage.completion_tokens
+        attrs["gen_ai.usage.cache_read.input_tokens"] = usage.cached_tokens
+    costs = [s.cost for s in turn if s.cost is not None]
+    if costs:
+        attrs["agentlens.cost_usd"] = float(sum(costs))
+    before = clock.now  # spans are read in start order: this one starts after the last one
+    answered = clock.at(first)  # the span lasts from the request to the response, as a call does
+    start = asked if asked is not None and before < asked < answered else before + 1
+    return _span(trace, span_id, root, f"chat {first.model or ''}".strip(), attrs, start, answered)
 
 
 def _tool(trace: str, root: str, traj_id: str, step: Step, clock: _Clock) -> dict[str, Any]:
@@ -159,6 +216,8 @@ def _attr(key: str, value: Any) -> dict[str, Any]:
         return {"key": key, "value": {"boolValue": value}}
     if isinstance(value, int):
         return {"key": key, "value": {"intValue": str(value)}}
+    if isinstance(value, float):
+        return {"key": key, "value": {"doubleValue": value}}
     return {"key": key, "value": {"stringValue": str(value)}}
 
 

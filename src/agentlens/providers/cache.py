@@ -7,11 +7,13 @@ hashes; stored values are the decoded responses (never a request header, so neve
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentlens.errors import ConfigError
 from agentlens.providers._sqlite import connect
 
 SCHEMA = """
@@ -50,8 +52,14 @@ class ResponseCache:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path).expanduser() if path else default_cache_path()
         self._lock = threading.Lock()
-        self._conn = connect(self.path, durable=False)
-        self._conn.execute(SCHEMA)
+        try:
+            self._conn = connect(self.path, durable=False)
+            self._conn.execute(SCHEMA)
+        except sqlite3.DatabaseError as exc:  # overwritten or cut short: not our bug, one line
+            raise ConfigError(
+                f"{self.path}: not an LLM response cache ({exc}); it holds only cached answers, "
+                "so delete it, or set $AGENTLENS_LLM_CACHE to another file"
+            ) from exc
 
     def get(self, key: str) -> bytes | None:
         with self._lock:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from scipy import stats
 
-from agentlens.reviews.telemetry import RunTelemetry
+from agentlens.reviews.telemetry import RunTelemetry, TrajectoryTelemetry
 
 Range = tuple[float, float]
 CompareProfile = Literal["default", "released"]
@@ -100,8 +100,11 @@ def ratio_check(
     alert: Range,
     p: float | None = None,
 ) -> Check:
-    if v1 is None or v2 is None:
-        return Check(name, test, v1, v2, p, reason="not available in both runs")
+    if v1 is None and v2 is None:
+        return Check(name, test, v1, v2, p, reason="recorded in neither run")
+    if v1 is None or v2 is None:  # a gate must not read "ok" for what it could not compare
+        only = f"recorded in run {1 if v2 is None else 2} only: nothing to compare it with"
+        return Check(name, test, v1, v2, p, warning=True, reason=only)
     ratio = (v2 + 1e-9) / (v1 + 1e-9)
     warning = not warn[0] <= ratio <= warn[1]
     alerting = not alert[0] <= ratio <= alert[1]
@@ -138,7 +141,7 @@ def telemetry_checks(
         ("time", "time_s", (0.8, 1.3), (0.66, 1.5)),
     ]
     for name, attr, warn, alert in specs:
-        x, y = _vals([getattr(t, attr) for t in t1]), _vals([getattr(t, attr) for t in t2])
+        x, y = _vals([_value(t, attr) for t in t1]), _vals([_value(t, attr) for t in t2])
         p = mann_whitney(x, y)
         out.append(
             ratio_check(
@@ -184,14 +187,21 @@ def telemetry_checks(
     return out
 
 
+def _value(trajectory: TrajectoryTelemetry, attr: str) -> float | None:
+    """A trajectory's figure; token counts of a trace that records none are unknown, not 0."""
+    if attr == "completion_tokens" and not trajectory.tokens_known:
+        return None
+    return cast(float | None, getattr(trajectory, attr))
+
+
 def _mean(xs: Sequence[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
 def _run_throughput(run: RunTelemetry) -> float | None:
-    times = _vals([t.time_s for t in run.trajectories])
-    gen = sum(t.completion_tokens for t in run.trajectories if t.time_s is not None)
-    return gen / sum(times) if times and sum(times) else None
+    timed = [t for t in run.trajectories if t.time_s is not None and t.tokens_known]
+    times = sum(cast(float, t.time_s) for t in timed)
+    return sum(t.completion_tokens for t in timed) / times if times else None
 
 
 def tool_success_checks(
@@ -240,8 +250,9 @@ def termination_check(r1: RunTelemetry, r2: RunTelemetry) -> Check:
         f"diff {diff} vs union {union}: warn if ≥ {union / 5 + 2:.1f}, alert if ≥ "
         f"{union / 4 + 3:.2f}; common {_nonzero(common)}; only run 1 {extra_1}; only run 2 {extra_2}"
     )
+    # union and diff are no run's values: under "run 1" / "run 2" they read as counts of each
     return Check(
-        "termination reasons", "set difference", union, diff, None, None, warning, alert, reason
+        "termination reasons", "set difference", None, None, None, None, warning, alert, reason
     )
 
 

@@ -97,8 +97,10 @@ def _narrative_markdown(narrative: dict[str, Any], anchors: dict[str, str]) -> s
 
 
 def compare_markdown(doc: dict[str, Any]) -> str:
+    """Tool names, task ids and termination reasons are trace text: shown, never rendered."""
+    runs = markdown_text(doc["run_1"]), markdown_text(doc["run_2"])
     lines = [
-        f"# Run comparison: `{doc['run_1']}` (reference) vs `{doc['run_2']}`",
+        f"# Run comparison: {runs[0]} (reference) vs {runs[1]}",
         "",
         f"**Status: {doc['status']}** (exit code {doc['exit_code']})",
         "",
@@ -107,8 +109,8 @@ def compare_markdown(doc: dict[str, Any]) -> str:
     ]
     for c in doc["checks"]:
         values = " | ".join(format_value(c[k]) for k in ("v1", "v2", "ratio", "p_value"))
-        reason = c["reason"].replace("|", "/")
-        lines.append(f"| {c['name']} | {c['test']} | {values} | {check_flag(c)} | {reason} |")
+        name, test, reason = (markdown_text(c[k]) for k in ("name", "test", "reason"))
+        lines.append(f"| {name} | {test} | {values} | {check_flag(c)} | {reason} |")
     return "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from agentlens.errors import ConfigError
 from agentlens.process.pta import Reference
 from agentlens.process.pta_io import read_reference
-from agentlens.reviews.compare import CompareProfile, RunSummary, compare_runs
+from agentlens.reviews.compare import Check, CompareProfile, RunSummary, compare_runs
 from agentlens.reviews.conformity import setup_check, task_points
 from agentlens.reviews.documents import (
     REVIEWS_KIND,
@@ -40,6 +40,8 @@ class RunInputs:
     trajectories: list[Trajectory]
     verify: tuple[str, ...] = ()
     reviews: str | None = None
+    unread: str | None = None
+    """Why part of the run is missing (files that could not be read): a warning row."""
 
 
 def compare_documents(
@@ -60,11 +62,18 @@ def compare_documents(
         summaries[0].process = process["runs"]["run_1"]["samples"]
         summaries[1].process = process["runs"]["run_2"]["samples"]
     if sxs_path:
-        summaries[1].sxs_flags = load(sxs_path, SXS_KIND)["dimensions"]
+        sxs = load(sxs_path, SXS_KIND)
+        _refuse_swapped(sxs_path, sxs, a.name, b.name)
+        summaries[1].sxs_flags = sxs["dimensions"]
     result = compare_runs(summaries[0], summaries[1], _note(process), profile)
     judges = [load(r.reviews, REVIEWS_KIND).get("judge") if r.reviews else None for r in (a, b)]
     points = task_points(a.trajectories), task_points(b.trajectories)
     result.checks.insert(0, setup_check(*points, *judges))
+    missing = [f"run {i}: {run.unread}" for i, run in enumerate((a, b), 1) if run.unread]
+    if missing:  # the exit code says so; the report must say why
+        result.checks.insert(
+            1, Check("inputs", "read", None, None, warning=True, reason="; ".join(missing))
+        )
     if a.verify and b.verify:
         tests = [run_suite_metrics(verify_results(run.verify)) for run in (a, b)]
         result.checks.extend(testing_checks(*tests))
@@ -72,6 +81,23 @@ def compare_documents(
     if process:
         doc["process"] = process
     return doc
+
+
+def _refuse_swapped(path: str, sxs: dict[str, Any], run_a: str, run_b: str) -> None:
+    """An SxS of B vs A scores every task with the other sign, and its flags are asymmetric
+    (warning at ≤ −0.2 or ≥ 0.3): read for `compare A B` they would judge the wrong run."""
+    given = sxs.get("run_a"), sxs.get("run_b")
+    if _same(given[0], run_b) and _same(given[1], run_a) and not _same(run_a, run_b):
+        raise ConfigError(
+            f"{path}: the SxS of {given[0]} (A) vs {given[1]} (B), the other way round from "
+            f"this comparison; run `agentlens sxs {run_a} {run_b}` for its flags"
+        )
+
+
+def _same(given: Any, run: str) -> bool:
+    if not isinstance(given, str):
+        return False
+    return given == run or Path(given).resolve() == Path(run).resolve()
 
 
 def _summary(run: RunInputs) -> RunSummary:

@@ -6,7 +6,8 @@ A *turn* is one model response: steps sharing `Step.turn`, or each step on its o
 reader did not set turns. Turn time is the agent's response time: from the timestamp of the step
 before the turn (a user message included) to the turn's last timestamp. A trajectory's agent
 time is the sum of its turn times, so time the user (or simulated user) spends before replying
-is not agent time (spec §11.1 `agent_time`, summed per chat). Parallel tool calls are the mean
+is not agent time (spec §11.1 `agent_time`, summed per chat); a turn stamped before the step it
+answers has no time rather than a negative one. Parallel tool calls are the mean
 number of calls per tool-calling response, pooled over the run's responses. A tool call fails when the reader marked it an error; when the format carries no
 error flag (`is_error` is None) the observation is checked for error markers, and the count of
 such inferred verdicts is reported."""
@@ -57,9 +58,13 @@ class TrajectoryTelemetry:
     model: str | None = None
     agent: str | None = None
     source_format: str | None = None
+    tokens_known: bool = True
+    """False when the trace records no tokens at all: its zeros are no measurement."""
 
     @property
     def throughput(self) -> float | None:
+        if not self.tokens_known:
+            return None
         return self.completion_tokens / (self.time_s + 1e-9) if self.time_s else None
 
     @property
@@ -105,7 +110,9 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
     for n, steps in enumerate(_turns(traj.steps)):
         stamps = [s.timestamp for s in steps if s.timestamp is not None]
         start = stamp_before.get(steps[0].index)
-        time_s = (stamps[-1] - start).total_seconds() if stamps and start else None
+        time_s = (max(stamps) - start).total_seconds() if stamps and start else None
+        if time_s is not None and time_s < 0:  # the clock went back (merged logs): unknown
+            time_s = None
         usages = [s.usage for s in steps if s.usage is not None]
         costs = [s.cost for s in steps if s.cost is not None]
         prompt = sum(u.prompt_tokens for u in usages)
@@ -130,7 +137,8 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         tools[name][1] += 1
         tools[name][0] += not is_error(step)
         inferred += step.is_error is None
-    usage = traj.usage_known() or Usage()
+    known = traj.usage_known()
+    usage = known or Usage()
     turn_times = [t.time_s for t in turns if t.time_s is not None]
     return TrajectoryTelemetry(
         trajectory_id=traj.id,
@@ -149,6 +157,7 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         model=traj.model,
         agent=" ".join(x for x in (traj.agent.name, traj.agent.version) if x) or None,
         source_format=traj.source.format,
+        tokens_known=known is not None,
     )
 
 

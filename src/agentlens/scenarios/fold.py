@@ -10,6 +10,8 @@ Output folder:
     sessions/<scenario>/<persona>/attempt-<n>/ repo/ (the workspace), verify.json, trajectory.jsonl,
                                                and an external agent's own trace per turn
     run.json                                   the summary `FoldResult.summary()` prints
+    verify.json                                the counted runs' formal results, as `agentlens
+                                               verify --out` writes them (`compare --a-verify`)
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.jsonio import dump, read_user_json
 from agentlens.providers.client import LLMClient
 from agentlens.redaction import maybe_redact
+from agentlens.reviews.documents import VERIFY_KIND
 from agentlens.scenarios.mcp import mcp_config, missing_variables
 from agentlens.scenarios.mcp_servers import LEGACY_SSE
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
@@ -208,6 +211,16 @@ class FoldResult:
             "sessions": [_session_line(s) for s in self.sessions],
         }
 
+    def verify_document(self) -> dict[str, Any]:
+        """The formal results of the runs the pass rate counts, as an `agentlens verify --out`
+        file: `compare --a-verify OUT/verify.json` and `qi --verify` take a scenario run."""
+        results = [
+            {**s.verification.to_dict(), "trajectory_id": s.trajectory.id}
+            for s in self.sessions
+            if not s.failed and s.verification is not None
+        ]
+        return {"kind": VERIFY_KIND, "results": results}
+
 
 def _session_line(result: SessionResult) -> dict[str, Any]:
     meta = result.trajectory.metadata
@@ -274,6 +287,7 @@ async def run_fold(
     outcome.sessions = [done[i] for i in sorted(done)]
     outcome.skipped = [(pairs[i][0].name, pairs[i][1].name) for i in sorted(skipped)]
     dump(outcome.summary(), settings.out / "run.json")
+    dump(outcome.verify_document(), settings.out / "verify.json")
     return outcome
 
 

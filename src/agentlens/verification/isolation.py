@@ -153,7 +153,7 @@ def isolate(
     prefix = [*limiter, bwrap, *_namespaces(isolation, as_root), *_mounts(writable, readable)]
     if as_root and home is not None:
         prefix += ["--ro-bind", str(_passwd_for_nobody(home)), "/etc/passwd"]
-    prefix += ["--chdir", str(workdir)]
+    prefix += ["--chdir", os.path.realpath(workdir)]  # as bound: a relative path fails inside
     if as_root:
         prefix += ["--cap-add", "CAP_SETUID,CAP_SETGID", "--", *_drop_to_nobody()]
     else:
