@@ -101,7 +101,7 @@ def test_workers_keep_this_process_file_cap_and_tracebacks(tmp_path: Path) -> No
             get_engine("processes:2") as engine,
             read_cohort([str(large), str(broken)], engine=engine) as (summary, spill),
         ):
-            assert spill.refs == []
+            assert list(spill.refs) == []
     finally:
         limits._flag = None
     reasons = [f.reason for f in summary.failures]

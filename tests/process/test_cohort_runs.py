@@ -13,6 +13,8 @@ import pytest
 
 from agentlens.formats.stream import read_paths
 from agentlens.process.cohort_runs import RunRef, hydrate, read_cohort, spilled_units
+from agentlens.process.cohort_splits import spilled_splits
+from agentlens.process.protocol_notes import unscored_tasks
 from agentlens.process.protocols import split_cohort
 from tests.conftest import BENCH, DATA
 
@@ -59,10 +61,33 @@ def test_the_protocol_splits_refs_as_it_splits_trajectories() -> None:
     )
 
 
+@pytest.mark.parametrize("protocol", ["agentlens-bench", "leave-one-out"])
+@pytest.mark.parametrize("k", [None, 3])
+def test_a_spilled_cohort_splits_by_position_as_its_trajectories_split(
+    protocol: str, k: int | None
+) -> None:
+    """The splits made a task at a time from the spill's columns, by position, are those of the
+    trajectories read whole, and so are the tasks left unscored (several here)."""
+    folders = [str(BENCH / "trajectories"), str(DATA / "mini-swe-agent-swebv")]
+    whole = read_paths(folders).trajectories
+    splits = split_cohort(whole, protocol, k=k)
+    expected = [(s.task_id, [t.id for t in s.donors], [t.id for t in s.scored]) for s in splits]
+    with read_cohort(folders) as (_, spill):
+        by_position, unscored = spilled_splits(spill, protocol, k=k, seed=42)
+        named = [
+            (s.task_id, [spill.table.id_at(p) for p in s.donors],
+             [spill.table.id_at(p) for p in s.scored])
+            for s in by_position
+        ]  # fmt: skip
+    assert named == expected
+    assert unscored == unscored_tasks(whole, splits, protocol)
+    assert unscored
+
+
 def test_a_unit_names_its_runs_instead_of_carrying_them() -> None:
     folder = BENCH / "trajectories" / "psf__requests-1724"
     with read_cohort([str(folder)]) as (_, spill):
-        splits = split_cohort(spill.refs, "agentlens-bench")
+        splits, _ = spilled_splits(spill, "agentlens-bench", k=None, seed=42)
         (unit,) = spilled_units([splits], spill, local=True)
         (shipped,) = spilled_units([splits], spill, local=False)
         assert unit.packed is None and shipped.packed is not None
@@ -76,8 +101,9 @@ def test_a_unit_names_its_runs_instead_of_carrying_them() -> None:
 
 def test_a_cohort_keeps_a_small_ref_per_run_not_a_trajectory() -> None:
     """What the first pass leaves in memory per run (the difference between 399 runs and one
-    task's 32, so that what a batch holds once cancels out): a `RunRef`, no steps, metadata or
-    task text, under a kilobyte (~670 bytes, bounded caches filling included); the trajectory stubs kept before took ~8 KB a run."""
+    task's 32, so that what a batch holds once cancels out): a `RunRef`'s fields as columns, no
+    steps, metadata or task text: ~350 bytes, bounded caches filling included (~670 with a
+    `RunRef` object per run; ~8 KB with the trajectory stubs kept before)."""
     every, one = BENCH / "trajectories", BENCH / "trajectories" / "psf__requests-1724"
     with read_cohort([str(every)]):  # imports and caches warmed, not counted
         pass
@@ -92,4 +118,4 @@ def test_a_cohort_keeps_a_small_ref_per_run_not_a_trajectory() -> None:
             tracemalloc.stop()
     (small, low), (large, high) = sorted(kept.items())
     per_run = (high - low) / (large - small)
-    assert per_run < 1000, f"{per_run:.0f} bytes kept per run"
+    assert per_run < 500, f"{per_run:.0f} bytes kept per run"

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from agentlens.process.cohort_tasks import SaveTask
     from agentlens.process.profiles import Profile
     from agentlens.process.protocols import RunFailure
-    from agentlens.process.run_units import CohortRun
+    from agentlens.process.run_units import CohortRun, TaskSplit
     from agentlens.seams import Engine
     from agentlens.trajectory import Trajectory
 
@@ -145,17 +145,23 @@ def score_cohort(
 ) -> tuple[Sequence[Row], list[tuple[str, Failure | RunFailure]]]:
     """The scored rows in split order, each run that failed alone (`RunFailure`) and each task
     whose work unit failed as a whole (its rows left out). With `spill`, `trajs` are the
-    `RunRef`s of `read_cohort`, and each task's runs are read back from the spill file by
+    `RunRef`s of `read_cohort` (split by their positions, a task at a time: `cohort_splits`),
+    and each task's runs are read back from the spill file by
     whoever scores it; with `save`, each task's results are saved as the task finishes.
     Without `tables` (nothing reads the rows but `--out`), no column stays in memory: the rows
     wait whole in their file."""
+    from agentlens.process.cohort_splits import spilled_splits
     from agentlens.process.cohort_table import KEPT
     from agentlens.process.cohort_tasks import TaskRows
     from agentlens.process.protocol_notes import unscored_tasks
     from agentlens.process.protocols import split_cohort
 
-    splits = split_cohort(trajs, protocol, k=k, seed=seed)
-    unscored = unscored_tasks(trajs, splits, protocol)
+    splits: Sequence[TaskSplit[Any]]
+    if spill is not None:  # the runs by their positions in the spill
+        splits, unscored = spilled_splits(spill, protocol, k=k, seed=seed)
+    else:
+        splits = split_cohort(trajs, protocol, k=k, seed=seed)
+        unscored = unscored_tasks(trajs, splits, protocol)
     _say_unscored(unscored, protocol, k, scored=bool(splits))
     with Progress(console=err_console, transient=True) as progress:
         bar = progress.add_task("scoring", total=len(splits))

@@ -117,7 +117,7 @@ def _warn_all(lines: list[str]) -> None:
 
 
 def _sorted_outcomes(
-    trajs: list[RunRef], outcomes: Sequence[Outcome[ProcessResult | RunFailure]]
+    trajs: Sequence[RunRef], outcomes: Sequence[Outcome[ProcessResult | RunFailure]]
 ) -> tuple[list[RunRef], list[ProcessResult], list[tuple[str, Failure | RunFailure]]]:
     """The scored runs and their results; each run that failed (a `RunFailure` names its step,
     a unit that died is `Failure`)."""

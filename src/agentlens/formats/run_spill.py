@@ -1,9 +1,9 @@
-"""A batch's runs waiting in spill files, one `RunRef` each in memory (issue 25).
+"""A batch's runs waiting in spill files, a `RunRef` of each in memory (issue 25).
 
 The workers of a pooled read (`pooled_read`) write the runs they read to their own files in one
-`SpillFolder`. Of each run this process keeps a `RunRef`: its id, task, file, format, outcome
-status and where it lies, a few hundred bytes, all that grouping runs by task, naming a run in a
-message and finding it again need; and, for a run the batch changed after its worker wrote it
+`SpillFolder`. Of each run this process keeps the fields of a `RunRef`, as columns
+(`run_table`): its id, task, file, format, outcome status and where it lies, all that grouping
+runs by task, naming a run in a message and finding it again need; and, for a run the batch changed after its worker wrote it
 (a new id, an outcome from a sidecar or `--labels`), a `RunPatch`, applied whenever the run is
 read back (`RunSpill.load`, `runs`).
 """
@@ -22,11 +22,11 @@ import msgspec
 from agentlens.formats._batch_ids import _rename
 from agentlens.formats._spill_codec import decode
 from agentlens.formats._spool import read_spans
+from agentlens.formats.run_table import Refs, RunRef, RunTable
 from agentlens.trajectory import Outcome, Source, Trajectory
 
 Span = tuple[int, int, int]
 """(spill file number, start, stop) of an encoded trajectory."""
-_OUTCOMES: dict[str, Outcome] = {}
 
 
 class RunFields(Protocol):
@@ -108,50 +108,21 @@ def runs(packed: Iterable[bytes], patches: Iterable[RunPatch | None]) -> list[Tr
     ]
 
 
-class RunRef(msgspec.Struct, frozen=True, gc=False):
-    """One run of a batch as it waits in a spill file: what grouping it by task, sorting it
-    by file name, naming it in a message and finding it again need, and no more. Strings shared
-    by many runs (folder, task, format) are one object each (`RunSpill.add`)."""
-
-    id: str
-    task_id: str | None
-    folder: str | None
-    """The source path up to its last `/` (None: a path without one)."""
-    file: str
-    """The file name, or, when it starts with the id (`<id>.json`, most readers), what follows
-    the id: one shared string instead of a second copy of the id per run."""
-    after_id: bool
-    format: str
-    index: int | None
-    status: str
-    position: int
-
-    @property
-    def name(self) -> str:
-        return self.id + self.file if self.after_id else self.file
-
-    @property
-    def source(self) -> Source:
-        path = self.name if self.folder is None else f"{self.folder}/{self.name}"
-        return Source(format=self.format, path=path, index=self.index)
-
-    @property
-    def outcome(self) -> Outcome:
-        """The run's outcome status (what a protocol reads); its source and detail stay in the
-        spill file with the run."""
-        return _OUTCOMES.setdefault(self.status, Outcome(status=self.status))  # type: ignore[arg-type]
-
-
 class RunSpill:
     """The runs of a batch in the workers' spill files, a `RunRef` of each in the batch's order,
     and the patches of the runs the batch changed; the files are removed on `close`."""
 
     def __init__(self) -> None:
         self.folder = SpillFolder()
-        self.refs: list[RunRef] = []
+        self.table = RunTable()
+        self._kept = array("I")  # the positions of the runs kept, in order
         self._spans = array("Q")  # file, start, stop of each ref's run, by its position
         self._patches: dict[int, RunPatch] = {}
-        self._shared: dict[str, str] = {}
+
+    @property
+    def refs(self) -> Refs:
+        """A `RunRef` of each run kept, in the batch's order (made as each is asked for)."""
+        return Refs(self.table, self._kept)
 
     @property
     def path(self) -> str:
@@ -163,17 +134,20 @@ class RunSpill:
 
     def add(self, run: RunFields, span: Span, patch: RunPatch | None = None) -> RunRef:
         """The run (a trajectory, or its header) as its worker wrote it, then `patch`."""
+        position = len(self.table)
         self._spans.extend(span)
-        self.refs.append(self._ref(run, len(self.refs), patch))
-        return self.refs[-1]
+        ref = self._ref(run, position, patch)
+        self.table.add(ref)
+        self._kept.append(position)
+        return ref
 
     def replace(self, position: int, run: RunFields, patch: RunPatch | None) -> None:
         """The run at `position` (not yet dropped) with another patch."""
-        self.refs[position] = self._ref(run, position, patch)
+        self.table.replace(self._ref(run, position, patch))
 
     def drop(self, positions: set[int]) -> None:
         if positions:
-            self.refs = [r for r in self.refs if r.position not in positions]
+            self._kept = array("I", (p for p in self._kept if p not in positions))
 
     def _ref(self, run: RunFields, position: int, patch: RunPatch | None) -> RunRef:
         self._patches.pop(position, None)
@@ -182,17 +156,12 @@ class RunSpill:
         run_id = patch.id if patch is not None and patch.id is not None else run.id
         outcome = patch.outcome if patch is not None and patch.outcome is not None else run.outcome
         folder, slash, name = run.source.path.rpartition("/")
-        share = self._share
-        task = None if run.task_id is None else share(run.task_id)
         after_id = name.startswith(run_id)
-        file = share(name[len(run_id) :]) if after_id else name
         return RunRef(
-            run_id, task, share(folder) if slash else None, file, after_id,
-            share(run.source.format), run.source.index, share(outcome.status), position,
+            run_id, run.task_id, folder if slash else None,
+            name[len(run_id) :] if after_id else name, after_id, run.source.format,
+            run.source.index, outcome.status, position,
         )  # fmt: skip
-
-    def _share(self, text: str) -> str:
-        return self._shared.setdefault(text, text)
 
     def span(self, ref: RunRef) -> Span:
         return self.span_at(ref.position)
@@ -204,14 +173,21 @@ class RunSpill:
     def patch(self, ref: RunRef) -> RunPatch | None:
         return self._patches.get(ref.position)
 
+    def patch_at(self, position: int) -> RunPatch | None:
+        return self._patches.get(position)
+
     def raw(self, position: int) -> Trajectory:
         """The run at `position` as its worker wrote it, no patch applied."""
         return decode(self.folder.read([self.span_at(position)])[0])
 
     def load(self, refs: Sequence[RunRef]) -> list[Trajectory]:
         """Runs back from the spill files, by their refs, as the batch decided them."""
-        packed = self.folder.read([self.span(r) for r in refs])
-        return runs(packed, [self.patch(r) for r in refs])
+        return self.load_at([r.position for r in refs])
+
+    def load_at(self, positions: Sequence[int]) -> list[Trajectory]:
+        """`load` by the runs' positions."""
+        packed = self.folder.read([self.span_at(p) for p in positions])
+        return runs(packed, [self.patch_at(p) for p in positions])
 
     def close(self) -> None:
         self.folder.close()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,22 +108,23 @@ def score_spilled(unit: SpilledUnit, profile: Profile, rows: bool = False) -> li
 
 
 def indexed_runs(
-    group: Sequence[TaskSplit[R]],
-) -> tuple[list[R], list[tuple[list[int], list[int]]]]:
-    """Each run of a task's consecutive splits once, and each split as (donor, scored) indices
-    into that list: what a work unit carries instead of repeating a run per split."""
-    index: dict[int, int] = {}
-    runs: list[R] = []
+    group: Sequence[TaskSplit[Any]], key: Callable[[Any], Hashable] = id
+) -> tuple[list[Any], list[tuple[list[int], list[int]]]]:
+    """Each run of a task's consecutive splits once (told apart by `key`: a run's identity,
+    or a spilled run's position), and each split as (donor, scored) indices into that list:
+    what a work unit carries instead of repeating a run per split."""
+    index: dict[Hashable, int] = {}
+    runs: list[Any] = []
     for traj in (t for split in group for t in (*split.donors, *split.scored)):
-        if id(traj) not in index:
-            index[id(traj)] = len(runs)
+        if key(traj) not in index:
+            index[key(traj)] = len(runs)
             runs.append(traj)
-    pairs = [([index[id(t)] for t in s.donors], [index[id(t)] for t in s.scored]) for s in group]
+    pairs = [([index[key(t)] for t in s.donors], [index[key(t)] for t in s.scored]) for s in group]
     return runs, pairs
 
 
 def spilled_units(
-    pieces: Sequence[Sequence[TaskSplit[RunRef]]], spill: RunSpill, local: bool
+    pieces: Sequence[Sequence[TaskSplit[int]]], spill: RunSpill, local: bool
 ) -> SpilledUnits:
     """One unit per piece (a task's consecutive splits), each run once; packed in the unit
     when the workers are not `local` (they cannot open the spill files)."""
@@ -135,7 +136,7 @@ class SpilledUnits(Sequence[SpilledUnit]):
     that only the units in flight exist, not one per task of the cohort."""
 
     def __init__(
-        self, pieces: Sequence[Sequence[TaskSplit[RunRef]]], spill: RunSpill, local: bool
+        self, pieces: Sequence[Sequence[TaskSplit[int]]], spill: RunSpill, local: bool
     ) -> None:
         self.pieces = pieces
         self.spill = spill
@@ -153,10 +154,10 @@ class SpilledUnits(Sequence[SpilledUnit]):
             return [self._unit(group) for group in self.pieces[index]]
         return self._unit(self.pieces[index])
 
-    def _unit(self, group: Sequence[TaskSplit[RunRef]]) -> SpilledUnit:
-        refs, pairs = indexed_runs(group)
-        spans = array("Q", (edge for r in refs for edge in self.spill.span(r)))
-        patches = [self.spill.patch(r) for r in refs]
+    def _unit(self, group: Sequence[TaskSplit[int]]) -> SpilledUnit:
+        positions, pairs = indexed_runs(group, int)
+        spans = array("Q", (edge for p in positions for edge in self.spill.span_at(p)))
+        patches = [self.spill.patch_at(p) for p in positions]
         unit = SpilledUnit(group[0].task_id, self.spill.files, spans, patches, pairs)
         return unit if self.local else with_packed(unit)
 

@@ -55,10 +55,10 @@ class TaskRows:
         results = [r for r in items if not isinstance(r, RunFailure)]
         runs = [r for r in items if isinstance(r, RunFailure)]
         start = len(self.table)
-        ids = {t.id: t.id for split in piece for t in split.scored}
+        ids = {} if self.spill else {t.id: t.id for split in piece for t in split.scored}
         for result in results:
             row = result if isinstance(result, dict) else result_row(result)
-            key = str(row["trajectory_id"])  # the same id, as the one string the run's ref holds
+            key = str(row["trajectory_id"])  # the same id, as the one string the run holds
             row["trajectory_id"] = ids.get(key, key)
             self.table.append(row)
         self._pieces[outcome.index] = (task, range(start, len(self.table)), runs)
@@ -69,9 +69,11 @@ class TaskRows:
     def _trajectories(
         self, piece: list[TaskSplit[Any]], results: list[ProcessResult]
     ) -> list[Trajectory]:
-        by_id = {t.id: t for split in piece for t in split.scored}
-        found = [by_id[r.trajectory_id] for r in results]
-        return self.spill.load(found) if self.spill else found
+        if self.spill is None:
+            by_id = {t.id: t for split in piece for t in split.scored}
+            return [by_id[r.trajectory_id] for r in results]
+        at = {self.spill.table.id_at(p): p for split in piece for p in split.scored}
+        return self.spill.load_at([at[r.trajectory_id] for r in results])
 
     def rows(self) -> Rows:
         """The rows in split order, without those of a task whose unit failed as a whole."""

@@ -9,11 +9,14 @@ the rest, so a task needs k passing runs and at least one more run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence, Set
+from typing import Any, TypeVar
 
 from agentlens.process.protocols import TaskSplit, group_by_task
 from agentlens.process.run_units import CohortRun
+
+R = TypeVar("R", bound=CohortRun)
+T = TypeVar("T")
 
 
 def protocol_rule(protocol: str, k: int | None = None) -> str:
@@ -31,16 +34,30 @@ def unscored_tasks(
 ) -> list[str]:
     """`task: N passing, M failing, U unknown` for each task with a run no split scores. Under
     AgentLens-Bench the donors are never scored, by design: a task is named only for the others."""
-    scored = {id(t) for split in splits for t in split.scored}
-    if protocol == "agentlens-bench":
-        scored |= {id(t) for split in splits for t in split.donors}
+    return unscored_in(group_by_task(trajs), {id(t) for t in covered(splits, protocol)}, id)
+
+
+def covered(splits: Iterable[TaskSplit[T]], protocol: str) -> Iterator[T]:
+    """The runs the splits score, and, under AgentLens-Bench, their donors (never scored)."""
+    for split in splits:
+        yield from split.scored
+        if protocol == "agentlens-bench":
+            yield from split.donors
+
+
+def unscored_in(
+    groups: Mapping[str, Sequence[R]], scored: Set[Hashable], key: Callable[[R], Hashable]
+) -> list[str]:
+    """`unscored_tasks` on runs grouped by task, a run counted as scored when its `key` is in
+    `scored` (a cohort's spilled runs are known by their positions)."""
     lines = []
-    for task, runs in sorted(group_by_task(trajs).items()):
-        if all(id(t) in scored for t in runs):
+    for task in sorted(groups):
+        runs = groups[task]
+        left = sum(key(t) not in scored for t in runs)
+        if not left:
             continue
         counts = [sum(t.outcome.status == s for t in runs) for s in ("passed", "failed")]
         unknown = len(runs) - sum(counts)
-        left = len([t for t in runs if id(t) not in scored])
         lines.append(
             f"{task}: {counts[0]} passing, {counts[1]} failing, {unknown} unknown "
             f"({left} of {len(runs)} runs not scored)"

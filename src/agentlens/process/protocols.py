@@ -54,8 +54,14 @@ def _source_name(traj: CohortRun) -> str:
 def agentlens_bench_split(
     trajs_by_task: Mapping[str, Sequence[R]], k: int = 5, seed: int = 42
 ) -> list[TaskSplit[R]]:
+    return list(bench_splits(trajs_by_task, k, seed))
+
+
+def bench_splits(
+    trajs_by_task: Mapping[str, Sequence[R]], k: int = 5, seed: int = 42
+) -> Iterator[TaskSplit[R]]:
+    """`agentlens_bench_split`, a task at a time (each task's runs asked for when it comes)."""
     rng = random.Random(seed)
-    splits = []
     for task, passing, others in _task_runs(trajs_by_task):
         if len(passing) < k:
             continue
@@ -64,8 +70,7 @@ def agentlens_bench_split(
         donors = shuffled[:k]
         donor_ids = {id(t) for t in donors}
         scored = [t for t in passing if id(t) not in donor_ids] + others
-        splits.append(TaskSplit(task, donors, scored))
-    return splits
+        yield TaskSplit(task, donors, scored)
 
 
 def _task_runs(
@@ -79,12 +84,16 @@ def _task_runs(
 
 
 def group_by_task(trajs: Sequence[R]) -> dict[str, list[R]]:
-    """Runs grouped by `task_id` (runs without one are grouped under their file's folder name)."""
+    """Runs grouped by `task_key`."""
     groups: dict[str, list[R]] = {}
     for traj in trajs:
-        task = traj.task_id or Path(traj.source.path).parent.name or "unknown-task"
-        groups.setdefault(task, []).append(traj)
+        groups.setdefault(task_key(traj), []).append(traj)
     return groups
+
+
+def task_key(traj: CohortRun) -> str:
+    """The run's `task_id`, else its file's folder name."""
+    return traj.task_id or Path(traj.source.path).parent.name or "unknown-task"
 
 
 def leave_one_out_split(
@@ -93,16 +102,24 @@ def leave_one_out_split(
     k: int | None = None,
     seed: int = 42,
 ) -> list[TaskSplit[R]]:
+    return list(leave_one_out_splits(trajs_by_task, min_donors, k, seed))
+
+
+def leave_one_out_splits(
+    trajs_by_task: Mapping[str, Sequence[R]],
+    min_donors: int = 2,
+    k: int | None = None,
+    seed: int = 42,
+) -> Iterator[TaskSplit[R]]:
+    """`leave_one_out_split`, a task at a time."""
     rng = random.Random(seed)
-    splits = []
     for task, passing, others in _task_runs(trajs_by_task):
         if others and len(passing) >= min_donors:
-            splits.append(TaskSplit(task, _donors(passing, k, rng), others))
+            yield TaskSplit(task, _donors(passing, k, rng), others)
         for run in passing:
             rest = [t for t in passing if t is not run]
             if len(rest) >= min_donors:
-                splits.append(TaskSplit(task, _donors(rest, k, rng), [run]))
-    return splits
+                yield TaskSplit(task, _donors(rest, k, rng), [run])
 
 
 def _donors(runs: list[R], k: int | None, rng: random.Random) -> list[R]:
@@ -118,11 +135,17 @@ def split_cohort(
 ) -> list[TaskSplit[R]]:
     """Donor/scored splits for `protocol`: `agentlens-bench` (k defaults to 5) or `leave-one-out`
     (all other passing runs unless `k` is given)."""
-    groups = group_by_task(trajs)
+    return list(iter_splits(group_by_task(trajs), protocol, k=k, seed=seed))
+
+
+def iter_splits(
+    groups: Mapping[str, Sequence[R]], protocol: str, *, k: int | None = None, seed: int = 42
+) -> Iterator[TaskSplit[R]]:
+    """`split_cohort` on runs grouped by task, a task at a time."""
     if protocol == "agentlens-bench":
-        return agentlens_bench_split(groups, k=k or 5, seed=seed)
+        return bench_splits(groups, k=k or 5, seed=seed)
     if protocol == "leave-one-out":
-        return leave_one_out_split(groups, k=k, seed=seed)
+        return leave_one_out_splits(groups, k=k, seed=seed)
     raise ConfigError(f"unknown protocol {protocol!r}; choose one of {PROTOCOLS}")
 
 

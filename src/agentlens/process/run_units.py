@@ -36,13 +36,17 @@ keeps of a run waiting in a spill file (id, task, source, outcome)."""
 R = TypeVar("R", bound=CohortRun)
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
-class TaskSplit(Generic[R]):
-    """One task's runs under a protocol: the reference donors and the runs scored against them."""
+class TaskSplit(Generic[T]):
+    """One task's runs under a protocol: the reference donors and the runs scored against them
+    (trajectories, refs, or, for a spilled cohort, the runs' positions in the spill)."""
 
     task_id: str
-    donors: list[R]
-    scored: list[R]
+    donors: list[T]
+    scored: list[T]
 
 
 @dataclass(frozen=True)
