@@ -162,7 +162,7 @@ def test_the_fast_pass_redacts_real_traces_as_the_reference_does(
 
 TRICKY = ['"', "\\", '\\"', "\n", "\t", " ", "=", ":", "é", "İ", "ı", "ſ", "K", "x" * 7, "@",
           "://", "token", "PASS", "Key", "sk-", "AKIA", "BEGIN", "eyJ", "-us", "gl", "abc123",
-          "_tokens", "passk-", "keyxox"]  # fmt: skip
+          "_tokens", "passk-", "keyxox", "tokens", "npm_", "ToKeN", "sk_live_"]  # fmt: skip
 SECRETS = [*PLANTED.values(), "passwd=s3cr3tvalue", "paſsword = 'hunter2hunter2'",
            "\u212aey: 'abcdefgh12'", "https://user:pw123456@host", "SG.abcdefghijklmnopqrstuv",
            'ibm_cloud_iam_key = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"',
@@ -234,6 +234,22 @@ def test_a_pattern_runs_only_where_the_long_run_it_needs_is() -> None:
         for secret in SECRETS:
             if needed is not None and pattern.search(secret):
                 assert needed.search(secret), (kind, secret)
+
+
+def test_a_long_run_found_by_byte_translation_is_the_one_re_finds() -> None:
+    """On an ASCII text `_has_run` maps bytes to class members instead of running `re`: on
+    random texts of members, near-members and other characters, for every run the patterns
+    need (with their flags: `(?i)` classes take both cases), it answers as `run.search`."""
+    rng = random.Random(11)
+    runs = {run for *_, run in redaction._patterns() if run is not None}
+    soup = ["a", "Z", "0", "f", "_", "-", "+", "/", "=", " ", "\n", ".", "G", "x" * 20, "9" * 30]
+    answers = []
+    for run in runs:
+        for _ in range(300):
+            text = "".join(rng.choices(soup, k=rng.randint(0, 12)))
+            answers.append(redaction._has_run(run, text, text.encode()))
+            assert answers[-1] == (run.search(text) is not None), (run.pattern, text)
+    assert 0 < sum(answers) < len(answers)
 
 
 def test_no_part_of_a_jwt_or_a_url_password_is_left() -> None:
