@@ -221,13 +221,16 @@ def test_a_secret_overlapping_a_passed_over_needle_is_still_found() -> None:
 
 
 def test_a_pattern_runs_only_where_the_long_run_it_needs_is() -> None:
-    """`required_run` finds a run of one class that no match can skip, with the pattern's flags,
-    and none inside a branch, an optional part or a group that changes the flags."""
+    """`required_run` finds a run of one class that no match can skip, with the pattern's flags
+    (of a branch, one every alternative holds), and none inside a branch with an alternative
+    that holds none, an optional part or a group that changes the flags."""
     import re
 
     run = redaction.required_run
     assert run(re.compile(r"key=([a-z0-9]{20}+)")).pattern == "[a-z0-9]{20}"  # type: ignore[union-attr]
     assert run(re.compile(r"(?i)x[a-f]{16,}")).flags & re.IGNORECASE  # type: ignore[union-attr]
+    branches = run(re.compile(r"x(?:[a-z]{20}|[0-9]{30})"))  # each alternative holds one
+    assert branches is not None and branches.pattern == "[a-z0-9]{20}"
     for none in (r"(?:a|[a-z]{20})", r"(?:[a-z]{20})?", r"(?i:[a-z]{20})", r"\w{20}", r"[a-z]{15}"):
         assert run(re.compile(none)) is None, none
     for kind, pattern, _, needed in redaction._patterns():

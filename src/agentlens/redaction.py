@@ -230,7 +230,8 @@ def required_run(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
 
 def _mandatory_runs(items: Any) -> list[tuple[int, str]]:
     """(n, class) of each repeat of one character class, at least n times, that no match can skip
-    (in the sequence itself or in its groups, not in a branch or an optional part)."""
+    (in the sequence itself or in its groups, not in an optional part); of a branch whose every
+    alternative has one, the shortest such run over the union of their classes."""
     runs = []
     for op, value in items:
         op = str(op)
@@ -238,11 +239,22 @@ def _mandatory_runs(items: Any) -> list[tuple[int, str]]:
             runs += _mandatory_runs(value[-1])
         elif op == "ATOMIC_GROUP":
             runs += _mandatory_runs(value)
+        elif op == "BRANCH":
+            runs += _branch_run([_mandatory_runs(branch) for branch in value[1]])
         elif op in {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"} and value[0] >= LONG_RUN:
             members = _class_members(value[2])
             if members is not None:
                 runs.append((value[0], members))
     return runs
+
+
+def _branch_run(alternatives: list[list[tuple[int, str]]]) -> list[tuple[int, str]]:
+    """Every alternative holds its longest run: so every match holds a run as long as the
+    shortest of them, of characters from their classes' union."""
+    if not alternatives or not all(alternatives):
+        return []
+    longest = [max(runs) for runs in alternatives]
+    return [(min(count for count, _ in longest), "".join(members for _, members in longest))]
 
 
 def _class_members(body: Any) -> str | None:
