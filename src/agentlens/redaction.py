@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -374,9 +373,7 @@ def redact_trajectory(trajectory: Trajectory, document: bytes | None = None) -> 
 
     document = document if document is not None else encoded(trajectory)
     changed = None if document is None else _changed_strings(document)  # None: the walk decides
-    if not changed and document is not None:
-        if _scanned is not None:
-            _keep_scanned(_scanned, trajectory, document)
+    if changed is not None and not changed:
         return trajectory
     plain = msgspec.to_builtins(trajectory)
     if changed is None:
@@ -384,53 +381,6 @@ def redact_trajectory(trajectory: Trajectory, document: bytes | None = None) -> 
     else:
         cleaned = map_strings(plain, lambda text: changed.get(text, text))
     return trajectory if cleaned == plain else msgspec.convert(cleaned, Trajectory)
-
-
-class _Scanned:
-    """The documents of the last trajectories `redact_trajectory` returned unchanged, kept
-    while a `keeping_scanned` block lasts, up to `KEEP_SCANNED` bytes."""
-
-    def __init__(self) -> None:
-        self.kept: dict[int, tuple[Trajectory, bytes]] = {}
-        self.size = 0
-
-    def drop(self, key: int) -> tuple[Trajectory, bytes] | None:
-        kept = self.kept.pop(key, None)
-        if kept is not None:
-            self.size -= len(kept[1])
-        return kept
-
-
-KEEP_SCANNED = 16 * 2**20
-_scanned: _Scanned | None = None
-
-
-def _keep_scanned(scanned: _Scanned, trajectory: Trajectory, document: bytes) -> None:
-    scanned.drop(id(trajectory))
-    scanned.kept[id(trajectory)] = (trajectory, document)
-    scanned.size += len(document)
-    while scanned.size > KEEP_SCANNED and len(scanned.kept) > 1:
-        scanned.drop(next(iter(scanned.kept)))
-
-
-@contextmanager
-def keeping_scanned() -> Iterator[None]:
-    """Within the block, `scanned_document` can give back what the redaction pass encoded (a
-    pooled read spills each run as it is read, and would encode it a second time)."""
-    global _scanned
-    _scanned = _Scanned()
-    try:
-        yield
-    finally:
-        _scanned = None
-
-
-def scanned_document(trajectory: Trajectory) -> bytes | None:
-    """The JSON document of this very trajectory that `redact_trajectory` scanned and returned
-    it unchanged with, inside a `keeping_scanned` block (taken once): what encoding it again
-    would give, if nothing changed it since."""
-    kept = _scanned.drop(id(trajectory)) if _scanned is not None else None
-    return kept[1] if kept is not None and kept[0] is trajectory else None
 
 
 def maybe_redact(trajectory: Trajectory) -> Trajectory:

@@ -15,7 +15,6 @@ import pytest
 from agentlens import redaction
 from agentlens.engine import get_engine
 from agentlens.formats import limits
-from agentlens.formats._batch_ids import _run_folder_first
 from agentlens.formats.jsonl import dump_jsonl
 from agentlens.formats.load import read_path
 from agentlens.formats.stream import read_paths
@@ -73,33 +72,6 @@ def test_the_folders_need_the_batch_to_decide() -> None:
     assert sum(1 for p in patches if p is not None and p.outcome is not None) >= 2
     sources = {p.outcome.source for p in tabled if p is not None and p.outcome is not None}
     assert any(str(s).startswith("labels:") for s in sources), sources
-
-
-def test_each_run_is_spilled_as_its_own_encoding(
-    planted: list[Path],  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    """A run the redaction pass left as it was is spilled as the document that pass scanned
-    (no second encoding): the bytes are the canonical JSON of the run as its worker read it,
-    whether redaction changed the run (planted secrets), the read renamed it by its run folder
-    (`_run_folder_first`) or neither."""
-    bench = sorted((BENCH / "trajectories" / "psf__requests-1724").glob("*.json"))[0]
-    in_run_folder = tmp_path / "run-7" / bench.stem / bench.name
-    in_run_folder.parent.mkdir(parents=True)
-    in_run_folder.write_bytes(bench.read_bytes())
-    folders = [str(DATA / "formats"), *map(str, planted), str(tmp_path / "run-7")]
-    with read_cohort(folders) as (_, spill):
-        spilled = spill.folder.read([spill.span(r) for r in spill.refs])
-        files = sorted({r.source.path for r in spill.refs})
-    as_read: dict[tuple[str, int | None], bytes] = {}
-    for path in files:
-        for run in read_path(path):
-            _run_folder_first(run)
-            as_read[(run.source.path, run.source.index)] = msgspec.json.encode(run)
-    assert spilled == [as_read[(r.source.path, r.source.index)] for r in spill.refs]
-    assert f"run-7/{bench.stem}" in [r.id for r in spill.refs]
-    assert any(b"[REDACTED:" in data for data in spilled)
-    assert len(spilled) >= 20
 
 
 def test_workers_redact_as_this_process_says(planted: list[Path]) -> None:  # noqa: F811

@@ -105,7 +105,7 @@ def read_files(chunk: list[tuple[str, bool]], job: ReadJob) -> list[FileRead]:
     if os.getpid() != job.parent:
         redaction.set_enabled(job.redact)
         limits.set_max_file_size(job.max_file_size)
-    with open(spill_path(job.folder), "ab") as handle, redaction.keeping_scanned():
+    with open(spill_path(job.folder), "ab") as handle:
         reads = [_read_or_fail(item, job, handle) for item in chunk]
     if os.getpid() != job.parent:
         for read in reads:
@@ -130,14 +130,9 @@ def read_file(item: tuple[str, bool], job: ReadJob, handle: IO[bytes]) -> FileRe
     trajectories = read_one(found, Path(path), explicit, format=job.format,
                             lenient=job.lenient, strict=job.strict)  # fmt: skip
     for trajectory in trajectories:
-        scanned = redaction.scanned_document(trajectory)  # the redaction pass's encoding
-        read_as = trajectory.id
         _run_folder_first(trajectory)
         start = handle.tell()
-        renamed = trajectory.id != read_as
-        handle.write(
-            scanned if scanned is not None and not renamed else _ENCODER.encode(trajectory)
-        )
+        handle.write(_ENCODER.encode(trajectory))
         _, patch, lines = sidecar_labels(trajectory, _sidecars(job))
         found.headers.append(RunHeader(
             trajectory.id, trajectory.task_id, trajectory.source, trajectory.outcome,
