@@ -162,7 +162,7 @@ def test_the_fast_pass_redacts_real_traces_as_the_reference_does(
 
 TRICKY = ['"', "\\", '\\"', "\n", "\t", " ", "=", ":", "é", "İ", "ı", "ſ", "K", "x" * 7, "@",
           "://", "token", "PASS", "Key", "sk-", "AKIA", "BEGIN", "eyJ", "-us", "gl", "abc123",
-          "_tokens", "passk-", "keyxox"]  # fmt: skip
+          "_tokens", "passk-", "keyxox", "tokens", "npm_", "ToKeN", "sk_live_"]  # fmt: skip
 SECRETS = [*PLANTED.values(), "passwd=s3cr3tvalue", "paſsword = 'hunter2hunter2'",
            "\u212aey: 'abcdefgh12'", "https://user:pw123456@host", "SG.abcdefghijklmnopqrstuv",
            'ibm_cloud_iam_key = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"',
@@ -221,19 +221,38 @@ def test_a_secret_overlapping_a_passed_over_needle_is_still_found() -> None:
 
 
 def test_a_pattern_runs_only_where_the_long_run_it_needs_is() -> None:
-    """`required_run` finds a run of one class that no match can skip, with the pattern's flags,
-    and none inside a branch, an optional part or a group that changes the flags."""
+    """`required_run` finds a run of one class that no match can skip, with the pattern's flags
+    (of a branch, one every alternative holds), and none inside a branch with an alternative
+    that holds none, an optional part or a group that changes the flags."""
     import re
 
     run = redaction.required_run
     assert run(re.compile(r"key=([a-z0-9]{20}+)")).pattern == "[a-z0-9]{20}"  # type: ignore[union-attr]
     assert run(re.compile(r"(?i)x[a-f]{16,}")).flags & re.IGNORECASE  # type: ignore[union-attr]
+    branches = run(re.compile(r"x(?:[a-z]{20}|[0-9]{30})"))  # each alternative holds one
+    assert branches is not None and branches.pattern == "[a-z0-9]{20}"
     for none in (r"(?:a|[a-z]{20})", r"(?:[a-z]{20})?", r"(?i:[a-z]{20})", r"\w{20}", r"[a-z]{15}"):
         assert run(re.compile(none)) is None, none
     for kind, pattern, _, needed in redaction._patterns():
         for secret in SECRETS:
             if needed is not None and pattern.search(secret):
                 assert needed.search(secret), (kind, secret)
+
+
+def test_a_long_run_found_by_byte_translation_is_the_one_re_finds() -> None:
+    """On an ASCII text `_has_run` maps bytes to class members instead of running `re`: on
+    random texts of members, near-members and other characters, for every run the patterns
+    need (with their flags: `(?i)` classes take both cases), it answers as `run.search`."""
+    rng = random.Random(11)
+    runs = {run for *_, run in redaction._patterns() if run is not None}
+    soup = ["a", "Z", "0", "f", "_", "-", "+", "/", "=", " ", "\n", ".", "G", "x" * 20, "9" * 30]
+    answers = []
+    for run in runs:
+        for _ in range(300):
+            text = "".join(rng.choices(soup, k=rng.randint(0, 12)))
+            answers.append(redaction._has_run(run, text, text.encode()))
+            assert answers[-1] == (run.search(text) is not None), (run.pattern, text)
+    assert 0 < sum(answers) < len(answers)
 
 
 def test_no_part_of_a_jwt_or_a_url_password_is_left() -> None:

@@ -64,6 +64,7 @@ class TerminalIndex:
         self.eq = eq
         self.jaccard: dict[tuple[str, str], bool] = {}
         self.search = self.intern("search")
+        self.side = _ReferenceSide(self.codes, self.search)
 
     def match(self, cand: Sequence[ProcState]) -> dict[int, list[int]]:
         """id(node) → ascending candidate indices equivalent to it (terminal pairs only)."""
@@ -71,7 +72,7 @@ class TerminalIndex:
         if not cols or not self.nodes:
             return {id(n): [] for n in self.nodes}
         b = encode([cand[j] for j in cols], self.intern)
-        mask = self._mask(self.codes, b, [terminal_key(cand[j])[3] for j in cols])
+        mask = self._mask(b, [terminal_key(cand[j])[3] for j in cols])
         rows, idx = np.nonzero(mask)
         out: dict[int, list[int]] = {id(n): [] for n in self.nodes}
         col_index = np.asarray(cols)[idx]
@@ -79,26 +80,25 @@ class TerminalIndex:
             out[id(self.nodes[r])].append(j)
         return out
 
-    def _mask(self, a: np.ndarray, b: np.ndarray, cand_targets: list[str]) -> np.ndarray:
+    def _mask(self, b: np.ndarray, cand_targets: list[str]) -> np.ndarray:
+        ref = self.side  # the reference's columns, computed once
+
         def eq(f: int) -> np.ndarray:
-            return a[f][:, None] == b[f][None, :]
+            return ref.codes[f] == b[f][None, :]
 
-        def nz(x: np.ndarray) -> np.ndarray:
-            return x != 0
-
-        sa, sb = a[0][:, None], b[0][None, :]
-        stage_ok = (sa == sb) | (sa == 0) | (sb == 0)
-        ha, hb = nz(a[1])[:, None], nz(b[1])[None, :]
-        decided = (eq(1) & ha) | (eq(2) & nz(a[2])[:, None] & ~(ha & hb)) | eq(3) | eq(9)
-        cmds = nz(a[4])[:, None] & nz(b[4])[None, :]
-        same_group = eq(6) & nz(a[6])[:, None]
-        ta, tb = nz(a[7])[:, None], nz(b[7])[None, :]
-        group_rule = same_group & (~ta | ~tb | eq(7))
-        terminal = eq(5) | group_rule
+        sb = b[0][None, :]
+        stage_ok = (ref.codes[0] == sb) | ref.no_stage | (sb == 0)
+        hb = (b[1] != 0)[None, :]
+        decided = (eq(1) & ref.has_hash) | (eq(2) & ref.has_rs & ~(ref.has_hash & hb))
+        decided |= eq(3) | eq(9)
+        cmds = ref.has_cmd & (b[4] != 0)[None, :]
+        same_group = eq(6) & ref.has_group
+        tb = (b[7] != 0)[None, :]
+        terminal = eq(5) | (same_group & (ref.no_target | ~tb | eq(7)))
         if self.eq.base_command_rule:
-            terminal |= eq(8) & nz(a[8])[:, None]
+            terminal |= eq(8) & ref.has_base
         mask = stage_ok & (decided | (cmds & terminal))
-        pending = stage_ok & ~mask & cmds & same_group & (a[6][:, None] == self.search) & ta & tb
+        pending = stage_ok & ~mask & cmds & same_group & ref.search_target & tb
         for r, c in zip(*np.nonzero(pending), strict=True):
             mask[r, c] = self._similar(self.targets[r], cand_targets[c])
         return mask
@@ -110,3 +110,18 @@ class TerminalIndex:
             found = word_jaccard(ta, tb) >= self.eq.search_jaccard_min
             self.jaccard[key] = found
         return found
+
+
+class _ReferenceSide:
+    """A reference's feature codes as columns (n × 1) and the tests on them alone, which every
+    candidate's verdict matrix shares (computed once per reference, not per candidate)."""
+
+    def __init__(self, a: np.ndarray, search: int) -> None:
+        self.codes = [row[:, None] for row in a]
+        nz = a != 0
+        self.no_stage = ~nz[0][:, None]
+        self.has_hash, self.has_rs = nz[1][:, None], nz[2][:, None]
+        self.has_cmd, self.has_group = nz[4][:, None], nz[6][:, None]
+        self.no_target = ~nz[7][:, None]
+        self.has_base = nz[8][:, None]
+        self.search_target = ((a[6] == search) & nz[7])[:, None]
