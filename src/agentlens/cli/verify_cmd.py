@@ -14,8 +14,8 @@ from agentlens.cli._app import WIDE, console, err_console
 from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.formats.load import read_path
 from agentlens.jsonio import dump
-from agentlens.reviews.documents import VERIFY_KIND
 from agentlens.scenarios.scenario import load_scenario, run_scenario
+from agentlens.verification import VERIFY_KIND
 
 if TYPE_CHECKING:
     from agentlens.scenarios.scenario import ScenarioResult

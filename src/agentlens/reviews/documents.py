@@ -17,9 +17,9 @@ from agentlens.reviews import canonical_order
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview, aggregate
 from agentlens.reviews.judge.parse import Evidence, ParsedReview, Pitfall
 from agentlens.reviews.judge.score_probs import ScoreDistribution
+from agentlens.verification import VERIFY_KIND
 
 REVIEWS_KIND = "agentlens.reviews/1"
-VERIFY_KIND = "agentlens.verify/1"
 SXS_KIND = "agentlens.sxs/1"
 
 Count = Annotated[int, msgspec.Meta(ge=0)]

@@ -32,7 +32,6 @@ from agentlens.formats.jsonl import dump_jsonl, load_jsonl
 from agentlens.jsonio import dump, read_user_json
 from agentlens.providers.client import LLMClient
 from agentlens.redaction import maybe_redact
-from agentlens.reviews.documents import VERIFY_KIND
 from agentlens.scenarios.mcp import mcp_config, missing_variables
 from agentlens.scenarios.mcp_servers import LEGACY_SSE
 from agentlens.scenarios.personas import RELEASED_FOLD, Persona, load_persona
@@ -45,7 +44,7 @@ from agentlens.scenarios.session import SessionResult, run_session, setup_failur
 from agentlens.scenarios.simulated_user import SimulatedUser, SimulatorSettings
 from agentlens.scenarios.workspace import Workspace, prepare, run_preprocessors
 from agentlens.seams import ScenarioAgent
-from agentlens.verification import isolation
+from agentlens.verification import VERIFY_KIND, isolation
 from agentlens.verification.sandbox import command_scope
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")
