@@ -4,6 +4,8 @@ unparseable; the tests assert on the pipeline: prompts, token usage, parsing, ag
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
 
@@ -112,6 +114,39 @@ def test_sxs_with_local_model(sxs_result) -> None:
             assert -5 <= raw <= 5
     rate = result["ToolCalls"].consistency_rate
     assert rate is None or rate in (0.0, 1.0)
+
+
+def test_sxs_gets_a_verdict_from_every_call_of_the_default_local_judge(
+    local_gguf_path, client, reviews, pair, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`agentlens sxs` on two real runs of one task with SmolLM2 in process (llama.cpp, the
+    default local judge): the pairwise answer is asked in a schema (a GBNF grammar), so every
+    (pair, dimension, order) call gives a usable verdict and the mean is a number. In the tagged
+    format this model wrote no usable <PairwiseScore> (0 of 2 here, exit 4)."""
+    from agentlens.cli import main
+    from agentlens.jsonio import dump
+
+    files = []
+    for side, review in zip("ab", reviews, strict=True):
+        files.append(tmp_path / f"reviews-{side}.json")
+        dump(reviews_document(client.name, [review]), files[-1])
+    out = tmp_path / "sxs.json"
+    runs = [t.source.path for t in pair]
+    code = main(
+        ["sxs", *runs, "--reviews-a", str(files[0]), "--reviews-b", str(files[1]),
+         "--judge", f"llamacpp:{local_gguf_path}", "--metric-set", "workflows",
+         "--dimension", "ToolCalls", "--budget-tokens", "800", "--no-cache", "--out", str(out)]
+    )  # fmt: skip
+    doc = json.loads(out.read_text())
+    (cell,) = doc["dimensions"]["ToolCalls"]["cells"]
+    verdicts = [c["score"] for c in cell["comparisons"]]
+    assert len(verdicts) == 2 and all(v is not None and -5 <= v <= 5 for v in verdicts), cell
+    assert code == 0, capsys.readouterr().err
+    assert (doc["answers"], doc["temperature"]) == ("schema", 0.0)
+    assert cell["forward"] == verdicts[0] and cell["swapped"] == -verdicts[1]
+    assert doc["dimensions"]["ToolCalls"]["mean_score"] == round(
+        (verdicts[0] - verdicts[1]) / 2 / 5, 4
+    )
 
 
 def test_summary_with_local_model(client, reviews) -> None:

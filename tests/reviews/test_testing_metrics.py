@@ -228,7 +228,7 @@ def test_metric_set_option_reaches_review_and_sxs(
             "--reviews-b", outs[1], *judge, "--metric-set", "testing", "--no-swap", "--json",
         )  # fmt: skip
         assert code == 4 and list(json.loads(out)["dimensions"]) == list(ALL_DIMENSIONS)
-        assert asked_dimensions(server) == sorted(ALL_DIMENSIONS)
+        assert asked_dimensions(server) == sorted(ALL_DIMENSIONS * 2)  # asked, re-asked
         server.requests.clear()
         code, out, _ = run_cli(
             capsys, "review", str(WRITES_A_TEST), *judge, "--json",

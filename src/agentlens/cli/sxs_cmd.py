@@ -80,6 +80,13 @@ from agentlens.reviews.sxs.runs import SideBySide, SxsSettings, side_by_side
     "lines and gives no trinomial p above 500 pairs (spec §8.4).",
 )
 @samples_option("Judge each order N times: the mean score gets a 95% CI from their variance.")
+@click.option(
+    "--free-text",
+    is_flag=True,
+    help="Ask for the tagged answer (<Comparison>, <PairwiseScore>) even where the backend can "
+    "constrain answers to a JSON schema (the default there; `--profile released` always asks "
+    "for the tagged answer, as the released evaluator does).",
+)
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None)

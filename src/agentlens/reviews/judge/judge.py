@@ -8,13 +8,13 @@ import asyncio
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
-from agentlens.errors import ProviderError
 from agentlens.providers import ChatRequest, LLMClient
 from agentlens.providers.prompt_dump import prompt_hash
 from agentlens.reviews import DIMENSIONS
-from agentlens.reviews.judge.ask import PerItem, ask, dimensions_of, sample_request
+from agentlens.reviews.judge.ask import PerItem, ask_scored, dimensions_of, sample_request
 from agentlens.reviews.judge.compact import Compacted, compact
 from agentlens.reviews.judge.parse import ParsedReview, parse_review
 from agentlens.reviews.judge.prompt import ReviewContext, build_messages, prompt_tokens
@@ -202,32 +202,24 @@ async def _review_once(
         prompt_sha256=prompt_hash(messages), mode="schema" if structured else "free text",
         sample=sample or 0,
     )  # fmt: skip
-    usage: dict[str, int] = {"prompt_tokens": 0, "completion_tokens": 0}
-    for attempt in (1, 2):
-        request = _request(messages, dimension, settings, structured)
-        if sample is not None:
-            request = sample_request(request, sample, settings.temperature)
-        answer = await ask(client, request)
-        if isinstance(answer, ProviderError):
-            review.unscored_reason, review.provider_failed = f"provider error: {answer}", True
-            break
-        usage["prompt_tokens"] += answer.usage.prompt_tokens
-        usage["completion_tokens"] += answer.usage.completion_tokens
-        parsed = (parse_structured if structured else parse_review)(answer.text, len(traj.steps))
-        review.parsed, review.answer, review.attempts = parsed, answer.text, attempt
-        review.score, review.unscored_reason = parsed.score, parsed.unscored_reason
-        review.distribution = score_distribution(answer.logprobs) if structured else None
-        if parsed.score is not None or not (settings.reask and structured) or attempt == 2:
-            break
-        messages = [
-            *messages,
-            {"role": "assistant", "content": answer.text},
-            {
-                "role": "user",
-                "content": reask(parsed.unscored_reason or "no score", dimension, structured),
-            },
-        ]
-    review.usage = usage
+    request = _request(messages, dimension, settings, structured)
+    if sample is not None:
+        request = sample_request(request, sample, settings.temperature)
+    parse = parse_structured if structured else parse_review
+    follow_up = partial(reask, dimension=dimension, structured=True)
+    asked = await ask_scored(
+        client, request, lambda text: parse(text, len(traj.steps)),
+        follow_up if settings.reask and structured else None,
+    )  # fmt: skip
+    if asked.parsed is not None and asked.response is not None:
+        review.parsed, review.answer, review.attempts = (
+            asked.parsed, asked.response.text, asked.attempts,
+        )  # fmt: skip
+        review.score, review.unscored_reason = asked.parsed.score, asked.parsed.unscored_reason
+        review.distribution = score_distribution(asked.response.logprobs) if structured else None
+    if asked.failure is not None:
+        review.unscored_reason, review.provider_failed = f"provider error: {asked.failure}", True
+    review.usage = asked.usage
     return review
 
 

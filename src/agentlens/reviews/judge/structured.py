@@ -1,6 +1,8 @@
 """Structured judge answers: the JSON schema each dimension's answer is requested in (review,
 evidence lines, score "0" / "0.5" / "1"; Pitfalls adds its pitfall lines), the parser that turns
-such an answer into a `ParsedReview`, and the re-ask sent once after a malformed answer.
+such an answer into a `ParsedReview`, and the re-ask sent once after a malformed answer. The
+field builders, the token bound, the JSON loading and the re-ask serve SxS answers too
+(`sxs.structured`).
 
 The schema is served by each backend's own mechanism: a GBNF grammar compiled from it for
 llama.cpp, `response_format` for OpenAI-compatible servers, a forced tool call for Anthropic.
@@ -25,44 +27,16 @@ MAX_LINES = 3
 CHARS_PER_TOKEN = 2.5  # prose is ~3.2 characters a token; JSON punctuation is denser
 
 
-def _text(limit: int) -> dict[str, Any]:
+def text_field(limit: int) -> dict[str, Any]:
     return {"type": "string", "maxLength": limit}
 
 
-def _lines(item: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "type": "array",
-        "maxItems": MAX_LINES,
-        "items": {
-            "type": "object",
-            "properties": item,
-            "required": list(item),
-            "additionalProperties": False,
-        },
-    }
+def enum_field(values: list[str]) -> dict[str, Any]:
+    return {"type": "string", "enum": values}
 
 
-def answer_schema(dimension: str) -> dict[str, Any]:
-    """The JSON schema of a judge answer on `dimension` (the score is the last field, so the
-    model writes its review before it scores, as the free-text format asks)."""
-    evidence = {
-        "aspect": _text(60),
-        "severity": {"type": "string", "enum": SEVERITIES},
-        "evidence": _text(FIELD_CHARS),
-    }
-    properties: dict[str, Any] = {"review": _text(REVIEW_CHARS), "evidence": _lines(evidence)}
-    if dimension == "Pitfalls":
-        properties["pitfalls"] = _lines(
-            {
-                "pitfall": _text(60),
-                "category": {"type": "string", "enum": CATEGORIES},
-                "severity": {"type": "string", "enum": SEVERITIES},
-                "frequency": {"type": "string", "enum": ["once", "repeated"]},
-                "evidence": _text(FIELD_CHARS),
-                "mechanism": _text(FIELD_CHARS),
-            }
-        )
-    properties["score"] = {"type": "string", "enum": list(SCORES)}
+def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
+    """An object with every field required, in this order (a grammar writes them so)."""
     return {
         "type": "object",
         "properties": properties,
@@ -71,10 +45,45 @@ def answer_schema(dimension: str) -> dict[str, Any]:
     }
 
 
+def lines_field(item: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "array", "maxItems": MAX_LINES, "items": object_schema(item)}
+
+
+def answer_schema(dimension: str) -> dict[str, Any]:
+    """The JSON schema of a judge answer on `dimension` (the score is the last field, so the
+    model writes its review before it scores, as the free-text format asks)."""
+    evidence = {
+        "aspect": text_field(60),
+        "severity": enum_field(SEVERITIES),
+        "evidence": text_field(FIELD_CHARS),
+    }
+    properties: dict[str, Any] = {
+        "review": text_field(REVIEW_CHARS),
+        "evidence": lines_field(evidence),
+    }
+    if dimension == "Pitfalls":
+        properties["pitfalls"] = lines_field(
+            {
+                "pitfall": text_field(60),
+                "category": enum_field(CATEGORIES),
+                "severity": enum_field(SEVERITIES),
+                "frequency": enum_field(["once", "repeated"]),
+                "evidence": text_field(FIELD_CHARS),
+                "mechanism": text_field(FIELD_CHARS),
+            }
+        )
+    properties["score"] = enum_field(list(SCORES))
+    return object_schema(properties)
+
+
 def answer_token_bound(dimension: str) -> int:
+    return token_bound(answer_schema(dimension))
+
+
+def token_bound(schema: dict[str, Any]) -> int:
     """Tokens the longest answer the schema allows can take: the `max_tokens` a structured call
     needs, so a bounded answer always ends (with its score) before the limit."""
-    return math.ceil(_chars(answer_schema(dimension)) / CHARS_PER_TOKEN) + 16
+    return math.ceil(_chars(schema) / CHARS_PER_TOKEN) + 16
 
 
 def _chars(schema: dict[str, Any]) -> int:
@@ -108,21 +117,16 @@ def output_instructions(dimension: str) -> str:
 def parse_structured(text: str, n_steps: int | None = None) -> ParsedReview:
     """A schema answer as a `ParsedReview`; malformed JSON or a bad score is unscored, with
     the reason (the caller re-asks once)."""
-    try:
-        # strict=False: a raw newline or tab inside a string (llama.cpp's grammar lets them
-        # through) is still the answer the model meant
-        data = json.loads(text, strict=False)
-    except json.JSONDecodeError as exc:
-        return _unscored(text, "empty answer" if not text.strip() else f"malformed JSON ({exc})")
-    if not isinstance(data, dict):
-        return _unscored(text, "malformed JSON (not an object)")
+    data, problem = load_object(text)
+    if data is None:
+        return _unscored(text, problem or "malformed JSON")
     raw = data.get("score")
     score = SCORES.get(str(raw).strip()) if isinstance(raw, str | int | float) else None
     if isinstance(raw, int | float) and not isinstance(raw, bool) and float(raw) in SCORES.values():
         score = float(raw)
     reason = None if score is not None else f"score {str(raw)[:20]!r} is not 0, 0.5 or 1"
-    pitfalls = [_pitfall(p, n_steps) for p in _objects(data.get("pitfalls"))]
-    evidence = [_evidence(e, n_steps) for e in _objects(data.get("evidence"))]
+    pitfalls = [_pitfall(p, n_steps) for p in objects(data.get("pitfalls"))]
+    evidence = [_evidence(e, n_steps) for e in objects(data.get("evidence"))]
     rated = [(p.severity, p.repeated) for p in pitfalls if p.severity]
     return ParsedReview(
         score=score,
@@ -135,10 +139,26 @@ def parse_structured(text: str, n_steps: int | None = None) -> ParsedReview:
     )
 
 
-def reask(reason: str, dimension: str, structured: bool) -> str:
+def load_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A schema answer's JSON object, or None and what is wrong with it."""
+    try:
+        # strict=False: a raw newline or tab inside a string (llama.cpp's grammar lets them
+        # through) is still the answer the model meant
+        data = json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        return None, "empty answer" if not text.strip() else f"malformed JSON ({exc})"
+    if not isinstance(data, dict):
+        return None, "malformed JSON (not an object)"
+    return data, None
+
+
+SCORE_RULE = '"score" must be "0", "0.5" or "1"'
+
+
+def reask(reason: str, dimension: str, structured: bool, score_rule: str = SCORE_RULE) -> str:
     """The one follow-up after an answer without a valid score, naming what was wrong."""
     form = (
-        'the JSON object only, exactly as asked; "score" must be "0", "0.5" or "1"'
+        f"the JSON object only, exactly as asked; {score_rule}"
         if structured
         else "exactly the format asked, ending with <Score>0</Score>, <Score>0.5</Score> or "
         "<Score>1</Score>"
@@ -168,11 +188,11 @@ def _unscored(text: str, reason: str) -> ParsedReview:
     return ParsedReview(None, reason, text.strip(), [], [], None, None)
 
 
-def _objects(value: Any) -> list[dict[str, Any]]:
+def objects(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-def _severity(value: Any) -> str | None:
+def severity(value: Any) -> str | None:
     return value if value in SEVERITIES else None
 
 
@@ -180,7 +200,7 @@ def _evidence(item: dict[str, Any], n_steps: int | None) -> Evidence:
     cited = str(item.get("evidence") or "")
     known, unknown = step_ids(cited, n_steps)
     return Evidence(
-        str(item.get("aspect") or ""), _severity(item.get("severity")), cited, known, unknown
+        str(item.get("aspect") or ""), severity(item.get("severity")), cited, known, unknown
     )
 
 
@@ -190,7 +210,7 @@ def _pitfall(item: dict[str, Any], n_steps: int | None) -> Pitfall:
     return Pitfall(
         str(item.get("pitfall") or ""),
         item.get("category") if item.get("category") in CATEGORIES else None,
-        _severity(item.get("severity")),
+        severity(item.get("severity")),
         item.get("frequency") == "repeated",
         cited,
         known,

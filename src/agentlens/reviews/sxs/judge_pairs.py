@@ -5,7 +5,9 @@ mean of the available orders, and the position-consistency rate is the share of 
 orders scored) whose two signs agree. Pitfalls scores come from the burden totals (spec §6).
 Pairs are built by `pairing.pair_runs` (repeat i of a task in A vs repeat i in B); the
 permutation test reads each pair as one paired difference, or each task's mean over its pairs
-with `pairing="task-mean"`. With `samples` N > 1 each order is judged N times (`sample_ci`)."""
+with `pairing="task-mean"`. With `samples` N > 1 each order is judged N times (`sample_ci`).
+Where the backend can constrain answers to a schema, each answer is the JSON of
+`sxs.structured` (asked once more after one without a valid score); else the tagged format."""
 
 from __future__ import annotations
 
@@ -15,12 +17,20 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from agentlens.errors import ConfigError, ProviderError
+from agentlens.errors import ConfigError
 from agentlens.providers import ChatRequest, LLMClient
 from agentlens.reviews import DIMENSIONS, canonical_order
-from agentlens.reviews.judge.ask import PerItem, ask, dimensions_of, sample_request
+from agentlens.reviews.judge.ask import (
+    Asked,
+    PerItem,
+    ask_scored,
+    dimensions_of,
+    sample_request,
+    sampling_temperature,
+)
 from agentlens.reviews.judge.judge import DimensionReview
 from agentlens.reviews.judge.samples import ItemSamples
 from agentlens.reviews.sxs.alert import llm_judge_alert
@@ -37,6 +47,12 @@ from agentlens.reviews.sxs.stats import (
     TrinomialResult,
     score_flags,
     trinomial_from_scores,
+)
+from agentlens.reviews.sxs.structured import (
+    pairwise_reask,
+    pairwise_schema,
+    pairwise_token_bound,
+    parse_pairwise,
 )
 
 MAX_POOL = 50
@@ -72,28 +88,51 @@ def select_tasks(
 
 @dataclass(frozen=True)
 class Sampling:
-    """How many times each order is judged, and at what temperature (N > 1 only)."""
+    """How many times each order is judged, and at what temperature (None: 0 for one answer,
+    0.7 for N > 1, as `ask.sampling_temperature` says)."""
 
     n: int = 1
     temperature: float | None = None
 
+    @property
+    def request_temperature(self) -> float:
+        """What every request of both orders states: were it left to the backend's default
+        (llama.cpp 0.8, OpenAI 1.0), the order-swap check would partly measure sampling noise."""
+        return sampling_temperature(self.temperature, self.n)
+
 
 async def _judge(
-    client: LLMClient, messages: list[dict[str, str]], max_tokens: int, sampling: Sampling
+    client: LLMClient,
+    messages: list[dict[str, str]],
+    max_tokens: int,
+    sampling: Sampling,
+    structured: bool,
+    dimension: str,
 ) -> list[ParsedComparison]:
-    """One order's answers: one, or N samples (seed 42 + k at the sampling temperature)."""
-    request = ChatRequest(messages=messages, max_tokens=max_tokens, seed=42)
+    """One order's answers: one, or N samples (seed 42 + k); a schema answer without a valid
+    score is asked once more."""
+    request = ChatRequest(
+        messages=messages,
+        temperature=sampling.request_temperature,
+        max_tokens=max(max_tokens, pairwise_token_bound()) if structured else max_tokens,
+        seed=42,
+        json_schema=pairwise_schema() if structured else None,
+    )
     if sampling.n > 1:
-        requests = [sample_request(request, k, sampling.temperature) for k in range(sampling.n)]
+        requests = [sample_request(request, k, request.temperature) for k in range(sampling.n)]
     else:
         requests = [request]
-    answers = await asyncio.gather(*(ask(client, r) for r in requests))
-    return [
-        ParsedComparison(None, f"provider error: {a}", "", [])
-        if isinstance(a, ProviderError)
-        else parse_comparison(a.text)
-        for a in answers
-    ]
+    parse = parse_pairwise if structured else parse_comparison
+    follow_up = partial(pairwise_reask, dimension=dimension) if structured else None
+    answers = await asyncio.gather(*(ask_scored(client, r, parse, follow_up) for r in requests))
+    return [_comparison(a) for a in answers]
+
+
+def _comparison(asked: Asked[ParsedComparison]) -> ParsedComparison:
+    if asked.failure is not None or asked.parsed is None:
+        return ParsedComparison(None, f"provider error: {asked.failure}", "", [], asked.attempts)
+    asked.parsed.attempts = asked.attempts
+    return asked.parsed
 
 
 def _review(side: Side, task: str, dim: str) -> DimensionReview | None:
@@ -129,25 +168,22 @@ async def judge_cell(
     max_tokens: int,
     presence: Presence = "scored",
     sampling: Sampling | None = None,
+    structured: bool = False,
 ) -> Cell:
     sampling = sampling or Sampling()
     ra, rb = _review(a, task, dim), _review(b, task, dim)
     ta, tb = a.trajectories[task], b.trajectories[task]
     mapping = _pitfall_mapping(ra, rb) if dim == "Pitfalls" else None
-    budget = budget_tokens
-    calls = [
-        build_messages(
-            dim, ta, tb, ra, rb, budget_tokens=budget, pitfalls=mapping, presence=presence
-        )
-    ]
+    prompt = partial(
+        build_messages, dim, budget_tokens=budget_tokens, presence=presence, structured=structured
+    )
+    calls = [prompt(ta, tb, ra, rb, pitfalls=mapping)]
     if swap:
         swapped_map = pitfalls_score(mapping.total_2, mapping.total_1) if mapping else None
-        calls.append(
-            build_messages(
-                dim, tb, ta, rb, ra, budget_tokens=budget, pitfalls=swapped_map, presence=presence
-            )
-        )
-    orders = await asyncio.gather(*(_judge(client, m, max_tokens, sampling) for m in calls))
+        calls.append(prompt(tb, ta, rb, ra, pitfalls=swapped_map))
+    orders = await asyncio.gather(
+        *(_judge(client, m, max_tokens, sampling, structured, dim) for m in calls)
+    )
     # A swapped answer is sign-flipped back to A-vs-B; a Pitfalls score is the mapping's, fixed.
     oriented = [
         [mapping.score if mapping else _flip(p.score, flip=i == 1) for p in order]
@@ -230,6 +266,7 @@ class DimensionResult:
                         {
                             "score": p.score,
                             "unscored_reason": p.unscored_reason,
+                            "attempts": p.attempts,
                             "lines": [vars(x) for x in p.lines],
                         }
                         for p in c.comparisons
@@ -284,6 +321,7 @@ async def run_sxs(
     presence: Presence = "scored",
     trinomial_profile: TrinomialProfile = "default",
     sampling: Sampling | None = None,
+    structured: bool | None = None,
 ) -> dict[str, DimensionResult]:
     """SxS per dimension. `ties="released"`, `llm_alert=True` and `presence="text"` reproduce the
     released evaluator's permutation p, its LLM-summarised judge alert and its notion of a present
@@ -292,12 +330,15 @@ async def run_sxs(
     test's input and is only reported: no flag depends on it. With `dimensions` a function of
     the pair key, each dimension is judged on the selected keys that have it, and one no
     selected key has is absent from the result. `sampling`: each order judged N times; the
-    result carries the samples, their agreement and the mean score's CI (`sample_ci`)."""
+    result carries the samples, their agreement and the mean score's CI (`sample_ci`).
+    `structured`: ask for the JSON answer of `sxs.structured`; None: wherever the backend can
+    constrain answers to a schema (else the tagged format and its parser)."""
     if pairing not in PAIRINGS:
         raise ConfigError(f"unknown pairing {pairing!r}; choose one of {PAIRINGS}")
     tasks = select_tasks(a, b, dimensions, presence)
     dims_of = dimensions_of(dimensions)
     judged = _judged_dimensions(dimensions, tasks)
+    schema = client.supports_json_schema if structured is None else structured
     jobs = [
         judge_cell(
             client,
@@ -310,6 +351,7 @@ async def run_sxs(
             max_tokens=max_tokens,
             presence=presence,
             sampling=sampling,
+            structured=schema,
         )
         for d in judged
         for t in tasks

@@ -32,6 +32,8 @@ class ParsedComparison:
     unscored_reason: str | None
     comparison: str
     lines: list[ComparisonLine]
+    attempts: int = 1
+    """2 when a schema answer had no valid score and the judge was asked once more."""
 
 
 def parse_comparison(text: str) -> ParsedComparison:

@@ -1,7 +1,8 @@
 """SxS prompts (spec §8.1): the task once, both trajectories (compacted; their first step points
 to the task block instead of repeating it), both single-run reviews as the primary evidence, and
 instructions to stay symmetric and not invent new aspects. For Pitfalls the judge is also given
-the burden totals and the deterministic score it must print (spec §6)."""
+the burden totals and the deterministic score it must print (spec §6). `structured` asks for the
+JSON answer of `sxs.structured` instead of the tagged format (the rest of the prompt is the same)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Literal
 from agentlens.reviews.judge.compact import compact
 from agentlens.reviews.judge.judge import DimensionReview
 from agentlens.reviews.sxs.mapping import PitfallScore
+from agentlens.reviews.sxs.structured import output_instructions, pitfalls_instruction
 from agentlens.trajectory import Trajectory
 
 SYSTEM = (
@@ -58,6 +60,7 @@ def build_messages(
     budget_tokens: int,
     pitfalls: PitfallScore | None = None,
     presence: Presence = "scored",
+    structured: bool = False,
 ) -> list[dict[str, str]]:
     r1, r2 = review_text(review_1, presence), review_text(review_2, presence)
     if "Unknown" in (r1, r2):
@@ -71,12 +74,14 @@ def build_messages(
         f"<agent2_review>\n{r2}\n</agent2_review>",
         INSTRUCTIONS.format(dimension=dimension),
     ]
-    if pitfalls is not None:
+    if pitfalls is not None and structured:
+        parts.append(pitfalls_instruction(pitfalls.line))
+    elif pitfalls is not None:
         parts.append(
             "Pitfalls score is fixed by the burden totals of the two reviews. Print this line "
             f"before the score and use its score:\n{pitfalls.line}"
         )
-    parts.append(OUTPUT)
+    parts.append(output_instructions() if structured else OUTPUT)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 

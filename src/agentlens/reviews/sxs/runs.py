@@ -1,6 +1,8 @@
 """Two runs side by side (`agentlens sxs`): pair their trajectories and reviews, choose what each
 pair is judged on, judge every pair, and the `sxs --out` document. The `released` profile
-reproduces the released evaluator's p, alert, review presence and trinomial test (spec §8.4)."""
+reproduces the released evaluator's p, alert, review presence and trinomial test (spec §8.4),
+and its tagged answer format; the default asks for a JSON answer wherever the backend can
+constrain one (`sxs.structured`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ from agentlens.providers.client import LLMClient
 from agentlens.reviews import TESTING_DIMENSIONS
 from agentlens.reviews.auto_metric_set import narrowed, pair_dimensions, tagged_testing
 from agentlens.reviews.documents import SXS_KIND
-from agentlens.reviews.judge.ask import sampling_temperature
 from agentlens.reviews.judge.judge import TrajectoryReview
 from agentlens.reviews.sxs.judge_pairs import DimensionResult, Sampling, run_sxs
 from agentlens.reviews.sxs.pairing import Pairing, pair_runs
@@ -32,6 +33,10 @@ class SideBySide:
     results: dict[str, DimensionResult]
     absent_testing: list[str]
     """Testing dimensions `auto` left out although some trajectory is tagged testing."""
+    answers: str = "free text"
+    """"schema" (constrained JSON answers) or "free text" (tagged answers, parsed)."""
+    temperature: float = 0.0
+    """The temperature every judge request stated."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +46,8 @@ class SideBySide:
             "judge": self.judge,
             "metric_set": self.metric_set,
             "profile": self.profile,
+            "answers": self.answers,
+            "temperature": self.temperature,
             "pairing": self.pairing.to_dict(),
             "dimensions": {d: r.to_dict() for d, r in self.results.items()},
         }
@@ -55,7 +62,13 @@ class SxsSettings:
     profile: SxsProfile = "default"
     samples: int = 1
     temperature: float | None = None
-    """With N > 1 samples: the judge role's `temperature` (`ask.sampling_temperature`)."""
+    """The judge role's `temperature`; None: 0, or 0.7 with N > 1 samples."""
+    free_text: bool = False
+    """Ask for the tagged answer even where the backend can constrain one to a schema."""
+
+    def structured(self, client: LLMClient) -> bool:
+        pinned = self.free_text or self.profile == "released"
+        return not pinned and client.supports_json_schema
 
 
 def side_by_side(
@@ -73,6 +86,8 @@ def side_by_side(
     trajs_a, trajs_b = trajectories
     paired = pair_runs(trajs_a, trajs_b, *reviews)
     released = settings.profile == "released"
+    sampling = Sampling(settings.samples, settings.temperature)
+    structured = settings.structured(client)
     results = client.run(
         run_sxs(
             client,
@@ -87,14 +102,14 @@ def side_by_side(
             llm_alert=released,
             presence="text" if released else "scored",
             trinomial_profile="released" if released else "default",
-            sampling=Sampling(
-                settings.samples, sampling_temperature(settings.temperature, settings.samples)
-            ),
+            sampling=sampling,
+            structured=structured,
         )
     )
     absent = [] if dimensions else _absent_testing(only, [*trajs_a, *trajs_b], results)
     return SideBySide(
-        *runs, client.name, metric_set, settings.profile, paired, results, absent
+        *runs, client.name, metric_set, settings.profile, paired, results, absent,
+        "schema" if structured else "free text", sampling.request_temperature,
     )  # fmt: skip
 
 
