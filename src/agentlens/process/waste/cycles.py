@@ -20,7 +20,7 @@ def find_cycles(states: Sequence[ProcState]) -> list[tuple[int, int, int, tuple[
     return cycles_of(tuple(sig(s) for s in states))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=256)
 def cycles_of(sigs: tuple[str, ...]) -> list[tuple[int, int, int, tuple[str, ...]]]:
     n, found = len(sigs), []
     for plen in (2, 3, 4):
