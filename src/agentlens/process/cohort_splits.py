@@ -10,7 +10,7 @@ and `unscored_tasks` give on the same runs.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from agentlens.formats.run_spill import RunRef, RunSpill
 from agentlens.process.protocol_notes import covered, unscored_in
@@ -43,8 +43,12 @@ def spilled_splits(
     """The protocol's splits of the spilled runs, by position, and the tasks it leaves out."""
     groups = TaskRuns(spill)
     splits = [
-        TaskSplit(s.task_id, [r.position for r in s.donors], [r.position for r in s.scored])
+        TaskSplit(s.task_id, _positions(s.donors), _positions(s.scored))
         for s in iter_splits(groups, protocol, k=k, seed=seed)
     ]
     scored = set(covered(splits, protocol))
     return splits, unscored_in(groups, scored, lambda r: r.position)
+
+
+def _positions(refs: Sequence[RunRef]) -> array[int]:
+    return array("I", (r.position for r in refs))

@@ -8,6 +8,7 @@ of the task are still scored. `score_run` is the same for one run against a give
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeAlias, TypeVar
 
@@ -45,8 +46,8 @@ class TaskSplit(Generic[T]):
     (trajectories, refs, or, for a spilled cohort, the runs' positions in the spill)."""
 
     task_id: str
-    donors: list[T]
-    scored: list[T]
+    donors: Sequence[T]
+    scored: Sequence[T]
 
 
 @dataclass(frozen=True)
