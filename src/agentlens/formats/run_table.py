@@ -11,11 +11,10 @@ a run for these file names, in a few large buffers. A `RunRef` is made when one 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
-from typing import overload
 
 import msgspec
 
+from agentlens.made_sequence import MadeSequence
 from agentlens.trajectory import Outcome, Source
 
 _OUTCOMES: dict[str, Outcome] = {}
@@ -140,27 +139,8 @@ def _value(number: int) -> int | None:
     return None if number == NONE else number
 
 
-class Refs(Sequence[RunRef]):
+class Refs(MadeSequence[int, RunRef]):
     """The refs of the runs kept (in the batch's order), each made when it is asked for."""
 
     def __init__(self, table: RunTable, positions: array[int]) -> None:
-        self.table = table
-        self.positions = positions
-
-    def __len__(self) -> int:
-        return len(self.positions)
-
-    @overload
-    def __getitem__(self, index: int) -> RunRef: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[RunRef]: ...
-    def __getitem__(self, index: int | slice) -> RunRef | list[RunRef]:
-        if isinstance(index, slice):
-            return [self.table.ref(p) for p in self.positions[index]]
-        return self.table.ref(self.positions[index])
-
-    def __iter__(self) -> Iterator[RunRef]:
-        return map(self.table.ref, self.positions)
-
-    def __bool__(self) -> bool:
-        return bool(self.positions)
+        super().__init__(positions, table.ref)

@@ -18,10 +18,11 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentlens.formats.pooled_read import PooledRead
 from agentlens.formats.run_spill import RunPatch, RunRef, RunSpill, Span, read_at, runs
+from agentlens.made_sequence import MadeSequence
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -131,28 +132,16 @@ def spilled_units(
     return SpilledUnits(pieces, spill, local)
 
 
-class SpilledUnits(Sequence[SpilledUnit]):
+class SpilledUnits(MadeSequence[Sequence[Any], SpilledUnit]):
     """The units of a cohort, each made when an engine takes it (an index or a slice), so
     that only the units in flight exist, not one per task of the cohort."""
 
     def __init__(
         self, pieces: Sequence[Sequence[TaskSplit[int]]], spill: RunSpill, local: bool
     ) -> None:
-        self.pieces = pieces
+        super().__init__(pieces, self._unit)
         self.spill = spill
         self.local = local
-
-    def __len__(self) -> int:
-        return len(self.pieces)
-
-    @overload
-    def __getitem__(self, index: int) -> SpilledUnit: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[SpilledUnit]: ...
-    def __getitem__(self, index: int | slice) -> SpilledUnit | list[SpilledUnit]:
-        if isinstance(index, slice):
-            return [self._unit(group) for group in self.pieces[index]]
-        return self._unit(self.pieces[index])
 
     def _unit(self, group: Sequence[TaskSplit[int]]) -> SpilledUnit:
         positions, pairs = indexed_runs(group, int)

@@ -14,8 +14,10 @@ import pickle
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, overload
 
+from agentlens.made_sequence import MadeSequence
 from agentlens.process.cohort_rows import SIGNALS, Row
 from agentlens.process.waste import WASTE_KINDS
 
@@ -125,26 +127,12 @@ class RowView(Mapping[str, object]):
         return len(self.table.full(self.index))
 
 
-class Rows(Sequence[RowView]):
+class Rows(MadeSequence[int, RowView]):
     """Rows of a table in a given order (a cohort's: split order)."""
 
     def __init__(self, table: RowTable, order: Iterable[int]) -> None:
         self.table, self.order = table, array("Q", order)
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    @overload
-    def __getitem__(self, index: int) -> RowView: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[RowView]: ...
-    def __getitem__(self, index: int | slice) -> RowView | list[RowView]:
-        if isinstance(index, slice):
-            return [RowView(self.table, i) for i in self.order[index]]
-        return RowView(self.table, self.order[index])
-
-    def __iter__(self) -> Iterator[RowView]:
-        return (RowView(self.table, i) for i in self.order)
+        super().__init__(self.order, partial(RowView, table))
 
 
 class FullRows(Sequence[dict[str, object]]):
