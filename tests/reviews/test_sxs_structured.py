@@ -12,7 +12,7 @@ import json
 import pytest
 
 from agentlens.formats.stream import read_paths
-from agentlens.providers import ChatRequest, ChatResponse, LLMClient, TokenUsage
+from agentlens.providers import ChatRequest, LLMClient
 from agentlens.reviews.judge.structured import CHARS_PER_TOKEN
 from agentlens.reviews.sxs.judge_pairs import Sampling, run_sxs
 from agentlens.reviews.sxs.pairing import Side, pair_runs
@@ -27,6 +27,7 @@ from agentlens.reviews.sxs.structured import (
     parse_pairwise,
 )
 from tests.conftest import BENCH
+from tests.reviews.test_structured_judge import RecordingProvider
 
 VALID = json.dumps(
     {
@@ -40,26 +41,6 @@ VALID = json.dumps(
 )
 
 
-class Recording:
-    """Records every request; answers from `answers` in turn (the last one repeats)."""
-
-    name = "recording"
-    supports_logprobs = False
-    supports_json_schema = True
-
-    def __init__(self, answers: list[str]) -> None:
-        self.answers = answers
-        self.requests: list[ChatRequest] = []
-
-    async def chat(self, request: ChatRequest) -> ChatResponse:
-        self.requests.append(request)
-        text = self.answers[min(len(self.requests) - 1, len(self.answers) - 1)]
-        return ChatResponse(text=text, usage=TokenUsage(prompt_tokens=1, completion_tokens=1))
-
-    async def option_logprobs(self, *args, **kw):  # pragma: no cover - not used
-        raise NotImplementedError
-
-
 @pytest.fixture(scope="module")
 def sides() -> tuple[Side, Side]:
     """One real task, run by two models: one pair."""
@@ -70,7 +51,7 @@ def sides() -> tuple[Side, Side]:
     return paired.a, paired.b
 
 
-def judge(sides, provider: Recording, **kw):
+def judge(sides, provider: RecordingProvider, **kw):
     client = LLMClient(provider, cache=None)
     return asyncio.run(run_sxs(client, *sides, dimensions=["ToolCalls"], **kw))["ToolCalls"]
 
@@ -141,7 +122,7 @@ def test_a_cut_off_answer_is_unscored_as_malformed_json() -> None:
 
 
 def test_a_malformed_answer_is_asked_once_more(sides) -> None:
-    provider = Recording(['{"comparison": "cut off', VALID])
+    provider = RecordingProvider(['{"comparison": "cut off', VALID])
     result = judge(sides, provider, swap=False)
     first, second = provider.requests
     assert first.json_schema == pairwise_schema() == second.json_schema
@@ -158,7 +139,7 @@ def test_a_malformed_answer_is_asked_once_more(sides) -> None:
 
 
 def test_an_answer_never_valid_is_asked_twice_and_left_unscored(sides) -> None:
-    provider = Recording(["not json"])
+    provider = RecordingProvider(["not json"])
     result = judge(sides, provider)
     assert len(provider.requests) == 4  # two orders, one re-ask each, not more
     (cell,) = result.cells
@@ -168,7 +149,7 @@ def test_an_answer_never_valid_is_asked_twice_and_left_unscored(sides) -> None:
 
 
 def test_the_swapped_order_is_asked_in_the_schema_too_and_flipped_back(sides) -> None:
-    provider = Recording([VALID])
+    provider = RecordingProvider([VALID])
     (cell,) = judge(sides, provider).cells
     assert [r.json_schema is not None for r in provider.requests] == [True, True]
     assert (cell.forward, cell.swapped, cell.score, cell.consistent) == (2, -2, 0.0, False)
@@ -186,7 +167,7 @@ def test_the_swapped_order_is_asked_in_the_schema_too_and_flipped_back(sides) ->
     ],
 )
 def test_every_request_states_its_temperature(sides, sampling, temperatures) -> None:
-    provider = Recording([VALID])
+    provider = RecordingProvider([VALID])
     judge(sides, provider, sampling=sampling)
     assert [r.temperature for r in provider.requests] == temperatures
     assert all("temperature" in json.loads(_wire(r)) for r in provider.requests)
@@ -206,7 +187,9 @@ def _wire(request: ChatRequest) -> str:
     ids=["released", "free-text"],
 )
 def test_the_released_profile_and_free_text_keep_the_tagged_answer(sides, settings) -> None:
-    provider = Recording(["<Comparison>Same.</Comparison><PairwiseScore>-1</PairwiseScore>"])
+    provider = RecordingProvider(
+        ["<Comparison>Same.</Comparison><PairwiseScore>-1</PairwiseScore>"]
+    )
     trajs = [list(s.trajectories.values()) for s in sides]
     found = side_by_side(
         LLMClient(provider, cache=None), ("a", "b"), (trajs[0], trajs[1]), ([], []),
