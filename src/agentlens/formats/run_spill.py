@@ -3,9 +3,9 @@
 The workers of a pooled read (`pooled_read`) write the runs they read to their own files in one
 `SpillFolder`. Of each run this process keeps the fields of a `RunRef`, as columns
 (`run_table`): its id, task, file, format, outcome status and where it lies, all that grouping
-runs by task, naming a run in a message and finding it again need; and, for a run the batch changed after its worker wrote it
-(a new id, an outcome from a sidecar or `--labels`), a `RunPatch`, applied whenever the run is
-read back (`RunSpill.load`, `runs`).
+runs by task, naming a run in a message and finding it again need; and, for a run the batch
+changed after its worker wrote it (a new id, an outcome from a sidecar or `--labels`), a
+`RunPatch`, applied whenever the run is read back (`RunSpill.load`, `runs`).
 """
 
 from __future__ import annotations

@@ -2,12 +2,13 @@
 
 `read_cohort` reads the batch on the engine's workers (`formats.pooled_read`: each worker writes
 the runs it reads to its own spill file; ids made unique and outcomes labelled as `stream_paths`
-does). Of each run it keeps a `RunRef`: its id, task, file, format, outcome status and place in
-the spill files, a few hundred bytes, all that the protocol's grouping and the messages about a
-run look at, plus the run's `RunPatch` when the batch changed it. The protocol splits the refs;
-each task's work unit names its runs by their spans (`SpilledUnit`), and whoever scores the
-task, this process or a worker, reads that task's runs only (`score_spilled`). Peak memory: the
-refs, plus the largest task's runs per worker.
+does). Of each run it keeps a `RunRef`'s fields as columns (`formats.run_table`): its id, task,
+file, format, outcome status and place in the spill files, all that the protocol's grouping and
+the messages about a run look at, plus the run's `RunPatch` when the batch changed it. The
+protocol splits the runs by position (`cohort_splits`); each task's work unit, made when an
+engine takes it, names its runs by their spans (`SpilledUnit`), and whoever scores the task,
+this process or a worker, reads that task's runs only (`score_spilled`). Peak memory: the
+columns, plus the largest task's runs per worker.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from agentlens.formats.pooled_read import PooledRead
 from agentlens.formats.run_spill import RunPatch, RunRef, RunSpill, Span, read_at, runs
@@ -30,10 +31,9 @@ if TYPE_CHECKING:
     from agentlens.outcomes import Unevaluated
     from agentlens.process.profiles import Profile
     from agentlens.process.pta import Reference
-    from agentlens.process.run_units import CohortRun, ScoredRun, TaskSplit
+    from agentlens.process.run_units import ScoredRun, TaskSplit
     from agentlens.seams import Engine
 
-R = TypeVar("R", bound="CohortRun")
 __all__ = ["RunRef", "RunSpill", "read_cohort"]
 
 
@@ -70,8 +70,8 @@ def read_cohort(
 class SpilledUnit:
     """A task's work unit by reference: the spill `files` and its runs' spans in them, as one
     flat array (file, start, stop of each run), with the runs' patches (or, for a worker on
-    another machine, the encoded runs themselves in `packed`). Every unit of a cohort exists at
-    once: 24 bytes and a patch slot a run."""
+    another machine, the encoded runs themselves in `packed`): 24 bytes and a patch slot a run,
+    for the units in flight only (`SpilledUnits`)."""
 
     task_id: str
     files: list[str]

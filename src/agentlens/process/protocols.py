@@ -189,12 +189,12 @@ def score_tasks(
     `MIN_PIECE` splits, each piece sent with the runs it needs. Results are the same either way,
     in the same order; a task fails as a whole when one of its pieces fails.
 
-    With `spill` (`cohort_runs.read_cohort`), the splits hold `RunRef`s, and each unit names its
-    runs in the spill file instead of carrying them (`SpilledUnit`): a worker reads its task's
-    runs itself, or, on an engine whose workers cannot see this machine's files, gets them
-    packed. `on_piece(task index, outcome, the unit's splits)` gets each unit's outcome as it
-    arrives (in any order: its `index` is the unit's); what it leaves in `outcome.value` is
-    what is returned. With `rows` (and `spill`), each result comes as its cohort row.
+    With `spill` (`cohort_runs.read_cohort`), the splits hold the runs' positions in the spill
+    (`cohort_splits`), and each unit names its runs in the spill file instead of carrying them
+    (`SpilledUnit`): a worker reads its task's runs itself, or, on an engine whose workers cannot
+    see this machine's files, gets them packed. `on_piece(task index, outcome, the unit's
+    splits)` gets each unit's outcome as it arrives (in any order: its `index` is the unit's);
+    what it leaves in `outcome.value` is what is returned. With `rows` (and `spill`), each result comes as its cohort row.
     """
     runner: Engine = engine or SerialEngine()
     groups = task_groups(splits)

@@ -34,9 +34,6 @@ CohortRun = RunFields
 keeps of a run waiting in a spill file (id, task, source, outcome)."""
 
 
-R = TypeVar("R", bound=CohortRun)
-
-
 T = TypeVar("T")
 
 
