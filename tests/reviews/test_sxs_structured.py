@@ -107,6 +107,8 @@ def test_integer_scores_written_as_text_or_floats_are_read(score, expected) -> N
         ('{"comparison": "x", "score": 2.5}', "score '2.5' is not an integer from -5 to 5"),
         ('{"comparison": "x", "score": true}', "score 'True' is not an integer from -5 to 5"),
         ('{"comparison": "x"}', "score 'None' is not an integer from -5 to 5"),
+        ('{"comparison": "x", "score": "+-3"}', "score '+-3' is not an integer from -5 to 5"),
+        ('{"comparison": "x", "score": "\u00b2"}', "score '\u00b2' is not an integer from -5 to 5"),
         ("[1, 2]", "malformed JSON (not an object)"),
         ("", "empty answer"),
     ],

@@ -6,6 +6,7 @@ score comes last, after the reasoning, and the token bound keeps it inside `max_
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agentlens.reviews.judge.structured import (
@@ -85,6 +86,9 @@ def pairwise_reask(reason: str, dimension: str) -> str:
     return reask(reason, dimension, True, SCORE_RULE)
 
 
+WHOLE_NUMBER = re.compile(r"[+-]?\d+")
+
+
 def _score(raw: Any) -> int | None:
     if isinstance(raw, bool):
         return None
@@ -92,7 +96,7 @@ def _score(raw: Any) -> int | None:
         raw = int(raw)
     if isinstance(raw, str):
         raw = raw.strip().replace("−", "-")
-        raw = int(raw) if raw.lstrip("+-").isdigit() else None
+        raw = int(raw) if WHOLE_NUMBER.fullmatch(raw) else None
     return raw if isinstance(raw, int) and raw in SCORES else None
 
 
