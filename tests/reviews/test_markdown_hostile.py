@@ -35,3 +35,23 @@ def test_hostile_ids_and_model_text_are_escaped() -> None:
     assert md.count("](javascript:") == md.count("\\](javascript:") == 1
     # in a link target the id is percent-encoded
     assert "[S3](#run%20%3Cimg%20src%3Dx%20onerror%3D%22alert%281%29%22%3E%20%29" in md
+
+
+def test_a_summary_and_an_unscored_reason_are_escaped_too() -> None:
+    """Model text in a dimension summary and in an unscored reason (up to 20 characters of the
+    answer, or a server's error) is shown, not rendered; the summary's citations still link."""
+    doc = document()
+    doc["trajectories"][0]["reviews"]["EndResult"] = {  # type: ignore[index]
+        "score": None, "unscored_reason": "<img src=//e.co>", "review": None,
+    }  # fmt: skip
+    doc["narratives"] = {
+        "Pitfalls": {"text": "R1 did [x](javascript:alert(5))\n<b>bold</b>",
+                     "citations": {"R1": HOSTILE_ID}, "unscored_reason": None},
+        "EndResult": {"text": None, "citations": {}, "unscored_reason": "<img src=//f.co>"},
+    }  # fmt: skip
+    md = reviews_markdown(doc)
+    assert "<img" not in md and "<b>" not in md
+    assert "](javascript:alert(5))" not in md.replace("\\](javascript:alert(5))", "")
+    assert "unscored (&lt;img src=//e.co&gt;)" in md
+    assert "(no summary: &lt;img src=//f.co&gt;)" in md
+    assert "[R1](#t0) did \\[x\\](javascript:alert(5))  \n&lt;b&gt;bold&lt;/b&gt;" in md

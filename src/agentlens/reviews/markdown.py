@@ -4,7 +4,6 @@ per-trajectory page."""
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Any
 from urllib.parse import quote
@@ -45,7 +44,8 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
         tid = traj["trajectory_id"]
         lines += ["", f'## <a id="{anchors[tid]}"></a>{markdown_text(tid)}', ""]
         for dim, r in traj["reviews"].items():
-            score = r["score"] if r["score"] is not None else f"unscored ({r['unscored_reason']})"
+            reason = markdown_text(r["unscored_reason"])
+            score = r["score"] if r["score"] is not None else f"unscored ({reason})"
             weighted = _weighted(r.get("score_distribution"))
             lines.append(f"- **{dim}**: {score}{weighted}{_sampled(r.get('sample_stats'))}")
             for e in (r["review"] or {}).get("evidence", []):
@@ -85,14 +85,15 @@ def _sampled(stats: dict[str, Any] | None) -> str:
 def _narrative_markdown(narrative: dict[str, Any], anchors: dict[str, str]) -> str:
     """The summary text with each known `R<k>` linked to its trajectory's section (spec §5.5)."""
     if narrative["text"] is None:
-        return f"(no summary: {narrative['unscored_reason']})"
+        return f"(no summary: {markdown_text(narrative['unscored_reason'])})"
     citations = narrative["citations"]
 
     def link(match: re.Match[str]) -> str:
         tid = citations.get(match.group(0))
         return f"[{match.group(0)}](#{anchors[tid]})" if tid in anchors else match.group(0)
 
-    text = html.escape(narrative["text"], quote=False)  # model output is never rendered as HTML
+    # model output is shown, never rendered: escaped line by line, then the citations linked
+    text = "\n".join(markdown_text(line) for line in narrative["text"].splitlines())
     return re.sub(r"\bR\d+\b", link, text).replace("\n", "  \n")
 
 
