@@ -8,13 +8,9 @@ import click
 
 from agentlens.cli._app import console, err_console
 from agentlens.jsonio import dump
-from agentlens.reviews import ALL_DIMENSIONS
+from agentlens.reviews import ALL_DIMENSIONS, NO_SCORED_ITEM
 from agentlens.reviews.qi import qi_report
 from agentlens.reviews.reliability import variance_of_qi_files
-
-NOT_AVAILABLE = 4
-"""The exit code of a QI that is n/a, as `review`'s for a dimension with no scored item: a CI gate
-reading only the exit code must not pass on a number that was never computed."""
 
 
 @click.command()
@@ -83,7 +79,7 @@ def qi(
             )
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {warning}")
-    return NOT_AVAILABLE if result.value is None else 0
+    return NO_SCORED_ITEM if result.value is None else 0
 
 
 def _checked_component(item: str) -> str:
@@ -122,4 +118,4 @@ def _variance(paths: tuple[str, ...], as_json: bool) -> int:
         console.print(f"QI over {result['runs']} runs: {shown}", highlight=False)
         for name, share in result["variance_share"].items():
             console.print(f"  {name:22} {share:7.1%} of Var(QI)", highlight=False)
-    return NOT_AVAILABLE if result["qi_mean"] is None else 0
+    return NO_SCORED_ITEM if result["qi_mean"] is None else 0

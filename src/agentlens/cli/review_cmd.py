@@ -270,7 +270,8 @@ def _plan_only(
 
 def _report_unscored(reviews: list[TrajectoryReview]) -> int:
     """Exit `NO_SCORED_ITEM` when a dimension got no scored answer, with one line naming it."""
-    from agentlens.reviews.judge.plan import NO_SCORED_ITEM, unscored_dimensions
+    from agentlens.reviews import NO_SCORED_ITEM
+    from agentlens.reviews.judge.plan import unscored_dimensions
 
     empty = unscored_dimensions(reviews)
     if not empty:

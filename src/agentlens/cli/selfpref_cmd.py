@@ -9,8 +9,8 @@ from rich.table import Table
 from agentlens.cli._app import console, err_console
 from agentlens.errors import ConfigError
 from agentlens.jsonio import read_json
+from agentlens.reviews import NO_SCORED_ITEM
 from agentlens.reviews.documents import SXS_KIND, check
-from agentlens.reviews.judge.plan import NO_SCORED_ITEM
 from agentlens.reviews.reliability import self_preference_from_sxs
 
 

@@ -21,10 +21,10 @@ from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli.review_cmd import samples_option
 from agentlens.jsonio import dump
 from agentlens.providers import get_provider
+from agentlens.reviews import NO_SCORED_ITEM
 from agentlens.reviews.auto_metric_set import AUTO
 from agentlens.reviews.documents import load_reviews
 from agentlens.reviews.judge.ask import configured_temperature
-from agentlens.reviews.judge.plan import NO_SCORED_ITEM
 from agentlens.reviews.sxs.pairing import PAIRINGS
 from agentlens.reviews.sxs.runs import SideBySide, SxsSettings, side_by_side
 

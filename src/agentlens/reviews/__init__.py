@@ -35,3 +35,9 @@ def canonical_order(dimensions: Iterable[str]) -> list[str]:
     """The dimensions in the order reports list them; any without a rubric last, sorted."""
     found = set(dimensions)
     return [d for d in ALL_DIMENSIONS if d in found] + sorted(found - set(ALL_DIMENSIONS))
+
+
+NO_SCORED_ITEM = 4
+"""The exit code when some dimension has no scored item (`review`, `sxs`, `selfpref`) or the QI
+built on it is n/a (`qi`): every answer on it was unscored (or failed), so its mean is n/a. A CI
+gate reading only the exit code must not pass on a number that was never computed."""

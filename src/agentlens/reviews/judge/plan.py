@@ -1,6 +1,6 @@
 """What a `review` run will send, before it sends anything: the context each trajectory is judged
 with, the exact first prompt of every call (`--dump-prompts`), and the calls, tokens and dollars
-they add up to per model (`--estimate`). Also the exit code that says a dimension went unscored."""
+they add up to per model (`--estimate`)."""
 
 from __future__ import annotations
 
@@ -24,10 +24,6 @@ from agentlens.reviews.judge.judge import (
 from agentlens.reviews.judge.prompt import ReviewContext, prompt_tokens
 from agentlens.reviews.judge.structured import answer_schema
 from agentlens.trajectory import Trajectory
-
-NO_SCORED_ITEM = 4
-"""`review`'s exit code when some dimension has no scored item: every answer on it was
-unscored (or failed), so its mean, and any QI built on it, is n/a. CI gates fail on it."""
 
 
 def review_context(traj: Trajectory, repo_diff: str | None) -> ReviewContext:
