@@ -16,7 +16,7 @@ from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.cli._output import write_whole
 from agentlens.cli._store_option import read_store_option
 from agentlens.formats.jsonl import dump_jsonl
-from agentlens.store import Metric, Record, Run, default_url, open_store, printable_url
+from agentlens.store import Metric, Run, default_url, open_store, printable_url
 from agentlens.store.model import INCOMPLETE_NOTE, RUN_KINDS
 from agentlens.store.records import IMPORT_SCORER, import_record
 
@@ -108,13 +108,13 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
     what = f"{run.kind} · {run.scorer} · {len(records)} records"
     console.print(Text(f"run {run.id} · {what}"))
     if not run.complete:
-        console.print(Text(f"{INCOMPLETE_NOTE}"), soft_wrap=True)
+        console.print(Text(INCOMPLETE_NOTE), soft_wrap=True)
     names = list(dict.fromkeys(m.name for r in records for m in r.metrics if m.step is None))
     if not _fits(records, names, console.width):
         for record in records:
             cells = [f"{n} {c}" for n in names if (c := _cell(record.metric(n)))]
             lines = _fill(cells, console.width - 2)
-            console.print(Text(f"{_id(record)}  {record.outcome!s}"), soft_wrap=True)
+            console.print(Text(f"{record.trajectory_id}  {record.outcome!s}"), soft_wrap=True)
             for line in lines:
                 console.print(Text("  " + line), soft_wrap=True)
         return 0
@@ -123,7 +123,7 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
         table.add_column(name, overflow="fold")
     for record in records:
         outcome = record.outcome or ""
-        table.add_row(_id(record), outcome, *(_cell(record.metric(n)) for n in names))
+        table.add_row(record.trajectory_id, outcome, *(_cell(record.metric(n)) for n in names))
     console.print(table)
     return 0
 
@@ -177,7 +177,7 @@ def info(store_url: str | None) -> int:
 def _cell(metric: object) -> str:
     if not isinstance(metric, Metric):
         return ""
-    label = metric.label if metric.label else None
+    label = metric.label
     if metric.value is None:
         return label or "-"
     # counts (steps, tokens) whole, not 1.039e+05
@@ -185,14 +185,10 @@ def _cell(metric: object) -> str:
     return f"{value} {label}" if label and metric.name != "score" else value
 
 
-def _id(record: Record) -> str:
-    return record.trajectory_id
-
-
 def _fits(records: list[Any], names: list[str], width: int) -> bool:
     """Whether the one-row-per-record table fits `width` with no cell folded: each column as
     wide as its longest cell or header, plus 3 characters of border and padding per column."""
-    columns = [[_id(r) for r in records], [r.outcome or "" for r in records]]
+    columns = [[r.trajectory_id for r in records], [r.outcome or "" for r in records]]
     columns += [[_cell(r.metric(n)) for r in records] for n in names]
     headers = ["trajectory", "outcome", *names]
     needed = (
