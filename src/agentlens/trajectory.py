@@ -170,3 +170,16 @@ class Trajectory(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
 
     def category_counts(self) -> Counter[str]:
         return Counter(str(s.category) for s in self.steps if s.category is not None)
+
+
+def stamps_before(steps: Iterable[Step]) -> dict[int, datetime]:
+    """Step index → the last timestamp seen before that step (any kind of step): when the
+    response that step belongs to was asked for."""
+    before: dict[int, datetime] = {}
+    last: datetime | None = None
+    for step in steps:
+        if last is not None:
+            before[step.index] = last
+        if step.timestamp is not None:
+            last = step.timestamp
+    return before

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from typing import Any
 
-from agentlens.trajectory import Step, Trajectory
+from agentlens.trajectory import Step, Trajectory, stamps_before
 
 SCOPE = {"name": "agentlens", "version": "1"}
 ERROR = 2
@@ -48,12 +49,12 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
     attrs.update(_run_facts(traj))
     spans = []
     task = traj.task or next((s.text for s in traj.steps if s.kind == "user"), None)
-    asked = _asked(traj.steps)
+    asked = stamps_before(traj.steps)
     for number, (said, turn) in enumerate(_turns(traj.steps)):
         if number == 0:  # the task first, then what else the user said before the first answer
             said = ([task] if task is not None else []) + said[1:]
         span_id = _hex(f"{traj.id}/chat/{number}", 16)
-        spans.append(_chat(trace, span_id, root, turn, said, clock, asked.get(turn[0].index)))
+        spans.append(_chat(trace, span_id, root, turn, said, clock, _ns(asked.get(turn[0].index))))
         for step in (s for s in turn if s.kind == "tool"):
             spans.append(_tool(trace, root, traj.id, step, clock))
     start = min((s["startTimeUnixNano"] for s in spans), default=clock.now)
@@ -105,16 +106,8 @@ def _turns(steps: list[Step]) -> list[tuple[list[str], list[Step]]]:
     return turns
 
 
-def _asked(steps: list[Step]) -> dict[int, int]:
-    """Step index → when the step before it was stamped (ns): when that response was asked for."""
-    asked: dict[int, int] = {}
-    last: int | None = None
-    for step in steps:
-        if last is not None:
-            asked[step.index] = last
-        if step.timestamp is not None:
-            last = int(step.timestamp.timestamp() * 1e9)
-    return asked
+def _ns(when: datetime | None) -> int | None:
+    return None if when is None else int(when.timestamp() * 1e9)
 
 
 def _chat(

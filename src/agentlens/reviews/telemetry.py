@@ -18,13 +18,12 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, cast
 
 import numpy as np
 
 from agentlens.reviews.judge.compact import is_error
-from agentlens.trajectory import Step, Trajectory, Usage
+from agentlens.trajectory import Step, Trajectory, Usage, stamps_before
 
 TERMINATION_KEYS = ("termination_reason", "exit_status", "stop_reason", "finish_reason", "status")
 
@@ -91,22 +90,10 @@ def termination_reason(traj: Trajectory) -> str:
     return "unknown"
 
 
-def _stamp_before(steps: Sequence[Step]) -> dict[int, datetime]:
-    """Step index → the last timestamp seen before that step (any kind of step)."""
-    before: dict[int, datetime] = {}
-    last: datetime | None = None
-    for step in steps:
-        if last is not None:
-            before[step.index] = last
-        if step.timestamp is not None:
-            last = step.timestamp
-    return before
-
-
 def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
     turns = []
     hits: list[float] = []
-    stamp_before = _stamp_before(traj.steps)
+    stamp_before = stamps_before(traj.steps)
     for n, steps in enumerate(_turns(traj.steps)):
         stamps = [s.timestamp for s in steps if s.timestamp is not None]
         start = stamp_before.get(steps[0].index)
