@@ -5,9 +5,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def sxs_doc(scores: dict[str, int | None]) -> dict[str, object]:
+def sxs_doc(scores: dict[str, int | None], **fields: object) -> dict[str, object]:
     cells = [{"task": task, "forward": score} for task, score in scores.items()]
-    return {"dimensions": {"ToolCalls": {"cells": cells}}}
+    return {"dimensions": {"ToolCalls": {"cells": cells}}, **fields}
 
 
 def test_selfpref_counts_cells_where_each_judge_favours_its_family(
@@ -44,19 +44,21 @@ def test_selfpref_refuses_runs_judged_in_the_other_order(
     own-family leaning was counted as the other's. It is refused; other mismatches warn."""
     one, two = tmp_path / "judge1.json", tmp_path / "judge2.json"
     same = {"run_a": "runs/a", "run_b": "runs/b"}
-    one.write_text(json.dumps({**sxs_doc({"a": -2, "b": 1}), **same, "judge": "gpt"}))
+    one.write_text(json.dumps(sxs_doc({"a": -2, "b": 1}, **same, judge="gpt")))
     two.write_text(
-        json.dumps(
-            {**sxs_doc({"a": 1, "b": 2}), "run_a": "runs/b", "run_b": "runs/a", "judge": "claude"}
-        )
+        json.dumps(sxs_doc({"a": 1, "b": 2}, run_a="runs/b", run_b="runs/a", judge="claude"))
     )
     swapped = run_cli("selfpref", str(one), str(two))
     assert swapped.code == 2  # type: ignore[attr-defined]
     assert "the other way round" in swapped.err  # type: ignore[attr-defined]
+    # the same runs named another way (`./runs/b`) are the same runs, as `compare` reads them
+    two.write_text(json.dumps(sxs_doc({"a": 1}, run_a="./runs/b", run_b="runs/a/", judge="claude")))
+    assert run_cli("selfpref", str(one), str(two)).code == 2  # type: ignore[attr-defined]
+    two.write_text(json.dumps(sxs_doc({"a": 1}, run_a="./runs/a", run_b="runs/b", judge="claude")))
+    named = run_cli("selfpref", str(one), str(two))
+    assert "different runs" not in named.err  # type: ignore[attr-defined]
     two.write_text(
-        json.dumps(
-            {**sxs_doc({"a": 1, "b": 2}), "run_a": "runs/c", "run_b": "runs/b", "judge": "gpt"}
-        )
+        json.dumps(sxs_doc({"a": 1, "b": 2}, run_a="runs/c", run_b="runs/b", judge="gpt"))
     )
     other = run_cli("selfpref", str(one), str(two))
     assert other.code == 0  # type: ignore[attr-defined]

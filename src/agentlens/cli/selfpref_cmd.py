@@ -10,7 +10,7 @@ from agentlens.cli._app import console, err_console
 from agentlens.errors import ConfigError
 from agentlens.jsonio import read_json
 from agentlens.reviews import NO_SCORED_ITEM
-from agentlens.reviews.documents import SXS_KIND, check
+from agentlens.reviews.documents import SXS_KIND, check, same_run
 from agentlens.reviews.reliability import self_preference_from_sxs
 
 
@@ -50,8 +50,9 @@ def _check_pair(second: str, one: dict[str, object], two: dict[str, object]) -> 
     """Both files must judge the same runs in the same order: swapped, every sign flips and each
     judge's lean to its own family counts as the other's."""
     runs = [(doc.get("run_a"), doc.get("run_b")) for doc in (one, two)]
-    if runs[0] != runs[1] and None not in (*runs[0], *runs[1]):
-        if runs[0] == runs[1][::-1]:
+    (a, b), (a2, b2) = runs
+    if None not in (a, b, a2, b2) and not (same_run(a2, a) and same_run(b2, b)):
+        if same_run(a2, b) and same_run(b2, a) and not same_run(a, b):
             raise ConfigError(
                 f"{second} judged {runs[1][0]} as run A and {runs[1][1]} as run B, the other "
                 "way round: run its sxs again with the runs in the first file's order"

@@ -278,3 +278,11 @@ def verifier_counts(paths: Sequence[str | Path]) -> tuple[int, int]:
     statuses = [v["status"] for r in verify_results(paths) for v in r["verifier_results"]]
     run = [s for s in statuses if s != "skipped"]  # a skipped check is not scored
     return sum(s == "pass" for s in run), len(run)
+
+
+def same_run(given: Any, run: Any) -> bool:
+    """Whether a run a document names (an SxS file's `run_a`, `run_b`) is `run`: the same text,
+    or the same path once resolved (`runs/a` and `./runs/a`)."""
+    if not isinstance(given, str) or not isinstance(run, str):
+        return False
+    return given == run or Path(given).resolve() == Path(run).resolve()

@@ -19,6 +19,7 @@ from agentlens.reviews.documents import (
     SXS_KIND,
     formal_results,
     load,
+    same_run,
     verify_results,
 )
 from agentlens.reviews.process_evidence import (
@@ -87,17 +88,11 @@ def _refuse_swapped(path: str, sxs: dict[str, Any], run_a: str, run_b: str) -> N
     """An SxS of B vs A scores every task with the other sign, and its flags are asymmetric
     (warning at ≤ −0.2 or ≥ 0.3): read for `compare A B` they would judge the wrong run."""
     given = sxs.get("run_a"), sxs.get("run_b")
-    if _same(given[0], run_b) and _same(given[1], run_a) and not _same(run_a, run_b):
+    if same_run(given[0], run_b) and same_run(given[1], run_a) and not same_run(run_a, run_b):
         raise ConfigError(
             f"{path}: the SxS of {given[0]} (A) vs {given[1]} (B), the other way round from "
             f"this comparison; run `agentlens sxs {run_a} {run_b}` for its flags"
         )
-
-
-def _same(given: Any, run: str) -> bool:
-    if not isinstance(given, str):
-        return False
-    return given == run or Path(given).resolve() == Path(run).resolve()
 
 
 def _summary(run: RunInputs) -> RunSummary:
