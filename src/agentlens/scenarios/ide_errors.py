@@ -25,6 +25,7 @@ import orjson
 from agentlens.errors import ConfigError
 from agentlens.scenarios import ide_syntax
 from agentlens.scenarios.scenario import IDE_ERROR_MODES as MODES
+from agentlens.verification.isolation import own_file
 
 PER_FILE = 5
 SEED = 42
@@ -138,12 +139,7 @@ def _inside(repo: Path, changed: list[str]) -> list[str]:
     """Changed files that are inside the repository once links are followed: a symlink the
     agent made could point anywhere, and the analysers must read only the project."""
     root = repo.resolve()
-    kept = []
-    for name in changed:
-        path = root / name
-        if path.is_file() and path.resolve().is_relative_to(root):
-            kept.append(name)
-    return kept
+    return [name for name in changed if own_file(root, root / name)]
 
 
 def _syntax(repo: Path, files: list[str]) -> IdeReport:

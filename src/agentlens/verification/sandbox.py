@@ -289,8 +289,6 @@ def _collect_reports(root: Path) -> dict[str, str]:
     inside = root.resolve()
     for pattern in REPORT_GLOBS:
         for path in root.glob(pattern):
-            if not path.resolve().is_relative_to(inside):
-                continue
-            if path.is_file() and path.stat().st_size < 20_000_000:
+            if isolation.own_file(inside, path) and path.stat().st_size < 20_000_000:
                 found[path.relative_to(root).as_posix()] = path.read_text(errors="replace")
     return found

@@ -80,13 +80,6 @@ class Verifier(Protocol):
     def verify(self, ctx: VerifyContext) -> VerifierResult: ...
 
 
-def own_file(repo: Path, path: Path) -> bool:
-    """A file of the repository, not a link out of it. Verifiers read files on the host (as root
-    in CI): a link to a host file would be read for the agent, and one to `/proc/kmsg` would
-    block the read for ever."""
-    return path.is_file() and path.resolve().is_relative_to(repo.resolve())
-
-
 def _git(repo: Path, *args: str) -> str:
     proc = run_git(repo, *args)  # sandboxed: the repository's git config is the agent's
     if proc.returncode != 0:

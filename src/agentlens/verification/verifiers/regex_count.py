@@ -12,11 +12,11 @@ from typing import ClassVar
 
 import orjson
 
+from agentlens.verification.isolation import own_file
 from agentlens.verification.verifiers.base import (
     VerifierResult,
     VerifierSetupError,
     VerifyContext,
-    own_file,
 )
 
 C_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
@@ -59,7 +59,8 @@ class FileRegExpCountVerifier:
             )
         pattern = re.compile(self.reg_exp_pattern, re.MULTILINE)
         files = [root] if root.is_file() else list(self._sources(root))
-        files = [f for f in files if own_file(ctx.repo, f)]
+        inside = ctx.repo.resolve()
+        files = [f for f in files if own_file(inside, f)]
         count = sum(len(pattern.findall(self._text(f))) for f in files)
         return _verdict(
             self.type_name, count, self.num_expected, self.strict_count, f"{len(files)} file(s)"

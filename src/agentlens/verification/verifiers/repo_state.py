@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, own_file
+from agentlens.verification.isolation import own_file
+from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
 from agentlens.verification.verifiers.globs import glob_match
 
 
@@ -124,7 +125,7 @@ class ExactFileMatchVerifier:
             expected = self._expected(ctx, pair["expected_file_path"])
             if (
                 expected is None
-                or not own_file(ctx.repo, actual)
+                or not own_file(ctx.repo.resolve(), actual)
                 or self._norm(actual.read_text()) != self._norm(expected.read_text())
             ):
                 mismatched.append(pair["actual_file_path"])
@@ -155,7 +156,7 @@ class ExactFileMatchVerifier:
         if Path(path).is_absolute():  # the scenario's own choice
             return Path(path)
         in_repo = ctx.repo / path
-        return in_repo if own_file(ctx.repo, in_repo) or not in_repo.exists() else None
+        return in_repo if own_file(ctx.repo.resolve(), in_repo) or not in_repo.exists() else None
 
     def _norm(self, text: str) -> list[str]:
         if self.trim:
