@@ -489,11 +489,10 @@ def _changed_strings(document: bytes) -> dict[str, str]:
     strings a needle hits (`_ASSIGNED`: with a `:` or `=` after it) are decoded and checked."""
     changed: dict[str, str] = {}
     checked: set[int] = set()
-    for start in _hit_strings(document, document.lower()):
+    for start, end in _hit_strings(document, document.lower()):
         if start in checked:
             continue  # a string the other scan hit too
         checked.add(start)
-        end = _unescaped_quote(document, start + 1, backwards=False)
         text = msgspec.json.decode(document[start : end + 1], type=str)
         redacted = _redact_cached(text)
         if redacted != text:
@@ -501,8 +500,9 @@ def _changed_strings(document: bytes) -> dict[str, str]:
     return changed
 
 
-def _hit_strings(document: bytes, lowered: bytes) -> Iterator[int]:
-    """Where each JSON string that a needle hits opens (its quote), by scan, in order."""
+def _hit_strings(document: bytes, lowered: bytes) -> Iterator[tuple[int, int]]:
+    """Where each JSON string that a needle hits opens and closes (its quotes), by scan, in
+    order."""
     scans = _needle_scans()
     if scans is None:  # pragma: no cover - without ahocorasick-rs
         yield from _hit_strings_re(document, lowered)
@@ -518,7 +518,7 @@ def _hit_strings(document: bytes, lowered: bytes) -> Iterator[int]:
             if passed_over and not _hides_a_hit(document, lowered, at, hidden[needle]):
                 continue
             seen_to = _unescaped_quote(document, at, backwards=False)
-            yield _unescaped_quote(document, at, backwards=True)
+            yield _unescaped_quote(document, at, backwards=True), seen_to
 
 
 def _hides_a_hit(document: bytes, lowered: bytes, at: int, hidden: list[tuple[int, bytes]]) -> bool:
@@ -535,11 +535,15 @@ def _assigns(document: bytes, at: int) -> bool:
     return document[stop] != _QUOTE
 
 
-def _hit_strings_re(document: bytes, lowered: bytes) -> Iterator[int]:
+def _hit_strings_re(document: bytes, lowered: bytes) -> Iterator[tuple[int, int]]:
     ahead = re.compile(b"(?=(" + b"|".join(map(re.escape, NEEDLES)) + b"))")
     for hit in ahead.finditer(lowered):
         if hit.group(1) not in _ASSIGNED or _assigns(document, hit.start()):
-            yield _unescaped_quote(document, hit.start(), backwards=True)
+            at = hit.start()
+            yield (
+                _unescaped_quote(document, at, backwards=True),
+                _unescaped_quote(document, at, backwards=False),
+            )
 
 
 # From a needle to the first `:` or `=` of its JSON string, or to the quote that closes it (an
