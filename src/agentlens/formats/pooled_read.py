@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import os
 import traceback
-from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,6 @@ from agentlens import redaction
 from agentlens.formats import limits
 from agentlens.formats._batch_ids import _run_folder_first
 from agentlens.formats._spill_codec import encode
-from agentlens.formats._spool import same_id_groups
 from agentlens.formats.load import (
     ReadFailure,
     read_one,
@@ -240,7 +238,6 @@ class PooledRead:
         self.summary = ReadSummary()
         self.job = ReadJob(spill.path, format, lenient, strict, redaction.enabled(),
                            limits.max_file_size(), unevaluated, os.getpid())  # fmt: skip
-        self._hashes = array("q")
         self._lines: dict[int, tuple[str, ...]] = {}
 
     def read(
@@ -292,7 +289,6 @@ class PooledRead:
                 if header.lines:
                     self._lines[len(self.spill.refs)] = header.lines
                 self.spill.add(header, (number, header.start, header.stop), header.sidecar)
-                self._hashes.append(hash(header.id))
         reads.clear()  # refs now; the headers would grow with the batch
 
     def _settle(self) -> None:
@@ -300,7 +296,7 @@ class PooledRead:
         from agentlens.outcomes import SidecarLabeler
 
         spill = self.spill
-        groups = same_id_groups(self._hashes, lambda position: spill.refs[position].id)
+        groups = spill.table.same_ids()
         renames, drops = settle_ids(groups, spill.raw, self.summary.failures)
         labeller = SidecarLabeler(self.job.unevaluated)  # type: ignore[arg-type]
         for position, new_id in renames.items():

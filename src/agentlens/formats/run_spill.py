@@ -1,8 +1,8 @@
-"""A batch's runs waiting in spill files, a `RunRef` of each in memory (issue 25).
+"""A batch's runs waiting in spill files, a `RunRef` of each in a table beside them (issue 25).
 
 The workers of a pooled read (`pooled_read`) write the runs they read to their own files in one
-`SpillFolder`. Of each run this process keeps the fields of a `RunRef`, as columns
-(`run_table`): its id, task, file, format, outcome status and where it lies, all that grouping
+`SpillFolder`. Of each run this process writes the fields of a `RunRef` to a SQLite table in the
+folder (`run_table`): its id, task, file, format, outcome status and where it lies, all that grouping
 runs by task, naming a run in a message and finding it again need; and, for a run the batch
 changed after its worker wrote it (a new id, an outcome from a sidecar or `--labels`), a
 `RunPatch`, applied whenever the run is read back (`RunSpill.load`, `runs`).
@@ -15,31 +15,16 @@ import shutil
 import tempfile
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import Protocol
 
 import msgspec
 
 from agentlens.formats._batch_ids import _rename
 from agentlens.formats._spill_codec import decode
 from agentlens.formats._spool import read_spans
-from agentlens.formats.run_table import Refs, RunRef, RunTable
-from agentlens.trajectory import Outcome, Source, Trajectory
+from agentlens.formats.run_table import Refs, RunFields, RunRef, RunTable, Span
+from agentlens.trajectory import Outcome, Trajectory
 
-Span = tuple[int, int, int]
-"""(spill file number, start, stop) of an encoded trajectory."""
-
-
-class RunFields(Protocol):
-    """What a `RunRef` is made from: a trajectory, its stub or a worker's `RunHeader`."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def task_id(self) -> str | None: ...
-    @property
-    def source(self) -> Source: ...
-    @property
-    def outcome(self) -> Outcome: ...
+__all__ = ["RunFields", "RunPatch", "RunRef", "RunSpill", "Span"]
 
 
 class RunPatch(msgspec.Struct, frozen=True, gc=False):
@@ -114,9 +99,8 @@ class RunSpill:
 
     def __init__(self) -> None:
         self.folder = SpillFolder()
-        self.table = RunTable()
+        self.table = RunTable(self.folder.path)
         self._kept = array("I")  # the positions of the runs kept, in order
-        self._spans = array("Q")  # file, start, stop of each ref's run, by its position
         self._patches: dict[int, RunPatch] = {}
 
     @property
@@ -135,9 +119,8 @@ class RunSpill:
     def add(self, run: RunFields, span: Span, patch: RunPatch | None = None) -> RunRef:
         """The run (a trajectory, or its header) as its worker wrote it, then `patch`."""
         position = len(self.table)
-        self._spans.extend(span)
         ref = self._ref(run, position, patch)
-        self.table.add(ref)
+        self.table.add(ref, span)
         self._kept.append(position)
         return ref
 
@@ -148,6 +131,7 @@ class RunSpill:
     def drop(self, positions: set[int]) -> None:
         if positions:
             self._kept = array("I", (p for p in self._kept if p not in positions))
+            self.table.drop(positions)
 
     def _ref(self, run: RunFields, position: int, patch: RunPatch | None) -> RunRef:
         self._patches.pop(position, None)
@@ -167,8 +151,7 @@ class RunSpill:
         return self.span_at(ref.position)
 
     def span_at(self, position: int) -> Span:
-        at = 3 * position
-        return self._spans[at], self._spans[at + 1], self._spans[at + 2]
+        return self.table.span(position)
 
     def patch(self, ref: RunRef) -> RunPatch | None:
         return self._patches.get(ref.position)
@@ -190,4 +173,5 @@ class RunSpill:
         return runs(packed, [self.patch_at(p) for p in positions])
 
     def close(self) -> None:
+        self.table.close()
         self.folder.close()

@@ -1,16 +1,21 @@
-"""The `RunRef`s of a batch held as columns, not objects (issue 25).
+"""The `RunRef`s of a batch in a SQLite table beside its spill files, not in memory (issue 25).
 
-A cohort of 100k runs kept as 100k small objects (a `RunRef`, its id string, its position) costs
-~250 bytes a run, and, made one by one between each file's large transient objects, they pin
-the allocator's arenas: resident memory grew by ~600 bytes a run. Here each field is one array
-or one byte string for the whole batch (ids and file names as UTF-8 in one buffer; strings many
-runs share, such as the task, folder, format and status, as indices into one list): ~130 bytes
-a run for these file names, in a few large buffers. A `RunRef` is made when one is asked for.
+A cohort of 100k runs kept in memory, even as columns (~150 bytes a run: id, file name, task,
+outcome, place in the spill files), grows with the corpus; in a table on disk it does not: the
+process keeps a page cache of a few MiB whatever the corpus. The table also groups the runs by
+task and finds the ids two runs share, which a cohort needs once the read is done. A `RunRef` is
+made when one is asked for. Text goes in as UTF-8 bytes with lone surrogates kept (a file name
+read from disk may carry them), so every id and path comes back as it went in.
 """
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from array import array
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
 
 import msgspec
 
@@ -18,8 +23,26 @@ from agentlens.made_sequence import MadeSequence
 from agentlens.trajectory import Outcome, Source
 
 _OUTCOMES: dict[str, Outcome] = {}
-NONE = -1
-"""A column's "no value" (a run with no task id, no folder, no record index)."""
+Span = tuple[int, int, int]
+"""(spill file number, start, stop) of an encoded trajectory."""
+
+
+class RunFields(Protocol):
+    """What a `RunRef` is made from: a trajectory, its stub or a worker's `RunHeader`."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def task_id(self) -> str | None: ...
+    @property
+    def source(self) -> Source: ...
+    @property
+    def outcome(self) -> Outcome: ...
+
+
+def task_key(run: RunFields) -> str:
+    """The run's `task_id`, else its file's folder name (how a cohort groups runs by task)."""
+    return run.task_id or Path(run.source.path).parent.name or "unknown-task"
 
 
 class RunRef(msgspec.Struct, frozen=True, gc=False):
@@ -55,88 +78,142 @@ class RunRef(msgspec.Struct, frozen=True, gc=False):
         return _OUTCOMES.setdefault(self.status, Outcome(status=self.status))  # type: ignore[arg-type]
 
 
-class Texts:
-    """Strings by number in one UTF-8 buffer (lone surrogates kept: ids may carry them)."""
-
-    def __init__(self) -> None:
-        self._data = bytearray()
-        self._ends = array("Q")
-
-    def append(self, text: str) -> None:
-        self._data += text.encode("utf-8", "surrogatepass")
-        self._ends.append(len(self._data))
-
-    def __getitem__(self, number: int) -> str:
-        start = self._ends[number - 1] if number else 0
-        return self._data[start : self._ends[number]].decode("utf-8", "surrogatepass")
+_SCHEMA = """
+PRAGMA journal_mode = OFF;
+PRAGMA synchronous = OFF;
+PRAGMA cache_size = -2048;
+CREATE TABLE runs (
+    position INTEGER PRIMARY KEY, id BLOB, task_id BLOB, folder BLOB, file BLOB,
+    after_id INTEGER, format BLOB, idx INTEGER, status BLOB,
+    spill INTEGER, start INTEGER, stop INTEGER, task BLOB, kept INTEGER DEFAULT 1
+);
+"""
+_FIELDS = "id, task_id, folder, file, after_id, format, idx, status, position"
+_WAITING = 4096
+"""Rows written in one transaction (a commit a run costs ~10 µs)."""
 
 
 class RunTable:
-    """Every run's `RunRef` fields by position, as columns; `ref(position)` makes one."""
+    """Every run's `RunRef` fields and spill span by position, in `folder`/runs.sqlite."""
 
-    def __init__(self) -> None:
-        self._ids = Texts()
-        self._names = Texts()  # the file name when it does not start with the id, else ""
-        self._strings: list[str] = []
-        self._numbers: dict[str, int] = {}
-        self._task = array("i")
-        self._folder = array("i")
-        self._suffix = array("i")  # what follows the id in the file name, or NONE
-        self._format = array("i")
-        self._status = array("i")
-        self._index = array("q")
-        self._renamed: dict[int, RunRef] = {}  # runs the batch gave another id: a few
+    def __init__(self, folder: str) -> None:
+        # the read's callbacks may come on an engine's thread: one at a time, never at once
+        self._db = sqlite3.connect(os.path.join(folder, "runs.sqlite"), check_same_thread=False)
+        self._db.executescript(_SCHEMA)
+        self._waiting: list[tuple[object, ...]] = []
+        self._length = 0
+        self._grouped = False
 
     def __len__(self) -> int:
-        return len(self._task)
+        return self._length
 
-    def add(self, ref: RunRef) -> None:
-        """`ref`, at position `len(self)`."""
-        number = self._number
-        self._ids.append(ref.id)
-        self._names.append("" if ref.after_id else ref.file)
-        self._task.append(NONE if ref.task_id is None else number(ref.task_id))
-        self._folder.append(NONE if ref.folder is None else number(ref.folder))
-        self._suffix.append(number(ref.file) if ref.after_id else NONE)
-        self._format.append(number(ref.format))
-        self._status.append(number(ref.status))
-        self._index.append(NONE if ref.index is None else ref.index)
+    def add(self, ref: RunRef, span: Span) -> None:
+        """`ref` (at position `len(self)`) and where its run lies."""
+        self._waiting.append((*_row(ref), *span, _text(task_key(ref))))
+        self._length += 1
+        if len(self._waiting) >= _WAITING:
+            self._write()
 
     def replace(self, ref: RunRef) -> None:
-        """The run at `ref.position` as `ref`: its outcome in place, or, renamed, kept whole."""
-        self._renamed.pop(ref.position, None)
-        if ref.id != self._ids[ref.position]:
-            self._renamed[ref.position] = ref
-        self._status[ref.position] = self._number(ref.status)
+        """The run at `ref.position` as `ref` (another id, another outcome)."""
+        self._write()
+        values = _row(ref)
+        self._db.execute(
+            "UPDATE runs SET id=?, task_id=?, folder=?, file=?, after_id=?, format=?, idx=?, "
+            "status=?, task=? WHERE position=?",
+            (*values[:-1], _text(task_key(ref)), ref.position),
+        )
+
+    def drop(self, positions: Iterable[int]) -> None:
+        self._write()
+        self._db.executemany("UPDATE runs SET kept=0 WHERE position=?", ((p,) for p in positions))
 
     def ref(self, position: int) -> RunRef:
-        if position in self._renamed:
-            return self._renamed[position]
-        text = self._string
-        suffix = self._suffix[position]
-        return RunRef(
-            self._ids[position], text(self._task[position]), text(self._folder[position]),
-            self._names[position] if suffix == NONE else self._strings[suffix], suffix != NONE,
-            self._strings[self._format[position]], _value(self._index[position]),
-            self._strings[self._status[position]], position,
-        )  # fmt: skip
+        return _ref(self._one(f"SELECT {_FIELDS} FROM runs WHERE position=?", position))
 
     def id_at(self, position: int) -> str:
-        renamed = self._renamed.get(position)
-        return renamed.id if renamed is not None else self._ids[position]
+        return _str(self._one("SELECT id FROM runs WHERE position=?", position)[0])
 
-    def _number(self, text: str) -> int:
-        if text not in self._numbers:
-            self._numbers[text] = len(self._strings)
-            self._strings.append(text)
-        return self._numbers[text]
+    def span(self, position: int) -> Span:
+        spill, start, stop = self._one(
+            "SELECT spill, start, stop FROM runs WHERE position=?", position
+        )
+        return spill, start, stop
 
-    def _string(self, number: int) -> str | None:
-        return None if number == NONE else self._strings[number]
+    def same_ids(self) -> list[list[int]]:
+        """Positions that share an id, one list per id, ordered by their first position."""
+        self._write()
+        found: dict[bytes, list[int]] = {}
+        rows = self._db.execute(
+            "SELECT id, position FROM runs WHERE id IN "
+            "(SELECT id FROM runs GROUP BY id HAVING count(*) > 1) ORDER BY position"
+        )
+        for run_id, position in rows:
+            found.setdefault(run_id, []).append(position)
+        return list(found.values())
+
+    def tasks(self) -> list[str]:
+        """The task (`task_key`) of each run kept, each once."""
+        self._group()
+        return [_str(t) for (t,) in self._db.execute("SELECT DISTINCT task FROM runs WHERE kept")]
+
+    def task_refs(self, task: str) -> list[RunRef]:
+        """The kept runs of `task`, in position order."""
+        self._group()
+        rows = self._db.execute(
+            f"SELECT {_FIELDS} FROM runs WHERE task=? AND kept ORDER BY position", (_text(task),)
+        )
+        return [_ref(row) for row in rows]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _group(self) -> None:
+        if not self._grouped:
+            self._write()
+            self._db.execute("CREATE INDEX runs_by_task ON runs (task, position)")
+            self._grouped = True
+
+    def _one(self, query: str, position: int) -> tuple[Any, ...]:
+        self._write()
+        row = self._db.execute(query, (position,)).fetchone()
+        if row is None:
+            raise IndexError(position)
+        return row
+
+    def _write(self) -> None:
+        if self._waiting:
+            with self._db:
+                self._db.executemany(
+                    "INSERT INTO runs (id, task_id, folder, file, after_id, format, idx, status, "
+                    "position, spill, start, stop, task) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    self._waiting,
+                )
+            self._waiting.clear()
 
 
-def _value(number: int) -> int | None:
-    return None if number == NONE else number
+def _row(ref: RunRef) -> tuple[object, ...]:
+    text = _text
+    return (text(ref.id), text(ref.task_id), text(ref.folder), text(ref.file), ref.after_id,
+            text(ref.format), ref.index, text(ref.status), ref.position)  # fmt: skip
+
+
+def _ref(row: tuple[Any, ...]) -> RunRef:
+    run_id, task_id, folder, file, after_id, format, index, status, position = row
+    return RunRef(_str(run_id), _maybe(task_id), _maybe(folder), _str(file), bool(after_id),
+                  _str(format), index, _str(status), position)  # fmt: skip
+
+
+def _text(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8", "surrogatepass")
+
+
+def _str(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
+
+
+def _maybe(data: bytes | None) -> str | None:
+    return None if data is None else _str(data)
 
 
 class Refs(MadeSequence[int, RunRef]):

@@ -1,10 +1,10 @@
 """A spilled cohort's splits, made a task at a time and kept as positions (issue 25).
 
-The runs of a cohort wait in spill files, their refs as columns (`formats.run_table`). Grouping
-them by task keeps each run's position only (4 bytes); a task's refs are made when the protocol
-comes to that task, and its splits keep the positions of their runs, so that no object per run
-of the cohort exists at once. The splits and the tasks left unscored are those `split_cohort`
-and `unscored_tasks` give on the same runs.
+The runs of a cohort wait in spill files, their refs in a table beside them
+(`formats.run_table`), which groups them by task. A task's refs are made when the protocol comes
+to that task, and its splits keep the positions of their runs (4 bytes a run), so that no object
+per run of the cohort exists at once. The splits and the tasks left unscored are those
+`split_cohort` and `unscored_tasks` give on the same runs.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from agentlens.formats.run_spill import RunRef, RunSpill
 from agentlens.process.protocol_notes import covered, unscored_in
-from agentlens.process.protocols import iter_splits, task_key
+from agentlens.process.protocols import iter_splits
 from agentlens.process.run_units import TaskSplit
 
 
@@ -22,19 +22,20 @@ class TaskRuns(Mapping[str, list[RunRef]]):
     """The runs kept in `spill`, by task (`task_key`), each task's refs made when asked for."""
 
     def __init__(self, spill: RunSpill) -> None:
-        self.spill = spill
-        self.positions: dict[str, array[int]] = {}
-        for ref in spill.refs:
-            self.positions.setdefault(task_key(ref), array("I")).append(ref.position)
+        self.table = spill.table
+        self.names = self.table.tasks()
 
     def __getitem__(self, task: str) -> list[RunRef]:
-        return [self.spill.table.ref(p) for p in self.positions[task]]
+        refs = self.table.task_refs(task)
+        if not refs:
+            raise KeyError(task)
+        return refs
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.positions)
+        return iter(self.names)
 
     def __len__(self) -> int:
-        return len(self.positions)
+        return len(self.names)
 
 
 def spilled_splits(
@@ -46,8 +47,23 @@ def spilled_splits(
         TaskSplit(s.task_id, _positions(s.donors), _positions(s.scored))
         for s in iter_splits(groups, protocol, k=k, seed=seed)
     ]
-    scored = set(covered(splits, protocol))
-    return splits, unscored_in(groups, scored, lambda r: r.position)
+    return splits, _unscored(groups, splits, protocol)
+
+
+def _unscored(groups: TaskRuns, splits: Sequence[TaskSplit[int]], protocol: str) -> list[str]:
+    """`unscored_in` a task at a time: no set of every run of the cohort at once."""
+    by_task: dict[str, list[TaskSplit[int]]] = {}
+    for split in splits:
+        by_task.setdefault(split.task_id, []).append(split)
+    lines = []
+    for task in sorted(groups):
+        scored: set[int] = set(covered(by_task.get(task, []), protocol))
+        lines += unscored_in({task: groups[task]}, scored, _position)
+    return lines
+
+
+def _position(ref: RunRef) -> int:
+    return ref.position
 
 
 def _positions(refs: Sequence[RunRef]) -> array[int]:

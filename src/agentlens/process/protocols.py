@@ -18,12 +18,12 @@ import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from agentlens.engine.outcome import Outcome
 from agentlens.engine.serial import SerialEngine
 from agentlens.errors import AgentLensError, ConfigError
+from agentlens.formats.run_table import task_key
 from agentlens.process.cohort_runs import RunSpill, indexed_runs, score_spilled, spilled_units
 from agentlens.process.profiles import DEFAULT_PROFILE
 from agentlens.process.run_units import (
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound=CohortRun)
 PROTOCOLS = ("agentlens-bench", "leave-one-out")
 ScoredRun: TypeAlias = "ProcessResult | RunFailure"
-__all__ = ["RunFailure", "ScoredRun", "run_name"]
+__all__ = ["RunFailure", "ScoredRun", "run_name", "task_key"]
 
 
 def _source_name(traj: CohortRun) -> str:
@@ -89,11 +89,6 @@ def group_by_task(trajs: Sequence[R]) -> dict[str, list[R]]:
     for traj in trajs:
         groups.setdefault(task_key(traj), []).append(traj)
     return groups
-
-
-def task_key(traj: CohortRun) -> str:
-    """The run's `task_id`, else its file's folder name."""
-    return traj.task_id or Path(traj.source.path).parent.name or "unknown-task"
 
 
 def leave_one_out_split(
