@@ -23,3 +23,16 @@ def test_cohort_over_a_shared_folder_exits_0_with_nothing_failed(
         assert "atif-like-openagents/trajectory.json: not conformant ATIF, read best-effort" in (
             " ".join(err.split())
         )
+
+
+def test_a_model_with_no_labelled_run_gets_no_rank(run_cli: Callable[..., object]) -> None:
+    """formats/inspect-ai: the openai model's one scored run was never graded, the ollama one's
+    failed; neither has a mean passing score, so neither is ranked by it (no "nan", no shift)."""
+    result = run_cli("cohort", "--boot", "20", str(DATA / "formats" / "inspect-ai"))
+    out = result.out  # type: ignore[attr-defined]
+    models = [line for line in out.splitlines() if "openai/" in line or "ollama/" in line]
+    assert len(models) == 2, out
+    assert "nan" not in out
+    for line in models:
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        assert cells[4:7] == ["-", "-", "-"], line  # mean score (passing), its rank, the shift

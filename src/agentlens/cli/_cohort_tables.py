@@ -65,8 +65,9 @@ def model_table(report: CohortReport) -> Table:
         table.add_column(name, justify="right")
     for m in report.models:
         table.add_row(
-            m.model, str(m.trajectories - m.unknown), _f(m.pass_rate), str(m.pass_rank),
-            f"{m.mean_score_passing:.1f}", str(m.score_rank), f"{m.rank_shift:+d}",
+            m.model, str(m.trajectories - m.unknown), _f(m.pass_rate), _rank(m.pass_rank),
+            _f(m.mean_score_passing), _rank(m.score_rank),
+            "-" if m.rank_shift is None else f"{m.rank_shift:+d}",
             f"{m.lucky_percent:.1f} ({m.lucky})",
         )  # fmt: skip
     return table
@@ -145,6 +146,10 @@ def curation_table(rows: Sequence[CurationRow]) -> Table:
             _f(c.mean_coherence, 3), _f(c.mean_score), _f(c.min_score),
         )  # fmt: skip
     return table
+
+
+def _rank(rank: int | None) -> str:
+    return "-" if rank is None else str(rank)
 
 
 def _f(value: float, digits: int = 1) -> str:
