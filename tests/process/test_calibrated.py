@@ -133,3 +133,15 @@ def test_a_run_of_no_steps_scores_the_floor_not_an_extrapolation() -> None:
     assert res.n_states == 0 and res.score == 0.0
     assert res.composite.reason.startswith("no steps")
     assert score_trajectory(run, reference, "paper").score > 0  # Eq. 1 untouched
+
+
+def test_the_divergence_signal_reason_shows_its_arithmetic(scored: list[ProcessResult]) -> None:
+    """`div` is the first missed path position over the run's own states (the release's
+    divergence_fraction); its reason said only "position 2 of 23" (the path's length) beside a
+    value of 2/16 = 0.125."""
+    diverged = [res for res in scored if res.divergence.step is not None]
+    assert diverged
+    for res in diverged:
+        div, step = res.signals["div"], res.divergence.step
+        assert div.value == pytest.approx(step / res.n_states, abs=1e-4)  # type: ignore[operator]
+        assert f"position {step} / {res.n_states} run states = {div.value:.3f}" in div.reason

@@ -12,7 +12,8 @@ log-ratio, named after what a reader can check in the run:
 * `coh`, `temp`: the paper's coherence and temporal-profile signals;
 * `weighted`: stage coverage of the best reference path, stage-weighted (I 3, V 2, E 1, O 0.5);
 * `has_edit`: the run changed a file (an I step); `v_after`: a V step after its last change;
-* `waste`: wasted steps / steps; `div`: where on the reference path it first diverged (1 = never).
+* `waste`: wasted steps / steps; `div`: the first missed reference-path position over the run's
+  own states (1 = never diverged; a run shorter than that position also reaches 1 or more).
 """
 
 from __future__ import annotations
@@ -116,9 +117,19 @@ def features(
         "has_edit": (float(last_edit >= 0), "the run has an I step" if last_edit >= 0 else "none"),
         "waste": (result.waste_severity, f"{result.total_wasted_steps} wasted / {result.n_states}"),
         "len_rel": (length, f"ln(({result.n_states}+1)/({baseline.n_states:.1f}+1))"),
-        "div": (1.0 if fraction is None else fraction, result.divergence.reason),
+        "div": (1.0 if fraction is None else fraction, _divergence_reason(result)),
     }
     return {name: Signal(name, value, reason) for name, (value, reason) in values.items()}
+
+
+def _divergence_reason(result: ProcessResult) -> str:
+    """The release's divergence_fraction: the first missed path position over the run's states
+    (not the path's length, so a short run can reach 1 or more although it diverged)."""
+    found = result.divergence
+    if found.fraction is None:
+        return found.reason
+    arithmetic = f"position {found.step} / {result.n_states} run states = {found.fraction:.3f}"
+    return f"{arithmetic}: {found.reason}"
 
 
 NO_PROCESS = Signal(
