@@ -75,3 +75,36 @@ def test_rows_with_a_store_is_refused_not_ignored(
     result = run_cli("cohort", "--rows", str(RELEASE_ROWS), "--store", str(store))
     assert result.code == 2 and "--rows CSV scores none" in result.err
     assert not store.exists()
+
+
+def test_release_rows_are_judged_by_the_profile_that_scored_them(
+    run_cli: Callable[..., Run],
+) -> None:
+    """The release's CSV holds sdk-compat scores and tiers, but `cohort --rows` judged them with
+    the default profile's boundary 70.7: its curation table called 88.9 % of the passes Lucky
+    where the CSV's own tier column says 20.3 %, beside a validity table titled `calibrated`."""
+    doc = json.loads(run_cli("cohort", "--rows", str(RELEASE_ROWS), "--json", "--boot", "20").out)
+    passing = sum(doc["tiers"][t] for t in ("ideal", "solid", "lucky"))
+    everything = next(c for c in doc["curation"] if c["selection"] == "all")
+    assert everything["lucky_percent"] == pytest.approx(100 * doc["tiers"]["lucky"] / passing)
+    assert (doc["validity"]["profile"], doc["validity"]["boundary"]) == ("sdk-compat", 40)
+
+
+def test_rows_written_by_out_are_read_back_with_their_profile(
+    tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    """`--out` rows carry a `profile` column: `--rows` applies that profile, and says so when a
+    --profile given on the command line re-tiers them with other thresholds."""
+    rows = tmp_path / "rows.csv"
+    assert (
+        run_cli("cohort", str(JAVA), "--profile", "paper", "--no-tables", "--out", str(rows)).code
+        == 0
+    )
+    doc = json.loads(run_cli("cohort", "--rows", str(rows), "--json", "--boot", "20").out)
+    assert doc["validity"]["profile"] == "paper"
+    given = run_cli("cohort", "--rows", str(rows), "--boot", "20", "--profile", "calibrated")
+    assert given.code == 0
+    assert (
+        f"{rows}: rows scored with 'paper'; the tables apply the thresholds of 'calibrated'"
+        in given.err
+    )
