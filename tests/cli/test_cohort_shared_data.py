@@ -4,6 +4,7 @@ has enough runs (mini-swe-agent-swebv, in test_guard_rails.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -36,3 +37,20 @@ def test_a_model_with_no_labelled_run_gets_no_rank(run_cli: Callable[..., object
     for line in models:
         cells = [c.strip() for c in line.split("│")[1:-1]]
         assert cells[4:7] == ["-", "-", "-"], line  # mean score (passing), its rank, the shift
+
+
+def test_mechanism_token_figures_are_not_cut_at_80_columns(
+    run_cli: Callable[..., object],
+) -> None:
+    """Piped, the tables are 80 columns wide: every token mean and range of the Lucky-Pass
+    mechanism table was cut to "586,0…" / "168,3…", readable nowhere."""
+    task = DATA / "agentlens-bench-dev" / "trajectories" / "psf__requests-1724"
+    out = run_cli("cohort", "--boot", "20", str(task)).out  # type: ignore[attr-defined]
+    table = out.split("V coverage, tokens")[1].split("Pass/fail separation")[0]
+    rows = [line for line in table.splitlines() if line.startswith("│   C")]
+    assert rows, out
+    for line in rows:
+        tokens, spread = [c.strip() for c in line.split("│")[-3:-1]]
+        assert "…" not in line, line
+        assert re.fullmatch(r"\d+(\.\d)?[kM]?", tokens), line
+        assert re.fullmatch(r"\d+(\.\d)?[kM]?–\d+(\.\d)?[kM]?", spread), line

@@ -100,20 +100,29 @@ def mechanism_table(report: CohortReport) -> Table:
 def mechanism_profile_table(report: CohortReport) -> Table:
     """Paper Tables 13 (waste, length), 17 (verification) and 21 (tokens) per mechanism."""
     table = Table(title="Lucky-Pass mechanisms: mean waste, severity, length, V coverage, tokens")
-    # short headers: ten columns must fit an 80-column terminal ("clean" = zero waste)
-    for name in ("mech", "runs", "waste", "sever.", "clean%", "length", "V=0", "V>0"):
+    # short headers and figures: ten columns must fit an 80-column terminal ("clean" = zero waste)
+    for name in ("mech", "runs", "waste", "sev.", "clean%", "len", "V=0", "V>0"):
         table.add_column(name, justify="right")
     for name in ("tokens", "range"):
         table.add_column(name, justify="right")
     for m in report.mechanism_profiles:
-        tokens = f"{m.mean_tokens:,.0f}" if m.mean_tokens is not None else "-"
-        spread = f"{m.min_tokens:,}–{m.max_tokens:,}" if m.min_tokens is not None else "-"
+        tokens = _tokens(m.mean_tokens) if m.mean_tokens is not None else "-"
+        spread = "-"
+        if m.min_tokens is not None and m.max_tokens is not None:
+            spread = f"{_tokens(m.min_tokens)}–{_tokens(m.max_tokens)}"
         table.add_row(
             m.mechanism, str(m.n), _f(m.mean_waste), _f(m.mean_severity, 2),
             f"{m.zero_waste_percent:.0f}", _f(m.mean_length), str(m.v_zero), str(m.v_positive),
             tokens, spread,
         )  # fmt: skip
     return table
+
+
+def _tokens(n: float) -> str:
+    """586k, 1.2M: in full, a mean and a range did not fit 80 columns and were cut ("586,0…")."""
+    if n >= 999_500:
+        return f"{n / 1e6:.1f}M"
+    return f"{n / 1e3:.0f}k" if n >= 10_000 else f"{n:.0f}"
 
 
 def separation_table(report: CohortReport) -> Table:
