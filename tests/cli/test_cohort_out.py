@@ -108,3 +108,15 @@ def test_rows_written_by_out_are_read_back_with_their_profile(
         f"{rows}: rows scored with 'paper'; the tables apply the thresholds of 'calibrated'"
         in given.err
     )
+
+
+def test_model_names_are_whole_in_the_model_table(run_cli: Callable[..., Run]) -> None:
+    """At 80 columns the model column cut names to 12 characters ("gpt-5.2-cod…"), so models
+    that differ after that (a dated snapshot, a size) read as one; a long name now wraps."""
+    out = run_cli("cohort", "--rows", str(RELEASE_ROWS), "--boot", "20").out
+    table = out.split("Models: pass rate")[1].split("Waste prevalence")[0]
+    cells = "".join(line.split("│")[1].strip() for line in table.splitlines() if "│" in line)
+    assert "…" not in table
+    with RELEASE_ROWS.open() as fh:
+        models = {r["model"] for r in csv.DictReader(fh)}
+    assert all(model in cells for model in models), cells

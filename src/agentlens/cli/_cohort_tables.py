@@ -52,8 +52,8 @@ def model_table(report: CohortReport) -> Table:
         title="Models: pass rate vs process quality of passing runs",
         caption=f"{unknown} runs with no pass/fail label left out" if unknown else None,
     )
+    table.add_column("model", overflow="fold")  # cut, two models would read as one
     for name in (
-        "model",
         "runs",
         "pass %",
         "rank",
