@@ -44,6 +44,8 @@ def _row(r: Record) -> ScoreRow:
         return m.value if m else None
 
     score, tier, mech = r.metric("score"), r.metric("tier"), r.metric("mechanism")
+    kinds = _waste_kinds(r.body.get("waste"))  # the count: older calibrated records have a
+    # second metric named `waste` (the share) before it
     return ScoreRow(
         trajectory_id=r.trajectory_id,
         task_id=r.task_id or "",
@@ -55,9 +57,9 @@ def _row(r: Record) -> ScoreRow:
         tier_reason=tier.reason if tier else None,
         mechanism=mech.label if mech else None,
         mechanism_reason=mech.reason if mech else None,
-        waste=int(value("waste") or 0),
+        waste=sum(steps for _, steps in kinds.values()) if kinds else int(value("waste") or 0),
         signals={s: (value(s), m.reason if (m := r.metric(s)) else None) for s in SIGNALS},
-        waste_kinds=_waste_kinds(r.body.get("waste")),
+        waste_kinds=kinds,
     )
 
 
