@@ -30,7 +30,7 @@ def process_metrics(r: ProcessResult) -> list[Metric]:
         Metric(name=SIGNAL_METRICS.get(k, k), value=s.value, reason=s.reason)
         for k, s in r.signals.items()
     ]
-    metrics.append(Metric(name="waste", value=r.total_wasted_steps))
+    metrics.append(Metric(name="waste", value=r.total_wasted_steps, reason=r.waste_reason))
     if r.mechanism:
         metrics.append(Metric(name="mechanism", label=r.mechanism_name, reason=r.mechanism[1]))
     return metrics
