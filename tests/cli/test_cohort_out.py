@@ -120,3 +120,23 @@ def test_model_names_are_whole_in_the_model_table(run_cli: Callable[..., Run]) -
     with RELEASE_ROWS.open() as fh:
         models = {r["model"] for r in csv.DictReader(fh)}
     assert all(model in cells for model in models), cells
+
+
+def test_a_run_copied_twice_is_named_not_silently_its_own_donor(
+    tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    """A task's folder copied into a sub-folder (a backup, a re-download) doubles every run:
+    leave-one-out then makes each copy the other's donor, and the dev task's Ideal runs went
+    from 3 to 16 of 74 without a word."""
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    files = sorted(task.glob("*.json"))
+    for folder in (tmp_path / "a", tmp_path / "a" / "backup"):
+        folder.mkdir()
+        for f in files[:6]:
+            (folder / f.name).write_bytes(f.read_bytes())
+    result = run_cli("cohort", str(tmp_path / "a"), "--no-tables")
+    assert result.code == 0
+    lines = [line for line in result.err.splitlines() if "same content" in line]
+    assert len(lines) == 6, result.err
+    for f in files[:6]:
+        assert any(f"a/{f.name}" in line and f"backup/{f.name}" in line for line in lines)

@@ -145,6 +145,7 @@ def _score_paths(
         spilled_inputs(paths, engine, **read) as (summary, spill),
         task_saver(*store, settings, spill.refs) as save,
     ):
+        _say_copies(spill.refs)
         rows, failed = score_cohort(
             spill.refs, settings["protocol"], settings["profile"], k=settings["k"],
             seed=settings["seed"], engine=engine, spill=spill, save=save, tables=tables,
@@ -189,6 +190,17 @@ def score_cohort(
         tasks = TaskRows(splits, spill, save, columns=KEPT if tables else ())
         tasks.score(profile, engine, lambda: progress.advance(bar))
     return tasks.rows(), tasks.failures()
+
+
+def _say_copies(runs: Sequence[CohortRun]) -> None:
+    from agentlens.process.protocol_notes import copied_files
+
+    for copies in copied_files(runs):
+        err_console.print(
+            f"warning: same content, scored as separate runs (each other's donor under "
+            f"leave-one-out: expect high scores; keep one): {copies}",
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
 
 
 def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: bool) -> None:
