@@ -9,7 +9,13 @@ from rich.table import Table
 
 from agentlens.process.cohort import CohortReport, WasteRow
 from agentlens.process.curation import CurationRow
-from agentlens.process.validity import PAPER_AUROC, PAPER_IDEAL_PERCENT, Validity
+from agentlens.process.validity import (
+    PAPER_AUROC,
+    PAPER_IDEAL_PERCENT,
+    PAPER_LUCKY_PERCENT,
+    PAPER_PARTIAL_FAIL_PERCENT,
+    Validity,
+)
 
 TIER_ORDER = ("ideal", "solid", "lucky", "partial_fail", "off_track")
 MECHANISMS = ("C1", "C2", "C3", "C4", "C5")
@@ -179,7 +185,11 @@ def validity_table(v: Validity) -> Table:
         f"balanced accuracy at boundary {v.boundary:g}", f"{v.balanced_accuracy:.3f}", "-"
     )
     table.add_row("Ideal % of passes", f"{v.ideal_percent:.1f}", f"{PAPER_IDEAL_PERCENT:.1f}")
-    table.add_row("Lucky % of passes", f"{v.lucky_percent:.1f}", "-")
-    table.add_row("Partial-fail % of failures", f"{v.partial_fail_percent:.1f}", "-")
+    table.add_row("Lucky % of passes", f"{v.lucky_percent:.1f}", f"{PAPER_LUCKY_PERCENT:.1f}")
+    table.add_row(
+        "Partial-fail % of failures",
+        f"{v.partial_fail_percent:.1f}",
+        f"{PAPER_PARTIAL_FAIL_PERCENT:.1f}",
+    )
     table.add_row("runs pass/fail, tasks", f"{v.n_pass}/{v.n_fail}, {v.n_tasks}", "-")
     return table
