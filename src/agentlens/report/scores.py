@@ -86,8 +86,8 @@ class ModelLine:
     pass_rate: float | None
     mean_score: float | None
     median_score: float | None
-    quality_rank: int
-    pass_rank: int
+    quality_rank: int | None
+    pass_rank: int | None
 
 
 def model_ranking(rows: Sequence[ScoreRow]) -> list[ModelLine]:
@@ -101,18 +101,15 @@ def model_ranking(rows: Sequence[ScoreRow]) -> list[ModelLine]:
                   quality_rank[m], pass_rank[m])
         for m, g in groups.items()
     ]  # fmt: skip
-    return sorted(lines, key=lambda line: (line.quality_rank, line.model))
+    return sorted(lines, key=lambda line: (line.quality_rank or len(lines) + 1, line.model))
 
 
-def _ranks(values: dict[str, float | None]) -> dict[str, int]:
+def _ranks(values: dict[str, float | None]) -> dict[str, int | None]:
     """Competition ranking (1, 1, 3): a tie shares the best place and the places it takes are
-    skipped, so a rank says how many models did better. No value ranks last."""
+    skipped, so a rank says how many models did better. No value, no rank."""
     known = [v for v in values.values() if v is not None]
-    last = len(known) + 1
-    return {
-        k: 1 + sum(other > v for other in known) if v is not None else last
-        for k, v in values.items()
-    }
+    return {k: None if v is None else 1 + sum(other > v for other in known)
+            for k, v in values.items()}  # fmt: skip
 
 
 def tier_outcome_counts(rows: Sequence[ScoreRow]) -> Counter[tuple[str, str]]:
