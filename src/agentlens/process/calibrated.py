@@ -154,11 +154,12 @@ def logistic(config: ProfileConfig, signals: dict[str, Signal]) -> Signal:
         x = signals[term.signal].value
         part = term.weight * (x - term.mean) / term.sd
         z += part
-        shown.append(f"{term.weight:+.2f}·({term.signal} {x:.3f} − {term.mean:.3f})/{term.sd:.3f}")
+        # the constants as fitted (4 decimals): rounder, a hand recomputation was 0.5 points off
+        shown.append(f"{term.weight:+.4f}·({term.signal} {x:.4f} − {term.mean:.4f})/{term.sd:.4f}")
     value = 100.0 / (1.0 + math.exp(-z))
     terms = " ".join(shown)
     return Signal(
-        "composite", value, f"100·σ({config.intercept:+.2f} {terms} = {z:.2f}) = {value:.1f}"
+        "composite", value, f"100·σ({config.intercept:+.4f} {terms} = {z:.3f}) = {value:.2f}"
     )
 
 
