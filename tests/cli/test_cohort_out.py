@@ -75,3 +75,68 @@ def test_rows_with_a_store_is_refused_not_ignored(
     result = run_cli("cohort", "--rows", str(RELEASE_ROWS), "--store", str(store))
     assert result.code == 2 and "--rows CSV scores none" in result.err
     assert not store.exists()
+
+
+def test_release_rows_are_judged_by_the_profile_that_scored_them(
+    run_cli: Callable[..., Run],
+) -> None:
+    """The release's CSV holds sdk-compat scores and tiers, but `cohort --rows` judged them with
+    the default profile's boundary 70.7: its curation table called 88.9 % of the passes Lucky
+    where the CSV's own tier column says 20.3 %, beside a validity table titled `calibrated`."""
+    doc = json.loads(run_cli("cohort", "--rows", str(RELEASE_ROWS), "--json", "--boot", "20").out)
+    passing = sum(doc["tiers"][t] for t in ("ideal", "solid", "lucky"))
+    everything = next(c for c in doc["curation"] if c["selection"] == "all")
+    assert everything["lucky_percent"] == pytest.approx(100 * doc["tiers"]["lucky"] / passing)
+    assert (doc["validity"]["profile"], doc["validity"]["boundary"]) == ("sdk-compat", 40)
+
+
+def test_rows_written_by_out_are_read_back_with_their_profile(
+    tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    """`--out` rows carry a `profile` column: `--rows` applies that profile, and says so when a
+    --profile given on the command line re-tiers them with other thresholds."""
+    rows = tmp_path / "rows.csv"
+    assert (
+        run_cli("cohort", str(JAVA), "--profile", "paper", "--no-tables", "--out", str(rows)).code
+        == 0
+    )
+    doc = json.loads(run_cli("cohort", "--rows", str(rows), "--json", "--boot", "20").out)
+    assert doc["validity"]["profile"] == "paper"
+    given = run_cli("cohort", "--rows", str(rows), "--boot", "20", "--profile", "calibrated")
+    assert given.code == 0
+    assert (
+        f"{rows}: rows scored with 'paper'; the tables apply the thresholds of 'calibrated'"
+        in given.err
+    )
+
+
+def test_model_names_are_whole_in_the_model_table(run_cli: Callable[..., Run]) -> None:
+    """At 80 columns the model column cut names to 12 characters ("gpt-5.2-cod…"), so models
+    that differ after that (a dated snapshot, a size) read as one; a long name now wraps."""
+    out = run_cli("cohort", "--rows", str(RELEASE_ROWS), "--boot", "20").out
+    table = out.split("Models: pass rate")[1].split("Waste prevalence")[0]
+    cells = "".join(line.split("│")[1].strip() for line in table.splitlines() if "│" in line)
+    assert "…" not in table
+    with RELEASE_ROWS.open() as fh:
+        models = {r["model"] for r in csv.DictReader(fh)}
+    assert all(model in cells for model in models), cells
+
+
+def test_a_run_copied_twice_is_named_not_silently_its_own_donor(
+    tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    """A task's folder copied into a sub-folder (a backup, a re-download) doubles every run:
+    leave-one-out then makes each copy the other's donor, and the dev task's Ideal runs went
+    from 3 to 16 of 74 without a word."""
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    files = sorted(task.glob("*.json"))
+    for folder in (tmp_path / "a", tmp_path / "a" / "backup"):
+        folder.mkdir()
+        for f in files[:6]:
+            (folder / f.name).write_bytes(f.read_bytes())
+    result = run_cli("cohort", str(tmp_path / "a"), "--no-tables")
+    assert result.code == 0
+    lines = [line for line in result.err.splitlines() if "same content" in line]
+    assert len(lines) == 6, result.err
+    for f in files[:6]:
+        assert any(f"a/{f.name}" in line and f"backup/{f.name}" in line for line in lines)

@@ -4,11 +4,15 @@ has enough runs (mini-swe-agent-swebv, in test_guard_rails.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA
+from tests.conftest import BENCH, DATA
+
+RELEASE_ROWS = BENCH / "annotations" / "trajectories.csv"
 
 
 @pytest.mark.parametrize("folder", ["formats", "swe-agent-java"])
@@ -23,3 +27,49 @@ def test_cohort_over_a_shared_folder_exits_0_with_nothing_failed(
         assert "atif-like-openagents/trajectory.json: not conformant ATIF, read best-effort" in (
             " ".join(err.split())
         )
+
+
+def test_a_model_with_no_labelled_run_gets_no_rank(run_cli: Callable[..., object]) -> None:
+    """formats/inspect-ai: the openai model's one scored run was never graded, the ollama one's
+    failed; neither has a mean passing score, so neither is ranked by it (no "nan", no shift)."""
+    result = run_cli("cohort", "--boot", "20", str(DATA / "formats" / "inspect-ai"))
+    out = result.out  # type: ignore[attr-defined]
+    models = [line for line in out.splitlines() if "openai/" in line or "ollama/" in line]
+    assert len(models) == 2, out
+    assert "nan" not in out
+    for line in models:
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        assert cells[4:7] == ["-", "-", "-"], line  # mean score (passing), its rank, the shift
+
+
+def test_mechanism_token_figures_are_not_cut_at_80_columns(
+    run_cli: Callable[..., object],
+) -> None:
+    """Piped, the tables are 80 columns wide: every token mean and range of the Lucky-Pass
+    mechanism table was cut to "586,0…" / "168,3…", readable nowhere."""
+    task = DATA / "agentlens-bench-dev" / "trajectories" / "psf__requests-1724"
+    out = run_cli("cohort", "--boot", "20", str(task)).out  # type: ignore[attr-defined]
+    table = out.split("V coverage, tokens")[1].split("Pass/fail separation")[0]
+    rows = [line for line in table.splitlines() if line.startswith("│   C")]
+    assert rows, out
+    for line in rows:
+        tokens, spread = [c.strip() for c in line.split("│")[-3:-1]]
+        assert "…" not in line, line
+        assert re.fullmatch(r"\d+(\.\d)?[kM]?", tokens), line
+        assert re.fullmatch(r"\d+(\.\d)?[kM]?–\d+(\.\d)?[kM]?", spread), line
+
+
+def test_validity_table_shows_every_paper_claim_docs_quote(run_cli: Callable[..., object]) -> None:
+    """docs/validity.md quotes the paper's Lucky (10.7 %) and Partial-fail (54.9 %) shares beside
+    the AUROC and Ideal share; the printed table said "-" (no claim) for those two."""
+    claims = {}
+    for line in (Path(__file__).parents[2] / "docs" / "validity.md").read_text().splitlines():
+        for figure in ("Ideal", "Lucky", "Partial-fail"):
+            if line.startswith(f"| {figure} % of"):
+                claims[figure] = line.strip(" |").split("|")[-1].strip()
+    assert set(claims) == {"Ideal", "Lucky", "Partial-fail"}
+    out = run_cli("cohort", "--rows", str(RELEASE_ROWS), "--boot", "20").out  # type: ignore[attr-defined]
+    table = out.split("Validity of")[1]
+    for figure, claim in claims.items():
+        row = next(line for line in table.splitlines() if f"{figure} % of" in line)
+        assert row.split("│")[-2].strip() == claim, row

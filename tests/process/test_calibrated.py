@@ -48,10 +48,10 @@ def test_calibrated_is_the_default_and_its_reason_shows_the_arithmetic(
         for term in CALIBRATED.terms:
             x = res.signals[term.signal].value
             z += term.weight * (x - term.mean) / term.sd
-            shown = f"{term.weight:+.2f}·({term.signal} {x:.3f} − {term.mean:.3f})/{term.sd:.3f}"
+            shown = f"{term.weight:+.4f}·({term.signal} {x:.4f} − {term.mean:.4f})/{term.sd:.4f}"
             assert shown in res.composite.reason
         assert res.score == pytest.approx(100 / (1 + math.exp(-z)))
-        assert res.composite.reason.endswith(f"= {z:.2f}) = {res.score:.1f}")
+        assert res.composite.reason.endswith(f"= {z:.3f}) = {res.score:.2f}")
         assert res.outcome_term == 0.0  # no outcome term
 
 
@@ -133,3 +133,29 @@ def test_a_run_of_no_steps_scores_the_floor_not_an_extrapolation() -> None:
     assert res.n_states == 0 and res.score == 0.0
     assert res.composite.reason.startswith("no steps")
     assert score_trajectory(run, reference, "paper").score > 0  # Eq. 1 untouched
+
+
+def test_the_divergence_signal_reason_shows_its_arithmetic(scored: list[ProcessResult]) -> None:
+    """`div` is the first missed path position over the run's own states (the release's
+    divergence_fraction); its reason said only "position 2 of 23" (the path's length) beside a
+    value of 2/16 = 0.125."""
+    diverged = [res for res in scored if res.divergence.step is not None]
+    assert diverged
+    for res in diverged:
+        div, step = res.signals["div"], res.divergence.step
+        assert div.value == pytest.approx(step / res.n_states, abs=1e-4)  # type: ignore[operator]
+        assert f"position {step} / {res.n_states} run states = {div.value:.3f}" in div.reason
+
+
+def test_the_printed_reason_recomputes_to_the_printed_score() -> None:
+    """A user recomputing 100·σ(…) from the printed numbers must land on the printed score: with
+    weights to 2 decimals and means/sds to 3 the dev cohort was off by up to 0.56 points, and
+    sympy__sympy-12481 opus-4.6 recomputed to 70.9 (solid) beside a printed 70.54 (lucky)."""
+    trajs = read_paths([BENCH / "trajectories" / "sympy__sympy-12481"]).trajectories
+    for res in score_splits(split_cohort(trajs, "agentlens-bench", k=5, seed=42)):
+        reason = res.composite.reason
+        z = float(re.match(r"100·σ\(([+-][\d.]+)", reason).group(1))  # type: ignore[union-attr]
+        term = r"([+-][\d.]+)·\((\w+) (-?[\d.]+) − (-?[\d.]+)\)/([\d.]+)"
+        for weight, _, x, mean, sd in re.findall(term, reason):
+            z += float(weight) * (float(x) - float(mean)) / float(sd)
+        assert 100 / (1 + math.exp(-z)) == pytest.approx(res.score, abs=0.05), reason

@@ -45,7 +45,7 @@ def test_model_table(rows: list[dict[str, object]], raw: list[dict[str, str]]) -
         mean = sum(float(r["quality_score"]) for r in ps) / len(ps)
         lucky = sum(r["quality_tier"] == "lucky" for r in ps)
         want[model] = (len(rs), len(ps), mean, lucky)
-    by_rate = sorted(want, key=lambda m: -want[m][1] / want[m][0])
+    rate = {m: want[m][1] / want[m][0] for m in want}  # gemini-2.5-pro and gpt-5.3-codex: 27/55
     by_score = sorted(want, key=lambda m: -want[m][2])
     table = cohort.model_table(rows)
     assert [t.model for t in table] == by_score
@@ -53,7 +53,7 @@ def test_model_table(rows: list[dict[str, object]], raw: list[dict[str, str]]) -
         n, n_pass, mean, lucky = want[t.model]
         assert (t.trajectories, t.passing, t.lucky) == (n, n_pass, lucky)
         assert t.mean_score_passing == pytest.approx(mean)
-        assert t.pass_rank == by_rate.index(t.model) + 1
+        assert t.pass_rank == 1 + sum(r > rate[t.model] for r in rate.values())
         assert t.rank_shift == t.pass_rank - t.score_rank
         assert t.lucky_percent == pytest.approx(100 * lucky / n_pass)
 
@@ -247,3 +247,33 @@ def test_process_only_removes_exactly_the_outcome_points_the_score_got() -> None
     assert cohort.signal(on, "process_only") == cohort.signal(on, "composite") - 10
     assert cohort.signal(off, "process_only") == cohort.signal(off, "composite")
     assert cohort.signal(on, "composite") - cohort.signal(off, "composite") in (9, 10, 11)
+
+
+def test_tied_pass_rates_share_a_rank(rows: list[dict[str, object]]) -> None:
+    """psf__requests-1724: five models pass every run; a model's name does not rank it below the
+    others (that made a rank shift of +4 out of nothing)."""
+    table = {t.model: t for t in cohort.model_table(_task_rows(rows, "psf__requests-1724"))}
+    perfect = [t for t in table.values() if t.pass_rate == 100.0]
+    assert len(perfect) == 5
+    assert {t.pass_rank for t in perfect} == {1}
+    assert table["sonnet-4.5"].pass_rank == 6  # 4 of 5: five models did better
+    for t in table.values():
+        assert t.rank_shift == t.pass_rank - t.score_rank  # type: ignore[operator]
+
+
+def test_model_without_pass_fail_labels_is_not_ranked(rows: list[dict[str, object]]) -> None:
+    """A model whose runs were never evaluated has no pass rate and no passing run: no rank and
+    no shift, rather than the last place and a shift measured from it."""
+    task = _task_rows(rows, "psf__requests-1724")
+    for row in task:
+        if row["model"] == "gpt-4o":
+            row["outcome"], row["passed"] = "unknown", False  # as a scored unknown run's row
+    table = {t.model: t for t in cohort.model_table(task)}
+    unranked = table["gpt-4o"]
+    assert (unranked.pass_rank, unranked.score_rank, unranked.rank_shift) == (None, None, None)
+    ranked = [t.pass_rank for t in table.values() if t.model != "gpt-4o"]
+    assert None not in ranked and max(ranked) <= len(table) - 1  # type: ignore[type-var]
+
+
+def _task_rows(rows: list[dict[str, object]], task: str) -> list[dict[str, object]]:
+    return [dict(r) for r in rows if r["task_id"] == task]

@@ -90,3 +90,23 @@ def test_verdict_tier_equals_the_released_quality_assessment() -> None:
         assert (mine.verdict, mine.verdict_tier) == (report.verdict, report.quality_tier), run.id
         tiers.append(report.quality_tier)
     assert len(set(tiers)) > 1
+
+
+@pytest.mark.parametrize(
+    ("score", "outcome", "profile", "shown"),
+    [  # the paper profile's score of sphinx-doc__sphinx-10323 opus-4.5 pass 25069529856 (dev
+        # cohort, AgentLens-Bench protocol): its reason read "47 ≤ 70.0 < 70 → solid"
+        (69.99147422969287, "passed", "paper", "47 ≤ 69.99 < 70 → solid"),
+        (70.66, "passed", "calibrated", "70.66 < 70.7 → lucky"),
+        (86.36, "passed", "calibrated", "70.7 ≤ 86.36 < 86.4 → solid"),
+        (46.96, "failed", "paper", "46.96 < 47 → off_track"),
+        (71.3, "failed", "calibrated", "71.3 ≥ 70.7 → partial_fail"),  # one decimal when it tells
+        (40, "failed", "sdk-compat", "40.0 ≥ 40 → partial_fail"),
+    ],
+)
+def test_a_tier_reason_never_contradicts_its_threshold(
+    score: float, outcome: str, profile: str, shown: str
+) -> None:
+    """One decimal hid which side of a threshold a score fell on; the reason shows as many as
+    the comparison needs."""
+    assert shown in tier(score, outcome, get_profile(profile))[1]  # type: ignore[arg-type]

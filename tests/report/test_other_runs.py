@@ -120,10 +120,12 @@ def test_a_single_waste_instance_is_not_plural(store: Store) -> None:
 
 
 def test_tied_models_share_a_rank_and_the_places_they_take_are_skipped() -> None:
+    """A model with no value (no run with a pass/fail label) has no rank: ranked last, it read as
+    "four models did better" beside a pass rate of "–"."""
     from agentlens.report.scores import _ranks
 
     assert _ranks({"a": 0.9, "b": 0.9, "c": 0.9, "d": 0.5, "e": None}) == {
-        "a": 1, "b": 1, "c": 1, "d": 4, "e": 5,
+        "a": 1, "b": 1, "c": 1, "d": 4, "e": None,
     }  # fmt: skip
 
 

@@ -130,3 +130,18 @@ def test_each_run_shows_its_facts(store: Store) -> None:
     for fact in (run.id, run.scorer, run.label, run.agentlens_version, "settings.profile"):
         assert f"<dd>{fact}</dd>" in document or f"<dt>{fact}</dt>" in document
     assert run.settings["reference"] in document
+
+
+def test_each_trajectory_shows_its_wasted_steps(store: Store) -> None:
+    """Under the default profile a record held two metrics named `waste`: the composite's
+    wasted-steps share (0.39) first, then the count (7); the report took the first and printed
+    int(0.39) = 0 for runs with 7 or 11 wasted steps."""
+    records = _records(store, TASKS[0])
+    wasted = {r.trajectory_id: r.body["annotation"]["total_wasted_steps"] for r in records}
+    assert sum(1 for n in wasted.values() if n) >= 5  # real waste to show, not all zeros
+    for r in records:
+        assert [m.name for m in r.metrics].count("waste") == 1
+    rows = find_table(parse(_render(store, TASKS[0])), "trajectory", "task")
+    head = rows[0]
+    for row in rows[1:]:
+        assert row[head.index("waste")] == str(wasted[row[0]]), row[0]

@@ -9,7 +9,13 @@ from rich.table import Table
 
 from agentlens.process.cohort import CohortReport, WasteRow
 from agentlens.process.curation import CurationRow
-from agentlens.process.validity import PAPER_AUROC, PAPER_IDEAL_PERCENT, Validity
+from agentlens.process.validity import (
+    PAPER_AUROC,
+    PAPER_IDEAL_PERCENT,
+    PAPER_LUCKY_PERCENT,
+    PAPER_PARTIAL_FAIL_PERCENT,
+    Validity,
+)
 
 TIER_ORDER = ("ideal", "solid", "lucky", "partial_fail", "off_track")
 MECHANISMS = ("C1", "C2", "C3", "C4", "C5")
@@ -52,8 +58,8 @@ def model_table(report: CohortReport) -> Table:
         title="Models: pass rate vs process quality of passing runs",
         caption=f"{unknown} runs with no pass/fail label left out" if unknown else None,
     )
+    table.add_column("model", overflow="fold")  # cut, two models would read as one
     for name in (
-        "model",
         "runs",
         "pass %",
         "rank",
@@ -65,8 +71,9 @@ def model_table(report: CohortReport) -> Table:
         table.add_column(name, justify="right")
     for m in report.models:
         table.add_row(
-            m.model, str(m.trajectories - m.unknown), _f(m.pass_rate), str(m.pass_rank),
-            f"{m.mean_score_passing:.1f}", str(m.score_rank), f"{m.rank_shift:+d}",
+            m.model, str(m.trajectories - m.unknown), _f(m.pass_rate), _rank(m.pass_rank),
+            _f(m.mean_score_passing), _rank(m.score_rank),
+            "-" if m.rank_shift is None else f"{m.rank_shift:+d}",
             f"{m.lucky_percent:.1f} ({m.lucky})",
         )  # fmt: skip
     return table
@@ -99,20 +106,29 @@ def mechanism_table(report: CohortReport) -> Table:
 def mechanism_profile_table(report: CohortReport) -> Table:
     """Paper Tables 13 (waste, length), 17 (verification) and 21 (tokens) per mechanism."""
     table = Table(title="Lucky-Pass mechanisms: mean waste, severity, length, V coverage, tokens")
-    # short headers: ten columns must fit an 80-column terminal ("clean" = zero waste)
-    for name in ("mech", "runs", "waste", "sever.", "clean%", "length", "V=0", "V>0"):
+    # short headers and figures: ten columns must fit an 80-column terminal ("clean" = zero waste)
+    for name in ("mech", "runs", "waste", "sev.", "clean%", "len", "V=0", "V>0"):
         table.add_column(name, justify="right")
     for name in ("tokens", "range"):
         table.add_column(name, justify="right")
     for m in report.mechanism_profiles:
-        tokens = f"{m.mean_tokens:,.0f}" if m.mean_tokens is not None else "-"
-        spread = f"{m.min_tokens:,}–{m.max_tokens:,}" if m.min_tokens is not None else "-"
+        tokens = _tokens(m.mean_tokens) if m.mean_tokens is not None else "-"
+        spread = "-"
+        if m.min_tokens is not None and m.max_tokens is not None:
+            spread = f"{_tokens(m.min_tokens)}–{_tokens(m.max_tokens)}"
         table.add_row(
             m.mechanism, str(m.n), _f(m.mean_waste), _f(m.mean_severity, 2),
             f"{m.zero_waste_percent:.0f}", _f(m.mean_length), str(m.v_zero), str(m.v_positive),
             tokens, spread,
         )  # fmt: skip
     return table
+
+
+def _tokens(n: float) -> str:
+    """586k, 1.2M: in full, a mean and a range did not fit 80 columns and were cut ("586,0…")."""
+    if n >= 999_500:
+        return f"{n / 1e6:.1f}M"
+    return f"{n / 1e3:.0f}k" if n >= 10_000 else f"{n:.0f}"
 
 
 def separation_table(report: CohortReport) -> Table:
@@ -147,6 +163,10 @@ def curation_table(rows: Sequence[CurationRow]) -> Table:
     return table
 
 
+def _rank(rank: int | None) -> str:
+    return "-" if rank is None else str(rank)
+
+
 def _f(value: float, digits: int = 1) -> str:
     return "-" if value != value else f"{value:.{digits}f}"
 
@@ -165,7 +185,11 @@ def validity_table(v: Validity) -> Table:
         f"balanced accuracy at boundary {v.boundary:g}", f"{v.balanced_accuracy:.3f}", "-"
     )
     table.add_row("Ideal % of passes", f"{v.ideal_percent:.1f}", f"{PAPER_IDEAL_PERCENT:.1f}")
-    table.add_row("Lucky % of passes", f"{v.lucky_percent:.1f}", "-")
-    table.add_row("Partial-fail % of failures", f"{v.partial_fail_percent:.1f}", "-")
+    table.add_row("Lucky % of passes", f"{v.lucky_percent:.1f}", f"{PAPER_LUCKY_PERCENT:.1f}")
+    table.add_row(
+        "Partial-fail % of failures",
+        f"{v.partial_fail_percent:.1f}",
+        f"{PAPER_PARTIAL_FAIL_PERCENT:.1f}",
+    )
     table.add_row("runs pass/fail, tasks", f"{v.n_pass}/{v.n_fail}, {v.n_tasks}", "-")
     return table

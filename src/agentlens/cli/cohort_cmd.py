@@ -46,7 +46,8 @@ PROTOCOLS = ("agentlens-bench", "leave-one-out")  # agentlens.process.protocols,
               help="Donors per reference (bench: 5; LOO: all).")  # fmt: skip
 @click.option("--seed", default=42, show_default=True, help="Donor shuffle seed.")
 @click.option("--rows", "rows_csv", type=click.Path(exists=True, dir_okay=False),
-              help="Skip scoring: tables from an annotation CSV (e.g. the release's).")  # fmt: skip
+              help="Skip scoring: tables from an annotation CSV (the release's, judged as "
+                   "sdk-compat; --out rows, as their profile column says).")  # fmt: skip
 @click.option("--boot", default=2000, show_default=True, type=click.IntRange(min=1),
               help="Bootstrap resamples for AUROC CIs.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="All tables as one JSON object.")
@@ -73,7 +74,6 @@ def cohort(
     line naming run, step and reason; the other runs of its task are still scored (exit 1).
     When no task meets the protocol's rule, each task is named with its counts and 0 runs are
     scored (exit 0; with --strict, exit 2)."""
-    from agentlens.process.cohort_rows import read_annotation_rows
     from agentlens.process.cohort_table import full_rows
     from agentlens.process.curation import check_selection, export_format, export_rows, select
 
@@ -84,8 +84,9 @@ def cohort(
         raise ConfigError("--store saves runs scored from traces; --rows CSV scores none")
     code = 0
     failed: list[tuple[str, Failure | RunFailure]] = []
+    rows: Sequence[Row]
     if rows_csv:
-        rows: Sequence[Row] = list(read_annotation_rows(rows_csv))
+        rows, profile = _scored_rows(rows_csv, profile)
     elif paths:
         settings = {"protocol": protocol, "profile": profile, "k": k, "seed": seed}
         read = {"format": format, "lenient": lenient, "labels": labels}
@@ -108,6 +109,26 @@ def cohort(
     return code
 
 
+def _scored_rows(path: str, profile: Profile) -> tuple[Sequence[Row], Profile]:
+    """An annotation CSV's rows and the profile whose thresholds judge them: the one that scored
+    them (their `profile` column, from `--out`; the release's CSV: sdk-compat), unless --profile
+    was given, which then re-tiers them, said once."""
+    from agentlens.process.cohort_rows import read_annotation_rows
+    from agentlens.process.profiles import PROFILES
+
+    rows = read_annotation_rows(path)
+    scored_with = {str(row.get("profile") or "sdk-compat") for row in rows}
+    found = scored_with.pop() if len(scored_with) == 1 else None
+    if found not in PROFILES or found == profile:
+        return rows, profile
+    source = click.get_current_context().get_parameter_source("profile")
+    if source is click.core.ParameterSource.DEFAULT:
+        return rows, found  # type: ignore[return-value]
+    err_console.print(f"warning: {path}: rows scored with {found!r}; the tables apply the "
+                      f"thresholds of {profile!r}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    return rows, profile
+
+
 def _score_paths(
     paths: Sequence[str],
     settings: dict[str, Any],
@@ -124,6 +145,7 @@ def _score_paths(
         spilled_inputs(paths, engine, **read) as (summary, spill),
         task_saver(*store, settings, spill.refs) as save,
     ):
+        _say_copies(spill.refs)
         rows, failed = score_cohort(
             spill.refs, settings["protocol"], settings["profile"], k=settings["k"],
             seed=settings["seed"], engine=engine, spill=spill, save=save, tables=tables,
@@ -168,6 +190,17 @@ def score_cohort(
         tasks = TaskRows(splits, spill, save, columns=KEPT if tables else ())
         tasks.score(profile, engine, lambda: progress.advance(bar))
     return tasks.rows(), tasks.failures()
+
+
+def _say_copies(runs: Sequence[CohortRun]) -> None:
+    from agentlens.process.protocol_notes import copied_files
+
+    for copies in copied_files(runs):
+        err_console.print(
+            f"warning: same content, scored as separate runs (each other's donor under "
+            f"leave-one-out: expect high scores; keep one): {copies}",
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
 
 
 def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: bool) -> None:

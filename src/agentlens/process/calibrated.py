@@ -12,7 +12,8 @@ log-ratio, named after what a reader can check in the run:
 * `coh`, `temp`: the paper's coherence and temporal-profile signals;
 * `weighted`: stage coverage of the best reference path, stage-weighted (I 3, V 2, E 1, O 0.5);
 * `has_edit`: the run changed a file (an I step); `v_after`: a V step after its last change;
-* `waste`: wasted steps / steps; `div`: where on the reference path it first diverged (1 = never).
+* `waste`: wasted steps / steps; `div`: the first missed reference-path position over the run's
+  own states (1 = never diverged; a run shorter than that position also reaches 1 or more).
 """
 
 from __future__ import annotations
@@ -116,9 +117,19 @@ def features(
         "has_edit": (float(last_edit >= 0), "the run has an I step" if last_edit >= 0 else "none"),
         "waste": (result.waste_severity, f"{result.total_wasted_steps} wasted / {result.n_states}"),
         "len_rel": (length, f"ln(({result.n_states}+1)/({baseline.n_states:.1f}+1))"),
-        "div": (1.0 if fraction is None else fraction, result.divergence.reason),
+        "div": (1.0 if fraction is None else fraction, _divergence_reason(result)),
     }
     return {name: Signal(name, value, reason) for name, (value, reason) in values.items()}
+
+
+def _divergence_reason(result: ProcessResult) -> str:
+    """The release's divergence_fraction: the first missed path position over the run's states
+    (not the path's length, so a short run can reach 1 or more although it diverged)."""
+    found = result.divergence
+    if found.fraction is None:
+        return found.reason
+    arithmetic = f"position {found.step} / {result.n_states} run states = {found.fraction:.3f}"
+    return f"{arithmetic}: {found.reason}"
 
 
 NO_PROCESS = Signal(
@@ -143,11 +154,12 @@ def logistic(config: ProfileConfig, signals: dict[str, Signal]) -> Signal:
         x = signals[term.signal].value
         part = term.weight * (x - term.mean) / term.sd
         z += part
-        shown.append(f"{term.weight:+.2f}·({term.signal} {x:.3f} − {term.mean:.3f})/{term.sd:.3f}")
+        # the constants as fitted (4 decimals): rounder, a hand recomputation was 0.5 points off
+        shown.append(f"{term.weight:+.4f}·({term.signal} {x:.4f} − {term.mean:.4f})/{term.sd:.4f}")
     value = 100.0 / (1.0 + math.exp(-z))
     terms = " ".join(shown)
     return Signal(
-        "composite", value, f"100·σ({config.intercept:+.2f} {terms} = {z:.2f}) = {value:.1f}"
+        "composite", value, f"100·σ({config.intercept:+.4f} {terms} = {z:.3f}) = {value:.2f}"
     )
 
 

@@ -45,17 +45,17 @@ class ModelRow:
     passing: int
     unknown: int
     pass_rate: float
-    pass_rank: int
+    pass_rank: int | None
     mean_score_passing: float
-    score_rank: int
-    rank_shift: int
+    score_rank: int | None
+    rank_shift: int | None
     lucky: int
     lucky_percent: float
 
 
 def model_table(rows: Sequence[Row]) -> list[ModelRow]:
     """Table 2: pass rate (of the runs with a pass/fail label) and mean score of passing runs,
-    each ranked; shift = pass − score rank."""
+    each ranked (no rank without a value); shift = pass − score rank."""
     by_model: dict[str, list[Row]] = {}
     for row in rows:
         by_model.setdefault(str(row.get("model")), []).append(row)
@@ -77,13 +77,13 @@ def model_table(rows: Sequence[Row]) -> list[ModelRow]:
             pass_rank=pass_rank[m],
             mean_score_passing=mean,
             score_rank=score_rank[m],
-            rank_shift=pass_rank[m] - score_rank[m],
+            rank_shift=_shift(pass_rank[m], score_rank[m]),
             lucky=lucky,
             lucky_percent=100.0 * lucky / n_pass if n_pass else 0.0,
         )
         for m, (n, n_pass, mean, lucky) in stats.items()
     ]
-    return sorted(table, key=lambda r: r.score_rank)
+    return sorted(table, key=lambda r: (r.score_rank is None, r.score_rank or 0, r.model))
 
 
 def _model_stats(rows: Sequence[Row]) -> tuple[int, int, float, int]:
@@ -93,10 +93,15 @@ def _model_stats(rows: Sequence[Row]) -> tuple[int, int, float, int]:
     return len(rows), len(passing), sum(scores) / len(scores) if scores else float("nan"), lucky
 
 
-def _ranks(values: Mapping[str, float]) -> dict[str, int]:
-    """1 = highest; NaN last; ties broken by name so the ranking is deterministic."""
-    order = sorted(values, key=lambda m: (values[m] != values[m], -values[m], m))
-    return {m: i + 1 for i, m in enumerate(order)}
+def _ranks(values: Mapping[str, float]) -> dict[str, int | None]:
+    """Competition ranking (1, 1, 3): tied models share a place, so a rank says how many models
+    did better; NaN (no run to rate) has no rank."""
+    known = [v for v in values.values() if v == v]
+    return {m: 1 + sum(o > v for o in known) if v == v else None for m, v in values.items()}
+
+
+def _shift(pass_rank: int | None, score_rank: int | None) -> int | None:
+    return None if pass_rank is None or score_rank is None else pass_rank - score_rank
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ the rest, so a task needs k passing runs and at least one more run.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence, Set
+from pathlib import Path
 from typing import Any, TypeVar
 
 from agentlens.process.protocols import TaskSplit, group_by_task
@@ -63,3 +65,38 @@ def unscored_in(
             f"({left} of {len(runs)} runs not scored)"
         )
     return lines
+
+
+def copied_files(runs: Sequence[CohortRun]) -> list[str]:
+    """`A = B` for each set of a task's files that hold the same bytes (a folder copied into
+    another): each copy is scored as a run of its own, and under leave-one-out each is the
+    other's donor. Only files of the same size are read again, to compare their digests."""
+    found: dict[tuple[str, ...], None] = {}
+    for task_runs in group_by_task(runs).values():
+        paths = sorted({run.source.path for run in task_runs})
+        for same_size in _alike(paths, _size):
+            for copies in _alike(same_size, _digest):
+                found[tuple(copies)] = None
+    return [" = ".join(copies) for copies in found]
+
+
+def _alike(paths: list[str], key: Callable[[str], object]) -> list[list[str]]:
+    groups: dict[object, list[str]] = {}
+    for path in paths:
+        groups.setdefault(key(path), []).append(path)
+    return [group for k, group in groups.items() if k is not None and len(group) > 1]
+
+
+def _size(path: str) -> int | None:
+    try:
+        return Path(path).stat().st_size
+    except OSError:  # not a file of its own (a member of an archive, gone since)
+        return None
+
+
+def _digest(path: str) -> str | None:
+    try:
+        with Path(path).open("rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        return None

@@ -12,6 +12,9 @@ from agentlens.store.records import trajectory_record
 from agentlens.trajectory import Trajectory
 
 PROCESS_SCORER = "process/{profile}/1"
+SIGNAL_METRICS = {"waste": "waste_severity"}
+"""Signals kept under another name: calibrated's `waste` signal (wasted steps / steps) would be a
+second metric named `waste` beside the count, and readers take the first."""
 
 
 def score_records(pairs: Iterable[tuple[Trajectory, ProcessResult]]) -> list[Record]:
@@ -23,8 +26,11 @@ def process_metrics(r: ProcessResult) -> list[Metric]:
         Metric(name="score", value=r.score, label=r.tier, reason=r.composite.reason),
         Metric(name="tier", label=r.tier or "none", reason=r.tier_reason),
     ]
-    metrics += [Metric(name=k, value=s.value, reason=s.reason) for k, s in r.signals.items()]
-    metrics.append(Metric(name="waste", value=r.total_wasted_steps))
+    metrics += [
+        Metric(name=SIGNAL_METRICS.get(k, k), value=s.value, reason=s.reason)
+        for k, s in r.signals.items()
+    ]
+    metrics.append(Metric(name="waste", value=r.total_wasted_steps, reason=r.waste_reason))
     if r.mechanism:
         metrics.append(Metric(name="mechanism", label=r.mechanism_name, reason=r.mechanism[1]))
     return metrics

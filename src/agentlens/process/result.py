@@ -77,6 +77,17 @@ class ProcessResult:
         return round(self.total_wasted_steps / max(self.n_states, 1), 4)
 
     @property
+    def waste_reason(self) -> str:
+        """Where the wasted steps are (step indices, as `inspect` and the viewer number them),
+        kind by kind, and their sum: `total_wasted_steps`."""
+        terms = [
+            f"{kind} {found.wasted_steps} (steps {', '.join(map(str, _steps(found)))})"
+            for kind, found in self.waste.items()
+            if found.wasted_steps
+        ]
+        return f"{' + '.join(terms)} = {self.total_wasted_steps}" if terms else "no wasted step"
+
+    @property
     def mechanism_name(self) -> str | None:
         return NAMES[self.mechanism[0]] if self.mechanism else None
 
@@ -137,7 +148,7 @@ class ProcessResult:
             "tier": res.tier,
             "tier_reason": res.tier_reason,
             "signals": {k: {"value": s.value, "reason": s.reason} for k, s in res.signals.items()},
-            "waste": {k: {"count": w.count, "steps": w.wasted_steps} for k, w in res.waste.items()},
+            "waste": {k: _waste_dict(w) for k, w in res.waste.items()},
             "mechanism": res.mechanism_name,
             "mechanism_reason": res.mechanism[1] if res.mechanism else None,
             "verdict": res.verdict,
@@ -149,3 +160,13 @@ class ProcessResult:
             ],
             "annotation": res.annotation_row(),
         }
+
+
+def _steps(found: WasteFinding) -> list[int]:
+    return [step for instance in found.instances for step in instance.steps]
+
+
+def _waste_dict(found: WasteFinding) -> dict[str, object]:
+    instances = [{"steps": list(i.steps), "detail": i.detail} for i in found.instances]
+    return {"count": found.count, "steps": found.wasted_steps, "reason": found.reason,
+            "instances": instances}  # fmt: skip

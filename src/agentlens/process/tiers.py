@@ -46,23 +46,32 @@ def tier(score: float, outcome: OutcomeStatus, config: ProfileConfig) -> tuple[T
 
 
 def _tier(score: float, outcome: OutcomeStatus, config: ProfileConfig) -> tuple[Tier | None, str]:
+    ideal, lucky, partial = config.ideal_min, config.lucky_below, config.partial_fail_min
     if outcome == "passed":
-        if score >= config.ideal_min:
-            return "ideal", f"passed and {score:.1f} ≥ {config.ideal_min:g} → ideal"
-        if score < config.lucky_below:
-            return "lucky", f"passed and {score:.1f} < {config.lucky_below:g} → lucky"
-        return (
-            "solid",
-            f"passed and {config.lucky_below:g} ≤ {score:.1f} < {config.ideal_min:g} → solid",
-        )
+        if score >= ideal:
+            return "ideal", f"passed and {_shown(score, ideal)} ≥ {ideal:g} → ideal"
+        if score < lucky:
+            return "lucky", f"passed and {_shown(score, lucky)} < {lucky:g} → lucky"
+        shown = _shown(score, lucky, ideal)
+        return "solid", f"passed and {lucky:g} ≤ {shown} < {ideal:g} → solid"
     if outcome == "failed":
-        if score >= config.partial_fail_min:
+        if score >= partial:
             return (
                 "partial_fail",
-                f"failed and {score:.1f} ≥ {config.partial_fail_min:g} → partial_fail",
+                f"failed and {_shown(score, partial)} ≥ {partial:g} → partial_fail",
             )
-        return "off_track", f"failed and {score:.1f} < {config.partial_fail_min:g} → off_track"
+        return "off_track", f"failed and {_shown(score, partial)} < {partial:g} → off_track"
     return None, "outcome unknown → no tier"
+
+
+def _shown(score: float, *thresholds: float) -> str:
+    """The score to one decimal, or to as many as it takes to stay on its side of each
+    threshold (69.99 < 70, not 70.0 < 70)."""
+    for digits in range(1, 6):
+        text = f"{score:.{digits}f}"
+        if all((float(text) < t) == (score < t) for t in thresholds):
+            return text
+    return repr(score)
 
 
 def verdict(weighted: float, completeness: float, bottleneck: float, terminal: bool) -> str:

@@ -20,6 +20,9 @@ from agentlens.process.profiles import get_profile
 
 PAPER_AUROC = 0.766
 PAPER_IDEAL_PERCENT = 20.2
+PAPER_LUCKY_PERCENT = 10.7
+PAPER_PARTIAL_FAIL_PERCENT = 54.9
+"""The paper's tier shares (Fig. 1, 47 tasks; spec §13.2)."""
 BOOTSTRAPS = 2000
 
 

@@ -77,6 +77,10 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def _rank(rank: int | None) -> object:
+    return "–" if rank is None else rank
+
+
 def _waste_chart(rows: Sequence[ScoreRow]) -> str:
     totals = waste_totals(rows)
     bars = [
@@ -101,8 +105,8 @@ def _model_table(rows: Sequence[ScoreRow]) -> str:
         "pass-rate rank",
     ]
     body = [
-        [m.quality_rank, m.model, m.runs, m.mean_score, m.median_score,
-         "–" if m.pass_rate is None else f"{100 * m.pass_rate:.1f}%", m.pass_rank]
+        [_rank(m.quality_rank), m.model, m.runs, m.mean_score, m.median_score,
+         "–" if m.pass_rate is None else f"{100 * m.pass_rate:.1f}%", _rank(m.pass_rank)]
         for m in model_ranking(rows)
     ]  # fmt: skip
     return table(

@@ -44,6 +44,8 @@ def _row(r: Record) -> ScoreRow:
         return m.value if m else None
 
     score, tier, mech = r.metric("score"), r.metric("tier"), r.metric("mechanism")
+    kinds = _waste_kinds(r.body.get("waste"))  # the count: older calibrated records have a
+    # second metric named `waste` (the share) before it
     return ScoreRow(
         trajectory_id=r.trajectory_id,
         task_id=r.task_id or "",
@@ -55,9 +57,9 @@ def _row(r: Record) -> ScoreRow:
         tier_reason=tier.reason if tier else None,
         mechanism=mech.label if mech else None,
         mechanism_reason=mech.reason if mech else None,
-        waste=int(value("waste") or 0),
+        waste=sum(steps for _, steps in kinds.values()) if kinds else int(value("waste") or 0),
         signals={s: (value(s), m.reason if (m := r.metric(s)) else None) for s in SIGNALS},
-        waste_kinds=_waste_kinds(r.body.get("waste")),
+        waste_kinds=kinds,
     )
 
 
@@ -84,8 +86,8 @@ class ModelLine:
     pass_rate: float | None
     mean_score: float | None
     median_score: float | None
-    quality_rank: int
-    pass_rank: int
+    quality_rank: int | None
+    pass_rank: int | None
 
 
 def model_ranking(rows: Sequence[ScoreRow]) -> list[ModelLine]:
@@ -99,18 +101,15 @@ def model_ranking(rows: Sequence[ScoreRow]) -> list[ModelLine]:
                   quality_rank[m], pass_rank[m])
         for m, g in groups.items()
     ]  # fmt: skip
-    return sorted(lines, key=lambda line: (line.quality_rank, line.model))
+    return sorted(lines, key=lambda line: (line.quality_rank or len(lines) + 1, line.model))
 
 
-def _ranks(values: dict[str, float | None]) -> dict[str, int]:
+def _ranks(values: dict[str, float | None]) -> dict[str, int | None]:
     """Competition ranking (1, 1, 3): a tie shares the best place and the places it takes are
-    skipped, so a rank says how many models did better. No value ranks last."""
+    skipped, so a rank says how many models did better. No value, no rank."""
     known = [v for v in values.values() if v is not None]
-    last = len(known) + 1
-    return {
-        k: 1 + sum(other > v for other in known) if v is not None else last
-        for k, v in values.items()
-    }
+    return {k: None if v is None else 1 + sum(other > v for other in known)
+            for k, v in values.items()}  # fmt: skip
 
 
 def tier_outcome_counts(rows: Sequence[ScoreRow]) -> Counter[tuple[str, str]]:
