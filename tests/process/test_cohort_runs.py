@@ -11,6 +11,7 @@ import shutil
 import tracemalloc
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from agentlens.formats.run_table import RunTable
@@ -164,4 +165,21 @@ def test_the_table_gives_back_a_lone_surrogate_as_it_went_in(tmp_path: Path) -> 
     assert table.ref(0) == odd
     assert table.task_refs("task-\udfff") == [odd]
     assert table.span(0) == (0, 10, 20)
+    table.close()
+
+
+def test_a_full_disk_under_the_table_is_one_line_naming_it(tmp_path: Path) -> None:
+    """SQLite's "database or disk is full" is not an `OSError`: it reached the CLI as an
+    internal error (exit 3). It is the table file's error now, as a full disk under the spill
+    files is (failure injected: the table may grow by a few pages only)."""
+    table = RunTable(str(tmp_path))
+    table._db.execute("PRAGMA max_page_count = 3")
+    ref = RunRef("run", "task", "/data", ".json", True, "claude-code", None, "passed", 0)
+    with pytest.raises(OSError, match="full") as raised:
+        for position in range(20_000):
+            table.add(
+                msgspec.structs.replace(ref, id=f"run-{position}", position=position), (0, 0, 1)
+            )
+        table.ref(0)
+    assert raised.value.filename == table.path
     table.close()

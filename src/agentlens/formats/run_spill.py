@@ -99,7 +99,11 @@ class RunSpill:
 
     def __init__(self) -> None:
         self.folder = SpillFolder()
-        self.table = RunTable(self.folder.path)
+        try:
+            self.table = RunTable(self.folder.path)
+        except BaseException:  # the folder was made: it goes with the failure
+            self.folder.close()
+            raise
         self._kept = array("I")  # the positions of the runs kept, in order
         self._patches: dict[int, RunPatch] = {}
 

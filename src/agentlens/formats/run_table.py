@@ -10,12 +10,15 @@ read from disk may carry them), so every id and path comes back as it went in.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import msgspec
 
@@ -97,9 +100,12 @@ class RunTable:
     """Every run's `RunRef` fields and spill span by position, in `folder`/runs.sqlite."""
 
     def __init__(self, folder: str) -> None:
-        # the read's callbacks may come on an engine's thread: one at a time, never at once
-        self._db = sqlite3.connect(os.path.join(folder, "runs.sqlite"), check_same_thread=False)
-        self._db.executescript(_SCHEMA)
+        self.path = os.path.join(folder, "runs.sqlite")
+        with self._errors():  # no locking: the file is this connection's alone (and NFS lacks it)
+            self._db = sqlite3.connect(
+                f"file:{quote(self.path)}?nolock=1", uri=True, check_same_thread=False
+            )
+            self._db.executescript(_SCHEMA)
         self._waiting: list[tuple[object, ...]] = []
         self._length = 0
         self._grouped = False
@@ -118,15 +124,19 @@ class RunTable:
         """The run at `ref.position` as `ref` (another id, another outcome)."""
         self._write()
         values = _row(ref)
-        self._db.execute(
-            "UPDATE runs SET id=?, task_id=?, folder=?, file=?, after_id=?, format=?, idx=?, "
-            "status=?, task=? WHERE position=?",
-            (*values[:-1], _text(task_key(ref)), ref.position),
-        )
+        with self._errors():
+            self._db.execute(
+                "UPDATE runs SET id=?, task_id=?, folder=?, file=?, after_id=?, format=?, idx=?, "
+                "status=?, task=? WHERE position=?",
+                (*values[:-1], _text(task_key(ref)), ref.position),
+            )
 
     def drop(self, positions: Iterable[int]) -> None:
         self._write()
-        self._db.executemany("UPDATE runs SET kept=0 WHERE position=?", ((p,) for p in positions))
+        with self._errors():
+            self._db.executemany(
+                "UPDATE runs SET kept=0 WHERE position=?", ((p,) for p in positions)
+            )
 
     def ref(self, position: int) -> RunRef:
         return _ref(self._one(f"SELECT {_FIELDS} FROM runs WHERE position=?", position))
@@ -144,10 +154,11 @@ class RunTable:
         """Positions that share an id, one list per id, ordered by their first position."""
         self._write()
         found: dict[bytes, list[int]] = {}
-        rows = self._db.execute(
-            "SELECT id, position FROM runs WHERE id IN "
-            "(SELECT id FROM runs GROUP BY id HAVING count(*) > 1) ORDER BY position"
-        )
+        with self._errors():
+            rows = self._db.execute(
+                "SELECT id, position FROM runs WHERE id IN "
+                "(SELECT id FROM runs GROUP BY id HAVING count(*) > 1) ORDER BY position"
+            ).fetchall()
         for run_id, position in rows:
             found.setdefault(run_id, []).append(position)
         return list(found.values())
@@ -155,14 +166,18 @@ class RunTable:
     def tasks(self) -> list[str]:
         """The task (`task_key`) of each run kept, each once."""
         self._group()
-        return [_str(t) for (t,) in self._db.execute("SELECT DISTINCT task FROM runs WHERE kept")]
+        with self._errors():
+            tasks = self._db.execute("SELECT DISTINCT task FROM runs WHERE kept").fetchall()
+        return [_str(task) for (task,) in tasks]
 
     def task_refs(self, task: str) -> list[RunRef]:
         """The kept runs of `task`, in position order."""
         self._group()
-        rows = self._db.execute(
-            f"SELECT {_FIELDS} FROM runs WHERE task=? AND kept ORDER BY position", (_text(task),)
-        )
+        with self._errors():
+            rows = self._db.execute(
+                f"SELECT {_FIELDS} FROM runs WHERE task=? AND kept ORDER BY position",
+                (_text(task),),
+            ).fetchall()
         return [_ref(row) for row in rows]
 
     def close(self) -> None:
@@ -171,19 +186,31 @@ class RunTable:
     def _group(self) -> None:
         if not self._grouped:
             self._write()
-            self._db.execute("CREATE INDEX runs_by_task ON runs (task, position)")
+            with self._errors():
+                self._db.execute("CREATE INDEX runs_by_task ON runs (task, position)")
             self._grouped = True
 
     def _one(self, query: str, position: int) -> tuple[Any, ...]:
         self._write()
-        row = self._db.execute(query, (position,)).fetchone()
+        with self._errors():
+            row = self._db.execute(query, (position,)).fetchone()
         if row is None:
             raise IndexError(position)
         return row
 
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SQLite's errors (a full disk, a folder gone) as the file's, one line naming it: what
+        a full disk under the spill files says too, not an internal error."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise OSError(errno.EIO, f"{first} (the cohort's run table)", self.path) from exc
+
     def _write(self) -> None:
         if self._waiting:
-            with self._db:
+            with self._errors(), self._db:
                 self._db.executemany(
                     "INSERT INTO runs (id, task_id, folder, file, after_id, format, idx, status, "
                     "position, spill, start, stop, task) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",

@@ -13,7 +13,7 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 
 from agentlens.formats.run_spill import RunRef, RunSpill
-from agentlens.process.protocol_notes import covered, unscored_in
+from agentlens.process.protocol_notes import scored_by_task, unscored_in
 from agentlens.process.protocols import iter_splits
 from agentlens.process.run_units import TaskSplit
 
@@ -47,19 +47,7 @@ def spilled_splits(
         TaskSplit(s.task_id, _positions(s.donors), _positions(s.scored))
         for s in iter_splits(groups, protocol, k=k, seed=seed)
     ]
-    return splits, _unscored(groups, splits, protocol)
-
-
-def _unscored(groups: TaskRuns, splits: Sequence[TaskSplit[int]], protocol: str) -> list[str]:
-    """`unscored_in` a task at a time: no set of every run of the cohort at once."""
-    by_task: dict[str, list[TaskSplit[int]]] = {}
-    for split in splits:
-        by_task.setdefault(split.task_id, []).append(split)
-    lines = []
-    for task in sorted(groups):
-        scored: set[int] = set(covered(by_task.get(task, []), protocol))
-        lines += unscored_in({task: groups[task]}, scored, _position)
-    return lines
+    return splits, unscored_in(groups, scored_by_task(splits, protocol), _position)
 
 
 def _position(ref: RunRef) -> int:

@@ -36,7 +36,7 @@ def unscored_tasks(
 ) -> list[str]:
     """`task: N passing, M failing, U unknown` for each task with a run no split scores. Under
     AgentLens-Bench the donors are never scored, by design: a task is named only for the others."""
-    return unscored_in(group_by_task(trajs), {id(t) for t in covered(splits, protocol)}, id)
+    return unscored_in(group_by_task(trajs), scored_by_task(splits, protocol, id), id)
 
 
 def covered(splits: Iterable[TaskSplit[T]], protocol: str) -> Iterator[T]:
@@ -47,15 +47,29 @@ def covered(splits: Iterable[TaskSplit[T]], protocol: str) -> Iterator[T]:
             yield from split.donors
 
 
+def scored_by_task(
+    splits: Iterable[TaskSplit[T]], protocol: str, key: Callable[[T], Hashable] = lambda run: run
+) -> Callable[[str], Set[Hashable]]:
+    """The `key`s of the runs a task's splits cover (`covered`), one task's set at a time: no
+    set of every run of a cohort at once."""
+    by_task: dict[str, list[TaskSplit[T]]] = {}
+    for split in splits:
+        by_task.setdefault(split.task_id, []).append(split)
+    return lambda task: {key(run) for run in covered(by_task.get(task, []), protocol)}
+
+
 def unscored_in(
-    groups: Mapping[str, Sequence[R]], scored: Set[Hashable], key: Callable[[R], Hashable]
+    groups: Mapping[str, Sequence[R]],
+    scored: Callable[[str], Set[Hashable]],
+    key: Callable[[R], Hashable],
 ) -> list[str]:
     """`unscored_tasks` on runs grouped by task, a run counted as scored when its `key` is in
-    `scored` (a cohort's spilled runs are known by their positions)."""
+    its task's `scored` set (a cohort's spilled runs are known by their positions)."""
     lines = []
     for task in sorted(groups):
         runs = groups[task]
-        left = sum(key(t) not in scored for t in runs)
+        covered_here = scored(task)
+        left = sum(key(t) not in covered_here for t in runs)
         if not left:
             continue
         counts = [sum(t.outcome.status == s for t in runs) for s in ("passed", "failed")]

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound=CohortRun)
 PROTOCOLS = ("agentlens-bench", "leave-one-out")
 ScoredRun: TypeAlias = "ProcessResult | RunFailure"
-__all__ = ["RunFailure", "ScoredRun", "run_name", "task_key"]
+__all__ = ["RunFailure", "ScoredRun", "run_name"]
 
 
 def _source_name(traj: CohortRun) -> str:
