@@ -81,7 +81,7 @@ def test_release_rows_are_judged_by_the_profile_that_scored_them(
     run_cli: Callable[..., Run],
 ) -> None:
     """The release's CSV holds sdk-compat scores and tiers, but `cohort --rows` judged them with
-    the default profile's boundary 70.7: its curation table called 88.9 % of the passes Lucky
+    the default profile's boundary (70.7 then): its curation table called 88.9 % of the passes Lucky
     where the CSV's own tier column says 20.3 %, beside a validity table titled `calibrated`."""
     doc = json.loads(run_cli("cohort", "--rows", str(RELEASE_ROWS), "--json", "--boot", "20").out)
     passing = sum(doc["tiers"][t] for t in ("ideal", "solid", "lucky"))

@@ -97,10 +97,10 @@ def test_verdict_tier_equals_the_released_quality_assessment() -> None:
     [  # the paper profile's score of sphinx-doc__sphinx-10323 opus-4.5 pass 25069529856 (dev
         # cohort, AgentLens-Bench protocol): its reason read "47 ≤ 70.0 < 70 → solid"
         (69.99147422969287, "passed", "paper", "47 ≤ 69.99 < 70 → solid"),
-        (70.66, "passed", "calibrated", "70.66 < 70.7 → lucky"),
-        (86.36, "passed", "calibrated", "70.7 ≤ 86.36 < 86.4 → solid"),
+        (71.76, "passed", "calibrated", "71.76 < 71.8 → lucky"),
+        (85.76, "passed", "calibrated", "71.8 ≤ 85.76 < 85.8 → solid"),
         (46.96, "failed", "paper", "46.96 < 47 → off_track"),
-        (71.3, "failed", "calibrated", "71.3 ≥ 70.7 → partial_fail"),  # one decimal when it tells
+        (72.3, "failed", "calibrated", "72.3 ≥ 71.8 → partial_fail"),  # one decimal when it tells
         (40, "failed", "sdk-compat", "40.0 ≥ 40 → partial_fail"),
     ],
 )

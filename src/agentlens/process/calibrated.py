@@ -12,8 +12,9 @@ log-ratio, named after what a reader can check in the run:
 * `coh`, `temp`: the paper's coherence and temporal-profile signals;
 * `weighted`: stage coverage of the best reference path, stage-weighted (I 3, V 2, E 1, O 0.5);
 * `has_edit`: the run changed a file (an I step); `v_after`: a V step after its last change;
-* `waste`: wasted steps / steps; `div`: the first missed reference-path position over the run's
-  own states (1 = never diverged; a run shorter than that position also reaches 1 or more).
+* `waste`: wasted steps / steps; `div`: the share of the best reference path the run followed
+  before its first miss (1 = never diverged). Not the release's `divergence_fraction`, which
+  divides by the run's own states, so that a short run that diverged reached 1 or more.
 """
 
 from __future__ import annotations
@@ -103,7 +104,6 @@ def features(
     v_after = last_edit >= 0 and "V" in letters[last_edit + 1 :]
     f1, cov = result.f1_score / 100, result.signals["cov"].value / 100
     length = math.log((result.n_states + 1) / (baseline.n_states + 1))
-    fraction = result.divergence.fraction
     values = {
         "f1_rel": (
             f1 - baseline.f1,
@@ -117,19 +117,21 @@ def features(
         "has_edit": (float(last_edit >= 0), "the run has an I step" if last_edit >= 0 else "none"),
         "waste": (result.waste_severity, f"{result.total_wasted_steps} wasted / {result.n_states}"),
         "len_rel": (length, f"ln(({result.n_states}+1)/({baseline.n_states:.1f}+1))"),
-        "div": (1.0 if fraction is None else fraction, _divergence_reason(result)),
+        "div": _followed(result),
     }
     return {name: Signal(name, value, reason) for name, (value, reason) in values.items()}
 
 
-def _divergence_reason(result: ProcessResult) -> str:
-    """The release's divergence_fraction: the first missed path position over the run's states
-    (not the path's length, so a short run can reach 1 or more although it diverged)."""
+def _followed(result: ProcessResult) -> tuple[float, str]:
+    """The share of the best path followed before the first missed state: 1 when none missed."""
     found = result.divergence
-    if found.fraction is None:
-        return found.reason
-    arithmetic = f"position {found.step} / {result.n_states} run states = {found.fraction:.3f}"
-    return f"{arithmetic}: {found.reason}"
+    if found.index is None or not found.path_length:
+        return 1.0, found.reason or "every best-path state was matched"
+    share = found.index / found.path_length
+    return (
+        share,
+        f"{found.index} of {found.path_length} path states before the first miss = {share:.3f}: {found.reason}",
+    )
 
 
 NO_PROCESS = Signal(

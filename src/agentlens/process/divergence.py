@@ -29,6 +29,8 @@ class Divergence:
     fraction: float | None
     segments: list[Segment] = field(default_factory=list)
     reason: str = ""
+    path_length: int = 0
+    """States on the best reference path (the release's `fraction` divides by the run's own)."""
 
 
 def describe(state: ProcState) -> str:
@@ -55,7 +57,9 @@ def divergence(
         f"first missed reference state at path position {step} of {len(path)} "
         f"(expected {describe(path[index])}, candidate did {actual}); {len(segments)} gap(s)"
     )
-    return Divergence(index, step, describe(path[index]), actual, fraction, segments, reason)
+    return Divergence(
+        index, step, describe(path[index]), actual, fraction, segments, reason, len(path)
+    )
 
 
 def _segments(
