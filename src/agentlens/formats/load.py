@@ -18,6 +18,7 @@ import msgspec
 from agentlens import redaction
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
+from agentlens.formats._signed import first_negative
 from agentlens.formats.atif import referrer_of
 from agentlens.formats.claude_code import session_of
 from agentlens.formats.limits import check_file_size
@@ -259,10 +260,14 @@ def read_path(
 def _checked_and_redacted(
     path: Path, data: bytes, trajectories: list[Trajectory]
 ) -> list[Trajectory]:
-    """The numbers checked (`_check_numbers`), then the one redaction pass: before anything
+    """The numbers checked (`first_negative`, `_check_numbers`), then the one redaction pass: before anything
     renders, cuts or stores a text (agentlens.redaction). A trajectory's JSON, which redaction
     scans anyway, spells every integer in full: with no run of 19 digits in it, none is out
     of range and nothing need be walked."""
+    for trajectory in trajectories:
+        negative = first_negative(trajectory)
+        if negative is not None:
+            raise TraceError(path, f"negative number at {negative}", trajectory.source.format)
     redacting = redaction.enabled()
     documents = [redaction.encoded(t) if redacting else None for t in trajectories]
     copied: frozenset[str] | None = None
