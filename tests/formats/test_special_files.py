@@ -1,0 +1,33 @@
+"""Files that are not regular files, met by a glob or a walk: a FIFO (opening it waits for a
+writer for ever), a link to nothing, a link loop. None of them may hang the batch, and none is
+dropped unsaid: each is named, with its reason, among the skipped files (`--debug`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+GEMINI = "formats/gemini-cli/session-2025-10-27T19-55-981c87cb.json"
+
+
+def agentlens(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
+
+
+def _folder(data_dir: Path, tmp_path: Path) -> Path:
+    (tmp_path / "session.json").write_bytes((data_dir / GEMINI).read_bytes())
+    return tmp_path
+
+
+def test_a_globbed_fifo_named_like_a_sidecar_does_not_hang(data_dir: Path, tmp_path: Path) -> None:
+    folder = _folder(data_dir, tmp_path)
+    os.mkfifo(folder / "results.json")  # a sidecar's name: its head was opened to look inside
+    shown = agentlens("--debug", "inspect", "--json", str(folder / "*.json"))
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    assert f"skipped: {folder / 'results.json'}: " in shown.stderr
