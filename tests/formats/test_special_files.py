@@ -31,3 +31,29 @@ def test_a_globbed_fifo_named_like_a_sidecar_does_not_hang(data_dir: Path, tmp_p
     assert shown.returncode == 0, shown.stderr
     assert len(shown.stdout.splitlines()) == 1
     assert f"skipped: {folder / 'results.json'}: " in shown.stderr
+
+
+def test_a_walk_names_each_file_it_cannot_read_as_a_trace(data_dir: Path, tmp_path: Path) -> None:
+    folder = _folder(data_dir, tmp_path)
+    os.mkfifo(folder / "pipe.jsonl")
+    (folder / "gone.jsonl").symlink_to(folder / "moved-away.jsonl")
+    (folder / "loop.jsonl").symlink_to(folder / "loop.jsonl")
+    shown = agentlens("--debug", "inspect", "--json", str(folder))
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    skipped = {line for line in shown.stderr.splitlines() if line.startswith("skipped")}
+    assert skipped == {
+        f"skipped: {folder / 'pipe.jsonl'}: cannot read a FIFO: only regular files are traces",
+        f"skipped: {folder / 'gone.jsonl'}: cannot read: No such file or directory",
+        f"skipped: {folder / 'loop.jsonl'}: cannot read: Too many levels of symbolic links",
+        "skipped 3 non-trace files",
+    }
+
+
+def test_named_they_are_failures_still(data_dir: Path, tmp_path: Path) -> None:
+    folder = _folder(data_dir, tmp_path)
+    os.mkfifo(folder / "pipe.jsonl")
+    (folder / "gone.jsonl").symlink_to(folder / "moved-away.jsonl")
+    shown = agentlens("inspect", "--json", *(str(folder / n) for n in ("pipe.jsonl", "gone.jsonl")))
+    assert shown.returncode == 1
+    assert shown.stderr.count("failed: ") == 2 and "Traceback" not in shown.stderr

@@ -189,11 +189,11 @@ def reader_of(path: Path) -> Path | None:
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
-    """Regular files below `root`, each with its `stat` (the one the batch asks of it), sidecars
-    included (the batch names what it skips): a named pipe found by walking would block `open`
-    until something writes to it, and a device may never end. (A file named explicitly is read
-    as given, as `cat` would: `/dev/stdin` works.) A folder that cannot be listed is yielded
-    too (no `stat`), so that reading it names it and says why."""
+    """Every file below `root`, each with its `stat` (the one the batch asks of it; none for a
+    link to nothing), sidecars included: the batch names what it skips, and reading a FIFO, a
+    device or a broken link found by walking skips it with its reason (`NotAFileError`), never
+    opening it. A folder that cannot be listed is yielded too (no `stat`), so that reading it
+    names it and says why."""
     unlisted: list[OSError] = []
     for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted.append):
         yield from ((Path(error.filename), None) for error in unlisted)
@@ -202,11 +202,9 @@ def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
         for name in sorted(filenames):
             path = Path(dirpath) / name
             try:
-                info = os.stat(path)
-            except OSError:  # a link to nothing: not a file, as `isfile` says
-                continue
-            if stat.S_ISREG(info.st_mode):
-                yield path, info
+                yield path, os.stat(path)
+            except OSError:  # a link to nothing, or a loop
+                yield path, None
     yield from ((Path(error.filename), None) for error in unlisted)
 
 
@@ -292,18 +290,27 @@ def _large(handle: BinaryIO) -> bool:
     return os.fstat(handle.fileno()).st_size >= MAPPED_FROM
 
 
+class NotAFileError(TraceError):
+    """A FIFO, a device, a socket or a link that leads to no file: never a trace. Named, it is
+    a failure; met by a walk or a glob, a skipped file, with this reason."""
+
+
 def _refuse_special(path: Path) -> None:
     try:
         mode = path.stat().st_mode
-    except OSError:
+    except OSError as exc:
+        if path.is_symlink():  # to nothing, or a loop
+            raise NotAFileError(path, f"cannot read: {exc.strerror or exc}") from exc
         return  # the open below says why, in the usual words
-    if not stat.S_ISREG(mode):
-        kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
-                 stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket", stat.S_ISDIR: "a folder"}  # fmt: skip
-        kind = next((name for test, name in kinds.items() if test(mode)), "not a regular file")
-        if stat.S_ISDIR(mode):
-            _refuse_unlisted(path)
-        raise TraceError(path, f"cannot read {kind}: only regular files are traces")
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        _refuse_unlisted(path)
+        raise TraceError(path, "cannot read a folder: only regular files are traces")
+    kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
+             stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}  # fmt: skip
+    kind = next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+    raise NotAFileError(path, f"cannot read {kind}: only regular files are traces")
 
 
 def _refuse_unlisted(folder: Path) -> None:
@@ -409,7 +416,9 @@ def read_one(
     try:
         return read_path(path, format=format, lenient=lenient, strict=strict)
     except TraceError as exc:
-        if explicit or not isinstance(exc, UnknownFormatError):
+        if not explicit and isinstance(exc, NotAFileError):
+            problems.skipped.append(f"{exc.path}: {exc.reason}")
+        elif explicit or not isinstance(exc, UnknownFormatError):
             problems.failures.append(ReadFailure(exc.path, exc.format, exc.reason, exc))
         elif exc.telltale is None:
             problems.skipped.append(f"{exc.path}: {exc.reason}")
