@@ -29,6 +29,7 @@ import importlib
 import logging
 import os
 import re
+import signal
 import socket
 import sys
 import tempfile
@@ -39,6 +40,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from agentlens import stop_signals
 from agentlens.engine import _codec
 from agentlens.engine._base import EngineBase, OnDone, collect
 from agentlens.engine.outcome import (
@@ -99,8 +101,11 @@ class RayEngine(EngineBase):
         self._ray = ray = import_ray()
         _keep_ray_off_stdout()
         self._started = not ray.is_initialized()
+        self._sigterm: dict[signal.Signals, stop_signals.Handler] = {}
         if self._started:
             _connect(ray, address)
+            # ray.init's own handlers dump a native stack and exit 1, as if a file had failed
+            self._sigterm = stop_signals.take_over([signal.SIGTERM])
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.name = f"ray:{address}" if address else "ray"
         ray.util.register_serializer(Trajectory, serializer=_codec.pack, deserializer=_codec.unpack)
@@ -155,6 +160,8 @@ class RayEngine(EngineBase):
         if self._started and self._ray.is_initialized():
             self._ray.shutdown()
         self._started = False
+        stop_signals.give_back(self._sigterm)
+        self._sigterm = {}
 
 
 def _named_address(address: str | None) -> str | None:
