@@ -57,3 +57,17 @@ def test_named_they_are_failures_still(data_dir: Path, tmp_path: Path) -> None:
     shown = agentlens("inspect", "--json", *(str(folder / n) for n in ("pipe.jsonl", "gone.jsonl")))
     assert shown.returncode == 1
     assert shown.stderr.count("failed: ") == 2 and "Traceback" not in shown.stderr
+
+
+def test_a_walk_names_a_linked_folder_it_does_not_follow(data_dir: Path, tmp_path: Path) -> None:
+    """A link to a folder is not walked (`runs/latest -> runs/2026-…` would read every run
+    twice); it is named among the skipped files, and naming it reads it."""
+    folder = _folder(data_dir, tmp_path)
+    (folder / "copilot").symlink_to(data_dir / "formats/copilot-cli")
+    shown = agentlens("--debug", "inspect", "--json", str(folder))
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    note = f"skipped: {folder / 'copilot'}: a link to a folder, not followed: name it to read it"
+    assert note in shown.stderr.splitlines()
+    named = agentlens("inspect", "--json", str(folder / "copilot"))
+    assert named.returncode == 0 and len(named.stdout.splitlines()) == 1

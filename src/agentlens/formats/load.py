@@ -199,6 +199,9 @@ def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
         yield from ((Path(error.filename), None) for error in unlisted)
         unlisted.clear()
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            dirnames.remove(name)  # not walked, as os.walk does not, but named: a skipped file
+            yield Path(dirpath) / name, os.lstat(os.path.join(dirpath, name))
         for name in sorted(filenames):
             path = Path(dirpath) / name
             try:
@@ -291,8 +294,9 @@ def _large(handle: BinaryIO) -> bool:
 
 
 class NotAFileError(TraceError):
-    """A FIFO, a device, a socket or a link that leads to no file: never a trace. Named, it is
-    a failure; met by a walk or a glob, a skipped file, with this reason."""
+    """A FIFO, a device, a socket, a link that leads to no file or a walked link to a folder:
+    never a trace. Named, it is a failure; met by a walk or a glob, a skipped file, with this
+    reason."""
 
 
 def _refuse_special(path: Path) -> None:
@@ -305,6 +309,8 @@ def _refuse_special(path: Path) -> None:
     if stat.S_ISREG(mode):
         return
     if stat.S_ISDIR(mode):
+        if path.is_symlink():  # met by a walk (`_walk`); one named is walked, never read
+            raise NotAFileError(path, "a link to a folder, not followed: name it to read it")
         _refuse_unlisted(path)
         raise TraceError(path, "cannot read a folder: only regular files are traces")
     kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
