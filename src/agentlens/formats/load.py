@@ -253,6 +253,9 @@ def read_path(
         raise TraceError(path, _reader_bug(exc), reader_cls.name) from exc
     if reader_cls.name != "agentlens-jsonl":  # a canonical dump carries its source's notes
         _note_empty(trajectories, reader_cls.name, len(data))
+    negative = next(filter(None, map(first_negative, trajectories)), None)
+    if negative is not None:
+        raise TraceError(path, f"negative number at {negative}", reader_cls.name)
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
         trajectories = [_printable(t) for t in trajectories]
     return _checked_and_redacted(path, data, trajectories)
@@ -261,14 +264,10 @@ def read_path(
 def _checked_and_redacted(
     path: Path, data: bytes, trajectories: list[Trajectory]
 ) -> list[Trajectory]:
-    """The numbers checked (`first_negative`, `_check_numbers`), then the one redaction pass: before anything
+    """The numbers checked (`_check_numbers`), then the one redaction pass: before anything
     renders, cuts or stores a text (agentlens.redaction). A trajectory's JSON, which redaction
     scans anyway, spells every integer in full: with no run of 19 digits in it, none is out
     of range and nothing need be walked."""
-    for trajectory in trajectories:
-        negative = first_negative(trajectory)
-        if negative is not None:
-            raise TraceError(path, f"negative number at {negative}", trajectory.source.format)
     redacting = redaction.enabled()
     documents = [redaction.encoded(t) if redacting else None for t in trajectories]
     copied: frozenset[str] | None = None
