@@ -34,6 +34,17 @@ def take(signals: Iterable[signal.Signals]) -> dict[signal.Signals, Handler]:
     }
 
 
+def take_over(
+    signals: Iterable[signal.Signals], handler: Handler = exit_on_signal
+) -> dict[signal.Signals, Handler]:
+    """`handler` (by default `exit_on_signal`) for each of `signals`, whoever set the one there:
+    for a library that puts its own in while this process runs a command (`ray.init` does); for
+    `give_back`."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, handler) for sig in signals}
+
+
 def give_back(taken: dict[signal.Signals, Handler]) -> None:
     """The handlers `take` replaced, back (from the main thread only, as `take`)."""
     if threading.current_thread() is not threading.main_thread():

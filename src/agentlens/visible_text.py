@@ -14,3 +14,10 @@ _VISIBLE.update(dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)], 
 def visible(text: str) -> str:
     """`text` with every control and bidi override replaced by a visible stand-in."""
     return text.translate(_VISIBLE)
+
+
+def one_line(text: str) -> str:
+    """`text` with each newline as `␊`: for a name or id printed where one line is one thing (a
+    `failed:` line, a trajectory's header), which a name holding a newline would forge. (The
+    consoles' hook makes every other control visible, after layout.)"""
+    return text.replace("\n", "\u240a")

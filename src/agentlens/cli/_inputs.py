@@ -17,6 +17,7 @@ from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadFailure, ReadReport, ReadResult, iter_trace_paths
 from agentlens.formats.registry import get_reader
 from agentlens.formats.stream import TraceStream, stream_paths
+from agentlens.visible_text import one_line
 
 PROGRESS_FROM = 50
 """Show a progress bar only for runs of at least this many files."""
@@ -142,7 +143,8 @@ def non_traces(result: ReadReport) -> str:
 
 
 def _warn(line: str) -> None:
-    err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
+    text = escape(one_line(line))
+    err_console.print(f"[yellow]warning:[/yellow] {text}", highlight=False, soft_wrap=True)
 
 
 def debug_enabled() -> bool:
@@ -163,13 +165,15 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
         _warn(f"{line} (--strict makes this an error)")
     for failure in result.failures:
         err_console.print(
-            f"[red]failed:[/red] {escape(failure_line(failure))}", highlight=False, soft_wrap=True
+            f"[red]failed:[/red] {escape(one_line(failure_line(failure)))}",
+            highlight=False,
+            soft_wrap=True,
         )
         if debug and failure.error is not None:
             err_console.print(_traceback(failure), highlight=False, markup=False)
     if debug:
         for line in (*result.skipped, *result.sidecars):
-            err_console.print(f"skipped: {escape(line)}", highlight=False, soft_wrap=True)
+            err_console.print(f"skipped: {escape(one_line(line))}", highlight=False, soft_wrap=True)
     if result.skipped:
         err_console.print(f"skipped {non_traces(result)}", highlight=False)
     if result.failures:

@@ -15,6 +15,7 @@ from agentlens.compiled import status
 from agentlens.formats import READERS
 from agentlens.outcomes import UNEVALUATED
 from agentlens.trajectory import Trajectory, Usage
+from agentlens.visible_text import one_line
 
 
 @click.command()
@@ -97,10 +98,10 @@ def summary_table(trajectories: Iterable[Trajectory], count: int) -> Table:
     for traj in trajectories:
         usage = traj.usage_known() or Usage()
         table.add_row(
-            Text(traj.id),
+            Text(one_line(traj.id)),
             Text(traj.source.format),
-            Text(traj.task_id or "-"),
-            Text(traj.model or "-"),
+            Text(one_line(traj.task_id or "-")),
+            Text(one_line(traj.model or "-")),
             outcome_text(traj),
             Text(str(len(traj.steps))),
             Text(category_text(traj)),
@@ -120,9 +121,10 @@ def print_summary_lines(trajectories: Iterable[Trajectory], count: int) -> None:
 
 def summary_block(traj: Trajectory) -> Text:
     usage = traj.usage_known() or Usage()
-    block = Text(traj.id, style="bold")
+    block = Text(one_line(traj.id), style="bold")
     block.append("  ").append_text(outcome_text(traj))
-    block.append(f"\n  {traj.source.format} · task {traj.task_id or '-'} · {traj.model or '-'}")
+    task, model = one_line(traj.task_id or "-"), one_line(traj.model or "-")
+    block.append(f"\n  {traj.source.format} · task {task} · {model}")
     block.append(
         f"\n  {len(traj.steps)} steps · tokens {human(usage.prompt_tokens)} in,"
         f" {human(usage.completion_tokens)} out · cost {cost_text(traj)}"

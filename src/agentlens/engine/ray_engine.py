@@ -29,6 +29,7 @@ import importlib
 import logging
 import os
 import re
+import signal
 import socket
 import sys
 import tempfile
@@ -39,6 +40,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from agentlens import stop_signals
 from agentlens.engine import _codec
 from agentlens.engine._base import EngineBase, OnDone, collect
 from agentlens.engine.outcome import (
@@ -99,8 +101,12 @@ class RayEngine(EngineBase):
         self._ray = ray = import_ray()
         _keep_ray_off_stdout()
         self._started = not ray.is_initialized()
+        self._sigterm: dict[signal.Signals, stop_signals.Handler] = {}
+        self._stop: SystemExit | None = None
         if self._started:
             _connect(ray, address)
+            # ray.init's own handlers dump a native stack and exit 1, as if a file had failed
+            self._sigterm = stop_signals.take_over([signal.SIGTERM, signal.SIGHUP], self._on_stop)
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.name = f"ray:{address}" if address else "ray"
         ray.util.register_serializer(Trajectory, serializer=_codec.pack, deserializer=_codec.unpack)
@@ -125,10 +131,16 @@ class RayEngine(EngineBase):
         }
         try:
             return collect(len(items), self._as_completed(fn_ref, sent), on_done)
-        except BaseException:
+        except BaseException as exc:
             for ref in list(sent):
                 self._ray.cancel(ref, force=True)
+            if isinstance(exc, SystemExit) and self._stop is not None:
+                raise self._stop from None  # what Ray's wait made of it: SystemExit(1)
             raise
+
+    def _on_stop(self, signum: int, frame: Any) -> None:
+        self._stop = SystemExit(128 + signum)
+        raise self._stop
 
     def _as_completed(
         self, fn_ref: Any, sent: dict[Any, tuple[int, Sequence[Any]]]
@@ -155,6 +167,8 @@ class RayEngine(EngineBase):
         if self._started and self._ray.is_initialized():
             self._ray.shutdown()
         self._started = False
+        stop_signals.give_back(self._sigterm)
+        self._sigterm = {}
 
 
 def _named_address(address: str | None) -> str | None:

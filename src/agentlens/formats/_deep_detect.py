@@ -64,8 +64,8 @@ def _with_telltale(error: UnknownFormatError, data: bytes) -> UnknownFormatError
 
 def telltale_of(path: Path) -> str | None:
     """The trace-like key in the head of a JSON or JSONL file, read from disk (for sidecars)."""
-    if path.suffix.lower() not in (".json", ".jsonl"):
-        return None
+    if path.suffix.lower() not in (".json", ".jsonl") or not path.is_file():
+        return None  # not a regular file: opening a FIFO would wait for a writer for ever
     try:
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)

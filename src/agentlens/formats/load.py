@@ -18,6 +18,7 @@ import msgspec
 from agentlens import redaction
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
+from agentlens.formats._signed import first_negative
 from agentlens.formats.atif import referrer_of
 from agentlens.formats.claude_code import session_of
 from agentlens.formats.limits import check_file_size
@@ -188,24 +189,25 @@ def reader_of(path: Path) -> Path | None:
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
-    """Regular files below `root`, each with its `stat` (the one the batch asks of it), sidecars
-    included (the batch names what it skips): a named pipe found by walking would block `open`
-    until something writes to it, and a device may never end. (A file named explicitly is read
-    as given, as `cat` would: `/dev/stdin` works.) A folder that cannot be listed is yielded
-    too (no `stat`), so that reading it names it and says why."""
+    """Every file below `root`, each with its `stat` (the one the batch asks of it; none for a
+    link to nothing), sidecars included: the batch names what it skips, and reading a FIFO, a
+    device or a broken link found by walking skips it with its reason (`NotAFileError`), never
+    opening it. A folder that cannot be listed is yielded too (no `stat`), so that reading it
+    names it and says why."""
     unlisted: list[OSError] = []
     for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted.append):
         yield from ((Path(error.filename), None) for error in unlisted)
         unlisted.clear()
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            dirnames.remove(name)  # not walked, as os.walk does not, but named: a skipped file
+            yield Path(dirpath) / name, os.lstat(os.path.join(dirpath, name))
         for name in sorted(filenames):
             path = Path(dirpath) / name
             try:
-                info = os.stat(path)
-            except OSError:  # a link to nothing: not a file, as `isfile` says
-                continue
-            if stat.S_ISREG(info.st_mode):
-                yield path, info
+                yield path, os.stat(path)
+            except OSError:  # a link to nothing, or a loop
+                yield path, None
     yield from ((Path(error.filename), None) for error in unlisted)
 
 
@@ -251,6 +253,9 @@ def read_path(
         raise TraceError(path, _reader_bug(exc), reader_cls.name) from exc
     if reader_cls.name != "agentlens-jsonl":  # a canonical dump carries its source's notes
         _note_empty(trajectories, reader_cls.name, len(data))
+    negative = next(filter(None, map(first_negative, trajectories)), None)
+    if negative is not None:
+        raise TraceError(path, f"negative number at {negative}", reader_cls.name)
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
         trajectories = [_printable(t) for t in trajectories]
     return _checked_and_redacted(path, data, trajectories)
@@ -287,18 +292,30 @@ def _large(handle: BinaryIO) -> bool:
     return os.fstat(handle.fileno()).st_size >= MAPPED_FROM
 
 
+class NotAFileError(TraceError):
+    """A FIFO, a device, a socket, a link that leads to no file or a walked link to a folder:
+    never a trace. Named, it is a failure; met by a walk or a glob, a skipped file, with this
+    reason."""
+
+
 def _refuse_special(path: Path) -> None:
     try:
         mode = path.stat().st_mode
-    except OSError:
+    except OSError as exc:
+        if path.is_symlink():  # to nothing, or a loop
+            raise NotAFileError(path, f"cannot read: {exc.strerror or exc}") from exc
         return  # the open below says why, in the usual words
-    if not stat.S_ISREG(mode):
-        kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
-                 stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket", stat.S_ISDIR: "a folder"}  # fmt: skip
-        kind = next((name for test, name in kinds.items() if test(mode)), "not a regular file")
-        if stat.S_ISDIR(mode):
-            _refuse_unlisted(path)
-        raise TraceError(path, f"cannot read {kind}: only regular files are traces")
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        if path.is_symlink():  # met by a walk (`_walk`); one named is walked, never read
+            raise NotAFileError(path, "a link to a folder, not followed: name it to read it")
+        _refuse_unlisted(path)
+        raise TraceError(path, "cannot read a folder: only regular files are traces")
+    kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
+             stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}  # fmt: skip
+    kind = next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+    raise NotAFileError(path, f"cannot read {kind}: only regular files are traces")
 
 
 def _refuse_unlisted(folder: Path) -> None:
@@ -404,7 +421,9 @@ def read_one(
     try:
         return read_path(path, format=format, lenient=lenient, strict=strict)
     except TraceError as exc:
-        if explicit or not isinstance(exc, UnknownFormatError):
+        if not explicit and isinstance(exc, NotAFileError):
+            problems.skipped.append(f"{exc.path}: {exc.reason}")
+        elif explicit or not isinstance(exc, UnknownFormatError):
             problems.failures.append(ReadFailure(exc.path, exc.format, exc.reason, exc))
         elif exc.telltale is None:
             problems.skipped.append(f"{exc.path}: {exc.reason}")

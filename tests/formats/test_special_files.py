@@ -1,0 +1,73 @@
+"""Files that are not regular files, met by a glob or a walk: a FIFO (opening it waits for a
+writer for ever), a link to nothing, a link loop. None of them may hang the batch, and none is
+dropped unsaid: each is named, with its reason, among the skipped files (`--debug`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+GEMINI = "formats/gemini-cli/session-2025-10-27T19-55-981c87cb.json"
+
+
+def agentlens(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
+
+
+def _folder(data_dir: Path, tmp_path: Path) -> Path:
+    (tmp_path / "session.json").write_bytes((data_dir / GEMINI).read_bytes())
+    return tmp_path
+
+
+def test_a_globbed_fifo_named_like_a_sidecar_does_not_hang(data_dir: Path, tmp_path: Path) -> None:
+    folder = _folder(data_dir, tmp_path)
+    os.mkfifo(folder / "results.json")  # a sidecar's name: its head was opened to look inside
+    shown = agentlens("--debug", "inspect", "--json", str(folder / "*.json"))
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    assert f"skipped: {folder / 'results.json'}: " in shown.stderr
+
+
+def test_a_walk_names_each_file_it_cannot_read_as_a_trace(data_dir: Path, tmp_path: Path) -> None:
+    folder = _folder(data_dir, tmp_path)
+    os.mkfifo(folder / "pipe.jsonl")
+    (folder / "gone.jsonl").symlink_to(folder / "moved-away.jsonl")
+    (folder / "loop.jsonl").symlink_to(folder / "loop.jsonl")
+    shown = agentlens("--debug", "inspect", "--json", str(folder))
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    skipped = {line for line in shown.stderr.splitlines() if line.startswith("skipped")}
+    assert skipped == {
+        f"skipped: {folder / 'pipe.jsonl'}: cannot read a FIFO: only regular files are traces",
+        f"skipped: {folder / 'gone.jsonl'}: cannot read: No such file or directory",
+        f"skipped: {folder / 'loop.jsonl'}: cannot read: Too many levels of symbolic links",
+        "skipped 3 non-trace files",
+    }
+
+
+def test_named_they_are_failures_still(data_dir: Path, tmp_path: Path) -> None:
+    folder = _folder(data_dir, tmp_path)
+    os.mkfifo(folder / "pipe.jsonl")
+    (folder / "gone.jsonl").symlink_to(folder / "moved-away.jsonl")
+    shown = agentlens("inspect", "--json", *(str(folder / n) for n in ("pipe.jsonl", "gone.jsonl")))
+    assert shown.returncode == 1
+    assert shown.stderr.count("failed: ") == 2 and "Traceback" not in shown.stderr
+
+
+def test_a_walk_names_a_linked_folder_it_does_not_follow(data_dir: Path, tmp_path: Path) -> None:
+    """A link to a folder is not walked (`runs/latest -> runs/2026-…` would read every run
+    twice); it is named among the skipped files, and naming it reads it."""
+    folder = _folder(data_dir, tmp_path)
+    (folder / "copilot").symlink_to(data_dir / "formats/copilot-cli")
+    shown = agentlens("--debug", "inspect", "--json", str(folder))
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    note = f"skipped: {folder / 'copilot'}: a link to a folder, not followed: name it to read it"
+    assert note in shown.stderr.splitlines()
+    named = agentlens("inspect", "--json", str(folder / "copilot"))
+    assert named.returncode == 0 and len(named.stdout.splitlines()) == 1
