@@ -4,6 +4,7 @@ local model reads into the steps and usage the session had; `convert --to otel` 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -171,3 +172,58 @@ def test_convert_to_otel_keeps_the_agent_time(
     (original,), (back,) = read_path(source), read_path(written)
     expected = trajectory_telemetry(original).time_s
     assert expected and trajectory_telemetry(back).time_s == pytest.approx(expected, abs=0.01)
+
+
+LONG_SESSION = (
+    FORMATS / "claude-code" / "marot-spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+)
+
+
+def _full_history_spans(times: int, style: str) -> list[Any]:
+    """The LLM spans an instrumented client records for a long real session said `times` times
+    over: each input is the whole conversation before the response, as OpenInference's indexed
+    keys or as GenAI's `gen_ai.input.messages` JSON (texts cut to 200 characters, so that it
+    stays a few MB)."""
+    from agentlens.formats._otel_spans import Span
+
+    (session,) = read_path(LONG_SESSION)
+    said: list[tuple[str, str]] = []
+    for step in session.steps:
+        if step.kind == "user":
+            said.append(("user", step.text))
+        elif step.kind in ("agent", "tool"):  # a response: its text or call, then the output
+            said.append(("assistant", step.text or str(step.arguments)))
+            said += [("tool", step.observation or "")] if step.kind == "tool" else []
+    attrs: dict[str, Any] = {"openinference.span.kind": "LLM"}
+    messages: list[dict[str, Any]] = []
+    spans = []
+    for i, (role, whole) in enumerate(said * times):
+        text = whole[:200]
+        if role == "assistant":  # the span of a response holds everything before it
+            if style == "genai":
+                attrs["gen_ai.input.messages"] = json.dumps(messages)
+            spans.append(Span("t", str(i), None, "llm", i, dict(attrs), None))
+        attrs[f"llm.input_messages.{i}.message.role"] = role
+        attrs[f"llm.input_messages.{i}.message.content"] = text
+        messages.append({"role": role, "parts": [{"type": "text", "content": text}]})
+    return spans
+
+
+@pytest.mark.parametrize("style", ["openinference", "genai"])
+def test_new_user_texts_of_full_history_spans_take_linear_time(style: str) -> None:
+    """Each span of a full-history capture used to have every earlier message decoded to learn
+    that one is the assistant's: a session of N responses took time in N²."""
+    from agentlens.formats._otel_spans import new_user_texts
+
+    def seconds(spans: list[Any]) -> float:
+        runs = []
+        for _ in range(3):
+            start = time.process_time()
+            assert all(new_user_texts(span) == [] for span in spans[1:])
+            runs.append(time.process_time() - start)
+        return min(runs)
+
+    short, long = _full_history_spans(1, style), _full_history_spans(4, style)
+    assert len(long) == 4 * len(short) > 200
+    ratio = seconds(long) / seconds(short)
+    assert ratio < 8, f"4x the responses took {ratio:.1f}x the time (linear: 4, quadratic: 16)"
