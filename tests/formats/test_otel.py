@@ -227,3 +227,41 @@ def test_new_user_texts_of_full_history_spans_take_linear_time(style: str) -> No
     assert len(long) == 4 * len(short) > 200
     ratio = seconds(long) / seconds(short)
     assert ratio < 8, f"4x the responses took {ratio:.1f}x the time (linear: 4, quadratic: 16)"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        FORMATS / "mini-swe-agent-fixtures" / "github_issue.traj.json",  # no time; is_error None
+        FORMATS / "claude-code" / "marot-spotter" / "tool_heavy.jsonl",
+        FORMATS / "copilot-cli" / "events.jsonl",
+        FORMATS
+        / "codex"
+        / "madshn-localpush"
+        / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",  # a step untimed
+    ],
+    ids=["mini-swe-agent", "claude-code", "copilot-cli", "codex"],
+)
+def test_convert_to_otel_keeps_system_prompt_metadata_version_and_error_flags(
+    source: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """The export used to drop the system prompt, the metadata, the agent version and an
+    unknown error flag (read back as "succeeded"), and gave a trace without timestamps times
+    from 2023 that looked real; they read back as they were, and no time is made up."""
+    assert run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(source)).code == 0  # type: ignore[attr-defined]
+    (written,) = tmp_path.glob("*.otlp.json")
+    (original,), (back,) = read_path(source), read_path(written)
+    system = [s.text for s in original.steps if s.kind == "system"]
+    assert system and [s.text for s in back.steps if s.kind == "system"] == system
+    assert back.agent.version == original.agent.version
+    assert back.metadata == json.loads(json.dumps(original.metadata, default=str))
+    assert [s.is_error for s in back.tool_steps] == [s.is_error for s in original.tool_steps]
+    stamps = [s.timestamp for s in original.steps if s.timestamp is not None]
+    for step in back.steps:  # a time read back is one of the original's, never one made up
+        assert step.timestamp is None or any(
+            abs((step.timestamp - real).total_seconds()) < 0.002 for real in stamps
+        ), step
+    if not stamps:
+        doc = json.loads(written.read_text())
+        spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        assert max(int(s["endTimeUnixNano"]) for s in spans) < 10**9 * 3600  # 1970, not 2023

@@ -200,6 +200,13 @@ def first_user_text(span: Span) -> str | None:
     return next((text for role, text in input_messages(span) if role == "user"), None)
 
 
+def system_texts(span: Span) -> list[str]:
+    """The text parts of an LLM span's `gen_ai.system_instructions`, one per system message."""
+    raw = span.attrs.get("gen_ai.system_instructions")
+    parts = arr(_loads(raw), "gen_ai.system_instructions") if isinstance(raw, str) else []
+    return [str(obj(p, "part").get("content") or "") for p in parts]
+
+
 def new_user_texts(span: Span) -> list[str]:
     """The user messages of an LLM span's input when it holds only what is new (no assistant
     message: `convert --to otel`, or an API call that sends only the new turn); [] when it
