@@ -169,7 +169,8 @@ def _chat(
     last = clock.now  # spans are read in start order: this one starts after the last one
     answered = clock.at(first)  # the span lasts from the request to the response, as a call does
     real_start = asked is not None and last <= asked < answered
-    start = max(asked, last + 1) if asked is not None and real_start else last + 1  # 1 ns late
+    # a request at the end of the last span starts 1 ns after it: spans are read in start order
+    start = max(asked, last + 1) if asked is not None and real_start else last + 1
     _mark_synthetic(attrs, start=not real_start, end=first.timestamp is None)
     return _span(trace, span_id, root, f"chat {first.model or ''}".strip(), attrs, start, answered)
 
