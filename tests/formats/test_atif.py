@@ -192,3 +192,24 @@ def test_refs_never_leave_the_folder(tmp_path: Path) -> None:
     (inner / "trajectory.json").write_text(json.dumps(raw))
     (traj,) = read_path(inner / "trajectory.json")
     assert traj.subtrajectories == []
+
+
+def test_a_parent_rewritten_in_the_same_process_is_read_again(tmp_path: Path) -> None:
+    """Whether a parent names a sub-agent file was cached by path alone: a long process (a
+    watcher, the MCP server) kept the first answer after the parent was rewritten."""
+    from agentlens.formats.atif import referrer_of
+
+    folder = FORMATS / "atif-harbor-golden/tests/golden/terminus_2"
+    stem = "hello-world-context-summarization"
+    parent, sub = tmp_path / f"{stem}.trajectory.json", tmp_path / f"{stem}.trajectory.x.json"
+    raw = json.loads((folder / f"{stem}.trajectory.json").read_bytes())
+    sub.write_bytes((folder / f"{stem}.trajectory.summarization-1-summary.json").read_bytes())
+    parent.write_text(json.dumps(raw))
+    assert referrer_of(sub) is None  # the golden parent names other files
+    ref = next(
+        r for s in raw["steps"] for o in (s.get("observation") or {}).get("results", [])
+        for r in o.get("subagent_trajectory_ref") or []
+    )  # fmt: skip
+    ref["trajectory_path"] = sub.name.removeprefix(f"{stem}.")
+    parent.write_text(json.dumps(raw))
+    assert referrer_of(sub) == parent

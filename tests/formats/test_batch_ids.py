@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -84,3 +85,21 @@ def test_the_same_file_through_a_link_is_read_once(tmp_path: Path) -> None:
     assert len(ids) == len(set(ids)) == len(list(MINI.glob("*/*.traj.json")))
     assert len(result.failures) == len(ids)
     assert all("read twice" in f.reason for f in result.failures)
+
+
+def test_a_folder_named_twice_through_a_linked_data_folder_is_not_called_a_link(
+    tmp_path: Path,
+) -> None:
+    """With the data folder itself a symlink, every path differs from its real path: a file named
+    twice by one spelling used to be refused as "read twice: <real path>", as if reached through
+    a second link; only a second spelling is worth naming the real file."""
+    data = tmp_path / "data"
+    data.symlink_to(MINI, target_is_directory=True)
+    files = sorted(data.glob("*/*.traj.json"))
+    same = read_paths([data, data])
+    assert len(same.trajectories) == len(files)
+    assert [f.reason for f in same.failures] == ["read twice"] * len(files)
+    other = read_paths([MINI, data])
+    assert [f.reason for f in other.failures] == [
+        f"read twice: {os.path.realpath(f)}" for f in files
+    ]

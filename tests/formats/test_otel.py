@@ -4,6 +4,7 @@ local model reads into the steps and usage the session had; `convert --to otel` 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -171,3 +172,96 @@ def test_convert_to_otel_keeps_the_agent_time(
     (original,), (back,) = read_path(source), read_path(written)
     expected = trajectory_telemetry(original).time_s
     assert expected and trajectory_telemetry(back).time_s == pytest.approx(expected, abs=0.01)
+
+
+LONG_SESSION = (
+    FORMATS / "claude-code" / "marot-spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+)
+
+
+def _full_history_spans(times: int, style: str) -> list[Any]:
+    """The LLM spans an instrumented client records for a long real session said `times` times
+    over: each input is the whole conversation before the response, as OpenInference's indexed
+    keys or as GenAI's `gen_ai.input.messages` JSON (texts cut to 200 characters, so that it
+    stays a few MB)."""
+    from agentlens.formats._otel_spans import Span
+
+    (session,) = read_path(LONG_SESSION)
+    said: list[tuple[str, str]] = []
+    for step in session.steps:
+        if step.kind == "user":
+            said.append(("user", step.text))
+        elif step.kind in ("agent", "tool"):  # a response: its text or call, then the output
+            said.append(("assistant", step.text or str(step.arguments)))
+            said += [("tool", step.observation or "")] if step.kind == "tool" else []
+    attrs: dict[str, Any] = {"openinference.span.kind": "LLM"}
+    messages: list[dict[str, Any]] = []
+    spans = []
+    for i, (role, whole) in enumerate(said * times):
+        text = whole[:200]
+        if role == "assistant":  # the span of a response holds everything before it
+            if style == "genai":
+                attrs["gen_ai.input.messages"] = json.dumps(messages)
+            spans.append(Span("t", str(i), None, "llm", i, dict(attrs), None))
+        attrs[f"llm.input_messages.{i}.message.role"] = role
+        attrs[f"llm.input_messages.{i}.message.content"] = text
+        messages.append({"role": role, "parts": [{"type": "text", "content": text}]})
+    return spans
+
+
+@pytest.mark.parametrize("style", ["openinference", "genai"])
+def test_new_user_texts_of_full_history_spans_take_linear_time(style: str) -> None:
+    """Each span of a full-history capture used to have every earlier message decoded to learn
+    that one is the assistant's: a session of N responses took time in N²."""
+    from agentlens.formats._otel_spans import new_user_texts
+
+    def seconds(spans: list[Any]) -> float:
+        runs = []
+        for _ in range(3):
+            start = time.process_time()
+            assert all(new_user_texts(span) == [] for span in spans[1:])
+            runs.append(time.process_time() - start)
+        return min(runs)
+
+    short, long = _full_history_spans(1, style), _full_history_spans(4, style)
+    assert len(long) == 4 * len(short) > 200
+    ratio = seconds(long) / seconds(short)
+    assert ratio < 8, f"4x the responses took {ratio:.1f}x the time (linear: 4, quadratic: 16)"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        FORMATS / "mini-swe-agent-fixtures" / "github_issue.traj.json",  # no time; is_error None
+        FORMATS / "claude-code" / "marot-spotter" / "tool_heavy.jsonl",
+        FORMATS / "copilot-cli" / "events.jsonl",
+        FORMATS
+        / "codex"
+        / "madshn-localpush"
+        / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",  # a step untimed
+    ],
+    ids=["mini-swe-agent", "claude-code", "copilot-cli", "codex"],
+)
+def test_convert_to_otel_keeps_system_prompt_metadata_version_and_error_flags(
+    source: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """The export used to drop the system prompt, the metadata, the agent version and an
+    unknown error flag (read back as "succeeded"), and gave a trace without timestamps times
+    from 2023 that looked real; they read back as they were, and no time is made up."""
+    assert run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(source)).code == 0  # type: ignore[attr-defined]
+    (written,) = tmp_path.glob("*.otlp.json")
+    (original,), (back,) = read_path(source), read_path(written)
+    system = [s.text for s in original.steps if s.kind == "system"]
+    assert system and [s.text for s in back.steps if s.kind == "system"] == system
+    assert back.agent.version == original.agent.version
+    assert back.metadata == json.loads(json.dumps(original.metadata, default=str))
+    assert [s.is_error for s in back.tool_steps] == [s.is_error for s in original.tool_steps]
+    stamps = [s.timestamp for s in original.steps if s.timestamp is not None]
+    for step in back.steps:  # a time read back is one of the original's, never one made up
+        assert step.timestamp is None or any(
+            abs((step.timestamp - real).total_seconds()) < 0.002 for real in stamps
+        ), step
+    if not stamps:
+        doc = json.loads(written.read_text())
+        spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        assert max(int(s["endTimeUnixNano"]) for s in spans) < 10**9 * 3600  # 1970, not 2023

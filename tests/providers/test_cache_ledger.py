@@ -180,3 +180,18 @@ def test_a_cache_file_that_is_no_database_is_one_line_naming_it(
         assert len(err.strip().splitlines()) == 1
     with pytest.raises(ConfigError, match="not an LLM response cache"):
         ResponseCache(broken)  # what every command that calls a model opens
+
+
+def test_a_cache_path_that_does_not_exist_is_one_line_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cache stats` on a mistyped path used to make an empty database there (and its folder)
+    and report 0 entries, as if the cache were merely empty."""
+    missing = tmp_path / "no-such-folder" / "cache.sqlite"
+    monkeypatch.setenv("AGENTLENS_LLM_CACHE", str(missing))
+    for command in (["cache", "stats"], ["cache", "clear", "--yes"]):
+        assert cli_main(command) == 2
+        err = capsys.readouterr().err
+        assert f"{missing}: no LLM response cache there" in err
+        assert len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

@@ -212,3 +212,35 @@ def test_the_free_text_prompt_is_unchanged(sides) -> None:
     body, instructions = tagged[1]["content"].rsplit("\n\n", 1)
     assert instructions == OUTPUT and "JSON" not in tagged[1]["content"]
     assert schema[1]["content"].startswith(body) and schema[0] == tagged[0]
+
+
+def test_a_pitfalls_answer_is_not_asked_again_for_the_score_the_mapping_fixes() -> None:
+    """The burden totals fix a Pitfalls score, so the judge's own score is never used: an object
+    answer that writes the quoted line as its score (as a backend that does not hold the model
+    to the schema lets through) used to be asked once more, a second call for nothing."""
+    from agentlens.reviews.judge.judge import review_run
+    from tests.reviews.test_judge import ANSWER, ScriptedProvider
+
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    a = [t for t in trajs if t.model == "gpt-4.1"][:1]
+    b = [t for t in trajs if t.model == "sonnet-4.5"][:1]
+    reviewer = LLMClient(ScriptedProvider({"Pitfalls": ANSWER}), cache=None)
+    reviews = [asyncio.run(review_run(reviewer, run, dimensions=["Pitfalls"])) for run in (a, b)]
+    paired = pair_runs(a, b, *reviews)
+    line = "Totals: A1=15, A2=15, Delta=0 => Score=0"
+    echoed = json.dumps(
+        {"comparison": f"{line}. Both retried blindly.", "lines": [], "score": line}
+    )
+    provider = RecordingProvider([echoed])
+    client = LLMClient(provider, cache=None)
+    result = asyncio.run(run_sxs(client, paired.a, paired.b, dimensions=["Pitfalls"]))["Pitfalls"]
+    assert len(provider.requests) == 2  # one per order, no re-ask
+    (cell,) = result.cells
+    assert cell.pitfalls is not None and cell.pitfalls.line == line
+    assert (cell.forward, cell.swapped) == (0, 0)
+    assert [p.attempts for p in cell.comparisons] == [1, 1]
+    # an answer that is no JSON object is still asked once more: its comparison feeds the alert
+    provider = RecordingProvider(['{"comparison": "cut off', echoed])
+    client = LLMClient(provider, cache=None)
+    result = asyncio.run(run_sxs(client, paired.a, paired.b, dimensions=["Pitfalls"], swap=False))
+    assert len(provider.requests) == 2 and result["Pitfalls"].cells[0].comparisons[0].attempts == 2

@@ -295,4 +295,10 @@ def test_a_run_that_records_no_tokens_is_not_a_run_of_zero_tokens() -> None:
     for name in ("generation tokens", "throughput"):
         assert checks[name].v2 is None and not checks[name].alert, checks[name]
         assert checks[name].reason.startswith("recorded in run 1 only")
-    assert trajectory_telemetry(grok[0]).throughput is None
+    unknown = trajectory_telemetry(grok[0])
+    assert (unknown.prompt_tokens, unknown.completion_tokens, unknown.cached_tokens) == (None,) * 3
+    assert unknown.throughput is None
+    assert (
+        trajectory_telemetry(anchor[0]).completion_tokens
+        == anchor[0].usage_total().completion_tokens
+    )

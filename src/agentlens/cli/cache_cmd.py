@@ -17,7 +17,7 @@ def cache() -> None:
 @cache.command()
 def stats() -> int:
     """Entries, hits and size of the response cache, per provider."""
-    store = ResponseCache(ProvidersConfig.load().cache_path)
+    store = ResponseCache.existing(ProvidersConfig.load().cache_path)
     info = store.stats()
     console.print(f"cache: {info.path}", highlight=False)
     console.print(
@@ -33,7 +33,7 @@ def stats() -> int:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def clear(yes: bool) -> int:
     """Delete every cached response."""
-    store = ResponseCache(ProvidersConfig.load().cache_path)
+    store = ResponseCache.existing(ProvidersConfig.load().cache_path)
     if not yes:
         click.confirm(f"Delete all cached responses in {store.path}?", abort=True)
     console.print(f"removed {store.clear()} cached responses", highlight=False)

@@ -33,20 +33,33 @@ def decode(data: bytes | memoryview) -> Trajectory:
 
 def pack(traj: Trajectory) -> bytes:
     """msgpack when that round trip is exact (`exact`), else pickle; a tag byte says which."""
-    if exact(traj):
-        try:
-            return MSGPACK + encode(traj)
-        except UnicodeEncodeError:  # a lone surrogate, which no UTF-8 writer takes
-            pass
-    return PICKLE + pickle.dumps(traj, protocol=pickle.HIGHEST_PROTOCOL)
+    return tagged(traj, exact(traj), _pickled)
 
 
 def unpack(data: bytes) -> Trajectory:
+    return untagged(data, pickle.loads)
+
+
+def tagged(traj: Trajectory, as_msgpack: bool, fallback: Callable[[Trajectory], bytes]) -> bytes:
+    """`MSGPACK` and the msgpack bytes when `as_msgpack` and msgpack takes every value, else
+    `PICKLE` and what `fallback` makes. The spill (`formats/_spill_codec.py`) shares this with
+    its own test and fallback."""
+    if as_msgpack:
+        try:
+            return MSGPACK + encode(traj)
+        except (UnicodeEncodeError, OverflowError):  # a lone surrogate; an int beyond 64 bits
+            pass
+    return PICKLE + fallback(traj)
+
+
+def untagged(data: bytes, fallback: Callable[[memoryview], Trajectory]) -> Trajectory:
+    """The run `tagged` wrote, with the `fallback` reader of its pickle tag."""
     body = memoryview(data)[1:]
-    if data[:1] == MSGPACK:
-        return decode(body)
-    result: Trajectory = pickle.loads(body)
-    return result
+    return decode(body) if data[:1] == MSGPACK else fallback(body)
+
+
+def _pickled(traj: Trajectory) -> bytes:
+    return pickle.dumps(traj, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def reduce_trajectory(traj: Trajectory) -> tuple[Callable[[bytes], Trajectory], tuple[bytes]]:

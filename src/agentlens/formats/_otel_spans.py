@@ -14,11 +14,16 @@ AI span did:
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentlens.formats._json import ShapeError, arr, obj
 
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"\s*")
+_SEPARATOR = re.compile(r"\s*,?\s*")
 LLM_OPERATIONS = {"chat", "text_completion", "generate_content", "completion"}
 AGENT_OPERATIONS = {"invoke_agent", "create_agent"}
 ERROR_CODES = {2, "2", "STATUS_CODE_ERROR"}
@@ -192,41 +197,73 @@ def _semconv_message(text: str) -> tuple[str, list[ToolCall]]:
 
 
 def first_user_text(span: Span) -> str | None:
-    users = [text for role, text in input_messages(span) if role == "user"]
-    return users[0] if users else None
+    return next((text for role, text in input_messages(span) if role == "user"), None)
+
+
+def system_texts(span: Span) -> list[str]:
+    """The text parts of an LLM span's `gen_ai.system_instructions`, one per system message."""
+    raw = span.attrs.get("gen_ai.system_instructions")
+    parts = arr(_loads(raw), "gen_ai.system_instructions") if isinstance(raw, str) else []
+    return [str(obj(p, "part").get("content") or "") for p in parts]
 
 
 def new_user_texts(span: Span) -> list[str]:
     """The user messages of an LLM span's input when it holds only what is new (no assistant
     message: `convert --to otel`, or an API call that sends only the new turn); [] when it
-    is the whole conversation again, whose user messages earlier spans already gave."""
-    messages = input_messages(span)
-    if any(role == "assistant" for role, _ in messages):
-        return []
-    return [text for role, text in messages if role == "user"]
+    is the whole conversation again, whose user messages earlier spans already gave. The
+    scan stops at the first assistant message: a full-history input has one near its start,
+    and decoding all of every span's input made a long session's read quadratic."""
+    users = []
+    for role, text in input_messages(span):
+        if role == "assistant":
+            return []
+        if role == "user":
+            users.append(text)
+    return users
 
 
-def input_messages(span: Span) -> list[tuple[str, str]]:
-    """(role, text) of an LLM span's input messages, in either convention."""
+def input_messages(span: Span) -> Iterator[tuple[str, str]]:
+    """(role, text) of an LLM span's input messages, in either convention, decoded one by one
+    as the caller asks for them."""
     a = span.attrs
     if isinstance(a.get("gen_ai.input.messages"), str):
-        found = []
-        for message in arr(_loads(a["gen_ai.input.messages"]), "gen_ai.input.messages"):
+        for message in _array_items(a["gen_ai.input.messages"], "gen_ai.input.messages"):
             message = obj(message, "message")
             parts = arr(message.get("parts"), "parts")
             text = "\n".join(str(obj(p, "part").get("content") or "") for p in parts)
-            found.append((str(message.get("role")), text))
-        return found
+            yield str(message.get("role")), text
+        return
     for prefix in ("llm.input_messages.{}.message.", "gen_ai.prompt.{}."):
-        found = []
+        if a.get(prefix.format(0) + "role") is None:
+            continue
         for i in range(1000):
             role = a.get(prefix.format(i) + "role")
             if role is None:
-                break
-            found.append((str(role), str(a.get(prefix.format(i) + "content") or "")))
-        if found:
-            return found
-    return []
+                return
+            yield str(role), str(a.get(prefix.format(i) + "content") or "")
+        return
+
+
+def _array_items(text: str, where: str) -> Iterator[Any]:
+    """The items of a JSON array, decoded one at a time: a caller that stops early does not pay
+    for the rest. Not an array: as `arr`; broken part way: the items before the break."""
+    at = _past(_SPACE, text, 0)
+    if not text.startswith("[", at):
+        yield from arr(_loads(text), where)
+        return
+    at = _past(_SPACE, text, at + 1)
+    while at < len(text) and text[at] != "]":
+        try:
+            item, at = _DECODER.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            return
+        yield item
+        at = _past(_SEPARATOR, text, at)
+
+
+def _past(pattern: re.Pattern[str], text: str, at: int) -> int:
+    matched = pattern.match(text, at)
+    return matched.end() if matched else at
 
 
 def tool_run(span: Span) -> tuple[str, str | None, Any, str | None]:

@@ -17,29 +17,26 @@ import pickle
 
 import msgspec
 
+from agentlens.engine._codec import tagged, untagged
 from agentlens.trajectory import Trajectory
-
-PACKED, BUILTINS = b"m", b"p"
-_ENCODER = msgspec.msgpack.Encoder()
-_DECODER = msgspec.msgpack.Decoder(Trajectory)
 
 
 def encode(trajectory: Trajectory) -> bytes:
-    """The run's bytes in a spill file, a tag byte first (`decode`)."""
-    if _offsets_kept(trajectory):
-        try:
-            return PACKED + _ENCODER.encode(trajectory)
-        except (UnicodeEncodeError, OverflowError):  # a lone surrogate; an int beyond 64 bits
-            pass
-    builtins = msgspec.to_builtins(trajectory)
-    return BUILTINS + pickle.dumps(builtins, protocol=pickle.HIGHEST_PROTOCOL)
+    """The run's bytes in a spill file, a tag byte first (`decode`); the msgpack is the engine's
+    (`engine/_codec.py`), the fallback the run's builtins."""
+    return tagged(trajectory, _offsets_kept(trajectory), _builtins_pickled)
 
 
 def decode(data: bytes) -> Trajectory:
     """The run `encode` wrote."""
-    body = memoryview(data)[1:]
-    if data[:1] == PACKED:
-        return _DECODER.decode(body)
+    return untagged(data, _from_builtins)
+
+
+def _builtins_pickled(trajectory: Trajectory) -> bytes:
+    return pickle.dumps(msgspec.to_builtins(trajectory), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _from_builtins(body: memoryview) -> Trajectory:
     return msgspec.convert(pickle.loads(body), Trajectory)
 
 

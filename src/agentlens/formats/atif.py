@@ -191,8 +191,18 @@ def referrer_of(path: Path) -> Path | None:
     return parent if {name, name[at:]} & _referenced_names(str(parent)) else None
 
 
-@functools.lru_cache(maxsize=16)  # the sub-agent files of one run come one after another
 def _referenced_names(parent: str) -> frozenset[str]:
+    try:
+        info = os.stat(parent)
+    except OSError:
+        return frozenset()
+    return _names_in(parent, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+# The sub-agent files of one run come one after another; the key holds what a rewrite changes
+# (a file replaced by rename, or written over), so a long process never reads a stale answer.
+@functools.lru_cache(maxsize=16)
+def _names_in(parent: str, _inode: int, _size: int, _mtime_ns: int) -> frozenset[str]:
     try:
         check_file_size(Path(parent))
         doc = orjson.loads(Path(parent).read_bytes())

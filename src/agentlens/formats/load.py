@@ -136,7 +136,8 @@ def trace_files(
     """Every file named, globbed or found under a directory, each file once: one reached again
     (named twice, or through a link) is a failure in `repeats`, as a second copy would be scored
     against itself."""
-    seen: set[int] = set()  # hashes of (device, inode): a few bytes a file, for any corpus
+    # hash of (device, inode) -> hash of the path it was first read by: a few bytes a file
+    seen: dict[int, int] = {}
     for found, info in _named_paths(specs):
         try:
             info = info if info is not None else os.stat(found.path)
@@ -144,17 +145,22 @@ def trace_files(
             yield found
             continue
         key = hash((info.st_dev, info.st_ino))
+        spelling = hash(os.path.abspath(found.path))
         if key not in seen:
-            seen.add(key)
+            seen[key] = spelling
             yield found
         elif repeats is not None:
-            reason = _repeat_reason(found.path)
+            reason = _repeat_reason(found.path, same_spelling=seen[key] == spelling)
             repeats.append(ReadFailure(printable(str(found.path)), None, reason, None))
 
 
-def _repeat_reason(path: Path) -> str:
+def _repeat_reason(path: Path, *, same_spelling: bool) -> str:
+    """The real file is named only when this path reached it another way (a link): a data
+    folder that is itself a link makes every real path differ, named twice or not."""
     real = os.path.realpath(path)
-    return "read twice" if real == os.path.abspath(path) else f"read twice: {printable(real)}"
+    if same_spelling or real == os.path.abspath(path):
+        return "read twice"
+    return f"read twice: {printable(real)}"
 
 
 def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.stat_result | None]]:

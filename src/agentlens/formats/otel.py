@@ -16,6 +16,7 @@ collector's file exporter) one per line. `convert --to otel` writes this shape b
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -28,7 +29,7 @@ from agentlens.formats import _otel_spans as o
 from agentlens.formats._json import ReadGuard, iter_jsonl, loads
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify
-from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory, Usage
+from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
 HEAD = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
 
@@ -92,7 +93,8 @@ class _Steps:
             step = _tool_step(name, args, call_id, timestamp=_time(span))
             self.steps.append(step)
         step.observation = result if result is not None else span.error
-        step.is_error = span.error is not None
+        known = span.attrs.get("agentlens.error_known") is not False  # `convert --to otel`'s
+        step.is_error = span.error is not None if known else None
 
     def _claim(self, name: str, call_id: str | None) -> Step | None:
         for step in self.open:
@@ -118,14 +120,15 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
     kinds = Counter(s.kind for s in spans)
     llm = [s for s in spans if s.kind == "llm"]
     task = o.first_user_text(llm[0]) if llm else None
+    builder.steps += _said(llm[0], "system", o.system_texts(llm[0])) if llm else []
     if task is not None:
-        builder.steps.append(Step(index=0, kind="user", text=task, timestamp=_time(llm[0])))
+        builder.steps += _said(llm[0], "user", [task])
     for span in spans:
         if span.kind == "llm":
+            if span is not llm[0]:
+                builder.steps += _said(span, "system", o.system_texts(span))
             new = o.new_user_texts(span)[1 if span is llm[0] else 0 :]  # the first: the task
-            builder.steps += [
-                Step(index=0, kind="user", text=t, timestamp=_time(span)) for t in new
-            ]
+            builder.steps += _said(span, "user", new)
             builder.response(span)
         elif span.kind == "tool":
             builder.execution(span)
@@ -137,15 +140,29 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
         id=_text(ours.get("agentlens.trajectory.id")) or trace or path.stem,
         task_id=_text(ours.get("agentlens.task.id")),
         task=task,
-        agent=Agent(name=_agent_name(spans)),
+        agent=Agent(name=_agent_name(spans), version=_agent_version(spans)),
         model=models[0] if models else None,
         outcome=_outcome(ours),
         source=Source(format=OtelReader.name, path=str(path)),
         steps=builder.steps,
         reported_usage=_reported_usage(ours),
         reported_cost=_dollars(ours.get("agentlens.reported_cost_usd")),
-        metadata={"spans": dict(kinds)},
+        metadata=_metadata(ours) if ours.get("agentlens.trajectory.id") else {"spans": dict(kinds)},
     )
+
+
+def _said(span: o.Span, kind: StepKind, texts: list[str]) -> list[Step]:
+    return [Step(index=0, kind=kind, text=text, timestamp=_time(span)) for text in texts]
+
+
+def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:
+    """The trajectory's own metadata, as `convert --to otel` wrote it ({} when it had none)."""
+    raw = attrs.get("agentlens.metadata")
+    try:
+        found = json.loads(raw) if isinstance(raw, str) else None
+    except (ValueError, RecursionError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _text(value: Any) -> str | None:
@@ -187,7 +204,16 @@ def _agent_name(spans: list[o.Span]) -> str | None:
     return str(service) if service else None
 
 
+def _agent_version(spans: list[o.Span]) -> str | None:
+    found = (s.attrs.get("gen_ai.agent.version") for s in spans if s.kind == "agent")
+    return next((str(v) for v in found if v), None)
+
+
 def _time(span: o.Span, *, answered: bool = False) -> datetime | None:
-    """When the span started; for a response, when it ended (the answer came), if it says."""
-    at = span.end if answered and span.end >= span.start else span.start
+    """When the span started; for a response, when it ended (the answer came), if it says; not
+    a time `convert --to otel` made up for a step that had none (`agentlens.*_synthetic`)."""
+    use_end = answered and span.end >= span.start
+    if span.attrs.get("agentlens.end_synthetic" if use_end else "agentlens.start_synthetic"):
+        return None
+    at = span.end if use_end else span.start
     return datetime.fromtimestamp(at / 1e9, UTC) if at > 0 else None

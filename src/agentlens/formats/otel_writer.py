@@ -1,15 +1,21 @@
 """Trajectories as OpenTelemetry spans (OTLP/JSON, GenAI semantic conventions), for Phoenix,
 Langfuse or any OTLP backend: `agentlens convert --to otel`.
 
-Per trajectory one trace: an `invoke_agent` root span; per model response (a `turn`, or a step
-without one) a `chat` span carrying the model, its usage (`gen_ai.usage.*`), the user messages
-since the response before (the task first) as `gen_ai.input.messages` and the response as
-`gen_ai.output.messages` (text and tool calls);
-per tool call an `execute_tool` span (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `.arguments`,
-`.result`, an error status when the call failed). Id, task id, outcome, the run's reported
-totals and each response's price go under `agentlens.*`, which `otel.py` reads back. Span ids
-are derived from the trajectory id, so a conversion is repeatable; times come from the steps,
-or count up in milliseconds when a step has none.
+Per trajectory one trace: an `invoke_agent` root span (`gen_ai.agent.name`, `.version`); per
+model response (a `turn`, or a step without one) a `chat` span carrying the model, its usage
+(`gen_ai.usage.*`), the system messages since the response before as `gen_ai.system_instructions`,
+the user messages since then (the task first) as `gen_ai.input.messages` and the response as
+`gen_ai.output.messages` (text and tool calls); per tool call an `execute_tool` span
+(`gen_ai.tool.name`, `gen_ai.tool.call.id`, `.arguments`, `.result`; status error when the call
+failed, ok when it did not, unset with `agentlens.error_known` false when the trace does not
+say). Id, task id, outcome, metadata (JSON), the run's reported totals and each response's price
+go under `agentlens.*`, which `otel.py` reads back. Span ids are derived from the trajectory id,
+so a conversion is repeatable.
+
+Times come from the steps. OTLP needs a time on every span, so where a step has none the clock
+counts up in milliseconds from the last real one, or from the Unix epoch (1970) in a trace with
+no timestamp at all, so that no made-up time passes for a real one; such a start or end carries
+`agentlens.start_synthetic` / `agentlens.end_synthetic` true, and `otel.py` reads it as no time.
 """
 
 from __future__ import annotations
@@ -19,10 +25,12 @@ import json
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from agentlens.trajectory import Step, Trajectory, stamps_before
 
 SCOPE = {"name": "agentlens", "version": "1"}
-ERROR = 2
+OK, ERROR = 1, 2
 
 
 def to_otlp(trajectories: list[Trajectory]) -> dict[str, Any]:
@@ -44,21 +52,28 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
         "agentlens.outcome": traj.outcome.status,
         "agentlens.source.format": traj.source.format,
     }
+    if traj.agent.version:
+        attrs["gen_ai.agent.version"] = traj.agent.version
     if traj.task_id:
         attrs["agentlens.task.id"] = traj.task_id
     attrs.update(_run_facts(traj))
+    if not clock.real:
+        attrs["agentlens.start_synthetic"] = attrs["agentlens.end_synthetic"] = True
     spans = []
     task = traj.task or next((s.text for s in traj.steps if s.kind == "user"), None)
     asked = stamps_before(traj.steps)
-    for number, (said, turn) in enumerate(_turns(traj.steps)):
+    for number, (before, turn) in enumerate(_turns(traj.steps)):
+        said = [s.text for s in before if s.kind == "user"]
         if number == 0:  # the task first, then what else the user said before the first answer
             said = ([task] if task is not None else []) + said[1:]
+        told = [s.text for s in before if s.kind == "system"]
         span_id = _hex(f"{traj.id}/chat/{number}", 16)
-        spans.append(_chat(trace, span_id, root, turn, said, clock, _ns(asked.get(turn[0].index))))
+        stamp = _ns(asked.get(turn[0].index))
+        spans.append(_chat(trace, span_id, root, turn, (told, said), clock, stamp))
         for step in (s for s in turn if s.kind == "tool"):
             spans.append(_tool(trace, root, traj.id, step, clock))
-    start = min((s["startTimeUnixNano"] for s in spans), default=clock.now)
-    end = max((s["endTimeUnixNano"] for s in spans), default=clock.now)
+    start = min((int(s["startTimeUnixNano"]) for s in spans), default=clock.now)
+    end = max((int(s["endTimeUnixNano"]) for s in spans), default=clock.now)
     return [
         _span(trace, root, None, f"invoke_agent {attrs['gen_ai.agent.name']}", attrs, start, end),
         *spans,
@@ -81,18 +96,20 @@ def _run_facts(traj: Trajectory) -> dict[str, Any]:
         )
     if traj.reported_cost is not None:
         facts["agentlens.reported_cost_usd"] = float(traj.reported_cost)
+    if traj.metadata:
+        facts["agentlens.metadata"] = msgspec.json.encode(traj.metadata).decode()
     return facts
 
 
-def _turns(steps: list[Step]) -> list[tuple[list[str], list[Step]]]:
+def _turns(steps: list[Step]) -> list[tuple[list[Step], list[Step]]]:
     """Model responses (the agent and tool steps of one `turn`; a step without one stands
-    alone), each with the user messages that came since the response before it."""
-    turns: list[tuple[list[str], list[Step]]] = []
-    said: list[str] = []
+    alone), each with the user and system messages that came since the response before it."""
+    turns: list[tuple[list[Step], list[Step]]] = []
+    said: list[Step] = []
     last: int | None = None
     for step in steps:
-        if step.kind == "user":
-            said.append(step.text)
+        if step.kind in ("user", "system"):
+            said.append(step)
         elif step.kind in ("agent", "tool"):
             # a call joins its response; a message never does (a chat span holds one text,
             # and a message after the calls, as `codex exec` gives, would be lost)
@@ -115,7 +132,7 @@ def _chat(
     span_id: str,
     root: str,
     turn: list[Step],
-    said: list[str],
+    messages: tuple[list[str], list[str]],
     clock: _Clock,
     asked: int | None,
 ) -> dict[str, Any]:
@@ -131,6 +148,11 @@ def _chat(
     }
     if first.model:
         attrs["gen_ai.request.model"] = attrs["gen_ai.response.model"] = first.model
+    told, said = messages
+    if told:  # the system's messages since the last answer
+        attrs["gen_ai.system_instructions"] = json.dumps(
+            [{"type": "text", "content": text} for text in told]
+        )
     if said:  # what is new in this call's input: the user's messages since the last answer
         attrs["gen_ai.input.messages"] = json.dumps(
             [{"role": "user", "parts": [{"type": "text", "content": text}]} for text in said]
@@ -144,10 +166,20 @@ def _chat(
     costs = [s.cost for s in turn if s.cost is not None]
     if costs:
         attrs["agentlens.cost_usd"] = float(sum(costs))
-    before = clock.now  # spans are read in start order: this one starts after the last one
+    last = clock.now  # spans are read in start order: this one starts after the last one
     answered = clock.at(first)  # the span lasts from the request to the response, as a call does
-    start = asked if asked is not None and before < asked < answered else before + 1
+    real_start = asked is not None and last <= asked < answered
+    # a request at the end of the last span starts 1 ns after it: spans are read in start order
+    start = max(asked, last + 1) if asked is not None and real_start else last + 1
+    _mark_synthetic(attrs, start=not real_start, end=first.timestamp is None)
     return _span(trace, span_id, root, f"chat {first.model or ''}".strip(), attrs, start, answered)
+
+
+def _mark_synthetic(attrs: dict[str, Any], *, start: bool, end: bool) -> None:
+    if start:
+        attrs["agentlens.start_synthetic"] = True
+    if end:
+        attrs["agentlens.end_synthetic"] = True
 
 
 def _tool(trace: str, root: str, traj_id: str, step: Step, clock: _Clock) -> dict[str, Any]:
@@ -160,20 +192,27 @@ def _tool(trace: str, root: str, traj_id: str, step: Step, clock: _Clock) -> dic
         attrs["gen_ai.tool.call.id"] = step.call_id
     if step.observation is not None:
         attrs["gen_ai.tool.call.result"] = step.observation
+    if step.is_error is None:  # an unset status reads as success in a foreign capture
+        attrs["agentlens.error_known"] = False
+    _mark_synthetic(attrs, start=True, end=True)  # the call's own time is in no step
     start = clock.after()
     span_id = _hex(f"{traj_id}/tool/{step.index}", 16)
     span = _span(trace, span_id, root, f"execute_tool {step.tool_name}", attrs, start, start + 1)
-    if step.is_error:
-        span["status"] = {"code": ERROR, "message": "tool call failed"}
+    if step.is_error is not None:
+        span["status"] = (
+            {"code": ERROR, "message": "tool call failed"} if step.is_error else {"code": OK}
+        )
     return span
 
 
 class _Clock:
-    """Span times in nanoseconds: a step's own timestamp, else 1 ms after the previous span."""
+    """Span times in nanoseconds: a step's own timestamp, else 1 ms after the previous span (from
+    the epoch when the trajectory has no timestamp: `real` is then False)."""
 
     def __init__(self, traj: Trajectory) -> None:
         stamps = [s.timestamp for s in traj.steps if s.timestamp is not None]
-        self.now = int(stamps[0].timestamp() * 1e9) if stamps else 1_700_000_000 * 10**9
+        self.real = bool(stamps)
+        self.now = int(stamps[0].timestamp() * 1e9) if stamps else 0
 
     def at(self, step: Step) -> int:
         own = int(step.timestamp.timestamp() * 1e9) if step.timestamp is not None else 0

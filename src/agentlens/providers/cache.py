@@ -61,6 +61,18 @@ class ResponseCache:
                 "so delete it, or set $AGENTLENS_LLM_CACHE to another file"
             ) from exc
 
+    @classmethod
+    def existing(cls, path: str | Path | None = None) -> ResponseCache:
+        """The cache at `path` if there is one; for commands that read or clear it, where making
+        an empty one at a mistyped path would report "0 entries" instead of the mistake."""
+        target = Path(path).expanduser() if path else default_cache_path()
+        if not target.exists():
+            raise ConfigError(
+                f"{target}: no LLM response cache there (no such file); check llm.cache or "
+                "$AGENTLENS_LLM_CACHE"
+            )
+        return cls(target)
+
     def get(self, key: str) -> bytes | None:
         with self._lock:
             row = self._conn.execute(

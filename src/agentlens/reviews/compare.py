@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from scipy import stats
 
-from agentlens.reviews.telemetry import RunTelemetry, TrajectoryTelemetry
+from agentlens.reviews.telemetry import RunTelemetry
 
 Range = tuple[float, float]
 CompareProfile = Literal["default", "released"]
@@ -141,7 +141,7 @@ def telemetry_checks(
         ("time", "time_s", (0.8, 1.3), (0.66, 1.5)),
     ]
     for name, attr, warn, alert in specs:
-        x, y = _vals([_value(t, attr) for t in t1]), _vals([_value(t, attr) for t in t2])
+        x, y = _vals([getattr(t, attr) for t in t1]), _vals([getattr(t, attr) for t in t2])
         p = mann_whitney(x, y)
         out.append(
             ratio_check(
@@ -187,21 +187,15 @@ def telemetry_checks(
     return out
 
 
-def _value(trajectory: TrajectoryTelemetry, attr: str) -> float | None:
-    """A trajectory's figure; token counts of a trace that records none are unknown, not 0."""
-    if attr == "completion_tokens" and not trajectory.tokens_known:
-        return None
-    return cast(float | None, getattr(trajectory, attr))
-
-
 def _mean(xs: Sequence[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
 def _run_throughput(run: RunTelemetry) -> float | None:
-    timed = [t for t in run.trajectories if t.time_s is not None and t.tokens_known]
-    times = sum(cast(float, t.time_s) for t in timed)
-    return sum(t.completion_tokens for t in timed) / times if times else None
+    timed = [(t.completion_tokens, t.time_s) for t in run.trajectories]
+    known = [(n, s) for n, s in timed if n is not None and s is not None]
+    times = sum(s for _, s in known)
+    return sum(n for n, _ in known) / times if times else None
 
 
 def tool_success_checks(

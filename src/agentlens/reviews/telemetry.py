@@ -23,7 +23,7 @@ from typing import Any, cast
 import numpy as np
 
 from agentlens.reviews.judge.compact import is_error
-from agentlens.trajectory import Step, Trajectory, Usage, stamps_before
+from agentlens.trajectory import Step, Trajectory, stamps_before
 
 TERMINATION_KEYS = ("termination_reason", "exit_status", "stop_reason", "finish_reason", "status")
 
@@ -46,9 +46,10 @@ class TrajectoryTelemetry:
     turns: list[TurnTelemetry]
     time_s: float | None
     cost: float | None
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int
+    prompt_tokens: int | None
+    """None (with the other two counts) when the trace records no tokens: unknown, not 0."""
+    completion_tokens: int | None
+    cached_tokens: int | None
     tool_calls: int
     tools: dict[str, list[int]]  # name -> [successes, total]
     inferred_success: int
@@ -57,14 +58,12 @@ class TrajectoryTelemetry:
     model: str | None = None
     agent: str | None = None
     source_format: str | None = None
-    tokens_known: bool = True
-    """False when the trace records no tokens at all: its zeros are no measurement."""
 
     @property
     def throughput(self) -> float | None:
-        if not self.tokens_known:
+        if self.completion_tokens is None or not self.time_s:
             return None
-        return self.completion_tokens / (self.time_s + 1e-9) if self.time_s else None
+        return self.completion_tokens / (self.time_s + 1e-9)
 
     @property
     def parallel_mean(self) -> float | None:
@@ -124,8 +123,7 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         tools[name][1] += 1
         tools[name][0] += not is_error(step)
         inferred += step.is_error is None
-    known = traj.usage_known()
-    usage = known or Usage()
+    usage = traj.usage_known()
     turn_times = [t.time_s for t in turns if t.time_s is not None]
     return TrajectoryTelemetry(
         trajectory_id=traj.id,
@@ -133,9 +131,9 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         turns=turns,
         time_s=sum(turn_times) if turn_times else None,
         cost=traj.cost_total(),
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        cached_tokens=usage.cached_tokens,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        cached_tokens=usage.cached_tokens if usage else None,
         tool_calls=len(traj.tool_steps),
         tools=dict(tools),
         inferred_success=inferred,
@@ -144,7 +142,6 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         model=traj.model,
         agent=" ".join(x for x in (traj.agent.name, traj.agent.version) if x) or None,
         source_format=traj.source.format,
-        tokens_known=known is not None,
     )
 
 
@@ -220,9 +217,9 @@ class TelemetryTotals:
             if turn.tool_calls:
                 self.parallel_calls += turn.tool_calls
                 self.parallel_turns += 1
-        self.prompt += t.prompt_tokens
-        self.gen += t.completion_tokens
-        self.cached += t.cached_tokens
+        self.prompt += t.prompt_tokens or 0  # unknown adds nothing
+        self.gen += t.completion_tokens or 0
+        self.cached += t.cached_tokens or 0
         self.tool_calls += t.tool_calls
         self.inferred += t.inferred_success
         for name, (ok, total) in t.tools.items():

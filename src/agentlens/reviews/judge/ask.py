@@ -92,9 +92,11 @@ async def ask_scored(
     request: ChatRequest,
     parse: Callable[[str], V],
     follow_up: Callable[[str], str] | None = None,
+    settled: Callable[[V], bool] | None = None,
 ) -> Asked[V]:
-    """Ask; with `follow_up`, ask once more after an answer without a valid score, showing it
-    and the user message `follow_up(reason)` (a schema answer; free text is parsed as is)."""
+    """Ask; with `follow_up`, ask once more after an answer that is not `settled` (default:
+    without a valid score), showing it and the user message `follow_up(reason)` (a schema
+    answer; free text is parsed as is)."""
     asked: Asked[V] = Asked(None)
     for attempt in (1, 2):
         answer = await ask(client, request)
@@ -104,7 +106,8 @@ async def ask_scored(
         asked.usage["prompt_tokens"] += answer.usage.prompt_tokens
         asked.usage["completion_tokens"] += answer.usage.completion_tokens
         asked.parsed, asked.response, asked.attempts = parse(answer.text), answer, attempt
-        if asked.parsed.score is not None or follow_up is None or attempt == 2:
+        done = settled(asked.parsed) if settled else asked.parsed.score is not None
+        if done or follow_up is None or attempt == 2:
             break
         reason = asked.parsed.unscored_reason or "no score"
         again = [

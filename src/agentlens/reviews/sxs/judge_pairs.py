@@ -108,9 +108,11 @@ async def _judge(
     sampling: Sampling,
     structured: bool,
     dimension: str,
+    score_fixed: bool = False,
 ) -> list[ParsedComparison]:
     """One order's answers: one, or N samples (seed 42 + k); a schema answer without a valid
-    score is asked once more."""
+    score is asked once more, unless the Pitfalls mapping fixes the score (`score_fixed`): then
+    only one that is no JSON object is, as the rest of it still feeds the judge alert."""
     request = ChatRequest(
         messages=messages,
         temperature=sampling.request_temperature,
@@ -124,8 +126,15 @@ async def _judge(
         requests = [request]
     parse = parse_pairwise if structured else parse_comparison
     follow_up = partial(pairwise_reask, dimension=dimension) if structured else None
-    answers = await asyncio.gather(*(ask_scored(client, r, parse, follow_up) for r in requests))
+    settled = _usable_beside_a_fixed_score if score_fixed else None
+    answers = await asyncio.gather(
+        *(ask_scored(client, r, parse, follow_up, settled) for r in requests)
+    )
     return [_comparison(a) for a in answers]
+
+
+def _usable_beside_a_fixed_score(parsed: ParsedComparison) -> bool:
+    return parsed.score is not None or not parsed.malformed
 
 
 def _comparison(asked: Asked[ParsedComparison]) -> ParsedComparison:
@@ -182,7 +191,10 @@ async def judge_cell(
         swapped_map = pitfalls_score(mapping.total_2, mapping.total_1) if mapping else None
         calls.append(prompt(tb, ta, rb, ra, pitfalls=swapped_map))
     orders = await asyncio.gather(
-        *(_judge(client, m, max_tokens, sampling, structured, dim) for m in calls)
+        *(
+            _judge(client, m, max_tokens, sampling, structured, dim, mapping is not None)
+            for m in calls
+        )
     )
     # A swapped answer is sign-flipped back to A-vs-B; a Pitfalls score is the mapping's, fixed.
     oriented = [

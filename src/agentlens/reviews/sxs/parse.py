@@ -34,6 +34,8 @@ class ParsedComparison:
     lines: list[ComparisonLine]
     attempts: int = 1
     """2 when a schema answer had no valid score and the judge was asked once more."""
+    malformed: bool = False
+    """A schema answer that is no JSON object: nothing of it is usable, the score or the rest."""
 
 
 def parse_comparison(text: str) -> ParsedComparison:

@@ -72,7 +72,7 @@ def parse_pairwise(text: str) -> ParsedComparison:
     −5…5 is unscored, with the reason (the caller re-asks once)."""
     data, problem = load_object(text)
     if data is None:
-        return ParsedComparison(None, problem, text.strip(), [])
+        return ParsedComparison(None, problem, text.strip(), [], malformed=True)
     score = _score(data.get("score"))
     raw = str(data.get("score"))[:20]
     reason = None if score is not None else f"score {raw!r} is not an integer from -5 to 5"
