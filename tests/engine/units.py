@@ -83,6 +83,22 @@ def die(x: int) -> int:
     return x
 
 
+def exit_on_3(x: int) -> int:
+    """Item 3 ends its worker with `os._exit(9)`, as a C extension that aborts does."""
+    if x == 3:
+        os._exit(9)
+    time.sleep(0.05)
+    return x
+
+
+def die_noting_always(path: str, x: int) -> int:
+    """Every item kills its worker (a machine out of memory), its pid appended to `path` first."""
+    with open(path, "a") as out:
+        out.write(f"{os.getpid()}\n")
+    os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
 def _send_half_then(after: Callable[[], None]) -> None:
     """From now on this worker sends the first half of a message, then calls `after`."""
     send = Connection._send
