@@ -270,6 +270,7 @@ class ProcessEngine(EngineBase):
                 # Killed while sending a result, a worker leaves the pool's manager thread
                 # waiting for the rest of it, and the pool never sees the death itself.
                 raise BrokenProcessPool("a worker process exited")
+            split = 0  # a chunk that failed to travel goes again as singles, next
             for future in done:
                 error = future.exception()
                 if isinstance(error, BrokenProcessPool):
@@ -280,9 +281,9 @@ class ProcessEngine(EngineBase):
                 elif len(part) == 1:
                     yield [failed(start, error)]
                 else:
-                    for index, one in singles(start, part):
-                        sent[pool.submit(_run_noting, fn, index, one)] = (index, one)
-            send(len(done))
+                    again.extendleft(reversed(list(singles(start, part))))
+                    split += len(part) - 1
+            send(len(done) + split)
 
     def _terminate(self) -> None:
         self._release_sigterm()
