@@ -33,6 +33,7 @@ from tests.engine.units import (
     reciprocal,
     slow_square,
     unpicklable,
+    unpicklable_or_die,
 )
 from tests.process_group import in_group
 
@@ -165,6 +166,7 @@ def test_an_item_that_kills_its_worker_fails_alone(chunksize: int, tmp_path: Pat
             partial(die_noting, str(attempts)), list(range(12)), chunksize=chunksize
         )
         assert [o.value for o in engine.map(reciprocal, [2])] == [0.5]  # the pool goes on
+        board = engine._board.path  # type: ignore[attr-defined]
     spared = [i for i in range(12) if i != 3]  # what serial gives for all but item 3
     assert [(o.index, o.value) for o in outcomes if o.ok] == list(zip(spared, spared, strict=True))
     (lost,) = [o for o in outcomes if not o.ok]
@@ -175,6 +177,16 @@ def test_an_item_that_kills_its_worker_fails_alone(chunksize: int, tmp_path: Pat
     )
     pids = attempts.read_text().split()
     assert len(pids) == 2 and pids[0] != pids[1]  # run twice, in two workers
+    assert not Path(board).exists()  # the workers' notes go with the pool
+
+
+def test_a_death_and_a_result_that_cannot_travel_in_one_batch(processes: Engine) -> None:
+    outcomes = processes.map(unpicklable_or_die, list(range(9)), chunksize=3)
+    assert [o.value for o in outcomes if o.ok] == [0, 1, 3, 4, 6, 7, 8]
+    assert [str(o.error).split(":")[0] for o in outcomes if not o.ok] == [
+        "TypeError",
+        "WorkerLostError",
+    ]
 
 
 def test_an_item_that_exits_its_worker_fails_alone_naming_the_code(processes: Engine) -> None:

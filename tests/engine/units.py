@@ -146,6 +146,13 @@ def unpicklable(x: int) -> Any:
     return threading.Lock() if x == 2 else x
 
 
+def unpicklable_or_die(x: int) -> Any:
+    """Item 2's result cannot be sent back; item 5 kills its worker."""
+    if x == 5:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return unpicklable(x)
+
+
 class KillingEngine(ProcessEngine):
     """`processes:2` whose unit for the item named by $AGENTLENS_TEST_FAIL_ON kills its worker."""
 
