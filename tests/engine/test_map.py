@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import re
@@ -24,7 +25,17 @@ from agentlens.engine.serial import SerialEngine
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.seams import Engine
 from tests.conftest import BENCH
-from tests.engine.units import FAIL_ON, die, die_noting, pid, reciprocal, slow_square, unpicklable
+from tests.engine.units import (
+    FAIL_ON,
+    die_noting,
+    exit_on_3,
+    pid,
+    reciprocal,
+    slow_square,
+    unpicklable,
+    unpicklable_or_die,
+)
+from tests.process_group import in_group
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLED = "psf__requests-1724"
@@ -145,40 +156,120 @@ def test_a_result_that_cannot_travel_fails_only_its_item(
     assert str(failed.error) == "TypeError: cannot pickle '_thread.lock' object"
 
 
-def test_a_killed_worker_stops_the_batch_with_one_line() -> None:
+@pytest.mark.parametrize("chunksize", [1, 3])
+def test_an_item_that_kills_its_worker_fails_alone(chunksize: int, tmp_path: Path) -> None:
+    """Item 3 kills its worker (SIGKILL, as the OOM killer does): it is sent again on its own,
+    kills a second worker, and fails; every other item is scored as serial scores it."""
+    attempts = tmp_path / "attempts"
     with get_engine("processes:2") as engine:
-        with pytest.raises(WorkerLostError) as info:
-            engine.map(die, list(range(8)), chunksize=1)
-        assert str(info.value).count("\n") == 0
-        assert "was killed by SIGKILL (out of memory?)" in str(info.value)
-        assert [o.value for o in engine.map(reciprocal, [2])] == [0.5]  # a fresh pool
+        outcomes = engine.map(
+            partial(die_noting, str(attempts)), list(range(12)), chunksize=chunksize
+        )
+        assert [o.value for o in engine.map(reciprocal, [2])] == [0.5]  # the pool goes on
+        board = engine._board.path  # type: ignore[attr-defined]
+    spared = [i for i in range(12) if i != 3]  # what serial gives for all but item 3
+    assert [(o.index, o.value) for o in outcomes if o.ok] == list(zip(spared, spared, strict=True))
+    (lost,) = [o for o in outcomes if not o.ok]
+    assert lost.index == 3 and lost.error is not None and lost.error.type == "WorkerLostError"
+    assert re.fullmatch(
+        r"worker process \d+ was killed by SIGKILL \(out of memory\?\) running it, twice",
+        lost.error.message,
+    )
+    pids = attempts.read_text().split()
+    assert len(pids) == 2 and pids[0] != pids[1]  # run twice, in two workers
+    assert not Path(board).exists()  # the workers' notes go with the pool
 
 
-def test_a_worker_killed_while_sending_its_result_stops_the_batch_too() -> None:
-    """Half a result in its pipe used to leave the pool waiting for the rest for ever: run in a
-    process of its own, so a hang fails the test instead of the suite."""
+def test_a_death_and_a_result_that_cannot_travel_in_one_batch(processes: Engine) -> None:
+    outcomes = processes.map(unpicklable_or_die, list(range(9)), chunksize=3)
+    assert [o.value for o in outcomes if o.ok] == [0, 1, 3, 4, 6, 7, 8]
+    assert [str(o.error).split(":")[0] for o in outcomes if not o.ok] == [
+        "TypeError",
+        "WorkerLostError",
+    ]
+
+
+def test_an_item_that_exits_its_worker_fails_alone_naming_the_code(processes: Engine) -> None:
+    outcomes = processes.map(exit_on_3, list(range(10)))
+    assert [o.index for o in outcomes if not o.ok] == [3]
+    assert re.fullmatch(
+        r"worker process \d+ exited with code 9 running it, twice", outcomes[3].error.message
+    )  # type: ignore[union-attr]
+    assert [o.value for o in outcomes if o.ok] == [i for i in range(10) if i != 3]
+    assert [o.value for o in processes.map(slow_square, list(range(6)))] == [0, 1, 4, 9, 16, 25]
+
+
+def test_workers_dying_on_every_item_stop_the_batch_after_a_bound(tmp_path: Path) -> None:
+    """A machine where every item dies (out of memory): `WorkerLostError`, one line, once
+    workers died on 9 different items (2 workers x 4 chunks in flight, plus one), nothing left
+    running."""
+    attempts = tmp_path / "attempts"
     script = (
+        "from functools import partial\n"
         "from agentlens.engine import WorkerLostError, get_engine\n"
-        "from tests.engine.units import die_sending\n"
+        "from tests.engine.units import die_noting_always, reciprocal\n"
         "if __name__ == '__main__':\n"
         "    with get_engine('processes:2') as engine:\n"
         "        try:\n"
-        "            engine.map(die_sending, list(range(8)), chunksize=1)\n"
+        f"            engine.map(partial(die_noting_always, {str(attempts)!r}), list(range(40)))\n"
         "        except WorkerLostError as exc:\n"
         "            print(exc)\n"
+        "        print(engine.map(reciprocal, [2])[0].value)\n"
+    )
+    out, err, left = run_alone(script)
+    lines = out.splitlines()
+    assert len(lines) == 2 and left == [], err
+    assert re.fullmatch(
+        r"worker process \d+ was killed by SIGKILL \(out of memory\?\); the batch was stopped: "
+        r"workers died on 9 items in a row with nothing scored in between\. Rerun with fewer "
+        r"workers \(--engine processes:N\) or serial",
+        lines[0],
+    )
+    # 9 items blamed, each at most twice (8 of them may be re-run), 1 or 2 deaths per restart
+    assert 9 <= len(attempts.read_text().split()) <= 2 * (9 + 8)
+    assert lines[1] == "0.5"  # a fresh pool works
+    assert "Traceback" not in err, err
+
+
+def test_a_worker_killed_while_sending_its_result_costs_only_that_item() -> None:
+    """Half a result in its pipe used to leave the pool waiting for the rest for ever: run in a
+    process of its own, so a hang fails the test instead of the suite."""
+    script = (
+        "from agentlens.engine import get_engine\n"
+        "from tests.engine.units import die_sending\n"
+        "if __name__ == '__main__':\n"
+        "    with get_engine('processes:2') as engine:\n"
+        "        outcomes = engine.map(die_sending, list(range(8)), chunksize=1)\n"
+        "        print([len(o.value) if o.ok else str(o.error) for o in outcomes])\n"
         "        print(len(engine.map(die_sending, [1])[0].value or b''))\n"
     )
-    proc = fresh_python(script)
+    out, err, left = run_alone(script)
+    lines = out.splitlines()
+    assert len(lines) == 2 and left == [], err
+    values = ast.literal_eval(lines[0])
+    assert values[:3] + values[4:] == [100_000] * 7
+    assert re.fullmatch(
+        r"WorkerLostError: worker process \d+ was killed by SIGKILL \(out of memory\?\) "
+        r"running it, twice",
+        values[3],
+    )
+    assert lines[1] == "100000"
+    assert "Traceback" not in err, err
+
+
+def run_alone(script: str, timeout: float = 120) -> tuple[str, str, list[int]]:
+    """`script`'s stdout and stderr, in a process group of its own, and the pids left in that
+    group after it exited (killed, so that none outlives the test)."""
+    proc = fresh_python(script, new_session=True)
     try:
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=timeout)
     finally:
         if proc.poll() is None:
-            proc.kill()
-    lines = out.splitlines()
-    assert proc.returncode == 0 and len(lines) == 2, err
-    assert "was killed by SIGKILL (out of memory?); the batch was stopped" in lines[0]
-    assert lines[1] == "100000"  # a fresh pool works
-    assert "Traceback" not in err, err
+            os.killpg(proc.pid, signal.SIGKILL)
+    left = in_group(proc.pid)
+    for stray in left:
+        os.kill(stray, signal.SIGKILL)
+    return out, err, left
 
 
 def test_ctrl_c_while_a_worker_is_sending_a_result_still_exits(tmp_path: Path) -> None:
@@ -215,16 +306,17 @@ def test_ctrl_c_while_a_worker_is_sending_a_result_still_exits(tmp_path: Path) -
     assert "Traceback" not in err, err
 
 
-def fresh_python(script: str) -> subprocess.Popen[str]:
+def fresh_python(script: str, new_session: bool = False) -> subprocess.Popen[str]:
     """`script` in a Python of its own that can import `tests` (its output piped): a hang
     there fails the test, not the suite."""
     return subprocess.Popen(
         [sys.executable, "-c", script],
         cwd=ROOT,
-        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        env=os.environ | {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=new_session,
     )
 
 

@@ -4,6 +4,11 @@ run whose scoring raises is reported in one line and the rest are kept (real dev
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -28,6 +33,7 @@ from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH
 from tests.engine.test_map import assert_ray_stays_quiet
 from tests.engine.units import FAIL_ON
+from tests.process_group import in_group
 
 TRAJ = BENCH / "trajectories"
 FOLDERS = [str(TRAJ / t) for t in ("astropy__astropy-13236", "psf__requests-1724")]
@@ -35,6 +41,8 @@ BAD_RUN = "psf__requests-1724-logs-gemini-2.5-pro-fail-24944252850_pta"
 FAILING = "tests.engine.units:FailingEngine"
 KILLING = "tests.engine.units:KillingEngine"
 RAY_KILLING = "tests.engine.units:RayKillingEngine"
+KILLED = "psf__requests-1724"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def table(results: list[ProcessResult]) -> bytes:
@@ -131,14 +139,38 @@ def test_score_command_on_processes_and_a_failed_run(
     ]
 
 
-def test_cohort_reports_a_killed_worker_in_one_line(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(FAIL_ON, "psf__requests-1724")
-    code, out, err = run(capsys, "cohort", *FOLDERS, "--k", "3", "--engine", KILLING)
-    assert code == 2 and out == ""
-    (line,) = [x for x in err.splitlines() if x.strip()]  # rich leaves a blank line per bar
-    assert line.startswith("error: worker process ") and "killed by SIGKILL" in line, err
+def test_a_killed_worker_costs_the_cohort_only_its_task(tmp_path: Path) -> None:
+    """`agentlens cohort --engine processes:2 --out` where every unit of one task kills its
+    worker (SIGKILL): that task fails in one line, the other task's rows are serial's, exit 1,
+    no process left in the command's group."""
+    args = ["cohort", *FOLDERS, "--k", "3", "--no-tables"]
+    assert main([*args, "--out", str(tmp_path / "serial.jsonl")]) == 0
+    command = [sys.executable, "-m", "agentlens", *args, "--out", str(tmp_path / "out.jsonl")]
+    proc = subprocess.Popen(
+        [*command, "--engine", KILLING],
+        cwd=ROOT,
+        env=os.environ | {FAIL_ON: KILLED, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'src'}"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    left = in_group(proc.pid)
+    for stray in left:
+        os.kill(stray, signal.SIGKILL)
+    assert proc.returncode == 1 and left == [], err
+    lines = [x for x in err.splitlines() if x.strip()]  # rich leaves a blank line per bar
+    assert re.fullmatch(
+        rf"failed: task {KILLED}: scoring failed: WorkerLostError: worker process \d+ was "
+        r"killed by SIGKILL \(out of memory\?\) running it, twice",
+        lines[0],
+    ), err
+    assert lines[1] == "1 failed; 35 runs scored" and "wrote 35 rows" in lines[2], err
+    serial = (tmp_path / "serial.jsonl").read_text().splitlines(keepends=True)
+    kept = [row for row in serial if json.loads(row)["task_id"] != KILLED]
+    assert (tmp_path / "out.jsonl").read_text() == "".join(kept)
 
 
 def test_cohort_reports_a_dead_ray_worker_in_one_line(

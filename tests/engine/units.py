@@ -83,6 +83,22 @@ def die(x: int) -> int:
     return x
 
 
+def exit_on_3(x: int) -> int:
+    """Item 3 ends its worker with `os._exit(9)`, as a C extension that aborts does."""
+    if x == 3:
+        os._exit(9)
+    time.sleep(0.05)
+    return x
+
+
+def die_noting_always(path: str, x: int) -> int:
+    """Every item kills its worker (a machine out of memory), its pid appended to `path` first."""
+    with open(path, "a") as out:
+        out.write(f"{os.getpid()}\n")
+    os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
 def _send_half_then(after: Callable[[], None]) -> None:
     """From now on this worker sends the first half of a message, then calls `after`."""
     send = Connection._send
@@ -128,6 +144,13 @@ def unpicklable(x: int) -> Any:
     """Item 2 returns a value that cannot be sent back (a lock: neither pickle nor Ray's
     cloudpickle takes it); the others a plain int."""
     return threading.Lock() if x == 2 else x
+
+
+def unpicklable_or_die(x: int) -> Any:
+    """Item 2's result cannot be sent back; item 5 kills its worker."""
+    if x == 5:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return unpicklable(x)
 
 
 class KillingEngine(ProcessEngine):

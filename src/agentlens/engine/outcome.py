@@ -63,7 +63,9 @@ class UnitError(RuntimeError):
 
 
 class WorkerLostError(AgentLensError):
-    """A worker process died outright (killed, out of memory): the batch is stopped."""
+    """A worker process died outright (killed, out of memory): the error of the item it was
+    running (the process pool), or raised when the batch is stopped (Ray; a pool whose workers
+    keep dying)."""
 
 
 def failed(index: int, exc: BaseException) -> Outcome[R]:

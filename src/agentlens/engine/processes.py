@@ -6,20 +6,35 @@ While the pool is up, SIGTERM does the same (then exit 143), where it would othe
 parent alone and leave the forkserver and its workers running.
 
 A chunk that cannot be sent or whose results cannot be sent back is retried an item at a time;
-an item that still fails gets `Outcome.error`. A worker that dies outright breaks the pool:
-`WorkerLostError`, one line naming the signal; also one killed half-way through sending a result,
-which `ProcessPoolExecutor` itself never notices (its manager thread waits for the rest)."""
+an item that still fails gets `Outcome.error`.
+
+A worker that dies outright (killed by the OOM killer, a crash in a C extension, `os._exit`)
+breaks the pool; so does one killed half-way through sending a result, which
+`ProcessPoolExecutor` itself never notices (its manager thread waits for the rest). The batch
+goes on: the broken pool is stopped (its workers terminated and joined), a new one started from
+the same forkserver, and the chunks that were in flight and had not come back are sent again, an
+item per chunk (results already received are kept). Each worker notes the index of the item it
+is on in a file of its own (`_Board`), so the item a dead worker was running is known; sent again
+on its own, an item that kills a worker a second time gets `Outcome.error` (`WorkerLostError`,
+one line naming the signal or exit code) and the rest are scored as usual. Re-running an item is
+safe because a unit here is a pure function of its item (scoring, reading); a unit with side
+effects could see them twice. When workers die on more different items (or without an item to
+blame) than the pool has chunks in flight, with nothing scored in between, the machine, not an
+input, is at fault: the batch stops with `WorkerLostError`, one line, as it did on any death
+before (`_Deaths`)."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import multiprocessing
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -48,6 +63,7 @@ R = TypeVar("R")
 IN_FLIGHT = 4
 """Chunks sent ahead per worker: enough to keep each busy, and only these exist at once when
 the items are made as they are taken (a cohort's work units)."""
+Chunk = tuple[int, Sequence[Any]]
 
 
 def usable_cpus() -> int:
@@ -80,8 +96,42 @@ def _context() -> BaseContext:
     return context
 
 
-def _ignore_sigint() -> None:
+_note_fd: int | None = None
+"""In a worker: its file on the board, where it notes the index of the item it is on."""
+
+
+def _start_worker(board: str) -> None:
+    global _note_fd
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _note_fd = os.open(os.path.join(board, str(os.getpid())), os.O_WRONLY | os.O_CREAT, 0o600)
+
+
+def _run_noting(fn: Callable[[T], R], start: int, items: Sequence[T]) -> list[Outcome[R]]:
+    """`run_chunk`, each item's index noted first: if the worker dies, the pool knows on what."""
+    outcomes: list[Outcome[R]] = []
+    for index, one in singles(start, items):
+        if _note_fd is not None:
+            os.pwrite(_note_fd, b"%20d" % index, 0)  # fixed width: overwrites the last whole
+        outcomes += run_chunk(fn, index, one)
+    return outcomes
+
+
+class _Board:
+    """A folder holding one file per worker of a pool, named by its pid: the index of the item
+    that worker is on (a few bytes written per item; no lock, no pipe a death could leave dirty)."""
+
+    def __init__(self) -> None:
+        self.path = tempfile.mkdtemp(prefix="agentlens-pool-")
+
+    def item_of(self, pid: int) -> int | None:
+        try:
+            with open(os.path.join(self.path, str(pid)), "rb") as note:
+                return int(note.read())
+        except (OSError, ValueError):  # died before its first item
+            return None
+
+    def remove(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 class ProcessEngine(EngineBase):
@@ -89,22 +139,54 @@ class ProcessEngine(EngineBase):
         self.workers = parse_workers(arg)
         self.name = f"processes:{self.workers}"
         self._pool: ProcessPoolExecutor | None = None
+        self._board: _Board | None = None
         self._sigterm: dict[signal.Signals, stop_signals.Handler] = {}
         ForkingPickler.register(Trajectory, _codec.reduce_trajectory)
         self._executor()
 
     def _executor(self) -> ProcessPoolExecutor:
-        global _live_pools
         if self._pool is None:
-            _live_pools += 1
-            self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=_context(), initializer=_ignore_sigint
-            )
-            # The workers start now, while the caller reads its input: started here, this
-            # thread would wait for the forkserver to import the preloaded modules first.
-            threading.Thread(target=_warm, args=(self._pool, self.workers), daemon=True).start()
+            self._pool = self._start_pool()
             self._sigterm = stop_signals.take([signal.SIGTERM])  # in a script: the workers go too
         return self._pool
+
+    def _start_pool(self) -> ProcessPoolExecutor:
+        global _live_pools
+        _live_pools += 1
+        self._board = _Board()
+        pool = ProcessPoolExecutor(
+            self.workers,
+            mp_context=_context(),
+            initializer=_start_worker,
+            initargs=(self._board.path,),
+        )
+        # The workers start now, while the caller reads its input: started here, this
+        # thread would wait for the forkserver to import the preloaded modules first.
+        threading.Thread(target=_warm, args=(pool, self.workers), daemon=True).start()
+        return pool
+
+    def _restart(self) -> ProcessPoolExecutor:
+        """A new pool in place of a broken one; the forkserver (and SIGTERM's handler) stay."""
+        self._stop_pool()
+        self._pool = self._start_pool()
+        return self._pool
+
+    def _stop_pool(self) -> bool:
+        """Stop the pool now, no process of it left; False if there was none."""
+        global _live_pools
+        pool, self._pool = self._pool, None
+        board, self._board = self._board, None
+        if board is not None:
+            board.remove()
+        if pool is None:
+            return False
+        _stop_now(pool)
+        del pool
+        # The pool's semaphores unlink themselves when collected; collected after the resource
+        # tracker has gone (it unlinks what it still tracks), they would print a traceback at exit.
+        gc.collect()
+        _live_pools -= 1
+        return True
 
     def _release_sigterm(self) -> None:
         stop_signals.give_back(self._sigterm)
@@ -132,31 +214,54 @@ class ProcessEngine(EngineBase):
         self,
         pool: ProcessPoolExecutor,
         fn: Callable[[T], R],
-        parts: Iterator[tuple[int, Sequence[T]]],
+        parts: Iterator[Chunk],
     ) -> Iterator[list[Outcome[R]]]:
-        """Each chunk's outcomes as it finishes; a chunk that failed to travel, item by item."""
-        # The pool's own dict, not a copy: workers are started on demand, so the one that dies
-        # may not exist yet when the batch starts.
-        workers = getattr(pool, "_processes", None)
-        if workers is None:  # not `or {}`: an empty dict is the live one too
-            workers = {}
-        try:
-            yield from self._chunks(pool, fn, parts, workers)
-        except BrokenProcessPool as exc:  # from a future or from submitting to a broken pool
-            raise WorkerLostError(_lost(workers)) from exc
+        """Each chunk's outcomes as it finishes; a chunk that failed to travel, item by item;
+        after a worker's death, what was in flight, item by item from a new pool."""
+        again: deque[Chunk] = deque()  # sent before new chunks: what a death left unfinished
+        deaths = _Deaths(self.workers * IN_FLIGHT + 1)
+        while True:
+            sent: dict[Future[list[Outcome[R]]], Chunk] = {}
+            # The pool's own dict, not a copy: workers are started on demand, so the one that
+            # dies may not exist yet when the batch starts.
+            workers = getattr(pool, "_processes", None)
+            if workers is None:  # not `or {}`: an empty dict is the live one too
+                workers = {}
+            try:
+                for batch in self._chunks(pool, fn, parts, again, sent, workers):
+                    deaths.scored(batch)
+                    yield batch
+                return
+            except BrokenProcessPool as exc:  # from a future or from submitting to a broken pool
+                broken = exc
+            dead = _dead(workers)
+            for batch in _finished(sent):  # came back before the death: kept
+                deaths.scored(batch)
+                yield batch
+            board = self._board
+            blamed = {board.item_of(pid) if board else None: (pid, code) for pid, code in dead}
+            yield from deaths.died(_unfinished(sent), blamed, broken, again)
+            pool = self._restart()
 
     def _chunks(
         self,
         pool: ProcessPoolExecutor,
         fn: Callable[[T], R],
-        parts: Iterator[tuple[int, Sequence[T]]],
+        parts: Iterator[Chunk],
+        again: deque[Chunk],
+        sent: dict[Future[list[Outcome[R]]], Chunk],
         workers: dict[int, Any],
     ) -> Iterator[list[Outcome[R]]]:
-        sent: dict[Future[list[Outcome[R]]], tuple[int, Sequence[T]]] = {}
-
         def send(count: int) -> None:  # chunks are made as they are sent: a few in flight
-            for start, part in itertools.islice(parts, count):
-                sent[pool.submit(run_chunk, fn, start, part)] = (start, part)
+            for _ in range(count):
+                chunk = again.popleft() if again else next(parts, None)
+                if chunk is None:
+                    return
+                try:
+                    sent[pool.submit(_run_noting, fn, chunk[0], chunk[1])] = chunk
+                except BrokenProcessPool:
+                    again.appendleft(chunk)
+                    raise
 
         send(self.workers * IN_FLIGHT)
         while sent:
@@ -165,37 +270,34 @@ class ProcessEngine(EngineBase):
                 # Killed while sending a result, a worker leaves the pool's manager thread
                 # waiting for the rest of it, and the pool never sees the death itself.
                 raise BrokenProcessPool("a worker process exited")
+            split = 0  # a chunk that failed to travel goes again as singles, next
             for future in done:
-                start, part = sent.pop(future)
                 error = future.exception()
+                if isinstance(error, BrokenProcessPool):
+                    raise error  # left in `sent`: the caller sends it again
+                start, part = sent.pop(future)
                 if error is None:
                     yield future.result()
-                elif isinstance(error, BrokenProcessPool):
-                    raise error
                 elif len(part) == 1:
                     yield [failed(start, error)]
                 else:
-                    for index, one in singles(start, part):
-                        sent[pool.submit(run_chunk, fn, index, one)] = (index, one)
-            send(len(done))
+                    again.extendleft(reversed(list(singles(start, part))))
+                    split += len(part) - 1
+            send(len(done) + split)
 
     def _terminate(self) -> None:
         self._release_sigterm()
-        pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        _stop_now(pool)
-        del pool
-        # The pool's semaphores unlink themselves when collected; collected after the resource
-        # tracker has gone (it unlinks what it still tracks), they would print a traceback at exit.
-        gc.collect()
-        _closed()
+        if self._stop_pool():
+            reap_helpers()
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
             _closed()
+        if self._board is not None:
+            self._board.remove()
+            self._board = None
         self._release_sigterm()
 
 
@@ -278,29 +380,105 @@ def _stop(helper: Any, fd_name: str, pid_name: str) -> None:
             time.sleep(0.01)
 
 
-def _lost(workers: dict[int, Any]) -> str:
-    """Which worker died and how, for the one line the CLI prints (its exit status may take a
-    moment to arrive: the forkserver reports it, late on a loaded machine; waited for, briefly)."""
+class _Deaths:
+    """What the pool's deaths so far have cost: items blamed once (sent again on their own) and
+    the different items (or unblamed deaths) in a row since an item was last scored.
+
+    The batch stops at `limit` of those, one more than the chunks a pool has in flight: a death
+    takes down all that is in flight, so the next item scored may come only after each of those
+    has killed a worker (a task cut into pieces that all carry the same hostile trace, or bad
+    traces side by side). One more means fresh items die too: the machine (memory), not an
+    input, is at fault. Each item is blamed at most twice, so a batch ends either way."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.blamed_once: set[int] = set()
+        self.in_a_row: set[int] = set()
+        self.unblamed = 0
+
+    def scored(self, batch: list[Outcome[Any]]) -> None:
+        if any(outcome.ok for outcome in batch):
+            self.in_a_row.clear()
+
+    def died(
+        self,
+        unfinished: list[Chunk],
+        dead: dict[int | None, tuple[int, int]],
+        broken: BrokenProcessPool,
+        again: deque[Chunk],
+    ) -> Iterator[list[Outcome[Any]]]:
+        """The unfinished items queued in `again`, one per chunk, but for an item blamed a
+        second time: failed. `WorkerLostError` when too many items in a row killed a worker.
+        `dead` maps the item each dead worker was on (None: unknown) to its (pid, exit code)."""
+        blamed = {index for index in dead if index is not None and _among(index, unfinished)}
+        if not blamed:  # died between items, or before its first: nothing to blame
+            self.unblamed += 1
+            self.in_a_row.add(-self.unblamed)  # item indexes are >= 0
+        self.in_a_row |= blamed
+        if len(self.in_a_row) >= self.limit:
+            raise WorkerLostError(_stopped(list(dead.values()), self.limit)) from broken
+        for start, part in unfinished:
+            for index, one in singles(start, part):
+                if index in blamed and index in self.blamed_once:
+                    how = _how([dead[index]])
+                    yield [failed(index, WorkerLostError(f"{how} running it, twice"))]
+                else:
+                    again.append((index, one))
+        self.blamed_once |= blamed
+
+
+def _among(index: int, chunks: list[Chunk]) -> bool:
+    return any(start <= index < start + len(part) for start, part in chunks)
+
+
+def _finished(sent: dict[Future[list[Outcome[R]]], Chunk]) -> list[list[Outcome[R]]]:
+    return [future.result() for future in sent if future.done() and _came_back(future)]
+
+
+def _unfinished(sent: dict[Future[list[Outcome[R]]], Chunk]) -> list[Chunk]:
+    return [chunk for future, chunk in sent.items() if not (future.done() and _came_back(future))]
+
+
+def _came_back(future: Future[Any]) -> bool:
+    return not future.cancelled() and future.exception() is None
+
+
+def _dead(workers: dict[int, Any]) -> list[tuple[int, int]]:
+    """(pid, exit code) of each worker that died, as soon as one is known (its exit status may
+    take a moment to arrive: the forkserver reports it, late on a loaded machine; waited for,
+    briefly)."""
     deadline = time.monotonic() + 6
-    while not (dead := _killed(workers)) and time.monotonic() < deadline:
+    while not (dead := _exited(workers)) and time.monotonic() < deadline:
         time.sleep(0.01)
-    how = "a worker process died"
-    if dead:
-        pid, signum = dead[0]
-        how = f"worker process {pid} was killed by {signal.Signals(signum).name}"
-        if signum == signal.SIGKILL:
-            how += " (out of memory?)"
+    return dead
+
+
+def _how(dead: list[tuple[int, int]]) -> str:
+    """One worker's death in words: its signal (or exit code) names the likely cause."""
+    if not dead:
+        return "a worker process died"
+    pid, code = dead[0]
+    if code >= 0:
+        return f"worker process {pid} exited with code {code}"
+    how = f"worker process {pid} was killed by {signal.Signals(-code).name}"
+    return how + " (out of memory?)" if code == -signal.SIGKILL else how
+
+
+def _stopped(dead: list[tuple[int, int]], limit: int) -> str:
+    """The one line the CLI prints when the deaths stop the batch."""
     return (
-        f"{how}; the batch was stopped. Rerun with fewer workers (--engine processes:N) or serial"
+        f"{_how(dead)}; the batch was stopped: workers died on {limit} items in a row"
+        " with nothing scored in between. Rerun with fewer workers (--engine processes:N) or"
+        " serial"
     )
 
 
-def _killed(workers: dict[int, Any]) -> list[tuple[int, int]]:
-    """(pid, signal) of each worker killed by a signal other than the pool's own SIGTERM."""
+def _exited(workers: dict[int, Any]) -> list[tuple[int, int]]:
+    """(pid, exit code) of each worker that has exited, but for the pool's own SIGTERM."""
     return [
-        (pid, -process.exitcode)
+        (pid, process.exitcode)
         for pid, process in list(workers.items())
-        if process.exitcode is not None and process.exitcode < 0
+        if process.exitcode is not None
         and process.exitcode != -signal.SIGTERM  # the pool stops the others with SIGTERM
     ]  # fmt: skip
 
