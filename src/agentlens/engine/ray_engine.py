@@ -13,7 +13,8 @@ A Ray already started in this process (`ray.init(...)` by the caller) is used as
 running on `close()`; one this engine started is shut down by it.
 
 As in `processes`: a chunk whose results cannot be sent back is retried an item at a time, and
-an item that still fails gets `Outcome.error`; a worker that dies outright (killed, out of
+an item that still fails gets `Outcome.error`. Unlike `processes`, which starts a new pool and
+fails only the item a dead worker was running, a Ray worker that dies outright (killed, out of
 memory, its node lost) stops the batch with `WorkerLostError`, one line. Tasks are never retried
 by Ray (`max_retries=0`): a unit that kills its worker would kill the next one too. An ADDRESS
 that does not answer is a one-line `ConfigError` within `CONNECT_TIMEOUT` seconds, where
