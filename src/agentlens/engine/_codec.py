@@ -14,21 +14,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
-
 from agentlens.trajectory import Step, ToolCategory, Trajectory
+from agentlens.trajectory_msgpack import MSGPACK, PICKLE, tagged, untagged
 
-_encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(Trajectory)
-MSGPACK, PICKLE = b"m", b"p"
-
-
-def encode(traj: Trajectory) -> bytes:
-    return _encoder.encode(traj)
-
-
-def decode(data: bytes | memoryview) -> Trajectory:
-    return _decoder.decode(data)
+__all__ = ["MSGPACK", "PICKLE", "exact", "pack", "reduce_trajectory", "unpack"]
 
 
 def pack(traj: Trajectory) -> bytes:
@@ -38,24 +27,6 @@ def pack(traj: Trajectory) -> bytes:
 
 def unpack(data: bytes) -> Trajectory:
     return untagged(data, pickle.loads)
-
-
-def tagged(traj: Trajectory, as_msgpack: bool, fallback: Callable[[Trajectory], bytes]) -> bytes:
-    """`MSGPACK` and the msgpack bytes when `as_msgpack` and msgpack takes every value, else
-    `PICKLE` and what `fallback` makes. The spill (`formats/_spill_codec.py`) shares this with
-    its own test and fallback."""
-    if as_msgpack:
-        try:
-            return MSGPACK + encode(traj)
-        except (UnicodeEncodeError, OverflowError):  # a lone surrogate; an int beyond 64 bits
-            pass
-    return PICKLE + fallback(traj)
-
-
-def untagged(data: bytes, fallback: Callable[[memoryview], Trajectory]) -> Trajectory:
-    """The run `tagged` wrote, with the `fallback` reader of its pickle tag."""
-    body = memoryview(data)[1:]
-    return decode(body) if data[:1] == MSGPACK else fallback(body)
 
 
 def _pickled(traj: Trajectory) -> bytes:

@@ -17,13 +17,13 @@ import pickle
 
 import msgspec
 
-from agentlens.engine._codec import tagged, untagged
 from agentlens.trajectory import Trajectory
+from agentlens.trajectory_msgpack import tagged, untagged
 
 
 def encode(trajectory: Trajectory) -> bytes:
-    """The run's bytes in a spill file, a tag byte first (`decode`); the msgpack is the engine's
-    (`engine/_codec.py`), the fallback the run's builtins."""
+    """The run's bytes in a spill file, a tag byte first (`decode`); the msgpack is the engines'
+    too (`trajectory_msgpack`), the fallback the run's builtins."""
     return tagged(trajectory, _offsets_kept(trajectory), _builtins_pickled)
 
 
