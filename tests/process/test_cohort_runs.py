@@ -16,10 +16,12 @@ import pytest
 
 from agentlens.formats.run_table import RunTable
 from agentlens.formats.stream import read_paths
-from agentlens.process.cohort_runs import RunRef, hydrate, read_cohort, spilled_units
+from agentlens.process.cohort_runs import RunRef, RunSpill, hydrate, read_cohort, spilled_units
 from agentlens.process.cohort_splits import spilled_splits
 from agentlens.process.protocol_notes import unscored_tasks
 from agentlens.process.protocols import split_cohort
+from agentlens.process.run_units import TaskSplit
+from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH, DATA
 
 FOLDERS = [
@@ -75,17 +77,23 @@ def test_a_spilled_cohort_splits_by_position_as_its_trajectories_split(
     folders = [str(BENCH / "trajectories"), str(DATA / "mini-swe-agent-swebv")]
     whole = read_paths(folders).trajectories
     splits = split_cohort(whole, protocol, k=k)
-    expected = [(s.task_id, [t.id for t in s.donors], [t.id for t in s.scored]) for s in splits]
+    expected = _named_runs(splits)
     with read_cohort(folders) as (_, spill):
         by_position, unscored = spilled_splits(spill, protocol, k=k, seed=42)
-        named = [
-            (s.task_id, [spill.table.id_at(p) for p in s.donors],
-             [spill.table.id_at(p) for p in s.scored])
-            for s in by_position
-        ]  # fmt: skip
+        named = _named(spill, by_position)
     assert named == expected
     assert unscored == unscored_tasks(whole, splits, protocol)
     assert unscored
+
+
+def _named_runs(splits: list[TaskSplit[Trajectory]]) -> list[tuple[str, list[str], list[str]]]:
+    return [(s.task_id, [t.id for t in s.donors], [t.id for t in s.scored]) for s in splits]
+
+
+def _named(spill: RunSpill, splits: list[TaskSplit[int]]) -> list[tuple[str, list[str], list[str]]]:
+    """Each split of positions with its runs' ids, as `_named_runs` gives a split of runs."""
+    ids = spill.table.id_at
+    return [(s.task_id, [ids(p) for p in s.donors], [ids(p) for p in s.scored]) for s in splits]
 
 
 def test_a_unit_names_its_runs_instead_of_carrying_them() -> None:
@@ -140,17 +148,13 @@ def test_the_table_on_disk_keeps_odd_names_renames_and_drops(tmp_path: Path) -> 
     whole = read_paths(specs)
     assert any("read twice" in f.reason for f in whole.failures)
     splits = split_cohort(whole.trajectories, "agentlens-bench")
-    expected = [(s.task_id, [t.id for t in s.donors], [t.id for t in s.scored]) for s in splits]
+    expected = _named_runs(splits)
     with read_cohort(specs) as (_, spill):
         assert [(r.id, r.source.path) for r in spill.refs] == [
             (t.id, t.source.path) for t in whole.trajectories
         ]
         by_position, _ = spilled_splits(spill, "agentlens-bench", k=None, seed=42)
-        named = [
-            (s.task_id, [spill.table.id_at(p) for p in s.donors],
-             [spill.table.id_at(p) for p in s.scored])
-            for s in by_position
-        ]  # fmt: skip
+        named = _named(spill, by_position)
     assert named == expected
     assert any("odd-" in t.source.path for t in whole.trajectories)
 
