@@ -145,7 +145,7 @@ def _score_paths(
         spilled_inputs(paths, engine, **read) as (summary, spill),
         task_saver(*store, settings, spill.refs) as save,
     ):
-        _say_copies(spill.refs)
+        _say_copies(spill)
         rows, failed = score_cohort(
             spill.refs, settings["protocol"], settings["profile"], k=settings["k"],
             seed=settings["seed"], engine=engine, spill=spill, save=save, tables=tables,
@@ -192,10 +192,11 @@ def score_cohort(
     return tasks.rows(), tasks.failures()
 
 
-def _say_copies(runs: Sequence[CohortRun]) -> None:
+def _say_copies(spill: RunSpill) -> None:
+    from agentlens.process.cohort_splits import TaskRuns
     from agentlens.process.protocol_notes import copied_files
 
-    for copies in copied_files(runs):
+    for copies in copied_files(TaskRuns(spill)):
         err_console.print(
             f"warning: same content, scored as separate runs (each other's donor under "
             f"leave-one-out: expect high scores; keep one): {copies}",

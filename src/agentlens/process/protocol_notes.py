@@ -81,12 +81,14 @@ def unscored_in(
     return lines
 
 
-def copied_files(runs: Sequence[CohortRun]) -> list[str]:
+def copied_files(groups: Mapping[str, Sequence[CohortRun]]) -> list[str]:
     """`A = B` for each set of a task's files that hold the same bytes (a folder copied into
     another): each copy is scored as a run of its own, and under leave-one-out each is the
-    other's donor. Only files of the same size are read again, to compare their digests."""
+    other's donor. Only files of the same size are read again, to compare their digests. A
+    task's runs are asked of `groups` one task at a time (a cohort's come from its run table)."""
     found: dict[tuple[str, ...], None] = {}
-    for task_runs in group_by_task(runs).values():
+    for task in groups:
+        task_runs = groups[task]
         paths = sorted({run.source.path for run in task_runs})
         for same_size in _alike(paths, _size):
             for copies in _alike(same_size, _digest):
