@@ -469,7 +469,7 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
         env=os.environ | {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN},
     )  # fmt: skip
     try:
-        assert _wait_listening(port, 60), "the Ray head did not start"
+        assert _wait_listening(port, 120), "the Ray head did not start"  # slow on a busy machine
         yield port
         assert head.poll() is None  # engines that only joined it did not shut it down
     finally:
