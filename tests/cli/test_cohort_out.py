@@ -22,6 +22,8 @@ JAVA = DATA / "swe-agent-java"
         ("--select", "best", "unknown selection 'best'"),
         ("--select", "top-x", "unknown selection 'top-x'"),
         ("--out", "rows.txt", "unknown export format 'txt'"),
+        # a folder that is a file: found only when the rows were written, after all the scoring
+        ("--out", "a-file/rows.jsonl", "a-file is a file, not a folder"),
     ],
 )
 def test_a_bad_select_or_out_stops_before_any_scoring(
@@ -29,11 +31,12 @@ def test_a_bad_select_or_out_stops_before_any_scoring(
 ) -> None:
     out = ["--out", str(tmp_path / "rows.jsonl")] if option == "--select" else []
     value = str(tmp_path / value) if option == "--out" else value
+    (tmp_path / "a-file").write_text("")
     result = run_cli("cohort", str(JAVA), "--boot", "20", *out, option, value)
     assert result.code == 2
     assert message in result.err and "Traceback" not in result.err
     assert result.out == ""  # no tables: nothing was scored first
-    assert "not scored" not in result.err and not list(tmp_path.iterdir())
+    assert "not scored" not in result.err and [p.name for p in tmp_path.iterdir()] == ["a-file"]
 
 
 def test_rows_out_all_writes_every_row_as_scoring_does(

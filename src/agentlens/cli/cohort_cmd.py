@@ -75,11 +75,18 @@ def cohort(
     When no task meets the protocol's rule, each task is named with its counts and 0 runs are
     scored (exit 0; with --strict, exit 2)."""
     from agentlens.process.cohort_table import full_rows
-    from agentlens.process.curation import check_selection, export_format, export_rows, select
+    from agentlens.process.curation import (
+        check_selection,
+        check_writable,
+        export_format,
+        export_rows,
+        select,
+    )
 
     check_selection(selection)  # usage errors before the scoring, not after it
     if out_path:
         export_format(Path(out_path))
+        check_writable(Path(out_path))
     if rows_csv and store_url:
         raise ConfigError("--store saves runs scored from traces; --rows CSV scores none")
     code = 0

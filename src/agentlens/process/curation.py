@@ -9,6 +9,7 @@ score (≥ `ideal_min` / < `lucky_below`), "min score" = the last row's score.
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,20 @@ def export_format(out: Path, fmt: str | None = None) -> str:
     if kind not in FORMATS:
         raise ConfigError(f"{out}: unknown export format {kind!r}; use one of {FORMATS}")
     return kind
+
+
+def check_writable(out: Path) -> None:
+    """A usage error now when `export_rows` could not write `out` (its folder is a file, or
+    read-only), rather than after a long scoring; nothing is created."""
+    if out.exists():  # a folder is click's usage error already
+        if not os.access(out, os.W_OK):
+            raise ConfigError(f"{out}: cannot be written (permission denied or read-only)")
+        return
+    folder = next(p for p in out.absolute().parents if p.exists())  # the root exists
+    if not folder.is_dir():
+        raise ConfigError(f"{out}: cannot be written: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"{out}: cannot be written: {folder} is read-only")
 
 
 def export_rows(rows: Sequence[Row], path: str | Path, fmt: str | None = None) -> Path:
