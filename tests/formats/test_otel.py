@@ -265,3 +265,16 @@ def test_convert_to_otel_keeps_system_prompt_metadata_version_and_error_flags(
         doc = json.loads(written.read_text())
         spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
         assert max(int(s["endTimeUnixNano"]) for s in spans) < 10**9 * 3600  # 1970, not 2023
+
+
+def test_otel_forced_on_another_agents_files_fails_each_file_by_name() -> None:
+    """`--format otel` on Codex rollouts read 0 runs and no failure, so `inspect` said only "no
+    trace files in <the file the user named>"; each file is now a failure saying why."""
+    from agentlens.formats.stream import read_paths
+
+    folder = FORMATS / "codex" / "madshn-localpush"
+    result = read_paths([str(folder)], format="otel")
+    files = sorted(folder.glob("*.jsonl"))
+    assert files and not result.trajectories
+    assert sorted(f.path for f in result.failures) == [str(f) for f in files]
+    assert all("not an OTLP JSON export" in f.reason for f in result.failures)

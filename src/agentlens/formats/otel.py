@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agentlens.errors import SchemaError
 from agentlens.formats import _otel_spans as o
 from agentlens.formats._json import ReadGuard, iter_jsonl, loads
 from agentlens.formats._reader_base import SuffixReader
@@ -48,6 +49,9 @@ class OtelReader(SuffixReader):
                 documents = [doc for _, doc in iter_jsonl(path, data, self.name)]
             else:
                 documents = [loads(path, data, self.name)]
+            if not any(isinstance(d, dict) and "resourceSpans" in d for d in documents):
+                # forced with --format otel on another agent's file: say so, do not read 0 runs
+                raise SchemaError(path, "no resourceSpans: not an OTLP JSON export", self.name)
             spans = [s for i, d in enumerate(documents) for s in o.spans_of(d, f"request {i + 1}")]
             traces: dict[str, list[o.Span]] = defaultdict(list)
             for span in spans:
