@@ -302,3 +302,19 @@ def test_a_run_that_records_no_tokens_is_not_a_run_of_zero_tokens() -> None:
         trajectory_telemetry(anchor[0]).completion_tokens
         == anchor[0].usage_total().completion_tokens
     )
+
+
+def test_the_token_rate_counts_the_time_of_runs_that_record_tokens_only() -> None:
+    """A Grok CLI session records no tokens but has agent time: pooled with runs that record
+    both, its seconds divided their tokens (gen tokens / s of every run), lowering the rate."""
+    grok = read_paths([DATA / "formats" / "grok-cli"]).trajectories
+    runs = read_paths([TASK]).trajectories
+    silent = [trajectory_telemetry(t) for t in grok]
+    assert all(t.completion_tokens is None and t.time_s for t in silent)
+    alone = RunTelemetry.of(runs).to_dict()["gen_tokens_to_seconds_ratio"]
+    pooled = RunTelemetry.of([*runs, *grok]).to_dict()
+    assert pooled["gen_tokens_to_seconds_ratio"] == alone
+    assert (
+        pooled["agent_time_s"]["chat"]["total"]
+        > RunTelemetry.of(runs).to_dict()["agent_time_s"]["chat"]["total"]
+    )  # the silent run's time is still the run's time

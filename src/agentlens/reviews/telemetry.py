@@ -196,6 +196,7 @@ class TelemetryTotals:
         self.times, self.costs = array("d"), array("d")
         self.turn_times, self.turn_costs = array("d"), array("d")
         self.prompt = self.gen = self.cached = self.tool_calls = self.inferred = 0
+        self.gen_seconds = 0.0  # agent time of the runs whose completion tokens are known
         self.parallel_calls = self.parallel_turns = 0
         self.tools: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         self.terminations: Counter[str] = Counter()
@@ -207,6 +208,8 @@ class TelemetryTotals:
         self.n += 1
         if t.time_s is not None:
             self.times.append(t.time_s)
+            if t.completion_tokens is not None:
+                self.gen_seconds += t.time_s
         if t.cost is not None:
             self.costs.append(t.cost)
         for turn in t.turns:
@@ -258,8 +261,9 @@ class TelemetryTotals:
             "completion_tokens": gen,
             "cached_tokens": cached,
             "cache_hit_ratio": round(cached / prompt, 4) if prompt else None,
-            "gen_tokens_to_seconds_ratio": round(gen / sum(self.times), 3)
-            if self.times and sum(self.times)
+            # over the runs that record tokens: a run that records none adds time, not tokens
+            "gen_tokens_to_seconds_ratio": round(gen / self.gen_seconds, 3)
+            if self.gen_seconds
             else None,
             "tools_calls_total": self.tool_calls,
             "tools_calls_per_chat_mean": round(self.tool_calls / self.n, 3) if self.n else None,
