@@ -35,7 +35,7 @@ from tests.engine.units import (
     unpicklable,
     unpicklable_or_die,
 )
-from tests.process_group import in_group
+from tests.process_group import finish_in_group
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLED = "psf__requests-1724"
@@ -260,16 +260,7 @@ def test_a_worker_killed_while_sending_its_result_costs_only_that_item() -> None
 def run_alone(script: str, timeout: float = 120) -> tuple[str, str, list[int]]:
     """`script`'s stdout and stderr, in a process group of its own, and the pids left in that
     group after it exited (killed, so that none outlives the test)."""
-    proc = fresh_python(script, new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    left = in_group(proc.pid)
-    for stray in left:
-        os.kill(stray, signal.SIGKILL)
-    return out, err, left
+    return finish_in_group(fresh_python(script, new_session=True), timeout)
 
 
 def test_ctrl_c_while_a_worker_is_sending_a_result_still_exits(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 from dataclasses import asdict
@@ -33,7 +32,7 @@ from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH
 from tests.engine.test_map import assert_ray_stays_quiet
 from tests.engine.units import FAIL_ON
-from tests.process_group import in_group
+from tests.process_group import finish_in_group
 
 TRAJ = BENCH / "trajectories"
 FOLDERS = [str(TRAJ / t) for t in ("astropy__astropy-13236", "psf__requests-1724")]
@@ -152,14 +151,7 @@ def test_a_killed_worker_costs_the_cohort_only_its_task(tmp_path: Path) -> None:
         env=os.environ | {FAIL_ON: KILLED, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'src'}"},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
-    try:
-        _, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    left = in_group(proc.pid)
-    for stray in left:
-        os.kill(stray, signal.SIGKILL)
+    _, err, left = finish_in_group(proc, timeout=300)
     assert proc.returncode == 1 and left == [], err
     lines = [x for x in err.splitlines() if x.strip()]  # rich leaves a blank line per bar
     assert re.fullmatch(
