@@ -2,9 +2,10 @@
 AUROC on the dev tasks (docs/validity.md, "Variants tried"). Reproduces the variant log; the
 product uses V11 (`scripts/fit_profile.py`). About 1 minute; `--draws` (3 more minutes) adds V0,
 V4 and V11 under other donor draws; `--signals` prints only each candidate's AUROC alone,
-pooled, within tasks and across tasks.
+pooled, within tasks and across tasks; `--v6` (about 4 minutes) compares V6, fitted like the
+product on the five stacked donor draws, with V11 under six draws, paired.
 
-    python scripts/fit_variants.py [--draws | --signals]
+    python scripts/fit_variants.py [--draws | --signals | --v6]
 
 Every variant is a look at the same 9 scored dev tasks: the best of them is optimistic. Never run
 on the held-out AgentLens-Bench tasks. Extra candidate signals (V2, V10) are computed here only.
@@ -278,6 +279,58 @@ def by_draw(java: Runs, stack: Runs) -> None:
         print(f"| {seed} | " + " | ".join(cells) + " |")
 
 
+def dawes_stacked(x: np.ndarray, y: np.ndarray) -> Model:
+    """V6's composite (unit weights, a-priori signs, no `len_rel`) with its standardisation and
+    scale fitted on `x` (rows of FEATURES)."""
+    cols = [i for i, name in enumerate(FEATURES) if name != "len_rel"]
+    signs = np.array([-1.0 if FEATURES[i] == "waste" else 1.0 for i in cols])
+    mean, sd = x[:, cols].mean(0), x[:, cols].std(0)
+    sd[sd == 0] = 1.0
+    model = fit((((x[:, cols] - mean) / sd) @ signs)[:, None], y, 0.0)
+    return lambda new: percent(logit(model, (((new[:, cols] - mean) / sd) @ signs)[:, None]))
+
+
+def nested_stacked(train: Runs, test: Runs, refit: Refit) -> tuple[np.ndarray, np.ndarray]:
+    """`fit_profile.nested` for a procedure without choices: each held-out task of `test` scored
+    by `refit` on the other tasks of `train` (all draws), its boundary from their LTO scores."""
+    scores, bounds = np.zeros(len(test.passed)), np.zeros(len(test.passed))
+    for task in np.unique(test.tasks):
+        rest = train.tasks != task
+        x, y, t = train.x[rest], train.passed[rest].astype(float), train.tasks[rest]
+        scores[test.tasks == task] = refit(x, y)(test.x[test.tasks == task])
+        inner = np.zeros(len(y))
+        for other in np.unique(t):
+            part = t == other
+            inner[part] = refit(x[~part], y[~part])(x[part])
+        bounds[test.tasks == task] = best_boundary(inner, train.passed[rest])
+    return scores, bounds
+
+
+def balanced(scores: np.ndarray, bounds: np.ndarray, passed: np.ndarray) -> float:
+    hit = scores >= bounds
+    return float(np.mean([hit[passed].mean(), (~hit[~passed]).mean()]))
+
+
+def v6_against_product(stack: Runs) -> None:
+    """V6 fitted on the stacked draws vs V11, nested, under the protocol's draw and five others."""
+    print("\n| donor draw | V11 AUROC / BA | V6 stacked AUROC / BA | V6 − V11 paired [95 % CI] |")
+    print("|---|---|---|---|")
+    found = []
+    for seed in (42, *EVAL_DRAWS):
+        test = dev_runs((seed,))[0]
+        product, product_bounds = fit_profile.nested(stack, test)
+        unit, unit_bounds = nested_stacked(stack, test, dawes_stacked)
+        mean, low, high, _ = paired(unit, product, test)
+        found.append([auroc(product, test.passed), balanced(product, product_bounds, test.passed),
+                      auroc(unit, test.passed), balanced(unit, unit_bounds, test.passed)])  # fmt: skip
+        a, b, c, d = found[-1]
+        print(
+            f"| {seed} | {a:.3f} / {b:.3f} | {c:.3f} / {d:.3f} | {mean:+.3f} [{low:+.3f}, {high:+.3f}] |"
+        )
+    a, b, c, d = np.mean(found, axis=0)
+    print(f"| mean | {a:.3f} / {b:.3f} | {c:.3f} / {d:.3f} | |")
+
+
 def signals(dev: Runs, names: list[str]) -> None:
     """Each candidate alone: pooled AUROC, mean within-task AUROC (tasks with both outcomes), and
     the AUROC of the task's mean value given to each of its runs (what it says across tasks)."""
@@ -295,6 +348,9 @@ def signals(dev: Runs, names: list[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     flags = argv if argv is not None else sys.argv[1:]
+    if "--v6" in flags:
+        v6_against_product(dev_runs()[0])
+        return 0
     dev, names = collect(DEV, "agentlens-bench", 5)
     if "--signals" in flags:
         signals(dev, names)
