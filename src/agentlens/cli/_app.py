@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import click
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress, ProgressColumn
 
 from agentlens import stop_signals
 from agentlens.cli._terminal_text import VisibleText
@@ -32,11 +33,22 @@ class _StdoutConsole(Console):
 # codes (`daemon:x:1` is not `daemon❌1`) and no markup (`[bold]` in an id stays); styles come from
 # `Text` objects. Error lines keep markup, with the text in them `escape()`d.
 console = _StdoutConsole(emoji=False, markup=False)
-err_console = Console(stderr=True, emoji=False)
+# Each message is one line however long (a path, a reason): a log or a grep must not see it cut.
+err_console = Console(stderr=True, emoji=False, soft_wrap=True)
 for _console in (console, err_console):  # no escape sequence from a trace reaches the terminal
     _console.push_render_hook(VisibleText())
 # Below this width a table of many columns folds every cell: per-run lines read better.
 WIDE = 120
+
+
+def progress_bar(
+    *columns: str | ProgressColumn, console: Console = err_console, hidden: bool = False
+) -> Progress:
+    """A bar that is gone when done, and never drawn where no one watches: rich leaves an empty
+    line in a log or a pipe where a transient bar stood."""
+    return Progress(
+        *columns, console=console, transient=True, disable=hidden or not console.is_terminal
+    )
 
 
 def run_cli(group: click.Group, argv: list[str]) -> int:

@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 
 import click
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from agentlens.cli._app import err_console
+from agentlens.cli._app import err_console, progress_bar
 from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadFailure, ReadReport, ReadResult, iter_trace_paths
 from agentlens.formats.registry import get_reader
@@ -112,8 +112,7 @@ def reading_progress(paths: Sequence[str], format: str | None) -> Iterator[Calla
         get_reader(format)
     total = sum(1 for _ in iter_trace_paths(paths))
     columns = (TextColumn("reading traces"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    progress = Progress(*columns, console=err_console, transient=True,
-                        disable=total < PROGRESS_FROM)  # fmt: skip
+    progress = progress_bar(*columns, hidden=total < PROGRESS_FROM)
     with progress:
         bar = progress.add_task("reading", total=total)
         yield lambda _: progress.advance(bar)

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 from rich.console import Console
-from rich.progress import Progress
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import console, err_console, progress_bar
 from agentlens.cli._cohort_inputs import spilled_inputs
 from agentlens.cli._inputs import _context_option, read_options, report_failures
 from agentlens.cli._process_options import engine_option, profile_option
@@ -112,7 +111,7 @@ def cohort(
     if out_path:
         chosen = rows if selection == "all" else select(rows, selection)
         export_rows(full_rows(chosen), out_path)
-        err_console.print(f"wrote {len(chosen)} rows → {out_path}", highlight=False)
+        err_console.print(f"wrote {len(chosen)} rows → {out_path}", highlight=False, markup=False)
     return code
 
 
@@ -192,7 +191,7 @@ def score_cohort(
         splits = split_cohort(trajs, protocol, k=k, seed=seed)
         unscored = unscored_tasks(trajs, splits, protocol)
     _say_unscored(unscored, protocol, k, scored=bool(splits))
-    with Progress(console=err_console, transient=True) as progress:
+    with progress_bar() as progress:
         bar = progress.add_task("scoring", total=len(splits))
         tasks = TaskRows(splits, spill, save, columns=KEPT if tables else ())
         tasks.score(profile, engine, lambda: progress.advance(bar))

@@ -63,7 +63,7 @@ def convert(
         what = f"a dataset of {len(trajectories)} rows"
     else:
         what = f"{write_all(stream, target, out, force=force)} {target} file(s)"
-    console.print(f"wrote {what} to {out}", markup=False)
+    console.print(f"wrote {what} to {out}", markup=False, soft_wrap=True)
     return report_failures(stream)
 
 

@@ -10,10 +10,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.progress import Progress
 from rich.text import Text
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import console, err_console, progress_bar
 from agentlens.cli._dimension_options import (
     check_auto_request,
     chosen_dimensions,
@@ -201,7 +200,7 @@ def _review_all(
     from agentlens.reviews.judge.plan import run_summary
 
     started = time.perf_counter()
-    with Progress(console=err_console, transient=True) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("reviewing", total=min(len(pool), MAX_REVIEWED))
         reviews = client.run(
             review_run(
@@ -258,7 +257,7 @@ def _plan_only(
     calls = planned_calls(pool, dims_of, contexts, settings, settings.is_structured(client))
     if dump_dir:
         written = dump_prompts(calls, dump_dir)
-        err_console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False)
+        err_console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False, markup=False)
     guess = estimate(
         calls, model_of(client.name), client.prices, free=client.free, samples=settings.samples
     )

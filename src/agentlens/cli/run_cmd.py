@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import Progress
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._app import WIDE, console, err_console, progress_bar
 from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.scenarios import Fold, FoldResult, RunSettings, SessionResult, run_fold
@@ -190,7 +189,7 @@ def _dump(fold: Fold, request: RunRequest, dump_dir: str) -> int:
     written = write_first_prompts(
         fold, request.agent_spec, request.simulator, Path(request.out), settings, dump_dir
     )
-    console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False)
+    console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False, soft_wrap=True)
     return 0
 
 
@@ -205,7 +204,7 @@ def _run_with_progress(fold: Fold, settings: RunSettings, out: str) -> FoldResul
         progress.advance(task)
         progress.console.print(_pair_line(_row(session)))
 
-    with Progress(console=err_console, transient=True) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("scenario runs", total=pairs)
         try:
             return run_stoppable(run_fold(fold, settings, on_session=done))

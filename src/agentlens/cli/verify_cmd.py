@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.progress import Progress
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._app import WIDE, console, progress_bar
 from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.formats.load import read_path
 from agentlens.jsonio import dump
@@ -58,7 +57,7 @@ def verify(
     1 fail, 4 not scored (a check's tool is not installed and no check failed)."""
     spec = load_scenario(scenario)
     traj = read_path(trajectory)[0] if trajectory else None
-    with Progress(console=err_console, transient=True) as progress:
+    with progress_bar() as progress:
         task = progress.add_task(f"verifying {spec.name}", total=len(spec.verifiers))
         result = run_scenario(
             spec,

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from rich.progress import BarColumn, DownloadColumn, TransferSpeedColumn
 from rich.text import Text
 
+from agentlens.cli._app import progress_bar
 from agentlens.cli._inputs import load_inputs
 from agentlens.demo.context import DemoContext
 from agentlens.release import AGENTLENS_BENCH, ensure_release
@@ -78,7 +79,7 @@ def find_data(console: Console) -> Path:
             return candidate.resolve()
     console.print(f"no local data; fetching the AgentLens-Bench release from {AGENTLENS_BENCH.url}")
     columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
+    with progress_bar(*columns, console=console) as bar:
         task = bar.add_task("download", total=None)
         return ensure_release(
             AGENTLENS_BENCH,
