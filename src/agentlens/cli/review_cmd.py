@@ -257,7 +257,9 @@ def _plan_only(
     calls = planned_calls(pool, dims_of, contexts, settings, settings.is_structured(client))
     if dump_dir:
         written = dump_prompts(calls, dump_dir)
-        err_console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False, markup=False)
+        err_console.print(
+            f"wrote {len(written)} prompts under {dump_dir}", highlight=False, markup=False
+        )
     guess = estimate(
         calls, model_of(client.name), client.prices, free=client.free, samples=settings.samples
     )

@@ -205,7 +205,9 @@ def evaluate_cmd(
     )
     if dump_dir:
         written = write_prompts(problems, config, request.evaluator, dump_dir)
-        console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False, soft_wrap=True)
+        console.print(
+            f"wrote {len(written)} prompts under {dump_dir}", highlight=False, soft_wrap=True
+        )
         return inputs.exit_code()
     result = evaluate_request(request, problems, config)
     paths_out = write_outputs(result, outdir)
