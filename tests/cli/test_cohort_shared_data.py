@@ -73,3 +73,25 @@ def test_validity_table_shows_every_paper_claim_docs_quote(run_cli: Callable[...
     for figure, claim in claims.items():
         row = next(line for line in table.splitlines() if f"{figure} % of" in line)
         assert row.split("│")[-2].strip() == claim, row
+
+
+@pytest.mark.parametrize(
+    ("folder", "note"),
+    [
+        # a dev task: the default profile was fitted on its runs, so its figures flatter it
+        ("agentlens-bench-dev/trajectories/psf__requests-1724", "in-sample: 1 of these 1 tasks"),
+        ("swe-agent-java", None),  # no task of the fit: the figures are out of sample
+    ],
+)
+def test_validity_table_says_when_its_runs_were_fitted_on(
+    folder: str, note: str | None, run_cli: Callable[..., object]
+) -> None:
+    """The default profile printed AUROC 0.873 on the dev tasks it was fitted on, with nothing to
+    say that the leave-task-out figure is 0.764."""
+    out = run_cli("cohort", "--boot", "20", str(DATA / folder)).out  # type: ignore[attr-defined]
+    table = " ".join(out.split("Validity of calibrated")[1].split())
+    if note is None:
+        assert "in-sample" not in table
+    else:
+        assert f"{note} are the ones calibrated was fitted on" in table
+        assert "quote its leave-task-out figures (docs/validity.md)" in table

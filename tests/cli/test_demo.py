@@ -29,6 +29,10 @@ def test_demo_summarises_the_dev_traces(run_cli: Callable[..., object], tmp_path
     assert f"│ failed  │ file         │ {len(traces) - passed}" in out
     for name in SECTIONS:
         assert name in out
+    # the default profile's validity, flagged as in-sample (it was fitted on these tasks)
+    assert "in-sample: 9 of these 9 tasks" in " ".join(
+        out.split("Validity of calibrated")[1].split()
+    )
     _check_store(tmp_path, traces, out)
 
 
@@ -38,12 +42,13 @@ def _check_store(out: Path, traces: list[Path], printed: str) -> None:
 
     from agentlens.store import open_store
 
-    (scored_count,) = re.findall(r"(\d+) runs scored \(profile paper\)", printed)
+    (scored_count,) = re.findall(r"(\d+) runs scored \(profile calibrated, the default\)", printed)
     with open_store(str(out / "results.db")) as store:
         imported, scored = (store.runs(kind=k) for k in ("import", "score"))
         assert store.stats()["trajectories"] == len(traces)
         assert imported[0].n_records == len(traces)
         assert scored[0].n_records == int(scored_count)
+        assert scored[0].settings["profile"] == "calibrated"  # the default, as printed
         assert {r.outcome for r in store.records(scored[0].id)} == {"passed", "failed"}
         assert scored[0].id[:8] in (out / "report.html").read_text()
 
@@ -219,5 +224,5 @@ def test_the_demo_names_a_task_it_cannot_score(tmp_path: Path) -> None:
     console = Console(file=io.StringIO(), width=200)
     assert run_demo(tmp_path / "data", console, ("process scoring",)) == 0
     text = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "1 tasks, 5 donors, 32 runs scored (profile paper)" in text
+    assert "1 tasks, 5 donors, 32 runs scored (profile calibrated, the default)" in text
     assert "not scored: astropy__astropy-13236: 3 passing, 32 failing" in text

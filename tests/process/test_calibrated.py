@@ -26,7 +26,7 @@ def test_the_fit_script_reproduces_the_profile_constants() -> None:
     fit = script("fit_profile")
     runs, baseline = fit.dev_runs()
     fitted = fit.final(runs)
-    text = fit.constants_text(fitted, baseline, len(runs.passed))
+    text = fit.constants_text(fitted, baseline, runs)
     assert text == Path(calibrated_fit.__file__).read_text(encoding="utf-8")
     assert CALIBRATED.terms == fitted.terms and CALIBRATED.lucky_below == fitted.boundary
     assert tuple(term.signal for term in fitted.terms) == FEATURES  # every signal, no selection

@@ -192,4 +192,10 @@ def validity_table(v: Validity) -> Table:
         f"{PAPER_PARTIAL_FAIL_PERCENT:.1f}",
     )
     table.add_row("runs pass/fail, tasks", f"{v.n_pass}/{v.n_fail}, {v.n_tasks}", "-")
+    if v.in_fit:
+        table.caption = (
+            f"in-sample: {v.in_fit} of these {v.n_tasks} tasks are the ones {v.profile} was "
+            "fitted on, so these figures flatter it; quote its leave-task-out figures "
+            "(docs/validity.md)"
+        )
     return table

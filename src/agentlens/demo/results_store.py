@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agentlens.demo.context import DemoContext
 from agentlens.errors import StoreError
+from agentlens.process.profiles import DEFAULT_PROFILE
 from agentlens.process.records import PROCESS_SCORER, score_records
 from agentlens.release import cache_dir
 from agentlens.report import render_report
@@ -34,8 +35,9 @@ def store_section(ctx: DemoContext) -> None:
         )
         runs = [imported]
         if pairs:
-            score = Run(kind="score", scorer=PROCESS_SCORER.format(profile="paper"), label="demo",
-                        settings={"protocol": "k=5 donors per task, seed 42", "profile": "paper"})  # fmt: skip
+            score = Run(kind="score", scorer=PROCESS_SCORER.format(profile=DEFAULT_PROFILE),
+                        label="demo", settings={"protocol": "k=5 donors per task, seed 42",
+                                                "profile": DEFAULT_PROFILE})  # fmt: skip
             runs.append(store.save(score, [t for t, _ in pairs], score_records(pairs)))
         stats = store.stats()
         _write_report(store, runs[-1:], report)

@@ -26,3 +26,15 @@ BASELINE_F1 = 0.3924
 BASELINE_COV = 0.2083
 BASELINE_N = 29.8
 BASELINE_REASON = "dev-task mean; this reference keeps no donor runs"
+# The tasks whose runs were fitted on: figures over their runs are in-sample
+FIT_TASKS: tuple[str, ...] = (
+    "django__django-11066",
+    "matplotlib__matplotlib-22719",
+    "pallets__flask-5014",
+    "psf__requests-1724",
+    "pydata__xarray-3993",
+    "pylint-dev__pylint-4970",
+    "scikit-learn__scikit-learn-12585",
+    "sphinx-doc__sphinx-10323",
+    "sympy__sympy-12481",
+)

@@ -79,6 +79,8 @@ class ProfileConfig:
     c2_min_waste: int = 5
     c4_min_states: int = 40
     c3_impl_coverage_below: float = 50.0
+    # tasks whose runs the constants were fitted on: figures over them are in-sample
+    fitted_on: frozenset[str] = frozenset()
 
 
 SDK_COMPAT = ProfileConfig(
@@ -106,6 +108,7 @@ def _calibrated() -> ProfileConfig:
         ideal_min=fit.IDEAL_MIN,
         lucky_below=fit.BOUNDARY,
         partial_fail_min=fit.BOUNDARY,
+        fitted_on=frozenset(fit.FIT_TASKS),
     )
 
 

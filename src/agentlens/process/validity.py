@@ -9,7 +9,7 @@ bootstrap would be too narrow.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,6 +112,7 @@ class Validity:
     ideal_percent: float
     lucky_percent: float
     partial_fail_percent: float
+    in_fit: int = 0  # of the n_tasks, those whose runs the profile was fitted on
 
 
 def validity(
@@ -123,8 +124,10 @@ def validity(
     boundary: float,
     *,
     n_boot: int = BOOTSTRAPS,
+    fitted_on: Collection[str] = (),
 ) -> Validity:
-    """`scores` without any outcome term; `tiers` as the profile assigned them."""
+    """`scores` without any outcome term; `tiers` as the profile assigned them; `fitted_on`, the
+    tasks the profile's constants were fitted on (their runs' figures are in-sample)."""
     y = np.asarray(passed, bool)
     n_pass, n_fail = int(y.sum()), int((~y).sum())
     low, high = task_bootstrap(scores, passed, tasks, n_boot=n_boot)
@@ -135,7 +138,7 @@ def validity(
     return Validity(
         profile, n_pass, n_fail, len(set(tasks)), auroc(scores, passed), low, high, boundary,
         balanced_accuracy(scores, passed, boundary), share("ideal", n_pass),
-        share("lucky", n_pass), share("partial_fail", n_fail),
+        share("lucky", n_pass), share("partial_fail", n_fail), len(set(tasks) & set(fitted_on)),
     )  # fmt: skip
 
 
@@ -155,4 +158,5 @@ def cohort_validity(
         [r.get("quality_tier") for r in known],  # type: ignore[misc]
         get_profile(profile).partial_fail_min,
         n_boot=n_boot,
+        fitted_on=get_profile(profile).fitted_on,
     )
