@@ -95,6 +95,34 @@ def test_narrow_score_output_has_three_lines_per_run(
         assert block[2].startswith(f"  struct {row['signals']['struct']['value']:.1f}  cov ")
 
 
+def test_calibrated_score_names_the_terms_that_moved_it_most(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under the default profile the lines printed the paper's four signals only, none of which
+    the score is made of; now the three largest parts of its logit, as the reason computes them."""
+    from agentlens.process.profiles import CALIBRATED
+
+    reference = tmp_path / "ref.json"
+    assert main(["reference", "build", str(REQUESTS), "-o", str(reference)]) == 0
+    capsys.readouterr()
+    runs = [str(p) for p in sorted(REQUESTS.glob("*-fail-*.json"))[:3]]
+    assert main(["score", *runs, "--reference", str(reference), "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main(["score", *runs, "--reference", str(reference)]) == 0  # captured: 80 columns
+    moved = [line for line in capsys.readouterr().out.splitlines() if "moved most by" in line]
+    assert len(moved) == len(rows) == 3
+    for row, line in zip(rows, moved, strict=True):
+        assert row["profile"] == "calibrated"
+        signals = row["signals"]
+        parts = {
+            t.signal: t.weight * (signals[t.signal]["value"] - t.mean) / t.sd
+            for t in CALIBRATED.terms
+        }
+        largest = sorted(parts, key=lambda name: -abs(parts[name]))[:3]
+        shown = "  ".join(f"{name} {parts[name]:+.2f}" for name in largest)
+        assert line == f"  moved most by: {shown}"
+
+
 def test_score_writes_the_release_columns(
     reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -65,7 +65,9 @@ def score(
     """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism.
 
     The composite's reason shows its arithmetic (under calibrated: each term's weight, mean and
-    sd). A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
+    sd); under calibrated, "moved most by" names the three terms whose parts of that sum
+    (weight·(x − mean)/sd, in logit units) pulled the run furthest from the dev runs' average.
+    A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
     """
     from agentlens.process.cohort_runs import score_spilled_run, spilled_runs
     from agentlens.process.reference_guards import reference_warnings
@@ -178,7 +180,19 @@ def score_lines(results: list[ProcessResult]) -> Text:
             f"\n  struct {s['struct'].value:.1f}  cov {s['cov'].value:.1f}"
             f"  coh {s['coh'].value:.2f}  temp {s['temp'].value:.2f}"
         )
+        if moved := drivers_text(r):
+            text.append(f"\n  moved most by: {moved}")
     return text
+
+
+def drivers_text(result: ProcessResult) -> str:
+    """The terms that moved a `calibrated` score most, with their signed parts of the logit
+    (`signals.composite.reason` has the whole sum); "" for the other profiles."""
+    from agentlens.process.calibrated import drivers
+    from agentlens.process.profiles import get_profile
+
+    parts = drivers(get_profile(result.profile), result.signals)
+    return "  ".join(f"{name} {part:+.2f}" for name, part in parts)
 
 
 def score_table(results: list[ProcessResult]) -> Table:
@@ -196,12 +210,16 @@ def score_table(results: list[ProcessResult]) -> Table:
         "mechanism",
     ):
         table.add_column(name, overflow="fold")
-    for r in results:
+    moved = [drivers_text(r) for r in results]
+    if any(moved):
+        table.add_column("moved most by", overflow="fold")
+    for r, why in zip(results, moved, strict=True):
         s = r.signals
         table.add_row(
             r.trajectory_id, r.outcome, f"{r.score:.1f}", r.tier or "-",
             f"{s['struct'].value:.1f}", f"{s['cov'].value:.1f}", f"{s['coh'].value:.2f}",
             f"{s['temp'].value:.2f}", str(r.total_wasted_steps), r.mechanism_name or "",
+            *([why] if any(moved) else []),
         )  # fmt: skip
     return table
 

@@ -165,5 +165,17 @@ def logistic(config: ProfileConfig, signals: dict[str, Signal]) -> Signal:
     )
 
 
+def drivers(
+    config: ProfileConfig, signals: dict[str, Signal], top: int = 3
+) -> list[tuple[str, float]]:
+    """The `top` terms that moved this run's logit most from the dev runs' average, each with
+    its part of the sum (weight·(x − mean)/sd), largest first; none without a logistic
+    composite or without the signals it needs (a run of no steps)."""
+    if config.composite != "logistic" or any(t.signal not in signals for t in config.terms):
+        return []
+    parts = [(t.signal, t.weight * (signals[t.signal].value - t.mean) / t.sd) for t in config.terms]
+    return sorted(parts, key=lambda part: -abs(part[1]))[:top]
+
+
 def with_features(result: ProcessResult, extra: dict[str, Signal]) -> ProcessResult:
     return replace(result, signals=result.signals | extra)
