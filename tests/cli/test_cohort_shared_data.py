@@ -95,3 +95,14 @@ def test_validity_table_says_when_its_runs_were_fitted_on(
     else:
         assert f"{note} are the ones calibrated was fitted on" in table
         assert "quote its leave-task-out figures (docs/validity.md)" in table
+
+
+def test_model_names_are_whole_in_80_columns(run_cli: Callable[..., object]) -> None:
+    """Piped (80 columns), `gemini-2.5-pro` and `gpt-5.3-codex` were folded onto two lines each
+    ("gemini-2.5-p" / "ro"); the header wraps instead, and the table still fits."""
+    tasks = DATA / "agentlens-bench-dev" / "trajectories"
+    out = run_cli("cohort", "--boot", "20", str(tasks / "psf__requests-1724")).out  # type: ignore[attr-defined]
+    table = out.split("Models: pass rate")[1].split("└")[0].splitlines()
+    names = [line.split("│")[1].strip() for line in table if line.startswith("│")]
+    assert {"gemini-2.5-pro", "gpt-5.3-codex", "gpt-5.2-codex"} <= set(names), names
+    assert all(len(line) <= 80 for line in table)

@@ -58,17 +58,12 @@ def model_table(report: CohortReport) -> Table:
         title="Models: pass rate vs process quality of passing runs",
         caption=f"{unknown} runs with no pass/fail label left out" if unknown else None,
     )
-    table.add_column("model", overflow="fold")  # cut, two models would read as one
-    for name in (
-        "runs",
-        "pass %",
-        "rank",
-        "mean score (passing)",
-        "rank",
-        "shift",
-        "Lucky %",
-    ):
-        table.add_column(name, justify="right")
+    # cut, two models would read as one; folded only when it cannot fit (a name over 24 letters):
+    # in 80 columns the other headers wrap first, so `gemini-2.5-pro` stays on one line
+    longest = max((len(m.model) for m in report.models), default=5)
+    table.add_column("model", overflow="fold", min_width=min(longest, 24))
+    for name in ("runs", "pass %", "rank", "mean score (passing)", "rank", "shift", "Lucky %"):
+        table.add_column(name, justify="right", max_width=9 if name.startswith("mean") else None)
     for m in report.models:
         table.add_row(
             m.model, str(m.trajectories - m.unknown), _f(m.pass_rate), _rank(m.pass_rank),
