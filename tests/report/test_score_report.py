@@ -145,3 +145,31 @@ def test_each_trajectory_shows_its_wasted_steps(store: Store) -> None:
     head = rows[0]
     for row in rows[1:]:
         assert row[head.index("waste")] == str(wasted[row[0]]), row[0]
+
+
+def _marks(html: str) -> list[str]:
+    """The names of the dashed threshold marks of the (first) score histogram."""
+    import re
+    from html import unescape
+
+    histogram = html.split('aria-label="histogram of')[1].split("</svg>")[0]
+    found = re.findall(r'stroke-dasharray="4 3"/><text[^>]*><title>([^<]*)</title>', histogram)
+    return [unescape(name) for name in found]
+
+
+def test_histogram_marks_the_tier_thresholds_of_the_run_profile(store: Store) -> None:
+    """Tiers are score thresholds, and the histogram never showed where they fall; each mark is
+    read from the profile that scored the run (its settings)."""
+    from agentlens.process.profiles import CALIBRATED, SDK_COMPAT
+
+    default = CALIBRATED
+    assert _marks(_render(store, TASKS[0])) == [
+        f"boundary {default.lucky_below:g}: {default.lucky_below:g}",
+        f"ideal ≥ {default.ideal_min:g}: {default.ideal_min:g}",
+    ]
+    sdk = SDK_COMPAT  # a pass is Lucky below 47, a failure Partial-fail from 40
+    assert _marks(_render(store, "sdk")) == [
+        f"partial-fail ≥ {sdk.partial_fail_min:g}: {sdk.partial_fail_min:g}",
+        f"lucky < {sdk.lucky_below:g}: {sdk.lucky_below:g}",
+        f"ideal ≥ {sdk.ideal_min:g}: {sdk.ideal_min:g}",
+    ]

@@ -53,7 +53,7 @@ def _overview(scored: Sequence[tuple[Run, list[ScoreRow]]]) -> str:
 
 def _run_section(run: Run, records: list[Record]) -> str:
     if run.kind == "score":
-        inner = score_sections(score_rows(records))
+        inner = score_sections(score_rows(records), profile=_profile(run))
     elif run.kind == "review":
         inner = review_sections(records)
     elif run.kind == "import":
@@ -66,6 +66,15 @@ def _run_section(run: Run, records: list[Record]) -> str:
         inner = text("p", f"The report has no view of {run.kind} runs yet.", class_="note")
     title = el("h2", text("span", run.kind, class_="kind") + text("span", run.label or run.id[:12]))
     return title + _run_facts(run) + inner
+
+
+def _profile(run: Run) -> str | None:
+    """The scoring profile of a score run: its settings, else its scorer (`process/<p>/1`)."""
+    named = run.settings.get("profile")
+    if isinstance(named, str):
+        return named
+    parts = (run.scorer or "").split("/")
+    return parts[1] if len(parts) == 3 and parts[0] == "process" else None
 
 
 def _run_facts(run: Run) -> str:

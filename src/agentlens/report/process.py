@@ -26,11 +26,14 @@ from agentlens.report.svg import Bar, Series, bar_chart, stacked_histogram
 BIN_EDGES = [float(x) for x in range(0, 101, 5)]
 
 
-def score_sections(rows: Sequence[ScoreRow], *, trajectories: str = "open") -> str:
-    """`trajectories`: the per-trajectory table "open", "closed" (folded) or "none"."""
+def score_sections(
+    rows: Sequence[ScoreRow], *, trajectories: str = "open", profile: str | None = None
+) -> str:
+    """`trajectories`: the per-trajectory table "open", "closed" (folded) or "none"; `profile`
+    (the one that scored every row) marks its tier thresholds on the histogram."""
     if not rows:
         return text("p", "This run holds no records.", class_="note")
-    plots = el("div", _histogram(rows) + _waste_chart(rows), class_="grid")
+    plots = el("div", _histogram(rows, profile) + _waste_chart(rows), class_="grid")
     tables = el("div", _tier_table(rows) + _mechanisms(rows), class_="grid")
     return (
         headline(rows) + plots + text("h3", "Models, ranked by mean quality score")
@@ -60,7 +63,22 @@ def headline(rows: Sequence[ScoreRow]) -> str:
     return stat_cards(cards) + stat_cards(tier_cards)
 
 
-def _histogram(rows: Sequence[ScoreRow]) -> str:
+def tier_marks(profile: str | None) -> list[tuple[float, str]]:
+    """The profile's tier thresholds as histogram marks; none for an unknown profile."""
+    from agentlens.process.profiles import PROFILES
+
+    config = PROFILES.get(profile or "")
+    if config is None:
+        return []
+    if config.lucky_below == config.partial_fail_min:
+        lower = [(config.lucky_below, f"boundary {config.lucky_below:g}")]
+    else:  # sdk-compat: a pass is Lucky below one score, a failure Partial-fail from another
+        lower = [(config.partial_fail_min, f"partial-fail ≥ {config.partial_fail_min:g}"),
+                 (config.lucky_below, f"lucky < {config.lucky_below:g}")]  # fmt: skip
+    return [*lower, (config.ideal_min, f"ideal ≥ {config.ideal_min:g}")]
+
+
+def _histogram(rows: Sequence[ScoreRow], profile: str | None = None) -> str:
     series = []
     for outcome in OUTCOMES:
         scores = [r.score for r in rows if r.outcome == outcome and r.score is not None]
@@ -69,8 +87,10 @@ def _histogram(rows: Sequence[ScoreRow]) -> str:
             for s in scores:
                 counts[min(int(s // 5), len(counts) - 1)] += 1
             series.append(Series(outcome, counts, OUTCOME_COLORS[outcome]))
-    plot = stacked_histogram(BIN_EDGES, series, x_label="composite score (0–100)")
-    return figure(plot, "Score distribution, stacked by outcome (bins of 5 points).")
+    marks = tier_marks(profile)
+    plot = stacked_histogram(BIN_EDGES, series, x_label="composite score (0–100)", marks=marks)
+    note = f"; dashed: the {profile} profile's tier thresholds" if marks else ""
+    return figure(plot, f"Score distribution, stacked by outcome (bins of 5 points){note}.")
 
 
 def _count(n: int, noun: str) -> str:

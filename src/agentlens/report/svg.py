@@ -80,6 +80,10 @@ def line(x1: float, y1: float, x2: float, y2: float, color: str = GRID, width: f
     )
 
 
+def dashed(x1: float, y1: float, x2: float, y2: float) -> str:
+    return line(x1, y1, x2, y2, MUTED, 1.2).replace("/>", ' stroke-dasharray="4 3"/>')
+
+
 def legend(items: Sequence[tuple[str, str]], x: float, y: float) -> str:
     out = []
     for name, color in items:
@@ -95,8 +99,12 @@ def short(name: str) -> str:
     return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
 
 
-def stacked_histogram(edges: Sequence[float], series: Sequence[Series], *, x_label: str) -> str:
-    """Counts per bin (`edges` has one more value than each series' counts), stacked by series."""
+def stacked_histogram(
+    edges: Sequence[float], series: Sequence[Series], *, x_label: str,
+    marks: Sequence[tuple[float, str]] = (),
+) -> str:  # fmt: skip
+    """Counts per bin (`edges` has one more value than each series' counts), stacked by series;
+    each mark (value, name) a dashed vertical line across the plot, named above it."""
     width, height, left, right, top, bottom = 560, 250, 40, 12, 26, 40
     plot_w, plot_h = width - left - right, height - top - bottom
     totals = [sum(s.counts[i] for s in series) for i in range(len(edges) - 1)]
@@ -123,6 +131,11 @@ def stacked_histogram(edges: Sequence[float], series: Sequence[Series], *, x_lab
                 label(left + i * bin_w, top + plot_h + 14, tick_label(edge), anchor="middle")
             )
     parts.append(line(left, top + plot_h, width - right, top + plot_h, MUTED))
+    span = edges[-1] - edges[0]
+    for i, (value, name) in enumerate(sorted(marks)):
+        x, y = left + plot_w * (value - edges[0]) / span, top - 4 - 11 * (i % 2)  # staggered
+        parts.append(dashed(x, y + 2, x, top + plot_h) + label(x, y, name, anchor="middle",
+                     size=10, title=f"{name}: {value:g}"))  # fmt: skip
     parts.append(label(left + plot_w / 2, height - 6, x_label, anchor="middle"))
     parts.append(legend([(s.name, s.color) for s in series], left, 14))
     return svg(width, height, "".join(parts), f"histogram of {x_label}")
