@@ -94,7 +94,7 @@ class _Steps:
             self.steps.append(step)
             self.open.append(step)
         if not calls:
-            self.steps.append(Step(index=0, kind="agent", text=said, **common))
+            self.steps.append(Step(index=0, kind="agent", text=said, **common, **_outcome_of(span)))
         tokens = o.tokens_of(span)
         if tokens is not None:
             self.steps[first].usage = Usage(
@@ -123,6 +123,16 @@ class _Steps:
                 self.open.remove(step)
                 return step
         return None
+
+
+def _outcome_of(span: o.Span) -> dict[str, Any]:
+    """A message's observation and error flag, as `convert --to otel` wrote them."""
+    observation = span.attrs.get("agentlens.step.observation")
+    is_error = span.attrs.get("agentlens.step.is_error")
+    return {
+        "observation": observation if isinstance(observation, str) else None,
+        "is_error": is_error if isinstance(is_error, bool) else None,
+    }
 
 
 def _tool_step(name: str, args: dict[str, Any], call_id: str | None, **fields: Any) -> Step:
@@ -172,15 +182,9 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
     kinds = Counter(s.kind for s in spans)
     llm = [s for s in spans if s.kind == "llm"]
     task = o.first_user_text(llm[0]) if llm else None
-    builder.steps += _said(llm[0], "system", o.system_texts(llm[0])) if llm else []
-    if task is not None:
-        builder.steps += _said(llm[0], "user", [task])
     for span in spans:
         if span.kind == "llm":
-            if span is not llm[0]:
-                builder.steps += _said(span, "system", o.system_texts(span))
-            skip = 1 if span is llm[0] else 0  # the first span's first user message: the task
-            builder.steps += _said(span, "user", o.new_user_texts(span)[skip:], skip)
+            builder.steps += _asked(span, task if span is llm[0] else None)
             builder.response(span)
         elif span.kind == "tool":
             builder.execution(span)
@@ -192,7 +196,7 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
     return Trajectory(
         id=_text(ours.get("agentlens.trajectory.id")) or trace or path.stem,
         task_id=_text(ours.get("agentlens.task.id")),
-        task=task,
+        task=_text(ours.get("agentlens.task")) or task,
         agent=Agent(name=_agent_name(spans), version=_agent_version(spans)),
         model=models[0] if models else None,
         outcome=_outcome(ours),
@@ -202,6 +206,28 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
         reported_cost=_dollars(ours.get("agentlens.reported_cost_usd")),
         metadata=_metadata(ours) if ours.get("agentlens.trajectory.id") else {"spans": dict(kinds)},
     )
+
+
+def _asked(span: o.Span, task: str | None) -> list[Step]:
+    """The system and user messages a response was asked with, in their order. The first
+    response's first user message is the task (`task`): a step, unless `convert --to otel`
+    wrote it for a run that had the task but no user step (`agentlens.task_is_no_step`)."""
+    told = _said(span, "system", o.system_texts(span))
+    if task is None:
+        return _in_order(told, _said(span, "user", o.new_user_texts(span)), span)
+    opening = [] if span.attrs.get("agentlens.task_is_no_step") is True else [task]
+    said = _said(span, "user", opening) + _said(span, "user", o.new_user_texts(span)[1:], 1)
+    return _in_order(told, said, span)
+
+
+def _in_order(told: list[Step], said: list[Step], span: o.Span) -> list[Step]:
+    """System messages, then user ones; or in the order `convert --to otel` wrote for them
+    (`agentlens.messages.order`, `s` a system and `u` a user message), when it fits."""
+    order = span.attrs.get("agentlens.messages.order")
+    if not isinstance(order, str) or Counter(order) != Counter(s=len(told), u=len(said)):
+        return told + said
+    queues = {"s": iter(told), "u": iter(said)}
+    return [next(queues[kind]) for kind in order]
 
 
 def _messages_after(raw: Any) -> list[Step]:

@@ -12,9 +12,11 @@ say). Id, task id, outcome, metadata (JSON), the run's reported totals and each 
 go under `agentlens.*`, which `otel.py` reads back, as do what the source's reader made of each
 call (`agentlens.tool.category`, `.command`, `.files`: only that reader knows its agent's tool
 names), each step's own time (`agentlens.step.timestamp`, `agentlens.user.timestamps`,
-`agentlens.system.timestamps`) and the messages after the last response (on the root span,
-`agentlens.messages_after`). Span ids are derived from the trajectory id, so a conversion is
-repeatable.
+`agentlens.system.timestamps`), the order of the messages before a response
+(`agentlens.messages.order`), a message's observation and error flag, and on the root span the
+messages after the last response (`agentlens.messages_after`) and a task that is not the first
+user message (`agentlens.task`). Sub-agents are not exported. Span ids are derived from the
+trajectory id, so a conversion is repeatable.
 
 Times come from the steps. OTLP needs a time on every span, so where a step has none the clock
 counts up in milliseconds from the last real one, or from the Unix epoch (1970) in a trace with
@@ -71,13 +73,16 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
     asked = stamps_before(traj.steps)
     for number, (before, turn) in enumerate(_turns(traj.steps)):
         said = [s.text for s in before if s.kind == "user"]
-        if number == 0:  # the task first, then what else the user said before the first answer
-            said = ([task] if task is not None else []) + said[1:]
+        extra = _step_times(before, turn[0]) | _message_order(before) | _agent_outcome(turn[0])
+        if number == 0 and traj.task is not None and said[:1] != [traj.task]:
+            attrs["agentlens.task"] = traj.task  # the task, not what the user said first
+        if number == 0 and not said and task is not None:  # a backend shows the task as asked
+            said, extra["agentlens.task_is_no_step"] = [task], True
         told = [s.text for s in before if s.kind == "system"]
         span_id = _hex(f"{traj.id}/chat/{number}", 16)
         stamp = _ns(asked.get(turn[0].index))
         chat = _chat(trace, span_id, root, turn, (told, said), clock, stamp)
-        chat["attributes"] += [_attr(k, v) for k, v in _step_times(before, turn[0]).items()]
+        chat["attributes"] += [_attr(k, v) for k, v in extra.items()]
         spans.append(chat)
         for step in (s for s in turn if s.kind == "tool"):
             spans.append(_tool(trace, root, traj.id, step, clock, turn[0]))
@@ -122,6 +127,26 @@ def _step_times(before: list[Step], first: Step) -> dict[str, str]:
     if first.timestamp is not None:
         times["agentlens.step.timestamp"] = first.timestamp.isoformat()
     return times
+
+
+def _agent_outcome(first: Step) -> dict[str, Any]:
+    """What a message without a call observed (a parse error the harness gave back) and
+    whether it failed: no tool span holds them (`otel.py` reads them back)."""
+    if first.kind != "agent":
+        return {}
+    found: dict[str, Any] = {}
+    if first.observation is not None:
+        found["agentlens.step.observation"] = first.observation
+    if first.is_error is not None:
+        found["agentlens.step.is_error"] = first.is_error
+    return found
+
+
+def _message_order(before: list[Step]) -> dict[str, str]:
+    """The order of system (`s`) and user (`u`) messages, where it is not all system first:
+    the two go in different attributes of a chat span."""
+    order = "".join("s" if s.kind == "system" else "u" for s in before)
+    return {} if order == "".join(sorted(order)) else {"agentlens.messages.order": order}
 
 
 def _iso(when: datetime | None) -> str | None:
