@@ -191,3 +191,23 @@ def test_any_trace_cut_in_half_is_one_line_that_says_so(
         return
     (failed,) = [line for line in result.err.splitlines() if line.startswith("failed:")]
     assert failed.startswith(f"failed: {cut} [") and "truncated?" in failed, failed
+
+
+def test_a_collector_file_cut_while_written_keeps_its_complete_exports(
+    tmp_path: Path, run_cli: Callable[..., Any]
+) -> None:
+    """The OTel collector's file exporter writes one export request per line: a real run's
+    export, then a second cut short, reads as the first with the cut one named."""
+    assert run_cli("convert", "--to", "otel", "-o", str(tmp_path), str(RUNS)).code == 0
+    (export,) = tmp_path.glob("*.otlp.json")
+    line = json.dumps(json.loads(export.read_bytes())).encode()  # one line, as a collector's
+    spans = _write(tmp_path / "collector", "spans.jsonl", [line], line[: len(line) // 2])
+    result = read_paths([spans])
+    runs = result.trajectories
+    assert [t.id for t in runs] == [t.id for t in read_path(export)] and len(runs) == 2
+    # the cut request may have held spans of any trace in the file: each run says so
+    assert all(t.metadata["truncated"] == {"line": 2, "bytes": len(line) // 2} for t in runs)
+    assert dict(result.warnings) == {f"{spans}: line 2: {CUT_NOTE.format(len(line) // 2)}": 2}
+    empty = _write(tmp_path / "empty", "spans.jsonl", [b'{"resourceSpans": []}'], line[:100])
+    with pytest.raises(TraceError, match=r"line 2: last line is incomplete .*, and no run before"):
+        read_path(empty)

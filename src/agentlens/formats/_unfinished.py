@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import msgspec
 
+from agentlens.errors import TraceError
 from agentlens.trajectory import Trajectory
 
 _DECODER = msgspec.json.Decoder()
@@ -85,6 +86,8 @@ def mark_cut_lines(
     Where each line is a whole run (`lines_are_runs`), the cut one is a run lost, not a run cut
     short: the runs read are complete, and only the last carries the warning."""
     for cut in cuts:
+        if not trajectories:  # nothing read to carry the note: say it as the file's failure
+            raise TraceError(cut.path, f"{cut.note()}, and no run before it")
         owners = trajectories[-1:] if lines_are_runs else trajectories
         for trajectory in owners:
             note = cut.note() if trajectory.source.path == cut.path else f"{cut.path}: {cut.note()}"
