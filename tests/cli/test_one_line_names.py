@@ -23,7 +23,8 @@ def agentlens(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_file_name_with_a_newline_is_one_failure_line(data_dir: Path, tmp_path: Path) -> None:
     broken = tmp_path / f"run{FORGED}.jsonl"
-    broken.write_bytes((data_dir / COPILOT).read_bytes()[:-200])  # truncated: a failure
+    events = (data_dir / COPILOT).read_bytes()
+    broken.write_bytes(events[:-200] + b"\n" + events[-200:])  # a line cut mid-file: a failure
     shown = agentlens("inspect", str(broken))
     assert shown.returncode == 1
     failed = [line for line in shown.stderr.splitlines() if line.startswith("failed:")]

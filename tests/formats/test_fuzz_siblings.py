@@ -127,7 +127,10 @@ def _check_claude(main: Path, sub: Path) -> None:
     assert traj.source.path == str(main)
     kept = [s for s in traj.subtrajectories if s.source.path == str(sub)]
     named = [w for w in _warnings(traj) if str(sub) in w]
-    assert len(kept) + len(named) == 1, (kept, _warnings(traj))
+    if any("truncated" in s.metadata for s in kept):  # read up to its cut last line
+        assert len(kept) == len(named) == 1 and "last line is incomplete" in named[0], named
+    else:  # read whole, or skipped and named
+        assert len(kept) + len(named) == 1, (kept, _warnings(traj))
 
 
 @FUZZ
@@ -187,7 +190,10 @@ def test_atif_broken_ref_keeps_parent(atif_run: tuple[Path, Path], data: st.Data
     traj = _only(read_paths([main]))
     kept = [s for s in traj.subtrajectories if s.source.path == str(sub)]
     named = [w for w in _warnings(traj) if str(sub) in w]
-    assert len(kept) + len(named) == 1, (kept, _warnings(traj))
+    if any("truncated" in s.metadata for s in kept):  # read up to its cut last line
+        assert len(kept) == len(named) == 1 and "last line is incomplete" in named[0], named
+    else:  # read whole, or skipped and named
+        assert len(kept) + len(named) == 1, (kept, _warnings(traj))
     assert len(traj.subtrajectories) >= 2  # the other two refs are untouched
 
 

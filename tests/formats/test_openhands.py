@@ -270,10 +270,11 @@ def test_wrong_shape_and_bad_json_are_named(tmp_path: Path) -> None:
     no_history.write_text('{"instance_id": "x", "instruction": "y", "history": {}}\n')
     with pytest.raises(SchemaError, match="line 1 has no 'history' list"):
         read_path(no_history)
-    truncated = tmp_path / "trunc.jsonl"
-    truncated.write_bytes((OH / "sdk-fixtures" / "goal_events.jsonl").read_bytes()[:-200])
+    events = (OH / "sdk-fixtures" / "goal_events.jsonl").read_bytes()
+    broken = tmp_path / "broken.jsonl"  # cut, then written on: a broken line, not a cut one
+    broken.write_bytes(events[:-200] + b"\n" + events[-200:])
     with pytest.raises(TraceError, match="invalid JSON on line"):
-        read_path(truncated)
+        read_path(broken)
     not_events = tmp_path / "plain.jsonl"
     not_events.write_text('{"kind": "ActionEvent"}\n[1, 2]\n')
     with pytest.raises(SchemaError, match="line 2 is not an SDK event"):

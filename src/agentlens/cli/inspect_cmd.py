@@ -70,6 +70,7 @@ def summary(traj: Trajectory) -> dict[str, object]:
         "cached_tokens": usage.cached_tokens,
         "cost": traj.cost_total(),
         "subtrajectories": len(traj.subtrajectories),
+        "truncated": traj.metadata.get("truncated"),
     }
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agentlens.errors import UnknownFormatError
+from agentlens.formats._unfinished import ends_early
 from agentlens.formats.registry import HEAD_BYTES, detect
 from agentlens.seams import TraceReader
 
@@ -34,7 +35,7 @@ def detect_in_file(path: Path, head: bytes, handle: BinaryIO) -> type[TraceReade
         return detect(path, head)
     except UnknownFormatError as exc:
         if len(head) < HEAD_BYTES or head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] not in (b"{", b"["):
-            raise _with_telltale(exc, head) from None
+            raise _with_telltale(_cut_short(exc, head, len(head) < HEAD_BYTES), head) from None
         first_error = exc
     handle.seek(0)
     more = handle.read(DETECT_LIMIT)
@@ -43,7 +44,8 @@ def detect_in_file(path: Path, head: bytes, handle: BinaryIO) -> type[TraceReade
             return detect(path, window)
         except UnknownFormatError:
             continue
-    raise _with_telltale(first_error, more) from None
+    whole = len(more) < DETECT_LIMIT
+    raise _with_telltale(_cut_short(first_error, more, whole), more) from None
 
 
 def _windows(more: bytes, handle: BinaryIO) -> list[bytes]:
@@ -51,6 +53,15 @@ def _windows(more: bytes, handle: BinaryIO) -> list[bytes]:
         return [more]
     handle.seek(-HEAD_BYTES, os.SEEK_END)
     return [more, more[:HEAD_BYTES] + handle.read()]
+
+
+def _cut_short(error: UnknownFormatError, data: bytes, whole: bool) -> UnknownFormatError:
+    """The error, saying so when the file is one JSON document that stops part way: the key
+    that would have named its format may be in the part not yet written."""
+    if not whole or not error.reason.startswith(GENERIC) or not ends_early(data):
+        return error
+    reason = f"{error.reason}; its JSON ends unexpectedly at byte {len(data.rstrip())}: truncated?"
+    return UnknownFormatError(error.path, reason)
 
 
 def _with_telltale(error: UnknownFormatError, data: bytes) -> UnknownFormatError:

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from agentlens.errors import SchemaError, TraceError
+from agentlens.formats._unfinished import cut_line, ends_early
 
 
 def loads(path: Path, data: bytes, format: str) -> Any:
@@ -22,16 +23,32 @@ def loads(path: Path, data: bytes, format: str) -> Any:
 
 
 def iter_jsonl(path: Path, data: bytes, format: str) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, value) for each non-blank line; a broken line names its number."""
+    """Yield (line number, value) for each non-blank line; a broken line names its number. A
+    last line cut short is skipped when a batch read notes it (`_unfinished`)."""
     if blank(data):
         raise TraceError(path, "empty file", format)
-    for number, line in enumerate(lines(data), start=1):
+    numbered = enumerate(lines(data), start=1)
+    read_before = False
+    for number, line in numbered:
         if not line or line.isspace():
             continue
         try:
-            yield number, orjson.loads(line)
+            value = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            raise TraceError(path, f"invalid JSON on line {number}: {exc.msg}", format) from exc
+            last = only_blank_left(numbered)
+            hint = cut_line(path, number, line, last=last, read_before=read_before)
+            if hint is None:
+                return
+            message = f"invalid JSON on line {number}: {exc.msg}{hint}"
+            raise TraceError(path, message, format) from exc
+        read_before = True
+        yield number, value
+
+
+def only_blank_left(numbered: Iterator[tuple[int, bytes]]) -> bool:
+    """Whether the lines not yet taken from `numbered` are all blank (it stops at one that is
+    not): the line that failed was the last."""
+    return all(not line or line.isspace() for _, line in numbered)
 
 
 def lines(data: bytes) -> Iterator[bytes]:
@@ -82,8 +99,9 @@ def require(path: Path, format: str, value: Any, kind: type, what: str) -> Any:
 
 
 def _truncation_hint(exc: orjson.JSONDecodeError, data: bytes) -> str:
-    if exc.pos >= len(data.rstrip()) - 1:
-        return f"file ends unexpectedly at byte {exc.pos}: truncated?"
+    # orjson's `pos` counts characters, not bytes: a file with non-ASCII text ends past it
+    if ends_early(data):
+        return f"file ends unexpectedly at byte {len(data.rstrip())}: truncated?"
     return f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
 
 

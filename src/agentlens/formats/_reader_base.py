@@ -13,6 +13,9 @@ from typing import ClassVar
 class SuffixReader:
     name: ClassVar[str]
     suffixes: ClassVar[tuple[str, ...]]
+    lines_are_runs: ClassVar[bool] = False
+    """Each JSONL line is a whole run (not an event of one): a cut last line is a run lost, and
+    the runs read before it are complete (`_unfinished.mark_cut_lines`)."""
 
     def __init__(self, *, lenient: bool = False) -> None:
         self.lenient = lenient

@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 import msgspec
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import ShapeError, blank, json_type, loads
+from agentlens.formats._json import ShapeError, blank, json_type, loads, only_blank_left
+from agentlens.formats._unfinished import cut_line
 
 T = TypeVar("T")
 NULL = msgspec.Raw(b"null")
@@ -40,7 +41,8 @@ def _line_by_line(
     path: Path, data: bytes, format: str, decoder: msgspec.json.Decoder[T]
 ) -> list[tuple[int, T | None]]:
     values: list[tuple[int, T | None]] = []
-    for number, line in enumerate(data.splitlines(), start=1):
+    numbered = enumerate(data.splitlines(), start=1)
+    for number, line in numbered:
         if not line or line.isspace():
             continue
         try:
@@ -48,7 +50,11 @@ def _line_by_line(
         except msgspec.ValidationError:
             values.append((number, None))
         except msgspec.DecodeError as exc:
-            raise TraceError(path, f"invalid JSON on line {number}: {exc}", format) from exc
+            last = only_blank_left(numbered)
+            hint = cut_line(path, number, line, last=last, read_before=bool(values))
+            if hint is None:
+                break
+            raise TraceError(path, f"invalid JSON on line {number}: {exc}{hint}", format) from exc
     return values
 
 

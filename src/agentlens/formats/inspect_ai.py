@@ -36,6 +36,8 @@ from agentlens.formats._typed_json import listed, scalar_text
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
 ZIP_MAGIC = b"PK\x03\x04"
+END_OF_ARCHIVE = b"PK\x05\x06"
+END_SEARCH = 22 + 0xFFFF  # the record, then a comment of up to 64 KiB
 JSON_LOG = re.compile(r'^\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 ATTACHMENT = re.compile(r"^(?:attachment|tc)://([0-9a-f]{32})$")
 # the sample fields a trajectory shows; `events`, `store`, `output` and the attachments themselves
@@ -81,7 +83,9 @@ def _read_eval(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
         archive = zipfile.ZipFile(io.BytesIO(data))
     # NotImplementedError: a flipped "version needed" byte; ValueError/EOFError: bad offsets
     except (zipfile.BadZipFile, NotImplementedError, ValueError, EOFError, OSError) as exc:
-        raise TraceError(path, f"broken .eval zip: {exc}", InspectAiReader.name) from exc
+        raise TraceError(
+            path, f"broken .eval zip: {exc}{_cut_hint(data)}", InspectAiReader.name
+        ) from exc
     with archive:
         names = set(archive.namelist())
         header_name = "header.json" if "header.json" in names else "_journal/start.json"
@@ -94,6 +98,13 @@ def _read_eval(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
             raise SchemaError(path, message, InspectAiReader.name)
         samples = [_member(path, archive, n) for n in members]
         return header, [s for s in samples if isinstance(s, dict)]  # as `.json` logs are read
+
+
+def _cut_hint(data: bytes) -> str:
+    """A zip's directory is written last, at its end: a file without one was cut short."""
+    if END_OF_ARCHIVE in data[-END_SEARCH:]:
+        return ""
+    return " (no end-of-archive record: still being written, or truncated?)"
 
 
 def _member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:

@@ -13,8 +13,9 @@ from typing import IO, ClassVar
 import msgspec
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import blank
+from agentlens.formats._json import blank, only_blank_left
 from agentlens.formats._reader_base import SuffixReader
+from agentlens.formats._unfinished import cut_line
 from agentlens.trajectory import SCHEMA_VERSION, Trajectory
 
 MARKER = b'"schema_version":"' + SCHEMA_VERSION.encode() + b'"'
@@ -47,6 +48,7 @@ def load_jsonl(path: str | Path) -> list[Trajectory]:
 
 class JsonlReader(SuffixReader):
     name: ClassVar[str] = "agentlens-jsonl"
+    lines_are_runs: ClassVar[bool] = True
     suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
     @classmethod
@@ -56,14 +58,23 @@ class JsonlReader(SuffixReader):
     def read(self, path: Path, data: bytes) -> Iterator[Trajectory]:
         if blank(data):
             raise TraceError(path, "empty file", self.name)
-        for number, line in enumerate(data.splitlines(), start=1):
+        numbered = enumerate(data.splitlines(), start=1)
+        read_before = False
+        for number, line in numbered:
             if not line or line.isspace():
                 continue
             try:
-                yield _decoder.decode(line)
+                trajectory = _decoder.decode(line)
             except msgspec.ValidationError as exc:
                 raise SchemaError(path, f"line {number}: {exc}", self.name) from exc
             except RecursionError:
                 raise SchemaError(path, f"line {number}: nested too deeply", self.name) from None
             except msgspec.DecodeError as exc:
-                raise TraceError(path, f"invalid JSON on line {number}: {exc}", self.name) from exc
+                last = only_blank_left(numbered)
+                hint = cut_line(path, number, line, last=last, read_before=read_before)
+                if hint is None:
+                    return
+                message = f"invalid JSON on line {number}: {exc}{hint}"
+                raise TraceError(path, message, self.name) from exc
+            read_before = True
+            yield trajectory

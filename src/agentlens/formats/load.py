@@ -19,6 +19,7 @@ from agentlens import redaction
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
 from agentlens.formats._signed import first_negative
+from agentlens.formats._unfinished import mark_cut_lines, noting_cut_lines
 from agentlens.formats.atif import referrer_of
 from agentlens.formats.claude_code import session_of
 from agentlens.formats.limits import check_file_size
@@ -252,12 +253,15 @@ def read_path(
     # a detected format is read best-effort, with a warning; --format or --strict: conform or fail
     reader = reader_cls(lenient=lenient or not (format or strict))  # type: ignore[call-arg]
     try:
-        trajectories = list(reader.read(path, data))
+        with noting_cut_lines() as cuts:  # a session still being written: all but its last line
+            trajectories = list(reader.read(path, data))
     except AgentLensError:
         raise
     except READER_BUGS as exc:
         raise TraceError(path, _reader_bug(exc), reader_cls.name) from exc
-    if reader_cls.name != "agentlens-jsonl":  # a canonical dump carries its source's notes
+    runs = getattr(reader_cls, "lines_are_runs", False)
+    mark_cut_lines(trajectories, cuts, lines_are_runs=runs)
+    if reader_cls.name != "agentlens-jsonl" and not cuts:  # a cut run may not have begun
         _note_empty(trajectories, reader_cls.name, len(data))
     negative = next(filter(None, map(first_negative, trajectories)), None)
     if negative is not None:

@@ -30,6 +30,7 @@ ENVELOPE_KEYS = (b'"instruction"', b'"history"', b'"instance_id"', b'"git_patch"
 
 class OpenHandsEvalReader(SuffixReader):
     name: ClassVar[str] = "openhands-eval"
+    lines_are_runs: ClassVar[bool] = True
     suffixes: ClassVar[tuple[str, ...]] = (".jsonl", ".json")
 
     @classmethod

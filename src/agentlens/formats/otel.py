@@ -9,6 +9,10 @@ status, `is_error`; a tool span no response asked for is a tool step of its own.
 user message of the first LLM span is the task. The agent span names the agent; spans of no
 known kind (HTTP, DB) are counted in metadata, not read as steps.
 
+A trace `convert --to otel` wrote carries what OTel has no place for under `agentlens.*`
+(`otel_writer`): each call's category, command and files, each step's own time, the messages
+after the last response; these are read back as written, so a run round-trips step by step.
+
 A `.json` file holds one export request (`{"resourceSpans": [...]}`); a `.jsonl` file (the
 collector's file exporter) one per line. `convert --to otel` writes this shape back
 (`otel_writer`).
@@ -29,8 +33,17 @@ from agentlens.errors import SchemaError
 from agentlens.formats import _otel_spans as o
 from agentlens.formats._json import ReadGuard, iter_jsonl, loads
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._steps import classify
-from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
+from agentlens.formats._steps import classify, parse_time
+from agentlens.trajectory import (
+    Agent,
+    Outcome,
+    Source,
+    Step,
+    StepKind,
+    ToolCategory,
+    Trajectory,
+    Usage,
+)
 
 HEAD = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
 
@@ -72,7 +85,7 @@ class _Steps:
         common: dict[str, Any] = {
             "turn": self.turn,
             "model": o.model_of(span),
-            "timestamp": _time(span, answered=True),
+            "timestamp": _own_time(span) or _time(span, answered=True),
         }
         first = len(self.steps)
         for i, call in enumerate(calls):
@@ -81,7 +94,7 @@ class _Steps:
             self.steps.append(step)
             self.open.append(step)
         if not calls:
-            self.steps.append(Step(index=0, kind="agent", text=said, **common))
+            self.steps.append(Step(index=0, kind="agent", text=said, **common, **_outcome_of(span)))
         tokens = o.tokens_of(span)
         if tokens is not None:
             self.steps[first].usage = Usage(
@@ -99,6 +112,8 @@ class _Steps:
         step.observation = result if result is not None else span.error
         known = span.attrs.get("agentlens.error_known") is not False  # `convert --to otel`'s
         step.is_error = span.error is not None if known else None
+        _carried_view(step, span.attrs)
+        step.timestamp = _own_time(span) or step.timestamp
 
     def _claim(self, name: str, call_id: str | None) -> Step | None:
         for step in self.open:
@@ -110,6 +125,16 @@ class _Steps:
         return None
 
 
+def _outcome_of(span: o.Span) -> dict[str, Any]:
+    """A message's observation and error flag, as `convert --to otel` wrote them."""
+    observation = span.attrs.get("agentlens.step.observation")
+    is_error = span.attrs.get("agentlens.step.is_error")
+    return {
+        "observation": observation if isinstance(observation, str) else None,
+        "is_error": is_error if isinstance(is_error, bool) else None,
+    }
+
+
 def _tool_step(name: str, args: dict[str, Any], call_id: str | None, **fields: Any) -> Step:
     view = classify(name, args)
     return Step(
@@ -118,32 +143,60 @@ def _tool_step(name: str, args: dict[str, Any], call_id: str | None, **fields: A
     )  # fmt: skip
 
 
+def _carried_view(step: Step, attrs: dict[str, Any]) -> None:
+    """The category, command and files `convert --to otel` wrote (`agentlens.tool.*`): the
+    source format's reader knew its agent's tool names; classifying the name again here
+    does not (Copilot's `view` would read as `other`)."""
+    files = _loads_strings(attrs.get("agentlens.tool.files"))
+    if files is None:  # not written by `convert --to otel`: the names' own classification
+        return
+    category = attrs.get("agentlens.tool.category")
+    command = attrs.get("agentlens.tool.command")
+    step.category = ToolCategory(category) if category in CATEGORIES else None
+    step.command = command if isinstance(command, str) else None
+    step.files = files
+
+
+CATEGORIES = frozenset(map(str, ToolCategory))
+
+
+def _loads_strings(raw: Any) -> list[str] | None:
+    """A JSON array of strings, or None when `raw` is not one."""
+    found = _loads_list(raw) if isinstance(raw, str) else None
+    ok = isinstance(found, list) and all(isinstance(item, str) for item in found)
+    return found if ok else None
+
+
+def _loads_list(raw: Any) -> list[Any]:
+    """A JSON array written as a string attribute; [] when it is not one."""
+    try:
+        found = json.loads(raw) if isinstance(raw, str) else None
+    except (ValueError, RecursionError):
+        return []
+    return found if isinstance(found, list) else []
+
+
 def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
     spans = sorted(spans, key=lambda s: s.start)
     builder = _Steps()
     kinds = Counter(s.kind for s in spans)
     llm = [s for s in spans if s.kind == "llm"]
     task = o.first_user_text(llm[0]) if llm else None
-    builder.steps += _said(llm[0], "system", o.system_texts(llm[0])) if llm else []
-    if task is not None:
-        builder.steps += _said(llm[0], "user", [task])
     for span in spans:
         if span.kind == "llm":
-            if span is not llm[0]:
-                builder.steps += _said(span, "system", o.system_texts(span))
-            new = o.new_user_texts(span)[1 if span is llm[0] else 0 :]  # the first: the task
-            builder.steps += _said(span, "user", new)
+            builder.steps += _asked(span, task if span is llm[0] else None)
             builder.response(span)
         elif span.kind == "tool":
             builder.execution(span)
+    ours = next((s.attrs for s in spans if s.kind == "agent" and s.parent is None), {})
+    builder.steps += _messages_after(ours.get("agentlens.messages_after"))
     for index, step in enumerate(builder.steps):
         step.index = index
     models = [m for m in map(o.model_of, llm) if m]
-    ours = next((s.attrs for s in spans if s.kind == "agent" and s.parent is None), {})
     return Trajectory(
         id=_text(ours.get("agentlens.trajectory.id")) or trace or path.stem,
         task_id=_text(ours.get("agentlens.task.id")),
-        task=task,
+        task=_text(ours.get("agentlens.task")) or task,
         agent=Agent(name=_agent_name(spans), version=_agent_version(spans)),
         model=models[0] if models else None,
         outcome=_outcome(ours),
@@ -155,8 +208,54 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
     )
 
 
-def _said(span: o.Span, kind: StepKind, texts: list[str]) -> list[Step]:
-    return [Step(index=0, kind=kind, text=text, timestamp=_time(span)) for text in texts]
+def _asked(span: o.Span, task: str | None) -> list[Step]:
+    """The system and user messages a response was asked with, in their order. The first
+    response's first user message is the task (`task`): a step, unless `convert --to otel`
+    wrote it for a run that had the task but no user step (`agentlens.task_is_no_step`)."""
+    told = _said(span, "system", o.system_texts(span))
+    if task is None:
+        return _in_order(told, _said(span, "user", o.new_user_texts(span)), span)
+    opening = [] if span.attrs.get("agentlens.task_is_no_step") is True else [task]
+    said = _said(span, "user", opening) + _said(span, "user", o.new_user_texts(span)[1:], 1)
+    return _in_order(told, said, span)
+
+
+def _in_order(told: list[Step], said: list[Step], span: o.Span) -> list[Step]:
+    """System messages, then user ones; or in the order `convert --to otel` wrote for them
+    (`agentlens.messages.order`, `s` a system and `u` a user message), when it fits."""
+    order = span.attrs.get("agentlens.messages.order")
+    if not isinstance(order, str) or Counter(order) != Counter(s=len(told), u=len(said)):
+        return told + said
+    queues = {"s": iter(told), "u": iter(said)}
+    return [next(queues[kind]) for kind in order]
+
+
+def _messages_after(raw: Any) -> list[Step]:
+    """The user and system messages after the last response, as `convert --to otel` wrote them
+    on the root span; an item of another shape is passed over."""
+    steps = []
+    for item in _loads_list(raw):
+        if not isinstance(item, dict) or item.get("role") not in ("user", "system"):
+            continue
+        text = item.get("content")
+        stamp = parse_time(item.get("timestamp"))
+        steps.append(
+            Step(index=0, kind=item["role"], text=text if isinstance(text, str) else "",
+                 timestamp=stamp)
+        )  # fmt: skip
+    return steps
+
+
+def _said(span: o.Span, kind: StepKind, texts: list[str], skip: int = 0) -> list[Step]:
+    """Messages a response was asked with, at their own times where `convert --to otel` wrote
+    them (`agentlens.<kind>.timestamps`, one per message), else at the span's start."""
+    own = _loads_list(span.attrs.get(f"agentlens.{kind}.timestamps"))
+    if len(own) < skip + len(texts):
+        return [Step(index=0, kind=kind, text=text, timestamp=_time(span)) for text in texts]
+    return [
+        Step(index=0, kind=kind, text=text, timestamp=parse_time(stamp))
+        for text, stamp in zip(texts, own[skip : skip + len(texts)], strict=True)
+    ]
 
 
 def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:
@@ -211,6 +310,11 @@ def _agent_name(spans: list[o.Span]) -> str | None:
 def _agent_version(spans: list[o.Span]) -> str | None:
     found = (s.attrs.get("gen_ai.agent.version") for s in spans if s.kind == "agent")
     return next((str(v) for v in found if v), None)
+
+
+def _own_time(span: o.Span) -> datetime | None:
+    """The step's own time, as `convert --to otel` wrote it (`agentlens.step.timestamp`)."""
+    return parse_time(span.attrs.get("agentlens.step.timestamp"))
 
 
 def _time(span: o.Span, *, answered: bool = False) -> datetime | None:

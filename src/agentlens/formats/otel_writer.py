@@ -9,8 +9,14 @@ the user messages since then (the task first) as `gen_ai.input.messages` and the
 (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `.arguments`, `.result`; status error when the call
 failed, ok when it did not, unset with `agentlens.error_known` false when the trace does not
 say). Id, task id, outcome, metadata (JSON), the run's reported totals and each response's price
-go under `agentlens.*`, which `otel.py` reads back. Span ids are derived from the trajectory id,
-so a conversion is repeatable.
+go under `agentlens.*`, which `otel.py` reads back, as do what the source's reader made of each
+call (`agentlens.tool.category`, `.command`, `.files`: only that reader knows its agent's tool
+names), each step's own time (`agentlens.step.timestamp`, `agentlens.user.timestamps`,
+`agentlens.system.timestamps`), the order of the messages before a response
+(`agentlens.messages.order`), a message's observation and error flag, and on the root span the
+messages after the last response (`agentlens.messages_after`) and a task that is not the first
+user message (`agentlens.task`). Sub-agents are not exported. Span ids are derived from the
+trajectory id, so a conversion is repeatable.
 
 Times come from the steps. OTLP needs a time on every span, so where a step has none the clock
 counts up in milliseconds from the last real one, or from the Unix epoch (1970) in a trace with
@@ -57,6 +63,9 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
     if traj.task_id:
         attrs["agentlens.task.id"] = traj.task_id
     attrs.update(_run_facts(traj))
+    after = _after_last_response(traj.steps)
+    if after:
+        attrs["agentlens.messages_after"] = json.dumps(after)
     if not clock.real:
         attrs["agentlens.start_synthetic"] = attrs["agentlens.end_synthetic"] = True
     spans = []
@@ -64,14 +73,19 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
     asked = stamps_before(traj.steps)
     for number, (before, turn) in enumerate(_turns(traj.steps)):
         said = [s.text for s in before if s.kind == "user"]
-        if number == 0:  # the task first, then what else the user said before the first answer
-            said = ([task] if task is not None else []) + said[1:]
+        extra = _step_times(before, turn[0]) | _message_order(before) | _agent_outcome(turn[0])
+        if number == 0 and traj.task is not None and said[:1] != [traj.task]:
+            attrs["agentlens.task"] = traj.task  # the task, not what the user said first
+        if number == 0 and not said and task is not None:  # a backend shows the task as asked
+            said, extra["agentlens.task_is_no_step"] = [task], True
         told = [s.text for s in before if s.kind == "system"]
         span_id = _hex(f"{traj.id}/chat/{number}", 16)
         stamp = _ns(asked.get(turn[0].index))
-        spans.append(_chat(trace, span_id, root, turn, (told, said), clock, stamp))
+        chat = _chat(trace, span_id, root, turn, (told, said), clock, stamp)
+        chat["attributes"] += [_attr(k, v) for k, v in extra.items()]
+        spans.append(chat)
         for step in (s for s in turn if s.kind == "tool"):
-            spans.append(_tool(trace, root, traj.id, step, clock))
+            spans.append(_tool(trace, root, traj.id, step, clock, turn[0]))
     start = min((int(s["startTimeUnixNano"]) for s in spans), default=clock.now)
     end = max((int(s["endTimeUnixNano"]) for s in spans), default=clock.now)
     return [
@@ -99,6 +113,58 @@ def _run_facts(traj: Trajectory) -> dict[str, Any]:
     if traj.metadata:
         facts["agentlens.metadata"] = msgspec.json.encode(traj.metadata).decode()
     return facts
+
+
+def _step_times(before: list[Step], first: Step) -> dict[str, str]:
+    """The steps' own times, where a span's cannot hold them (`otel.py` reads them back): the
+    messages a response was asked with, and the response's own, since span ends are pushed
+    apart (spans are read in start order) and a message has no span."""
+    times: dict[str, str] = {}
+    for kind in ("system", "user"):
+        stamps = [_iso(s.timestamp) for s in before if s.kind == kind]
+        if any(stamps):
+            times[f"agentlens.{kind}.timestamps"] = json.dumps(stamps)
+    if first.timestamp is not None:
+        times["agentlens.step.timestamp"] = first.timestamp.isoformat()
+    return times
+
+
+def _agent_outcome(first: Step) -> dict[str, Any]:
+    """What a message without a call observed (a parse error the harness gave back) and
+    whether it failed: no tool span holds them (`otel.py` reads them back)."""
+    if first.kind != "agent":
+        return {}
+    found: dict[str, Any] = {}
+    if first.observation is not None:
+        found["agentlens.step.observation"] = first.observation
+    if first.is_error is not None:
+        found["agentlens.step.is_error"] = first.is_error
+    return found
+
+
+def _message_order(before: list[Step]) -> dict[str, str]:
+    """The order of system (`s`) and user (`u`) messages, where it is not all system first:
+    the two go in different attributes of a chat span."""
+    order = "".join("s" if s.kind == "system" else "u" for s in before)
+    return {} if order == "".join(sorted(order)) else {"agentlens.messages.order": order}
+
+
+def _iso(when: datetime | None) -> str | None:
+    return when.isoformat() if when is not None else None
+
+
+def _after_last_response(steps: list[Step]) -> list[dict[str, Any]]:
+    """The user and system messages after the last response (a user's last word, a "request
+    cancelled"): no chat span asks with them, so the root span carries them for `otel.py`."""
+    after: list[dict[str, Any]] = []
+    for step in steps:
+        if step.kind in ("agent", "tool"):
+            after = []
+        elif step.kind in ("user", "system"):
+            after.append(
+                {"role": step.kind, "content": step.text, "timestamp": _iso(step.timestamp)}
+            )
+    return after
 
 
 def _turns(steps: list[Step]) -> list[tuple[list[Step], list[Step]]]:
@@ -182,7 +248,9 @@ def _mark_synthetic(attrs: dict[str, Any], *, start: bool, end: bool) -> None:
         attrs["agentlens.end_synthetic"] = True
 
 
-def _tool(trace: str, root: str, traj_id: str, step: Step, clock: _Clock) -> dict[str, Any]:
+def _tool(
+    trace: str, root: str, traj_id: str, step: Step, clock: _Clock, first: Step
+) -> dict[str, Any]:
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": step.tool_name or "unknown",
@@ -192,6 +260,9 @@ def _tool(trace: str, root: str, traj_id: str, step: Step, clock: _Clock) -> dic
         attrs["gen_ai.tool.call.id"] = step.call_id
     if step.observation is not None:
         attrs["gen_ai.tool.call.result"] = step.observation
+    attrs.update(_tool_view(step))
+    if step.timestamp is not None and step.timestamp != first.timestamp:  # its own, not its turn's
+        attrs["agentlens.step.timestamp"] = step.timestamp.isoformat()
     if step.is_error is None:  # an unset status reads as success in a foreign capture
         attrs["agentlens.error_known"] = False
     _mark_synthetic(attrs, start=True, end=True)  # the call's own time is in no step
@@ -203,6 +274,18 @@ def _tool(trace: str, root: str, traj_id: str, step: Step, clock: _Clock) -> dic
             {"code": ERROR, "message": "tool call failed"} if step.is_error else {"code": OK}
         )
     return span
+
+
+def _tool_view(step: Step) -> dict[str, Any]:
+    """What the reader made of the call (`otel.py` reads it back): the category, command and
+    files come from the source format's own tool names (Copilot's `view`, Grok's
+    `run_terminal_command`), which a reader of OTel alone cannot know."""
+    view: dict[str, Any] = {"agentlens.tool.files": json.dumps(step.files)}
+    if step.category is not None:
+        view["agentlens.tool.category"] = str(step.category)
+    if step.command is not None:
+        view["agentlens.tool.command"] = step.command
+    return view
 
 
 class _Clock:
