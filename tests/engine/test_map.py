@@ -347,12 +347,16 @@ def test_rays_own_reports_are_dropped_but_with_debug_and_a_workers_prints_kept(
     errors.set_debug(debug)
     try:
         forward("raylet", f"A worker died or was killed while executing a task {mark}")
+        forward("raylet", f"Raylet is terminated. Last 20 lines of the Raylet logs: {mark}")
         forward(4242, f"a print {mark}")
     finally:
         errors.set_debug(False)
     out, err = capsys.readouterr()
     assert printed(out) == [f"(pid=4242) a print {mark}"]
-    reports = [f"(raylet) A worker died or was killed while executing a task {mark}"]
+    reports = [
+        f"(raylet) A worker died or was killed while executing a task {mark}",
+        f"(raylet) Raylet is terminated. Last 20 lines of the Raylet logs: {mark}",
+    ]
     assert printed(err) == (reports if debug else [])
 
 

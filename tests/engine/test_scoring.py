@@ -143,6 +143,7 @@ def test_score_command_on_processes_and_a_failed_run(
         (KILLING, r"worker process \d+ was killed by SIGKILL \(out of memory\?\)"),
         (RAY_KILLING, r"a Ray worker process died \(killed, out of memory, a crash\?\)"),
     ],
+    ids=["processes", "ray"],
 )
 def test_a_killed_worker_costs_the_cohort_only_its_task(
     engine: str, death: str, tmp_path: Path

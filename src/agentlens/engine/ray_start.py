@@ -1,10 +1,9 @@
 """Starting or joining a Ray within a bound, and leaving no process of a local Ray behind.
 
 `ray.init` has waits of its own with no bound, or one longer than a user waits: a raylet lost
-while the driver starts left it waiting for over ten minutes, deaf to Ctrl-C (the wait is in
-Ray's C++ core, which does not look at signals). So `ray.init` runs in a thread of its own while
-the caller's thread waits for it at most `START_TIMEOUT` seconds, still taking Ctrl-C and
-SIGTERM. A local Ray that fails to start, or does not start in time, is one `ConfigError` line,
+while the driver started left it waiting for over ten minutes, deaf to Ctrl-C (a wait in Ray's
+own code, out of our reach). So `ray.init` runs in a thread of its own while the caller's thread
+waits for it at most `START_TIMEOUT` seconds, still taking Ctrl-C and SIGTERM. A local Ray that fails to start, or does not start in time, is one `ConfigError` line,
 and its processes are stopped: those `ray.init` started (GCS, raylet, reaper), and those its
 raylet started (agents, workers), which a raylet that died leaves running on their own.
 
