@@ -7,6 +7,20 @@ from pathlib import Path
 
 from agentlens.os_names import printable
 
+_debug = False
+
+
+def set_debug(on: bool) -> None:
+    """The process-wide `--debug` switch, set by the CLI for each command (threads share it)."""
+    global _debug
+    _debug = on
+
+
+def debug() -> bool:
+    """Whether the command runs with `--debug`: tracebacks, and the tools' own diagnostics (Ray's
+    reports of its components) that otherwise stand beside our one line."""
+    return _debug
+
 
 class AgentLensError(Exception):
     """Base of every error caused by input or usage, not by a bug in AgentLens."""

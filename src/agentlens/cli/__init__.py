@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from agentlens import errors
 from agentlens.cli._app import run_cli, silence_stdout
 
 # Command name -> "module:function"; modules are imported only when their command runs.
@@ -104,6 +105,7 @@ def _short_help(name: str, limit: int) -> str:
 def cli(ctx: click.Context, debug: bool, no_redact: bool, max_file_size: str | None) -> None:
     """AgentLens: how an AI coding agent reached its result, not only whether it passed."""
     ctx.obj = {"debug": debug}
+    errors.set_debug(debug)
     if max_file_size is not None:
         from agentlens.formats import limits
 

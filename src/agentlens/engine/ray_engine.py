@@ -13,16 +13,23 @@ A Ray already started in this process (`ray.init(...)` by the caller) is used as
 running on `close()`; one this engine started is shut down by it.
 
 As in `processes`: a chunk whose results cannot be sent back is retried an item at a time, and
-an item that still fails gets `Outcome.error`. Unlike `processes`, which starts a new pool and
-fails only the item a dead worker was running, a Ray worker that dies outright (killed, out of
-memory, its node lost) stops the batch with `WorkerLostError`, one line. Tasks are never retried
-by Ray (`max_retries=0`): a unit that kills its worker would kill the next one too. An ADDRESS
-that does not answer is a one-line `ConfigError` within `CONNECT_TIMEOUT` seconds, where
+an item that still fails gets `Outcome.error`. So does a worker that dies outright (killed, out
+of memory, a crash): Ray starts workers anew by itself (`WorkerCrashedError` says which task was
+lost), a chunk lost with its worker is sent again an item per task, an item that dies alone is
+sent once more, and an item whose worker dies that second time too gets `Outcome.error`
+(`WorkerLostError`; Ray does not say which signal or exit code). Re-running is safe because a
+unit is a pure function of its item; tasks stay `max_retries=0` (see `_Losses`). Tasks lost on
+`workers` x 4 + 1 chunks or items in a row with nothing scored in between (every item dies: the
+machine is out of memory) stop the batch with `WorkerLostError`, one line; so does a node lost
+(the raylet, the GCS), which takes all with it. `ray.init` is bounded (`ray_start.py`). An
+ADDRESS that does not answer is a one-line `ConfigError` within `CONNECT_TIMEOUT` seconds, where
 `ray.init` would retry for minutes.
 
-Nothing of Ray's reaches this process's stdout, which is the command's output (`--json > out.json`):
-the reports Ray pushes to the driver go to stderr, and its report of a dead worker not at all, since
-`WorkerLostError` says it (see `_keep_ray_off_stdout`; once made, this lasts for the process)."""
+Nothing of Ray's reaches this process's stdout, which is the command's output (`--json > out.json`),
+and without `--debug` nothing reaches stderr but our own line: the reports Ray pushes to the
+driver from its components (a dead worker, a retry, a lost raylet's last log lines and state
+dump) are dropped, and go to stderr with `--debug` (see `_route_ray_reports`; once made, this
+lasts for the process)."""
 
 from __future__ import annotations
 
@@ -34,6 +41,7 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,7 +49,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from agentlens import stop_signals
+from agentlens import errors, stop_signals
 from agentlens.engine import _codec
 from agentlens.engine._base import EngineBase, OnDone, collect
 from agentlens.engine.outcome import (
@@ -54,6 +62,8 @@ from agentlens.engine.outcome import (
     run_chunk,
     singles,
 )
+from agentlens.engine.processes import IN_FLIGHT
+from agentlens.engine.ray_start import init_within, stop_local
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.trajectory import Trajectory
 
@@ -69,8 +79,6 @@ server) answers with a SETTINGS frame of its own."""
 SETTINGS_FRAME = 0x04
 FIX = "Rerun with --engine processes:N (fewer workers) or serial, or give the Ray nodes more memory"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-WORKER_DIED = "A worker died or was killed while executing"
-"""How the raylet's report of a worker lost in a task begins (so from Ray 0.x to 2.60 at least)."""
 
 
 def import_ray() -> ModuleType:
@@ -84,14 +92,18 @@ def import_ray() -> ModuleType:
 def lost_errors(ray: ModuleType) -> tuple[type[BaseException], ...]:
     """Ray's errors for work lost with its worker or node (killed, out of memory, node gone),
     as against an error the work itself raised."""
+    return worker_lost_errors(ray) + node_lost_errors(ray)
+
+
+def worker_lost_errors(ray: ModuleType) -> tuple[type[BaseException], ...]:
+    """Work lost with the one worker that ran it: its item may be at fault."""
+    return (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError)
+
+
+def node_lost_errors(ray: ModuleType) -> tuple[type[BaseException], ...]:
+    """Work lost with a whole node (its raylet, or the GCS): no item is at fault."""
     exceptions = ray.exceptions
-    return (
-        exceptions.WorkerCrashedError,
-        exceptions.OutOfMemoryError,
-        exceptions.NodeDiedError,
-        exceptions.LocalRayletDiedError,
-        exceptions.ObjectLostError,
-    )
+    return (exceptions.NodeDiedError, exceptions.LocalRayletDiedError, exceptions.ObjectLostError)
 
 
 class RayEngine(EngineBase):
@@ -100,19 +112,22 @@ class RayEngine(EngineBase):
         self.local = address is None
         _prepare_environment(address)
         self._ray = ray = import_ray()
-        _keep_ray_off_stdout()
+        _route_ray_reports()
         self._started = not ray.is_initialized()
         self._sigterm: dict[signal.Signals, stop_signals.Handler] = {}
         self._stop: SystemExit | None = None
+        self._shut_down = threading.Event()
         if self._started:
-            _connect(ray, address)
-            # ray.init's own handlers dump a native stack and exit 1, as if a file had failed
+            self._shut_down = _connect(ray, address)
+            # ray.init's own handlers (set when it runs in the main thread) dump a native stack
+            # and exit 1, as if a file had failed
             self._sigterm = stop_signals.take_over([signal.SIGTERM, signal.SIGHUP], self._on_stop)
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.name = f"ray:{address}" if address else "ray"
         ray.util.register_serializer(Trajectory, serializer=_codec.pack, deserializer=_codec.unpack)
         self._task = ray.remote(max_retries=0)(run_chunk)
-        self._lost = lost_errors(ray)
+        self._worker_lost = worker_lost_errors(ray)
+        self._node_lost = node_lost_errors(ray)
 
     def map(
         self,
@@ -146,27 +161,43 @@ class RayEngine(EngineBase):
     def _as_completed(
         self, fn_ref: Any, sent: dict[Any, tuple[int, Sequence[Any]]]
     ) -> Iterator[list[Outcome[R]]]:
-        """Each chunk's outcomes as it finishes; a chunk whose results failed, item by item."""
+        """Each chunk's outcomes as it finishes; a chunk whose results failed or whose worker
+        died, item by item."""
+        lost = _Losses(self.workers * IN_FLIGHT + 1)
         while sent:
             done, _ = self._ray.wait(list(sent), num_returns=1, timeout=0.5)
             for ref in done:
                 start, part = sent.pop(ref)
                 try:
                     outcomes: list[Outcome[R]] = self._ray.get(ref)
-                except self._lost as exc:
-                    raise WorkerLostError(_lost_line(exc)) from exc
-                except Exception as exc:  # run_chunk keeps the unit's own errors: this is travel
-                    if len(part) == 1:
-                        outcomes = [_travel_failure(start, exc)]
-                    else:
-                        for index, one in singles(start, part):
-                            sent[self._task.remote(fn_ref, index, one)] = (index, one)
+                except self._node_lost as exc:
+                    raise WorkerLostError(_node_lost_line(exc)) from exc
+                except self._worker_lost as exc:
+                    if lost.again(exc, start, len(part)):
+                        self._send_singles(fn_ref, start, part, sent)
                         continue
+                    outcomes = [failed(start, WorkerLostError(_died_twice(exc)))]
+                except Exception as exc:  # run_chunk keeps the unit's own errors: this is travel
+                    if len(part) > 1:
+                        self._send_singles(fn_ref, start, part, sent)
+                        continue
+                    outcomes = [_travel_failure(start, exc)]
+                lost.scored(outcomes)
                 yield outcomes
 
+    def _send_singles(
+        self, fn_ref: Any, start: int, part: Sequence[Any], sent: dict[Any, tuple[int, Any]]
+    ) -> None:
+        for index, one in singles(start, part):
+            sent[self._task.remote(fn_ref, index, one)] = (index, one)
+
     def close(self) -> None:
-        if self._started and self._ray.is_initialized():
-            self._ray.shutdown()
+        if self._started:
+            if self._ray.is_initialized():
+                self._ray.shutdown()
+            if self.local:  # a raylet that died leaves its agents and workers running
+                stop_local(self._ray)
+        self._shut_down.set()
         self._started = False
         stop_signals.give_back(self._sigterm)
         self._sigterm = {}
@@ -193,18 +224,18 @@ def _prepare_environment(address: str | None) -> None:
         _use_token_if_at_hand()
 
 
-def _keep_ray_off_stdout() -> None:
-    """Send what Ray's driver prints for its own components (the raylet, GCS, autoscaler) to
-    stderr instead of stdout, and drop the raylet's report of a worker that died in a task.
+def _route_ray_reports() -> None:
+    """Drop what Ray's driver prints for its own components (the raylet, GCS, autoscaler), or,
+    with `--debug`, send it to stderr, never to stdout.
 
     Ray's driver runs a thread, `ray._private.worker.listen_error_messages`, that prints every
-    error the cluster pushes to it ("(raylet) A worker died or was killed ...") through
+    error the cluster pushes to it ("(raylet) A worker died or was killed ...", "Task ... will be
+    retried", a lost raylet's last 20 log lines and state dump: ~45 lines) through
     `print_to_stdstream` with `is_err=False`, so to `sys.stdout`. No `ray.init` argument,
     environment variable or config turns it off (`log_to_driver=False` only stops the workers'
-    logs; the raylet sends the report on every unexpected worker exit). That thread looks the
-    function up at each message, so it is wrapped here, in place, which also covers a Ray already
-    started by the caller. Output whose "pid" is a number (a worker's own prints, with
-    `log_to_driver=True`) is the caller's and passes as it is."""
+    logs). That thread looks the function up at each message, so it is wrapped here, in place,
+    which also covers a Ray already started by the caller. Output whose "pid" is a number (a
+    worker's own prints, with `log_to_driver=True`) is the caller's and passes as it is."""
     try:
         worker = importlib.import_module("ray._private.worker")
     except ImportError:  # a Ray that moved it: nothing to wrap
@@ -216,36 +247,42 @@ def _keep_ray_off_stdout() -> None:
     def print_to_stdstream(data: dict[str, Any], ignore_prefix: bool = False) -> None:
         if not isinstance(data.get("pid"), str):  # a worker's own output
             original(data, ignore_prefix=ignore_prefix)
-            return
-        lines = list(data.get("lines", []))
-        if data["pid"] == "raylet":
-            lines = [line for line in lines if not str(line).startswith(WORKER_DIED)]
-        if lines:
-            original({**data, "lines": lines, "is_err": True}, ignore_prefix=ignore_prefix)
+        elif errors.debug():
+            original({**data, "is_err": True}, ignore_prefix=ignore_prefix)
 
     print_to_stdstream.agentlens_wrapped = True  # type: ignore[attr-defined]
     worker.print_to_stdstream = print_to_stdstream  # type: ignore[attr-defined]
 
 
-def _connect(ray: ModuleType, address: str | None) -> None:
+def _connect(ray: ModuleType, address: str | None) -> threading.Event:
+    """Start or join a Ray; the event is for `close` to set once Ray is shut down."""
     if address is not None:
         _check_reachable(address)
+
+    def init() -> None:
+        ray.init(
+            address=address or "local",  # not None: that would follow $RAY_ADDRESS
+            include_dashboard=False,
+            logging_level=logging.ERROR,
+            log_to_driver=False,
+        )
+
     try:
+        if address is None:
+            return init_within(ray, init, local=True)
         with _native_stderr_held():
-            ray.init(
-                address=address or "local",  # not None: that would follow $RAY_ADDRESS
-                include_dashboard=False,
-                logging_level=logging.ERROR,
-                log_to_driver=False,
-            )
-    except (ConnectionError, TimeoutError, ValueError) as exc:  # e.g. ray:auto, none running
+            return init_within(ray, init, local=False)
+    except ConfigError:
+        raise
+    except Exception as exc:  # e.g. ray:auto, none running; a local Ray whose raylet was lost
         if _mentions(exc, "AuthenticationError"):
             raise ConfigError(
                 f"engine 'ray:{address}': the cluster refused this driver's token; it needs the "
                 "head's token (`ray get-auth-token` there) in RAY_AUTH_TOKEN or ~/.ray/auth_token"
             ) from exc
         message = " ".join(str(exc).split()) or type(exc).__name__
-        raise ConfigError(f"engine 'ray:{address}': Ray did not start: {message}") from exc
+        where = f"ray:{address}" if address else "ray"
+        raise ConfigError(f"engine '{where}': Ray did not start: {message}") from exc
 
 
 @contextmanager
@@ -335,16 +372,58 @@ def _speaks_grpc(sock: socket.socket) -> bool:
     return len(reply) == 9 and reply[3] == SETTINGS_FRAME
 
 
-def _lost_line(exc: BaseException) -> str:
-    """Which way the worker was lost, for the one line the CLI prints."""
-    kind = type(exc).__name__
-    if kind == "OutOfMemoryError":
-        how = "Ray's memory monitor killed a worker (out of memory)"
-    elif kind in ("NodeDiedError", "LocalRayletDiedError", "ObjectLostError"):
-        how = "a Ray node was lost"
-    else:
-        how = "a Ray worker process died (killed, out of memory?)"
-    return f"{how}; the batch was stopped. {FIX}"
+class _Losses:
+    """Tasks lost with their worker: which items died alone once (sent again, once), and the
+    chunks and different items lost since an item was last scored. At `limit` of those (one
+    more than `processes` keeps in flight: workers x 4, so a task cut in pieces that all carry
+    the same hostile trace fails alone), fresh items die too: the machine (memory), not an
+    input, is at fault, and the batch stops. Each item goes alone at most twice, so a batch
+    ends either way.
+
+    The second run is sent here, not left to Ray's `max_retries`: with a retriable task in
+    flight when the raylet is lost, Ray tries to rebuild the lost objects, and its core may end
+    the driver (exit 1, "The connection to the plasma store is failed") before the loss is
+    raised."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.in_a_row: set[int] = set()  # an item's index; a chunk's as -1 - its start
+        self.died_alone: set[int] = set()
+
+    def scored(self, outcomes: list[Outcome[Any]]) -> None:
+        if any(outcome.ok for outcome in outcomes):
+            self.in_a_row.clear()
+
+    def again(self, exc: BaseException, start: int, size: int) -> bool:
+        """Whether the task lost (`size` items from `start`) goes again, an item per task; raises
+        `WorkerLostError` once too many were lost in a row."""
+        self.in_a_row.add(start if size == 1 else -1 - start)
+        if len(self.in_a_row) >= self.limit:
+            raise WorkerLostError(
+                f"{_how(exc)}; the batch was stopped: Ray workers died on {self.limit} tasks or "
+                f"items in a row with nothing scored in between. {FIX}"
+            ) from exc
+        if size > 1:
+            return True
+        first = start not in self.died_alone
+        self.died_alone.add(start)
+        return first
+
+
+def _how(exc: BaseException) -> str:
+    """Which way a worker was lost (Ray names no signal or exit code)."""
+    if type(exc).__name__ == "OutOfMemoryError":
+        return "Ray's memory monitor killed a worker (out of memory)"
+    return "a Ray worker process died (killed, out of memory, a crash?)"
+
+
+def _died_twice(exc: BaseException) -> str:
+    return f"{_how(exc)} running it, twice"
+
+
+def _node_lost_line(exc: BaseException) -> str:
+    """The one line the CLI prints when a node lost stops the batch."""
+    return f"a Ray node was lost ({type(exc).__name__}); the batch was stopped. {FIX}"
 
 
 def _travel_failure(index: int, exc: BaseException) -> Outcome[Any]:
