@@ -165,3 +165,23 @@ def test_the_printed_reason_recomputes_to_the_printed_score() -> None:
         for weight, _, x, mean, sd in re.findall(term, reason):
             z += float(weight) * (float(x) - float(mean)) / float(sd)
         assert 100 / (1 + math.exp(-z)) == pytest.approx(res.score, abs=0.05), reason
+
+
+@pytest.mark.parametrize("profile", ["calibrated", "sdk-compat"])
+def test_shared_labels_and_states_build_the_same_references(profile: str) -> None:
+    """A leave-one-out cohort merges each donor into dozens of references; the donors' labels and
+    states are now computed once and shared. The references and baselines must not change."""
+    from agentlens.process.donor_baseline import donor_baseline
+    from agentlens.process.pta import build_reference, run_labels, run_states
+    from agentlens.process.pta_io import reference_to_json
+
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    donors = [t for t in trajs if t.outcome.status == "passed"][:7]
+    config = get_profile(profile)
+    labels = [run_labels(t, config) for t in donors]
+    states = [run_states(t, lab, config) for t, lab in zip(donors, labels, strict=True)]
+    fresh = build_reference(donors, config)
+    for _ in range(2):  # shared states are merged twice: the first merge must not alter them
+        shared = build_reference(donors, config, states=states)
+        assert reference_to_json(shared) == reference_to_json(fresh)
+    assert donor_baseline(donors, config, labels) == donor_baseline(donors, config)

@@ -9,21 +9,32 @@ from dataclasses import replace
 
 from agentlens.process.calibrated import BASELINE_DONORS, BASELINE_KEY, DonorBaseline
 from agentlens.process.profiles import ProfileConfig
-from agentlens.process.pta import Reference, build_reference
+from agentlens.process.pta import Reference, build_reference, run_labels, run_states
 from agentlens.process.score import score_trajectory
+from agentlens.process.stages import Stage
 from agentlens.trajectory import Trajectory
 
 
-def donor_baseline(donors: Sequence[Trajectory], config: ProfileConfig) -> DonorBaseline | None:
+def donor_baseline(
+    donors: Sequence[Trajectory],
+    config: ProfileConfig,
+    labels: Sequence[Sequence[Stage | None]] | None = None,
+) -> DonorBaseline | None:
     """Leave-one-donor-out: each of the first `BASELINE_DONORS` donors against the reference of
-    all the others; None with fewer than 3 donors (a reference needs 2)."""
+    all the others; None with fewer than 3 donors (a reference needs 2). `labels`, the donors'
+    own (as the reference was built with), spare labelling each donor once per merge."""
     if len(donors) < 3:
         return None
     plain = replace(config, composite="eq1", terms=())
+    stages = labels if labels is not None else [run_labels(d, plain) for d in donors]
+    states = [run_states(d, lab, plain) for d, lab in zip(donors, stages, strict=True)]
     found = []
     for i, donor in enumerate(donors[:BASELINE_DONORS]):
-        reference = build_reference([d for j, d in enumerate(donors) if j != i], plain)
-        found.append(score_trajectory(donor, reference, plain))
+        others = [j for j in range(len(donors)) if j != i]
+        reference = build_reference(
+            [donors[j] for j in others], plain, states=[states[j] for j in others]
+        )
+        found.append(score_trajectory(donor, reference, plain, stages[i]))
     f1 = sum(r.f1_score for r in found) / len(found) / 100
     cov = sum(r.signals["cov"].value for r in found) / len(found) / 100
     n = sum(r.n_states for r in found) / len(found)
@@ -36,14 +47,15 @@ def attach_baseline(
     donors: Sequence[Trajectory],
     config: ProfileConfig,
     known: dict[tuple[int, ...], DonorBaseline | None] | None = None,
+    labels: Sequence[Sequence[Stage | None]] | None = None,
 ) -> None:
     """Compute the donors' baseline once and keep it with the reference (its memo); `known`
-    shares baselines between references of the same donors."""
+    shares baselines between references of the same donors; `labels` are the donors'."""
     if config.composite != "logistic":
         return
     key = tuple(id(d) for d in donors)
     cache = known if known is not None else {}
     if key not in cache:
-        cache[key] = donor_baseline(donors, config)
+        cache[key] = donor_baseline(donors, config, labels)
     found = cache[key]
     reference.cached(BASELINE_KEY, lambda: found)

@@ -17,7 +17,8 @@ from agentlens.process import score as scoring
 from agentlens.process.calibrated import DonorBaseline
 from agentlens.process.donor_baseline import attach_baseline
 from agentlens.process.profiles import get_profile
-from agentlens.process.pta import build_reference, run_labels
+from agentlens.process.pta import build_reference, run_labels, run_states
+from agentlens.process.states import ProcState
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -81,10 +82,11 @@ def score_unit(unit: TaskUnit, profile: Profile) -> list[ScoredRun]:
     config = get_profile(profile)
     labels: dict[int, list[Stage | None] | RunFailure] = {}
     baselines: dict[tuple[int, ...], DonorBaseline | None] = {}
+    states: dict[int, list[ProcState]] = {}  # a donor's states, for every reference it joins
     results: list[ScoredRun] = []
     for donors, scored in unit.splits:
         usable = [i for i in donors if _labelled(unit, i, config, labels, results)]
-        reference = _reference(unit, usable, config, labels, baselines)
+        reference = _reference(unit, usable, config, labels, baselines, states)
         for i in scored:
             results.append(_score_one(unit, i, reference, config, labels, results))
     return [r for r in results if r is not _SKIP]
@@ -118,11 +120,16 @@ def _reference(
     unit: TaskUnit, donors: list[int], config: ProfileConfig,
     labels: dict[int, list[Stage | None] | RunFailure],
     baselines: dict[tuple[int, ...], DonorBaseline | None],
+    states: dict[int, list[ProcState]],
 ) -> Reference | RunFailure:  # fmt: skip
     runs = [unit.runs[i] for i in donors]
     try:
-        reference = build_reference(runs, config, labels=[labels[i] for i in donors])  # type: ignore[misc]
-        attach_baseline(reference, runs, config, baselines)
+        stages = [labels[i] for i in donors]
+        for i, labelled in zip(donors, stages, strict=True):
+            if i not in states:
+                states[i] = run_states(unit.runs[i], labelled, config)  # type: ignore[arg-type]
+        reference = build_reference(runs, config, states=[states[i] for i in donors])
+        attach_baseline(reference, runs, config, baselines, stages)  # type: ignore[arg-type]
     except Exception as exc:  # the runs scored against it fail, named
         return RunFailure("", "reference", _reason(exc))
     return reference
