@@ -97,11 +97,9 @@ def score(
 def _reference(path: str, profile: Profile | None) -> tuple[Reference, Profile]:
     """The saved reference with its donors' baseline, and the profile to score with (the
     reference's own unless one is named; a different one is warned about)."""
-    from agentlens.process.calibrated import load_baseline
     from agentlens.process.pta_io import read_reference
 
     reference = read_reference(path)
-    load_baseline(reference, orjson.loads(Path(path).read_bytes()))
     chosen: Profile = profile or reference.profile
     if chosen != reference.profile:
         err_console.print(
