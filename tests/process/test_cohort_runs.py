@@ -187,3 +187,28 @@ def test_a_full_disk_under_the_table_is_one_line_naming_it(tmp_path: Path) -> No
         table.ref(0)
     assert raised.value.filename == table.path
     table.close()
+
+
+def test_a_walk_over_the_refs_is_one_query_not_one_a_run() -> None:
+    """`agentlens score` walks its runs' refs three times (the reference's warnings, the work,
+    the results), and each run was a query of its own, ~10 µs (~3 s a walk of 100k runs), its
+    span another. A walk is now one query, spans included, and gives what the queries a run
+    gave, past the runs the batch dropped."""
+    from agentlens.process.cohort_runs import spilled_runs
+
+    with read_cohort([str(DATA / "formats")]) as (_, spill):
+        spill.drop({3, 4, 10, 11, 12, 13, 14, 15, 16, 17, 40})
+        kept = list(spill.refs.keys)
+        refs = [spill.table.ref(p) for p in kept]
+        spans = [spill.span_at(p) for p in kept]
+        statements: list[str] = []
+        spill.table._db.set_trace_callback(statements.append)
+        assert list(spill.refs) == refs
+        assert len(statements) == 1, f"{len(statements)} queries for {len(kept)} runs"
+        runs = spilled_runs(spill, local=True)
+        assert [(r.id, r.span) for r in runs] == [
+            (r.id, s) for r, s in zip(refs, spans, strict=True)
+        ]
+        assert len(statements) == 2
+        spill.table._db.set_trace_callback(None)
+    assert len(kept) > 50 and kept[-1] > 40

@@ -79,7 +79,7 @@ def score(
         ),
     ):
         _warn_all(reference_warnings(spill.refs, reference))
-        runs = spilled_runs(spill.refs, spill, getattr(engine, "local", True))
+        runs = spilled_runs(spill, getattr(engine, "local", True))
         outcomes = engine.map(partial(score_spilled_run, reference=reference, profile=chosen), runs)
         scored, results, failed = _sorted_outcomes(spill.refs, outcomes)
         if store_url:

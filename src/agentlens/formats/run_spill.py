@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import msgspec
 
@@ -150,6 +150,10 @@ class RunSpill:
             name[len(run_id) :] if after_id else name, after_id, run.source.format,
             run.source.index, outcome.status, position,
         )  # fmt: skip
+
+    def walk(self) -> Iterator[tuple[RunRef, Span]]:
+        """The ref of each run kept, in the batch's order, with where it lies (`RunTable.walk`)."""
+        return self.table.walk(self._kept)
 
     def span(self, ref: RunRef) -> Span:
         return self.span_at(ref.position)
