@@ -64,6 +64,9 @@ class RunRef(msgspec.Struct, frozen=True, gc=False):
     index: int | None
     status: str
     position: int
+    size: int | None = None
+    """The size of the file at `source.path` when the batch found it; None: not known (the
+    run's path is not the file walked, or the batch did not walk it)."""
 
     @property
     def name(self) -> str:
@@ -88,10 +91,10 @@ PRAGMA cache_size = -2048;
 CREATE TABLE runs (
     position INTEGER PRIMARY KEY, id BLOB, task_id BLOB, folder BLOB, file BLOB,
     after_id INTEGER, format BLOB, idx INTEGER, status BLOB,
-    spill INTEGER, start INTEGER, stop INTEGER, task BLOB, kept INTEGER DEFAULT 1
+    spill INTEGER, start INTEGER, stop INTEGER, task BLOB, kept INTEGER DEFAULT 1, size INTEGER
 );
 """
-_FIELDS = "id, task_id, folder, file, after_id, format, idx, status, position"
+_FIELDS = "id, task_id, folder, file, after_id, format, idx, status, position, size"
 _WAITING = 4096
 """Rows written in one transaction (a commit a run costs ~10 µs)."""
 
@@ -115,13 +118,14 @@ class RunTable:
 
     def add(self, ref: RunRef, span: Span) -> None:
         """`ref` (at position `len(self)`) and where its run lies."""
-        self._waiting.append((*_row(ref), *span, _text(task_key(ref))))
+        self._waiting.append((*_row(ref), *span, _text(task_key(ref)), ref.size))
         self._length += 1
         if len(self._waiting) >= _WAITING:
             self._write()
 
     def replace(self, ref: RunRef) -> None:
-        """The run at `ref.position` as `ref` (another id, another outcome)."""
+        """The run at `ref.position` as `ref` (another id, another outcome; its file's size
+        stays the one it was added with)."""
         self._write()
         values = _row(ref)
         with self._errors():
@@ -228,7 +232,8 @@ class RunTable:
             with self._errors(), self._db:
                 self._db.executemany(
                     "INSERT INTO runs (id, task_id, folder, file, after_id, format, idx, status, "
-                    "position, spill, start, stop, task) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "position, spill, start, stop, task, size) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     self._waiting,
                 )
             self._waiting.clear()
@@ -246,7 +251,7 @@ def _matched(
             row = next(found, None)
         if row is None:  # not in the table, or `positions` not ascending
             raise IndexError(position)
-        yield _ref(row[:9]), (row[9], row[10], row[11])
+        yield _ref(row[:10]), (row[10], row[11], row[12])
 
 
 def _row(ref: RunRef) -> tuple[object, ...]:
@@ -256,9 +261,9 @@ def _row(ref: RunRef) -> tuple[object, ...]:
 
 
 def _ref(row: tuple[Any, ...]) -> RunRef:
-    run_id, task_id, folder, file, after_id, format, index, status, position = row
+    run_id, task_id, folder, file, after_id, format, index, status, position, size = row
     return RunRef(_str(run_id), _maybe(task_id), _maybe(folder), _str(file), bool(after_id),
-                  _str(format), index, _str(status), position)  # fmt: skip
+                  _str(format), index, _str(status), position, size)  # fmt: skip
 
 
 def _text(text: str | None) -> bytes | None:
