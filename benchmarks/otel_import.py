@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from agentlens.formats import read_path
 from agentlens.formats.otel import OtelReader
 from agentlens.formats.otel_writer import to_otlp
 from agentlens.trajectory import Trajectory
+from cpu_timing import best
 
 SESSION = (
     Path(__file__).resolve().parents[2]
@@ -75,15 +74,6 @@ def _inputs(history: list[tuple[str, str]], style: str) -> list[dict[str, Any]]:
         for i, (role, text) in enumerate(history)
         for a in (attr(prefix.format(i) + "role", role), attr(prefix.format(i) + "content", text))
     ]
-
-
-def best(work: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        work()
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def timings(path: Path, repeat: int) -> tuple[float, float]:

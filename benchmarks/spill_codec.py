@@ -8,8 +8,6 @@ whether each run decoded encodes to the JSON bytes of the run read.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -17,19 +15,11 @@ import msgspec
 from agentlens.formats import _spill_codec as codec
 from agentlens.formats.stream import read_paths
 from agentlens.trajectory import Trajectory
+from cpu_timing import best
 
 DEV = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "agentlens-bench-dev" / "trajectories"
 )
-
-
-def best(work: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        work()
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def main() -> None:

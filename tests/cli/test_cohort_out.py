@@ -143,3 +143,23 @@ def test_a_run_copied_twice_is_named_not_silently_its_own_donor(
     assert len(lines) == 6, result.err
     for f in files[:6]:
         assert any(f"a/{f.name}" in line and f"backup/{f.name}" in line for line in lines)
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_a_run_never_evaluated_has_no_passed_value_in_the_rows(
+    suffix: str, tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    """Two swe-agent-java runs were never evaluated: their rows said `passed: false` beside
+    `outcome: unknown`, a failure to whoever reads the column alone. `passed` is now null (an
+    empty CSV cell), and true or false only for a recorded outcome."""
+    out = tmp_path / f"rows.{suffix}"
+    assert run_cli("cohort", str(JAVA), "--no-tables", "--out", str(out)).code == 0
+    if suffix == "jsonl":
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+    else:
+        with out.open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    no_value, true, false = (None, True, False) if suffix == "jsonl" else ("", "True", "False")
+    want = {"unknown": no_value, "passed": true, "failed": false}
+    assert [r["passed"] for r in rows] == [want[r["outcome"]] for r in rows]
+    assert sum(r["outcome"] == "unknown" for r in rows) == 2

@@ -97,7 +97,7 @@ def test_scores_from_the_spill_are_the_serial_ones(folder: Path, engine: Engine)
     reference = build_reference(passing, "paper")
     serial = [_row(score_run(t, reference, "paper")) for t in _direct(folder)]
     with read_cohort([str(folder)], engine=engine) as (_, spill):
-        runs = spilled_runs(spill.refs, spill, local=True)
+        runs = spilled_runs(spill, local=True)
         scoring = partial(score_spilled_run, reference=reference, profile="paper")
         spilled = [_row(outcome.value) for outcome in engine.map(scoring, runs)]
     assert spilled == serial and len(serial) == 3

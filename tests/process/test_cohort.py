@@ -267,7 +267,7 @@ def test_model_without_pass_fail_labels_is_not_ranked(rows: list[dict[str, objec
     task = _task_rows(rows, "psf__requests-1724")
     for row in task:
         if row["model"] == "gpt-4o":
-            row["outcome"], row["passed"] = "unknown", False  # as a scored unknown run's row
+            row["outcome"], row["passed"] = "unknown", None  # as a scored unknown run's row
     table = {t.model: t for t in cohort.model_table(task)}
     unranked = table["gpt-4o"]
     assert (unranked.pass_rank, unranked.score_rank, unranked.rank_shift) == (None, None, None)

@@ -10,6 +10,7 @@ import pickle
 import shutil
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -187,3 +188,61 @@ def test_a_full_disk_under_the_table_is_one_line_naming_it(tmp_path: Path) -> No
         table.ref(0)
     assert raised.value.filename == table.path
     table.close()
+
+
+def test_a_walk_over_the_refs_is_one_query_not_one_a_run() -> None:
+    """`agentlens score` walks its runs' refs three times (the reference's warnings, the work,
+    the results), and each run was a query of its own, ~10 µs (~3 s a walk of 100k runs), its
+    span another. A walk is now one query, spans included, and gives what the queries a run
+    gave, past the runs the batch dropped."""
+    from agentlens.process.cohort_runs import spilled_runs
+
+    with read_cohort([str(DATA / "formats")]) as (_, spill):
+        spill.drop({3, 4, 10, 11, 12, 13, 14, 15, 16, 17, 40})
+        kept = list(spill.refs.keys)
+        refs = [spill.table.ref(p) for p in kept]
+        spans = [spill.span_at(p) for p in kept]
+        statements: list[str] = []
+        spill.table._db.set_trace_callback(statements.append)
+        assert list(spill.refs) == refs
+        assert len(statements) == 1, f"{len(statements)} queries for {len(kept)} runs"
+        runs = spilled_runs(spill, local=True)
+        assert [(r.id, r.span) for r in runs] == [
+            (r.id, s) for r, s in zip(refs, spans, strict=True)
+        ]
+        assert len(statements) == 2
+        spill.table._db.set_trace_callback(None)
+    assert len(kept) > 50 and kept[-1] > 40
+
+
+def test_the_copy_check_asks_no_file_the_walk_found_its_size_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same-content check (`copied_files`) compares the sizes of a task's files first: it
+    asked each file's again (a `stat` a run, ~100k at 100k runs) when the batch's walk had
+    just asked it. The walk's size is kept with each run's ref now; the copies found are the
+    same (a task's folder copied into a sub-folder: six runs twice)."""
+    from agentlens.process.cohort_splits import TaskRuns
+    from agentlens.process.protocol_notes import copied_files
+
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    files = sorted(task.glob("*.json"))[:6]
+    for folder in (tmp_path / "a", tmp_path / "a" / "backup"):
+        folder.mkdir()
+        for f in files:
+            (folder / f.name).write_bytes(f.read_bytes())
+    asked: list[str] = []
+    stat = os.stat
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        asked.append(os.fspath(path))
+        return stat(path, *args, **kwargs)
+
+    with read_cohort([str(tmp_path / "a")]) as (_, spill):
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "stat", counted)
+            copies = copied_files(TaskRuns(spill))
+        assert asked == [], f"{len(asked)} files asked their size again"
+        assert [r.size for r in spill.refs] == [os.stat(r.source.path).st_size for r in spill.refs]
+    assert sorted(copies) == sorted(f"{tmp_path}/a/backup/{f.name} = {tmp_path}/a/{f.name}"
+                                    for f in files)  # fmt: skip

@@ -81,7 +81,7 @@ def score(
         ),
     ):
         _warn_all(reference_warnings(spill.refs, reference))
-        runs = spilled_runs(spill.refs, spill, getattr(engine, "local", True))
+        runs = spilled_runs(spill, getattr(engine, "local", True))
         outcomes = engine.map(partial(score_spilled_run, reference=reference, profile=chosen), runs)
         scored, results, failed = _sorted_outcomes(spill.refs, outcomes)
         if store_url:
@@ -99,11 +99,9 @@ def score(
 def _reference(path: str, profile: Profile | None) -> tuple[Reference, Profile]:
     """The saved reference with its donors' baseline, and the profile to score with (the
     reference's own unless one is named; a different one is warned about)."""
-    from agentlens.process.calibrated import load_baseline
     from agentlens.process.pta_io import read_reference
 
     reference = read_reference(path)
-    load_baseline(reference, orjson.loads(Path(path).read_bytes()))
     chosen: Profile = profile or reference.profile
     if chosen != reference.profile:
         err_console.print(

@@ -132,11 +132,14 @@ def iter_trace_paths(
 
 
 def trace_files(
-    specs: Iterable[str | Path], repeats: list[ReadFailure] | None = None
+    specs: Iterable[str | Path],
+    repeats: list[ReadFailure] | None = None,
+    sizes: dict[str, int] | None = None,
 ) -> Iterator[TraceFile]:
     """Every file named, globbed or found under a directory, each file once: one reached again
     (named twice, or through a link) is a failure in `repeats`, as a second copy would be scored
-    against itself."""
+    against itself. `sizes` gets the size of each file yielded that could be `stat`ed (what the
+    check of copied files needs, `protocol_notes.copied_files`), by its path."""
     # hash of (device, inode) -> hash of the path it was first read by: a few bytes a file
     seen: dict[int, int] = {}
     for found, info in _named_paths(specs):
@@ -149,6 +152,8 @@ def trace_files(
         spelling = hash(os.path.abspath(found.path))
         if key not in seen:
             seen[key] = spelling
+            if sizes is not None:
+                sizes[str(found.path)] = info.st_size
             yield found
         elif repeats is not None:
             reason = _repeat_reason(found.path, same_spelling=seen[key] == spelling)

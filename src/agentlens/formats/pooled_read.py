@@ -239,6 +239,8 @@ class PooledRead:
         self.job = ReadJob(spill.path, format, lenient, strict, redaction.enabled(),
                            limits.max_file_size(), unevaluated, os.getpid())  # fmt: skip
         self._lines: dict[int, tuple[str, ...]] = {}
+        self._sizes: dict[str, int] = {}
+        """The size the walk found of each file walked and not yet taken: a window's at most."""
 
     def read(
         self, specs: Iterable[str | Path], engine: Engine, on_file: Callable[[Path], None] | None
@@ -249,10 +251,11 @@ class PooledRead:
         repeats: list[ReadFailure] = []
         paths = (
             (str(path), explicit, None if inside is None else str(inside))
-            for path, explicit, inside in trace_files(specs, repeats)
+            for path, explicit, inside in trace_files(specs, repeats, self._sizes)
         )
         for window in iter(lambda: list(itertools.islice(paths, WINDOW)), []):
             self._read_window(window, engine, on_file)
+        self._sizes = {}  # emptied by now, but a dict keeps the room it once took
         self.summary.failures[:0] = unmatched_patterns(specs) + repeats  # named first, as before
         self._settle()
 
@@ -279,16 +282,21 @@ class PooledRead:
         reads: list[FileRead] | None = outcome.value
         if reads is None:  # the chunk could not travel to a worker or back: a line per file
             for path, *_ in chunk:
+                self._sizes.pop(path, None)
                 failure = ReadFailure(path, None, f"cannot read: {outcome.error}", None)
                 self.summary.failures.append(failure)
             return
-        for read in reads:
+        for (path, *_), read in zip(chunk, reads, strict=True):
             self.summary.take(read)
             number = self.spill.folder.number(read.spill) if read.headers else 0
+            size, own = self._sizes.pop(path, None), str(Path(os.path.abspath(path)))
             for header in read.headers:
                 if header.lines:
                     self._lines[len(self.spill.refs)] = header.lines
-                self.spill.add(header, (number, header.start, header.stop), header.sidecar)
+                # the file's size is the run's when the run names that file, as `read_path`
+                # names it (not a path made printable, nor another file it was read from)
+                mine = size if header.source.path == own else None
+                self.spill.add(header, (number, header.start, header.stop), header.sidecar, mine)
         reads.clear()  # refs now; the headers would grow with the batch
 
     def _settle(self) -> None:

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import msgspec
 
@@ -120,10 +120,13 @@ class RunSpill:
     def files(self) -> list[str]:
         return self.folder.files
 
-    def add(self, run: RunFields, span: Span, patch: RunPatch | None = None) -> RunRef:
-        """The run (a trajectory, or its header) as its worker wrote it, then `patch`."""
+    def add(
+        self, run: RunFields, span: Span, patch: RunPatch | None = None, size: int | None = None
+    ) -> RunRef:
+        """The run (a trajectory, or its header) as its worker wrote it, then `patch`; `size`:
+        its file's, when the run is a file's (found by the batch's walk)."""
         position = len(self.table)
-        ref = self._ref(run, position, patch)
+        ref = self._ref(run, position, patch, size)
         self.table.add(ref, span)
         self._kept.append(position)
         return ref
@@ -137,7 +140,9 @@ class RunSpill:
             self._kept = array("I", (p for p in self._kept if p not in positions))
             self.table.drop(positions)
 
-    def _ref(self, run: RunFields, position: int, patch: RunPatch | None) -> RunRef:
+    def _ref(
+        self, run: RunFields, position: int, patch: RunPatch | None, size: int | None = None
+    ) -> RunRef:
         self._patches.pop(position, None)
         if patch is not None:
             self._patches[position] = patch
@@ -148,8 +153,12 @@ class RunSpill:
         return RunRef(
             run_id, run.task_id, folder if slash else None,
             name[len(run_id) :] if after_id else name, after_id, run.source.format,
-            run.source.index, outcome.status, position,
+            run.source.index, outcome.status, position, size,
         )  # fmt: skip
+
+    def walk(self) -> Iterator[tuple[RunRef, Span]]:
+        """The ref of each run kept, in the batch's order, with where it lies (`RunTable.walk`)."""
+        return self.table.walk(self._kept)
 
     def span(self, ref: RunRef) -> Span:
         return self.span_at(ref.position)

@@ -14,7 +14,7 @@ import errno
 import os
 import sqlite3
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -64,6 +64,9 @@ class RunRef(msgspec.Struct, frozen=True, gc=False):
     index: int | None
     status: str
     position: int
+    size: int | None = None
+    """The size of the file at `source.path` when the batch found it; None: not known (the
+    run's path is not the file walked, or the batch did not walk it)."""
 
     @property
     def name(self) -> str:
@@ -88,10 +91,10 @@ PRAGMA cache_size = -2048;
 CREATE TABLE runs (
     position INTEGER PRIMARY KEY, id BLOB, task_id BLOB, folder BLOB, file BLOB,
     after_id INTEGER, format BLOB, idx INTEGER, status BLOB,
-    spill INTEGER, start INTEGER, stop INTEGER, task BLOB, kept INTEGER DEFAULT 1
+    spill INTEGER, start INTEGER, stop INTEGER, task BLOB, kept INTEGER DEFAULT 1, size INTEGER
 );
 """
-_FIELDS = "id, task_id, folder, file, after_id, format, idx, status, position"
+_FIELDS = "id, task_id, folder, file, after_id, format, idx, status, position, size"
 _WAITING = 4096
 """Rows written in one transaction (a commit a run costs ~10 µs)."""
 
@@ -115,13 +118,14 @@ class RunTable:
 
     def add(self, ref: RunRef, span: Span) -> None:
         """`ref` (at position `len(self)`) and where its run lies."""
-        self._waiting.append((*_row(ref), *span, _text(task_key(ref))))
+        self._waiting.append((*_row(ref), *span, _text(task_key(ref)), ref.size))
         self._length += 1
         if len(self._waiting) >= _WAITING:
             self._write()
 
     def replace(self, ref: RunRef) -> None:
-        """The run at `ref.position` as `ref` (another id, another outcome)."""
+        """The run at `ref.position` as `ref` (another id, another outcome; its file's size
+        stays the one it was added with)."""
         self._write()
         values = _row(ref)
         with self._errors():
@@ -149,6 +153,21 @@ class RunTable:
             "SELECT spill, start, stop FROM runs WHERE position=?", position
         )
         return spill, start, stop
+
+    def walk(self, positions: Sequence[int]) -> Iterator[tuple[RunRef, Span]]:
+        """The ref and span of the run at each of `positions` (ascending, as a spill keeps
+        them), row by row from one query over their range: not a query a run (~10 µs each).
+        A run added meanwhile lies past the range; one replaced is given as it was read."""
+        if not positions:
+            return
+        self._write()
+        with self._errors():
+            rows = self._db.execute(
+                f"SELECT {_FIELDS}, spill, start, stop FROM runs "
+                "WHERE position BETWEEN ? AND ? ORDER BY position",
+                (positions[0], positions[-1]),
+            )
+            yield from _matched(positions, rows)
 
     def same_ids(self) -> list[list[int]]:
         """Positions that share an id, one list per id, ordered by their first position."""
@@ -213,10 +232,26 @@ class RunTable:
             with self._errors(), self._db:
                 self._db.executemany(
                     "INSERT INTO runs (id, task_id, folder, file, after_id, format, idx, status, "
-                    "position, spill, start, stop, task) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "position, spill, start, stop, task, size) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     self._waiting,
                 )
             self._waiting.clear()
+
+
+def _matched(
+    positions: Sequence[int], rows: Iterable[tuple[Any, ...]]
+) -> Iterator[tuple[RunRef, Span]]:
+    """The rows (in position order) at `positions`, passing over those of runs not asked for
+    (dropped by the batch)."""
+    found = iter(rows)
+    for position in positions:
+        row = next(found, None)
+        while row is not None and row[8] != position:
+            row = next(found, None)
+        if row is None:  # not in the table, or `positions` not ascending
+            raise IndexError(position)
+        yield _ref(row[:10]), (row[10], row[11], row[12])
 
 
 def _row(ref: RunRef) -> tuple[object, ...]:
@@ -226,9 +261,9 @@ def _row(ref: RunRef) -> tuple[object, ...]:
 
 
 def _ref(row: tuple[Any, ...]) -> RunRef:
-    run_id, task_id, folder, file, after_id, format, index, status, position = row
+    run_id, task_id, folder, file, after_id, format, index, status, position, size = row
     return RunRef(_str(run_id), _maybe(task_id), _maybe(folder), _str(file), bool(after_id),
-                  _str(format), index, _str(status), position)  # fmt: skip
+                  _str(format), index, _str(status), position, size)  # fmt: skip
 
 
 def _text(text: str | None) -> bytes | None:
@@ -244,7 +279,12 @@ def _maybe(data: bytes | None) -> str | None:
 
 
 class Refs(MadeSequence[int, RunRef]):
-    """The refs of the runs kept (in the batch's order), each made when it is asked for."""
+    """The refs of the runs kept (in the batch's order), each made when it is asked for; a walk
+    over them is one query (`RunTable.walk`)."""
 
     def __init__(self, table: RunTable, positions: array[int]) -> None:
         super().__init__(positions, table.ref)
+        self.table = table
+
+    def __iter__(self) -> Iterator[RunRef]:
+        return (ref for ref, _ in self.table.walk(self.keys))

@@ -69,23 +69,6 @@ def saved_baseline(reference: Reference) -> dict[str, object] | None:
     return asdict(found) if isinstance(found, DonorBaseline) else None
 
 
-def load_baseline(reference: Reference, doc: dict[str, object]) -> None:
-    """Attach the baseline a reference file carries (`donor_baseline`); a malformed or impossible
-    one (a share outside 0-1, a negative length) is ignored (the dev-task mean is used, and the
-    reason says so)."""
-    saved = doc.get("donor_baseline")
-    if isinstance(saved, dict) and set(saved) == {"f1", "cov", "n_states", "reason"}:
-        try:
-            baseline = DonorBaseline(
-                float(saved["f1"]), float(saved["cov"]), float(saved["n_states"]),
-                str(saved["reason"])[:200],
-            )  # fmt: skip
-        except (TypeError, ValueError):
-            return
-        if 0 <= baseline.f1 <= 1 and 0 <= baseline.cov <= 1 and 0 <= baseline.n_states < math.inf:
-            reference.cached(BASELINE_KEY, lambda: baseline)
-
-
 def reference_baseline(reference: Reference) -> DonorBaseline:
     """The reference's donor baseline, else (a reference read from a file keeps no donor runs) the
     mean baseline of the dev tasks the profile was fitted on."""

@@ -162,8 +162,10 @@ class SpilledRun:
     packed: bytes | None = None
 
 
-def spilled_runs(refs: Sequence[RunRef], spill: RunSpill, local: bool) -> list[SpilledRun]:
-    found = [SpilledRun(r.id, spill.files, spill.span(r), spill.patch(r)) for r in refs]
+def spilled_runs(spill: RunSpill, local: bool) -> list[SpilledRun]:
+    """Each run kept, by reference (one walk over the table, spans included); packed in the
+    run when the workers are not `local`."""
+    found = [SpilledRun(r.id, spill.files, span, spill.patch(r)) for r, span in spill.walk()]
     if local:
         return found
     packed = spill.folder.read([r.span for r in found])

@@ -12,10 +12,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence, Set
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentlens.process.protocols import TaskSplit, group_by_task
 from agentlens.process.run_units import CohortRun
+
+if TYPE_CHECKING:
+    from agentlens.formats.run_table import RunRef
 
 R = TypeVar("R", bound=CohortRun)
 T = TypeVar("T")
@@ -81,16 +84,18 @@ def unscored_in(
     return lines
 
 
-def copied_files(groups: Mapping[str, Sequence[CohortRun]]) -> list[str]:
+def copied_files(groups: Mapping[str, Sequence[RunRef]]) -> list[str]:
     """`A = B` for each set of a task's files that hold the same bytes (a folder copied into
     another): each copy is scored as a run of its own, and under leave-one-out each is the
-    other's donor. Only files of the same size are read again, to compare their digests. A
-    task's runs are asked of `groups` one task at a time (a cohort's come from its run table)."""
+    other's donor. Only files of the same size are read again, to compare their digests; the
+    size is the one the batch's walk found (`RunRef.size`), asked again only of a run whose
+    path is not the file walked. A task's runs are asked of `groups` one task at a time (a
+    cohort's come from its run table)."""
     found: dict[tuple[str, ...], None] = {}
     for task in groups:
-        task_runs = groups[task]
-        paths = sorted({run.source.path for run in task_runs})
-        for same_size in _alike(paths, _size):
+        walked = {run.source.path: run.size for run in groups[task]}
+        sizes = {path: _size(path, walked[path]) for path in sorted(walked)}
+        for same_size in _alike(list(sizes), sizes.__getitem__):
             for copies in _alike(same_size, _digest):
                 found[tuple(copies)] = None
     return [" = ".join(copies) for copies in found]
@@ -103,7 +108,9 @@ def _alike(paths: list[str], key: Callable[[str], object]) -> list[list[str]]:
     return [group for k, group in groups.items() if k is not None and len(group) > 1]
 
 
-def _size(path: str) -> int | None:
+def _size(path: str, walked: int | None) -> int | None:
+    if walked is not None:
+        return walked
     try:
         return Path(path).stat().st_size
     except OSError:  # not a file of its own (a member of an archive, gone since)

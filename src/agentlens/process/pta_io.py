@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import MISSING, Field, fields
+import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast, get_type_hints
 
@@ -10,6 +11,7 @@ import msgspec
 import orjson
 
 from agentlens.errors import ConfigError
+from agentlens.process.calibrated import BASELINE_KEY, DonorBaseline
 from agentlens.process.profiles import PROFILES, Profile
 from agentlens.process.pta import Edge, Reference
 from agentlens.process.states import ProcState
@@ -21,42 +23,51 @@ _FIELDS = [f.name for f in _SAVED]
 _STAGE_COLOUR = {"E": "#60a5fa", "I": "#facc15", "V": "#4ade80", "O": "#a78bfa", "": "#e5e7eb"}
 
 _Count = Annotated[int, msgspec.Meta(ge=0)]
+_Share = Annotated[float, msgspec.Meta(ge=0, le=1)]
+MAX_MEAN_STATES = 100_000
+"""The most states a donor baseline's mean run may have: far beyond any agent's run (the longest
+of the 544 runs in ../shared/data has 150 tool calls), so more is a damaged file, not a long task."""
+_HINTS = get_type_hints(ProcState)
 # What a saved state's field must hold beyond its `ProcState` type, checked on read (a wrong one
-# would fail every run scored against the reference, blaming the run); `uid` must be given.
+# would fail every run scored against the reference, blaming the run).
 _CHECKED: dict[str, Any] = {
     "step_no": _Count,
-    "uid": str,
     "stage": Literal["E", "I", "V", "O", ""],
     "input_tokens": _Count,
     "output_tokens": _Count,
     "support": _Count,
 }
-
-
-def _saved_field(
-    field: Field[Any], types: dict[str, Any]
-) -> tuple[str, Any] | tuple[str, Any, Any]:
-    kind = _CHECKED.get(field.name, types[field.name])
-    if field.name == "uid" or (field.default is MISSING and field.default_factory is MISSING):
-        return field.name, kind
-    if field.default_factory is not MISSING:
-        return field.name, kind, msgspec.field(default_factory=field.default_factory)
-    return field.name, kind, field.default
-
-
-# the saved fields of `ProcState`, with their types, defaults and the checks above
+# the saved fields of `ProcState`, with their types and the checks above; every one is written,
+# so every one must be there: a field left out would be read as its default, another state
 _Node = msgspec.defstruct(
-    "_Node", [_saved_field(f, get_type_hints(ProcState)) for f in _SAVED], kw_only=True
+    "_Node",
+    [(f.name, _CHECKED.get(f.name, _HINTS[f.name])) for f in _SAVED],
+    kw_only=True,
 )
+
+
+class _Baseline(msgspec.Struct, forbid_unknown_fields=True):
+    """`donor_baseline` as `reference build` saves it (`calibrated.DonorBaseline`): shares in
+    0-1, a length no run reaches beyond `MAX_MEAN_STATES`."""
+
+    f1: _Share
+    cov: _Share
+    n_states: Annotated[float, msgspec.Meta(ge=0, le=MAX_MEAN_STATES)]
+    reason: Annotated[str, msgspec.Meta(max_length=200)]
+
+
 _Document = msgspec.defstruct(
     "_Document",
     [
+        ("profile", str),
         ("nodes", list[_Node]),  # type: ignore[valid-type]
         ("edges", list[tuple[str, str, str, str]]),
         ("initial", str),
         ("terminals", Annotated[list[str], msgspec.Meta(min_length=1)]),
         ("donors", list[str], []),
         ("tasks", list[str], []),
+        # none in a file of another profile or of an older version: the dev tasks' mean is used
+        ("donor_baseline", _Baseline | None, None),
     ],
 )
 
@@ -75,16 +86,28 @@ def reference_to_json(ref: Reference) -> dict[str, Any]:
 
 
 def read_reference(path: str | Path) -> Reference:
-    """A reference file written by `agentlens reference build`; any problem is one `ConfigError`
-    line naming the file."""
+    """A reference file written by `agentlens reference build`, with its donors' baseline; any
+    problem is one `ConfigError` line naming the file (and the field, for a wrong value)."""
     try:
-        doc = orjson.loads(Path(path).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
+        doc = _json(Path(path).read_bytes())
+    except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: cannot read the reference: {exc}") from exc
     try:
         return reference_from_json(doc)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+
+
+def _json(data: bytes) -> Any:
+    """The document; NaN and Infinity (what Python's `json.dump` writes for such floats) are
+    read too, so that the check of their field names it rather than a column of the file."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise exc from None
 
 
 def reference_from_json(doc: dict[str, Any]) -> Reference:
@@ -95,7 +118,7 @@ def reference_from_json(doc: dict[str, Any]) -> Reference:
         typed = msgspec.convert(doc, _Document)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"malformed reference: {exc}") from None
-    reference = _reference(typed, doc.get("profile", "paper"))
+    reference = _reference(typed)
     linked = [reference.initial, *reference.terminals]
     linked += [end for e in reference.edges for end in (e.source, e.target)]
     if missing := [uid for uid in linked if uid not in reference.nodes]:
@@ -103,21 +126,25 @@ def reference_from_json(doc: dict[str, Any]) -> Reference:
     return reference
 
 
-def _reference(doc: Any, profile: Any) -> Reference:
+def _reference(doc: Any) -> Reference:
     """Built from the checked document: each node's fields are `ProcState`'s saved ones."""
     nodes = {}
     for item in doc.nodes:
         node = ProcState(**msgspec.structs.asdict(item))
         nodes[node.uid] = node
-    return Reference(
+    reference = Reference(
         nodes=nodes,
         edges=[Edge(*e) for e in doc.edges],
         initial=doc.initial,
         terminals=list(doc.terminals),
         donors=list(doc.donors),
         tasks=list(doc.tasks),
-        profile=_profile(profile),
+        profile=_profile(doc.profile),
     )
+    if (saved := doc.donor_baseline) is not None:
+        baseline = DonorBaseline(saved.f1, saved.cov, saved.n_states, saved.reason)
+        reference.cached(BASELINE_KEY, lambda: baseline)
+    return reference
 
 
 def _profile(name: Any) -> Profile:

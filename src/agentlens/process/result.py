@@ -93,13 +93,14 @@ class ProcessResult:
 
     def annotation_row(self) -> dict[str, object]:
         """The 40 AgentLens-Bench columns. Component columns keep the released definitions under
-        every profile; `quality_score` / `quality_tier` are this profile's composite and tier."""
+        every profile; `quality_score` / `quality_tier` are this profile's composite and tier.
+        `passed` is None for a run never evaluated (the release's rows all have an outcome)."""
         score = int(self.score) if self.profile == "sdk-compat" else round(self.score, 2)
         row: dict[str, object] = {
             "task_id": self.task_id,
             "model": self.model,
             "trajectory_id": self.trajectory_id,
-            "passed": self.outcome == "passed",
+            "passed": None if self.outcome == "unknown" else self.outcome == "passed",
             "n_states": self.n_states,
             "quality_score": score,
             "quality_tier": self.tier,
