@@ -153,3 +153,41 @@ def test_a_reader_that_stops_early_is_not_an_error(command: list[str]) -> None:
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=300) == 0, err
     assert "Traceback" not in err and "Exception ignored" not in err
+
+
+@pytest.mark.parametrize(
+    ("command", "written"),
+    [
+        (["score", "--json", "--reference", "{ref}", "--csv", "{out}/s.csv",
+          "--parquet", "{out}/s.parquet"], ["s.csv", "s.parquet"]),
+        (["cohort", "--protocol", "agentlens-bench", "--out", "{out}/rows.jsonl"], ["rows.jsonl"]),
+    ],
+)  # fmt: skip
+def test_a_reader_that_is_gone_still_gets_the_output_files(
+    command: list[str], written: list[str], run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """`agentlens score --json --csv s.csv … | head -1`: the files asked for are the product,
+    stdout only a view of it; they were lost (exit 0) when the reader left before the print."""
+    import os
+    import subprocess
+    import sys
+
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    ref = tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(task), "-o", str(ref)).code == 0  # type: ignore[attr-defined]
+    args = [a.format(ref=ref, out=tmp_path) for a in command]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line: every print fails
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "agentlens", *args, str(task)],
+            stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=300, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "Traceback" not in err
+    made = [name for name in written if (tmp_path / name).is_file()]
+    assert made == written and all((tmp_path / name).stat().st_size > 0 for name in made)

@@ -84,12 +84,12 @@ def score(
         scored, results, failed = _sorted_outcomes(spill.refs, outcomes)
         if store_url:
             _store(store_url, run_label, reference_path, chosen, scored, results, spill)
+    write_annotations(results, csv_path, parquet_path)  # before stdout, which `| head` may close
     if as_json:
         for res in results:
             click.echo(orjson.dumps(res.to_dict()).decode())
     else:
         console.print(score_table(results) if console.width >= WIDE else score_lines(results))
-    write_annotations(results, csv_path, parquet_path)
     code = report_failures(result)
     return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
 
