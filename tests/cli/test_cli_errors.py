@@ -75,6 +75,23 @@ def test_an_unwritable_output_folder_is_one_line(
     assert err.startswith("error: ") and str(blocker) in err and "\n" not in err
 
 
+@pytest.mark.parametrize("option", ["--csv", "--parquet"])
+def test_an_unwritable_score_file_is_refused_before_scoring(
+    option: str, run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """As `cohort --out`: the scores were computed (donor warnings and all), then lost to the
+    write."""
+    task = str(BENCH / "trajectories" / "psf__requests-1724")
+    reference = tmp_path / "ref.json"
+    assert run_cli("reference", "build", task, "-o", str(reference)).code == 0  # type: ignore[attr-defined]
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = run_cli("score", task, "--reference", str(reference), option, str(blocker / "s"))
+    assert result.code == 2  # type: ignore[attr-defined]
+    err = result.err.strip()  # type: ignore[attr-defined]
+    assert err.startswith("error: ") and "is a file, not a folder" in err and "\n" not in err
+
+
 def test_an_unexpected_exception_is_one_line_and_debug_shows_it(
     run_cli: Callable[..., object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
