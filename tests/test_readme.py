@@ -32,3 +32,5 @@ def test_the_sdk_example_runs_on_the_shared_data() -> None:
     java_runs = list((ROOT.parent / "shared/data/swe-agent-java").glob("*/trajs/*.traj"))
     assert len(lines) == len(java_runs) > 0
     assert all(line.startswith("swe-agent ") for line in lines)
+    # SWE-agent keeps tokens only as file totals (`model_stats`): known, never printed as 0
+    assert all("Usage(prompt_tokens=" in line for line in lines)

@@ -75,6 +75,23 @@ def test_an_unwritable_output_folder_is_one_line(
     assert err.startswith("error: ") and str(blocker) in err and "\n" not in err
 
 
+@pytest.mark.parametrize("option", ["--csv", "--parquet"])
+def test_an_unwritable_score_file_is_refused_before_scoring(
+    option: str, run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """As `cohort --out`: the scores were computed (donor warnings and all), then lost to the
+    write."""
+    task = str(BENCH / "trajectories" / "psf__requests-1724")
+    reference = tmp_path / "ref.json"
+    assert run_cli("reference", "build", task, "-o", str(reference)).code == 0  # type: ignore[attr-defined]
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = run_cli("score", task, "--reference", str(reference), option, str(blocker / "s"))
+    assert result.code == 2  # type: ignore[attr-defined]
+    err = result.err.strip()  # type: ignore[attr-defined]
+    assert err.startswith("error: ") and "is a file, not a folder" in err and "\n" not in err
+
+
 def test_an_unexpected_exception_is_one_line_and_debug_shows_it(
     run_cli: Callable[..., object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,3 +170,41 @@ def test_a_reader_that_stops_early_is_not_an_error(command: list[str]) -> None:
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=300) == 0, err
     assert "Traceback" not in err and "Exception ignored" not in err
+
+
+@pytest.mark.parametrize(
+    ("command", "written"),
+    [
+        (["score", "--json", "--reference", "{ref}", "--csv", "{out}/s.csv",
+          "--parquet", "{out}/s.parquet"], ["s.csv", "s.parquet"]),
+        (["cohort", "--protocol", "agentlens-bench", "--out", "{out}/rows.jsonl"], ["rows.jsonl"]),
+    ],
+)  # fmt: skip
+def test_a_reader_that_is_gone_still_gets_the_output_files(
+    command: list[str], written: list[str], run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """`agentlens score --json --csv s.csv … | head -1`: the files asked for are the product,
+    stdout only a view of it; they were lost (exit 0) when the reader left before the print."""
+    import os
+    import subprocess
+    import sys
+
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    ref = tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(task), "-o", str(ref)).code == 0  # type: ignore[attr-defined]
+    args = [a.format(ref=ref, out=tmp_path) for a in command]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line: every print fails
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "agentlens", *args, str(task)],
+            stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=300, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "Traceback" not in err
+    made = [name for name in written if (tmp_path / name).is_file()]
+    assert made == written and all((tmp_path / name).stat().st_size > 0 for name in made)

@@ -65,6 +65,25 @@ def test_a_failing_section_is_reported_and_the_others_still_run(
     assert "steps by category" in text
 
 
+def test_the_tokens_table_counts_the_file_totals_of_swe_agent_runs(tmp_path: Path) -> None:
+    """`agentlens demo --data ../shared/data/swe-agent-java` showed 0 tokens for every outcome:
+    SWE-agent keeps tokens only as file totals (`model_stats`), not per step."""
+    from agentlens.formats.stream import read_paths
+
+    java = BENCH.parent / "swe-agent-java"
+    passed = [t for t in read_paths([java]).trajectories if t.outcome.status == "passed"]
+    prompt = sum(t.reported_usage.prompt_tokens for t in passed if t.reported_usage)
+    assert prompt > 0
+    console = Console(record=True, width=200)
+    assert run_demo(java, console, ("tokens",), out=str(tmp_path)) == 0
+    row = next(line for line in console.export_text().splitlines() if "│ passed" in line)
+    assert [cell.strip() for cell in row.split("│")][1:4] == [
+        "passed",
+        str(len(passed)),
+        f"{prompt:,}",
+    ]
+
+
 # The release download, against a real local HTTP server serving a zip built here.
 
 

@@ -3,10 +3,17 @@ telemetry of the real trace is printed, and the skipped judge part says how to e
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from rich.console import Console
 
 from agentlens.demo.reviews import run_review_demo
+from agentlens.demo.tour import run_demo
 from agentlens.formats.stream import read_paths
+from agentlens.providers.bundled import bundled_gguf
+from agentlens.verification import isolation
+from agentlens.verification.isolation import INSTALL_HINT, SandboxUnavailableError
 from tests.conftest import BENCH
 
 
@@ -20,3 +27,40 @@ def test_review_demo_without_llm() -> None:
     assert "3 tests: 3 passed, 0 failed" in text
     assert "telemetry of psf__requests-1724-" in text
     assert "reviews: skipped (run `agentlens demo --llm`" in text or "needs the local model" in text
+
+
+def test_review_demo_skips_the_formal_checks_where_bubblewrap_cannot_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def no_bwrap() -> str:
+        raise SandboxUnavailableError(INSTALL_HINT.format(why="no 'bwrap' on PATH"))
+
+    monkeypatch.setattr(isolation, "bubblewrap", no_bwrap)  # failure injection: no bubblewrap
+    console = Console(record=True, width=300)
+    only = ("trajectory reviews",)
+    assert (
+        run_demo(BENCH / "trajectories" / "psf__requests-1724", console, only, out=str(tmp_path))
+        == 0
+    )
+    text = console.export_text()
+    assert "formal checks: skipped (cannot isolate agent-written code" in text
+    assert "--no-sandbox" in text
+    assert "telemetry of psf__requests-1724-" in text
+    assert "failed" not in text
+
+
+def test_the_demo_scenario_run_is_skipped_where_bubblewrap_cannot_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def no_bwrap() -> str:
+        raise SandboxUnavailableError(INSTALL_HINT.format(why="no 'bwrap' on PATH"))
+
+    monkeypatch.setattr(isolation, "bubblewrap", no_bwrap)  # failure injection: no bubblewrap
+    if bundled_gguf() is None:
+        pytest.skip("the section runs only with the local model installed")
+    console = Console(record=True, width=300)
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    assert run_demo(task, console, ("scenario run",), llm=True, out=str(tmp_path)) == 0
+    text = console.export_text()
+    assert "scenario run: skipped (cannot isolate agent-written code" in text
+    assert "failed" not in text

@@ -207,3 +207,20 @@ def test_compare_does_not_pass_a_gate_on_an_incomplete_stored_run(
     partial = run_cli("compare", f"store:{whole[:8]}", "store:half-saved", "--store", db)
     assert partial.code == 1
     assert "store:half-saved: incomplete: its command stopped" in partial.err.replace("\n", " ")
+
+
+def test_a_limited_listing_says_more_runs_are_stored(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """`store runs` lists the newest 50 by default; with more stored it said `50 runs in …`, as
+    if that were all of them."""
+    store = str(tmp_path / "r.db")
+    for task in ("django__django-11066", "psf__requests-1724"):
+        path = str(BENCH / "trajectories" / task)
+        assert run_cli("store", "import", path, "--store", store).code == 0
+    limited = run_cli("store", "runs", "--limit", "1", "--store", store)
+    assert limited.code == 0, limited.err
+    title = " ".join(limited.out.split())
+    assert "the newest 1 of 2 runs in" in title and "--limit 0 lists all" in title
+    everything = " ".join(run_cli("store", "runs", "--store", store).out.split())
+    assert "2 runs in" in everything and "newest" not in everything

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from agentlens.verification.sandbox import scratch_copy
 
@@ -25,3 +28,17 @@ def test_scratch_copy_links_top_level_node_modules_and_copies_the_rest(tmp_path:
         (copy / "pkg" / "m.py").write_text("edited\n")
     assert (repo / "pkg" / "m.py").read_text() == "print(1)\n"
     assert not copy.exists()
+
+
+def test_a_repo_holding_the_temporary_folder_is_copied_without_its_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`agentlens verify scenario.yaml --repo /tmp` copied /tmp into /tmp/agentlens-verify-…/repo,
+    walking into that copy as it grew: 13 GB of nested copies in ten minutes, never finishing."""
+    repo = tmp_path / "repo"
+    (repo / "calc").mkdir(parents=True)
+    (repo / "calc" / "ops.py").write_text("def sub(a, b):\n    return a - b\n")
+    monkeypatch.setattr(tempfile, "tempdir", str(repo))  # TMPDIR inside the repository
+    with scratch_copy(repo) as copy:
+        copied = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*"))
+        assert copied == ["calc", "calc/ops.py"]

@@ -410,3 +410,19 @@ def test_regexp_counts_skip_files_linked_out_of_the_repository(
             "reg_exp_pattern": r"def sub\(", "strict_count": True, "num_expected": 1}  # fmt: skip
     status, reason, _ = check(spec, fixed_repo)
     assert (status, reason) == ("pass", "1 match(es) in 2 file(s); expected exactly 1")
+
+
+def test_a_folder_that_is_no_git_repository_is_one_line_saying_so(
+    fixed_repo: Path, tmp_path: Path
+) -> None:
+    """`verify --repo` on a plain folder gave each repository-state check git's whole `git diff`
+    usage text (about 150 lines) as its reason."""
+    plain = tmp_path / "plain"
+    shutil.copytree(fixed_repo, plain, ignore=shutil.ignore_patterns(".git"))
+    status, reason, _ = check(
+        {"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]}, plain
+    )
+    assert status == "error"
+    assert "\n" not in reason and len(reason) < 300
+    assert "not a git repository" in reason
+    assert "usage: git diff" not in reason

@@ -101,6 +101,11 @@ def cohort(
                                           tables=keep)  # fmt: skip
     else:
         raise ConfigError("give trace paths, or --rows CSV")
+    written = None
+    if out_path:  # before the tables: stdout may be a `| head` that stops reading
+        chosen = rows if selection == "all" else select(rows, selection)
+        export_rows(full_rows(chosen), out_path)
+        written = len(chosen)
     if not no_tables:
         show(rows, profile, boot=boot, as_json=as_json, out=console)
     code = max(code, report_unit_failures(failed, f"{len(rows)} runs scored"))
@@ -108,10 +113,8 @@ def cohort(
         # every file failed (said above, exit 1), or no task meets the protocol rule (not an error)
         why = "see `failed:` and `not scored:` above" if code else "see `not scored:` above"
         err_console.print(f"0 runs scored ({why})", highlight=False)
-    if out_path:
-        chosen = rows if selection == "all" else select(rows, selection)
-        export_rows(full_rows(chosen), out_path)
-        err_console.print(f"wrote {len(chosen)} rows → {out_path}", highlight=False, markup=False)
+    if written is not None:
+        err_console.print(f"wrote {written} rows → {out_path}", highlight=False, markup=False)
     return code
 
 

@@ -70,8 +70,11 @@ def score(
     A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
     """
     from agentlens.process.cohort_runs import score_spilled_run, spilled_runs
+    from agentlens.process.curation import check_writable
     from agentlens.process.reference_guards import reference_warnings
 
+    for out in filter(None, (csv_path, parquet_path)):  # a usage error now, not after scoring
+        check_writable(Path(out))
     reference, chosen = _reference(reference_path, profile)
     with (
         get_engine(engine_spec) as engine,
@@ -86,12 +89,12 @@ def score(
         scored, results, failed = _sorted_outcomes(spill.refs, outcomes)
         if store_url:
             _store(store_url, run_label, reference_path, chosen, scored, results, spill)
+    write_annotations(results, csv_path, parquet_path)  # before stdout, which `| head` may close
     if as_json:
         for res in results:
             click.echo(orjson.dumps(res.to_dict()).decode())
     else:
         console.print(score_table(results) if console.width >= WIDE else score_lines(results))
-    write_annotations(results, csv_path, parquet_path)
     code = report_failures(result)
     return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
 

@@ -63,6 +63,10 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
     """The stored runs, newest first."""
     with open_store(store_url, create=False) as db:
         found = db.runs(kind=kind, limit=limit)
+        stored = len(db.runs(kind=kind)) if limit and len(found) == limit else len(found)
+    title = f"{len(found)} runs in {db.url}"
+    if stored > len(found):  # the default limit is 50: never let a page pass for all of them
+        title = f"the newest {len(found)} of {stored} runs in {db.url} (--limit 0 lists all)"
     if as_json:
         for run in found:
             click.echo(msgspec.json.encode(run).decode())
@@ -75,7 +79,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
     headers = ["run", "kind", "scorer", "label", "created", "records"]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     if sum(widths) + 3 * len(widths) + 1 <= console.width:
-        table = Table(title=f"{len(found)} runs in {db.url}")
+        table = Table(title=title)
         for name in headers:
             table.add_column(name, no_wrap=True, justify="right" if name == "records" else "left")
         for row in rows:
@@ -83,7 +87,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
         console.print(table)
         return 0
     # too narrow for the table (80 columns): aligned plain rows, the label last so only it wraps
-    console.print(Text(f"{len(found)} runs in {db.url}"), soft_wrap=True)
+    console.print(Text(title), soft_wrap=True)
     order = [0, 1, 2, 4, 5, 3]
     for row in [headers, *rows]:
         cells = [row[i].rjust(widths[i]) if i == 5 else row[i].ljust(widths[i]) for i in order]

@@ -66,14 +66,19 @@ def tokens_section(ctx: DemoContext) -> None:
         group = [t for t in ctx.trajectories if t.outcome.status == status]
         if not group:
             continue
-        usages = [t.usage_total() for t in group]
+        # per-step sums, else the file's totals (SWE-agent's `model_stats`); unknown is not 0
+        usages = [u for u in (t.usage_known() for t in group) if u is not None]
+        if not usages:
+            table.add_row(status, str(len(group)), "-", "-", "-", "-")
+            continue
         total = sum(u.total_tokens for u in usages)
+        counted = "" if len(usages) == len(group) else f" ({len(usages)} with tokens)"
         table.add_row(
             status,
-            str(len(group)),
+            f"{len(group)}{counted}",
             f"{sum(u.prompt_tokens for u in usages):,}",
             f"{sum(u.completion_tokens for u in usages):,}",
             f"{sum(u.cached_tokens for u in usages):,}",
-            f"{total / len(group):,.0f}",
+            f"{total / len(usages):,.0f}",
         )
     ctx.console.print(table)

@@ -29,6 +29,7 @@ from agentlens.reviews.qi import quality_index
 from agentlens.reviews.telemetry import RunTelemetry
 from agentlens.scenarios.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.trajectory import Trajectory
+from agentlens.verification.isolation import SandboxUnavailableError
 
 DEMO_TASK = "psf__requests-1724"
 OPT_IN = "AGENTLENS_DEMO_REVIEWS"
@@ -66,10 +67,10 @@ def run_review_demo(
     """Formal checks and telemetry always; the five judge reviews and the QI when asked for
     (`with_llm`, default: the `AGENTLENS_DEMO_REVIEWS=1` environment variable) and the local
     model is installed."""
-    formal = run_formal_demo(console)
+    formal = _formal_unless_unsandboxable(console)
     summary: dict[str, Any] = {
-        "formal_passed": formal.passed if formal.scored else None,
-        "verifier_seconds": formal.duration_s,
+        "formal_passed": formal.passed if formal is not None and formal.scored else None,
+        "verifier_seconds": None if formal is None else formal.duration_s,
     }
     traj = pick_trace(trajectories)
     if traj is not None:
@@ -89,6 +90,16 @@ def run_review_demo(
     return summary
 
 
+def _formal_unless_unsandboxable(console: Console) -> ScenarioResult | None:
+    """The formal checks run the tiny repo's tests; where bubblewrap cannot run, the tour says
+    so (the message names the install and `--no-sandbox`) and goes on, as for a missing model."""
+    try:
+        return run_formal_demo(console)
+    except SandboxUnavailableError as exc:
+        console.print(f"formal checks: skipped ({exc})", highlight=False, markup=False)
+        return None
+
+
 def _telemetry(console: Console, traj: Trajectory) -> None:
     tel = RunTelemetry.of([traj]).to_dict()
     worst = list(tel["tool_call_success_rates"].items())[:2]
@@ -101,7 +112,7 @@ def _telemetry(console: Console, traj: Trajectory) -> None:
 
 
 def _review(
-    console: Console, traj: Trajectory, gguf: Path, formal: ScenarioResult
+    console: Console, traj: Trajectory, gguf: Path, formal: ScenarioResult | None
 ) -> dict[str, Any]:
     client = get_provider(f"llamacpp:{gguf}", role="judge", cache=False)
     settings = JudgeSettings(budget_tokens=900, max_tokens=160)
@@ -117,7 +128,8 @@ def _review(
         table.add_row(dim, score, str(len(evidence)), str(sum(len(e.step_ids) for e in evidence)))
     console.print(table)
     means = {d: s.mean for d, s in aggregate([review]).items()}
-    qi = quality_index(float(formal.passed) if formal.scored else None, means)
+    formal_rate = float(formal.passed) if formal is not None and formal.scored else None
+    qi = quality_index(formal_rate, means)
     console.print(f"QI {qi.shown} = {qi.reason}", highlight=False)
     for warning in qi.warnings:
         console.print(f"  warning: {warning}", highlight=False)

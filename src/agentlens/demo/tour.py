@@ -23,6 +23,7 @@ from agentlens.cli._app import progress_bar
 from agentlens.cli._inputs import load_inputs
 from agentlens.demo.context import DemoContext
 from agentlens.release import AGENTLENS_BENCH, ensure_release
+from agentlens.verification.isolation import SandboxUnavailableError
 
 SECTIONS: dict[str, str] = {
     "ingest": "agentlens.demo.reading:ingest_section",
@@ -64,6 +65,8 @@ def run_demo(
         console.rule(name)
         try:
             _load(target)(ctx)
+        except SandboxUnavailableError as exc:  # the machine, not the section: say so and go on
+            console.print(f"{name}: skipped ({exc})", highlight=False, markup=False)
         except Exception as exc:  # one broken section must not hide the others
             failed += 1
             console.print(

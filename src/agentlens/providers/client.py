@@ -153,7 +153,7 @@ class LLMClient:
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine to completion from synchronous code (CLI commands)."""
-        return asyncio.run(coro)
+        return asyncio.run(_settled(coro))
 
     def chat_sync(self, request: ChatRequest) -> ChatResponse:
         return self.run(self.chat(request))
@@ -263,3 +263,18 @@ def model_of(name: str) -> str:
     if "#" in name:
         return name.rsplit("#", 1)[1]
     return name.split(":", 1)[1] if ":" in name else name
+
+
+async def _settled(coro: Coroutine[Any, Any, T]) -> T:
+    """`coro`'s result. When it fails, the calls it left running are cancelled and awaited here:
+    left to `asyncio.run`, each that ends in the same error (a missing model file, found by a
+    call finishing as it is cancelled) is logged with its traceback above the one error line."""
+    try:
+        return await coro
+    except BaseException:
+        current = asyncio.current_task()
+        left = [task for task in asyncio.all_tasks() if task is not current]
+        for task in left:
+            task.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
+        raise

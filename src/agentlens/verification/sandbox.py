@@ -135,9 +135,12 @@ def scratch_copy(repo: Path) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="agentlens-verify-") as tmp:
         target = Path(tmp) / "repo"
         linked = [d for d in LINKED_DIRS if (repo / d).is_dir()]
+        scratch = Path(tmp).resolve()  # inside `repo` when TMPDIR is (`--repo /tmp`): not copied
 
         def skip(path: str, names: list[str]) -> set[str]:
             top = set(linked).intersection(names) if Path(path) == repo else set()
+            if scratch.name in names and Path(path).resolve() == scratch.parent:
+                top.add(scratch.name)
             return top | set(COPY_IGNORE(path, names))
 
         shutil.copytree(repo, target, symlinks=True, ignore=skip)
