@@ -1,0 +1,87 @@
+"""Secret shapes that used to leave in part or whole, planted in a copy of a real mini-swe-agent
+trajectory and read back through the CLI's exports: no part of a token may survive (a GitLab
+token's body behind its masked prefix, a Stripe key's characters past the 24 its detector
+matches), and the shapes that had no detector (Hugging Face, Google, npm, Docker, DigitalOcean,
+Shopify tokens, an HTTP Basic header, `curl -u`, `mysql -p`) are masked too."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentlens import redaction
+from agentlens.formats.load import read_path
+
+# (what is planted, a part of it that must not be left anywhere)
+SHAPES = {
+    "gitlab": ("glpat-Xy9zAbCdEfGhIjKlMnOp", "Xy9zAbCdEfGhIjKlMnOp"),
+    "gitlab-partitioned": ("glcbt-3f_Wq8rT5yU2iO9pA4sD6fG1h", "Wq8rT5yU2iO9pA4sD6fG1h"),
+    "stripe": ("sk_live_51H8abcdefghijklmnopqrstuvwxYZ0123456789", "uvwxYZ0123456789"),
+    "huggingface": ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "AbCdEfGhIjKlMnOpQrStUvWxYz01234567"),
+    "google": ("AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),
+    "npm": ("npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
+    "docker": ("docker login -u me -p dckr_pat_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr", "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr"),
+    "google-oauth": ("ya29.a0AfH6SMBx1234567890abcdefghijklmnop", "a0AfH6SMBx1234567890abcdefghijklmnop"),
+    "digitalocean": ("dop_v1_" + "0123456789abcdef" * 4, "0123456789abcdef" * 4),
+    "shopify": ("shpat_0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"),
+    "basic-header": ("Authorization: Basic YWRtaW46c3VwZXJzZWNyZXRwYXNzd29yZA==", "YWRtaW46c3VwZXJzZWNyZXRwYXNzd29yZA"),
+    "curl-user": ("curl -u admin:Pa55w0rdXyz https://api.example.com", "Pa55w0rdXyz"),
+    "mysql-password": ("mysql -uroot -pS3cr3tMysqlPw prod", "S3cr3tMysqlPw"),
+}  # fmt: skip
+
+
+@pytest.fixture
+def planted(data_dir: Path, tmp_path: Path) -> Path:
+    """A copy of a real mini-swe-agent trajectory with every shape in its first observation."""
+    doc = json.loads((data_dir / "formats/mini-swe-agent-fixtures/local.traj.json").read_text())
+    messages = doc["messages"] if isinstance(doc, dict) else doc
+    observation = next(m for m in messages[2:] if m["role"] == "user")
+    shapes = "\n".join(text for text, _ in SHAPES.values())
+    observation["content"] = f"{observation['content']}\n{shapes}"
+    path = tmp_path / "local.traj.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def left(text: str) -> list[str]:
+    return [kind for kind, (_, part) in SHAPES.items() if part in text]
+
+
+def exported(tmp_path: Path, path: Path, *flags: str) -> str:
+    """What `convert` writes in each of its text formats."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    texts = []
+    for kind in ("atif", "jsonl", "otel"):
+        out = tmp_path / kind
+        command = [sys.executable, "-m", "agentlens", *flags, "convert", str(path), "--to", kind]
+        done = subprocess.run([*command, "-o", str(out)], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        texts += [p.read_text() for p in out.rglob("*") if p.is_file()]
+    return "\n".join(texts)
+
+
+def test_no_part_of_a_token_is_left_in_any_export(planted: Path, tmp_path: Path) -> None:
+    assert left(planted.read_text()) == list(SHAPES)
+    (trajectory,) = read_path(planted)
+    assert left(json.dumps([s.observation for s in trajectory.steps])) == []
+    assert left(exported(tmp_path, planted)) == []
+    assert left(exported(tmp_path / "kept", planted, "--no-redact")) == list(SHAPES)
+
+
+def test_the_new_shapes_keep_ordinary_text() -> None:
+    """Words near the new shapes' triggers are not secrets: `basic` prose, `-u`/`-p` of other
+    programs, a variable after `-p`, words that start like a token."""
+    texts = [
+        "Authorization: Basic $CREDENTIALS",
+        "basic functionality works; the basic_auth module",
+        "sort -u file.txt; docker run -u 1000:1000 img; mkdir -p build/out",
+        "mysql -u root -p prod",  # asks for the password
+        "curl -u $USER:$PASS https://x",
+        "hf_hub_download(repo_id='x') and shp_file and the do_v1_ helper",
+    ]
+    assert [redaction.redact_text(text) for text in texts] == texts
