@@ -259,9 +259,19 @@ def read_path(
         raise TraceError(path, _reader_bug(exc), reader_cls.name) from exc
     if reader_cls.name != "agentlens-jsonl":  # a canonical dump carries its source's notes
         _note_empty(trajectories, reader_cls.name, len(data))
+    try:
+        return _checked(path, data, trajectories, reader_cls.name)
+    except RecursionError as exc:  # a value nested within the decoder's limit, past the walks'
+        reason = "a value is nested too deeply to check it for secrets and numbers"
+        raise TraceError(path, reason, reader_cls.name) from exc
+
+
+def _checked(
+    path: Path, data: bytes, trajectories: list[Trajectory], name: str
+) -> list[Trajectory]:
     negative = next(filter(None, map(first_negative, trajectories)), None)
     if negative is not None:
-        raise TraceError(path, f"negative number at {negative}", reader_cls.name)
+        raise TraceError(path, f"negative number at {negative}", name)
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
         trajectories = [_printable(t) for t in trajectories]
     return _checked_and_redacted(path, data, trajectories)
