@@ -2,7 +2,8 @@
 trajectory and read back through the CLI's exports: no part of a token may survive (a GitLab
 token's body behind its masked prefix, a Stripe key's characters past the 24 its detector
 matches), and the shapes that had no detector (Hugging Face, Google, npm, Docker, DigitalOcean,
-Shopify tokens, an HTTP Basic header, `curl -u`, `mysql -p`) are masked too."""
+Shopify tokens, an HTTP Basic header, `curl -u`, `mysql -p`, `sshpass -p`, `redis-cli -a`,
+`.netrc`, Docker's `config.json`, a kubeconfig's key, signed-URL signatures) are masked too."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ SHAPES = {
     "basic-header": ("Authorization: Basic YWRtaW46c3VwZXJzZWNyZXRwYXNzd29yZA==", "YWRtaW46c3VwZXJzZWNyZXRwYXNzd29yZA"),
     "curl-user": ("curl -u admin:Pa55w0rdXyz https://api.example.com", "Pa55w0rdXyz"),
     "mysql-password": ("mysql -uroot -pS3cr3tMysqlPw prod", "S3cr3tMysqlPw"),
+    "netrc": ("machine example.com\n  login bob\n  password hunter2Netrc", "hunter2Netrc"),
+    "docker-config": ('{"auths": {"ghcr.io": {"auth": "Ym9iOmh1bnRlcjJTZWNyZXQ="}}}', "Ym9iOmh1bnRlcjJTZWNyZXQ"),
+    "kubeconfig": ("    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt", "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt"),
+    "sshpass": ("sshpass -p S3cretSsh ssh root@host", "S3cretSsh"),
+    "redis-cli": ("redis-cli -h cache -a R3disPassw0rd ping", "R3disPassw0rd"),
+    "azure-sas": ("https://a.blob.core.windows.net/c/b?sv=2021&sp=r&sig=AbCdEf0123456789%2BXyZ%3D", "AbCdEf0123456789"),
+    "aws-presigned": ("s3.amazonaws.com/b/k?X-Amz-Signature=" + "0f1e2d3c4b5a6978" * 4, "0f1e2d3c4b5a6978"),
 }  # fmt: skip
 
 
@@ -83,5 +91,7 @@ def test_the_new_shapes_keep_ordinary_text() -> None:
         "mysql -u root -p prod",  # asks for the password
         "curl -u $USER:$PASS https://x",
         "hf_hub_download(repo_id='x') and shp_file and the do_v1_ helper",
+        "the machine learning login page; redis-cli -a $REDIS_PASSWORD",
+        'author: "Jane"; def auth(): return {"auth": None}',
     ]
     assert [redaction.redact_text(text) for text in texts] == texts

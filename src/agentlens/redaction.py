@@ -56,6 +56,15 @@ _OWN = [
     ("basic-auth-credentials", re.compile(
         r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*[\"']?[^\s:\"']+:(?![$({<\[])([^\s\"']+)")),
     ("password", re.compile(r"\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?![$({<\[])([^\s\"']{4,})")),
+    ("password", re.compile(r"\bsshpass\s+-p\s*[\"']?(?![$({<\[])([^\s\"']{4,})")),
+    ("password", re.compile(r"\bredis-cli\b[^\n]*?\s-a\s+[\"']?(?![$({<\[])([^\s\"']{4,})")),
+    # ~/.netrc, ~/.docker/config.json, a kubeconfig's base64 private key
+    ("password", re.compile(
+        r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?![$({<\[])([^\s\"']{4,})")),
+    ("basic-auth-credentials", re.compile(r"\bauth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"")),
+    ("kube-client-key", re.compile(r"\bclient-key-data:\s*[\"']?([A-Za-z0-9+/]{20,}={0,2})")),
+    # a signed URL's signature: an Azure SAS `sig=`, AWS's `X-Amz-Signature=`
+    ("url-signature", re.compile(r"(?i)(?:[?&]sig|x-amz-signature)=([A-Za-z0-9%+/=_-]{16,})")),
     ("bearer", re.compile(r"(?i)(?<=\bbearer\s)[A-Za-z0-9._~+/=-]{8,}+")),
     # the whole token: detect-secrets' own pattern stops before the signature
     ("json-web-token", re.compile(r"\beyJ[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_-]+")),
@@ -126,7 +135,8 @@ _TRIGGER = re.compile(
     r"sk-|sk_live|rk_live|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|BEGIN|(?i:bearer)|eyJ"
     r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
     r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d|hf_|AIza|ya29\.|dckr_pat_|do[por]_v1_"
-    r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql"
+    r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\"\s*:"
+    r"|(?i:sig=|x-amz-signature=)"
 )
 
 
@@ -439,6 +449,7 @@ NEEDLES = [
         "token", "key", "sg.", "pypi-", "gl", "gr1348941", "://", "sq0csp", "npm_",
         "hooks.slack", "-us", "hf_", "aiza", "ya29.", "dckr_pat_", "_v1_", "dop_v1_", "doo_v1_",
         "dor_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "authorization", "curl", "mysql",
+        "sshpass", "redis-cli", "machine", "auth", "sig=", "x-amz-signature=",
         "\u0130", "\u0131", "\u017f", "\u212a")),
 ]  # fmt: skip
 
