@@ -95,3 +95,19 @@ def test_the_new_shapes_keep_ordinary_text() -> None:
         'author: "Jane"; def auth(): return {"auth": None}',
     ]
     assert [redaction.redact_text(text) for text in texts] == texts
+
+
+RUNS = ["eyJ", "eyJ-", "AKIA", "ghp_", "glpat-", "sk_live_", "curl ", "mysql ", "redis-cli ",
+        "sshpass -p ", "machine x login y ", "Authorization: Basic ", 'auth": ', "&sig=",
+        "-----BEGIN RSA PRIVATE KEY-----", "xoxb-1-", "hf_", "AIza", "ya29.", "password="]  # fmt: skip
+
+
+@pytest.mark.parametrize("unit", RUNS)
+def test_a_megabyte_of_one_trigger_is_redacted_in_linear_time(unit: str) -> None:
+    """Under the hang guard of tests/formats/test_hostile_text.py (10 s for 1 MB, today well
+    under 1 s): detect-secrets' JWT pattern, tried at every `eyJ`, took ~30 s on 200 KB and
+    minutes on 1 MB; measuring each `AKIA` match's token tail again was quadratic too."""
+    from tests.formats.test_hostile_text import MB, _repeat, hang_guard
+
+    with hang_guard():
+        redaction.redact_text(_repeat(unit, MB))

@@ -50,14 +50,15 @@ _OWN = [
     ("docker-token", re.compile(r"\bdckr_pat_[A-Za-z0-9_-]{20,}")),
     ("digitalocean-token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}")),
     ("shopify-token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
-    # HTTP Basic credentials: the header's base64, `curl -u user:pw`, `mysql -pPASSWORD`
+    # HTTP Basic credentials: the header's base64, `curl -u user:pw`, `mysql -pPASSWORD` (the gap
+    # to the option is bounded: a line of 10^5 `curl`s must not cost 10^10 steps)
     ("basic-auth-credentials", re.compile(
         r"(?i)\bauthorization[\"']?\s{0,4}[:=]\s{0,4}[\"']?basic\s+([A-Za-z0-9+/]{8,}={0,2})")),
     ("basic-auth-credentials", re.compile(
-        r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*[\"']?[^\s:\"']+:(?![$({<\[])([^\s\"']+)")),
-    ("password", re.compile(r"\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?![$({<\[])([^\s\"']{4,})")),
+        r"\bcurl\b[^\n]{0,200}?\s(?:-u|--user)\s*[\"']?[^\s:\"']+:(?![$({<\[])([^\s\"']+)")),
+    ("password", re.compile(r"\bmysql(?:dump|admin)?\b[^\n]{0,200}?\s-p(?![$({<\[])([^\s\"']{4,})")),
     ("password", re.compile(r"\bsshpass\s+-p\s*[\"']?(?![$({<\[])([^\s\"']{4,})")),
-    ("password", re.compile(r"\bredis-cli\b[^\n]*?\s-a\s+[\"']?(?![$({<\[])([^\s\"']{4,})")),
+    ("password", re.compile(r"\bredis-cli\b[^\n]{0,200}?\s-a\s+[\"']?(?![$({<\[])([^\s\"']{4,})")),
     # ~/.netrc, ~/.docker/config.json, a kubeconfig's base64 private key
     ("password", re.compile(
         r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?![$({<\[])([^\s\"']{4,})")),
@@ -66,8 +67,11 @@ _OWN = [
     # a signed URL's signature: an Azure SAS `sig=`, AWS's `X-Amz-Signature=`
     ("url-signature", re.compile(r"(?i)(?:[?&]sig|x-amz-signature)=([A-Za-z0-9%+/=_-]{16,})")),
     ("bearer", re.compile(r"(?i)(?<=\bbearer\s)[A-Za-z0-9._~+/=-]{8,}+")),
-    # the whole token: detect-secrets' own pattern stops before the signature
-    ("json-web-token", re.compile(r"\beyJ[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_-]+")),
+    # the whole token, an unsigned one too; detect-secrets' own pattern stops before the
+    # signature, and trying it at every `eyJ` of a long run took minutes on 1 MB (`eyJeyJ...`):
+    # here a match starts only where a run of token characters does, and never backtracks
+    ("json-web-token", re.compile(
+        r"(?<![A-Za-z0-9_=-])eyJ[A-Za-z0-9_=-]++\.[A-Za-z0-9_=-]++(?:\.[A-Za-z0-9_-]*+)?")),
     # a URL's password up to the authority's last `@`: detect-secrets' needs a user name and
     # stops at RFC 3986 sub-delimiters (`redis://:pw@h`, `admin:Secr3t!@h`); not `${VAR}`
     ("basic-auth-credentials", re.compile(
@@ -86,10 +90,10 @@ _OWN = [
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
 # match ordinary words and hex ids; Discord and Telegram shapes have no literal to find them by
-# quickly and would cost every string a slow scan.
+# quickly and would cost every string a slow scan; ours finds every JWT its JWT detector does.
 _SKIPPED_DETECTORS = {
     "IPPublicDetector", "ArtifactoryDetector", "TwilioKeyDetector", "DiscordBotTokenDetector",
-    "TelegramBotTokenDetector",
+    "TelegramBotTokenDetector", "JwtTokenDetector",
 }  # fmt: skip
 _enabled: bool | None = None
 
@@ -353,9 +357,9 @@ def _substituted(pattern: re.Pattern[str], kind: str, text: str) -> str:
     parts: list[str] = []
     done = 0
     for match in pattern.finditer(text):
+        if match.start() < done:
+            continue  # inside the token tail the previous mark took (not measured again)
         start, end = _secret_span(match, kind)
-        if start < done:
-            continue  # inside the token tail the previous mark took
         parts += [text[done:start], MARK.format(kind=kind)]
         done = end
     return "".join([*parts, text[done:]]) if parts else text
