@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,21 @@ def test_a_megabyte_of_one_trigger_is_redacted_in_linear_time(unit: str) -> None
 
     with hang_guard():
         redaction.redact_text(_repeat(unit, MB))
+
+
+def test_a_secret_quoted_by_a_failure_line_is_redacted(data_dir: Path, tmp_path: Path) -> None:
+    """A reader's reason quotes the wrong value (`should be a whole number, found '...'`): a
+    secret there reached stderr (a terminal, a CI log) as it was, past the redaction that every
+    trajectory gets."""
+    real = data_dir / "formats/claude-code/marot-spotter/short.jsonl"
+    bad = tmp_path / "short.jsonl"
+    key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    bad.write_text(
+        re.sub(r'"input_tokens": ?\d+', f'"input_tokens": "{key}"', real.read_text(), count=1)
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    for flags, shown in (((), False), (("--no-redact",), True)):
+        command = [sys.executable, "-m", "agentlens", *flags, "inspect", str(bad)]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 1 and "should be a whole number" in done.stderr
+        assert ("AbCdEfGhIjKlMnOp" in done.stderr) is shown, done.stderr
