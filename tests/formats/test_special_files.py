@@ -115,3 +115,15 @@ def test_a_sidecar_state_that_is_a_fifo_is_not_waited_for(data_dir: Path, tmp_pa
     shown = agentlens("inspect", "--json", str(tmp_path / events.name))
     assert shown.returncode == 0, shown.stderr
     assert len(shown.stdout.splitlines()) == 1
+
+
+def test_a_named_path_too_long_for_the_file_system_is_its_own_failure(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`Path.is_dir()` raises for ENAMETOOLONG: the whole command stopped with `error: ...: File
+    name too long` (exit 2) and the other files went unread."""
+    too_long = tmp_path / ("a" * 300 + ".json")
+    shown = agentlens("inspect", "--json", str(too_long), str(data_dir / GEMINI))
+    assert shown.returncode == 1, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    assert "failed: " in shown.stderr and "File name too long" in shown.stderr

@@ -171,12 +171,21 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.st
         matches = sorted(glob.glob(text, recursive=True)) if pattern else [text]
         for match in matches:
             path = Path(match)
-            if path.is_dir():
+            if _is_dir(path):
                 yield from ((_walked(p, path), info) for p, info in _walk(path))
             elif pattern:
                 yield TraceFile(path, False, reader_of(path)), None
             else:
                 yield TraceFile(path, True, None), None
+
+
+def _is_dir(path: Path) -> bool:
+    """`path.is_dir()`, False where it raises (a name too long for the file system): reading
+    the path then says why, as that file's one line."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _walked(path: Path, root: Path) -> TraceFile:
@@ -318,7 +327,7 @@ def _refuse_special(path: Path) -> None:
     try:
         mode = path.stat().st_mode
     except OSError as exc:
-        if path.is_symlink():  # to nothing, or a loop
+        if os.path.islink(path):  # to nothing, or a loop (`islink`: a name too long is no link)
             raise NotAFileError(path, f"cannot read: {exc.strerror or exc}") from exc
         return  # the open below says why, in the usual words
     if stat.S_ISREG(mode):
