@@ -130,3 +130,19 @@ def test_a_secret_quoted_by_a_failure_line_is_redacted(data_dir: Path, tmp_path:
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
         assert done.returncode == 1 and "should be a whole number" in done.stderr
         assert ("AbCdEfGhIjKlMnOp" in done.stderr) is shown, done.stderr
+
+
+def test_a_secret_quoted_by_an_error_line_is_redacted(data_dir: Path, tmp_path: Path) -> None:
+    """Any `error:` line may quote an input (a rows CSV's cell `found '...'`): it is redacted as
+    it is printed, as a trace's failure line is."""
+    real = data_dir / "agentlens-bench-dev/annotations/trajectories.csv"
+    lines = real.read_text().splitlines()
+    header, first = lines[0].split(","), lines[1].split(",")
+    first[header.index("n_states")] = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    rows = tmp_path / "rows.csv"
+    rows.write_text("\n".join([lines[0], ",".join(first), *lines[2:]]) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    command = [sys.executable, "-m", "agentlens", "cohort", "--rows", str(rows)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 2 and "should be a number" in done.stderr, done.stderr
+    assert "AbCdEfGhIjKlMnOp" not in done.stderr and "[REDACTED:openai-key]" in done.stderr
