@@ -127,3 +127,18 @@ def test_a_named_path_too_long_for_the_file_system_is_its_own_failure(
     assert shown.returncode == 1, shown.stderr
     assert len(shown.stdout.splitlines()) == 1
     assert "failed: " in shown.stderr and "File name too long" in shown.stderr
+
+
+def test_a_huge_outcome_sidecar_beside_a_trace_is_not_read(data_dir: Path, tmp_path: Path) -> None:
+    """A report found beside a trace (`sb-cli-report.json`) was read whole, cap or not: a sparse
+    600 MB one took 1.2 GB of memory under `--max-file-size 10M`. It is now refused by its size,
+    unread, with the usual warning."""
+    trace = tmp_path / "github_issue.traj.json"
+    trace.write_bytes(
+        (data_dir / "formats/mini-swe-agent-fixtures/github_issue.traj.json").read_bytes()
+    )
+    with open(tmp_path / "sb-cli-report.json", "wb") as huge:
+        huge.truncate(600 << 20)
+    shown = agentlens("--max-file-size", "10M", "inspect", "--json", str(trace))
+    assert shown.returncode == 0 and len(shown.stdout.splitlines()) == 1, shown.stderr
+    assert "outcome sidecar ignored" in shown.stderr and "over 256 MiB, not read" in shown.stderr
