@@ -32,9 +32,17 @@ class TraceError(AgentLensError):
     def __init__(self, path: str | Path, reason: str, format: str | None = None) -> None:
         self.path = printable(str(path))
         self.format = format
-        self.reason = reason
+        self.reason = _redacted(reason)
         fmt = f" [{format}]" if format else ""
-        super().__init__(f"{self.path}{fmt}: {reason}")
+        super().__init__(f"{self.path}{fmt}: {self.reason}")
+
+
+def _redacted(reason: str) -> str:
+    """A reason may quote the file (`found 'sk-proj-...'`): it is printed and logged, so it
+    gets the redaction every trajectory gets."""
+    from agentlens import redaction
+
+    return redaction.redact_text(reason) if redaction.enabled() else reason
 
 
 class UnknownFormatError(TraceError):

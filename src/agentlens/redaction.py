@@ -43,9 +43,35 @@ _OWN = [
     ("aws-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
     ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
     ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    ("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}")),
+    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}")),
+    ("docker-token", re.compile(r"\bdckr_pat_[A-Za-z0-9_-]{20,}")),
+    ("digitalocean-token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}")),
+    ("shopify-token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
+    # HTTP Basic credentials: the header's base64, `curl -u user:pw`, `mysql -pPASSWORD` (the gap
+    # to the option is bounded: a line of 10^5 `curl`s must not cost 10^10 steps)
+    ("basic-auth-credentials", re.compile(
+        r"(?i)\bauthorization[\"']?\s{0,4}[:=]\s{0,4}[\"']?basic\s+([A-Za-z0-9+/]{8,}={0,2})")),
+    ("basic-auth-credentials", re.compile(
+        r"\bcurl\b[^\n]{0,200}?\s(?:-u|--user)\s*[\"']?[^\s:\"']+:(?![$({<\[])([^\s\"']+)")),
+    ("password", re.compile(r"\bmysql(?:dump|admin)?\b[^\n]{0,200}?\s-p(?![$({<\[])([^\s\"']{4,})")),
+    ("password", re.compile(r"\bsshpass\s+-p\s*[\"']?(?![$({<\[])([^\s\"']{4,})")),
+    ("password", re.compile(r"\bredis-cli\b[^\n]{0,200}?\s-a\s+[\"']?(?![$({<\[])([^\s\"']{4,})")),
+    # ~/.netrc, ~/.docker/config.json, a kubeconfig's base64 private key
+    ("password", re.compile(
+        r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?![$({<\[])([^\s\"']{4,})")),
+    ("basic-auth-credentials", re.compile(r"\bauth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"")),
+    ("kube-client-key", re.compile(r"\bclient-key-data:\s*[\"']?([A-Za-z0-9+/]{20,}={0,2})")),
+    # a signed URL's signature: an Azure SAS `sig=`, AWS's `X-Amz-Signature=`
+    ("url-signature", re.compile(r"(?i)(?:[?&]sig|x-amz-signature)=([A-Za-z0-9%+/=_-]{16,})")),
     ("bearer", re.compile(r"(?i)(?<=\bbearer\s)[A-Za-z0-9._~+/=-]{8,}+")),
-    # the whole token: detect-secrets' own pattern stops before the signature
-    ("json-web-token", re.compile(r"\beyJ[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_-]+")),
+    # the whole token, an unsigned one too; detect-secrets' own pattern stops before the
+    # signature, and trying it at every `eyJ` of a long run took minutes on 1 MB (`eyJeyJ...`):
+    # here a match starts only where a run of token characters does, and never backtracks
+    ("json-web-token", re.compile(
+        r"(?<![A-Za-z0-9_=-])eyJ[A-Za-z0-9_=-]++\.[A-Za-z0-9_=-]++(?:\.[A-Za-z0-9_-]*+)?")),
     # a URL's password up to the authority's last `@`: detect-secrets' needs a user name and
     # stops at RFC 3986 sub-delimiters (`redis://:pw@h`, `admin:Secr3t!@h`); not `${VAR}`
     ("basic-auth-credentials", re.compile(
@@ -64,10 +90,10 @@ _OWN = [
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
 # match ordinary words and hex ids; Discord and Telegram shapes have no literal to find them by
-# quickly and would cost every string a slow scan.
+# quickly and would cost every string a slow scan; ours finds every JWT its JWT detector does.
 _SKIPPED_DETECTORS = {
     "IPPublicDetector", "ArtifactoryDetector", "TwilioKeyDetector", "DiscordBotTokenDetector",
-    "TelegramBotTokenDetector",
+    "TelegramBotTokenDetector", "JwtTokenDetector",
 }  # fmt: skip
 _enabled: bool | None = None
 
@@ -112,7 +138,9 @@ def _detectors() -> list[tuple[str, re.Pattern[str]]]:
 _TRIGGER = re.compile(
     r"sk-|sk_live|rk_live|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|BEGIN|(?i:bearer)|eyJ"
     r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
-    r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d"
+    r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d|hf_|AIza|ya29\.|dckr_pat_|do[por]_v1_"
+    r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\"\s*:"
+    r"|(?i:sig=|x-amz-signature=)"
 )
 
 
@@ -126,7 +154,7 @@ def redact_text(text: str) -> str:
             continue
         if run is not None and not facts.holds_run(run):
             continue
-        redacted = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+        redacted = _substituted(pattern, kind, text)
         if redacted != text:
             text, facts = redacted, _Facts(redacted)
     return text
@@ -324,14 +352,39 @@ def _item_needs(op: str, value: Any) -> frozenset[str] | None:
     return None
 
 
-def _masked(match: re.Match[str], kind: str) -> str:
-    """A pattern with a group marks only the group (the value after `password=`)."""
-    mark = MARK.format(kind=kind)
-    if match.re.groups and kind != "private-key" and match.group(match.re.groups):
-        start, end = match.span(match.re.groups)
-        whole = match.group(0)
-        return whole[: start - match.start()] + mark + whole[end - match.start() :]
-    return mark
+def _substituted(pattern: re.Pattern[str], kind: str, text: str) -> str:
+    """`text` with each match of `pattern` masked (`_secret_span`)."""
+    parts: list[str] = []
+    done = 0
+    for match in pattern.finditer(text):
+        if match.start() < done:
+            continue  # inside the token tail the previous mark took (not measured again)
+        start, end = _secret_span(match, kind)
+        parts += [text[done:start], MARK.format(kind=kind)]
+        done = end
+    return "".join([*parts, text[done:]]) if parts else text
+
+
+_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_-]*")
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_-]")
+_WORD_CHAR = re.compile(r"[A-Za-z0-9]")
+
+
+def _secret_span(match: re.Match[str], kind: str) -> tuple[int, int]:
+    """What a match masks: the value a pattern's last group holds when only quotes or signs
+    follow it in the match (the value after `password=`, a URL's password before `@`); else
+    the whole match and the rest of its token. detect-secrets' groups are not always the value
+    (GitLab's group is the `glpat` prefix) and its patterns stop at a fixed length (a Stripe
+    key's first 24 characters): marking those alone would leave the key's body in the text."""
+    group = match.re.groups
+    if group and kind != "private-key" and match.group(group):
+        start, end = match.span(group)
+        if not _WORD_CHAR.search(match.string, end, match.end()):
+            return start, end
+    end = match.end()
+    if kind != "private-key" and _TOKEN_CHAR.fullmatch(match.string[end - 1 : end]):
+        end = _TOKEN_TAIL.match(match.string, end).end()  # type: ignore[union-attr] # `*` matches
+    return match.start(), end
 
 
 def redact_value(value: Any) -> Any:
@@ -354,7 +407,7 @@ def _redact_every_pattern(text: str) -> str:
     if not _TRIGGER.search(text):
         return text
     for kind, pattern, *_ in _patterns():
-        text = pattern.sub(lambda m, k=kind: _masked(m, k), text)  # type: ignore[misc]
+        text = _substituted(pattern, kind, text)
     return text
 
 
@@ -398,7 +451,10 @@ NEEDLES = [
         "sk-", "sk_live", "rk_live", "akia", "asia", "abia", "acca", "ghp_", "gho_", "ghu_",
         "ghs_", "ghr_", "github_pat_", "xox", "begin", "bearer", "eyj", "pass", "pwd", "secret",
         "token", "key", "sg.", "pypi-", "gl", "gr1348941", "://", "sq0csp", "npm_",
-        "hooks.slack", "-us", "\u0130", "\u0131", "\u017f", "\u212a")),
+        "hooks.slack", "-us", "hf_", "aiza", "ya29.", "dckr_pat_", "_v1_", "dop_v1_", "doo_v1_",
+        "dor_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "authorization", "curl", "mysql",
+        "sshpass", "redis-cli", "machine", "auth", "sig=", "x-amz-signature=",
+        "\u0130", "\u0131", "\u017f", "\u212a")),
 ]  # fmt: skip
 
 

@@ -21,3 +21,13 @@ def one_line(text: str) -> str:
     `failed:` line, a trajectory's header), which a name holding a newline would forge. (The
     consoles' hook makes every other control visible, after layout.)"""
     return text.replace("\n", "\u240a")
+
+
+_JSON_ESCAPED = {code: f"\\u{code:04x}" for code in _VISIBLE if code >= 0x7F}
+
+
+def json_text(document: bytes) -> str:
+    """A JSON document for a terminal: JSON escapes C0 controls but leaves DEL, C1 controls and
+    bidi overrides as they are; here they are `\\uXXXX` escapes too (they occur only inside
+    strings, so the document decodes to the same value)."""
+    return document.decode().translate(_JSON_ESCAPED)

@@ -111,3 +111,24 @@ def test_no_escape_sequence_from_a_trace_reaches_the_terminal(
     for stream in (result.out, result.err):
         assert "\x1b" not in stream and "\x07" not in stream
     assert "␛[2J" in result.out  # shown, so the odd name can still be found
+
+
+@pytest.mark.parametrize("command", ["inspect", "label"])
+def test_json_output_escapes_c1_controls_and_bidi_overrides(hostile: Path, command: str) -> None:
+    """JSON escapes C0 controls but may hold C1 controls (U+009B is CSI to some terminals) and
+    bidi overrides as they are: `inspect --json` and `label --json` printed them raw. Escaped
+    (`\\u009b`), each line still decodes to the planted text."""
+    done = cli(command, "--json", str(hostile))
+    assert done.returncode == 0, done.stderr
+    assert [raw for raw in RAW if raw in done.stdout + done.stderr] == []
+    assert "\\u009b31m" in done.stdout and "\\u202eevil\\u2066" in done.stdout
+    decoded = "".join(map(_strings, map(json.loads, done.stdout.splitlines())))
+    assert f"run{PLANTED}" in decoded
+
+
+def _strings(value: object) -> str:
+    if isinstance(value, dict):
+        return "".join(_strings(k) + _strings(v) for k, v in value.items())
+    if isinstance(value, list):
+        return "".join(map(_strings, value))
+    return value if isinstance(value, str) else ""

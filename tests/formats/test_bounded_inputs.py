@@ -118,3 +118,20 @@ def test_a_number_the_reader_made_is_checked_with_or_without_redaction(
     monkeypatch.setattr(redaction, "_enabled", redact)
     with pytest.raises(TraceError, match=r"out of range at metadata\.total_tokens"):
         read_path(path)
+
+
+def test_a_deeply_nested_value_holding_a_secret_is_that_files_error(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """A key nested 900 lists deep in a message (within the JSON decoder's depth limit) used to
+    overflow the redaction walk: `internal error`, exit 3, and the batch's other files unread."""
+    doc = json.loads((data_dir / MINI).read_text())
+    doc[3]["extra"] = "DEEP"
+    deep = tmp_path / "deep.traj.json"
+    nested = "[" * 900 + '"sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd"' + "]" * 900
+    deep.write_text(json.dumps(doc).replace('"DEEP"', nested))
+    shown = agentlens(tmp_path, "inspect", str(deep), str(data_dir / MINI), "--json")
+    assert shown.returncode == 1 and len(shown.stdout.splitlines()) == 1, shown.stderr
+    assert "deep.traj.json" in shown.stderr and "nested too deeply" in shown.stderr
+    assert "Traceback" not in shown.stderr and "internal error" not in shown.stderr
+    assert "AbCdEfGhIjKlMnOp" not in shown.stdout + shown.stderr

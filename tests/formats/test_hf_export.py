@@ -126,3 +126,18 @@ def test_score_rows_of_other_runs_are_named(
     err = " ".join(capsys.readouterr().err.split())
     assert "1 of 1 --scores rows match no run read (e.g. elsewhere/run-1)" in err
     assert all(r["process_score"] is None for r in datasets.load_from_disk(str(tmp_path / "ds")))
+
+
+def test_when_every_file_fails_the_failures_are_reported_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch whose every file failed gave `datasets` no row, and it raised `Keys mismatch`:
+    `internal error`, exit 3, instead of the failure lines and exit 1."""
+    real = DATA / "formats" / "claude-code" / "marot-spotter" / "short.jsonl"
+    bad = tmp_path / "short.jsonl"
+    bad.write_text(real.read_text().replace('"input_tokens":', '"input_tokens":0.5,"x":', 1))
+    out = tmp_path / "ds"
+    assert main(["convert", str(bad), "--to", "hf", "-o", str(out)]) == 1
+    shown = capsys.readouterr()
+    assert "failed: " in shown.err and "no dataset written" in shown.out
+    assert not (out / "dataset_info.json").exists()

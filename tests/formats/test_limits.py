@@ -103,3 +103,30 @@ def test_the_default_cap_reads_every_real_trace() -> None:
 def test_a_bad_flag_value_is_a_usage_error_naming_the_option() -> None:
     done = inspect_batch("--max-file-size", "lots")
     assert done.returncode == 2 and "Invalid value for --max-file-size: not a size" in done.stderr
+
+
+def test_an_eval_zip_whose_members_inflate_past_the_cap_is_refused(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The cap counted an Inspect `.eval` by its compressed size: 64 KiB of zip inflating to
+    64 MiB of samples (or, at the default cap, gigabytes: each member could declare up to
+    1 GiB, and every sample is held at once) was read whole under `--max-file-size 32M`."""
+    import json
+    import zipfile
+
+    real = data_dir / "formats" / "inspect-ai" / "log_formats.eval"
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(real) as source, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            out.writestr(info.filename, source.read(info))
+        sample = json.loads(source.read("samples/1_epoch_1.json"))
+        for epoch in range(2, 10):  # the same sample, other epochs, 8 MiB long each
+            text = json.dumps({**sample, "epoch": epoch}).encode()
+            out.writestr(f"samples/1_epoch_{epoch}.json", text[:-1] + b" " * (8 << 20) + b"}")
+    assert bomb.stat().st_size < 256 << 10
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    command = [sys.executable, "-m", "agentlens", "--max-file-size", "32M", "inspect", "--json"]
+    done = subprocess.run([*command, str(bomb), str(real)], capture_output=True, text=True,
+                          env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 1 and len(done.stdout.splitlines()) == 1, done.stderr
+    assert "bomb.eval" in done.stderr and "inflate" in done.stderr and "32.0 MiB" in done.stderr

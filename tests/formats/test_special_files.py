@@ -71,3 +71,74 @@ def test_a_walk_names_a_linked_folder_it_does_not_follow(data_dir: Path, tmp_pat
     assert note in shown.stderr.splitlines()
     named = agentlens("inspect", "--json", str(folder / "copilot"))
     assert named.returncode == 0 and len(named.stdout.splitlines()) == 1
+
+
+CLAUDE = "formats/claude-code/marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+OPENHANDS = "formats/openhands/sdk-fixtures"
+
+
+def _session_with_subagent(data_dir: Path, tmp_path: Path, make: str) -> Path:
+    tmp_path.mkdir()
+    session = tmp_path / "session.jsonl"
+    session.write_bytes((data_dir / CLAUDE).read_bytes())
+    folder = tmp_path / "session" / "subagents"
+    folder.mkdir(parents=True)
+    if make == "fifo":
+        os.mkfifo(folder / "agent-pipe.jsonl")
+    elif make == "device":
+        (folder / "agent-zero.jsonl").symlink_to("/dev/zero")
+    else:  # a sparse file over the input cap
+        with open(folder / "agent-huge.jsonl", "wb") as huge:
+            huge.truncate(64 << 20)
+    return session
+
+
+def test_a_subagent_file_that_is_a_fifo_a_device_or_over_the_cap_costs_only_itself(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """A sub-agent file beside a Claude Code session was read whole, unchecked: a FIFO hung
+    `inspect` for ever, a link to /dev/zero read until memory ran out (`internal error
+    (MemoryError)`), a huge file ignored the input cap. Each is now that sub-agent's warning."""
+    for make in ("fifo", "device", "huge"):
+        session = _session_with_subagent(data_dir, tmp_path / make, make)
+        shown = agentlens("--max-file-size", "32M", "inspect", "--json", str(session))
+        assert shown.returncode == 0, (make, shown.stderr)
+        assert len(shown.stdout.splitlines()) == 1, make
+        assert "sub-agent file skipped" in shown.stderr, (make, shown.stderr)
+
+
+def test_a_sidecar_state_that_is_a_fifo_is_not_waited_for(data_dir: Path, tmp_path: Path) -> None:
+    """OpenHands' `base_state.json` beside the events was opened whatever it was."""
+    events = sorted((data_dir / OPENHANDS).glob("*events*.jsonl"))[0]
+    (tmp_path / events.name).write_bytes(events.read_bytes())
+    os.mkfifo(tmp_path / "base_state.json")
+    shown = agentlens("inspect", "--json", str(tmp_path / events.name))
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+
+
+def test_a_named_path_too_long_for_the_file_system_is_its_own_failure(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`Path.is_dir()` raises for ENAMETOOLONG: the whole command stopped with `error: ...: File
+    name too long` (exit 2) and the other files went unread."""
+    too_long = tmp_path / ("a" * 300 + ".json")
+    shown = agentlens("inspect", "--json", str(too_long), str(data_dir / GEMINI))
+    assert shown.returncode == 1, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    assert "failed: " in shown.stderr and "File name too long" in shown.stderr
+
+
+def test_a_huge_outcome_sidecar_beside_a_trace_is_not_read(data_dir: Path, tmp_path: Path) -> None:
+    """A report found beside a trace (`sb-cli-report.json`) was read whole, cap or not: a sparse
+    600 MB one took 1.2 GB of memory under `--max-file-size 10M`. It is now refused by its size,
+    unread, with the usual warning."""
+    trace = tmp_path / "github_issue.traj.json"
+    trace.write_bytes(
+        (data_dir / "formats/mini-swe-agent-fixtures/github_issue.traj.json").read_bytes()
+    )
+    with open(tmp_path / "sb-cli-report.json", "wb") as huge:
+        huge.truncate(600 << 20)
+    shown = agentlens("--max-file-size", "10M", "inspect", "--json", str(trace))
+    assert shown.returncode == 0 and len(shown.stdout.splitlines()) == 1, shown.stderr
+    assert "outcome sidecar ignored" in shown.stderr and "over 256 MiB, not read" in shown.stderr

@@ -87,5 +87,28 @@ def test_a_file_too_large_to_be_typed_is_not_parsed(tmp_path: Path) -> None:
     assert report is not None and report.files == 0 and report.errors == {}
 
 
+def test_a_huge_file_an_agent_left_is_not_read_into_memory(tmp_path: Path) -> None:
+    """An agent can leave a file as large as its sandbox allows (2 GB by default): it was read
+    whole before its size was looked at. Now at most `MAX_BYTES` and one more are read."""
+    import subprocess
+    import sys
+
+    huge = tmp_path / "Huge.java"
+    with huge.open("wb") as file:
+        file.truncate(1 << 30)  # sparse: no disk used
+    probe = (
+        "import resource, sys; from pathlib import Path\n"
+        "from agentlens.scenarios.ide_syntax import syntax_errors\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "assert syntax_errors(Path(sys.argv[1])) is None\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", probe, str(huge)], capture_output=True,
+                          text=True, env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 100_000  # KiB: the peak grew by less than 100 MB, not 1 GB
+
+
 def test_every_grammar_named_is_installed_with_the_extra() -> None:
     assert [s for s in GRAMMARS if not handles(f"x{s}")] == []

@@ -112,4 +112,9 @@ def silence_stdout() -> None:
 
 
 def _error(message: str) -> None:
+    """One `error:` line; redacted, since a message may quote an input (`found '...'`)."""
+    from agentlens import redaction
+
+    if redaction.enabled():
+        message = redaction.redact_text(message)
     err_console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)

@@ -22,6 +22,7 @@ from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
 from agentlens.errors import ConfigError
 from agentlens.process.tiers import TIER_HELP
+from agentlens.visible_text import json_text
 
 if TYPE_CHECKING:
     from agentlens.process.cohort_rows import Row
@@ -272,7 +273,7 @@ def show(rows: Sequence[Row], profile: Profile, *, boot: int, as_json: bool, out
     if as_json:
         doc: dict[str, Any] = asdict(report) | {"curation": [asdict(c) for c in curation]}
         doc["validity"] = asdict(figures) if figures else None
-        click.echo(orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY).decode())
+        click.echo(json_text(orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY)))
     else:
         print_report(out, report, curation)
         if figures:

@@ -59,6 +59,9 @@ def convert(
     out.mkdir(parents=True, exist_ok=True)
     if target == "hf":  # a dataset is written at once: its rows are gathered first
         trajectories = list(stream)
+        if not trajectories:  # `datasets` can neither build nor load back a dataset of no rows
+            console.print(f"no trajectory read: no dataset written to {out}", markup=False)
+            return report_failures(stream)
         _write_hf(trajectories, out, scores_path, force)
         what = f"a dataset of {len(trajectories)} rows"
     else:

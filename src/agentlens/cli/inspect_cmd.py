@@ -15,7 +15,7 @@ from agentlens.compiled import status
 from agentlens.formats import READERS
 from agentlens.outcomes import UNEVALUATED
 from agentlens.trajectory import Trajectory, Usage
-from agentlens.visible_text import one_line
+from agentlens.visible_text import json_text, one_line
 
 
 @click.command()
@@ -43,7 +43,7 @@ def inspect(
     stream = stream_inputs(paths, lenient=lenient, labels=labels, format=format)
     if as_json:
         for traj in stream:
-            click.echo(orjson.dumps(summary(traj)).decode())
+            click.echo(json_text(orjson.dumps(summary(traj))))
     elif stream.count and console.width >= WIDE:
         console.print(summary_table(stream, stream.count))
     elif stream.count:

@@ -11,6 +11,7 @@ from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.cli._process_options import profile_option
 from agentlens.process.labeler import LabelProfile, label_trajectory
 from agentlens.trajectory import Trajectory
+from agentlens.visible_text import json_text
 
 
 @click.command()
@@ -32,7 +33,7 @@ def label(
         rows = step_rows(traj, profile)
         if as_json:
             doc = {"id": traj.id, "path": traj.source.path, "profile": profile, "steps": rows}
-            click.echo(orjson.dumps(doc).decode())
+            click.echo(json_text(orjson.dumps(doc)))
         else:
             console.print(label_table(traj, rows))
     return report_failures(stream)

@@ -23,6 +23,7 @@ from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
 from agentlens.process.profiles import PROFILES, Profile
 from agentlens.process.tiers import TIER_HELP
+from agentlens.visible_text import json_text
 
 if TYPE_CHECKING:
     from agentlens.engine.outcome import Outcome
@@ -92,7 +93,7 @@ def score(
     write_annotations(results, csv_path, parquet_path)  # before stdout, which `| head` may close
     if as_json:
         for res in results:
-            click.echo(orjson.dumps(res.to_dict()).decode())
+            click.echo(json_text(orjson.dumps(res.to_dict())))
     else:
         console.print(score_table(results) if console.width >= WIDE else score_lines(results))
     code = report_failures(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from agentlens.formats.jsonl import dump_jsonl
 from agentlens.store import Metric, Run, default_url, open_store, printable_url
 from agentlens.store.model import INCOMPLETE_NOTE, RUN_KINDS
 from agentlens.store.records import IMPORT_SCORER, import_record
+from agentlens.visible_text import json_text
 
 
 @click.group()
@@ -69,7 +71,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
         title = f"the newest {len(found)} of {stored} runs in {db.url} (--limit 0 lists all)"
     if as_json:
         for run in found:
-            click.echo(msgspec.json.encode(run).decode())
+            click.echo(json_text(msgspec.json.encode(run)))
         return 0
     rows = [
         [run.id[:12], run.kind, run.scorer, run.label or "",
@@ -105,9 +107,9 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
         run = db.run(run_id)
         records = db.records(run.id)
     if as_json:
-        click.echo(msgspec.json.encode(run).decode())
+        click.echo(json_text(msgspec.json.encode(run)))
         for record in records:
-            click.echo(msgspec.json.encode(record).decode())
+            click.echo(json_text(msgspec.json.encode(record)))
         return 0
     what = f"{run.kind} · {run.scorer} · {len(records)} records"
     console.print(Text(f"run {run.id} · {what}"))
@@ -144,8 +146,10 @@ def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
         found = db.trajectory(db.find_trajectory(digest))
     if out:
         write_whole(Path(out), lambda file: dump_jsonl([found], file), store=db.url)
-    else:
-        dump_jsonl([found], sys.stdout.buffer)
+    else:  # to a terminal, perhaps: its C1 controls and bidi overrides escaped
+        document = io.BytesIO()
+        dump_jsonl([found], document)
+        sys.stdout.write(json_text(document.getvalue()))
     return 0
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentlens.formats import _openhands_common as common
+from agentlens.formats.limits import read_bounded
 
 MODEL_LINE = re.compile(r"^name:\s*(.+)$", re.MULTILINE)
 PLACEHOLDER_MODELS = {"replay", "instant_empty_submit", "human", "human_thought"}
@@ -52,7 +53,7 @@ def run_model(folder: RunFolder, doc: dict[str, Any]) -> str | None:
 @lru_cache(maxsize=256)
 def _metadata_model(run_dir: str) -> str | None:
     try:
-        text = (Path(run_dir) / "metadata.yaml").read_text(errors="replace")
+        text = read_bounded(Path(run_dir) / "metadata.yaml").decode(errors="replace")
     except OSError:
         return None
     match = MODEL_LINE.search(text)

@@ -34,7 +34,7 @@ from agentlens.formats._json import (
 )
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats.atif_schema import validate
-from agentlens.formats.limits import check_file_size
+from agentlens.formats.limits import check_file_size, read_bounded
 from agentlens.trajectory import (
     Agent,
     Outcome,
@@ -144,7 +144,7 @@ def _referenced(
     subs: list[Trajectory] = []
     for target in dict.fromkeys(_ref_paths(doc, path)):
         try:
-            sub = orjson.loads(target.read_bytes())
+            sub = orjson.loads(read_bounded(target))
             problems = validate(sub) if isinstance(sub, dict) else ["not a JSON object"]
             if not problems:
                 subs.append(to_trajectory(sub, target, parent_id, follow_refs=False))
@@ -250,7 +250,7 @@ def _trial_result(path: Path) -> tuple[Outcome | None, str | None]:
     if path.parent.name != "agent" or not result_path.is_file():
         return None, None
     try:
-        result = orjson.loads(result_path.read_bytes())
+        result = orjson.loads(read_bounded(result_path))
         reward = result["verifier_result"]["rewards"]["reward"]
         passed = float(reward) >= 1.0  # a bool or a numeric string counts, as Harbor's own does
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):

@@ -33,6 +33,7 @@ from agentlens.errors import AgentLensError
 from agentlens.formats._json import ReadGuard, count, head_text, iter_jsonl, json_type, text
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import call_arguments, classify, parse_time
+from agentlens.formats.limits import read_bounded
 from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
 
 SESSION_KEY = re.compile(r'"(?:sessionId|leafUuid|session_id)"\s*:')
@@ -59,7 +60,7 @@ class ClaudeCodeReader(SuffixReader):
         trajectory = _Builder(path).build(data)
         for sub_path in _subagent_paths(path):
             try:  # a broken sub-agent file costs that sub-agent, not the session
-                sub = _Builder(sub_path).build(sub_path.read_bytes())
+                sub = _Builder(sub_path).build(read_bounded(sub_path))
             except (AgentLensError, OSError) as exc:
                 warning = f"sub-agent file skipped: {exc}"
                 trajectory.add_warnings([warning])

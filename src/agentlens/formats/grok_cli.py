@@ -28,6 +28,7 @@ import orjson
 from agentlens.formats._json import ReadGuard, head_text, iter_jsonl, json_type, obj, text
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import ToolView, call_arguments, classify
+from agentlens.formats.limits import read_bounded
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory
 
 UPDATE = re.compile(r'"method"\s*:\s*"(?:_x\.ai/)?session/update"')
@@ -184,7 +185,7 @@ def _sibling(path: Path, name: str, warnings: list[str]) -> dict[str, Any]:
     if not sibling.is_file():
         return {}
     try:
-        value = orjson.loads(sibling.read_bytes())
+        value = orjson.loads(read_bounded(sibling))
     except (OSError, orjson.JSONDecodeError) as exc:
         warnings.append(f"{name} not read: {exc}")
         return {}

@@ -33,6 +33,7 @@ from agentlens.formats._json import (
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time, token_usage
 from agentlens.formats._typed_json import listed, scalar_text
+from agentlens.formats.limits import ENV, human, max_file_size
 from agentlens.trajectory import Agent, Outcome, Source, Step, StepKind, Trajectory, Usage
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -92,6 +93,7 @@ def _read_eval(path: Path, data: bytes) -> tuple[dict[str, Any], list[Any]]:
         if header_name not in names:
             raise SchemaError(path, "no header.json in the .eval zip", InspectAiReader.name)
         members = sorted((n for n in names if n.startswith("samples/")), key=_sample_order)
+        _check_inflated(path, archive, [header_name, *members])
         header = _member(path, archive, header_name)
         if not isinstance(header, dict):
             message = f"{header_name} should be an object, found {json_type(header)}"
@@ -105,6 +107,19 @@ def _cut_hint(data: bytes) -> str:
     if END_OF_ARCHIVE in data[-END_SEARCH:]:
         return ""
     return " (no end-of-archive record: still being written, or truncated?)"
+
+
+def _check_inflated(path: Path, archive: zipfile.ZipFile, names: list[str]) -> None:
+    """The members read count toward the input cap, as the file's own bytes would: a small
+    `.eval` may declare gigabytes of samples, and every sample is held at once."""
+    limit = max_file_size()
+    inflated = sum(archive.getinfo(name).file_size for name in names)
+    if limit is not None and inflated > limit:
+        reason = (
+            f"its members inflate to {human(inflated)}, over the {human(limit)} input cap "
+            f"(raise it with --max-file-size or {ENV})"
+        )
+        raise TraceError(path, reason, InspectAiReader.name)
 
 
 def _member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:

@@ -177,12 +177,21 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.st
         matches = sorted(glob.glob(text, recursive=True)) if pattern else [text]
         for match in matches:
             path = Path(match)
-            if path.is_dir():
+            if _is_dir(path):
                 yield from ((_walked(p, path), info) for p, info in _walk(path))
             elif pattern:
                 yield TraceFile(path, False, reader_of(path)), None
             else:
                 yield TraceFile(path, True, None), None
+
+
+def _is_dir(path: Path) -> bool:
+    """`path.is_dir()`, False where it raises (a name too long for the file system): reading
+    the path then says why, as that file's one line."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _walked(path: Path, root: Path) -> TraceFile:
@@ -268,9 +277,19 @@ def read_path(
     mark_cut_lines(trajectories, cuts, lines_are_runs=runs)
     if reader_cls.name != "agentlens-jsonl" and not cuts:  # a cut run may not have begun
         _note_empty(trajectories, reader_cls.name, len(data))
+    try:
+        return _checked(path, data, trajectories, reader_cls.name)
+    except RecursionError as exc:  # a value nested within the decoder's limit, past the walks'
+        reason = "a value is nested too deeply to check it for secrets and numbers"
+        raise TraceError(path, reason, reader_cls.name) from exc
+
+
+def _checked(
+    path: Path, data: bytes, trajectories: list[Trajectory], name: str
+) -> list[Trajectory]:
     negative = next(filter(None, map(first_negative, trajectories)), None)
     if negative is not None:
-        raise TraceError(path, f"negative number at {negative}", reader_cls.name)
+        raise TraceError(path, f"negative number at {negative}", name)
     if has_surrogates(str(path)):  # ids and names made from the file's name carry its bytes
         trajectories = [_printable(t) for t in trajectories]
     return _checked_and_redacted(path, data, trajectories)
@@ -317,7 +336,7 @@ def _refuse_special(path: Path) -> None:
     try:
         mode = path.stat().st_mode
     except OSError as exc:
-        if path.is_symlink():  # to nothing, or a loop
+        if os.path.islink(path):  # to nothing, or a loop (`islink`: a name too long is no link)
             raise NotAFileError(path, f"cannot read: {exc.strerror or exc}") from exc
         return  # the open below says why, in the usual words
     if stat.S_ISREG(mode):

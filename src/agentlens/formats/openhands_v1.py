@@ -14,6 +14,7 @@ from agentlens.formats import _openhands_common as oh
 from agentlens.formats._json import ReadGuard, iter_jsonl
 from agentlens.formats._openhands_sdk import V1Converter
 from agentlens.formats._reader_base import SuffixReader
+from agentlens.formats.limits import read_bounded
 from agentlens.trajectory import Agent, Source, Trajectory
 
 HEAD = re.compile(
@@ -63,6 +64,6 @@ class OpenHandsV1Reader(SuffixReader):
 def _base_state(path: Path) -> dict[str, Any]:
     """The persisted conversation state beside the events, when there is one (a sidecar)."""
     try:
-        return oh.as_dict(oh.parse_arguments((path.parent / "base_state.json").read_bytes()))
+        return oh.as_dict(oh.parse_arguments(read_bounded(path.parent / "base_state.json")))
     except OSError:
         return {}

@@ -4,7 +4,10 @@ file paths) -> `Outcome`, with `Outcome.source` naming the kind of sidecar and `
 from __future__ import annotations
 
 import csv
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -71,7 +74,7 @@ def read_run_instance_log(path: Path) -> LabelTable:
     """SWE-bench `run_instance.log`: the last `Result for <task>: resolved: True|False` line."""
     table = LabelTable()
     try:
-        found = RESULT_LINE.findall(path.read_bytes())
+        found = RESULT_LINE.findall(_bounded_bytes(path))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read labels ({exc.strerror or exc})") from exc
     if found:
@@ -198,6 +201,28 @@ def _pick(columns: list[str], wanted: tuple[str, ...]) -> str | None:
 
 def _json(path: Path) -> Any:
     try:
-        return orjson.loads(path.read_bytes())
+        return orjson.loads(_bounded_bytes(path))
     except (OSError, orjson.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read labels ({exc})") from exc
+
+
+SIDECAR_MAX_BYTES = 256 << 20
+"""A report or log of one run's outcomes is kilobytes to a few megabytes (SWE-bench's summary of
+2,294 tasks: under 1 MB); one found beside a trace is the trace folder's, so hostile: larger,
+it is not read (a sparse 600 MB `sb-cli-report.json` used to take 1.2 GB of memory, whatever
+`--max-file-size` said)."""
+
+
+def _bounded_bytes(path: Path) -> bytes:
+    """The file's bytes, at most `SIDECAR_MAX_BYTES`; opened without blocking, so a FIFO named
+    like a report is never waited for. Raises `OSError` (which callers report) otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        # the size first (not read at all), then a bound on the read (a file that grows)
+        data = b"" if info.st_size > SIDECAR_MAX_BYTES else handle.read(SIDECAR_MAX_BYTES + 1)
+    if info.st_size > SIDECAR_MAX_BYTES or len(data) > SIDECAR_MAX_BYTES:
+        raise OSError(errno.EFBIG, f"over {SIDECAR_MAX_BYTES >> 20} MiB, not read", str(path))
+    return data

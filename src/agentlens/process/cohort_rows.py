@@ -13,6 +13,7 @@ import orjson
 
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.process.waste import WASTE_KINDS
+from agentlens.spreadsheet_text import restored_cell
 
 if TYPE_CHECKING:
     from agentlens.process.result import ProcessResult
@@ -54,7 +55,7 @@ def _typed(row: Mapping[str, str], path: str | Path, line: int) -> dict[str, obj
         if key is None or not isinstance(text, str):  # a row longer or shorter than the header
             raise ConfigError(f"{path}: line {line}: {len(row)} fields do not match the header")
         if key in TEXT or text == "":
-            out[key] = text or None
+            out[key] = restored_cell(text) or None
         elif text in ("True", "False"):
             out[key] = text == "True"
         else:

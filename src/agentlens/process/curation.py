@@ -19,6 +19,7 @@ import orjson
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.process.cohort_rows import Row, passed, signal
 from agentlens.process.profiles import ProfileConfig, get_profile
+from agentlens.spreadsheet_text import inert_cell
 
 FORMATS = ("jsonl", "csv", "parquet")
 
@@ -127,7 +128,7 @@ def export_rows(rows: Sequence[Row], path: str | Path, fmt: str | None = None) -
         with out.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=_columns(rows), extrasaction="ignore")
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows({k: inert_cell(v) for k, v in row.items()} for row in rows)
     else:
         _write_parquet(rows, _columns(rows), out)
     return out

@@ -51,7 +51,8 @@ def syntax_errors(path: Path) -> list[SyntaxFinding] | None:
     language = _language(path.suffix)
     if language is None:
         return []
-    source = path.read_bytes()
+    with path.open("rb") as file:  # an agent's file may be as large as its sandbox allowed
+        source = file.read(MAX_BYTES + 1)
     if len(source) > MAX_BYTES:
         return None
     tree = Parser(language).parse(source)  # a parser per file: pairs check in several threads

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.markdown_text import markdown_text
+from agentlens.spreadsheet_text import inert_cell
 from agentlens.stepvalue.asv_output import asv_blocks
 from agentlens.stepvalue.evaluate import StepValueResult
 from agentlens.stepvalue.phases import most_negative
@@ -155,6 +156,8 @@ def _csv(path: Path, rows: Sequence[dict[str, Any]], columns: Sequence[str] | No
 
 
 def _cell(value: Any) -> Any:
+    if isinstance(value, str):
+        return inert_cell(value)
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, list):
