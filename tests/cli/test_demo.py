@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 
 from agentlens.demo.tour import SECTIONS, run_demo
+from agentlens.errors import ConfigError
 from agentlens.release import DownloadError, Release, ensure_release
 from tests.conftest import BENCH
 
@@ -61,8 +62,22 @@ def test_a_failing_section_is_reported_and_the_others_still_run(
     console = Console(record=True, width=200)
     assert run_demo(BENCH / "trajectories" / TASK, console, out=str(tmp_path)) == 1
     text = console.export_text()
-    assert "section 'broken' failed" in text
+    assert "section 'broken' failed: internal error (AttributeError: " in text  # a bug of ours
     assert "steps by category" in text
+
+
+def _refuses(ctx: object) -> None:
+    raise ConfigError("the local model file is missing")
+
+
+def test_a_section_stopped_by_a_user_error_says_only_its_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """It printed the exception's class name ("SandboxUnavailableError: …") before its message."""
+    monkeypatch.setattr("agentlens.demo.tour.SECTIONS", {"refusing": f"{__name__}:_refuses"})
+    console = Console(record=True, width=200)
+    assert run_demo(BENCH / "trajectories" / TASK, console, out=str(tmp_path)) == 1
+    assert "section 'refusing' failed: the local model file is missing" in console.export_text()
 
 
 def test_the_tokens_table_counts_the_file_totals_of_swe_agent_runs(tmp_path: Path) -> None:

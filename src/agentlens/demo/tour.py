@@ -22,6 +22,7 @@ from rich.text import Text
 from agentlens.cli._app import progress_bar
 from agentlens.cli._inputs import load_inputs
 from agentlens.demo.context import DemoContext
+from agentlens.errors import AgentLensError, debug
 from agentlens.release import AGENTLENS_BENCH, ensure_release
 from agentlens.verification.isolation import SandboxUnavailableError
 
@@ -68,11 +69,22 @@ def run_demo(
         except SandboxUnavailableError as exc:  # the machine, not the section: say so and go on
             console.print(f"{name}: skipped ({exc})", highlight=False, markup=False)
         except Exception as exc:  # one broken section must not hide the others
+            if debug():
+                raise
             failed += 1
-            console.print(
-                Text.assemble((f"section {name!r} failed:", "red"), f" {type(exc).__name__}: {exc}")
-            )
+            console.print(Text.assemble((f"section {name!r} failed:", "red"), f" {_why(exc)}"))
     return 1 if failed or result.failures else 0
+
+
+def _why(exc: Exception) -> str:
+    """A user-facing error says only its message (a class name means nothing to a user); anything
+    else is a bug of ours, said as the CLI says one."""
+    if isinstance(exc, AgentLensError):
+        return str(exc)
+    return (
+        f"internal error ({type(exc).__name__}: {str(exc)[:200]}); this is an AgentLens bug: "
+        "rerun with --debug and report the traceback"
+    )
 
 
 def find_data(console: Console) -> Path:
