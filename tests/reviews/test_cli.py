@@ -155,6 +155,19 @@ def test_telemetry_report_lays_out_the_json_fields(capsys: pytest.CaptureFixture
     assert tools == list(doc["tool_call_success_rates"])  # worst first, as in the JSON
 
 
+def test_telemetry_of_files_that_all_fail_prints_no_empty_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It printed "0 trajectories" and two empty tables before the `failed:` line."""
+    real = next((FORMATS / "claude-code" / "marot-spotter").glob("*.jsonl"))
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"{not json\n" + real.read_bytes())  # a bad line before the last
+    code, text = run(capsys, "telemetry", str(broken))
+    assert code == 1 and text == ""
+    code, text = run(capsys, "telemetry", str(broken), str(real.parent))
+    assert code == 1 and "trajectories" in text.splitlines()[0]  # the readable ones still reported
+
+
 def test_qi_variance_over_repeated_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     paths = []
     for i, (formal, end) in enumerate([(0.71, 0.7), (0.72, 0.8), (0.73, 0.9)]):

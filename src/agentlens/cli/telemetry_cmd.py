@@ -29,7 +29,7 @@ def telemetry(paths: tuple[str, ...], as_json: bool) -> int:
     doc = totals.to_dict()
     if as_json:
         console.print_json(dump(doc))
-    else:
+    elif doc["trajectories"] or not stream.failures:  # every file failed: their lines say it all
         console.print(report(doc))
     return report_failures(stream)
 
