@@ -18,7 +18,7 @@ def _switch_off(_ctx: click.Context, _param: click.Parameter, off: bool) -> bool
         from agentlens.verification import isolation
 
         isolation.set_default(isolation.Isolation(enabled=False))
-        err_console.print(isolation.NO_SANDBOX_WARNING, style="yellow", markup=False)
+        err_console.print(isolation.NO_SANDBOX_NOTICE, style="yellow", markup=False)
     return off
 
 

@@ -32,6 +32,8 @@ from agentlens.errors import AgentLensError
 
 NOBODY = 65534
 NO_SANDBOX_WARNING = "warning: --no-sandbox: agent-written code ran without isolation"
+# said once when the option is read, before anything has run (the results carry the one above)
+NO_SANDBOX_NOTICE = "warning: --no-sandbox: agent-written code will run without isolation"
 INSTALL_HINT = (
     "cannot isolate agent-written code: bubblewrap is not usable here ({why}); install it "
     "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or pass "
