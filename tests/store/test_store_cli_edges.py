@@ -64,7 +64,18 @@ def test_store_info_does_not_print_the_password_of_the_default_store(
     open_store(str(tmp_path / "s.db")).close()
     info = run_cli("store", "info", "--store", str(tmp_path / "s.db"))
     assert info.code == 0, info.err
-    assert "s3cret" not in info.out and "postgresql://me:***@db.example/agentlens" in info.out
+    assert "s3cret" not in info.out
+    # the default is named only when it is the store shown: beside another it read as the one used
+    assert "db.example" not in info.out and info.out.startswith(f"{tmp_path / 's.db'} (schema 1)\n")
+
+
+def test_store_info_says_when_it_shows_the_default_store(
+    run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTLENS_STORE", str(tmp_path / "default.db"))
+    open_store(str(tmp_path / "default.db")).close()
+    info = run_cli("store", "info")
+    assert info.out.startswith(f"{tmp_path / 'default.db'} (schema 1; the default store)\n")
 
 
 def test_view_does_not_print_the_password_of_its_store(postgres_url: str) -> None:

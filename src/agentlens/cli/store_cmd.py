@@ -173,11 +173,14 @@ def info(store_url: str | None) -> int:
         stats = db.stats()
         version = db.schema_version
     saved = stats["steps_referenced"] - stats["steps"]
+    # the default's path only where it is the one shown: beside another it read as the one used
+    which = "; the default store" if db.url == printable_url(default_url()) else ""
     console.print(
-        f"{db.url} (schema {version}; default {printable_url(default_url())})\n"
+        f"{db.url} (schema {version}{which})\n"
         f"{stats['runs']} runs, {stats['records']} records, {stats['metrics']} metrics\n"
         f"{stats['trajectories']} trajectories, {stats['steps']} step rows "
-        f"({saved} shared steps kept once)"
+        f"({saved} shared steps kept once)",
+        soft_wrap=True,
     )
     return 0
 
