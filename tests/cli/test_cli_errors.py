@@ -107,6 +107,9 @@ def test_an_unexpected_exception_is_one_line_and_debug_shows_it(
     assert "injected fault" in err and "--debug" in err and "Traceback" not in err
     with pytest.raises(RuntimeError, match="injected fault"):
         run_cli("--debug", "inspect", str(RUN))
+    # after the command too, as users type it (was "No such option: --debug", exit 2)
+    with pytest.raises(RuntimeError, match="injected fault"):
+        run_cli("inspect", "--debug", str(RUN))
 
 
 def test_a_folder_without_traces_is_an_error_not_an_empty_success(

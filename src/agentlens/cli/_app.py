@@ -52,7 +52,8 @@ def progress_bar(
 
 
 def run_cli(group: click.Group, argv: list[str]) -> int:
-    debug = "--debug" in argv
+    argv = _debug_first(argv)
+    debug = argv[:1] == ["--debug"]
     try:
         with _stop_signals_exit():
             result = group.main(args=argv, prog_name="agentlens", standalone_mode=False)
@@ -89,6 +90,15 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
         )
         return 3
     return result if isinstance(result, int) else 0
+
+
+def _debug_first(argv: list[str]) -> list[str]:
+    """`--debug` is the group's option, but users put it after the command too
+    (`agentlens inspect --debug X`): moved to the front, it works wherever it stands before `--`."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    if "--debug" not in argv[:end]:
+        return argv
+    return ["--debug", *[a for a in argv[:end] if a != "--debug"], *argv[end:]]
 
 
 @contextlib.contextmanager
