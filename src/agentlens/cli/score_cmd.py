@@ -213,7 +213,8 @@ def score_table(results: list[ProcessResult]) -> Table:
     ):
         table.add_column(name, overflow="fold")
     moved = [drivers_text(r) for r in results]
-    if any(moved):
+    shown = any(moved)
+    if shown:
         table.add_column("moved most by", overflow="fold")
     for r, why in zip(results, moved, strict=True):
         s = r.signals
@@ -221,7 +222,7 @@ def score_table(results: list[ProcessResult]) -> Table:
             r.trajectory_id, r.outcome, f"{r.score:.1f}", r.tier or "-",
             f"{s['struct'].value:.1f}", f"{s['cov'].value:.1f}", f"{s['coh'].value:.2f}",
             f"{s['temp'].value:.2f}", str(r.total_wasted_steps), r.mechanism_name or "",
-            *([why] if any(moved) else []),
+            *([why] if shown else []),
         )  # fmt: skip
     return table
 

@@ -73,15 +73,13 @@ def label(x: float, y: float, content: str, *, anchor: str = "start", size: int 
     )
 
 
-def line(x1: float, y1: float, x2: float, y2: float, color: str = GRID, width: float = 1) -> str:
+def line(x1: float, y1: float, x2: float, y2: float, color: str = GRID, width: float = 1,
+         dash: str | None = None) -> str:  # fmt: skip
+    dashes = f' stroke-dasharray="{dash}"' if dash else ""
     return (
         f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-        f'stroke="{color}" stroke-width="{width}"/>'
+        f'stroke="{color}" stroke-width="{width}"{dashes}/>'
     )
-
-
-def dashed(x1: float, y1: float, x2: float, y2: float) -> str:
-    return line(x1, y1, x2, y2, MUTED, 1.2).replace("/>", ' stroke-dasharray="4 3"/>')
 
 
 def legend(items: Sequence[tuple[str, str]], x: float, y: float) -> str:
@@ -134,8 +132,8 @@ def stacked_histogram(
     span = edges[-1] - edges[0]
     for i, (value, name) in enumerate(sorted(marks)):
         x, y = left + plot_w * (value - edges[0]) / span, top - 4 - 11 * (i % 2)  # staggered
-        parts.append(dashed(x, y + 2, x, top + plot_h) + label(x, y, name, anchor="middle",
-                     size=10, title=f"{name}: {value:g}"))  # fmt: skip
+        parts.append(line(x, y + 2, x, top + plot_h, MUTED, 1.2, dash="4 3"))
+        parts.append(label(x, y, name, anchor="middle", size=10, title=f"{name}: {value:g}"))
     parts.append(label(left + plot_w / 2, height - 6, x_label, anchor="middle"))
     parts.append(legend([(s.name, s.color) for s in series], left, 14))
     return svg(width, height, "".join(parts), f"histogram of {x_label}")
