@@ -29,13 +29,18 @@ def test_review_demo_without_llm() -> None:
     assert "reviews: skipped (run `agentlens demo --llm`" in text or "needs the local model" in text
 
 
-def test_review_demo_skips_the_formal_checks_where_bubblewrap_cannot_run(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+@pytest.fixture
+def no_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failure injection: this machine has no usable bubblewrap."""
+
     def no_bwrap() -> str:
         raise SandboxUnavailableError(INSTALL_HINT.format(why="no 'bwrap' on PATH"))
 
-    monkeypatch.setattr(isolation, "bubblewrap", no_bwrap)  # failure injection: no bubblewrap
+    monkeypatch.setattr(isolation, "bubblewrap", no_bwrap)
+
+
+@pytest.mark.usefixtures("no_bubblewrap")
+def test_review_demo_skips_the_formal_checks_where_bubblewrap_cannot_run(tmp_path: Path) -> None:
     console = Console(record=True, width=300)
     only = ("trajectory reviews",)
     assert (
@@ -49,13 +54,8 @@ def test_review_demo_skips_the_formal_checks_where_bubblewrap_cannot_run(
     assert "failed" not in text
 
 
-def test_the_demo_scenario_run_is_skipped_where_bubblewrap_cannot_run(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    def no_bwrap() -> str:
-        raise SandboxUnavailableError(INSTALL_HINT.format(why="no 'bwrap' on PATH"))
-
-    monkeypatch.setattr(isolation, "bubblewrap", no_bwrap)  # failure injection: no bubblewrap
+@pytest.mark.usefixtures("no_bubblewrap")
+def test_the_demo_scenario_run_is_skipped_where_bubblewrap_cannot_run(tmp_path: Path) -> None:
     if bundled_gguf() is None:
         pytest.skip("the section runs only with the local model installed")
     console = Console(record=True, width=300)
