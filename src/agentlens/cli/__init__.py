@@ -101,10 +101,8 @@ def _short_help(name: str, limit: int) -> str:
     help="Refuse trace files larger than SIZE (bytes, or 512M, 2GiB; 0 or none: no cap), each "
     "with one line while the batch goes on; default 1GiB or AGENTLENS_MAX_FILE_SIZE.",
 )
-@click.pass_context
-def cli(ctx: click.Context, debug: bool, no_redact: bool, max_file_size: str | None) -> None:
+def cli(debug: bool, no_redact: bool, max_file_size: str | None) -> None:
     """AgentLens: how an AI coding agent reached its result, not only whether it passed."""
-    ctx.obj = {"debug": debug}
     errors.set_debug(debug)
     if max_file_size is not None:
         from agentlens.formats import limits

@@ -10,15 +10,18 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, ProgressColumn
 
-from agentlens import stop_signals
+from agentlens import errors, stop_signals
 from agentlens.cli._terminal_text import VisibleText
 from agentlens.errors import AgentLensError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, ProgressColumn
 
 
 class _StdoutConsole(Console):
@@ -46,6 +49,8 @@ def progress_bar(
 ) -> Progress:
     """A bar that is gone when done, and never drawn where no one watches: rich leaves an empty
     line in a log or a pipe where a transient bar stood."""
+    from rich.progress import Progress  # not at start-up: `--help` draws no bar
+
     return Progress(
         *columns, console=console, transient=True, disable=hidden or not console.is_terminal
     )
@@ -54,6 +59,7 @@ def progress_bar(
 def run_cli(group: click.Group, argv: list[str]) -> int:
     argv = _debug_first(argv)
     debug = argv[:1] == ["--debug"]
+    errors.set_debug(debug)  # before the command's lazy import, whose errors it governs too
     try:
         with _stop_signals_exit():
             result = group.main(args=argv, prog_name="agentlens", standalone_mode=False)
@@ -84,12 +90,17 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
     except Exception as exc:  # a bug of ours: one line, the traceback only with --debug
         if debug:
             raise
-        _error(
-            f"internal error ({type(exc).__name__}: {str(exc)[:200]}); "
-            "this is an AgentLens bug: rerun with --debug and report the traceback"
-        )
+        _error(internal_error(exc))
         return 3
     return result if isinstance(result, int) else 0
+
+
+def internal_error(exc: BaseException) -> str:
+    """How a bug of ours is said without `--debug`: one line, and what to do about it."""
+    return (
+        f"internal error ({type(exc).__name__}: {str(exc)[:200]}); "
+        "this is an AgentLens bug: rerun with --debug and report the traceback"
+    )
 
 
 def _debug_first(argv: list[str]) -> list[str]:

@@ -12,6 +12,7 @@ import click
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+from agentlens import errors
 from agentlens.cli._app import err_console, progress_bar
 from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadFailure, ReadReport, ReadResult, iter_trace_paths
@@ -146,18 +147,12 @@ def _warn(line: str) -> None:
     err_console.print(f"[yellow]warning:[/yellow] {text}", highlight=False, soft_wrap=True)
 
 
-def debug_enabled() -> bool:
-    context = click.get_current_context(silent=True)
-    root = context.find_root() if context else None
-    return bool(root and isinstance(root.obj, dict) and root.obj.get("debug"))
-
-
 def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
     """Print one line per failed file (after the results) and return the exit code (1 if any).
 
     With `--debug` each line is followed by the traceback of the error that caused it.
     """
-    debug = debug_enabled() if debug is None else debug
+    debug = errors.debug() if debug is None else debug
     for line, count in result.warnings.items():
         _warn(line + (f" ({count} trajectories)" if count > 1 else ""))
     for line in result.unread:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from agentlens import errors
 from agentlens.cli._app import err_console
-from agentlens.cli._inputs import debug_enabled
 from agentlens.engine import Failure
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ def report_unit_failures(failed: Sequence[tuple[str, Failure | RunFailure]], kep
     """One line per failed work unit or run (what it was, the step, then the error), as
     `report_failures` does for files; `--debug` adds the worker's traceback. Returns the exit
     code (1 if any)."""
-    debug = debug_enabled()
+    debug = errors.debug()
     for what, failure in failed:
         line = (
             f"{what}: scoring failed: {failure}" if isinstance(failure, Failure) else str(failure)

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, TransferSpeedColumn
 from rich.text import Text
 
-from agentlens.cli._app import progress_bar
+from agentlens.cli._app import internal_error, progress_bar
 from agentlens.cli._inputs import load_inputs
 from agentlens.demo.context import DemoContext
 from agentlens.errors import AgentLensError, debug
@@ -79,12 +79,7 @@ def run_demo(
 def _why(exc: Exception) -> str:
     """A user-facing error says only its message (a class name means nothing to a user); anything
     else is a bug of ours, said as the CLI says one."""
-    if isinstance(exc, AgentLensError):
-        return str(exc)
-    return (
-        f"internal error ({type(exc).__name__}: {str(exc)[:200]}); this is an AgentLens bug: "
-        "rerun with --debug and report the traceback"
-    )
+    return str(exc) if isinstance(exc, AgentLensError) else internal_error(exc)
 
 
 def find_data(console: Console) -> Path:
