@@ -11,12 +11,12 @@ of 1024, `KiB`/`KB` spellings too), and `0` or `none` lifts it."""
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
 from pathlib import Path
 
+from agentlens.bounded_read import read_regular
 from agentlens.errors import ConfigError, TraceError
 
 DEFAULT_MAX_FILE_SIZE = 1 << 30
@@ -81,16 +81,8 @@ def human(size: int) -> str:
 
 def read_bounded(path: Path) -> bytes:
     """The bytes of a file a trace links to or sits beside (a sub-agent, a sidecar state), which
-    the batch never named: only a regular file, and at most the cap. Opened without blocking
-    and checked on the open file, so a FIFO is never waited for, a link to `/dev/zero` never
-    read for ever, and a file swapped in after a check is still the one checked. Raises an
+    the batch never named: only a regular file, and at most the cap (`bounded_read`). Raises an
     `OSError` (what every caller already answers) naming why."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        limit = max_file_size()
-        data = handle.read() if limit is None else handle.read(limit + 1)
-    if limit is not None and len(data) > limit:
-        raise OSError(errno.EFBIG, f"over the {human(limit)} input cap", str(path))
-    return data
+    limit = max_file_size()
+    over = "" if limit is None else f"over the {human(limit)} input cap"
+    return read_regular(path, limit, over)

@@ -4,16 +4,14 @@ file paths) -> `Outcome`, with `Outcome.source` naming the kind of sidecar and `
 from __future__ import annotations
 
 import csv
-import errno
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
 
+from agentlens.bounded_read import read_regular
 from agentlens.errors import ConfigError
 from agentlens.outcomes._multi_swe_bench import dataset_id, instance_outcome, is_instance_report
 from agentlens.trajectory import Outcome, OutcomeStatus
@@ -214,15 +212,6 @@ it is not read (a sparse 600 MB `sb-cli-report.json` used to take 1.2 GB of memo
 
 
 def _bounded_bytes(path: Path) -> bytes:
-    """The file's bytes, at most `SIDECAR_MAX_BYTES`; opened without blocking, so a FIFO named
-    like a report is never waited for. Raises `OSError` (which callers report) otherwise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        # the size first (not read at all), then a bound on the read (a file that grows)
-        data = b"" if info.st_size > SIDECAR_MAX_BYTES else handle.read(SIDECAR_MAX_BYTES + 1)
-    if info.st_size > SIDECAR_MAX_BYTES or len(data) > SIDECAR_MAX_BYTES:
-        raise OSError(errno.EFBIG, f"over {SIDECAR_MAX_BYTES >> 20} MiB, not read", str(path))
-    return data
+    """The file's bytes, at most `SIDECAR_MAX_BYTES`; never waited for (a FIFO named like a
+    report). Raises `OSError` (which callers report) otherwise."""
+    return read_regular(path, SIDECAR_MAX_BYTES, f"over {SIDECAR_MAX_BYTES >> 20} MiB, not read")
