@@ -451,8 +451,8 @@ NEEDLES = [
         "sk-", "sk_live", "rk_live", "akia", "asia", "abia", "acca", "ghp_", "gho_", "ghu_",
         "ghs_", "ghr_", "github_pat_", "xox", "begin", "bearer", "eyj", "pass", "pwd", "secret",
         "token", "key", "sg.", "pypi-", "gl", "gr1348941", "://", "sq0csp", "npm_",
-        "hooks.slack", "-us", "hf_", "aiza", "ya29.", "dckr_pat_", "_v1_", "dop_v1_", "doo_v1_",
-        "dor_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "authorization", "curl", "mysql",
+        "hooks.slack", "-us", "hf_", "aiza", "ya29.", "dckr_pat_", "dop_v1_", "doo_v1_",
+        "dor_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "curl", "mysql",
         "sshpass", "redis-cli", "machine", "auth", "sig=", "x-amz-signature=",
         "\u0130", "\u0131", "\u017f", "\u212a")),
 ]  # fmt: skip
