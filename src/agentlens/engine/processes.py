@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 
 from agentlens import stop_signals
 from agentlens.engine import _codec
-from agentlens.engine._base import SPECS, EngineBase, OnDone, collect
+from agentlens.engine._base import IN_FLIGHT, SPECS, DeathsInARow, EngineBase, OnDone, collect
 from agentlens.engine.outcome import (
     Outcome,
     WorkerLostError,
@@ -60,9 +60,6 @@ from agentlens.trajectory import Trajectory
 
 T = TypeVar("T")
 R = TypeVar("R")
-IN_FLIGHT = 4
-"""Chunks sent ahead per worker: enough to keep each busy, and only these exist at once when
-the items are made as they are taken (a cohort's work units)."""
 Chunk = tuple[int, Sequence[Any]]
 
 
@@ -219,7 +216,7 @@ class ProcessEngine(EngineBase):
         """Each chunk's outcomes as it finishes; a chunk that failed to travel, item by item;
         after a worker's death, what was in flight, item by item from a new pool."""
         again: deque[Chunk] = deque()  # sent before new chunks: what a death left unfinished
-        deaths = _Deaths(self.workers * IN_FLIGHT + 1)
+        deaths = _Deaths(self.workers)
         while True:
             sent: dict[Future[list[Outcome[R]]], Chunk] = {}
             # The pool's own dict, not a copy: workers are started on demand, so the one that
@@ -380,25 +377,16 @@ def _stop(helper: Any, fd_name: str, pid_name: str) -> None:
             time.sleep(0.01)
 
 
-class _Deaths:
+class _Deaths(DeathsInARow):
     """What the pool's deaths so far have cost: items blamed once (sent again on their own) and
-    the different items (or unblamed deaths) in a row since an item was last scored.
+    the deaths in a row (`DeathsInARow`: a task cut into pieces that all carry the same hostile
+    trace, or bad traces side by side, may take all in flight). Each item is blamed at most
+    twice, so a batch ends either way."""
 
-    The batch stops at `limit` of those, one more than the chunks a pool has in flight: a death
-    takes down all that is in flight, so the next item scored may come only after each of those
-    has killed a worker (a task cut into pieces that all carry the same hostile trace, or bad
-    traces side by side). One more means fresh items die too: the machine (memory), not an
-    input, is at fault. Each item is blamed at most twice, so a batch ends either way."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
         self.blamed_once: set[int] = set()
-        self.in_a_row: set[int] = set()
         self.unblamed = 0
-
-    def scored(self, batch: list[Outcome[Any]]) -> None:
-        if any(outcome.ok for outcome in batch):
-            self.in_a_row.clear()
 
     def died(
         self,
@@ -413,9 +401,7 @@ class _Deaths:
         blamed = {index for index in dead if index is not None and _among(index, unfinished)}
         if not blamed:  # died between items, or before its first: nothing to blame
             self.unblamed += 1
-            self.in_a_row.add(-self.unblamed)  # item indexes are >= 0
-        self.in_a_row |= blamed
-        if len(self.in_a_row) >= self.limit:
+        if self.too_many(blamed or {-self.unblamed}):  # item indexes are >= 0
             raise WorkerLostError(_stopped(list(dead.values()), self.limit)) from broken
         for start, part in unfinished:
             for index, one in singles(start, part):

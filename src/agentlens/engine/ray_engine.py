@@ -51,7 +51,7 @@ from urllib.parse import urlsplit
 
 from agentlens import errors, stop_signals
 from agentlens.engine import _codec
-from agentlens.engine._base import EngineBase, OnDone, collect
+from agentlens.engine._base import DeathsInARow, EngineBase, OnDone, collect
 from agentlens.engine.outcome import (
     Failure,
     Outcome,
@@ -62,7 +62,6 @@ from agentlens.engine.outcome import (
     run_chunk,
     singles,
 )
-from agentlens.engine.processes import IN_FLIGHT
 from agentlens.engine.ray_start import init_within, stop_local
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.trajectory import Trajectory
@@ -163,7 +162,7 @@ class RayEngine(EngineBase):
     ) -> Iterator[list[Outcome[R]]]:
         """Each chunk's outcomes as it finishes; a chunk whose results failed or whose worker
         died, item by item."""
-        lost = _Losses(self.workers * IN_FLIGHT + 1)
+        lost = _Losses(self.workers)
         while sent:
             done, _ = self._ray.wait(list(sent), num_returns=1, timeout=0.5)
             for ref in done:
@@ -372,33 +371,24 @@ def _speaks_grpc(sock: socket.socket) -> bool:
     return len(reply) == 9 and reply[3] == SETTINGS_FRAME
 
 
-class _Losses:
+class _Losses(DeathsInARow):
     """Tasks lost with their worker: which items died alone once (sent again, once), and the
-    chunks and different items lost since an item was last scored. At `limit` of those (one
-    more than `processes` keeps in flight: workers x 4, so a task cut in pieces that all carry
-    the same hostile trace fails alone), fresh items die too: the machine (memory), not an
-    input, is at fault, and the batch stops. Each item goes alone at most twice, so a batch
-    ends either way.
+    chunks and items lost in a row (`DeathsInARow`; a chunk counts as -1 - its start). Each item
+    goes alone at most twice, so a batch ends either way.
 
     The second run is sent here, not left to Ray's `max_retries`: with a retriable task in
     flight when the raylet is lost, Ray tries to rebuild the lost objects, and its core may end
     the driver (exit 1, "The connection to the plasma store is failed") before the loss is
     raised."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.in_a_row: set[int] = set()  # an item's index; a chunk's as -1 - its start
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
         self.died_alone: set[int] = set()
-
-    def scored(self, outcomes: list[Outcome[Any]]) -> None:
-        if any(outcome.ok for outcome in outcomes):
-            self.in_a_row.clear()
 
     def again(self, exc: BaseException, start: int, size: int) -> bool:
         """Whether the task lost (`size` items from `start`) goes again, an item per task; raises
         `WorkerLostError` once too many were lost in a row."""
-        self.in_a_row.add(start if size == 1 else -1 - start)
-        if len(self.in_a_row) >= self.limit:
+        if self.too_many({start if size == 1 else -1 - start}):
             raise WorkerLostError(
                 f"{_how(exc)}; the batch was stopped: Ray workers died on {self.limit} tasks or "
                 f"items in a row with nothing scored in between. {FIX}"
