@@ -35,20 +35,13 @@ def iter_jsonl(path: Path, data: bytes, format: str) -> Iterator[tuple[int, Any]
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            last = only_blank_left(numbered)
-            hint = cut_line(path, number, line, last=last, read_before=read_before)
+            hint = cut_line(path, number, line, rest=numbered, read_before=read_before)
             if hint is None:
                 return
             message = f"invalid JSON on line {number}: {exc.msg}{hint}"
             raise TraceError(path, message, format) from exc
         read_before = True
         yield number, value
-
-
-def only_blank_left(numbered: Iterator[tuple[int, bytes]]) -> bool:
-    """Whether the lines not yet taken from `numbered` are all blank (it stops at one that is
-    not): the line that failed was the last."""
-    return all(not line or line.isspace() for _, line in numbered)
 
 
 def lines(data: bytes) -> Iterator[bytes]:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import ShapeError, blank, json_type, loads, only_blank_left
+from agentlens.formats._json import ShapeError, blank, json_type, loads
 from agentlens.formats._unfinished import cut_line
 
 T = TypeVar("T")
@@ -50,8 +50,7 @@ def _line_by_line(
         except msgspec.ValidationError:
             values.append((number, None))
         except msgspec.DecodeError as exc:
-            last = only_blank_left(numbered)
-            hint = cut_line(path, number, line, last=last, read_before=bool(values))
+            hint = cut_line(path, number, line, rest=numbered, read_before=bool(values))
             if hint is None:
                 break
             raise TraceError(path, f"invalid JSON on line {number}: {exc}{hint}", format) from exc

@@ -52,11 +52,18 @@ def noting_cut_lines() -> Iterator[list[CutLine]]:
 
 
 def cut_line(
-    path: object, number: int, line: bytes, *, last: bool, read_before: bool
+    path: object,
+    number: int,
+    line: bytes,
+    *,
+    rest: Iterator[tuple[int, bytes]],
+    read_before: bool,
 ) -> str | None:
-    """For a line that failed to parse: None when it is skipped as a cut last line (only inside
-    `noting_cut_lines`, after a complete line, and when its JSON stops early), else what to add
-    to the error that fails the file: a hint when it is the last line and was cut short."""
+    """For a line that failed to parse (`rest`: the numbered lines after it): None when it is
+    skipped as a cut last line (only inside `noting_cut_lines`, after a complete line, and when
+    its JSON stops early), else what to add to the error that fails the file: a hint when it is
+    the last line and was cut short."""
+    last = all(not later or later.isspace() for _, later in rest)  # stops at one that is not
     if not last or not ends_early(line):
         return ""
     noted = _noted.get()

@@ -13,7 +13,7 @@ from typing import IO, ClassVar
 import msgspec
 
 from agentlens.errors import SchemaError, TraceError
-from agentlens.formats._json import blank, only_blank_left
+from agentlens.formats._json import blank
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._unfinished import cut_line
 from agentlens.trajectory import SCHEMA_VERSION, Trajectory
@@ -70,8 +70,7 @@ class JsonlReader(SuffixReader):
             except RecursionError:
                 raise SchemaError(path, f"line {number}: nested too deeply", self.name) from None
             except msgspec.DecodeError as exc:
-                last = only_blank_left(numbered)
-                hint = cut_line(path, number, line, last=last, read_before=read_before)
+                hint = cut_line(path, number, line, rest=numbered, read_before=read_before)
                 if hint is None:
                     return
                 message = f"invalid JSON on line {number}: {exc}{hint}"
