@@ -178,7 +178,7 @@ def _indexed_calls(a: dict[str, Any], prefix: str) -> list[ToolCall]:
 
 
 def _semconv_message(text: str) -> tuple[str, list[ToolCall]]:
-    messages = _loads(text)
+    messages = loads(text)
     first = (
         obj(messages[0], "gen_ai.output.messages[0]")
         if isinstance(messages, list) and messages
@@ -203,7 +203,7 @@ def first_user_text(span: Span) -> str | None:
 def system_texts(span: Span) -> list[str]:
     """The text parts of an LLM span's `gen_ai.system_instructions`, one per system message."""
     raw = span.attrs.get("gen_ai.system_instructions")
-    parts = arr(_loads(raw), "gen_ai.system_instructions") if isinstance(raw, str) else []
+    parts = arr(loads(raw), "gen_ai.system_instructions") if isinstance(raw, str) else []
     return [str(obj(p, "part").get("content") or "") for p in parts]
 
 
@@ -249,7 +249,7 @@ def _array_items(text: str, where: str) -> Iterator[Any]:
     for the rest. Not an array: as `arr`; broken part way: the items before the break."""
     at = _past(_SPACE, text, 0)
     if not text.startswith("[", at):
-        yield from arr(_loads(text), where)
+        yield from arr(loads(text), where)
         return
     at = _past(_SPACE, text, at + 1)
     while at < len(text) and text[at] != "]":
@@ -285,12 +285,15 @@ def arguments_dict(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     if isinstance(raw, str):
-        parsed = _loads(raw)
+        parsed = loads(raw)
         return parsed if isinstance(parsed, dict) else {"input": raw}
     return {} if raw is None else {"input": raw}
 
 
-def _loads(text: str) -> Any:
+def loads(text: Any) -> Any:
+    """A JSON value written as a string attribute; None when it is not a string or not JSON."""
+    if not isinstance(text, str):
+        return None
     try:
         return json.loads(text)
     except (ValueError, RecursionError):

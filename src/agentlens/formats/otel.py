@@ -20,7 +20,6 @@ collector's file exporter) one per line. `convert --to otel` writes this shape b
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -162,17 +161,14 @@ CATEGORIES = frozenset(map(str, ToolCategory))
 
 def _loads_strings(raw: Any) -> list[str] | None:
     """A JSON array of strings, or None when `raw` is not one."""
-    found = _loads_list(raw) if isinstance(raw, str) else None
+    found = o.loads(raw)
     ok = isinstance(found, list) and all(isinstance(item, str) for item in found)
     return found if ok else None
 
 
 def _loads_list(raw: Any) -> list[Any]:
     """A JSON array written as a string attribute; [] when it is not one."""
-    try:
-        found = json.loads(raw) if isinstance(raw, str) else None
-    except (ValueError, RecursionError):
-        return []
+    found = o.loads(raw)
     return found if isinstance(found, list) else []
 
 
@@ -260,11 +256,7 @@ def _said(span: o.Span, kind: StepKind, texts: list[str], skip: int = 0) -> list
 
 def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:
     """The trajectory's own metadata, as `convert --to otel` wrote it ({} when it had none)."""
-    raw = attrs.get("agentlens.metadata")
-    try:
-        found = json.loads(raw) if isinstance(raw, str) else None
-    except (ValueError, RecursionError):
-        return {}
+    found = o.loads(attrs.get("agentlens.metadata"))
     return found if isinstance(found, dict) else {}
 
 
