@@ -349,11 +349,17 @@ def test_convert_to_otel_and_back_keeps_every_step_of_any_format(
     originals, backs = read_path(source), _through_otel(source, tmp_path, run_cli)
     assert [t.id for t in backs] == [t.id for t in originals]
     for original, back in zip(originals, backs, strict=True):
-        # not yet: sub-agents are not exported, so a step's link to one is not either
-        facts = [_step_facts(s)[:-1] for s in back.steps]
-        assert facts == [_step_facts(s)[:-1] for s in original.steps]
-        assert _shares_turn(back.tool_steps) == _shares_turn(original.tool_steps)
-        assert back.task == original.task
+        _assert_same_steps(back, original)
+
+
+def _assert_same_steps(back: Any, original: Any) -> None:
+    """Step by step, and so each sub-agent, with the steps that started them."""
+    assert [_step_facts(s) for s in back.steps] == [_step_facts(s) for s in original.steps]
+    assert _shares_turn(back.tool_steps) == _shares_turn(original.tool_steps)
+    assert back.task == original.task
+    assert [s.id for s in back.subtrajectories] == [s.id for s in original.subtrajectories]
+    for back_sub, original_sub in zip(back.subtrajectories, original.subtrajectories, strict=True):
+        _assert_same_steps(back_sub, original_sub)
 
 
 def test_the_round_trip_covers_every_trace_of_the_four_folders() -> None:

@@ -7,7 +7,9 @@ it when the input holds only what is new (no assistant message). A tool span is 
 call by `tool_call.id` (else by name, in order), it gives the observation and, from an error
 status, `is_error`; a tool span no response asked for is a tool step of its own. The first
 user message of the first LLM span is the task. The agent span names the agent; spans of no
-known kind (HTTP, DB) are counted in metadata, not read as steps.
+known kind (HTTP, DB) are counted in metadata, not read as steps. An agent span that a call
+started is a sub-agent, read the same way into the run's `subtrajectories` and linked from the
+call's step (`_otel_agents`).
 
 A trace `convert --to otel` wrote carries what OTel has no place for under `agentlens.*`
 (`otel_writer`): each call's category, command and files, each step's own time, the messages
@@ -31,6 +33,7 @@ from typing import Any, ClassVar
 from agentlens.errors import SchemaError
 from agentlens.formats import _otel_spans as o
 from agentlens.formats._json import ReadGuard, iter_jsonl, loads
+from agentlens.formats._otel_agents import Agents, partition
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
 from agentlens.trajectory import (
@@ -68,7 +71,7 @@ class OtelReader(SuffixReader):
             traces: dict[str, list[o.Span]] = defaultdict(list)
             for span in spans:
                 traces[span.trace].append(span)
-            built = [_trajectory(path, trace, group) for trace, group in traces.items()]
+            built = [_run(path, trace, group) for trace, group in traces.items()]
         yield from built
 
 
@@ -77,6 +80,7 @@ class _Steps:
         self.steps: list[Step] = []
         self.open: list[Step] = []  # calls whose tool span has not come yet
         self.turn = -1
+        self.called: dict[str, Step] = {}  # tool span id -> its call's step
 
     def response(self, span: o.Span) -> None:
         self.turn += 1
@@ -108,6 +112,9 @@ class _Steps:
             args = o.arguments_dict(arguments)
             step = _tool_step(name, args, call_id, timestamp=_time(span))
             self.steps.append(step)
+        self.called[span.span_id] = step
+        linked = span.attrs.get("agentlens.subtrajectory")  # `convert --to otel`'s
+        step.subtrajectory = linked if isinstance(linked, str) else step.subtrajectory
         step.observation = result if result is not None else span.error
         known = span.attrs.get("agentlens.error_known") is not False  # `convert --to otel`'s
         step.is_error = span.error is not None if known else None
@@ -131,6 +138,7 @@ def _outcome_of(span: o.Span) -> dict[str, Any]:
     return {
         "observation": observation if isinstance(observation, str) else None,
         "is_error": is_error if isinstance(is_error, bool) else None,
+        "subtrajectory": _text(span.attrs.get("agentlens.subtrajectory")),
     }
 
 
@@ -172,7 +180,26 @@ def _loads_list(raw: Any) -> list[Any]:
     return found if isinstance(found, list) else []
 
 
-def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
+def _run(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
+    return _agent(path, trace, partition(spans), None)
+
+
+def _agent(path: Path, trace: str, agents: Agents, root: o.Span | None) -> Trajectory:
+    """The run (`root` None) or one sub-agent, with its own sub-agents."""
+    key = root.span_id if root is not None else None
+    traj, called = _trajectory(path, trace, agents.spans.get(key, []), root)
+    for sub_root in agents.subagents.get(key, []):
+        sub = _agent(path, trace, agents, sub_root)
+        traj.subtrajectories.append(sub)
+        step = called.get(agents.caller.get(sub_root.span_id, ""))
+        if step is not None and step.subtrajectory is None:
+            step.subtrajectory = sub.id
+    return traj
+
+
+def _trajectory(
+    path: Path, trace: str, spans: list[o.Span], root: o.Span | None
+) -> tuple[Trajectory, dict[str, Step]]:
     spans = sorted(spans, key=lambda s: s.start)
     builder = _Steps()
     kinds = Counter(s.kind for s in spans)
@@ -184,16 +211,19 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
             builder.response(span)
         elif span.kind == "tool":
             builder.execution(span)
-    ours = next((s.attrs for s in spans if s.kind == "agent" and s.parent is None), {})
+    top = (s.attrs for s in spans if s.kind == "agent" and s.parent is None)
+    ours = root.attrs if root is not None else next(top, {})
     builder.steps += _messages_after(ours.get("agentlens.messages_after"))
     for index, step in enumerate(builder.steps):
         step.index = index
     models = [m for m in map(o.model_of, llm) if m]
-    return Trajectory(
-        id=_text(ours.get("agentlens.trajectory.id")) or trace or path.stem,
+    named = spans if root is None else [root, *spans]
+    fallback = trace if root is None else root.span_id
+    traj = Trajectory(
+        id=_text(ours.get("agentlens.trajectory.id")) or fallback or path.stem,
         task_id=_text(ours.get("agentlens.task.id")),
         task=_text(ours.get("agentlens.task")) or task,
-        agent=Agent(name=_agent_name(spans), version=_agent_version(spans)),
+        agent=Agent(name=_agent_name(named), version=_agent_version(named)),
         model=models[0] if models else None,
         outcome=_outcome(ours),
         source=Source(format=OtelReader.name, path=str(path)),
@@ -202,6 +232,7 @@ def _trajectory(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
         reported_cost=_dollars(ours.get("agentlens.reported_cost_usd")),
         metadata=_metadata(ours) if ours.get("agentlens.trajectory.id") else {"spans": dict(kinds)},
     )
+    return traj, builder.called
 
 
 def _asked(span: o.Span, task: str | None) -> list[Step]:
@@ -237,7 +268,7 @@ def _messages_after(raw: Any) -> list[Step]:
         stamp = parse_time(item.get("timestamp"))
         steps.append(
             Step(index=0, kind=item["role"], text=text if isinstance(text, str) else "",
-                 timestamp=stamp)
+                 timestamp=stamp, subtrajectory=_text(item.get("subtrajectory")))
         )  # fmt: skip
     return steps
 
@@ -247,11 +278,17 @@ def _said(span: o.Span, kind: StepKind, texts: list[str], skip: int = 0) -> list
     them (`agentlens.<kind>.timestamps`, one per message), else at the span's start."""
     own = _loads_list(span.attrs.get(f"agentlens.{kind}.timestamps"))
     if len(own) < skip + len(texts):
-        return [Step(index=0, kind=kind, text=text, timestamp=_time(span)) for text in texts]
-    return [
-        Step(index=0, kind=kind, text=text, timestamp=parse_time(stamp))
-        for text, stamp in zip(texts, own[skip : skip + len(texts)], strict=True)
-    ]
+        steps = [Step(index=0, kind=kind, text=text, timestamp=_time(span)) for text in texts]
+    else:
+        steps = [
+            Step(index=0, kind=kind, text=text, timestamp=parse_time(stamp))
+            for text, stamp in zip(texts, own[skip : skip + len(texts)], strict=True)
+        ]
+    links = _loads_list(span.attrs.get(f"agentlens.{kind}.subtrajectories"))
+    if len(links) >= skip + len(texts):  # the sub-agents they link to, one per message
+        for step, link in zip(steps, links[skip:], strict=False):
+            step.subtrajectory = _text(link)
+    return steps
 
 
 def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:

@@ -15,8 +15,10 @@ names), each step's own time (`agentlens.step.timestamp`, `agentlens.user.timest
 `agentlens.system.timestamps`), the order of the messages before a response
 (`agentlens.messages.order`), a message's observation and error flag, and on the root span the
 messages after the last response (`agentlens.messages_after`) and a task that is not the first
-user message (`agentlens.task`). Sub-agents are not exported. Span ids are derived from the
-trajectory id, so a conversion is repeatable.
+user message (`agentlens.task`). A sub-agent is a trace of its own inside its parent's: an
+`invoke_agent` span marked `agentlens.subagent`, under the `execute_tool` span of the call that
+started it (which names it in `agentlens.subtrajectory`), or under the parent's root span when no
+call did. Span ids are derived from the trajectory id, so a conversion is repeatable.
 
 Times come from the steps. OTLP needs a time on every span, so where a step has none the clock
 counts up in milliseconds from the last real one, or from the Unix epoch (1970) in a trace with
@@ -29,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -40,17 +42,27 @@ OK, ERROR = 1, 2
 
 
 def to_otlp(trajectories: list[Trajectory]) -> dict[str, Any]:
-    spans = [span for trajectory in trajectories for span in _trace(trajectory)]
+    spans = [span for t in trajectories for span in _trace(t, _Place(_hex(t.id, 32), t.id))]
     resource = {"attributes": [_attr("service.name", "agentlens")]}
     return {
         "resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": SCOPE, "spans": spans}]}]
     }
 
 
-def _trace(traj: Trajectory) -> list[dict[str, Any]]:
-    trace = _hex(traj.id, 32)
+class _Place(NamedTuple):
+    """Where an agent's spans go: its trace, the seed of its span ids (the trajectory id; a
+    sub-agent's is its parent's and its place among the parent's sub-agents, since sub-agent ids
+    need not be unique) and the span it hangs under (none for the run's root)."""
+
+    trace: str
+    key: str
+    parent: str | None = None
+
+
+def _trace(traj: Trajectory, place: _Place) -> list[dict[str, Any]]:
+    trace, key = place.trace, place.key
     clock = _Clock(traj)
-    root = _hex(traj.id + "/root", 16)
+    root = _hex(key + "/root", 16)
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": traj.agent.name or "agent",
@@ -58,6 +70,8 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
         "agentlens.outcome": traj.outcome.status,
         "agentlens.source.format": traj.source.format,
     }
+    if place.parent is not None:
+        attrs["agentlens.subagent"] = True
     if traj.agent.version:
         attrs["gen_ai.agent.version"] = traj.agent.version
     if traj.task_id:
@@ -79,19 +93,34 @@ def _trace(traj: Trajectory) -> list[dict[str, Any]]:
         if number == 0 and not said and task is not None:  # a backend shows the task as asked
             said, extra["agentlens.task_is_no_step"] = [task], True
         told = [s.text for s in before if s.kind == "system"]
-        span_id = _hex(f"{traj.id}/chat/{number}", 16)
+        span_id = _hex(f"{key}/chat/{number}", 16)
         stamp = _ns(asked.get(turn[0].index))
         chat = _chat(trace, span_id, root, turn, (told, said), clock, stamp)
         chat["attributes"] += [_attr(k, v) for k, v in extra.items()]
         spans.append(chat)
         for step in (s for s in turn if s.kind == "tool"):
-            spans.append(_tool(trace, root, traj.id, step, clock, turn[0]))
+            spans.append(_tool(trace, root, key, step, clock, turn[0]))
     start = min((int(s["startTimeUnixNano"]) for s in spans), default=clock.now)
     end = max((int(s["endTimeUnixNano"]) for s in spans), default=clock.now)
+    name = f"invoke_agent {attrs['gen_ai.agent.name']}"
     return [
-        _span(trace, root, None, f"invoke_agent {attrs['gen_ai.agent.name']}", attrs, start, end),
+        _span(trace, root, place.parent, name, attrs, start, end),
         *spans,
+        *_subagents(traj, place, root),
     ]
+
+
+def _subagents(traj: Trajectory, place: _Place, root: str) -> list[dict[str, Any]]:
+    """Each sub-agent's spans, under the span of the call that started it (else the root)."""
+    started: dict[str, str] = {}
+    for step in traj.steps:
+        if step.kind == "tool" and step.subtrajectory is not None:
+            started.setdefault(step.subtrajectory, _hex(f"{place.key}/tool/{step.index}", 16))
+    spans = []
+    for number, sub in enumerate(traj.subtrajectories):
+        under = started.get(sub.id, root)
+        spans += _trace(sub, _Place(place.trace, f"{place.key}/sub/{number}", under))
+    return spans
 
 
 def _run_facts(traj: Trajectory) -> dict[str, Any]:
@@ -126,7 +155,18 @@ def _step_times(before: list[Step], first: Step) -> dict[str, str]:
             times[f"agentlens.{kind}.timestamps"] = json.dumps(stamps)
     if first.timestamp is not None:
         times["agentlens.step.timestamp"] = first.timestamp.isoformat()
-    return times
+    return times | _message_links(before)
+
+
+def _message_links(before: list[Step]) -> dict[str, str]:
+    """The sub-agents the messages a response was asked with link to (an ATIF summary handing
+    over to one), one per message (`otel.py` reads them back)."""
+    links: dict[str, str] = {}
+    for kind in ("system", "user"):
+        ids = [s.subtrajectory for s in before if s.kind == kind]
+        if any(ids):
+            links[f"agentlens.{kind}.subtrajectories"] = json.dumps(ids)
+    return links
 
 
 def _agent_outcome(first: Step) -> dict[str, Any]:
@@ -139,6 +179,8 @@ def _agent_outcome(first: Step) -> dict[str, Any]:
         found["agentlens.step.observation"] = first.observation
     if first.is_error is not None:
         found["agentlens.step.is_error"] = first.is_error
+    if first.subtrajectory is not None:
+        found["agentlens.subtrajectory"] = first.subtrajectory
     return found
 
 
@@ -161,10 +203,13 @@ def _after_last_response(steps: list[Step]) -> list[dict[str, Any]]:
         if step.kind in ("agent", "tool"):
             after = []
         elif step.kind in ("user", "system"):
-            after.append(
-                {"role": step.kind, "content": step.text, "timestamp": _iso(step.timestamp)}
-            )
+            said = {"role": step.kind, "content": step.text, "timestamp": _iso(step.timestamp)}
+            after.append(said | _link(step))
     return after
+
+
+def _link(step: Step) -> dict[str, str]:
+    return {} if step.subtrajectory is None else {"subtrajectory": step.subtrajectory}
 
 
 def _turns(steps: list[Step]) -> list[tuple[list[Step], list[Step]]]:
@@ -249,7 +294,7 @@ def _mark_synthetic(attrs: dict[str, Any], *, start: bool, end: bool) -> None:
 
 
 def _tool(
-    trace: str, root: str, traj_id: str, step: Step, clock: _Clock, first: Step
+    trace: str, root: str, key: str, step: Step, clock: _Clock, first: Step
 ) -> dict[str, Any]:
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
@@ -258,6 +303,8 @@ def _tool(
     }
     if step.call_id:
         attrs["gen_ai.tool.call.id"] = step.call_id
+    if step.subtrajectory is not None:
+        attrs["agentlens.subtrajectory"] = step.subtrajectory
     if step.observation is not None:
         attrs["gen_ai.tool.call.result"] = step.observation
     attrs.update(_tool_view(step))
@@ -267,7 +314,7 @@ def _tool(
         attrs["agentlens.error_known"] = False
     _mark_synthetic(attrs, start=True, end=True)  # the call's own time is in no step
     start = clock.after()
-    span_id = _hex(f"{traj_id}/tool/{step.index}", 16)
+    span_id = _hex(f"{key}/tool/{step.index}", 16)
     span = _span(trace, span_id, root, f"execute_tool {step.tool_name}", attrs, start, start + 1)
     if step.is_error is not None:
         span["status"] = (

@@ -1,0 +1,133 @@
+"""Sub-agents in OpenTelemetry: an agent span a call started is a sub-agent, read into the run's
+`subtrajectories` and linked from that call's step, whoever wrote the trace; any other nesting of
+agent spans is one agent; hostile parent ids cost nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentlens.formats import read_path
+from agentlens.formats._otel_agents import MAX_DEPTH
+from agentlens.formats.otel_writer import to_otlp
+from tests.conftest import FORMATS
+
+CLAUDE = FORMATS / "claude-code" / "marot-spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+
+
+def _export(tmp_path: Path, edit: Any = None) -> Path:
+    """The real Claude Code run with a `Task` sub-agent, as `convert --to otel` writes it, then
+    made over by `edit` (a function of the span list)."""
+    (run,) = read_path(CLAUDE)
+    document = to_otlp([run])
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    if edit is not None:
+        spans[:] = edit(spans)
+    out = tmp_path / "run.otlp.json"
+    out.write_text(json.dumps(document))
+    return out
+
+
+def _foreign(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """As another tool would capture it: nothing under `agentlens.*`."""
+    for span in spans:
+        span["attributes"] = [
+            a for a in span["attributes"] if not a["key"].startswith("agentlens.")
+        ]
+    return spans
+
+
+def _attr(span: dict[str, Any], key: str) -> Any:
+    found = [a["value"] for a in span["attributes"] if a["key"] == key]
+    return next(iter(found[0].values())) if found else None
+
+
+def test_a_foreign_capture_reads_a_sub_agent_from_the_call_that_started_it(
+    tmp_path: Path,
+) -> None:
+    (original,) = read_path(CLAUDE)
+    (back,) = read_path(_export(tmp_path, _foreign))
+    linked, unlinked = original.subtrajectories  # a `Task` agent, and a compaction no call made
+    (sub,) = back.subtrajectories  # the compaction's spans hang under the run's: its own steps
+    assert [s.text for s in sub.steps if s.kind == "agent"] == [
+        s.text for s in linked.steps if s.kind == "agent"
+    ]
+    assert [s.command for s in sub.tool_steps] == [s.command for s in linked.tool_steps]
+    (call,) = [s for s in back.steps if s.subtrajectory is not None]
+    assert call.tool_name == "Task" and call.subtrajectory == sub.id
+    assert len(back.tool_steps) == len(original.tool_steps) + len(unlinked.tool_steps)
+
+
+def test_an_agent_span_nested_in_an_agent_span_is_the_same_agent(tmp_path: Path) -> None:
+    """A framework's chain inside its agent (OpenInference marks both AGENT): one trajectory."""
+    (original,) = read_path(CLAUDE)
+
+    def under_the_root(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        root = spans[0]["spanId"]
+        for span in spans:
+            if _attr(span, "agentlens.subagent"):
+                span["parentSpanId"] = root
+        return _foreign(spans)
+
+    (back,) = read_path(_export(tmp_path, under_the_root))
+    assert back.subtrajectories == []
+    subs = sum(len(s.tool_steps) for s in original.subtrajectories)
+    assert len(back.tool_steps) == len(original.tool_steps) + subs
+
+
+def _chain(depth: int, *, loop: bool = False) -> dict[str, Any]:
+    """`depth` agents, each started by a call of the one before; with `loop`, the first agent's
+    parent is the last call, so parent ids go round."""
+    spans = []
+    for level in range(depth):
+        agent, chat, call = f"a{level:015d}", f"c{level:015d}", f"t{level:015d}"
+        parent = f"t{level - 1:015d}" if level else (f"t{depth - 1:015d}" if loop else None)
+        start = str(1_000_000_000 * (level + 1))
+        asked = [{"type": "tool_call", "id": call, "name": "delegate", "arguments": {}}]
+        output = json.dumps([{"role": "assistant", "parts": asked}])
+        ran = {"gen_ai.tool.name": "delegate", "gen_ai.tool.call.id": call}
+        spans += [
+            _span(agent, parent, {"gen_ai.operation.name": "invoke_agent"}, start),
+            _span(
+                chat,
+                agent,
+                {"gen_ai.operation.name": "chat", "gen_ai.output.messages": output},
+                start,
+            ),
+            _span(call, agent, {"gen_ai.operation.name": "execute_tool", **ran}, start),
+        ]
+    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}
+
+
+def _span(span_id: str, parent: str | None, attrs: dict[str, Any], start: str) -> dict[str, Any]:
+    span = {
+        "traceId": "0" * 32, "spanId": span_id, "name": span_id, "startTimeUnixNano": start,
+        "endTimeUnixNano": start,
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+    }  # fmt: skip
+    if parent is not None:
+        span["parentSpanId"] = parent
+    return span
+
+
+def _levels(traj: Any) -> list[int]:
+    found = [len(traj.tool_steps)]
+    while traj.subtrajectories:
+        (traj,) = traj.subtrajectories
+        found.append(len(traj.tool_steps))
+    return found
+
+
+def test_sub_agents_nested_deeper_than_the_limit_are_read_into_the_deepest(tmp_path: Path) -> None:
+    out = tmp_path / "deep.otlp.json"
+    out.write_text(json.dumps(_chain(40)))
+    (run,) = read_path(out)
+    assert _levels(run) == [1] * MAX_DEPTH + [40 - MAX_DEPTH]
+
+
+def test_a_loop_of_parent_ids_loses_no_step(tmp_path: Path) -> None:
+    out = tmp_path / "loop.otlp.json"
+    out.write_text(json.dumps(_chain(5, loop=True)))
+    (run,) = read_path(out)
+    assert sum(_levels(run)) == 5
