@@ -174,7 +174,8 @@ def score_lines(results: list[ProcessResult]) -> Text:
     text = Text(f"{len(results)} runs scored", style="bold")
     for r in results:
         s = r.signals
-        text.append(f"\n{r.trajectory_id}\n  {r.outcome}, score {r.score:.1f} ({r.tier or '-'})")
+        text.append(f"\n{r.trajectory_id}\n  {r.outcome}{r.cut_note}")
+        text.append(f", score {r.score:.1f} ({r.tier or '-'})")
         text.append(f", waste {r.total_wasted_steps}")
         if r.mechanism_name:
             text.append(f", {r.mechanism_name}")
@@ -219,7 +220,7 @@ def score_table(results: list[ProcessResult]) -> Table:
     for r, why in zip(results, moved, strict=True):
         s = r.signals
         table.add_row(
-            r.trajectory_id, r.outcome, f"{r.score:.1f}", r.tier or "-",
+            r.trajectory_id, f"{r.outcome}{r.cut_note}", f"{r.score:.1f}", r.tier or "-",
             f"{s['struct'].value:.1f}", f"{s['cov'].value:.1f}", f"{s['coh'].value:.2f}",
             f"{s['temp'].value:.2f}", str(r.total_wasted_steps), r.mechanism_name or "",
             *([why] if shown else []),
