@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 import orjson
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._app import WIDE, console, err_console, say
 from agentlens.cli._cohort_inputs import spilled_inputs
 from agentlens.cli._inputs import read_options, report_failures
 from agentlens.cli._process_options import engine_option
@@ -108,16 +107,13 @@ def _reference(path: str, profile: Profile | None) -> tuple[Reference, Profile]:
     reference = read_reference(path)
     chosen: Profile = profile or reference.profile
     if chosen != reference.profile:
-        err_console.print(
-            f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"
-        )
+        say("warning", f"reference built with {reference.profile!r}, scoring with {chosen!r}")
     return reference, chosen
 
 
 def _warn_all(lines: list[str]) -> None:
     for line in lines:
-        err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False,
-                          soft_wrap=True)  # fmt: skip
+        say("warning", line)
 
 
 def _sorted_outcomes(
