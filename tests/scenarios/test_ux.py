@@ -96,6 +96,33 @@ def test_a_fail_line_names_what_failed(
     assert "1 user message," in out
 
 
+@pytest.mark.parametrize("width", [60, 80])
+def test_run_on_a_narrow_terminal_keeps_names_paths_and_verdicts_whole(
+    run_cli: Callable[..., Run],
+    calc_project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    width: int,
+) -> None:
+    """Below the table's width: the run folder's path on one line (to copy), the pair's name
+    and its verdict each whole on a line of their own."""
+    from agentlens.cli._app import console
+
+    scenario = scenario_file(
+        tmp_path, max_steps=1, fixed_fst_user_message=True, first_user_message="Look around."
+    )
+    out = tmp_path / "nightly-runs-of-the-calculator-project" / "2026-12-07-with-the-scripted-agent"
+    monkeypatch.setattr(console, "width", width)
+    result = run_cli("run", str(scenario), "--project", str(calc_project), "--out", str(out),
+                     "--agent", scripted("silent"), "--simulator", "openai-compatible:http://127.0.0.1:9/v1#unused")  # fmt: skip
+    lines = result.out.splitlines()
+    assert lines[0] == "fix_sub / default  1 user message, 1 step, " + lines[0].split(", ")[-1]
+    checks = "YesChangesVerifier, PythonFileRegExpCountVerifier, RunTestsVerifier"
+    assert lines[1] == f"  FAIL ({checks})"
+    assert lines[2] == "  ended: The agent produced no actions"
+    assert f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)" in lines
+
+
 def test_each_agent_response_is_its_own_turn_across_user_messages(
     calc_project: Path, calc_scenario: Scenario, tmp_path: Path
 ) -> None:

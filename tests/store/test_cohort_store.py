@@ -162,7 +162,7 @@ def test_an_interrupted_cohort_is_shown_incomplete_until_run_again(
         (run,) = store.runs()
     assert 0 < run.n_records < 319 and not run.complete  # 319: the whole dev cohort
     listed = run_cli("store", "runs", "--store", store_url)
-    assert f"{run.n_records} (incomplete)" in listed.out
+    assert f"{run.n_records} records (incomplete)" in listed.out  # 80 columns: a block per run
     assert (
         "incomplete: its command stopped"
         in run_cli("store", "show", run.id, "--store", store_url).out

@@ -224,3 +224,31 @@ def test_a_limited_listing_says_more_runs_are_stored(
     assert "the newest 1 of 2 runs in" in title and "--limit 0 lists all" in title
     everything = " ".join(run_cli("store", "runs", "--store", store).out.split())
     assert "2 runs in" in everything and "newest" not in everything
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_store_runs_on_a_narrow_terminal_is_a_block_per_run(
+    run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """Below the table's width each run is a line that starts with its id, then an indented
+    line; a long label is never cut, nor left at the margin where it reads as another run."""
+    from agentlens.cli._app import console
+
+    store, label = str(tmp_path / "r.db"), "nightly-runs-of-the-django-project-2026-12-07"
+    for task, extra in (
+        ("django__django-11066", ("--run-label", label)),
+        ("psf__requests-1724", ()),
+    ):
+        imported = run_cli(
+            "store", "import", str(BENCH / "trajectories" / task), "--store", store, *extra
+        )
+        assert imported.code == 0, imported.err
+    listed = run_cli("store", "runs", "--json", "--store", store).out
+    runs = [json.loads(line) for line in listed.splitlines()]
+    monkeypatch.setattr(console, "width", width)
+    title, *lines = run_cli("store", "runs", "--store", store).out.splitlines()
+    assert title.startswith("2 runs in")
+    starts = [line.split()[0] for line in lines if not line.startswith(" ")]
+    assert starts == [run["id"][:12] for run in runs]
+    (labelled,) = [i for i, line in enumerate(lines) if label in line]
+    assert lines[labelled].startswith("  ") and lines[labelled - 1].startswith(runs[-1]["id"][:12])

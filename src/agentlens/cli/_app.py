@@ -133,9 +133,20 @@ def silence_stdout() -> None:
 
 
 def _error(message: str) -> None:
-    """One `error:` line; redacted, since a message may quote an input (`found '...'`)."""
+    say("error", message)
+
+
+_LABEL_STYLES = {"error": "red", "failed": "red", "warning": "yellow"}
+
+
+def say(label: str, message: str) -> None:
+    """One `label: message` line on stderr (`error:`, `failed:`, `warning:`, `skipped:`), whole
+    however long, with secrets masked: a message may quote an input (`found '...'`), and a file
+    may be named by a key (`ghp_….jsonl`), whose name is then shown with only that part masked."""
     from agentlens import redaction
 
     if redaction.enabled():
         message = redaction.redact_text(message)
-    err_console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    style = _LABEL_STYLES.get(label)
+    shown = f"[{style}]{label}:[/{style}]" if style else f"{label}:"
+    err_console.print(f"{shown} {escape(message)}", highlight=False, soft_wrap=True)

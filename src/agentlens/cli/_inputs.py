@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from agentlens import errors
-from agentlens.cli._app import err_console, progress_bar
+from agentlens.cli._app import err_console, progress_bar, say
 from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadFailure, ReadReport, ReadResult, iter_trace_paths
 from agentlens.formats.registry import get_reader
@@ -143,8 +142,7 @@ def non_traces(result: ReadReport) -> str:
 
 
 def _warn(line: str) -> None:
-    text = escape(one_line(line))
-    err_console.print(f"[yellow]warning:[/yellow] {text}", highlight=False, soft_wrap=True)
+    say("warning", one_line(line))
 
 
 def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
@@ -158,16 +156,12 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
     for line in result.unread:
         _warn(f"{line} (--strict makes this an error)")
     for failure in result.failures:
-        err_console.print(
-            f"[red]failed:[/red] {escape(one_line(failure_line(failure)))}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        say("failed", one_line(failure_line(failure)))
         if debug and failure.error is not None:
             err_console.print(_traceback(failure), highlight=False, markup=False)
     if debug:
         for line in (*result.skipped, *result.sidecars):
-            err_console.print(f"skipped: {escape(one_line(line))}", highlight=False, soft_wrap=True)
+            say("skipped", one_line(line))
     if result.skipped:
         err_console.print(f"skipped {non_traces(result)}", highlight=False)
     if result.failures:
@@ -179,6 +173,7 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
 
 
 def failure_line(failure: ReadFailure) -> str:
+    """`path [format]: reason`; `say` masks a secret in the file's name as it prints it."""
     fmt = f" [{failure.format}]" if failure.format else " [format unknown]"
     return f"{failure.path}{fmt}: {failure.reason}"
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
 from agentlens import errors
-from agentlens.cli._app import err_console
+from agentlens.cli._app import err_console, say
 from agentlens.engine import Failure
 
 if TYPE_CHECKING:
@@ -24,7 +22,7 @@ def report_unit_failures(failed: Sequence[tuple[str, Failure | RunFailure]], kep
         line = (
             f"{what}: scoring failed: {failure}" if isinstance(failure, Failure) else str(failure)
         )
-        err_console.print(f"[red]failed:[/red] {escape(line)}", highlight=False, soft_wrap=True)
+        say("failed", line)
         if debug and isinstance(failure, Failure):
             err_console.print(failure.traceback, highlight=False, markup=False)
     if failed:

@@ -13,7 +13,7 @@ import click
 import orjson
 from rich.console import Console
 
-from agentlens.cli._app import console, err_console, progress_bar
+from agentlens.cli._app import console, err_console, progress_bar, say
 from agentlens.cli._cohort_inputs import spilled_inputs
 from agentlens.cli._inputs import _context_option, read_options, report_failures
 from agentlens.cli._process_options import engine_option, profile_option
@@ -134,8 +134,8 @@ def _scored_rows(path: str, profile: Profile) -> tuple[Sequence[Row], Profile]:
     source = click.get_current_context().get_parameter_source("profile")
     if source is click.core.ParameterSource.DEFAULT:
         return rows, found  # type: ignore[return-value]
-    err_console.print(f"warning: {path}: rows scored with {found!r}; the tables apply the "
-                      f"thresholds of {profile!r}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    say("warning", f"{path}: rows scored with {found!r}; the tables apply the thresholds of "
+                   f"{profile!r}")  # fmt: skip
     return rows, profile
 
 
@@ -207,11 +207,8 @@ def _say_copies(spill: RunSpill) -> None:
     from agentlens.process.protocol_notes import copied_files
 
     for copies in copied_files(TaskRuns(spill)):
-        err_console.print(
-            f"warning: same content, scored as separate runs (each other's donor under "
-            f"leave-one-out: expect high scores; keep one): {copies}",
-            highlight=False, markup=False, soft_wrap=True,
-        )  # fmt: skip
+        say("warning", "same content, scored as separate runs (each other's donor under "
+                       f"leave-one-out: expect high scores; keep one): {copies}")  # fmt: skip
 
 
 def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: bool) -> None:

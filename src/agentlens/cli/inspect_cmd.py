@@ -13,6 +13,7 @@ from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.compiled import status
 from agentlens.formats import READERS
+from agentlens.formats._unfinished import cut_at_line
 from agentlens.outcomes import UNEVALUATED
 from agentlens.trajectory import Trajectory, Usage
 from agentlens.visible_text import json_text, one_line
@@ -104,7 +105,7 @@ def summary_table(trajectories: Iterable[Trajectory], count: int) -> Table:
             Text(one_line(traj.task_id or "-")),
             Text(one_line(traj.model or "-")),
             outcome_text(traj),
-            Text(f"{len(traj.steps)}{' (cut)' if cut_short(traj) else ''}"),
+            Text(f"{len(traj.steps)}{' (cut)' if cut_at_line(traj) else ''}"),
             Text(category_text(traj)),
             Text(f"{human(usage.prompt_tokens)}/{human(usage.completion_tokens)}"),
             Text(cost_text(traj)),
@@ -126,20 +127,13 @@ def summary_block(traj: Trajectory) -> Text:
     block.append("  ").append_text(outcome_text(traj))
     task, model = one_line(traj.task_id or "-"), one_line(traj.model or "-")
     block.append(f"\n  {traj.source.format} · task {task} · {model}")
-    cut = f" (cut at line {cut_short(traj)})" if cut_short(traj) else ""
+    cut = f" (cut at line {cut_at_line(traj)})" if cut_at_line(traj) else ""
     block.append(
         f"\n  {len(traj.steps)} steps{cut} · tokens {human(usage.prompt_tokens)} in,"
         f" {human(usage.completion_tokens)} out · cost {cost_text(traj)}"
     )
     block.append(f"\n  tools: {category_text(traj) or 'none'}")
     return block
-
-
-def cut_short(traj: Trajectory) -> int | None:
-    """The line where a trace's file was cut (its incomplete last line, skipped), if it was."""
-    found = traj.metadata.get("truncated")
-    line = found.get("line") if isinstance(found, dict) else None
-    return line if isinstance(line, int) and not isinstance(line, bool) else None
 
 
 def outcome_text(traj: Trajectory) -> Text:

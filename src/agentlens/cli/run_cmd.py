@@ -225,30 +225,48 @@ def _print(result: FoldResult, out: Path) -> None:
         for row in rows:
             table.add_row(*row[:1], Text(row[1]), *row[2:])
         console.print(table)
-    else:  # a table of six columns folds every cell below WIDE: two lines per run read better
+    else:  # a table of six columns folds every cell below WIDE: a block per run reads better
         for row in rows:
-            console.print(_pair_line(row))
-            console.print(Text(f"  ended: {row[1]}"))
+            _print_pair(row)
     summary = result.summary()
     rate = summary["formal_pass_rate"]
     counted = summary["runs"] - summary["failed_runs"]
-    console.print(
+    _line(
         f"formal pass rate {'-' if rate is None else f'{rate:.1%}'} "
         f"({summary['formal_passed']}/{counted}; failed runs left out: {summary['failed_runs']}) · "
         f"simulator spend ${summary['simulator_spend_dollars']:.4f}"
     )
     if summary["resumed"]:
-        console.print(f"resumed: {summary['resumed']} pairs kept from the earlier run in {out}")
+        _line(f"resumed: {summary['resumed']} pairs kept from the earlier run in {out}")
     for pair in summary["skipped_over_budget"]:
         err_console.print(Text(f"skipped (budget spent): {pair}"))
-    console.print(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")
+    _line(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")
     if summary["failed_runs"]:
-        console.print(f"failed runs (left out): {out / 'failed'}")
+        _line(f"failed runs (left out): {out / 'failed'}")
+
+
+def _line(text: str) -> None:
+    """One line as it is: a narrow terminal wraps it, but no newline is put into a path that
+    is there to be copied."""
+    console.print(Text(text), soft_wrap=True)
+
+
+def _print_pair(row: tuple[str, str, str, str, str, str]) -> None:
+    """A pair as three lines (its name, then the verdict, then why it ended), for terminals too
+    narrow for the table: each line whole, so a name or a verdict is never split mid-word."""
+    name, ended, users, steps, verdict, seconds = row
+    _line(f"{name}  {users}, {_steps(steps)}, {seconds}")
+    _line(f"  {verdict}")
+    _line(f"  ended: {ended}")
+
+
+def _steps(count: str) -> str:
+    return f"{count} step{'' if count == '1' else 's'}"
 
 
 def _pair_line(row: tuple[str, str, str, str, str, str]) -> Text:
     name, _, users, steps, verdict, seconds = row
-    return Text(f"{name}  {verdict}  ({users}, {steps} steps, {seconds})")
+    return Text(f"{name}  {verdict}  ({users}, {_steps(steps)}, {seconds})")
 
 
 def _row(session: SessionResult) -> tuple[str, str, str, str, str, str]:

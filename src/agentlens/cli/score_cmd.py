@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 import orjson
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import WIDE, console, err_console
+from agentlens.cli._app import WIDE, console, err_console, say
 from agentlens.cli._cohort_inputs import spilled_inputs
 from agentlens.cli._inputs import read_options, report_failures
 from agentlens.cli._process_options import engine_option
@@ -108,16 +107,13 @@ def _reference(path: str, profile: Profile | None) -> tuple[Reference, Profile]:
     reference = read_reference(path)
     chosen: Profile = profile or reference.profile
     if chosen != reference.profile:
-        err_console.print(
-            f"warning: reference built with {reference.profile!r}, scoring with {chosen!r}"
-        )
+        say("warning", f"reference built with {reference.profile!r}, scoring with {chosen!r}")
     return reference, chosen
 
 
 def _warn_all(lines: list[str]) -> None:
     for line in lines:
-        err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False,
-                          soft_wrap=True)  # fmt: skip
+        say("warning", line)
 
 
 def _sorted_outcomes(
@@ -174,7 +170,8 @@ def score_lines(results: list[ProcessResult]) -> Text:
     text = Text(f"{len(results)} runs scored", style="bold")
     for r in results:
         s = r.signals
-        text.append(f"\n{r.trajectory_id}\n  {r.outcome}, score {r.score:.1f} ({r.tier or '-'})")
+        text.append(f"\n{r.trajectory_id}\n  {r.outcome}{r.cut_note}")
+        text.append(f", score {r.score:.1f} ({r.tier or '-'})")
         text.append(f", waste {r.total_wasted_steps}")
         if r.mechanism_name:
             text.append(f", {r.mechanism_name}")
@@ -219,7 +216,7 @@ def score_table(results: list[ProcessResult]) -> Table:
     for r, why in zip(results, moved, strict=True):
         s = r.signals
         table.add_row(
-            r.trajectory_id, r.outcome, f"{r.score:.1f}", r.tier or "-",
+            r.trajectory_id, f"{r.outcome}{r.cut_note}", f"{r.score:.1f}", r.tier or "-",
             f"{s['struct'].value:.1f}", f"{s['cov'].value:.1f}", f"{s['coh'].value:.2f}",
             f"{s['temp'].value:.2f}", str(r.total_wasted_steps), r.mechanism_name or "",
             *([why] if shown else []),

@@ -88,13 +88,23 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
             table.add_row(*row)
         console.print(table)
         return 0
-    # too narrow for the table (80 columns): aligned plain rows, the label last so only it wraps
     console.print(Text(title), soft_wrap=True)
-    order = [0, 1, 2, 4, 5, 3]
-    for row in [headers, *rows]:
-        cells = [row[i].rjust(widths[i]) if i == 5 else row[i].ljust(widths[i]) for i in order]
-        console.print(Text("  ".join(cells).rstrip()))  # a long label goes to the next line
+    kind_width = max(len(run.kind) for run in found) if found else 0
+    count_width = max(len(str(run.n_records)) for run in found) if found else 0
+    for run in found:
+        _print_run_lines(run, kind_width, count_width)
     return 0
+
+
+def _print_run_lines(run: Run, kind_width: int, count_width: int) -> None:
+    """A run as two lines, for terminals too narrow for the table: its id first (to copy into
+    `store show`), then scorer and label, indented; each line whole, never split mid-word."""
+    records = f"{run.n_records:>{count_width}} record{'' if run.n_records == 1 else 's'}"
+    records += "" if run.complete else " (incomplete)"
+    first = f"{run.id[:12]}  {run.kind:<{kind_width}}  {run.created:%Y-%m-%d %H:%M}  {records}"
+    second = f"  {run.scorer}" + (f" · label {run.label}" if run.label else "")
+    console.print(Text(first), soft_wrap=True)
+    console.print(Text(second), soft_wrap=True)
 
 
 @store.command()

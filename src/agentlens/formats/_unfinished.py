@@ -104,6 +104,14 @@ def mark_cut_lines(
                 cut_run.metadata["truncated"] = {"line": cut.line, "bytes": cut.size}
 
 
+def cut_at_line(trajectory: Trajectory) -> int | None:
+    """The line where the trajectory's file was cut (its incomplete last line, skipped), if it
+    was: `metadata["truncated"]`, as `mark_cut_lines` set it."""
+    found = trajectory.metadata.get("truncated")
+    line = found.get("line") if isinstance(found, dict) else None
+    return line if isinstance(line, int) and not isinstance(line, bool) else None
+
+
 def _read_from(trajectory: Trajectory, path: str) -> Trajectory | None:
     """The trajectory, or one of its sub-agents, read from `path`; the trajectory itself when
     none names it."""

@@ -27,6 +27,7 @@ SIGNALS = {
     "temp": "temporal_profile_score",
 }
 INTS = {"n_states", "divergence_step", "total_wasted_steps", "wasted_input_tokens", "tokens"}
+INTS |= {"truncated_at_line"}
 INTS |= {"wasted_output_tokens"} | {f"{k}_{s}" for k in WASTE_KINDS for s in ("count", "waste")}
 TEXT = {"task_id", "model", "trajectory_id", "quality_tier", "verdict", "failure_reasons"}
 TEXT |= {"strengths", "mechanism", "profile", "outcome"}
@@ -72,14 +73,16 @@ def _number(text: str, integer: bool, where: str) -> float | int:
 
 
 def result_row(result: ProcessResult) -> dict[str, object]:
-    """The 40 columns plus the profile's signals, composite, Lucky-Pass mechanism and the
-    run's tokens (Σ prompt + completion over tool calls)."""
+    """The 40 columns plus the profile's signals, composite, Lucky-Pass mechanism, the
+    run's tokens (Σ prompt + completion over tool calls) and the line its trace was cut at
+    (`truncated_at_line`, None for a whole trace)."""
     row = result.annotation_row()
     row |= {name: result.signals[name].value for name in SIGNALS}
     row |= {"composite": result.score, "profile": result.profile, "mechanism": None}
     row["outcome"] = result.outcome
     row["outcome_term"] = result.outcome_term
     row["tokens"] = result.tokens
+    row["truncated_at_line"] = result.truncated_at_line
     if result.mechanism is not None:
         row["mechanism"] = result.mechanism[0]
     return row

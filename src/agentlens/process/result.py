@@ -67,6 +67,15 @@ class ProcessResult:
     stage_comparison: dict[str, StageComparison] = field(default_factory=dict)
     quality_signals: list[QualitySignal] = field(default_factory=list)
     """The release's report fields (spec §11.4), for reading only."""
+    truncated_at_line: int | None = None
+    """The line where the run's trace was cut short (a session still being written): the run was
+    scored from the lines before it. Not one of the release's 40 columns."""
+
+    @property
+    def cut_note(self) -> str:
+        """` (cut at line N)` after a run scored from a cut trace, as `inspect` marks it."""
+        line = self.truncated_at_line
+        return f" (cut at line {line})" if line is not None else ""
 
     @property
     def score(self) -> float:
@@ -155,6 +164,7 @@ class ProcessResult:
             "verdict": res.verdict,
             "verdict_tier": res.verdict_tier,
             "tokens": res.tokens,
+            "truncated_at_line": res.truncated_at_line,
             "quality_signals": [
                 {"type": q.signal_type, "severity": q.severity, "evidence": list(q.evidence)}
                 for q in res.quality_signals

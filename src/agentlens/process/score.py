@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agentlens.errors import AgentLensError
+from agentlens.formats._unfinished import cut_at_line
 from agentlens.process.calibrated import calibrated_composite, features, reference_baseline
 from agentlens.process.composite import OUTCOME_POINTS, eq1, sdk_score
 from agentlens.process.divergence import divergence
@@ -193,6 +194,7 @@ def _assemble(
         stage_order_match=order_match,
         tokens=sum(s.input_tokens + s.output_tokens for s in cand),
         outcome_term=_outcome_term(config, outcome),
+        truncated_at_line=cut_at_line(traj),
         verdict_tier=verdict_tier(the_verdict, coverage, signals["coh"].value, stages.completeness),
         **release_report(
             outcome, the_verdict, m, states, stages, signals["coh"].value, ineff, order_match

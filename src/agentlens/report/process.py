@@ -36,10 +36,31 @@ def score_sections(
     plots = el("div", _histogram(rows, profile) + _waste_chart(rows), class_="grid")
     tables = el("div", _tier_table(rows) + _mechanisms(rows), class_="grid")
     return (
-        headline(rows) + plots + text("h3", "Models, ranked by mean quality score")
+        headline(rows) + _cut_note(rows) + plots + text("h3", "Models, ranked by mean quality score")
         + _model_table(rows) + tables + text("h3", "Mean signals per model") + _signal_table(rows)
         + _trajectories(rows, trajectories)
     )  # fmt: skip
+
+
+def _cut_note(rows: Sequence[ScoreRow]) -> str:
+    """Runs scored from a trace cut short (a session still being written) score only the steps
+    before the cut: said above the numbers, and on each such run in the table."""
+    cut = sum(r.truncated_at_line is not None for r in rows)
+    if not cut:
+        return ""
+    was = "was" if cut == 1 else "were"
+    return text(
+        "p",
+        f"{cut} of {len(rows)} runs {was} scored from a trace cut short (its last line incomplete:"
+        " a session still being written, or an agent killed): their scores count only the steps"
+        " before the cut, marked (cut at line N) in the trajectory table.",
+        class_="note",
+    )
+
+
+def _outcome(row: ScoreRow) -> str:
+    line = row.truncated_at_line
+    return row.outcome if line is None else f"{row.outcome} (cut at line {line})"
 
 
 def _trajectories(rows: Sequence[ScoreRow], shown: str) -> str:
@@ -182,7 +203,7 @@ def _signal_cell(signal: str, value: float | None) -> object:
 def trajectory_table(rows: Sequence[ScoreRow]) -> str:
     head = ["trajectory", "task", "model", "outcome", "score", "tier", "mechanism", "waste"]
     body = [
-        [r.trajectory_id, r.task_id, r.model, r.outcome,
+        [r.trajectory_id, r.task_id, r.model, _outcome(r),
          Cell(r.score, title=r.score_reason), Cell(r.tier, title=r.tier_reason, class_=f"tier-{r.tier}"),
          Cell(r.mechanism, title=r.mechanism_reason), r.waste]
         for r in sorted(rows, key=lambda r: (-(r.score or 0), r.trajectory_id))

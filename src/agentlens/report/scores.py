@@ -32,6 +32,8 @@ class ScoreRow:
     signals: dict[str, tuple[float | None, str | None]]
     waste_kinds: dict[str, tuple[int, int]] = field(default_factory=dict)
     """kind → (instances, wasted steps)."""
+    truncated_at_line: int | None = None
+    """Where the run's trace was cut short (scored from the lines before it); None: whole."""
 
 
 def score_rows(records: Sequence[Record]) -> list[ScoreRow]:
@@ -60,7 +62,12 @@ def _row(r: Record) -> ScoreRow:
         waste=sum(steps for _, steps in kinds.values()) if kinds else int(value("waste") or 0),
         signals={s: (value(s), m.reason if (m := r.metric(s)) else None) for s in SIGNALS},
         waste_kinds=kinds,
+        truncated_at_line=_line(r.body.get("truncated_at_line")),
     )
+
+
+def _line(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _waste_kinds(waste: Any) -> dict[str, tuple[int, int]]:

@@ -119,7 +119,7 @@ class SqlStore:
                 # the same time (Postgres) waits here, then sees this part's records and positions
                 " ON CONFLICT (id) DO UPDATE SET n_records = runs.n_records",
                 (run.id, run.kind, run.scorer, run.label, _utc(run.created),
-                 run.agentlens_version or __version__, _json(run.settings),
+                 run.agentlens_version or __version__, _settings_json(run.settings),
                  _json({**run.summary, INCOMPLETE: True})),
             )  # fmt: skip
             fresh = self._not_held(run.id, records)
@@ -420,7 +420,7 @@ class SqlStore:
             "INSERT INTO runs (id, kind, scorer, label, created, agentlens_version, settings,"
             " summary, n_records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run.id, run.kind, run.scorer, run.label, _utc(run.created),
-             run.agentlens_version, _json(run.settings), _json(run.summary), run.n_records),
+             run.agentlens_version, _settings_json(run.settings), _json(run.summary), run.n_records),
         )  # fmt: skip
 
     def _insert_records(self, run_id: str, records: Sequence[Record], *, start: int = 0) -> None:
@@ -549,6 +549,14 @@ def _number(value: float | None) -> float | None:
 
 def _json(value: dict[str, Any]) -> str:
     return _dumps(value, orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _settings_json(settings: dict[str, Any]) -> str:
+    """A run's settings hold the paths it was given (`store import ghp_….jsonl`), which the
+    report shows: a secret in one is masked, as in every trajectory the store keeps."""
+    from agentlens import redaction
+
+    return _json(redaction.redact_value(settings) if redaction.enabled() else settings)
 
 
 def _run(row: dict[str, Any]) -> Run:
