@@ -123,8 +123,10 @@ def hostile_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def verify(tmp_path: Path, *extra: str) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
-    """Run every escape; the verifier results by escape name, and what the host saw."""
+def verify(
+    tmp_path: Path, *extra: str, escapes: list[str] = ESCAPES
+) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
+    """Run the escapes; the verifier results by escape name, and what the host saw."""
     repo, listener, token = hostile_repo(tmp_path), Listener(), uuid.uuid4().hex
     secret = tmp_path / "host-secret.txt"
     secret.write_text("the host's secret")
@@ -143,7 +145,7 @@ def verify(tmp_path: Path, *extra: str) -> tuple[dict[str, dict[str, object]], d
         "-k",
     ]
     verifiers = [{"type": "RunTestsVerifier", "name": name, "command": [*command, name],
-                  "env": env, "timeout_ms": 60_000} for name in ESCAPES]  # fmt: skip
+                  "env": env, "timeout_ms": 60_000} for name in escapes]  # fmt: skip
     scenario = tmp_path / "scenario.json"
     limits = {"processes": 32, "memory_mb": 512}
     scenario.write_text(json.dumps({"verifiers": verifiers, "sandbox": limits}))
@@ -157,7 +159,8 @@ def verify(tmp_path: Path, *extra: str) -> tuple[dict[str, dict[str, object]], d
     assert done.returncode in (0, 1), done.stderr
     doc = json.loads(done.stdout)
     results = {str(r["name"]): r for r in doc["results"][0]["verifier_results"]}
-    time.sleep(4)  # the setsid child would have written by now
+    if "setsid_child" in escapes:
+        time.sleep(4)  # the setsid child would have written by now
     seen = {
         "written_outside": Path(env["HOST_OUT"]).exists(),
         "received": listener.received,
@@ -194,10 +197,12 @@ def _why(result: dict[str, object]) -> str:
 
 
 def test_without_the_sandbox_the_same_escapes_work(tmp_path: Path) -> None:
-    """The suite can fail: uncontained, the hostile tests reach the host (limits still apply)."""
-    results, seen = verify(tmp_path, "--no-sandbox")
+    """The suite can fail: uncontained, the hostile tests reach the host. (Only these four:
+    the fork, memory and output floods would take the host's resources for a minute.)"""
+    reaching = ["write_outside", "read_project_file", "read_host_secret", "network"]
+    results, seen = verify(tmp_path, "--no-sandbox", escapes=reaching)
     worked = {name for name, r in results.items() if r["status"] == "pass"}
-    assert {"write_outside", "read_project_file", "read_host_secret", "network"} <= worked
+    assert set(reaching) == worked
     assert seen["written_outside"] is True and seen["received"] == b"exfiltrated"
     assert seen["warning"] == "warning: --no-sandbox: agent-written code ran without isolation"
 
