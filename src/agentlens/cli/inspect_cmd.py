@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import click
 import orjson
@@ -105,7 +105,9 @@ def summary_table(trajectories: Iterable[Trajectory], count: int) -> Table:
             Text(one_line(traj.task_id or "-")),
             Text(one_line(traj.model or "-")),
             outcome_text(traj),
-            Text(f"{len(traj.steps)}{' (cut)' if cut_at_line(traj) else ''}"),
+            Text(
+                f"{len(traj.steps)}{' (cut)' if cut_at_line(traj) else ''}{_subagents(traj, short=True)}"
+            ),
             Text(category_text(traj)),
             Text(f"{human(usage.prompt_tokens)}/{human(usage.completion_tokens)}"),
             Text(cost_text(traj)),
@@ -129,11 +131,31 @@ def summary_block(traj: Trajectory) -> Text:
     block.append(f"\n  {traj.source.format} · task {task} · {model}")
     cut = f" (cut at line {cut_at_line(traj)})" if cut_at_line(traj) else ""
     block.append(
-        f"\n  {len(traj.steps)} steps{cut} · tokens {human(usage.prompt_tokens)} in,"
+        f"\n  {len(traj.steps)} steps{cut}{_subagents(traj)} · tokens {human(usage.prompt_tokens)} in,"
         f" {human(usage.completion_tokens)} out · cost {cost_text(traj)}"
     )
     block.append(f"\n  tools: {category_text(traj) or 'none'}")
     return block
+
+
+def _subagents(traj: Trajectory, *, short: bool = False) -> str:
+    """` + 2 sub-agents (40 steps)` (`short`: ` +2 sub`): work the run's own steps do not count
+    (a Claude Code `Task`, an ATIF hand-over), nested ones included."""
+    subs = list(_nested(traj))
+    if not subs:
+        return ""
+    if short:
+        return f" +{len(subs)} sub"
+    steps = sum(len(sub.steps) for sub in subs)
+    return f" + {len(subs)} sub-agent{'s' * (len(subs) != 1)} ({steps} steps)"
+
+
+def _nested(traj: Trajectory) -> Iterator[Trajectory]:
+    waiting = list(traj.subtrajectories)  # a stack, not recursion: nesting comes from the file
+    while waiting:
+        sub = waiting.pop()
+        yield sub
+        waiting += sub.subtrajectories
 
 
 def outcome_text(traj: Trajectory) -> Text:
