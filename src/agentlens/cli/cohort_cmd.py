@@ -74,21 +74,7 @@ def cohort(
     line naming run, step and reason; the other runs of its task are still scored (exit 1).
     When no task meets the protocol's rule, each task is named with its counts and 0 runs are
     scored (exit 0; with --strict, exit 2)."""
-    from agentlens.process.cohort_table import full_rows
-    from agentlens.process.curation import (
-        check_selection,
-        check_writable,
-        export_format,
-        export_rows,
-        select,
-    )
-
-    check_selection(selection)  # usage errors before the scoring, not after it
-    if out_path:
-        export_format(Path(out_path))
-        check_writable(Path(out_path))
-    if rows_csv and store_url:
-        raise ConfigError("--store saves runs scored from traces; --rows CSV scores none")
+    _check_usage(selection, out_path, rows_csv, store_url)
     code = 0
     failed: list[tuple[str, Failure | RunFailure]] = []
     rows: Sequence[Row]
@@ -102,11 +88,7 @@ def cohort(
                                           tables=keep)  # fmt: skip
     else:
         raise ConfigError("give trace paths, or --rows CSV")
-    written = None
-    if out_path:  # before the tables: stdout may be a `| head` that stops reading
-        chosen = rows if selection == "all" else select(rows, selection)
-        export_rows(full_rows(chosen), out_path)
-        written = len(chosen)
+    written = _export(rows, selection, out_path)  # before the tables: stdout may be a `| head`
     if not no_tables:
         show(rows, profile, boot=boot, as_json=as_json, out=console)
     code = max(code, report_unit_failures(failed, f"{len(rows)} runs scored"))
@@ -117,6 +99,32 @@ def cohort(
     if written is not None:
         err_console.print(f"wrote {written} rows → {out_path}", highlight=False, markup=False)
     return code
+
+
+def _check_usage(
+    selection: str, out_path: str | None, rows_csv: str | None, store_url: str | None
+) -> None:
+    """Usage errors, said before any scoring rather than after it."""
+    from agentlens.process.curation import check_selection, check_writable, export_format
+
+    check_selection(selection)
+    if out_path:
+        export_format(Path(out_path))
+        check_writable(Path(out_path))
+    if rows_csv and store_url:
+        raise ConfigError("--store saves runs scored from traces; --rows CSV scores none")
+
+
+def _export(rows: Sequence[Row], selection: str, out_path: str | None) -> int | None:
+    """Write the selected rows to `--out`; how many, or None without `--out`."""
+    if not out_path:
+        return None
+    from agentlens.process.cohort_table import full_rows
+    from agentlens.process.curation import export_rows, select
+
+    chosen = rows if selection == "all" else select(rows, selection)
+    export_rows(full_rows(chosen), out_path)
+    return len(chosen)
 
 
 def _scored_rows(path: str, profile: Profile) -> tuple[Sequence[Row], Profile]:
