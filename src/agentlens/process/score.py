@@ -32,11 +32,11 @@ from agentlens.process.signals.coverage import (
 )
 from agentlens.process.signals.structure import ordered_struct, set_f1
 from agentlens.process.signals.temporal import temporal
-from agentlens.process.signals.workflow import stage_coverage, workflow_similarity
+from agentlens.process.signals.workflow import StageCoverage, stage_coverage, workflow_similarity
 from agentlens.process.stages import Stage
 from agentlens.process.states import ProcState, states_from_trajectory
 from agentlens.process.tiers import tier, verdict, verdict_tier
-from agentlens.process.waste import detect_all
+from agentlens.process.waste import WasteFinding, detect_all
 from agentlens.process.waste.tokens import sdk_redundant, sdk_unnecessary, wasted_tokens
 from agentlens.trajectory import OutcomeStatus, Trajectory
 
@@ -113,24 +113,7 @@ def _assemble(
     }
     coverage = best.coverage
     outcome = traj.outcome.status
-    if config.composite == "sdk":
-        composite = sdk_score(
-            config,
-            cov=coverage,
-            coh=signals["coh"].value,
-            stage_completeness=stages.completeness,
-            workflow=signals["workflow"].value,
-            f1=struct_set.value,
-            outcome=outcome,
-        )
-    else:  # eq1; `logistic` replaces it in `_calibrate`
-        composite = eq1(
-            config,
-            signals["struct"].value,
-            signals["cov"].value,
-            signals["coh"].value,
-            signals["temp"].value,
-        )
+    composite = _composite(config, signals, stages, struct_set.value, coverage, outcome)
     the_tier, tier_reason = tier(composite.value, outcome, config)
     the_verdict = verdict(stages.weighted, stages.completeness, stages.bottleneck, m.terminal_match)
     reasons = []
@@ -140,18 +123,7 @@ def _assemble(
         )
     waste = detect_all(cand, paths_first(ref, config), best.path, _files(ref))
     total_waste = sum(w.wasted_steps for w in waste.values())
-    repeats = waste["blind_retry"].positions | waste["cyclic_pattern"].positions
-    redundant = sdk_redundant(cand, states, m.alignment)
-    unnecessary = sdk_unnecessary(cand, best.path)
-    wasted_idx = set(repeats) | redundant | unnecessary
-    tokens_in, tokens_out = wasted_tokens(cand, wasted_idx)
-    ineff = Inefficiency(
-        waste["blind_retry"].count,
-        waste["cyclic_pattern"].count,
-        len(redundant),
-        len(unnecessary),
-        len(wasted_idx),
-    )
+    ineff, (tokens_in, tokens_out) = _inefficiency(waste, cand, states, best.path, m)
     mech = None
     if the_tier == "lucky":
         mech = mechanism(
@@ -200,6 +172,57 @@ def _assemble(
             outcome, the_verdict, m, states, stages, signals["coh"].value, ineff, order_match
         ),
     )
+
+
+def _composite(
+    config: ProfileConfig,
+    signals: dict[str, Signal],
+    stages: StageCoverage,
+    f1: float,
+    coverage: float,
+    outcome: OutcomeStatus,
+) -> Signal:
+    """The profile's composite: the release's (`sdk`) or Eq. 1; `logistic` replaces it in
+    `_calibrate`."""
+    if config.composite == "sdk":
+        return sdk_score(
+            config,
+            cov=coverage,
+            coh=signals["coh"].value,
+            stage_completeness=stages.completeness,
+            workflow=signals["workflow"].value,
+            f1=f1,
+            outcome=outcome,
+        )
+    return eq1(
+        config,
+        signals["struct"].value,
+        signals["cov"].value,
+        signals["coh"].value,
+        signals["temp"].value,
+    )
+
+
+def _inefficiency(
+    waste: dict[str, WasteFinding],
+    cand: list[ProcState],
+    states: list[ProcState],
+    path: list[ProcState],
+    m: MatchResult,
+) -> tuple[Inefficiency, tuple[int, int]]:
+    """The release's inefficiency counts, and the tokens of the steps they waste (in, out)."""
+    repeats = waste["blind_retry"].positions | waste["cyclic_pattern"].positions
+    redundant = sdk_redundant(cand, states, m.alignment)
+    unnecessary = sdk_unnecessary(cand, path)
+    wasted_idx = set(repeats) | redundant | unnecessary
+    ineff = Inefficiency(
+        waste["blind_retry"].count,
+        waste["cyclic_pattern"].count,
+        len(redundant),
+        len(unnecessary),
+        len(wasted_idx),
+    )
+    return ineff, wasted_tokens(cand, wasted_idx)
 
 
 def _outcome_term(config: ProfileConfig, outcome: OutcomeStatus) -> float:
