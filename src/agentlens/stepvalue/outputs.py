@@ -181,25 +181,25 @@ def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+TRAJECTORY_COLUMNS = [
+    "trajectory_id",
+    "channel",
+    "slice",
+    "n",
+    "mean_g_margin",
+    "sum_g_margin",
+    "final_margin",
+    "mean_surprise",
+    "damage",
+    "repair",
+]
+
+
 def markdown(result: StepValueResult) -> str:
     """The human report: costs, channel means, channel effects, phases, trajectories, audit."""
-    c, cfg = result.costs, result.config
-    parts = [
-        "# Step value report",
-        f"Evaluator `{result.evaluator}`; channels {', '.join(result.channel_names())}; "
-        f"slices {', '.join(cfg.slices)}; B = {cfg.permutations} cyclic label permutations; "
-        f"floor {cfg.floor}; ε = {cfg.epsilon}; net_asv = ΔH − λ·C with λ = {cfg.lam:g}, "
-        f"weights {_weights(cfg)}. G = gold-margin gain (lse competitor unless marked "
-        "max), ΔH = entropy before − after (nats), S = KL(after‖before).",
-        "## Cost",
-        f"{c.transitions} transitions, {c.distinct_states} distinct states; evaluator calls "
-        f"{c.evaluator_calls} ({c.rationale_calls} rationale + {c.scoring_calls} scoring; "
-        f"{c.cache_hits} served from the response cache) against a naive {c.naive_calls}; "
-        f"wall time {c.wall_s:.1f} s; prompt tokens {c.prompt_tokens} ({c.cached_tokens} cached).",
-        "## Values by channel",
-        "Every value below belongs to the channel in its row; compare channels, not single numbers.",
-        _table(result.channel_means(), CHANNEL_COLUMNS),
-    ]
+    parts = [*_intro(result), "## Values by channel",
+             "Every value below belongs to the channel in its row; compare channels, not single numbers.",
+             _table(result.channel_means(), CHANNEL_COLUMNS)]  # fmt: skip
     if result.channel_effects:
         parts += [
             "## Channel effect (value under a channel − value under direct)",
@@ -216,6 +216,34 @@ def markdown(result: StepValueResult) -> str:
             f"## Direct against {first['channel']}, paired by phase",
             _table(result.paired_phases, PAIRED_COLUMNS),
         ]
+    parts += _sensitivities(result)
+    parts += ["## Per trajectory", _table(result.trajectory_summaries(), TRAJECTORY_COLUMNS)]
+    parts += _audit(result)
+    if result.costs.errors:
+        errors = result.costs.errors[:20]
+        parts += ["## Errors", "\n".join(f"- {markdown_text(e)}" for e in errors)]
+    return visible("\n\n".join(parts) + "\n")  # `cat report.md` cannot drive the terminal
+
+
+def _intro(result: StepValueResult) -> list[str]:
+    c, cfg = result.costs, result.config
+    return [
+        "# Step value report",
+        f"Evaluator `{result.evaluator}`; channels {', '.join(result.channel_names())}; "
+        f"slices {', '.join(cfg.slices)}; B = {cfg.permutations} cyclic label permutations; "
+        f"floor {cfg.floor}; ε = {cfg.epsilon}; net_asv = ΔH − λ·C with λ = {cfg.lam:g}, "
+        f"weights {_weights(cfg)}. G = gold-margin gain (lse competitor unless marked "
+        "max), ΔH = entropy before − after (nats), S = KL(after‖before).",
+        "## Cost",
+        f"{c.transitions} transitions, {c.distinct_states} distinct states; evaluator calls "
+        f"{c.evaluator_calls} ({c.rationale_calls} rationale + {c.scoring_calls} scoring; "
+        f"{c.cache_hits} served from the response cache) against a naive {c.naive_calls}; "
+        f"wall time {c.wall_s:.1f} s; prompt tokens {c.prompt_tokens} ({c.cached_tokens} cached).",
+    ]
+
+
+def _sensitivities(result: StepValueResult) -> list[str]:
+    parts = []
     table = sensitivity(result.steps)
     if table:
         parts += [
@@ -228,32 +256,22 @@ def markdown(result: StepValueResult) -> str:
             "## Floor sensitivity (top-k read-out re-derived at floor −10, −20, −30)",
             _table(floors, _columns(floors)),
         ]
-    traj_cols = [
-        "trajectory_id",
-        "channel",
-        "slice",
-        "n",
-        "mean_g_margin",
-        "sum_g_margin",
-        "final_margin",
-        "mean_surprise",
-        "damage",
-        "repair",
+    return parts
+
+
+def _audit(result: StepValueResult) -> list[str]:
+    if not result.audits:
+        return []
+    parts = [
+        "## Attribution audit samples",
+        "The largest-gap sample follows the spec and is biased towards extreme gaps; the "
+        "random sample is the unbiased control.",
     ]
-    parts += ["## Per trajectory", _table(result.trajectory_summaries(), traj_cols)]
-    if result.audits:
-        parts += [
-            "## Attribution audit samples",
-            "The largest-gap sample follows the spec and is biased towards extreme gaps; the "
-            "random sample is the unbiased control.",
-        ]
-        for rows in result.audits.values():
-            if rows:
-                gaps = [r["gap"] for r in rows]
-                parts.append(
-                    f"- {rows[0]['selection']}: n = {len(rows)}, mean gap {sum(gaps) / len(gaps):.3f} "
-                    f"({rows[0]['channel']} − {rows[0]['baseline']})"
-                )
-    if c.errors:
-        parts += ["## Errors", "\n".join(f"- {markdown_text(e)}" for e in c.errors[:20])]
-    return visible("\n\n".join(parts) + "\n")  # `cat report.md` cannot drive the terminal
+    for rows in result.audits.values():
+        if rows:
+            gaps = [r["gap"] for r in rows]
+            parts.append(
+                f"- {rows[0]['selection']}: n = {len(rows)}, mean gap {sum(gaps) / len(gaps):.3f} "
+                f"({rows[0]['channel']} − {rows[0]['baseline']})"
+            )
+    return parts
