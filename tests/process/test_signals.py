@@ -3,11 +3,14 @@ the spec (§7) and independent formulas."""
 
 from __future__ import annotations
 
+import csv
 import math
+import re
 
 import pytest
 from scipy.spatial.distance import jensenshannon
 
+from agentlens.formats.load import read_path
 from agentlens.process.signals.coherence import (
     classify,
     coherence,
@@ -23,7 +26,10 @@ from agentlens.process.signals.coverage import (
 from agentlens.process.signals.structure import ordered_recall, ordered_struct, set_f1
 from agentlens.process.signals.temporal import distribution, jsd, segments, temporal
 from agentlens.process.signals.workflow import lcs, stage_coverage, workflow_similarity
-from agentlens.process.states import ProcState, initial_state
+from agentlens.process.states import ProcState, initial_state, states_from_trajectory
+from tests.conftest import BENCH
+
+ANNOTATIONS = BENCH / "annotations" / "trajectories.csv"
 
 
 def run(stages: str, tools: str | None = None, files: str | None = None) -> list[ProcState]:
@@ -134,3 +140,42 @@ def test_stage_coverage_weights_and_bottleneck() -> None:
     assert cov.weighted == pytest.approx((1 * 1 + 3 * 1) / (1 * 1 + 3 * 2 + 2 * 1) * 100)
     assert cov.bottleneck == 0.0
     assert math.isclose(cov.percent("I"), 50.0)
+
+
+def test_coherence_reproduces_the_released_column_on_every_dev_run() -> None:
+    """Φ_coh reads the run alone (its states and stored labels, no reference), so the release's
+    `coherence_score` must come back exactly for all 399 dev runs; and every reason's numbers
+    recompute to its value (p + c + b + deepen = transitions, progress = (p + c)/(p + c + b))."""
+    rows = {r["trajectory_id"]: r for r in csv.DictReader(ANNOTATIONS.open())}
+    shown = re.compile(
+        r"\((\d+) pivots \+ (\d+) confirms\) / \(\d+ \+ \d+ \+ (\d+) backtracks\) = ([\d.]+); "
+        r"× \(1 − (\d+) retries / (\d+) transitions\) \[(\d+) deepen\] = ([\d.]+)"
+    )
+    confirms = retries = 0
+    for path in sorted((BENCH / "trajectories").glob("*/*.json")):
+        (traj,) = read_path(path)
+        states = states_from_trajectory(traj, [s.stored_stage for s in traj.steps], use_raw=True)
+        signal = coherence(states)
+        assert signal.value == float(rows[traj.id]["coherence_score"]), traj.id
+        found = shown.fullmatch(signal.reason)
+        if found is None:  # fewer than two labelled states
+            assert signal.value == 1.0 and signal.reason.startswith("fewer than two"), traj.id
+            continue
+        p, c, b, progress, r, n, d, value = found.groups()
+        p, c, b, r, n, d = map(int, (p, c, b, r, n, d))
+        assert p + c + b + d == n, traj.id
+        assert float(progress) == round((p + c) / (p + c + b) if p + c + b else 1.0, 3), traj.id
+        assert float(value) == round(float(rows[traj.id]["coherence_score"]), 3), traj.id
+        confirms, retries = confirms + c, retries + r
+    assert confirms > 0 and retries > 0  # the data exercises both terms
+
+
+def test_coherence_edge_counts_follow_the_spec() -> None:
+    """§7.4: no transitions → 1.0; only a backtrack → progress 0/1 = 0; a run of L identical
+    states adds L − 2 retries, so two add none even where the list starts."""
+    assert coherence_value(0, 0, 0, 0, 0) == 1.0
+    only_back = coherence(run("IE"))
+    assert only_back.value == 0.0
+    assert only_back.reason.startswith("(0 pivots + 0 confirms) / (0 + 0 + 1 backtracks) = 0.000;")
+    two, three = run("EE", files="aa")[1:], run("EEE", files="aaa")[1:]
+    assert (retry_excess(two), retry_excess(three)) == (0, 1)
