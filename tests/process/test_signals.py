@@ -179,3 +179,24 @@ def test_coherence_edge_counts_follow_the_spec() -> None:
     assert only_back.reason.startswith("(0 pivots + 0 confirms) / (0 + 0 + 1 backtracks) = 0.000;")
     two, three = run("EE", files="aa")[1:], run("EEE", files="aaa")[1:]
     assert (retry_excess(two), retry_excess(three)) == (0, 1)
+
+
+def _lcs_table(a: str, b: str) -> int:
+    """The textbook O(len(a)·len(b)) dynamic programme."""
+    row = [0] * (len(b) + 1)
+    for x in a:
+        prev_diag, row[0] = 0, 0
+        for j, y in enumerate(b, 1):
+            prev_diag, row[j] = row[j], prev_diag + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+def test_bit_parallel_lcs_equals_the_table_on_real_stage_strings() -> None:
+    """Workflow similarity's LCS (Hyyrö's bit-parallel form) against the plain dynamic programme
+    on the stored stage letters of one run per dev task against each other (and reversed)."""
+    runs = [sorted(task.glob("*.json"))[0] for task in sorted((BENCH / "trajectories").iterdir())]
+    letters = ["".join(s.stored_stage or "" for s in read_path(p)[0].steps) for p in runs]
+    assert len(letters) == 10 and len(set("".join(letters))) == 4
+    for a in letters:
+        for b in [*letters, *(x[::-1] for x in letters)]:  # reversed: b starts with another stage
+            assert lcs(a, b) == _lcs_table(a, b), (a, b)
