@@ -11,6 +11,7 @@ import pytest
 from scipy.spatial.distance import jensenshannon
 
 from agentlens.formats.load import read_path
+from agentlens.process.signals import Signal
 from agentlens.process.signals.coherence import (
     classify,
     coherence,
@@ -23,9 +24,14 @@ from agentlens.process.signals.coverage import (
     best_path_coverage,
     file_coverage,
 )
-from agentlens.process.signals.structure import ordered_recall, ordered_struct, set_f1
+from agentlens.process.signals.structure import f1, ordered_recall, ordered_struct, set_f1
 from agentlens.process.signals.temporal import distribution, jsd, segments, temporal
-from agentlens.process.signals.workflow import lcs, stage_coverage, workflow_similarity
+from agentlens.process.signals.workflow import (
+    StageCoverage,
+    lcs,
+    stage_coverage,
+    workflow_similarity,
+)
 from agentlens.process.states import ProcState, initial_state, states_from_trajectory
 from tests.conftest import BENCH
 
@@ -89,11 +95,13 @@ def test_temporal_segments_follow_n_div_3() -> None:
 def test_temporal_matches_an_independent_jsd() -> None:
     p, q = distribution(["E", "E", "I"]), distribution(["I", "V"])
     assert jsd(p, q) == pytest.approx(jensenshannon(p, q, base=2) ** 2)
+    # segments and Laplace-smoothed distributions by hand, not by the code under test
+    ca, cb = ["EEE", "III", "VVV"], ["EEI", "IIV", "VVO"]
     expected = (
         1
         - sum(
-            jensenshannon(distribution(a), distribution(b), base=2) ** 2
-            for a, b in zip(segments("EEEIIIVVV"), segments("EEIIIVVVO"), strict=True)
+            jensenshannon(_smoothed(a), _smoothed(b), base=2) ** 2
+            for a, b in zip(ca, cb, strict=True)
         )
         / 3
     )
@@ -102,11 +110,32 @@ def test_temporal_matches_an_independent_jsd() -> None:
     assert temporal("", "EIV").value == 0.0
 
 
+def _smoothed(stages: str, alpha: float = 0.01) -> list[float]:
+    counts = [stages.count(st) + alpha for st in "EIVO"]
+    return [c / sum(counts) for c in counts]
+
+
+def test_jsd_of_disjoint_distributions_is_one_bit() -> None:
+    """Without smoothing (α = 0) zero probabilities occur; their KL terms are 0, not an error."""
+    assert jsd([1, 0, 0, 0], [0, 1, 0, 0]) == 1.0
+    assert distribution("EEIV") == pytest.approx(_smoothed("EEIV"))
+
+
+def test_stage_coverage_edges() -> None:
+    """Spec §6: stage completeness 1.0 when the path has no labelled stage, weighted 0 then;
+    a stage absent from the path has coverage 0; O alone weighs 0.5 (0.5·1 / 0.5·1 = 100 %)."""
+    empty = StageCoverage({}, {})
+    assert (empty.completeness, empty.weighted, empty.percent("V")) == (1.0, 0.0, 0.0)
+    assert StageCoverage({"O": 1}, {"O": 1}).weighted == 100.0
+    assert StageCoverage({"E": 1}, {"E": 1}).percent("V") == 0.0
+    assert f1(0.5, 0.5) == 0.5  # percent units: small shares still count
+
+
 def test_workflow_similarity_is_lcs_over_the_longer() -> None:
     assert lcs("EEIV", "EIVV") == 3
     assert workflow_similarity("EEIV", "EIVVO").value == pytest.approx(3 / 5)
     assert workflow_similarity("", "").value == 1.0
-    assert workflow_similarity("E", "").value == 0.0
+    assert workflow_similarity("E", "") == Signal("workflow", 0.0, "one stage sequence empty → 0")
 
 
 def test_structure_and_coverage() -> None:
@@ -139,6 +168,9 @@ def test_stage_coverage_weights_and_bottleneck() -> None:
     assert cov.completeness == pytest.approx(2 / 3)
     assert cov.weighted == pytest.approx((1 * 1 + 3 * 1) / (1 * 1 + 3 * 2 + 2 * 1) * 100)
     assert cov.bottleneck == 0.0
+    assert (
+        cov.completeness_signal().reason == "stages matched ['E', 'I'] of ['E', 'I', 'V'] = 0.667"
+    )
     assert math.isclose(cov.percent("I"), 50.0)
 
 
