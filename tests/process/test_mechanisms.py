@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections import Counter
 from fractions import Fraction
 
 import pytest
@@ -71,7 +72,17 @@ def test_c1_rule_on_the_stored_lucky_rows() -> None:
         )[0]
         == "C1"
     ]
-    assert lucky and all(int(r["n_states"]) <= 8 for r in c1)
+    # exactly the spec §11.2 filter on the columns (10 of the 53 dev Lucky rows), and only the
+    # two models Table 14 puts in C1 (17 opus-4.6 and 2 gpt-5.3-codex over all 47 tasks)
+    by_filter = [
+        r
+        for r in lucky
+        if int(r["n_states"]) <= 8
+        and r["total_wasted_steps"] == "0"
+        and float(r["stage_coverage_V"]) == 0
+    ]
+    assert len(lucky) == 53 and c1 == by_filter
+    assert Counter(r["model"] for r in c1) == {"opus-4.6": 8, "gpt-5.3-codex": 2}
     # the paper's C1 case study (requests-1724, Opus 4.6, 4 states) is among them
     assert any(r["trajectory_id"].endswith("opus-4.6-pass-25038457597_pta") for r in c1)
 
