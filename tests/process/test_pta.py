@@ -146,3 +146,25 @@ def test_same_merged_graph_as_the_released_sdk(task: str) -> None:
     }
     got = {uid: (n.resulting_state, n.stage, n.support) for uid, n in ref.nodes.items()}
     assert got == want
+
+
+def test_ids_count_from_one_and_an_edge_carries_its_targets_tool() -> None:
+    """As in the released merged PTAs (ground_truth/*: `merged_state_1` is the initial state,
+    `merged_trans_1` leads from it to `merged_state_2`, its action the tool of that state): ids
+    are compared as strings when paths are ordered (spec §6), so their numbering matters."""
+    released = json.loads((BENCH / "ground_truth" / f"{TASK}_merged_pta.json").read_text())
+    first = released["transitions"][0]
+    assert (released["initial_state"], first["transition_id"]) == (
+        "merged_state_1",
+        "merged_trans_1",
+    )
+    assert first["action_type"] == released["states"]["merged_state_2"]["tool_used"]
+    ref = bench_reference(TASK)
+    edge = next(e for e in ref.edges if e.id == "merged_trans_1")
+    assert (ref.initial, edge.source, edge.target) == (
+        "merged_state_1",
+        "merged_state_1",
+        "merged_state_2",
+    )
+    assert edge.action == ref.nodes["merged_state_2"].tool != ""
+    assert min(int(uid.rsplit("_", 1)[1]) for uid in ref.nodes) == 1
