@@ -12,7 +12,7 @@ import pytest
 
 from agentlens.formats.stream import read_paths
 from agentlens.process import calibrated_fit
-from agentlens.process.calibrated import FEATURES
+from agentlens.process.calibrated import FEATURES, DonorBaseline, features
 from agentlens.process.profiles import CALIBRATED, DEFAULT_PROFILE, get_profile
 from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.result import ProcessResult
@@ -184,3 +184,19 @@ def test_shared_labels_and_states_build_the_same_references(profile: str) -> Non
         shared = build_reference(donors, config, states=states)
         assert reference_to_json(shared) == reference_to_json(fresh)
     assert donor_baseline(donors, config, labels) == donor_baseline(donors, config)
+
+
+@pytest.mark.parametrize(
+    ("stages", "has_edit", "v_after"),
+    [  # `has_edit`: an I step; `v_after`: a V step after the LAST I step (docs in calibrated.py)
+        (["I", "V"], 1.0, 1.0),  # the only edit is the first labelled step
+        (["E", "I", "V", "I"], 1.0, 0.0),
+        (["E", None, "V"], 0.0, 0.0),
+        (["V", "I", "E", "V"], 1.0, 1.0),
+    ],
+)
+def test_edit_and_verification_features(
+    scored: list[ProcessResult], stages: list[str | None], has_edit: float, v_after: float
+) -> None:
+    got = features(scored[0], stages, DonorBaseline(0.5, 0.5, 10.0, "test"))
+    assert (got["has_edit"].value, got["v_after"].value) == (has_edit, v_after)

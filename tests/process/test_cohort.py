@@ -178,6 +178,10 @@ def test_mechanism_profiles_tables_13_17_21(
     p2 = profiles["C2"]
     assert p2.n == len(c2) and p2.zero_waste_percent == 0.0
     assert p2.mean_severity == pytest.approx(sum(float(r["waste_severity"]) for r in c2) / len(c2))
+    # C1's mean waste is 0 however it is averaged: C2's shows the division
+    assert len(c2) > 1
+    assert p2.mean_waste == pytest.approx(sum(int(r["total_wasted_steps"]) for r in c2) / len(c2))
+    assert p2.mean_length == pytest.approx(sum(int(r["n_states"]) for r in c2) / len(c2))
     assert p2.v_zero == sum(float(r["stage_coverage_V"]) == 0 for r in c2)
     # the release's CSV has no token column: the token cells stay empty
     assert cohort.mechanism_profiles(rows)[0].mean_tokens is None

@@ -45,3 +45,14 @@ def test_outcome_term_is_switchable_and_unknown_counts_half() -> None:
     assert sdk_score(off, outcome="passed", **kwargs).value == 45
     # 0.25·50 + 0.25·50 + 0.18·50 + 0.12·50 + 0.10·45 = 44.5 → banker's rounding to 44
     assert sdk_score(off, outcome="failed", **{**kwargs, "f1": 45.0}).value == 44
+
+
+def test_released_score_is_clamped_to_100_when_weights_sum_above_one() -> None:
+    """Spec §8.2 clamps to [0, 100]; with the release's weights (sum 1) the clamp never acts, so
+    it shows only with an override: 1.0·100 + 0.25·100 + 0.18·100 + 0.12·100 + 0.10·100 +
+    0.10·100 = 175 → 100."""
+    heavy = get_profile("sdk-compat", sdk_w_cov=1.0)
+    full = {"cov": 100.0, "coh": 1.0, "stage_completeness": 1.0, "workflow": 1.0, "f1": 100.0}
+    signal = sdk_score(heavy, outcome="passed", **full)
+    assert signal.value == 100
+    assert "= 175.00) = 100" in signal.reason

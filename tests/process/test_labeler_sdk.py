@@ -76,6 +76,8 @@ def test_test_command_quirks(command: str, expected: bool) -> None:
         ("git restore file.py", False),
         ("rm a b", False),
         ("echo hi > /tmp/notes.txt", True),
+        # spec §3.5: Rule A reads S, the command with ALL leading cd-prefixes removed
+        ("cd /a && cd 'echo x >/tmp/' && ls", False),
     ],
 )
 def test_cleanup_command_bare_forms_only(command: str, expected: bool) -> None:
@@ -140,3 +142,15 @@ def test_normalize_path() -> None:
     assert normalize_path("/testbed/Astropy/Table.py") == "astropy/table.py"
     assert normalize_path("/workspace/src\\x.py") == "src/x.py"
     assert normalize_path("/tmp/notes.md") == "notes.md"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [  # spec §3.5: S = cmd with ONE leading cd-prefix removed, then the patterns anywhere in S
+        ("cd /testbed && cd build/make && ls", True),  # `make` is in S: the second prefix stays
+        ("cd /testbed && python -m pytest -x", True),
+        ("cd /testbed && ", False),  # S is empty
+    ],
+)
+def test_verification_strips_one_cd_prefix(command: str, expected: bool) -> None:
+    assert sdk.is_verification(command) is expected

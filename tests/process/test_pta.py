@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from agentlens.formats import read_path
+from agentlens.process.profiles import get_profile
 from agentlens.process.protocols import TaskSplit, agentlens_bench_split
-from agentlens.process.pta import Reference, build_reference
+from agentlens.process.pta import Reference, build_reference, run_labels, run_states
 from agentlens.process.pta_io import (
     reference_from_json,
     reference_to_dot,
@@ -146,3 +147,39 @@ def test_same_merged_graph_as_the_released_sdk(task: str) -> None:
     }
     got = {uid: (n.resulting_state, n.stage, n.support) for uid, n in ref.nodes.items()}
     assert got == want
+
+
+def test_ids_count_from_one_and_an_edge_carries_its_targets_tool() -> None:
+    """As in the released merged PTAs (ground_truth/*: `merged_state_1` is the initial state,
+    `merged_trans_1` leads from it to `merged_state_2`, its action the tool of that state): ids
+    are compared as strings when paths are ordered (spec §6), so their numbering matters."""
+    released = json.loads((BENCH / "ground_truth" / f"{TASK}_merged_pta.json").read_text())
+    first = released["transitions"][0]
+    assert (released["initial_state"], first["transition_id"]) == (
+        "merged_state_1",
+        "merged_trans_1",
+    )
+    assert first["action_type"] == released["states"]["merged_state_2"]["tool_used"]
+    ref = bench_reference(TASK)
+    edge = next(e for e in ref.edges if e.id == "merged_trans_1")
+    assert (ref.initial, edge.source, edge.target) == (
+        "merged_state_1",
+        "merged_state_1",
+        "merged_state_2",
+    )
+    assert edge.action == ref.nodes["merged_state_2"].tool != ""
+    assert min(int(uid.rsplit("_", 1)[1]) for uid in ref.nodes) == 1
+
+
+def test_every_donor_ends_at_a_terminal_and_every_state_is_reached() -> None:
+    """Spec §5/§6: each donor's last state is a real terminal, and a merged graph of chains has
+    no state without an edge into it but the initial one (else its paths are lost)."""
+    for task in (TASK, "pallets__flask-5014"):
+        ref = bench_reference(task)
+        config = get_profile("sdk-compat")
+        first = bench_split(task).donors[0]
+        n_first = len(run_states(first, run_labels(first, config), config))
+        assert ref.terminals[0] == f"merged_state_{n_first}"  # the first donor's states come first
+        assert len(ref.terminals) == len(set(ref.terminals)) > 1
+        reached = {e.target for e in ref.edges}
+        assert [u for u in ref.nodes if u != ref.initial and u not in reached] == []

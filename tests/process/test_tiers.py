@@ -110,3 +110,20 @@ def test_a_tier_reason_never_contradicts_its_threshold(
     """One decimal hid which side of a threshold a score fell on; the reason shows as many as
     the comparison needs."""
     assert shown in tier(score, outcome, get_profile(profile))[1]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("weighted", "completeness", "bottleneck", "terminal", "want"),
+    [  # spec §9.4 at its `ws ≥ 60` threshold, which no stored row sits on
+        (60.0, 0.75, 0.0, True, "LIKELY PASS"),  # a stage unmatched: ws ≥ 60 → LIKELY PASS
+        (60.0, 0.75, 0.0, False, "UNCERTAIN"),
+        (59.99, 0.75, 0.0, True, "LIKELY FAIL"),  # … else ws ≥ 40 → LIKELY FAIL
+        (60.0, 1.0, 50.0, True, "LIKELY PASS"),  # every stage matched: ws ≥ 60 & sc ≥ 0.5
+        (60.0, 1.0, 50.0, False, "UNCERTAIN"),
+        (59.99, 1.0, 50.0, True, "UNCERTAIN"),  # 50 ≤ ws < 60 → UNCERTAIN
+    ],
+)
+def test_verdict_at_the_sixty_threshold(
+    weighted: float, completeness: float, bottleneck: float, terminal: bool, want: str
+) -> None:
+    assert verdict(weighted, completeness, bottleneck, terminal) == want

@@ -71,6 +71,8 @@ def test_verify_then_qi(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     # gate that reads only the exit code does not pass on a QI that was never computed
     assert code == 4 and qi["quality_index"] is None
     assert qi["reason"] == "n/a: no scored item for InstructionCompliance, Pleasantness, ToolCalls"
+    # FV = Σ formal_result / runs (spec §7): before 0 (the bug), after 1 (fixed) → 1/2
+    assert qi["components"]["Formal"] == 0.5 and qi["warnings"] == []
     # spec §7 side metric: individual verifiers passed over both verify files, from their JSON
     statuses = [
         v["status"]

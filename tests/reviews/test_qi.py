@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentlens.reviews.qi import quality_index
@@ -66,3 +68,44 @@ def test_low_formal_rate_and_percent_inputs_warn() -> None:
     full = dict.fromkeys(DIMS, 0.5)
     assert any("corruption" in w for w in quality_index(0.2, full).warnings)
     assert any("outside" in w for w in quality_index(81.2, full).warnings)
+
+
+def test_a_qi_without_judge_samples_has_no_interval() -> None:
+    """The CI is the judge's sampling spread: with one sample per item there is none to show."""
+    result = quality_index(0.812, dict.fromkeys(DIMS, 0.8))
+    assert result.variance is None and result.ci is None
+    assert "ci95" not in result.to_dict() and "judge sampling" not in result.reason
+
+
+@pytest.mark.parametrize(
+    ("formal", "score", "value"),
+    [(0.3, 0.0, 5.0), (1.0, 1.0, 100.0)],  # 100 × (0.3 + 0)/6 = 5; 100 × 6/6 = 100
+)
+def test_the_ends_of_the_ranges_do_not_warn(formal: float, score: float, value: float) -> None:
+    """Spec §7 warns when FV < 0.3 (not at 0.3); 0 and 1 are inside [0, 1]."""
+    result = quality_index(formal, dict.fromkeys(DIMS, score))
+    assert result.value == pytest.approx(value)
+    assert result.warnings == []
+    assert quality_index(formal, {**dict.fromkeys(DIMS, score), "EndResult": 1.001}).warnings == [
+        "EndResult = 1.001 is outside [0, 1]; pass fractions, not percents"
+    ]
+
+
+def test_a_runs_qi_takes_the_formal_pass_rate_of_its_scenarios(tmp_path: Path) -> None:
+    """`compare`'s QI per run: FV = Σ formal_result / scenarios (spec §7), here 2 of 3, with
+    every judge mean 1 on real runs: 100 × (2/3 + 5)/6 = 94.44; no formal results → n/a."""
+    from agentlens.formats.stream import read_paths
+    from agentlens.jsonio import dump
+    from agentlens.reviews.documents import reviews_document
+    from agentlens.reviews.qi import run_qi
+    from tests.conftest import BENCH
+    from tests.reviews.test_sxs_run import review
+
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724" / "*-logs-gpt-4.1-*"])
+    fine = "<Review>fine</Review><Score>1</Score>"
+    reviews = [review(t, dict.fromkeys(DIMS, fine)) for t in trajs.trajectories]
+    dump(reviews_document("judge", reviews), tmp_path / "reviews.json")
+    result = run_qi(str(tmp_path / "reviews.json"), [1, 0, 1])
+    assert result.components["Formal"] == pytest.approx(2 / 3)
+    assert result.value == pytest.approx(100 * (2 / 3 + 5) / 6)
+    assert run_qi(str(tmp_path / "reviews.json"), None).value is None

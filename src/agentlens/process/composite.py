@@ -38,7 +38,6 @@ def sdk_score(
     f1: float,
     outcome: OutcomeStatus,
 ) -> Signal:
-    points = OUTCOME_POINTS[outcome] if config.include_outcome else 0.0
     terms = [
         (config.sdk_w_cov, cov, "cov%"),
         (config.sdk_w_coh, 100 * coh, "coh"),
@@ -47,7 +46,7 @@ def sdk_score(
         (config.sdk_w_f1, f1, "F1%"),
     ]
     if config.include_outcome:
-        terms.append((config.sdk_w_outcome, points, f"outcome[{outcome}]"))
+        terms.append((config.sdk_w_outcome, OUTCOME_POINTS[outcome], f"outcome[{outcome}]"))
     raw = sum(w * x for w, x, _ in terms)
     value = float(max(0, min(100, round(raw))))
     shown = " + ".join(f"{w:.2f}·{x:.1f}[{n}]" for w, x, n in terms)

@@ -152,8 +152,7 @@ def qi_report(
         reviews = load_reviews(reviews_path)
         for dim, summary in aggregate(reviews, reviewed_dimensions(reviews)).items():
             means[dim] = summary.mean
-            if summary.scored + summary.unscored:
-                unscored[dim] = summary.unscored_rate
+            unscored[dim] = summary.unscored_rate  # a reviewed dimension has an item
             if summary.samples and summary.samples.variance_of_mean is not None:
                 variance[dim] = summary.samples.variance_of_mean
     for item in components:
