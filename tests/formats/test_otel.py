@@ -356,7 +356,7 @@ def _assert_same_steps(back: Any, original: Any) -> None:
     """Step by step, and so each sub-agent, with the steps that started them."""
     assert [_step_facts(s) for s in back.steps] == [_step_facts(s) for s in original.steps]
     assert _shares_turn(back.tool_steps) == _shares_turn(original.tool_steps)
-    assert back.task == original.task
+    assert (back.task, back.parent_id) == (original.task, original.parent_id)
     assert [s.id for s in back.subtrajectories] == [s.id for s in original.subtrajectories]
     for back_sub, original_sub in zip(back.subtrajectories, original.subtrajectories, strict=True):
         _assert_same_steps(back_sub, original_sub)

@@ -55,6 +55,7 @@ def test_a_foreign_capture_reads_a_sub_agent_from_the_call_that_started_it(
     (back,) = read_path(_export(tmp_path, _foreign))
     linked, unlinked = original.subtrajectories  # a `Task` agent, and a compaction no call made
     (sub,) = back.subtrajectories  # the compaction's spans hang under the run's: its own steps
+    assert sub.parent_id == back.id
     assert [s.text for s in sub.steps if s.kind == "agent"] == [
         s.text for s in linked.steps if s.kind == "agent"
     ]

@@ -190,6 +190,7 @@ def _agent(path: Path, trace: str, agents: Agents, root: o.Span | None) -> Traje
     traj, called = _trajectory(path, trace, agents.spans.get(key, []), root)
     for sub_root in agents.subagents.get(key, []):
         sub = _agent(path, trace, agents, sub_root)
+        sub.parent_id = sub.parent_id or traj.id
         traj.subtrajectories.append(sub)
         step = called.get(agents.caller.get(sub_root.span_id, ""))
         if step is not None and step.subtrajectory is None:
@@ -222,6 +223,7 @@ def _trajectory(
     traj = Trajectory(
         id=_text(ours.get("agentlens.trajectory.id")) or fallback or path.stem,
         task_id=_text(ours.get("agentlens.task.id")),
+        parent_id=_text(ours.get("agentlens.parent_id")),
         task=_text(ours.get("agentlens.task")) or task,
         agent=Agent(name=_agent_name(named), version=_agent_version(named)),
         model=models[0] if models else None,
