@@ -99,8 +99,8 @@ class _Above:
             seen.add(at)
             at = self._parent(at)
         found = at if at in self.roots else self.known.get(at) if at is not None else None
-        if at in seen:  # a loop of parent ids: nothing above it is known
-            found = None
+        if at in seen and at not in self.roots:  # a loop of parent ids: nothing above is known
+            found = None  # (a root's own loop leaves it above itself: too deep, in `depths`)
         for each in path:
             self.known[each] = found
         return found
