@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,3 +105,38 @@ def test_a_folder_named_twice_through_a_linked_data_folder_is_not_called_a_link(
     assert [f.reason for f in other.failures] == [
         f"read twice: {os.path.realpath(f)}" for f in files
     ]
+
+
+def _copies_with_sub_agents(count: int) -> list[Any]:
+    """One run in two folders, each copy with `count` sub-agents, each started by a call."""
+    from agentlens.trajectory import Source, Step, Trajectory
+
+    copies = []
+    for folder in ("laptop", "desktop"):
+        steps = [Step(index=i, kind="tool", tool_name="Task", subtrajectory=f"X/{i}")
+                 for i in range(count)]  # fmt: skip
+        subs = [Trajectory(id=f"X/{i}", source=Source(format="otel", path=f"/{folder}/x.json"))
+                for i in range(count)]  # fmt: skip
+        source = Source(format="otel", path=f"/{folder}/x.json")
+        copies.append(Trajectory(id="X", source=source, steps=steps, subtrajectories=subs))
+    return copies
+
+
+def test_renaming_a_run_with_many_sub_agents_takes_linear_time() -> None:
+    """Found by review: each renamed sub-agent looked through all the run's steps for the call
+    that started it, so one OTel file of 20k sub-agents, copied into two folders, took 50 s."""
+    from agentlens.formats._batch_ids import unique_ids
+
+    def seconds(count: int) -> float:
+        runs = []
+        for _ in range(3):
+            copies = _copies_with_sub_agents(count)
+            start = time.process_time()
+            unique_ids(copies)
+            runs.append(time.process_time() - start)
+            (step, *_), (sub, *_) = copies[0].steps, copies[0].subtrajectories
+            assert step.subtrajectory == sub.id == "laptop/X/0" and sub.parent_id == "laptop/X"
+        return min(runs)
+
+    ratio = seconds(8000) / seconds(2000)
+    assert ratio < 8, f"4x the sub-agents took {ratio:.1f}x the time (linear: 4, quadratic: 16)"

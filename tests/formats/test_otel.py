@@ -356,7 +356,7 @@ def _assert_same_steps(back: Any, original: Any) -> None:
     """Step by step, and so each sub-agent, with the steps that started them."""
     assert [_step_facts(s) for s in back.steps] == [_step_facts(s) for s in original.steps]
     assert _shares_turn(back.tool_steps) == _shares_turn(original.tool_steps)
-    assert back.task == original.task
+    assert (back.task, back.parent_id) == (original.task, original.parent_id)
     assert [s.id for s in back.subtrajectories] == [s.id for s in original.subtrajectories]
     for back_sub, original_sub in zip(back.subtrajectories, original.subtrajectories, strict=True):
         _assert_same_steps(back_sub, original_sub)
@@ -364,3 +364,39 @@ def _assert_same_steps(back: Any, original: Any) -> None:
 
 def test_the_round_trip_covers_every_trace_of_the_four_folders() -> None:
     assert {p.parent.name for p in _traces_in(ROUND_TRIP_FOLDERS)} == set(ROUND_TRIP_FOLDERS)
+
+
+def _calls_answered_last_first(count: int) -> list[Any]:
+    """One response asking for `count` calls, their tool spans in the reverse order."""
+    from agentlens.formats._otel_spans import Span
+
+    asked = [{"type": "tool_call", "id": f"c{i}", "name": "bash", "arguments": {}}
+             for i in range(count)]  # fmt: skip
+    output = json.dumps([{"role": "assistant", "parts": asked}])
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.output.messages": output}
+    spans = [Span("t", "chat", None, "chat", 0, chat, None)]
+    for i in reversed(range(count)):
+        ran = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "bash",
+               "gen_ai.tool.call.id": f"c{i}"}  # fmt: skip
+        spans.append(Span("t", f"t{i}", None, "tool", count - i, ran, None))
+    return spans
+
+
+def test_tool_spans_find_their_calls_in_linear_time() -> None:
+    """Found by review: each tool span looked for its call among all the calls still open, so
+    one response of 30k calls answered last first took 34 s."""
+    from agentlens.formats.otel import _Steps
+
+    def seconds(spans: list[Any]) -> float:
+        runs = []
+        for _ in range(3):
+            builder, start = _Steps(), time.process_time()
+            builder.response(spans[0])
+            for span in spans[1:]:
+                builder.execution(span)
+            runs.append(time.process_time() - start)
+            assert all(s.call_id == f"c{i}" for i, s in enumerate(builder.steps))
+        return min(runs)
+
+    ratio = seconds(_calls_answered_last_first(8000)) / seconds(_calls_answered_last_first(2000))
+    assert ratio < 8, f"4x the calls took {ratio:.1f}x the time (linear: 4, quadratic: 16)"

@@ -5,11 +5,16 @@ agent spans is one agent; hostile parent ids cost nothing."""
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentlens.formats import read_path
-from agentlens.formats._otel_agents import MAX_DEPTH
+from agentlens.formats._otel_agents import MAX_DEPTH, partition
+from agentlens.formats._otel_spans import Span
 from agentlens.formats.otel_writer import to_otlp
 from tests.conftest import FORMATS
 
@@ -50,6 +55,7 @@ def test_a_foreign_capture_reads_a_sub_agent_from_the_call_that_started_it(
     (back,) = read_path(_export(tmp_path, _foreign))
     linked, unlinked = original.subtrajectories  # a `Task` agent, and a compaction no call made
     (sub,) = back.subtrajectories  # the compaction's spans hang under the run's: its own steps
+    assert sub.parent_id == back.id
     assert [s.text for s in sub.steps if s.kind == "agent"] == [
         s.text for s in linked.steps if s.kind == "agent"
     ]
@@ -126,8 +132,54 @@ def test_sub_agents_nested_deeper_than_the_limit_are_read_into_the_deepest(tmp_p
     assert _levels(run) == [1] * MAX_DEPTH + [40 - MAX_DEPTH]
 
 
-def test_a_loop_of_parent_ids_loses_no_step(tmp_path: Path) -> None:
+@pytest.mark.parametrize("agents", [1, 5])
+def test_a_loop_of_parent_ids_loses_no_step(tmp_path: Path, agents: int) -> None:
+    """Agents in a loop of parent ids are the run's own; one agent started by its own call was
+    read as a sub-agent of an empty run (found by review)."""
     out = tmp_path / "loop.otlp.json"
-    out.write_text(json.dumps(_chain(5, loop=True)))
+    out.write_text(json.dumps(_chain(agents, loop=True)))
     (run,) = read_path(out)
-    assert sum(_levels(run)) == 5
+    assert _levels(run) == [agents]
+
+
+def _agent_chain(size: int) -> list[Span]:
+    """Agents each started by a call of the one before, `size` spans, deepest first."""
+    spans, parent = [], None
+    for level in range(size // 2):
+        agent, call = f"a{level}", f"t{level}"
+        spans += [
+            Span("t", agent, parent, agent, level, {"gen_ai.operation.name": "invoke_agent"}, None),
+            Span("t", call, agent, call, level, {"gen_ai.operation.name": "execute_tool"}, None),
+        ]
+        parent = call
+    return spans[::-1]
+
+
+def _agents_under_other_spans(size: int) -> list[Span]:
+    """Half the spans a chain of spans of no known kind (HTTP, DB), the other half agent spans
+    under its deepest."""
+    spans = [Span("t", "o0", None, "o0", 0, {}, None)]
+    spans += [Span("t", f"o{i}", f"o{i - 1}", "o", i, {}, None) for i in range(1, size // 2)]
+    agent = {"gen_ai.operation.name": "invoke_agent"}
+    spans += [
+        Span("t", f"a{i}", f"o{size // 2 - 1}", "a", i, agent, None) for i in range(size // 2)
+    ]
+    return spans
+
+
+@pytest.mark.parametrize("shape", [_agent_chain, _agents_under_other_spans])
+def test_partition_takes_linear_time(shape: Callable[[int], list[Span]]) -> None:
+    """Found by review: each root's depth was found by a walk up a list of the roots above it,
+    and each agent span walked the spans of no kind above it afresh; 100k spans took 55 s in a
+    chain of agents and more than 5 minutes under a chain of HTTP spans."""
+
+    def seconds(spans: list[Span]) -> float:
+        runs = []
+        for _ in range(3):
+            start = time.process_time()
+            partition(spans)
+            runs.append(time.process_time() - start)
+        return min(runs)
+
+    ratio = seconds(shape(16_000)) / seconds(shape(4_000))
+    assert ratio < 8, f"4x the spans took {ratio:.1f}x the time (linear: 4, quadratic: 16)"

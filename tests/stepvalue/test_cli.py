@@ -122,12 +122,17 @@ def test_a_trajectory_without_steps_reports_its_channels(
     assert "; channels direct, extractive-buffer; " in (out / "report.md").read_text()
 
 
+KEY = "sk-ant-api03-" + "A" * 20 + "b" * 20 + "C9" * 10
+
+
 class _HostileServer(BaseHTTPRequestHandler):
     """An OpenAI-compatible server that refuses every call with terminal escape codes in its
-    error text (failure injection: no real server sends these on demand)."""
+    error text, and the key it was sent quoted back (failure injection: no real server sends
+    these on demand)."""
 
     def do_POST(self) -> None:
-        body = json.dumps({"error": {"message": "bad \x1b[31mRED\x1b]8;;http://x\x07link"}})
+        said = f"bad \x1b[31mRED\x1b]8;;http://x\x07link; key {KEY} refused"
+        body = json.dumps({"error": {"message": said}})
         self.send_response(400)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
@@ -154,8 +159,10 @@ def test_a_servers_error_text_reaches_the_terminal_without_escape_codes(
     err = capsys.readouterr().err
     assert code == 1 and "failed: scoring:" in err and "HTTP 400" in err
     assert "\x1b" not in err and "\x07" not in err and "RED" in err
+    assert KEY not in err and "key [REDACTED:" in err  # `say` masks what a server quotes
     report = (tmp_path / "o" / "report.md").read_text()
     assert "HTTP 400" in report and "\x1b" not in report
+    assert KEY not in report and KEY not in (tmp_path / "o" / "summary.json").read_text()
 
 
 def test_a_run_without_a_label_is_one_line_and_the_batch_goes_on(

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
-from rich.markup import escape
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import console, err_console, say
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
@@ -225,8 +224,7 @@ def _report_call_errors(errors: list[str], shown: int = 5) -> int:
     per distinct error (the first few; summary.json keeps them all), and exit code 1."""
     distinct = list(dict.fromkeys(errors))
     for line in distinct[:shown]:
-        text = escape(line)  # a server's error text: the console shows its controls inert
-        err_console.print(f"[red]failed:[/red] {text}", highlight=False, soft_wrap=True)
+        say("failed", line)  # a server's error text: controls shown inert, a quoted key masked
     if len(distinct) > shown:
         err_console.print(f"… and {len(distinct) - shown} more in summary.json", highlight=False)
     if errors:
@@ -338,7 +336,6 @@ class _Inputs:
     def exit_code(self) -> int:
         """One `failed:` line per run left out (after the results), then the read's failures."""
         for line in self.skipped:
-            text = escape(line)
-            err_console.print(f"[red]failed:[/red] {text}", highlight=False, soft_wrap=True)
+            say("failed", line)
         read = report_failures(self.loaded) if self.loaded else 0
         return max(read, 1 if self.skipped else 0)

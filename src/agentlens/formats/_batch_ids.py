@@ -88,11 +88,13 @@ def _rename(trajectory: Trajectory, new: str) -> None:
     """A new id, carried to its sub-agents (whose ids start with it) and the steps that link them."""
     old = trajectory.id
     trajectory.id = new
+    renamed: dict[str, str] = {}
     for sub in trajectory.subtrajectories:
         sub.parent_id = new
         if sub.id.startswith(old + "/"):
             sub_old = sub.id
             _rename(sub, new + sub.id[len(old) :])
-            for step in trajectory.steps:
-                if step.subtrajectory == sub_old:
-                    step.subtrajectory = sub.id
+            renamed.setdefault(sub_old, sub.id)
+    for step in trajectory.steps:  # once, however many sub-agents (an OTel file holds 1000s)
+        if step.subtrajectory in renamed:
+            step.subtrajectory = renamed[step.subtrajectory]

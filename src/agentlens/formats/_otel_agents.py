@@ -31,10 +31,11 @@ def partition(spans: list[Span]) -> Agents:
     for span in spans:
         by_id.setdefault(span.span_id, span)
     agents = Agents()
+    known = _Known(by_id)
     roots = {
         s.span_id: s
         for s in by_id.values()
-        if s.span_id and s.kind == "agent" and _starts(s, by_id, agents)
+        if s.span_id and s.kind == "agent" and _starts(s, known, agents)
     }
     depth = _Above(by_id, set(roots)).depths(roots)
     above = _Above(by_id, {r for r in roots if depth[r] <= MAX_DEPTH})
@@ -47,20 +48,40 @@ def partition(spans: list[Span]) -> Agents:
     return agents
 
 
-def _starts(span: Span, by_id: dict[str, Span], agents: Agents) -> bool:
+def _starts(span: Span, known: _Known, agents: Agents) -> bool:
     """Whether `span` is a sub-agent's root; notes the call that started it in `agents.caller`."""
-    parent, seen = _parent(span, by_id), {span.span_id}
-    while parent is not None and parent.kind == "other" and parent.span_id not in seen:
-        seen.add(parent.span_id)
-        parent = _parent(parent, by_id)
+    parent = known.above(span)
     if parent is not None and parent.kind == "tool":
         agents.caller[span.span_id] = parent.span_id
         return True
     return span.parent is not None and span.attrs.get("agentlens.subagent") is True
 
 
-def _parent(span: Span, by_id: dict[str, Span]) -> Span | None:
-    return by_id.get(span.parent) if span.parent else None
+class _Known:
+    """The nearest span of a known kind above each span, past spans of none (HTTP, DB), memoised
+    by the spans of none walked past: each is walked once, however many agents hang under it."""
+
+    def __init__(self, by_id: dict[str, Span]) -> None:
+        self.by_id = by_id
+        self.past: dict[str, Span | None] = {}  # a span of no kind -> the known one above it
+
+    def above(self, span: Span) -> Span | None:
+        path, seen = [], set()
+        at = self._parent(span)
+        while at is not None and at.kind == "other" and at.span_id not in self.past:
+            if at.span_id in seen:  # a loop of parent ids: no known kind above
+                at = None
+                break
+            path.append(at.span_id)
+            seen.add(at.span_id)
+            at = self._parent(at)
+        found = self.past[at.span_id] if at is not None and at.kind == "other" else at
+        for each in path:
+            self.past[each] = found
+        return found
+
+    def _parent(self, span: Span) -> Span | None:
+        return self.by_id.get(span.parent) if span.parent else None
 
 
 class _Above:
@@ -78,8 +99,8 @@ class _Above:
             seen.add(at)
             at = self._parent(at)
         found = at if at in self.roots else self.known.get(at) if at is not None else None
-        if at in seen:  # a loop of parent ids: nothing above it is known
-            found = None
+        if at in seen and at not in self.roots:  # a loop of parent ids: nothing above is known
+            found = None  # (a root's own loop leaves it above itself: too deep, in `depths`)
         for each in path:
             self.known[each] = found
         return found
@@ -88,11 +109,12 @@ class _Above:
         """How many sub-agent roots are at or above each root."""
         found: dict[str, int] = {}
         for root in roots:
-            chain = [root]
-            while (up := self.of(chain[-1])) is not None and up not in found and up not in chain:
+            chain, on_chain = [root], {root}
+            while (up := self.of(chain[-1])) is not None and up not in found and up not in on_chain:
                 chain.append(up)
+                on_chain.add(up)
             # roots above each other in a loop are too deep: read as the run's own spans
-            base = MAX_DEPTH if up in chain else found.get(up, 0) if up is not None else 0
+            base = MAX_DEPTH if up in on_chain else found.get(up, 0) if up is not None else 0
             for level, each in enumerate(reversed(chain), start=base + 1):
                 found[each] = level
         return found

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,7 +78,11 @@ class OtelReader(SuffixReader):
 class _Steps:
     def __init__(self) -> None:
         self.steps: list[Step] = []
-        self.open: list[Step] = []  # calls whose tool span has not come yet
+        # calls whose tool span has not come yet, by call id and by tool name, in order (a call
+        # claimed through one is dropped from the other when reached)
+        self.open_ids: dict[str, deque[Step]] = defaultdict(deque)
+        self.open_names: dict[str, deque[Step]] = defaultdict(deque)
+        self.claimed: set[int] = set()  # id() of the calls claimed
         self.turn = -1
         self.called: dict[str, Step] = {}  # tool span id -> its call's step
 
@@ -95,7 +99,9 @@ class _Steps:
             args = o.arguments_dict(call.arguments)
             step = _tool_step(call.name, args, call.call_id, text=said if i == 0 else "", **common)
             self.steps.append(step)
-            self.open.append(step)
+            if isinstance(call.call_id, str):  # a tool span's call id is a string, if any
+                self.open_ids[call.call_id].append(step)
+            self.open_names[call.name].append(step)
         if not calls:
             self.steps.append(Step(index=0, kind="agent", text=said, **common, **_outcome_of(span)))
         tokens = o.tokens_of(span)
@@ -122,11 +128,12 @@ class _Steps:
         step.timestamp = _own_time(span) or step.timestamp
 
     def _claim(self, name: str, call_id: str | None) -> Step | None:
-        for step in self.open:
-            if (call_id is not None and step.call_id == call_id) or (
-                call_id is None and step.tool_name == name
-            ):
-                self.open.remove(step)
+        """The first open call with this id (a span naming none: with this tool name)."""
+        waiting = self.open_ids.get(call_id) if call_id is not None else self.open_names.get(name)
+        while waiting:
+            step = waiting.popleft()
+            if id(step) not in self.claimed:
+                self.claimed.add(id(step))
                 return step
         return None
 
@@ -190,6 +197,7 @@ def _agent(path: Path, trace: str, agents: Agents, root: o.Span | None) -> Traje
     traj, called = _trajectory(path, trace, agents.spans.get(key, []), root)
     for sub_root in agents.subagents.get(key, []):
         sub = _agent(path, trace, agents, sub_root)
+        sub.parent_id = sub.parent_id or traj.id
         traj.subtrajectories.append(sub)
         step = called.get(agents.caller.get(sub_root.span_id, ""))
         if step is not None and step.subtrajectory is None:
@@ -222,6 +230,7 @@ def _trajectory(
     traj = Trajectory(
         id=_text(ours.get("agentlens.trajectory.id")) or fallback or path.stem,
         task_id=_text(ours.get("agentlens.task.id")),
+        parent_id=_text(ours.get("agentlens.parent_id")),
         task=_text(ours.get("agentlens.task")) or task,
         agent=Agent(name=_agent_name(named), version=_agent_version(named)),
         model=models[0] if models else None,

@@ -8,7 +8,7 @@ the user messages since then (the task first) as `gen_ai.input.messages` and the
 `gen_ai.output.messages` (text and tool calls); per tool call an `execute_tool` span
 (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `.arguments`, `.result`; status error when the call
 failed, ok when it did not, unset with `agentlens.error_known` false when the trace does not
-say). Id, task id, outcome, metadata (JSON), the run's reported totals and each response's price
+say). Id, task id, parent id, outcome, metadata (JSON), the run's reported totals and each response's price
 go under `agentlens.*`, which `otel.py` reads back, as do what the source's reader made of each
 call (`agentlens.tool.category`, `.command`, `.files`: only that reader knows its agent's tool
 names), each step's own time (`agentlens.step.timestamp`, `agentlens.user.timestamps`,
@@ -76,6 +76,8 @@ def _trace(traj: Trajectory, place: _Place) -> list[dict[str, Any]]:
         attrs["gen_ai.agent.version"] = traj.agent.version
     if traj.task_id:
         attrs["agentlens.task.id"] = traj.task_id
+    if traj.parent_id:
+        attrs["agentlens.parent_id"] = traj.parent_id
     attrs.update(_run_facts(traj))
     after = _after_last_response(traj.steps)
     if after:

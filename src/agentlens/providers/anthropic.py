@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from agentlens import redaction
 from agentlens.errors import CapabilityError, ConfigError, MissingDependencyError, ProviderError
 from agentlens.providers.retry import RetryableError, parse_retry_after
 from agentlens.providers.types import (
@@ -65,7 +66,8 @@ class AnthropicProvider:
         except sdk.APIStatusError as exc:
             if exc.status_code >= 500:
                 raise RetryableError(f"HTTP {exc.status_code}") from exc
-            raise ProviderError(self.name, f"HTTP {exc.status_code}: {exc.message}") from exc
+            said = redaction.redact_text(exc.message) if redaction.enabled() else exc.message
+            raise ProviderError(self.name, f"HTTP {exc.status_code}: {said}") from exc
         return self._response(message, request, time.perf_counter() - started)
 
     async def option_logprobs(

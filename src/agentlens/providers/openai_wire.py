@@ -33,12 +33,17 @@ def raise_for_status(name: str, response: httpx.Response, key_env: str | None = 
 
 
 def error_text(response: httpx.Response) -> str:
+    """The server's error message, with a key it quotes back masked (then cut to 300 characters,
+    so no key is cut where the masking would miss it): it reaches the terminal and the outputs."""
+    from agentlens import redaction
+
     try:
         error = orjson.loads(response.content).get("error")
         message = error.get("message") if isinstance(error, dict) else error
     except (orjson.JSONDecodeError, AttributeError):
         message = response.text
-    return str(message)[:300]
+    text = str(message)
+    return (redaction.redact_text(text) if redaction.enabled() else text)[:300]
 
 
 def first_choice(name: str, data: dict[str, Any]) -> dict[str, Any]:
