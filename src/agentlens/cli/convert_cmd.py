@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 import orjson
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import console, say
 from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.errors import ConfigError
 from agentlens.formats.atif_writer import to_atif
@@ -155,8 +155,10 @@ def _write_hf(trajectories: list[Trajectory], out: Path, scores: str | None, for
     unmatched = {str(r.get("trajectory_id")) for r in rows} - {t.id for t in trajectories}
     if unmatched:  # rows of other runs, or of these runs read under other ids
         example = sorted(unmatched)[0]
-        warn = f"warning: {len(unmatched)} of {len(rows)} --scores rows match no run read (e.g. {example})"
-        err_console.print(warn, markup=False, highlight=False, soft_wrap=True)
+        say(
+            "warning",
+            f"{len(unmatched)} of {len(rows)} --scores rows match no run read (e.g. {example})",
+        )
     return write_hf(trajectories, out, scores=rows, force=force)
 
 

@@ -6,7 +6,7 @@ import math
 
 import click
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import console, say
 from agentlens.jsonio import dump
 from agentlens.reviews import ALL_DIMENSIONS, NO_SCORED_ITEM
 from agentlens.reviews.qi import qi_report
@@ -78,7 +78,7 @@ def qi(
                 highlight=False,
             )
     for warning in result.warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+        say("warning", warning)
     return NO_SCORED_ITEM if result.value is None else 0
 
 

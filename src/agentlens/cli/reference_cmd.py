@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import orjson
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import console, err_console, say
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.cli._process_options import profile_option
 from agentlens.errors import ConfigError
@@ -83,9 +83,9 @@ def choose_donors(trajs: list[Trajectory], k: int, seed: int) -> list[Trajectory
         err_console.print(f"only {len(passing)} passing runs; using all of them", highlight=False)
     donors = passing[:k] if k > 0 else passing
     if len(donors) < 2:
-        err_console.print(
-            "warning: a reference from one run has no alternative strategies (the paper merges "
-            "k ≥ 2 passing runs)",
-            highlight=False,
+        say(
+            "warning",
+            "a reference from one run has no alternative strategies (the paper merges k ≥ 2 "
+            "passing runs)",
         )
     return donors

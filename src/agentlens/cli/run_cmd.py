@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import WIDE, console, err_console, progress_bar
+from agentlens.cli._app import WIDE, console, err_console, progress_bar, say
 from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.scenarios import Fold, FoldResult, RunSettings, SessionResult, run_fold
@@ -239,7 +239,7 @@ def _print(result: FoldResult, out: Path) -> None:
     if summary["resumed"]:
         _line(f"resumed: {summary['resumed']} pairs kept from the earlier run in {out}")
     for pair in summary["skipped_over_budget"]:
-        err_console.print(Text(f"skipped (budget spent): {pair}"))
+        say("skipped", f"{pair} (budget spent)")
     _line(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")
     if summary["failed_runs"]:
         _line(f"failed runs (left out): {out / 'failed'}")

@@ -6,7 +6,7 @@ import click
 import orjson
 from rich.table import Table
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import console, say
 from agentlens.errors import ConfigError
 from agentlens.jsonio import read_json
 from agentlens.reviews import NO_SCORED_ITEM
@@ -63,7 +63,7 @@ def _check_pair(second: str, one: dict[str, object], two: dict[str, object]) -> 
 
 
 def _warn(text: str) -> None:
-    err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
+    say("warning", text)
 
 
 def _load(path: str) -> dict[str, object]:

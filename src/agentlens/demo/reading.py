@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
+from agentlens import redaction
 from agentlens.cli._inputs import failure_line
 from agentlens.demo.context import DemoContext
 from agentlens.trajectory import Trajectory
@@ -35,9 +36,8 @@ def ingest_section(ctx: DemoContext) -> None:
         highlight=False,
     )
     for failure in ctx.result.failures:
-        ctx.console.print(
-            Text.assemble(("failed:", "red"), f" {failure_line(failure)}"), soft_wrap=True
-        )
+        line = redaction.redact_text(failure_line(failure))  # a file may be named by a key
+        ctx.console.print(Text.assemble(("failed:", "red"), f" {line}"), soft_wrap=True)
 
 
 def outcomes_section(ctx: DemoContext) -> None:
