@@ -15,13 +15,14 @@ import pytest
 from agentlens.formats import read_path
 from agentlens.process.profiles import get_profile
 from agentlens.process.protocols import TaskSplit, agentlens_bench_split
-from agentlens.process.pta import Reference, build_reference, run_labels, run_states
+from agentlens.process.pta import Edge, Reference, build_reference, run_labels, run_states
 from agentlens.process.pta_io import (
     reference_from_json,
     reference_to_dot,
     reference_to_json,
     reference_to_mermaid,
 )
+from agentlens.process.states import ProcState
 from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH
 
@@ -183,3 +184,12 @@ def test_every_donor_ends_at_a_terminal_and_every_state_is_reached() -> None:
         assert len(ref.terminals) == len(set(ref.terminals)) > 1
         reached = {e.target for e in ref.edges}
         assert [u for u in ref.nodes if u != ref.initial and u not in reached] == []
+
+
+def test_paths_take_edges_in_the_order_of_their_ids_compared_as_strings() -> None:
+    """Spec §6: outgoing edges are visited by transition id compared as strings, so
+    `merged_trans_10` comes before `merged_trans_2`; their targets' ids sort the other way."""
+    nodes = {uid: ProcState(step_no=i, uid=uid) for i, uid in enumerate(["s0", "a", "b"])}
+    edges = [Edge("merged_trans_2", "s0", "a", "x"), Edge("merged_trans_10", "s0", "b", "y")]
+    ref = Reference(nodes=nodes, edges=edges, initial="s0", terminals=["a", "b"])
+    assert [[state.uid for state in path] for path in ref.paths()] == [["s0", "b"], ["s0", "a"]]
