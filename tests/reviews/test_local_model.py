@@ -80,13 +80,15 @@ def test_testing_set_with_local_model(client) -> None:
     from tests.reviews.test_testing_metrics import WRITES_A_TEST
 
     traj = read_path(WRITES_A_TEST)[0]
-    settings = JudgeSettings(budget_tokens=500, max_tokens=48)
+    # no log-probs: llama-cpp-python's server computes them over every prompt token (61 -> 22 s)
+    settings = JudgeSettings(budget_tokens=500, max_tokens=48, top_logprobs=0)
     review = asyncio.run(
         review_trajectory(client, traj, dimensions=TESTING_DIMENSIONS, settings=settings)
     )
     assert list(review.reviews) == list(TESTING_DIMENSIONS)
     for r in review.reviews.values():
         assert r.usage["prompt_tokens"] > 0, r.unscored_reason  # the server answered
+        assert r.distribution is None  # none asked for
         assert r.score in (0.0, 0.5, 1.0) if r.scored else r.unscored_reason
     doc = reviews_document(client.name, [review])
     means = {d: s["mean"] for d, s in doc["summary"].items()}
@@ -208,3 +210,25 @@ def test_review_whose_prompts_overflow_the_context_exits_4_with_one_line(
     (line,) = [x for x in err.splitlines() if x.startswith("failed:")]
     assert line.startswith("failed: 1 of 1 judge calls; first: provider error: llamacpp:")
     assert "the model's context 4096" in line
+
+
+def test_review_without_the_score_distribution_asks_for_no_log_probs(
+    local_llm_url: str, tmp_path: Path
+) -> None:
+    """`review --no-score-distribution` against llama-cpp-python's server: the same answer, no
+    distribution (the default reads one from the log-probs it asks for)."""
+    from agentlens.cli import main
+
+    trace = next(iter(sorted((BENCH / "trajectories" / "psf__requests-1724").glob("*.json"))))
+    args = ["review", str(trace), "--judge", local_llm_url, "--dimension", "ToolCalls",
+            "--budget-tokens", "500", "--no-cache"]  # fmt: skip
+    found = {}
+    for extra in ([], ["--no-score-distribution"]):
+        out = tmp_path / f"reviews{len(extra)}.json"
+        assert main([*args, *extra, "--out", str(out)]) in (0, 4), extra  # 4: unscored
+        (item,) = json.loads(out.read_text())["trajectories"]
+        found[bool(extra)] = item["reviews"]["ToolCalls"]
+    assert found[True]["score_distribution"] is None
+    assert found[True]["answer"] == found[False]["answer"]  # greedy, seed 42: the same answer
+    if found[False]["status"] == "scored":
+        assert found[False]["score_distribution"] is not None

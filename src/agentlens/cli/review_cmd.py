@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -94,6 +95,13 @@ if TYPE_CHECKING:
     "to a JSON schema (grammar, response_format or forced tool call; the default there).",
 )
 @click.option(
+    "--no-score-distribution",
+    "no_distribution",
+    is_flag=True,
+    help="Ask for no log-probs, so no probability-weighted score. On llama-cpp-python's server "
+    "a judge call then takes about a third of the time (docs/judge.md).",
+)
+@click.option(
     "--dump-prompts",
     "dump_dir",
     type=click.Path(file_okay=False),
@@ -131,6 +139,7 @@ def review(
     samples: int,
     no_cache: bool,
     free_text: bool,
+    no_distribution: bool,
     dump_dir: str | None,
     only_estimate: bool,
     as_json: bool,
@@ -153,6 +162,8 @@ def review(
     if with_process:
         _add_process_evidence(trajs, contexts, pool=pool)
     settings = _settings(judge_model, budget_tokens, max_tokens, samples, free_text)
+    if no_distribution:
+        settings = replace(settings, top_logprobs=0)
     if dump_dir or only_estimate:
         _plan_only(client, pool, dims_of, contexts, settings, dump_dir, as_json)
         return report_failures(loaded)
