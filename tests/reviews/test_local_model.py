@@ -48,7 +48,8 @@ def pair():
 
 @pytest.fixture(scope="module")
 def reviews(client, pair):
-    settings = JudgeSettings(budget_tokens=500, max_tokens=96)
+    # no log-probs (a third of the time on this server): the new CLI test below asks for them
+    settings = JudgeSettings(budget_tokens=500, max_tokens=96, top_logprobs=0)
     return [
         asyncio.run(review_trajectory(client, t, dimensions=DIMS, settings=settings)) for t in pair
     ]
