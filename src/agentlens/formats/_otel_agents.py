@@ -10,6 +10,7 @@ part of the sub-agent above them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentlens.formats._otel_spans import Span
@@ -31,94 +32,77 @@ def partition(spans: list[Span]) -> Agents:
     for span in spans:
         by_id.setdefault(span.span_id, span)
     agents = Agents()
-    known = _Known(by_id)
+    known = _Nearest(by_id, lambda s: s.kind != "other")  # past spans of none (HTTP, DB)
     roots = {
-        s.span_id: s
+        s.span_id
         for s in by_id.values()
         if s.span_id and s.kind == "agent" and _starts(s, known, agents)
     }
-    depth = _Above(by_id, set(roots)).depths(roots)
-    above = _Above(by_id, {r for r in roots if depth[r] <= MAX_DEPTH})
+    depth = _depths(_Nearest(by_id, lambda s: s.span_id in roots), roots)
+    kept = {root for root in roots if depth[root] <= MAX_DEPTH}
+    above = _Nearest(by_id, lambda s: s.span_id in kept)
     for span in spans:
-        own = span.span_id if span.span_id in above.roots else above.of(span.span_id)
+        own = span.span_id if span.span_id in kept else above.id_of(span.span_id)
         agents.spans.setdefault(own, []).append(span)
         if own == span.span_id and by_id.get(own) is span:
-            agents.subagents.setdefault(above.of(own), []).append(span)
-    agents.caller = {root: call for root, call in agents.caller.items() if root in above.roots}
+            agents.subagents.setdefault(above.id_of(own), []).append(span)
+    agents.caller = {root: call for root, call in agents.caller.items() if root in kept}
     return agents
 
 
-def _starts(span: Span, known: _Known, agents: Agents) -> bool:
+def _starts(span: Span, known: _Nearest, agents: Agents) -> bool:
     """Whether `span` is a sub-agent's root; notes the call that started it in `agents.caller`."""
-    parent = known.above(span)
+    parent = known.of(span.span_id)
     if parent is not None and parent.kind == "tool":
         agents.caller[span.span_id] = parent.span_id
         return True
     return span.parent is not None and span.attrs.get("agentlens.subagent") is True
 
 
-class _Known:
-    """The nearest span of a known kind above each span, past spans of none (HTTP, DB), memoised
-    by the spans of none walked past: each is walked once, however many agents hang under it."""
+def _depths(above: _Nearest, roots: set[str]) -> dict[str, int]:
+    """How many sub-agent roots are at or above each root (`above` stops at roots)."""
+    found: dict[str, int] = {}
+    for root in roots:
+        chain, on_chain = [root], {root}
+        while (up := above.id_of(chain[-1])) is not None and up not in found and up not in on_chain:
+            chain.append(up)
+            on_chain.add(up)
+        # roots above each other in a loop are too deep: read as the run's own spans
+        base = MAX_DEPTH if up in on_chain else found.get(up, 0) if up is not None else 0
+        for level, each in enumerate(reversed(chain), start=base + 1):
+            found[each] = level
+    return found
 
-    def __init__(self, by_id: dict[str, Span]) -> None:
-        self.by_id = by_id
-        self.past: dict[str, Span | None] = {}  # a span of no kind -> the known one above it
 
-    def above(self, span: Span) -> Span | None:
-        path, seen = [], set()
-        at = self._parent(span)
-        while at is not None and at.kind == "other" and at.span_id not in self.past:
-            if at.span_id in seen:  # a loop of parent ids: no known kind above
+class _Nearest:
+    """The nearest span strictly above each span for which `stop` holds (None: none, or a loop
+    of parent ids on the way), memoised for every span walked past: each is walked once, however
+    many spans hang under it. A root above itself through a loop is its own nearest (too deep,
+    in `_depths`)."""
+
+    def __init__(self, by_id: dict[str, Span], stop: Callable[[Span], bool]) -> None:
+        self.by_id, self.stop = by_id, stop
+        self.known: dict[str, Span | None] = {}
+
+    def of(self, span_id: str) -> Span | None:
+        path, seen = [span_id], {span_id}
+        at = self._parent(span_id)
+        while at is not None and not self.stop(at) and at.span_id not in self.known:
+            if at.span_id in seen:  # a loop of parent ids: nothing above is known
                 at = None
                 break
             path.append(at.span_id)
             seen.add(at.span_id)
-            at = self._parent(at)
-        found = self.past[at.span_id] if at is not None and at.kind == "other" else at
-        for each in path:
-            self.past[each] = found
-        return found
-
-    def _parent(self, span: Span) -> Span | None:
-        return self.by_id.get(span.parent) if span.parent else None
-
-
-class _Above:
-    """The nearest sub-agent root strictly above each span (None: the run), memoised."""
-
-    def __init__(self, by_id: dict[str, Span], roots: set[str]) -> None:
-        self.by_id, self.roots = by_id, roots
-        self.known: dict[str, str | None] = {}
-
-    def of(self, span_id: str) -> str | None:
-        path, seen = [span_id], {span_id}
-        at = self._parent(span_id)
-        while at is not None and at not in self.roots and at not in self.known and at not in seen:
-            path.append(at)
-            seen.add(at)
-            at = self._parent(at)
-        found = at if at in self.roots else self.known.get(at) if at is not None else None
-        if at in seen and at not in self.roots:  # a loop of parent ids: nothing above is known
-            found = None  # (a root's own loop leaves it above itself: too deep, in `depths`)
+            at = self._parent(at.span_id)
+        found = at if at is None or self.stop(at) else self.known[at.span_id]
         for each in path:
             self.known[each] = found
         return found
 
-    def depths(self, roots: dict[str, Span]) -> dict[str, int]:
-        """How many sub-agent roots are at or above each root."""
-        found: dict[str, int] = {}
-        for root in roots:
-            chain, on_chain = [root], {root}
-            while (up := self.of(chain[-1])) is not None and up not in found and up not in on_chain:
-                chain.append(up)
-                on_chain.add(up)
-            # roots above each other in a loop are too deep: read as the run's own spans
-            base = MAX_DEPTH if up in on_chain else found.get(up, 0) if up is not None else 0
-            for level, each in enumerate(reversed(chain), start=base + 1):
-                found[each] = level
-        return found
+    def id_of(self, span_id: str) -> str | None:
+        found = self.of(span_id)
+        return found.span_id if found is not None else None
 
-    def _parent(self, span_id: str) -> str | None:
+    def _parent(self, span_id: str) -> Span | None:
         span = self.by_id.get(span_id)
-        return span.parent if span is not None and span.parent else None
+        return self.by_id.get(span.parent) if span is not None and span.parent else None
