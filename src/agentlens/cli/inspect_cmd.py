@@ -13,7 +13,7 @@ from agentlens.cli._app import WIDE, console
 from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.compiled import status
 from agentlens.formats import READERS
-from agentlens.formats._unfinished import cut_at_line
+from agentlens.formats._unfinished import cut_at_line, cut_note
 from agentlens.outcomes import UNEVALUATED
 from agentlens.trajectory import Trajectory, Usage
 from agentlens.visible_text import json_text, one_line
@@ -129,7 +129,7 @@ def summary_block(traj: Trajectory) -> Text:
     block.append("  ").append_text(outcome_text(traj))
     task, model = one_line(traj.task_id or "-"), one_line(traj.model or "-")
     block.append(f"\n  {traj.source.format} · task {task} · {model}")
-    cut = f" (cut at line {cut_at_line(traj)})" if cut_at_line(traj) else ""
+    cut = cut_note(cut_at_line(traj))
     block.append(
         f"\n  {len(traj.steps)} steps{cut}{_subagents(traj)} · tokens {human(usage.prompt_tokens)} in,"
         f" {human(usage.completion_tokens)} out · cost {cost_text(traj)}"

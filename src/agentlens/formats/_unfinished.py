@@ -112,6 +112,11 @@ def cut_at_line(trajectory: Trajectory) -> int | None:
     return line if isinstance(line, int) and not isinstance(line, bool) else None
 
 
+def cut_note(line: int | None) -> str:
+    """` (cut at line N)`, said after a run read from a cut trace (`cut_at_line`); else ""."""
+    return f" (cut at line {line})" if line is not None else ""
+
+
 def _read_from(trajectory: Trajectory, path: str) -> Trajectory | None:
     """The trajectory, or one of its sub-agents, read from `path`; the trajectory itself when
     none names it."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from agentlens.formats._unfinished import cut_note
 from agentlens.process.divergence import Divergence
 from agentlens.process.mechanisms import NAMES, FailureReason, Mechanism
 from agentlens.process.report import QualitySignal, StageComparison
@@ -74,8 +75,7 @@ class ProcessResult:
     @property
     def cut_note(self) -> str:
         """` (cut at line N)` after a run scored from a cut trace, as `inspect` marks it."""
-        line = self.truncated_at_line
-        return f" (cut at line {line})" if line is not None else ""
+        return cut_note(self.truncated_at_line)
 
     @property
     def score(self) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from agentlens.formats._unfinished import cut_note
 from agentlens.report.html import Cell, details, el, figure, fmt, percent, stat_cards, table, text
 from agentlens.report.scores import (
     OUTCOMES,
@@ -59,8 +60,7 @@ def _cut_note(rows: Sequence[ScoreRow]) -> str:
 
 
 def _outcome(row: ScoreRow) -> str:
-    line = row.truncated_at_line
-    return row.outcome if line is None else f"{row.outcome} (cut at line {line})"
+    return f"{row.outcome}{cut_note(row.truncated_at_line)}"
 
 
 def _trajectories(rows: Sequence[ScoreRow], shown: str) -> str:
