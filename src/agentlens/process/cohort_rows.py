@@ -26,11 +26,27 @@ SIGNALS = {
     "coh": "coherence_score",
     "temp": "temporal_profile_score",
 }
-INTS = {"n_states", "divergence_step", "total_wasted_steps", "wasted_input_tokens", "tokens"}
-INTS |= {"truncated_at_line"}
-INTS |= {"wasted_output_tokens"} | {f"{k}_{s}" for k in WASTE_KINDS for s in ("count", "waste")}
-TEXT = {"task_id", "model", "trajectory_id", "quality_tier", "verdict", "failure_reasons"}
-TEXT |= {"strengths", "mechanism", "profile", "outcome"}
+INTS = {
+    "n_states",
+    "divergence_step",
+    "total_wasted_steps",
+    "wasted_input_tokens",
+    "wasted_output_tokens",
+    "tokens",
+    "truncated_at_line",
+} | {f"{k}_{s}" for k in WASTE_KINDS for s in ("count", "waste")}
+TEXT = {
+    "task_id",
+    "model",
+    "trajectory_id",
+    "quality_tier",
+    "verdict",
+    "failure_reasons",
+    "strengths",
+    "mechanism",
+    "profile",
+    "outcome",
+}
 
 
 REQUIRED = ("trajectory_id", "quality_tier", "passed")
