@@ -124,3 +124,24 @@ def test_verify_exits_4_not_1_when_a_check_could_not_run(bare_path, fixed_repo, 
     )
     assert done.returncode == 4, done.stdout + done.stderr
     assert "not scored (1 checks skipped: install ruff)" in done.stdout
+
+
+def test_qi_side_metric_is_na_when_every_check_was_skipped(bare_path, fixed_repo, tmp_path):
+    """0 of 0 verifiers is no fraction: `qi` prints n/a and JSON null, not 0.000."""
+    lint = [v for v in DEMO_SCENARIO["verifiers"] if v["type"] == "StaticAnalysisVerifier"]  # type: ignore[union-attr]
+    scenario = Scenario("lint_only", [{**lint[0], "env": {"PATH": bare_path}}])
+    result = run_scenario(scenario, fixed_repo)
+    assert [r.status for r in result.results] == ["skipped"]
+    assert result.to_dict()["verifiers_passed_fraction"] is None
+    path = tmp_path / "verify.json"
+    path.write_text(json.dumps({"kind": "agentlens.verify/1", "results": [result.to_dict()]}))
+    text = _agentlens("qi", "--verify", str(path), "--component", "EndResult=1")
+    assert "side metric (not in QI): 0/0 individual verifiers passed = n/a\n" in text
+    doc = json.loads(_agentlens("qi", "--verify", str(path), "--json"))
+    assert doc["verifiers_passed"] == {"passed": 0, "total": 0, "fraction": None}
+
+
+def _agentlens(*args: str) -> str:
+    command = [sys.executable, "-m", "agentlens", *args]
+    env = os.environ | {"COLUMNS": "200"}
+    return subprocess.run(command, capture_output=True, text=True, env=env).stdout

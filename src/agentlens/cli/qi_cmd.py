@@ -72,9 +72,10 @@ def qi(
             console.print("  beside the QI (not in it):", highlight=False)
             _print_means(report.beside, report.unscored)
         if side:
+            fraction = "n/a" if side["fraction"] is None else f"{side['fraction']:.3f}"
             console.print(
                 f"  side metric (not in QI): {side['passed']}/{side['total']} individual "
-                f"verifiers passed = {side['fraction']:.3f}",
+                f"verifiers passed = {fraction}",
                 highlight=False,
             )
     for warning in result.warnings:

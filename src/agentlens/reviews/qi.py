@@ -126,7 +126,7 @@ class QiReport:
     result: QualityIndex
     unscored: dict[str, float]
     beside: dict[str, float | None]
-    verifiers_passed: dict[str, float | int]
+    verifiers_passed: dict[str, float | int | None]
 
     def to_dict(self) -> dict[str, Any]:
         doc = {**self.result.to_dict(), "unscored_rate": self.unscored}
@@ -161,7 +161,7 @@ def qi_report(
             raise ConfigError(f"--component {item!r}: expected DIMENSION=MEAN")
         means[dim] = float(text)
         variance.pop(dim, None)  # a given mean has no sampling variance we know of
-    side: dict[str, float | int] = {}
+    side: dict[str, float | int | None] = {}
     if verify_paths:
         results = formal_results(verify_paths)
         formal = sum(results) / len(results) if results else None
@@ -169,7 +169,7 @@ def qi_report(
         side = {
             "passed": passed,
             "total": total,
-            "fraction": round(passed / total, 4) if total else 0.0,
+            "fraction": round(passed / total, 4) if total else None,  # 0 of 0 is n/a
         }
     result = quality_index(formal, means, judge_variance=variance)
     skipped = unscored_scenarios(verify_paths) if verify_paths else 0

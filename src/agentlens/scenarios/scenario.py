@@ -87,17 +87,18 @@ class ScenarioResult:
         return f"not scored ({len(tools)} checks skipped: install {', '.join(tools)})"
 
     @property
-    def fraction_passed(self) -> float:
+    def fraction_passed(self) -> float | None:
         """Side metric (spec §7, decision §13.3): share of the individual verifiers run (not
-        skipped) that passed."""
+        skipped) that passed; None (n/a) when none ran."""
         run = [r for r in self.results if not r.skipped]
-        return sum(r.passed for r in run) / len(run) if run else 0.0
+        return sum(r.passed for r in run) / len(run) if run else None
 
     def to_dict(self) -> dict[str, Any]:
+        fraction = self.fraction_passed
         return {
             "scenario": self.scenario,
             "formal_verification_result": int(self.passed) if self.scored else None,
-            "verifiers_passed_fraction": round(self.fraction_passed, 4),
+            "verifiers_passed_fraction": None if fraction is None else round(fraction, 4),
             "duration_s": round(self.duration_s, 3),
             "verifier_results": [r.to_dict() for r in self.results],
             **({} if isolation.current().enabled else {"warning": isolation.NO_SANDBOX_WARNING}),
