@@ -23,6 +23,15 @@ def one_line(text: str) -> str:
     return text.replace("\n", "\u240a")
 
 
+_INLINE = {**_VISIBLE, ord("\n"): 0x240A, ord("\t"): 0x2409}
+
+
+def inline(text: str) -> str:
+    """`text` as one line of visible characters, newline and tab too (`␊`, `␉`): for a name set
+    in a table cell or beside other fields (a run's label), measured as it will be shown."""
+    return text.translate(_INLINE)
+
+
 _JSON_ESCAPED = {code: f"\\u{code:04x}" for code in _VISIBLE if code >= 0x7F}
 
 

@@ -226,8 +226,7 @@ def test_store_runs_and_show_print_a_traces_escape_codes_inert(
     run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
 ) -> None:
     """A trajectory id, model and task from a trace file, and a label in a shared store, carry
-    escape codes: `store runs` and `store show` (table and lines) print them as `␛` (rich
-    drops BEL)."""
+    escape codes: `store runs` and `store show` (table and lines) print them as `␛` and `␇`."""
     monkeypatch.setattr(console, "width", width)
     db = str(tmp_path / "s.db")
     trajectories = read_paths([TASK]).trajectories[:2]
@@ -241,7 +240,7 @@ def test_store_runs_and_show_print_a_traces_escape_codes_inert(
     for printed in (listed.out, shown.out):
         assert "\x1b" not in printed and "\x07" not in printed
     assert "label␛[2J␛]0;owned" in listed.out.replace("\n", "")
-    assert f"run␛[2J␛]0;owned␛[8m{trajectories[0].id[len('run') + len(ESCAPES) :]}" in (
+    assert f"run␛[2J␛]0;owned␇␛[8m{trajectories[0].id[len('run') + len(ESCAPES) :]}" in (
         shown.out.replace("\n", "").replace("│", "").replace(" ", "")
     )
 
@@ -260,3 +259,56 @@ def test_the_stored_line_names_a_store_path_with_brackets_as_it_is(
     for done in (scored, cohort):
         assert done.code == 0, done.err
         assert f"in {db}" in done.err.replace("\n", "")
+
+
+RUN_LABELS = {"two\nlines": "two␊lines", "\x1b[31mred\ttab": "␛[31mred␉tab"}
+"""A run label as typed (`--run-label $'two\\nlines'`) and as it is shown: one line, visible."""
+
+
+@pytest.mark.parametrize("width", [40, 300])
+def test_a_run_label_with_a_newline_or_escape_is_shown_on_one_line(
+    run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """A newline in a label split its table row in two (or began a line that read as another
+    run in the narrow view); an escape and a tab threw the table's widths off, cutting the label."""
+    db = str(tmp_path / "s.db")
+    for label in RUN_LABELS:
+        assert run_cli("store", "import", str(TASK), "--store", db, "--run-label", label).code == 0
+    with open_store(db) as store:
+        ids = {run.label: run.id for run in store.runs()}
+    monkeypatch.setattr(console, "width", width)
+    listed = run_cli("store", "runs", "--store", db).out
+    assert "\x1b" not in listed and "\t" not in listed
+    lines = listed.splitlines()[1:]
+    for label, shown in RUN_LABELS.items():
+        (line,) = [line for line in lines if shown in line]
+        if width == 40:  # the run's id line, then its indented line with scorer and label
+            assert line.startswith("  ") and lines[lines.index(line) - 1].startswith(
+                ids[label][:12]
+            )
+        else:
+            assert ids[label][:12] in line
+        assert len(line) <= width, line
+        header = run_cli("store", "show", ids[label][:12], "--store", db).out
+        assert f"· label {shown} ·" in " ".join(header.split()) and "\x1b" not in header
+    table_rows = [line for line in lines if line.startswith("│")]
+    assert width == 40 or len(table_rows) == len(RUN_LABELS)  # a row per run, none split
+
+
+@pytest.mark.parametrize("width", [40, 300])
+def test_store_show_keeps_a_trajectory_id_with_a_newline_on_its_line(
+    run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    db = str(tmp_path / "s.db")
+    trajectories = read_paths([TASK]).trajectories[:2]
+    for t in trajectories:
+        t.id = f"{t.id}\nforged 1.0"
+    with open_store(db) as store:
+        run_id = store.save(
+            StoredRun(kind="import", scorer=IMPORT_SCORER), trajectories,
+            import_records(trajectories),
+        )  # fmt: skip
+    monkeypatch.setattr(console, "width", width)
+    shown = run_cli("store", "show", run_id[:12], "--store", db).out
+    assert [line for line in shown.splitlines() if "forged" in line.lstrip("│ ")[:6]] == []
+    assert shown.count("␊forged") == len(trajectories)

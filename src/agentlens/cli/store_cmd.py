@@ -20,7 +20,7 @@ from agentlens.formats.jsonl import dump_jsonl
 from agentlens.store import Metric, Run, default_url, open_store, printable_url
 from agentlens.store.model import INCOMPLETE_NOTE, RUN_KINDS
 from agentlens.store.records import IMPORT_SCORER, import_record
-from agentlens.visible_text import json_text
+from agentlens.visible_text import inline, json_text
 
 
 @click.group()
@@ -74,7 +74,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
             click.echo(json_text(msgspec.json.encode(run)))
         return 0
     rows = [
-        [run.id[:12], run.kind, run.scorer, run.label or "",
+        [run.id[:12], run.kind, run.scorer, inline(run.label or ""),
          f"{run.created:%Y-%m-%d %H:%M}", f"{run.n_records}{'' if run.complete else ' (incomplete)'}"]
         for run in found
     ]  # fmt: skip
@@ -102,7 +102,7 @@ def _print_run_lines(run: Run, kind_width: int, count_width: int) -> None:
     records = f"{run.n_records:>{count_width}} record{'' if run.n_records == 1 else 's'}"
     records += "" if run.complete else " (incomplete)"
     first = f"{run.id[:12]}  {run.kind:<{kind_width}}  {run.created:%Y-%m-%d %H:%M}  {records}"
-    second = f"  {run.scorer}" + (f" · label {run.label}" if run.label else "")
+    second = f"  {run.scorer}" + (f" · label {inline(run.label)}" if run.label else "")
     console.print(Text(first), soft_wrap=True)
     console.print(Text(second), soft_wrap=True)
 
@@ -121,7 +121,8 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
         for record in records:
             click.echo(json_text(msgspec.json.encode(record)))
         return 0
-    what = f"{run.kind} · {run.scorer} · {len(records)} records"
+    label = f" · label {inline(run.label)}" if run.label else ""
+    what = f"{run.kind} · {run.scorer}{label} · {len(records)} records"
     console.print(Text(f"run {run.id} · {what}"))
     if not run.complete:
         console.print(Text(INCOMPLETE_NOTE), soft_wrap=True)
@@ -130,7 +131,8 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
         for record in records:
             cells = [f"{n} {c}" for n in names if (c := _cell(record.metric(n)))]
             lines = _fill(cells, console.width - 2)
-            console.print(Text(f"{record.trajectory_id}  {record.outcome!s}"), soft_wrap=True)
+            head = inline(f"{record.trajectory_id}  {record.outcome!s}")
+            console.print(Text(head), soft_wrap=True)
             for line in lines:
                 console.print(Text("  " + line), soft_wrap=True)
         return 0
@@ -138,8 +140,9 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
     for name in ("trajectory", "outcome", *names):
         table.add_column(name, overflow="fold")
     for record in records:
-        outcome = record.outcome or ""
-        table.add_row(record.trajectory_id, outcome, *(_cell(record.metric(n)) for n in names))
+        outcome = inline(record.outcome or "")
+        values = [_cell(record.metric(n)) for n in names]
+        table.add_row(inline(record.trajectory_id), outcome, *values)
     console.print(table)
     return 0
 
@@ -198,7 +201,7 @@ def info(store_url: str | None) -> int:
 def _cell(metric: object) -> str:
     if not isinstance(metric, Metric):
         return ""
-    label = metric.label
+    label = None if metric.label is None else inline(metric.label)
     if metric.value is None:
         return label or "-"
     # counts (steps, tokens) whole, not 1.039e+05
