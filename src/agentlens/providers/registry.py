@@ -87,9 +87,12 @@ def is_local(model: str) -> bool:
     host = urlparse(rest.split("#", 1)[0]).hostname if "//" in rest else None
     if host is None:
         return False
-    if host == "localhost":
+    if host in ("localhost", "localhost."):
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    # ::ffff:127.0.0.1 is loopback, though Python before 3.13 says it is not
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
