@@ -9,7 +9,8 @@ status, `is_error`; a tool span no response asked for is a tool step of its own.
 user message of the first LLM span is the task. The agent span names the agent; spans of no
 known kind (HTTP, DB) are counted in metadata, not read as steps. An agent span that a call
 started is a sub-agent, read the same way into the run's `subtrajectories` and linked from the
-call's step (`_otel_agents`).
+call's step (`_otel_agents`). An attribute of a type the reader cannot use is read as absent,
+said in one warning for the file (`_otel_values`).
 
 A trace `convert --to otel` wrote carries what OTel has no place for under `agentlens.*`
 (`otel_writer`): each call's category, command and files, each step's own time, the messages
@@ -72,7 +73,29 @@ class OtelReader(SuffixReader):
             for span in spans:
                 traces[span.trace].append(span)
             built = [_run(path, trace, group) for trace, group in traces.items()]
+        note = _absent_note(spans)
+        if note is not None:  # the same line on each: said once for the file
+            for trajectory in built:
+                trajectory.add_warnings([note])
         yield from built
+
+
+SHOWN = 5
+
+
+def _absent_note(spans: list[o.Span]) -> str | None:
+    """One line for the file: the values read as absent (of a type the reader cannot use,
+    `_otel_values`), each named with what it was, the first `SHOWN` of them."""
+    odd: dict[str, str] = {}
+    for span in spans:
+        for key, what in span.odd.items():
+            odd.setdefault(key, what)
+    if not odd:
+        return None
+    named = ", ".join(f"{key} ({what})" for key, what in list(odd.items())[:SHOWN])
+    more = f", and {len(odd) - SHOWN} more" if len(odd) > SHOWN else ""
+    values = "value" if len(odd) == 1 else "values"
+    return f"{len(odd)} {values} read as absent, of a type the reader cannot use: {named}{more}"
 
 
 class _Steps:
