@@ -211,7 +211,22 @@ def _loads_list(raw: Any) -> list[Any]:
 
 
 def _run(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
-    return _agent(path, trace, partition(spans), None)
+    agents = partition(spans)
+    traj = _agent(path, trace, agents, None)
+    if agents.ambiguous:
+        traj.add_warnings([_ambiguous_note(agents.ambiguous)])
+    return traj
+
+
+def _ambiguous_note(ids: list[str]) -> str:
+    """Parent ids that more than one span has: which span is meant is unknown, so the spans
+    naming one are read as under none of them (`_otel_agents.partition`)."""
+    named = ", ".join(ids[:SHOWN]) + (f", and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
+    if len(ids) == 1:
+        return f"span id {named} is shared by several spans: the spans under it are the run's own"
+    return (
+        f"span ids {named} are each shared by several spans: the spans under them are the run's own"
+    )
 
 
 def _agent(path: Path, trace: str, agents: Agents, root: o.Span | None) -> Trajectory:
@@ -222,7 +237,8 @@ def _agent(path: Path, trace: str, agents: Agents, root: o.Span | None) -> Traje
         sub = _agent(path, trace, agents, sub_root)
         sub.parent_id = sub.parent_id or traj.id
         traj.subtrajectories.append(sub)
-        step = called.get(agents.caller.get(sub_root.span_id, ""))
+        call = agents.caller.get(sub_root.span_id)  # None: no call started it
+        step = called.get(call) if call is not None else None
         if step is not None and step.subtrajectory is None:
             step.subtrajectory = sub.id
     return traj
