@@ -26,6 +26,8 @@ CAPTURE = Path(__file__).parent / "otel" / "openinference-openai-session.otlp.js
 CLAUDE = FORMATS / "claude-code" / "marot-spotter" / "short.jsonl"
 VALUES: dict[str, Any] = {
     "string": {"stringValue": "chat"},
+    "json-of-no-shape": {"stringValue": '[5, {"role": [], "parts": 7}, {"parts": [8]}]'},
+    "json-object": {"stringValue": '{"parts": [{"type": "text", "content": 1}]}'},
     "int": {"intValue": "7"},
     "negative-int": {"intValue": "-7"},
     "double": {"doubleValue": 1.5},
@@ -150,7 +152,7 @@ def test_an_operation_name_given_as_a_list_costs_only_itself(
     assert result.code == 0, result.err
     warnings = [line for line in result.err.splitlines() if line.startswith("warning:")]
     assert warnings == [
-        f"warning: {path}: 1 value read as absent, of a type the reader cannot use: "
+        f"warning: {path}: 1 value of a type or shape the reader cannot use, read as absent: "
         "gen_ai.operation.name (array)"
     ]
 

@@ -163,7 +163,7 @@ def output_of(span: Span) -> tuple[str, list[ToolCall]]:
     """The text and tool calls of an LLM span's first output message."""
     a = span.attrs
     if isinstance(a.get("gen_ai.output.messages"), str):
-        return _semconv_message(a["gen_ai.output.messages"])
+        return _semconv_message(span)
     for prefix in ("llm.output_messages.0.message.", "gen_ai.completion.0."):
         calls = _indexed_calls(span, prefix)
         content = a.get(prefix + "content")
@@ -200,27 +200,36 @@ def _name(span: Span, key: str) -> str:
     return str(span.attrs.get(key, "unknown"))
 
 
-def _semconv_message(text: str) -> tuple[str, list[ToolCall]]:
-    messages = loads(text)
-    first = (
-        obj(messages[0], "gen_ai.output.messages[0]")
-        if isinstance(messages, list) and messages
-        else {}
-    )
+def _semconv_message(span: Span) -> tuple[str, list[ToolCall]]:
+    key = "gen_ai.output.messages"
+    messages = loads(span.attrs[key])
+    if not isinstance(messages, list):
+        _odd_shape(span, key)
     said, calls = [], []
-    for part in arr(first.get("parts"), "parts"):
-        part = obj(part, "part")
+    for part in _parts(span, key, messages[0]) if isinstance(messages, list) and messages else []:
         if part.get("type") == "text":
             said.append(str(part.get("content") or ""))
         elif part.get("type") == "tool_call":
-            calls.append(
-                ToolCall(
-                    _call_id(part.get("id")),
-                    str(part.get("name") or "unknown"),
-                    part.get("arguments"),
-                )
-            )
+            name = str(part.get("name") or "unknown")
+            calls.append(ToolCall(_call_id(part.get("id")), name, part.get("arguments")))
     return "\n".join(said), calls
+
+
+def _parts(span: Span, key: str, message: Any) -> list[dict[str, Any]]:
+    """The parts of a message in the JSON text of attribute `key`; a message or part of
+    another shape is passed over and noted on the span (`Span.odd`)."""
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(message, dict) or not isinstance(parts, list | None):
+        _odd_shape(span, key)
+        return []
+    found = [part for part in parts or [] if isinstance(part, dict)]
+    if len(found) != len(parts or []):
+        _odd_shape(span, key)
+    return found
+
+
+def _odd_shape(span: Span, key: str) -> None:
+    span.odd.setdefault(key, "JSON text of another shape")
 
 
 def _call_id(value: Any) -> str | None:
@@ -233,9 +242,12 @@ def first_user_text(span: Span) -> str | None:
 
 def system_texts(span: Span) -> list[str]:
     """The text parts of an LLM span's `gen_ai.system_instructions`, one per system message."""
-    raw = span.attrs.get("gen_ai.system_instructions")
-    parts = arr(loads(raw), "gen_ai.system_instructions") if isinstance(raw, str) else []
-    return [str(obj(p, "part").get("content") or "") for p in parts]
+    key = "gen_ai.system_instructions"
+    if key not in span.attrs:
+        return []
+    parts = loads(span.attrs[key])
+    found = _parts(span, key, {"parts": parts if isinstance(parts, list) else 0})
+    return [str(part.get("content") or "") for part in found]
 
 
 def new_user_texts(span: Span) -> list[str]:
@@ -257,12 +269,11 @@ def input_messages(span: Span) -> Iterator[tuple[str, str]]:
     """(role, text) of an LLM span's input messages, in either convention, decoded one by one
     as the caller asks for them."""
     a = span.attrs
-    if isinstance(a.get("gen_ai.input.messages"), str):
-        for message in _array_items(a["gen_ai.input.messages"], "gen_ai.input.messages"):
-            message = obj(message, "message")
-            parts = arr(message.get("parts"), "parts")
-            text = "\n".join(str(obj(p, "part").get("content") or "") for p in parts)
-            yield str(message.get("role")), text
+    key = "gen_ai.input.messages"
+    if key in a:
+        for message in _array_items(span, key):
+            text = "\n".join(str(p.get("content") or "") for p in _parts(span, key, message))
+            yield str(message.get("role") if isinstance(message, dict) else None), text
         return
     for prefix in ("llm.input_messages.{}.message.", "gen_ai.prompt.{}."):
         if not span.has(prefix.format(0) + "role"):
@@ -275,12 +286,14 @@ def input_messages(span: Span) -> Iterator[tuple[str, str]]:
         return
 
 
-def _array_items(text: str, where: str) -> Iterator[Any]:
-    """The items of a JSON array, decoded one at a time: a caller that stops early does not pay
-    for the rest. Not an array: as `arr`; broken part way: the items before the break."""
+def _array_items(span: Span, key: str) -> Iterator[Any]:
+    """The items of the JSON array in the text of attribute `key`, decoded one at a time: a
+    caller that stops early does not pay for the rest. Not an array: none (noted on the span);
+    broken part way: the items before the break."""
+    text = span.attrs[key]
     at = _past(_SPACE, text, 0)
     if not text.startswith("[", at):
-        yield from arr(loads(text), where)
+        _odd_shape(span, key)
         return
     at = _past(_SPACE, text, at + 1)
     while at < len(text) and text[at] != "]":

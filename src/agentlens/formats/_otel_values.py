@@ -3,7 +3,7 @@ it reads it as.
 
 An attribute is `{key, value: {stringValue | intValue (a string) | doubleValue | boolValue |
 arrayValue | kvlistValue}}`. A value of a type the reader cannot use for its key (an operation
-name given as a list, a token count as text), or an encoding that is not one (`intValue:
+name given as a list, a token count as a kvlist), or an encoding that is not one (`intValue:
 "seven"`, `arrayValue: []`), is read as absent and noted in `odd` (key -> what it was), so the
 reader can say so once per file: a sloppy exporter costs that attribute, never the trace.
 """
@@ -41,7 +41,7 @@ def attributes(raw: Any, where: str, odd: dict[str, str] | None = None) -> dict[
         checked = _check(key, value)
         if checked is ODD:
             _note(odd, key, _type_name(value))
-        else:
+        elif checked is not None:  # a null value is no value
             found[key] = checked
     return found
 

@@ -9,8 +9,8 @@ status, `is_error`; a tool span no response asked for is a tool step of its own.
 user message of the first LLM span is the task. The agent span names the agent; spans of no
 known kind (HTTP, DB) are counted in metadata, not read as steps. An agent span that a call
 started is a sub-agent, read the same way into the run's `subtrajectories` and linked from the
-call's step (`_otel_agents`). An attribute of a type the reader cannot use is read as absent,
-said in one warning for the file (`_otel_values`).
+call's step (`_otel_agents`). An attribute of a type (or, in JSON text, a shape) the reader
+cannot use is read as absent, said in one warning for the file (`_otel_values`).
 
 A trace `convert --to otel` wrote carries what OTel has no place for under `agentlens.*`
 (`otel_writer`): each call's category, command and files, each step's own time, the messages
@@ -84,8 +84,8 @@ SHOWN = 5
 
 
 def _absent_note(spans: list[o.Span]) -> str | None:
-    """One line for the file: the values read as absent (of a type the reader cannot use,
-    `_otel_values`), each named with what it was, the first `SHOWN` of them."""
+    """One line for the file: the values read as absent (of a type or shape the reader cannot
+    use, `_otel_values`), each named with what it was, the first `SHOWN` of them."""
     odd: dict[str, str] = {}
     for span in spans:
         for key, what in span.odd.items():
@@ -95,7 +95,8 @@ def _absent_note(spans: list[o.Span]) -> str | None:
     named = ", ".join(f"{key} ({what})" for key, what in list(odd.items())[:SHOWN])
     more = f", and {len(odd) - SHOWN} more" if len(odd) > SHOWN else ""
     values = "value" if len(odd) == 1 else "values"
-    return f"{len(odd)} {values} read as absent, of a type the reader cannot use: {named}{more}"
+    unusable = f"of a type or shape the reader cannot use, read as absent: {named}{more}"
+    return f"{len(odd)} {values} {unusable}"
 
 
 class _Steps:
