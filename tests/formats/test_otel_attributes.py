@@ -169,3 +169,19 @@ def test_a_token_count_given_as_text_still_counts(tmp_path: Path) -> None:
     (run,) = _read(path, json.dumps(doc).encode())
     assert run.usage_total() == original.usage_total()
     assert not _absent_notes([run])
+
+
+def test_a_file_of_two_traces_warns_once(tmp_path: Path) -> None:
+    """The capture and the export in one request: two runs, one warning line for the file."""
+    from agentlens.formats.stream import read_paths
+
+    capture, export = (json.loads(text) for text in _sources().values())
+    capture["resourceSpans"] += export["resourceSpans"]
+    path = tmp_path / "two.otlp.json"
+    path.write_bytes(_with_attribute(json.dumps(capture), "llm.model_name", VALUES["kvlist"]))
+    result = read_paths([path])
+    assert len(result.trajectories) == 2
+    assert dict(result.warnings) == {
+        f"{path}: 1 value of a type or shape the reader cannot use, read as absent: "
+        "llm.model_name (kvlist)": 2
+    }

@@ -27,8 +27,9 @@ class _Malformed(Exception):
 
 
 def attributes(raw: Any, where: str, odd: dict[str, str] | None = None) -> dict[str, Any]:
-    """The attributes as Python values, each consulted one of the type it is read as; what was
-    refused is noted in `odd`. A list of attributes that is not one rejects the file."""
+    """The attributes as Python values, each that the reader consults of the type it reads it
+    as; what was refused is noted in `odd`. `attributes` that is not a list of objects (no
+    attribute to name) rejects the file."""
     found = {}
     for item in arr(raw, where):
         item = obj(item, where)
