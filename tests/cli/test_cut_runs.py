@@ -86,3 +86,23 @@ def test_report_notes_runs_scored_from_cut_traces(
     html = out.read_text()
     assert "1 of 1 runs was scored from a trace cut short" in html
     assert f"(cut at line {line})" in html
+
+
+def test_score_of_a_canonical_dump_cut_while_written_marks_no_run_cut(
+    run_cli: Callable[..., Run], reference: Path, tmp_path: Path
+) -> None:
+    """Each line of `convert --to jsonl` output is a whole run: cut while written, its last run
+    is lost (one warning naming the cut file and line) and the runs before it are whole, so
+    `score` says 'cut at line' of none of them (a run per line, as OpenHands' output.jsonl)."""
+    runs = FORMATS / "openhands" / "eval-output" / "resolver_mock_output.jsonl"
+    assert run_cli("convert", "--to", "jsonl", "-o", str(tmp_path / "dump"), str(runs)).code == 0
+    (dump,) = (tmp_path / "dump").glob("*.jsonl")
+    lines = dump.read_bytes().splitlines()
+    cut = tmp_path / "cut" / dump.name
+    cut.parent.mkdir()
+    cut.write_bytes(b"".join(line + b"\n" for line in lines[:-1]) + lines[-1][:1000])
+    result = run_cli("score", str(cut), "--reference", str(reference), "--json")
+    assert result.code == 0
+    scored = [json.loads(line) for line in result.out.splitlines()]
+    assert [s["truncated_at_line"] for s in scored] == [None] * (len(lines) - 1)
+    assert f"{cut}: line {len(lines)}: last line is incomplete (1000 bytes)" in result.err

@@ -17,6 +17,7 @@ random run by hand: `AGENTLENS_FUZZ_EXAMPLES=2000 python -m pytest -q -m slow <t
 
 from __future__ import annotations
 
+import json
 import os
 import traceback
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from agentlens.errors import AgentLensError, UnknownFormatError
 from agentlens.formats import detect
 from agentlens.formats.jsonl import dump_jsonl
 from agentlens.formats.load import HEAD_BYTES, read_path
+from agentlens.formats.otel_writer import to_otlp
 from agentlens.seams import TraceReader
 from agentlens.trajectory import Trajectory
 from tests.conftest import DATA
@@ -47,6 +49,8 @@ from tests.formats._known_bugs import (
 EXAMPLES = 40
 SLOW_EXAMPLES = int(os.environ.get("AGENTLENS_FUZZ_EXAMPLES", "0"))
 CONVERTED = ".agentlens.jsonl"  # suffix of an in-memory canonical JSONL made from a real file
+EXPORTED = ".otlp.json"  # suffix of an in-memory `convert --to otel` export of a real file
+HERE = "tests:"  # prefix of a sample kept beside the tests (a real capture with no shared copy)
 
 SAMPLES = [
     "agentlens-bench-dev/trajectories/scikit-learn__scikit-learn-12585/scikit-learn__scikit-learn-12585-logs-gemini-2.5-pro-fail-24945658083_pta.json",
@@ -74,6 +78,9 @@ SAMPLES = [
     "formats/atif-harbor-golden/tests/golden/terminus_2/hello-world-context-summarization.summarization-1-questions.traces.json",
     # the canonical JSONL has no shared file: it is written in memory from a real trace
     "formats/claude-code/marot-spotter/short.jsonl" + CONVERTED,
+    # OTel: a real OpenInference capture, and a real run as `convert --to otel` writes it
+    HERE + "otel/openinference-openai-session.otlp.json",
+    "formats/claude-code/marot-spotter/short.jsonl" + EXPORTED,
 ]
 
 
@@ -91,6 +98,13 @@ def load_sample(name: str) -> Sample:
         trajectories = read_path(source)
         path = source.with_name(source.name + CONVERTED)
         data = _to_jsonl(trajectories)
+    elif name.endswith(EXPORTED) and not name.startswith(HERE):
+        source = DATA / name.removesuffix(EXPORTED)
+        path = source.with_name(source.name + EXPORTED)
+        data = json.dumps(to_otlp(read_path(source))).encode()
+    elif name.startswith(HERE):
+        path = Path(__file__).parent / name.removeprefix(HERE)
+        data = path.read_bytes()
     else:
         path = DATA / name
         data = path.read_bytes()

@@ -183,3 +183,77 @@ def test_partition_takes_linear_time(shape: Callable[[int], list[Span]]) -> None
 
     ratio = seconds(shape(16_000)) / seconds(shape(4_000))
     assert ratio < 8, f"4x the spans took {ratio:.1f}x the time (linear: 4, quadratic: 16)"
+
+
+def _agents_steps(traj: Any) -> list[list[tuple[Any, ...]]]:
+    """Each agent's steps (the run's, then each sub-agent's), as what they did."""
+    found = [[(s.kind, s.tool_name, s.text, s.subtrajectory) for s in traj.steps]]
+    for sub in traj.subtrajectories:
+        found += _agents_steps(sub)
+    return found
+
+
+def _leaves(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The spans no span names as its parent: responses and calls that started no sub-agent."""
+    parents = {span.get("parentSpanId") for span in spans}
+    return [span for span in spans if span["spanId"] not in parents]
+
+
+def _warnings(traj: Any) -> list[str]:
+    return list(traj.metadata.get("warnings", []))
+
+
+def test_a_span_id_two_leaf_spans_share_keeps_each_with_its_own_agent(tmp_path: Path) -> None:
+    """Found by the brief: a span was placed by the parent of the first span with its id, so a
+    sub-agent's call sharing an id with one of the run's was read as the run's."""
+    (original,) = read_path(_export(tmp_path))
+
+    def shared_by_the_run_and_the_sub_agent(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        tools = [s for s in _leaves(spans) if _attr(s, "gen_ai.operation.name") == "execute_tool"]
+        tools[-1]["spanId"] = tools[0]["spanId"]  # the run's first call, a sub-agent's last
+        return spans
+
+    (back,) = read_path(_export(tmp_path, shared_by_the_run_and_the_sub_agent))
+    assert _agents_steps(back) == _agents_steps(original)
+    assert _warnings(back) == _warnings(original)  # no span names it as parent: nothing lost
+
+
+def test_spans_without_ids_keep_their_own_agents_and_link_no_call(tmp_path: Path) -> None:
+    """Found by the brief: every span with an empty id was placed by the first such span's
+    parent (all read into the run), and a sub-agent no call started (a compaction) was linked
+    to the step of the last call with an empty id."""
+    (original,) = read_path(_export(tmp_path))
+
+    def no_ids_on_leaves(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for span in _leaves(spans):
+            span["spanId"] = ""
+        return spans
+
+    (back,) = read_path(_export(tmp_path, no_ids_on_leaves))
+    assert _agents_steps(back) == _agents_steps(original)
+    assert [s.subtrajectory for s in back.steps if s.subtrajectory] == [
+        s.subtrajectory for s in original.steps if s.subtrajectory
+    ]
+
+
+def test_spans_under_a_shared_span_id_are_the_runs_own_with_a_warning(tmp_path: Path) -> None:
+    """The `Task` call's id given to one of the run's earlier calls too: which span the
+    sub-agent hangs under is unknown, so it is read as started by none (its steps the run's
+    own, none lost), and a warning names the id."""
+    (original,) = read_path(CLAUDE)
+    task = ""
+
+    def task_id_shared(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        nonlocal task
+        calls = [s for s in spans if _attr(s, "gen_ai.operation.name") == "execute_tool"]
+        (started,) = [s for s in calls if _attr(s, "gen_ai.tool.name") == "Task"]
+        task = calls[0]["spanId"] = started["spanId"]
+        return _foreign(spans)
+
+    (back,) = read_path(_export(tmp_path, task_id_shared))
+    assert back.subtrajectories == [] and not any(s.subtrajectory for s in back.steps)
+    subs = sum(len(s.tool_steps) for s in original.subtrajectories)
+    assert len(back.tool_steps) == len(original.tool_steps) + subs
+    assert _warnings(back) == [
+        f"span id {task} is shared by several spans: the spans under it are the run's own"
+    ]

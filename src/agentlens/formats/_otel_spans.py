@@ -2,8 +2,9 @@
 
 OTLP/JSON (the collector's file exporter, or an SDK's `ExportTraceServiceRequest` as JSON) nests
 `resourceSpans[].scopeSpans[].spans[]`; an attribute is `{key, value: {stringValue | intValue
-(a string) | doubleValue | boolValue | arrayValue | kvlistValue}}`. Two conventions name what an
-AI span did:
+(a string) | doubleValue | boolValue | arrayValue | kvlistValue}}` (`_otel_values`: one of a
+type the reader cannot use is read as absent and noted in `Span.odd`). Two conventions name
+what an AI span did:
 * OpenTelemetry GenAI (`gen_ai.operation.name`: `chat`, `execute_tool`, `invoke_agent`;
   `gen_ai.usage.input_tokens`, `gen_ai.tool.call.arguments`, `gen_ai.input.messages`, ...), with
   OpenLLMetry's indexed `gen_ai.prompt.<i>.*` / `gen_ai.completion.<i>.*` messages;
@@ -19,7 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlens.formats._json import ShapeError, arr, obj
+from agentlens.formats._json import arr, json_type, obj
+from agentlens.formats._otel_values import attributes, whole
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"\s*")
@@ -40,6 +42,7 @@ class Span:
     error: str | None  # the status message of a failed span ("" when it gave none)
     resource: dict[str, Any] = field(default_factory=dict)
     end: int = 0
+    odd: dict[str, str] = field(default_factory=dict)  # attributes read as absent: what each was
 
     @property
     def kind(self) -> str:
@@ -54,6 +57,10 @@ class Span:
             return "agent"
         return "other"
 
+    def has(self, key: str) -> bool:
+        """Whether the span gives `key`, of a type the reader can use or not."""
+        return key in self.attrs or key in self.odd
+
 
 @dataclass
 class ToolCall:
@@ -67,60 +74,66 @@ def spans_of(document: Any, where: str) -> list[Span]:
     for r, resource in enumerate(arr(obj(document, where).get("resourceSpans"), where)):
         at = f"{where}.resourceSpans[{r}]"
         resource = obj(resource, at)
-        shared = attributes(obj(resource.get("resource"), at).get("attributes"), at)
+        odd: dict[str, str] = {}
+        shared = attributes(obj(resource.get("resource"), at).get("attributes"), at, odd)
         for s, scope in enumerate(arr(resource.get("scopeSpans"), at)):
             for i, raw in enumerate(arr(obj(scope, at).get("spans"), at)):
-                spans.append(_span(obj(raw, f"{at}.scopeSpans[{s}].spans[{i}]"), shared))
+                span = _span(obj(raw, f"{at}.scopeSpans[{s}].spans[{i}]"), shared)
+                span.odd.update(odd)
+                spans.append(span)
     return spans
 
 
 def _span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
-    status = obj(raw.get("status"), "status")
+    odd: dict[str, str] = {}
+    status = _status(raw.get("status"), odd)
     failed = status.get("code") in ERROR_CODES
     return Span(
-        trace=str(raw.get("traceId") or ""),
-        span_id=str(raw.get("spanId") or ""),
-        parent=str(raw["parentSpanId"]) if raw.get("parentSpanId") else None,
-        name=str(raw.get("name") or ""),
-        start=_int(raw.get("startTimeUnixNano")),
-        end=_int(raw.get("endTimeUnixNano")),
-        attrs=attributes(raw.get("attributes"), "attributes"),
-        error=str(status.get("message") or "") if failed else None,
+        trace=_id(raw, "traceId", odd),
+        span_id=_id(raw, "spanId", odd),
+        parent=_id(raw, "parentSpanId", odd) or None,
+        name=_id(raw, "name", odd),
+        start=_nanos(raw, "startTimeUnixNano", odd),
+        end=_nanos(raw, "endTimeUnixNano", odd),
+        attrs=attributes(raw.get("attributes"), "attributes", odd),
+        error=_text_of(status, "message", odd, "status.") if failed else None,
         resource=resource,
+        odd=odd,
     )
 
 
-def attributes(raw: Any, where: str) -> dict[str, Any]:
-    found = {}
-    for item in arr(raw, where):
-        item = obj(item, where)
-        found[str(item.get("key"))] = _value(obj(item.get("value"), where))
-    return found
+def _status(raw: Any, odd: dict[str, str]) -> dict[str, Any]:
+    """The span's status; a code that is no status code reads as none (not an error)."""
+    if raw is not None and not isinstance(raw, dict):
+        odd["status"] = json_type(raw)
+        return {}
+    status = dict(raw or {})
+    if not isinstance(status.get("code"), int | str | None):
+        odd["status.code"] = json_type(status.pop("code"))
+    return status
 
 
-def _value(value: dict[str, Any]) -> Any:
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "intValue" in value:
-        return _int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "arrayValue" in value:
-        return [_value(obj(v, "arrayValue")) for v in arr(value["arrayValue"].get("values"), "")]
-    if "kvlistValue" in value:
-        return attributes(value["kvlistValue"].get("values"), "kvlistValue")
-    return None
+def _id(raw: dict[str, Any], key: str, odd: dict[str, str]) -> str:
+    """An id or name: text ("" when absent or of another type, noted in `odd`)."""
+    return _text_of(raw, key, odd, "")
 
 
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
+def _text_of(raw: dict[str, Any], key: str, odd: dict[str, str], prefix: str) -> str:
+    value = raw.get(key)
+    if value is None or isinstance(value, str):
+        return value or ""
+    odd[prefix + key] = json_type(value)
+    return ""
+
+
+def _nanos(raw: dict[str, Any], key: str, odd: dict[str, str]) -> int:
+    """A time in nanoseconds since the epoch (0 when absent or not a time, noted in `odd`)."""
+    value = whole(raw.get(key))
+    if value is None or not 0 <= value < 2**64:  # fixed64 in OTLP
+        if raw.get(key) is not None:
+            odd[key] = json_type(raw.get(key))
         return 0
-    try:
-        return int(value)
-    except ValueError:
-        raise ShapeError(f"{value!r:.40} should be a whole number") from None
+    return int(value)
 
 
 def model_of(span: Span) -> str | None:
@@ -150,50 +163,77 @@ def output_of(span: Span) -> tuple[str, list[ToolCall]]:
     """The text and tool calls of an LLM span's first output message."""
     a = span.attrs
     if isinstance(a.get("gen_ai.output.messages"), str):
-        return _semconv_message(a["gen_ai.output.messages"])
+        return _semconv_message(span)
     for prefix in ("llm.output_messages.0.message.", "gen_ai.completion.0."):
-        calls = _indexed_calls(a, prefix)
+        calls = _indexed_calls(span, prefix)
         content = a.get(prefix + "content")
         if calls or content is not None:
             return (str(content) if content is not None else ""), calls
     return "", []
 
 
-def _indexed_calls(a: dict[str, Any], prefix: str) -> list[ToolCall]:
-    calls = []
+def _indexed_calls(span: Span, prefix: str) -> list[ToolCall]:
+    """The calls `<prefix>tool_calls.<j>.*` in either convention; a name read as absent (of
+    an odd type) is `unknown`, so the calls after it are still read."""
+    calls: list[ToolCall] = []
     for j in range(1000):
         oi = f"{prefix}tool_calls.{j}.tool_call."
         ll = f"{prefix}tool_calls.{j}."
-        if oi + "function.name" in a:
-            calls.append(
-                ToolCall(
-                    a.get(oi + "id"), str(a[oi + "function.name"]), a.get(oi + "function.arguments")
-                )
+        if span.has(oi + "function.name"):
+            call = ToolCall(
+                span.attrs.get(oi + "id"), _name(span, oi + "function.name"),
+                span.attrs.get(oi + "function.arguments"),
+            )  # fmt: skip
+        elif span.has(ll + "name"):
+            call = ToolCall(
+                span.attrs.get(ll + "id"),
+                _name(span, ll + "name"),
+                span.attrs.get(ll + "arguments"),
             )
-        elif ll + "name" in a:
-            calls.append(ToolCall(a.get(ll + "id"), str(a[ll + "name"]), a.get(ll + "arguments")))
         else:
             return calls
+        calls.append(call)
     return calls
 
 
-def _semconv_message(text: str) -> tuple[str, list[ToolCall]]:
-    messages = loads(text)
-    first = (
-        obj(messages[0], "gen_ai.output.messages[0]")
-        if isinstance(messages, list) and messages
-        else {}
-    )
+def _name(span: Span, key: str) -> str:
+    return str(span.attrs.get(key, "unknown"))
+
+
+def _semconv_message(span: Span) -> tuple[str, list[ToolCall]]:
+    key = "gen_ai.output.messages"
+    messages = loads(span.attrs[key])
+    if not isinstance(messages, list):
+        _odd_shape(span, key)
     said, calls = [], []
-    for part in arr(first.get("parts"), "parts"):
-        part = obj(part, "part")
+    for part in _parts(span, key, messages[0]) if isinstance(messages, list) and messages else []:
         if part.get("type") == "text":
             said.append(str(part.get("content") or ""))
         elif part.get("type") == "tool_call":
-            calls.append(
-                ToolCall(part.get("id"), str(part.get("name") or "unknown"), part.get("arguments"))
-            )
+            name = str(part.get("name") or "unknown")
+            calls.append(ToolCall(_call_id(part.get("id")), name, part.get("arguments")))
     return "\n".join(said), calls
+
+
+def _parts(span: Span, key: str, message: Any) -> list[dict[str, Any]]:
+    """The parts of a message in the JSON text of attribute `key`; a message or part of
+    another shape is passed over and noted on the span (`Span.odd`)."""
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(message, dict) or not isinstance(parts, list | None):
+        _odd_shape(span, key)
+        return []
+    found = [part for part in parts or [] if isinstance(part, dict)]
+    if len(found) != len(parts or []):
+        _odd_shape(span, key)
+    return found
+
+
+def _odd_shape(span: Span, key: str) -> None:
+    span.odd.setdefault(key, "JSON text of another shape")
+
+
+def _call_id(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def first_user_text(span: Span) -> str | None:
@@ -202,9 +242,12 @@ def first_user_text(span: Span) -> str | None:
 
 def system_texts(span: Span) -> list[str]:
     """The text parts of an LLM span's `gen_ai.system_instructions`, one per system message."""
-    raw = span.attrs.get("gen_ai.system_instructions")
-    parts = arr(loads(raw), "gen_ai.system_instructions") if isinstance(raw, str) else []
-    return [str(obj(p, "part").get("content") or "") for p in parts]
+    key = "gen_ai.system_instructions"
+    if key not in span.attrs:
+        return []
+    parts = loads(span.attrs[key])
+    found = _parts(span, key, {"parts": parts if isinstance(parts, list) else 0})
+    return [str(part.get("content") or "") for part in found]
 
 
 def new_user_texts(span: Span) -> list[str]:
@@ -226,30 +269,31 @@ def input_messages(span: Span) -> Iterator[tuple[str, str]]:
     """(role, text) of an LLM span's input messages, in either convention, decoded one by one
     as the caller asks for them."""
     a = span.attrs
-    if isinstance(a.get("gen_ai.input.messages"), str):
-        for message in _array_items(a["gen_ai.input.messages"], "gen_ai.input.messages"):
-            message = obj(message, "message")
-            parts = arr(message.get("parts"), "parts")
-            text = "\n".join(str(obj(p, "part").get("content") or "") for p in parts)
-            yield str(message.get("role")), text
+    key = "gen_ai.input.messages"
+    if key in a:
+        for message in _array_items(span, key):
+            text = "\n".join(str(p.get("content") or "") for p in _parts(span, key, message))
+            yield str(message.get("role") if isinstance(message, dict) else None), text
         return
     for prefix in ("llm.input_messages.{}.message.", "gen_ai.prompt.{}."):
-        if a.get(prefix.format(0) + "role") is None:
+        if not span.has(prefix.format(0) + "role"):
             continue
         for i in range(1000):
-            role = a.get(prefix.format(i) + "role")
-            if role is None:
+            if not span.has(prefix.format(i) + "role"):
                 return
+            role = a.get(prefix.format(i) + "role", "unknown")
             yield str(role), str(a.get(prefix.format(i) + "content") or "")
         return
 
 
-def _array_items(text: str, where: str) -> Iterator[Any]:
-    """The items of a JSON array, decoded one at a time: a caller that stops early does not pay
-    for the rest. Not an array: as `arr`; broken part way: the items before the break."""
+def _array_items(span: Span, key: str) -> Iterator[Any]:
+    """The items of the JSON array in the text of attribute `key`, decoded one at a time: a
+    caller that stops early does not pay for the rest. Not an array: none (noted on the span);
+    broken part way: the items before the break."""
+    text = span.attrs[key]
     at = _past(_SPACE, text, 0)
     if not text.startswith("[", at):
-        yield from arr(loads(text), where)
+        _odd_shape(span, key)
         return
     at = _past(_SPACE, text, at + 1)
     while at < len(text) and text[at] != "]":

@@ -9,7 +9,8 @@ status, `is_error`; a tool span no response asked for is a tool step of its own.
 user message of the first LLM span is the task. The agent span names the agent; spans of no
 known kind (HTTP, DB) are counted in metadata, not read as steps. An agent span that a call
 started is a sub-agent, read the same way into the run's `subtrajectories` and linked from the
-call's step (`_otel_agents`).
+call's step (`_otel_agents`). An attribute of a type (or, in JSON text, a shape) the reader
+cannot use is read as absent, said in one warning for the file (`_otel_values`).
 
 A trace `convert --to otel` wrote carries what OTel has no place for under `agentlens.*`
 (`otel_writer`): each call's category, command and files, each step's own time, the messages
@@ -72,7 +73,30 @@ class OtelReader(SuffixReader):
             for span in spans:
                 traces[span.trace].append(span)
             built = [_run(path, trace, group) for trace, group in traces.items()]
+        note = _absent_note(spans)
+        if note is not None:  # the same line on each: said once for the file
+            for trajectory in built:
+                trajectory.add_warnings([note])
         yield from built
+
+
+SHOWN = 5
+
+
+def _absent_note(spans: list[o.Span]) -> str | None:
+    """One line for the file: the values read as absent (of a type or shape the reader cannot
+    use, `_otel_values`), each named with what it was, the first `SHOWN` of them."""
+    odd: dict[str, str] = {}
+    for span in spans:
+        for key, what in span.odd.items():
+            odd.setdefault(key, what)
+    if not odd:
+        return None
+    named = ", ".join(f"{key} ({what})" for key, what in list(odd.items())[:SHOWN])
+    more = f", and {len(odd) - SHOWN} more" if len(odd) > SHOWN else ""
+    values = "value" if len(odd) == 1 else "values"
+    unusable = f"of a type or shape the reader cannot use, read as absent: {named}{more}"
+    return f"{len(odd)} {values} {unusable}"
 
 
 class _Steps:
@@ -188,7 +212,22 @@ def _loads_list(raw: Any) -> list[Any]:
 
 
 def _run(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
-    return _agent(path, trace, partition(spans), None)
+    agents = partition(spans)
+    traj = _agent(path, trace, agents, None)
+    if agents.ambiguous:
+        traj.add_warnings([_ambiguous_note(agents.ambiguous)])
+    return traj
+
+
+def _ambiguous_note(ids: list[str]) -> str:
+    """Parent ids that more than one span has: which span is meant is unknown, so the spans
+    naming one are read as under none of them (`_otel_agents.partition`)."""
+    named = ", ".join(ids[:SHOWN]) + (f", and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
+    if len(ids) == 1:
+        return f"span id {named} is shared by several spans: the spans under it are the run's own"
+    return (
+        f"span ids {named} are each shared by several spans: the spans under them are the run's own"
+    )
 
 
 def _agent(path: Path, trace: str, agents: Agents, root: o.Span | None) -> Trajectory:
@@ -199,7 +238,8 @@ def _agent(path: Path, trace: str, agents: Agents, root: o.Span | None) -> Traje
         sub = _agent(path, trace, agents, sub_root)
         sub.parent_id = sub.parent_id or traj.id
         traj.subtrajectories.append(sub)
-        step = called.get(agents.caller.get(sub_root.span_id, ""))
+        call = agents.caller.get(sub_root.span_id)  # None: no call started it
+        step = called.get(call) if call is not None else None
         if step is not None and step.subtrajectory is None:
             step.subtrajectory = sub.id
     return traj

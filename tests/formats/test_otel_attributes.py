@@ -1,0 +1,187 @@
+"""A sloppy or hostile OTel exporter costs at most the attributes it got wrong: every attribute
+the reader consults (and every one the real files carry), given as each OTLP value type or as a
+malformed one, is read or read as absent with one warning naming it, never a rejected trace.
+The files: the real OpenInference capture, and a real Claude Code run as `convert --to otel`
+writes it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from agentlens.formats import read_path
+from agentlens.formats._otel_values import CHECKS
+from agentlens.formats.otel import OtelReader
+from agentlens.formats.otel_writer import to_otlp
+from agentlens.trajectory import Trajectory
+from tests.conftest import FORMATS
+
+CAPTURE = Path(__file__).parent / "otel" / "openinference-openai-session.otlp.json"
+CLAUDE = FORMATS / "claude-code" / "marot-spotter" / "short.jsonl"
+VALUES: dict[str, Any] = {
+    "string": {"stringValue": "chat"},
+    "json-of-no-shape": {"stringValue": '[5, {"role": [], "parts": 7}, {"parts": [8]}]'},
+    "json-object": {"stringValue": '{"parts": [{"type": "text", "content": 1}]}'},
+    "int": {"intValue": "7"},
+    "negative-int": {"intValue": "-7"},
+    "double": {"doubleValue": 1.5},
+    "nan": {"doubleValue": "NaN"},
+    "bool": {"boolValue": True},
+    "array": {"arrayValue": {"values": [{"stringValue": "chat"}]}},
+    "kvlist": {"kvlistValue": {"values": [{"key": "k", "value": {"stringValue": "v"}}]}},
+    "missing": {},
+    "null": None,
+    "string-null": {"stringValue": None},
+    "not-a-value": 7,
+    "malformed-int": {"intValue": "seven"},
+    "malformed-double": {"doubleValue": [1]},
+    "malformed-bool": {"boolValue": "no"},
+    "malformed-array": {"arrayValue": []},
+    "malformed-kvlist": {"kvlistValue": {"values": [1]}},
+}
+UNUSABLE = {"array", "kvlist", "not-a-value", "malformed-int", "malformed-array"}
+KEPT_AS_TEXT = CHECKS["output.value"]  # a tool's result: any value, as its JSON text
+SPAN_FIELDS = [
+    "traceId", "spanId", "parentSpanId", "name", "startTimeUnixNano", "endTimeUnixNano",
+    "status", "status.code", "status.message",
+]  # fmt: skip
+RAW: dict[str, Any] = {
+    "string": "2",
+    "empty": "",
+    "int": 2,
+    "huge": 10**30,
+    "negative": -5,
+    "double": 1.5,
+    "bool": True,
+    "array": ["x"],
+    "object": {"x": 1},
+    "null": None,
+}
+
+
+@cache
+def _sources() -> dict[str, str]:
+    (run,) = read_path(CLAUDE)
+    return {
+        "openinference-capture": CAPTURE.read_text(),
+        "claude-export": json.dumps(to_otlp([run])),
+    }
+
+
+def _spans(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for resource in doc["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            yield from scope["spans"]
+
+
+def _keys(doc: dict[str, Any]) -> set[str]:
+    return {a["key"] for span in _spans(doc) for a in span["attributes"]}
+
+
+def _with_attribute(base: str, key: str, value: Any) -> bytes:
+    """The file with `key` set to `value` on every span (replaced where the span has it)."""
+    doc = json.loads(base)
+    for span in _spans(doc):
+        kept = [a for a in span["attributes"] if a["key"] != key]
+        span["attributes"] = [*kept, {"key": key, "value": value}]
+    return json.dumps(doc).encode()
+
+
+def _read(path: Path, data: bytes) -> list[Trajectory]:
+    """Read by the reader itself (not `read_path`, which would turn a crash into a failure)."""
+    trajectories = list(OtelReader().read(path, data))
+    msgspec.json.decode(msgspec.json.encode(trajectories), type=list[Trajectory])  # well typed
+    return trajectories
+
+
+def _absent_notes(trajectories: list[Trajectory]) -> set[str]:
+    notes = (n for t in trajectories for n in t.metadata.get("warnings", []))
+    return {n for n in notes if "read as absent" in n}
+
+
+@pytest.mark.parametrize("value", sorted(VALUES))
+@pytest.mark.parametrize("source", ["openinference-capture", "claude-export"])
+def test_any_attribute_of_any_type_costs_at_most_itself(
+    source: str, value: str, tmp_path: Path
+) -> None:
+    base = _sources()[source]
+    path = tmp_path / f"{source}.otlp.json"
+    for key in sorted(set(CHECKS) | _keys(json.loads(base))):
+        trajectories = _read(path, _with_attribute(base, key, VALUES[value]))
+        assert trajectories, key
+        notes = _absent_notes(trajectories)
+        assert len(notes) <= 1, (key, notes)  # one warning for the file
+        assert all(key in note for note in notes), (key, notes)
+        if value in UNUSABLE and CHECKS.get(key) not in (None, KEPT_AS_TEXT):
+            assert notes, key  # nothing consulted but a tool's result takes a list or a kvlist
+
+
+@pytest.mark.parametrize("value", sorted(RAW))
+@pytest.mark.parametrize("field", SPAN_FIELDS)
+def test_any_span_field_of_any_type_costs_at_most_itself(
+    field: str, value: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "capture.otlp.json"
+    doc = json.loads(_sources()["openinference-capture"])
+    for span in _spans(doc):
+        outer, _, inner = field.partition(".")
+        if inner:
+            span[outer] = {**(span.get(outer) or {}), inner: RAW[value]}
+        else:
+            span[outer] = RAW[value]
+    assert _read(path, json.dumps(doc).encode())
+
+
+def test_an_operation_name_given_as_a_list_costs_only_itself(
+    tmp_path: Path, run_cli: Callable[..., Any]
+) -> None:
+    """Found by the brief: `gen_ai.operation.name` as an arrayValue made `Span.kind` raise a
+    TypeError (a list is unhashable) and the whole file was rejected."""
+    path = tmp_path / "capture.otlp.json"
+    path.write_bytes(_with_attribute(CAPTURE.read_text(), "gen_ai.operation.name", VALUES["array"]))
+    (original,) = read_path(CAPTURE)
+    (run,) = _read(path, path.read_bytes())
+    assert msgspec.to_builtins(run.steps) == msgspec.to_builtins(original.steps)
+    result = run_cli("inspect", str(path))
+    assert result.code == 0, result.err
+    warnings = [line for line in result.err.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: {path}: 1 value of a type or shape the reader cannot use, read as absent: "
+        "gen_ai.operation.name (array)"
+    ]
+
+
+def test_a_token_count_given_as_text_still_counts(tmp_path: Path) -> None:
+    """Some exporters write numbers as strings: a count in decimal text is a count, not odd."""
+    path = tmp_path / "capture.otlp.json"
+    doc = json.loads(CAPTURE.read_text())
+    for span in _spans(doc):
+        for attribute in span["attributes"]:
+            if attribute["key"] == "llm.token_count.prompt":
+                attribute["value"] = {"stringValue": attribute["value"]["intValue"]}
+    (original,) = read_path(CAPTURE)
+    (run,) = _read(path, json.dumps(doc).encode())
+    assert run.usage_total() == original.usage_total()
+    assert not _absent_notes([run])
+
+
+def test_a_file_of_two_traces_warns_once(tmp_path: Path) -> None:
+    """The capture and the export in one request: two runs, one warning line for the file."""
+    from agentlens.formats.stream import read_paths
+
+    capture, export = (json.loads(text) for text in _sources().values())
+    capture["resourceSpans"] += export["resourceSpans"]
+    path = tmp_path / "two.otlp.json"
+    path.write_bytes(_with_attribute(json.dumps(capture), "llm.model_name", VALUES["kvlist"]))
+    result = read_paths([path])
+    assert len(result.trajectories) == 2
+    assert dict(result.warnings) == {
+        f"{path}: 1 value of a type or shape the reader cannot use, read as absent: "
+        "llm.model_name (kvlist)": 2
+    }
