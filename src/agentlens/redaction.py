@@ -566,35 +566,49 @@ def _hit_strings(document: bytes, lowered: bytes) -> Iterator[tuple[int, int]]:
     for scan in scans:
         seen_to = -1
         assigned, hidden = scan.assigned, scan.hidden
+        assigns = _Assigns(document)
         for needle, at, _ in scan.find(lowered):
             if at < seen_to:
                 continue  # a second needle in a string already yielded
             # no `_TRIGGER` match can start at a hit passed over; a needle it hid may
-            passed_over = assigned[needle] and not _assigns(document, at)
-            if passed_over and not _hides_a_hit(document, lowered, at, hidden[needle]):
+            passed_over = assigned[needle] and not assigns(at)
+            if passed_over and not _hides_a_hit(lowered, at, hidden[needle], assigns):
                 continue
             seen_to = _unescaped_quote(document, at, backwards=False)
             yield _unescaped_quote(document, at, backwards=True), seen_to
 
 
-def _hides_a_hit(document: bytes, lowered: bytes, at: int, hidden: list[tuple[int, bytes]]) -> bool:
+def _hides_a_hit(
+    lowered: bytes, at: int, hidden: list[tuple[int, bytes]], assigns: _Assigns
+) -> bool:
     return any(
-        lowered.startswith(other, at + offset)
-        and (other not in _ASSIGNED or _assigns(document, at + offset))
+        lowered.startswith(other, at + offset) and (other not in _ASSIGNED or assigns(at + offset))
         for offset, other in hidden
     )
 
 
-def _assigns(document: bytes, at: int) -> bool:
-    """Whether a `:` or `=` follows offset `at` in its JSON string."""
-    stop = _UP_TO_ASSIGNMENT.match(document, at).end()  # type: ignore[union-attr] # `*`: matches
-    return document[stop] != _QUOTE
+class _Assigns:
+    """Whether a `:` or `=` follows an offset in its JSON string. The sign (or quote) found
+    for one offset is the answer for every offset up to it, so a scan's hits, which come in
+    order, read each byte once: asked afresh for each hit, a string of 4000 lines `no host key
+    found` with no sign in it was read to its end once per `key` (6 s; quadratic)."""
+
+    def __init__(self, document: bytes) -> None:
+        self.document = document
+        self.start = self.stop = -1
+
+    def __call__(self, at: int) -> bool:
+        if not self.start <= at < self.stop:
+            found = _UP_TO_ASSIGNMENT.match(self.document, at)
+            self.start, self.stop = at, found.end()  # type: ignore[union-attr] # `*`: matches
+        return self.document[self.stop] != _QUOTE
 
 
 def _hit_strings_re(document: bytes, lowered: bytes) -> Iterator[tuple[int, int]]:
     ahead = re.compile(b"(?=(" + b"|".join(map(re.escape, NEEDLES)) + b"))")
+    assigns = _Assigns(document)
     for hit in ahead.finditer(lowered):
-        if hit.group(1) not in _ASSIGNED or _assigns(document, hit.start()):
+        if hit.group(1) not in _ASSIGNED or assigns(hit.start()):
             at = hit.start()
             yield (
                 _unescaped_quote(document, at, backwards=True),
