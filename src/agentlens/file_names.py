@@ -1,7 +1,7 @@
 """File names made from trace text (a trajectory id, an input file's stem): the one place such
 text becomes part of a path. Characters outside `[A-Za-z0-9._@+-]` become `_`; no name is `.`,
-`..` or hidden; a name longer than `MAX_STEM` is cut and ends with a digest of the whole text, so
-a file system that takes 255 bytes a name takes it (suffixes included) and two long ids that
+`..` or hidden; a name longer than `MAX_STEM` is cut and ends with a digest of the whole text,
+so a file system that takes 255 bytes a name takes it (suffixes included) and two long ids that
 share a beginning still get two files."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import hashlib
 import re
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
-MAX_STEM = 120
+MAX_STEM = 200  # leaves room for `-N` and `.otlp.json` in the 255 bytes a name may take
 DIGEST = 12
 
 
