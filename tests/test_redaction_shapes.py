@@ -14,10 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from agentlens import redaction
 from agentlens.formats.load import read_path
+from tests.conftest import FORMATS
 
 # (what is planted, a part of it that must not be left anywhere)
 SHAPES = {
@@ -146,3 +148,27 @@ def test_a_secret_quoted_by_an_error_line_is_redacted(data_dir: Path, tmp_path: 
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 2 and "should be a number" in done.stderr, done.stderr
     assert "AbCdEfGhIjKlMnOp" not in done.stderr and "[REDACTED:openai-key]" in done.stderr
+
+
+def test_a_password_whose_quotes_a_reader_escaped_is_redacted(tmp_path: Path) -> None:
+    """Found by attack: the Grok CLI reader keeps a tool's structured output as its JSON text,
+    so `DB_PASSWORD="…"` in a written file's diff became `DB_PASSWORD=\\"…\\"`, which no
+    pattern took: it reached judge prompts and exports whole. Planted in the real session."""
+    folder = FORMATS / "grok-cli"
+    (tmp_path / "grok").mkdir()
+    for sibling in ("summary.json", "signals.json"):
+        (tmp_path / "grok" / sibling).write_bytes((folder / sibling).read_bytes())
+    lines = [json.loads(line) for line in (folder / "updates.jsonl").read_text().splitlines()]
+    result = next(
+        line["params"]["update"]
+        for line in lines
+        if line["params"]["update"]["sessionUpdate"] == "tool_call_update"
+    )
+    diff = '+DB_PASSWORD="Hunter2Hunter2"\n+{"api_key": "AbCdEf123456"}'
+    result["rawOutput"] = {"type": "WriteFile", "diff": diff}
+    updates = tmp_path / "grok" / "updates.jsonl"
+    updates.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (trajectory,) = read_path(updates)
+    kept = json.dumps(msgspec.to_builtins(trajectory))
+    assert "Hunter2Hunter2" not in kept and "AbCdEf123456" not in kept
+    assert kept.count("[REDACTED:password]") == 2

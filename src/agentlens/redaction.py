@@ -76,11 +76,14 @@ _OWN = [
     # stops at RFC 3986 sub-delimiters (`redis://:pw@h`, `admin:Secr3t!@h`); not `${VAR}`
     ("basic-auth-credentials", re.compile(
         r"://[^:/?#\[\]@\s\"'<>\\]*:(?![$({<\[])([^/?#\s\"'<>\\]+)@")),
-    # `password = hunter2`, `"token": "abc..."`; not `token: string` (a type) nor `key=$VAR`
+    # `password = hunter2`, `"token": "abc..."`; not `token: string` (a type) nor `key=$VAR`;
+    # its quotes escaped too, up to three times (`PASSWORD=\"hunter2\"`: a reader's JSON dump of
+    # a tool's output)
     ("password", re.compile(
         r"(?i)(?<![\w-])(?:[\w-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key"
-        r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})(?:[\"']?\s{0,4}[:=]\s{0,4}[\"']|\s{0,4}=\s{0,4})"
-        r"(?![$({<\[])([^\s\"'`,;&(){}<>\[]{6,}+)(?![(<\[])")),
+        r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})"
+        r"(?:\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']|\s{0,4}=\s{0,4})"
+        r"(?![$({<\[\\])((?:[^\s\"'`,;&(){}<>\[\\]|\\(?![\"'])){6,}+)(?![(<\[])")),
     # YAML's `POSTGRES_PASSWORD: hunter2` alone on its line; not a type (`api_key: SecretStr`)
     ("password", re.compile(
         r"(?im)^[ \t]*(?:- )?[\w.-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key"
@@ -137,7 +140,7 @@ def _detectors() -> list[tuple[str, re.Pattern[str]]]:
 # Every pattern above needs one of these in the text: most strings are checked by this one scan.
 _TRIGGER = re.compile(
     r"sk-|sk_live|rk_live|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|BEGIN|(?i:bearer)|eyJ"
-    r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
+    r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}\\{0,7}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
     r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d|hf_|AIza|ya29\.|dckr_pat_|do[por]_v1_"
     r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\"\s*:"
     r"|(?i:sig=|x-amz-signature=)"
