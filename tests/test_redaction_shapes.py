@@ -150,10 +150,26 @@ def test_a_secret_quoted_by_an_error_line_is_redacted(data_dir: Path, tmp_path: 
     assert "AbCdEfGhIjKlMnOp" not in done.stderr and "[REDACTED:openai-key]" in done.stderr
 
 
-def test_a_password_whose_quotes_a_reader_escaped_is_redacted(tmp_path: Path) -> None:
+# (quoted as tools write them, a part that must not be left once the quotes are escaped)
+QUOTED = {
+    "assignment": ('DB_PASSWORD="Hunter2Hunter2"', "Hunter2Hunter2"),
+    "json-key": ('{"api_key": "AbCdEf123456"}', "AbCdEf123456"),
+    "basic-header": ('{"Authorization": "Basic YWRtaW46c3VwZXJzZWNyZXQ="}', "YWRtaW46c3VwZXJzZWNyZXQ"),
+    "docker-config": ('{"auths": {"ghcr.io": {"auth": "Ym9iOmh1bnRlcjJTZWNyZXQ="}}}', "Ym9iOmh1bnRlcjJTZWNyZXQ"),
+    "kubeconfig": ('client-key-data: "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt"', "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt"),
+    "curl-user": ('curl -u "admin:Pa55w0rdXyz" https://x', "Pa55w0rdXyz"),
+    "mysql-password": ('mysql -uroot -p"S3cr3tMysqlPw" prod', "S3cr3tMysqlPw"),
+    "sshpass": ('sshpass -p "S3cretSsh" ssh root@host', "S3cretSsh"),
+    "redis-cli": ('redis-cli -a "R3disPassw0rd" ping', "R3disPassw0rd"),
+}  # fmt: skip
+
+
+def test_a_secret_whose_quotes_a_reader_escaped_is_redacted(tmp_path: Path) -> None:
     """Found by attack: the Grok CLI reader keeps a tool's structured output as its JSON text,
     so `DB_PASSWORD="…"` in a written file's diff became `DB_PASSWORD=\\"…\\"`, which no
-    pattern took: it reached judge prompts and exports whole. Planted in the real session."""
+    pattern took: it reached judge prompts and exports whole, and so did every shape below
+    that needs a quote. Planted in the real session, quoted once and (a diff of a JSON file)
+    twice."""
     folder = FORMATS / "grok-cli"
     (tmp_path / "grok").mkdir()
     for sibling in ("summary.json", "signals.json"):
@@ -164,11 +180,10 @@ def test_a_password_whose_quotes_a_reader_escaped_is_redacted(tmp_path: Path) ->
         for line in lines
         if line["params"]["update"]["sessionUpdate"] == "tool_call_update"
     )
-    diff = '+DB_PASSWORD="Hunter2Hunter2"\n+{"api_key": "AbCdEf123456"}'
-    result["rawOutput"] = {"type": "WriteFile", "diff": diff}
+    said = "\n".join(text for text, _ in QUOTED.values())
+    result["rawOutput"] = {"type": "WriteFile", "diff": said, "json": json.dumps(said)}
     updates = tmp_path / "grok" / "updates.jsonl"
     updates.write_text("".join(json.dumps(line) + "\n" for line in lines))
     (trajectory,) = read_path(updates)
     kept = json.dumps(msgspec.to_builtins(trajectory))
-    assert "Hunter2Hunter2" not in kept and "AbCdEf123456" not in kept
-    assert kept.count("[REDACTED:password]") == 2
+    assert [kind for kind, (_, part) in QUOTED.items() if part in kept] == []

@@ -51,19 +51,30 @@ _OWN = [
     ("digitalocean-token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}")),
     ("shopify-token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
     # HTTP Basic credentials: the header's base64, `curl -u user:pw`, `mysql -pPASSWORD` (the gap
-    # to the option is bounded: a line of 10^5 `curl`s must not cost 10^10 steps)
+    # to the option is bounded: a line of 10^5 `curl`s must not cost 10^10 steps). Here and below
+    # a quote may come JSON-escaped (`\\{0,7}`) and a line start as `\\n`, as a reader's dump of a
+    # tool's output holds them, and a value stops before the backslash of an escaped closing quote
     ("basic-auth-credentials", re.compile(
-        r"(?i)\bauthorization[\"']?\s{0,4}[:=]\s{0,4}[\"']?basic\s+([A-Za-z0-9+/]{8,}={0,2})")),
+        r"(?i)(?:\b|(?<=\\[nrt]))authorization\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']?basic\s+"
+        r"([A-Za-z0-9+/]{8,}={0,2})")),
     ("basic-auth-credentials", re.compile(
-        r"\bcurl\b[^\n]{0,200}?\s(?:-u|--user)\s*[\"']?[^\s:\"']+:(?![$({<\[])([^\s\"']+)")),
-    ("password", re.compile(r"\bmysql(?:dump|admin)?\b[^\n]{0,200}?\s-p(?![$({<\[])([^\s\"']{4,})")),
-    ("password", re.compile(r"\bsshpass\s+-p\s*[\"']?(?![$({<\[])([^\s\"']{4,})")),
-    ("password", re.compile(r"\bredis-cli\b[^\n]{0,200}?\s-a\s+[\"']?(?![$({<\[])([^\s\"']{4,})")),
+        r"(?:\b|(?<=\\[nrt]))curl\b[^\n]{0,200}?\s(?:-u|--user)\s*\\{0,7}[\"']?[^\s:\"']+:(?![$({<\[\\])"
+        r"((?:[^\s\"'\\]|\\(?![\"']))+)")),
+    ("password", re.compile(
+        r"(?:\b|(?<=\\[nrt]))mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p\\{0,7}[\"']?(?![$({<\[\\])"
+        r"((?:[^\s\"'\\]|\\(?![\"'])){4,})")),
+    ("password", re.compile(
+        r"(?:\b|(?<=\\[nrt]))sshpass\s+-p\s*\\{0,7}[\"']?(?![$({<\[\\])((?:[^\s\"'\\]|\\(?![\"'])){4,})")),
+    ("password", re.compile(
+        r"(?:\b|(?<=\\[nrt]))redis-cli\b[^\n]{0,200}?\s-a\s+\\{0,7}[\"']?(?![$({<\[\\])"
+        r"((?:[^\s\"'\\]|\\(?![\"'])){4,})")),
     # ~/.netrc, ~/.docker/config.json, a kubeconfig's base64 private key
     ("password", re.compile(
-        r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?![$({<\[])([^\s\"']{4,})")),
-    ("basic-auth-credentials", re.compile(r"\bauth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"")),
-    ("kube-client-key", re.compile(r"\bclient-key-data:\s*[\"']?([A-Za-z0-9+/]{20,}={0,2})")),
+        r"(?:\b|(?<=\\[nrt]))machine\s+\S+\s+login\s+\S+\s+password\s+(?![$({<\[])([^\s\"']{4,})")),
+    ("basic-auth-credentials", re.compile(
+        r"\bauth\\{0,7}\"\s*:\s*\\{0,7}\"([A-Za-z0-9+/]{8,}={0,2})\\{0,7}\"")),
+    ("kube-client-key", re.compile(
+        r"(?:\b|(?<=\\[nrt]))client-key-data:\s*\\{0,7}[\"']?([A-Za-z0-9+/]{20,}={0,2})")),
     # a signed URL's signature: an Azure SAS `sig=`, AWS's `X-Amz-Signature=`
     ("url-signature", re.compile(r"(?i)(?:[?&]sig|x-amz-signature)=([A-Za-z0-9%+/=_-]{16,})")),
     ("bearer", re.compile(r"(?i)(?<=\bbearer\s)[A-Za-z0-9._~+/=-]{8,}+")),
@@ -142,7 +153,7 @@ _TRIGGER = re.compile(
     r"sk-|sk_live|rk_live|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|BEGIN|(?i:bearer)|eyJ"
     r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}\\{0,7}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
     r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d|hf_|AIza|ya29\.|dckr_pat_|do[por]_v1_"
-    r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\"\s*:"
+    r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\\{0,7}\"\s*:"
     r"|(?i:sig=|x-amz-signature=)"
 )
 
