@@ -161,6 +161,7 @@ QUOTED = {
     "mysql-password": ('mysql -uroot -p"S3cr3tMysqlPw" prod', "S3cr3tMysqlPw"),
     "sshpass": ('sshpass -p "S3cretSsh" ssh root@host', "S3cretSsh"),
     "redis-cli": ('redis-cli -a "R3disPassw0rd" ping', "R3disPassw0rd"),
+    "yaml": ("db:\n  password: hunter2Yaml\n  user: bob", "hunter2Yaml"),
 }  # fmt: skip
 
 

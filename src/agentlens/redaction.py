@@ -95,12 +95,14 @@ _OWN = [
         r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})"
         r"(?:\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']|\s{0,4}=\s{0,4})"
         r"(?![$({<\[\\])((?:[^\s\"'`,;&(){}<>\[\\]|\\(?![\"'])){6,}+)(?![(<\[])")),
-    # YAML's `POSTGRES_PASSWORD: hunter2` alone on its line; not a type (`api_key: SecretStr`)
+    # YAML's `POSTGRES_PASSWORD: hunter2` alone on its line (in a reader's JSON dump, a line may
+    # end at a `\\n` or a quote); not a type (`api_key: SecretStr`)
     ("password", re.compile(
-        r"(?im)^[ \t]*(?:- )?[\w.-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key"
-        r"|access[_-]?key|auth[_-]?key|private[_-]?key)[\w.-]{0,40}:[ \t]+(?![$({<\[])"
-        r"(?!(?-i:[A-Z][A-Za-z]*|string|str|bytes|number|boolean|bool|object|integer|int)[ \t]*$)"
-        r"([^\s\"'`,;&(){}<>\[]{6,})[ \t]*$")),
+        r"(?im)(?:^|(?<=\\[nr])|(?<=\"))[ \t]*(?:- )?[\w.-]{0,40}(?:password|passwd|pwd|secret|token"
+        r"|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key)[\w.-]{0,40}:[ \t]+(?![$({<\[\\])"
+        r"(?!(?-i:[A-Z][A-Za-z]*|string|str|bytes|number|boolean|bool|object|integer|int)"
+        r"[ \t]*(?:$|\\{1,7}[nr]|\\{0,7}\"))"
+        r"((?:[^\s\"'`,;&(){}<>\[\\]|\\(?!\\{0,6}[nr\"'])){6,})[ \t]*(?:$|(?=\\{1,7}[nr]|\\{0,7}\"))")),
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
 # match ordinary words and hex ids; Discord and Telegram shapes have no literal to find them by
