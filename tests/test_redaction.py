@@ -11,6 +11,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import msgspec
@@ -23,6 +24,7 @@ from agentlens.reviews.judge.prompt import ReviewContext, build_messages
 from agentlens.store import open_store
 from agentlens.trajectory import Trajectory
 from agentlens.viewer.payload import trajectory_dict
+from tests.conftest import FORMATS
 
 PLANTED = {
     "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdEFGH",
@@ -284,3 +286,36 @@ def test_a_yaml_password_is_masked_and_a_type_annotation_is_not() -> None:
         "secret_key: ${SECRET_KEY}\nauth_token: <your token>": "secret_key: ${SECRET_KEY}\nauth_token: <your token>",
     }  # fmt: skip
     assert {text: redaction.redact_text(text) for text in texts} == texts
+
+
+def test_a_string_of_many_passed_over_needles_is_read_in_linear_time() -> None:
+    """Found by attack: for each `key` with no `:` or `=` after it, the rest of its string was
+    read to see whether one follows; a real Copilot CLI session whose tool result repeats an
+    ssh line (`no host key found`) 4000 times took 6 s to redact, 16x the time of 1000 lines."""
+    redaction.set_enabled(False)
+    try:
+        (real,) = read_path(FORMATS / "copilot-cli" / "events.jsonl")
+    finally:
+        redaction.set_enabled(None)
+    step = next(s for s in real.steps if s.observation)
+
+    def seconds(count: int) -> float:
+        said = "no host key found for this server\n" * count + PLANTED["aws"]
+        planted = msgspec.structs.replace(step, observation=said)
+        trajectory = msgspec.structs.replace(
+            real, steps=[planted if s is step else s for s in real.steps]
+        )
+        runs = []
+        for _ in range(2):
+            redaction._redact_cached.cache_clear()
+            start = time.process_time()
+            redacted = redaction.redact_trajectory(trajectory)
+            runs.append(time.process_time() - start)
+        assert msgspec.to_builtins(redacted) == redaction.redact_walk(
+            msgspec.to_builtins(trajectory)
+        )
+        assert PLANTED["aws"] not in str(msgspec.to_builtins(redacted))
+        return min(runs)
+
+    ratio = seconds(8000) / seconds(2000)
+    assert ratio < 8, f"4x the lines took {ratio:.1f}x the time (linear: 4, quadratic: 16)"

@@ -14,10 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from agentlens import redaction
 from agentlens.formats.load import read_path
+from tests.conftest import FORMATS
 
 # (what is planted, a part of it that must not be left anywhere)
 SHAPES = {
@@ -146,3 +148,43 @@ def test_a_secret_quoted_by_an_error_line_is_redacted(data_dir: Path, tmp_path: 
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 2 and "should be a number" in done.stderr, done.stderr
     assert "AbCdEfGhIjKlMnOp" not in done.stderr and "[REDACTED:openai-key]" in done.stderr
+
+
+# (quoted as tools write them, a part that must not be left once the quotes are escaped)
+QUOTED = {
+    "assignment": ('DB_PASSWORD="Hunter2Hunter2"', "Hunter2Hunter2"),
+    "json-key": ('{"api_key": "AbCdEf123456"}', "AbCdEf123456"),
+    "basic-header": ('{"Authorization": "Basic YWRtaW46c3VwZXJzZWNyZXQ="}', "YWRtaW46c3VwZXJzZWNyZXQ"),
+    "docker-config": ('{"auths": {"ghcr.io": {"auth": "Ym9iOmh1bnRlcjJTZWNyZXQ="}}}', "Ym9iOmh1bnRlcjJTZWNyZXQ"),
+    "kubeconfig": ('client-key-data: "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt"', "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt"),
+    "curl-user": ('curl -u "admin:Pa55w0rdXyz" https://x', "Pa55w0rdXyz"),
+    "mysql-password": ('mysql -uroot -p"S3cr3tMysqlPw" prod', "S3cr3tMysqlPw"),
+    "sshpass": ('sshpass -p "S3cretSsh" ssh root@host', "S3cretSsh"),
+    "redis-cli": ('redis-cli -a "R3disPassw0rd" ping', "R3disPassw0rd"),
+    "yaml": ("db:\n  password: hunter2Yaml\n  user: bob", "hunter2Yaml"),
+}  # fmt: skip
+
+
+def test_a_secret_whose_quotes_a_reader_escaped_is_redacted(tmp_path: Path) -> None:
+    """Found by attack: the Grok CLI reader keeps a tool's structured output as its JSON text,
+    so `DB_PASSWORD="…"` in a written file's diff became `DB_PASSWORD=\\"…\\"`, which no
+    pattern took: it reached judge prompts and exports whole, and so did every shape below
+    that needs a quote. Planted in the real session, quoted once and (a diff of a JSON file)
+    twice."""
+    folder = FORMATS / "grok-cli"
+    (tmp_path / "grok").mkdir()
+    for sibling in ("summary.json", "signals.json"):
+        (tmp_path / "grok" / sibling).write_bytes((folder / sibling).read_bytes())
+    lines = [json.loads(line) for line in (folder / "updates.jsonl").read_text().splitlines()]
+    result = next(
+        line["params"]["update"]
+        for line in lines
+        if line["params"]["update"]["sessionUpdate"] == "tool_call_update"
+    )
+    said = "\n".join(text for text, _ in QUOTED.values())
+    result["rawOutput"] = {"type": "WriteFile", "diff": said, "json": json.dumps(said)}
+    updates = tmp_path / "grok" / "updates.jsonl"
+    updates.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (trajectory,) = read_path(updates)
+    kept = json.dumps(msgspec.to_builtins(trajectory))
+    assert [kind for kind, (_, part) in QUOTED.items() if part in kept] == []

@@ -51,19 +51,30 @@ _OWN = [
     ("digitalocean-token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}")),
     ("shopify-token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
     # HTTP Basic credentials: the header's base64, `curl -u user:pw`, `mysql -pPASSWORD` (the gap
-    # to the option is bounded: a line of 10^5 `curl`s must not cost 10^10 steps)
+    # to the option is bounded: a line of 10^5 `curl`s must not cost 10^10 steps). Here and below
+    # a quote may come JSON-escaped (`\\{0,7}`) and a line start as `\\n`, as a reader's dump of a
+    # tool's output holds them, and a value stops before the backslash of an escaped closing quote
     ("basic-auth-credentials", re.compile(
-        r"(?i)\bauthorization[\"']?\s{0,4}[:=]\s{0,4}[\"']?basic\s+([A-Za-z0-9+/]{8,}={0,2})")),
+        r"(?i)(?:\b|(?<=\\[nrt]))authorization\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']?basic\s+"
+        r"([A-Za-z0-9+/]{8,}={0,2})")),
     ("basic-auth-credentials", re.compile(
-        r"\bcurl\b[^\n]{0,200}?\s(?:-u|--user)\s*[\"']?[^\s:\"']+:(?![$({<\[])([^\s\"']+)")),
-    ("password", re.compile(r"\bmysql(?:dump|admin)?\b[^\n]{0,200}?\s-p(?![$({<\[])([^\s\"']{4,})")),
-    ("password", re.compile(r"\bsshpass\s+-p\s*[\"']?(?![$({<\[])([^\s\"']{4,})")),
-    ("password", re.compile(r"\bredis-cli\b[^\n]{0,200}?\s-a\s+[\"']?(?![$({<\[])([^\s\"']{4,})")),
+        r"(?:\b|(?<=\\[nrt]))curl\b[^\n]{0,200}?\s(?:-u|--user)\s*\\{0,7}[\"']?[^\s:\"']+:(?![$({<\[\\])"
+        r"((?:[^\s\"'\\]|\\(?![\"']))+)")),
+    ("password", re.compile(
+        r"(?:\b|(?<=\\[nrt]))mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p\\{0,7}[\"']?(?![$({<\[\\])"
+        r"((?:[^\s\"'\\]|\\(?![\"'])){4,})")),
+    ("password", re.compile(
+        r"(?:\b|(?<=\\[nrt]))sshpass\s+-p\s*\\{0,7}[\"']?(?![$({<\[\\])((?:[^\s\"'\\]|\\(?![\"'])){4,})")),
+    ("password", re.compile(
+        r"(?:\b|(?<=\\[nrt]))redis-cli\b[^\n]{0,200}?\s-a\s+\\{0,7}[\"']?(?![$({<\[\\])"
+        r"((?:[^\s\"'\\]|\\(?![\"'])){4,})")),
     # ~/.netrc, ~/.docker/config.json, a kubeconfig's base64 private key
     ("password", re.compile(
-        r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?![$({<\[])([^\s\"']{4,})")),
-    ("basic-auth-credentials", re.compile(r"\bauth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"")),
-    ("kube-client-key", re.compile(r"\bclient-key-data:\s*[\"']?([A-Za-z0-9+/]{20,}={0,2})")),
+        r"(?:\b|(?<=\\[nrt]))machine\s+\S+\s+login\s+\S+\s+password\s+(?![$({<\[])([^\s\"']{4,})")),
+    ("basic-auth-credentials", re.compile(
+        r"\bauth\\{0,7}\"\s*:\s*\\{0,7}\"([A-Za-z0-9+/]{8,}={0,2})\\{0,7}\"")),
+    ("kube-client-key", re.compile(
+        r"(?:\b|(?<=\\[nrt]))client-key-data:\s*\\{0,7}[\"']?([A-Za-z0-9+/]{20,}={0,2})")),
     # a signed URL's signature: an Azure SAS `sig=`, AWS's `X-Amz-Signature=`
     ("url-signature", re.compile(r"(?i)(?:[?&]sig|x-amz-signature)=([A-Za-z0-9%+/=_-]{16,})")),
     ("bearer", re.compile(r"(?i)(?<=\bbearer\s)[A-Za-z0-9._~+/=-]{8,}+")),
@@ -76,17 +87,22 @@ _OWN = [
     # stops at RFC 3986 sub-delimiters (`redis://:pw@h`, `admin:Secr3t!@h`); not `${VAR}`
     ("basic-auth-credentials", re.compile(
         r"://[^:/?#\[\]@\s\"'<>\\]*:(?![$({<\[])([^/?#\s\"'<>\\]+)@")),
-    # `password = hunter2`, `"token": "abc..."`; not `token: string` (a type) nor `key=$VAR`
+    # `password = hunter2`, `"token": "abc..."`; not `token: string` (a type) nor `key=$VAR`;
+    # its quotes escaped too, up to three times (`PASSWORD=\"hunter2\"`: a reader's JSON dump of
+    # a tool's output)
     ("password", re.compile(
         r"(?i)(?<![\w-])(?:[\w-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key"
-        r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})(?:[\"']?\s{0,4}[:=]\s{0,4}[\"']|\s{0,4}=\s{0,4})"
-        r"(?![$({<\[])([^\s\"'`,;&(){}<>\[]{6,}+)(?![(<\[])")),
-    # YAML's `POSTGRES_PASSWORD: hunter2` alone on its line; not a type (`api_key: SecretStr`)
+        r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})"
+        r"(?:\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']|\s{0,4}=\s{0,4})"
+        r"(?![$({<\[\\])((?:[^\s\"'`,;&(){}<>\[\\]|\\(?![\"'])){6,}+)(?![(<\[])")),
+    # YAML's `POSTGRES_PASSWORD: hunter2` alone on its line (in a reader's JSON dump, a line may
+    # end at a `\\n` or a quote); not a type (`api_key: SecretStr`)
     ("password", re.compile(
-        r"(?im)^[ \t]*(?:- )?[\w.-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key"
-        r"|access[_-]?key|auth[_-]?key|private[_-]?key)[\w.-]{0,40}:[ \t]+(?![$({<\[])"
-        r"(?!(?-i:[A-Z][A-Za-z]*|string|str|bytes|number|boolean|bool|object|integer|int)[ \t]*$)"
-        r"([^\s\"'`,;&(){}<>\[]{6,})[ \t]*$")),
+        r"(?im)(?:^|(?<=\\[nr])|(?<=\"))[ \t]*(?:- )?[\w.-]{0,40}(?:password|passwd|pwd|secret|token"
+        r"|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key)[\w.-]{0,40}:[ \t]+(?![$({<\[\\])"
+        r"(?!(?-i:[A-Z][A-Za-z]*|string|str|bytes|number|boolean|bool|object|integer|int)"
+        r"[ \t]*(?:$|\\{1,7}[nr]|\\{0,7}\"))"
+        r"((?:[^\s\"'`,;&(){}<>\[\\]|\\(?!\\{0,6}[nr\"'])){6,})[ \t]*(?:$|(?=\\{1,7}[nr]|\\{0,7}\"))")),
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
 # match ordinary words and hex ids; Discord and Telegram shapes have no literal to find them by
@@ -137,9 +153,9 @@ def _detectors() -> list[tuple[str, re.Pattern[str]]]:
 # Every pattern above needs one of these in the text: most strings are checked by this one scan.
 _TRIGGER = re.compile(
     r"sk-|sk_live|rk_live|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|BEGIN|(?i:bearer)|eyJ"
-    r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
+    r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}\\{0,7}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
     r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d|hf_|AIza|ya29\.|dckr_pat_|do[por]_v1_"
-    r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\"\s*:"
+    r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\\{0,7}\"\s*:"
     r"|(?i:sig=|x-amz-signature=)"
 )
 
@@ -566,35 +582,49 @@ def _hit_strings(document: bytes, lowered: bytes) -> Iterator[tuple[int, int]]:
     for scan in scans:
         seen_to = -1
         assigned, hidden = scan.assigned, scan.hidden
+        assigns = _Assigns(document)
         for needle, at, _ in scan.find(lowered):
             if at < seen_to:
                 continue  # a second needle in a string already yielded
             # no `_TRIGGER` match can start at a hit passed over; a needle it hid may
-            passed_over = assigned[needle] and not _assigns(document, at)
-            if passed_over and not _hides_a_hit(document, lowered, at, hidden[needle]):
+            passed_over = assigned[needle] and not assigns(at)
+            if passed_over and not _hides_a_hit(lowered, at, hidden[needle], assigns):
                 continue
             seen_to = _unescaped_quote(document, at, backwards=False)
             yield _unescaped_quote(document, at, backwards=True), seen_to
 
 
-def _hides_a_hit(document: bytes, lowered: bytes, at: int, hidden: list[tuple[int, bytes]]) -> bool:
+def _hides_a_hit(
+    lowered: bytes, at: int, hidden: list[tuple[int, bytes]], assigns: _Assigns
+) -> bool:
     return any(
-        lowered.startswith(other, at + offset)
-        and (other not in _ASSIGNED or _assigns(document, at + offset))
+        lowered.startswith(other, at + offset) and (other not in _ASSIGNED or assigns(at + offset))
         for offset, other in hidden
     )
 
 
-def _assigns(document: bytes, at: int) -> bool:
-    """Whether a `:` or `=` follows offset `at` in its JSON string."""
-    stop = _UP_TO_ASSIGNMENT.match(document, at).end()  # type: ignore[union-attr] # `*`: matches
-    return document[stop] != _QUOTE
+class _Assigns:
+    """Whether a `:` or `=` follows an offset in its JSON string. The sign (or quote) found
+    for one offset is the answer for every offset up to it, so a scan's hits, which come in
+    order, read each byte once: asked afresh for each hit, a string of 4000 lines `no host key
+    found` with no sign in it was read to its end once per `key` (6 s; quadratic)."""
+
+    def __init__(self, document: bytes) -> None:
+        self.document = document
+        self.start = self.stop = -1
+
+    def __call__(self, at: int) -> bool:
+        if not self.start <= at < self.stop:
+            found = _UP_TO_ASSIGNMENT.match(self.document, at)
+            self.start, self.stop = at, found.end()  # type: ignore[union-attr] # `*`: matches
+        return self.document[self.stop] != _QUOTE
 
 
 def _hit_strings_re(document: bytes, lowered: bytes) -> Iterator[tuple[int, int]]:
     ahead = re.compile(b"(?=(" + b"|".join(map(re.escape, NEEDLES)) + b"))")
+    assigns = _Assigns(document)
     for hit in ahead.finditer(lowered):
-        if hit.group(1) not in _ASSIGNED or _assigns(document, hit.start()):
+        if hit.group(1) not in _ASSIGNED or assigns(hit.start()):
             at = hit.start()
             yield (
                 _unescaped_quote(document, at, backwards=True),

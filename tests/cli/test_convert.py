@@ -65,3 +65,33 @@ def test_convert_to_atif_writes_one_file_per_trajectory(
         (back,) = read_path(tmp_path / f"{original.id}.json")
         assert back.source.format == "atif"
         assert [s.tool_name for s in back.tool_steps] == [s.tool_name for s in original.tool_steps]
+
+
+GEMINI = FORMATS / "gemini-cli-jsonl" / "session.jsonl"
+
+
+def gemini_session(path: Path, session_id: str) -> Path:
+    """The real Gemini CLI session, its header's `sessionId` set to `session_id`."""
+    header, *rest = GEMINI.read_bytes().splitlines(keepends=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(json.dumps(json.loads(header) | {"sessionId": session_id}).encode() + b"\n")
+    with path.open("ab") as handle:
+        handle.writelines(rest)
+    return path
+
+
+def test_convert_to_atif_names_a_file_for_an_id_too_long_to_be_one(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """A session id of 300 characters (a hostile trace's) became the ATIF file's name whole: the
+    batch stopped with `error: …: File name too long` (exit 2). It is cut, with a digest of the
+    whole id, so two long ids that share a beginning still get two files."""
+    ids = ["s" * 300 + "-1", "s" * 300 + "-2"]
+    for number, session_id in enumerate(ids):
+        gemini_session(tmp_path / "in" / f"session-{number}.jsonl", session_id)
+    out = tmp_path / "out"
+    result = run_cli("convert", "--to", "atif", "-o", str(out), str(tmp_path / "in"))
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    written = sorted(out.iterdir())
+    assert len(written) == 2 and all(len(path.name) < 255 for path in written)
+    assert sorted(json.loads(path.read_bytes())["session_id"] for path in written) == ids

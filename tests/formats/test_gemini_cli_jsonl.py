@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from agentlens.formats import detect, read_path
+from agentlens.formats.gemini_cli_jsonl import GeminiCliJsonlReader
 from tests.conftest import FORMATS
 
 SESSION = FORMATS / "gemini-cli-jsonl" / "session.jsonl"
@@ -140,3 +142,29 @@ def test_a_rewind_to_an_unknown_message_is_named(tmp_path: Path) -> None:
         f"line {len(_lines()) + 1}: $rewindTo an unknown message 'no-such-message' "
         f"dropped all {held} messages"
     )
+
+
+def test_a_log_of_rewinds_is_read_in_linear_time(tmp_path: Path) -> None:
+    """Found by attack: each `$rewindTo` listed every message held to find its cut, so a log
+    that keeps many messages and rewinds often was quadratic (40k rewinds over 20k messages
+    took 6 s; 100k, minutes)."""
+    lines = _lines()
+    info = next(line for line in lines if line.get("type") == "info")
+
+    def seconds(count: int) -> float:
+        held = [info | {"id": f"kept-{i}"} for i in range(count)]
+        undone = [
+            [info | {"id": f"undone-{i}"}, {"$rewindTo": f"undone-{i}"}] for i in range(count)
+        ]
+        path = _write(tmp_path, [*lines, *held, *[line for pair in undone for line in pair]])
+        data, runs = path.read_bytes(), []
+        for _ in range(2):
+            start = time.process_time()
+            (traj,) = GeminiCliJsonlReader().read(path, data)
+            runs.append(time.process_time() - start)
+        assert traj.metadata["folded"]["rewinds"] == count
+        assert sum(isinstance(s.raw, dict) and s.raw["id"] == "kept-0" for s in traj.steps) == 1
+        return min(runs)
+
+    ratio = seconds(20_000) / seconds(5_000)
+    assert ratio < 8, f"4x the rewinds took {ratio:.1f}x the time (linear: 4, quadratic: 16)"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
 from agentlens.formats import detect, read_path
+from agentlens.formats.grok_cli import GrokCliReader
 from tests.conftest import FORMATS
 
 FOLDER = FORMATS / "grok-cli"
@@ -58,3 +60,43 @@ def test_updates_alone_still_read(tmp_path: Path) -> None:
     assert traj.id == tmp_path.name
     assert traj.model is None
     assert len(traj.tool_steps) == len(_updates("tool_call"))
+
+
+def _with_user_chunks(folder: Path, count: int) -> Path:
+    """The real session folder, its updates led by `count` chunks of one pasted user prompt (ACP
+    streams a message in chunks)."""
+    shutil.copytree(FOLDER, folder)
+    chunks = [
+        {
+            "method": "session/update",
+            "params": {
+                "update": {
+                    "sessionUpdate": "user_message_chunk",
+                    "content": {"type": "text", "text": f"line {i:07d} of a long pasted prompt\n"},
+                }
+            },
+            "timestamp": 1767225599,
+        }
+        for i in range(count)
+    ]
+    head = b"".join(json.dumps(chunk).encode() + b"\n" for chunk in chunks)
+    (folder / "updates.jsonl").write_bytes(head + UPDATES.read_bytes())
+    return folder / "updates.jsonl"
+
+
+def test_a_message_in_many_chunks_is_read_in_linear_time(tmp_path: Path) -> None:
+    """Found by attack: each user chunk was added to the step's text with `+=`, copying all
+    the text so far; a 20 MB file of 100k chunks took 97 s."""
+
+    def seconds(count: int) -> float:
+        path = _with_user_chunks(tmp_path / str(count), count)
+        data, runs = path.read_bytes(), []
+        for _ in range(3):
+            start = time.process_time()
+            (traj,) = GrokCliReader().read(path, data)
+            runs.append(time.process_time() - start)
+        assert traj.steps[0].text.count("\n") == count  # one user step, every chunk in it
+        return min(runs)
+
+    ratio = seconds(40_000) / seconds(10_000)
+    assert ratio < 8, f"4x the chunks took {ratio:.1f}x the time (linear: 4, quadratic: 16)"

@@ -13,7 +13,6 @@ Existing files are only replaced with `--force`. Unreadable inputs are reported 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from itertools import groupby
 from pathlib import Path
@@ -24,12 +23,12 @@ import orjson
 from agentlens.cli._app import console, say
 from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.errors import ConfigError
+from agentlens.file_names import FileStems
 from agentlens.formats.atif_writer import to_atif
 from agentlens.formats.jsonl import dump_jsonl
 from agentlens.trajectory import Trajectory
 
 TRACE_SUFFIXES = {".json", ".jsonl", ".traj", ".eval"}
-UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 
 @click.command()
@@ -74,12 +73,12 @@ def write_all(trajectories: Iterable[Trajectory], target: str, out: Path, *, for
     """Write `trajectories` under `out` in `target` format, one input file's (or one
     trajectory's) at a time; returns how many files were written."""
     if target == "atif":
-        names = _Names()
+        names = FileStems("trajectory")
         for traj in trajectories:
             _write_atif(traj, out / f"{names.add(traj.id)}.json", force)
         return names.count
     files: dict[str, Path] = {}  # input -> its output, kept for an input that comes back
-    names = _Names()
+    names = FileStems("trajectory")
     for key, group in groupby(trajectories, key=lambda t: t.source.path or t.id):
         batch = list(group)
         if key in files:  # a file named twice: its repeats are dropped, the rest go with it
@@ -111,20 +110,6 @@ def _stem(name: str) -> str:
     while Path(name).suffix in TRACE_SUFFIXES:
         name = name[: -len(Path(name).suffix)]
     return name or "trajectories"
-
-
-class _Names:
-    """File names made safe, each once: a repeat gets `-2`, `-3`… in the order names come."""
-
-    def __init__(self) -> None:
-        self.seen: dict[str, int] = {}
-        self.count = 0
-
-    def add(self, raw: str) -> str:
-        name = UNSAFE.sub("_", raw).strip("._") or "trajectory"
-        self.seen[name] = self.seen.get(name, 0) + 1
-        self.count += 1
-        return name if self.seen[name] == 1 else f"{name}-{self.seen[name]}"
 
 
 def _write_jsonl(group: list[Trajectory], path: Path, force: bool) -> Path:

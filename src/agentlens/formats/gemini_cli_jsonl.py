@@ -88,14 +88,17 @@ class _Log:
             self.warnings.append(f"{where}: skipped (not a message, patch or rewind)")
 
     def _rewind(self, to: str | None, where: str) -> None:
+        """Drops from the end (messages keep first-seen order), so a rewind costs what it drops,
+        not the whole conversation: a log of rewinds is read in linear time."""
         self.rewinds += 1
-        ids = list(self.messages)
-        if to not in self.messages and ids:  # the CLI rewinds only to a message it holds
-            dropped = f"dropped all {len(ids)} messages"
-            self.warnings.append(f"{where}: $rewindTo an unknown message {to!r} {dropped}")
-        cut = ids.index(to) if to in self.messages else 0
-        for message_id in ids[cut:]:
-            del self.messages[message_id]
+        if to not in self.messages:
+            if self.messages:  # the CLI rewinds only to a message it holds
+                dropped = f"dropped all {len(self.messages)} messages"
+                self.warnings.append(f"{where}: $rewindTo an unknown message {to!r} {dropped}")
+            self.messages.clear()
+            return
+        while self.messages.popitem()[0] != to:
+            pass
 
     def _replace(self, messages: Any, where: str) -> None:
         if not isinstance(messages, list) or not messages:

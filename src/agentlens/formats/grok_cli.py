@@ -81,6 +81,8 @@ class _Session:
         self.steps: list[Step] = []
         self.calls: dict[str, Step] = {}
         self.pending: list[str] = []  # agent text not yet attached to a step
+        self.said: list[str] = []  # the user's text not yet a step, joined once (not `+=`)
+        self.said_at: datetime | None = None
         self.warnings: list[str] = []
         self.unread: Counter[str] = Counter()
 
@@ -104,12 +106,11 @@ class _Session:
         if kind == "agent":
             self.pending.append(piece)
             return
-        self.flush()
-        last = self.steps[-1] if self.steps else None
-        if last is not None and last.kind == "user" and last.tool_name is None:
-            last.text += piece
-        else:
-            self._add(Step(index=0, kind="user", text=piece, timestamp=when))
+        if self.pending:
+            self.flush()
+        if not self.said:
+            self.said_at = when
+        self.said.append(piece)
 
     def _call(self, update: dict[str, Any], when: Any, where: str) -> None:
         meta = obj(obj(update.get("_meta"), f"{where}: _meta").get("x.ai/tool"), f"{where}: _meta")
@@ -117,6 +118,7 @@ class _Session:
         args = call_arguments(update.get("rawInput"))
         view = tool_view(name or "unknown", args)
         call_id = text(update.get("toolCallId"), f"{where}: toolCallId")
+        self._flush_said()
         step = Step(
             index=0,
             kind="tool",
@@ -151,9 +153,15 @@ class _Session:
         step.is_error = status == "failed" or failed_exit
 
     def flush(self) -> None:
+        self._flush_said()
         if self.pending:
             self._add(Step(index=0, kind="agent", text="".join(self.pending)))
             self.pending = []
+
+    def _flush_said(self) -> None:
+        if self.said:
+            self._add(Step(index=0, kind="user", text="".join(self.said), timestamp=self.said_at))
+            self.said = []
 
     def _add(self, step: Step) -> None:
         step.index = len(self.steps)

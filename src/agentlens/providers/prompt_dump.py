@@ -11,6 +11,8 @@ from typing import Any
 
 import orjson
 
+from agentlens.file_names import FileStems
+
 
 @dataclass
 class PlannedCall:
@@ -35,8 +37,12 @@ def dump_prompts(calls: Sequence[PlannedCall], directory: str | Path) -> list[Pa
     """One JSON file per call, `<trajectory>/<dimension>.json`: the messages exactly as sent,
     the answer schema (if any), `max_tokens` and the prompt hash stored with the review."""
     written = []
+    stems = FileStems("trajectory")
+    folders: dict[str, str] = {}  # trajectory id -> its folder, one each
     for call in calls:
-        path = Path(directory) / _safe(call.trajectory_id) / f"{call.dimension}.json"
+        if call.trajectory_id not in folders:
+            folders[call.trajectory_id] = stems.add(call.trajectory_id)
+        path = Path(directory) / folders[call.trajectory_id] / f"{call.dimension}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         doc = {
             "trajectory_id": call.trajectory_id,
@@ -49,7 +55,3 @@ def dump_prompts(calls: Sequence[PlannedCall], directory: str | Path) -> list[Pa
         path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
         written.append(path)
     return written
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
