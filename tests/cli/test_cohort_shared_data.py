@@ -4,15 +4,29 @@ has enough runs (mini-swe-agent-swebv, in test_guard_rails.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from agentlens.cli import main
 from tests.conftest import BENCH, DATA
 
 RELEASE_ROWS = BENCH / "annotations" / "trajectories.csv"
+DEV_TASK = "agentlens-bench-dev/trajectories/psf__requests-1724"
+
+
+@pytest.fixture(scope="module")
+def dev_task_cohort() -> str:
+    """What `cohort --boot 20` of one dev task prints, piped (80 columns): three tests read its
+    tables, so it runs once, not once for each (~3 s a run)."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        main(["cohort", "--boot", "20", str(DATA / DEV_TASK)])
+    return printed.getvalue()
 
 
 @pytest.mark.parametrize("folder", ["formats", "swe-agent-java"])
@@ -42,13 +56,10 @@ def test_a_model_with_no_labelled_run_gets_no_rank(run_cli: Callable[..., object
         assert cells[4:7] == ["-", "-", "-"], line  # mean score (passing), its rank, the shift
 
 
-def test_mechanism_token_figures_are_not_cut_at_80_columns(
-    run_cli: Callable[..., object],
-) -> None:
+def test_mechanism_token_figures_are_not_cut_at_80_columns(dev_task_cohort: str) -> None:
     """Piped, the tables are 80 columns wide: every token mean and range of the Lucky-Pass
     mechanism table was cut to "586,0…" / "168,3…", readable nowhere."""
-    task = DATA / "agentlens-bench-dev" / "trajectories" / "psf__requests-1724"
-    out = run_cli("cohort", "--boot", "20", str(task)).out  # type: ignore[attr-defined]
+    out = dev_task_cohort
     table = out.split("V coverage, tokens")[1].split("Pass/fail separation")[0]
     rows = [line for line in table.splitlines() if line.startswith("│   C")]
     assert rows, out
@@ -79,16 +90,19 @@ def test_validity_table_shows_every_paper_claim_docs_quote(run_cli: Callable[...
     ("folder", "note"),
     [
         # a dev task: the default profile was fitted on its runs, so its figures flatter it
-        ("agentlens-bench-dev/trajectories/psf__requests-1724", "in-sample: 1 of these 1 tasks"),
+        (DEV_TASK, "in-sample: 1 of these 1 tasks"),
         ("swe-agent-java", None),  # no task of the fit: the figures are out of sample
     ],
 )
 def test_validity_table_says_when_its_runs_were_fitted_on(
-    folder: str, note: str | None, run_cli: Callable[..., object]
+    folder: str, note: str | None, run_cli: Callable[..., object], request: pytest.FixtureRequest
 ) -> None:
     """The default profile printed AUROC 0.873 on the dev tasks it was fitted on, with nothing to
     say that the leave-task-out figure is 0.764."""
-    out = run_cli("cohort", "--boot", "20", str(DATA / folder)).out  # type: ignore[attr-defined]
+    if folder == DEV_TASK:
+        out = request.getfixturevalue("dev_task_cohort")
+    else:
+        out = run_cli("cohort", "--boot", "20", str(DATA / folder)).out  # type: ignore[attr-defined]
     table = " ".join(out.split("Validity of calibrated")[1].split())
     if note is None:
         assert "in-sample" not in table
@@ -97,12 +111,10 @@ def test_validity_table_says_when_its_runs_were_fitted_on(
         assert "quote its leave-task-out figures (docs/validity.md)" in table
 
 
-def test_model_names_are_whole_in_80_columns(run_cli: Callable[..., object]) -> None:
+def test_model_names_are_whole_in_80_columns(dev_task_cohort: str) -> None:
     """Piped (80 columns), `gemini-2.5-pro` and `gpt-5.3-codex` were folded onto two lines each
     ("gemini-2.5-p" / "ro"); the header wraps instead, and the table still fits."""
-    tasks = DATA / "agentlens-bench-dev" / "trajectories"
-    out = run_cli("cohort", "--boot", "20", str(tasks / "psf__requests-1724")).out  # type: ignore[attr-defined]
-    table = out.split("Models: pass rate")[1].split("└")[0].splitlines()
+    table = dev_task_cohort.split("Models: pass rate")[1].split("└")[0].splitlines()
     names = [line.split("│")[1].strip() for line in table if line.startswith("│")]
     assert {"gemini-2.5-pro", "gpt-5.3-codex", "gpt-5.2-codex"} <= set(names), names
     assert all(len(line) <= 80 for line in table)

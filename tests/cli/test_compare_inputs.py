@@ -39,10 +39,11 @@ def test_unreadable_files_are_listed_and_never_exit_0(
     assert f"failed: {broken}" in result.err  # type: ignore[attr-defined]
 
 
-def test_a_terminal_gets_a_table_and_a_pipe_gets_markdown() -> None:
+def test_a_terminal_gets_a_table_and_a_pipe_gets_markdown(run_cli: Callable[..., object]) -> None:
     a, b = str(TASK / "*gpt-4.1-*"), str(TASK / "*gpt-5.3-codex-*")
     command = [sys.executable, "-m", "agentlens", "compare", a, b]
-    doc = json.loads(subprocess.run([*command, "--json"], capture_output=True, text=True).stdout)
+    # the figures to find in the two outputs; only those need a process with a pipe or a terminal
+    doc = json.loads(run_cli("compare", a, b, "--json").out)  # type: ignore[attr-defined]
     piped = subprocess.run(command, capture_output=True, text=True)
     assert piped.stdout.startswith("# Run comparison") and "| check | test |" in piped.stdout
     terminal = os.environ | {"TTY_COMPATIBLE": "1", "FORCE_COLOR": "1", "COLUMNS": "250"}

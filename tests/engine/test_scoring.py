@@ -137,6 +137,17 @@ def test_score_command_on_processes_and_a_failed_run(
     ]
 
 
+KILLED_COHORT = ["cohort", *FOLDERS, "--k", "3", "--no-tables"]
+
+
+@pytest.fixture(scope="module")
+def serial_rows(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The rows of the killed-worker cohort, run serially: once for both engines."""
+    out = tmp_path_factory.mktemp("serial") / "serial.jsonl"
+    assert main([*KILLED_COHORT, "--out", str(out)]) == 0
+    return out.read_text().splitlines(keepends=True)
+
+
 @pytest.mark.parametrize(
     ("engine", "death"),
     [
@@ -146,7 +157,7 @@ def test_score_command_on_processes_and_a_failed_run(
     ids=["processes", "ray"],
 )
 def test_a_killed_worker_costs_the_cohort_only_its_task(
-    engine: str, death: str, tmp_path: Path
+    engine: str, death: str, serial_rows: list[str], tmp_path: Path
 ) -> None:
     """`agentlens cohort --out` on a pool of 2 (`processes:2`, or a local Ray of its own) where
     every unit of one task kills its worker (SIGKILL): that task fails in one line, the other
@@ -154,11 +165,9 @@ def test_a_killed_worker_costs_the_cohort_only_its_task(
     (a Ray worker's death stopped the batch: exit 2, nothing written)."""
     if engine == RAY_KILLING:
         pytest.importorskip("ray")
-    args = ["cohort", *FOLDERS, "--k", "3", "--no-tables"]
-    assert main([*args, "--out", str(tmp_path / "serial.jsonl")]) == 0
-    command = [sys.executable, "-m", "agentlens", *args, "--out", str(tmp_path / "out.jsonl")]
+    to_file = ["--out", str(tmp_path / "out.jsonl")]
     proc = subprocess.Popen(
-        [*command, "--engine", engine],
+        [sys.executable, "-m", "agentlens", *KILLED_COHORT, *to_file, "--engine", engine],
         cwd=ROOT,
         env=os.environ
         | {FAIL_ON: KILLED, "RAY_ADDRESS": "", "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'src'}"},
@@ -172,8 +181,7 @@ def test_a_killed_worker_costs_the_cohort_only_its_task(
         lines[0],
     ), err
     assert lines[1] == "1 failed; 35 runs scored" and "wrote 35 rows" in lines[2], err
-    serial = (tmp_path / "serial.jsonl").read_text().splitlines(keepends=True)
-    kept = [row for row in serial if json.loads(row)["task_id"] != KILLED]
+    kept = [row for row in serial_rows if json.loads(row)["task_id"] != KILLED]
     assert (tmp_path / "out.jsonl").read_text() == "".join(kept)
 
 

@@ -73,7 +73,8 @@ def test_background_jobs_die_with_the_agent_turn(
     fold_run(scenario, calc_project, out, scripted("orphan", marker), [ChatResponse(text="Go.")])
     started = found(out, marker)
     assert started is not None and started.read_text().strip().isdigit()
-    time.sleep(4)  # the job would have written by now
+    # the job started before its marker was written: 4 s after that, it would have written
+    time.sleep(max(0.0, started.stat().st_mtime + 4 - time.time()))
     assert found(out, marker + ".late") is None and not host_pids(marker)
 
 
