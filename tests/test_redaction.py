@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import sqlite3
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pytest
 
 from agentlens import redaction
 from agentlens.formats.load import read_path
-from agentlens.reviews.judge.compact import compact
+from agentlens.reviews.judge.compact import _clip, compact
 from agentlens.reviews.judge.prompt import ReviewContext, build_messages
 from agentlens.store import open_store
 from agentlens.trajectory import Trajectory
@@ -319,3 +320,31 @@ def test_a_string_of_many_passed_over_needles_is_read_in_linear_time() -> None:
 
     ratio = seconds(8000) / seconds(2000)
     assert ratio < 8, f"4x the lines took {ratio:.1f}x the time (linear: 4, quadratic: 16)"
+
+
+def _marks_whole(text: str) -> bool:
+    """Every `[REDACTED` in `text` is a whole mark."""
+    opened = text.count("[REDACTED")
+    return opened == len(re.findall(r"\[REDACTED(?::[a-z0-9-]+)?\]", text))
+
+
+def test_a_cut_never_splits_a_redaction_mark() -> None:
+    line = "export OPENAI_API_KEY=sk-" + "a1B2" * 10 + " and AKIA" + "Q" * 16 + " done"
+    text = redaction.redact_text(line)
+    assert text.count("[REDACTED:") == 2
+    for n in range(len(text) + 2):
+        head, tail = redaction.clip_head(text, n), redaction.clip_tail(text, n)
+        assert _marks_whole(head) and _marks_whole(tail), n
+        assert text.startswith(head) and text.endswith(tail)
+        assert len(head) >= min(n, len(text)) and len(tail) >= min(max(n, 0), len(text))
+
+
+def test_the_judge_prompt_clips_around_a_mark_it_would_split() -> None:
+    """The judge's step clip (`compact._clip`) cut `[REDACTED:openai-key]` in half when the cut
+    fell inside it; now the mark is kept whole on either side."""
+    for pad in range(0, 80):
+        text = redaction.redact_text(
+            "x" * pad + " sk-" + "a1B2" * 10 + " " + "y" * 200 + " sk-" + "c3D4" * 10
+        )
+        clipped = _clip(text, 90)
+        assert _marks_whole(clipped), (pad, clipped)

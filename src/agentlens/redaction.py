@@ -35,6 +35,30 @@ if TYPE_CHECKING:
     from agentlens.trajectory import Trajectory
 
 MARK = "[REDACTED:{kind}]"
+_A_MARK = re.compile(r"\[(?:REDACTED(?::[a-z0-9-]{1,40})?|MASKED)\]")  # step value's too
+_MARK_MAX = 52
+
+
+def clip_head(text: str, n: int) -> str:
+    """`text[:n]`, or up to the end of a redaction mark that `n` falls inside: a reader (the
+    judge) sees `[REDACTED:openai-key]` whole, never `[REDACTED:openai-k`."""
+    for mark in _A_MARK.finditer(text, max(0, n - _MARK_MAX), n + _MARK_MAX):
+        if mark.start() < n < mark.end():
+            return text[: mark.end()]
+    return text[:n]
+
+
+def clip_tail(text: str, n: int) -> str:
+    """`text[-n:]` (nothing for n <= 0), or from the start of a redaction mark it would cut."""
+    at = len(text) - n
+    if n <= 0:
+        return ""
+    for mark in _A_MARK.finditer(text, max(0, at - _MARK_MAX), at + _MARK_MAX):
+        if mark.start() < at < mark.end():
+            return text[mark.start() :]
+    return text[max(at, 0) :]
+
+
 _OWN = [
     ("private-key", re.compile(
         r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?"

@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from agentlens.redaction import clip_head
 from agentlens.stepvalue.redaction import StringPolicy, redact
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 
@@ -43,7 +44,7 @@ EVIDENCE_KEY_PARTS = [
 
 
 def cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - len(TRUNCATED)] + TRUNCATED
+    return text if len(text) <= limit else clip_head(text, limit - len(TRUNCATED)) + TRUNCATED
 
 
 def coding_states(traj: Trajectory, *, upto: int | None = None) -> list[dict[str, Any]]:

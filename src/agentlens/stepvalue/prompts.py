@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from agentlens.redaction import clip_head
 from agentlens.stepvalue.model import EvalView
 from agentlens.stepvalue.redaction import guard_prompt, redact_text
 
@@ -43,7 +44,7 @@ NO_EVIDENCE = "No evidence state is provided; judge from the question and the ca
 def _question(view: EvalView, limit: int) -> str:
     question = redact_text(view.question)
     if len(question) > limit:
-        question = question[:limit] + " [truncated]"
+        question = clip_head(question, limit) + " [truncated]"
     return question
 
 

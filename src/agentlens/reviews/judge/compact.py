@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from agentlens.redaction import clip_head, clip_tail
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 
 ERROR_HINT = re.compile(
@@ -117,7 +118,9 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = limit * 2 // 3
-    return f"{text[:head]} …[{len(text) - limit} chars cut]… {text[-(limit - head) :]}"
+    return (
+        f"{clip_head(text, head)} …[{len(text) - limit} chars cut]… {clip_tail(text, limit - head)}"
+    )
 
 
 def render(step: Step, level: int, task_elsewhere: bool = False) -> str:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field, fields
 from importlib import resources
 
-from agentlens.redaction import enabled, redact_value
+from agentlens.redaction import clip_head, clip_tail, enabled, redact_value
 from agentlens.reviews.judge.compact import Compacted, estimate_tokens
 from agentlens.trajectory import Trajectory
 
@@ -146,4 +146,6 @@ def _clip_tokens(text: str, tokens: int) -> str:
     limit = int(tokens * 3.2)
     if len(text) <= limit:
         return text
-    return f"{text[: limit - 200]}\n…[{len(text) - limit} chars cut]…\n{text[-200:]}"
+    return (
+        f"{clip_head(text, limit - 200)}\n…[{len(text) - limit} chars cut]…\n{clip_tail(text, 200)}"
+    )
