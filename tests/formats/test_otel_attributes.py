@@ -185,3 +185,36 @@ def test_a_file_of_two_traces_warns_once(tmp_path: Path) -> None:
         f"{path}: 1 value of a type or shape the reader cannot use, read as absent: "
         "llm.model_name (kvlist)": 2
     }
+
+
+def _odd_resource_file(n: int) -> bytes:
+    """The capture's spans copied to `n` (ids made unique), under a resource with `n` odd
+    attributes."""
+    doc = json.loads(CAPTURE.read_text())
+    (resource,) = doc["resourceSpans"]
+    spans = list(_spans(doc))
+    copies = [{**spans[i % len(spans)], "spanId": f"{i:016x}"} for i in range(n)]
+    resource["scopeSpans"] = [{"spans": copies}]
+    odd = [{"key": f"odd.{i}", "value": {"intValue": "seven"}} for i in range(n)]
+    resource["resource"]["attributes"] += odd
+    return json.dumps(doc).encode()
+
+
+def test_odd_resource_attributes_take_linear_time(tmp_path: Path) -> None:
+    """A resource's odd attributes were copied onto each of its spans, and the file's warning
+    then walked every copy: N of each took time in N² (40 s for 20k of each, a 2 MB file)."""
+    import time
+
+    path = tmp_path / "capture.otlp.json"
+
+    def seconds(data: bytes) -> float:
+        runs = []
+        for _ in range(3):
+            start = time.process_time()
+            trajectories = _read(path, data)
+            runs.append(time.process_time() - start)
+        assert any("odd.0 (malformed intValue)" in n for n in _absent_notes(trajectories))
+        return min(runs)
+
+    ratio = seconds(_odd_resource_file(8000)) / seconds(_odd_resource_file(2000))
+    assert ratio < 8, f"4x the attributes took {ratio:.1f}x the time (linear: 4, quadratic: 16)"
