@@ -71,7 +71,7 @@ class ToolCall:
 
 
 def spans_of(document: Any, where: str) -> list[Span]:
-    spans = []
+    spans: list[Span] = []
     for r, resource in enumerate(arr(obj(document, where).get("resourceSpans"), where)):
         at = f"{where}.resourceSpans[{r}]"
         resource = obj(resource, at)
