@@ -218,3 +218,26 @@ def test_odd_resource_attributes_take_linear_time(tmp_path: Path) -> None:
 
     ratio = seconds(_odd_resource_file(8000)) / seconds(_odd_resource_file(2000))
     assert ratio < 8, f"4x the attributes took {ratio:.1f}x the time (linear: 4, quadratic: 16)"
+
+
+def test_a_long_key_or_id_is_cut_in_the_warning_after_its_secret_is_masked(
+    tmp_path: Path, run_cli: Callable[..., Any]
+) -> None:
+    """Keys and span ids come from the file: a 100 kB one made a 100 kB warning line. Cut, it
+    must still have its secret masked (the read's redaction pass would miss half a key)."""
+    secret = "sk-ant-api03-" + "A7" * 45
+    long_key = "k" * 40 + " " + secret + " " + "k" * 100_000
+    doc = json.loads(CAPTURE.read_text())
+    spans = list(_spans(doc))
+    spans[0]["attributes"].append({"key": long_key, "value": {"intValue": "seven"}})
+    shared_id = "i" * 40 + " " + secret + " " + "i" * 100_000
+    spans[1]["spanId"] = spans[2]["spanId"] = shared_id
+    spans[3]["parentSpanId"] = shared_id
+    path = tmp_path / "capture.otlp.json"
+    path.write_text(json.dumps(doc))
+    result = run_cli("inspect", str(path))
+    assert result.code == 0, result.err
+    warnings = [line for line in result.err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2
+    assert all(len(line) < 1000 and "A7A7" not in line for line in warnings), warnings
+    assert all("[REDACTED:" in line for line in warnings), warnings
