@@ -241,3 +241,27 @@ def test_a_long_key_or_id_is_cut_in_the_warning_after_its_secret_is_masked(
     assert len(warnings) == 2
     assert all(len(line) < 1000 and "A7A7" not in line for line in warnings), warnings
     assert all("[REDACTED:" in line for line in warnings), warnings
+
+
+@pytest.mark.parametrize("form", ["number-with-fraction", "number-with-exponent", "exponent-text"])
+def test_a_token_count_in_any_json_form_of_an_int64_still_counts(form: str, tmp_path: Path) -> None:
+    """OTLP/JSON's int64 (`intValue`) may be a JSON number, with an exponent, quoted or not
+    (protobuf's JSON mapping): `726.0`, `7260e-1` and `"7260e-1"` are the count 726, not odd."""
+    import re
+
+    doc = json.loads(CAPTURE.read_text())
+    for span in _spans(doc):
+        for attribute in span["attributes"]:
+            if attribute["key"] == "llm.token_count.prompt":
+                attribute["value"] = {"intValue": f"@{attribute['value']['intValue']}@"}
+    written = {
+        "number-with-fraction": r"\g<1>.0",
+        "number-with-exponent": r"\g<1>0e-1",
+        "exponent-text": r'"\g<1>0e-1"',
+    }[form]
+    path = tmp_path / "capture.otlp.json"
+    path.write_text(re.sub(r'"@([0-9]+)@"', written, json.dumps(doc)))
+    (original,) = read_path(CAPTURE)
+    (run,) = _read(path, path.read_bytes())
+    assert run.usage_total() == original.usage_total()
+    assert not _absent_notes([run])
