@@ -265,3 +265,20 @@ def test_a_token_count_in_any_json_form_of_an_int64_still_counts(form: str, tmp_
     (run,) = _read(path, path.read_bytes())
     assert run.usage_total() == original.usage_total()
     assert not _absent_notes([run])
+
+
+@pytest.mark.parametrize("where", ["intValue", "startTimeUnixNano"])
+def test_a_whole_number_of_too_many_digits_costs_only_itself(where: str, tmp_path: Path) -> None:
+    """Python refuses to turn text of more than 4300 digits into an int (ValueError): such a
+    token count or time failed the file, though an odd value costs only itself."""
+    doc = json.loads(CAPTURE.read_text())
+    first = next(_spans(doc))
+    digits = "1" * 5000
+    if where == "intValue":
+        first["attributes"].append({"key": "llm.token_count.prompt", "value": {where: digits}})
+    else:
+        first[where] = digits
+    path = tmp_path / "capture.otlp.json"
+    path.write_text(json.dumps(doc))
+    (run,) = _read(path, path.read_bytes())
+    assert len(_absent_notes([run])) == 1

@@ -19,7 +19,8 @@ from typing import Any
 from agentlens.formats._json import arr, obj
 
 ODD = object()  # a value a check refuses: read as absent
-_WHOLE = re.compile(r"\s*[+-]?[0-9]+\s*")
+# an int64 has 19 digits; Python will not make an int of text of more than 4300 (ValueError)
+_WHOLE = re.compile(r"\s*[+-]?[0-9]{1,100}\s*")
 _NUMBER = re.compile(r"\s*[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?\s*")
 
 
