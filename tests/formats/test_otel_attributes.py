@@ -185,3 +185,100 @@ def test_a_file_of_two_traces_warns_once(tmp_path: Path) -> None:
         f"{path}: 1 value of a type or shape the reader cannot use, read as absent: "
         "llm.model_name (kvlist)": 2
     }
+
+
+def _odd_resource_file(n: int) -> bytes:
+    """The capture's spans copied to `n` (ids made unique), under a resource with `n` odd
+    attributes."""
+    doc = json.loads(CAPTURE.read_text())
+    (resource,) = doc["resourceSpans"]
+    spans = list(_spans(doc))
+    copies = [{**spans[i % len(spans)], "spanId": f"{i:016x}"} for i in range(n)]
+    resource["scopeSpans"] = [{"spans": copies}]
+    odd = [{"key": f"odd.{i}", "value": {"intValue": "seven"}} for i in range(n)]
+    resource["resource"]["attributes"] += odd
+    return json.dumps(doc).encode()
+
+
+def test_odd_resource_attributes_take_linear_time(tmp_path: Path) -> None:
+    """A resource's odd attributes were copied onto each of its spans, and the file's warning
+    then walked every copy: N of each took time in N² (40 s for 20k of each, a 2 MB file)."""
+    import time
+
+    path = tmp_path / "capture.otlp.json"
+
+    def seconds(data: bytes) -> float:
+        runs = []
+        for _ in range(3):
+            start = time.process_time()
+            trajectories = _read(path, data)
+            runs.append(time.process_time() - start)
+        assert any("odd.0 (malformed intValue)" in n for n in _absent_notes(trajectories))
+        return min(runs)
+
+    ratio = seconds(_odd_resource_file(8000)) / seconds(_odd_resource_file(2000))
+    assert ratio < 8, f"4x the attributes took {ratio:.1f}x the time (linear: 4, quadratic: 16)"
+
+
+def test_a_long_key_or_id_is_cut_in_the_warning_after_its_secret_is_masked(
+    tmp_path: Path, run_cli: Callable[..., Any]
+) -> None:
+    """Keys and span ids come from the file: a 100 kB one made a 100 kB warning line. Cut, it
+    must still have its secret masked (the read's redaction pass would miss half a key)."""
+    secret = "sk-ant-api03-" + "A7" * 45
+    long_key = "k" * 40 + " " + secret + " " + "k" * 100_000
+    doc = json.loads(CAPTURE.read_text())
+    spans = list(_spans(doc))
+    spans[0]["attributes"].append({"key": long_key, "value": {"intValue": "seven"}})
+    shared_id = "i" * 40 + " " + secret + " " + "i" * 100_000
+    spans[1]["spanId"] = spans[2]["spanId"] = shared_id
+    spans[3]["parentSpanId"] = shared_id
+    path = tmp_path / "capture.otlp.json"
+    path.write_text(json.dumps(doc))
+    result = run_cli("inspect", str(path))
+    assert result.code == 0, result.err
+    warnings = [line for line in result.err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2
+    assert all(len(line) < 1000 and "A7A7" not in line for line in warnings), warnings
+    assert all("[REDACTED:" in line for line in warnings), warnings
+
+
+@pytest.mark.parametrize("form", ["number-with-fraction", "number-with-exponent", "exponent-text"])
+def test_a_token_count_in_any_json_form_of_an_int64_still_counts(form: str, tmp_path: Path) -> None:
+    """OTLP/JSON's int64 (`intValue`) may be a JSON number, with an exponent, quoted or not
+    (protobuf's JSON mapping): `726.0`, `7260e-1` and `"7260e-1"` are the count 726, not odd."""
+    import re
+
+    doc = json.loads(CAPTURE.read_text())
+    for span in _spans(doc):
+        for attribute in span["attributes"]:
+            if attribute["key"] == "llm.token_count.prompt":
+                attribute["value"] = {"intValue": f"@{attribute['value']['intValue']}@"}
+    written = {
+        "number-with-fraction": r"\g<1>.0",
+        "number-with-exponent": r"\g<1>0e-1",
+        "exponent-text": r'"\g<1>0e-1"',
+    }[form]
+    path = tmp_path / "capture.otlp.json"
+    path.write_text(re.sub(r'"@([0-9]+)@"', written, json.dumps(doc)))
+    (original,) = read_path(CAPTURE)
+    (run,) = _read(path, path.read_bytes())
+    assert run.usage_total() == original.usage_total()
+    assert not _absent_notes([run])
+
+
+@pytest.mark.parametrize("where", ["intValue", "startTimeUnixNano"])
+def test_a_whole_number_of_too_many_digits_costs_only_itself(where: str, tmp_path: Path) -> None:
+    """Python refuses to turn text of more than 4300 digits into an int (ValueError): such a
+    token count or time failed the file, though an odd value costs only itself."""
+    doc = json.loads(CAPTURE.read_text())
+    first = next(_spans(doc))
+    digits = "1" * 5000
+    if where == "intValue":
+        first["attributes"].append({"key": "llm.token_count.prompt", "value": {where: digits}})
+    else:
+        first[where] = digits
+    path = tmp_path / "capture.otlp.json"
+    path.write_text(json.dumps(doc))
+    (run,) = _read(path, path.read_bytes())
+    assert len(_absent_notes([run])) == 1

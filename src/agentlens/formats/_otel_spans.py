@@ -42,7 +42,8 @@ class Span:
     error: str | None  # the status message of a failed span ("" when it gave none)
     resource: dict[str, Any] = field(default_factory=dict)
     end: int = 0
-    odd: dict[str, str] = field(default_factory=dict)  # attributes read as absent: what each was
+    # attributes read as absent: what each was (a resource's, on the first of its spans only)
+    odd: dict[str, str] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -70,17 +71,18 @@ class ToolCall:
 
 
 def spans_of(document: Any, where: str) -> list[Span]:
-    spans = []
+    spans: list[Span] = []
     for r, resource in enumerate(arr(obj(document, where).get("resourceSpans"), where)):
         at = f"{where}.resourceSpans[{r}]"
         resource = obj(resource, at)
         odd: dict[str, str] = {}
         shared = attributes(obj(resource.get("resource"), at).get("attributes"), at, odd)
+        first = len(spans)
         for s, scope in enumerate(arr(resource.get("scopeSpans"), at)):
             for i, raw in enumerate(arr(obj(scope, at).get("spans"), at)):
-                span = _span(obj(raw, f"{at}.scopeSpans[{s}].spans[{i}]"), shared)
-                span.odd.update(odd)
-                spans.append(span)
+                spans.append(_span(obj(raw, f"{at}.scopeSpans[{s}].spans[{i}]"), shared))
+        if first < len(spans):  # on one span: the file's warning names each once anyway
+            spans[first].odd.update(odd)
     return spans
 
 

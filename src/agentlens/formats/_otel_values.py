@@ -19,7 +19,9 @@ from typing import Any
 from agentlens.formats._json import arr, obj
 
 ODD = object()  # a value a check refuses: read as absent
-_WHOLE = re.compile(r"\s*[+-]?[0-9]+\s*")
+# an int64 has 19 digits; Python will not make an int of text of more than 4300 (ValueError)
+_WHOLE = re.compile(r"\s*[+-]?[0-9]{1,100}\s*")
+_NUMBER = re.compile(r"\s*[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?\s*")
 
 
 class _Malformed(Exception):
@@ -117,10 +119,18 @@ def _bool(value: Any) -> bool | None:
 
 
 def whole(value: Any) -> int | None:
-    """A whole number (`intValue` is one written as a string); None when `value` is not one."""
+    """A whole number: `intValue` is one written as text or as a JSON number, which protobuf's
+    JSON mapping lets carry a zero fraction or an exponent (`7.0`, `"7e2"`); None when `value`
+    is not one."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    return int(value) if isinstance(value, str) and _WHOLE.fullmatch(value) else None
+    if isinstance(value, str):
+        if _WHOLE.fullmatch(value):
+            return int(value)
+        value = float(value) if _NUMBER.fullmatch(value) else None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
 
 
 def _text(value: Any) -> Any:
@@ -140,8 +150,6 @@ def _flag(value: Any) -> Any:
 def _count(value: Any) -> Any:
     """A token count: a whole number at least 0 (a double with no fraction, or decimal text,
     as some exporters write one)."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
     number = whole(value)
     return number if number is not None and number >= 0 else ODD
 

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agentlens import redaction
 from agentlens.errors import SchemaError
 from agentlens.formats import _otel_spans as o
 from agentlens.formats._json import ReadGuard, iter_jsonl, loads
@@ -81,6 +82,14 @@ class OtelReader(SuffixReader):
 
 
 SHOWN = 5
+NAME_SHOWN = 80  # characters of a key or span id (from the file) that a warning shows
+
+
+def _named(text: str) -> str:
+    """A key or span id as a warning shows it: masked first, then cut to `NAME_SHOWN` (the
+    read's redaction pass would miss a key cut in half)."""
+    text = redaction.redact_text(text) if redaction.enabled() else text
+    return text if len(text) <= NAME_SHOWN else text[: NAME_SHOWN - 1] + "…"
 
 
 def _absent_note(spans: list[o.Span]) -> str | None:
@@ -92,7 +101,7 @@ def _absent_note(spans: list[o.Span]) -> str | None:
             odd.setdefault(key, what)
     if not odd:
         return None
-    named = ", ".join(f"{key} ({what})" for key, what in list(odd.items())[:SHOWN])
+    named = ", ".join(f"{_named(key)} ({what})" for key, what in list(odd.items())[:SHOWN])
     more = f", and {len(odd) - SHOWN} more" if len(odd) > SHOWN else ""
     values = "value" if len(odd) == 1 else "values"
     unusable = f"of a type or shape the reader cannot use, read as absent: {named}{more}"
@@ -222,7 +231,9 @@ def _run(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
 def _ambiguous_note(ids: list[str]) -> str:
     """Parent ids that more than one span has: which span is meant is unknown, so the spans
     naming one are read as under none of them (`_otel_agents.partition`)."""
-    named = ", ".join(ids[:SHOWN]) + (f", and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
+    named = ", ".join(map(_named, ids[:SHOWN])) + (
+        f", and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+    )
     if len(ids) == 1:
         return f"span id {named} is shared by several spans: the spans under it are the run's own"
     return (
