@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import multiprocessing
+import multiprocessing.connection
 import os
 import shutil
 import signal
@@ -432,9 +433,18 @@ def _came_back(future: Future[Any]) -> bool:
 def _dead(workers: dict[int, Any]) -> list[tuple[int, int]]:
     """(pid, exit code) of each worker that died, as soon as one is known (its exit status may
     take a moment to arrive: the forkserver reports it, late on a loaded machine; waited for,
-    briefly)."""
-    deadline = time.monotonic() + 6
-    while not (dead := _exited(workers)) and time.monotonic() < deadline:
+    briefly).
+
+    The status is the pool's manager thread's to read: it joins every worker once the pool is
+    broken, and a status read from here at the same moment leaves one of the two readers at
+    end-of-file, for which CPython records exit code 255 (`Popen.poll` is not thread-safe): a
+    SIGKILL read as "exited with code 255". So it is read from here only once the manager has
+    had time and not done so (it waits, stuck on half a result, when a worker died sending one).
+    """
+    start = time.monotonic()
+    while not (dead := _exited(workers, read=time.monotonic() - start > 1.5)):
+        if time.monotonic() - start > 6:
+            break
         time.sleep(0.01)
     return dead
 
@@ -459,15 +469,22 @@ def _stopped(dead: list[tuple[int, int]], limit: int) -> str:
     )
 
 
-def _exited(workers: dict[int, Any]) -> list[tuple[int, int]]:
-    """(pid, exit code) of each worker that has exited, but for the pool's own SIGTERM."""
-    return [
-        (pid, process.exitcode)
-        for pid, process in list(workers.items())
-        if process.exitcode is not None
-        and process.exitcode != -signal.SIGTERM  # the pool stops the others with SIGTERM
-    ]  # fmt: skip
+def _exited(workers: dict[int, Any], *, read: bool) -> list[tuple[int, int]]:
+    """(pid, exit code) of each worker that has exited, but for the pool's own SIGTERM; only
+    codes already read (`read=False`), or read now."""
+    codes = [(pid, _code(process, read)) for pid, process in list(workers.items())]
+    return [(pid, code) for pid, code in codes if code is not None and code != -signal.SIGTERM]
+
+
+def _code(process: Any, read: bool) -> int | None:
+    if read:
+        return process.exitcode
+    popen = getattr(process, "_popen", None)  # what the last poll or join read, reading nothing
+    return None if popen is None else popen.returncode
 
 
 def _any_exited(workers: dict[int, Any]) -> bool:
-    return any(process.exitcode is not None for process in list(workers.values()))
+    """Whether a worker has exited: its sentinel is readable (a select; its status is left for
+    the pool's manager thread to read, see `_dead`)."""
+    sentinels = [process.sentinel for process in list(workers.values())]
+    return bool(sentinels) and bool(multiprocessing.connection.wait(sentinels, timeout=0))
