@@ -20,7 +20,7 @@ from agentlens.process.labeler import LabelProfile
 from agentlens.process.profiles import DEFAULT_PROFILE
 from agentlens.process.profiles import PROFILES as PROFILE_CONFIGS
 from agentlens.store import Run, SqlStore
-from agentlens.store.paging import Direction, RecordQuery, record_page
+from agentlens.store.paging import Direction, RecordQuery, RunShapes, record_page
 from agentlens.trajectory import Trajectory
 from agentlens.viewer import payload
 
@@ -146,7 +146,8 @@ async def run(request: Request) -> Response:
         limit=_int(request, "limit", 1000, MAX_PAGE),
     )
     try:
-        page = record_page(_store(request), request.path_params["run_id"], query)
+        shapes = cast(RunShapes, request.app.state.run_shapes)
+        page = record_page(_store(request), request.path_params["run_id"], query, shapes)
     except ConfigError as exc:
         raise BadRequest(str(exc)) from exc
     return _json(
