@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
+from msgspec.structs import replace
 
 from agentlens.errors import ConfigError
 from agentlens.formats import read_paths
@@ -172,3 +173,13 @@ def test_a_run_that_gains_records_shows_their_metrics_and_tiers(store: SqlStore)
     assert "tier" not in before.metric_names and before.facets["tier"] == []
     assert "tier" in after.metric_names and after.facets["tier"] == ["B"]
     assert after.matched == 6
+
+
+@pytest.mark.parametrize("text", ["Ärger-Ōsaka", "ger-Ō", "ÄRGER-ŌSAKA-RUN", "MÜLLER", "müller"])
+def test_filter_text_as_shown_finds_a_non_ascii_id(store: SqlStore, text: str) -> None:
+    """SQLite's LOWER folds ASCII only: the filter must still find an id or model typed (or
+    pasted) as the page shows it, and the ASCII letters of it in any case."""
+    (real,) = dev_traces()[:1]
+    renamed = replace(real, id="Ärger-Ōsaka-run", model="Müller-LLM")
+    run_id = store.save(Run(kind="import", scorer="import/1"), [renamed], import_records([renamed]))
+    assert record_page(store, run_id, RecordQuery(text=text)).matched == 1

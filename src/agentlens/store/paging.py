@@ -152,12 +152,15 @@ def _order(query: RecordQuery, names: Sequence[str]) -> tuple[str, list[Any]]:
 def _where(query: RecordQuery) -> tuple[str, list[Any]]:
     clauses, params = ["r.run_id = ?"], []
     if query.text:
-        pattern = "%" + _like_escaped(query.text[:MAX_TEXT].lower()) + "%"
-        clauses.append(
-            "(LOWER(r.trajectory_id) LIKE ? ESCAPE '!' OR LOWER(r.task_id) LIKE ? ESCAPE '!'"
-            " OR LOWER(r.model) LIKE ? ESCAPE '!')"
-        )
-        params += [pattern, pattern, pattern]
+        # folded by Python ("MÜLLER" finds "Müller") and, when not ASCII, also by the database
+        # as the column is: SQLite's LOWER folds ASCII only, so "Ärger" typed as shown would miss
+        text = query.text[:MAX_TEXT]
+        folds = ["?"] if text.isascii() else ["?", "LOWER(?)"]
+        columns = ("r.trajectory_id", "r.task_id", "r.model")
+        tests = [f"LOWER({c}) LIKE {fold} ESCAPE '!'" for c in columns for fold in folds]
+        clauses.append("(" + " OR ".join(tests) + ")")
+        patterns = ["%" + _like_escaped(t) + "%" for t in (text.lower(), text)[: len(folds)]]
+        params += patterns * len(columns)
     if query.outcome:
         clauses.append("COALESCE(r.outcome, 'unknown') = ?")
         params.append(query.outcome[:MAX_TEXT])
