@@ -12,7 +12,15 @@ from msgspec.structs import replace
 from agentlens.errors import ConfigError
 from agentlens.formats import read_paths
 from agentlens.store import Metric, Record, Run, SqlStore
-from agentlens.store.paging import RecordQuery, RunShapes, record_page
+from agentlens.store.paging import (
+    TRAJECTORY_FACETS,
+    RecordQuery,
+    RunShapes,
+    TrajectoryPage,
+    TrajectoryQuery,
+    record_page,
+    trajectory_page,
+)
 from agentlens.store.records import import_records
 from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH
@@ -183,3 +191,36 @@ def test_filter_text_as_shown_finds_a_non_ascii_id(store: SqlStore, text: str) -
     renamed = replace(real, id="Ärger-Ōsaka-run", model="Müller-LLM")
     run_id = store.save(Run(kind="import", scorer="import/1"), [renamed], import_records([renamed]))
     assert record_page(store, run_id, RecordQuery(text=text)).matched == 1
+
+
+def python_trajectory_page(store: SqlStore, query: TrajectoryQuery) -> TrajectoryPage:
+    """The viewer's former answer: every summary row read, then filtered in Python."""
+    rows = store.trajectories(task_id=query.task or None)
+    facets = {k: sorted({str(r[k]) for r in rows if r[k] is not None}) for k in TRAJECTORY_FACETS}
+    for key, wanted in query.equal.items():
+        rows = [r for r in rows if r[key] == wanted] if wanted else rows
+    text = query.text.lower()
+    rows = [r for r in rows if text in str(r["trajectory_id"]).lower()]
+    return TrajectoryPage(len(rows), rows[query.offset : query.offset + query.limit], facets)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        TrajectoryQuery(),
+        TrajectoryQuery(offset=390, limit=20),
+        TrajectoryQuery(task="psf__requests-1724", limit=7),
+        TrajectoryQuery(equal={"outcome": "failed", "model": ""}, text="SONNET", offset=3, limit=9),
+        TrajectoryQuery(equal={"source_format": "agentlens-bench"}, limit=5),
+        TrajectoryQuery(equal={"model": "x' OR 1=1 --"}),
+        TrajectoryQuery(text="_"),
+        TrajectoryQuery(text="%"),
+        TrajectoryQuery(text="\x00"),
+    ],
+)
+def test_a_trajectory_page_is_what_python_finds_over_every_row(
+    store: SqlStore, query: TrajectoryQuery
+) -> None:
+    big_run(store)
+    page = trajectory_page(store, query)
+    assert page == python_trajectory_page(store, query)

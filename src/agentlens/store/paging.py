@@ -152,15 +152,10 @@ def _order(query: RecordQuery, names: Sequence[str]) -> tuple[str, list[Any]]:
 def _where(query: RecordQuery) -> tuple[str, list[Any]]:
     clauses, params = ["r.run_id = ?"], []
     if query.text:
-        # folded by Python ("MÜLLER" finds "Müller") and, when not ASCII, also by the database
-        # as the column is: SQLite's LOWER folds ASCII only, so "Ärger" typed as shown would miss
-        text = query.text[:MAX_TEXT]
-        folds = ["?"] if text.isascii() else ["?", "LOWER(?)"]
-        columns = ("r.trajectory_id", "r.task_id", "r.model")
-        tests = [f"LOWER({c}) LIKE {fold} ESCAPE '!'" for c in columns for fold in folds]
-        clauses.append("(" + " OR ".join(tests) + ")")
-        patterns = ["%" + _like_escaped(t) + "%" for t in (text.lower(), text)[: len(folds)]]
-        params += patterns * len(columns)
+        clause, text_params = _contains(("r.trajectory_id", "r.task_id", "r.model"),
+                                        query.text[:MAX_TEXT])  # fmt: skip
+        clauses.append(clause)
+        params += text_params
     if query.outcome:
         clauses.append("COALESCE(r.outcome, 'unknown') = ?")
         params.append(query.outcome[:MAX_TEXT])
@@ -168,6 +163,16 @@ def _where(query: RecordQuery) -> tuple[str, list[Any]]:
         clauses.append(_FIRST_METRIC.format(field="label") + " = ?")
         params += ["tier", query.tier[:MAX_TEXT]]
     return " AND ".join(clauses), params
+
+
+def _contains(columns: Sequence[str], text: str) -> tuple[str, list[Any]]:
+    """Any of `columns` (whitelisted names) holds `text`, in any case: folded by Python ("MÜLLER"
+    finds "Müller") and, when not ASCII, also by the database as the column is (SQLite's LOWER
+    folds ASCII only, so "Ärger" typed as shown would miss)."""
+    folds = ["?"] if text.isascii() else ["?", "LOWER(?)"]
+    tests = [f"LOWER({c}) LIKE {fold} ESCAPE '!'" for c in columns for fold in folds]
+    patterns = ["%" + _like_escaped(t) + "%" for t in (text.lower(), text)[: len(folds)]]
+    return "(" + " OR ".join(tests) + ")", patterns * len(columns)
 
 
 def _like_escaped(text: str) -> str:
@@ -211,3 +216,62 @@ def _record(row: dict[str, Any], metrics: list[Metric]) -> Record:
         trajectory=row["trajectory"], trajectory_id=row["trajectory_id"], task_id=row["task_id"],
         model=row["model"], outcome=row["outcome"], metrics=metrics,
     )  # fmt: skip
+
+
+TRAJECTORY_FACETS = ("model", "outcome", "source_format")
+"""Summary columns the trajectories page filters on by exact value."""
+
+
+@dataclass(frozen=True)
+class TrajectoryQuery:
+    """The trajectories page: an exact task id, exact values of `TRAJECTORY_FACETS` (empty: any)
+    and text the trajectory id contains."""
+
+    task: str = ""
+    equal: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+    offset: int = 0
+    limit: int = 500
+
+
+@dataclass(frozen=True)
+class TrajectoryPage:
+    matched: int
+    rows: list[dict[str, Any]]
+    """Summary rows as `SqlStore.trajectories` gives them, newest first."""
+    facets: dict[str, list[str]]
+    """The values of each facet among the task's trajectories (all, without a task)."""
+
+
+def trajectory_page(store: SqlStore, query: TrajectoryQuery) -> TrajectoryPage:
+    """One page of the stored trajectories, filtered and paged by the database (not every
+    summary row read per page). An unknown facet name is a `ConfigError`."""
+    scope, scope_params = ("task_id = ?", [query.task]) if query.task else ("1 = 1", [])
+    clauses, params = [scope], list(scope_params)
+    for key, wanted in query.equal.items():
+        if key not in TRAJECTORY_FACETS:
+            raise ConfigError(f"filter must be one of {', '.join(TRAJECTORY_FACETS)}")
+        if wanted:
+            clauses.append(f"{key} = ?")  # from the whitelist, never from the request
+            params.append(wanted)
+    if query.text:
+        clause, text_params = _contains(("trajectory_id",), query.text)
+        clauses.append(clause)
+        params += text_params
+    where = " AND ".join(clauses)
+    matched = store._rows(f"SELECT COUNT(*) AS n FROM trajectories WHERE {where}", params)
+    rows = store._rows(
+        "SELECT digest, trajectory_id, task_id, model, agent, source_format, outcome, n_steps,"
+        f" added FROM trajectories WHERE {where} ORDER BY added DESC, trajectory_id"
+        " LIMIT ? OFFSET ?",
+        [*params, query.limit, query.offset],
+    )
+    combinations = store._rows(  # one pass over the rows for every facet
+        f"SELECT DISTINCT {', '.join(TRAJECTORY_FACETS)} FROM trajectories WHERE {scope}",
+        scope_params,
+    )
+    facets = {
+        key: sorted({str(r[key]) for r in combinations if r[key] is not None})
+        for key in TRAJECTORY_FACETS
+    }
+    return TrajectoryPage(int(matched[0]["n"]), rows, facets)
