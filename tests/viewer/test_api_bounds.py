@@ -170,3 +170,20 @@ def test_paging_a_20000_step_run_does_not_label_it_again_per_page(
         step = client.get(f"{url}/steps/19999", params={"profile": "sdk-compat"}).json()
     assert step["stage"] == expected[-1]
     assert min(pages) < labelling / 2, (pages, labelling)
+
+
+@pytest.mark.parametrize("other", ['prefs={"theme":"dark"}', "note=two words", 'half="open', "x=1"])
+def test_the_token_cookie_counts_beside_cookies_python_cannot_parse(
+    built: Built, other: str
+) -> None:
+    """Cookies are shared by every port of a host, so the browser sends the viewer's cookie with
+    another local app's: a JSON value or a space in theirs must not hide ours (401 on every
+    request after the start-up link). A wrong or missing token cookie is still 401."""
+    app = create_app(str(built.path), allowed_hosts=["127.0.0.1"], token="the-token")
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        for cookie in (f"{other}; agentlens_view_token=the-token",
+                       f"agentlens_view_token=the-token; {other}",
+                       f"agentlens_view_token=planted; {other}; agentlens_view_token=the-token"):  # fmt: skip
+            assert client.get("/api/runs", headers={"cookie": cookie}).status_code == 200, cookie
+        for cookie in (other, f"{other}; agentlens_view_token=wrong", "agentlens_view_token="):
+            assert client.get("/api/runs", headers={"cookie": cookie}).status_code == 401, cookie

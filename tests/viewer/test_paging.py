@@ -105,3 +105,19 @@ def test_the_run_page_sorts_and_filters_on_the_server(page: Any, server: Server,
     ]
     assert settled(page, "tbody td:nth-child(1)", [str(p) for p in hits]) == [str(p) for p in hits]
     assert any(i >= 1000 for i in hits)
+
+
+def test_a_page_of_trajectories_reads_only_its_rows(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's 399 trajectories are filtered and paged by the database: a page of five
+    reads five summary rows, a count and the distinct facet combinations (16), not every row."""
+    store = client.app.state.store  # type: ignore[attr-defined]
+    read: list[int] = []
+    rows = store._rows
+    monkeypatch.setattr(
+        store, "_rows", lambda sql, params: read.append(len(got := rows(sql, params))) or got
+    )
+    found = client.get("/api/trajectories", params={"limit": 5, "offset": 10}).json()
+    assert len(found["trajectories"]) == 5 and found["total"] == 399
+    assert sum(read) < 40, read

@@ -8,6 +8,7 @@ as a parameter. Same SQL on SQLite and Postgres; NULLs sort last in both directi
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -56,11 +57,46 @@ class RecordPage:
     facets: dict[str, list[str]] = field(default_factory=dict)
 
 
-def record_page(store: SqlStore, run_id: str, query: RecordQuery) -> RecordPage:
+@dataclass(frozen=True)
+class RunShape:
+    metric_names: list[str]
+    facets: dict[str, list[str]]
+
+
+class RunShapes:
+    """The metric names and facets of the runs paged lately. Reading them scans all of a run's
+    metrics (150 ms at 50,000 records on SQLite), which every page would repeat. A run is keyed
+    by id, creation time and record count: records are only ever added to a run (`cohort
+    --store` resumed under its id), and a metric only with its record."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._items: OrderedDict[tuple[str, str, int], RunShape] = OrderedDict()
+
+    def get(self, store: SqlStore, run: Run) -> RunShape:
+        key = (run.id, run.created.isoformat(), run.n_records)
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key]
+        found = self._items[key] = run_shape(store, run.id)
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+        return found
+
+
+def run_shape(store: SqlStore, run_id: str) -> RunShape:
+    return RunShape(metric_names(store, run_id), _facets(store, run_id))
+
+
+def record_page(
+    store: SqlStore, run_id: str, query: RecordQuery, shapes: RunShapes | None = None
+) -> RecordPage:
     """The records of `query`'s page (without bodies), with the run's metric names and the
-    outcome and tier values to filter on. A bad sort or direction is a `ConfigError`."""
+    outcome and tier values to filter on (from `shapes` when it has the run). A bad sort or
+    direction is a `ConfigError`."""
     run = store.run(run_id)
-    names = metric_names(store, run.id)
+    shape = shapes.get(store, run) if shapes is not None else run_shape(store, run.id)
+    names = shape.metric_names
     order, order_params = _order(query, names)
     where, where_params = _where(query)
     matched = store._rows(f"SELECT COUNT(*) AS n FROM records r WHERE {where}",
@@ -78,7 +114,7 @@ def record_page(store: SqlStore, run_id: str, query: RecordQuery) -> RecordPage:
         positions=[int(r["position"]) for r in rows],
         records=[_record(r, metrics.get(int(r["position"]), [])) for r in rows],
         metric_names=names,
-        facets=_facets(store, run.id),
+        facets=shape.facets,
     )
 
 
@@ -116,12 +152,10 @@ def _order(query: RecordQuery, names: Sequence[str]) -> tuple[str, list[Any]]:
 def _where(query: RecordQuery) -> tuple[str, list[Any]]:
     clauses, params = ["r.run_id = ?"], []
     if query.text:
-        pattern = "%" + _like_escaped(query.text[:MAX_TEXT].lower()) + "%"
-        clauses.append(
-            "(LOWER(r.trajectory_id) LIKE ? ESCAPE '!' OR LOWER(r.task_id) LIKE ? ESCAPE '!'"
-            " OR LOWER(r.model) LIKE ? ESCAPE '!')"
-        )
-        params += [pattern, pattern, pattern]
+        clause, text_params = _contains(("r.trajectory_id", "r.task_id", "r.model"),
+                                        query.text[:MAX_TEXT])  # fmt: skip
+        clauses.append(clause)
+        params += text_params
     if query.outcome:
         clauses.append("COALESCE(r.outcome, 'unknown') = ?")
         params.append(query.outcome[:MAX_TEXT])
@@ -129,6 +163,16 @@ def _where(query: RecordQuery) -> tuple[str, list[Any]]:
         clauses.append(_FIRST_METRIC.format(field="label") + " = ?")
         params += ["tier", query.tier[:MAX_TEXT]]
     return " AND ".join(clauses), params
+
+
+def _contains(columns: Sequence[str], text: str) -> tuple[str, list[Any]]:
+    """Any of `columns` (whitelisted names) holds `text`, in any case: folded by Python ("MÜLLER"
+    finds "Müller") and, when not ASCII, also by the database as the column is (SQLite's LOWER
+    folds ASCII only, so "Ärger" typed as shown would miss)."""
+    folds = ["?"] if text.isascii() else ["?", "LOWER(?)"]
+    tests = [f"LOWER({c}) LIKE {fold} ESCAPE '!'" for c in columns for fold in folds]
+    patterns = ["%" + _like_escaped(t) + "%" for t in (text.lower(), text)[: len(folds)]]
+    return "(" + " OR ".join(tests) + ")", patterns * len(columns)
 
 
 def _like_escaped(text: str) -> str:
@@ -172,3 +216,62 @@ def _record(row: dict[str, Any], metrics: list[Metric]) -> Record:
         trajectory=row["trajectory"], trajectory_id=row["trajectory_id"], task_id=row["task_id"],
         model=row["model"], outcome=row["outcome"], metrics=metrics,
     )  # fmt: skip
+
+
+TRAJECTORY_FACETS = ("model", "outcome", "source_format")
+"""Summary columns the trajectories page filters on by exact value."""
+
+
+@dataclass(frozen=True)
+class TrajectoryQuery:
+    """The trajectories page: an exact task id, exact values of `TRAJECTORY_FACETS` (empty: any)
+    and text the trajectory id contains."""
+
+    task: str = ""
+    equal: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+    offset: int = 0
+    limit: int = 500
+
+
+@dataclass(frozen=True)
+class TrajectoryPage:
+    matched: int
+    rows: list[dict[str, Any]]
+    """Summary rows as `SqlStore.trajectories` gives them, newest first."""
+    facets: dict[str, list[str]]
+    """The values of each facet among the task's trajectories (all, without a task)."""
+
+
+def trajectory_page(store: SqlStore, query: TrajectoryQuery) -> TrajectoryPage:
+    """One page of the stored trajectories, filtered and paged by the database (not every
+    summary row read per page). An unknown facet name is a `ConfigError`."""
+    scope, scope_params = ("task_id = ?", [query.task]) if query.task else ("1 = 1", [])
+    clauses, params = [scope], list(scope_params)
+    for key, wanted in query.equal.items():
+        if key not in TRAJECTORY_FACETS:
+            raise ConfigError(f"filter must be one of {', '.join(TRAJECTORY_FACETS)}")
+        if wanted:
+            clauses.append(f"{key} = ?")  # from the whitelist, never from the request
+            params.append(wanted)
+    if query.text:
+        clause, text_params = _contains(("trajectory_id",), query.text)
+        clauses.append(clause)
+        params += text_params
+    where = " AND ".join(clauses)
+    matched = store._rows(f"SELECT COUNT(*) AS n FROM trajectories WHERE {where}", params)
+    rows = store._rows(
+        "SELECT digest, trajectory_id, task_id, model, agent, source_format, outcome, n_steps,"
+        f" added FROM trajectories WHERE {where} ORDER BY added DESC, trajectory_id"
+        " LIMIT ? OFFSET ?",
+        [*params, query.limit, query.offset],
+    )
+    combinations = store._rows(  # one pass over the rows for every facet
+        f"SELECT DISTINCT {', '.join(TRAJECTORY_FACETS)} FROM trajectories WHERE {scope}",
+        scope_params,
+    )
+    facets = {
+        key: sorted({str(r[key]) for r in combinations if r[key] is not None})
+        for key in TRAJECTORY_FACETS
+    }
+    return TrajectoryPage(int(matched[0]["n"]), rows, facets)

@@ -20,7 +20,15 @@ from agentlens.process.labeler import LabelProfile
 from agentlens.process.profiles import DEFAULT_PROFILE
 from agentlens.process.profiles import PROFILES as PROFILE_CONFIGS
 from agentlens.store import Run, SqlStore
-from agentlens.store.paging import Direction, RecordQuery, record_page
+from agentlens.store.paging import (
+    TRAJECTORY_FACETS,
+    Direction,
+    RecordQuery,
+    RunShapes,
+    TrajectoryQuery,
+    record_page,
+    trajectory_page,
+)
 from agentlens.trajectory import Trajectory
 from agentlens.viewer import payload
 
@@ -146,7 +154,8 @@ async def run(request: Request) -> Response:
         limit=_int(request, "limit", 1000, MAX_PAGE),
     )
     try:
-        page = record_page(_store(request), request.path_params["run_id"], query)
+        shapes = cast(RunShapes, request.app.state.run_shapes)
+        page = record_page(_store(request), request.path_params["run_id"], query, shapes)
     except ConfigError as exc:
         raise BadRequest(str(exc)) from exc
     return _json(
@@ -192,28 +201,22 @@ async def record(request: Request) -> Response:
 
 
 async def trajectories(request: Request) -> Response:
-    rows = _store(request).trajectories(task_id=request.query_params.get("task") or None)
-    facets = {
-        key: sorted({str(r[key]) for r in rows if r[key] is not None})
-        for key in ("model", "outcome", "source_format")
-    }
-    for key in ("model", "outcome", "source_format"):
-        wanted = request.query_params.get(key)
-        if wanted:
-            rows = [r for r in rows if r[key] == wanted]
-    text = request.query_params.get("q", "").lower()
-    if text:
-        rows = [r for r in rows if text in str(r["trajectory_id"]).lower()]
-    offset = _int(request, "offset", 0, 10**9)
-    limit = _int(request, "limit", 500, MAX_PAGE)
-    page = [payload.trajectory_row(r) for r in rows[offset : offset + limit]]
+    params = request.query_params
+    query = TrajectoryQuery(
+        task=params.get("task", ""),
+        equal={key: params.get(key, "") for key in TRAJECTORY_FACETS},
+        text=params.get("q", ""),
+        offset=_int(request, "offset", 0, 10**9),
+        limit=_int(request, "limit", 500, MAX_PAGE),
+    )
+    page = trajectory_page(_store(request), query)
     return _json(
         {
-            "total": len(rows),
-            "offset": offset,
-            "limit": limit,
-            "facets": facets,
-            "trajectories": page,
+            "total": page.matched,
+            "offset": query.offset,
+            "limit": query.limit,
+            "facets": page.facets,
+            "trajectories": [payload.trajectory_row(r) for r in page.rows],
         }
     )
 

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentlens.errors import ConfigError, StoreError
 from agentlens.store import open_store
+from agentlens.store.paging import RunShapes
 from agentlens.viewer import LOCAL_HOSTS
 from agentlens.viewer.api import ROUTES, BadRequest, TrajectoryCache
 from agentlens.viewer.token_gate import TokenGate
@@ -97,6 +98,7 @@ def build_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.store = open_store(store_url)
         app.state.trajectories = TrajectoryCache()
+        app.state.run_shapes = RunShapes()
         try:
             yield
         finally:

@@ -7,7 +7,6 @@ cookie. Anything else is 401. The comparison is constant-time."""
 from __future__ import annotations
 
 import hmac
-from http.cookies import SimpleCookie
 from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -25,7 +24,7 @@ class TokenGate:
             await self.app(scope, receive, send)
             return
         given, from_query = self._given(scope)
-        if given is None or not hmac.compare_digest(given, self.token):
+        if not any(hmac.compare_digest(value, self.token) for value in given):
             await _unauthorized(send)
             return
         if not from_query:
@@ -40,18 +39,24 @@ class TokenGate:
 
         await self.app(scope, receive, with_cookie)
 
-    def _given(self, scope: Scope) -> tuple[bytes | None, bool]:
+    def _given(self, scope: Scope) -> tuple[list[bytes], bool]:
         headers = dict(scope.get("headers", []))
         auth = headers.get(b"authorization", b"")
         if auth[:7].lower() == b"bearer ":
-            return auth[7:].strip(), False
+            return [auth[7:].strip()], False
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         if "token" in query:
-            return query["token"][0].encode(), True
-        cookies: SimpleCookie = SimpleCookie()
-        cookies.load(headers.get(b"cookie", b"").decode("latin-1"))
-        morsel = cookies.get(COOKIE)
-        return (morsel.value.encode() if morsel else None), False
+            return [query["token"][0].encode()], True
+        return _cookies(headers.get(b"cookie", b"")), False
+
+
+def _cookies(header: bytes) -> list[bytes]:
+    """Every value of our cookie, read pair by pair as browsers send them. Not `SimpleCookie`: it
+    drops every cookie after one it cannot parse (a JSON value, a space). Cookies are shared by
+    all ports of a host, so another local app's cookie, or one named like ours on a longer path
+    (sent first), would otherwise lock the user out."""
+    pairs = (pair.strip().partition(b"=") for pair in header.split(b";"))
+    return [value.strip() for name, _, value in pairs if name.strip() == COOKIE.encode()]
 
 
 async def _unauthorized(send: Send) -> None:
