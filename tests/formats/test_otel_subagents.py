@@ -257,3 +257,57 @@ def test_spans_under_a_shared_span_id_are_the_runs_own_with_a_warning(tmp_path: 
     assert _warnings(back) == [
         f"span id {task} is shared by several spans: the spans under it are the run's own"
     ]
+
+
+def _call_ids_changed(spans: list[dict[str, Any]]) -> None:
+    for span in _tool_spans(spans):
+        _call_id(span)["value"] = {"stringValue": "other-" + _attr(span, "gen_ai.tool.call.id")}
+
+
+def _call_ids_removed(spans: list[dict[str, Any]]) -> None:
+    for span in _tool_spans(spans):
+        span["attributes"].remove(_call_id(span))
+
+
+def _call_ids_shuffled(spans: list[dict[str, Any]]) -> None:
+    """Each two tool spans of one tool under one parent trade call ids."""
+    alike: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for span in _tool_spans(spans):
+        alike.setdefault((span.get("parentSpanId"), _attr(span, "gen_ai.tool.name")), []).append(
+            _call_id(span)
+        )
+    for ids in alike.values():
+        for one, other in zip(ids[0::2], ids[1::2], strict=False):
+            one["value"], other["value"] = other["value"], one["value"]
+
+
+def _tool_spans(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for s in spans if _attr(s, "gen_ai.operation.name") == "execute_tool"]
+
+
+def _call_id(span: dict[str, Any]) -> dict[str, Any]:
+    (found,) = [a for a in span["attributes"] if a["key"] == "gen_ai.tool.call.id"]
+    return found
+
+
+@pytest.mark.parametrize("edit", [_call_ids_changed, _call_ids_removed, _call_ids_shuffled])
+def test_a_tool_span_whose_call_id_matches_no_call_claims_its_tools_oldest_call(
+    edit: Callable[[list[dict[str, Any]]], None], tmp_path: Path
+) -> None:
+    """Another exporter's tool spans may name call ids the messages do not (or none): each span
+    still claims one call, the oldest open call of its tool, so no step is read twice (the run's
+    157 steps used to read as 307, its sub-agents' 40 as 73)."""
+    (original,) = read_path(CLAUDE)
+
+    def edited(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        edit(spans)
+        return spans
+
+    (back,) = read_path(_export(tmp_path, edited))
+    assert _agents_steps(back) == _agents_steps(original)
+    assert (len(back.steps), sum(len(s.steps) for s in back.subtrajectories)) == (157, 40)
+    observed = [s.observation for s in back.tool_steps]
+    if edit is _call_ids_shuffled:  # the ids say which span is which call's: trust them
+        assert sorted(map(str, observed)) == sorted(str(s.observation) for s in original.tool_steps)
+    else:
+        assert observed == [s.observation for s in original.tool_steps]

@@ -161,8 +161,13 @@ class _Steps:
         step.timestamp = _own_time(span) or step.timestamp
 
     def _claim(self, name: str, call_id: str | None) -> Step | None:
-        """The first open call with this id (a span naming none: with this tool name)."""
-        waiting = self.open_ids.get(call_id) if call_id is not None else self.open_names.get(name)
+        """The first open call with this id; else (a span naming no id, or an id no open call
+        has: another exporter's, or one shuffled) the first open call of this tool."""
+        step = self._first_open(self.open_ids.get(call_id) if call_id is not None else None)
+        return step or self._first_open(self.open_names.get(name))
+
+    def _first_open(self, waiting: deque[Step] | None) -> Step | None:
+        """Calls claimed already are popped as they are passed over, once each: linear time."""
         while waiting:
             step = waiting.popleft()
             if id(step) not in self.claimed:
