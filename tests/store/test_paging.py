@@ -183,14 +183,25 @@ def test_a_run_that_gains_records_shows_their_metrics_and_tiers(store: SqlStore)
     assert after.matched == 6
 
 
-@pytest.mark.parametrize("text", ["Ärger-Ōsaka", "ger-Ō", "ÄRGER-ŌSAKA-RUN", "MÜLLER", "müller"])
+@pytest.mark.parametrize(
+    "text", ["Ärger-Ōsaka", "ger-Ō", "ÄRGER-ŌSAKA-RUN", "ärger-ōsaka", "MÜLLER", "müller"]
+)
 def test_filter_text_as_shown_finds_a_non_ascii_id(store: SqlStore, text: str) -> None:
-    """SQLite's LOWER folds ASCII only: the filter must still find an id or model typed (or
-    pasted) as the page shows it, and the ASCII letters of it in any case."""
+    """SQLite's own LOWER folds ASCII only: the filter must still find an id or model typed
+    (or pasted) as the page shows it, or in any case."""
     (real,) = dev_traces()[:1]
     renamed = replace(real, id="Ärger-Ōsaka-run", model="Müller-LLM")
     run_id = store.save(Run(kind="import", scorer="import/1"), [renamed], import_records([renamed]))
     assert record_page(store, run_id, RecordQuery(text=text)).matched == 1
+
+
+@pytest.mark.parametrize("text", ["ärger-ō", "ÄRGER", "Ärger-Ōsaka-run"])
+def test_the_trajectories_list_finds_a_non_ascii_id_in_any_case(store: SqlStore, text: str) -> None:
+    (real,) = dev_traces()[:1]
+    renamed = replace(real, id="Ärger-Ōsaka-run")
+    store.save(Run(kind="import", scorer="import/1"), [renamed], import_records([renamed]))
+    page = trajectory_page(store, TrajectoryQuery(text=text))
+    assert [row["trajectory_id"] for row in page.rows] == ["Ärger-Ōsaka-run"]
 
 
 def python_trajectory_page(store: SqlStore, query: TrajectoryQuery) -> TrajectoryPage:

@@ -166,13 +166,10 @@ def _where(query: RecordQuery) -> tuple[str, list[Any]]:
 
 
 def _contains(columns: Sequence[str], text: str) -> tuple[str, list[Any]]:
-    """Any of `columns` (whitelisted names) holds `text`, in any case: folded by Python ("MÜLLER"
-    finds "Müller") and, when not ASCII, also by the database as the column is (SQLite's LOWER
-    folds ASCII only, so "Ärger" typed as shown would miss)."""
-    folds = ["?"] if text.isascii() else ["?", "LOWER(?)"]
-    tests = [f"LOWER({c}) LIKE {fold} ESCAPE '!'" for c in columns for fold in folds]
-    patterns = ["%" + _like_escaped(t) + "%" for t in (text.lower(), text)[: len(folds)]]
-    return "(" + " OR ".join(tests) + ")", patterns * len(columns)
+    """Any of `columns` (whitelisted names) holds `text`, in any case ("MÜLLER" finds "Müller":
+    the SQLite store's LOWER is Python's, `sqlite._lower`)."""
+    tests = [f"LOWER({c}) LIKE ? ESCAPE '!'" for c in columns]
+    return "(" + " OR ".join(tests) + ")", ["%" + _like_escaped(text.lower()) + "%"] * len(columns)
 
 
 def _like_escaped(text: str) -> str:

@@ -74,6 +74,9 @@ def _open(path: Path, url: str, target: str, *, read_only: bool = False) -> SqlS
         _refuse_other_databases(db, url)  # before WAL mode, which rewrites the file's header
         if not read_only:
             _use_wal(db)
+        # SQLite's own LOWER folds ASCII only: the viewer's filter ("ärger" finds "Ärger…")
+        # lowercases as Python and Postgres do; no index or constraint uses LOWER
+        db.create_function("lower", 1, _lower, deterministic=True)
         db.execute("PRAGMA foreign_keys=ON")
         db.execute("PRAGMA synchronous=NORMAL")
         return SqlStore(url, db, DIALECT)
@@ -141,3 +144,7 @@ def _refuse_other_databases(db: sqlite3.Connection, url: str) -> None:
     if tables and "agentlens_migrations" not in tables:
         shown = ", ".join(sorted(tables)[:3]) + (", …" if len(tables) > 3 else "")
         raise StoreError(url, f"not an AgentLens store (a SQLite database with tables {shown})")
+
+
+def _lower(value: str | bytes | int | float | None) -> str | bytes | int | float | None:
+    return value.lower() if isinstance(value, str) else value
