@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from agentlens.errors import ConfigError
 from agentlens.store.model import Metric, Record, Run
-from agentlens.store.sql import SqlStore, _metric
+from agentlens.store.sql import NEWEST_FIRST, TRAJECTORY_SUMMARIES, SqlStore, _metric
 
 RECORD_COLUMNS = ("position", "trajectory_id", "task_id", "model", "outcome")
 """Record columns one may sort on; `m:<name>` sorts on the run's whole-record metric <name>."""
@@ -258,9 +258,7 @@ def trajectory_page(store: SqlStore, query: TrajectoryQuery) -> TrajectoryPage:
     where = " AND ".join(clauses)
     matched = store._rows(f"SELECT COUNT(*) AS n FROM trajectories WHERE {where}", params)
     rows = store._rows(
-        "SELECT digest, trajectory_id, task_id, model, agent, source_format, outcome, n_steps,"
-        f" added FROM trajectories WHERE {where} ORDER BY added DESC, trajectory_id"
-        " LIMIT ? OFFSET ?",
+        f"{TRAJECTORY_SUMMARIES} WHERE {where}{NEWEST_FIRST} LIMIT ? OFFSET ?",
         [*params, query.limit, query.offset],
     )
     combinations = store._rows(  # one pass over the rows for every facet

@@ -56,6 +56,14 @@ _CHAIN = """WITH RECURSIVE chain(hash, parent, position, body) AS (
 SELECT body FROM chain ORDER BY position"""
 
 
+TRAJECTORY_SUMMARIES = (
+    "SELECT digest, trajectory_id, task_id, model, agent, source_format, outcome, n_steps, added"
+    " FROM trajectories"
+)
+"""One summary row per stored trajectory (no steps): `trajectories` and the viewer's pages."""
+NEWEST_FIRST = " ORDER BY added DESC, trajectory_id"
+
+
 class SqlStore:
     """Implements `agentlens.seams.Store`."""
 
@@ -295,11 +303,7 @@ class SqlStore:
 
     def trajectories(self, *, task_id: str | None = None) -> list[dict[str, Any]]:
         """One summary row per stored trajectory (no steps), newest first."""
-        sql = (
-            "SELECT digest, trajectory_id, task_id, model, agent, source_format, outcome,"
-            " n_steps, added FROM trajectories"
-        )
-        sql += (" WHERE task_id = ?" if task_id else "") + " ORDER BY added DESC, trajectory_id"
+        sql = TRAJECTORY_SUMMARIES + (" WHERE task_id = ?" if task_id else "") + NEWEST_FIRST
         return list(self._rows(sql, (task_id,) if task_id else ()))
 
     def stats(self) -> dict[str, int]:
