@@ -74,7 +74,7 @@ def trajectories(path: Path, data: Path, n_trajectories: int) -> None:
     with open_store(str(path)) as store:
         store.save(Run(kind="import", scorer="import/1"), copies, import_records(copies))
     with TestClient(create_app(str(path)), base_url="http://127.0.0.1") as client:
-        for query in ("limit=100", "limit=100&q=-77"):
+        for query in ("limit=100", "limit=100&q=-77", "limit=100&sort=n_steps&dir=desc"):
             took = []
             for _ in range(5):
                 began = time.perf_counter()

@@ -13,6 +13,7 @@ from agentlens.errors import ConfigError
 from agentlens.formats import read_paths
 from agentlens.store import Metric, Record, Run, SqlStore
 from agentlens.store.paging import (
+    TRAJECTORY_COLUMNS,
     TRAJECTORY_FACETS,
     RecordQuery,
     RunShapes,
@@ -205,33 +206,46 @@ def test_the_trajectories_list_finds_a_non_ascii_id_in_any_case(store: SqlStore,
 
 
 def python_trajectory_page(store: SqlStore, query: TrajectoryQuery) -> TrajectoryPage:
-    """The viewer's former answer: every summary row read, then filtered in Python."""
-    rows = store.trajectories(task_id=query.task or None)
+    """The viewer's former answer: every summary row read, then filtered and sorted in Python."""
+    rows = store.trajectories(task_id=query.task or None)  # newest first
     facets = {k: sorted({str(r[k]) for r in rows if r[k] is not None}) for k in TRAJECTORY_FACETS}
     for key, wanted in query.equal.items():
         rows = [r for r in rows if r[key] == wanted] if wanted else rows
     text = query.text.lower()
     rows = [r for r in rows if text in str(r["trajectory_id"]).lower()]
+    if query.sort:  # a stable sort: ties stay newest first, in both directions; NULLs last
+        present = [r for r in rows if r[query.sort] is not None]
+        present.sort(key=lambda r: r[query.sort], reverse=query.direction == "desc")
+        rows = present + [r for r in rows if r[query.sort] is None]
     return TrajectoryPage(len(rows), rows[query.offset : query.offset + query.limit], facets)
 
 
-@pytest.mark.parametrize(
-    "query",
-    [
-        TrajectoryQuery(),
-        TrajectoryQuery(offset=390, limit=20),
-        TrajectoryQuery(task="psf__requests-1724", limit=7),
-        TrajectoryQuery(equal={"outcome": "failed", "model": ""}, text="SONNET", offset=3, limit=9),
-        TrajectoryQuery(equal={"source_format": "agentlens-bench"}, limit=5),
-        TrajectoryQuery(equal={"model": "x' OR 1=1 --"}),
-        TrajectoryQuery(text="_"),
-        TrajectoryQuery(text="%"),
-        TrajectoryQuery(text="\x00"),
-    ],
-)
-def test_a_trajectory_page_is_what_python_finds_over_every_row(
-    store: SqlStore, query: TrajectoryQuery
-) -> None:
+TRAJECTORY_QUERIES = [
+    TrajectoryQuery(),
+    TrajectoryQuery(offset=390, limit=20),
+    TrajectoryQuery(task="psf__requests-1724", limit=7),
+    TrajectoryQuery(equal={"outcome": "failed", "model": ""}, text="SONNET", offset=3, limit=9),
+    TrajectoryQuery(equal={"source_format": "agentlens-bench"}, limit=5),
+    TrajectoryQuery(equal={"model": "x' OR 1=1 --"}),
+    TrajectoryQuery(text="_"),
+    TrajectoryQuery(text="%"),
+    TrajectoryQuery(text="\x00"),
+    *(TrajectoryQuery(sort=c, direction="desc", limit=50) for c in TRAJECTORY_COLUMNS),
+    *(TrajectoryQuery(sort=c, offset=350, limit=40) for c in TRAJECTORY_COLUMNS),
+    TrajectoryQuery(sort="n_steps", direction="desc", equal={"outcome": "passed"}, text="gpt"),
+]
+
+
+def test_a_trajectory_page_is_what_python_finds_over_every_row(store: SqlStore) -> None:
     big_run(store)
-    page = trajectory_page(store, query)
-    assert page == python_trajectory_page(store, query)
+    for query in TRAJECTORY_QUERIES:
+        assert trajectory_page(store, query) == python_trajectory_page(store, query), query
+
+
+@pytest.mark.parametrize(
+    ("sort", "direction"),
+    [("n_steps; DROP TABLE trajectories", "asc"), ("body", "asc"), ("n_steps", "sideways")],
+)
+def test_a_hostile_trajectory_sort_is_refused(store: SqlStore, sort: str, direction: str) -> None:
+    with pytest.raises(ConfigError, match=r"must be one of|asc or desc"):
+        trajectory_page(store, TrajectoryQuery(sort=sort, direction=direction))  # type: ignore[arg-type]

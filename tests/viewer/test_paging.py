@@ -9,11 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 from starlette.testclient import TestClient
 
-from agentlens.store import Record, open_store
+from agentlens.store import Record, Run, open_store
+from agentlens.store.paging import TrajectoryQuery
+from agentlens.store.records import import_records
 from agentlens.viewer import create_app
-from tests.store.test_paging import N_RECORDS, big_run, expected, metric
+from tests.store.test_paging import (
+    N_RECORDS,
+    big_run,
+    dev_traces,
+    expected,
+    metric,
+    python_trajectory_page,
+)
 from tests.viewer.server import Server, running
 from tests.viewer.test_browser import settled, texts, visit
 
@@ -121,3 +131,50 @@ def test_a_page_of_trajectories_reads_only_its_rows(
     found = client.get("/api/trajectories", params={"limit": 5, "offset": 10}).json()
     assert len(found["trajectories"]) == 5 and found["total"] == 399
     assert sum(read) < 40, read
+
+
+def test_the_api_sorts_every_trajectory(client: TestClient) -> None:
+    store = client.app.state.store  # type: ignore[attr-defined]
+    for params in ({"sort": "n_steps", "dir": "desc"}, {"sort": "task_id", "offset": 390}):
+        query = TrajectoryQuery(
+            sort=params["sort"], direction=params.get("dir", "asc"), offset=params.get("offset", 0),
+            limit=9,
+        )  # fmt: skip
+        found = client.get("/api/trajectories", params={**params, "limit": 9}).json()
+        want = python_trajectory_page(store, query).rows
+        assert [r["digest"] for r in found["trajectories"]] == [r["digest"] for r in want]
+    for bad in ({"sort": "n_steps; DROP TABLE trajectories"}, {"sort": "added", "dir": "up"}):
+        answer = client.get("/api/trajectories", params=bad)
+        assert answer.status_code == 400 and "\n" not in answer.json()["error"], answer.text
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Server]]:
+    """1,197 stored trajectories: the 399 dev traces and two renamed copies of each."""
+    path = tmp_path_factory.mktemp("many-store") / "many.db"
+    traces = list(dev_traces())
+    copies = [replace(t, id=f"{t.id}-copy{n}") for n in (1, 2) for t in traces]
+    with open_store(str(path)) as store:
+        store.save(Run(kind="import", scorer="import/1"), copies, import_records(copies))
+        store.save(Run(kind="import", scorer="import/1"), traces, import_records(traces))
+    with running(path) as started:
+        yield path, started
+
+
+def test_the_trajectories_page_sorts_on_the_server(page: Any, many: Any) -> None:
+    path, server = many
+    with open_store(str(path)) as store:
+
+        def ids(sort: str, direction: str) -> list[str]:
+            query = TrajectoryQuery(sort=sort, direction=direction, limit=2000)  # type: ignore[arg-type]
+            return [r["trajectory_id"] for r in python_trajectory_page(store, query).rows]
+
+        by_steps, by_steps_up = ids("n_steps", "desc"), ids("n_steps", "asc")
+    visit(page, server, "#/trajectories?sort=n_steps&dir=desc", "table.data tbody tr")
+    assert texts(page, "tbody td:nth-child(1)") == by_steps[:500]
+    assert "500 of 1,197 trajectories shown" in page.inner_text("[data-shown]")
+    page.click("button.more")
+    assert settled(page, "tbody td:nth-child(1)", by_steps[:1000]) == by_steps[:1000]
+    page.click("th button[data-sort='n_steps']")
+    assert settled(page, "tbody td:nth-child(1)", by_steps_up[:500]) == by_steps_up[:500]
+    assert "sort=n_steps&dir=asc" in page.url

@@ -15,7 +15,13 @@ from typing import Any, Literal
 
 from agentlens.errors import ConfigError
 from agentlens.store.model import Metric, Record, Run
-from agentlens.store.sql import NEWEST_FIRST, TRAJECTORY_SUMMARIES, SqlStore, _metric
+from agentlens.store.sql import (
+    NEWEST_FIRST,
+    NEWEST_FIRST_KEYS,
+    TRAJECTORY_SUMMARIES,
+    SqlStore,
+    _metric,
+)
 
 RECORD_COLUMNS = ("position", "trajectory_id", "task_id", "model", "outcome")
 """Record columns one may sort on; `m:<name>` sorts on the run's whole-record metric <name>."""
@@ -217,16 +223,29 @@ def _record(row: dict[str, Any], metrics: list[Metric]) -> Record:
 
 TRAJECTORY_FACETS = ("model", "outcome", "source_format")
 """Summary columns the trajectories page filters on by exact value."""
+TRAJECTORY_COLUMNS = (
+    "trajectory_id",
+    "task_id",
+    "model",
+    "source_format",
+    "outcome",
+    "n_steps",
+    "added",
+)
+"""Summary columns the trajectories page sorts on; no sort is newest first."""
 
 
 @dataclass(frozen=True)
 class TrajectoryQuery:
     """The trajectories page: an exact task id, exact values of `TRAJECTORY_FACETS` (empty: any)
-    and text the trajectory id contains."""
+    and text the trajectory id contains; sorted on one of `TRAJECTORY_COLUMNS` (NULLs last, ties
+    newest first) or, with no sort, newest first."""
 
     task: str = ""
     equal: dict[str, str] = field(default_factory=dict)
     text: str = ""
+    sort: str = ""
+    direction: Direction = "asc"
     offset: int = 0
     limit: int = 500
 
@@ -235,14 +254,15 @@ class TrajectoryQuery:
 class TrajectoryPage:
     matched: int
     rows: list[dict[str, Any]]
-    """Summary rows as `SqlStore.trajectories` gives them, newest first."""
+    """Summary rows as `SqlStore.trajectories` gives them, in the query's order."""
     facets: dict[str, list[str]]
     """The values of each facet among the task's trajectories (all, without a task)."""
 
 
 def trajectory_page(store: SqlStore, query: TrajectoryQuery) -> TrajectoryPage:
     """One page of the stored trajectories, filtered and paged by the database (not every
-    summary row read per page). An unknown facet name is a `ConfigError`."""
+    summary row read per page). An unknown facet name or sort is a `ConfigError`."""
+    order = _trajectory_order(query)
     scope, scope_params = ("task_id = ?", [query.task]) if query.task else ("1 = 1", [])
     clauses, params = [scope], list(scope_params)
     for key, wanted in query.equal.items():
@@ -258,7 +278,7 @@ def trajectory_page(store: SqlStore, query: TrajectoryQuery) -> TrajectoryPage:
     where = " AND ".join(clauses)
     matched = store._rows(f"SELECT COUNT(*) AS n FROM trajectories WHERE {where}", params)
     rows = store._rows(
-        f"{TRAJECTORY_SUMMARIES} WHERE {where}{NEWEST_FIRST} LIMIT ? OFFSET ?",
+        f"{TRAJECTORY_SUMMARIES} WHERE {where}{order} LIMIT ? OFFSET ?",
         [*params, query.limit, query.offset],
     )
     combinations = store._rows(  # one pass over the rows for every facet
@@ -270,3 +290,16 @@ def trajectory_page(store: SqlStore, query: TrajectoryQuery) -> TrajectoryPage:
         for key in TRAJECTORY_FACETS
     }
     return TrajectoryPage(int(matched[0]["n"]), rows, facets)
+
+
+def _trajectory_order(query: TrajectoryQuery) -> str:
+    if not query.sort:
+        return NEWEST_FIRST
+    if query.sort not in TRAJECTORY_COLUMNS:
+        raise ConfigError(f"sort must be one of {', '.join(TRAJECTORY_COLUMNS)}")
+    if query.direction not in ("asc", "desc"):
+        raise ConfigError("dir must be asc or desc")
+    column = query.sort  # from the whitelist, never from the request
+    return (
+        f" ORDER BY ({column} IS NULL) ASC, {column} {query.direction.upper()}, {NEWEST_FIRST_KEYS}"
+    )

@@ -61,7 +61,9 @@ TRAJECTORY_SUMMARIES = (
     " FROM trajectories"
 )
 """One summary row per stored trajectory (no steps): `trajectories` and the viewer's pages."""
-NEWEST_FIRST = " ORDER BY added DESC, trajectory_id"
+NEWEST_FIRST_KEYS = "added DESC, trajectory_id, digest"
+"""A total order (two stored copies of one id differ in digest), so paging never repeats a row."""
+NEWEST_FIRST = f" ORDER BY {NEWEST_FIRST_KEYS}"
 
 
 class SqlStore:

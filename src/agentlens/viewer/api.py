@@ -206,10 +206,15 @@ async def trajectories(request: Request) -> Response:
         task=params.get("task", ""),
         equal={key: params.get(key, "") for key in TRAJECTORY_FACETS},
         text=params.get("q", ""),
+        sort=params.get("sort", ""),
+        direction=cast(Direction, params.get("dir") or "asc"),
         offset=_int(request, "offset", 0, 10**9),
         limit=_int(request, "limit", 500, MAX_PAGE),
     )
-    page = trajectory_page(_store(request), query)
+    try:
+        page = trajectory_page(_store(request), query)
+    except ConfigError as exc:
+        raise BadRequest(str(exc)) from exc
     return _json(
         {
             "total": page.matched,
