@@ -282,3 +282,15 @@ def test_a_whole_number_of_too_many_digits_costs_only_itself(where: str, tmp_pat
     path.write_text(json.dumps(doc))
     (run,) = _read(path, path.read_bytes())
     assert len(_absent_notes([run])) == 1
+
+
+def test_a_warning_names_the_first_five_then_how_many_more(tmp_path: Path) -> None:
+    """The warning's list reads as every other cut list (`list_text.first_few`): it said
+    `, and 2 more` where the ATIF, conformity and verifier messages say ` (+2 more)`."""
+    keys = sorted(k for k, check in CHECKS.items() if check is not KEPT_AS_TEXT)[:7]
+    data = CAPTURE.read_text()
+    for key in keys:
+        data = _with_attribute(data, key, VALUES["kvlist"]).decode()
+    (note,) = _absent_notes(_read(tmp_path / "capture.otlp.json", data.encode()))
+    assert note.startswith("7 values of a type or shape the reader cannot use, read as absent: ")
+    assert note.endswith(" (kvlist) (+2 more)"), note
