@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import orjson
 
+from agentlens.redaction import clip_head
 from agentlens.scenarios.ide_errors import IdeReport
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step
@@ -19,9 +20,11 @@ FILE_HEADER = "diff --git "
 
 
 def cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
+    """`text` cut at `limit` characters, or past a redaction mark the cut would split."""
+    head = clip_head(text, limit)
+    if len(head) == len(text):
         return text
-    return f"{text[:limit]}\n[... {len(text) - limit} more characters cut]"
+    return f"{head}\n[... {len(text) - len(head)} more characters cut]"
 
 
 def turn_view(turn: AgentTurn, diff: str, ide: IdeReport | None = None) -> str:
