@@ -294,3 +294,36 @@ def test_a_warning_names_the_first_five_then_how_many_more(tmp_path: Path) -> No
     (note,) = _absent_notes(_read(tmp_path / "capture.otlp.json", data.encode()))
     assert note.startswith("7 values of a type or shape the reader cannot use, read as absent: ")
     assert note.endswith(" (kvlist) (+2 more)"), note
+
+
+ERROR_FORMS = [2, 2.0, "2", "2.0", "STATUS_CODE_ERROR"]
+OTHER_CODES = [0, 1, 1.0, "1", "STATUS_CODE_OK", "STATUS_CODE_UNSET"]
+NO_CODES = {
+    "no status code": [7, -2, 2.5, "ERROR", "STATUS_CODE_BOGUS", ""],
+    "boolean": [True],
+    "array": [[2]],
+    "object": [{"code": 2}],
+}
+STATUS_CASES = [
+    *((code, True, None) for code in ERROR_FORMS),
+    *((code, False, None) for code in OTHER_CODES),
+    *((code, False, what) for what, codes in NO_CODES.items() for code in codes),
+]
+
+
+@pytest.mark.parametrize(("code", "failed", "what"), STATUS_CASES, ids=repr)
+def test_a_status_code_reads_in_every_form_otlp_json_gives_it(
+    code: Any, failed: bool, what: str | None, tmp_path: Path
+) -> None:
+    """OTLP's status code is an enum: its number or its name, the number as any OTLP/JSON int
+    (`2.0`, `"2"`). A failed tool span whose code was `2.0` read as a success (and was named in
+    the warning); one whose code was no status code (`7`, `"ERROR"`) read as a success with no
+    warning. Now each error form is an error, and what is no code is absent and warned of."""
+    doc = json.loads(CAPTURE.read_text())
+    (span,) = (span for span in _spans(doc) if span["status"].get("code") == 2)  # read_file
+    span["status"]["code"] = code
+    (run,) = _read(tmp_path / "capture.otlp.json", json.dumps(doc).encode())
+    (step,) = (step for step in run.steps if step.tool_name == span["name"])
+    assert step.is_error is failed
+    unusable = "1 value of a type or shape the reader cannot use, read as absent: "
+    assert _absent_notes([run]) == ({f"{unusable}status.code ({what})"} if what else set())
