@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import orjson
 
-from agentlens.redaction import clip_head
+from agentlens import redaction
 from agentlens.scenarios.ide_errors import IdeReport
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step
@@ -20,8 +20,13 @@ FILE_HEADER = "diff --git "
 
 
 def cut(text: str, limit: int) -> str:
-    """`text` cut at `limit` characters, or past a redaction mark the cut would split."""
-    head = clip_head(text, limit)
+    """`text` cut at `limit` characters, or past a redaction mark the cut would split. Its
+    secrets are masked first (when redaction is on): a request is masked only as it is sent,
+    and by then a key cut short is too short for a detector to know."""
+    if len(text) <= limit:
+        return text
+    text = redaction.redact_text(text) if redaction.enabled() else text
+    head = redaction.clip_head(text, limit)
     if len(head) == len(text):
         return text
     return f"{head}\n[... {len(text) - len(head)} more characters cut]"
