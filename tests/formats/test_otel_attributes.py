@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from agentlens.formats import read_path
-from agentlens.formats._otel_values import CHECKS
+from agentlens.formats._otel_values import CHECKS, consulted
 from agentlens.formats.otel import OtelReader
 from agentlens.formats.otel_writer import to_otlp
 from agentlens.trajectory import Trajectory
@@ -195,7 +195,7 @@ def _odd_resource_file(n: int) -> bytes:
     spans = list(_spans(doc))
     copies = [{**spans[i % len(spans)], "spanId": f"{i:016x}"} for i in range(n)]
     resource["scopeSpans"] = [{"spans": copies}]
-    odd = [{"key": f"odd.{i}", "value": {"intValue": "seven"}} for i in range(n)]
+    odd = [{"key": f"gen_ai.prompt.{i}.role", "value": {"intValue": "seven"}} for i in range(n)]
     resource["resource"]["attributes"] += odd
     return json.dumps(doc).encode()
 
@@ -213,7 +213,8 @@ def test_odd_resource_attributes_take_linear_time(tmp_path: Path) -> None:
             start = time.process_time()
             trajectories = _read(path, data)
             runs.append(time.process_time() - start)
-        assert any("odd.0 (malformed intValue)" in n for n in _absent_notes(trajectories))
+        notes = _absent_notes(trajectories)
+        assert any("gen_ai.prompt.0.role (malformed intValue)" in n for n in notes)
         return min(runs)
 
     ratio = seconds(_odd_resource_file(8000)) / seconds(_odd_resource_file(2000))
@@ -224,12 +225,15 @@ def test_a_long_key_or_id_is_cut_in_the_warning_after_its_secret_is_masked(
     tmp_path: Path, run_cli: Callable[..., Any]
 ) -> None:
     """Keys and span ids come from the file: a 100 kB one made a 100 kB warning line. Cut, it
-    must still have its secret masked (the read's redaction pass would miss half a key)."""
+    must still have its secret masked (the read's redaction pass would miss half a key). (A
+    key the reader does not consult, as the one with a secret, is no longer named at all.)"""
     secret = "sk-ant-api03-" + "A7" * 45
     long_key = "k" * 40 + " " + secret + " " + "k" * 100_000
+    consulted_key = f"llm.input_messages.{'9' * 100_000}.message.role"
     doc = json.loads(CAPTURE.read_text())
     spans = list(_spans(doc))
-    spans[0]["attributes"].append({"key": long_key, "value": {"intValue": "seven"}})
+    for key in (long_key, consulted_key):
+        spans[0]["attributes"].append({"key": key, "value": {"intValue": "seven"}})
     shared_id = "i" * 40 + " " + secret + " " + "i" * 100_000
     spans[1]["spanId"] = spans[2]["spanId"] = shared_id
     spans[3]["parentSpanId"] = shared_id
@@ -238,9 +242,10 @@ def test_a_long_key_or_id_is_cut_in_the_warning_after_its_secret_is_masked(
     result = run_cli("inspect", str(path))
     assert result.code == 0, result.err
     warnings = [line for line in result.err.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 2
+    ids, keys = sorted(warnings, key=lambda line: "read as absent" in line)
     assert all(len(line) < 1000 and "A7A7" not in line for line in warnings), warnings
-    assert all("[REDACTED:" in line for line in warnings), warnings
+    assert "llm.input_messages.999" in keys and "kkkk" not in keys, keys
+    assert "[REDACTED:" in ids, ids
 
 
 @pytest.mark.parametrize("form", ["number-with-fraction", "number-with-exponent", "exponent-text"])
@@ -282,3 +287,76 @@ def test_a_whole_number_of_too_many_digits_costs_only_itself(where: str, tmp_pat
     path.write_text(json.dumps(doc))
     (run,) = _read(path, path.read_bytes())
     assert len(_absent_notes([run])) == 1
+
+
+def test_a_warning_names_the_first_five_then_how_many_more(tmp_path: Path) -> None:
+    """The warning's list reads as every other cut list (`list_text.first_few`): it said
+    `, and 2 more` where the ATIF, conformity and verifier messages say ` (+2 more)`."""
+    keys = sorted(k for k, check in CHECKS.items() if check is not KEPT_AS_TEXT)[:7]
+    data = CAPTURE.read_text()
+    for key in keys:
+        data = _with_attribute(data, key, VALUES["kvlist"]).decode()
+    (note,) = _absent_notes(_read(tmp_path / "capture.otlp.json", data.encode()))
+    assert note.startswith("7 values of a type or shape the reader cannot use, read as absent: ")
+    assert note.endswith(" (kvlist) (+2 more)"), note
+
+
+ERROR_FORMS = [2, 2.0, "2", "2.0", "STATUS_CODE_ERROR"]
+OTHER_CODES = [0, 1, 1.0, "1", "STATUS_CODE_OK", "STATUS_CODE_UNSET"]
+NO_CODES = {
+    "no status code": [7, -2, 2.5, "ERROR", "STATUS_CODE_BOGUS", ""],
+    "boolean": [True],
+    "array": [[2]],
+    "object": [{"code": 2}],
+}
+STATUS_CASES = [
+    *((code, True, None) for code in ERROR_FORMS),
+    *((code, False, None) for code in OTHER_CODES),
+    *((code, False, what) for what, codes in NO_CODES.items() for code in codes),
+]
+
+
+@pytest.mark.parametrize(("code", "failed", "what"), STATUS_CASES, ids=repr)
+def test_a_status_code_reads_in_every_form_otlp_json_gives_it(
+    code: Any, failed: bool, what: str | None, tmp_path: Path
+) -> None:
+    """OTLP's status code is an enum: its number or its name, the number as any OTLP/JSON int
+    (`2.0`, `"2"`). A failed tool span whose code was `2.0` read as a success (and was named in
+    the warning); one whose code was no status code (`7`, `"ERROR"`) read as a success with no
+    warning. Now each error form is an error, and what is no code is absent and warned of."""
+    doc = json.loads(CAPTURE.read_text())
+    (span,) = (span for span in _spans(doc) if span["status"].get("code") == 2)  # read_file
+    span["status"]["code"] = code
+    (run,) = _read(tmp_path / "capture.otlp.json", json.dumps(doc).encode())
+    (step,) = (step for step in run.steps if step.tool_name == span["name"])
+    assert step.is_error is failed
+    unusable = "1 value of a type or shape the reader cannot use, read as absent: "
+    assert _absent_notes([run]) == ({f"{unusable}status.code ({what})"} if what else set())
+
+
+def test_a_malformed_attribute_the_reader_does_not_consult_is_not_named(
+    tmp_path: Path, run_cli: Callable[..., Any]
+) -> None:
+    """Every attribute of the real capture that the reader never reads (`llm.invocation_
+    parameters`, `llm.tools.0.tool.json_schema`, the resource's `telemetry.sdk.*`, ...) made
+    malformed: the warning named each, though none costs the run anything. Now only a
+    consulted one (here `llm.model_name`) is named."""
+    doc = json.loads(CAPTURE.read_text())
+    owners = [*_spans(doc), *(resource["resource"] for resource in doc["resourceSpans"])]
+    unread = [a for owner in owners for a in owner["attributes"] if not consulted(a["key"])]
+    assert len({a["key"] for a in unread}) >= 20
+    for attribute in unread:
+        attribute["value"] = VALUES["malformed-int"]
+    path = tmp_path / "capture.otlp.json"
+    path.write_text(json.dumps(doc))
+    (original,) = read_path(CAPTURE)
+    (run,) = _read(path, path.read_bytes())
+    assert msgspec.to_builtins(run.steps) == msgspec.to_builtins(original.steps)
+    assert not _absent_notes([run])
+    path.write_bytes(_with_attribute(path.read_text(), "llm.model_name", VALUES["malformed-int"]))
+    result = run_cli("inspect", str(path))
+    assert result.code == 0, result.err
+    assert [line for line in result.err.splitlines() if line.startswith("warning:")] == [
+        f"warning: {path}: 1 value of a type or shape the reader cannot use, read as absent: "
+        "llm.model_name (malformed intValue)"
+    ]

@@ -14,6 +14,7 @@ from agentlens.providers import LLMClient
 from agentlens.providers.retry import RetryPolicy
 from agentlens.providers.types import ChatResponse
 from agentlens.scenarios import Fold, RunSettings, load_persona, run_fold
+from agentlens.scenarios.agent_view import TOOL_RESULT_CHARS
 from agentlens.scenarios.agents import BashAgent
 from agentlens.scenarios.scenario import Scenario
 from tests.scenarios.helpers import Scripted
@@ -48,9 +49,11 @@ class RecordingBuiltIn:
         return BashAgent(LLMClient(self.model, retry=RetryPolicy(max_attempts=1)))
 
 
-def sent_texts(redact: bool, project: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def sent_texts(
+    redact: bool, project: Path, out: Path, monkeypatch: pytest.MonkeyPatch, file: str = FILE
+) -> str:
     monkeypatch.setenv("AGENTLENS_NO_REDACT", "0" if redact else "1")
-    (project / "deploy.env").write_text(FILE)
+    (project / "deploy.env").write_text(file)
     agent = RecordingBuiltIn([
         "THOUGHT: look.\n\n```bash\ncat deploy.env && cp deploy.env copy.env\n```",
         f"deploy.env holds the AWS key {PLANTED['aws']} and four more secrets.",
@@ -79,3 +82,19 @@ def test_no_redact_sends_them_as_they_are(
 ) -> None:
     sent = sent_texts(False, calc_project, tmp_path / "out", monkeypatch)
     assert [kind for kind, secret in PLANTED.items() if secret not in sent] == []
+
+
+def test_a_secret_the_cut_falls_in_sends_no_part_of_itself(
+    calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The built-in agent's command output and the simulator's view of it are cut at 10,000
+    characters before the request is masked: a key the cut fell in went out as its first
+    characters (`sk-proj-Xy`), too short for a detector to know. The text is masked first."""
+    opening = "<returncode>0</returncode>\n<output>\n"  # before the file in the observation
+    line = "rotated, was "
+    padding = "# settings for the deploy script\n" * 400
+    padding = padding[: TOOL_RESULT_CHARS - 10 - len(opening) - len(line) - 1] + "\n"
+    sent = sent_texts(True, calc_project, tmp_path / "out", monkeypatch,
+                      file=f"{padding}{line}{PLANTED['openai']}\n")  # fmt: skip
+    assert f"{line}[REDACTED:openai-key]" in sent
+    assert f"{line}{PLANTED['openai'][:4]}" not in sent

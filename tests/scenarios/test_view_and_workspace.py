@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 from agentlens.demo.tiny_repo import apply_fix
+from agentlens.formats import read_path
 from agentlens.scenarios.agent_view import (
     DIFF_FILE_CHARS,
     DIFF_TOTAL_CHARS,
     TOOL_ARGUMENT_CHARS,
     TOOL_RESULT_CHARS,
+    cut,
     cut_diff,
     turn_view,
 )
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.scenarios.workspace import diff_since_base, prepare, run_preprocessors
 from agentlens.trajectory import Step
+from tests.conftest import DATA
+
+RUN = "astropy__astropy-12907"
+LONG_OUTPUT = DATA / "mini-swe-agent-swebv" / "trajs" / RUN / f"{RUN}.traj.json"
+MARK = "[REDACTED:openai-key]"
 
 
 def test_tool_arguments_and_results_are_cut_at_the_spec_limits() -> None:
@@ -36,6 +44,36 @@ def test_diffs_are_cut_per_file_and_in_total() -> None:
     assert len(shown) < DIFF_TOTAL_CHARS + 200
     first_file = shown.split("\n[... ")[0]
     assert len(first_file) == DIFF_FILE_CHARS and first_file.startswith("diff --git a/f0")
+
+
+def _read_with_a_key_at(offset: int, tmp_path: Path) -> Step:
+    """The real run's 10,613-character listing (message 3) with an OpenAI key planted at
+    `offset`, read as any trace is (its key masked): the tool step whose result it is."""
+    doc = json.loads(LONG_OUTPUT.read_text())
+    listing = doc["messages"][3]["content"]
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    doc["messages"][3]["content"] = f"{listing[:offset]} {key} {listing[offset:]}"
+    planted = tmp_path / LONG_OUTPUT.name
+    planted.write_text(json.dumps(doc))
+    (run,) = read_path(planted)
+    return next(step for step in run.steps if MARK in (step.observation or ""))
+
+
+def test_a_cut_keeps_a_redaction_mark_whole(tmp_path: Path) -> None:
+    """The result cut at 10,000 characters fell inside `[REDACTED:openai-key]`, and the
+    simulator's prompt showed `[REDACTED:openai-k`; the cut now ends after the mark."""
+    step = _read_with_a_key_at(TOOL_RESULT_CHARS - 10, tmp_path)
+    result = step.observation or ""
+    at = result.index(MARK)
+    assert at < TOOL_RESULT_CHARS < at + len(MARK)
+    view = turn_view(AgentTurn([step]), diff="")
+    left = len(result) - at - len(MARK)
+    assert f"{result[: at + len(MARK)]}\n[... {left} more characters cut]" in view
+    for limit in range(at, at + len(MARK) + 1):
+        shown = cut(result, limit)
+        assert shown.count("[REDACTED") == shown.count(MARK) == (limit > at), limit
+        head, _, note = shown.rpartition("\n[... ")
+        assert note == f"{len(result) - len(head)} more characters cut]", limit
 
 
 def test_workspace_is_a_committed_copy_and_its_diff_includes_new_files(

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from agentlens.cli._app import console
 from agentlens.cli._sandbox_option import sandbox_option
+from agentlens.list_text import first_few
 from agentlens.scenarios.mcp import filled, missing_variables
 from agentlens.scenarios.mcp_client import McpError, one_line, open_session
 from agentlens.scenarios.mcp_servers import McpServer
@@ -52,9 +53,7 @@ def mcp(scenarios: tuple[str, ...], project: str | None, as_json: bool) -> int:
     elif rows:
         table = Table("scenario", "server", "where", "tools", "result")
         for row in rows:
-            shown = f"{len(row.tools)}: {', '.join(row.tools[:SHOWN_TOOLS])}" if row.tools else "–"
-            more = len(row.tools) - SHOWN_TOOLS
-            shown += f" (+{more} more)" if more > 0 else ""
+            shown = f"{len(row.tools)}: {first_few(row.tools, SHOWN_TOOLS)}" if row.tools else "–"
             shown += (
                 f" ({row.left_out} left out: no usable name, or too many)" if row.left_out else ""
             )

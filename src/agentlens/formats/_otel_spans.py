@@ -28,7 +28,9 @@ _SPACE = re.compile(r"\s*")
 _SEPARATOR = re.compile(r"\s*,?\s*")
 LLM_OPERATIONS = {"chat", "text_completion", "generate_content", "completion"}
 AGENT_OPERATIONS = {"invoke_agent", "create_agent"}
-ERROR_CODES = {2, "2", "STATUS_CODE_ERROR"}
+# OTLP's `Status.code` is an enum: OTLP/JSON gives its number or its name
+STATUS_CODES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+ERROR = STATUS_CODES["STATUS_CODE_ERROR"]
 
 
 @dataclass
@@ -89,7 +91,7 @@ def spans_of(document: Any, where: str) -> list[Span]:
 def _span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
     odd: dict[str, str] = {}
     status = _status(raw.get("status"), odd)
-    failed = status.get("code") in ERROR_CODES
+    failed = _code(status, odd) == ERROR
     return Span(
         trace=_id(raw, "traceId", odd),
         span_id=_id(raw, "spanId", odd),
@@ -105,14 +107,25 @@ def _span(raw: dict[str, Any], resource: dict[str, Any]) -> Span:
 
 
 def _status(raw: Any, odd: dict[str, str]) -> dict[str, Any]:
-    """The span's status; a code that is no status code reads as none (not an error)."""
+    """The span's status (none when it is not an object, noted in `odd`)."""
     if raw is not None and not isinstance(raw, dict):
         odd["status"] = json_type(raw)
         return {}
-    status = dict(raw or {})
-    if not isinstance(status.get("code"), int | str | None):
-        odd["status.code"] = json_type(status.pop("code"))
-    return status
+    return raw or {}
+
+
+def _code(status: dict[str, Any], odd: dict[str, str]) -> int | None:
+    """The status code, from its name or its number in any form an int takes in OTLP/JSON
+    (`2`, `2.0`, `"2"`: exporters write each); one that is no status code (`7`, `"ERROR"`, a
+    list) reads as none, so not as an error, noted in `odd`."""
+    value = status.get("code")
+    code = STATUS_CODES.get(value) if isinstance(value, str) else None
+    code = whole(value) if code is None else code
+    if value is None or code in STATUS_CODES.values():
+        return code
+    plain = isinstance(value, int | float | str) and not isinstance(value, bool)
+    odd["status.code"] = "no status code" if plain else json_type(value)
+    return None
 
 
 def _id(raw: dict[str, Any], key: str, odd: dict[str, str]) -> str:

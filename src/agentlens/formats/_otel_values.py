@@ -5,7 +5,8 @@ An attribute is `{key, value: {stringValue | intValue (a string) | doubleValue |
 arrayValue | kvlistValue}}`. A value of a type the reader cannot use for its key (an operation
 name given as a list, a token count as a kvlist), or an encoding that is not one (`intValue:
 "seven"`, `arrayValue: []`), is read as absent and noted in `odd` (key -> what it was), so the
-reader can say so once per file: a sloppy exporter costs that attribute, never the trace.
+reader can say so once per file: a sloppy exporter costs that attribute, never the trace. A
+malformed attribute the reader does not consult (`consulted`) costs nothing, and is not named.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ class _Malformed(Exception):
 
 def attributes(raw: Any, where: str, odd: dict[str, str] | None = None) -> dict[str, Any]:
     """The attributes as Python values, each that the reader consults of the type it reads it
-    as; what was refused is noted in `odd`. `attributes` that is not a list of objects (no
-    attribute to name) rejects the file."""
+    as; what was refused (of those it consults) is noted in `odd`. `attributes` that is not a
+    list of objects (no attribute to name) rejects the file."""
     found = {}
     for item in arr(raw, where):
         item = obj(item, where)
@@ -39,7 +40,8 @@ def attributes(raw: Any, where: str, odd: dict[str, str] | None = None) -> dict[
         try:
             value = _value(item.get("value"))
         except _Malformed as exc:
-            _note(odd, key, str(exc))
+            if consulted(key):  # another is no loss: naming it would be noise
+                _note(odd, key, str(exc))
             continue
         checked = _check(key, value)
         if checked is ODD:
@@ -197,7 +199,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "agentlens.reported_cost_usd": _number,
     "gen_ai.tool.call.result": _result,
     "output.value": _result,
-}  # the arguments (`gen_ai.tool.call.arguments`, `input.value`) are read whatever their type
+}
 # the messages' roles, texts and the first output message's calls, in either convention
 INDEXED = re.compile(
     r"(?:llm\.input_messages\.\d+\.message\.|gen_ai\.prompt\.\d+\.)(?:role|content)"
@@ -205,6 +207,19 @@ INDEXED = re.compile(
     r"(?:content|tool_calls\.\d+\.tool_call\.(?:id|function\.name))"
     r"|gen_ai\.completion\.0\.(?:content|tool_calls\.\d+\.(?:id|name))"
 )
+# the arguments of a tool span and of a response's calls: read whatever their type
+ARGUMENTS = ("gen_ai.tool.call.arguments", "input.value")
+INDEXED_ARGUMENTS = re.compile(
+    r"llm\.output_messages\.0\.message\.tool_calls\.\d+\.tool_call\.function\.arguments"
+    r"|gen_ai\.completion\.0\.tool_calls\.\d+\.arguments"
+)
+
+
+def consulted(key: str) -> bool:
+    """Whether the reader reads an attribute of this name."""
+    if key in CHECKS or key in ARGUMENTS:
+        return True
+    return bool(INDEXED.fullmatch(key) or INDEXED_ARGUMENTS.fullmatch(key))
 
 
 def _check(key: str, value: Any) -> Any:

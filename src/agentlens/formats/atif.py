@@ -35,6 +35,7 @@ from agentlens.formats._json import (
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats.atif_schema import validate
 from agentlens.formats.limits import check_file_size, read_bounded
+from agentlens.list_text import first_few
 from agentlens.trajectory import (
     Agent,
     Outcome,
@@ -80,8 +81,7 @@ class AtifReader(SuffixReader):
 
 
 def _shown(problems: list[str]) -> str:
-    more = len(problems) - SHOWN_PROBLEMS
-    return "; ".join(problems[:SHOWN_PROBLEMS]) + (f" (+{more} more)" if more > 0 else "")
+    return first_few(problems, SHOWN_PROBLEMS, sep="; ")
 
 
 def to_trajectory(

@@ -38,6 +38,7 @@ from agentlens.formats._json import ReadGuard, iter_jsonl, loads
 from agentlens.formats._otel_agents import Agents, partition
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import classify, parse_time
+from agentlens.list_text import first_few
 from agentlens.trajectory import (
     Agent,
     Outcome,
@@ -92,6 +93,11 @@ def _named(text: str) -> str:
     return text if len(text) <= NAME_SHOWN else text[: NAME_SHOWN - 1] + "…"
 
 
+def _named_with_what(odd: tuple[str, str]) -> str:
+    key, what = odd
+    return f"{_named(key)} ({what})"
+
+
 def _absent_note(spans: list[o.Span]) -> str | None:
     """One line for the file: the values read as absent (of a type or shape the reader cannot
     use, `_otel_values`), each named with what it was, the first `SHOWN` of them."""
@@ -101,10 +107,9 @@ def _absent_note(spans: list[o.Span]) -> str | None:
             odd.setdefault(key, what)
     if not odd:
         return None
-    named = ", ".join(f"{_named(key)} ({what})" for key, what in list(odd.items())[:SHOWN])
-    more = f", and {len(odd) - SHOWN} more" if len(odd) > SHOWN else ""
+    named = first_few(list(odd.items()), SHOWN, _named_with_what)
     values = "value" if len(odd) == 1 else "values"
-    unusable = f"of a type or shape the reader cannot use, read as absent: {named}{more}"
+    unusable = f"of a type or shape the reader cannot use, read as absent: {named}"
     return f"{len(odd)} {values} {unusable}"
 
 
@@ -236,9 +241,7 @@ def _run(path: Path, trace: str, spans: list[o.Span]) -> Trajectory:
 def _ambiguous_note(ids: list[str]) -> str:
     """Parent ids that more than one span has: which span is meant is unknown, so the spans
     naming one are read as under none of them (`_otel_agents.partition`)."""
-    named = ", ".join(map(_named, ids[:SHOWN])) + (
-        f", and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
-    )
+    named = first_few(ids, SHOWN, _named)
     if len(ids) == 1:
         return f"span id {named} is shared by several spans: the spans under it are the run's own"
     return (

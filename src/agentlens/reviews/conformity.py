@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from agentlens.list_text import first_few
 from agentlens.reviews.compare import Check
 from agentlens.trajectory import Trajectory
 
@@ -41,5 +42,4 @@ def setup_check(
 
 def _names(points: Counter[str], limit: int = 5) -> str:
     names = [f"{task}×{n}" if n > 1 else task for task, n in sorted(points.items())]
-    more = f" (+{len(names) - limit} more)" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
+    return first_few(names, limit)

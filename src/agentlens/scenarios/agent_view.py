@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import orjson
 
+from agentlens import redaction
 from agentlens.scenarios.ide_errors import IdeReport
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step
@@ -19,9 +20,16 @@ FILE_HEADER = "diff --git "
 
 
 def cut(text: str, limit: int) -> str:
+    """`text` cut at `limit` characters, or past a redaction mark the cut would split. Its
+    secrets are masked first (when redaction is on): a request is masked only as it is sent,
+    and by then a key cut short is too short for a detector to know."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}\n[... {len(text) - limit} more characters cut]"
+    text = redaction.redact_text(text) if redaction.enabled() else text
+    head = redaction.clip_head(text, limit)
+    if len(head) == len(text):
+        return text
+    return f"{head}\n[... {len(text) - len(head)} more characters cut]"
 
 
 def turn_view(turn: AgentTurn, diff: str, ide: IdeReport | None = None) -> str:

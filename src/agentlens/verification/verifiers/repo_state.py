@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agentlens.list_text import first_few
 from agentlens.verification.isolation import own_file
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
 from agentlens.verification.verifiers.globs import glob_match
@@ -20,9 +21,7 @@ def _matches(path: str, globs: list[str]) -> bool:
 
 
 def _listing(paths: list[str] | set[str], limit: int = 8) -> str:
-    items = sorted(paths)
-    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
-    return ", ".join(items[:limit]) + more
+    return first_few(sorted(paths), limit)
 
 
 @dataclass
