@@ -22,10 +22,21 @@ from agentlens import redaction
 from agentlens.formats.load import read_path
 from agentlens.reviews.judge.compact import _clip, compact
 from agentlens.reviews.judge.prompt import ReviewContext, build_messages
+from agentlens.reviews.sxs.prompt import TASK_CHARS
+from agentlens.reviews.sxs.prompt import build_messages as build_sxs_messages
 from agentlens.store import open_store
 from agentlens.trajectory import Trajectory
-from agentlens.viewer.payload import trajectory_dict
-from tests.conftest import FORMATS
+from agentlens.viewer.payload import PREVIEW_CHARS, trajectory_dict
+from tests.conftest import DATA, FORMATS
+from tests.secret_at_cut import (
+    INTO,
+    KEY,
+    LEAD,
+    kept_part_of_key,
+    key_at_head_cut,
+    key_at_tail_cut,
+    real_text,
+)
 
 PLANTED = {
     "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdEFGH",
@@ -348,3 +359,51 @@ def test_the_judge_prompt_clips_around_a_mark_it_would_split() -> None:
         )
         clipped = _clip(text, 90)
         assert _marks_whole(clipped), (pad, clipped)
+
+
+def test_masked_head_and_tail_mask_a_secret_their_cut_falls_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Real command output with a key where the cut falls: masked first, the key is a whole mark
+    on the kept side; a password whose `password=` the tail cut took is masked too."""
+    text = key_at_head_cut(10_000)
+    assert text[:10_000].endswith(f"{LEAD}{KEY[:INTO]}")  # what a plain cut would keep
+    head = redaction.masked_head(text, 10_000)
+    assert head.endswith(f"{LEAD}[REDACTED:openai-key]") and kept_part_of_key(head) == []
+    tail = redaction.masked_tail(key_at_tail_cut(2000), 2000)
+    assert "was [REDACTED:openai-key]\n" in tail and kept_part_of_key(tail) == []
+    line = "export DB_PASSWORD=Corr3ct-Horse-Battery\n"
+    logged = real_text(3000) + line + real_text(1000)
+    tail = redaction.masked_tail(logged, 1000 + len(line) - 19)  # from `Corr3ct-...`
+    assert tail.endswith(f"[REDACTED:password]\n{real_text(1000)}") and "Horse" not in tail
+    whole = real_text(500)
+    assert redaction.masked_head(whole, 500) == whole == redaction.masked_tail(whole, 600)
+    assert redaction.masked_tail(whole, 0) == ""
+    monkeypatch.setenv("AGENTLENS_NO_REDACT", "1")
+    assert redaction.masked_head(text, 10_000) == text[:10_000]
+
+
+def test_masked_head_finds_a_key_that_starts_within_the_margin_before_its_window() -> None:
+    """Only `CUT_MARGIN` past the cut is masked: a key starting before the cut and ending inside
+    that margin is found whole; one starting past the margin is cut away unseen."""
+    limit = 5000
+    near = real_text(limit - 4) + " " + KEY + real_text(redaction.CUT_MARGIN * 2)
+    assert redaction.masked_head(near, limit).endswith("[REDACTED:openai-key]")
+    far = real_text(limit + redaction.CUT_MARGIN - 4) + " " + KEY
+    assert redaction.masked_head(far, limit) == far[:limit]
+
+
+def test_the_sxs_task_and_the_viewer_preview_keep_a_mark_whole() -> None:
+    """Text read is masked; the side-by-side judge's task (1200 characters) and the viewer's
+    long fields (`PREVIEW_CHARS`) then cut it with a plain slice, `[REDACTED:openai-k`."""
+    (traj,) = read_path(next((DATA / "mini-swe-agent-swebv" / "trajs").rglob("*.traj.json")))
+    for limit in (TASK_CHARS, PREVIEW_CHARS):
+        text = redaction.redact_text(key_at_head_cut(limit, after=limit))
+        step = msgspec.structs.replace(traj.steps[-1], observation=text)
+        shown = msgspec.structs.replace(traj, task=text, steps=[*traj.steps[:-1], step])
+        (_, user) = build_sxs_messages("ToolCalls", shown, shown, None, None, budget_tokens=4000)
+        preview = trajectory_dict("d", shown, "paper", limit=10_000)["steps"][-1]["observation"]
+        assert f"{LEAD}[REDACTED:openai-key]" in (
+            user["content"] if limit == TASK_CHARS else preview
+        )
+        assert _marks_whole(user["content"]) and _marks_whole(preview), limit

@@ -4,7 +4,9 @@ prompts, viewer payloads, reports, exports and the store.
 The choke point is the read path (`formats.load.read_path`): every trajectory is redacted as it
 is read, before any renderer cuts a text short, so a key is never half shown. A scenario run's
 agent trace comes through that path too, and the session it saves is redacted once more (its
-simulated user's and verifiers' texts). Step value's own masking calls `redact_text` first. `--no-redact` (or
+simulated user's and verifiers' texts). Step value's own masking calls `redact_text` first. Live
+text cut short before it is stored or sent (a command's output, an MCP result, a verifier's
+output tail) is cut by `masked_head`/`masked_tail`, which mask it first. `--no-redact` (or
 `AGENTLENS_NO_REDACT=1`) switches it off for one command.
 
 Detection is the `detect-secrets` library's shape detectors (AWS, GitHub, GitLab, Slack, Stripe,
@@ -57,6 +59,33 @@ def clip_tail(text: str, n: int) -> str:
         if mark.start() < at < mark.end():
             return text[mark.start() :]
     return text[max(at, 0) :]
+
+
+CUT_MARGIN = 16_384
+"""Characters past a cut that `masked_head`/`masked_tail` mask with the part kept: a secret the
+cut falls in is found whole if it is shorter (an 8192-bit PEM key is 6.5 KB), and a 1 MB text
+costs a scan of the part kept, not of all of it."""
+
+
+def masked(text: str) -> str:
+    """`text` with its secrets masked, when redaction is on."""
+    return redact_text(text) if enabled() else text
+
+
+def masked_head(text: str, n: int) -> str:
+    """`text` with its secrets masked (when redaction is on), then its first `n` characters,
+    never ending inside a mark. The one way to shorten text that may leave the machine: a key
+    cut short first is too short for any detector to know, so its first characters would go
+    out as they are."""
+    return clip_head(masked(text[: n + CUT_MARGIN]), n)
+
+
+def masked_tail(text: str, n: int) -> str:
+    """`text` masked as by `masked_head`, then its last `n` characters, never starting inside a
+    mark. A caller that keeps only a tail in memory (a command's output) keeps `CUT_MARGIN`
+    more for this: a key's end cut from its start would pass as any word, and a password cut
+    from its `password=` too."""
+    return clip_tail(masked(text[-(n + CUT_MARGIN) :]), n) if n > 0 else ""
 
 
 _OWN = [

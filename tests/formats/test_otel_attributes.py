@@ -360,3 +360,21 @@ def test_a_malformed_attribute_the_reader_does_not_consult_is_not_named(
         f"warning: {path}: 1 value of a type or shape the reader cannot use, read as absent: "
         "llm.model_name (malformed intValue)"
     ]
+
+
+def test_a_secret_a_long_span_id_is_cut_in_is_named_by_its_whole_mark(
+    tmp_path: Path, run_cli: Callable[..., Any]
+) -> None:
+    """The warning's cut at `NAME_SHOWN` fell inside the mark the key became:
+    `[REDACTED:openai-k…`."""
+    secret = "sk-ant-api03-" + "A7" * 45
+    shared_id = "i" * 66 + " " + secret + " " + "i" * 1000
+    doc = json.loads(CAPTURE.read_text())
+    spans = list(_spans(doc))
+    spans[1]["spanId"] = spans[2]["spanId"] = shared_id
+    spans[3]["parentSpanId"] = shared_id
+    path = tmp_path / "capture.otlp.json"
+    path.write_text(json.dumps(doc))
+    result = run_cli("inspect", str(path))
+    named = [line for line in result.err.splitlines() if "iiii" in line]
+    assert named and all("[REDACTED:openai-key]…" in line for line in named), named

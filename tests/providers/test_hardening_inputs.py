@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
 from agentlens.cli import main
 from agentlens.providers.config import ProvidersConfig
+from agentlens.providers.openai_wire import error_text
+from agentlens.scenarios.mcp_client import one_line
 from tests.conftest import BENCH
+from tests.secret_at_cut import KEY, kept_part_of_key, real_text
 
 RUN = (
     BENCH
@@ -70,3 +74,12 @@ def test_anchors_in_a_real_config_still_work(tmp_path: Path) -> None:
     )
     loaded = ProvidersConfig.load([config])
     assert loaded.roles["evaluator"] == loaded.roles["judge"]
+
+
+def test_an_error_text_cut_to_300_characters_keeps_a_mark_whole() -> None:
+    """A server's error text is masked, then cut to 300 characters: the cut fell inside the mark
+    a quoted key became (`[REDACTED:open`)."""
+    said = f"{one_line(real_text(2000), 2000)[:285]} {KEY} more"  # the mark spans the cut
+    response = httpx.Response(400, json={"error": {"message": said}})
+    text = error_text(response)
+    assert text.endswith(" [REDACTED:openai-key]") and kept_part_of_key(text) == []

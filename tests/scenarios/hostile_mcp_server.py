@@ -159,6 +159,9 @@ class Stdio:
         elif mode == "flood":  # its tools, then log lines on stdout, unasked, all at once
             self.send(answer(number, {"tools": [ECHO]}))
             self.raw((b"x" * 99 + b"\n") * (int(self.arg or 0) // 100))
+        elif mode == "described":  # its tool described by the text of the file ARG
+            described = {**ECHO, "description": Path(str(self.arg)).read_text()}
+            self.send(answer(number, {"tools": [described]}))
         elif mode == "tools-not-a-list":
             self.send(answer(number, {"tools": {"echo": ECHO}}))
         else:
@@ -186,6 +189,9 @@ class Stdio:
             self.send(
                 answer(number, {"content": [{"type": "text", "text": "bad"}], "isError": True})
             )
+        elif mode == "call-refused":  # an error saying the text of the file ARG
+            said = Path(str(self.arg)).read_text()
+            self.send({"jsonrpc": "2.0", "id": number, "error": {"code": -1, "message": said}})
         elif mode == "call-silent":
             return
         elif mode == "call-exit":
@@ -226,6 +232,9 @@ def main() -> None:
                 note.write(str(os.getpid()))
     if mode == "leak-env":  # a server that shows the token it was given, and gives up
         sys.stderr.write(f"bad token {os.environ.get('HOSTILE_TOKEN')} refused\n")
+        sys.exit(1)
+    if mode == "stderr-file":  # the text of the file ARG on stderr, then gone
+        sys.stderr.write(Path(str(arg)).read_text())
         sys.exit(1)
     if mode == "stderr-flood":
         sys.stderr.buffer.write(b"e" * int(arg or 0) + b"\nthe end of stderr\n")

@@ -13,6 +13,7 @@ import pytest
 
 from agentlens.scenarios.ide_errors import ide_errors
 from agentlens.scenarios.ide_syntax import GRAMMARS, MAX_BYTES, handles, syntax_errors
+from tests.secret_at_cut import KEY
 
 pytestmark = pytest.mark.skipif(  # on CI a missing extra fails instead
     not handles("A.java") and not os.environ.get("CI"), reason="needs agentlens[ide]"
@@ -112,3 +113,11 @@ def test_a_huge_file_an_agent_left_is_not_read_into_memory(tmp_path: Path) -> No
 
 def test_every_grammar_named_is_installed_with_the_extra() -> None:
     assert [s for s in GRAMMARS if not handles(f"x{s}")] == []
+
+
+def test_a_secret_the_snippet_cut_falls_in_is_masked(tmp_path: Path) -> None:
+    """The error's snippet is cut at `SNIPPET` characters for the simulator's view and the saved
+    IDE report: a key there went out as `sk-proj-Xy9Qw8Er7`, too short for any detector."""
+    (tmp_path / "a.ts").write_text(f'let t = <"rotated, was {KEY}"\n')
+    [found] = syntax_errors(tmp_path / "a.ts")
+    assert found.message == 'syntax error at `let t = <"rotated, was [REDACTED:openai-key]…`'

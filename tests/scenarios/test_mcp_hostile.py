@@ -19,11 +19,12 @@ import pytest
 
 from agentlens.cli._app import console
 from agentlens.demo.tiny_repo import DEMO_SCENARIO
-from agentlens.scenarios.agents._mcp_tools import PROMPT_CHARS, McpTools
-from agentlens.scenarios.mcp_client import McpError, McpSession, limits, open_session
+from agentlens.scenarios.agents._mcp_tools import DESCRIPTION_CHARS, PROMPT_CHARS, McpTools
+from agentlens.scenarios.mcp_client import McpError, McpSession, limits, one_line, open_session
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import host_pids, session_marker
 from tests.scenarios.hostile_mcp_server import HostileHttp
+from tests.secret_at_cut import INTO, KEY, LEAD, kept_part_of_key, key_at_head_cut, real_text
 
 HOSTILE = Path(__file__).with_name("hostile_mcp_server.py")
 LIMIT = 1024 * 1024
@@ -83,6 +84,16 @@ def test_its_stderr_ends_the_message_on_one_line_without_escapes(tmp_path: Path)
     assert message.startswith("MCP server 'h' exited (exit code 1) during initialize: …zzz")
     assert message.endswith("zzz red \ufffd\ufffd not utf-8 last words")
     assert "first line" in (tmp_path / "h.log").read_text(errors="replace")  # the log has all
+
+
+def test_a_secret_the_stderr_cut_falls_in_keeps_no_part_of_itself(tmp_path: Path) -> None:
+    """The error keeps the last `STDERR_TAIL` characters of a server's stderr (a run's
+    termination reason, stored): a key the cut fell in kept all but its `sk-proj-Xy`."""
+    flat = one_line(real_text(5000), 5000)
+    said = writable(tmp_path)[0] / "stderr.txt"  # where the sandboxed server may read
+    said.write_text(f"{flat}{LEAD}{KEY} {flat[: limits.STDERR_TAIL - 2 - len(KEY) + INTO]}")
+    message = refusal(hostile("stderr-file", str(said)), tmp_path)
+    assert "[REDACTED:openai-key]" in message and kept_part_of_key(message) == []
 
 
 def test_a_server_that_never_answers_times_out(
@@ -401,6 +412,37 @@ def test_a_call_the_server_fails_is_an_error_the_model_sees_without_its_stderr(
     assert "crashed during the call" in (tmp_path / "logs" / "mcp-crash.log").read_text()
     assert bad[2:] == ({}, "Invalid mcp block: 'arguments' must be a JSON object.", True)
     assert deep[3:] == ("Invalid mcp block: its arguments: Recursion limit reached.", True)
+
+
+def test_a_secret_the_output_cut_falls_in_keeps_no_part_of_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool's output was cut at `OUTPUT_LIMIT` before anything masked it: a key the cut fell
+    in was kept as `sk-proj-Xy`, which the step stores and the model is sent."""
+    monkeypatch.setattr(limits, "OUTPUT_LIMIT", 10_000)
+    text = key_at_head_cut(10_000)
+    _, [(output, _)] = session_of(hostile("plain"), tmp_path, ("echo", {"text": text}))
+    assert f"{LEAD}[REDACTED:openai-key]" in output
+    assert kept_part_of_key(output) == []
+
+
+def test_a_secret_a_description_or_an_error_cut_falls_in_reaches_no_prompt(
+    tmp_path: Path,
+) -> None:
+    """A tool's description (cut to 200 characters for the prompt) and a server's error (cut to
+    300 for the model) kept the first characters of a key the cut fell in."""
+    flat = one_line(real_text(5000), 5000)
+    described, refused = tmp_path / "described.txt", tmp_path / "refused.txt"
+    described.write_text(f"{flat[: DESCRIPTION_CHARS - 1 - INTO - len(LEAD)]}{LEAD}{KEY} end")
+    said = f"{flat[: limits.ERROR_CHARS - 1 - INTO - len(LEAD)]}{LEAD}{KEY} end"
+    refused.write_text(said)
+    prompt, [call] = agent_side(
+        tmp_path,
+        {"d": hostile("described", str(described)), "r": hostile("call-refused", str(refused))},
+        block("r", "echo", {}),
+    )
+    assert f"{LEAD}[REDACTED:openai-key]" in prompt and kept_part_of_key(prompt) == []
+    assert f"{LEAD}[REDACTED:openai-key]" in call[3] and kept_part_of_key(call[3]) == []
 
 
 # --- HTTP ----------------------------------------------------------------------------------------

@@ -89,8 +89,8 @@ NAME_SHOWN = 80  # characters of a key or span id (from the file) that a warning
 def _named(text: str) -> str:
     """A key or span id as a warning shows it: masked first, then cut to `NAME_SHOWN` (the
     read's redaction pass would miss a key cut in half)."""
-    text = redaction.redact_text(text) if redaction.enabled() else text
-    return text if len(text) <= NAME_SHOWN else text[: NAME_SHOWN - 1] + "…"
+    text = redaction.masked(text)
+    return text if len(text) <= NAME_SHOWN else redaction.clip_head(text, NAME_SHOWN - 1) + "…"
 
 
 def _named_with_what(odd: tuple[str, str]) -> str:

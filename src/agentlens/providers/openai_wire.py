@@ -33,8 +33,9 @@ def raise_for_status(name: str, response: httpx.Response, key_env: str | None = 
 
 
 def error_text(response: httpx.Response) -> str:
-    """The server's error message, with a key it quotes back masked (then cut to 300 characters,
-    so no key is cut where the masking would miss it): it reaches the terminal and the outputs."""
+    """The server's error message, with a key it quotes back masked, then cut to 300 characters
+    (`redaction.masked_head`: no key cut where the masking would miss it, no mark split): it
+    reaches the terminal and the outputs."""
     from agentlens import redaction
 
     try:
@@ -43,7 +44,7 @@ def error_text(response: httpx.Response) -> str:
     except (orjson.JSONDecodeError, AttributeError):
         message = response.text
     text = str(message)
-    return (redaction.redact_text(text) if redaction.enabled() else text)[:300]
+    return redaction.masked_head(text, 300)
 
 
 def first_choice(name: str, data: dict[str, Any]) -> dict[str, Any]:

@@ -20,15 +20,12 @@ FILE_HEADER = "diff --git "
 
 
 def cut(text: str, limit: int) -> str:
-    """`text` cut at `limit` characters, or past a redaction mark the cut would split. Its
-    secrets are masked first (when redaction is on): a request is masked only as it is sent,
-    and by then a key cut short is too short for a detector to know."""
-    if len(text) <= limit:
-        return text
-    text = redaction.redact_text(text) if redaction.enabled() else text
-    head = redaction.clip_head(text, limit)
-    if len(head) == len(text):
-        return text
+    """`text` cut at `limit` characters, or past a redaction mark the cut would split, its
+    secrets masked first (`redaction.masked_head`): a request is masked only as it is sent, and
+    by then a key cut short is too short for a detector to know."""
+    head = redaction.masked_head(text, limit)
+    if len(head) >= len(text):
+        return head
     return f"{head}\n[... {len(text) - len(head)} more characters cut]"
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from agentlens.errors import ConfigError
+from agentlens.redaction import masked_tail
 from agentlens.scenarios import ide_syntax
 from agentlens.scenarios.scenario import IDE_ERROR_MODES as MODES
 from agentlens.verification.isolation import own_file
@@ -167,7 +168,7 @@ def _ruff(ruff: str, repo: Path, files: list[str]) -> IdeReport:
     try:
         findings = orjson.loads(run.stdout)
     except orjson.JSONDecodeError:
-        tail = run.stderr.decode(errors="replace").strip()[-300:]
+        tail = masked_tail(run.stderr.decode(errors="replace").strip(), 300)
         return IdeReport(files=len(files), note=f"ruff exited {run.returncode}: {tail}")
     found = _by_file(repo, findings if isinstance(findings, list) else [])
     errors = {name: pick(found.get(name, [])) for name in files}

@@ -15,6 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from agentlens.redaction import masked_head
+
 MAX_BYTES = 2_000_000
 """A larger file is not parsed (a generated bundle, not something an agent typed)."""
 GRAMMARS: dict[str, tuple[str, str]] = {
@@ -79,7 +81,7 @@ def _finding(node: Any) -> SyntaxFinding:
     if node.is_missing:
         return SyntaxFinding(row + 1, column + 1, f"missing `{node.type}`")
     text = node.text.decode("utf-8", errors="replace").strip().split("\n", 1)[0]
-    near = text[:SNIPPET] + ("…" if len(text) > SNIPPET else "")
+    near = masked_head(text, SNIPPET) + ("…" if len(text) > SNIPPET else "")
     return SyntaxFinding(
         row + 1, column + 1, f"syntax error at `{near}`" if near else "syntax error"
     )

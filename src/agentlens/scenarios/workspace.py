@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
+from agentlens.redaction import masked_tail
 from agentlens.verification.repo_git import run_git
 from agentlens.verification.sandbox import IGNORED_NAMES, run_command
 from agentlens.verification.verifiers.build import BUILD_TOOLS
@@ -62,7 +63,7 @@ def run_preprocessors(workspace: Workspace, preprocessors: list[dict[str, Any]])
         argv = _preprocessor_command(spec)
         result = run_command(argv, workspace.path, timeout_s=float(spec.get("timeout_s", 600)))
         if not result.ok:
-            raise ConfigError(f"preprocessor {argv} failed: {result.output[-500:]}")
+            raise ConfigError(f"preprocessor {argv} failed: {masked_tail(result.output, 500)}")
     if preprocessors:
         _git(workspace.path, "add", "-A")
         _git(workspace.path, "commit", "-q", "--allow-empty", "-m", "scenario preprocessors")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from agentlens.redaction import CUT_MARGIN, masked_tail
 from agentlens.verification import isolation
 
 # Only what toolchains need to be found and to behave deterministically.
@@ -208,7 +209,8 @@ def run_command(
 
 
 class OutputTail:
-    """Reads a pipe to its end in a thread, keeping only the last `keep` bytes in memory."""
+    """Reads a pipe to its end in a thread, keeping only the last `keep` bytes in memory, and
+    `CUT_MARGIN` more: the tail is masked before it is cut (`redaction.masked_tail`)."""
 
     def __init__(self, pipe: IO[bytes], keep: int) -> None:
         self.keep = keep
@@ -223,20 +225,25 @@ class OutputTail:
             while chunk := self._pipe.read1(1 << 16):  # type: ignore[attr-defined]
                 self.total += len(chunk)
                 self._buffer += chunk
-                if len(self._buffer) > 2 * self.keep:
-                    del self._buffer[: len(self._buffer) - self.keep]
+                if len(self._buffer) > 2 * self.keep + CUT_MARGIN:
+                    del self._buffer[: len(self._buffer) - self.keep - CUT_MARGIN]
 
     def finish(self) -> str:
         """The kept tail as text; a writer that escaped the sandbox cannot hold us past 5 s."""
         self._thread.join(timeout=5)
         self._pipe.close()
-        kept = bytes(self._buffer[-self.keep :]) if self.keep else b""
-        # universal newlines, as text-mode pipes gave: verifier patterns like `SUCCESS$` match
-        text = kept.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-        cut = self.total - len(kept)
-        if cut > 0:
-            text = f"[... first {cut} of {self.total} bytes of output not kept]\n{text}"
-        return text
+        data = bytes(self._buffer)
+        cut = self.total - self.keep
+        if cut <= 0:
+            return _text(data)
+        kept = len(_text(data[-self.keep :])) if self.keep else 0  # in characters
+        text = masked_tail(_text(data), kept)  # masked before the cut: a key's end is no key
+        return f"[... first {cut} of {self.total} bytes of output not kept]\n{text}"
+
+
+def _text(output: bytes) -> str:
+    """Universal newlines, as text-mode pipes gave: verifier patterns like `SUCCESS$` match."""
+    return output.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _scratch_home(root: Path) -> Path:

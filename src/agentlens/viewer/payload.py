@@ -14,6 +14,7 @@ import msgspec
 import orjson
 
 from agentlens.process.labeler import LabelProfile, label_trajectory
+from agentlens.redaction import clip_head
 from agentlens.store import Metric, Record, Run
 from agentlens.trajectory import Step, Trajectory, Usage
 
@@ -71,7 +72,7 @@ def step_dict(
     for name in LONG_FIELDS:
         value = body.get(name)
         if limit is not None and isinstance(value, str) and len(value) > limit:
-            body[name] = value[:limit]
+            body[name] = clip_head(value, limit)
             truncated[name] = len(value)
     body["truncated"] = truncated
     return body
@@ -151,7 +152,7 @@ def totals(t: Trajectory) -> dict[str, Any]:
 
 
 def _cut(text: str | None) -> str | None:
-    return text[:PREVIEW_CHARS] if text else text
+    return clip_head(text, PREVIEW_CHARS) if text else text
 
 
 def trajectory_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agentlens.redaction import clip_head
 from agentlens.reviews.judge.compact import compact
 from agentlens.reviews.judge.judge import DimensionReview
 from agentlens.reviews.sxs.mapping import PitfallScore
 from agentlens.reviews.sxs.structured import output_instructions, pitfalls_instruction
 from agentlens.trajectory import Trajectory
+
+TASK_CHARS = 1200
 
 SYSTEM = (
     "You are a coding expert comparing two runs of AI coding agents on the same task. "
@@ -67,7 +70,7 @@ def build_messages(
         r1 = r2 = "Unknown"  # spec §8.1: if either review is missing, both become Unknown
     half = budget_tokens // 2
     parts = [
-        f"<task>\n{(traj_1.task or traj_2.task or '')[:1200]}\n</task>",
+        f"<task>\n{clip_head(traj_1.task or traj_2.task or '', TASK_CHARS)}\n</task>",
         f"<agent1_trajectory>\n{_transcript(traj_1, half)}\n</agent1_trajectory>",
         f"<agent2_trajectory>\n{_transcript(traj_2, half)}\n</agent2_trajectory>",
         f"<agent1_review>\n{r1}\n</agent1_review>",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from agentlens.redaction import CUT_MARGIN, masked_tail
 from agentlens.verification import isolation
 from agentlens.verification.sandbox import clean_env, kill_group
 
@@ -110,10 +111,14 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
 
 def _read(handle: IO[bytes]) -> str:
     """The last `KEPT_OUTPUT_BYTES` of it: a command may print gigabytes, and the end (the
-    error, the test summary) is what matters."""
+    error, the test summary) is what matters. Masked before the cut (`redaction.masked_tail`),
+    so `CUT_MARGIN` more is read: a key whose start the cut took would go out as its end."""
     size = handle.seek(0, os.SEEK_END)
-    handle.seek(max(0, size - KEPT_OUTPUT_BYTES))
-    text = handle.read(KEPT_OUTPUT_BYTES).decode("utf-8", errors="replace")
-    if size > KEPT_OUTPUT_BYTES:
-        text = f"[... first {size - KEPT_OUTPUT_BYTES} of {size} bytes of output not kept]\n{text}"
-    return text
+    if size <= KEPT_OUTPUT_BYTES:
+        handle.seek(0)
+        return handle.read().decode("utf-8", errors="replace")
+    handle.seek(max(0, size - KEPT_OUTPUT_BYTES - CUT_MARGIN))
+    data = handle.read()
+    kept = len(data[-KEPT_OUTPUT_BYTES:].decode("utf-8", errors="replace"))  # in characters
+    text = masked_tail(data.decode("utf-8", errors="replace"), kept)
+    return f"[... first {size - KEPT_OUTPUT_BYTES} of {size} bytes of output not kept]\n{text}"

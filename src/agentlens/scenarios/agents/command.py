@@ -28,6 +28,7 @@ from pathlib import Path
 
 from agentlens.errors import AgentLensError, ConfigError, TraceError
 from agentlens.formats.load import read_path
+from agentlens.redaction import masked_tail
 from agentlens.scenarios.agents._shell import run_process
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.trajectory import Step, Trajectory
@@ -94,7 +95,7 @@ class CommandAgent:
             into.steps[:], into.reply = self._partial(trace)
             raise
         if result.returncode != 0:
-            tail = err.strip()[-400:] or _tail(stdout)
+            tail = masked_tail(err.strip(), 400) or _tail(stdout)
             raise AgentFailure(f"{argv[0]} exited with {result.returncode}: {tail}")
         if isolation.planted(trace):  # AgentLens may be root: a link could name any host file
             raise AgentFailure(f"{argv[0]} left a link or special file at {trace}, not a trace")
@@ -179,7 +180,7 @@ def _check_program(argv: list[str]) -> None:
 
 
 def _tail(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace").strip()[-400:]
+    return masked_tail(path.read_text(encoding="utf-8", errors="replace").strip(), 400)
 
 
 def _program_name(argv: list[str]) -> str:

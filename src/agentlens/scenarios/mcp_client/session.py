@@ -11,6 +11,7 @@ import orjson
 
 from agentlens import __version__
 from agentlens.errors import AgentLensError
+from agentlens.redaction import clip_head, clip_tail, masked, masked_head
 from agentlens.scenarios.mcp_client import limits
 
 PROTOCOL_VERSION = "2025-06-18"
@@ -31,11 +32,13 @@ def one_line(text: str, limit: int, *, end: bool = False) -> str:
     """`text` as one line for a terminal or a message: escape sequences and other control
     characters gone, whitespace runs a space, at most `limit` characters (its end with `end`)."""
     text = text[-limit * 8 :] if end else text[: limit * 8]  # the rest is cut anyway
+    if len(text) > limit:  # masked before the cut, with its line breaks (YAML's `key: value`)
+        text = masked(text)
     text = _ESCAPES.sub("", text)
     text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
     if len(text) <= limit:
         return text
-    return "…" + text[-(limit - 1) :] if end else text[: limit - 1] + "…"
+    return "…" + clip_tail(text, limit - 1) if end else clip_head(text, limit - 1) + "…"
 
 
 class McpSession:
@@ -75,7 +78,8 @@ class McpSession:
             text = _json_text(result["structuredContent"])
         if len(text) > limits.OUTPUT_LIMIT:
             more = len(text) - limits.OUTPUT_LIMIT
-            text = f"{text[: limits.OUTPUT_LIMIT]}\n[... {more} more characters of output not kept]"
+            kept = masked_head(text, limits.OUTPUT_LIMIT)
+            text = f"{kept}\n[... {more} more characters of output not kept]"
         return text, result.get("isError") is True
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -206,7 +210,7 @@ def _tool(value: Any) -> dict[str, Any] | None:
         return None
     tool: dict[str, Any] = {"name": name}
     if isinstance(value.get("description"), str):
-        tool["description"] = value["description"][: limits.DESCRIPTION_LIMIT]
+        tool["description"] = masked_head(value["description"], limits.DESCRIPTION_LIMIT)
     schema = value.get("inputSchema")
     if isinstance(schema, dict):
         text = _json_text(schema)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agentlens.redaction import masked_tail
 from agentlens.trajectory import Trajectory
 from agentlens.verification.repo_git import run_git
 
@@ -78,6 +79,16 @@ class Verifier(Protocol):
     type_name: str
 
     def verify(self, ctx: VerifyContext) -> VerifierResult: ...
+
+
+OUTPUT_TAIL_CHARS = 2000
+
+
+def output_tail(output: str, chars: int = OUTPUT_TAIL_CHARS) -> str:
+    """The end of a command's output that a result keeps (its `output_tail`, a reason's quote):
+    masked before it is cut, since a key whose start the cut took is no key to any detector and
+    a result is stored, reported and read by the judge."""
+    return masked_tail(output, chars)
 
 
 def _git(repo: Path, *args: str) -> str:

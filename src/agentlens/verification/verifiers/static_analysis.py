@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from agentlens.verification.sandbox import run_in_scratch
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
+from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, output_tail
 from agentlens.verification.verifiers.tools import missing_tool, skipped
 
 RUFF_FINDING = re.compile(r"^\S+:\d+:\d+: [A-Z]+\d+", re.MULTILINE)
@@ -36,7 +36,10 @@ class StaticAnalysisVerifier:
         command = self._command()
         timeout = self.timeout_ms / 1000 if self.timeout_ms else ctx.timeout_s
         run, _ = run_in_scratch(ctx.repo, command, timeout_s=timeout, env=self.env)
-        metrics: dict[str, Any] = {"exit_code": run.returncode, "output_tail": run.output[-2000:]}
+        metrics: dict[str, Any] = {
+            "exit_code": run.returncode,
+            "output_tail": output_tail(run.output),
+        }
         if run.timed_out:
             return VerifierResult(self.type_name, "error", f"{self.tool} timed out", metrics)
         tool = missing_tool(run)
@@ -46,7 +49,8 @@ class StaticAnalysisVerifier:
         if run.returncode != 0 and errors == 0:
             # A non-zero exit without a single parsed error is a crash or a usage problem
             # (no sources, bad path, bad config), never a clean result.
-            reason = f"{self.tool} exited {run.returncode} without diagnostics: {run.output[-300:]}"
+            said = output_tail(run.output, 300)
+            reason = f"{self.tool} exited {run.returncode} without diagnostics: {said}"
             return VerifierResult(self.type_name, "error", reason, metrics)
         metrics.update(errors=errors, warnings=warnings)
         bad = errors + (warnings if self.include_warnings else 0)
@@ -102,7 +106,10 @@ class CommandVerifier:
         run, _ = run_in_scratch(
             ctx.repo, self.command, timeout_s=timeout, workdir=self.working_directory
         )
-        metrics: dict[str, Any] = {"exit_code": run.returncode, "output_tail": run.output[-2000:]}
+        metrics: dict[str, Any] = {
+            "exit_code": run.returncode,
+            "output_tail": output_tail(run.output),
+        }
         if run.timed_out:
             return VerifierResult(
                 self.type_name, "error", f"timed out after {timeout:.0f}s", metrics

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from agentlens.verification.sandbox import CommandResult, run_in_scratch
 from agentlens.verification.verifiers import coverage
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
+from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, output_tail
 from agentlens.verification.verifiers.test_output import get_parser
 from agentlens.verification.verifiers.test_output.types import TestCounts
 from agentlens.verification.verifiers.tools import missing_tool, skipped
@@ -61,7 +61,7 @@ class RunTestsVerifier:
         if self.min_coverage is not None and result.status == "pass":
             result = self._check_coverage(result, reports)
         result.metrics["exit_code"] = run.returncode
-        result.metrics["output_tail"] = run.output[-2000:]
+        result.metrics["output_tail"] = output_tail(run.output)
         return result
 
     def _env(self, ctx: VerifyContext) -> dict[str, str] | None:
