@@ -91,6 +91,7 @@ def run_settings(request: RunRequest) -> Iterator[RunSettings]:
         request.agent_spec, resume=request.agent_resume, bash_settings=bash, cache=cache
     )
     client = get_provider(request.simulator, role="user_simulator", cache=cache)
+    client.check_ready()  # before any pair makes its workspace
     out = Path(request.out)
     check_same_agent(out, request.agent_spec, request.agent_resume, request.resume)
     settings = RunSettings(
