@@ -102,7 +102,33 @@ def test_every_traj_file_reads_with_its_observations(path: Path) -> None:
     else:
         calls = [m for m in doc["history"] if m.get("tool_calls")]
         assert len(traj.tool_steps) == len(calls)
-    assert traj.task == next(m["content"] for m in doc["history"] if m["role"] == "user")
+    assert traj.task == _first_task_message(doc["history"])
+
+
+def _first_task_message(history: list[dict[str, object]]) -> object:
+    """The first user message that is not a replayed demonstration (`is_demo`)."""
+    return next(m["content"] for m in history if m["role"] == "user" and not m.get("is_demo"))
+
+
+JAVA_TRAJS = sorted(JAVA.glob("*/trajs/*.traj"))
+DEMO_TRAJS = [p for p in [*JAVA_TRAJS, *OTHER_TRAJS] if '"is_demo": true' in p.read_text()]
+
+
+def test_real_runs_with_a_demonstration_are_found() -> None:
+    assert len(DEMO_TRAJS) >= 20  # every SWE-bench-java run, and two of the other files
+
+
+@pytest.mark.parametrize("path", DEMO_TRAJS, ids=lambda p: f"{p.parent.parent.name}-{p.name}"[-70:])
+def test_the_task_is_the_issue_not_the_demonstration(path: Path) -> None:
+    """SWE-agent sends a worked demonstration (`is_demo: true`, another task's issue) before the
+    real issue; the demonstration is part of the harness's prompt, so it is a system step and
+    the task is the issue the agent was asked to solve."""
+    history = json.loads(path.read_text())["history"]
+    (traj,) = read_path(path)
+    assert traj.task == _first_task_message(history)
+    assert traj.task is not None and "DEMONSTRATION" not in traj.task
+    demos = [m["content"] for m in history if m.get("is_demo")]
+    assert [s.text for s in traj.steps if s.kind == "system"][1:] == demos
 
 
 def test_function_calling_arguments_come_from_the_tool_calls() -> None:

@@ -15,12 +15,13 @@ from agentlens.formats.stream import read_paths
 from agentlens.jsonio import dump
 from agentlens.providers import ChatRequest, ChatResponse, LLMClient
 from agentlens.reviews import DIMENSIONS
+from agentlens.reviews.compare import sxs_check
 from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
 from agentlens.reviews.judge.parse import parse_review
-from agentlens.reviews.sxs.judge_pairs import Side, run_sxs, select_tasks
+from agentlens.reviews.sxs.judge_pairs import DimensionResult, Side, run_sxs, select_tasks
 from agentlens.reviews.sxs.pairing import pair_runs
-from agentlens.reviews.sxs.stats import conservative_trinomial_test
+from agentlens.reviews.sxs.stats import conservative_trinomial_test, score_flags
 from tests.conftest import BENCH
 from tests.providers.fault_server import FaultServer
 
@@ -121,7 +122,8 @@ def test_pitfalls_score_comes_from_burden_totals(sides) -> None:
         n,
         result.trinomial.p_value,
     )
-    assert (shown["score_alert"], shown["reason"]) == (result.flags.alert, result.flags.reason)
+    assert (shown["score_alert"], shown["reason"]) == (result.flags.alert, result.reason)
+    assert shown["reason"].startswith(result.flags.reason)
 
 
 def test_clean_pitfalls_review_with_stated_zero_burden_uses_the_mapping() -> None:
@@ -331,3 +333,20 @@ def test_compare_says_why_the_qi_delta_is_na(
         "QI n/a: run 1: no scored item for Formal; run 2: no scored item for Formal "
         "(the formal pass rate comes from --a-verify / --b-verify)"
     )
+
+
+def test_the_reason_shows_how_the_judge_alert_makes_the_final_flags() -> None:
+    """The Pitfalls row of a real SxS (SmolLM2 judging gpt-4o against deepseek-coder-v2 on the
+    five SWE-bench-java tasks: scores 2, 4, 2, −2, 2 of 5): mean +0.32 is past the score warning
+    line, yet the flag is ok, because spec §8 takes warning = score alert or judge alert. The
+    reason said only "warning iff mean ≤ −0.2 or ≥ 0.3", so the row contradicted itself."""
+    result = DimensionResult("Pitfalls", [], score_flags([0.4, 0.8, 0.4, -0.4, 0.4]), False)
+    shown = result.to_dict()
+    assert (shown["score_warning"], shown["warning"], shown["alert"]) == (True, False, False)
+    assert shown["reason"] == (
+        "mean +0.3200, p = 0.333: warning iff mean ≤ −0.2 or ≥ 0.3; alert iff p < 0.05 or mean "
+        "≤ −0.4 or ≥ 0.5; so score warning yes, score alert no, judge alert no → warning = score "
+        "alert or judge alert = no, alert = score alert and judge alert = no (spec §8)"
+    )
+    row = sxs_check("Pitfalls", {**shown, "scored_tasks": 5})  # the real run's five cells
+    assert row.reason.startswith(shown["reason"]) and not (row.warning or row.alert)

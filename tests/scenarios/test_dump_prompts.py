@@ -54,3 +54,28 @@ def test_dumped_run_prompts_hold_no_planted_secret(
         and "[REDACTED" in agent[1]["content"]
     )
     assert not out.exists()  # nothing ran
+
+
+def test_a_scenario_that_gives_the_simulator_no_task_is_warned_about(
+    run_cli: Callable[..., Run], calc_project: Path, tmp_path: Path
+) -> None:
+    """A verify-only scenario (the README's `fix_sub`: verifiers, no `user_instruction`) leaves
+    the simulated user only the scenario's name as its task; `run` says so, naming the fix."""
+    bare = scenario_file(tmp_path, "bare")
+    told = scenario_file(tmp_path, "told", user_instruction=INSTRUCTION)
+    dump = tmp_path / "prompts"
+    result = run_cli(
+        "run", str(bare), str(told), "--project", str(calc_project),
+        "--agent", "bash:openai:gpt-4.1", "--simulator", "openai:gpt-4.1-mini",
+        "--out", str(tmp_path / "out"), "--dump-prompts", str(dump),
+    )  # fmt: skip
+    assert result.code == 0, result.out + result.err
+    warnings = [line for line in result.err.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: scenario bare: no user_instruction (key, or user_instruction.txt beside the "
+        "file) nor first_user_message: the simulated user's whole task is the name 'bare'"
+    ]
+    (bare_prompt,) = json.loads((dump / "bare_default" / "simulator-first.json").read_text())[
+        "messages"
+    ][:1]
+    assert "<task_description>\nbare\n</task_description>" in bare_prompt["content"]

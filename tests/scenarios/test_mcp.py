@@ -21,7 +21,7 @@ from agentlens.providers.types import ChatResponse
 from agentlens.scenarios.scenario import Scenario, load_scenario
 from tests.cli.conftest import Run
 from tests.llm import free_port
-from tests.scenarios.conftest import scripted
+from tests.scenarios.conftest import INSTRUCTION, scripted
 from tests.scenarios.helpers import fold_run
 
 GIT_SERVER = shutil.which("mcp-server-git")
@@ -44,7 +44,8 @@ def git_server(**extra: Any) -> dict[str, Any]:
 
 def scenario_file(tmp_path: Path, servers: Any) -> Path:
     path = tmp_path / "scenario.json"
-    path.write_text(json.dumps({**DEMO_SCENARIO, "max_steps": 1, "mcp_servers": servers}))
+    document = {**DEMO_SCENARIO, "max_steps": 1, "user_instruction": INSTRUCTION}
+    path.write_text(json.dumps({**document, "mcp_servers": servers}))
     return path
 
 

@@ -148,3 +148,31 @@ def test_verify_on_a_session_workspace_at_80_columns(
     assert (
         "fix_sub: PASS" in result.out and "  pass  PythonFileRegExpCountVerifier  (" in result.out
     )
+
+
+@pytest.mark.parametrize("who", ["--simulator", "--agent"])
+@pytest.mark.parametrize("model", ["llamacpp", "openai"])
+def test_an_unusable_model_is_refused_before_a_workspace_is_made(
+    run_cli: Callable[..., Run],
+    calc_project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    who: str,
+    model: str,
+) -> None:
+    """A missing GGUF file or API key was found only when the first pair called the model, after
+    its workspace was made, so the corrected command was refused: "already holds a run"."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    bad = f"llamacpp:{tmp_path / 'missing.gguf'}" if model == "llamacpp" else "openai:gpt-4.1"
+    unused = "openai-compatible:http://127.0.0.1:9/v1#unused"
+    models = ["--simulator", bad, "--agent", scripted("fix")]
+    if who == "--agent":
+        models = ["--simulator", unused, "--agent", f"bash:{bad}"]
+    out = tmp_path / "out"
+    result = run_cli("run", str(scenario_file(tmp_path, max_steps=1)), "--project", str(calc_project),
+                     "--out", str(out), *models)  # fmt: skip
+    expected = (
+        "GGUF model file not found" if model == "llamacpp" else "no API key; set OPENAI_API_KEY"
+    )
+    assert result.code == 2 and expected in result.err, result.err
+    assert not (out / "sessions").exists()  # so the corrected command is not refused

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from itertools import pairwise
@@ -17,9 +18,11 @@ from agentlens.stepvalue.cost import CostWeights, net_value, parse_weights, step
 from agentlens.stepvalue.model import StepCost
 from agentlens.stepvalue.schema import write_asv
 from agentlens.trajectory import Outcome
-from tests.conftest import BENCH, FORMATS
+from tests.cli.conftest import Run, run_cli  # noqa: F401  (the fixture)
+from tests.conftest import BENCH, DATA, FORMATS
 
 TRACE = sorted((BENCH / "trajectories" / "psf__requests-1724").glob("*.json"))[0]
+MINI = DATA / "mini-swe-agent-swebv" / "trajs" / "django__django-11099"
 
 
 def test_parse_weights_fills_unset_weights_with_zero() -> None:
@@ -85,3 +88,31 @@ def test_out_of_order_timestamps_give_no_latency(tmp_path: Path) -> None:
     problem = replace(outcome_problem(traj), transitions=transitions)
     write_asv([problem], tmp_path / "frozen.jsonl")
     assert len(explicit_problems(tmp_path / "frozen.jsonl")[0].transitions) == len(transitions)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--lambda", "nan", "--lambda: nan is not a finite number"),
+        ("--lambda", "-inf", "--lambda: -inf is not a finite number"),
+        ("--cost-weights", "p=1,t=inf", "--cost-weights: inf is not a finite number (t=inf)"),
+        ("--cost-weights", "l=NaN", "--cost-weights: NaN is not a finite number (l=NaN)"),
+    ],
+)
+def test_a_weight_that_is_no_finite_number_is_a_usage_error(
+    run_cli: Callable[..., Run],  # noqa: F811
+    tmp_path: Path,
+    option: str,
+    value: str,
+    message: str,
+) -> None:
+    """`--lambda nan` made every net_asv NaN (null in steps.jsonl, "= nan" in the reason), and
+    `--lambda inf` every one −inf, with exit 0; now it is one line and exit 2, before any work."""
+    dump = tmp_path / "prompts"
+    result = run_cli(
+        "stepvalue", str(MINI), "--candidates", "outcome", "--evaluator", "llamacpp:/no/such.gguf",
+        "--max-steps", "1", "-b", "1", "--channels", "direct", option, value,
+        "--dump-prompts", str(dump),
+    )  # fmt: skip
+    assert result.code == 2 and result.err.strip() == f"error: {message}", result.err
+    assert not dump.exists()

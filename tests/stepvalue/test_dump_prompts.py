@@ -97,3 +97,23 @@ def test_asv_question_and_candidate_texts_are_masked(
     for kind, secret in SECRETS.items():
         assert secret[:12] not in text, kind
     assert "(token [REDACTED" in text  # the candidate texts did reach the prompts, masked
+
+
+def test_the_help_names_the_files_the_dump_writes(
+    run_cli: Callable[..., Any],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """`--help` said `<state>.<channel>.<pass>.json`; the files are
+    `<slice>.state-NNN.<channel>.<rationale|score-permK>.json`."""
+    out = tmp_path / "prompts"
+    result = run_cli(
+        "stepvalue", str(RUN), "--runs", str(TASK), "--candidates", "fault-localisation",
+        "--evaluator", "llamacpp:/no/such/model.gguf", "--max-steps", "1",
+        "--channels", "direct,generated-rationale-128", "-b", "1", "--dump-prompts", str(out),
+    )  # fmt: skip
+    assert result.code == 0, result.out + result.err
+    names = {f.name for f in out.rglob("*.json")}
+    assert "full.state-000.direct.score-perm0.json" in names
+    assert "full.state-000.generated-rationale-128.rationale.json" in names
+    shown = "".join(run_cli("stepvalue", "evaluate", "--help").out.split())  # wrapped anywhere
+    assert "DIR/<trajectory>/<slice>.state-NNN.<channel>.<rationale|score-permK>.json" in shown

@@ -3,6 +3,7 @@ checked on every dev task against the raw trace JSON and the merged ground-truth
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -15,7 +16,8 @@ from agentlens.formats import read_paths
 from agentlens.stepvalue.candidates import fault_localisation_space
 from agentlens.stepvalue.candidates.tracked import tracked_from_repo
 from agentlens.stepvalue.sources import build_problems
-from tests.conftest import BENCH
+from agentlens.trajectory import Trajectory
+from tests.conftest import BENCH, DATA
 
 TASKS = sorted(p.name for p in (BENCH / "trajectories").iterdir()) if BENCH.is_dir() else []
 
@@ -124,3 +126,42 @@ def test_listing_a_checkout_runs_no_program_its_config_names(tmp_path: Path) -> 
     )
     assert tracked_from_repo(repo).paths == {"pkg/mod.py"}
     assert not marker.exists()
+
+
+JAVA = DATA / "swe-agent-java"
+JAVA_TASKS = sorted({p.stem for p in JAVA.glob("*/trajs/*.traj")})
+
+
+def swe_agent_created(task: str) -> set[str]:
+    """Every file a `create` action of a run of `task` made (not one refused because the file
+    exists), made absolute with the action's own working directory (SWE-agent's
+    `state.working_dir`), from the raw `.traj` JSON."""
+    created = set()
+    for path in JAVA.glob(f"*/trajs/{task}.traj"):
+        for entry in json.loads(path.read_bytes())["trajectory"]:
+            words = entry["action"].split()
+            refused = "already exists" in entry["observation"][:300]  # an existing file
+            if len(words) >= 2 and words[0] == "create" and not refused:
+                where = json.loads(entry["state"])["working_dir"]
+                created.add(words[1] if words[1].startswith("/") else f"{where}/{words[1]}")
+    return created
+
+
+@pytest.mark.parametrize("task", JAVA_TASKS)
+def test_swe_agent_candidates_are_repository_files_spelt_once(task: str) -> None:
+    """SWE-agent's `create new_test.py` names the file relative to the working directory, its
+    later edits name it by the open file's absolute path: it is still a created file. And a
+    shell command's `src/A.java` is the `/owner__repo/src/A.java` the editor opens."""
+    runs = [r for r in java_runs() if r.task_id == task]
+    space = fault_localisation_space(runs, k=10)
+    ids = {c.id for c in space.candidates}
+    assert not ids & swe_agent_created(task), "created by a run, yet a candidate"
+    assert space.gold_id in ids and len(ids) >= 2
+    under_root = {re.sub(r"^/[^/]+/", "", f) for f in ids if f.startswith("/")}
+    twins = [f for f in ids if not f.startswith("/") and f in under_root]
+    assert not twins, "one file under two spellings (SWE-agent's `/owner__repo/` root)"
+
+
+@functools.cache
+def java_runs() -> list[Trajectory]:
+    return read_paths([JAVA], unevaluated="failed").trajectories

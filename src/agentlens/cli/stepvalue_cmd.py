@@ -170,8 +170,8 @@ def stepvalue() -> None:
     "dump_dir",
     type=click.Path(file_okay=False),
     default=None,
-    help="Write the exact prompts (redacted, as sent) to DIR/<trajectory>/<state>.<channel>."
-    "<pass>.json and exit without calling a model.",
+    help="Write the exact prompts (redacted, as sent) to DIR/<trajectory>/<slice>.state-NNN."
+    "<channel>.<rationale|score-permK>.json and exit without calling a model.",
 )
 @store_option
 @label_option

@@ -120,12 +120,15 @@ def _chosen_attempt(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _preamble(history: list[Any]) -> list[Step]:
-    """The system prompt and the task, the messages sent before the agent's first reply."""
+    """The system prompt and the task, the messages sent before the agent's first reply. A worked
+    demonstration (`is_demo`, another task's issue solved) is the harness's, not the user's: a
+    system step, so the task is the issue that follows it."""
     steps = []
     for message in history:
         if not isinstance(message, dict) or message.get("role") not in ("system", "user"):
             break
-        kind: StepKind = "system" if message["role"] == "system" else "user"
+        harness = message["role"] == "system" or message.get("is_demo") is True
+        kind: StepKind = "system" if harness else "user"
         steps.append(Step(index=0, kind=kind, text=common.text_of(message.get("content"))))
     return steps
 

@@ -101,6 +101,12 @@ class LLMClient:
     def name(self) -> str:
         return self.provider.name
 
+    def check_ready(self) -> None:
+        """A backend that can tell without a call (a missing key or model file) refuses now."""
+        check = getattr(self.provider, "check_ready", None)
+        if check is not None:
+            check()
+
     @property
     def supports_logprobs(self) -> bool:
         return self.provider.supports_logprobs

@@ -229,10 +229,14 @@ class LlamaCppProvider:
             self._label_ids.update(found)
         return {label: self._label_ids[label] for label in labels}
 
+    def check_ready(self) -> None:
+        """Refuse now what loading the model would: a GGUF file that is not there."""
+        if not Path(self.model_path).is_file():
+            raise ConfigError(f"{self.model_path}: GGUF model file not found ({self.name})")
+
     def _model(self) -> Any:
         if self._llama is None:
-            if not Path(self.model_path).is_file():
-                raise ConfigError(f"{self.model_path}: GGUF model file not found ({self.name})")
+            self.check_ready()
             sdk = self._sdk()
             info = sdk.llama_print_system_info().decode(errors="replace")
             warning = amx_warning(info, sdk.__version__)

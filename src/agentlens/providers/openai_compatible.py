@@ -193,9 +193,13 @@ class OpenAICompatibleProvider:
             }
         return body
 
-    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def check_ready(self) -> None:
+        """Refuse now what the first call would: a key the environment does not hold."""
         if self._missing_key:
             raise ConfigError(f"{self.name}: no API key; set {self.key_env}")
+
+    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.check_ready()
         try:
             response = await self._http().post(path, content=orjson.dumps(body))
         except httpx.TimeoutException as exc:

@@ -52,11 +52,18 @@ class RunRequest:
 def plan_fold(paths: tuple[str, ...], request: RunRequest, say: Callable[[str], None]) -> Fold:
     """The fold to run, its scenarios checked; `say` hears which MCP servers each scenario gives
     its agent and which of the user's environment variables each receives (a scenario file from
-    elsewhere could name any variable, so it is said before anything runs)."""
+    elsewhere could name any variable, so it is said before anything runs), and which scenario
+    gives the simulated user no task text (a verify-only file)."""
     fold = _merged_fold(paths, request.personas, request.attempts, request.budget)
     fold.scenarios = [_limited(s, request) for s in fold.scenarios]
     for scenario in fold.scenarios:
         check_mode(scenario.ide_errors, f"scenario {scenario.name}")
+        if not (scenario.user_instruction or scenario.first_user_message):
+            say(
+                f"warning: scenario {scenario.name}: no user_instruction (key, or "
+                "user_instruction.txt beside the file) nor first_user_message: the simulated "
+                f"user's whole task is the name {scenario.name!r}"
+            )
         if scenario.mcp_servers and not request.ignore_mcp:
             for line in mcp_disclosure(scenario):
                 say(line)
@@ -84,6 +91,7 @@ def run_settings(request: RunRequest) -> Iterator[RunSettings]:
         request.agent_spec, resume=request.agent_resume, bash_settings=bash, cache=cache
     )
     client = get_provider(request.simulator, role="user_simulator", cache=cache)
+    client.check_ready()  # before any pair makes its workspace
     out = Path(request.out)
     check_same_agent(out, request.agent_spec, request.agent_resume, request.resume)
     settings = RunSettings(

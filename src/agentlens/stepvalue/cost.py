@@ -9,6 +9,7 @@ record counts only if its weight is non-zero: then net_asv is None (unknown), ne
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from agentlens.errors import ConfigError
@@ -52,7 +53,16 @@ def parse_weights(text: str) -> CostWeights:
             values[key] = float(raw)
         except ValueError:
             raise ConfigError(f"--cost-weights: {raw.strip()!r} is not a number ({part})") from None
+        if not math.isfinite(values[key]):
+            raise ConfigError(f"--cost-weights: {raw.strip()} is not a finite number ({part})")
     return CostWeights(**values)
+
+
+def finite_lambda(lam: float) -> float:
+    """λ as given; a NaN or infinite λ would turn every net_asv into NaN or ±inf."""
+    if not math.isfinite(lam):
+        raise ConfigError(f"--lambda: {lam} is not a finite number")
+    return lam
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 from agentlens.providers import get_provider
 from agentlens.providers.registry import is_local
 from agentlens.stepvalue.config import RunConfig
-from agentlens.stepvalue.cost import parse_weights
+from agentlens.stepvalue.cost import finite_lambda, parse_weights
 from agentlens.stepvalue.evaluate import StepValueResult, evaluate
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.provided import PROVIDED, evaluate_provided
@@ -49,7 +49,7 @@ class EvaluateRequest:
             permutations=self.permutations,
             rationale_tokens=self.rationale_tokens,
             concurrency=self.concurrency or (1 if is_local(self.evaluator) else 4),
-            lam=self.lam,
+            lam=finite_lambda(self.lam),
             cost_weights=parse_weights(self.cost_weights),
             **settings,
         )

@@ -241,6 +241,18 @@ class DimensionResult:
     def warning(self) -> bool:
         return self.flags.alert or self.judge_alert
 
+    @property
+    def reason(self) -> str:
+        """The score flags' arithmetic, then how spec §8 turns them and the judge alert into the
+        final flags (a score warning alone flags nothing)."""
+        said = {True: "yes", False: "no"}
+        return (
+            f"{self.flags.reason}; so score warning {said[self.flags.warning]}, score alert "
+            f"{said[self.flags.alert]}, judge alert {said[self.judge_alert]} → warning = score "
+            f"alert or judge alert = {said[self.warning]}, alert = score alert and judge alert = "
+            f"{said[self.alert]} (spec §8)"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         scored = [c for c in self.cells if c.score is not None]
         return {
@@ -261,7 +273,7 @@ class DimensionResult:
             "judge_alert_reason": self.judge_alert_reason,
             "warning": self.warning,
             "alert": self.alert,
-            "reason": self.flags.reason,
+            "reason": self.reason,
             **({"samples": self.samples.to_dict()} if self.samples else {}),
             "cells": [
                 {

@@ -40,7 +40,8 @@ def agent_factory(
         program = None if PLACEHOLDER.search(probe.first[0]) else probe.first[0]
         return _Commands(rest, resume, takes_mcp=probe.takes_mcp, program=program)
     if kind == "bash":
-        get_provider(rest, role="agent", cache=cache)  # fail now on a bad model string
+        # fail now on a bad model string, a missing key or model file, before any workspace
+        get_provider(rest, role="agent", cache=cache).check_ready()
         return _BuiltIn(rest, bash_settings, cache)
     raise ConfigError(f"agent kind {kind!r} unknown in {spec!r}: use bash: or cmd:")
 

@@ -21,16 +21,21 @@ from agentlens.verification.isolation import GIT_HARDENING
 SEEN_EXISTING = (ToolCategory.READ_FILE, ToolCategory.EDIT)
 # Checkout roots agents work in; a path under one is repository-relative after it.
 WORKSPACE_ROOTS = ("testbed/", "agent/workspace/local/", "workspace/")
+# SWE-agent mounts the checkout at `/<owner>__<repo>/` and its shell commands name files relative
+# to it: `/fasterxml__jackson-core/src/A.java` and `src/A.java` are one file.
+SWE_AGENT_ROOT = re.compile(r"^/[A-Za-z0-9][\w.-]*?__[\w.-]+/")
 # Shell commands that write a file: `> f`, `>> f`, `tee [-a] f`, `touch f`, `cp|mv src f`.
 SHELL_WRITE = re.compile(
     r"(?:>>?|\btee\s+(?:-a\s+)?|\btouch\s+|\b(?:cp|mv)\s+\S+\s+)[\s'\"]*([\w./-]+\.\w+)"
 )
 MISSING_FILE = re.compile(r"does not exist|no such file|not found", re.IGNORECASE)
+# SWE-agent's `create` on a file the checkout has: "Error: File 'f' already exists."
+ALREADY_THERE = re.compile(r"already exists", re.IGNORECASE)
 
 
 def norm_path(path: str) -> str:
     """Repository-relative spelling: no leading `/`, no container checkout root."""
-    path = path.strip().lstrip("/")
+    path = SWE_AGENT_ROOT.sub("", path.strip(), count=1).lstrip("/")
     while root := next((r for r in WORKSPACE_ROOTS if path.startswith(r)), None):
         path = path.removeprefix(root)
     return path
@@ -57,12 +62,30 @@ class TrackedFiles:
 def created_files(runs: Iterable[Trajectory]) -> set[str]:
     """Normalised files any run creates: create-file steps and shell redirections (`cat > f`)."""
     created: set[str] = set()
-    for step in (s for run in runs for s in run.steps):
-        if step.category == ToolCategory.CREATE_FILE:
-            created.update(norm_path(f) for f in step.files)
-        elif step.category == ToolCategory.RUN_COMMAND and step.command:
-            created.update(norm_path(f) for f in SHELL_WRITE.findall(step.command))
+    for run in runs:
+        made = [f for s in run.steps for f in _made_by(s)]
+        created.update(norm_path(f) for f in made)
+        created.update(_spelt_in_full(run, [f for f in made if not f.startswith("/")]))
     return created
+
+
+def _made_by(step: Step) -> list[str]:
+    if step.category == ToolCategory.CREATE_FILE:
+        refused = ALREADY_THERE.search((step.observation or "")[:300])
+        return [] if refused else list(step.files)
+    if step.category == ToolCategory.RUN_COMMAND and step.command:
+        return SHELL_WRITE.findall(step.command)
+    return []
+
+
+def _spelt_in_full(run: Trajectory, relative: list[str]) -> set[str]:
+    """The run's own spellings of files it made by a relative name: SWE-agent's `create f.py`
+    names the file in the working directory, its edits by the open file's absolute path."""
+    tails = tuple("/" + norm_path(f) for f in relative if norm_path(f))
+    if not tails:
+        return set()
+    named = {norm_path(f) for s in run.steps for f in s.files}
+    return {f for f in named if ("/" + f).endswith(tails)}
 
 
 def tracked_from_runs(runs: Sequence[Trajectory], gold_files: Iterable[str] = ()) -> TrackedFiles:
