@@ -26,6 +26,7 @@ from agentlens.engine.serial import SerialEngine
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.seams import Engine
 from tests.conftest import BENCH
+from tests.engine.test_interrupt import wait_for
 from tests.engine.units import (
     die_noting,
     exit_on_3,
@@ -479,6 +480,42 @@ def test_a_wrong_token_is_one_line_saying_so(ray_head: int, tmp_path: Path) -> N
         "needs the head's token (`ray get-auth-token` there) in RAY_AUTH_TOKEN or "
         "~/.ray/auth_token"
     ]
+
+
+def test_sigterm_leaves_a_joined_cluster_running_none_of_our_tasks(
+    ray_head: int, tmp_path: Path
+) -> None:
+    """No task is cancelled on a stop: leaving (`ray.shutdown`) ends our job, and the raylet
+    kills the job's workers ("Killing leased worker because its job finished")."""
+    noted = tmp_path / "pids"
+    script = (
+        "import signal, sys\n"
+        "from functools import partial\n"
+        "from agentlens import stop_signals\n"
+        "from agentlens.engine import get_engine\n"
+        "from tests.engine.units import sleep_noting\n"
+        "stop_signals.take([signal.SIGTERM])\n"  # as every command does
+        f"with get_engine('ray:127.0.0.1:{ray_head}') as engine:\n"
+        f"    engine.map(partial(sleep_noting, {str(noted)!r}), [120] * 3, chunksize=1)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    driver = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
+                              env=env | {"RAY_AUTH_TOKEN": TOKEN})  # fmt: skip
+    try:
+        assert wait_for(lambda: noted.is_file() and noted.read_text(), 120), "no task ran"
+        driver.send_signal(signal.SIGTERM)
+        _, err = driver.communicate(timeout=60)
+    finally:
+        driver.kill()
+    assert driver.returncode == 143, err
+    pids = [int(pid) for pid in noted.read_text().split()]
+    assert wait_for(lambda: not any(_running(pid) for pid in pids), 15), pids
+
+
+def _running(pid: int) -> bool:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::run_chunk")
+    return False
 
 
 def _wait_listening(port: int, timeout: float = 10) -> bool:

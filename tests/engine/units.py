@@ -91,6 +91,22 @@ def exit_on_3(x: int) -> int:
     return x
 
 
+def signal_the_driver_on_5(driver: int, signum: int, x: int) -> int:
+    """Item 5 signals the driver just before its result goes back, so that the driver handles
+    the signal as Ray's `wait` returns for that result, as a stop mostly is."""
+    if x == 5:
+        os.kill(driver, signum)
+    return x
+
+
+def sleep_noting(path: str, seconds: float) -> float:
+    """Note this worker's pid in `path`, then sleep: a task still running when its driver stops."""
+    with open(path, "a") as out:
+        out.write(f"{os.getpid()}\n")
+    time.sleep(seconds)
+    return seconds
+
+
 def die_noting_always(path: str, x: int) -> int:
     """Every item kills its worker (a machine out of memory), its pid appended to `path` first."""
     with open(path, "a") as out:
