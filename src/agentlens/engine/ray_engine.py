@@ -147,28 +147,27 @@ class RayEngine(EngineBase):
         try:
             return collect(len(items), self._as_completed(fn_ref, sent), on_done)
         except BaseException as exc:
+            # Not on a stop (a signal, Ctrl-C) of a Ray this engine started or joined: `close`
+            # ends its tasks (`ray.shutdown` ends our job, whose workers each raylet kills; a
+            # local Ray is killed whole), and a stop is handled as Ray's `wait` returns, which
+            # is when a result has just arrived: the race `cancel_unfinished` narrows.
             if not (self._started and isinstance(exc, SystemExit | KeyboardInterrupt)):
-                self._cancel_unfinished(list(sent))
+                self.cancel_unfinished(list(sent), force=True)
             if isinstance(exc, SystemExit) and self._stop is not None:
                 raise self._stop from None  # what Ray's wait made of it: SystemExit(1)
             raise
 
-    def _cancel_unfinished(self, refs: list[Any]) -> None:
-        """Cancel the tasks of `refs` whose results have not arrived, for a batch stopped while
-        the engine goes on, or on a Ray the caller started, which outlives it.
-
-        Not on a stop (a signal, Ctrl-C) of a Ray this engine started or joined: `close` ends
-        its tasks (`ray.shutdown` ends our job, whose workers each raylet then kills; a local Ray
-        is killed whole), and a cancel can end the process. Ray 2.60's core takes a task whose
-        result is arriving as not yet running and fails it, then completes it from the result
-        and aborts (`task_manager.cc`, "Tried to complete task that was not pending"): a signal
-        or Ctrl-C is handled as Ray's `wait` returns, which is when a result has just arrived.
-        A task whose result is in (ready) needs no cancel, so it gets none."""
+    def cancel_unfinished(self, refs: list[Any], *, force: bool) -> None:
+        """Cancel (`force`: kill the worker; else interrupt it) the tasks of `refs` whose
+        results have not arrived. A task whose result is in needs no cancel, and gets none: Ray
+        2.60's core takes a task whose result is arriving as not yet running and fails it, then
+        completes it from the result and aborts the process (`task_manager.cc`, "Tried to
+        complete task that was not pending")."""
         if not refs:
             return
         _, unfinished = self._ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
         for ref in unfinished:
-            self._ray.cancel(ref, force=True)
+            self._ray.cancel(ref, force=force)
 
     def _on_stop(self, signum: int, frame: Any) -> None:
         self._stop = SystemExit(128 + signum)

@@ -108,7 +108,8 @@ class RayPairs:
         try:
             saved = await ref
         except asyncio.CancelledError:
-            ray.cancel(ref)  # an interrupt in the worker: its pair kills its agent's processes
+            # an interrupt in the worker: its pair kills its agent's processes
+            self.engine.cancel_unfinished([ref], force=False)
             raise  # still in flight: `close` waits for it
         except Exception as exc:
             self._in_flight.discard(ref)
@@ -123,8 +124,7 @@ class RayPairs:
         if self._in_flight:
             import ray
 
-            for ref in self._in_flight:
-                ray.cancel(ref)
+            self.engine.cancel_unfinished(list(self._in_flight), force=False)
             ray.wait(list(self._in_flight), num_returns=len(self._in_flight), timeout=STOP_WAIT_S)
             self._in_flight.clear()
         self.engine.close()
