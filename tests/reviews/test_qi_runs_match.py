@@ -86,6 +86,7 @@ def test_only_the_reviewed_runs_verify_results_count(
     warning = "1 of 2 verify results name a trajectory not in"
     assert err.count("warning:") == 1 and warning in err and str(files["reviews"]) in err, err
     assert warning in " ".join(doc["warnings"])
+    assert f"in {files['other']})" in err and str(files["same"]) not in err  # where it is
 
 
 def test_the_same_runs_verify_file_counts_silently(

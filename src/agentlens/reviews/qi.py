@@ -192,10 +192,10 @@ def _verified(
     verify_paths: Sequence[str], reviewed: list[str] | None, reviews_path: str | None
 ) -> MatchedResults:
     """The verify results the QI counts: with reviews, only those about the reviewed runs."""
-    results = verify_results(verify_paths)
-    if reviewed is None or reviews_path is None or not results:
-        return MatchedResults(results)
-    return reviewed_results(results, reviewed, reviews_path, verify_paths)
+    if reviewed is None or reviews_path is None:
+        return MatchedResults(verify_results(verify_paths))
+    sourced = [(path, r) for path in verify_paths for r in verify_results([path])]
+    return reviewed_results(sourced, reviewed, reviews_path)
 
 
 def run_qi(reviews_path: str, formal: list[int] | None) -> QualityIndex:

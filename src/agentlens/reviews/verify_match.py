@@ -20,54 +20,48 @@ class MatchedResults:
     warnings: list[str] = field(default_factory=list)
 
 
+Sourced = tuple[str, dict[str, Any]]
+"""A verify result and the file it came from."""
+
+
 def reviewed_results(
-    results: Sequence[dict[str, Any]],
-    reviewed: Sequence[str],
-    reviews_path: str,
-    verify_paths: Sequence[str],
+    results: Sequence[Sourced], reviewed: Sequence[str], reviews_path: str
 ) -> MatchedResults:
     """The results about the `reviewed` trajectory ids; a `ConfigError` when no named one is."""
     wanted = set(reviewed)
-    unnamed = [r for r in results if r.get("trajectory_id") is None]
-    named = [r for r in results if r.get("trajectory_id") is not None]
-    kept = [r for r in named if r["trajectory_id"] in wanted]
+    unnamed = [r for _, r in results if r.get("trajectory_id") is None]
+    named = [(p, r) for p, r in results if r.get("trajectory_id") is not None]
+    kept = [r for _, r in named if r["trajectory_id"] in wanted]
     if named and not kept:
-        raise ConfigError(_no_match(named, reviewed, reviews_path, verify_paths))
+        raise ConfigError(_no_match(named, reviewed, reviews_path))
     warnings = []
     if len(kept) < len(named):
-        warnings.append(_partial(named, kept, reviewed, reviews_path, verify_paths))
+        warnings.append(_partial(named, kept, reviewed, reviews_path))
     if unnamed:
         warnings.append(_unchecked(len(unnamed), reviews_path))
     return MatchedResults(kept + unnamed, warnings)
 
 
-def _no_match(
-    named: list[dict[str, Any]],
-    reviewed: Sequence[str],
-    reviews_path: str,
-    verify_paths: Sequence[str],
-) -> str:
+def _no_match(named: list[Sourced], reviewed: Sequence[str], reviews_path: str) -> str:
+    ids = _ids([r for _, r in named])
     return (
-        f"{_files(verify_paths)} and {printable(reviews_path)} are about different runs: none of "
-        f"the {len(named)} trajectories the verify results name ({_examples(_ids(named))}) is "
-        f"among the {len(reviewed)} reviewed ({_examples(reviewed)})"
+        f"{_files(named)} and {printable(reviews_path)} are about different runs: the verify "
+        f"results name {_count(len(ids), 'trajectory', 'trajectories')} ({_examples(ids)}), none "
+        f"of them among the {_count(len(set(reviewed)), 'trajectory', 'trajectories')} reviewed "
+        f"({_examples(list(dict.fromkeys(reviewed)))})"
     )
 
 
 def _partial(
-    named: list[dict[str, Any]],
-    kept: list[dict[str, Any]],
-    reviewed: Sequence[str],
-    reviews_path: str,
-    verify_paths: Sequence[str],
+    named: list[Sourced], kept: list[dict[str, Any]], reviewed: Sequence[str], reviews_path: str
 ) -> str:
     covered = set(_ids(kept))
-    others = [i for i in _ids(named) if i not in covered]
+    others = [(p, r) for p, r in named if r["trajectory_id"] not in covered]
     return (
-        f"{len(named) - len(kept)} of {len(named)} verify results name a trajectory not in "
-        f"{printable(reviews_path)} ({_examples(others)}, in {_files(verify_paths)}): left out of "
-        f"the formal pass rate and the verifiers passed; {len(covered)} of the "
-        f"{len(set(reviewed))} reviewed trajectories have a verify result"
+        f"{len(others)} of {len(named)} verify results name a trajectory not in "
+        f"{printable(reviews_path)} ({_examples(_ids([r for _, r in others]))}, in "
+        f"{_files(others)}): left out of the formal pass rate and the verifiers passed; "
+        f"{len(covered)} of the {len(set(reviewed))} reviewed trajectories have a verify result"
     )
 
 
@@ -89,5 +83,9 @@ def _examples(ids: Sequence[str], shown: int = 2) -> str:
     return quoted + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
-def _files(paths: Sequence[str]) -> str:
-    return ", ".join(printable(p) for p in paths)
+def _files(results: list[Sourced]) -> str:
+    return ", ".join(printable(p) for p in dict.fromkeys(p for p, _ in results))
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
