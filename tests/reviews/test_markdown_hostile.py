@@ -1,6 +1,6 @@
 """`review --md` renders trace text (the trajectory id) and model text (evidence aspects,
 pitfall names) into Markdown, where raw HTML is live in most renderers: it goes in escaped,
-and a step link's target stays one link however odd the id."""
+and a step link's target is the section's place, never the id."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def test_hostile_ids_and_model_text_are_escaped() -> None:
     assert "&lt;img src=x onerror=" in md and "&lt;script&gt;alert(3)" in md
     assert "\\[x\\](javascript:" in md  # the id's link syntax is escaped: no link
     assert md.count("](javascript:") == md.count("\\](javascript:") == 1
-    # in a link target the id is percent-encoded
-    assert "[S3](#run%20%3Cimg%20src%3Dx%20onerror%3D%22alert%281%29%22%3E%20%29" in md
+    # a link target is the section's place, never the id
+    assert "[S3](#t0-S3)" in md and '<a id="t0-S3"></a>S3: Pitfalls (&lt;script&gt;' in md
 
 
 def test_a_summary_and_an_unscored_reason_are_escaped_too() -> None:

@@ -134,8 +134,7 @@ def test_scripted_testing_answers_through_aggregation_and_report(
         "RelianceOnMocking, TestMaintainability, TestSemanticCoverage, TestUsefulness: "
         "the testing set, reported beside the QI, not in it." in md
     )
-    tid = reviews[0].trajectory_id
-    assert f"[S17](#{tid}-S17)" in md
+    assert "[S17](#t0-S17)" in md and '<a id="t0-S17"></a>S17: ' in md
 
 
 def test_summary_step_covers_the_testing_dimensions(testing_reviews) -> None:

@@ -47,6 +47,13 @@ def report(doc: dict[str, Any]) -> Group:
         Text(tokens_line(doc)),
         Text(tools_line(doc)),
     ]
+    if cached := doc.get("responses_from_cache"):
+        lines.append(
+            Text(
+                f"  {cached} model replies served from the response cache: their responses and "
+                "trajectories have no time (left out of the time figures)"
+            )
+        )
     return Group(*lines, quantile_table(doc), success_table(doc["tool_call_success_rates"]))
 
 

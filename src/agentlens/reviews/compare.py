@@ -140,8 +140,12 @@ def telemetry_checks(
         ("price", "cost", (0.9, 1.2), (0.66, 1.5)),
         ("time", "time_s", (0.8, 1.3), (0.66, 1.5)),
     ]
+    cached = _cached_note(r1, r2)
     for name, attr, warn, alert in specs:
         x, y = _vals([getattr(t, attr) for t in t1]), _vals([getattr(t, attr) for t in t2])
+        if attr == "time_s" and cached:
+            out.append(Check(name, "none", None, None, None, warning=True, reason=cached))
+            continue
         p = mann_whitney(x, y)
         out.append(
             ratio_check(
@@ -162,7 +166,9 @@ def telemetry_checks(
     )
     x, y = _vals([t.throughput for t in t1]), _vals([t.throughput for t in t2])
     out.append(
-        ratio_check(
+        Check("throughput", "none", None, None, None, warning=True, reason=cached)
+        if cached
+        else ratio_check(
             "throughput",
             "Mann-Whitney U",
             _run_throughput(r1),
@@ -185,6 +191,22 @@ def telemetry_checks(
     out.extend(tool_success_checks(r1.tool_success(), r2.tool_success(), profile))
     out.append(termination_check(r1, r2))
     return out
+
+
+def _cached_note(r1: RunTelemetry, r2: RunTelemetry) -> str | None:
+    """Why time is not compared when a run's model replies came from the response cache (a
+    rerun): they took no model time, and a ratio would flag a speed-up nobody had."""
+    parts = []
+    for n, run in enumerate((r1, r2), 1):
+        hit = [t.cached_turns for t in run.trajectories if t.cached_turns]
+        if hit:
+            parts.append(
+                f"run {n}: {sum(hit)} model replies in {len(hit)} of {len(run.trajectories)} "
+                "trajectories served from the response cache"
+            )
+    if not parts:
+        return None
+    return "; ".join(parts) + ": they took no model time, so time is not compared"
 
 
 def _mean(xs: Sequence[float]) -> float | None:

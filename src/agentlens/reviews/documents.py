@@ -94,6 +94,7 @@ class _Verifier(msgspec.Struct):
 class _Scenario(msgspec.Struct):
     formal_verification_result: Literal[0, 1] | None  # None: a check skipped, none failed
     verifier_results: list[_Verifier]
+    trajectory_id: str | None = None  # None: `verify` was given no --trajectory
 
 
 class _Verify(msgspec.Struct):
@@ -263,19 +264,27 @@ def verify_results(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
 def formal_results(paths: Sequence[str | Path]) -> list[int]:
     """Per-scenario `formal_verification_result` (0/1) from `agentlens verify --json` files;
     a scenario not scored (a check skipped for a missing tool, none failed) is left out."""
-    found = [r["formal_verification_result"] for r in verify_results(paths)]
+    return formal_of(verify_results(paths))
+
+
+def formal_of(results: Sequence[dict[str, Any]]) -> list[int]:
+    found = [r["formal_verification_result"] for r in results]
     return [r for r in found if r is not None]
 
 
-def unscored_scenarios(paths: Sequence[str | Path]) -> int:
+def unscored_scenarios(results: Sequence[dict[str, Any]]) -> int:
     """Scenarios left out of the formal pass rate because a check was skipped."""
-    return sum(r["formal_verification_result"] is None for r in verify_results(paths))
+    return sum(r["formal_verification_result"] is None for r in results)
 
 
 def verifier_counts(paths: Sequence[str | Path]) -> tuple[int, int]:
     """(passed, total) individual verifiers over `agentlens verify` files: the side metric of
     spec §7 / decision §13.3 (the QI itself uses only the all-pass rate)."""
-    statuses = [v["status"] for r in verify_results(paths) for v in r["verifier_results"]]
+    return verifier_counts_of(verify_results(paths))
+
+
+def verifier_counts_of(results: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    statuses = [v["status"] for r in results for v in r["verifier_results"]]
     run = [s for s in statuses if s != "skipped"]  # a skipped check is not scored
     return sum(s == "pass" for s in run), len(run)
 

@@ -1,19 +1,19 @@
-"""Markdown renderings of the review documents (`review --md`, `compare --md`). Review evidence
-cites step ids; Markdown renders them as `S12` links to anchors `#<trajectory>-S12` of a
-per-trajectory page."""
+"""Markdown renderings of the review documents (`review --md`, `compare --md`). Each trajectory's
+section is anchored `t<i>` by its place, never by its id (trace text, and ids may repeat).
+Review evidence cites step ids; Markdown renders them as `S12` links to `#t<i>-S12`, the
+section's line of what cites step 12."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import quote
 
 from agentlens.markdown_text import markdown_text
 from agentlens.reviews import TESTING_DIMENSIONS
 
 
-def _link(traj_id: str, step: int) -> str:
-    return f"[S{step}](#{quote(traj_id)}-S{step})"  # one link target, whatever the id holds
+def _link(section: str, step: int) -> str:
+    return f"[S{step}](#{section}-S{step})"
 
 
 def reviews_markdown(doc: dict[str, Any]) -> str:
@@ -37,29 +37,51 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
     testing = [d for d in doc["summary"] if d in TESTING_DIMENSIONS]
     if testing:
         lines += ["", f"{', '.join(testing)}: the testing set, reported beside the QI, not in it."]
-    anchors = {t["trajectory_id"]: f"t{i}" for i, t in enumerate(doc["trajectories"])}
+    anchors: dict[str, str] = {}  # a summary's citation: the id's first section
+    for i, traj in enumerate(doc["trajectories"]):
+        anchors.setdefault(traj["trajectory_id"], f"t{i}")
     for dim, narrative in (doc.get("narratives") or {}).items():
         lines += ["", f"## {dim}: summary", "", _narrative_markdown(narrative, anchors)]
-    for traj in doc["trajectories"]:
-        tid = traj["trajectory_id"]
-        lines += ["", f'## <a id="{anchors[tid]}"></a>{markdown_text(tid)}', ""]
-        for dim, r in traj["reviews"].items():
-            reason = markdown_text(r["unscored_reason"])
-            score = r["score"] if r["score"] is not None else f"unscored ({reason})"
-            weighted = _weighted(r.get("score_distribution"))
-            lines.append(f"- **{dim}**: {score}{weighted}{_sampled(r.get('sample_stats'))}")
-            for e in (r["review"] or {}).get("evidence", []):
-                links = ", ".join(_link(tid, i) for i in e["step_ids"]) or "no step cited"
-                aspect, severity = markdown_text(e["aspect"]), markdown_text(e["severity"] or "?")
-                lines.append(f"  - {aspect} | {severity} | {links}")
-            for p in (r["review"] or {}).get("pitfalls", []):
-                freq = "repeated" if p["repeated"] else "once"
-                named = " | ".join(markdown_text(p[k]) for k in ("name", "category", "severity"))
-                lines.append(f"  - pitfall {named} | {freq}")
-            burden = (r["review"] or {}).get("burden_total")
-            if burden is not None:
-                lines.append(f"  - burden total {burden}")
+    for i, traj in enumerate(doc["trajectories"]):
+        lines += _trajectory_lines(f"t{i}", traj)
     return "\n".join(lines) + "\n"
+
+
+def _trajectory_lines(section: str, traj: dict[str, Any]) -> list[str]:
+    lines = ["", f'## <a id="{section}"></a>{markdown_text(traj["trajectory_id"])}', ""]
+    for dim, r in traj["reviews"].items():
+        reason = markdown_text(r["unscored_reason"])
+        score = r["score"] if r["score"] is not None else f"unscored ({reason})"
+        weighted = _weighted(r.get("score_distribution"))
+        lines.append(f"- **{dim}**: {score}{weighted}{_sampled(r.get('sample_stats'))}")
+        for e in (r["review"] or {}).get("evidence", []):
+            links = ", ".join(_link(section, i) for i in e["step_ids"]) or "no step cited"
+            aspect, severity = markdown_text(e["aspect"]), markdown_text(e["severity"] or "?")
+            lines.append(f"  - {aspect} | {severity} | {links}")
+        for p in (r["review"] or {}).get("pitfalls", []):
+            freq = "repeated" if p["repeated"] else "once"
+            named = " | ".join(markdown_text(p[k]) for k in ("name", "category", "severity"))
+            lines.append(f"  - pitfall {named} | {freq}")
+        burden = (r["review"] or {}).get("burden_total")
+        if burden is not None:
+            lines.append(f"  - burden total {burden}")
+    return lines + _cited_steps(section, traj["reviews"])
+
+
+def _cited_steps(section: str, reviews: dict[str, Any]) -> list[str]:
+    """The targets of the section's evidence links: one line per cited step, naming what cites
+    it (the steps' text is not in the reviews document)."""
+    cited: dict[int, dict[str, None]] = {}
+    for dim, r in reviews.items():
+        for e in (r["review"] or {}).get("evidence", []):
+            for step in e["step_ids"]:
+                cited.setdefault(step, {})[f"{dim} ({markdown_text(e['aspect'])})"] = None
+    if not cited:
+        return []
+    lines = ["- **steps cited**"]
+    for step in sorted(cited):
+        lines.append(f'  - <a id="{section}-S{step}"></a>S{step}: {"; ".join(cited[step])}')
+    return lines
 
 
 def _weighted(dist: dict[str, Any] | None) -> str:

@@ -22,14 +22,16 @@ from typing import Any, Literal
 from agentlens.errors import ConfigError
 from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.documents import (
-    formal_results,
+    formal_of,
     load_reviews,
     reviewed_dimensions,
     unscored_scenarios,
-    verifier_counts,
+    verifier_counts_of,
+    verify_results,
 )
 from agentlens.reviews.judge.judge import aggregate
 from agentlens.reviews.judge.samples import normal_ci
+from agentlens.reviews.verify_match import MatchedResults, reviewed_results
 
 COMPONENTS: tuple[str, ...] = ("Formal", *DIMENSIONS)
 Missing = Literal["na", "zero"]
@@ -148,8 +150,10 @@ def qi_report(
     means: dict[str, float | None] = {}
     unscored: dict[str, float] = {}
     variance: dict[str, float] = {}
+    reviewed: list[str] | None = None
     if reviews_path:
         reviews = load_reviews(reviews_path)
+        reviewed = [r.trajectory_id for r in reviews]
         for dim, summary in aggregate(reviews, reviewed_dimensions(reviews)).items():
             means[dim] = summary.mean
             unscored[dim] = summary.unscored_rate  # a reviewed dimension has an item
@@ -161,18 +165,20 @@ def qi_report(
             raise ConfigError(f"--component {item!r}: expected DIMENSION=MEAN")
         means[dim] = float(text)
         variance.pop(dim, None)  # a given mean has no sampling variance we know of
+    verified = _verified(verify_paths, reviewed, reviews_path)
     side: dict[str, float | int | None] = {}
     if verify_paths:
-        results = formal_results(verify_paths)
+        results = formal_of(verified.results)
         formal = sum(results) / len(results) if results else None
-        passed, total = verifier_counts(verify_paths)
+        passed, total = verifier_counts_of(verified.results)
         side = {
             "passed": passed,
             "total": total,
             "fraction": round(passed / total, 4) if total else None,  # 0 of 0 is n/a
         }
     result = quality_index(formal, means, judge_variance=variance)
-    skipped = unscored_scenarios(verify_paths) if verify_paths else 0
+    result.warnings.extend(verified.warnings)
+    skipped = unscored_scenarios(verified.results)
     if skipped:
         result.warnings.append(
             f"{skipped} scenarios not scored (a check skipped: its tool is not installed, and "
@@ -180,6 +186,16 @@ def qi_report(
         )
     beside = {d: mean for d, mean in means.items() if d not in result.components}
     return QiReport(result, unscored, beside, side)
+
+
+def _verified(
+    verify_paths: Sequence[str], reviewed: list[str] | None, reviews_path: str | None
+) -> MatchedResults:
+    """The verify results the QI counts: with reviews, only those about the reviewed runs."""
+    if reviewed is None or reviews_path is None:
+        return MatchedResults(verify_results(verify_paths))
+    sourced = [(path, r) for path in verify_paths for r in verify_results([path])]
+    return reviewed_results(sourced, reviewed, reviews_path)
 
 
 def run_qi(reviews_path: str, formal: list[int] | None) -> QualityIndex:

@@ -10,7 +10,12 @@ is not agent time (spec §11.1 `agent_time`, summed per chat); a turn stamped be
 answers has no time rather than a negative one. Parallel tool calls are the mean
 number of calls per tool-calling response, pooled over the run's responses. A tool call fails when the reader marked it an error; when the format carries no
 error flag (`is_error` is None) the observation is checked for error markers, and the count of
-such inferred verdicts is reported."""
+such inferred verdicts is reported.
+
+A model reply served from the response cache (the built-in agent marks its step
+`raw.from_cache`) took no model time in this run: its turn has no time, and neither has its
+trajectory (a sum without it would be a time nobody measured); `responses_from_cache` counts
+them."""
 
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ class TurnTelemetry:
     completion_tokens: int
     cached_tokens: int
     tool_calls: int
+    from_cache: bool = False
 
 
 @dataclass
@@ -58,6 +64,8 @@ class TrajectoryTelemetry:
     model: str | None = None
     agent: str | None = None
     source_format: str | None = None
+    cached_turns: int = 0
+    """Turns whose model reply came from the response cache: no time for them or the run."""
 
     @property
     def throughput(self) -> float | None:
@@ -80,6 +88,10 @@ def _turns(steps: Sequence[Step]) -> list[list[Step]]:
     return [groups[k] for k in sorted(groups, key=lambda k: groups[k][0].index)]
 
 
+def served_from_cache(step: Step) -> bool:
+    return isinstance(step.raw, dict) and step.raw.get("from_cache") is True
+
+
 def termination_reason(traj: Trajectory) -> str:
     for source in (traj.metadata, traj.metadata.get("info") or {}):
         for key in TERMINATION_KEYS:
@@ -97,14 +109,15 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         stamps = [s.timestamp for s in steps if s.timestamp is not None]
         start = stamp_before.get(steps[0].index)
         time_s = (max(stamps) - start).total_seconds() if stamps and start else None
-        if time_s is not None and time_s < 0:  # the clock went back (merged logs): unknown
+        cached = any(served_from_cache(s) for s in steps)
+        if cached or (time_s is not None and time_s < 0):  # the clock went back: unknown
             time_s = None
         usages = [s.usage for s in steps if s.usage is not None]
         costs = [s.cost for s in steps if s.cost is not None]
         prompt = sum(u.prompt_tokens for u in usages)
-        cached = sum(u.cached_tokens for u in usages)
+        cached_tokens = sum(u.cached_tokens for u in usages)
         if prompt:
-            hits.append(round(cached / (prompt + 1e-9), 3))
+            hits.append(round(cached_tokens / (prompt + 1e-9), 3))
         turns.append(
             TurnTelemetry(
                 n,
@@ -112,8 +125,9 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
                 sum(costs) if costs else None,
                 prompt,
                 sum(u.completion_tokens for u in usages),
-                cached,
+                cached_tokens,
                 sum(s.kind == "tool" for s in steps),
+                cached,
             )
         )
     tools: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -125,11 +139,12 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         inferred += step.is_error is None
     usage = traj.usage_known()
     turn_times = [t.time_s for t in turns if t.time_s is not None]
+    cached_turns = sum(t.from_cache for t in turns)
     return TrajectoryTelemetry(
         trajectory_id=traj.id,
         task_id=traj.task_id,
         turns=turns,
-        time_s=sum(turn_times) if turn_times else None,
+        time_s=sum(turn_times) if turn_times and not cached_turns else None,
         cost=traj.cost_total(),
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
@@ -142,6 +157,7 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         model=traj.model,
         agent=" ".join(x for x in (traj.agent.name, traj.agent.version) if x) or None,
         source_format=traj.source.format,
+        cached_turns=cached_turns,
     )
 
 
@@ -196,6 +212,7 @@ class TelemetryTotals:
         self.times, self.costs = array("d"), array("d")
         self.turn_times, self.turn_costs = array("d"), array("d")
         self.prompt = self.gen = self.cached = self.tool_calls = self.inferred = 0
+        self.from_cache = 0
         self.gen_seconds = 0.0  # agent time of the runs whose completion tokens are known
         self.parallel_calls = self.parallel_turns = 0
         self.tools: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -225,6 +242,7 @@ class TelemetryTotals:
         self.cached += t.cached_tokens or 0
         self.tool_calls += t.tool_calls
         self.inferred += t.inferred_success
+        self.from_cache += t.cached_turns
         for name, (ok, total) in t.tools.items():
             self.tools[name][0] += ok
             self.tools[name][1] += total
@@ -270,6 +288,7 @@ class TelemetryTotals:
             "tool_calls_in_parallel_mean": round(parallel, 3) if parallel is not None else None,
             "tool_call_success_rates": self.tool_success(),
             "tool_success_inferred_from_output": self.inferred,
+            **({"responses_from_cache": self.from_cache} if self.from_cache else {}),
             "termination_reason": dict(self.terminations.most_common()),
             "run_metadata": {
                 "models": dict(sorted(self.models.items())),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from agentlens.formats._categories import categorize_tool
 from agentlens.formats._fenced_commands import command_blocks
@@ -143,6 +144,7 @@ class BashAgent:
             ),
             cost=response.cost,
             model=response.model or self.model,
+            raw=_cache_mark(response),
         )
 
     def _context(self) -> list[Message]:
@@ -164,6 +166,14 @@ class BashAgent:
         if self.mcp is not None:
             await self.mcp.close()
         await self.client.aclose()
+
+
+def _cache_mark(response: ChatResponse) -> dict[str, Any] | None:
+    """A reply from the response cache took no model time in this run: telemetry leaves its
+    turn out of time figures. The original reply's duration comes with it."""
+    if not response.from_cache:
+        return None
+    return {"from_cache": True, "latency_s": round(response.latency_s, 3)}
 
 
 def _alternating(messages: list[Message]) -> list[Message]:
