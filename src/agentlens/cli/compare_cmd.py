@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import console, err_console
+from agentlens.cli._app import console, err_console, say
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import read_store_option
 from agentlens.errors import ConfigError
@@ -123,6 +123,8 @@ def compare(
         _print_table(doc)
     else:  # piped: Markdown, ready for a pull-request comment
         console.print(compare_markdown(doc), markup=False, highlight=False, soft_wrap=True)
+    for warning in doc.get("warnings", []):
+        say("warning", warning)
     return int(doc["exit_code"])
 
 

@@ -29,7 +29,7 @@ from agentlens.reviews.documents import (
     verifier_counts_of,
     verify_results,
 )
-from agentlens.reviews.judge.judge import aggregate
+from agentlens.reviews.judge.judge import TrajectoryReview, aggregate
 from agentlens.reviews.judge.samples import normal_ci
 from agentlens.reviews.verify_match import MatchedResults, reviewed_results
 
@@ -199,6 +199,11 @@ def _verified(
 
 
 def run_qi(reviews_path: str, formal: list[int] | None) -> QualityIndex:
-    """A run's QI from its reviews file and formal results (`agentlens compare`)."""
-    means = {d: s.mean for d, s in aggregate(load_reviews(reviews_path)).items()}
+    """A run's QI from its reviews file and formal results."""
+    return reviews_qi(load_reviews(reviews_path), formal)
+
+
+def reviews_qi(reviews: Sequence[TrajectoryReview], formal: list[int] | None) -> QualityIndex:
+    """A run's QI from its reviews and formal results (`agentlens compare`)."""
+    means = {d: s.mean for d, s in aggregate(reviews).items()}
     return quality_index(sum(formal) / len(formal) if formal else None, means)

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +17,22 @@ from agentlens.reviews.conformity import setup_check, task_points
 from agentlens.reviews.documents import (
     REVIEWS_KIND,
     SXS_KIND,
-    formal_results,
+    formal_of,
     load,
+    load_reviews,
     same_run,
     verify_results,
 )
+from agentlens.reviews.judge.judge import TrajectoryReview
 from agentlens.reviews.process_evidence import (
     fixed_reference_scores,
     leave_one_out_scores,
     scores_summary,
 )
-from agentlens.reviews.qi import run_qi
+from agentlens.reviews.qi import reviews_qi
 from agentlens.reviews.telemetry import RunTelemetry
 from agentlens.reviews.testing_compare import run_suite_metrics, testing_checks
+from agentlens.reviews.verify_match import MatchTarget, Sourced, matching_results, run_results
 from agentlens.trajectory import Trajectory
 
 
@@ -45,6 +48,19 @@ class RunInputs:
     """Why part of the run is missing (files that could not be read): a warning row."""
 
 
+@dataclass
+class _RunResults:
+    """A run's verify results and reviews that are about its trajectories (`verify_match.py`)."""
+
+    verify: list[Sourced] | None
+    reviews: list[TrajectoryReview] | None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def verify_results(self) -> list[dict[str, Any]]:
+        return [r for _, r in self.verify or []]
+
+
 def compare_documents(
     a: RunInputs,
     b: RunInputs,
@@ -56,7 +72,8 @@ def compare_documents(
 ) -> dict[str, Any]:
     """The comparison of run B against the anchor A, as the `compare --json` document (its
     `exit_code`: 0 ok, 1 warning, 2 alert). `reference_dir` implies process metrics."""
-    summaries = [_summary(run) for run in (a, b)]
+    matched = [_run_results(run) for run in (a, b)]
+    summaries = [_summary(run, results) for run, results in zip((a, b), matched, strict=True)]
     with_process = with_process or reference_dir is not None
     process = _process(a.trajectories, b.trajectories, reference_dir) if with_process else None
     if process:
@@ -75,10 +92,13 @@ def compare_documents(
         result.checks.insert(
             1, Check("inputs", "read", None, None, warning=True, reason="; ".join(missing))
         )
-    if a.verify and b.verify:
-        tests = [run_suite_metrics(verify_results(run.verify)) for run in (a, b)]
+    if matched[0].verify is not None and matched[1].verify is not None:
+        tests = [run_suite_metrics(results.verify_results) for results in matched]
         result.checks.extend(testing_checks(*tests))
     doc = result.to_dict()
+    warnings = [w for results in matched for w in results.warnings]
+    if warnings:
+        doc["warnings"] = warnings
     if process:
         doc["process"] = process
     return doc
@@ -95,13 +115,50 @@ def _refuse_swapped(path: str, sxs: dict[str, Any], run_a: str, run_b: str) -> N
         )
 
 
-def _summary(run: RunInputs) -> RunSummary:
-    summary = RunSummary(run.name, RunTelemetry.of(run.trajectories))
-    summary.formal = formal_results(run.verify) if run.verify else None
+def _run_results(run: RunInputs) -> _RunResults:
+    """The verify results and reviews about the run's trajectories: another run's are left out
+    (a warning), and a file about none of them is refused, as in `qi`."""
+    ids = [t.id for t in run.trajectories]
+    found = _RunResults(None, None)
+    if run.verify:
+        sourced = [(path, r) for path in run.verify for r in verify_results([path])]
+        verified = run_results(sourced, ids, run.name)
+        kept = {id(r) for r in verified.results}
+        found.verify = [(p, r) for p, r in sourced if id(r) in kept]
+        found.warnings = verified.warnings
     if run.reviews:
-        index = run_qi(run.reviews, summary.formal)
+        reviews = load_reviews(run.reviews)
+        docs = [
+            (run.reviews, {"trajectory_id": r.trajectory_id, "at": i})
+            for i, r in enumerate(reviews)
+        ]
+        reviewed = run_results(docs, ids, run.name, kind="review")
+        found.reviews = [reviews[r["at"]] for r in reviewed.results]
+        found.warnings.extend(reviewed.warnings)
+    return found
+
+
+def _summary(run: RunInputs, results: _RunResults) -> RunSummary:
+    summary = RunSummary(run.name, RunTelemetry.of(run.trajectories))
+    summary.formal = None if results.verify is None else formal_of(results.verify_results)
+    if run.reviews and results.reviews is not None:
+        index = reviews_qi(results.reviews, _qi_formal(run.reviews, results))
         summary.qi, summary.qi_na = index.value, index.na_reason
     return summary
+
+
+def _qi_formal(reviews_path: str, results: _RunResults) -> list[int] | None:
+    """The formal results of the reviewed runs, as `qi --reviews --verify` counts them (a
+    result naming no trajectory counts; the run check has said it is unchecked)."""
+    if results.verify is None or results.reviews is None:
+        return None
+    named = [(p, r) for p, r in results.verify if r.get("trajectory_id") is not None]
+    unnamed = [r for _, r in results.verify if r.get("trajectory_id") is None]
+    reviewed = [r.trajectory_id for r in results.reviews]
+    target = MatchTarget(reviews_path, "reviewed", "the QI's formal pass rate")
+    matched = matching_results(named, reviewed, target)
+    results.warnings.extend(matched.warnings)
+    return formal_of(matched.results + unnamed)
 
 
 def _process(

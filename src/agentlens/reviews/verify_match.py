@@ -1,8 +1,10 @@
-"""Which verify results belong to the reviewed runs (`qi --reviews R --verify V`). The QI adds the
-formal pass rate to the judge means, so both must be about the same trajectories: a result that
-names a trajectory R does not hold is another run's and is left out, and a V with none of R's
-trajectories is refused. A result that names no trajectory (`verify` without --trajectory) cannot
-be checked; it counts, and a warning says so."""
+"""Which verify results (or reviews) belong to the runs they are used with. `qi --reviews R
+--verify V` adds the formal pass rate to the judge means, so both must be about the same
+trajectories; `compare A B --a-verify VA --a-reviews RA` scores run A by VA and RA, so they must
+be about A's trajectories. A result that names a trajectory the reviews (or the run) do not
+hold is another run's and is left out, and results with none of their trajectories are refused.
+A result that names no trajectory (`verify` without --trajectory) cannot be checked; it counts,
+and a warning says so."""
 
 from __future__ import annotations
 
@@ -21,55 +23,88 @@ class MatchedResults:
 
 
 Sourced = tuple[str, dict[str, Any]]
-"""A verify result and the file it came from."""
+"""A verify result (or review) and the file it came from."""
+
+
+@dataclass(frozen=True)
+class MatchTarget:
+    """What the results must be about, in the words of the messages."""
+
+    path: str
+    """The reviews file (`qi`) or the compared run (`compare`)."""
+    held: str
+    """How its trajectories are named: "reviewed", "in runs/new"."""
+    uses: str
+    """What a result left out is left out of."""
+    kind: str = "verify result"
 
 
 def reviewed_results(
     results: Sequence[Sourced], reviewed: Sequence[str], reviews_path: str
 ) -> MatchedResults:
     """The results about the `reviewed` trajectory ids; a `ConfigError` when no named one is."""
-    wanted = set(reviewed)
+    uses = "the formal pass rate and the verifiers passed"
+    return matching_results(results, reviewed, MatchTarget(reviews_path, "reviewed", uses))
+
+
+def run_results(
+    results: Sequence[Sourced], run_ids: Sequence[str], run: str, kind: str = "verify result"
+) -> MatchedResults:
+    """`compare`: the results (verify results, or reviews) about a compared run's trajectories."""
+    uses = "the QI" if kind == "review" else "the formal and testing checks"
+    held = f"in {printable(run)}"
+    return matching_results(results, run_ids, MatchTarget(run, held, uses, kind))
+
+
+def matching_results(
+    results: Sequence[Sourced], ids: Sequence[str], target: MatchTarget
+) -> MatchedResults:
+    wanted = set(ids)
     unnamed = [r for _, r in results if r.get("trajectory_id") is None]
     named = [(p, r) for p, r in results if r.get("trajectory_id") is not None]
     kept = [r for _, r in named if r["trajectory_id"] in wanted]
     if named and not kept:
-        raise ConfigError(_no_match(named, reviewed, reviews_path))
+        raise ConfigError(_no_match(named, ids, target))
     warnings = []
     if len(kept) < len(named):
-        warnings.append(_partial(named, kept, reviewed, reviews_path))
+        warnings.append(_partial(named, kept, ids, target))
     if unnamed:
-        warnings.append(_unchecked(len(unnamed), reviews_path))
+        warnings.append(_unchecked(len(unnamed), target))
     return MatchedResults(kept + unnamed, warnings)
 
 
-def _no_match(named: list[Sourced], reviewed: Sequence[str], reviews_path: str) -> str:
+def _no_match(named: list[Sourced], target_ids: Sequence[str], target: MatchTarget) -> str:
     ids = _ids([r for _, r in named])
     return (
-        f"{_files(named)} and {printable(reviews_path)} are about different runs: the verify "
-        f"results name {_count(len(ids), 'trajectory', 'trajectories')} ({_examples(ids)}), none "
-        f"of them among the {_count(len(set(reviewed)), 'trajectory', 'trajectories')} reviewed "
-        f"({_examples(list(dict.fromkeys(reviewed)))})"
+        f"{_files(named)} and {printable(target.path)} are about different runs: the "
+        f"{target.kind}s name {_count(len(ids), 'trajectory', 'trajectories')} "
+        f"({_examples(ids)}), none of them among the "
+        f"{_count(len(set(target_ids)), 'trajectory', 'trajectories')} {target.held} "
+        f"({_examples(list(dict.fromkeys(target_ids)))})"
     )
 
 
 def _partial(
-    named: list[Sourced], kept: list[dict[str, Any]], reviewed: Sequence[str], reviews_path: str
+    named: list[Sourced],
+    kept: list[dict[str, Any]],
+    target_ids: Sequence[str],
+    target: MatchTarget,
 ) -> str:
     covered = set(_ids(kept))
     others = [(p, r) for p, r in named if r["trajectory_id"] not in covered]
     return (
-        f"{len(others)} of {len(named)} verify results name a trajectory not in "
-        f"{printable(reviews_path)} ({_examples(_ids([r for _, r in others]))}, in "
-        f"{_files(others)}): left out of the formal pass rate and the verifiers passed; "
-        f"{len(covered)} of the {len(set(reviewed))} reviewed trajectories have a verify result"
+        f"{len(others)} of {len(named)} {target.kind}s name a trajectory not in "
+        f"{printable(target.path)} ({_examples(_ids([r for _, r in others]))}, in "
+        f"{_files(others)}): left out of {target.uses}; {len(covered)} of the "
+        f"{len(set(target_ids))} trajectories {target.held} have a {target.kind}"
     )
 
 
-def _unchecked(count: int, reviews_path: str) -> str:
+def _unchecked(count: int, target: MatchTarget) -> str:
     results = "result names" if count == 1 else "results name"
     return (
         f"{count} verify {results} no trajectory (`agentlens verify` without --trajectory): "
-        f"counted, but not checked to be about the runs in {printable(reviews_path)}"
+        f"counted, but not checked to be about the runs in {printable(target.path)}"
     )
 
 
