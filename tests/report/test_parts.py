@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from agentlens import redaction
 from agentlens.report.html import Cell, table
-from agentlens.report.svg import Bar, bar_chart, nice_ticks, tick_label
+from agentlens.report.svg import Bar, bar_chart, nice_ticks, short, tick_label
 from agentlens.store import printable_url
 from tests.report._html import parse
 
@@ -37,3 +38,15 @@ def test_tick_labels_never_use_exponents() -> None:
     assert tick_label(-20_000) == "-20k"
     chart = bar_chart([Bar("a", 12_345, "a"), Bar("b", 40, "b")])
     assert "e+" not in chart and ">10k<" in chart
+
+
+def test_a_short_label_keeps_a_redaction_mark_whole() -> None:
+    """The 28-character cut of an SVG label fell inside `[REDACTED:openai-key]` (the label
+    showed `[REDACTED:open…`); the mark is kept whole, then the ellipsis."""
+    key = "sk-proj-" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9"
+    name = redaction.redact_text(f"agent run {key} v2")
+    assert name == "agent run [REDACTED:openai-key] v2"  # the cut at 27 falls in the mark
+    chart = bar_chart([Bar(name, 3, "a")])
+    assert ">agent run [REDACTED:openai-key]…<" in chart, chart
+    assert short(name[:-3]) == name[:-3]  # nothing cut after the mark: no ellipsis
+    assert short("x" * 40) == "x" * 27 + "…"  # the plain cut is as before

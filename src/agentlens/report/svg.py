@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from agentlens.redaction import clip_head
 from agentlens.report.html import esc
 from agentlens.report.style import ACCENT, GRID, MUTED
 
@@ -94,7 +95,12 @@ def legend(items: Sequence[tuple[str, str]], x: float, y: float) -> str:
 
 
 def short(name: str) -> str:
-    return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
+    """The label cut to `LABEL_CHARS` with an ellipsis; a redaction mark the cut falls in is kept
+    whole (the label runs longer), so it never reads as `[REDACTED:open…`."""
+    if len(name) <= LABEL_CHARS:
+        return name
+    head = clip_head(name, LABEL_CHARS - 1)
+    return name if head == name else head + "…"
 
 
 def stacked_histogram(
