@@ -250,7 +250,7 @@ def task_saver(
 
     scorer = PROCESS_SCORER.format(profile=settings["profile"])
     run = Run(kind="score", scorer=scorer, label=label, settings={"command": "cohort"} | settings,
-              id=run_key(settings, runs))  # fmt: skip
+              id=run_key(settings, runs, label))  # fmt: skip
     with open_store(url) as store:
         added = [0]
 
