@@ -135,6 +135,22 @@ def test_another_run_label_saves_another_run(run_cli: Callable[..., Run], tmp_pa
     ]
 
 
+def test_a_cohort_that_scores_nothing_names_no_run(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """astropy__astropy-13236 has 3 passing runs, short of agentlens-bench's 5 donors: nothing is
+    scored, so nothing is saved. Before, stderr said `stored 0 new records in run 0dbf09aa364d`,
+    a run no `store` command could then find."""
+    url = str(tmp_path / "n.db")
+    task = BENCH / "trajectories" / "astropy__astropy-13236"
+    result = run_cli("cohort", str(task), "--protocol", "agentlens-bench", "--store", url)
+    assert result.code == 0, result.err
+    err = " ".join(result.err.split())
+    assert "in run" not in err and "nothing stored in" in err and "no run was scored" in err
+    with open_store(url) as store:
+        assert store.runs() == []
+
+
 def test_a_pool_stores_what_serial_stores(run_cli: Callable[..., Run], tmp_path: Path) -> None:
     """A pool's workers read their runs again from the files (the first pass skipped
     redaction): the stored trajectories and records are the same, digest for digest."""
