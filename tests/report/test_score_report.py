@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
+from pathlib import Path
 
+import orjson
+
+from agentlens.cli import main
+from agentlens.process.cohort import model_table
 from agentlens.report import render_report
 from agentlens.store import Record, open_store
+from tests.conftest import BENCH
 from tests.report._html import card_groups, find_table, parse
 from tests.report.conftest import TASKS, Store
 
@@ -41,32 +47,57 @@ def test_headline_numbers_match_the_records(store: Store) -> None:
         assert cards[tier.replace("_", " ")] == str(tiers[tier])
 
 
-def test_models_are_ranked_by_mean_score_beside_pass_rate(store: Store) -> None:
+def test_models_are_ranked_by_mean_score_of_passing_runs_beside_pass_rate(store: Store) -> None:
+    """Quality is judged on passing runs only, as `cohort` (the paper's Table 2) does: a mean over
+    every run would count each failure's low score, so the two ranks would mostly repeat each
+    other."""
     records = _records(store, TASKS[1])
-    scores: dict[str, list[float]] = defaultdict(list)
+    passing: dict[str, list[float]] = defaultdict(list)
     outcomes: dict[str, list[str]] = defaultdict(list)
     for r in records:
-        scores[r.model or ""].append(_score(r))
         outcomes[r.model or ""].append(r.outcome or "")
+        if r.outcome == "passed":
+            passing[r.model or ""].append(_score(r))
     rows = find_table(parse(_render(store, TASKS[1])), "quality rank")
     assert rows[0][:6] == [
         "quality rank",
         "model",
         "runs",
-        "mean score",
-        "median score",
+        "mean score (passing)",
+        "median score (passing)",
         "pass rate",
     ]
     shown = {row[1]: row for row in rows[1:]}
-    assert set(shown) == set(scores)
-    for model, values in scores.items():
+    assert set(shown) == set(outcomes)
+    assert any(outcomes[m].count("failed") and passing[m] for m in outcomes)  # the case at stake
+    for model, values in passing.items():
         passed = outcomes[model].count("passed") / len(outcomes[model])
-        assert shown[model][2] == str(len(values))
+        assert shown[model][2] == str(len(outcomes[model]))
         assert shown[model][3] == f"{statistics.fmean(values):.1f}"
+        assert shown[model][4] == f"{statistics.median(values):.1f}"
         assert shown[model][5] == f"{100 * passed:.1f}%"
-    means = [float(row[3]) for row in rows[1:]]
+    means = [float(row[3]) for row in rows[1:] if row[3] != "–"]
     assert means == sorted(means, reverse=True)
     assert rows[1][0] == "1"
+
+
+def test_model_ranks_agree_with_cohort_on_the_same_run(tmp_path: Path) -> None:
+    """`cohort --store` then `report` on that run: the report's quality and pass-rate ranks are the
+    ones `cohort` printed (its Table 2), model by model."""
+    folder = str(BENCH / "trajectories" / TASKS[0])
+    url, out = str(tmp_path / "store.db"), tmp_path / "rows.jsonl"
+    args = ["cohort", folder, "--protocol", "agentlens-bench", "--no-tables"]
+    assert main([*args, "--store", url, "--out", str(out)]) == 0
+    rows = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    expected = {m.model: m for m in model_table(rows)}
+    with open_store(url) as db:
+        (run,) = db.runs()
+        shown = find_table(parse(render_report(db, [run.id])), "quality rank")[1:]
+    assert {row[1] for row in shown} == set(expected)
+    for rank, model, _, mean, *_, pass_rank in shown:
+        assert int(rank) == expected[model].score_rank, model
+        assert mean == f"{expected[model].mean_score_passing:.1f}", model
+        assert int(pass_rank) == expected[model].pass_rank, model
 
 
 def test_tier_by_outcome_table_counts_every_record(store: Store) -> None:

@@ -111,6 +111,46 @@ def test_score_store_run_again_adds_nothing(
         assert run.n_records == len(store.records(run.id)) == n_runs and run.complete
 
 
+def test_another_run_label_saves_another_run(run_cli: Callable[..., Run], tmp_path: Path) -> None:
+    """`--run-label weekly` after `--run-label nightly` on the same runs: before, it printed
+    `stored 0 new records in run …` and the stored run kept the label `nightly`, so
+    `report --label weekly` found nothing. Each label is its own run; the same label resumes."""
+    url, ref = str(tmp_path / "l.db"), tmp_path / "ref.json"
+    assert run_cli("reference", "build", str(TASKS[0]), "-o", str(ref)).code == 0
+    score = ("score", str(TASKS[0]), "--reference", str(ref), "--store", url)
+    cohort = (*COHORT, "--no-tables", "--store", url)
+    for command in (score, cohort):
+        for label in ("nightly", "weekly", "weekly"):
+            assert run_cli(*command, "--run-label", label).code == 0
+    with open_store(url) as store:
+        runs = store.runs()
+        labels = sorted((r.settings.get("command", "score"), r.label, r.n_records) for r in runs)
+    n_files = len(list(TASKS[0].glob("*.json")))
+    cohort_records = next(n for command, _, n in labels if command == "cohort")
+    assert labels == [
+        ("cohort", "nightly", cohort_records),
+        ("cohort", "weekly", cohort_records),
+        ("score", "nightly", n_files),
+        ("score", "weekly", n_files),
+    ]
+
+
+def test_a_cohort_that_scores_nothing_names_no_run(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """astropy__astropy-13236 has 3 passing runs, short of agentlens-bench's 5 donors: nothing is
+    scored, so nothing is saved. Before, stderr said `stored 0 new records in run 0dbf09aa364d`,
+    a run no `store` command could then find."""
+    url = str(tmp_path / "n.db")
+    task = BENCH / "trajectories" / "astropy__astropy-13236"
+    result = run_cli("cohort", str(task), "--protocol", "agentlens-bench", "--store", url)
+    assert result.code == 0, result.err
+    err = " ".join(result.err.split())
+    assert "in run" not in err and "nothing stored in" in err and "no run was scored" in err
+    with open_store(url) as store:
+        assert store.runs() == []
+
+
 def test_a_pool_stores_what_serial_stores(run_cli: Callable[..., Run], tmp_path: Path) -> None:
     """A pool's workers read their runs again from the files (the first pass skipped
     redaction): the stored trajectories and records are the same, digest for digest."""

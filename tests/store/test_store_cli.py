@@ -224,6 +224,19 @@ def test_a_limited_listing_says_more_runs_are_stored(
     assert "the newest 1 of 2 runs in" in title and "--limit 0 lists all" in title
     everything = " ".join(run_cli("store", "runs", "--store", store).out.split())
     assert "2 runs in" in everything and "newest" not in everything
+    one = " ".join(
+        run_cli("store", "runs", "--kind", "import", "--limit", "1", "--store", store).out.split()
+    )
+    assert "the newest 1 of 2 runs in" in one
+    single = str(tmp_path / "one.db")
+    assert (
+        run_cli(
+            "store", "import", str(BENCH / "trajectories" / "psf__requests-1724"), "--store", single
+        ).code
+        == 0
+    )
+    alone = run_cli("store", "runs", "--store", single).out
+    assert " ".join(alone.split()).startswith("1 run in "), alone  # was `1 runs in …`
 
 
 @pytest.mark.parametrize("width", [60, 80])

@@ -63,13 +63,18 @@ def save_run(
         )
 
 
-def run_key(settings: dict[str, Any], trajectories: Sequence[CohortRun]) -> str:
-    """A run id from what makes the run (settings, and each run's file, record and id): the
-    same command on the same runs saves under the same id, which `SqlStore.save_part` resumes."""
+def run_key(
+    settings: dict[str, Any], trajectories: Sequence[CohortRun], label: str | None = None
+) -> str:
+    """A run id from what makes the run (settings, `--run-label`, and each run's file, record and
+    id): the same command on the same runs saves under the same id, which `SqlStore.save_part`
+    resumes; another label is another run, not a silent resume that keeps the first label.
+    No label: the id is what it was before labels counted, so older runs still resume."""
     import hashlib
 
     import orjson
 
     runs = sorted(f"{t.source.path}#{t.source.index}:{t.id}" for t in trajectories)
-    key = orjson.dumps([settings, runs], option=orjson.OPT_SORT_KEYS)
+    named = settings if label is None else {**settings, "run_label": label}
+    key = orjson.dumps([named, runs], option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(key).hexdigest()[:32]

@@ -250,18 +250,21 @@ def task_saver(
 
     scorer = PROCESS_SCORER.format(profile=settings["profile"])
     run = Run(kind="score", scorer=scorer, label=label, settings={"command": "cohort"} | settings,
-              id=run_key(settings, runs))  # fmt: skip
+              id=run_key(settings, runs, label))  # fmt: skip
     with open_store(url) as store:
-        added = [0]
+        added, parts = [0], [0]
 
         def save(trajectories: list[Trajectory], results: list[Any]) -> None:
             records = score_records(zip(trajectories, results, strict=True))
             added[0] += store.save_part(run, trajectories, records)
+            parts[0] += 1
 
         yield save
         store.finish_parts(run.id)
-        err_console.print(f"stored {added[0]} new records in run {run.id[:12]} in {store.url}",
-                          highlight=False, markup=False)  # fmt: skip
+        # no part saved, no run made: naming its id would send the user looking for it
+        said = (f"stored {added[0]} new records in run {run.id[:12]} in {store.url}" if parts[0]
+                else f"nothing stored in {store.url}: no run was scored")  # fmt: skip
+        err_console.print(said, highlight=False, markup=False)
 
 
 def show(rows: Sequence[Row], profile: Profile, *, boot: int, as_json: bool, out: Console) -> None:

@@ -153,7 +153,7 @@ def _store(
     settings = {"reference": str(reference), "profile": profile,
                 "reference_sha256": hashlib.sha256(reference.read_bytes()).hexdigest()}  # fmt: skip
     run = Run(kind="score", scorer=PROCESS_SCORER.format(profile=profile), label=label,
-              settings=settings, id=run_key(settings, stubs))  # fmt: skip
+              settings=settings, id=run_key(settings, stubs, label))  # fmt: skip
     added = 0
     with open_store(url) as store:
         for start in range(0, len(stubs), 100):

@@ -66,7 +66,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
     with open_store(store_url, create=False) as db:
         found = db.runs(kind=kind, limit=limit)
         stored = len(db.runs(kind=kind)) if limit and len(found) == limit else len(found)
-    title = f"{len(found)} runs in {db.url}"
+    title = f"{len(found)} run{'' if len(found) == 1 else 's'} in {db.url}"
     if stored > len(found):  # the default limit is 50: never let a page pass for all of them
         title = f"the newest {len(found)} of {stored} runs in {db.url} (--limit 0 lists all)"
     if as_json:

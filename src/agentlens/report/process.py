@@ -37,7 +37,7 @@ def score_sections(
     plots = el("div", _histogram(rows, profile) + _waste_chart(rows), class_="grid")
     tables = el("div", _tier_table(rows) + _mechanisms(rows), class_="grid")
     return (
-        headline(rows) + _cut_note(rows) + plots + text("h3", "Models, ranked by mean quality score")
+        headline(rows) + _cut_note(rows) + plots + text("h3", "Models, ranked by the mean score of their passing runs")
         + _model_table(rows) + tables + text("h3", "Mean signals per model") + _signal_table(rows)
         + _trajectories(rows, trajectories)
     )  # fmt: skip
@@ -140,8 +140,8 @@ def _model_table(rows: Sequence[ScoreRow]) -> str:
         "quality rank",
         "model",
         "runs",
-        "mean score",
-        "median score",
+        "mean score (passing)",
+        "median score (passing)",
         "pass rate",
         "pass-rate rank",
     ]
@@ -151,7 +151,10 @@ def _model_table(rows: Sequence[ScoreRow]) -> str:
         for m in model_ranking(rows)
     ]  # fmt: skip
     return table(
-        head, body, caption="Pass rate counts runs with a pass/fail label; ties share a rank."
+        head,
+        body,
+        caption="Scores of passing runs only, as `cohort` ranks models (a model with none has no"
+        " quality rank); pass rate counts runs with a pass/fail label; ties share a rank.",
     )
 
 

@@ -92,22 +92,25 @@ class ModelLine:
     runs: int
     pass_rate: float | None
     mean_score: float | None
+    """Of the passing runs; None: none passed."""
     median_score: float | None
     quality_rank: int | None
     pass_rank: int | None
 
 
 def model_ranking(rows: Sequence[ScoreRow]) -> list[ModelLine]:
-    """Models ranked by mean quality score, the pass-rate rank beside it (ties share a rank)."""
+    """Models ranked by the mean score of their passing runs, the pass-rate rank beside it (ties
+    share a rank), as `cohort` ranks them (the paper's Table 2): a mean over every run would
+    count each failure's low score and so mostly repeat the pass-rate order."""
     groups = group_by(rows, lambda r: r.model)
-    means = {m: mean(r.score for r in g) for m, g in groups.items()}
+    passing = {m: [r.score for r in g if r.outcome == "passed"] for m, g in groups.items()}
+    means = {m: mean(scores) for m, scores in passing.items()}
     rates = {m: pass_rate(g) for m, g in groups.items()}
     quality_rank, pass_rank = _ranks(means), _ranks(rates)
     lines = [
-        ModelLine(m, len(g), rates[m], means[m], median(r.score for r in g),
-                  quality_rank[m], pass_rank[m])
+        ModelLine(m, len(g), rates[m], means[m], median(passing[m]), quality_rank[m], pass_rank[m])
         for m, g in groups.items()
-    ]  # fmt: skip
+    ]
     return sorted(lines, key=lambda line: (line.quality_rank or len(lines) + 1, line.model))
 
 
