@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -233,12 +233,18 @@ class OutputTail:
         self._thread.join(timeout=5)
         self._pipe.close()
         data = bytes(self._buffer)
-        cut = self.total - self.keep
-        if cut <= 0:
+        if self.total <= self.keep:
             return _text(data)
-        kept = len(_text(data[-self.keep :])) if self.keep else 0  # in characters
-        text = masked_tail(_text(data), kept)  # masked before the cut: a key's end is no key
-        return f"[... first {cut} of {self.total} bytes of output not kept]\n{text}"
+        return kept_tail(data, self.keep, self.total, _text)
+
+
+def kept_tail(data: bytes, keep: int, total: int, decode: Callable[[bytes], str]) -> str:
+    """The last `keep` of a command's `total` bytes of output, of which `data` is the end (with
+    `CUT_MARGIN` more, when there is more), masked before the cut (`redaction.masked_tail`: a
+    key whose start the cut took would pass as any word), after a note of what was not kept."""
+    kept = len(decode(data[-keep:])) if keep else 0  # in characters
+    text = masked_tail(decode(data), kept)
+    return f"[... first {total - keep} of {total} bytes of output not kept]\n{text}"
 
 
 def _text(output: bytes) -> str:

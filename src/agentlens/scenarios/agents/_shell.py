@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from agentlens.redaction import CUT_MARGIN, masked_tail
+from agentlens.redaction import CUT_MARGIN
 from agentlens.verification import isolation
-from agentlens.verification.sandbox import clean_env, kill_group
+from agentlens.verification.sandbox import clean_env, kept_tail, kill_group
 
 KEPT_OUTPUT_BYTES = 1_000_000
 
@@ -116,9 +116,10 @@ def _read(handle: IO[bytes]) -> str:
     size = handle.seek(0, os.SEEK_END)
     if size <= KEPT_OUTPUT_BYTES:
         handle.seek(0)
-        return handle.read().decode("utf-8", errors="replace")
+        return _decoded(handle.read())
     handle.seek(max(0, size - KEPT_OUTPUT_BYTES - CUT_MARGIN))
-    data = handle.read()
-    kept = len(data[-KEPT_OUTPUT_BYTES:].decode("utf-8", errors="replace"))  # in characters
-    text = masked_tail(data.decode("utf-8", errors="replace"), kept)
-    return f"[... first {size - KEPT_OUTPUT_BYTES} of {size} bytes of output not kept]\n{text}"
+    return kept_tail(handle.read(), KEPT_OUTPUT_BYTES, size, _decoded)
+
+
+def _decoded(output: bytes) -> str:
+    return output.decode("utf-8", errors="replace")
