@@ -42,7 +42,7 @@ def _redacted(reason: str) -> str:
     gets the redaction every trajectory gets."""
     from agentlens import redaction
 
-    return redaction.redact_text(reason) if redaction.enabled() else reason
+    return redaction.masked(reason)
 
 
 class UnknownFormatError(TraceError):

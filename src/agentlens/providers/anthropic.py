@@ -66,7 +66,7 @@ class AnthropicProvider:
         except sdk.APIStatusError as exc:
             if exc.status_code >= 500:
                 raise RetryableError(f"HTTP {exc.status_code}") from exc
-            said = redaction.redact_text(exc.message) if redaction.enabled() else exc.message
+            said = redaction.masked(exc.message)
             raise ProviderError(self.name, f"HTTP {exc.status_code}: {said}") from exc
         return self._response(message, request, time.perf_counter() - started)
 
