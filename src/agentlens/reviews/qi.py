@@ -27,11 +27,14 @@ from agentlens.reviews.documents import (
     reviewed_dimensions,
     unscored_scenarios,
     verifier_counts_of,
-    verify_results,
 )
 from agentlens.reviews.judge.judge import TrajectoryReview, aggregate
 from agentlens.reviews.judge.samples import normal_ci
-from agentlens.reviews.verify_match import MatchedResults, reviewed_results
+from agentlens.reviews.verify_match import (
+    MatchedResults,
+    reviewed_results,
+    sourced_verify_results,
+)
 
 COMPONENTS: tuple[str, ...] = ("Formal", *DIMENSIONS)
 Missing = Literal["na", "zero"]
@@ -192,9 +195,9 @@ def _verified(
     verify_paths: Sequence[str], reviewed: list[str] | None, reviews_path: str | None
 ) -> MatchedResults:
     """The verify results the QI counts: with reviews, only those about the reviewed runs."""
+    sourced = sourced_verify_results(verify_paths)
     if reviewed is None or reviews_path is None:
-        return MatchedResults(verify_results(verify_paths))
-    sourced = [(path, r) for path in verify_paths for r in verify_results([path])]
+        return MatchedResults(sourced)
     return reviewed_results(sourced, reviewed, reviews_path)
 
 

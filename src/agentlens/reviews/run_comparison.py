@@ -21,7 +21,6 @@ from agentlens.reviews.documents import (
     load,
     load_reviews,
     same_run,
-    verify_results,
 )
 from agentlens.reviews.judge.judge import TrajectoryReview
 from agentlens.reviews.process_evidence import (
@@ -32,7 +31,13 @@ from agentlens.reviews.process_evidence import (
 from agentlens.reviews.qi import reviews_qi
 from agentlens.reviews.telemetry import RunTelemetry
 from agentlens.reviews.testing_compare import run_suite_metrics, testing_checks
-from agentlens.reviews.verify_match import MatchTarget, Sourced, matching_results, run_results
+from agentlens.reviews.verify_match import (
+    MatchTarget,
+    Sourced,
+    matching_results,
+    run_results,
+    sourced_verify_results,
+)
 from agentlens.trajectory import Trajectory
 
 
@@ -121,11 +126,8 @@ def _run_results(run: RunInputs) -> _RunResults:
     ids = [t.id for t in run.trajectories]
     found = _RunResults(None, None)
     if run.verify:
-        sourced = [(path, r) for path in run.verify for r in verify_results([path])]
-        verified = run_results(sourced, ids, run.name)
-        kept = {id(r) for r in verified.results}
-        found.verify = [(p, r) for p, r in sourced if id(r) in kept]
-        found.warnings = verified.warnings
+        verified = run_results(sourced_verify_results(run.verify), ids, run.name)
+        found.verify, found.warnings = verified.sourced, verified.warnings
     if run.reviews:
         reviews = load_reviews(run.reviews)
         docs = [
@@ -156,7 +158,7 @@ def _qi_formal(reviews_path: str, results: _RunResults) -> list[int] | None:
     unnamed = [r for _, r in results.verify if r.get("trajectory_id") is None]
     reviewed = [r.trajectory_id for r in results.reviews]
     target = MatchTarget(reviews_path, "reviewed", "the QI's formal pass rate")
-    matched = matching_results(named, reviewed, target)
+    matched = matching_results(named, reviewed, target)  # the unnamed were warned of already
     results.warnings.extend(matched.warnings)
     return formal_of(matched.results + unnamed)
 

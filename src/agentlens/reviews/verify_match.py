@@ -14,16 +14,26 @@ from typing import Any
 
 from agentlens.errors import ConfigError
 from agentlens.os_names import printable
+from agentlens.reviews.documents import verify_results
+
+Sourced = tuple[str, dict[str, Any]]
+"""A verify result (or review) and the file it came from."""
 
 
 @dataclass
 class MatchedResults:
-    results: list[dict[str, Any]]
+    sourced: list[Sourced]
+    """The results kept, each with its file."""
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        return [result for _, result in self.sourced]
 
-Sourced = tuple[str, dict[str, Any]]
-"""A verify result (or review) and the file it came from."""
+
+def sourced_verify_results(paths: Sequence[str]) -> list[Sourced]:
+    """Every scenario result of `agentlens verify --json` files, each with its file."""
+    return [(path, result) for path in paths for result in verify_results([path])]
 
 
 @dataclass(frozen=True)
@@ -60,9 +70,9 @@ def matching_results(
     results: Sequence[Sourced], ids: Sequence[str], target: MatchTarget
 ) -> MatchedResults:
     wanted = set(ids)
-    unnamed = [r for _, r in results if r.get("trajectory_id") is None]
+    unnamed = [(p, r) for p, r in results if r.get("trajectory_id") is None]
     named = [(p, r) for p, r in results if r.get("trajectory_id") is not None]
-    kept = [r for _, r in named if r["trajectory_id"] in wanted]
+    kept = [(p, r) for p, r in named if r["trajectory_id"] in wanted]
     if named and not kept:
         raise ConfigError(_no_match(named, ids, target))
     warnings = []
@@ -86,11 +96,11 @@ def _no_match(named: list[Sourced], target_ids: Sequence[str], target: MatchTarg
 
 def _partial(
     named: list[Sourced],
-    kept: list[dict[str, Any]],
+    kept: list[Sourced],
     target_ids: Sequence[str],
     target: MatchTarget,
 ) -> str:
-    covered = set(_ids(kept))
+    covered = set(_ids([r for _, r in kept]))
     others = [(p, r) for p, r in named if r["trajectory_id"] not in covered]
     return (
         f"{len(others)} of {len(named)} {target.kind}s name a trajectory not in "
