@@ -134,10 +134,15 @@ def metric_names(store: SqlStore, run_id: str) -> list[str]:
     return [str(r["name"]) for r in rows]
 
 
-def _order(query: RecordQuery, names: Sequence[str]) -> tuple[str, list[Any]]:
-    if query.direction not in ("asc", "desc"):
+def _way(direction: str) -> str:
+    """SQL's word for a direction from the request (hostile: only asc or desc pass)."""
+    if direction not in ("asc", "desc"):
         raise ConfigError("dir must be asc or desc")
-    way = query.direction.upper()
+    return direction.upper()
+
+
+def _order(query: RecordQuery, names: Sequence[str]) -> tuple[str, list[Any]]:
+    way = _way(query.direction)
     if query.sort in RECORD_COLUMNS:
         column = f"r.{query.sort}"  # from the whitelist, never from the request
         return f"({column} IS NULL) ASC, {column} {way}, r.position ASC", []
@@ -297,9 +302,7 @@ def _trajectory_order(query: TrajectoryQuery) -> str:
         return NEWEST_FIRST
     if query.sort not in TRAJECTORY_COLUMNS:
         raise ConfigError(f"sort must be one of {', '.join(TRAJECTORY_COLUMNS)}")
-    if query.direction not in ("asc", "desc"):
-        raise ConfigError("dir must be asc or desc")
     column = query.sort  # from the whitelist, never from the request
     return (
-        f" ORDER BY ({column} IS NULL) ASC, {column} {query.direction.upper()}, {NEWEST_FIRST_KEYS}"
+        f" ORDER BY ({column} IS NULL) ASC, {column} {_way(query.direction)}, {NEWEST_FIRST_KEYS}"
     )
