@@ -152,7 +152,8 @@ def isolate(
     if as_root:
         for folder in writable:
             _hand_to_nobody(folder)
-    prefix = [*limiter, bwrap, *_namespaces(isolation, as_root), *_mounts(writable, readable)]
+    mounts = _mounts(writable, readable, isolation.limits)
+    prefix = [*limiter, bwrap, *_namespaces(isolation, as_root), *mounts]
     if as_root and home is not None:
         prefix += ["--ro-bind", str(_passwd_for_nobody(home)), "/etc/passwd"]
     prefix += ["--chdir", os.path.realpath(workdir)]  # as bound: a relative path fails inside
@@ -195,9 +196,8 @@ def _namespaces(isolation: Isolation, as_root: bool) -> list[str]:
     return flags
 
 
-def _mounts(writable: Sequence[Path], readable: Sequence[Path]) -> list[str]:
-    mounts = ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
-    mounts += ["--tmpfs", "/run"]
+def _mounts(writable: Sequence[Path], readable: Sequence[Path], limits: Limits) -> list[str]:
+    mounts = ["--proc", "/proc", *_memory_folders(limits.memory_mb)]
     for folder in SYSTEM_DIRS:
         if os.path.islink(folder):
             mounts += ["--symlink", os.readlink(folder), folder]
@@ -220,6 +220,16 @@ def _mounts(writable: Sequence[Path], readable: Sequence[Path]) -> list[str]:
     for scratch in writable:
         mounts += ["--bind", os.path.realpath(scratch), os.path.realpath(scratch)]
     return mounts
+
+
+def _memory_folders(memory_mb: int) -> list[str]:
+    """/tmp and /dev/shm, capped at `memory_mb` each; /dev and /run read-only. They are tmpfs:
+    what a command writes there is memory that no per-process limit counts, and uncapped each
+    could take half the host's RAM (without root, /dev and /run were writable too)."""
+    size = str(memory_mb * 1024 * 1024)
+    mounts = ["--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    mounts += ["--remount-ro", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    return [*mounts, "--tmpfs", "/run", "--remount-ro", "/run"]
 
 
 def _toolchain_dirs(extra: Sequence[str] = ()) -> list[str]:

@@ -1,0 +1,49 @@
+"""Attacks on the sandbox itself, with real bubblewrap on the demo's real calc repository: what
+an agent's code writes or plants must stay within the limits and not stop verification.
+What verifiers read from a run is attacked in `test_verifier_lies.py`."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from agentlens.demo.tiny_repo import create_repo
+from agentlens.verification import isolation
+from agentlens.verification.sandbox import run_in_scratch
+
+
+@pytest.fixture(autouse=True)
+def _needs_bubblewrap() -> None:
+    isolation.bubblewrap()  # the CI installs it; without it these tests must fail, not skip
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Path:
+    return create_repo(tmp_path / "calc")
+
+
+def test_memory_folders_are_capped_and_the_rest_read_only(calc: Path) -> None:
+    """/tmp and /dev/shm are tmpfs, i.e. memory no per-process limit counts: each took up to
+    half the host's RAM (12 GB here) under a 64 MB limit. Without root, /dev and /run were
+    writable tmpfs too."""
+    script = (
+        "for d in /tmp /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M count=100 2>/dev/null;"
+        " echo $d $(($(stat -c %s $d/fill) / 1048576)) MB; done;"
+        " for d in /dev /run; do touch $d/planted 2>/dev/null && echo $d writable; done; true"
+    )
+    with isolation.policy(isolation.Isolation(limits=isolation.Limits(memory_mb=64))):
+        run, _ = run_in_scratch(calc, script, timeout_s=60)
+    assert run.output.split("\n") == ["/tmp 64 MB", "/dev/shm 64 MB", ""], run.output
+
+
+def test_special_files_in_the_repository_do_not_stop_verification(calc: Path) -> None:
+    """An agent's `mkfifo` (or a socket) in its workspace made every verifier an error:
+    copying the repository raised on them."""
+    os.mkfifo(calc / "pipe")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(calc / "sock"))
+        run, _ = run_in_scratch(calc, "ls", timeout_s=60)
+    assert run.ok and "calc" in run.output.split() and "pipe" not in run.output.split()
