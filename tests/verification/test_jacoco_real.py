@@ -112,17 +112,20 @@ def line_percent() -> float:
 
 @pytest.fixture
 def repo_with_report(tmp_path: Path) -> Path:
-    """A project whose 'test run' prints a real unittest summary and leaves the real JaCoCo
-    report where Maven's jacoco:report puts it."""
+    """A project whose 'test run' prints a real unittest summary and writes the real JaCoCo
+    report where Maven's jacoco:report puts it (a report the project brought, and the run did
+    not write, is not read: `test_verifier_lies.py`)."""
     repo = tmp_path / "proj"
-    (repo / "target" / "site" / "jacoco").mkdir(parents=True)
-    shutil.copy(REPORT, repo / MAVEN_PATH)
+    repo.mkdir()
+    shutil.copy(REPORT, repo / "report-of-the-run.xml")
     shutil.copy(DATA / "unittest_pass.txt", repo / "out.txt")
     return repo
 
 
 def run_gate(repo: Path, min_coverage: float) -> tuple[str, str, dict]:
-    verifier = RunTestsVerifier(runner="unittest", command="cat out.txt", min_coverage=min_coverage)
+    write = f"mkdir -p {Path(MAVEN_PATH).parent} && cp report-of-the-run.xml {MAVEN_PATH}"
+    command = f"{write} && cat out.txt"
+    verifier = RunTestsVerifier(runner="unittest", command=command, min_coverage=min_coverage)
     result = verifier.verify(VerifyContext(repo=repo, timeout_s=60))
     return result.status, result.reason, result.metrics
 

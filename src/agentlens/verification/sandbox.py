@@ -291,10 +291,11 @@ def run_in_scratch(
         # the sandbox shows only the copy: paths into the repository (a venv on PATH) follow it
         original = str(repo.resolve())
         moved = {k: v.replace(original, str(copy)) for k, v in (env or {}).items()}
+        brought = _report_stamps(copy)
         result = run_command(
             command, copy / workdir, timeout_s=timeout_s, env=moved, root=copy.parent
         )
-        return result, _collect_reports(copy)
+        return result, _collect_reports(copy, brought)
 
 
 REPORT_GLOBS = (
@@ -307,12 +308,32 @@ REPORT_GLOBS = (
 )
 
 
-def _collect_reports(root: Path) -> dict[str, str]:
-    """Read on the host, maybe as root: a report linking out of the copy is not ours to read."""
+Stamp = tuple[int, int, int] | None
+
+
+def _report_stamps(root: Path) -> dict[Path, Stamp]:
+    """The report files the repository brought, as they were before the command ran."""
+    return {path: _stamp(path) for pattern in REPORT_GLOBS for path in root.glob(pattern)}
+
+
+def _collect_reports(root: Path, brought: dict[Path, Stamp]) -> dict[str, str]:
+    """The reports the command wrote or rewrote: one the repository brought and the run left
+    alone (a passing JUnit report planted beside a build that ran no test) is not its result.
+    Read on the host, maybe as root: a report linking out of the copy is not ours to read."""
     found: dict[str, str] = {}
     inside = root.resolve()
     for pattern in REPORT_GLOBS:
         for path in root.glob(pattern):
-            if isolation.own_file(inside, path) and path.stat().st_size < 20_000_000:
+            if brought.get(path) == _stamp(path) or not isolation.own_file(inside, path):
+                continue
+            if path.stat().st_size < 20_000_000:
                 found[path.relative_to(root).as_posix()] = path.read_text(errors="replace")
     return found
+
+
+def _stamp(path: Path) -> Stamp:
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    return (found.st_ino, found.st_mtime_ns, found.st_size)

@@ -42,7 +42,7 @@ class StaticAnalysisVerifier:
         }
         if run.timed_out:
             return VerifierResult(self.type_name, "error", f"{self.tool} timed out", metrics)
-        tool = missing_tool(run)
+        tool = missing_tool(run, ctx.repo, self.env)
         if tool is not None:
             return skipped(self.type_name, tool, metrics)
         errors, warnings = self._count(run.output)

@@ -54,7 +54,9 @@ class RunTestsVerifier:
             ctx.repo, command, timeout_s=timeout, workdir=self.working_directory, env=self._env(ctx)
         )
         counts = get_parser(self.runner)(ANSI.sub("", run.output), reports)
-        tool = missing_tool(run) if counts is None else None
+        tool = None
+        if counts is None:
+            tool = missing_tool(run, ctx.repo, self._env(ctx), self.working_directory)
         if tool is not None:
             return skipped(self.type_name, tool, {"exit_code": run.returncode})
         result = self._judge(run, counts)

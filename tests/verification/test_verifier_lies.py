@@ -1,0 +1,64 @@
+"""Lies a repository tells verifiers, with real bubblewrap on real repositories (the demo's calc
+repository, the Maven project of `data/`): a printed line or a planted report must not turn a
+failing run into a pass, nor into a skipped, unscored check."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentlens.demo.tiny_repo import create_repo
+from agentlens.verification import isolation
+from agentlens.verification.verifiers.base import VerifyContext
+from agentlens.verification.verifiers.static_analysis import StaticAnalysisVerifier
+from agentlens.verification.verifiers.tests_run import RunTestsVerifier
+
+DATA = Path(__file__).parent / "data"
+PASSING_REPORT = DATA / "test_output" / "gradle_test-results" / "pass" / "TEST-demo.CalcTest.xml"
+
+
+@pytest.fixture(autouse=True)
+def _needs_bubblewrap() -> None:
+    isolation.bubblewrap()  # the CI installs it; without it these tests must fail, not skip
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Path:
+    return create_repo(tmp_path / "calc")  # test_sub fails: the bug is not fixed
+
+
+def test_a_planted_module_error_does_not_skip_a_failing_suite(calc: Path) -> None:
+    """A conftest importing `pytest.<anything>` broke collection with `No module named
+    'pytest.…'`: read as "pytest is not installed", the failing suite was skipped, unscored."""
+    (calc / "conftest.py").write_text("import pytest.plugins_of_this_repository\n")
+    tests = RunTestsVerifier(command=[sys.executable, "-m", "pytest", "-q"])
+    result = tests.verify(VerifyContext(calc))
+    assert result.status == "error" and "missing_tool" not in result.metrics, result.reason
+
+
+def test_mypy_output_quoting_the_agent_does_not_skip_the_check(calc: Path) -> None:
+    """No code of the agent runs under mypy, yet its text reaches the output: a revealed
+    literal "No module named mypy" turned 1 type error into "skipped: install mypy"."""
+    (calc / "typed.py").write_text('x: int = "s"\nreveal_type("No module named mypy")\n')
+    lint = StaticAnalysisVerifier(tool="mypy", path="typed.py")
+    result = lint.verify(VerifyContext(calc))
+    assert (result.status, result.metrics.get("errors")) == ("fail", 1), result.reason
+
+
+def test_reports_the_repository_brought_are_not_the_runs(tmp_path: Path) -> None:
+    """Maven with its tests switched off (the agent's pom) ran none, yet a passing JUnit report
+    planted in `target/surefire-reports/` (a real one, of the Gradle run in `data/`) was read
+    as its result: "4 tests: 3 passed, 0 failed", a pass."""
+    repo = tmp_path / "maven_project"
+    shutil.copytree(DATA / "maven_project", repo)
+    pom = repo / "pom.xml"
+    skip = "<properties><skipTests>true</skipTests>"
+    pom.write_text(pom.read_text().replace("<properties>", skip))
+    reports = repo / "target" / "surefire-reports"
+    reports.mkdir(parents=True)
+    shutil.copy(PASSING_REPORT, reports)
+    result = RunTestsVerifier(runner="maven").verify(VerifyContext(repo, timeout_s=120))
+    assert result.status == "error" and "Tests are skipped" in result.metrics["output_tail"]
