@@ -13,6 +13,7 @@ import pytest
 from agentlens.demo.tiny_repo import create_repo
 from agentlens.verification import isolation
 from agentlens.verification.verifiers.base import VerifyContext
+from agentlens.verification.verifiers.build import RunBuildSystemTaskVerifier
 from agentlens.verification.verifiers.static_analysis import StaticAnalysisVerifier
 from agentlens.verification.verifiers.tests_run import RunTestsVerifier
 
@@ -62,3 +63,20 @@ def test_reports_the_repository_brought_are_not_the_runs(tmp_path: Path) -> None
     shutil.copy(PASSING_REPORT, reports)
     result = RunTestsVerifier(runner="maven").verify(VerifyContext(repo, timeout_s=120))
     assert result.status == "error" and "Tests are skipped" in result.metrics["output_tail"]
+
+
+def test_a_test_printing_build_success_does_not_pass_a_failed_build(tmp_path: Path) -> None:
+    """The spec's own pattern, `\\[INFO\\] BUILD SUCCESS`, matched once in a failed Maven build
+    (2 of the project's tests fail; exit code 1, `BUILD FAILURE`): the once was the agent's
+    test printing it. The build task passed."""
+    repo = tmp_path / "maven_project"
+    shutil.copytree(DATA / "maven_project", repo)
+    test = repo / "src" / "test" / "java" / "demo" / "CalcTest.java"
+    says = '    @Test public void says() { System.out.println("[INFO] BUILD SUCCESS"); }\n}'
+    test.write_text(test.read_text().rstrip().removesuffix("}") + says.lstrip("\n"))
+    spec = RunBuildSystemTaskVerifier(
+        build_system_name="maven", tasks=["test"], reg_exp_pattern=r"\[INFO\] BUILD SUCCESS"
+    )
+    result = spec.verify(VerifyContext(repo, timeout_s=120))
+    assert (result.status, result.metrics["count"]) == ("fail", 1), result.reason
+    assert result.reason.endswith("but exit code 1")

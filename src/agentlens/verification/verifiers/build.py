@@ -1,7 +1,8 @@
-"""Build tasks: run a command (or build-system tasks) in a scratch copy; pass iff its output
-matches `reg_exp_pattern` exactly `num_expected` times (`strict_count`, default true as
-released) or at least that often; without a pattern, pass iff the command exits 0 (the released
-verifier passes when the tasks ran without an error)."""
+"""Build tasks: run a command (or build-system tasks) in a scratch copy; pass iff it exits 0 (the
+released verifier passes when the tasks ran without an error) and, given `reg_exp_pattern`, its
+output matches it exactly `num_expected` times (`strict_count`, default true as released) or at
+least that often. The exit code counts with a pattern too: the agent's tests write part of the
+output, and one printing `[INFO] BUILD SUCCESS` made a failed Maven build pass."""
 
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ class RunBuildSystemTaskVerifier:
         ok = count == self.num_expected if self.strict_count else count >= self.num_expected
         rule = "exactly" if self.strict_count else "at least"
         reason = f"/{self.reg_exp_pattern}/ matched {count}x in the output; expected {rule} {self.num_expected}"
+        if run.returncode != 0:  # the output is partly the agent's: a test can print the pattern
+            ok, reason = False, f"{reason}, but exit code {run.returncode}"
         return VerifierResult(
             self.type_name, "pass" if ok else "fail", reason, {**metrics, "count": count}
         )
