@@ -4,13 +4,16 @@ What verifiers read from a run is attacked in `test_verifier_lies.py`."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
 import socket
 from pathlib import Path
 
 import pytest
 
 from agentlens.demo.tiny_repo import create_repo
+from agentlens.scenarios.agents._shell import run_shell
 from agentlens.verification import isolation
 from agentlens.verification.sandbox import run_in_scratch
 
@@ -47,3 +50,32 @@ def test_special_files_in_the_repository_do_not_stop_verification(calc: Path) ->
         sock.bind(str(calc / "sock"))
         run, _ = run_in_scratch(calc, "ls", timeout_s=60)
     assert run.ok and "calc" in run.output.split() and "pipe" not in run.output.split()
+
+
+# 64 MB files until 2.5 GB are written, then it waits: only the disk guard ends it early
+FILL_DISK = (
+    "for i in $(seq 40); do dd if=/dev/zero of=fill$i bs=1M count=64 2>/dev/null; done; sleep 60"
+)
+
+
+def _leave_free_mb(folder: Path, fill_mb: int) -> isolation.Isolation:
+    """A policy whose disk floor lies `fill_mb` below the free space of `folder`'s disk now."""
+    free_mb = shutil.disk_usage(folder).free // (1024 * 1024)
+    return isolation.Isolation(limits=isolation.Limits(disk_free_mb=free_mb - fill_mb))
+
+
+def test_a_verifier_command_filling_the_disk_is_stopped(calc: Path) -> None:
+    """`file_size_mb` caps each file, not their number: a test wrote until the host's disk was
+    full (the copy is on the host's disk), until its timeout."""
+    with isolation.policy(_leave_free_mb(calc, 300)):
+        run, _ = run_in_scratch(calc, FILL_DISK, timeout_s=8)
+    assert not run.timed_out and run.returncode == -9, run.output
+    assert "left free on the disk it writes to (sandbox disk_free_mb)" in run.output
+
+
+def test_an_agent_shell_command_filling_the_disk_is_stopped(calc: Path) -> None:
+    """The same through the built-in agent's shell, whose workspace stays after the run."""
+    with isolation.policy(_leave_free_mb(calc, 300)):
+        result = asyncio.run(run_shell(FILL_DISK, calc, timeout_s=8))
+    assert not result.timed_out and result.returncode == -9, result.output
+    assert "left free on the disk it writes to (sandbox disk_free_mb)" in result.output

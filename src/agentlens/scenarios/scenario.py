@@ -52,7 +52,8 @@ class Scenario:
     mcp_servers: list[McpServer] = field(default_factory=list)
     sandbox: dict[str, Any] = field(default_factory=dict)
     """The `sandbox:` block: `network` (bool) and `Limits` fields (`memory_mb`, `cpu_s`,
-    `processes`, `file_size_mb`, `output_bytes`) for the commands this scenario runs."""
+    `processes`, `file_size_mb`, `output_bytes`, `disk_free_mb`) for the commands this
+    scenario runs."""
 
     def sandbox_policy(self) -> isolation.Isolation:
         """The isolation its commands run under: the current policy with its `sandbox:` block."""

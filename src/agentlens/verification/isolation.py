@@ -73,6 +73,9 @@ class Limits:
     processes: int = 512
     file_size_mb: int = 2048
     output_bytes: int = 1_000_000  # the tail of the output that is kept
+    # the command is stopped when the disk of its writable folder has less free: file_size_mb
+    # bounds each file, not how many there are
+    disk_free_mb: int = 1024
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,19 @@ def isolate(
     return Wrapped([*prefix, *argv])
 
 
+DISK_POLL_S = 0.2
+DISK_STOP_NOTE = "stopped: under {mb} MB left free on the disk it writes to (sandbox disk_free_mb)"
+
+
+def disk_low(folder: Path, limits: Limits) -> bool:
+    """Whether the disk holding `folder` has less free space than the command must leave."""
+    try:
+        found = os.statvfs(folder)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < limits.disk_free_mb * 1024 * 1024
+
+
 def require() -> None:
     """Refuse now, with one line, when the current policy isolates and bubblewrap cannot run."""
     if current().enabled:
@@ -225,11 +241,20 @@ def _mounts(writable: Sequence[Path], readable: Sequence[Path], limits: Limits) 
 def _memory_folders(memory_mb: int) -> list[str]:
     """/tmp and /dev/shm, capped at `memory_mb` each; /dev and /run read-only. They are tmpfs:
     what a command writes there is memory that no per-process limit counts, and uncapped each
-    could take half the host's RAM (without root, /dev and /run were writable too)."""
-    size = str(memory_mb * 1024 * 1024)
-    mounts = ["--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
-    mounts += ["--remount-ro", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    could take half the host's RAM (without root, /dev and /run were writable too). bubblewrap
+    before 0.7 cannot size a tmpfs: there /tmp stays uncapped and /dev/shm is not writable."""
+    size = ["--size", str(memory_mb * 1024 * 1024)] if _sizes_tmpfs() else []
+    shm = ["--perms", "1777", *size, "--tmpfs", "/dev/shm"] if size else []
+    mounts = ["--dev", "/dev", *shm, "--remount-ro", "/dev"]
+    mounts += ["--perms", "1777", *size, "--tmpfs", "/tmp"]
     return [*mounts, "--tmpfs", "/run", "--remount-ro", "/run"]
+
+
+@cache
+def _sizes_tmpfs() -> bool:
+    """Whether this bubblewrap knows `--size` (0.7.0, 2022; Ubuntu 22.04 has 0.6.1)."""
+    done = subprocess.run([bubblewrap(), "--help"], capture_output=True, timeout=30, check=False)
+    return b"--size" in done.stdout + done.stderr
 
 
 def _toolchain_dirs(extra: Sequence[str] = ()) -> list[str]:

@@ -198,22 +198,41 @@ def run_command(
     if scope is not None and not scope.admit(proc.pid):
         proc.wait()
         return CommandResult(argv, None, "stopped: the run is stopping", 0.0, False)
-    tail = OutputTail(proc.stdout, isolation.current().limits.output_bytes)  # type: ignore[arg-type]
-    timed_out = False
+    limits = isolation.current().limits
+    tail = OutputTail(proc.stdout, limits.output_bytes)  # type: ignore[arg-type]
+    stopped = ""
     try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        stopped = _wait(proc, timeout_s, root, limits)
     finally:
         kill_group(proc.pid)
         proc.wait()
         if scope is not None:
             scope.release(proc.pid)
     text = tail.finish()
+    if stopped == "disk":
+        text = f"{text}\n{isolation.DISK_STOP_NOTE.format(mb=limits.disk_free_mb)}"
     if wrapped.warning:
         text = f"{wrapped.warning}\n{text}"
+    timed_out = stopped == "timeout"
     code = None if timed_out else proc.returncode
     return CommandResult(argv, code, text, time.monotonic() - start, timed_out)
+
+
+def _wait(
+    proc: subprocess.Popen[bytes], timeout_s: float, writable: Path, limits: isolation.Limits
+) -> str:
+    """Until the command ends (""), times out ("timeout") or leaves the disk of `writable`
+    under `limits.disk_free_mb` free ("disk"); the caller kills it then."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            proc.wait(timeout=max(0.0, min(isolation.DISK_POLL_S, deadline - time.monotonic())))
+            return ""
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                return "timeout"
+            if isolation.disk_low(writable, limits):
+                return "disk"
 
 
 class OutputTail:

@@ -45,11 +45,12 @@ async def run_process(
     workspace and its home) and `writable`. With `stdout_path`, stdout goes to that file and
     stderr is returned apart; without, both are merged into `ShellResult.output`."""
     home = env.get("HOME") if env else None
+    policy = isolation.current()
     wrapped = isolation.isolate(
         argv,
         workdir=cwd,
         writable=[cwd.parent, *writable],
-        isolation=isolation.current(),
+        isolation=policy,
         home=Path(home) if home else None,
         readable=readable,
     )
@@ -65,9 +66,9 @@ async def run_process(
             stderr=err,
             start_new_session=True,
         )
-        timed_out = False
+        timed_out = disk_low = False
         try:
-            await asyncio.wait_for(proc.wait(), timeout_s)
+            disk_low = await asyncio.wait_for(_filling(proc, cwd.parent, policy.limits), timeout_s)
         except TimeoutError:
             timed_out = True
         finally:  # ended, timed out or cancelled: nothing it started may outlive it
@@ -76,6 +77,12 @@ async def run_process(
         code = None if timed_out else proc.returncode
         stderr = "" if err is out else _read(err)
         output = _read(out) if stdout_path is None else ""
+        if disk_low:
+            note = "\n" + isolation.DISK_STOP_NOTE.format(mb=policy.limits.disk_free_mb)
+            if stdout_path is None:
+                output += note
+            else:
+                stderr += note
         if wrapped.warning:
             output = f"{wrapped.warning}\n{output}"
         return ShellResult(code, output, timed_out), stderr
@@ -89,6 +96,22 @@ async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult
         ["bash", "-c", command], cwd, timeout_s=timeout_s, env=clean_env(home)
     )
     return result
+
+
+async def _filling(
+    proc: asyncio.subprocess.Process, writable: Path, limits: isolation.Limits
+) -> bool:
+    """Waits for the command to end: False; True as soon as it leaves the disk of `writable`
+    under `limits.disk_free_mb` free (the caller kills it)."""
+    ended = asyncio.ensure_future(proc.wait())
+    try:
+        while not ended.done():
+            await asyncio.wait({ended}, timeout=isolation.DISK_POLL_S)
+            if not ended.done() and isolation.disk_low(writable, limits):
+                return True
+        return False
+    finally:
+        ended.cancel()
 
 
 def _output_file(path: Path | None) -> IO[bytes]:
