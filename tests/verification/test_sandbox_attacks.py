@@ -79,3 +79,32 @@ def test_an_agent_shell_command_filling_the_disk_is_stopped(calc: Path) -> None:
         result = asyncio.run(run_shell(FILL_DISK, calc, timeout_s=8))
     assert not result.timed_out and result.returncode == -9, result.output
     assert "left free on the disk it writes to (sandbox disk_free_mb)" in result.output
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root hands the copy to `nobody`")
+def test_a_folder_swapped_for_a_link_while_it_is_handed_over_is_not_followed(
+    calc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Root chowns the writable folder to `nobody` before each command, while a sandboxed MCP
+    server may already run there. Failure injection: as root starts on the files of `repo/`,
+    it becomes a link to a root-owned host folder; by path, root then chowned that folder's
+    files to `nobody` (with `/etc` as the target: `/etc/shadow`)."""
+    scratch, host = tmp_path / "scratch", tmp_path / "host-etc"
+    scratch.mkdir()
+    repo = calc.rename(scratch / "repo")
+    host.mkdir()
+    for name in os.listdir(repo):
+        (host / name).write_text("root's")
+    real_chown = os.chown
+
+    def swap_then_chown(path: str, *args: int, dir_fd: int | None = None, **kw: bool) -> None:
+        folder = os.readlink(f"/proc/self/fd/{dir_fd}") if dir_fd else os.path.dirname(path)
+        if folder == str(repo) and not repo.is_symlink():
+            repo.rename(scratch / "moved")
+            repo.symlink_to(host, target_is_directory=True)
+        real_chown(path, *args, dir_fd=dir_fd, **kw)
+
+    monkeypatch.setattr(os, "chown", swap_then_chown)
+    writable = [scratch]
+    isolation.isolate(["true"], workdir=scratch, writable=writable, isolation=isolation.Isolation())
+    assert repo.is_symlink() and {f.stat().st_uid for f in host.iterdir()} == {0}

@@ -343,13 +343,17 @@ def _check_writable(folder: Path) -> None:
 
 
 def _hand_to_nobody(folder: Path) -> None:
-    """The scratch copy becomes writable by the unprivileged user the command runs as."""
+    """The scratch copy becomes writable by the unprivileged user the command runs as.
+
+    By folder descriptor, not by path: a sandboxed process already running there (an MCP
+    server, while the agent's next command starts) can swap a folder for a link to `/etc`
+    between listing it and changing its files, and a path would then follow the link."""
     os.chown(folder, NOBODY, NOBODY)
     device = folder.stat().st_dev
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if os.lstat(os.path.join(root, d)).st_dev == device]
+    for _, dirs, files, fd in os.fwalk(folder):  # enters no link, checks each folder it enters
+        dirs[:] = [d for d in dirs if os.stat(d, dir_fd=fd, follow_symlinks=False).st_dev == device]
         for name in dirs + files:
-            os.chown(os.path.join(root, name), NOBODY, NOBODY, follow_symlinks=False)
+            os.chown(name, NOBODY, NOBODY, dir_fd=fd, follow_symlinks=False)
 
 
 def _limit_argv(limits: Limits) -> list[str]:
