@@ -20,6 +20,7 @@ ideerr   turn 1 writes calc/extra.py with 7 undefined names, one more in calc/op
          and a symlink calc/outside.py to ARG (a file outside the project); turn 2 fixes ops.py
 plant    as fix, and turn 1 leaves links to ARG (a host file) where AgentLens writes next in its
          session folder: the next turn's trace, trajectory.jsonl, verify.json, .passwd
+swap     changes nothing, but replaces its workspace folder with a link to ARG (a host folder)
 """
 
 import hashlib
@@ -208,6 +209,11 @@ def main() -> int:
     elif mode == "breakgit":
         subprocess.run(["rm", "-rf", ".git"], check=True)
         item(0, type="agent_message", text="Cleaned up.")
+    elif mode == "swap":
+        here = Path.cwd()
+        here.rename(here.with_name("repo.agent"))
+        here.symlink_to(sys.argv[4], target_is_directory=True)
+        item(0, type="agent_message", text="Fixed.")
     elif mode == "partial":
         item(
             0,

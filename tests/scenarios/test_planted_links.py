@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
 from agentlens.providers.types import ChatResponse
 from agentlens.scenarios.agents._shell import run_shell
 from agentlens.scenarios.agents.command import AgentFailure, CommandAgent
@@ -80,3 +81,23 @@ def test_a_message_naming_a_host_file_does_not_open_it_to_the_agent(tmp_path: Pa
     with pytest.raises(AgentFailure, match=r"exited with 1: cat: .*No such file or directory"):
         asyncio.run(agent.turn(str(secret), work, AgentTurn()))
     assert HOST_TEXT not in (tmp_path / "session" / "turn-1.jsonl").read_text()
+
+
+def test_a_workspace_replaced_by_a_link_is_not_verified_there(
+    calc_project: Path, tmp_path: Path
+) -> None:
+    """The agent may write in its session folder, so it can rename its workspace and leave a
+    link to a host folder in its place: the tests then ran, as root copied them, in the host
+    folder (here the project with the bug fixed, so an agent that changed nothing passed; a
+    link to /proc made the copy block for ever). The run is a scored failure instead."""
+    host = create_repo(tmp_path / "host" / "calc")
+    apply_fix(host)
+    tests = next(v for v in DEMO_SCENARIO["verifiers"] if v["type"] == "RunTestsVerifier")  # type: ignore[union-attr, index]
+    scenario = Scenario("fix_sub", [tests], max_steps=1, user_instruction="Fix sub.")
+    answers = [ChatResponse(text="Fix sub.")]
+    result = fold_run(
+        scenario, calc_project, tmp_path / "out", scripted("swap", str(host)), answers
+    )
+    verification = result.sessions[0].verification
+    assert verification is not None and verification.verdict == "FAIL"
+    assert "replaced by a link" in verification.results[0].reason

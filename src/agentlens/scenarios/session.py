@@ -25,9 +25,10 @@ from agentlens.scenarios.ide_errors import IdeReport, ide_errors
 from agentlens.scenarios.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.scenarios.simulated_user import NO_MESSAGE, SimulatedUser, transcript
 from agentlens.scenarios.turns import AgentTurn, Stop, Termination, UserTurn
-from agentlens.scenarios.workspace import Workspace, changes_since_base
+from agentlens.scenarios.workspace import Workspace, changes_since_base, replaced
 from agentlens.seams import ScenarioAgent
 from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory
+from agentlens.verification.verifiers.base import VerifierResult
 
 FORMAT = "agentlens-scenario"
 
@@ -129,9 +130,7 @@ async def run_session(
     trajectory.metadata["dialog_seconds"] = round(time.monotonic() - start, 3)
     verification = None
     if not termination.stop.is_failed_run:
-        verification = await asyncio.to_thread(
-            run_scenario, scenario, workspace.path, trajectory=trajectory, base_ref=workspace.base
-        )
+        verification = await _verify(scenario, workspace, trajectory)
         trajectory.outcome = Outcome(
             status="passed" if verification.passed else "failed", source="formal-verification"
         )
@@ -189,6 +188,23 @@ async def _converse(
             return Termination(Stop.USER_FINISHED, "User decided to finish the dialog")
         message = answer.text
         dialog.add_user(message)
+
+
+async def _verify(
+    scenario: Scenario, workspace: Workspace, trajectory: Trajectory
+) -> ScenarioResult:
+    """The scenario's checks on the final workspace; a workspace the agent replaced by a link
+    makes every check an error: a scored failure, not a failed run left out of the pass rate."""
+    why = replaced(workspace)
+    if not why:
+        return await asyncio.to_thread(
+            run_scenario, scenario, workspace.path, trajectory=trajectory, base_ref=workspace.base
+        )
+    results = [
+        VerifierResult(str(spec.get("type")), "error", why, name=spec.get("name"))
+        for spec in scenario.verifiers
+    ]
+    return ScenarioResult(scenario.name, results, 0.0)
 
 
 def _left(scenario: Scenario, start: float) -> float:

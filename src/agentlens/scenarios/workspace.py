@@ -86,6 +86,16 @@ def _preprocessor_command(spec: dict[str, Any]) -> list[str] | str:
     raise ConfigError(f"preprocessor {spec!r} has no 'command' (nor 'tasks' of a known build tool)")
 
 
+def replaced(workspace: Workspace) -> str:
+    """Why the workspace folder is no longer the agent's to read, or "". The agent may write in
+    the session folder that holds it, so it can rename it and leave a link in its place:
+    copying or diffing it, as root, would read the link's target (a host folder; `/proc`, where
+    a read blocks for ever) as the agent's work."""
+    if workspace.path.is_symlink() or not workspace.path.is_dir():
+        return f"the workspace {workspace.path} was replaced by a link or removed; it is not read"
+    return ""
+
+
 def diff_since_base(workspace: Workspace) -> str:
     """Everything the agent changed, new files included, without touching the workspace's index
     (a scratch index takes the `git add`)."""
@@ -94,6 +104,8 @@ def diff_since_base(workspace: Workspace) -> str:
 
 def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
     """The diff since the base, and the files that changed and still exist (for IDE errors)."""
+    if why := replaced(workspace):
+        raise ConfigError(why)
     with tempfile.TemporaryDirectory(prefix="agentlens-index-") as tmp:
         index = Path(tmp)
         _git(workspace.path, "read-tree", workspace.base, index=index)
