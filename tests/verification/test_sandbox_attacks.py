@@ -108,3 +108,21 @@ def test_a_folder_swapped_for_a_link_while_it_is_handed_over_is_not_followed(
     writable = [scratch]
     isolation.isolate(["true"], workdir=scratch, writable=writable, isolation=isolation.Isolation())
     assert repo.is_symlink() and {f.stat().st_uid for f in host.iterdir()} == {0}
+
+
+@pytest.mark.parametrize("entry", [".", "HOME"])
+def test_a_path_entry_holding_the_home_does_not_show_it(
+    calc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str
+) -> None:
+    """Folders on PATH are bound read-only, as toolchains: `.` on PATH (started from the home
+    directory) or `~` on PATH bound the whole home, `~/.ssh` included. (Without root the
+    sandbox user is the user: a 0700 home is no obstacle; this home is 0755 so that `nobody`,
+    the user under root, shows the same.)"""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secret.txt").write_text("the user's secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
+    monkeypatch.setenv("PATH", f"{home if entry == 'HOME' else entry}:{os.environ['PATH']}")
+    run, _ = run_in_scratch(calc, f"cat {home}/secret.txt", timeout_s=60)
+    assert not run.ok and "secret" not in run.output.replace("secret.txt", ""), run.output

@@ -260,9 +260,12 @@ def _sizes_tmpfs() -> bool:
 def _toolchain_dirs(extra: Sequence[str] = ()) -> list[str]:
     """Interpreters and toolchains outside the system folders (pyenv, a venv, rustup, Go), and
     `extra`: bound read-only so commands find them; they hold tools, not secrets."""
-    candidates = [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]
-    candidates += extra
     home = Path.home()
+    found = [sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)]
+    # a relative PATH entry (`.`: wherever AgentLens was started) or one holding the home
+    # directory (`~` on PATH) would show all of the user's files, `~/.ssh` included
+    candidates = [f for f in found if os.path.isabs(f) and not _holds(f, str(home))]
+    candidates += extra
     candidates += [str(home / rel) for rel in (".pyenv", ".cargo", ".rustup", "go", ".m2", ".npm")]
     chosen: list[str] = []
     for raw in candidates:
@@ -274,6 +277,11 @@ def _toolchain_dirs(extra: Sequence[str] = ()) -> list[str]:
         if not any(folder == c or folder.startswith(c + "/") for c in chosen):
             chosen = [c for c in chosen if not c.startswith(folder + "/")] + [folder]
     return sorted(chosen)
+
+
+def _holds(folder: str, path: str) -> bool:
+    real, inside = os.path.realpath(folder), os.path.realpath(path)
+    return inside == real or inside.startswith(real.rstrip("/") + "/")
 
 
 def _parents(folders: Sequence[str]) -> list[str]:
