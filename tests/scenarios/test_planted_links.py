@@ -101,3 +101,22 @@ def test_a_workspace_replaced_by_a_link_is_not_verified_there(
     verification = result.sessions[0].verification
     assert verification is not None and verification.verdict == "FAIL"
     assert "replaced by a link" in verification.results[0].reason
+
+
+def test_an_agent_script_in_the_home_folder_does_not_open_the_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cmd:sh ~/agent.sh`: the folder of a script the command line names is shown read-only,
+    and for a script directly in the home that folder was the whole home, `~/.ssh` included,
+    to the agent CLI and every command its model wrote. Now only the script is shown there."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(HOST_TEXT)
+    (home / "agent.sh").write_text(f"cat {home}/.ssh/id_ed25519\n")
+    monkeypatch.setenv("HOME", str(home))
+    work = tmp_path / "session" / "repo"
+    work.mkdir(parents=True)
+    agent = CommandAgent(f"sh {home}/agent.sh", trace_dir=tmp_path / "session")
+    with pytest.raises(AgentFailure, match=r"exited with 1: cat: .*No such file or directory"):
+        asyncio.run(agent.turn("hi", work, AgentTurn()))
+    assert HOST_TEXT not in (tmp_path / "session" / "turn-1.jsonl").read_text()

@@ -225,11 +225,14 @@ def _mounts(writable: Sequence[Path], readable: Sequence[Path], limits: Limits) 
         elif os.path.exists(path):
             mounts += ["--ro-bind", "/dev/null", path]
     tools = _toolchain_dirs([str(p) for p in readable])
-    places = [*tools, *(os.path.realpath(w) for w in writable)]
+    files = [f for f in map(os.path.realpath, readable) if os.path.isfile(f)]
+    places = [*tools, *files, *(os.path.realpath(w) for w in writable)]
     for parent in _parents(places):  # bwrap would create them 0700: unreadable to `nobody`
         mounts += ["--perms", "0755", "--dir", parent]
     for folder in tools:
         mounts += ["--ro-bind", folder, folder]
+    for file in files:
+        mounts += ["--ro-bind", file, file]
     for secret in (os.path.realpath(Path.home() / rel) for rel in MASKED_HOME_FILES):
         if os.path.isfile(secret) and any(secret.startswith(t + "/") for t in tools):
             mounts += ["--ro-bind", "/dev/null", secret]
@@ -277,6 +280,12 @@ def _toolchain_dirs(extra: Sequence[str] = ()) -> list[str]:
         if not any(folder == c or folder.startswith(c + "/") for c in chosen):
             chosen = [c for c in chosen if not c.startswith(folder + "/")] + [folder]
     return sorted(chosen)
+
+
+def named_file(path: Path) -> Path:
+    """What to show of a file a command line names (a script, a config): its folder, or the
+    file alone when that folder holds the home directory (`python ~/agent.py` showed `~/.ssh`)."""
+    return path if _holds(str(path.parent), str(Path.home())) else path.parent
 
 
 def _holds(folder: str, path: str) -> bool:

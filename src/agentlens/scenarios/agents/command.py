@@ -198,5 +198,6 @@ def _fill(part: str, values: dict[str, str]) -> str:
 
 def _program_files(argv: list[str]) -> list[Path]:
     """Folders of the files the agent's command line names (its script, its config): the
-    sandbox shows them read-only, and nothing else of the user's files."""
-    return [Path(part).parent for part in argv if part.startswith("/") and Path(part).is_file()]
+    sandbox shows them read-only, and nothing else of the user's files (`named_file`)."""
+    named = [Path(part) for part in argv if part.startswith("/") and Path(part).is_file()]
+    return [isolation.named_file(path) for path in named]

@@ -209,7 +209,8 @@ def _program(name: str, cwd: str | None) -> str:
 def _named_folders(command: list[str], cwd: str | None) -> list[Path]:
     """What the sandbox shows read-only: its cwd and the folders of files its command line
     names (its script, its config), nothing else of the user's files."""
-    named = [Path(part).parent for part in command if part.startswith("/") and Path(part).is_file()]
+    files = [Path(part) for part in command if part.startswith("/") and Path(part).is_file()]
+    named = [isolation.named_file(path) for path in files]
     return [Path(cwd), *named] if cwd else named
 
 
