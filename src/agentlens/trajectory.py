@@ -93,6 +93,8 @@ class Step(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     `stored_stage` keeps an intent label carried by the input (AgentLens-Bench `intent_stage`).
     `subtrajectory` links to `Trajectory.subtrajectories[*].id` when the call spawned a sub-agent.
     `raw` is the source's own record, whole; a record of several calls is on its first call only.
+    `cwd` is the directory the call started in, when the source records it (SWE-agent's
+    `working_dir`): a relative name in `files` or `command` is relative to it.
     """
 
     index: int
@@ -105,6 +107,7 @@ class Step(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     arguments: dict[str, Any] = msgspec.field(default_factory=dict)
     command: str | None = None
     files: list[str] = msgspec.field(default_factory=list)
+    cwd: str | None = None
     observation: str | None = None
     is_error: bool | None = None
     timestamp: datetime | None = None

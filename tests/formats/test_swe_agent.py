@@ -251,3 +251,43 @@ def test_a_value_of_the_wrong_type_is_a_schema_error(tmp_path: Path) -> None:
     )
     with pytest.raises(SchemaError, match=r"bad\.traj.*unexpected type"):
         list(SweAgentReader().read(bad, bad.read_bytes()))
+
+
+def _working_dirs(entries: list[dict]) -> list[str | None]:
+    states = [e.get("state") for e in entries]
+    return [(json.loads(s) if isinstance(s, str) else s or {}).get("working_dir") for s in states]
+
+
+@pytest.mark.parametrize(
+    "path", [*sorted(JAVA.glob("*/trajs/*.traj")), *OTHER_TRAJS], ids=lambda p: p.stem[-40:]
+)
+def test_each_step_starts_where_the_action_did(path: Path) -> None:
+    """`Step.cwd` is the directory an action started in: a 2024 file's string `state` was taken
+    before the action (the run in `cd src/.../node` opens `NodeCursor.java` there), a later
+    file's object `state` after it, so the action before says where one started."""
+    doc = json.loads(path.read_bytes())
+    entries = doc.get("trajectory") or []
+    (traj,) = read_path(path)
+    dirs = _working_dirs(entries)
+    if entries and not isinstance(entries[0].get("state"), str):
+        dirs = [None if "cd" in entries[0]["action"] else dirs[0], *dirs[:-1]]
+    steps = traj.tool_steps if entries else []
+    assert len(steps) == sum(1 for e in entries if e["action"].strip())
+    acted = [where for e, where in zip(entries, dirs, strict=True) if e["action"].strip()]
+    assert [s.cwd for s in steps] == acted
+
+
+def test_a_run_that_cds_below_the_root_names_files_from_there() -> None:
+    path = (
+        JAVA
+        / "20240825_SWE-agent_deepseek-chat-v2"
+        / "trajs"
+        / "fasterxml__jackson-databind-3701.traj"
+    )
+    (traj,) = read_path(path)
+    opened = next(s for s in traj.tool_steps if s.command == "open NodeCursor.java 198")
+    assert opened.files == ["NodeCursor.java"]
+    assert (
+        opened.cwd
+        == "/fasterxml__jackson-databind/src/main/java/com/fasterxml/jackson/databind/node"
+    )

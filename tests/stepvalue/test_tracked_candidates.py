@@ -14,10 +14,10 @@ import pytest
 from agentlens.cli import main
 from agentlens.formats import read_paths
 from agentlens.stepvalue.candidates import fault_localisation_space
-from agentlens.stepvalue.candidates.tracked import tracked_from_repo
+from agentlens.stepvalue.candidates.tracked import norm_path, repo_files, tracked_from_repo
 from agentlens.stepvalue.sources import build_problems
 from agentlens.trajectory import Trajectory
-from tests.conftest import BENCH, DATA
+from tests.conftest import BENCH, DATA, FORMATS
 
 TASKS = sorted(p.name for p in (BENCH / "trajectories").iterdir()) if BENCH.is_dir() else []
 
@@ -165,3 +165,42 @@ def test_swe_agent_candidates_are_repository_files_spelt_once(task: str) -> None
 @functools.cache
 def java_runs() -> list[Trajectory]:
     return read_paths([JAVA], unevaluated="failed").trajectories
+
+
+SHOWN = re.compile(r"^\[File: (/\S+) \(\d+ lines total\)\]")
+
+
+def shown_files(task: str) -> dict[str, str]:
+    """Each name a run of `task` gave an `open`/`create`/`edit`, mapped to the file SWE-agent's
+    editor then showed (`[File: /abs/path (N lines total)]`), both repository-relative."""
+    shown = {}
+    for run in (r for r in java_runs() if r.task_id == task):
+        for step in run.steps:
+            found = SHOWN.match(step.observation or "")
+            if found and len(step.files) == 1:
+                shown[norm_path(step.files[0])] = norm_path(found[1])
+    return shown
+
+
+@pytest.mark.parametrize("task", JAVA_TASKS)
+def test_a_file_named_from_a_subdirectory_is_one_candidate(task: str) -> None:
+    """jackson-databind-3701's deepseek-chat-v2 run `cd`s to `src/main/java/.../node` and opens
+    `NodeCursor.java` there; the editor names it by its full path: one file, one candidate, and
+    it is the gold."""
+    space = fault_localisation_space([r for r in java_runs() if r.task_id == task], k=10)
+    shown = shown_files(task)
+    files = [shown.get(norm_path(c.id), norm_path(c.id)) for c in space.candidates]
+    assert len(set(files)) == len(files), f"one file under two names: {sorted(files)}"
+
+
+def test_every_file_the_editor_shows_is_the_one_the_step_names() -> None:
+    """Across all SWE-agent runs: a step's file, resolved against where it was named, is the
+    file SWE-agent's editor showed for it (13 steps in 7 runs named another file before)."""
+    runs = read_paths([JAVA, FORMATS / "swe-agent"], unevaluated="failed").trajectories
+    checked = 0
+    for step in (s for r in runs for s in r.steps):
+        found = SHOWN.match(step.observation or "")
+        if found and len(step.files) == 1:
+            assert repo_files(step) == [norm_path(found[1])], step.command
+            checked += 1
+    assert checked >= 190

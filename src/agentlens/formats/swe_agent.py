@@ -3,10 +3,12 @@ chat sent to the model) and `info` (exit status, submission, `model_stats`).
 
 Versions: 2024 files keep `state` as a JSON string, newer ones as a dict; function-calling runs add
 `history[].tool_calls`, whose exact arguments are attached to the matching action; a history-only
-file (no `trajectory`) is read from its tool calls. The task id is the file name; the model comes
-from `metadata.yaml` or the run directory. Tokens and cost are per-instance totals only
-(`instance_cost`; `total_cost` covers the whole batch). The verdict is never in the file:
-`agentlens.outcomes` finds it beside `trajs/` (`run_instance.log`, `results.json`).
+file (no `trajectory`) is read from its tool calls. `state.working_dir` is each step's `cwd`
+(`_start_dirs`): a run may `cd` below the checkout and name files from there. The task id is the
+file name; the model comes from `metadata.yaml` or the run directory. Tokens and cost are
+per-instance totals only (`instance_cost`; `total_cost` covers the whole batch). The verdict is
+never in the file: `agentlens.outcomes` finds it beside `trajs/` (`run_instance.log`,
+`results.json`).
 """
 
 from __future__ import annotations
@@ -137,11 +139,37 @@ def _from_trajectory(entries: list[Any], history: list[Any]) -> list[Step]:
     calls = [m for m in history if isinstance(m, dict) and m.get("role") == "assistant"]
     open_files: dict[str, str] = {}
     if len(calls) != len(entries):  # only a one-to-one history says which call made which action
-        return [_action_step(entry, turn, None, open_files) for turn, entry in enumerate(entries)]
-    return [
-        _action_step(entry, turn, _first_call(call), open_files)
-        for turn, (entry, call) in enumerate(zip(entries, calls, strict=True))
-    ]
+        steps = [_action_step(entry, turn, None, open_files) for turn, entry in enumerate(entries)]
+    else:
+        steps = [
+            _action_step(entry, turn, _first_call(call), open_files)
+            for turn, (entry, call) in enumerate(zip(entries, calls, strict=True))
+        ]
+    for step, where in zip(steps, _start_dirs(entries), strict=True):
+        step.cwd = where
+    return steps
+
+
+def _start_dirs(entries: list[dict[str, Any]]) -> list[str | None]:
+    """The directory each action started in (`state.working_dir`). A 2024 file's string `state`
+    was taken before its action ran; a later file's object `state` after it, so the action before
+    says where one started, and the first action's own says, unless it ran a `cd`."""
+    parsed: dict[str, str | None] = {}
+    dirs = [_working_dir(entry.get("state"), parsed) for entry in entries]
+    if not entries or isinstance(entries[0].get("state"), str):
+        return dirs
+    moved = "cd" in str(entries[0].get("action") or "")
+    return [None if moved else dirs[0], *dirs[:-1]]
+
+
+def _working_dir(state: Any, parsed: dict[str, str | None]) -> str | None:
+    """`state.working_dir` when it is an absolute path (a string `state` is parsed once)."""
+    if isinstance(state, str):
+        if state not in parsed:
+            parsed[state] = _working_dir(common.parse_arguments(state), parsed)
+        return parsed[state]
+    where = common.as_dict(state).get("working_dir")
+    return where if isinstance(where, str) and where.startswith("/") else None
 
 
 def _action_step(

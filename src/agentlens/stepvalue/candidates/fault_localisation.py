@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentlens.errors import ConfigError
+from agentlens.shell.working_dir import step_paths
 from agentlens.stepvalue.candidates.coding import coding_transitions
 from agentlens.stepvalue.candidates.tracked import TrackedFiles, norm_path, tracked_from_runs
 from agentlens.stepvalue.model import Candidate, EvalView, Problem
@@ -36,19 +37,23 @@ class FaultSpace:
 
 def touched_files(traj: Trajectory) -> set[str]:
     """Files an edit or create step of the run names."""
-    cats = (ToolCategory.EDIT, ToolCategory.CREATE_FILE)
-    return {f for s in traj.steps if s.category in cats for f in s.files}
+    return _named_by(traj, ToolCategory.EDIT, ToolCategory.CREATE_FILE)
 
 
 def read_files(traj: Trajectory) -> set[str]:
     """Files a read step of the run names."""
-    return {f for s in traj.steps if s.category == ToolCategory.READ_FILE for f in s.files}
+    return _named_by(traj, ToolCategory.READ_FILE)
 
 
 def modified_existing(traj: Trajectory) -> set[str]:
     """Files the run edits that it did not create itself."""
-    created = {f for s in traj.steps if s.category == ToolCategory.CREATE_FILE for f in s.files}
-    return {f for s in traj.steps if s.category == ToolCategory.EDIT for f in s.files} - created
+    return _named_by(traj, ToolCategory.EDIT) - _named_by(traj, ToolCategory.CREATE_FILE)
+
+
+def _named_by(traj: Trajectory, *categories: ToolCategory) -> set[str]:
+    """Files the run's steps of `categories` name, each resolved against the directory it was
+    named in (`step_paths`): `NodeCursor.java` opened after `cd src/.../node` is that file."""
+    return {f for s in traj.steps if s.category in categories for f in step_paths(s)}
 
 
 def gold_from_reference(reference: Any) -> Counter[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentlens.errors import ConfigError
+from agentlens.shell.working_dir import named_in, resolve, step_paths
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 from agentlens.verification.isolation import GIT_HARDENING
 
@@ -23,7 +24,7 @@ SEEN_EXISTING = (ToolCategory.READ_FILE, ToolCategory.EDIT)
 WORKSPACE_ROOTS = ("testbed/", "agent/workspace/local/", "workspace/")
 # SWE-agent mounts the checkout at `/<owner>__<repo>/` and its shell commands name files relative
 # to it: `/fasterxml__jackson-core/src/A.java` and `src/A.java` are one file.
-SWE_AGENT_ROOT = re.compile(r"^/[A-Za-z0-9][\w.-]*?__[\w.-]+/")
+SWE_AGENT_ROOT = re.compile(r"^/[A-Za-z0-9][\w.-]*?__[\w.-]+(?:/|$)")
 # Shell commands that write a file: `> f`, `>> f`, `tee [-a] f`, `touch f`, `cp|mv src f`.
 SHELL_WRITE = re.compile(
     r"(?:>>?|\btee\s+(?:-a\s+)?|\btouch\s+|\b(?:cp|mv)\s+\S+\s+)[\s'\"]*([\w./-]+\.\w+)"
@@ -34,11 +35,18 @@ ALREADY_THERE = re.compile(r"already exists", re.IGNORECASE)
 
 
 def norm_path(path: str) -> str:
-    """Repository-relative spelling: no leading `/`, no container checkout root."""
+    """Repository-relative spelling: no leading `/`, no container checkout root; the root
+    itself (`/testbed`, `.` resolved in it) is ""."""
     path = SWE_AGENT_ROOT.sub("", path.strip(), count=1).lstrip("/")
     while root := next((r for r in WORKSPACE_ROOTS if path.startswith(r)), None):
         path = path.removeprefix(root)
-    return path
+    return "" if path + "/" in WORKSPACE_ROOTS else path
+
+
+def repo_files(step: Step) -> list[str]:
+    """The step's files by their repository-relative names, each resolved against the directory
+    it was named in: `NodeCursor.java` after `cd src/.../node` is `src/.../NodeCursor.java`."""
+    return [norm_path(path) for path in step_paths(step)]
 
 
 def _saw_existing(step: Step) -> bool:
@@ -70,27 +78,31 @@ def created_files(runs: Iterable[Trajectory]) -> set[str]:
 
 
 def _made_by(step: Step) -> list[str]:
+    """Files the step makes, each resolved against the directory it was named in."""
     if step.category == ToolCategory.CREATE_FILE:
         refused = ALREADY_THERE.search((step.observation or "")[:300])
-        return [] if refused else list(step.files)
+        return [] if refused else step_paths(step)
     if step.category == ToolCategory.RUN_COMMAND and step.command:
-        return SHELL_WRITE.findall(step.command)
+        written = SHELL_WRITE.findall(step.command)
+        dirs = named_in(step.command, written, step.cwd)
+        return [resolve(f, where) for f, where in zip(written, dirs, strict=True)]
     return []
 
 
 def _spelt_in_full(run: Trajectory, relative: list[str]) -> set[str]:
-    """The run's own spellings of files it made by a relative name: SWE-agent's `create f.py`
-    names the file in the working directory, its edits by the open file's absolute path."""
+    """The run's own spellings of files it made by a relative name in a directory its reader does
+    not know: SWE-agent's `create f.py` names the file in the working directory, its edits by
+    the open file's absolute path."""
     tails = tuple("/" + norm_path(f) for f in relative if norm_path(f))
     if not tails:
         return set()
-    named = {norm_path(f) for s in run.steps for f in s.files}
+    named = {f for s in run.steps for f in repo_files(s)}
     return {f for f in named if ("/" + f).endswith(tails)}
 
 
 def tracked_from_runs(runs: Sequence[Trajectory], gold_files: Iterable[str] = ()) -> TrackedFiles:
     """Files the runs read or edit, plus the gold patch's files, minus every file a run creates."""
-    seen = {norm_path(f) for run in runs for s in run.steps if _saw_existing(s) for f in s.files}
+    seen = {f for run in runs for s in run.steps if _saw_existing(s) for f in repo_files(s)}
     seen |= {norm_path(f) for f in gold_files}
     paths = frozenset(seen - created_files(runs) - {""})
     return TrackedFiles(paths, f"read or edited by {len(runs)} runs, created by none")

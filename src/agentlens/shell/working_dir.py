@@ -1,0 +1,78 @@
+"""Where a file a step names is: its name joined to the directory it was named in.
+
+An agent that `cd`s below the repository root names `NodeCursor.java` where its editor says
+`/repo/src/main/java/.../NodeCursor.java`; `./x.py` and `a/../x.py` are `x.py`. A step starts
+in `Step.cwd` (when its reader knows it) and each `cd DIR` its command runs before naming a file
+moves it; a `cd` the line cannot follow (`cd -`, `cd $D`, `cd ~`) leaves later names as written.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+
+from agentlens.shell.heredocs import cut_heredocs
+from agentlens.shell.tokens import SEPARATORS, words_and_operators
+from agentlens.trajectory import Step
+
+UNFOLLOWED = ("-", "~", "$")  # `cd -`, `cd ~/x`, `cd $DIR`: a directory the line does not say
+
+
+def step_paths(step: Step) -> list[str]:
+    """The step's files, each joined to the directory it was named in and collapsed."""
+    dirs = named_in(step.command or "", step.files, step.cwd)
+    return [resolve(path, where) for path, where in zip(step.files, dirs, strict=True)]
+
+
+def resolve(path: str, where: str | None) -> str:
+    """`path` named in directory `where` (None: unknown), `.` and `..` steps collapsed."""
+    path = path.strip()
+    if where is not None and path and not path.startswith(("/", *UNFOLLOWED)):
+        path = where.rstrip("/") + "/" + path
+    if path.startswith(".") or "/." in path or "//" in path:
+        path = posixpath.normpath(path)
+    return "" if path == "." else path
+
+
+def named_in(command: str, files: Sequence[str], start: str | None) -> list[str | None]:
+    """For each of `files`, the directory the command was in where it first names it: `start`,
+    moved by each `cd` before that simple command (and put back after a `( … )` subshell)."""
+    if "cd" not in command:
+        return [start] * len(files)
+    first_seen: dict[str, str | None] = {}
+    for words, where in _simple_commands(command, start):
+        for word in words:
+            first_seen.setdefault(word, where)
+    return [first_seen.get(f, start) for f in files]
+
+
+def _simple_commands(command: str, start: str | None) -> list[tuple[list[str], str | None]]:
+    """The command's simple commands (heredoc bodies cut out), each with the directory it ran in;
+    a `cd` moves the directory of the ones after it."""
+    text, _ = cut_heredocs(command)
+    words, _ = words_and_operators(text)
+    found: list[tuple[list[str], str | None]] = []
+    where, current = start, []
+    outer: list[str | None] = []
+    for word in [*words, "\n"]:
+        if word not in SEPARATORS:
+            current.append(word)
+            continue
+        if current and current[0] == "cd":
+            where = _moved(where, current[1:])
+        elif current:
+            found.append((current, where))
+        current = []
+        if word == "(":
+            outer.append(where)
+        elif word == ")" and outer:
+            where = outer.pop()
+    return found
+
+
+def _moved(where: str | None, args: list[str]) -> str | None:
+    """The directory after `cd ARGS` run in `where` (None when the line does not say)."""
+    target = next((a for a in args if not a.startswith("-") or a == "-"), "~")
+    if target.startswith(UNFOLLOWED) or (where is None and not target.startswith("/")):
+        return None
+    return resolve(target, where)

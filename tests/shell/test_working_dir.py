@@ -1,0 +1,69 @@
+"""Where a file a step names is, on the SWE-agent run that `cd`s below its repository root."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentlens.formats import read_path
+from agentlens.shell.working_dir import named_in, resolve, step_paths
+from tests.conftest import DATA
+
+RUN = (
+    DATA
+    / "swe-agent-java"
+    / "20240825_SWE-agent_deepseek-chat-v2"
+    / "trajs"
+    / "fasterxml__jackson-databind-3701.traj"
+)
+ROOT = "/fasterxml__jackson-databind"
+NODE = "com/fasterxml/jackson/databind/node"
+
+
+def test_each_file_of_the_run_is_named_from_the_directory_it_was_named_in() -> None:
+    """The run opens `NodeCursor.java` in `src/main/java/.../node`, then runs `cd ../../../..`,
+    `mkdir -p src/test/...`, `cd src/test/...` and `create CustomNodeTest.java` as one action:
+    SWE-agent's editor shows where each file really is."""
+    (traj,) = read_path(RUN)
+    named = {s.command.split("\n")[-1]: step_paths(s) for s in traj.tool_steps if s.files}
+    assert named["open NodeCursor.java 198"] == [f"{ROOT}/src/main/java/{NODE}/NodeCursor.java"]
+    assert named["create CustomNodeTest.java"] == [
+        f"{ROOT}/src/main/java/com/src/test/java/{NODE}",
+        f"{ROOT}/src/main/java/com/src/test/java/{NODE}/CustomNodeTest.java",
+    ]
+    javac = next(k for k in named if k.startswith("javac"))
+    assert named[javac] == [
+        f"{ROOT}/src/main/java/com/src/test/java/{NODE}/CustomNodeTest.java",
+        f"{ROOT}/src/main/java/com/src/test/java/{NODE}/Custom.java",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "where", "resolved"),
+    [
+        ("./x.py", "/repo", "/repo/x.py"),
+        ("a/../x.py", None, "x.py"),
+        ("./x.py", None, "x.py"),
+        ("/repo/./a//b.py", "/elsewhere", "/repo/a/b.py"),
+        ("~/x.py", "/repo", "~/x.py"),
+        ("../x.py", "/repo/sub", "/repo/x.py"),
+    ],
+)
+def test_a_name_is_joined_to_its_directory_and_collapsed(
+    path: str, where: str | None, resolved: str
+) -> None:
+    assert resolve(path, where) == resolved
+
+
+@pytest.mark.parametrize(
+    ("command", "dirs"),
+    [
+        ("cd sub && cat a.py", ["/r/sub"]),
+        ("(cd sub && ls) ; cat a.py", ["/r"]),
+        ("cd - && cat a.py", [None]),
+        ("cd $HOME\ncat a.py", [None]),
+        ("cat a.py; cd sub", ["/r"]),
+        ("cat > a.py <<EOF\ncd sub\nEOF", ["/r"]),
+    ],
+)
+def test_a_cd_moves_only_the_names_after_it(command: str, dirs: list[str | None]) -> None:
+    assert named_in(command, ["a.py"], "/r") == dirs
