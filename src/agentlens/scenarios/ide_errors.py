@@ -16,6 +16,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from agentlens.errors import ConfigError
 from agentlens.redaction import masked_tail
 from agentlens.scenarios import ide_syntax
 from agentlens.scenarios.scenario import IDE_ERROR_MODES as MODES
-from agentlens.verification.isolation import own_file
+from agentlens.verification.inside import read_inside
 
 PER_FILE = 5
 SEED = 42
@@ -122,25 +123,38 @@ def ide_errors(repo: Path, changed: list[str], mode: str) -> IdeReport | None:
     """The IDE errors of `changed` (paths relative to `repo`); None when the mode is `none`."""
     if mode == "none":
         return None
-    inside = _inside(repo, changed)
-    python = [name for name in inside if name.endswith(".py")][:MAX_FILES]
-    others = [name for name in inside if ide_syntax.handles(name)][:MAX_FILES]
-    ruff = find_ruff()
-    report = _ruff(ruff, repo, python) if ruff and python else IdeReport()
-    if ruff is None and (python or not others):  # why Python files show no errors
-        report.note = "ruff is not installed (pip install ruff)"
-    if others:
-        syntax = _syntax(repo, others)
-        report.errors.update(syntax.errors)
-        report.files += syntax.files
+    with tempfile.TemporaryDirectory(prefix="agentlens-ide-") as private:
+        copy = Path(private)
+        python = _copy_inside(repo, [n for n in changed if n.endswith(".py")], copy)
+        others = _copy_inside(repo, [n for n in changed if ide_syntax.handles(n)], copy)
+        ruff = find_ruff()
+        report = _ruff(ruff, copy, python) if ruff and python else IdeReport()
+        if ruff is None and (python or not others):  # why Python files show no errors
+            report.note = "ruff is not installed (pip install ruff)"
+        if others:
+            syntax = _syntax(copy, others)
+            report.errors.update(syntax.errors)
+            report.files += syntax.files
     return report
 
 
-def _inside(repo: Path, changed: list[str]) -> list[str]:
-    """Changed files that are inside the repository once links are followed: a symlink the
-    agent made could point anywhere, and the analysers must read only the project."""
-    root = repo.resolve()
-    return [name for name in changed if own_file(root, root / name)]
+def _copy_inside(repo: Path, changed: list[str], copy: Path) -> list[str]:
+    """The changed files that are the repository's own, copied into the private folder `copy`
+    that the analysers read. Each is read once, through `read_inside`: a link the agent made
+    could point anywhere, and a server of its session could swap a file for one at any time."""
+    copied: list[str] = []
+    for name in changed:
+        if len(copied) == MAX_FILES:
+            break
+        try:
+            source = read_inside(repo, name, ide_syntax.MAX_BYTES)
+        except OSError:
+            continue  # gone, a link, or too large to be an agent's typing
+        target = copy / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source)
+        copied.append(name)
+    return copied
 
 
 def _syntax(repo: Path, files: list[str]) -> IdeReport:

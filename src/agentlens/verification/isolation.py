@@ -399,10 +399,3 @@ def _processes_of(uid: int) -> int:
             except OSError:
                 continue
     return count
-
-
-def own_file(root: Path, path: Path) -> bool:
-    """A file of the copy at `root` (resolved by the caller, once), not a link out of it. What
-    AgentLens reads of an agent's repository it reads on the host (as root in CI): a link to a
-    host file would be read for the agent, and one to `/proc/kmsg` would block the read for ever."""
-    return path.is_file() and path.resolve().is_relative_to(root)

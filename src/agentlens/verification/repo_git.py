@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from agentlens.verification import isolation
+from agentlens.verification.inside import read_inside
 from agentlens.verification.isolation import GIT_HARDENING
 
 GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
@@ -57,12 +58,9 @@ def run_git(
 def _linked_git_dirs(repo: Path) -> list[Path]:
     """Where a linked worktree's `.git` file points (its git folder and the common one): bound
     read-only, so git finds them; their config is the host repository's, not the agent's."""
-    dot_git = repo / ".git"
-    if dot_git.is_symlink() or not dot_git.is_file():
-        return []
     try:
-        first = dot_git.read_text(errors="replace").partition("\n")[0]
-    except OSError:
+        first = read_inside(repo, ".git", 4096).decode(errors="replace").partition("\n")[0]
+    except OSError:  # a folder (a plain repository), a link, or nothing
         return []
     if not first.startswith("gitdir:"):
         return []

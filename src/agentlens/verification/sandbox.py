@@ -24,6 +24,7 @@ from typing import IO
 
 from agentlens.redaction import CUT_MARGIN, masked_tail
 from agentlens.verification import isolation
+from agentlens.verification.inside import read_inside
 
 # Only what toolchains need to be found and to behave deterministically.
 ENV_ALLOW = (
@@ -317,6 +318,7 @@ def run_in_scratch(
         return result, _collect_reports(copy, brought)
 
 
+REPORT_MAX_BYTES = 20_000_000
 REPORT_GLOBS = (
     "**/surefire-reports/TEST-*.xml",
     "**/test-results/**/TEST-*.xml",
@@ -340,13 +342,13 @@ def _collect_reports(root: Path, brought: dict[Path, Stamp]) -> dict[str, str]:
     alone (a passing JUnit report planted beside a build that ran no test) is not its result.
     Read on the host, maybe as root: a report linking out of the copy is not ours to read."""
     found: dict[str, str] = {}
-    inside = root.resolve()
     for pattern in REPORT_GLOBS:
         for path in root.glob(pattern):
-            if brought.get(path) == _stamp(path) or not isolation.own_file(inside, path):
+            if brought.get(path) == _stamp(path):
                 continue
-            if path.stat().st_size < 20_000_000:
-                found[path.relative_to(root).as_posix()] = path.read_text(errors="replace")
+            with contextlib.suppress(OSError):  # gone, too large, or linking out of the copy
+                text = read_inside(root, path, REPORT_MAX_BYTES).decode(errors="replace")
+                found[path.relative_to(root).as_posix()] = text
     return found
 
 

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import orjson
 
-from agentlens.verification.isolation import own_file
+from agentlens.verification.inside import read_inside
 from agentlens.verification.verifiers.base import (
     VerifierResult,
     VerifierSetupError,
@@ -25,6 +25,8 @@ SKIPPED_DIRS = {".git", "node_modules", "target", "build", "__pycache__", ".venv
 # A folder is searched in every file but these, as the released verifiers do (Java skips class
 # files, Python files without an extension); build output and VCS folders are skipped too.
 IGNORED_SUFFIXES = {"java": {".class"}, "python": {""}}
+MAX_BYTES = 64 * 1024 * 1024
+"""A larger file is not searched (not source an agent wrote)."""
 
 
 def _verdict(type_name: str, count: int, expected: int, strict: bool, where: str) -> VerifierResult:
@@ -59,11 +61,10 @@ class FileRegExpCountVerifier:
             )
         pattern = re.compile(self.reg_exp_pattern, re.MULTILINE)
         files = [root] if root.is_file() else list(self._sources(root))
-        inside = ctx.repo.resolve()
-        files = [f for f in files if own_file(inside, f)]
-        count = sum(len(pattern.findall(self._text(f))) for f in files)
+        texts = [text for text in (self._text(ctx.repo, f) for f in files) if text is not None]
+        count = sum(len(pattern.findall(text)) for text in texts)
         return _verdict(
-            self.type_name, count, self.num_expected, self.strict_count, f"{len(files)} file(s)"
+            self.type_name, count, self.num_expected, self.strict_count, f"{len(texts)} file(s)"
         )
 
     def _sources(self, root: Path) -> Iterable[Path]:
@@ -73,8 +74,12 @@ class FileRegExpCountVerifier:
             if path.is_file() and not skipped and path.suffix not in ignored:
                 yield path
 
-    def _text(self, path: Path) -> str:
-        text = path.read_text(errors="replace")
+    def _text(self, repo: Path, path: Path) -> str | None:
+        """The file's text; None for one that links out of the repository (or is gone)."""
+        try:
+            text = read_inside(repo, path, MAX_BYTES).decode(errors="replace")
+        except OSError:
+            return None
         if not self.uncommented_only:
             return text
         comments = HASH_COMMENTS if self.language == "python" else C_COMMENTS

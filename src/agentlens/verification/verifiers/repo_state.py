@@ -11,13 +11,24 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.list_text import first_few
-from agentlens.verification.isolation import own_file
+from agentlens.verification.inside import read_inside
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
 from agentlens.verification.verifiers.globs import glob_match
+
+MAX_BYTES = 64 * 1024 * 1024
+"""A larger file does not match (not one a scenario expects)."""
 
 
 def _matches(path: str, globs: list[str]) -> bool:
     return any(glob_match(path, g) for g in globs)
+
+
+def _repo_text(ctx: VerifyContext, path: str) -> str | None:
+    """A file of the agent's repository; None when it is gone, too large or links out of it."""
+    try:
+        return read_inside(ctx.repo, path, MAX_BYTES).decode(errors="replace")
+    except OSError:
+        return None
 
 
 def _listing(paths: list[str] | set[str], limit: int = 8) -> str:
@@ -120,13 +131,9 @@ class ExactFileMatchVerifier:
     def verify(self, ctx: VerifyContext) -> VerifierResult:
         mismatched = []
         for pair in self.file_matches:
-            actual = ctx.repo / pair["actual_file_path"]
+            actual = _repo_text(ctx, pair["actual_file_path"])
             expected = self._expected(ctx, pair["expected_file_path"])
-            if (
-                expected is None
-                or not own_file(ctx.repo.resolve(), actual)
-                or self._norm(actual.read_text()) != self._norm(expected.read_text())
-            ):
+            if expected is None or actual is None or self._norm(actual) != self._norm(expected):
                 mismatched.append(pair["actual_file_path"])
         others: set[str] = set()
         if self.check_other_files_unchanged:
@@ -148,14 +155,15 @@ class ExactFileMatchVerifier:
         )
 
     @staticmethod
-    def _expected(ctx: VerifyContext, path: str) -> Path | None:
+    def _expected(ctx: VerifyContext, path: str) -> str | None:
         """None: the repository's file links out of it (not to be read)."""
         if ctx.scenario_dir is not None and (ctx.scenario_dir / path).is_file():
-            return ctx.scenario_dir / path
+            return (ctx.scenario_dir / path).read_text()
         if Path(path).is_absolute():  # the scenario's own choice
-            return Path(path)
-        in_repo = ctx.repo / path
-        return in_repo if own_file(ctx.repo.resolve(), in_repo) or not in_repo.exists() else None
+            return Path(path).read_text()
+        if not (ctx.repo / path).exists():
+            raise FileNotFoundError(f"no expected file {path} in the scenario or the repository")
+        return _repo_text(ctx, path)
 
     def _norm(self, text: str) -> list[str]:
         if self.trim:
