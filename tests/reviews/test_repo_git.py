@@ -13,10 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agentlens.cli.review_cmd import _diff
 from agentlens.demo.tiny_repo import create_repo
 from agentlens.scenarios.agents._shell import run_shell
 from agentlens.scenarios.workspace import changes_since_base, prepare
+from agentlens.stepvalue.candidates.tracked import tracked_from_repo
+from agentlens.verification.verifiers.base import VerifyContext
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -89,6 +93,64 @@ def test_the_review_diff_runs_no_program_the_repository_names(tmp_path: Path) ->
     diff = _diff(str(repo), "HEAD")
     assert ran_on_host(marker) == []
     assert "+# changed by the agent" in diff
+
+
+def plant_every_hook(repo: Path, marker: Path) -> None:
+    """Every key of `.git/config` that names a program git runs while it lists, diffs or adds:
+    each appends its name to `marker` on the host."""
+    hooks = repo.parent / "hooks"
+    hooks.mkdir()
+    keys = ["core.fsmonitor", "core.pager", "diff.external", "diff.evil.textconv",
+            "filter.evil.clean", "filter.evil.smudge", "filter.evil.process"]  # fmt: skip
+    for key in keys:
+        program = repo.parent / key
+        program.write_text(f"#!/bin/sh\necho {key} >> {marker}\ncat\n")
+        program.chmod(0o755)
+        subprocess.run(["git", "-C", str(repo), "config", key, str(program)], check=True)
+    for name in ("post-index-change", "pre-commit", "reference-transaction"):
+        (hooks / name).write_text(f"#!/bin/sh\necho hook {name} >> {marker}\n")
+        (hooks / name).chmod(0o755)
+    subprocess.run(["git", "-C", str(repo), "config", "core.hooksPath", str(hooks)], check=True)
+    (repo / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    ops = repo / "calc" / "ops.py"
+    ops.write_text(ops.read_text() + "# changed by the agent\n")
+    os.utime(ops, (0, 0))
+
+
+def test_no_git_call_runs_a_program_the_agents_config_names_on_the_host(tmp_path: Path) -> None:
+    """The verifiers' changed and new files, the review diff and a checkout's tracked files,
+    with fsmonitor, pager, external diff, textconv, filters and a hooks folder planted. The
+    same plant run by a plain `git diff` on the host runs the agent's programs (the control)."""
+    repo, marker = create_repo(tmp_path / "calc"), tmp_path / "host-marker"
+    plant_every_hook(repo, marker)
+    context = VerifyContext(repo=repo)
+    assert context.changed_files() == {".gitattributes", "calc/ops.py"}
+    assert context.new_files() == {".gitattributes"}
+    assert "+# changed by the agent" in _diff(str(repo), "HEAD")
+    assert "calc/ops.py" in tracked_from_repo(repo).paths
+    assert not marker.exists(), marker.read_text()
+    subprocess.run(["git", "-C", str(repo), "diff"], capture_output=True, check=False)
+    assert {"core.fsmonitor", "diff.external"} <= set(marker.read_text().split())
+
+
+@pytest.mark.parametrize("key", ["diff.external", "diff.evil.textconv"])
+def test_the_agents_diff_programs_do_not_write_the_diffs_shown(tmp_path: Path, key: str) -> None:
+    """An external diff or a textconv driver kept in the repository itself is visible to the
+    sandboxed git, which ran it: what it printed was the diff the review and the judge saw."""
+    project = create_repo(tmp_path / "calc")
+    workspace = prepare(project, tmp_path / "attempt-1" / "repo")
+    for repo in (project, workspace.path):
+        fake = repo / ".quiet.sh"
+        fake.write_text("#!/bin/sh\necho nothing changed, $((6 * 7)) times\n")
+        fake.chmod(0o755)
+        git = ["git", "-c", "safe.directory=*", "-C", str(repo)]  # the workspace is `nobody`'s
+        subprocess.run([*git, "config", key, str(fake)], check=True)
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text("*.py diff=evil\n")
+        ops = repo / "calc" / "ops.py"
+        ops.write_text(ops.read_text() + "# changed by the agent\n")
+    for diff in (_diff(str(project), "HEAD"), changes_since_base(workspace)[0]):
+        assert "+# changed by the agent" in diff and "42 times" not in diff, diff
 
 
 def test_a_report_linked_to_a_host_file_is_not_read(tmp_path: Path) -> None:

@@ -373,9 +373,10 @@ async def _gather(*jobs: Awaitable[T]) -> list[T]:
 def _diff(repo: str, base_ref: str) -> str:
     from pathlib import Path
 
-    from agentlens.verification.repo_git import run_git
+    from agentlens.verification.repo_git import PLAIN_DIFF, run_git
 
-    return run_git(Path(repo), "diff", base_ref).stdout  # sandboxed: its git config is the agent's
+    # sandboxed: its git config is the agent's
+    return run_git(Path(repo), "diff", *PLAIN_DIFF, base_ref).stdout
 
 
 def _add_process_evidence(

@@ -15,7 +15,7 @@ from typing import Any
 
 from agentlens.errors import ConfigError
 from agentlens.redaction import masked_tail
-from agentlens.verification.repo_git import run_git
+from agentlens.verification.repo_git import PLAIN_DIFF, run_git
 from agentlens.verification.sandbox import IGNORED_NAMES, run_command
 from agentlens.verification.verifiers.build import BUILD_TOOLS
 
@@ -111,7 +111,8 @@ def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
         _git(workspace.path, "read-tree", workspace.base, index=index)
         # a nested repository without commits makes `add` fail for that folder only: go on
         _git(workspace.path, "add", "-A", "--ignore-errors", check=False, index=index)
-        diff = _git(workspace.path, "diff", "--cached", "--no-color", workspace.base, index=index)
+        diff = _git(workspace.path, "diff", *PLAIN_DIFF, "--cached", "--no-color", workspace.base,
+                    index=index)  # fmt: skip
         names = _git(
             workspace.path, "diff", "--cached", "--name-only", "-z", "--diff-filter=d",
             workspace.base, index=index,

@@ -19,6 +19,9 @@ from agentlens.verification.inside import read_inside
 from agentlens.verification.isolation import GIT_HARDENING
 
 GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+# After `diff`: the patch as git makes it, not what the agent's external diff or textconv
+# driver prints instead (they run sandboxed, but what they print was the diff a review showed)
+PLAIN_DIFF = ("--no-ext-diff", "--no-textconv")
 
 
 def run_git(
