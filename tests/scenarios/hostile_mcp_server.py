@@ -240,6 +240,9 @@ def main() -> None:
         sys.stderr.buffer.write(b"e" * int(arg or 0) + b"\nthe end of stderr\n")
         sys.stderr.flush()
         sys.exit(1)
+    if mode == "fill-disk":  # 64 MB files into the folder ARG, 2.5 GB in all, then it serves
+        for i in range(40):
+            Path(str(arg), f"fill{i}").write_bytes(bytes(64 << 20))
     Stdio(mode, arg).run()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
 import sys
 import threading
@@ -21,6 +22,7 @@ from agentlens.cli._app import console
 from agentlens.demo.tiny_repo import DEMO_SCENARIO
 from agentlens.scenarios.agents._mcp_tools import DESCRIPTION_CHARS, PROMPT_CHARS, McpTools
 from agentlens.scenarios.mcp_client import McpError, McpSession, limits, one_line, open_session
+from agentlens.verification import isolation
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import host_pids, session_marker
 from tests.scenarios.hostile_mcp_server import HostileHttp
@@ -77,6 +79,18 @@ def test_a_server_that_exits_at_once_says_its_exit_code(tmp_path: Path) -> None:
     assert refusal(hostile("exit"), tmp_path) == (
         "MCP server 'h' exited (exit code 3) during initialize"
     )
+
+
+def test_a_server_filling_the_disk_is_stopped(tmp_path: Path) -> None:
+    """`file_size_mb` caps each file, not their number: a server wrote into the workspace until
+    the host's disk was full, as verifier commands and the agent's shell did before their guard."""
+    folder = writable(tmp_path)[0]
+    free_mb = shutil.disk_usage(folder).free // (1024 * 1024)
+    floor = isolation.Isolation(limits=isolation.Limits(disk_free_mb=free_mb - 300))
+    with isolation.policy(floor):
+        message = refusal(hostile("fill-disk", str(folder)), tmp_path)
+    assert message.startswith("MCP server 'h' was stopped: under "), message
+    assert "left free on the disk it writes to (sandbox disk_free_mb)" in message
 
 
 def test_its_stderr_ends_the_message_on_one_line_without_escapes(tmp_path: Path) -> None:

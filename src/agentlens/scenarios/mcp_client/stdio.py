@@ -46,6 +46,8 @@ class StdioSession(McpSession):
         self._stderr_end = b""
         self._junk = 0  # lines on its stdout that are not JSON-RPC messages
         self._last_junk = ""
+        self._disk_guard: asyncio.Task[None] | None = None
+        self._disk_stop = ""  # why it was stopped for the disk, once it was
 
     async def _open(self) -> None:
         command = [str(self.spec["command"]), *map(str, self.spec.get("args", []))]
@@ -82,8 +84,24 @@ class StdioSession(McpSession):
                 raise
             raise self._error(f"did not start: {one_line(reason, limits.ERROR_CHARS)}") from None
         self._pipes = pipes
+        if self.writable:
+            self._disk_guard = asyncio.ensure_future(self._guard_disk(pipes))
+
+    async def _guard_disk(self, pipes: ServerPipes) -> None:
+        """Stops the server (and what it started) once it leaves the disk of a folder it may
+        write under `disk_free_mb` free: `file_size_mb` bounds each file, not how many."""
+        found = isolation.current().limits
+        while pipes.returncode() is None:
+            await asyncio.sleep(isolation.DISK_POLL_S)
+            if any(isolation.disk_low(folder, found) for folder in self.writable):
+                self._disk_stop = isolation.DISK_STOP_NOTE.format(mb=found.disk_free_mb)
+                if pipes.transport is not None:
+                    kill_group(pipes.transport.get_pid())
+                return
 
     async def close(self) -> None:
+        if self._disk_guard is not None:
+            self._disk_guard.cancel()
         pipes, self._pipes = self._pipes, None
         if pipes is None or pipes.transport is None:
             return
@@ -169,6 +187,7 @@ class StdioSession(McpSession):
                 await asyncio.wait_for(pipes.stderr_done.wait(), limits.SETTLE_S)
         code = None if pipes is None else await _ended(pipes, limits.SETTLE_S)
         how = "closed its stdout" if code is None else f"exited (exit code {code})"
+        how = f"was {self._disk_stop}" if self._disk_stop else how
         return self._error(f"{how} during {during}", stderr=True)
 
     def _error(self, what: str, *, stderr: bool = False) -> McpError:
