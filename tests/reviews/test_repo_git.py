@@ -180,3 +180,46 @@ def test_a_linked_worktree_is_diffed_in_the_sandbox(tmp_path: Path) -> None:
     subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(linked)], check=True)
     (linked / "calc" / "ops.py").write_text("changed\n")
     assert verify(linked, tmp_path)["reason"] == "1 changed file(s), all allowed"
+
+
+def private_repo(tmp_path: Path) -> Path:
+    """Another repository on the host, with words committed that no review may show."""
+    private = create_repo(tmp_path / "private")
+    (private / "notes.txt").write_text("the private words\n")
+    subprocess.run(["git", "-C", str(private), "add", "notes.txt"], check=True)
+    subprocess.run(["git", "-C", str(private), "-c", "user.name=u", "-c", "user.email=u@x",
+                    "commit", "-qm", "notes"], check=True)  # fmt: skip
+    return private
+
+
+def git_shows(repo: Path) -> str:
+    """What git itself, unsandboxed, diffs there: the tests below can fail."""
+    git = ["git", "-C", str(repo), "diff", "HEAD"]
+    return subprocess.run(git, capture_output=True, text=True, check=True).stdout
+
+
+def test_a_git_file_naming_another_repositorys_git_folder_shows_nothing_of_it(
+    tmp_path: Path,
+) -> None:
+    """A hostile repository's `.git` file may name any git folder on the host; bound, its
+    committed files would be diffed against the work tree and reach the review. Only a
+    worktree that its git folder names back (git's own link) is linked."""
+    private, hostile = private_repo(tmp_path), tmp_path / "hostile"
+    hostile.mkdir()
+    (hostile / ".git").write_text(f"gitdir: {private / '.git'}\n")
+    assert "private words" in git_shows(hostile)
+    assert "private words" not in _diff(str(hostile), "HEAD")
+
+
+def test_a_git_folder_made_in_the_repository_names_no_common_folder(tmp_path: Path) -> None:
+    """The agent can write a worktree's git folder, back-link and all, inside its repository:
+    its `commondir` file must not bring another repository's git folder in."""
+    private, hostile = private_repo(tmp_path), tmp_path / "hostile"
+    made = hostile / "made"
+    made.mkdir(parents=True)
+    (hostile / ".git").write_text("gitdir: made\n")
+    (made / "gitdir").write_text(f"{hostile / '.git'}\n")
+    (made / "commondir").write_text(f"{private / '.git'}\n")
+    (made / "HEAD").write_text((private / ".git" / "HEAD").read_text())
+    assert "private words" in git_shows(hostile)
+    assert "private words" not in _diff(str(hostile), "HEAD")

@@ -68,8 +68,21 @@ def _linked_git_dirs(repo: Path) -> list[Path]:
     if not first.startswith("gitdir:"):
         return []
     git_dir = (repo / first.removeprefix("gitdir:").strip()).resolve()
-    common = git_dir / "commondir"
-    found = [git_dir]
-    if common.is_file():
-        found.append((git_dir / common.read_text(errors="replace").strip()).resolve())
+    if not _names_back(git_dir, repo):
+        return []
+    # git lays a worktree's folder out as <common>/worktrees/<name>; its `commondir` file says
+    # so too, but that file may be the agent's (a git folder made inside the repository)
+    found = [git_dir, git_dir.parent.parent] if git_dir.parent.name == "worktrees" else [git_dir]
     return [p for p in found if (p / "HEAD").is_file()]  # git folders, not any folder named
+
+
+def _names_back(git_dir: Path, repo: Path) -> bool:
+    """git's own link of a worktree: its git folder's `gitdir` file names the `.git` file back.
+    A hostile repository's `.git` file can name any git folder on the host, whose committed
+    files would then be diffed against the work tree and shown to the review; the host folder's
+    back-link is not the agent's to write."""
+    try:
+        back = (git_dir / "gitdir").read_text(errors="replace").strip()
+    except OSError:
+        return False
+    return bool(back) and (git_dir / back).resolve() == (repo / ".git").resolve()
