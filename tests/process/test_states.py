@@ -3,16 +3,21 @@ derived from canonical steps only (how every other format gets them)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
-from agentlens.formats import read_path
+from agentlens.formats import read_path, read_paths
+from agentlens.process.profiles import get_profile
+from agentlens.process.pta import build_reference, run_labels, run_states
+from agentlens.process.score import score_trajectory
 from agentlens.process.states import states_from_trajectory
 from agentlens.process.step_paths import normalize_path
-from tests.conftest import BENCH, FORMATS
+from agentlens.trajectory import Trajectory
+from tests.conftest import BENCH, DATA, FORMATS
 from tests.process.test_pta import TASK, bench_task
 
 FILE = BENCH / "trajectories" / TASK / f"{TASK}-logs-opus-4.6-pass-25038457597_pta.json"
@@ -118,3 +123,50 @@ def test_derived_edit_states_mark_edits_the_tool_refused() -> None:
         assert state.resulting_state == want + raw["file_path"]
         checked += refused
     assert checked >= 4
+
+
+# SWE-agent on jackson-databind-3701: the editor names `/fasterxml__jackson-databind/src/…/NodeCursor.java`,
+# `open` names `src/…/NodeCursor.java`, and the deepseek-chat run, after `cd src/…/node`, `NodeCursor.java`.
+JAVA_TASK = "fasterxml__jackson-databind-3701"
+NODE_CURSOR = "src/main/java/com/fasterxml/jackson/databind/node/nodecursor.java"
+
+
+@functools.cache
+def java_task_runs() -> tuple[Trajectory, ...]:
+    runs = read_paths([DATA / "swe-agent-java"], unevaluated="failed").trajectories
+    return tuple(r for r in runs if r.task_id == JAVA_TASK)
+
+
+def node_cursor_names(profile: str, **overrides: object) -> set[str]:
+    config = get_profile(profile, **overrides)
+    return {
+        state.file_path
+        for run in java_task_runs()
+        for state in run_states(run, run_labels(run, config), config)
+        if state.file_path.endswith("nodecursor.java")
+    }
+
+
+@pytest.mark.parametrize("profile", ["calibrated", "paper"])
+def test_a_file_named_three_ways_is_one_state_name_with_repo_relative_paths(profile: str) -> None:
+    assert node_cursor_names(profile, repo_relative_paths=True) == {NODE_CURSOR}
+
+
+@pytest.mark.parametrize("profile", ["calibrated", "paper", "sdk-compat"])
+def test_each_profile_keeps_each_name_as_written(profile: str) -> None:
+    assert node_cursor_names(profile) == {
+        "nodecursor.java",
+        NODE_CURSOR,
+        "fasterxml__jackson-databind/" + NODE_CURSOR,
+    }
+
+
+def test_a_read_named_from_below_the_root_matches_the_passing_runs_read() -> None:
+    runs = java_task_runs()
+    candidate = next(r for r in runs if "deepseek-chat-v2" in r.id)
+    config = get_profile("calibrated", repo_relative_paths=True)
+    reference = build_reference([r for r in runs if r.outcome.status == "passed"], config)
+    signals = score_trajectory(candidate, reference, config).signals
+    assert f"read_file on {NODE_CURSOR}" not in signals["div"].reason
+    assert signals["stage_completeness"].reason.startswith("stages matched ['E', 'I', 'V']")
+    assert signals["cov"].reason == "all reference states: 4/31 matched (bipartite) = 12.9%"

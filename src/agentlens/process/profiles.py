@@ -71,6 +71,12 @@ class ProfileConfig:
     query_jaccard_min: float = 0.8
     base_command_rule: bool = True
     relabel_merged: bool = True
+    # state names: the file as the repository names it (checkout root dropped, a relative name
+    # resolved against the step's working directory) instead of as the step wrote it; SWE-agent's
+    # editor and shell otherwise give one file two names, and a shared state goes unmatched.
+    # Off in every profile: `calibrated`'s constants were fitted on names as written
+    # (docs/validity.md, "One file, one state name")
+    repo_relative_paths: bool = False
     # temporal
     n_segments: int = 3
     laplace_alpha: float = 0.01

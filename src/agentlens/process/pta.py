@@ -130,7 +130,12 @@ def run_states(
     traj: Trajectory, labels: Sequence[Stage | None], config: ProfileConfig
 ) -> list[ProcState]:
     """A run's states as a reference merges them (`sdk-compat` reads the release's raw fields)."""
-    return states_from_trajectory(traj, labels, use_raw=config.name == "sdk-compat")
+    return states_from_trajectory(
+        traj,
+        labels,
+        use_raw=config.name == "sdk-compat",
+        repo_relative=config.repo_relative_paths,
+    )
 
 
 def run_labels(traj: Trajectory, config: ProfileConfig) -> list[Stage | None]:

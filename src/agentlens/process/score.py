@@ -20,7 +20,7 @@ from agentlens.process.divergence import divergence
 from agentlens.process.match import MatchResult, PathPlan, match_candidate
 from agentlens.process.mechanisms import failure_reasons, mechanism, strengths
 from agentlens.process.profiles import DEFAULT_PROFILE, Profile, ProfileConfig, get_profile
-from agentlens.process.pta import Reference, equivalence_for, run_labels
+from agentlens.process.pta import Reference, equivalence_for, run_labels, run_states
 from agentlens.process.report import Inefficiency, release_report
 from agentlens.process.result import ProcessResult
 from agentlens.process.signals import Signal
@@ -34,7 +34,7 @@ from agentlens.process.signals.structure import ordered_struct, set_f1
 from agentlens.process.signals.temporal import temporal
 from agentlens.process.signals.workflow import StageCoverage, stage_coverage, workflow_similarity
 from agentlens.process.stages import Stage
-from agentlens.process.states import ProcState, states_from_trajectory
+from agentlens.process.states import ProcState
 from agentlens.process.tiers import tier, verdict, verdict_tier
 from agentlens.process.waste import WasteFinding, detect_all
 from agentlens.process.waste.tokens import sdk_redundant, sdk_unnecessary, wasted_tokens
@@ -52,7 +52,7 @@ def score_trajectory(
     """Score `traj` against `reference`; `labels` (one per step) default to the profile's labeler."""
     config = get_profile(profile)
     labels = labels if labels is not None else run_labels(traj, config)
-    states = states_from_trajectory(traj, labels, use_raw=config.name == "sdk-compat")
+    states = run_states(traj, labels, config)
     plan = reference.cached(
         ("plan", config.max_paths), lambda: PathPlan.of(reference.paths(config.max_paths))
     )

@@ -4,7 +4,10 @@ A `ProcState` carries exactly what equivalence, matching, signals and waste read
 step (the "interning" that keeps scoring fast). `sdk-compat` takes the release's own per-state
 fields from `Step.raw` when the input is an AgentLens-Bench trace; otherwise (and always under
 `paper`) every field is derived from the canonical step: category, command, files, arguments,
-observation.
+observation. With `repo_relative` (`ProfileConfig.repo_relative_paths`, off in every profile) a
+state names its file as the repository does (`shell.working_dir.repo_files`: resolved against the
+step's working directory, checkout root dropped), so `/<owner>__<repo>/src/X.java`, `src/X.java`
+and `X.java` after `cd src` are one state name; without it each keeps the name as written.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 from agentlens.process.stages import Stage, as_stage
 from agentlens.process.step_paths import normalize_path
+from agentlens.shell.working_dir import norm_path, repo_files
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 
 CANONICAL_TOOL = {
@@ -80,7 +84,11 @@ def initial_state(step_index: int = -1, source: Step | None = None) -> ProcState
 
 
 def states_from_trajectory(
-    traj: Trajectory, labels: Sequence[Stage | None], *, use_raw: bool
+    traj: Trajectory,
+    labels: Sequence[Stage | None],
+    *,
+    use_raw: bool,
+    repo_relative: bool = False,
 ) -> list[ProcState]:
     """Initial state + one state per labelled tool step, in step order."""
     first = traj.steps[0] if traj.steps and traj.steps[0].kind != "tool" else None
@@ -88,15 +96,20 @@ def states_from_trajectory(
     for step, label in zip(traj.steps, labels, strict=True):
         if step.kind != "tool" or label is None:
             continue
-        state = state_from_step(step, len(states), use_raw=use_raw)
+        state = state_from_step(step, len(states), use_raw=use_raw, repo_relative=repo_relative)
         state.stage = label
         states.append(state)
     return states
 
 
-def state_from_step(step: Step, step_no: int, *, use_raw: bool) -> ProcState:
+def state_from_step(
+    step: Step, step_no: int, *, use_raw: bool, repo_relative: bool = False
+) -> ProcState:
     raw = step.raw if use_raw and isinstance(step.raw, dict) else None
-    state = _from_raw(raw, step_no) if raw and raw.get("log_entry") else _derive(step, step_no)
+    if raw and raw.get("log_entry"):
+        state = _from_raw(raw, step_no)
+    else:
+        state = _derive(step, step_no, repo_relative)
     state.step_index = step.index
     state.source = step
     if step.usage is not None:
@@ -126,10 +139,10 @@ def _from_raw(raw: dict[str, Any], step_no: int) -> ProcState:
     )
 
 
-def _derive(step: Step, step_no: int) -> ProcState:
+def _derive(step: Step, step_no: int, repo_relative: bool) -> ProcState:
     category = step.category or ToolCategory.OTHER
     tool = CANONICAL_TOOL.get(category, step.tool_name or "unknown")
-    path = normalize_path(_step_file(step))
+    path = normalize_path(_repo_file(step) if repo_relative else _step_file(step))
     args = dict(step.arguments)
     if step.command is not None:
         args["command"] = step.command
@@ -155,6 +168,14 @@ def _step_file(step: Step) -> str:
         if isinstance(value, str) and value:
             return value
     return ""
+
+
+def _repo_file(step: Step) -> str:
+    """The step's first file by its repository name (an argument path has no directory to
+    resolve against, so only its checkout root is dropped)."""
+    if step.files:
+        return repo_files(step)[0]
+    return norm_path(_step_file(step))
 
 
 def _resulting_state(tool: str, path: str, step: Step, response: str) -> str:

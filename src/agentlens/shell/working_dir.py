@@ -4,11 +4,14 @@ An agent that `cd`s below the repository root names `NodeCursor.java` where its 
 `/repo/src/main/java/.../NodeCursor.java`; `./x.py` and `a/../x.py` are `x.py`. A step starts
 in `Step.cwd` (when its reader knows it) and each `cd DIR` its command runs before naming a file
 moves it; a `cd` the line cannot follow (`cd -`, `cd $D`, `cd ~`) leaves later names as written.
+`repo_files` then drops the container's checkout root, so a file has one name (step value's
+candidates use it, and process states under `ProfileConfig.repo_relative_paths`).
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 
 from agentlens.shell.heredocs import cut_heredocs
@@ -16,6 +19,26 @@ from agentlens.shell.tokens import SEPARATORS, words_and_operators
 from agentlens.trajectory import Step
 
 UNFOLLOWED = ("-", "~", "$")  # `cd -`, `cd ~/x`, `cd $DIR`: a directory the line does not say
+# Checkout roots agents work in; a path under one is repository-relative after it.
+WORKSPACE_ROOTS = ("testbed/", "agent/workspace/local/", "workspace/")
+# SWE-agent mounts the checkout at `/<owner>__<repo>/` and its shell commands name files relative
+# to it: `/fasterxml__jackson-core/src/A.java` and `src/A.java` are one file.
+SWE_AGENT_ROOT = re.compile(r"^/[A-Za-z0-9][\w.-]*?__[\w.-]+(?:/|$)")
+
+
+def repo_files(step: Step) -> list[str]:
+    """The step's files by their repository-relative names, each resolved against the directory
+    it was named in: `NodeCursor.java` after `cd src/.../node` is `src/.../NodeCursor.java`."""
+    return [norm_path(path) for path in step_paths(step)]
+
+
+def norm_path(path: str) -> str:
+    """Repository-relative spelling: no leading `/`, no container checkout root; the root
+    itself (`/testbed`, `.` resolved in it) is ""."""
+    path = SWE_AGENT_ROOT.sub("", path.strip(), count=1).lstrip("/")
+    while root := next((r for r in WORKSPACE_ROOTS if path.startswith(r)), None):
+        path = path.removeprefix(root)
+    return "" if path + "/" in WORKSPACE_ROOTS else path
 
 
 def step_paths(step: Step) -> list[str]:

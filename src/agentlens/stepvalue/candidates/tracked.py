@@ -15,16 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentlens.errors import ConfigError
-from agentlens.shell.working_dir import named_in, resolve, step_paths
+from agentlens.shell.working_dir import named_in, norm_path, repo_files, resolve, step_paths
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 from agentlens.verification.isolation import GIT_HARDENING
 
 SEEN_EXISTING = (ToolCategory.READ_FILE, ToolCategory.EDIT)
-# Checkout roots agents work in; a path under one is repository-relative after it.
-WORKSPACE_ROOTS = ("testbed/", "agent/workspace/local/", "workspace/")
-# SWE-agent mounts the checkout at `/<owner>__<repo>/` and its shell commands name files relative
-# to it: `/fasterxml__jackson-core/src/A.java` and `src/A.java` are one file.
-SWE_AGENT_ROOT = re.compile(r"^/[A-Za-z0-9][\w.-]*?__[\w.-]+(?:/|$)")
 # Shell commands that write a file: `> f`, `>> f`, `tee [-a] f`, `touch f`, `cp|mv src f`.
 SHELL_WRITE = re.compile(
     r"(?:>>?|\btee\s+(?:-a\s+)?|\btouch\s+|\b(?:cp|mv)\s+\S+\s+)[\s'\"]*([\w./-]+\.\w+)"
@@ -32,21 +27,6 @@ SHELL_WRITE = re.compile(
 MISSING_FILE = re.compile(r"does not exist|no such file|not found", re.IGNORECASE)
 # SWE-agent's `create` on a file the checkout has: "Error: File 'f' already exists."
 ALREADY_THERE = re.compile(r"already exists", re.IGNORECASE)
-
-
-def norm_path(path: str) -> str:
-    """Repository-relative spelling: no leading `/`, no container checkout root; the root
-    itself (`/testbed`, `.` resolved in it) is ""."""
-    path = SWE_AGENT_ROOT.sub("", path.strip(), count=1).lstrip("/")
-    while root := next((r for r in WORKSPACE_ROOTS if path.startswith(r)), None):
-        path = path.removeprefix(root)
-    return "" if path + "/" in WORKSPACE_ROOTS else path
-
-
-def repo_files(step: Step) -> list[str]:
-    """The step's files by their repository-relative names, each resolved against the directory
-    it was named in: `NodeCursor.java` after `cd src/.../node` is `src/.../NodeCursor.java`."""
-    return [norm_path(path) for path in step_paths(step)]
 
 
 def _saw_existing(step: Step) -> bool:
