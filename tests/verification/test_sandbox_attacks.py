@@ -15,6 +15,7 @@ import pytest
 from agentlens.demo.tiny_repo import create_repo
 from agentlens.scenarios.agents._shell import run_shell
 from agentlens.verification import isolation
+from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.sandbox import run_in_scratch
 
 
@@ -126,3 +127,23 @@ def test_a_path_entry_holding_the_home_does_not_show_it(
     monkeypatch.setenv("PATH", f"{home if entry == 'HOME' else entry}:{os.environ['PATH']}")
     run, _ = run_in_scratch(calc, f"cat {home}/secret.txt", timeout_s=60)
     assert not run.ok and "secret" not in run.output.replace("secret.txt", ""), run.output
+
+
+def test_a_disk_already_short_at_the_start_does_not_stop_every_command(calc: Path) -> None:
+    """A user's disk with less free than `disk_free_mb` is not the command's doing: a floor
+    above what is free stopped every command at once. It must then leave half of that."""
+    free_mb = shutil.disk_usage(calc).free // (1024 * 1024)
+    short = isolation.Isolation(limits=isolation.Limits(disk_free_mb=free_mb + 10_000))
+    with isolation.policy(short):
+        run, _ = run_in_scratch(calc, "sleep 0.5; echo done", timeout_s=20)
+        result = asyncio.run(run_shell("sleep 0.5; echo done", calc, timeout_s=20))
+    assert (run.returncode, run.output.strip()) == (0, "done"), run.output
+    assert (result.returncode, result.output.strip()) == (0, "done"), result.output
+
+
+def test_a_command_on_a_short_disk_may_use_half_of_what_is_free(calc: Path) -> None:
+    free_mb = shutil.disk_usage(calc).free // (1024 * 1024)
+    floor = DiskFloor.at_start(calc, isolation.Limits(disk_free_mb=free_mb + 10_000))
+    assert floor.short_at_start and abs(floor.floor_bytes // (1024 * 1024) - free_mb // 2) <= 64
+    assert not floor.crossed()
+    assert "half of the" in floor.note() and "under the sandbox disk_free_mb" in floor.note()

@@ -167,19 +167,6 @@ def isolate(
     return Wrapped([*prefix, *argv])
 
 
-DISK_POLL_S = 0.2
-DISK_STOP_NOTE = "stopped: under {mb} MB left free on the disk it writes to (sandbox disk_free_mb)"
-
-
-def disk_low(folder: Path, limits: Limits) -> bool:
-    """Whether the disk holding `folder` has less free space than the command must leave."""
-    try:
-        found = os.statvfs(folder)
-    except OSError:
-        return False
-    return found.f_bavail * found.f_frsize < limits.disk_free_mb * 1024 * 1024
-
-
 def require() -> None:
     """Refuse now, with one line, when the current policy isolates and bubblewrap cannot run."""
     if current().enabled:

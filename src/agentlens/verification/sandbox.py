@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import IO
 
 from agentlens.redaction import CUT_MARGIN, masked_tail
-from agentlens.verification import isolation
+from agentlens.verification import disk_guard, isolation
+from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.inside import read_inside
 
 # Only what toolchains need to be found and to behave deterministically.
@@ -180,9 +181,9 @@ def run_command(
         return CommandResult(argv, None, "not started: the run is stopping", 0.0, False)
     root = root or cwd.parent
     home = _scratch_home(root)
-    wrapped = isolation.isolate(
-        argv, workdir=cwd, writable=[root], isolation=isolation.current(), home=home
-    )
+    policy = isolation.current()
+    wrapped = isolation.isolate(argv, workdir=cwd, writable=[root], isolation=policy, home=home)
+    floor = DiskFloor.at_start(root, policy.limits)
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -199,11 +200,10 @@ def run_command(
     if scope is not None and not scope.admit(proc.pid):
         proc.wait()
         return CommandResult(argv, None, "stopped: the run is stopping", 0.0, False)
-    limits = isolation.current().limits
-    tail = OutputTail(proc.stdout, limits.output_bytes)  # type: ignore[arg-type]
+    tail = OutputTail(proc.stdout, policy.limits.output_bytes)  # type: ignore[arg-type]
     stopped = ""
     try:
-        stopped = _wait(proc, timeout_s, root, limits)
+        stopped = _wait(proc, timeout_s, floor)
     finally:
         kill_group(proc.pid)
         proc.wait()
@@ -211,7 +211,7 @@ def run_command(
             scope.release(proc.pid)
     text = tail.finish()
     if stopped == "disk":
-        text = f"{text}\n{isolation.DISK_STOP_NOTE.format(mb=limits.disk_free_mb)}"
+        text = f"{text}\n{floor.note()}"
     if wrapped.warning:
         text = f"{wrapped.warning}\n{text}"
     timed_out = stopped == "timeout"
@@ -219,20 +219,18 @@ def run_command(
     return CommandResult(argv, code, text, time.monotonic() - start, timed_out)
 
 
-def _wait(
-    proc: subprocess.Popen[bytes], timeout_s: float, writable: Path, limits: isolation.Limits
-) -> str:
-    """Until the command ends (""), times out ("timeout") or leaves the disk of `writable`
-    under `limits.disk_free_mb` free ("disk"); the caller kills it then."""
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float, floor: DiskFloor) -> str:
+    """Until the command ends (""), times out ("timeout") or crosses the disk `floor`
+    ("disk"); the caller kills it then."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            proc.wait(timeout=max(0.0, min(isolation.DISK_POLL_S, deadline - time.monotonic())))
+            proc.wait(timeout=max(0.0, min(disk_guard.POLL_S, deadline - time.monotonic())))
             return ""
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline:
                 return "timeout"
-            if isolation.disk_low(writable, limits):
+            if floor.crossed():
                 return "disk"
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import IO
 
 from agentlens.redaction import CUT_MARGIN
-from agentlens.verification import isolation
+from agentlens.verification import disk_guard, isolation
+from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.sandbox import clean_env, kept_tail, kill_group
 
 KEPT_OUTPUT_BYTES = 1_000_000
@@ -54,6 +55,7 @@ async def run_process(
         home=Path(home) if home else None,
         readable=readable,
     )
+    floor = DiskFloor.at_start(cwd.parent, policy.limits)
     with contextlib.ExitStack() as files:
         out = files.enter_context(_output_file(stdout_path))
         err = out if stdout_path is None else files.enter_context(tempfile.TemporaryFile())
@@ -68,7 +70,7 @@ async def run_process(
         )
         timed_out = disk_low = False
         try:
-            disk_low = await asyncio.wait_for(_filling(proc, cwd.parent, policy.limits), timeout_s)
+            disk_low = await asyncio.wait_for(_filling(proc, floor), timeout_s)
         except TimeoutError:
             timed_out = True
         finally:  # ended, timed out or cancelled: nothing it started may outlive it
@@ -78,7 +80,7 @@ async def run_process(
         stderr = "" if err is out else _read(err)
         output = _read(out) if stdout_path is None else ""
         if disk_low:
-            note = "\n" + isolation.DISK_STOP_NOTE.format(mb=policy.limits.disk_free_mb)
+            note = "\n" + floor.note()
             if stdout_path is None:
                 output += note
             else:
@@ -98,16 +100,14 @@ async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult
     return result
 
 
-async def _filling(
-    proc: asyncio.subprocess.Process, writable: Path, limits: isolation.Limits
-) -> bool:
-    """Waits for the command to end: False; True as soon as it leaves the disk of `writable`
-    under `limits.disk_free_mb` free (the caller kills it)."""
+async def _filling(proc: asyncio.subprocess.Process, floor: DiskFloor) -> bool:
+    """Waits for the command to end: False; True as soon as it crosses the disk `floor` (the
+    caller kills it)."""
     ended = asyncio.ensure_future(proc.wait())
     try:
         while not ended.done():
-            await asyncio.wait({ended}, timeout=isolation.DISK_POLL_S)
-            if not ended.done() and isolation.disk_low(writable, limits):
+            await asyncio.wait({ended}, timeout=disk_guard.POLL_S)
+            if not ended.done() and floor.crossed():
                 return True
         return False
     finally:

@@ -27,7 +27,8 @@ from agentlens.scenarios.mcp_client.session import (
     one_line,
     reply,
 )
-from agentlens.verification import isolation
+from agentlens.verification import disk_guard, isolation
+from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.sandbox import kill_group, toolchain_env
 
 
@@ -57,6 +58,8 @@ class StdioSession(McpSession):
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = isolation.reclaim(self.log).open("ab")
         pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
+        found = isolation.current().limits
+        floors = [DiskFloor.at_start(folder, found) for folder in self.writable]
         try:
             command[0] = _program(command[0], cwd)  # inside the sandbox exec errors lose their name
             wrapped = isolation.isolate(
@@ -84,17 +87,17 @@ class StdioSession(McpSession):
                 raise
             raise self._error(f"did not start: {one_line(reason, limits.ERROR_CHARS)}") from None
         self._pipes = pipes
-        if self.writable:
-            self._disk_guard = asyncio.ensure_future(self._guard_disk(pipes))
+        if floors:
+            self._disk_guard = asyncio.ensure_future(self._guard_disk(pipes, floors))
 
-    async def _guard_disk(self, pipes: ServerPipes) -> None:
-        """Stops the server (and what it started) once it leaves the disk of a folder it may
-        write under `disk_free_mb` free: `file_size_mb` bounds each file, not how many."""
-        found = isolation.current().limits
+    async def _guard_disk(self, pipes: ServerPipes, floors: list[DiskFloor]) -> None:
+        """Stops the server (and what it started) once it crosses the disk floor of a folder
+        it may write (`disk_guard`): `file_size_mb` bounds each file, not how many."""
         while pipes.returncode() is None:
-            await asyncio.sleep(isolation.DISK_POLL_S)
-            if any(isolation.disk_low(folder, found) for folder in self.writable):
-                self._disk_stop = isolation.DISK_STOP_NOTE.format(mb=found.disk_free_mb)
+            await asyncio.sleep(disk_guard.POLL_S)
+            crossed = next((floor for floor in floors if floor.crossed()), None)
+            if crossed is not None:
+                self._disk_stop = crossed.note()
                 if pipes.transport is not None:
                     kill_group(pipes.transport.get_pid())
                 return
