@@ -188,3 +188,34 @@ def test_a_secret_whose_quotes_a_reader_escaped_is_redacted(tmp_path: Path) -> N
     (trajectory,) = read_path(updates)
     kept = json.dumps(msgspec.to_builtins(trajectory))
     assert [kind for kind, (_, part) in QUOTED.items() if part in kept] == []
+
+
+# (a line as a tool or file holds it, a part of its secret that must not be left)
+WHOLE_VALUES = {
+    "option-single-quoted": ("mysql --password='Tr0ub4dor&3' -h db", "Tr0ub4dor&3"),
+    "option-double-quoted": ('mysql --password="Tr0ub4dor&3" -h db', "Tr0ub4dor&3"),
+    "json": ('{"password": "Tr0ub4dor&3", "user": "bob"}', "Tr0ub4dor&3"),
+    "json-semicolons": ('{"api_key": "abc;def,ghi jkl"}', "def,ghi jkl"),
+    "yaml": ("db:\n  password: Tr0ub4dor&3\n  user: bob", "Tr0ub4dor&3"),
+    "env-file": ("DB_HOST=db\nDB_PASSWORD=Tr0ub4dor&3\nDB_USER=bob", "Tr0ub4dor&3"),
+}  # fmt: skip
+
+
+def test_a_value_is_masked_whole_where_no_shell_ends_it_at_an_ampersand(tmp_path: Path) -> None:
+    """`--password=Tr0ub4dor&3` was masked up to the `&`, and so was every quoted or non-shell
+    value (`&3` left); a JSON value with a `;` or `,` in its first six characters, and a YAML
+    one with an `&`, were not masked at all. In quotes, JSON, YAML and an env file the value
+    is whole; unquoted on a command line a shell ends the word at `&`, and the next word (a
+    command the trace shows running) stays. Planted in a real trajectory."""
+    doc = json.loads((FORMATS / "mini-swe-agent-fixtures/local.traj.json").read_text())
+    messages = doc["messages"] if isinstance(doc, dict) else doc
+    observation = next(m for m in messages[2:] if m["role"] == "user")
+    shell = "mysql --password=Tr0ub4dor&3 && echo done"
+    said = "\n".join([*(text for text, _ in WHOLE_VALUES.values()), shell])
+    observation["content"] = f"{observation['content']}\n{said}"
+    path = tmp_path / "local.traj.json"
+    path.write_text(json.dumps(doc))
+    (trajectory,) = read_path(path)
+    kept = json.dumps(msgspec.to_builtins(trajectory))
+    assert [kind for kind, (_, part) in WHOLE_VALUES.items() if part in kept] == []
+    assert "--password=[REDACTED:password]&3 && echo done" in kept

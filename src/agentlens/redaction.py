@@ -88,6 +88,10 @@ def masked_tail(text: str, n: int) -> str:
     return clip_tail(masked(text[-(n + CUT_MARGIN) :]), n) if n > 0 else ""
 
 
+_SECRET_NAME = (
+    r"(?:[\w-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key"
+    r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})"
+)
 _OWN = [
     ("private-key", re.compile(
         r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?"
@@ -140,22 +144,31 @@ _OWN = [
     # stops at RFC 3986 sub-delimiters (`redis://:pw@h`, `admin:Secr3t!@h`); not `${VAR}`
     ("basic-auth-credentials", re.compile(
         r"://[^:/?#\[\]@\s\"'<>\\]*:(?![$({<\[])([^/?#\s\"'<>\\]+)@")),
-    # `password = hunter2`, `"token": "abc..."`; not `token: string` (a type) nor `key=$VAR`;
-    # its quotes escaped too, up to three times (`PASSWORD=\"hunter2\"`: a reader's JSON dump of
-    # a tool's output)
+    # YAML's `POSTGRES_PASSWORD: hunter2` or an env file's `DB_PASSWORD=Tr0ub4dor&3` alone on its
+    # line (in a reader's JSON dump, a line may end at a `\\n` or a quote), `&` and all: no shell
+    # reads it; not a type (`api_key: SecretStr`), not an option (`--password=…`: a shell's)
     ("password", re.compile(
-        r"(?i)(?<![\w-])(?:[\w-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key"
-        r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})"
-        r"(?:\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']|\s{0,4}=\s{0,4})"
-        r"(?![$({<\[\\])((?:[^\s\"'`,;&(){}<>\[\\]|\\(?![\"'])){6,}+)(?![(<\[])")),
-    # YAML's `POSTGRES_PASSWORD: hunter2` alone on its line (in a reader's JSON dump, a line may
-    # end at a `\\n` or a quote); not a type (`api_key: SecretStr`)
-    ("password", re.compile(
-        r"(?im)(?:^|(?<=\\[nr])|(?<=\"))[ \t]*(?:- )?[\w.-]{0,40}(?:password|passwd|pwd|secret|token"
-        r"|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key)[\w.-]{0,40}:[ \t]+(?![$({<\[\\])"
+        r"(?im)(?:^|(?<=\\[nr])|(?<=\"))[ \t]*(?:- )?(?!-)[\w.-]{0,40}(?:password|passwd|pwd|secret"
+        r"|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key)[\w.-]{0,40}"
+        r"(?::[ \t]+|[ \t]*=[ \t]*)(?![$({<\[\\])"
         r"(?!(?-i:[A-Z][A-Za-z]*|string|str|bytes|number|boolean|bool|object|integer|int)"
         r"[ \t]*(?:$|\\{1,7}[nr]|\\{0,7}\"))"
-        r"((?:[^\s\"'`,;&(){}<>\[\\]|\\(?!\\{0,6}[nr\"'])){6,})[ \t]*(?:$|(?=\\{1,7}[nr]|\\{0,7}\"))")),
+        r"((?:[^\s\"'`,;(){}<>\[\\]|\\(?!\\{0,6}[nr\"'])){6,})[ \t]*(?:$|(?=\\{1,7}[nr]|\\{0,7}\"))")),
+    # a quoted value whole, to its closing quote (escaped as the opening one was): inside quotes
+    # `&`, `;`, `,` and spaces are the value's (`--password='Tr0ub4dor&3'`, `"token": "a;b c"`),
+    # not a shell's or a list's; not `"${VAR}"`; over 200 characters, or unclosed, it is left to
+    # the unquoted rule below
+    ("password", re.compile(
+        rf"(?i)(?<![\w-]){_SECRET_NAME}\\{{0,7}}[\"']?\s{{0,4}}[:=]\s{{0,4}}(\\{{0,7}})([\"'])"
+        r"(?![$({<\[\\])((?:(?!\1\2)(?:[^\n\\]|\\(?![nr]))){6,200}+)\1\2")),
+    # `password = hunter2`, `"token": "abc..."`; not `token: string` (a type) nor `key=$VAR`;
+    # its quotes escaped too, up to three times (`PASSWORD=\"hunter2\"`: a reader's JSON dump of
+    # a tool's output). Unquoted, a value ends where a shell word does: `--password=pw&3` runs
+    # `3` as a command of its own, which the trace shows as such (`3: command not found`)
+    ("password", re.compile(
+        rf"(?i)(?<![\w-]){_SECRET_NAME}"
+        r"(?:\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']|\s{0,4}=\s{0,4})"
+        r"(?![$({<\[\\])((?:[^\s\"'`,;&(){}<>\[\\]|\\(?![\"'])){6,}+)(?![(<\[])")),
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
 # match ordinary words and hex ids; Discord and Telegram shapes have no literal to find them by
