@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentlens.list_text import first_few
+from agentlens.list_text import counted, first_few
 
 
 @pytest.mark.parametrize(
@@ -30,3 +30,25 @@ def test_each_item_is_named_only_if_shown_and_joined_as_asked() -> None:
 
     assert first_few(range(10), 2, name, sep="; ") == "#0; #1 (+8 more)"
     assert named == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("n", "noun", "shown"),
+    [
+        (1, "run", "1 run"),
+        (0, "run", "0 runs"),
+        (2, "trajectory", "2 trajectories"),
+        (1, "trajectory", "1 trajectory"),
+        (3, "pass", "3 passes"),
+        (2, "day", "2 days"),
+        (2, "step row", "2 step rows"),
+        (2, "re-ask", "2 re-asks"),
+    ],
+)
+def test_a_count_is_plural_unless_it_is_one(n: int, noun: str, shown: str) -> None:
+    assert counted(n, noun) == shown
+
+
+def test_a_plural_the_rules_miss_is_given() -> None:
+    assert counted(1, "run with a mechanism", "runs with a mechanism") == "1 run with a mechanism"
+    assert counted(4, "run with a mechanism", "runs with a mechanism") == "4 runs with a mechanism"

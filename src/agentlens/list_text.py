@@ -1,4 +1,5 @@
-"""A list shown in one line: its first few items, then how many were left out."""
+"""A list shown in one line: its first few items, then how many were left out; a count of
+things, its noun plural unless there is one."""
 
 from __future__ import annotations
 
@@ -15,3 +16,18 @@ def first_few(
     ` (+k more)` for the k left out (nothing when none is): `a, b (+3 more)`."""
     more = len(items) - limit
     return sep.join(map(name, items[:limit])) + (f" (+{more} more)" if more > 0 else "")
+
+
+def counted(n: int, noun: str, many: str | None = None) -> str:
+    """`n` and `noun`, plural unless `n` is 1: `1 run`, `0 runs`, `2 trajectories`, `3 passes`.
+    The plural is `many` if given (a noun the English ending rules miss, or a phrase whose first
+    word is the noun: `runs with a mechanism`), else made from the last word's ending."""
+    return f"{n} {noun if n == 1 else many or _plural(noun)}"
+
+
+def _plural(noun: str) -> str:
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"

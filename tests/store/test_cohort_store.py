@@ -251,3 +251,55 @@ def test_a_run_saved_from_other_contents_is_not_silently_kept(
     assert changed.stem in again.err and f"agentlens store rm {run.id[:12]}" in again.err
     with open_store(store_url) as store:
         assert store.records(run.id) == before  # nothing half-replaced
+
+
+def test_ctrl_c_says_what_is_stored_and_how_to_resume(tmp_path: Path) -> None:
+    """Ctrl-C in `cohort --store` said only "aborted", though the tasks finished were stored
+    and the same command resumes the run: the stop line says both."""
+    url = str(tmp_path / "r.db")
+    command = [sys.executable, "-m", "agentlens", *COHORT, "--no-tables", "--store", url]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not _saved_records(url) and process.poll() is None:
+            assert time.monotonic() < deadline, "no task was saved in a minute"
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends: the whole process group
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    with open_store(url) as store:
+        (run,) = store.runs()
+    assert process.returncode == 130 and not run.complete, err
+    assert "Traceback" not in err
+    assert (
+        f"stopped: run {run.id[:12]} in {url} holds {run.n_records} records so far (incomplete); "
+        "run the same command again (same paths and options) to resume it"
+    ) in " ".join(err.split())
+
+
+def test_a_stopped_import_says_it_saved_nothing(tmp_path: Path) -> None:
+    """`store import` saves its run whole when it ends: stopped once its store is open (while
+    it reads the 399 dev traces), it says that nothing was saved, where, and what to do."""
+    url = tmp_path / "i.db"
+    command = [sys.executable, "-m", "agentlens", "store", "import",
+               str(BENCH / "trajectories"), "--store", str(url)]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not url.exists() and process.poll() is None:
+            assert time.monotonic() < deadline, "the store was not opened in a minute"
+            time.sleep(0.02)
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130 and "Traceback" not in err, err
+    said = f"stopped before this command saved anything in {url}; run it again to save its run"
+    assert said in " ".join(err.split())
+    with open_store(str(url)) as store:
+        assert store.runs() == []

@@ -93,7 +93,7 @@ def test_a_store_on_read_only_media_can_be_read(read_only: Path, run_cli: RunCli
     url = str(read_only / "s.db")
     info = run_cli("store", "info", "--store", url)
     assert info.code == 0, info.err
-    assert "1 runs, 40 records" in info.out
+    assert "1 run, 40 records" in info.out
     runs = run_cli("store", "runs", "--json", "--store", url)
     run_id = msgspec.json.decode(runs.out.splitlines()[0])["id"]
     assert run_cli("store", "show", run_id[:8], "--store", url).code == 0

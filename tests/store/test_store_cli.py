@@ -165,7 +165,7 @@ def test_rm_and_info(run_cli: Callable[..., Run], tmp_path: Path, command: str) 
             assert store.runs() == [] and store.stats()["trajectories"] > 0
     else:
         info = run_cli("store", "info", "--store", db)
-        assert info.code == 0 and "schema 1" in info.out and "1 runs" in info.out
+        assert info.code == 0 and "schema 1" in info.out and "1 run," in info.out
 
 
 def test_compare_reads_stored_runs_as_it_reads_folders(

@@ -5,19 +5,23 @@ command reads (`agentlens store …`, `view`, `report`, `compare store:RUN`), wh
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from agentlens.cli._app import err_console
+from agentlens.list_text import counted
 
 if TYPE_CHECKING:
     from agentlens.process.run_units import CohortRun
     from agentlens.store import Record, Run
+    from agentlens.store.sql import SqlStore
     from agentlens.trajectory import Trajectory
 
 F = TypeVar("F", bound=Callable[..., Any])
+STOPS = (KeyboardInterrupt, SystemExit)  # Ctrl-C; SIGTERM or SIGHUP (`stop_signals`)
 
 
 def store_option(command: F) -> F:
@@ -57,7 +61,7 @@ def save_run(
     with open_store(url) as store:
         run_id = store.save(run, trajectories, records)
         err_console.print(
-            f"stored {len(records)} records as run {run_id[:12]} in {store.url}",
+            f"stored {counted(len(records), 'record')} as run {run_id[:12]} in {store.url}",
             highlight=False,
             markup=False,
         )
@@ -78,3 +82,66 @@ def run_key(
     named = settings if label is None else {**settings, "run_label": label}
     key = orjson.dumps([named, runs], option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(key).hexdigest()[:32]
+
+
+class StopNote:
+    """The line a `--store` command says once when Ctrl-C or a stop signal ends it: what its run
+    holds so far and how to resume it (stopped while `saving` a part), else that no run was
+    saved (stopped anywhere else it `watch`es: reading, scoring)."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+        self.said = False
+
+    @contextmanager
+    def watch(self) -> Iterator[None]:
+        try:
+            yield
+        except STOPS:
+            if self.url and not self.said:
+                say_nothing_stored(self.url)
+            raise
+
+    @contextmanager
+    def saving(self, store: SqlStore, run_id: str) -> Iterator[None]:
+        try:
+            yield
+        except STOPS:
+            say_stopped(store, run_id)
+            self.said = True
+            raise
+
+
+def say_stopped(store: SqlStore, run_id: str) -> None:
+    """The stop line of a command that saves its run in parts (`cohort --store`, `score
+    --store`): what the run holds so far, and that the same command resumes it (`run_key`: the
+    same paths and options make the same run id, and `save_part` adds only the records it does
+    not hold)."""
+    from agentlens.errors import StoreError
+
+    try:
+        held = store.run(run_id).n_records
+    except StoreError:  # no part saved: the run was never made
+        held = 0
+    if not held:
+        say_nothing_stored(store.url)
+        return
+    err_console.print(
+        f"stopped: run {run_id[:12]} in {store.url} holds {counted(held, 'record')} so far "
+        "(incomplete); run the same command again (same paths and options) to resume it: the "
+        "stored records are kept and the rest added",
+        highlight=False,
+        markup=False,
+    )
+
+
+def say_nothing_stored(url: str) -> None:
+    """The stop line of a command stopped before it saved its run, or any part of it."""
+    from agentlens.store import printable_url
+
+    err_console.print(
+        f"stopped before this command saved anything in {printable_url(url)}; run it again to "
+        "save its run",
+        highlight=False,
+        markup=False,
+    )

@@ -17,10 +17,11 @@ from agentlens.cli._app import console, err_console, progress_bar, say
 from agentlens.cli._cohort_inputs import spilled_inputs
 from agentlens.cli._inputs import _context_option, read_options, report_failures
 from agentlens.cli._process_options import engine_option, profile_option
-from agentlens.cli._store_option import label_option, run_key, store_option
+from agentlens.cli._store_option import StopNote, label_option, run_key, store_option
 from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
 from agentlens.errors import ConfigError
+from agentlens.list_text import counted
 from agentlens.process.tiers import TIER_HELP
 from agentlens.visible_text import json_text
 
@@ -91,13 +92,15 @@ def cohort(
     written = _export(rows, selection, out_path)  # before the tables: stdout may be a `| head`
     if not no_tables:
         show(rows, profile, boot=boot, as_json=as_json, out=console)
-    code = max(code, report_unit_failures(failed, f"{len(rows)} runs scored"))
+    code = max(code, report_unit_failures(failed, f"{counted(len(rows), 'run')} scored"))
     if paths and not rows_csv and not rows and not failed:
         # every file failed (said above, exit 1), or no task meets the protocol rule (not an error)
         why = "see `failed:` and `not scored:` above" if code else "see `not scored:` above"
         err_console.print(f"0 runs scored ({why})", highlight=False)
     if written is not None:
-        err_console.print(f"wrote {written} rows → {out_path}", highlight=False, markup=False)
+        err_console.print(
+            f"wrote {counted(written, 'row')} → {out_path}", highlight=False, markup=False
+        )
     return code
 
 
@@ -158,10 +161,12 @@ def _score_paths(
 ) -> tuple[Sequence[Row], list[tuple[str, Failure | RunFailure]], int]:
     """`score_cohort` on the runs read from `paths` (`read`: the read options), saved to
     `store` (url, label) if given; the exit code of the read."""
+    note = StopNote(store[0])
     with (
+        note.watch(),
         get_engine(engine_spec) as engine,
         spilled_inputs(paths, engine, **read) as (summary, spill),
-        task_saver(*store, settings, spill.refs) as save,
+        task_saver(*store, settings, spill.refs, note) as save,
     ):
         _say_copies(spill)
         rows, failed = score_cohort(
@@ -237,7 +242,11 @@ def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: 
 
 @contextmanager
 def task_saver(
-    url: str | None, label: str | None, settings: dict[str, Any], runs: Sequence[CohortRun]
+    url: str | None,
+    label: str | None,
+    settings: dict[str, Any],
+    runs: Sequence[CohortRun],
+    note: StopNote,
 ) -> Iterator[SaveTask | None]:
     """With `--store`: save each task's trajectories and records as it finishes, under a run id
     made from the settings and the runs read, so that the same cohort run again (or resumed
@@ -259,10 +268,12 @@ def task_saver(
             added[0] += store.save_part(run, trajectories, records)
             parts[0] += 1
 
-        yield save
+        with note.saving(store, run.id):
+            yield save
         store.finish_parts(run.id)
         # no part saved, no run made: naming its id would send the user looking for it
-        said = (f"stored {added[0]} new records in run {run.id[:12]} in {store.url}" if parts[0]
+        new = counted(added[0], "new record")
+        said = (f"stored {new} in run {run.id[:12]} in {store.url}" if parts[0]
                 else f"nothing stored in {store.url}: no run was scored")  # fmt: skip
         err_console.print(said, highlight=False, markup=False)
 

@@ -17,9 +17,10 @@ from agentlens.cli._app import WIDE, console, err_console, say
 from agentlens.cli._cohort_inputs import spilled_inputs
 from agentlens.cli._inputs import read_options, report_failures
 from agentlens.cli._process_options import engine_option
-from agentlens.cli._store_option import label_option, run_key, store_option
+from agentlens.cli._store_option import StopNote, label_option, run_key, store_option
 from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
+from agentlens.list_text import counted
 from agentlens.process.profiles import PROFILES, Profile
 from agentlens.process.tiers import TIER_HELP
 from agentlens.visible_text import json_text
@@ -76,7 +77,9 @@ def score(
     for out in filter(None, (csv_path, parquet_path)):  # a usage error now, not after scoring
         check_writable(Path(out))
     reference, chosen = _reference(reference_path, profile)
+    note = StopNote(store_url)
     with (
+        note.watch(),
         get_engine(engine_spec) as engine,
         spilled_inputs(paths, engine, format=format, lenient=lenient, labels=labels) as (
             result,
@@ -88,7 +91,7 @@ def score(
         outcomes = engine.map(partial(score_spilled_run, reference=reference, profile=chosen), runs)
         scored, results, failed = _sorted_outcomes(spill.refs, outcomes)
         if store_url:
-            _store(store_url, run_label, reference_path, chosen, scored, results, spill)
+            _store(store_url, run_label, reference_path, chosen, scored, results, spill, note)
     write_annotations(results, csv_path, parquet_path)  # before stdout, which `| head` may close
     if as_json:
         for res in results:
@@ -96,7 +99,7 @@ def score(
     else:
         console.print(score_table(results) if console.width >= WIDE else score_lines(results))
     code = report_failures(result)
-    return max(code, report_unit_failures(failed, f"{len(results)} runs scored"))
+    return max(code, report_unit_failures(failed, f"{counted(len(results), 'run')} scored"))
 
 
 def _reference(path: str, profile: Profile | None) -> tuple[Reference, Profile]:
@@ -142,7 +145,7 @@ def _run_name(traj: RunRef) -> str:
 
 def _store(
     url: str, label: str | None, reference_path: str, profile: Profile,
-    stubs: list[RunRef], results: list[ProcessResult], spill: RunSpill,
+    stubs: list[RunRef], results: list[ProcessResult], spill: RunSpill, note: StopNote,
 ) -> None:  # fmt: skip
     """Saved a hundred runs at a time, read back from the spill file, under an id made from
     the settings and the runs: scoring the same runs again adds nothing twice."""
@@ -156,18 +159,20 @@ def _store(
               settings=settings, id=run_key(settings, stubs, label))  # fmt: skip
     added = 0
     with open_store(url) as store:
-        for start in range(0, len(stubs), 100):
-            trajectories = spill.load(stubs[start : start + 100])
-            pairs = zip(trajectories, results[start : start + 100], strict=True)
-            added += store.save_part(run, trajectories, score_records(pairs))
+        with note.saving(store, run.id):
+            for start in range(0, len(stubs), 100):
+                trajectories = spill.load(stubs[start : start + 100])
+                pairs = zip(trajectories, results[start : start + 100], strict=True)
+                added += store.save_part(run, trajectories, score_records(pairs))
         store.finish_parts(run.id)
-        err_console.print(f"stored {added} new records in run {run.id[:12]} in {store.url}",
+        new = counted(added, "new record")
+        err_console.print(f"stored {new} in run {run.id[:12]} in {store.url}",
                           highlight=False, markup=False)  # fmt: skip
 
 
 def score_lines(results: list[ProcessResult]) -> Text:
     """The table's cells as three lines per run, for terminals too narrow for ten columns."""
-    text = Text(f"{len(results)} runs scored", style="bold")
+    text = Text(f"{counted(len(results), 'run')} scored", style="bold")
     for r in results:
         s = r.signals
         text.append(f"\n{r.trajectory_id}\n  {r.outcome}{r.cut_note}")
@@ -195,7 +200,7 @@ def drivers_text(result: ProcessResult) -> str:
 
 
 def score_table(results: list[ProcessResult]) -> Table:
-    table = Table(title=f"{len(results)} runs scored")
+    table = Table(title=f"{counted(len(results), 'run')} scored")
     for name in (
         "run",
         "outcome",

@@ -15,8 +15,9 @@ from rich.text import Text
 from agentlens.cli._app import console, err_console
 from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.cli._output import write_whole
-from agentlens.cli._store_option import read_store_option
+from agentlens.cli._store_option import StopNote, read_store_option
 from agentlens.formats.jsonl import dump_jsonl
+from agentlens.list_text import counted
 from agentlens.store import Metric, Run, default_url, open_store, printable_url
 from agentlens.store.model import INCOMPLETE_NOTE, RUN_KINDS
 from agentlens.store.records import IMPORT_SCORER, import_record
@@ -44,11 +45,12 @@ def import_(
         err_console.print("nothing imported: no trajectories read", highlight=False)
         return code or 1
     run = Run(kind="import", scorer=IMPORT_SCORER, label=run_label, settings={"paths": paths})
-    with open_store(store_url) as db:
+    # an import is saved as one run when it ends: stopped before, it has saved nothing
+    with StopNote(store_url or default_url()).watch(), open_store(store_url) as db:
         run_id = db.save_stream(run, ((t, import_record(t)) for t in stream))
         new = db.new_steps  # not a count before and after: another import may run meanwhile
     console.print(
-        f"imported {stream.n_read} trajectories ({new} new step rows) "
+        f"imported {counted(stream.n_read, 'trajectory')} ({counted(new, 'new step row')}) "
         f"as run {run_id[:12]} in {db.url}",
         soft_wrap=True,
     )
@@ -66,12 +68,15 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
     with open_store(store_url, create=False) as db:
         found = db.runs(kind=kind, limit=limit)
         stored = len(db.runs(kind=kind)) if limit and len(found) == limit else len(found)
-    title = f"{len(found)} run{'' if len(found) == 1 else 's'} in {db.url}"
+    title = f"{counted(len(found), 'run')} in {db.url}"
     if stored > len(found):  # the default limit is 50: never let a page pass for all of them
         title = f"the newest {len(found)} of {stored} runs in {db.url} (--limit 0 lists all)"
     if as_json:
         for run in found:
             click.echo(json_text(msgspec.json.encode(run)))
+        return 0
+    if not found:  # a table of no rows says less than its title alone
+        console.print(Text(title), soft_wrap=True)
         return 0
     rows = [
         [run.id[:12], run.kind, run.scorer, inline(run.label or ""),
@@ -99,7 +104,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
 def _print_run_lines(run: Run, kind_width: int, count_width: int) -> None:
     """A run as two lines, for terminals too narrow for the table: its id first (to copy into
     `store show`), then scorer and label, indented; each line whole, never split mid-word."""
-    records = f"{run.n_records:>{count_width}} record{'' if run.n_records == 1 else 's'}"
+    records = " " * (count_width - len(str(run.n_records))) + counted(run.n_records, "record")
     records += "" if run.complete else " (incomplete)"
     first = f"{run.id[:12]}  {run.kind:<{kind_width}}  {run.created:%Y-%m-%d %H:%M}  {records}"
     second = f"  {run.scorer}" + (f" · label {inline(run.label)}" if run.label else "")
@@ -122,7 +127,7 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
             click.echo(json_text(msgspec.json.encode(record)))
         return 0
     label = f" · label {inline(run.label)}" if run.label else ""
-    what = f"{run.kind} · {run.scorer}{label} · {len(records)} records"
+    what = f"{run.kind} · {run.scorer}{label} · {counted(len(records), 'record')}"
     console.print(Text(f"run {run.id} · {what}"))
     if not run.complete:
         console.print(Text(INCOMPLETE_NOTE), soft_wrap=True)
@@ -174,7 +179,9 @@ def rm(run_id: str, store_url: str | None) -> int:
     with open_store(store_url, create=False) as db:
         run = db.run(run_id)
         db.delete_run(run.id)
-    console.print(Text(f"deleted run {run.id[:12]} ({run.kind}, {run.n_records} records)"))
+    console.print(
+        Text(f"deleted run {run.id[:12]} ({run.kind}, {counted(run.n_records, 'record')})")
+    )
     return 0
 
 
@@ -190,9 +197,10 @@ def info(store_url: str | None) -> int:
     which = "; the default store" if db.url == printable_url(default_url()) else ""
     console.print(
         f"{db.url} (schema {version}{which})\n"
-        f"{stats['runs']} runs, {stats['records']} records, {stats['metrics']} metrics\n"
-        f"{stats['trajectories']} trajectories, {stats['steps']} step rows "
-        f"({saved} shared steps kept once)",
+        f"{counted(stats['runs'], 'run')}, {counted(stats['records'], 'record')}, "
+        f"{counted(stats['metrics'], 'metric')}\n"
+        f"{counted(stats['trajectories'], 'trajectory')}, {counted(stats['steps'], 'step row')} "
+        f"({counted(saved, 'shared step')} kept once)",
         soft_wrap=True,
     )
     return 0
