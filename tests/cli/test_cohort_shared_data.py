@@ -36,7 +36,7 @@ def test_cohort_over_a_shared_folder_exits_0_with_nothing_failed(
     result = run_cli("cohort", "--boot", "20", "--json", str(DATA / folder))
     err = result.err  # type: ignore[attr-defined]
     assert result.code == 0, err  # type: ignore[attr-defined]
-    assert "failed:" not in err and "file(s) failed" not in err
+    assert "failed:" not in err and " failed; " not in err
     if folder == "formats":
         assert "atif-like-openagents/trajectory.json: not conformant ATIF, read best-effort" in (
             " ".join(err.split())
@@ -90,7 +90,7 @@ def test_validity_table_shows_every_paper_claim_docs_quote(run_cli: Callable[...
     ("folder", "note"),
     [
         # a dev task: the default profile was fitted on its runs, so its figures flatter it
-        (DEV_TASK, "in-sample: 1 of these 1 tasks"),
+        (DEV_TASK, "in-sample: this task is one calibrated was fitted on"),
         ("swe-agent-java", None),  # no task of the fit: the figures are out of sample
     ],
 )
@@ -107,7 +107,7 @@ def test_validity_table_says_when_its_runs_were_fitted_on(
     if note is None:
         assert "in-sample" not in table
     else:
-        assert f"{note} are the ones calibrated was fitted on" in table
+        assert f"{note}, so these figures flatter it" in table
         assert "quote its leave-task-out figures (docs/validity.md)" in table
 
 

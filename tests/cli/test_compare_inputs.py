@@ -137,7 +137,5 @@ def test_the_report_says_files_were_left_unread(
     doc = json.loads(result.out)  # type: ignore[attr-defined]
     assert result.code == doc["exit_code"] >= 1  # type: ignore[attr-defined]
     (row,) = [c for c in doc["checks"] if c["name"] == "inputs"]
-    assert (
-        row["warning"] and row["reason"] == "run 2: 1 file(s) could not be read (named on stderr)"
-    )
+    assert row["warning"] and row["reason"] == "run 2: 1 file could not be read (named on stderr)"
     assert f"exit code {doc['exit_code']}" in md.read_text() and "| inputs |" in md.read_text()

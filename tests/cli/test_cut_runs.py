@@ -84,7 +84,7 @@ def test_report_notes_runs_scored_from_cut_traces(
     assert run_cli("score", str(cut), "--reference", str(reference), "--store", store).code == 0
     assert run_cli("report", "--store", store, "-o", str(out)).code == 0
     html = out.read_text()
-    assert "1 of 1 runs was scored from a trace cut short" in html
+    assert "1 of 1 run was scored from a trace cut short" in html
     assert f"(cut at line {line})" in html
 
 

@@ -258,5 +258,5 @@ def test_the_demo_names_a_task_it_cannot_score(tmp_path: Path) -> None:
     console = Console(file=io.StringIO(), width=200)
     assert run_demo(tmp_path / "data", console, ("process scoring",)) == 0
     text = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "1 tasks, 5 donors, 32 runs scored (profile calibrated, the default)" in text
+    assert "1 task, 5 donors, 32 runs scored (profile calibrated, the default)" in text
     assert "not scored: astropy__astropy-13236: 3 passing, 32 failing" in text

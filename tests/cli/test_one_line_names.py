@@ -46,6 +46,6 @@ def test_an_id_task_or_model_with_a_newline_stays_on_its_line(
     shown = agentlens("inspect", str(session))
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert len(lines) == 5  # "1 trajectories", then the run's four lines
+    assert len(lines) == 5  # "1 trajectory", then the run's four lines
     assert lines[1].startswith("96ef38f0-9d09-45c3-8124-6448c36090ed␊failed: other.jsonl")
     assert not any(line.startswith("failed:") for line in lines)

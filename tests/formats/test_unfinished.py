@@ -85,7 +85,7 @@ def test_inspect_warns_once_about_a_cut_last_line_and_exits_0(
     result = run_cli("inspect", str(cut))
     assert result.code == 0
     assert result.err.splitlines() == [f"warning: {cut}: line {line}: {CUT_NOTE.format(size)}"]
-    assert "1 trajectories" in result.out
+    assert "1 trajectory" in result.out
     assert f" steps (cut at line {line}) · tokens " in result.out  # not only in the warning
     summary = json.loads(run_cli("inspect", "--json", str(cut)).out)
     assert summary["truncated"] == {"line": line, "bytes": size}

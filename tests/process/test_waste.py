@@ -37,7 +37,7 @@ def test_regression_loop_needs_two_exploration_steps_before_the_next_edit() -> N
     assert (found.count, found.wasted_steps) == (1, 2)  # E:b E:c; the single E:d is not a loop
     assert found.instances[0].steps == (12, 13)
     assert found.wasted_tokens == 200
-    assert "1 instance(s), 2 wasted step(s)" in found.reason
+    assert "1 instance, 2 wasted steps" in found.reason
 
 
 def test_regression_in_the_reference_at_the_same_position_is_allowed() -> None:

@@ -275,7 +275,7 @@ def test_auto_with_dimension_narrows_and_explicit_sets_are_stored_as_before(
         (only,) = json.loads(out)["trajectories"]  # flask has no TestUsefulness: not reviewed
         assert code == 4 and list(only["reviews"]) == ["TestUsefulness"]
         assert only["task_id"] == "psf__requests-1724"
-        assert "1 trajectories not tagged testing have none of the --dimension asked" in (said(err))
+        assert "1 trajectory not tagged testing with none of the --dimension asked" in (said(err))
         code, _, _ = run_cli(capsys, "review", str(runs["a"]), *judge, "--metric-set", "workflows")
         assert code == 4
     with open_store(db) as store:

@@ -92,6 +92,6 @@ def test_the_qi_counts_the_verify_results_of_the_reviewed_runs(
     assert checks["quality index"]["v1"] == 100.0, checks["quality index"]
     warning = f"1 of 2 verify results name a trajectory not in {files['reviews']}"
     assert err.count(warning) == 2 and "left out of the QI's formal pass rate" in err, err
-    reviewed = "1 of the 1 trajectories reviewed have a verify result"
+    reviewed = "1 of the 1 trajectory reviewed has a verify result"
     assert reviewed in err and err.count("warning:") == 2, err  # one per run: the reviews are
     # about part of the run, and that is no mismatch

@@ -40,8 +40,8 @@ def test_different_task_points_alert(capsys: pytest.CaptureFixture[str]) -> None
     b = sorted((TRAJ / "pallets__flask-5014").glob("*gpt-4.1-*"))
     code, row = setup_row(capsys, str(a[0].parent / "*gpt-4.1-*"), str(b[0].parent / "*gpt-4.1-*"))
     assert code == 2 and row["alert"] and row["warning"]
-    assert f"{len(a)} point(s) only in run 1: psf__requests-1724×{len(a)}" in row["reason"]
-    assert f"{len(b)} point(s) only in run 2: pallets__flask-5014×{len(b)}" in row["reason"]
+    assert f"{len(a)} points only in run 1: psf__requests-1724×{len(a)}" in row["reason"]
+    assert f"{len(b)} points only in run 2: pallets__flask-5014×{len(b)}" in row["reason"]
 
 
 def test_judges_must_match() -> None:

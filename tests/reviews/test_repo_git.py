@@ -59,7 +59,7 @@ def test_verify_runs_no_program_the_repository_names(tmp_path: Path) -> None:
     plant(repo, marker)
     result = verify(repo, tmp_path)
     assert ran_on_host(marker) == []
-    assert result["reason"] == "2 changed file(s), all allowed"  # .gitattributes, calc/ops.py
+    assert result["reason"] == "2 changed files, all allowed"  # .gitattributes, calc/ops.py
 
 
 def test_without_the_sandbox_the_planted_filter_runs(tmp_path: Path) -> None:
@@ -179,7 +179,7 @@ def test_a_linked_worktree_is_diffed_in_the_sandbox(tmp_path: Path) -> None:
     linked = tmp_path / "linked"
     subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(linked)], check=True)
     (linked / "calc" / "ops.py").write_text("changed\n")
-    assert verify(linked, tmp_path)["reason"] == "1 changed file(s), all allowed"
+    assert verify(linked, tmp_path)["reason"] == "1 changed file, all allowed"
 
 
 def private_repo(tmp_path: Path) -> Path:

@@ -207,4 +207,4 @@ def test_the_markdown_shows_each_items_samples_and_each_dimensions_agreement(sam
         shown = ", ".join("unscored" if x is None else f"{x:g}" for x in stats["scores"])
         assert f"- **{dim}**: " in text and f"3 samples [{shown}]" in text
         rate = doc["summary"][dim]["samples"]["agreement_rate"]
-        assert f"{dim}, 1 items sampled: all samples agree on {rate:.0%}" in text
+        assert f"{dim}, 1 item sampled: all samples agree on {rate:.0%}" in text

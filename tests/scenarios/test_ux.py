@@ -80,7 +80,7 @@ def test_resuming_with_another_agent_is_refused(
     other = run_cli(*common, "--agent", scripted("silent"), "--resume")
     assert other.code == 2 and "resume it with the same agent" in other.err
     same = run_cli(*common, "--agent", scripted("fix"), "--resume")
-    assert same.code == 0 and "resumed: 1 pairs kept" in same.out
+    assert same.code == 0 and "resumed: 1 pair kept" in same.out
 
 
 def test_a_fail_line_names_what_failed(

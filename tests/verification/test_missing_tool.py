@@ -92,7 +92,7 @@ def test_skipped_checks_leave_the_scenario_unscored_and_out_of_the_qi(
     assert verifier_counts([str(path)]) == (3, 3)
     report = qi_report(None, [str(path)], None, [])
     assert report.result.value is None and "Formal" in report.result.reason
-    assert any("1 scenarios not scored" in w for w in report.result.warnings)
+    assert any("1 scenario not scored" in w for w in report.result.warnings)
 
 
 def test_the_demo_uses_its_own_interpreters_tools(fixed_repo):

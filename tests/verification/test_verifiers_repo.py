@@ -393,7 +393,7 @@ def test_exact_file_match_does_not_read_a_file_linked_out_of_the_repository(
     spec = {"type": "ExactFileMatchVerifier", "file_matches": [match],
             "check_other_files_unchanged": False}  # fmt: skip
     status, reason, _ = check(spec, fixed_repo)
-    assert (status, reason) == ("fail", "1 of 1 file(s) differ: calc/linked.py")
+    assert (status, reason) == ("fail", "1 of 1 file differs: calc/linked.py")
     inside = {**match, "actual_file_path": "calc/ops.py"}
     assert check({**spec, "file_matches": [inside]}, fixed_repo)[0] == "pass"
 
@@ -409,7 +409,7 @@ def test_regexp_counts_skip_files_linked_out_of_the_repository(
     spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "calc",
             "reg_exp_pattern": r"def sub\(", "strict_count": True, "num_expected": 1}  # fmt: skip
     status, reason, _ = check(spec, fixed_repo)
-    assert (status, reason) == ("pass", "1 match(es) in 2 file(s); expected exactly 1")
+    assert (status, reason) == ("pass", "1 match in 2 files; expected exactly 1")
 
 
 def test_a_folder_that_is_no_git_repository_is_one_line_saying_so(

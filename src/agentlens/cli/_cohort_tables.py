@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
+from agentlens.list_text import counted
 from agentlens.process.cohort import CohortReport, WasteRow
 from agentlens.process.curation import CurationRow
 from agentlens.process.validity import (
@@ -42,7 +43,9 @@ def tier_table(report: CohortReport) -> Table:
     unknown = (
         f"; {report.n_runs - tiered} with no pass/fail label" if report.n_runs > tiered else ""
     )
-    table = Table("tier", "runs", "share of its outcome %", title=f"Tiers ({tiered} runs{unknown})")
+    table = Table(
+        "tier", "runs", "share of its outcome %", title=f"Tiers ({counted(tiered, 'run')}{unknown})"
+    )
     passing = sum(report.tiers.get(t, 0) for t in TIER_ORDER[:3])
     failing = sum(report.tiers.get(t, 0) for t in TIER_ORDER[3:])
     for tier in TIER_ORDER:
@@ -56,7 +59,7 @@ def model_table(report: CohortReport) -> Table:
     unknown = sum(m.unknown for m in report.models)
     table = Table(
         title="Models: pass rate vs process quality of passing runs",
-        caption=f"{unknown} runs with no pass/fail label left out" if unknown else None,
+        caption=f"{counted(unknown, 'run')} with no pass/fail label left out" if unknown else None,
     )
     # cut, two models would read as one; folded only when it cannot fit (a name over 24 letters):
     # in 80 columns the other headers wrap first, so `gemini-2.5-pro` stays on one line
@@ -189,8 +192,14 @@ def validity_table(v: Validity) -> Table:
     table.add_row("runs pass/fail, tasks", f"{v.n_pass}/{v.n_fail}, {v.n_tasks}", "-")
     if v.in_fit:
         table.caption = (
-            f"in-sample: {v.in_fit} of these {v.n_tasks} tasks are the ones {v.profile} was "
-            "fitted on, so these figures flatter it; quote its leave-task-out figures "
-            "(docs/validity.md)"
+            f"in-sample: {_fitted_on(v)}, so these figures flatter it; quote its leave-task-out "
+            "figures (docs/validity.md)"
         )
     return table
+
+
+def _fitted_on(v: Validity) -> str:
+    if v.n_tasks == 1:
+        return f"this task is one {v.profile} was fitted on"
+    are = "is one" if v.in_fit == 1 else "are the ones"
+    return f"{v.in_fit} of these {v.n_tasks} tasks {are} {v.profile} was fitted on"

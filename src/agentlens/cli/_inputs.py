@@ -17,6 +17,7 @@ from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadFailure, ReadReport, ReadResult, iter_trace_paths
 from agentlens.formats.registry import get_reader
 from agentlens.formats.stream import TraceStream, stream_paths
+from agentlens.list_text import counted
 from agentlens.visible_text import one_line
 
 PROGRESS_FROM = 50
@@ -138,7 +139,7 @@ def _context_option(name: str) -> Any:
 
 def non_traces(result: ReadReport) -> str:
     count = len(result.skipped)
-    return f"{count} non-trace file{'' if count == 1 else 's'}"
+    return counted(count, "non-trace file")
 
 
 def _warn(line: str) -> None:
@@ -166,7 +167,8 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
         err_console.print(f"skipped {non_traces(result)}", highlight=False)
     if result.failures:
         err_console.print(
-            f"{len(result.failures)} file(s) failed; {result.n_read} trajectories read"
+            f"{counted(len(result.failures), 'file')} failed; "
+            f"{counted(result.n_read, 'trajectory')} read"
         )
         return 1
     return 0

@@ -17,6 +17,7 @@ from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import read_store_option
 from agentlens.errors import ConfigError
 from agentlens.jsonio import dump
+from agentlens.list_text import counted
 from agentlens.reviews.compare import CompareProfile
 from agentlens.reviews.markdown import check_flag, compare_markdown, format_value
 from agentlens.reviews.run_comparison import RunInputs, compare_documents
@@ -151,7 +152,7 @@ def _trajectories(name: str, store_url: str | None) -> tuple[list[Trajectory], s
     else:
         read = load_inputs([name])
         if report_failures(read):
-            unread = f"{len(read.failures)} file(s) could not be read (named on stderr)"
+            unread = f"{counted(len(read.failures), 'file')} could not be read (named on stderr)"
         trajs = read.trajectories
     if not trajs:
         raise ConfigError(f"{name}: no trajectories read, nothing to compare")

@@ -26,6 +26,7 @@ from agentlens.errors import ConfigError
 from agentlens.file_names import FileStems
 from agentlens.formats.atif_writer import to_atif
 from agentlens.formats.jsonl import dump_jsonl
+from agentlens.list_text import counted
 from agentlens.trajectory import Trajectory
 
 TRACE_SUFFIXES = {".json", ".jsonl", ".traj", ".eval"}
@@ -62,9 +63,9 @@ def convert(
             console.print(f"no trajectory read: no dataset written to {out}", markup=False)
             return report_failures(stream)
         _write_hf(trajectories, out, scores_path, force)
-        what = f"a dataset of {len(trajectories)} rows"
+        what = f"a dataset of {counted(len(trajectories), 'row')}"
     else:
-        what = f"{write_all(stream, target, out, force=force)} {target} file(s)"
+        what = counted(write_all(stream, target, out, force=force), f"{target} file")
     console.print(f"wrote {what} to {out}", markup=False, soft_wrap=True)
     return report_failures(stream)
 
@@ -142,7 +143,8 @@ def _write_hf(trajectories: list[Trajectory], out: Path, scores: str | None, for
         example = sorted(unmatched)[0]
         say(
             "warning",
-            f"{len(unmatched)} of {len(rows)} --scores rows match no run read (e.g. {example})",
+            f"{len(unmatched)} of {counted(len(rows), '--scores row')} match no run read "
+            f"(e.g. {example})",
         )
     return write_hf(trajectories, out, scores=rows, force=force)
 

@@ -14,6 +14,7 @@ from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.compiled import status
 from agentlens.formats import READERS
 from agentlens.formats._unfinished import cut_at_line, cut_note
+from agentlens.list_text import counted
 from agentlens.outcomes import UNEVALUATED
 from agentlens.trajectory import Trajectory, Usage
 from agentlens.visible_text import json_text, one_line
@@ -87,7 +88,7 @@ def summary_table(trajectories: Iterable[Trajectory], count: int) -> Table:
     """One row per trajectory, kept short enough to read at 100 columns: categories by count with
     short names, tokens in k/M (`--json` has the exact figures). The table keeps its cells' text
     only, so a stream of trajectories passes through it one at a time."""
-    table = Table(title=f"{count} trajectories")
+    table = Table(title=counted(count, "trajectory"))
     table.add_column("id", overflow="fold", ratio=3)
     table.add_column("format", overflow="fold", ratio=2)
     table.add_column("task", overflow="fold", ratio=2)
@@ -118,7 +119,7 @@ def summary_table(trajectories: Iterable[Trajectory], count: int) -> Table:
 def print_summary_lines(trajectories: Iterable[Trajectory], count: int) -> None:
     """The table's facts as four lines per trajectory, for narrow terminals and pipes, printed
     as each trajectory comes."""
-    console.print(Text(f"{count} trajectories", style="bold"))
+    console.print(Text(counted(count, "trajectory"), style="bold"))
     for traj in trajectories:
         console.print(summary_block(traj))
 
@@ -131,7 +132,7 @@ def summary_block(traj: Trajectory) -> Text:
     block.append(f"\n  {traj.source.format} · task {task} · {model}")
     cut = cut_note(cut_at_line(traj))
     block.append(
-        f"\n  {len(traj.steps)} steps{cut}{_subagents(traj)} · tokens {human(usage.prompt_tokens)} in,"
+        f"\n  {counted(len(traj.steps), 'step')}{cut}{_subagents(traj)} · tokens {human(usage.prompt_tokens)} in,"
         f" {human(usage.completion_tokens)} out · cost {cost_text(traj)}"
     )
     block.append(f"\n  tools: {category_text(traj) or 'none'}")
@@ -147,7 +148,7 @@ def _subagents(traj: Trajectory, *, short: bool = False) -> str:
     if short:
         return f" +{len(subs)} sub"
     steps = sum(len(sub.steps) for sub in subs)
-    return f" + {len(subs)} sub-agent{'s' * (len(subs) != 1)} ({steps} steps)"
+    return f" + {counted(len(subs), 'sub-agent')} ({counted(steps, 'step')})"
 
 
 def _nested(traj: Trajectory) -> Iterator[Trajectory]:

@@ -9,6 +9,7 @@ from rich.table import Table
 from agentlens.cli._app import console
 from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.cli._process_options import profile_option
+from agentlens.list_text import counted
 from agentlens.process.labeler import LabelProfile, label_trajectory
 from agentlens.trajectory import Trajectory
 from agentlens.visible_text import json_text
@@ -61,7 +62,7 @@ def label_table(traj: Trajectory, rows: list[dict[str, object]]) -> Table:
     stored = [r for r in rows if "stored" in r]
     same = sum(1 for r in stored if r["stored"] == r["stage"])
     caption = f"agrees with the stored labels on {same}/{len(stored)} steps" if stored else None
-    table = Table(title=f"{traj.id} ({len(rows)} tool steps)", caption=caption)
+    table = Table(title=f"{traj.id} ({counted(len(rows), 'tool step')})", caption=caption)
     columns = ("step", "tool", "category", "stage") + (("stored",) if stored else ())
     for name in columns:
         table.add_column(name)

@@ -8,6 +8,7 @@ import click
 
 from agentlens.cli._app import console, say
 from agentlens.jsonio import dump
+from agentlens.list_text import counted
 from agentlens.reviews import ALL_DIMENSIONS, NO_SCORED_ITEM
 from agentlens.reviews.qi import qi_report
 from agentlens.reviews.reliability import variance_of_qi_files
@@ -116,7 +117,7 @@ def _variance(paths: tuple[str, ...], as_json: bool) -> int:
         shown = (
             "n/a (a component is missing)" if mean is None else f"{mean} ± {result['qi_sd']} (sd)"
         )
-        console.print(f"QI over {result['runs']} runs: {shown}", highlight=False)
+        console.print(f"QI over {counted(result['runs'], 'run')}: {shown}", highlight=False)
         for name, share in result["variance_share"].items():
             console.print(f"  {name:22} {share:7.1%} of Var(QI)", highlight=False)
     return NO_SCORED_ITEM if result["qi_mean"] is None else 0

@@ -12,6 +12,7 @@ from agentlens.cli._app import console, err_console, say
 from agentlens.cli._inputs import load_inputs, read_options, report_failures
 from agentlens.cli._process_options import profile_option
 from agentlens.errors import ConfigError
+from agentlens.list_text import counted
 from agentlens.process.calibrated import saved_baseline
 from agentlens.process.donor_baseline import attach_baseline
 from agentlens.process.profiles import Profile, get_profile
@@ -55,9 +56,10 @@ def build(
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     Path(output).write_bytes(orjson.dumps(doc))
     console.print(
-        f"reference for {donors[0].task_id or 'the task'}: {len(ref.nodes)} states, "
-        f"{len(ref.edges)} transitions, {len(ref.branch_points())} branch points, "
-        f"{len(donors)} donors → {output}",
+        f"reference for {donors[0].task_id or 'the task'}: {counted(len(ref.nodes), 'state')}, "
+        f"{counted(len(ref.edges), 'transition')}, "
+        f"{counted(len(ref.branch_points()), 'branch point')}, "
+        f"{counted(len(donors), 'donor')} → {output}",
         highlight=False,
     )
     return report_failures(result)

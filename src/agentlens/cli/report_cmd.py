@@ -9,6 +9,7 @@ import click
 from agentlens.cli._app import console, err_console
 from agentlens.cli._output import write_whole
 from agentlens.cli._store_option import read_store_option
+from agentlens.list_text import counted
 from agentlens.report import render_report, select_runs
 from agentlens.store import default_url, open_store
 from agentlens.store.model import RUN_KINDS
@@ -37,5 +38,5 @@ def report(
         document = render_report(store, [run.id for run in runs])
     path = Path(out)
     write_whole(path, lambda file: file.write(document.encode("utf-8")), store=store.url)
-    console.print(f"wrote {path} ({len(runs)} run{'s' if len(runs) != 1 else ''})", soft_wrap=True)
+    console.print(f"wrote {path} ({counted(len(runs), 'run')})", soft_wrap=True)
     return 0

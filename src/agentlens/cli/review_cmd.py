@@ -22,6 +22,7 @@ from agentlens.cli._dimension_options import (
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.cli._store_option import label_option, save_run, store_option
+from agentlens.list_text import counted
 from agentlens.reviews.auto_metric_set import AUTO
 
 T = TypeVar("T")
@@ -269,7 +270,9 @@ def _plan_only(
     if dump_dir:
         written = dump_prompts(calls, dump_dir)
         err_console.print(
-            f"wrote {len(written)} prompts under {dump_dir}", highlight=False, markup=False
+            f"wrote {counted(len(written), 'prompt')} under {dump_dir}",
+            highlight=False,
+            markup=False,
         )
     guess = estimate(
         calls, model_of(client.name), client.prices, free=client.free, samples=settings.samples
@@ -331,14 +334,14 @@ def _auto_dimensions(
     tagged = sum(map(tagged_testing, trajs))
     if tagged:
         err_console.print(
-            f"metric set auto: {tagged} of {len(trajs)} trajectories tagged testing, judged on "
+            f"metric set auto: {tagged} of {counted(len(trajs), 'trajectory')} tagged testing, judged on "
             "the testing set; the others on workflows",
             highlight=False,
         )
     if len(pool) < len(trajs):
         err_console.print(
-            f"metric set auto: {len(trajs) - len(pool)} trajectories not tagged testing have "
-            "none of the --dimension asked; not reviewed",
+            f"metric set auto: {counted(len(trajs) - len(pool), 'trajectory')} not tagged testing "
+            "with none of the --dimension asked: not reviewed",
             highlight=False,
         )
     return dims_of, pool

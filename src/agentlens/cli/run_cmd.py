@@ -13,6 +13,7 @@ from rich.text import Text
 from agentlens.cli._app import WIDE, console, err_console, progress_bar, say
 from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.cli._store_option import label_option, save_run, store_option
+from agentlens.list_text import counted
 from agentlens.scenarios import Fold, FoldResult, RunSettings, SessionResult, run_fold
 from agentlens.scenarios.records import scenario_records, scenario_run
 from agentlens.scenarios.run_plan import RunRequest, plan_fold, run_settings
@@ -189,7 +190,9 @@ def _dump(fold: Fold, request: RunRequest, dump_dir: str) -> int:
     written = write_first_prompts(
         fold, request.agent_spec, request.simulator, Path(request.out), settings, dump_dir
     )
-    console.print(f"wrote {len(written)} prompts under {dump_dir}", highlight=False, soft_wrap=True)
+    console.print(
+        f"wrote {counted(len(written), 'prompt')} under {dump_dir}", highlight=False, soft_wrap=True
+    )
     return 0
 
 
@@ -211,7 +214,7 @@ def _run_with_progress(fold: Fold, settings: RunSettings, out: str) -> FoldResul
         except KeyboardInterrupt:
             err_console.print(
                 Text(
-                    f"stopped: {len(finished)} of {pairs} pairs finished and are kept in {out}; "
+                    f"stopped: {len(finished)} of {counted(pairs, 'pair')} finished and kept in {out}; "
                     "the same command with --resume runs the rest"
                 )
             )
@@ -230,14 +233,14 @@ def _print(result: FoldResult, out: Path) -> None:
             _print_pair(row)
     summary = result.summary()
     rate = summary["formal_pass_rate"]
-    counted = summary["runs"] - summary["failed_runs"]
+    judged = summary["runs"] - summary["failed_runs"]
     _line(
         f"formal pass rate {'-' if rate is None else f'{rate:.1%}'} "
-        f"({summary['formal_passed']}/{counted}; failed runs left out: {summary['failed_runs']}) · "
+        f"({summary['formal_passed']}/{judged}; failed runs left out: {summary['failed_runs']}) · "
         f"simulator spend ${summary['simulator_spend_dollars']:.4f}"
     )
     if summary["resumed"]:
-        _line(f"resumed: {summary['resumed']} pairs kept from the earlier run in {out}")
+        _line(f"resumed: {counted(summary['resumed'], 'pair')} kept from the earlier run in {out}")
     for pair in summary["skipped_over_budget"]:
         say("skipped", f"{pair} (budget spent)")
     _line(f"trajectories: {out / 'trajectories'} (agentlens review / telemetry / qi)")
@@ -275,7 +278,7 @@ def _row(session: SessionResult) -> tuple[str, str, str, str, str, str]:
     return (
         f"{meta['scenario']} / {meta.get('persona')}",
         str(meta["termination_reason"]),
-        f"{users} user message{'' if users == 1 else 's'}",
+        counted(users, "user message"),
         str(len(session.trajectory.steps)),
         session.verdict,
         f"{session.duration_s:.1f}s",

@@ -9,6 +9,7 @@ from rich.table import Table
 from agentlens.cli._app import console, say
 from agentlens.errors import ConfigError
 from agentlens.jsonio import read_json
+from agentlens.list_text import counted
 from agentlens.reviews import NO_SCORED_ITEM
 from agentlens.reviews.documents import SXS_KIND, check, same_run
 from agentlens.reviews.reliability import self_preference_from_sxs
@@ -38,7 +39,7 @@ def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
         console.print("0 cells: rates n/a (no task and dimension scored by both judges)")
         return code
     console.print(
-        f"{result['cells']} cells: disagree {result['disagree_rate']:.1%}, "
+        f"{counted(result['cells'], 'cell')}: disagree {result['disagree_rate']:.1%}, "
         f"self-favouring {result['self_favouring_rate']:.1%}, "
         f"other-favouring {result['other_favouring_rate']:.1%}",
         highlight=False,

@@ -15,6 +15,7 @@ from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadResult
+from agentlens.list_text import counted
 from agentlens.stepvalue.dump import write_prompts
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.openqa import join, load_tasks
@@ -205,7 +206,9 @@ def evaluate_cmd(
     if dump_dir:
         written = write_prompts(problems, config, request.evaluator, dump_dir)
         console.print(
-            f"wrote {len(written)} prompts under {dump_dir}", highlight=False, soft_wrap=True
+            f"wrote {counted(len(written), 'prompt')} under {dump_dir}",
+            highlight=False,
+            soft_wrap=True,
         )
         return inputs.exit_code()
     result = evaluate_request(request, problems, config)
@@ -262,8 +265,9 @@ def adapt_open_qa(
     used = {p.notes.get("source") for p in problems}
     unused = sum(1 for t in loaded.trajectories if t.source.path not in used)
     console.print(
-        f"{len(problems)} of {len(rows)} task rows -> {out} ({steps} steps); "
-        f"{len(missing)} rows without a trajectory, {unused} trajectories without a row",
+        f"{len(problems)} of {counted(len(rows), 'task row')} -> {out} ({counted(steps, 'step')}); "
+        f"{counted(len(missing), 'row')} without a trajectory, "
+        f"{counted(unused, 'trajectory')} without a row",
         highlight=False,
     )
     return report_failures(loaded)
@@ -297,7 +301,10 @@ def adapt(
     )
     write_asv(problems, out)
     steps = sum(len(p.transitions) for p in problems)
-    console.print(f"{len(problems)} trajectories -> {out} ({steps} steps)", highlight=False)
+    console.print(
+        f"{counted(len(problems), 'trajectory')} -> {out} ({counted(steps, 'step')})",
+        highlight=False,
+    )
     return inputs.exit_code()
 
 

@@ -20,6 +20,7 @@ from agentlens.cli._dimension_options import (
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli.review_cmd import samples_option
 from agentlens.jsonio import dump
+from agentlens.list_text import counted
 from agentlens.providers import get_provider
 from agentlens.reviews import NO_SCORED_ITEM
 from agentlens.reviews.auto_metric_set import AUTO
@@ -191,7 +192,8 @@ def _print_tables(compared: SideBySide, doc: dict[str, Any]) -> None:
     console.print(wins)
     info = doc["pairing"]
     err_console.print(
-        f"{info['pairs']} pairs over {info['tasks']} tasks ({info['tasks_with_repeats']} with "
+        f"{counted(info['pairs'], 'pair')} over {counted(info['tasks'], 'task')} "
+        f"({info['tasks_with_repeats']} with "
         f"repeats, keyed task#i); unpaired: {info['unpaired_a']} in A, {info['unpaired_b']} in B",
         highlight=False,
     )

@@ -12,6 +12,7 @@ from rich.text import Text
 from agentlens.cli._app import console
 from agentlens.cli._inputs import report_failures, stream_inputs
 from agentlens.jsonio import dump
+from agentlens.list_text import counted
 from agentlens.reviews.telemetry import TelemetryTotals, trajectory_telemetry
 
 QUANTILES = ("total", "q10", "q50", "q80", "q100")
@@ -39,11 +40,11 @@ def report(doc: dict[str, Any]) -> Group:
     calls, per-tool success worst first, how the runs ended."""
     meta = doc["run_metadata"]
     lines = [
-        Text(f"{doc['trajectories']} trajectories", style="bold"),
-        Text(f"  models: {counted(meta['models'])}"),
-        Text(f"  agents: {counted(meta['agents'])}"),
-        Text(f"  formats: {counted(meta['formats'])}"),
-        Text(f"  ended: {counted(doc['termination_reason'])}"),
+        Text(counted(doc["trajectories"], "trajectory"), style="bold"),
+        Text(f"  models: {tally(meta['models'])}"),
+        Text(f"  agents: {tally(meta['agents'])}"),
+        Text(f"  formats: {tally(meta['formats'])}"),
+        Text(f"  ended: {tally(doc['termination_reason'])}"),
         Text(tokens_line(doc)),
         Text(tools_line(doc)),
     ]
@@ -57,7 +58,7 @@ def report(doc: dict[str, Any]) -> Group:
     return Group(*lines, quantile_table(doc), success_table(doc["tool_call_success_rates"]))
 
 
-def counted(counts: dict[str, int]) -> str:
+def tally(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} ×{count}" for name, count in counts.items()) or "-"
 
 
@@ -78,7 +79,9 @@ def tools_line(doc: dict[str, Any]) -> str:
     if doc["tool_calls_in_parallel_mean"] is not None:
         line += f", {doc['tool_calls_in_parallel_mean']} per tool-calling response"
     inferred = doc["tool_success_inferred_from_output"]
-    return line + (f"; success of {inferred} inferred from the output" if inferred else "")
+    return line + (
+        f"; success of {counted(inferred, 'call')} inferred from its output" if inferred else ""
+    )
 
 
 def quantile_table(doc: dict[str, Any]) -> Table:

@@ -9,6 +9,7 @@ import click
 
 from agentlens.cli._app import err_console
 from agentlens.cli._store_option import read_store_option
+from agentlens.list_text import counted
 from agentlens.store import default_url, open_store
 from agentlens.viewer.serve import serve
 
@@ -44,7 +45,8 @@ def view(store_url: str | None, host: str, port: int, open_browser: bool, token:
         reach = "this machine only" if local else "the network, with its token"
         link = address if local or given else f"{address}?token={token}"
         click.echo(
-            f"AgentLens viewer on {link} ({stats['runs']} runs, {stats['trajectories']} "
+            f"AgentLens viewer on {link} ({counted(stats['runs'], 'run')}, "
+            f"{counted(stats['trajectories'], 'trajectory')}"
             f"trajectories in {shown}); reachable from {reach}; Ctrl-C to stop"
         )
         if open_browser:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from agentlens.cli._cohort_tables import model_table, separation_table, tier_table, validity_table
 from agentlens.demo.context import DemoContext
+from agentlens.list_text import counted
 from agentlens.process.cohort import cohort_report, result_row
 from agentlens.process.labeler import label_trajectory
 from agentlens.process.profiles import DEFAULT_PROFILE, Profile
@@ -56,8 +57,8 @@ def process_section(ctx: DemoContext) -> None:
     report = cohort_report(rows, signals=("struct", "cov", "coh", "temp", "composite"), n_boot=500)
     ctx.extras["process_rows"] = rows
     ctx.console.print(
-        f"{len(splits)} tasks, {sum(len(s.donors) for s in splits)} donors, "
-        f"{len(rows)} runs scored (profile {DEFAULT_PROFILE}, the default)",
+        f"{counted(len(splits), 'task')}, {counted(sum(len(s.donors) for s in splits), 'donor')}, "
+        f"{counted(len(rows), 'run')} scored (profile {DEFAULT_PROFILE}, the default)",
         highlight=False,
     )
     for line in unscored_tasks(ctx.trajectories, splits, "agentlens-bench"):

@@ -12,6 +12,7 @@ from rich.text import Text
 from agentlens import redaction
 from agentlens.cli._inputs import failure_line
 from agentlens.demo.context import DemoContext
+from agentlens.list_text import counted
 from agentlens.trajectory import Trajectory
 
 
@@ -31,7 +32,8 @@ def ingest_section(ctx: DemoContext) -> None:
         )
     ctx.console.print(table)
     ctx.console.print(
-        f"read {len(files)} files, {len(ctx.trajectories)} trajectories in {ctx.seconds:.2f} s; "
+        f"read {counted(len(files), 'file')}, {counted(len(ctx.trajectories), 'trajectory')} "
+        f"in {ctx.seconds:.2f} s; "
         f"{len(ctx.result.failures)} failed, {len(ctx.result.skipped)} skipped",
         highlight=False,
     )

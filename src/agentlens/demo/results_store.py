@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agentlens.demo.context import DemoContext
 from agentlens.errors import StoreError
+from agentlens.list_text import counted
 from agentlens.process.profiles import DEFAULT_PROFILE
 from agentlens.process.records import PROCESS_SCORER, score_records
 from agentlens.release import cache_dir
@@ -42,8 +43,8 @@ def store_section(ctx: DemoContext) -> None:
         stats = store.stats()
         _write_report(store, runs[-1:], report)
     ctx.console.print(
-        f"stored {stats['trajectories']} trajectories ({stats['steps']:,} step rows for "
-        f"{stats['steps_referenced']:,} steps) and {len(runs)} runs in {db}\n"
+        f"stored {counted(stats['trajectories'], 'trajectory')} ({stats['steps']:,} step rows "
+        f"for {stats['steps_referenced']:,} steps) and {counted(len(runs), 'run')} in {db}\n"
         f"report: {report}\nbrowse: agentlens view --store {db}",
         highlight=False,
         soft_wrap=True,

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from agentlens.demo.context import DemoContext
 from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
+from agentlens.list_text import counted, first_few
 from agentlens.providers import get_provider
 from agentlens.providers.bundled import LOCAL_LLM_HINT as HINT
 from agentlens.providers.bundled import bundled_gguf as local_gguf
@@ -102,11 +103,12 @@ def _formal_unless_unsandboxable(console: Console) -> ScenarioResult | None:
 
 def _telemetry(console: Console, traj: Trajectory) -> None:
     tel = RunTelemetry.of([traj]).to_dict()
-    worst = list(tel["tool_call_success_rates"].items())[:2]
+    rates = list(tel["tool_call_success_rates"].items())
+    worst = first_few(rates, 2, lambda rate: f"{rate[0]} {rate[1]} ok")
     console.print(
-        f"telemetry of {traj.id}: {tel['tools_calls_total']} tool calls, "
+        f"telemetry of {traj.id}: {counted(tel['tools_calls_total'], 'tool call')}, "
         f"{tel['completion_tokens']:,} generated tokens, cache-hit ratio {tel['cache_hit_ratio']}, "
-        f"worst tools {worst}",
+        f"worst tools: {worst}",
         highlight=False,
     )
 

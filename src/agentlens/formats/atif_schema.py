@@ -168,4 +168,5 @@ def _object(problems: list[str], where: str, value: Any, allowed: set[str]) -> b
 def _extra_keys(problems: list[str], where: str, value: dict[str, Any], allowed: set[str]) -> None:
     unknown = sorted(k for k in value if k not in allowed)
     if unknown:
-        problems.append(f"{where}: unknown field(s) {', '.join(map(preview, unknown))}")
+        fields = "field" if len(unknown) == 1 else "fields"
+        problems.append(f"{where}: unknown {fields} {', '.join(map(preview, unknown))}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentlens.list_text import counted
 from agentlens.process.states import ProcState
 
 
@@ -55,7 +56,7 @@ def divergence(
     segments = _segments(path, missing, cand, alignment)
     reason = (
         f"first missed reference state at path position {step} of {len(path)} "
-        f"(expected {describe(path[index])}, candidate did {actual}); {len(segments)} gap(s)"
+        f"(expected {describe(path[index])}, candidate did {actual}); {counted(len(segments), 'gap')}"
     )
     return Divergence(
         index, step, describe(path[index]), actual, fraction, segments, reason, len(path)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agentlens.list_text import counted
 from agentlens.process.protocols import TaskSplit, group_by_task
 from agentlens.process.run_units import CohortRun
 
@@ -79,7 +80,7 @@ def unscored_in(
         unknown = len(runs) - sum(counts)
         lines.append(
             f"{task}: {counts[0]} passing, {counts[1]} failing, {unknown} unknown "
-            f"({left} of {len(runs)} runs not scored)"
+            f"({left} of {counted(len(runs), 'run')} not scored)"
         )
     return lines
 

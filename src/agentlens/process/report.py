@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentlens.list_text import counted
 from agentlens.process.signals.workflow import StageCoverage
 from agentlens.process.states import ProcState
 
@@ -147,10 +148,10 @@ def quality_signals(
         out.append(QualitySignal("stage_order_differs", "critical" if failed else "info", ()))
     explore = comparison.get("E")
     if explore is not None and explore.effort_ratio > 2.0:
-        detail = f"E effort {explore.effort_ratio:.1f}×, {explore.extra} extra steps"
+        detail = f"E effort {explore.effort_ratio:.1f}×, {counted(explore.extra, 'extra step')}"
         out.append(QualitySignal("excessive_exploration", "warning", (detail,)))
     if stages.total.get("O", 0) > 0 and stages.matched.get("O", 0) == 0:
-        detail = f"{stages.total['O']} O state(s) in the path, none matched"
+        detail = f"{counted(stages.total['O'], 'O state')} in the path, none matched"
         out.append(QualitySignal("missing_planning", "info", (detail,)))
     clean = coherence >= 0.7 and coverage >= 70 and completeness >= 0.75
     if passed and clean and waste.total_wasted_steps == 0:

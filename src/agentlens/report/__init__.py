@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import orjson
 
 from agentlens import __version__
+from agentlens.list_text import counted
 from agentlens.report.compare import comparison, overview_note, run_name
 from agentlens.report.html import definitions, el, page, text
 from agentlens.report.imports import import_sections
@@ -36,9 +37,8 @@ def render_report(store: SqlStore, run_ids: Sequence[str]) -> str:
         parts.append((f"run-{i}", f"{run.kind} run {run_name(run)}", _run_section(run, records)))
     body = "".join(el("section", inner, id=anchor, class_="run") for anchor, _, inner in parts)
     kinds = ", ".join(dict.fromkeys(run.kind for run, _ in loaded))
-    plural = "s" if len(loaded) != 1 else ""
     source = printable_url(store.url)
-    subtitle = f"{len(loaded)} run{plural} ({kinds}) from {source} · agentlens {__version__}"
+    subtitle = f"{counted(len(loaded), 'run')} ({kinds}) from {source} · agentlens {__version__}"
     contents = [(anchor, title) for anchor, title, _ in parts]
     return page("AgentLens report", subtitle, contents, body)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentlens.list_text import counted
 from agentlens.report.html import Cell, details, fmt, stat_cards, table, text
 from agentlens.report.scores import ScoreRow
 from agentlens.report.stats import mean, median
@@ -45,7 +46,7 @@ def comparison(runs: Sequence[tuple[Run, list[ScoreRow]]]) -> str:
     ]
     caption = "Δ = score in the newest run minus the oldest that scored the trajectory."
     return stat_cards(cards) + details(
-        f"{len(ids)} trajectories in two or more runs",
+        f"{counted(len(ids), 'trajectory')} in two or more runs",
         table(head, body, caption=caption, class_="runs"),
         open_=True,
     )

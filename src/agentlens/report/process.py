@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from agentlens.formats._unfinished import cut_note
+from agentlens.list_text import counted
 from agentlens.report.html import Cell, details, el, figure, fmt, percent, stat_cards, table, text
 from agentlens.report.scores import (
     OUTCOMES,
@@ -52,7 +53,7 @@ def _cut_note(rows: Sequence[ScoreRow]) -> str:
     was = "was" if cut == 1 else "were"
     return text(
         "p",
-        f"{cut} of {len(rows)} runs {was} scored from a trace cut short (its last line incomplete:"
+        f"{cut} of {counted(len(rows), 'run')} {was} scored from a trace cut short (its last line incomplete:"
         " a session still being written, or an agent killed): their scores count only the steps"
         " before the cut, marked (cut at line N) in the trajectory table.",
         class_="note",
@@ -114,10 +115,6 @@ def _histogram(rows: Sequence[ScoreRow], profile: str | None = None) -> str:
     return figure(plot, f"Score distribution, stacked by outcome (bins of 5 points){note}.")
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def _rank(rank: int | None) -> object:
     return "–" if rank is None else rank
 
@@ -126,8 +123,8 @@ def _waste_chart(rows: Sequence[ScoreRow]) -> str:
     totals = waste_totals(rows)
     bars = [
         Bar(kind.replace("_", " "), steps,
-            f"{kind}: {_count(steps, 'wasted step')} in {_count(n, 'instance')}",
-            note=_count(n, "instance"))
+            f"{kind}: {counted(steps, 'wasted step')} in {counted(n, 'instance')}",
+            note=counted(n, "instance"))
         for kind, (n, steps) in totals.items()
     ]  # fmt: skip
     if not bars:
@@ -183,10 +180,13 @@ def _mechanisms(rows: Sequence[ScoreRow]) -> str:
     if not counts:
         return el(
             "div",
-            title + text("p", f"No mechanism assigned ({lucky} lucky passes).", class_="note"),
+            title
+            + text("p", f"No mechanism assigned ({counted(lucky, 'lucky pass')}).", class_="note"),
         )
     body = [[name, n, percent(n, sum(counts.values()))] for name, n in counts.most_common()]
-    caption = f"{sum(counts.values())} runs with a mechanism; {lucky} lucky passes."
+    caption = (
+        f"{counted(sum(counts.values()), 'run')} with a mechanism; {counted(lucky, 'lucky pass')}."
+    )
     return el("div", title + table(["mechanism", "runs", "share"], body, caption=caption))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentlens.list_text import counted
 from agentlens.report.belief_chart import belief_chart
 from agentlens.report.html import Cell, details, el, figure, fmt, stat_cards, table, text
 from agentlens.report.stats import mean
@@ -45,7 +46,11 @@ def stepvalue_sections(records: Sequence[Record], summary: Mapping[str, Any] | N
         stat_cards(cards)
         + el("div", _channel_table(records, names), class_="grid")
         + _effect_table((summary or {}).get("channel_effects") or [])
-        + details(f"All {len(records)} trajectories", _trajectory_table(records, names), open_=True)
+        + details(
+            f"All {counted(len(records), 'trajectory')}",
+            _trajectory_table(records, names),
+            open_=True,
+        )
         + "".join(_trajectory_steps(r, names) for r in records[:CHARTED])
     )
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from scipy import stats
 
+from agentlens.list_text import counted
 from agentlens.reviews.telemetry import RunTelemetry
 
 Range = tuple[float, float]
@@ -329,7 +330,8 @@ def sxs_check(dim: str, flags: dict[str, Any]) -> Check:
     name, test = f"SxS: {dim}", "sign-flip permutation"
     if flags.get("scored_tasks") == 0:
         reason = (
-            f"no scored comparison (0 of {flags.get('tasks')} tasks): the mean is n/a; every "
+            f"no scored comparison (0 of {counted(flags.get('tasks') or 0, 'task')}): the mean is n/a; "
+            "every "
             "judge answer was unscored or failed"
         )
         return Check(name, test, None, None, warning=True, reason=reason)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from agentlens.list_text import first_few
+from agentlens.list_text import counted, first_few
 from agentlens.reviews.compare import Check
 from agentlens.trajectory import Trajectory
 
@@ -28,13 +28,14 @@ def setup_check(
     errors = []
     only_1, only_2 = points_1 - points_2, points_2 - points_1
     if only_1:
-        errors.append(f"{sum(only_1.values())} point(s) only in run 1: {_names(only_1)}")
+        errors.append(f"{counted(sum(only_1.values()), 'point')} only in run 1: {_names(only_1)}")
     if only_2:
-        errors.append(f"{sum(only_2.values())} point(s) only in run 2: {_names(only_2)}")
+        errors.append(f"{counted(sum(only_2.values()), 'point')} only in run 2: {_names(only_2)}")
     if judge_1 and judge_2 and judge_1 != judge_2:
         errors.append(f"judges differ: {judge_1} vs {judge_2}")
     total_1, total_2 = sum(points_1.values()), sum(points_2.values())
-    reason = "; ".join(errors) or f"same {len(points_1)} tasks, {total_1} trajectories each"
+    same = f"same {counted(len(points_1), 'task')}, {counted(total_1, 'trajectory')} each"
+    reason = "; ".join(errors) or same
     return Check(
         "setup", "conformity", total_1, total_2, None, None, bool(errors), bool(errors), reason
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agentlens.list_text import counted
 from agentlens.markdown_text import markdown_text
 from agentlens.reviews import TESTING_DIMENSIONS
 
@@ -29,7 +30,7 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
     for dim, s in doc["summary"].items():
         if sampled := s.get("samples"):
             lines.append(
-                f"\n{dim}, {sampled['items']} items sampled: all samples agree on "
+                f"\n{dim}, {counted(sampled['items'], 'item')} sampled: all samples agree on "
                 f"{sampled['agreement_rate']:.0%}, pairwise agreement "
                 f"{sampled['pairwise_agreement']:.0%}, variance of the mean "
                 f"{sampled['variance_of_mean']:.3f}"
@@ -101,7 +102,7 @@ def _sampled(stats: dict[str, Any] | None) -> str:
     scores = ", ".join("unscored" if x is None else f"{x:g}" for x in stats["scores"])
     mean = "n/a" if stats["mean"] is None else f"{stats['mean']:.2f}"
     variance = "n/a" if stats["variance"] is None else f"{stats['variance']:.2f}"
-    return f"; {stats['n']} samples [{scores}], mean {mean}, variance {variance}"
+    return f"; {counted(stats['n'], 'sample')} [{scores}], mean {mean}, variance {variance}"
 
 
 def _narrative_markdown(narrative: dict[str, Any], anchors: dict[str, str]) -> str:

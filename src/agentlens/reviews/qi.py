@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentlens.errors import ConfigError
+from agentlens.list_text import counted
 from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.documents import (
     formal_of,
@@ -184,7 +185,7 @@ def qi_report(
     skipped = unscored_scenarios(verified.results)
     if skipped:
         result.warnings.append(
-            f"{skipped} scenarios not scored (a check skipped: its tool is not installed, and "
+            f"{counted(skipped, 'scenario')} not scored (a check skipped: its tool is not installed, and "
             "no check failed); the formal pass rate is over the others"
         )
     beside = {d: mean for d, mean in means.items() if d not in result.components}

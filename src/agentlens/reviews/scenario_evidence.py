@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentlens.errors import AgentLensError
+from agentlens.list_text import counted
 from agentlens.reviews.judge.prompt import ReviewContext
 from agentlens.scenarios.ide_errors import IdeReport
 from agentlens.scenarios.session import FORMAT
@@ -39,7 +40,7 @@ def formal_summary(traj: Trajectory) -> str | None:
     results = [r for r in formal.get("verifier_results") or [] if isinstance(r, dict)]
     verdict = "PASS" if formal.get("formal_verification_result") == 1 else "FAIL"
     passed = sum(1 for r in results if r.get("status") == "pass")
-    lines = [f"{verdict}: {passed} of {len(results)} verifiers passed"]
+    lines = [f"{verdict}: {passed} of {counted(len(results), 'verifier')} passed"]
     lines += [f"- {r.get('type')}: {r.get('status')} ({r.get('reason')})" for r in results]
     return "\n".join(lines)
 

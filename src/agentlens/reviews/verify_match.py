@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentlens.errors import ConfigError
+from agentlens.list_text import counted
 from agentlens.os_names import printable
 from agentlens.reviews.documents import verify_results
 
@@ -87,9 +88,9 @@ def _no_match(named: list[Sourced], target_ids: Sequence[str], target: MatchTarg
     ids = _ids([r for _, r in named])
     return (
         f"{_files(named)} and {printable(target.path)} are about different runs: the "
-        f"{target.kind}s name {_count(len(ids), 'trajectory', 'trajectories')} "
+        f"{target.kind}s name {counted(len(ids), 'trajectory')} "
         f"({_examples(ids)}), none of them among the "
-        f"{_count(len(set(target_ids)), 'trajectory', 'trajectories')} {target.held} "
+        f"{counted(len(set(target_ids)), 'trajectory')} {target.held} "
         f"({_examples(list(dict.fromkeys(target_ids)))})"
     )
 
@@ -106,7 +107,8 @@ def _partial(
         f"{len(others)} of {len(named)} {target.kind}s name a trajectory not in "
         f"{printable(target.path)} ({_examples(_ids([r for _, r in others]))}, in "
         f"{_files(others)}): left out of {target.uses}; {len(covered)} of the "
-        f"{len(set(target_ids))} trajectories {target.held} have a {target.kind}"
+        f"{counted(len(set(target_ids)), 'trajectory')} {target.held} "
+        f"{'has' if len(covered) == 1 else 'have'} a {target.kind}"
     )
 
 
@@ -130,7 +132,3 @@ def _examples(ids: Sequence[str], shown: int = 2) -> str:
 
 def _files(results: list[Sourced]) -> str:
     return ", ".join(printable(p) for p in dict.fromkeys(p for p, _ in results))
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"

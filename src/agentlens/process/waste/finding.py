@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentlens.list_text import counted
 from agentlens.process.states import ProcState
 
 WASTE_KINDS = (
@@ -44,6 +45,7 @@ def finding(
     instances = tuple(Instance(tuple(cand[i].step_index for i in idx), d) for idx, d in spans)
     wasted = sum(len(idx) for idx, _ in spans)
     tokens = sum(cand[i].input_tokens + cand[i].output_tokens for idx, _ in spans for i in idx)
-    reason = f"{rule}: {len(spans)} instance(s), {wasted} wasted step(s), {tokens} tokens"
+    reason = f"{rule}: {counted(len(spans), 'instance')}, {counted(wasted, 'wasted step')}, "
+    reason += counted(tokens, "token")
     positions = frozenset(i for idx, _ in spans for i in idx)
     return WasteFinding(kind, len(spans), wasted, tokens, instances, reason, positions)

@@ -3,6 +3,7 @@ outcome and its final diff (the last `git diff` the agent ran, else the edits it
 
 from __future__ import annotations
 
+from agentlens.list_text import counted
 from agentlens.reviews.judge.compact import last_diff_step
 from agentlens.trajectory import ToolCategory, Trajectory
 
@@ -22,7 +23,7 @@ def final_diff(traj: Trajectory) -> str | None:
     edits = [s for s in traj.steps if s.category in (ToolCategory.EDIT, ToolCategory.CREATE_FILE)]
     if not edits:
         return None
-    lines = [f"(no diff recorded; the {len(edits)} edits the agent made)"]
+    lines = [f"(no diff recorded; the {counted(len(edits), 'edit')} the agent made)"]
     for step in edits:
         where = ", ".join(step.files) or step.tool_name or "?"
         lines.append(f"S{step.index} {step.tool_name} {where}")

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentlens.list_text import counted
 from agentlens.providers.client import LLMClient
 from agentlens.providers.pricing import PriceTable
 from agentlens.providers.prompt_dump import PlannedCall
@@ -126,7 +127,8 @@ def run_summary(client: LLMClient, reviews: Sequence[TrajectoryReview], wall_s: 
     per = wall_s / len(reviews) if reviews else 0.0
     why = f" ({'; '.join(sorted(set(stats.retry_reasons)))})" if stats.retry_reasons else ""
     return (
-        f"judge {client.name}: {first} reviews, {stats.calls} calls made "
-        f"({reasked} re-asks, {stats.cache_hits} from cache), {stats.retries} retries{why}, "
+        f"judge {client.name}: {counted(first, 'review')}, {counted(stats.calls, 'call')} made "
+        f"({counted(reasked, 're-ask')}, {stats.cache_hits} from cache), "
+        f"{counted(stats.retries, 'retry')}{why}, "
         f"{stats.queued_s:.0f}s queued in total; wall {wall_s:.0f}s ({per:.1f}s per trajectory)"
     )

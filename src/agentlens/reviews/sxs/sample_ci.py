@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentlens.list_text import counted
 from agentlens.reviews.judge.samples import SampleSummary, normal_ci, summarize_samples
 from agentlens.reviews.sxs.pairing import pair_task
 
@@ -37,7 +38,7 @@ class SampleCi:
     def reason(self) -> str:
         low, high = self.ci
         missing = (
-            f"; {self.orders_without_variance} orders with < 2 scored samples add no variance"
+            f"; {counted(self.orders_without_variance, 'order')} with < 2 scored samples add no variance"
             if self.orders_without_variance
             else ""
         )

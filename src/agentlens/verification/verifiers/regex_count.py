@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import orjson
 
+from agentlens.list_text import counted
 from agentlens.verification.inside import read_inside
 from agentlens.verification.verifiers.base import (
     VerifierResult,
@@ -35,7 +36,7 @@ def _verdict(type_name: str, count: int, expected: int, strict: bool, where: str
     return VerifierResult(
         type_name,
         "pass" if ok else "fail",
-        f"{count} match(es) in {where}; expected {rule}",
+        f"{counted(count, 'match')} in {where}; expected {rule}",
         {"count": count},
     )
 
@@ -64,7 +65,7 @@ class FileRegExpCountVerifier:
         texts = [text for text in (self._text(ctx.repo, f) for f in files) if text is not None]
         count = sum(len(pattern.findall(text)) for text in texts)
         return _verdict(
-            self.type_name, count, self.num_expected, self.strict_count, f"{len(texts)} file(s)"
+            self.type_name, count, self.num_expected, self.strict_count, counted(len(texts), "file")
         )
 
     def _sources(self, root: Path) -> Iterable[Path]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.list_text import first_few
+from agentlens.list_text import counted, first_few
 from agentlens.verification.inside import read_inside
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
 from agentlens.verification.verifiers.globs import glob_match
@@ -62,15 +62,13 @@ class NoChangesVerifier:
             "unexpected_changed": sorted(unexpected),
         }
         if forbidden:
-            reason = f"{len(forbidden)} forbidden file(s) changed: {_listing(forbidden)}"
+            reason = f"{counted(len(forbidden), 'forbidden file')} changed: {_listing(forbidden)}"
             return VerifierResult(self.type_name, "fail", reason, metrics)
         if unexpected:
-            reason = (
-                f"{len(unexpected)} file(s) changed outside the allowed set: {_listing(unexpected)}"
-            )
+            reason = f"{counted(len(unexpected), 'file')} changed outside the allowed set: {_listing(unexpected)}"
             return VerifierResult(self.type_name, "fail", reason, metrics)
         return VerifierResult(
-            self.type_name, "pass", f"{len(changed)} changed file(s), all allowed", metrics
+            self.type_name, "pass", f"{counted(len(changed), 'changed file')}, all allowed", metrics
         )
 
 
@@ -88,10 +86,15 @@ class YesChangesVerifier:
         missing += [g for g in self.target_globs if not any(glob_match(p, g) for p in changed)]
         metrics = {"changed": len(changed), "unchanged_targets": missing}
         if missing:
-            reason = f"{len(missing)} target(s) not changed: {_listing(missing)}"
+            reason = f"{counted(len(missing), 'target')} not changed: {_listing(missing)}"
             return VerifierResult(self.type_name, "fail", reason, metrics)
         n = len(self.target_files) + len(self.target_globs)
-        return VerifierResult(self.type_name, "pass", f"all {n} target(s) changed", metrics)
+        return VerifierResult(
+            self.type_name,
+            "pass",
+            "the target changed" if n == 1 else f"all {n} targets changed",
+            metrics,
+        )
 
 
 @dataclass
@@ -108,9 +111,12 @@ class NewFileRegExpVerifier:
         metrics = {"new_files": len(new), "matching": hits}
         if hits:
             return VerifierResult(
-                self.type_name, "pass", f"new file(s) match: {_listing(hits)}", metrics
+                self.type_name,
+                "pass",
+                f"{'new file matches' if len(hits) == 1 else 'new files match'}: {_listing(hits)}",
+                metrics,
             )
-        reason = f"none of {len(new)} new file(s) matches /{self.reg_exp_pattern}/"
+        reason = f"none of {counted(len(new), 'new file')} matches /{self.reg_exp_pattern}/"
         return VerifierResult(self.type_name, "fail", reason, metrics)
 
 
@@ -145,13 +151,15 @@ class ExactFileMatchVerifier:
             "other_changed": sorted(others),
         }
         if mismatched:
-            reason = f"{len(mismatched)} of {len(self.file_matches)} file(s) differ: {_listing(mismatched)}"
+            differ = "differs" if len(mismatched) == 1 else "differ"
+            files = counted(len(self.file_matches), "file")
+            reason = f"{len(mismatched)} of {files} {differ}: {_listing(mismatched)}"
             return VerifierResult(self.type_name, "fail", reason, metrics)
         if others:
             reason = f"files match, but other files changed: {_listing(others)}"
             return VerifierResult(self.type_name, "fail", reason, metrics)
         return VerifierResult(
-            self.type_name, "pass", f"all {len(self.file_matches)} file(s) match", metrics
+            self.type_name, "pass", f"all {counted(len(self.file_matches), 'file')} match", metrics
         )
 
     @staticmethod

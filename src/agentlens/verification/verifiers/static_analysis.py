@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from agentlens.list_text import counted
 from agentlens.verification.sandbox import run_in_scratch
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, output_tail
 from agentlens.verification.verifiers.tools import missing_tool, skipped
@@ -54,8 +55,9 @@ class StaticAnalysisVerifier:
             return VerifierResult(self.type_name, "error", reason, metrics)
         metrics.update(errors=errors, warnings=warnings)
         bad = errors + (warnings if self.include_warnings else 0)
-        counted = "errors + warnings" if self.include_warnings else "errors"
-        reason = f"{self.tool}: {errors} error(s), {warnings} warning(s); {counted} = {bad}"
+        rule = "errors + warnings" if self.include_warnings else "errors"
+        found = f"{counted(errors, 'error')}, {counted(warnings, 'warning')}"
+        reason = f"{self.tool}: {found}; {rule} = {bad}"
         return VerifierResult(self.type_name, "fail" if bad else "pass", reason, metrics)
 
     def _command(self) -> list[str] | str:
