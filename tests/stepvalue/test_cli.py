@@ -118,7 +118,8 @@ def test_a_trajectory_without_steps_reports_its_channels(
         "direct,extractive-buffer",
     ]
     assert main([*argv, "--out", str(out)]) == 0
-    assert "0 transitions, 0 states: 0 evaluator calls" in " ".join(capsys.readouterr().out.split())
+    said = " ".join(capsys.readouterr().out.split())
+    assert "1 trajectory, 0 transitions, 0 states: 0 evaluator calls" in said  # `1 trajectories`
     assert "; channels direct, extractive-buffer; " in (out / "report.md").read_text()
 
 

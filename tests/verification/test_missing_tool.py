@@ -123,7 +123,7 @@ def test_verify_exits_4_not_1_when_a_check_could_not_run(bare_path, fixed_repo, 
         command, capture_output=True, text=True, env=os.environ | {"COLUMNS": "200"}
     )
     assert done.returncode == 4, done.stdout + done.stderr
-    assert "not scored (1 checks skipped: install ruff)" in done.stdout
+    assert "not scored (1 check skipped: install ruff)" in done.stdout
 
 
 def test_qi_side_metric_is_na_when_every_check_was_skipped(bare_path, fixed_repo, tmp_path):

@@ -21,6 +21,7 @@ from typing import Any
 
 from agentlens.errors import AgentLensError, ConfigError
 from agentlens.jsonio import read_user_json
+from agentlens.list_text import counted
 from agentlens.providers.config_yaml import read_yaml
 from agentlens.scenarios.mcp_servers import McpServer, parse_servers
 from agentlens.trajectory import Trajectory
@@ -85,7 +86,7 @@ class ScenarioResult:
         if self.scored:
             return "PASS" if self.passed else "FAIL"
         tools = [str(r.metrics.get("missing_tool", r.type)) for r in self.results if r.skipped]
-        return f"not scored ({len(tools)} checks skipped: install {', '.join(tools)})"
+        return f"not scored ({counted(len(tools), 'check')} skipped: install {', '.join(tools)})"
 
     @property
     def fraction_passed(self) -> float | None:

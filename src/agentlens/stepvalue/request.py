@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentlens.list_text import counted
 from agentlens.providers import get_provider
 from agentlens.providers.registry import is_local
 from agentlens.stepvalue.config import RunConfig
@@ -68,13 +69,15 @@ def evaluate_request(
 
 def work_done(result: StepValueResult, evaluator: str) -> str:
     c = result.costs
+    calls = counted(c.evaluator_calls, "evaluator call")
     work = (
         "scored from the beliefs the file carries (no evaluator calls)"
         if evaluator == PROVIDED
-        else f"{c.distinct_states} states: {c.evaluator_calls} evaluator calls "
-        f"(naive {c.naive_calls}), {c.wall_s:.1f} s"
+        else f"{counted(c.distinct_states, 'state')}: {calls} (naive {c.naive_calls}), "
+        f"{c.wall_s:.1f} s"
     )
-    return f"{len(result.problems)} trajectories, {c.transitions} transitions, {work}"
+    done = f"{counted(len(result.problems), 'trajectory')}, {counted(c.transitions, 'transition')}"
+    return f"{done}, {work}"
 
 
 def _csv(value: str) -> tuple[str, ...]:
