@@ -49,7 +49,7 @@ def test_reading_and_scoring_one_run_say_one(run_cli: Callable[..., Run], tmp_pa
     assert lines(run_cli("inspect", str(ONE)).out).startswith("1 trajectory ")
     telemetry = lines(run_cli("telemetry", str(ONE)).out)
     assert telemetry.startswith("1 trajectory ")
-    assert "success of 1 call inferred from its output" in telemetry
+    assert "success of 1 call inferred from the output" in telemetry
     task = BENCH / "trajectories" / "psf__requests-1724"
     donor = sorted(task.glob("*-pass-*"))[0]
     ref = tmp_path / "ref.json"

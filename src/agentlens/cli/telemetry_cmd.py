@@ -80,7 +80,7 @@ def tools_line(doc: dict[str, Any]) -> str:
         line += f", {doc['tool_calls_in_parallel_mean']} per tool-calling response"
     inferred = doc["tool_success_inferred_from_output"]
     return line + (
-        f"; success of {counted(inferred, 'call')} inferred from its output" if inferred else ""
+        f"; success of {counted(inferred, 'call')} inferred from the output" if inferred else ""
     )
 
 
