@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.cli.conftest import Run
 from tests.conftest import BENCH, DATA
+from tests.viewer.server import running
 
 ONE = DATA / "mini-swe-agent-swebv/trajs/astropy__astropy-12907/astropy__astropy-12907.traj.json"
 JAVA = DATA / "swe-agent-java"
@@ -59,3 +60,13 @@ def test_reading_and_scoring_one_run_say_one(run_cli: Callable[..., Run], tmp_pa
     assert lines(scored.out).startswith("1 run scored "), scored.err
     converted = run_cli("convert", str(ONE), "--to", "atif", "-o", str(tmp_path / "atif"))
     assert f"wrote 1 atif file to {tmp_path / 'atif'}" in lines(converted.out)
+
+
+def test_the_viewer_counts_one_run_and_one_trajectory(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    store = tmp_path / "one.db"
+    assert run_cli("store", "import", str(ONE), "--store", str(store)).code == 0
+    with running(store) as server:
+        _, printed, _ = server.stop()
+    assert f"(1 run, 1 trajectory in {store}); reachable from" in lines(printed)

@@ -46,8 +46,8 @@ def view(store_url: str | None, host: str, port: int, open_browser: bool, token:
         link = address if local or given else f"{address}?token={token}"
         click.echo(
             f"AgentLens viewer on {link} ({counted(stats['runs'], 'run')}, "
-            f"{counted(stats['trajectories'], 'trajectory')}"
-            f"trajectories in {shown}); reachable from {reach}; Ctrl-C to stop"
+            f"{counted(stats['trajectories'], 'trajectory')} in {shown}); reachable from {reach}; "
+            "Ctrl-C to stop"
         )
         if open_browser:
             webbrowser.open(address)
