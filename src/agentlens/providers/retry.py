@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from agentlens.errors import ProviderError
+from agentlens.list_text import counted
 
 T = TypeVar("T")
 
@@ -80,11 +81,13 @@ async def call_with_retry(
         if attempt < policy.max_attempts and time.monotonic() + wait >= deadline:
             raise ProviderError(
                 provider,
-                f"gave up after {attempt} attempt(s): the call's {policy.total_s:g}s deadline "
+                f"gave up after {counted(attempt, 'attempt')}: the call's {policy.total_s:g}s deadline "
                 f"leaves no time for another; last: {last}",
             )
         if attempt < policy.max_attempts:
             if on_retry is not None:
                 on_retry(last)
             await asyncio.sleep(wait)
-    raise ProviderError(provider, f"gave up after {policy.max_attempts} attempts; last: {last}")
+    raise ProviderError(
+        provider, f"gave up after {counted(policy.max_attempts, 'attempt')}; last: {last}"
+    )
