@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from agentlens.errors import AgentLensError
+from agentlens.verification.isolation import Isolation
 from agentlens.verification.sandbox import scratch_copy
 
 
@@ -42,3 +44,13 @@ def test_a_repo_holding_the_temporary_folder_is_copied_without_its_copy(
     with scratch_copy(repo) as copy:
         copied = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*"))
         assert copied == ["calc", "calc/ops.py"]
+
+
+def test_an_unknown_sandbox_setting_is_named_as_text_not_a_python_list() -> None:
+    """A scenario's misspelt `sandbox:` key said `unknown sandbox setting(s) ['memry_mb'];
+    known: network, ['cpu_s', …]`: a Python list and a `(s)` in a user's error line."""
+    with pytest.raises(AgentLensError) as raised:
+        Isolation().with_overrides({"memry_mb": 512})
+    said = str(raised.value)
+    assert said.startswith("unknown sandbox setting memry_mb; known: network, ")
+    assert "[" not in said and "'" not in said

@@ -91,8 +91,10 @@ class Isolation:
         known = set(Limits.__dataclass_fields__)
         unknown = set(settings) - known - {"network"}
         if unknown:
+            noun = "setting" if len(unknown) == 1 else "settings"
             raise AgentLensError(
-                f"unknown sandbox setting(s) {sorted(unknown)}; known: network, {sorted(known)}"
+                f"unknown sandbox {noun} {', '.join(sorted(unknown))}; "
+                f"known: network, {', '.join(sorted(known))}"
             )
         limits = replace(self.limits, **{k: int(v) for k, v in settings.items() if k in known})  # type: ignore[call-overload]
         return replace(self, network=bool(settings.get("network", self.network)), limits=limits)
