@@ -217,8 +217,10 @@ def _known_fields(value: dict[str, Any], kind: type, where: str) -> dict[str, An
     allowed = set(kind.__dataclass_fields__)  # type: ignore[attr-defined]
     unknown = set(value) - allowed
     if unknown:
+        keys = "key" if len(unknown) == 1 else "keys"
         raise ConfigError(
-            f"llm.{where}: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}"
+            f"llm.{where}: unknown {keys} {', '.join(sorted(unknown))}; "
+            f"allowed: {', '.join(sorted(allowed))}"
         )
     return value
 
