@@ -78,7 +78,7 @@ def test_a_regex_count_does_not_read_a_file_swapped_for_a_link(
     spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "calc/ops.py"}
     result = run_verifier({**spec, "reg_exp_pattern": HOST_WORD}, VerifyContext(repo=calc))
     assert swaps and result.status == "fail", result.reason
-    assert result.reason.startswith("0 match(es) in 0 file(s)")
+    assert result.reason.startswith("0 matches in 0 files")
 
 
 def test_a_regex_count_does_not_read_through_a_folder_swapped_for_a_link(
