@@ -55,6 +55,22 @@ def test_missing_runner_and_linter_are_skipped_with_an_install_hint(bare_path, f
         assert not result.passed and result.metrics["missing_tool"] == tool
 
 
+@pytest.mark.parametrize(
+    ("command", "tool"),
+    [
+        ("python -m pytest -q", "pytest"),  # the README's scenario: the command as one string
+        ("python -m coverage run -m pytest -q && python -m coverage json", "coverage"),
+    ],
+)
+def test_a_missing_runner_in_a_shell_string_is_skipped_too(bare_path, fixed_repo, command, tool):
+    """A string command runs under `sh -c`, where a missing module is `python`'s "No module
+    named …", not the shell's "not found": it was an error and the scenario FAILED."""
+    verifier = RunTestsVerifier(command=command, env={"PATH": bare_path})
+    result = verifier.verify(VerifyContext(fixed_repo))
+    assert result.status == "skipped", result.reason
+    assert result.metrics["missing_tool"] == tool
+
+
 def test_a_real_failure_with_the_tool_installed_still_fails(tmp_path):
     repo = create_repo(tmp_path / "calc")  # the bug is not fixed: test_sub fails
     result = RunTestsVerifier(command=[sys.executable, "-m", "pytest", "-q"]).verify(

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Mapping
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from agentlens.verification.verifiers.base import VerifierResult
 
 NO_MODULE = re.compile(r"No module named '?([\w.]+)'?")
 NOT_FOUND = re.compile(r"cannot start|execvp|not found|No such file or directory")
+PYTHON = re.compile(r"python[\d.]*$")
 # exits 0 iff the module is installed; `-I`: no code of the agent's folder or PYTHONPATH runs
 FIND_MODULE = "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)"
 PROBE_TIMEOUT_S = 60.0
@@ -43,17 +46,41 @@ def _claimed_missing(run: CommandResult) -> tuple[str, list[str]] | None:
         return None
     if argv[0] == "sh" and len(argv) > 2:  # a shell string: sh says which word it lacked
         found = re.search(r"(?:^|: )([\w.+-]+): (?:command )?not found", run.output)
-        if found is None or run.returncode != 127:
+        if found is not None and run.returncode == 127:
+            return found.group(1), _find_program(found.group(1))
+        try:
+            words = shlex.split(argv[2])
+        except ValueError:  # unbalanced quotes: sh itself would have refused it
             return None
-        return found.group(1), _find_program(found.group(1))
+        return _missing_module(run, _run_modules(words, "python"))
     if run.returncode in (None, 127) and NOT_FOUND.search(run.output):
         return os.path.basename(argv[0]), _find_program(argv[0])
-    if len(argv) > 2 and argv[1] == "-m" and run.returncode not in (0, None):
-        found = NO_MODULE.search(run.output)
-        module = argv[2].split(".")[0]
-        if found and found.group(1).split(".")[0] == module:
-            return module, [argv[0], "-I", "-c", FIND_MODULE, module]
-    return None
+    return _missing_module(run, _run_modules(argv[:3], argv[0]))
+
+
+def _run_modules(words: list[str], python: str) -> dict[str, str]:
+    """Each top-level module the words run with `-m MODULE`, and the Python that runs it (the
+    last `python…` word before it, else `python`): in a shell string, any of its parts, and
+    `python -m coverage run -m pytest` runs both in that `python`."""
+    modules: dict[str, str] = {}
+    for word, after in pairwise(words):
+        if PYTHON.match(os.path.basename(word)):
+            python = word
+        if word == "-m":
+            modules.setdefault(after.split(".")[0], python)
+    return modules
+
+
+def _missing_module(run: CommandResult, modules: dict[str, str]) -> tuple[str, list[str]] | None:
+    """A module the command runs that its Python says it could not find: the tool, not the
+    project's own missing import (`No module named 'nosuchdep'` from a test file)."""
+    if run.returncode in (0, None):
+        return None
+    found = NO_MODULE.search(run.output)
+    module = found.group(1).split(".")[0] if found else ""
+    if module not in modules:
+        return None
+    return module, [modules[module], "-I", "-c", FIND_MODULE, module]
 
 
 def _find_program(name: str) -> list[str]:
