@@ -113,6 +113,31 @@ def test_rows_written_by_out_are_read_back_with_their_profile(
     )
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_rows_written_as_jsonl_or_parquet_are_read_back_too(
+    suffix: str, tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    """`--rows` promises the rows `--out` wrote, and `--out` writes three formats; only CSV was
+    read (`rows.jsonl: not an annotation CSV: no column 'trajectory_id'`, exit 2)."""
+    rows = tmp_path / f"rows{suffix}"
+    scored = run_cli("cohort", str(JAVA), "--profile", "paper", "--no-tables", "--out", str(rows))
+    assert scored.code == 0
+    result = run_cli("cohort", "--rows", str(rows), "--json", "--boot", "20")
+    assert result.code == 0, result.err
+    doc = json.loads(result.out)
+    assert doc["validity"]["profile"] == "paper" and doc["n_runs"] == 21
+
+
+def test_rows_without_a_tier_column_are_refused_in_one_line(
+    tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"trajectory_id": "a", "passed": True}) + "\n")
+    result = run_cli("cohort", "--rows", str(rows))
+    assert result.code == 2 and "Traceback" not in result.err
+    assert f"{rows}: line 1: no 'quality_tier'" in result.err
+
+
 def test_model_names_are_whole_in_the_model_table(run_cli: Callable[..., Run]) -> None:
     """At 80 columns the model column cut names to 12 characters ("gpt-5.2-cod…"), so models
     that differ after that (a dated snapshot, a size) read as one; a long name now wraps."""

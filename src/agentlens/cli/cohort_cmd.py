@@ -48,7 +48,8 @@ PROTOCOLS = ("agentlens-bench", "leave-one-out")  # agentlens.process.protocols,
 @click.option("--seed", default=42, show_default=True, help="Donor shuffle seed.")
 @click.option("--rows", "rows_csv", type=click.Path(exists=True, dir_okay=False),
               help="Skip scoring: tables from an annotation CSV (the release's, judged as "
-                   "sdk-compat; --out rows, as their profile column says).")  # fmt: skip
+                   "sdk-compat) or the rows --out wrote (.jsonl/.csv/.parquet, judged as their "
+                   "profile column says).")  # fmt: skip
 @click.option("--boot", default=2000, show_default=True, type=click.IntRange(min=1),
               help="Bootstrap resamples for AUROC CIs.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="All tables as one JSON object.")
@@ -131,13 +132,13 @@ def _export(rows: Sequence[Row], selection: str, out_path: str | None) -> int | 
 
 
 def _scored_rows(path: str, profile: Profile) -> tuple[Sequence[Row], Profile]:
-    """An annotation CSV's rows and the profile whose thresholds judge them: the one that scored
-    them (their `profile` column, from `--out`; the release's CSV: sdk-compat), unless --profile
-    was given, which then re-tiers them, said once."""
-    from agentlens.process.cohort_rows import read_annotation_rows
+    """Rows (the release's CSV, or `--out`'s in any format) and the profile whose thresholds judge
+    them: the one that scored them (their `profile` column, from `--out`; the release's CSV:
+    sdk-compat), unless --profile was given, which then re-tiers them, said once."""
+    from agentlens.process.cohort_rows import read_cohort_rows
     from agentlens.process.profiles import PROFILES
 
-    rows = read_annotation_rows(path)
+    rows = read_cohort_rows(path)
     scored_with = {str(row.get("profile") or "sdk-compat") for row in rows}
     found = scored_with.pop() if len(scored_with) == 1 else None
     if found not in PROFILES or found == profile:

@@ -141,9 +141,23 @@ def read_score_rows(path: str) -> list[dict[str, object]]:
         lines = Path(path).read_bytes().splitlines()
         rows = [orjson.loads(line) for line in lines if line.strip()]
     except (OSError, orjson.JSONDecodeError) as exc:
-        raise ConfigError(f"--scores {path}: not JSON Lines rows ({exc})") from None
+        raise ConfigError(f"{path}: not JSON Lines rows ({exc})") from None
     if not all(isinstance(r, dict) and "trajectory_id" in r for r in rows):
-        raise ConfigError(f"--scores {path}: every row needs a trajectory_id (cohort --out rows)")
+        raise ConfigError(f"{path}: every row needs a trajectory_id (cohort --out rows)")
+    return rows
+
+
+def read_cohort_rows(path: str) -> list[dict[str, object]]:
+    """Rows for the cohort tables (`cohort --rows`): the release's CSV, or what `cohort --out`
+    wrote in any of its formats (by suffix; anything else is read as CSV, as before); each row
+    needs the columns the tables judge it by."""
+    if Path(path).suffix.lower() not in (".jsonl", ".parquet"):
+        return read_annotation_rows(path)
+    rows = read_score_rows(path)
+    for line, row in enumerate(rows, 1):
+        missing = [column for column in REQUIRED if column not in row]
+        if missing:
+            raise ConfigError(f"{path}: line {line}: no {missing[0]!r} (cohort --out rows)")
     return rows
 
 
@@ -155,7 +169,7 @@ def _parquet_rows(path: str) -> list[dict[str, object]]:
     try:
         rows: list[dict[str, object]] = pq.read_table(path).to_pylist()
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        raise ConfigError(f"--scores {path}: not Parquet rows ({exc})") from None
+        raise ConfigError(f"{path}: not Parquet rows ({exc})") from None
     if not all("trajectory_id" in r for r in rows):
-        raise ConfigError(f"--scores {path}: every row needs a trajectory_id (cohort --out rows)")
+        raise ConfigError(f"{path}: every row needs a trajectory_id (cohort --out rows)")
     return rows
