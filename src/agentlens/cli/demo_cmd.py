@@ -13,7 +13,14 @@ from agentlens.demo.tour import SECTIONS, find_data, run_demo
 
 @click.command()
 @sandbox_option
-@click.option("--data", "data", type=click.Path(exists=True, file_okay=False), default=None)
+@click.option(
+    "--data",
+    "data",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="AgentLens-Bench traces to read (default: ../shared/data/agentlens-bench-dev, else the "
+    "public release, downloaded once and checked against a pinned SHA-256).",
+)
 @click.option(
     "--section",
     "only",
@@ -24,7 +31,7 @@ from agentlens.demo.tour import SECTIONS, find_data, run_demo
 @click.option(
     "--llm",
     is_flag=True,
-    help="Also run the LLM parts (judge reviews, step value) on the local model "
+    help="Also run the LLM parts (judge reviews, step value, a scenario run) on the local model "
     "(needs agentlens[local-llm]).",
 )
 @click.option(
