@@ -318,3 +318,20 @@ def test_the_token_rate_counts_the_time_of_runs_that_record_tokens_only() -> Non
         pooled["agent_time_s"]["chat"]["total"]
         > RunTelemetry.of(runs).to_dict()["agent_time_s"]["chat"]["total"]
     )  # the silent run's time is still the run's time
+
+
+def test_a_tool_result_that_is_a_diff_is_no_failure_for_the_code_it_shows() -> None:
+    """SWE-agent's `submit` answers with the patch: 8 of the 17 in swe-agent-java counted as
+    failed calls because the Java they show says `throws Exception` (the error markers are
+    inferred from the output where the format has no error flag), so telemetry gave `submit
+    3/5` and compare could flag a tool-success drop that never happened."""
+    runs = read_paths([DATA / "swe-agent-java"]).trajectories
+    submits = [0, 0]
+    for traj in runs:
+        ok, calls = trajectory_telemetry(traj).tools.get("submit", [0, 0])
+        submits = [submits[0] + ok, submits[1] + calls]
+    assert submits == [18, 18]  # one answered with nothing, 17 with the patch
+    failing = next(
+        t for t in runs if t.id.endswith("deepseek-coder-v2/fasterxml__jackson-databind-4486")
+    )
+    assert trajectory_telemetry(failing).tools["bash"] == [0, 1]  # `javac: command not found`
