@@ -161,3 +161,14 @@ def _agentlens(*args: str) -> str:
     command = [sys.executable, "-m", "agentlens", *args]
     env = os.environ | {"COLUMNS": "200"}
     return subprocess.run(command, capture_output=True, text=True, env=env).stdout
+
+
+def test_a_tool_two_checks_lack_is_named_once(bare_path, fixed_repo):
+    """Two pytest checks without pytest said `install pytest, pytest`."""
+    tests = {"type": "RunTestsVerifier", "runner": "pytest", "env": {"PATH": bare_path}}
+    verifiers = [
+        {**tests, "command": "python -m pytest -q"},
+        {**tests, "command": "python -m pytest"},
+    ]
+    result = run_scenario(Scenario("twice", verifiers), fixed_repo)
+    assert result.verdict == "not scored (2 checks skipped: install pytest)"

@@ -86,7 +86,7 @@ class ScenarioResult:
         if self.scored:
             return "PASS" if self.passed else "FAIL"
         tools = [str(r.metrics.get("missing_tool", r.type)) for r in self.results if r.skipped]
-        return f"not scored ({counted(len(tools), 'check')} skipped: install {', '.join(tools)})"
+        return f"not scored ({counted(len(tools), 'check')} skipped: install {', '.join(dict.fromkeys(tools))})"
 
     @property
     def fraction_passed(self) -> float | None:
