@@ -13,9 +13,9 @@ on the held-out AgentLens-Bench tasks. Extra candidate signals (V2, V10) are com
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -346,13 +346,24 @@ def signals(dev: Runs, names: list[str]) -> None:
         )
 
 
+def _options(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument(
+        "--draws", action="store_true", help="add V0, V4, V11 under other donor draws"
+    )
+    what.add_argument("--signals", action="store_true", help="only each candidate signal's AUROC")
+    what.add_argument("--v6", action="store_true", help="V6 against the product, paired")
+    return parser.parse_args(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    flags = argv if argv is not None else sys.argv[1:]
-    if "--v6" in flags:
+    options = _options(argv)
+    if options.v6:
         v6_against_product(dev_runs()[0])
         return 0
     dev, names = collect(DEV, "agentlens-bench", 5)
-    if "--signals" in flags:
+    if options.signals:
         signals(dev, names)
         return 0
     java, _ = collect(DATA / "swe-agent-java", "leave-one-out", None)
@@ -380,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{a} − {b}, paired task bootstrap: {mean:+.3f} [{lo:+.3f}, {hi:+.3f}], ≤ 0 in {share:.1%}"
         )
-    if "--draws" in flags:
+    if options.draws:
         by_draw(java, stack)
     return 0
 
