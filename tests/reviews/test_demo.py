@@ -64,3 +64,22 @@ def test_the_demo_scenario_run_is_skipped_where_bubblewrap_cannot_run(tmp_path: 
     text = console.export_text()
     assert "scenario run: skipped (cannot isolate agent-written code" in text
     assert "failed" not in text
+
+
+def test_a_judge_answer_left_unscored_makes_the_demo_exit_1(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`agentlens review` exits 1 when a judge call fails; the demo printed "unscored (timed
+    out …)" in its table and exited 0. Failure injection: one of five answers is unscored."""
+    import agentlens.demo.reviews as reviews
+
+    def one_unscored(console: Console, **_: object) -> dict[str, object]:
+        console.print("reviews table")
+        return {"unscored": 1, "reviews": 5}
+
+    monkeypatch.setattr(reviews, "run_review_demo", one_unscored)
+    console = Console(record=True, width=200)
+    code = run_demo(BENCH, console, ("trajectory reviews",), llm=True)
+    text = console.export_text()
+    assert code == 1, text
+    assert "section 'trajectory reviews' failed: 1 of 5 judge answers unscored" in text

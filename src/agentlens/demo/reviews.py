@@ -20,6 +20,7 @@ from rich.table import Table
 
 from agentlens.demo.context import DemoContext
 from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
+from agentlens.errors import AgentLensError
 from agentlens.list_text import counted, first_few
 from agentlens.providers import get_provider
 from agentlens.providers.bundled import LOCAL_LLM_HINT as HINT
@@ -39,7 +40,12 @@ OPT_IN = "AGENTLENS_DEMO_REVIEWS"
 def demo_section(ctx: DemoContext) -> None:
     """`agentlens demo` section hook (ctx is the demo's `DemoContext`)."""
     with_llm = True if ctx.extras.get("llm") else None
-    run_review_demo(ctx.console, trajectories=ctx.trajectories, with_llm=with_llm)
+    summary = run_review_demo(ctx.console, trajectories=ctx.trajectories, with_llm=with_llm)
+    if summary.get("unscored"):  # as `agentlens review` does: a judge that did not answer is exit 1
+        raise AgentLensError(
+            f"{summary['unscored']} of {summary['reviews']} judge answers unscored; "
+            "the table above gives each reason"
+        )
 
 
 def run_formal_demo(console: Console) -> ScenarioResult:
