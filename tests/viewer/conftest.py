@@ -91,8 +91,11 @@ def store(built: Built) -> Iterator[SqlStore]:
         yield opened
 
 
-# Headless Chromium for the browser tests (test_browser.py, test_paging.py); `page` needs a
-# `server` fixture from the test module.
+# Headless Chromium for the browser tests (test_browser.py, test_paging.py, ...); `page` needs a
+# `server` fixture from the test module. One Chromium for the viewer package (starting Playwright
+# and Chromium costs 2-4 s); each test gets its own context, so no cookies, storage or cache are
+# shared. Not the session: a second Playwright (test_stepvalue_report_llm.py) cannot start while
+# one runs, so it is closed when this package's tests end.
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -108,7 +111,7 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     reason = _missing()
     if reason and os.environ.get("CI"):
