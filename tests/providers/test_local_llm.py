@@ -190,8 +190,13 @@ def test_in_process_backend_queues_and_stops_an_abandoned_call(local_gguf_path: 
 
     async def abandon() -> float:
         await provider.chat(ChatRequest(messages=story, max_tokens=1))  # load the model first
+        prompt = provider._llama.n_tokens  # the tokens in the context: this prompt's
         task = asyncio.create_task(provider.chat(long))
-        await asyncio.sleep(3)  # generating
+        deadline = time.monotonic() + 120
+        # generating: 20 of its tokens are in the context (a fixed 3 s sleep used to stand in)
+        while provider._llama.n_tokens < prompt + 20 and not task.done():
+            assert time.monotonic() < deadline, "no token generated within 120 s"
+            await asyncio.sleep(0.02)
         task.cancel()
         cancelled = time.perf_counter()
         with contextlib.suppress(asyncio.CancelledError):
