@@ -59,6 +59,11 @@ class VerifyContext:
     timeout_s: float = 300.0
     scenario_dir: Path | None = None
 
+    def __post_init__(self) -> None:
+        # absolute once: files found below it are read from a descriptor of it (`read_inside`),
+        # which takes a relative path as relative to the repository, not to the working folder
+        self.repo = self.repo.absolute()
+
     def changed_files(self) -> set[str]:
         """Paths (relative, posix) modified, added or deleted since `base_ref`, untracked included."""
         diff = _git(self.repo, "diff", "--name-only", "--no-renames", self.base_ref)
