@@ -81,7 +81,6 @@ def test_a_regex_count_does_not_read_a_file_swapped_for_a_link(
     assert result.reason.startswith("0 matches in 0 files")
 
 
-
 def test_a_repository_named_relative_to_the_working_folder_is_read(
     calc: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -90,7 +89,10 @@ def test_a_repository_named_relative_to_the_working_folder_is_read(
     monkeypatch.chdir(calc.parent)
     spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "calc", "reg_exp_pattern": "def"}
     result = run_verifier(spec, VerifyContext(repo=Path(calc.name)))
-    assert result.status == "pass" and result.reason.startswith("2 matches in 2 files"), result.reason
+    assert result.status == "pass" and result.reason.startswith("2 matches in 2 files"), (
+        result.reason
+    )
+
 
 def test_a_regex_count_does_not_read_through_a_folder_swapped_for_a_link(
     calc: Path, monkeypatch: pytest.MonkeyPatch

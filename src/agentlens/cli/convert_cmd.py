@@ -143,8 +143,7 @@ def _write_hf(trajectories: list[Trajectory], out: Path, scores: str | None, for
         example = sorted(unmatched)[0]
         say(
             "warning",
-            f"{len(unmatched)} of {len(rows)} --scores rows match no run read "
-            f"(e.g. {example})",
+            f"{len(unmatched)} of {len(rows)} --scores rows match no run read (e.g. {example})",
         )
     return write_hf(trajectories, out, scores=rows, force=force)
 
