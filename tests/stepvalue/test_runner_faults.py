@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import warnings
 from collections.abc import Sequence
 
 import pytest
@@ -295,3 +298,26 @@ def test_audit_samples_transitions_of_the_full_state_runs_only(problem) -> None:
     for rows in result.audits.values():
         assert {r["slice"] for r in rows} == {"full"}
         assert len(rows) == len({r["step_id"] for r in rows}) == len(problem.transitions)
+
+
+class Waiting(Scripted):
+    """A call that takes a turn of the event loop, as a real one does: later calls queue."""
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        await asyncio.sleep(0)
+        return await super().chat(request)
+
+
+def test_a_leak_abort_leaves_no_unawaited_rationale_call_behind(problem) -> None:
+    """The calls still queued when a leak aborts pass 1 are closed: no "coroutine ... was never
+    awaited" warning reaches the user's terminal after the one-line error."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(LeakageError):
+            evaluate(
+                [problem],
+                Waiting(rationale="Option A is best"),
+                RunConfig(channels=("generated-rationale-128",), permutations=1),
+            )
+        gc.collect()
+    assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []

@@ -120,8 +120,11 @@ class Runner:
         gate = asyncio.Semaphore(max(1, self.config.concurrency))
 
         async def one(coro: Coroutine[Any, Any, None]) -> None:
-            async with gate:
-                await coro
+            try:
+                async with gate:
+                    await coro
+            finally:  # cancelled in the queue (another call failed): never started, so close it
+                coro.close()
 
         await asyncio.gather(*(one(c) for c in work))
 
