@@ -182,3 +182,31 @@ def test_a_run_without_a_label_is_one_line_and_the_batch_goes_on(
     ]
     alone = ["stepvalue", "adapt", str(gemini), "--candidates", "outcome", "-o", str(out)]
     assert main(alone) == 2  # no run left: a usage error
+
+
+def test_each_summary_line_is_one_line_however_long_its_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A script reads `report: PATH` and the adapt lines from a pipe (80 columns): a long path
+    used to be folded onto a second line."""
+    deep = tmp_path / ("a-folder-name-long-enough-to-pass-eighty-columns-" * 2)
+    deep.mkdir()
+    frozen = deep / "frozen.asv.jsonl"
+    argv = ["stepvalue", "adapt", str(TRACE), "--candidates", "outcome", "-o", str(frozen)]
+    assert main([*argv, "--max-steps", "3"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"1 trajectory -> {frozen} (3 steps)"]
+    record = json.loads(frozen.read_text())
+    for step in record["steps"]:  # beliefs as an evaluator would have left them
+        step["belief_before"] = {"resolved": 0.5, "not-resolved": 0.5}
+        step["belief_after"] = {"resolved": 0.6, "not-resolved": 0.4}
+    scored = deep / "scored.asv.jsonl"
+    scored.write_text(json.dumps(record) + "\n")
+    out = deep / "out"
+    argv = ["stepvalue", "--candidates", str(scored), "--evaluator", "provided", "--out", str(out)]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        "1 trajectory, 3 transitions, scored from the beliefs the file carries "
+        "(no evaluator calls)",
+        f"report: {out / 'report.md'}",
+    ]
