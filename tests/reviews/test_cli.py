@@ -298,3 +298,15 @@ def test_qi_variance_refuses_runs_missing_different_components(
     assert f"{tmp_path / 'qi2.json'}: no InstructionCompliance, Pitfalls" in err
     code, out = run(capsys, "qi", *(["--variance", paths[-1]] * 2), "--json")
     assert code == 4 and json.loads(out)["qi_mean"] is None  # n/a, as a single QI is
+
+
+def test_the_qi_line_and_its_reason_stay_one_line_in_a_pipe(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A CI log greps `Quality Index` for the value and its reason: at 80 columns the reason
+    used to be folded onto the next line."""
+    assert main(["qi", "--formal", "0.5", "--component", "EndResult=0.75"]) == 4
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "Quality Index n/a   n/a: no scored item for InstructionCompliance, Pitfalls, "
+        "Pleasantness, ToolCalls"
+    )
