@@ -195,3 +195,16 @@ def test_a_cache_path_that_does_not_exist_is_one_line_and_creates_nothing(
         assert f"{missing}: no LLM response cache there" in err
         assert len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cache_stats_prints_a_long_model_string_on_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In a pipe (80 columns) a GGUF path or server URL used to be folded mid-name."""
+    path = tmp_path / "cache.sqlite"
+    model = "openai-compatible:http://a-server-name-long-enough.example:8011/v1#smollm2-135m-q4"
+    ResponseCache(path).put("k", model, "chat", b"{}")
+    monkeypatch.setenv("AGENTLENS_LLM_CACHE", str(path))
+    assert cli_main(["cache", "stats"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"cache: {path}" and f"  {model}: 1" in lines
