@@ -10,11 +10,12 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from agentlens import errors, stop_signals
 from agentlens.cli._terminal_text import VisibleText
@@ -25,6 +26,14 @@ if TYPE_CHECKING:
 
 
 class _StdoutConsole(Console):
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        """A line of text is one line however long, in a pipe too (where rich wraps at 80
+        columns): a log or a grep must not see `reference for … → PATH` cut in two. Tables
+        and other renderables still fit the width."""
+        if soft_wrap is None and all(isinstance(o, str | Text) for o in objects):
+            soft_wrap = True
+        super().print(*objects, soft_wrap=soft_wrap, **options)
+
     def on_broken_pipe(self) -> None:
         """Rich would exit 1 here; the reader has what it wanted (`| head`), so on to exit 0."""
         self.quiet = True
