@@ -158,4 +158,4 @@ def say(label: str, message: str) -> None:
         message = redaction.redact_text(message)
     style = _LABEL_STYLES.get(label)
     shown = f"[{style}]{label}:[/{style}]" if style else f"{label}:"
-    err_console.print(f"{shown} {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"{shown} {escape(message)}", highlight=False)

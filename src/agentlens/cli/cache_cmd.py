@@ -19,13 +19,13 @@ def stats() -> int:
     """Entries, hits and size of the response cache, per provider."""
     store = ResponseCache.existing(ProvidersConfig.load().cache_path)
     info = store.stats()
-    console.print(f"cache: {info.path}", highlight=False, soft_wrap=True)
+    console.print(f"cache: {info.path}", highlight=False)
     console.print(
         f"entries: {info.entries}  hits: {info.hits}  size: {info.size_bytes / 1024:.1f} KiB",
         highlight=False,
     )
     for provider, count in info.by_provider.items():
-        console.print(f"  {provider}: {count}", highlight=False, soft_wrap=True)
+        console.print(f"  {provider}: {count}", highlight=False)
     return 0
 
 

@@ -236,9 +236,9 @@ def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: 
         )
     if unscored:  # a task left out is named, with what it had
         rule = f"{protocol}: {protocol_rule(protocol, k)}"
-        err_console.print(rule, highlight=False, markup=False, soft_wrap=True)
+        err_console.print(rule, highlight=False, markup=False)
     for line in unscored:
-        err_console.print(f"not scored: {line}", highlight=False, markup=False, soft_wrap=True)
+        err_console.print(f"not scored: {line}", highlight=False, markup=False)
 
 
 @contextmanager

@@ -123,7 +123,7 @@ def compare(
     elif console.is_terminal:
         _print_table(doc)
     else:  # piped: Markdown, ready for a pull-request comment
-        console.print(compare_markdown(doc), markup=False, highlight=False, soft_wrap=True)
+        console.print(compare_markdown(doc), markup=False, highlight=False)
     for warning in doc.get("warnings", []):
         say("warning", warning)
     return int(doc["exit_code"])

@@ -66,7 +66,7 @@ def convert(
         what = f"a dataset of {counted(len(trajectories), 'row')}"
     else:
         what = counted(write_all(stream, target, out, force=force), f"{target} file")
-    console.print(f"wrote {what} to {out}", markup=False, soft_wrap=True)
+    console.print(f"wrote {what} to {out}", markup=False)
     return report_failures(stream)
 
 

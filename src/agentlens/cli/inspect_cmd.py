@@ -195,6 +195,6 @@ def human(count: int) -> str:
 def formats() -> int:
     """List the trace formats AgentLens reads, and whether its readers run compiled."""
     for name, target in READERS.items():
-        console.print(f"{name:24} {target}", markup=False, highlight=False, soft_wrap=True)
-    console.print(f"build: {status()}", markup=False, highlight=False, soft_wrap=True)
+        console.print(f"{name:24} {target}", markup=False, highlight=False)
+    console.print(f"build: {status()}", markup=False, highlight=False)
     return 0

@@ -67,9 +67,7 @@ def qi(
     if as_json:
         console.print_json(dump(report.to_dict()))
     else:
-        console.print(
-            f"Quality Index {result.shown}   {result.reason}", highlight=False, soft_wrap=True
-        )
+        console.print(f"Quality Index {result.shown}   {result.reason}", highlight=False)
         _print_means(result.components, report.unscored)
         if report.beside:
             console.print("  beside the QI (not in it):", highlight=False)
@@ -80,7 +78,6 @@ def qi(
                 f"  side metric (not in QI): {side['passed']}/{side['total']} individual "
                 f"verifiers passed = {fraction}",
                 highlight=False,
-                soft_wrap=True,
             )
     for warning in result.warnings:
         say("warning", warning)

@@ -34,9 +34,9 @@ def report(
     with open_store(url, create=False) as store:
         runs, note = select_runs(store, run_ids, kind=kind, label=label)
         if note:
-            err_console.print(note, highlight=False, markup=False, soft_wrap=True)
+            err_console.print(note, highlight=False, markup=False)
         document = render_report(store, [run.id for run in runs])
     path = Path(out)
     write_whole(path, lambda file: file.write(document.encode("utf-8")), store=store.url)
-    console.print(f"wrote {path} ({counted(len(runs), 'run')})", soft_wrap=True)
+    console.print(f"wrote {path} ({counted(len(runs), 'run')})")
     return 0

@@ -252,7 +252,7 @@ def _print(doc: dict[str, Any], as_json: bool) -> None:
         console.print_json(dump(doc))
     else:
         # soft_wrap: Markdown must not be folded at the terminal's width (headings would break)
-        console.print(reviews_markdown(doc), markup=False, highlight=False, soft_wrap=True)
+        console.print(reviews_markdown(doc), markup=False, highlight=False)
 
 
 def _plan_only(
@@ -280,7 +280,7 @@ def _plan_only(
     if as_json:
         console.print_json(dump({"estimate": [guess.to_dict()]}))
     else:
-        console.print(guess.line(), highlight=False, markup=False, soft_wrap=True)
+        console.print(guess.line(), highlight=False, markup=False)
 
 
 def _report_unscored(reviews: list[TrajectoryReview]) -> int:
@@ -297,7 +297,6 @@ def _report_unscored(reviews: list[TrajectoryReview]) -> int:
             f" no scored answer for {', '.join(empty)}: their means are n/a "
             f"(exit {NO_SCORED_ITEM})",
         ),
-        soft_wrap=True,
     )
     return NO_SCORED_ITEM
 
@@ -364,7 +363,6 @@ def _report_call_failures(reviews: list[TrajectoryReview], doc: dict[str, Any]) 
         Text.assemble(
             ("failed:", "red"), f" {len(failed)} of {calls} judge calls; first: {failed[0]}"
         ),
-        soft_wrap=True,
     )
     return 1
 

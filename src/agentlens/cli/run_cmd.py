@@ -158,9 +158,7 @@ def run(
     """Run each scenario × persona: the agent works in a copy of the project while a simulated
     user drives the dialog; each run is formally verified. Exit 1 if a run failed or was skipped."""
     request = RunRequest(**options)
-    fold = plan_fold(
-        scenarios, request, say=lambda line: err_console.print(Text(line), soft_wrap=True)
-    )
+    fold = plan_fold(scenarios, request, say=lambda line: err_console.print(Text(line)))
     if dump_dir:
         return _dump(fold, request, dump_dir)
     with run_settings(request) as settings:
@@ -190,9 +188,7 @@ def _dump(fold: Fold, request: RunRequest, dump_dir: str) -> int:
     written = write_first_prompts(
         fold, request.agent_spec, request.simulator, Path(request.out), settings, dump_dir
     )
-    console.print(
-        f"wrote {counted(len(written), 'prompt')} under {dump_dir}", highlight=False, soft_wrap=True
-    )
+    console.print(f"wrote {counted(len(written), 'prompt')} under {dump_dir}", highlight=False)
     return 0
 
 
@@ -251,7 +247,7 @@ def _print(result: FoldResult, out: Path) -> None:
 def _line(text: str) -> None:
     """One line as it is: a narrow terminal wraps it, but no newline is put into a path that
     is there to be copied."""
-    console.print(Text(text), soft_wrap=True)
+    console.print(Text(text))
 
 
 def _print_pair(row: tuple[str, str, str, str, str, str]) -> None:

@@ -208,13 +208,12 @@ def evaluate_cmd(
         console.print(
             f"wrote {counted(len(written), 'prompt')} under {dump_dir}",
             highlight=False,
-            soft_wrap=True,
         )
         return inputs.exit_code()
     result = evaluate_request(request, problems, config)
     paths_out = write_outputs(result, outdir)
-    console.print(work_done(result, request.evaluator), highlight=False, soft_wrap=True)
-    console.print(f"report: {paths_out['report']}", highlight=False, soft_wrap=True)
+    console.print(work_done(result, request.evaluator), highlight=False)
+    console.print(f"report: {paths_out['report']}", highlight=False)
     if store_url and inputs.loaded:
         trajectories = inputs.loaded.trajectories
         save_run(store_url, *stepvalue_run(request.evaluator, run_label, trajectories, result))
@@ -269,7 +268,6 @@ def adapt_open_qa(
         f"{counted(len(missing), 'row')} without a trajectory, "
         f"{counted(unused, 'trajectory')} without a row",
         highlight=False,
-        soft_wrap=True,
     )
     return report_failures(loaded)
 
@@ -305,7 +303,6 @@ def adapt(
     console.print(
         f"{counted(len(problems), 'trajectory')} -> {out} ({counted(steps, 'step')})",
         highlight=False,
-        soft_wrap=True,
     )
     return inputs.exit_code()
 

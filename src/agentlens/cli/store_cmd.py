@@ -52,7 +52,6 @@ def import_(
     console.print(
         f"imported {counted(stream.n_read, 'trajectory')} ({counted(new, 'new step row')}) "
         f"as run {run_id[:12]} in {db.url}",
-        soft_wrap=True,
     )
     return report_failures(stream)
 
@@ -76,7 +75,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
             click.echo(json_text(msgspec.json.encode(run)))
         return 0
     if not found:  # a table of no rows says less than its title alone
-        console.print(Text(title), soft_wrap=True)
+        console.print(Text(title))
         return 0
     rows = [
         [run.id[:12], run.kind, run.scorer, inline(run.label or ""),
@@ -93,7 +92,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
             table.add_row(*row)
         console.print(table)
         return 0
-    console.print(Text(title), soft_wrap=True)
+    console.print(Text(title))
     kind_width = max(len(run.kind) for run in found) if found else 0
     count_width = max(len(str(run.n_records)) for run in found) if found else 0
     for run in found:
@@ -108,8 +107,8 @@ def _print_run_lines(run: Run, kind_width: int, count_width: int) -> None:
     records += "" if run.complete else " (incomplete)"
     first = f"{run.id[:12]}  {run.kind:<{kind_width}}  {run.created:%Y-%m-%d %H:%M}  {records}"
     second = f"  {run.scorer}" + (f" · label {inline(run.label)}" if run.label else "")
-    console.print(Text(first), soft_wrap=True)
-    console.print(Text(second), soft_wrap=True)
+    console.print(Text(first))
+    console.print(Text(second))
 
 
 @store.command()
@@ -130,16 +129,16 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
     what = f"{run.kind} · {run.scorer}{label} · {counted(len(records), 'record')}"
     console.print(Text(f"run {run.id} · {what}"))
     if not run.complete:
-        console.print(Text(INCOMPLETE_NOTE), soft_wrap=True)
+        console.print(Text(INCOMPLETE_NOTE))
     names = list(dict.fromkeys(m.name for r in records for m in r.metrics if m.step is None))
     if not _fits(records, names, console.width):
         for record in records:
             cells = [f"{n} {c}" for n in names if (c := _cell(record.metric(n)))]
             lines = _fill(cells, console.width - 2)
             head = inline(f"{record.trajectory_id}  {record.outcome!s}")
-            console.print(Text(head), soft_wrap=True)
+            console.print(Text(head))
             for line in lines:
-                console.print(Text("  " + line), soft_wrap=True)
+                console.print(Text("  " + line))
         return 0
     table = Table()
     for name in ("trajectory", "outcome", *names):
@@ -201,7 +200,6 @@ def info(store_url: str | None) -> int:
         f"{counted(stats['metrics'], 'metric')}\n"
         f"{counted(stats['trajectories'], 'trajectory')}, {counted(stats['steps'], 'step row')} "
         f"({counted(saved, 'shared step')} kept once)",
-        soft_wrap=True,
     )
     return 0
 

@@ -149,7 +149,6 @@ def _report_call_failures(compared: SideBySide) -> int:
             ("failed:", "red"),
             f" {len(failed)} of {len(answers)} judge calls; first: {failed[0].unscored_reason}",
         ),
-        soft_wrap=True,
     )
     return 1
 
@@ -163,7 +162,6 @@ def _report_unscored(compared: SideBySide) -> int:
                 ("unscored:", "red"),
                 f" no scored comparison for {dim}: its mean is n/a (exit {NO_SCORED_ITEM})",
             ),
-            soft_wrap=True,
         )
     return NO_SCORED_ITEM if empty else 0
 
@@ -187,7 +185,7 @@ def _print_tables(compared: SideBySide, doc: dict[str, Any]) -> None:
         )  # fmt: skip
         wins.add_row(dim, *_trinomial_cells(d["trinomial"]))
         if r.samples:
-            err_console.print(f"{dim}: {r.samples.reason}", highlight=False, soft_wrap=True)
+            err_console.print(f"{dim}: {r.samples.reason}", highlight=False)
     console.print(table)
     console.print(wins)
     info = doc["pairing"]
