@@ -51,6 +51,18 @@ def read_inside(root: Path, path: Path | str, max_bytes: int) -> bytes:
             os.close(descriptor)
 
 
+MAX_TEXT_BYTES = 64 * 1024 * 1024  # a larger file is not source an agent wrote
+
+
+def read_text_inside(root: Path, path: Path | str, max_bytes: int = MAX_TEXT_BYTES) -> str | None:
+    """`read_inside` as text (undecodable bytes replaced); None when the file is gone, a link,
+    not a regular file, or over `max_bytes`."""
+    try:
+        return read_inside(root, path, max_bytes).decode(errors="replace")
+    except OSError:
+        return None
+
+
 def _parts(root: Path, path: Path | str) -> list[str]:
     relative = Path(path)
     if relative.is_absolute():

@@ -25,7 +25,7 @@ from typing import IO
 from agentlens.redaction import CUT_MARGIN, masked_tail
 from agentlens.verification import disk_guard, isolation
 from agentlens.verification.disk_guard import DiskFloor
-from agentlens.verification.inside import read_inside
+from agentlens.verification.inside import read_text_inside
 
 # Only what toolchains need to be found and to behave deterministically.
 ENV_ALLOW = (
@@ -344,8 +344,8 @@ def _collect_reports(root: Path, brought: dict[Path, Stamp]) -> dict[str, str]:
         for path in root.glob(pattern):
             if brought.get(path) == _stamp(path):
                 continue
-            with contextlib.suppress(OSError):  # gone, too large, or linking out of the copy
-                text = read_inside(root, path, REPORT_MAX_BYTES).decode(errors="replace")
+            text = read_text_inside(root, path, REPORT_MAX_BYTES)
+            if text is not None:  # not gone, too large, or linking out of the copy
                 found[path.relative_to(root).as_posix()] = text
     return found
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 import orjson
 
 from agentlens.list_text import counted
-from agentlens.verification.inside import read_inside
+from agentlens.verification.inside import read_text_inside
 from agentlens.verification.verifiers.base import (
     VerifierResult,
     VerifierSetupError,
@@ -26,8 +26,6 @@ SKIPPED_DIRS = {".git", "node_modules", "target", "build", "__pycache__", ".venv
 # A folder is searched in every file but these, as the released verifiers do (Java skips class
 # files, Python files without an extension); build output and VCS folders are skipped too.
 IGNORED_SUFFIXES = {"java": {".class"}, "python": {""}}
-MAX_BYTES = 64 * 1024 * 1024
-"""A larger file is not searched (not source an agent wrote)."""
 
 
 def _verdict(type_name: str, count: int, expected: int, strict: bool, where: str) -> VerifierResult:
@@ -77,11 +75,8 @@ class FileRegExpCountVerifier:
 
     def _text(self, repo: Path, path: Path) -> str | None:
         """The file's text; None for one that links out of the repository (or is gone)."""
-        try:
-            text = read_inside(repo, path, MAX_BYTES).decode(errors="replace")
-        except OSError:
-            return None
-        if not self.uncommented_only:
+        text = read_text_inside(repo, path)
+        if text is None or not self.uncommented_only:
             return text
         comments = HASH_COMMENTS if self.language == "python" else C_COMMENTS
         return comments.sub("", text)

@@ -11,24 +11,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentlens.list_text import counted, first_few
-from agentlens.verification.inside import read_inside
+from agentlens.verification.inside import read_text_inside
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
 from agentlens.verification.verifiers.globs import glob_match
-
-MAX_BYTES = 64 * 1024 * 1024
-"""A larger file does not match (not one a scenario expects)."""
 
 
 def _matches(path: str, globs: list[str]) -> bool:
     return any(glob_match(path, g) for g in globs)
-
-
-def _repo_text(ctx: VerifyContext, path: str) -> str | None:
-    """A file of the agent's repository; None when it is gone, too large or links out of it."""
-    try:
-        return read_inside(ctx.repo, path, MAX_BYTES).decode(errors="replace")
-    except OSError:
-        return None
 
 
 def _listing(paths: list[str] | set[str], limit: int = 8) -> str:
@@ -137,7 +126,7 @@ class ExactFileMatchVerifier:
     def verify(self, ctx: VerifyContext) -> VerifierResult:
         mismatched = []
         for pair in self.file_matches:
-            actual = _repo_text(ctx, pair["actual_file_path"])
+            actual = read_text_inside(ctx.repo, pair["actual_file_path"])
             expected = self._expected(ctx, pair["expected_file_path"])
             if expected is None or actual is None or self._norm(actual) != self._norm(expected):
                 mismatched.append(pair["actual_file_path"])
@@ -171,7 +160,7 @@ class ExactFileMatchVerifier:
             return Path(path).read_text()
         if not (ctx.repo / path).exists():
             raise FileNotFoundError(f"no expected file {path} in the scenario or the repository")
-        return _repo_text(ctx, path)
+        return read_text_inside(ctx.repo, path)
 
     def _norm(self, text: str) -> list[str]:
         if self.trim:
