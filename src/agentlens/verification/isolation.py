@@ -271,10 +271,12 @@ def _toolchain_dirs(extra: Sequence[str] = ()) -> list[str]:
     return sorted(chosen)
 
 
-def named_file(path: Path) -> Path:
-    """What to show of a file a command line names (a script, a config): its folder, or the
-    file alone when that folder holds the home directory (`python ~/agent.py` showed `~/.ssh`)."""
-    return path if _holds(str(path.parent), str(Path.home())) else path.parent
+def named_files(argv: Sequence[str]) -> list[Path]:
+    """What to show of the files a command line names by absolute path (a script, a config):
+    each one's folder, or the file alone when that folder holds the home directory (`python
+    ~/agent.py` showed `~/.ssh`)."""
+    named = [Path(part) for part in argv if part.startswith("/") and Path(part).is_file()]
+    return [p if _holds(str(p.parent), str(Path.home())) else p.parent for p in named]
 
 
 def _holds(folder: str, path: str) -> bool:

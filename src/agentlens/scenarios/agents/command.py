@@ -80,7 +80,7 @@ class CommandAgent:
         }
         argv = [_fill(part, values) for part in template]
         # the sandbox shows the folders of files the command line names, not of a message's
-        named = _program_files([_fill(part, {**values, "message": ""}) for part in template])
+        named = isolation.named_files([_fill(part, {**values, "message": ""}) for part in template])
         stdout = trace.with_suffix(".stdout.log") if to_file else trace
         try:
             result, err = await run_process(
@@ -194,10 +194,3 @@ def _program_name(argv: list[str]) -> str:
 def _fill(part: str, values: dict[str, str]) -> str:
     """One pass, so a message that contains `{workdir}` stays as written."""
     return PLACEHOLDER.sub(lambda match: values[match[1]], part)
-
-
-def _program_files(argv: list[str]) -> list[Path]:
-    """Folders of the files the agent's command line names (its script, its config): the
-    sandbox shows them read-only, and nothing else of the user's files (`named_file`)."""
-    named = [Path(part) for part in argv if part.startswith("/") and Path(part).is_file()]
-    return [isolation.named_file(path) for path in named]

@@ -58,15 +58,15 @@ class StdioSession(McpSession):
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = isolation.reclaim(self.log).open("ab")
         pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
-        found = isolation.current().limits
-        floors = [DiskFloor.at_start(folder, found) for folder in self.writable]
+        policy = isolation.current()
+        floors = [DiskFloor.at_start(folder, policy.limits) for folder in self.writable]
         try:
             command[0] = _program(command[0], cwd)  # inside the sandbox exec errors lose their name
             wrapped = isolation.isolate(
                 command,
                 workdir=Path(cwd or "/"),
                 writable=self.writable,
-                isolation=isolation.current(),
+                isolation=policy,
                 readable=_named_folders(command, cwd),
             )
             await asyncio.get_running_loop().subprocess_exec(
@@ -231,8 +231,7 @@ def _program(name: str, cwd: str | None) -> str:
 def _named_folders(command: list[str], cwd: str | None) -> list[Path]:
     """What the sandbox shows read-only: its cwd and the folders of files its command line
     names (its script, its config), nothing else of the user's files."""
-    files = [Path(part) for part in command if part.startswith("/") and Path(part).is_file()]
-    named = [isolation.named_file(path) for path in files]
+    named = isolation.named_files(command)
     return [Path(cwd), *named] if cwd else named
 
 

@@ -50,13 +50,14 @@ class RunTestsVerifier:
     def verify(self, ctx: VerifyContext) -> VerifierResult:
         command = self.command or DEFAULT_COMMANDS.get(self.runner.lower(), [])
         timeout = self.timeout_ms / 1000 if self.timeout_ms else ctx.timeout_s
+        env = self._env(ctx)
         run, reports = run_in_scratch(
-            ctx.repo, command, timeout_s=timeout, workdir=self.working_directory, env=self._env(ctx)
+            ctx.repo, command, timeout_s=timeout, workdir=self.working_directory, env=env
         )
         counts = get_parser(self.runner)(ANSI.sub("", run.output), reports)
         tool = None
         if counts is None:
-            tool = missing_tool(run, ctx.repo, self._env(ctx), self.working_directory)
+            tool = missing_tool(run, ctx.repo, env, self.working_directory)
         if tool is not None:
             return skipped(self.type_name, tool, {"exit_code": run.returncode})
         result = self._judge(run, counts)
