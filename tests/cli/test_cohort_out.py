@@ -113,7 +113,7 @@ def test_rows_written_by_out_are_read_back_with_their_profile(
     )
 
 
-@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet", ".PARQUET"])
 def test_rows_written_as_jsonl_or_parquet_are_read_back_too(
     suffix: str, tmp_path: Path, run_cli: Callable[..., Run]
 ) -> None:

@@ -133,9 +133,10 @@ def failed(row: Row) -> bool:
 
 def read_score_rows(path: str) -> list[dict[str, object]]:
     """The rows `agentlens cohort --out` wrote: JSON Lines, CSV or Parquet, by suffix."""
-    if path.endswith(".csv"):
+    suffix = Path(path).suffix.lower()  # as `curation.export_format` judges what it writes
+    if suffix == ".csv":
         return read_annotation_rows(path)
-    if path.endswith(".parquet"):
+    if suffix == ".parquet":
         return _parquet_rows(path)
     try:
         lines = Path(path).read_bytes().splitlines()
