@@ -88,10 +88,10 @@ def masked_tail(text: str, n: int) -> str:
     return clip_tail(masked(text[-(n + CUT_MARGIN) :]), n) if n > 0 else ""
 
 
-_SECRET_NAME = (
-    r"(?:[\w-]{0,40}(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key"
-    r"|auth[_-]?key|private[_-]?key)[\w-]{0,40})"
+_SECRET_WORD = (
+    r"(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key)"
 )
+_SECRET_NAME = rf"(?:[\w-]{{0,40}}{_SECRET_WORD}[\w-]{{0,40}})"
 _OWN = [
     ("private-key", re.compile(
         r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?"
@@ -148,8 +148,7 @@ _OWN = [
     # line (in a reader's JSON dump, a line may end at a `\\n` or a quote), `&` and all: no shell
     # reads it; not a type (`api_key: SecretStr`), not an option (`--password=…`: a shell's)
     ("password", re.compile(
-        r"(?im)(?:^|(?<=\\[nr])|(?<=\"))[ \t]*(?:- )?(?!-)[\w.-]{0,40}(?:password|passwd|pwd|secret"
-        r"|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key)[\w.-]{0,40}"
+        r"(?im)(?:^|(?<=\\[nr])|(?<=\"))[ \t]*(?:- )?(?!-)[\w.-]{0,40}" + _SECRET_WORD + r"[\w.-]{0,40}"
         r"(?::[ \t]+|[ \t]*=[ \t]*)(?![$({<\[\\])"
         r"(?!(?-i:[A-Z][A-Za-z]*|string|str|bytes|number|boolean|bool|object|integer|int)"
         r"[ \t]*(?:$|\\{1,7}[nr]|\\{0,7}\"))"
