@@ -96,8 +96,8 @@ def test_a_runs_qi_takes_the_formal_pass_rate_of_its_scenarios(tmp_path: Path) -
     every judge mean 1 on real runs: 100 × (2/3 + 5)/6 = 94.44; no formal results → n/a."""
     from agentlens.formats.stream import read_paths
     from agentlens.jsonio import dump
-    from agentlens.reviews.documents import reviews_document
-    from agentlens.reviews.qi import run_qi
+    from agentlens.reviews.documents import load_reviews, reviews_document
+    from agentlens.reviews.qi import reviews_qi
     from tests.conftest import BENCH
     from tests.reviews.test_sxs_run import review
 
@@ -105,7 +105,7 @@ def test_a_runs_qi_takes_the_formal_pass_rate_of_its_scenarios(tmp_path: Path) -
     fine = "<Review>fine</Review><Score>1</Score>"
     reviews = [review(t, dict.fromkeys(DIMS, fine)) for t in trajs.trajectories]
     dump(reviews_document("judge", reviews), tmp_path / "reviews.json")
-    result = run_qi(str(tmp_path / "reviews.json"), [1, 0, 1])
+    result = reviews_qi(load_reviews(tmp_path / "reviews.json"), [1, 0, 1])
     assert result.components["Formal"] == pytest.approx(2 / 3)
     assert result.value == pytest.approx(100 * (2 / 3 + 5) / 6)
-    assert run_qi(str(tmp_path / "reviews.json"), None).value is None
+    assert reviews_qi(load_reviews(tmp_path / "reviews.json"), None).value is None

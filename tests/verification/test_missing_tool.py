@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
-from agentlens.reviews.documents import formal_results, verifier_counts
+from agentlens.reviews.documents import formal_of, verifier_counts_of, verify_results
 from agentlens.reviews.qi import qi_report
 from agentlens.scenarios.scenario import Scenario, run_scenario
 from agentlens.verification.verifiers.base import VerifyContext
@@ -104,8 +104,8 @@ def test_skipped_checks_leave_the_scenario_unscored_and_out_of_the_qi(
     assert doc["verifiers_passed_fraction"] == 1.0  # 3 of the 3 checks run
     path = tmp_path / "verify.json"
     path.write_text(json.dumps({"kind": "agentlens.verify/1", "results": [doc]}))
-    assert formal_results([str(path)]) == []
-    assert verifier_counts([str(path)]) == (3, 3)
+    assert formal_of(verify_results([path])) == []
+    assert verifier_counts_of(verify_results([path])) == (3, 3)
     report = qi_report(None, [str(path)], None, [])
     assert report.result.value is None and "Formal" in report.result.reason
     assert any("1 scenario not scored" in w for w in report.result.warnings)

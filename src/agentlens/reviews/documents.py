@@ -261,13 +261,9 @@ def verify_results(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
     return [r for path in paths for r in load(path, VERIFY_KIND)["results"]]
 
 
-def formal_results(paths: Sequence[str | Path]) -> list[int]:
-    """Per-scenario `formal_verification_result` (0/1) from `agentlens verify --json` files;
-    a scenario not scored (a check skipped for a missing tool, none failed) is left out."""
-    return formal_of(verify_results(paths))
-
-
 def formal_of(results: Sequence[dict[str, Any]]) -> list[int]:
+    """Per-scenario `formal_verification_result` (0/1) of `agentlens verify` results; a
+    scenario not scored (a check skipped for a missing tool, none failed) is left out."""
     found = [r["formal_verification_result"] for r in results]
     return [r for r in found if r is not None]
 
@@ -277,13 +273,9 @@ def unscored_scenarios(results: Sequence[dict[str, Any]]) -> int:
     return sum(r["formal_verification_result"] is None for r in results)
 
 
-def verifier_counts(paths: Sequence[str | Path]) -> tuple[int, int]:
-    """(passed, total) individual verifiers over `agentlens verify` files: the side metric of
-    spec §7 / decision §13.3 (the QI itself uses only the all-pass rate)."""
-    return verifier_counts_of(verify_results(paths))
-
-
 def verifier_counts_of(results: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """(passed, total) individual verifiers over `agentlens verify` results: the side metric of
+    spec §7 / decision §13.3 (the QI itself uses only the all-pass rate)."""
     statuses = [v["status"] for r in results for v in r["verifier_results"]]
     run = [s for s in statuses if s != "skipped"]  # a skipped check is not scored
     return sum(s == "pass" for s in run), len(run)

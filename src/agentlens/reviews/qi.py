@@ -202,11 +202,6 @@ def _verified(
     return reviewed_results(sourced, reviewed, reviews_path)
 
 
-def run_qi(reviews_path: str, formal: list[int] | None) -> QualityIndex:
-    """A run's QI from its reviews file and formal results."""
-    return reviews_qi(load_reviews(reviews_path), formal)
-
-
 def reviews_qi(reviews: Sequence[TrajectoryReview], formal: list[int] | None) -> QualityIndex:
     """A run's QI from its reviews and formal results (`agentlens compare`)."""
     means = {d: s.mean for d, s in aggregate(reviews).items()}
