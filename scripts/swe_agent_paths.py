@@ -17,8 +17,8 @@ from pathlib import Path
 
 from agentlens.errors import ConfigError
 from agentlens.formats import read_paths
+from agentlens.shell.working_dir import norm_path, repo_files
 from agentlens.stepvalue.candidates import fault_localisation_space
-from agentlens.stepvalue.candidates.tracked import norm_path
 from agentlens.trajectory import Trajectory
 
 SHOWN = re.compile(r"^\[File: (/\S+) \(\d+ lines total\)\]")
@@ -44,19 +44,11 @@ def named_wrong(runs: list[Trajectory]) -> None:
             if not shown or len(step.files) != 1:
                 continue
             steps += 1
-            if _named(step) != norm_path(shown[1]):
+            if repo_files(step)[0] != norm_path(shown[1]):
                 wrong += 1
                 runs_hit.add(run.id)
     print(f"steps whose observation names their file: {steps}; named otherwise: {wrong}")
     print(f"runs with such a step: {len(runs_hit)} {sorted(runs_hit)}")
-
-
-def _named(step: object) -> str:
-    try:
-        from agentlens.stepvalue.candidates.tracked import repo_files
-    except ImportError:  # before the fix: the name as written, roots folded
-        return norm_path(step.files[0])  # type: ignore[attr-defined]
-    return repo_files(step)[0]  # type: ignore[arg-type]
 
 
 def twin_candidates(runs: list[Trajectory]) -> None:

@@ -77,7 +77,7 @@ def test_a_stop_as_a_result_arrives_does_not_abort_ray(whose: str, signum: str) 
     """Ray 2.60 aborts the process ("Tried to complete task that was not pending") when a task
     whose result is arriving is cancelled, and a stop is handled just then. Before the fix every
     run aborted (these three cases, and 11 of 11 runs of the same loop on a shared machine); see
-    `RayEngine._cancel_unfinished`."""
+    `RayEngine.cancel_unfinished`."""
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     done = subprocess.run([sys.executable, "-c", STOPS, whose, signum], capture_output=True,
                           text=True, timeout=300, env=env)  # fmt: skip

@@ -331,8 +331,7 @@ def sxs_check(dim: str, flags: dict[str, Any]) -> Check:
     if flags.get("scored_tasks") == 0:
         reason = (
             f"no scored comparison (0 of {counted(flags.get('tasks') or 0, 'task')}): the mean is n/a; "
-            "every "
-            "judge answer was unscored or failed"
+            "every judge answer was unscored or failed"
         )
         return Check(name, test, None, None, warning=True, reason=reason)
     return Check(

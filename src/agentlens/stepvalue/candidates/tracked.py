@@ -73,7 +73,7 @@ def _spelt_in_full(run: Trajectory, relative: list[str]) -> set[str]:
     """The run's own spellings of files it made by a relative name in a directory its reader does
     not know: SWE-agent's `create f.py` names the file in the working directory, its edits by
     the open file's absolute path."""
-    tails = tuple("/" + norm_path(f) for f in relative if norm_path(f))
+    tails = tuple("/" + name for f in relative if (name := norm_path(f)))
     if not tails:
         return set()
     named = {f for s in run.steps for f in repo_files(s)}
