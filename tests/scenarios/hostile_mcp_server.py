@@ -243,6 +243,13 @@ def main() -> None:
     if mode == "fill-disk":  # 64 MB files into the folder ARG, 2.5 GB in all, then it serves
         for i in range(40):
             Path(str(arg), f"fill{i}").write_bytes(bytes(64 << 20))
+    if mode == "eat-memory":  # it and three helpers hold ARG MB each for a second, then it serves
+        hold = f"import time; b = bytes([1]) * ({arg} << 20); time.sleep(1)"
+        helpers = [subprocess.Popen([sys.executable, "-c", hold]) for _ in range(3)]
+        held = bytes([1]) * (int(str(arg)) << 20)
+        for helper in helpers:
+            helper.wait()
+        del held
     Stdio(mode, arg).run()
 
 

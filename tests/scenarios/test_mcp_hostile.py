@@ -93,6 +93,17 @@ def test_a_server_filling_the_disk_is_stopped(tmp_path: Path) -> None:
     assert "left free on the disk it writes to (sandbox disk_free_mb)" in message
 
 
+def test_a_server_whose_processes_together_pass_memory_mb_is_stopped(tmp_path: Path) -> None:
+    """`memory_mb` bounded each process: a server and three helpers held 900 MB each under
+    1024 (`verification/memory_group.py`)."""
+    with isolation.policy(isolation.Isolation(limits=isolation.Limits(memory_mb=1024))):
+        message = refusal(hostile("eat-memory", "900"), tmp_path)
+    assert message.startswith(
+        "MCP server 'h' was stopped: memory limit 1024 MB (sandbox memory_mb, all its processes)"
+        " during initialize"
+    ), message
+
+
 def test_its_stderr_ends_the_message_on_one_line_without_escapes(tmp_path: Path) -> None:
     message = refusal(hostile("exit-stderr"), tmp_path)  # ANSI, bytes not UTF-8, 2,000 more
     assert message.startswith("MCP server 'h' exited (exit code 1) during initialize: …zzz")

@@ -14,8 +14,9 @@ import pytest
 
 from agentlens.demo.tiny_repo import create_repo
 from agentlens.scenarios.agents._shell import run_shell
-from agentlens.verification import isolation
+from agentlens.verification import isolation, memory_group
 from agentlens.verification.disk_guard import DiskFloor
+from agentlens.verification.memory_group import MemoryGroup
 from agentlens.verification.sandbox import run_in_scratch
 
 
@@ -29,10 +30,14 @@ def calc(tmp_path: Path) -> Path:
     return create_repo(tmp_path / "calc")
 
 
-def test_memory_folders_are_capped_and_the_rest_read_only(calc: Path) -> None:
+def test_memory_folders_are_capped_and_the_rest_read_only(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """/tmp and /dev/shm are tmpfs, i.e. memory no per-process limit counts: each took up to
     half the host's RAM (12 GB here) under a 64 MB limit. Without root, /dev and /run were
-    writable tmpfs too."""
+    writable tmpfs too. Their sizes are the bound where no memory group can be made (here
+    there is one, and it would stop the command first: their pages count toward it)."""
+    monkeypatch.setattr(memory_group, "_parents", lambda: ())
     script = (
         "for d in /tmp /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M count=100 2>/dev/null;"
         " echo $d $(($(stat -c %s $d/fill) / 1048576)) MB; done;"
@@ -40,7 +45,7 @@ def test_memory_folders_are_capped_and_the_rest_read_only(calc: Path) -> None:
     )
     with isolation.policy(isolation.Isolation(limits=isolation.Limits(memory_mb=64))):
         run, _ = run_in_scratch(calc, script, timeout_s=60)
-    assert run.output.split("\n") == ["/tmp 64 MB", "/dev/shm 64 MB", ""], run.output
+    assert run.output.split("\n")[1:] == ["/tmp 64 MB", "/dev/shm 64 MB", ""], run.output
 
 
 def test_special_files_in_the_repository_do_not_stop_verification(calc: Path) -> None:
@@ -107,7 +112,11 @@ def test_a_folder_swapped_for_a_link_while_it_is_handed_over_is_not_followed(
 
     monkeypatch.setattr(os, "chown", swap_then_chown)
     writable = [scratch]
-    isolation.isolate(["true"], workdir=scratch, writable=writable, isolation=isolation.Isolation())
+    no_group = MemoryGroup(64, why_not="not needed here")
+    policy = isolation.Isolation()
+    isolation.isolate(
+        ["true"], workdir=scratch, writable=writable, isolation=policy, memory=no_group
+    )
     assert repo.is_symlink() and {f.stat().st_uid for f in host.iterdir()} == {0}
 
 

@@ -25,7 +25,7 @@ from agentlens.list_text import counted
 from agentlens.providers.config_yaml import read_yaml
 from agentlens.scenarios.mcp_servers import McpServer, parse_servers
 from agentlens.trajectory import Trajectory
-from agentlens.verification import isolation
+from agentlens.verification import isolation, memory_group
 from agentlens.verification.verifiers import build_verifier, run_verifier
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
 
@@ -104,6 +104,7 @@ class ScenarioResult:
             "duration_s": round(self.duration_s, 3),
             "verifier_results": [r.to_dict() for r in self.results],
             **({} if isolation.current().enabled else {"warning": isolation.NO_SANDBOX_WARNING}),
+            **({"memory_limit": note} if (note := memory_group.per_process_seen()) else {}),
         }
 
     @classmethod

@@ -29,6 +29,7 @@ from functools import cache
 from pathlib import Path
 
 from agentlens.errors import AgentLensError
+from agentlens.verification.memory_group import MemoryGroup
 
 NOBODY = 65534
 NO_SANDBOX_WARNING = "warning: --no-sandbox: agent-written code ran without isolation"
@@ -66,7 +67,8 @@ class SandboxUnavailableError(AgentLensError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-process resource limits; `processes` bounds how many there are at once."""
+    """Per-process resource limits; `processes` bounds how many there are at once, and
+    `memory_mb` also their sum where a memory cgroup can be made (`memory_group`)."""
 
     memory_mb: int = 4096  # RLIMIT_DATA: heap and private mappings (JVM/Go reservations are not)
     cpu_s: int = 900
@@ -139,15 +141,17 @@ def isolate(
     workdir: Path,
     writable: Sequence[Path],
     isolation: Isolation,
+    memory: MemoryGroup,
     home: Path | None = None,
     readable: Sequence[Path] = (),
 ) -> Wrapped:
     """`argv` wrapped in bubblewrap, run in `workdir`; only `writable` folders can be written,
-    and besides the system only `readable` ones (and toolchains) can be read.
+    and besides the system only `readable` ones (and toolchains) can be read. It starts inside
+    the `memory` group (`memory_group.memory_group(limits.memory_mb)`), when there is one.
 
     `home` becomes the home directory of the user the command runs as (JVM tools read it from
     the password database, not from $HOME)."""
-    limiter = _limit_argv(isolation.limits)
+    limiter = [*memory.launcher(), *_limit_argv(isolation.limits)]
     if not isolation.enabled:
         return Wrapped([*limiter, *argv], NO_SANDBOX_WARNING)
     bwrap = bubblewrap()

@@ -17,6 +17,7 @@ from pathlib import Path
 from agentlens.verification import isolation
 from agentlens.verification.inside import read_inside
 from agentlens.verification.isolation import GIT_HARDENING
+from agentlens.verification.memory_group import memory_group
 
 GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 # After `diff`: the patch as git makes it, not what the agent's external diff or textconv
@@ -35,27 +36,30 @@ def run_git(
     A timeout is exit code 124 with the reason on stderr."""
     repo = repo.resolve()  # the sandbox binds and enters real paths
     argv = ["git", "-C", str(repo), *GIT_HARDENING, *args]
-    wrapped = isolation.isolate(
-        argv,
-        workdir=repo,
-        writable=writable,
-        isolation=isolation.current(),
-        readable=[repo, *_linked_git_dirs(repo)],
-    )
     base = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", **GIT_ISOLATION}
-    try:
-        return subprocess.run(
-            wrapped.argv,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            env={**base, **(env or {})},
-            stdin=subprocess.DEVNULL,
-            timeout=timeout_s,
-            check=False,
+    policy = isolation.current()
+    with memory_group(policy.limits.memory_mb) as memory:
+        wrapped = isolation.isolate(
+            argv,
+            workdir=repo,
+            writable=writable,
+            isolation=policy,
+            memory=memory,
+            readable=[repo, *_linked_git_dirs(repo)],
         )
-    except subprocess.TimeoutExpired:  # the sandbox died with its first process
-        return subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout_s:g} s")
+        try:
+            return subprocess.run(
+                wrapped.argv,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                env={**base, **(env or {})},
+                stdin=subprocess.DEVNULL,
+                timeout=timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:  # the sandbox died with its first process
+            return subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout_s:g} s")
 
 
 def _linked_git_dirs(repo: Path) -> list[Path]:

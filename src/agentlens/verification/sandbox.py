@@ -26,6 +26,7 @@ from agentlens.redaction import CUT_MARGIN, masked_tail
 from agentlens.verification import disk_guard, isolation
 from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.inside import read_text_inside
+from agentlens.verification.memory_group import MemoryGroup, memory_group
 
 # Only what toolchains need to be found and to behave deterministically.
 ENV_ALLOW = (
@@ -174,15 +175,31 @@ def run_command(
     `root` is the scratch folder holding the copy and its home (default: `cwd`'s parent); it is
     the only place the command can write. Only the tail of the output is kept (`Limits`), with
     the size of what was cut. When the command ends or times out, the sandbox's PID namespace is
-    torn down, so test runners' children, daemons and `setsid` escapees die too."""
+    torn down, so test runners' children, daemons and `setsid` escapees die too. Its processes
+    share one memory cap (`memory_group`); the output says when there is none."""
     argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
     scope = _SCOPE.get()
     if scope is not None and scope.stopped:
         return CommandResult(argv, None, "not started: the run is stopping", 0.0, False)
     root = root or cwd.parent
+    with memory_group(isolation.current().limits.memory_mb) as group:
+        return _run_grouped(argv, cwd, root, timeout_s, env, group)
+
+
+def _run_grouped(
+    argv: list[str],
+    cwd: Path,
+    root: Path,
+    timeout_s: float,
+    env: Mapping[str, str] | None,
+    group: MemoryGroup,
+) -> CommandResult:
+    scope = _SCOPE.get()
     home = _scratch_home(root)
     policy = isolation.current()
-    wrapped = isolation.isolate(argv, workdir=cwd, writable=[root], isolation=policy, home=home)
+    wrapped = isolation.isolate(
+        argv, workdir=cwd, writable=[root], isolation=policy, memory=group, home=home
+    )
     floor = DiskFloor.at_start(root, policy.limits)
     start = time.monotonic()
     try:
@@ -203,7 +220,7 @@ def run_command(
     tail = OutputTail(proc.stdout, policy.limits.output_bytes)  # type: ignore[arg-type]
     stopped = ""
     try:
-        stopped = _wait(proc, timeout_s, floor)
+        stopped = _wait(proc, timeout_s, floor, group)
     finally:
         kill_group(proc.pid)
         proc.wait()
@@ -212,16 +229,22 @@ def run_command(
     text = tail.finish()
     if stopped == "disk":
         text = f"{text}\n{floor.note()}"
-    if wrapped.warning:
-        text = f"{wrapped.warning}\n{text}"
+    if stopped == "memory" or (not stopped and group.oom_killed()):
+        text = f"{text}\n{group.stop_note()}"
+    for warning in (wrapped.warning, group.per_process_note()):
+        if warning:
+            text = f"{warning}\n{text}"
     timed_out = stopped == "timeout"
     code = None if timed_out else proc.returncode
     return CommandResult(argv, code, text, time.monotonic() - start, timed_out)
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout_s: float, floor: DiskFloor) -> str:
-    """Until the command ends (""), times out ("timeout") or crosses the disk `floor`
-    ("disk"); the caller kills it then."""
+def _wait(
+    proc: subprocess.Popen[bytes], timeout_s: float, floor: DiskFloor, group: MemoryGroup
+) -> str:
+    """Until the command ends (""), times out ("timeout"), crosses the disk `floor` ("disk")
+    or has a process killed for the memory of its `group` ("memory"); the caller kills it
+    then: what is left of a command that lost a process is no result."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -232,6 +255,8 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float, floor: DiskFloor) -> 
                 return "timeout"
             if floor.crossed():
                 return "disk"
+            if group.oom_killed():
+                return "memory"
 
 
 class OutputTail:

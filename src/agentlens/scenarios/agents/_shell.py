@@ -20,6 +20,7 @@ from typing import IO
 from agentlens.redaction import CUT_MARGIN
 from agentlens.verification import disk_guard, isolation
 from agentlens.verification.disk_guard import DiskFloor
+from agentlens.verification.memory_group import MemoryGroup, memory_group
 from agentlens.verification.sandbox import clean_env, kept_tail, kill_group
 
 KEPT_OUTPUT_BYTES = 1_000_000
@@ -47,18 +48,20 @@ async def run_process(
     stderr is returned apart; without, both are merged into `ShellResult.output`."""
     home = env.get("HOME") if env else None
     policy = isolation.current()
-    wrapped = isolation.isolate(
-        argv,
-        workdir=cwd,
-        writable=[cwd.parent, *writable],
-        isolation=policy,
-        home=Path(home) if home else None,
-        readable=readable,
-    )
-    floor = DiskFloor.at_start(cwd.parent, policy.limits)
-    with contextlib.ExitStack() as files:
-        out = files.enter_context(_output_file(stdout_path))
-        err = out if stdout_path is None else files.enter_context(tempfile.TemporaryFile())
+    with contextlib.ExitStack() as held:  # the group is removed last, once all is gone
+        group = held.enter_context(memory_group(policy.limits.memory_mb))
+        wrapped = isolation.isolate(
+            argv,
+            workdir=cwd,
+            writable=[cwd.parent, *writable],
+            isolation=policy,
+            memory=group,
+            home=Path(home) if home else None,
+            readable=readable,
+        )
+        floor = DiskFloor.at_start(cwd.parent, policy.limits)
+        out = held.enter_context(_output_file(stdout_path))
+        err = out if stdout_path is None else held.enter_context(tempfile.TemporaryFile())
         proc = await asyncio.create_subprocess_exec(
             *wrapped.argv,
             cwd=cwd,
@@ -68,9 +71,9 @@ async def run_process(
             stderr=err,
             start_new_session=True,
         )
-        timed_out = disk_low = False
+        timed_out, stopped = False, ""
         try:
-            disk_low = await asyncio.wait_for(_filling(proc, floor), timeout_s)
+            stopped = await asyncio.wait_for(_guarded(proc, floor, group), timeout_s)
         except TimeoutError:
             timed_out = True
         finally:  # ended, timed out or cancelled: nothing it started may outlive it
@@ -79,15 +82,25 @@ async def run_process(
         code = None if timed_out else proc.returncode
         stderr = "" if err is out else _read(err)
         output = _read(out) if stdout_path is None else ""
-        if disk_low:
-            note = "\n" + floor.note()
+        note = _stop_note(stopped, floor, group, timed_out)
+        if note:
             if stdout_path is None:
-                output += note
+                output += "\n" + note
             else:
-                stderr += note
+                stderr += "\n" + note
         if wrapped.warning:
             output = f"{wrapped.warning}\n{output}"
         return ShellResult(code, output, timed_out), stderr
+
+
+def _stop_note(stopped: str, floor: DiskFloor, group: MemoryGroup, timed_out: bool) -> str:
+    """Why the command was stopped: the disk floor, or the memory of its group (also when a
+    process was killed for it just before the command ended by itself)."""
+    if stopped == "disk":
+        return floor.note()
+    if stopped == "memory" or (not timed_out and group.oom_killed()):
+        return group.stop_note()
+    return ""
 
 
 async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult:
@@ -100,16 +113,20 @@ async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult
     return result
 
 
-async def _filling(proc: asyncio.subprocess.Process, floor: DiskFloor) -> bool:
-    """Waits for the command to end: False; True as soon as it crosses the disk `floor` (the
-    caller kills it)."""
+async def _guarded(proc: asyncio.subprocess.Process, floor: DiskFloor, group: MemoryGroup) -> str:
+    """Waits for the command to end: ""; "disk" as soon as it crosses the disk `floor`,
+    "memory" as soon as a process of its `group` is killed for memory (the caller kills it)."""
     ended = asyncio.ensure_future(proc.wait())
     try:
         while not ended.done():
             await asyncio.wait({ended}, timeout=disk_guard.POLL_S)
-            if not ended.done() and floor.crossed():
-                return True
-        return False
+            if ended.done():
+                break
+            if floor.crossed():
+                return "disk"
+            if group.oom_killed():
+                return "memory"
+        return ""
     finally:
         ended.cancel()
 

@@ -27,8 +27,9 @@ from agentlens.scenarios.mcp_client.session import (
     one_line,
     reply,
 )
-from agentlens.verification import disk_guard, isolation
+from agentlens.verification import disk_guard, isolation, memory_group
 from agentlens.verification.disk_guard import DiskFloor
+from agentlens.verification.memory_group import MemoryGroup
 from agentlens.verification.sandbox import kill_group, toolchain_env
 
 
@@ -47,8 +48,9 @@ class StdioSession(McpSession):
         self._stderr_end = b""
         self._junk = 0  # lines on its stdout that are not JSON-RPC messages
         self._last_junk = ""
-        self._disk_guard: asyncio.Task[None] | None = None
-        self._disk_stop = ""  # why it was stopped for the disk, once it was
+        self._guard: asyncio.Task[None] | None = None
+        self._stop = ""  # why it was stopped for the disk or its memory, once it was
+        self._memory: MemoryGroup | None = None
 
     async def _open(self) -> None:
         command = [str(self.spec["command"]), *map(str, self.spec.get("args", []))]
@@ -60,6 +62,7 @@ class StdioSession(McpSession):
         pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
         policy = isolation.current()
         floors = [DiskFloor.at_start(folder, policy.limits) for folder in self.writable]
+        self._memory = memory = memory_group.make(policy.limits.memory_mb)
         try:
             command[0] = _program(command[0], cwd)  # inside the sandbox exec errors lose their name
             wrapped = isolation.isolate(
@@ -67,6 +70,7 @@ class StdioSession(McpSession):
                 workdir=Path(cwd or "/"),
                 writable=self.writable,
                 isolation=policy,
+                memory=memory,
                 readable=_named_folders(command, cwd),
             )
             await asyncio.get_running_loop().subprocess_exec(
@@ -82,31 +86,40 @@ class StdioSession(McpSession):
         except (OSError, ValueError, AgentLensError) as exc:  # ValueError: a NUL in an argument
             self._log_file.close()
             self._log_file = None
+            self._remove_memory_group()
             reason = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) else str(exc)
             if isinstance(exc, isolation.SandboxUnavailableError):
                 raise
             raise self._error(f"did not start: {one_line(reason, limits.ERROR_CHARS)}") from None
         self._pipes = pipes
-        if floors:
-            self._disk_guard = asyncio.ensure_future(self._guard_disk(pipes, floors))
+        self._guard = asyncio.ensure_future(self._guard_limits(pipes, floors, memory))
 
-    async def _guard_disk(self, pipes: ServerPipes, floors: list[DiskFloor]) -> None:
+    async def _guard_limits(
+        self, pipes: ServerPipes, floors: list[DiskFloor], memory: MemoryGroup
+    ) -> None:
         """Stops the server (and what it started) once it crosses the disk floor of a folder
-        it may write (`disk_guard`): `file_size_mb` bounds each file, not how many."""
+        it may write (`disk_guard`: `file_size_mb` bounds each file, not how many), or once a
+        process of its memory group is killed for memory."""
         while pipes.returncode() is None:
             await asyncio.sleep(disk_guard.POLL_S)
             crossed = next((floor for floor in floors if floor.crossed()), None)
-            if crossed is not None:
-                self._disk_stop = crossed.note()
+            if crossed is not None or memory.oom_killed():
+                self._stop = crossed.note() if crossed is not None else memory.stop_note()
                 if pipes.transport is not None:
                     kill_group(pipes.transport.get_pid())
                 return
 
+    def _remove_memory_group(self) -> None:
+        memory, self._memory = self._memory, None
+        if memory is not None:
+            memory.remove()
+
     async def close(self) -> None:
-        if self._disk_guard is not None:
-            self._disk_guard.cancel()
+        if self._guard is not None:
+            self._guard.cancel()
         pipes, self._pipes = self._pipes, None
         if pipes is None or pipes.transport is None:
+            self._remove_memory_group()
             return
         transport = pipes.transport
         try:
@@ -122,6 +135,7 @@ class StdioSession(McpSession):
             # and a process left outside the group may hold them open.
             transport.close()
             await _ended(pipes, limits.CLOSE_WAIT_S)
+            self._remove_memory_group()
 
     async def _notify(self, message: dict[str, Any]) -> None:
         await self._send(message, str(message.get("method", "a request of its own")))
@@ -190,7 +204,10 @@ class StdioSession(McpSession):
                 await asyncio.wait_for(pipes.stderr_done.wait(), limits.SETTLE_S)
         code = None if pipes is None else await _ended(pipes, limits.SETTLE_S)
         how = "closed its stdout" if code is None else f"exited (exit code {code})"
-        how = f"was {self._disk_stop}" if self._disk_stop else how
+        memory = self._memory
+        if not self._stop and memory is not None and memory.oom_killed():
+            self._stop = memory.stop_note()  # it died of it before the guard looked
+        how = f"was {self._stop}" if self._stop else how
         return self._error(f"{how} during {during}", stderr=True)
 
     def _error(self, what: str, *, stderr: bool = False) -> McpError:

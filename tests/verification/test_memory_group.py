@@ -1,0 +1,132 @@
+"""`memory_mb` as a cap on the sum of a sandboxed command's processes (`memory_group`), on the
+real cgroups of this machine, with real bubblewrap on the demo's real calc repository."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from agentlens.demo.tiny_repo import create_repo
+from agentlens.scenarios.agents._shell import run_shell
+from agentlens.scenarios.scenario import ScenarioResult
+from agentlens.verification import isolation, memory_group, sandbox
+from agentlens.verification.sandbox import run_in_scratch
+
+# one process holding `mb` MB it has written to (untouched pages would cost nothing)
+HOLD = "python3 -c 'import time; b = bytes([1]) * ({mb} << 20); time.sleep(1); print({mb})'"
+FOUR_900 = " ".join(f"{HOLD.format(mb=900)} &" for _ in range(4)) + " wait"
+CAP_1024 = isolation.Isolation(limits=isolation.Limits(memory_mb=1024))
+STOPPED = "stopped: memory limit 1024 MB (sandbox memory_mb, all its processes)"
+
+
+@pytest.fixture(autouse=True)
+def _needs_a_memory_cgroup() -> None:
+    isolation.bubblewrap()  # the CI installs it; without it these tests must fail, not skip
+    group = memory_group.make(16)
+    group.remove()
+    assert group.path is not None, group.per_process_note()
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Path:
+    return create_repo(tmp_path / "calc")
+
+
+def _groups_left() -> list[Path]:
+    mine = f"{memory_group.GROUP_PREFIX}{os.getpid()}-*"
+    return [group for _, parent in memory_group._parents() for group in parent.glob(mine)]
+
+
+def test_four_900_mb_processes_are_stopped_under_1024(calc: Path) -> None:
+    """The limit was per process (RLIMIT_DATA): four 900 MB processes ran under 1024 MB."""
+    with isolation.policy(CAP_1024):
+        run, _ = run_in_scratch(calc, FOUR_900, timeout_s=30)
+    assert run.returncode == -9 and not run.timed_out, run.output
+    assert run.output.endswith(STOPPED) and "note:" not in run.output, run.output
+    assert _groups_left() == []
+
+
+def test_the_agents_shell_is_stopped_the_same_way(calc: Path) -> None:
+    with isolation.policy(CAP_1024):
+        result = asyncio.run(run_shell(FOUR_900, calc, timeout_s=30))
+    assert result.returncode == -9 and result.output.endswith(STOPPED), result.output
+    assert _groups_left() == []
+
+
+def test_files_in_tmp_and_dev_shm_count_toward_it(calc: Path) -> None:
+    """They are memory (tmpfs), each capped at `memory_mb` alone: 40 MB in each passed 64."""
+    fill = "dd if=/dev/zero of={}/fill bs=1M count=40 2>/dev/null"
+    script = f"{fill.format('/tmp')}; {fill.format('/dev/shm')}; sleep 5"
+    with isolation.policy(isolation.Isolation(limits=isolation.Limits(memory_mb=64))):
+        run, _ = run_in_scratch(calc, script, timeout_s=30)
+    assert run.output.endswith("stopped: memory limit 64 MB (sandbox memory_mb, all its processes)")
+
+
+def test_one_300_mb_process_under_1024_passes(calc: Path) -> None:
+    with isolation.policy(CAP_1024):
+        run, _ = run_in_scratch(calc, HOLD.format(mb=300), timeout_s=30)
+    assert run.ok and run.output == "300\n", run.output
+    assert _groups_left() == []
+
+
+def test_the_group_is_removed_after_a_timeout(calc: Path) -> None:
+    with isolation.policy(CAP_1024):
+        run, _ = run_in_scratch(calc, "sleep 30 & sleep 30", timeout_s=0.5)
+    assert run.timed_out
+    assert _groups_left() == []
+
+
+def test_the_group_is_removed_after_ctrl_c(calc: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Path] = []
+
+    def interrupted(*_: object) -> str:
+        time.sleep(0.2)  # the command has started
+        seen.extend(_groups_left())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sandbox, "_wait", interrupted)
+    with isolation.policy(CAP_1024), pytest.raises(KeyboardInterrupt):
+        run_in_scratch(calc, "sleep 30", timeout_s=30)
+    assert len(seen) == 1 and _groups_left() == []
+
+
+def test_a_group_left_by_a_killed_agentlens_is_removed_by_the_next() -> None:
+    gone = _dead_pid()
+    (_, parent), *_ = memory_group._parents()
+    left = parent / f"{memory_group.GROUP_PREFIX}{gone}-1"
+    left.mkdir()
+    memory_group.make(16).remove()
+    assert not left.exists()
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_without_a_writable_cgroup_the_result_says_per_process(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection: the only place to make a group in cannot hold one. A verifier's
+    command says so in its output; the agent's shell (whose output the model reads) does not,
+    its scenario's result does."""
+    nowhere = calc.parent / "no-such-cgroup" / "x"
+    monkeypatch.setattr(memory_group, "_parents", lambda: ((1, nowhere),))
+    monkeypatch.setattr(memory_group, "_seen", {})
+    assert "memory_limit" not in ScenarioResult("s", [], 0.0).to_dict()
+    with isolation.policy(CAP_1024):
+        run, _ = run_in_scratch(calc, "echo ran", timeout_s=30)
+        shell = asyncio.run(run_shell("echo ran", calc, timeout_s=30))
+    note = (
+        "note: sandbox memory_mb (1024 MB) bounds each process, not their sum: "
+        f"cannot make a cgroup in {nowhere}: No such file or directory"
+    )
+    assert run.ok and run.output == f"{note}\nran\n", run.output
+    assert shell.returncode == 0 and shell.output == "ran\n", shell.output
+    assert ScenarioResult("s", [], 0.0).to_dict()["memory_limit"] == note
