@@ -93,8 +93,9 @@ class Step(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     `stored_stage` keeps an intent label carried by the input (AgentLens-Bench `intent_stage`).
     `subtrajectory` links to `Trajectory.subtrajectories[*].id` when the call spawned a sub-agent.
     `raw` is the source's own record, whole; a record of several calls is on its first call only.
-    `cwd` is the directory the call started in, when the source records it (SWE-agent's
-    `working_dir`): a relative name in `files` or `command` is relative to it.
+    `cwd` is the directory the call started in, when the source records it (SWE-agent,
+    mini-swe-agent, OpenHands, Claude Code, Codex, Copilot CLI, Grok CLI; docs/stepvalue.md): a
+    relative name in `files` or `command` is relative to it.
     """
 
     index: int

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentlens.formats import read_path
-from agentlens.shell.working_dir import named_in, resolve, step_paths
+from agentlens.shell.working_dir import moves_shell, named_in, resolve, step_paths, working_folder
 from tests.conftest import DATA
 
 RUN = (
@@ -67,3 +67,42 @@ def test_a_name_is_joined_to_its_directory_and_collapsed(
 )
 def test_a_cd_moves_only_the_names_after_it(command: str, dirs: list[str | None]) -> None:
     assert named_in(command, ["a.py"], "/r") == dirs
+
+
+@pytest.mark.parametrize(
+    ("value", "folder"),
+    [
+        ("/repo/sub/../src/", "/repo/src"),
+        ("//repo", "/repo"),
+        ("/..", "/"),
+        ("/tmp/a b", "/tmp/a b"),
+        ("repo", None),
+        ("../etc", None),
+        ("C:\\repo", None),
+        ("/repo\x00x", None),
+        ("/repo\nx", None),
+        ("/" + "a" * 5000, None),
+        (7, None),
+        (["/repo"], None),
+    ],
+)
+def test_only_an_absolute_printable_folder_is_a_working_folder(
+    value: object, folder: str | None
+) -> None:
+    assert working_folder(value) == folder
+
+
+@pytest.mark.parametrize(
+    ("command", "moves"),
+    [
+        ("ls src", False),
+        ("cd /r && ls", False),
+        ("(cd sub && ls)", False),
+        ("echo cd", False),
+        ("cd sub && ls", True),
+        ("cd $D", True),
+        ("pushd sub", True),
+    ],
+)
+def test_a_shell_is_moved_by_a_cd_that_ends_elsewhere(command: str, moves: bool) -> None:
+    assert moves_shell(command, "/r") is moves

@@ -2,6 +2,10 @@
 
 OpenHands reports token usage and cost as running totals (`llm_metrics.accumulated_*` on V0 action
 events, `stats` state updates in V1); `RunningTotals` turns them into per-step amounts.
+
+A command's result says the folder its shell, which stays open between calls, ended in
+(`metadata.working_dir`); `start_folders` makes each call's `Step.cwd` the one the call before
+ended in.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import orjson
 from agentlens.formats._categories import categorize_editor, categorize_tool
 from agentlens.formats._json import ShapeError
 from agentlens.shell.categories import categorize_command, files_in_command
+from agentlens.shell.working_dir import moves_shell, working_folder
 from agentlens.trajectory import Step, ToolCategory, Usage
 
 DIRECTORY_LISTING = "Here's the files and directories"
@@ -207,6 +212,35 @@ def text_of(content: Any) -> str:
 
 def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def start_folders(steps: list[Step], *result_keys: str) -> None:
+    """Each call's `cwd`: the folder the call before ended in (its result's `<result_keys>.
+    metadata.working_dir`). Calls up to the first result that says start where it ends, unless
+    one moves the shell; after a call that moves it and says nothing, none is known."""
+    calls = [s for s in steps if s.kind == "tool"]
+    ends = [_end_folder(s, result_keys) for s in calls]
+    first = next((i for i, end in enumerate(ends) if end), None)
+    if first is None:
+        return
+    where: str | None = ends[first]
+    if not any(_moves(s, ends[first]) for s in calls[: first + 1]):
+        for call in calls[: first + 1]:
+            call.cwd = where
+    for call, end in zip(calls[first + 1 :], ends[first + 1 :], strict=True):
+        call.cwd = where
+        where = end or (None if _moves(call, where) else where)
+
+
+def _moves(step: Step, start: str | None) -> bool:
+    return start is None or bool(step.command and moves_shell(step.command, start))
+
+
+def _end_folder(step: Step, result_keys: tuple[str, ...]) -> str | None:
+    result = as_dict(step.raw).get("result") if "call" in as_dict(step.raw) else None
+    for key in result_keys:
+        result = as_dict(result).get(key)
+    return working_folder(as_dict(as_dict(result).get("metadata")).get("working_dir"))
 
 
 def renumber(steps: list[Step]) -> list[Step]:

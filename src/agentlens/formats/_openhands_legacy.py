@@ -45,6 +45,7 @@ class LegacyConverter:
         self.trajectory_id = trajectory_id
         with ReadGuard(self.path, self.format):
             self._events(events)
+        oh.start_folders(self.steps, "extras")
         return oh.renumber(self.steps), self.subs
 
     def _events(self, events: list[Any]) -> None:

@@ -46,6 +46,7 @@ class V1Converter:
                     raise SchemaError(self.path, message, self.format)
                 self._event(event)
         self._flush_pending()
+        oh.start_folders(self.steps, "observation")
         return oh.renumber(self.steps)
 
     def reported(self) -> tuple[Usage | None, float | None]:

@@ -17,7 +17,8 @@ import orjson
 from agentlens.formats._categories import categorize_editor, categorize_tool
 from agentlens.formats._json import count
 from agentlens.shell.categories import analyse_command
-from agentlens.trajectory import ToolCategory, Usage
+from agentlens.shell.working_dir import moves_shell, working_folder
+from agentlens.trajectory import Step, ToolCategory, Usage
 
 SHELL_TOOLS = {
     "bash",
@@ -135,6 +136,21 @@ def _arg_files(arguments: dict[str, Any]) -> list[str]:
         if isinstance(value, str) and value:
             return [value]
     return []
+
+
+def start_in_session_folder(steps: list[Step], folder: Any) -> None:
+    """Each call's `cwd`: the session's folder, up to the first command that moves the shell. A
+    shell that stays open between calls (Copilot CLI's, Grok's) starts later ones elsewhere, and
+    the log does not say where, so they keep none."""
+    start = working_folder(folder)
+    if start is None:
+        return
+    for step in steps:
+        if step.kind != "tool":
+            continue
+        step.cwd = start
+        if step.command and moves_shell(step.command, start):
+            return
 
 
 def parse_time(value: Any) -> datetime | None:

@@ -5,6 +5,8 @@ repeating the same `usage`: a turn is one message id, and its usage is counted o
 turn's first step (the last line's figures win, being the most complete). Text and thinking
 blocks become the `text` of the turn's next tool call, or an `agent` step when no call follows.
 `tool_result` blocks in user lines fill in the matching call's observation and `is_error`.
+Each line's `cwd` is the Bash tool's folder when the line was written (a `cd` moves the next
+lines'): a call's `Step.cwd` is its line's.
 
 Sub-agents live in `<session>/subagents/agent-<id>.jsonl`; each becomes a subtrajectory with id
 `<session>/<agentId>`, and the `Task` call that spawned it points to it through the result's
@@ -34,6 +36,7 @@ from agentlens.formats._json import ReadGuard, count, head_text, iter_jsonl, jso
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import call_arguments, classify, parse_time
 from agentlens.formats.limits import read_bounded
+from agentlens.shell.working_dir import working_folder
 from agentlens.trajectory import Agent, Source, Step, Trajectory, Usage
 
 SESSION_KEY = re.compile(r'"(?:sessionId|leafUuid|session_id)"\s*:')
@@ -213,6 +216,7 @@ class _Builder:
             arguments=args,
             command=view.command,
             files=view.files,
+            cwd=working_folder(line.get("cwd")),
             raw=raw,
         )
         self.pending = []

@@ -6,6 +6,10 @@ message, function / custom tool calls) between tool outputs or user messages, so
 share a turn. Reasoning summaries and assistant text become the `text` of the turn's next call,
 or an `agent` step when the response makes no call.
 
+A call starts in its `workdir` argument (`working_directory` of a `local_shell_call`), relative
+to the turn's folder (`turn_context.cwd`, else `session_meta.cwd`), or in that folder: every call
+is a new process, so a `cd` moves no later call. That is the call's `Step.cwd`.
+
 `token_count.total_token_usage` is cumulative and may repeat: each step's usage is the difference
 to the previous total, given to the response it follows (0.104 writes it after the response's
 items) or, when that response already has its usage, to the next one (0.40 writes it before).
@@ -37,6 +41,7 @@ from agentlens.formats._typed_json import (
     listed,
     scalar_text,
 )
+from agentlens.shell.working_dir import resolve, working_folder
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory, Usage
 
 LINE_TYPE = re.compile(r'"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)"')
@@ -60,6 +65,7 @@ class _Line(msgspec.Struct):
 
 class _TurnContext(msgspec.Struct):
     model: Any = None
+    cwd: Any = None
 
 
 class _Event(msgspec.Struct):
@@ -117,6 +123,7 @@ class _Builder:
         self.calls: dict[str, Step] = {}
         self.meta: dict[str, Any] = {}
         self.model: str | None = None
+        self.folder: str | None = None
         self.task: str | None = None
         self.turn = -1
         self.in_response = False
@@ -157,6 +164,8 @@ class _Builder:
         kind = line.type
         if kind == "turn_context":
             context = decode_raw(line.payload, TURN_CONTEXT)
+            if context is not None and context.cwd is not None:
+                self.folder = working_folder(context.cwd)
             if context is not None and context.model:
                 model = context.model
                 self.model = (
@@ -166,6 +175,7 @@ class _Builder:
             meta = any_decoder.decode(line.payload)
             if isinstance(meta, dict):
                 self.meta = meta
+                self.folder = working_folder(meta.get("cwd"))
         elif kind == "compacted":  # the summary the model goes on from, in place of the history
             payload = any_decoder.decode(line.payload)
             summary = payload.get("message") if isinstance(payload, dict) else None
@@ -255,6 +265,7 @@ class _Builder:
             arguments=args,
             command=view.command,
             files=view.files,
+            cwd=_call_folder(args, self.folder),
             raw=any_decoder.decode(raw),  # the item as a dict: the one field that needs it all
         )
         self.pending = []
@@ -329,6 +340,16 @@ def _arguments(item: _Item) -> dict[str, Any]:
     except orjson.JSONDecodeError:
         parsed = None
     return parsed if isinstance(parsed, dict) else {"raw": raw}
+
+
+def _call_folder(args: dict[str, Any], turn_folder: str | None) -> str | None:
+    """Where a call starts: its own `workdir`, relative to the turn's folder, else that folder."""
+    named = args.get("workdir", args.get("working_directory"))
+    if named is None:
+        return turn_folder
+    if type(named) is str and turn_folder is not None and not named.startswith("/"):
+        named = resolve(named, turn_folder)
+    return working_folder(named)
 
 
 def _output(output: Any) -> tuple[str, bool | None]:

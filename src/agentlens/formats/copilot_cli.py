@@ -15,6 +15,8 @@ One JSON event per line, `{type, data, id, timestamp, parentId}`, with dot-names
   would understate every total); an `assistant.usage` event, when present, is attached to the
   message before it.
 Tool names follow the CLI's `str_replace_editor`-like tools (`view`, `create`, `edit`, `bash`).
+Calls start in `context.cwd` until a `bash` command moves its shell
+(`_steps.start_in_session_folder`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,13 @@ from agentlens.formats._json import (
     text,
 )
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._steps import ToolView, call_arguments, classify, parse_time
+from agentlens.formats._steps import (
+    ToolView,
+    call_arguments,
+    classify,
+    parse_time,
+    start_in_session_folder,
+)
 from agentlens.trajectory import Agent, Source, Step, ToolCategory, Trajectory, Usage
 
 EVENT = re.compile(r'"type"\s*:\s*"(?:session|user|assistant|tool|system)\.[a-z_]+"')
@@ -201,6 +209,7 @@ class _Session:
     def trajectory(self) -> Trajectory:
         start, context = self.start, obj(self.start.get("context"), "session.start: context")
         metadata: dict[str, Any] = {k: context[k] for k in CONTEXT_KEPT if k in context}
+        start_in_session_folder(self.steps, context.get("cwd"))
         ended = {k: self.shutdown[k] for k in SHUTDOWN_KEPT if k in self.shutdown}
         metadata.update(ended)
         if self.completed:

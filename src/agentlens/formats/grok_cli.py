@@ -11,7 +11,8 @@ The trace is `updates.jsonl`: one Agent Client Protocol notification per line,
 Beside it, `summary.json` (`info.id`, `info.cwd`, `current_model_id`) and `signals.json`
 (`primaryModelId`, `modelsUsed`, tool counters, `contextTokensUsed`) give the id and model. The
 folder has no billed token counts: `contextTokensUsed` is the context window's fill at the end,
-kept in metadata, never reported as usage.
+kept in metadata, never reported as usage. Calls start in `info.cwd` until a shell command moves
+the folder (`_steps.start_in_session_folder`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import orjson
 
 from agentlens.formats._json import ReadGuard, head_text, iter_jsonl, json_type, obj, text
 from agentlens.formats._reader_base import SuffixReader
-from agentlens.formats._steps import ToolView, call_arguments, classify
+from agentlens.formats._steps import ToolView, call_arguments, classify, start_in_session_folder
 from agentlens.formats.limits import read_bounded
 from agentlens.trajectory import Agent, Source, Step, StepKind, Trajectory
 
@@ -217,6 +218,7 @@ def _trajectory(
         metadata["context_tokens_at_end"] = signals["contextTokensUsed"]
     if isinstance(info.get("cwd"), str):
         metadata["cwd"] = info["cwd"]
+    start_in_session_folder(session.steps, info.get("cwd"))
     if session.unread:
         metadata["unread_updates"] = dict(session.unread)
     if session.warnings:

@@ -1,7 +1,8 @@
 """The canonical model on disk: one `Trajectory` per JSONL line, encoded and validated by msgspec.
 
 Every line starts with `{"schema_version":"agentlens.trajectory/1"`, which is how the reader
-recognises its own files.
+recognises its own files. A step's `cwd` that is no working folder (`working_folder`: relative,
+a NUL, too long) is dropped, as every other reader drops it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from agentlens.errors import SchemaError, TraceError
 from agentlens.formats._json import blank
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._unfinished import cut_line
+from agentlens.shell.working_dir import working_folder
 from agentlens.trajectory import SCHEMA_VERSION, Trajectory
 
 MARKER = b'"schema_version":"' + SCHEMA_VERSION.encode() + b'"'
@@ -76,4 +78,13 @@ class JsonlReader(SuffixReader):
                 message = f"invalid JSON on line {number}: {exc}{hint}"
                 raise TraceError(path, message, self.name) from exc
             read_before = True
+            _drop_bad_folders(trajectory)
             yield trajectory
+
+
+def _drop_bad_folders(trajectory: Trajectory) -> None:
+    for step in trajectory.steps:
+        if step.cwd is not None:
+            step.cwd = working_folder(step.cwd)
+    for sub in trajectory.subtrajectories:
+        _drop_bad_folders(sub)

@@ -5,7 +5,9 @@ An assistant message runs the one fenced command block in its content (v1) or it
 (v2 tool-calling models); the observation is the next `user` (or `tool`) message,
 `<returncode>N</returncode><output>...</output>`, kept whole. Usage and cost are per response
 (`extra.response.usage`, `extra.cost`). The verdict is never in the file: `agentlens.outcomes`
-finds it beside `trajs/` (`logs/<id>/report.json`, an sb-cli report).
+finds it beside `trajs/` (`logs/<id>/report.json`, an sb-cli report). Each command is a new
+process started in `info.config.environment.cwd` (a `cd` moves no later command): that is every
+call's `Step.cwd`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._steps import parse_time
 from agentlens.formats._typed_json import scalar_text
 from agentlens.shell.categories import analyse_command
+from agentlens.shell.working_dir import working_folder
 from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
 
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -70,6 +73,10 @@ class MiniSweAgentReader(SuffixReader):
             instance_id = scalar_text(instance_id, "instance_id")
         task_id = instance_id or None
         steps = steps_of(messages)
+        folder = working_folder(_environment(info).get("cwd"))
+        for step in steps:
+            if step.kind == "tool":
+                step.cwd = folder
         stats = common.as_dict(info.get("model_stats"))
         cost = stats.get("instance_cost")
         mini_version = info.get("mini_version")
@@ -267,6 +274,10 @@ def _created(value: Any) -> datetime | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return datetime.fromtimestamp(value, tz=UTC)
     return parse_time(value)
+
+
+def _environment(info: dict[str, Any]) -> dict[str, Any]:
+    return common.as_dict(common.as_dict(info.get("config")).get("environment"))
 
 
 def _model(info: dict[str, Any]) -> str | None:

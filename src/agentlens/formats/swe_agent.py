@@ -26,6 +26,7 @@ from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats._swe_agent_runs import run_folder, run_model
 from agentlens.formats._typed_json import scalar_text
 from agentlens.shell.categories import analyse_command, categorize_command, files_in_command
+from agentlens.shell.working_dir import working_folder
 from agentlens.trajectory import Agent, Source, Step, StepKind, ToolCategory, Trajectory, Usage
 
 ACI = {
@@ -163,13 +164,12 @@ def _start_dirs(entries: list[dict[str, Any]]) -> list[str | None]:
 
 
 def _working_dir(state: Any, parsed: dict[str, str | None]) -> str | None:
-    """`state.working_dir` when it is an absolute path (a string `state` is parsed once)."""
+    """`state.working_dir` when it is a working folder (a string `state` is parsed once)."""
     if isinstance(state, str):
         if state not in parsed:
             parsed[state] = _working_dir(common.parse_arguments(state), parsed)
         return parsed[state]
-    where = common.as_dict(state).get("working_dir")
-    return where if isinstance(where, str) and where.startswith("/") else None
+    return working_folder(common.as_dict(state).get("working_dir"))
 
 
 def _action_step(

@@ -6,6 +6,9 @@ in `Step.cwd` (when its reader knows it) and each `cd DIR` its command runs befo
 moves it; a `cd` the line cannot follow (`cd -`, `cd $D`, `cd ~`) leaves later names as written.
 `repo_files` then drops the container's checkout root, so a file has one name (step value's
 candidates use it, and process states under `ProfileConfig.repo_relative_paths`).
+
+A folder a trace records is untrusted text: `working_folder` keeps only an absolute POSIX path
+of printable characters no longer than PATH_MAX, and readers leave `Step.cwd` unset otherwise.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from agentlens.shell.heredocs import cut_heredocs
 from agentlens.shell.tokens import SEPARATORS, words_and_operators
@@ -24,6 +28,27 @@ WORKSPACE_ROOTS = ("testbed/", "agent/workspace/local/", "workspace/")
 # SWE-agent mounts the checkout at `/<owner>__<repo>/` and its shell commands name files relative
 # to it: `/fasterxml__jackson-core/src/A.java` and `src/A.java` are one file.
 SWE_AGENT_ROOT = re.compile(r"^/[A-Za-z0-9][\w.-]*?__[\w.-]+(?:/|$)")
+PATH_MAX = 4096  # Linux's limit: a longer "folder" is no directory an agent ran in
+DIRECTORY_STACK = ("pushd", "popd")  # moves a shell this module does not follow
+
+
+def working_folder(value: Any) -> str | None:
+    """The folder a trace says a step ran in, `.` and `..` collapsed; None when the value is not
+    an absolute POSIX path of printable text (relative, `C:\\x`, a NUL, a number, too long)."""
+    if type(value) is not str or not value.startswith("/") or len(value) > PATH_MAX:
+        return None
+    if not value.isprintable():
+        return None
+    return "/" + posixpath.normpath(value).lstrip("/")
+
+
+def moves_shell(command: str, start: str) -> bool:
+    """Whether `command`, run in a shell that stays open from `start`, leaves it elsewhere: a
+    `cd` that ends in another folder or one the line does not say, or `pushd`/`popd`."""
+    if "cd" not in command and not any(word in command for word in DIRECTORY_STACK):
+        return False
+    found, end = _walk(command, start)
+    return end != start or any(words[0] in DIRECTORY_STACK for words, _ in found)
 
 
 def repo_files(step: Step) -> list[str]:
@@ -72,6 +97,11 @@ def named_in(command: str, files: Sequence[str], start: str | None) -> list[str 
 def _simple_commands(command: str, start: str | None) -> list[tuple[list[str], str | None]]:
     """The command's simple commands (heredoc bodies cut out), each with the directory it ran in;
     a `cd` moves the directory of the ones after it."""
+    return _walk(command, start)[0]
+
+
+def _walk(command: str, start: str | None) -> tuple[list[tuple[list[str], str | None]], str | None]:
+    """`_simple_commands`, and the directory the line ends in."""
     text, _ = cut_heredocs(command)
     words, _ = words_and_operators(text)
     found: list[tuple[list[str], str | None]] = []
@@ -90,7 +120,7 @@ def _simple_commands(command: str, start: str | None) -> list[tuple[list[str], s
             outer.append(where)
         elif word == ")" and outer:
             where = outer.pop()
-    return found
+    return found, where
 
 
 def _moved(where: str | None, args: list[str]) -> str | None:
