@@ -200,3 +200,51 @@ def test_edit_and_verification_features(
 ) -> None:
     got = features(scored[0], stages, DonorBaseline(0.5, 0.5, 10.0, "test"))
     assert (got["has_edit"].value, got["v_after"].value) == (has_edit, v_after)
+
+
+def test_the_weighted_term_shows_its_stage_weighted_sum(scored: list[ProcessResult]) -> None:
+    """`weighted` entered the composite with a reason of no numbers ("stage-weighted coverage of
+    the best path"): nothing to recompute 0.1500 from. Its reason now sums weight·matched over
+    weight·states per best-path stage, the counts being the run's own."""
+    term = r"(\d+(?:\.\d+)?)·(\d+) (\w)"
+    for res in scored:
+        reason = res.signals["weighted"].reason
+        top, bottom, value = re.fullmatch(
+            r".*: \((.*)\) / \((.*)\) = [\d.]+/[\d.]+ = ([\d.]+)", reason
+        ).groups()  # type: ignore[union-attr]
+        hits, totals = re.findall(term, top), re.findall(term, bottom)
+        assert {s: int(n) for _, n, s in hits} == {
+            s: res.stages.matched.get(s, 0) for s in res.stages.total
+        }
+        assert {s: int(n) for _, n, s in totals} == res.stages.total
+        shown = sum(float(w) * int(n) for w, n, _ in hits) / sum(
+            float(w) * int(n) for w, n, _ in totals
+        )
+        assert (
+            float(value)
+            == pytest.approx(shown, abs=5e-4)
+            == pytest.approx(res.signals["weighted"].value, abs=5e-4)
+        )
+
+
+def test_the_f1_term_names_the_f1_it_uses(scored: list[ProcessResult]) -> None:
+    """`f1_rel` printed "F1 0.242" beside struct's "F1 = 19.4" for the same run (psf__requests-1724
+    gpt-4o fail): it takes the release's set-F1 (best-path recall and precision, greedy set
+    matching), not struct's ordered F1, and said neither. It now shows that F1's recall and
+    precision (the run's coverage_percent and precision_percent columns) and the difference."""
+    number = r"(-?[\d.]+)"
+    for res in scored:
+        reason = res.signals["f1_rel"].reason
+        found = re.match(
+            rf"set-F1 {number} − donors' {number} = {number}; set-F1 = 2·{number}·{number}/"
+            rf"\({number} \+ {number}\) \(best-path recall and precision, greedy set matching",
+            reason,
+        )
+        assert found, reason
+        f1, donors, diff, recall, precision = (float(found.group(i)) for i in range(1, 6))
+        assert recall == pytest.approx(res.coverage_percent / 100, abs=5e-4)
+        assert precision == pytest.approx(res.precision_percent / 100, abs=5e-4)
+        both = recall + precision
+        assert f1 == pytest.approx(2 * recall * precision / both if both else 0, abs=1.5e-3)
+        assert diff == pytest.approx(f1 - donors, abs=1.5e-3)
+        assert diff == pytest.approx(res.signals["f1_rel"].value, abs=5e-4)

@@ -58,6 +58,24 @@ class StageCoverage:
         den = sum(STAGE_WEIGHTS.get(s, 0.5) * n for s, n in self.total.items())
         return num / den * 100.0 if den > 0 else 0.0
 
+    def weighted_signal(self) -> Signal:
+        """`weighted` (0-1) with its sum: weight·matched over weight·states, stage by stage."""
+        stages = sorted(self.total, key=lambda s: (-STAGE_WEIGHTS.get(s, 0.5), s))
+        if not stages:
+            return Signal("weighted", 0.0, "no labelled best-path states → 0")
+        weight = {s: f"{STAGE_WEIGHTS.get(s, 0.5):g}" for s in stages}
+        num = sum(STAGE_WEIGHTS.get(s, 0.5) * self.matched.get(s, 0) for s in stages)
+        den = sum(STAGE_WEIGHTS.get(s, 0.5) * self.total[s] for s in stages)
+        hits = " + ".join(f"{weight[s]}·{self.matched.get(s, 0)} {s}" for s in stages)
+        totals = " + ".join(f"{weight[s]}·{self.total[s]} {s}" for s in stages)
+        value = self.weighted / 100
+        return Signal(
+            "weighted",
+            value,
+            f"best-path states matched, stage-weighted: ({hits}) / ({totals}) = "
+            f"{num:g}/{den:g} = {value:.4f}",
+        )
+
     @property
     def bottleneck(self) -> float:
         return min((self.percent(s) for s in self.total), default=0.0)
