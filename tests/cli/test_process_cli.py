@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -284,3 +285,21 @@ def test_demo_intent_label_section() -> None:
     text = out.getvalue()
     assert "sdk-compat: 10,442/10,442 stored labels reproduced (100.0%)" in text
     assert "paper:" in text
+
+
+def test_the_released_score_prints_the_sum_it_rounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sum was printed to 2 decimals: `round(… = 53.50) = 53` for a django__django-11066 run
+    whose sum is 53.4961, which a reader rounds to 54. It now prints the digits that decide it."""
+    task = TRAJ / "django__django-11066"
+    run = task / "django__django-11066-logs-gpt-5.3-codex-pass-24979449576_pta.json"
+    ref = tmp_path / "ref.json"
+    build = ["reference", "build", str(task), "--profile", "sdk-compat", "-o", str(ref)]
+    assert main(build) == 0
+    capsys.readouterr()
+    assert main(["score", str(run), "--reference", str(ref), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    raw = re.search(r"= (-?[\d.]+)\) = (\d+)$", doc["score_reason"])
+    assert raw, doc["score_reason"]
+    assert raw.group(1) == "53.496" and float(raw.group(2)) == doc["score"] == 53

@@ -4,6 +4,8 @@ columns of every dev row (banker's rounding, outcome term)."""
 from __future__ import annotations
 
 import csv
+import math
+import re
 
 import pytest
 
@@ -34,6 +36,15 @@ def test_released_score_recomputed_from_the_stored_columns() -> None:
             outcome="passed" if row["passed"] == "True" else "failed",
         )
         assert signal.value == int(row["quality_score"]), row["trajectory_id"]
+        assert _printed_sum_rounds_to_the_score(signal.reason), signal.reason
+
+
+def _printed_sum_rounds_to_the_score(reason: str) -> bool:
+    """What a reader does: round the printed sum half up, unless the reason says half to even."""
+    found = re.search(r"= (-?[\d.]+)(, half to even)?\) = (\d+)$", reason)
+    assert found, reason
+    printed, even, score = float(found.group(1)), found.group(2), int(found.group(3))
+    return (round(printed) if even else math.floor(printed + 0.5)) == score
 
 
 def test_outcome_term_is_switchable_and_unknown_counts_half() -> None:
@@ -55,4 +66,4 @@ def test_released_score_is_clamped_to_100_when_weights_sum_above_one() -> None:
     full = {"cov": 100.0, "coh": 1.0, "stage_completeness": 1.0, "workflow": 1.0, "f1": 100.0}
     signal = sdk_score(heavy, outcome="passed", **full)
     assert signal.value == 100
-    assert "= 175.00) = 100" in signal.reason
+    assert "= 175.00), clamped to 0-100 = 100" in signal.reason

@@ -50,4 +50,23 @@ def sdk_score(
     raw = sum(w * x for w, x, _ in terms)
     value = float(max(0, min(100, round(raw))))
     shown = " + ".join(f"{w:.2f}·{x:.1f}[{n}]" for w, x, n in terms)
-    return Signal("composite", value, f"released score: round({shown} = {raw:.2f}) = {value:.0f}")
+    clamped = ", clamped to 0-100" if value != round(raw) else ""
+    return Signal(
+        "composite",
+        value,
+        f"released score: round({shown} = {_deciding(raw)}){clamped} = {value:.0f}",
+    )
+
+
+def _deciding(raw: float) -> str:
+    """`raw` to 2 decimals, or to as many more as it takes for the printed sum to round as `raw`
+    does (53.4961 is 53.50 to 2 decimals, which a reader rounds up; the score is 53); an exact
+    half says which way it went (Python's round, as the release: half to even)."""
+    for digits in range(2, 7):
+        shown = f"{raw:.{digits}f}"
+        if float(shown) != raw and abs(float(shown) - round(raw)) == 0.5:
+            continue
+        break
+    if abs(raw - round(raw)) == 0.5:
+        return f"{shown}, half to even"
+    return shown
