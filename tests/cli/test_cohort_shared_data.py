@@ -118,3 +118,19 @@ def test_model_names_are_whole_in_80_columns(dev_task_cohort: str) -> None:
     names = [line.split("│")[1].strip() for line in table if line.startswith("│")]
     assert {"gemini-2.5-pro", "gpt-5.3-codex", "gpt-5.2-codex"} <= set(names), names
     assert all(len(line) <= 80 for line in table)
+
+
+def test_long_model_names_fold_rather_than_cut_the_lucky_share(
+    run_cli: Callable[..., object],
+) -> None:
+    """swe-agent-java's model names run to 22 letters (`gpt-4o-mini-2024-07-18`): piped, the
+    model column kept them whole and the table's right edge was cut at 80 columns, the header at
+    "Luc" and every Lucky cell at "0.0" without its count. A name over what fits is folded."""
+    out = run_cli("cohort", "--boot", "20", str(DATA / "swe-agent-java")).out  # type: ignore[attr-defined]
+    table = out.split("Models: pass rate")[1].split("└")[0].splitlines()
+    assert all(len(line) <= 80 for line in table)
+    rows = [line for line in table if line.startswith("│") and line.split("│")[2].strip()]
+    assert rows, out
+    for line in rows:
+        assert line.endswith("│"), line
+        assert re.fullmatch(r"\d+\.\d \(\d+\)", line.split("│")[-2].strip()), line

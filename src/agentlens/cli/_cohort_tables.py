@@ -20,6 +20,7 @@ from agentlens.process.validity import (
 
 TIER_ORDER = ("ideal", "solid", "lucky", "partial_fail", "off_track")
 MECHANISMS = ("C1", "C2", "C3", "C4", "C5")
+MODEL_FITS = 15
 
 
 def print_report(console: Console, report: CohortReport, curation: Sequence[CurationRow]) -> None:
@@ -61,10 +62,11 @@ def model_table(report: CohortReport) -> Table:
         title="Models: pass rate vs process quality of passing runs",
         caption=f"{counted(unknown, 'run')} with no pass/fail label left out" if unknown else None,
     )
-    # cut, two models would read as one; folded only when it cannot fit (a name over 24 letters):
-    # in 80 columns the other headers wrap first, so `gemini-2.5-pro` stays on one line
+    # cut, two models would read as one; folded only when it cannot fit: in 80 columns the other
+    # headers wrap first, so `gemini-2.5-pro` stays on one line, and the numbers leave the model
+    # 15 letters (kept whole, a longer name pushed the table's right edge, the Lucky %, off)
     longest = max((len(m.model) for m in report.models), default=5)
-    table.add_column("model", overflow="fold", min_width=min(longest, 24))
+    table.add_column("model", overflow="fold", min_width=min(longest, MODEL_FITS))
     for name in ("runs", "pass %", "rank", "mean score (passing)", "rank", "shift", "Lucky %"):
         table.add_column(name, justify="right", max_width=9 if name.startswith("mean") else None)
     for m in report.models:
