@@ -335,3 +335,21 @@ def test_a_tool_result_that_is_a_diff_is_no_failure_for_the_code_it_shows() -> N
         t for t in runs if t.id.endswith("deepseek-coder-v2/fasterxml__jackson-databind-4486")
     )
     assert trajectory_telemetry(failing).tools["bash"] == [0, 1]  # `javac: command not found`
+
+
+def test_a_tool_a_run_never_called_has_no_success_rate() -> None:
+    """swe-agent-java: gpt-4o called `scroll_down` once, deepseek-chat-v2 never; the row printed
+    rate 1 vs 0 beside "1/1 vs 0/0", a run that never called the tool reading as one whose every
+    call failed. A tool with no calls has no rate ("–")."""
+    java = DATA / "swe-agent-java"
+    runs = [
+        RunTelemetry.of(read_paths([java / f"20240825_SWE-agent_{model}"]).trajectories)
+        for model in ("gpt-4o-2024-05-13", "deepseek-chat-v2")
+    ]
+    checks = {c.name: c for c in telemetry_checks(*runs)}
+    scroll = checks["tool success: scroll_down"]
+    assert scroll.reason.startswith("1/1 vs 0/0")
+    assert (scroll.v1, scroll.v2) == (1.0, None)
+    assert "| tool success: scroll_down | rate | 1 | – |" in compare_markdown(
+        compare_runs(RunSummary("a", runs[0]), RunSummary("b", runs[1])).to_dict()
+    )

@@ -228,14 +228,15 @@ def tool_success_checks(
     for tool in sorted(set(s1) | set(s2)):
         ok1, n1 = map(int, s1.get(tool, "0/0").split("/"))
         ok2, n2 = map(int, s2.get(tool, "0/0").split("/"))
-        r1, r2 = ok1 / n1 if n1 else 0.0, ok2 / n2 if n2 else 0.0
+        # a run that never called the tool has no rate: 0 would read as every call failing
+        r1, r2 = ok1 / n1 if n1 else None, ok2 / n2 if n2 else None
         check = Check(f"tool success: {tool}", "rate", r1, r2, reason=f"{ok1}/{n1} vs {ok2}/{n2}")
         if n2 <= 3:
             check.reason += "; ≤ 3 calls in run 2: no flags"
             out.append(check)
             continue
         warn, alert = (0.9, 0.8) if n2 >= 20 else (0.8, 0.6) if n2 >= 10 else (0.7, 0.4)
-        if n1 > 0:
+        if r1 is not None and r2 is not None:
             rel = r2 / (r1 + 1e-9)
             upper_alert = 1.2 / (warn if profile == "released" else alert)
             check.ratio = round(rel, 4)
