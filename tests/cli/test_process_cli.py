@@ -303,3 +303,19 @@ def test_the_released_score_prints_the_sum_it_rounded(
     raw = re.search(r"= (-?[\d.]+)\) = (\d+)$", doc["score_reason"])
     assert raw, doc["score_reason"]
     assert raw.group(1) == "53.496" and float(raw.group(2)) == doc["score"] == 53
+
+
+def test_a_printed_score_stays_on_its_side_of_the_tier_threshold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under paper, a pallets__flask-5014 run scoring 46.994 printed "score 47.0 (lucky)" while
+    Lucky is a pass below 47 (its tier reason said 46.99 < 47). The score line now prints the
+    digits that keep it on its side of each threshold, as the tier reason does."""
+    task = TRAJ / "pallets__flask-5014"
+    run = task / "pallets__flask-5014-logs-gpt-5.2-codex-pass-25003569993_pta.json"
+    ref = tmp_path / "ref.json"
+    assert main(["reference", "build", str(task), "--profile", "paper", "-o", str(ref)]) == 0
+    capsys.readouterr()
+    assert main(["score", str(run), "--reference", str(ref)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "score 46.99 (lucky)" in out, out

@@ -204,3 +204,17 @@ def test_histogram_marks_the_tier_thresholds_of_the_run_profile(store: Store) ->
         f"lucky < {sdk.lucky_below:g}: {sdk.lucky_below:g}",
         f"ideal ≥ {sdk.ideal_min:g}: {sdk.ideal_min:g}",
     ]
+
+
+def test_a_score_is_shown_on_its_side_of_the_tier_threshold(tmp_path: Path) -> None:
+    """Under paper a pallets__flask-5014 pass scoring 46.994 is Lucky (below 47); the report's
+    table showed it as 47.0 beside "lucky". It shows 46.99, as `score` and the tier reason do."""
+    task = BENCH / "trajectories" / "pallets__flask-5014"
+    run = task / "pallets__flask-5014-logs-gpt-5.2-codex-pass-25003569993_pta.json"
+    ref, url = tmp_path / "ref.json", str(tmp_path / "store.db")
+    assert main(["reference", "build", str(task), "--profile", "paper", "-o", str(ref)]) == 0
+    assert main(["score", str(run), "--reference", str(ref), "--store", url]) == 0
+    with open_store(url) as db:
+        page = render_report(db, [db.runs()[0].id])
+    rows = find_table(parse(page), "trajectory", "task")
+    assert rows[1][4:6] == ["46.99", "lucky"], rows

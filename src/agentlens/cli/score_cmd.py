@@ -21,8 +21,8 @@ from agentlens.cli._store_option import StopNote, label_option, run_key, store_o
 from agentlens.cli._unit_failures import report_unit_failures
 from agentlens.engine import Failure, get_engine
 from agentlens.list_text import counted
-from agentlens.process.profiles import PROFILES, Profile
-from agentlens.process.tiers import TIER_HELP
+from agentlens.process.profiles import PROFILES, Profile, get_profile
+from agentlens.process.tiers import TIER_HELP, shown_score
 from agentlens.visible_text import json_text
 
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ def score_lines(results: list[ProcessResult]) -> Text:
     for r in results:
         s = r.signals
         text.append(f"\n{r.trajectory_id}\n  {r.outcome}{r.cut_note}")
-        text.append(f", score {r.score:.1f} ({r.tier or '-'})")
+        text.append(f", score {_score(r)} ({r.tier or '-'})")
         text.append(f", waste {r.total_wasted_steps}")
         if r.mechanism_name:
             text.append(f", {r.mechanism_name}")
@@ -189,11 +189,14 @@ def score_lines(results: list[ProcessResult]) -> Text:
     return text
 
 
+def _score(result: ProcessResult) -> str:
+    return shown_score(result.score, get_profile(result.profile))
+
+
 def drivers_text(result: ProcessResult) -> str:
     """The terms that moved a `calibrated` score most, with their signed parts of the logit
     (`signals.composite.reason` has the whole sum); "" for the other profiles."""
     from agentlens.process.calibrated import drivers
-    from agentlens.process.profiles import get_profile
 
     parts = drivers(get_profile(result.profile), result.signals)
     return "  ".join(f"{name} {part:+.2f}" for name, part in parts)
@@ -221,7 +224,7 @@ def score_table(results: list[ProcessResult]) -> Table:
     for r, why in zip(results, moved, strict=True):
         s = r.signals
         table.add_row(
-            r.trajectory_id, f"{r.outcome}{r.cut_note}", f"{r.score:.1f}", r.tier or "-",
+            r.trajectory_id, f"{r.outcome}{r.cut_note}", _score(r), r.tier or "-",
             f"{s['struct'].value:.1f}", f"{s['cov'].value:.1f}", f"{s['coh'].value:.2f}",
             f"{s['temp'].value:.2f}", str(r.total_wasted_steps), r.mechanism_name or "",
             *([why] if shown else []),

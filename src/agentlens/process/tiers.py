@@ -64,6 +64,11 @@ def _tier(score: float, outcome: OutcomeStatus, config: ProfileConfig) -> tuple[
     return None, "outcome unknown → no tier"
 
 
+def shown_score(score: float, config: ProfileConfig) -> str:
+    """The score as a table prints it: on the side of every tier threshold it is on."""
+    return _shown(score, config.ideal_min, config.lucky_below, config.partial_fail_min)
+
+
 def _shown(score: float, *thresholds: float) -> str:
     """The score to one decimal, or to as many as it takes to stay on its side of each
     threshold (69.99 < 70, not 70.0 < 70)."""

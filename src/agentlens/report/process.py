@@ -40,7 +40,7 @@ def score_sections(
     return (
         headline(rows) + _cut_note(rows) + plots + text("h3", "Models, ranked by the mean score of their passing runs")
         + _model_table(rows) + tables + text("h3", "Mean signals per model") + _signal_table(rows)
-        + _trajectories(rows, trajectories)
+        + _trajectories(rows, trajectories, profile)
     )  # fmt: skip
 
 
@@ -64,11 +64,11 @@ def _outcome(row: ScoreRow) -> str:
     return f"{row.outcome}{cut_note(row.truncated_at_line)}"
 
 
-def _trajectories(rows: Sequence[ScoreRow], shown: str) -> str:
+def _trajectories(rows: Sequence[ScoreRow], shown: str, profile: str | None = None) -> str:
     if shown == "none":
         return ""
     summary = f"All {len(rows)} scored trajectories"
-    return details(summary, trajectory_table(rows), open_=shown == "open")
+    return details(summary, trajectory_table(rows, profile), open_=shown == "open")
 
 
 def headline(rows: Sequence[ScoreRow]) -> str:
@@ -197,17 +197,29 @@ def _signal_table(rows: Sequence[ScoreRow]) -> str:
     return table(["model", *SIGNALS], body, caption=caption)
 
 
+def _score(score: float | None, profile: str | None) -> str:
+    """One decimal, or the digits that keep it on its side of the profile's tier thresholds
+    (46.99 for a pass Lucky below 47, not 47.0)."""
+    from agentlens.process.profiles import PROFILES
+    from agentlens.process.tiers import shown_score
+
+    config = PROFILES.get(profile or "")
+    if score is None or config is None:
+        return fmt(score)
+    return shown_score(score, config)
+
+
 def _signal_cell(signal: str, value: float | None) -> object:
     if value is None:
         return None
     return round(value, 1) if signal in ("struct", "cov") else Cell(f"{value:.3f}", class_="num")
 
 
-def trajectory_table(rows: Sequence[ScoreRow]) -> str:
+def trajectory_table(rows: Sequence[ScoreRow], profile: str | None = None) -> str:
     head = ["trajectory", "task", "model", "outcome", "score", "tier", "mechanism", "waste"]
     body = [
         [r.trajectory_id, r.task_id, r.model, _outcome(r),
-         Cell(r.score, title=r.score_reason), Cell(r.tier, title=r.tier_reason, class_=f"tier-{r.tier}"),
+         Cell(_score(r.score, profile), title=r.score_reason, class_="num"), Cell(r.tier, title=r.tier_reason, class_=f"tier-{r.tier}"),
          Cell(r.mechanism, title=r.mechanism_reason), r.waste]
         for r in sorted(rows, key=lambda r: (-(r.score or 0), r.trajectory_id))
     ]  # fmt: skip
