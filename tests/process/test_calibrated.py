@@ -236,15 +236,30 @@ def test_the_f1_term_names_the_f1_it_uses(scored: list[ProcessResult]) -> None:
     for res in scored:
         reason = res.signals["f1_rel"].reason
         found = re.match(
-            rf"set-F1 {number} − donors' {number} = {number}; set-F1 = 2·{number}·{number}/"
-            rf"\({number} \+ {number}\) \(best-path recall and precision, greedy set matching",
+            rf"set-F1 2·{number}·{number}/\({number} \+ {number}\) = {number} \(best-path "
+            rf"recall and precision, greedy set matching.*; donors' {number} .*; "
+            rf"{number} − {number} = {number}$",
             reason,
         )
         assert found, reason
-        f1, donors, diff, recall, precision = (float(found.group(i)) for i in range(1, 6))
+        recall, precision, _, _, f1, donors, _, _, diff = (float(g) for g in found.groups())
         assert recall == pytest.approx(res.coverage_percent / 100, abs=5e-4)
         assert precision == pytest.approx(res.precision_percent / 100, abs=5e-4)
         both = recall + precision
         assert f1 == pytest.approx(2 * recall * precision / both if both else 0, abs=1.5e-3)
         assert diff == pytest.approx(f1 - donors, abs=1.5e-3)
         assert diff == pytest.approx(res.signals["f1_rel"].value, abs=5e-4)
+
+
+@pytest.mark.parametrize("name", [f for f in FEATURES if f != "div"])
+def test_each_term_reason_ends_with_the_value_the_composite_uses(
+    scored: list[ProcessResult], name: str
+) -> None:
+    """The composite prints each term's x; its reason must end with that x: `len_rel` ended at
+    "ln((9+1)/(14.6+1))", `waste` at "0 wasted / 9", and `v_after`/`has_edit` read "none" for 0.
+    (`div`'s value comes before the miss it names: test_the_divergence_signal_is_…)"""
+    for res in scored:
+        signal = res.signals[name]
+        found = re.search(r"= (-?[\d.]+)$", signal.reason)
+        assert found, signal.reason
+        assert float(found.group(1)) == pytest.approx(signal.value, abs=5e-4), signal.reason

@@ -97,10 +97,19 @@ def features(
         "coh": (result.signals["coh"].value, result.signals["coh"].reason),
         "temp": (result.signals["temp"].value, result.signals["temp"].reason),
         "weighted": (weighted.value, weighted.reason),
-        "v_after": (float(v_after), "a V step after the last I step" if v_after else "none"),
-        "has_edit": (float(last_edit >= 0), "the run has an I step" if last_edit >= 0 else "none"),
-        "waste": (result.waste_severity, f"{result.total_wasted_steps} wasted / {result.n_states}"),
-        "len_rel": (length, f"ln(({result.n_states}+1)/({baseline.n_states:.1f}+1))"),
+        "v_after": (
+            float(v_after),
+            "a V step after the last I step = 1" if v_after else "no V step after an I step = 0",
+        ),
+        "has_edit": (float(last_edit >= 0), "an I step = 1" if last_edit >= 0 else "no I step = 0"),
+        "waste": (
+            result.waste_severity,
+            f"{result.total_wasted_steps} wasted / {result.n_states} = {result.waste_severity:.4f}",
+        ),
+        "len_rel": (
+            length,
+            f"ln(({result.n_states}+1)/({baseline.n_states:.1f}+1)) = {length:.4f}",
+        ),
         "div": _followed(result),
     }
     return {name: Signal(name, value, reason) for name, (value, reason) in values.items()}
@@ -110,10 +119,10 @@ def _f1_reason(result: ProcessResult, f1: float, baseline: DonorBaseline) -> str
     """The release's set-F1 (`f1_score`), which is not struct's ordered F1 under paper's signals."""
     recall, precision = result.coverage_percent / 100, result.precision_percent / 100
     return (
-        f"set-F1 {f1:.3f} − donors' {baseline.f1:.3f} = {f1 - baseline.f1:.4f}; "
-        f"set-F1 = 2·{recall:.3f}·{precision:.3f}/({recall:.3f} + {precision:.3f}) "
-        f"(best-path recall and precision, greedy set matching: the release's f1_score, "
-        f"not struct's ordered F1); donors': {baseline.reason}"
+        f"set-F1 2·{recall:.3f}·{precision:.3f}/({recall:.3f} + {precision:.3f}) = {f1:.3f} "
+        "(best-path recall and precision, greedy set matching: the release's f1_score, not "
+        f"struct's ordered F1); donors' {baseline.f1:.3f} ({baseline.reason}); "
+        f"{f1:.3f} − {baseline.f1:.3f} = {f1 - baseline.f1:.4f}"
     )
 
 
