@@ -16,6 +16,7 @@ from agentlens.process.calibrated import FEATURES, DonorBaseline, features
 from agentlens.process.profiles import CALIBRATED, DEFAULT_PROFILE, get_profile
 from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.result import ProcessResult
+from agentlens.process.score import FAILING_VERDICTS
 from agentlens.process.tiers import MEANING
 from tests.conftest import BENCH, FORMATS
 from tests.process.label_scripts import script
@@ -263,3 +264,17 @@ def test_each_term_reason_ends_with_the_value_the_composite_uses(
         found = re.search(r"= (-?[\d.]+)$", signal.reason)
         assert found, signal.reason
         assert float(found.group(1)) == pytest.approx(signal.value, abs=5e-4), signal.reason
+
+
+def test_an_incomplete_implementation_names_the_failing_verdict_it_needs(
+    scored: list[ProcessResult],
+) -> None:
+    """C3 needs low I coverage AND a failing verdict (else C5); its reason said only
+    "I coverage 0% < 50% → C3", so a reader could not tell it from a C5 with the same coverage."""
+    found = [res for res in scored if res.mechanism and res.mechanism[0] == "C3"]
+    assert found  # psf__requests-1724 has Incomplete Implementation passes
+    for res in found:
+        reason = res.mechanism[1]  # type: ignore[index]
+        assert "with a failing verdict → C3" in reason and res.verdict in FAILING_VERDICTS, reason
+        shown = re.match(r"I coverage ([\d.]+)% < 50%", reason)
+        assert shown and float(shown.group(1)) < 50, reason

@@ -16,6 +16,7 @@ from typing import Literal
 
 from agentlens.process.profiles import ProfileConfig
 from agentlens.process.signals.workflow import StageCoverage
+from agentlens.process.tiers import on_its_side
 
 Mechanism = Literal["C1", "C2", "C3", "C4", "C5"]
 NAMES = {
@@ -108,8 +109,10 @@ def mechanism(
         return "C2", f"total waste {total_waste} ≥ {config.c2_min_waste} → C2"
     if n_states >= config.c4_min_states:
         return "C4", f"{n_states} states ≥ {config.c4_min_states} with waste {total_waste} → C4"
-    if i_total > 0 and i_coverage < config.c3_impl_coverage_below:
+    below = config.c3_impl_coverage_below
+    if i_total > 0 and i_coverage < below:
+        shown = on_its_side(i_coverage, below, least=0)
         if failing_verdict:
-            return "C3", f"I coverage {i_coverage:.0f}% < {config.c3_impl_coverage_below:g}% → C3"
-        return "C5", f"I coverage {i_coverage:.0f}% but a passing verdict (no failure reasons) → C5"
+            return "C3", f"I coverage {shown}% < {below:g}% with a failing verdict → C3"
+        return "C5", f"I coverage {shown}% but a passing verdict (no failure reasons) → C5"
     return "C5", "none of C1-C4 applies → C5"

@@ -49,30 +49,30 @@ def _tier(score: float, outcome: OutcomeStatus, config: ProfileConfig) -> tuple[
     ideal, lucky, partial = config.ideal_min, config.lucky_below, config.partial_fail_min
     if outcome == "passed":
         if score >= ideal:
-            return "ideal", f"passed and {_shown(score, ideal)} ≥ {ideal:g} → ideal"
+            return "ideal", f"passed and {on_its_side(score, ideal)} ≥ {ideal:g} → ideal"
         if score < lucky:
-            return "lucky", f"passed and {_shown(score, lucky)} < {lucky:g} → lucky"
-        shown = _shown(score, lucky, ideal)
+            return "lucky", f"passed and {on_its_side(score, lucky)} < {lucky:g} → lucky"
+        shown = on_its_side(score, lucky, ideal)
         return "solid", f"passed and {lucky:g} ≤ {shown} < {ideal:g} → solid"
     if outcome == "failed":
         if score >= partial:
             return (
                 "partial_fail",
-                f"failed and {_shown(score, partial)} ≥ {partial:g} → partial_fail",
+                f"failed and {on_its_side(score, partial)} ≥ {partial:g} → partial_fail",
             )
-        return "off_track", f"failed and {_shown(score, partial)} < {partial:g} → off_track"
+        return "off_track", f"failed and {on_its_side(score, partial)} < {partial:g} → off_track"
     return None, "outcome unknown → no tier"
 
 
 def shown_score(score: float, config: ProfileConfig) -> str:
     """The score as a table prints it: on the side of every tier threshold it is on."""
-    return _shown(score, config.ideal_min, config.lucky_below, config.partial_fail_min)
+    return on_its_side(score, config.ideal_min, config.lucky_below, config.partial_fail_min)
 
 
-def _shown(score: float, *thresholds: float) -> str:
-    """The score to one decimal, or to as many as it takes to stay on its side of each
+def on_its_side(score: float, *thresholds: float, least: int = 1) -> str:
+    """The score to `least` decimals, or to as many as it takes to stay on its side of each
     threshold (69.99 < 70, not 70.0 < 70)."""
-    for digits in range(1, 6):
+    for digits in range(least, 6):
         text = f"{score:.{digits}f}"
         if all((float(text) < t) == (score < t) for t in thresholds):
             return text
