@@ -33,12 +33,17 @@ def postgres_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def new_store_url(request: pytest.FixtureRequest, folder: Path) -> str:
+    """An empty store on the backend `request.param` names (a file in `folder` for SQLite)."""
     if request.param == "sqlite":
-        return str(tmp_path / "results.db")
+        return str(folder / "results.db")
     server: str = request.getfixturevalue("postgres_url")
     return fresh_database(server, f"agentlens_test_{os.getpid()}_{next(_names)}")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return new_store_url(request, tmp_path)
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ checked against the same order and filter computed in Python over all records.""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 import pytest
@@ -11,7 +13,7 @@ from msgspec.structs import replace
 
 from agentlens.errors import ConfigError
 from agentlens.formats import read_paths
-from agentlens.store import Metric, Record, Run, SqlStore
+from agentlens.store import Metric, Record, Run, SqlStore, open_store
 from agentlens.store.paging import (
     TRAJECTORY_COLUMNS,
     TRAJECTORY_FACETS,
@@ -25,6 +27,7 @@ from agentlens.store.paging import (
 from agentlens.store.records import import_records
 from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH
+from tests.store.conftest import new_store_url
 
 N_RECORDS = 1513
 
@@ -54,6 +57,24 @@ def big_run(store: SqlStore) -> tuple[str, list[Record]]:
     return run_id, records
 
 
+@dataclass(frozen=True)
+class BigRun:
+    store: SqlStore
+    run_id: str
+    records: tuple[Record, ...]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def big(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BigRun]:
+    """The big run saved once per backend, for the tests that only read it (saving its 399 traces
+    and 1,513 records took most of each such test's time)."""
+    with open_store(new_store_url(request, tmp_path_factory.mktemp("paging"))) as store:
+        run_id, records = big_run(store)
+        yield BigRun(store, run_id, tuple(records))
+
+
 def _fields(record: Record) -> dict:
     return {k: getattr(record, k) for k in record.__struct_fields__}
 
@@ -74,7 +95,7 @@ def metric(record: Record, name: str) -> float | str | None:
     return None if found is None else (found.value if found.value is not None else found.label)
 
 
-def expected(records: list[Record], key, *, reverse: bool, keep=lambda r: True) -> list[int]:
+def expected(records: Sequence[Record], key, *, reverse: bool, keep=lambda r: True) -> list[int]:
     kept = [(i, key(r)) for i, r in enumerate(records) if keep(r)]
     present = sorted(
         [(v, i) for i, v in kept if v is not None], key=lambda x: x[0], reverse=reverse
@@ -84,8 +105,8 @@ def expected(records: list[Record], key, *, reverse: bool, keep=lambda r: True) 
     return [i for _, i in present] + [i for i, v in kept if v is None]
 
 
-def test_sorting_by_a_metric_covers_every_record(store: SqlStore) -> None:
-    run_id, records = big_run(store)
+def test_sorting_by_a_metric_covers_every_record(big: BigRun) -> None:
+    store, run_id, records = big.store, big.run_id, big.records
     query = RecordQuery(sort="m:tokens", direction="desc", limit=400)
     got = every_page(store, run_id, query)
     assert len(got) == N_RECORDS
@@ -97,8 +118,8 @@ def test_sorting_by_a_metric_covers_every_record(store: SqlStore) -> None:
     assert first.positions == expected(records, lambda r: metric(r, "steps"), reverse=False)[:5]
 
 
-def test_filters_cover_every_record(store: SqlStore) -> None:
-    run_id, records = big_run(store)
+def test_filters_cover_every_record(big: BigRun) -> None:
+    store, run_id, records = big.store, big.run_id, big.records
     text = "Sonnet"  # case-insensitive, over trajectory id, task id and model
 
     def keep(r: Record) -> bool:
@@ -126,16 +147,16 @@ def test_filters_cover_every_record(store: SqlStore) -> None:
 @pytest.mark.parametrize(
     "sort", ["position; DROP TABLE runs", "body", "m:no_such_metric", "r.position", "m:"]
 )
-def test_a_hostile_sort_is_refused(store: SqlStore, sort: str) -> None:
-    run_id, _ = big_run(store)
+def test_a_hostile_sort_is_refused(big: BigRun, sort: str) -> None:
+    store, run_id = big.store, big.run_id
     with pytest.raises(ConfigError, match="sort must be one of"):
         record_page(store, run_id, RecordQuery(sort=sort))
     assert store.run(run_id).n_records == N_RECORDS
 
 
 @pytest.mark.parametrize("text", ["%", "_", "' OR 1=1 --", "!", "\\", "\x00"])
-def test_filter_text_is_matched_literally(store: SqlStore, text: str) -> None:
-    run_id, records = big_run(store)
+def test_filter_text_is_matched_literally(big: BigRun, text: str) -> None:
+    store, run_id, records = big.store, big.run_id, big.records
     page = record_page(store, run_id, RecordQuery(text=text))
     literal = [
         r
@@ -150,11 +171,11 @@ def test_filter_text_is_matched_literally(store: SqlStore, text: str) -> None:
 
 
 def test_later_pages_do_not_rescan_the_runs_metrics(
-    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+    big: BigRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The metric names and facets take a scan of all of a run's metrics (150 ms a page at 50,000
     records on SQLite); the viewer's later pages of the same run reuse them."""
-    run_id, _ = big_run(store)
+    store, run_id = big.store, big.run_id
     shapes = RunShapes()
     first = record_page(store, run_id, RecordQuery(limit=5), shapes)
     statements: list[str] = []
@@ -236,10 +257,9 @@ TRAJECTORY_QUERIES = [
 ]
 
 
-def test_a_trajectory_page_is_what_python_finds_over_every_row(store: SqlStore) -> None:
-    big_run(store)
+def test_a_trajectory_page_is_what_python_finds_over_every_row(big: BigRun) -> None:
     for query in TRAJECTORY_QUERIES:
-        assert trajectory_page(store, query) == python_trajectory_page(store, query), query
+        assert trajectory_page(big.store, query) == python_trajectory_page(big.store, query), query
 
 
 @pytest.mark.parametrize(
