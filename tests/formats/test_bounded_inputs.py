@@ -78,11 +78,11 @@ def test_the_digit_run_scan_answers_as_the_regex_across_chunks(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """`has_long_digits` (translate + substring search, by chunks) answers as `\\d{19}` does, a
-    run cut by a chunk's end included, on bytes and on a mapped file."""
-    import mmap
+    run cut by a chunk's end included, on bytes and on a file read by parts (`LargeFile`)."""
     import random
 
     from agentlens.formats import load
+    from agentlens.formats._json import LargeFile
 
     monkeypatch.setattr(load, "_CHUNK", 32)
     rng, regex, answers = random.Random(7), re.compile(rb"\d{19}"), []
@@ -93,8 +93,8 @@ def test_the_digit_run_scan_answers_as_the_regex_across_chunks(
     assert 100 < sum(answers) < 4900
     mapped = tmp_path / "mapped"
     mapped.write_bytes(b"x" * 20 + b"9" * 19 + b"x" * 40)  # the run spans the first chunk's end
-    with mapped.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        assert load.has_long_digits(m)  # type: ignore[arg-type]
+    with mapped.open("rb") as handle:
+        assert load.has_long_digits(LargeFile(handle, 79))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("redact", [True, False])

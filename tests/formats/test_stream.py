@@ -124,20 +124,19 @@ def test_inspect_peak_memory_does_not_grow_with_the_corpus(tmp_path: Path) -> No
     assert grown < 8, f"peak grew {grown:.1f} MiB from {small} to {large} traces"
 
 
-def test_a_large_jsonl_file_read_mapped_gives_the_same_trajectory(
+def test_a_large_jsonl_file_read_a_line_at_a_time_gives_the_same_trajectory(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agentlens.formats import _json, load
+    from agentlens.formats import load
 
     jsonl = [
         *(FORMATS / "claude-code").rglob("*.jsonl"),
         *(FORMATS / "gemini-cli-jsonl").rglob("*.jsonl"),
     ]
     whole = {p: [msgspec.json.encode(t) for t in read_path(p)] for p in jsonl}
-    monkeypatch.setattr(load, "MAPPED_FROM", 1)  # every file mapped
-    monkeypatch.setattr(_json, "RELEASE_EVERY", 4096)  # pages given back every few lines
-    mapped = {p: [msgspec.json.encode(t) for t in read_path(p)] for p in jsonl}
-    assert mapped == whole and len(whole) >= 4
+    monkeypatch.setattr(load, "LINES_FROM", 1)  # every large file read a line at a time
+    by_line = {p: [msgspec.json.encode(t) for t in read_path(p)] for p in jsonl}
+    assert by_line == whole and len(whole) >= 4
 
 
 def test_lines_split_as_splitlines_does() -> None:

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import BinaryIO
 
+from agentlens.bounded_read import read_head
 from agentlens.errors import UnknownFormatError
 from agentlens.formats._unfinished import ends_early
 from agentlens.formats.registry import HEAD_BYTES, detect
@@ -75,11 +76,10 @@ def _with_telltale(error: UnknownFormatError, data: bytes) -> UnknownFormatError
 
 def telltale_of(path: Path) -> str | None:
     """The trace-like key in the head of a JSON or JSONL file, read from disk (for sidecars)."""
-    if path.suffix.lower() not in (".json", ".jsonl") or not path.is_file():
-        return None  # not a regular file: opening a FIFO would wait for a writer for ever
+    if path.suffix.lower() not in (".json", ".jsonl"):
+        return None
     try:
-        with path.open("rb") as handle:
-            head = handle.read(HEAD_BYTES)
+        head = read_head(path, HEAD_BYTES)  # a FIFO or /proc/kmsg would be waited on for ever
     except OSError:
         return None
     found = TELLTALE.search(head)

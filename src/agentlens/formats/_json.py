@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import mmap
-from collections.abc import Iterator
+import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -46,38 +46,60 @@ def iter_jsonl(path: Path, data: bytes, format: str) -> Iterator[tuple[int, Any]
 
 def lines(data: bytes) -> Iterator[bytes]:
     """`data.splitlines()`, one line at a time: a large file's lines are never all copied at
-    once (`splitlines` makes a second copy of the whole file, as a list). Over a memory-mapped
-    file (`load.read_path` maps large JSONL files), the pages read are given back as it goes,
-    so the file is never resident whole."""
-    start, size, released = 0, len(data), 0
-    while start < size:
-        if isinstance(data, mmap.mmap) and start - released >= RELEASE_EVERY:
-            released = _release(data, released, start)
-        end = data.find(b"\n", start)
-        end = size if end < 0 else end
-        line = data[start:end]
+    once (`splitlines` makes a second copy of the whole file, as a list). A `LargeFile`
+    (`load.read_path` hands large JSONL files so) is read a line at a time, so the file is
+    never in memory whole."""
+    if isinstance(data, LargeFile):
+        found: Iterable[bytes] = data.lines()
+    else:
+        found = _parts(data)
+    for line in found:
         if b"\r" in line:  # `\r\n` and a bare `\r` end lines too
             yield from line.splitlines()
         else:
             yield line
+
+
+def _parts(data: bytes) -> Iterator[bytes]:
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        yield data[start:end]
         start = end + 1
 
 
-RELEASE_EVERY = 8 * 2**20
+class LargeFile:
+    """An open file as the readers that only walk its lines (`reads_lines`) take it: its size
+    when opened, a part of it (`data[a:b]`) and its lines, each read from the file when asked.
+    It was mapped (mmap) before: a file cut short while being read (`truncate`, a log rotated
+    by copytruncate) killed the process with SIGBUS, without a line; read, it ends early, and
+    the reader says so. A file that grows is read as it was when opened."""
 
+    def __init__(self, handle: BinaryIO, size: int) -> None:
+        self.handle = handle
+        self.size = size
 
-def _release(mapped: mmap.mmap, start: int, stop: int) -> int:
-    """Drop the mapped pages in [start, stop) from memory (read again from the file if needed)."""
-    stop -= stop % mmap.PAGESIZE
-    if stop > start:
-        mapped.madvise(mmap.MADV_DONTNEED, start, stop - start)
-    return stop
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, part: slice) -> bytes:
+        start, stop, _ = part.indices(self.size)
+        return os.pread(self.handle.fileno(), max(stop - start, 0), start)
+
+    def lines(self) -> Iterator[bytes]:
+        """Each line without its `\n`, up to the size the file had when it was opened."""
+        self.handle.seek(0)
+        left = self.size
+        while left > 0 and (line := self.handle.readline(left)):
+            left -= len(line)
+            yield line.removesuffix(b"\n")
 
 
 def blank(data: bytes) -> bool:
     """`not data.strip()` without copying a large buffer: `isspace` stops at the first byte
     that is not whitespace (both use the same ASCII whitespace set)."""
-    if isinstance(data, mmap.mmap):
+    if isinstance(data, LargeFile):
         return not any(not data[i : i + 2**16].isspace() for i in range(0, len(data), 2**16))
     return not data or data.isspace()
 

@@ -34,7 +34,7 @@ from agentlens.formats._json import (
 )
 from agentlens.formats._reader_base import SuffixReader
 from agentlens.formats.atif_schema import validate
-from agentlens.formats.limits import check_file_size, read_bounded
+from agentlens.formats.limits import read_bounded
 from agentlens.list_text import first_few
 from agentlens.trajectory import (
     Agent,
@@ -204,8 +204,7 @@ def _referenced_names(parent: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=16)
 def _names_in(parent: str, _inode: int, _size: int, _mtime_ns: int) -> frozenset[str]:
     try:
-        check_file_size(Path(parent))
-        doc = orjson.loads(Path(parent).read_bytes())
+        doc = orjson.loads(read_bounded(Path(parent)))
         steps = doc.get("steps") if isinstance(doc, dict) else None
         return frozenset(_ref_names(steps if isinstance(steps, list) else []))
     except (OSError, orjson.JSONDecodeError, RecursionError, TraceError):

@@ -51,7 +51,7 @@ RESULT_FIELDS = ("subtype", "is_error", "num_turns", "duration_ms", "duration_ap
 class ClaudeCodeReader(SuffixReader):
     name: ClassVar[str] = "claude-code"
     reads_lines: ClassVar[bool] = True
-    """Only walks the lines of `data` (`_json.iter_jsonl`): a large file may come mapped."""
+    """Only walks the lines of `data` (`_json.iter_jsonl`): a large file comes as a `LargeFile`."""
     suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
     @classmethod

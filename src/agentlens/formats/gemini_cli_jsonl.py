@@ -32,7 +32,7 @@ HEADER_KEYS = ("sessionId", "projectHash")
 class GeminiCliJsonlReader(SuffixReader):
     name: ClassVar[str] = "gemini-cli-jsonl"
     reads_lines: ClassVar[bool] = True
-    """Only walks the lines of `data` (`_json.iter_jsonl`): a large file may come mapped."""
+    """Only walks the lines of `data` (`_json.iter_jsonl`): a large file comes as a `LargeFile`."""
     suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
 
     @classmethod

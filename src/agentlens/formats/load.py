@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import mmap
 import os
 import stat
 import traceback
@@ -18,6 +17,7 @@ import msgspec
 from agentlens import redaction
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
+from agentlens.formats._json import LargeFile
 from agentlens.formats._signed import first_negative
 from agentlens.formats._unfinished import mark_cut_lines, noting_cut_lines
 from agentlens.formats.atif import referrer_of
@@ -28,7 +28,7 @@ from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
 
 if TYPE_CHECKING:
-    pass
+    from agentlens.seams import TraceReader
 
 # Files that travel with traces but are not traces: skipped silently when walking a directory.
 SIDECAR_NAMES = {
@@ -185,7 +185,7 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.st
                 yield TraceFile(path, True, None), None
 
 
-def _is_dir(path: Path) -> bool:
+def _is_dir(path: Path | os.DirEntry[str]) -> bool:
     """`path.is_dir()`, False where it raises (a name too long for the file system): reading
     the path then says why, as that file's one line."""
     try:
@@ -214,22 +214,38 @@ def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
     link to nothing), sidecars included: the batch names what it skips, and reading a FIFO, a
     device or a broken link found by walking skips it with its reason (`NotAFileError`), never
     opening it. A folder that cannot be listed is yielded too (no `stat`), so that reading it
-    names it and says why."""
-    unlisted: list[OSError] = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted.append):
-        yield from ((Path(error.filename), None) for error in unlisted)
-        unlisted.clear()
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            dirnames.remove(name)  # not walked, as os.walk does not, but named: a skipped file
-            yield Path(dirpath) / name, os.lstat(os.path.join(dirpath, name))
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
+    names it and says why. Folders wait on a stack, not in nested calls (as `os.walk`'s do
+    before Python 3.12): a tree 1000 folders deep stopped the batch with a `RecursionError`."""
+    folders = [str(root)]
+    while folders:
+        folder = folders.pop()
+        try:
+            files, links, below = _listing(folder)
+        except OSError:
+            yield Path(folder), None
+            continue
+        yield from ((Path(link), os.lstat(link)) for link in links)  # named, not walked
+        for name in files:
             try:
-                yield path, os.stat(path)
+                yield Path(name), os.stat(name)
             except OSError:  # a link to nothing, or a loop
-                yield path, None
-    yield from ((Path(error.filename), None) for error in unlisted)
+                yield Path(name), None
+        folders += reversed(below)
+
+
+def _listing(folder: str) -> tuple[list[str], list[str], list[str]]:
+    """The paths in `folder`, sorted by name: its files (anything that is not a folder), its
+    links to folders and its folders, hidden ones left out."""
+    files: list[str] = []
+    links: list[str] = []
+    below: list[str] = []
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if not _is_dir(entry):
+                files.append(entry.path)
+            elif not entry.name.startswith("."):
+                (links if entry.is_symlink() else below).append(entry.path)
+    return files, links, below
 
 
 def read_path(
@@ -250,20 +266,45 @@ def read_path(
     _refuse_special(path)  # opening a FIFO would wait forever for a writer
     check_file_size(path)
     try:
-        with path.open("rb") as handle:
-            head = handle.read(HEAD_BYTES)
-            reader_cls = get_reader(format) if format else detect_in_file(path, head, handle)
-            if len(head) < HEAD_BYTES:
-                data = head
-            elif getattr(reader_cls, "reads_lines", False) and _large(handle):
-                data = cast(bytes, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
-            else:  # re-read from the start: `head + rest` would copy it all
-                handle.seek(0)
-                data = handle.read()
+        with _open_regular(path) as handle:
+            reader_cls, data = _contents(path, handle, format)
+            return _read(path, data, reader_cls, format=format, lenient=lenient, strict=strict)
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """The file opened without waiting and checked on the open file: one swapped for a FIFO
+    after `_refuse_special` looked is still never waited for."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotAFileError(path, f"cannot read {_kind(mode)}: only regular files are traces")
+    return os.fdopen(fd, "rb")
+
+
+def _contents(path: Path, handle: BinaryIO, format: str | None) -> tuple[type[TraceReader], bytes]:
+    """The reader for the file and its bytes, read up to the size it had when opened (a file
+    that grows as it is read is read as it was). A file of size 0 is not read at all: empty,
+    or a kernel file whose size says nothing (`/proc/kmsg` waits for messages for ever)."""
+    size = os.fstat(handle.fileno()).st_size
+    head = handle.read(min(HEAD_BYTES, size))
+    reader_cls = get_reader(format) if format else detect_in_file(path, head, handle)
+    if len(head) < HEAD_BYTES:
+        return reader_cls, head
+    if getattr(reader_cls, "reads_lines", False) and size >= LINES_FROM:
+        return reader_cls, cast(bytes, LargeFile(handle, size))
+    handle.seek(0)  # re-read from the start: `head + rest` would copy it all
+    return reader_cls, handle.read(size)
+
+
+def _read(
+    path: Path, data: bytes, reader_cls: type[TraceReader], *, format: str | None,
+    lenient: bool, strict: bool,
+) -> list[Trajectory]:  # fmt: skip
     if data[:3] == UTF8_BOM:
-        data = data[3:]  # a copy, even of a mapped file: rare, and every reader then reads it
+        data = data[3:]  # a copy, even of a `LargeFile`: rare, and every reader then reads it
     # a detected format is read best-effort, with a warning; --format or --strict: conform or fail
     reader = reader_cls(lenient=lenient or not (format or strict))  # type: ignore[call-arg]
     try:
@@ -317,13 +358,9 @@ def _checked_and_redacted(
     return [redaction.redact_trajectory(t, d) for t, d in zip(trajectories, documents, strict=True)]
 
 
-MAPPED_FROM = 32 * 2**20
-"""A JSONL file at least this large is mapped, not read, for a reader that only walks its lines
-(`reads_lines`): its pages are given back as the lines are read (`_json.lines`)."""
-
-
-def _large(handle: BinaryIO) -> bool:
-    return os.fstat(handle.fileno()).st_size >= MAPPED_FROM
+LINES_FROM = 32 * 2**20
+"""A JSONL file at least this large is read a line at a time, not whole, by a reader that only
+walks its lines (`reads_lines`; `_json.LargeFile`)."""
 
 
 class NotAFileError(TraceError):
@@ -346,10 +383,14 @@ def _refuse_special(path: Path) -> None:
             raise NotAFileError(path, "a link to a folder, not followed: name it to read it")
         _refuse_unlisted(path)
         raise TraceError(path, "cannot read a folder: only regular files are traces")
+    raise NotAFileError(path, f"cannot read {_kind(mode)}: only regular files are traces")
+
+
+def _kind(mode: int) -> str:
     kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
-             stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}  # fmt: skip
-    kind = next((name for test, name in kinds.items() if test(mode)), "not a regular file")
-    raise NotAFileError(path, f"cannot read {kind}: only regular files are traces")
+             stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket",
+             stat.S_ISDIR: "a folder"}  # fmt: skip
+    return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
 
 
 def _refuse_unlisted(folder: Path) -> None:
@@ -368,7 +409,7 @@ _CHUNK = 16 * 2**20
 
 
 def has_long_digits(data: bytes) -> bool:
-    """Whether `data` (bytes or a mapped file) holds a run of 19 ASCII digits. Each chunk's digits
+    """Whether `data` (bytes or a `LargeFile`) holds a run of 19 ASCII digits. Each chunk's digits
     become `0` and all else `.`, then a substring search: 13x faster than `re`'s `\\d{19}`."""
     overlap = len(_DIGIT_RUN) - 1  # a run that spans two chunks is whole in the second
     for start in range(0, max(len(data), 1), _CHUNK):

@@ -17,9 +17,11 @@ from typing import Any
 
 import orjson
 
+from agentlens.bounded_read import read_regular
 from agentlens.outcomes._sources import UNEVALUATED, LabelTable
 from agentlens.trajectory import Outcome, OutcomeStatus
 
+TRIAL_MAX_BYTES = 1 << 20
 HARBOR = "result.json"
 TERMINAL_BENCH = "results.json"
 
@@ -75,9 +77,7 @@ def _object(path: Path) -> dict[str, Any] | None:
     """The file's JSON object; None when absent, unreadable or another kind of file (the SWE-bench
     parsers report a broken `results.json`)."""
     try:
-        if not path.is_file() or path.stat().st_size > 1 << 20:
-            return None
-        doc = orjson.loads(path.read_bytes())
+        doc = orjson.loads(read_regular(path, TRIAL_MAX_BYTES, "too large for a trial file"))
     except (OSError, orjson.JSONDecodeError):
         return None
     return doc if isinstance(doc, dict) else None

@@ -1,0 +1,126 @@
+"""Input folders and files built to stop the walker or the opener: a tree deeper than Python's
+recursion limit, a file cut short while it is read, a FIFO put in a file's place after it was
+looked at, and a kernel file whose size says nothing (`/proc/kmsg`). Each costs at most its own
+line; the batch goes on and nothing waits for ever (`docs/security.md`, "Folders and files")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+GEMINI = "formats/gemini-cli/session-2025-10-27T19-55-981c87cb.json"
+CLAUDE = "formats/claude-code/marot-spotter/short.jsonl"
+
+
+def agentlens(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
+
+
+def python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_walked(data_dir: Path, tmp_path: Path) -> None:
+    """`os.walk` (Python 3.11) nests a call per folder: a trace 1100 folders down stopped every
+    command with `internal error (RecursionError)`, and no file of the batch was read."""
+    session = (data_dir / GEMINI).read_bytes()
+    deep = str(tmp_path)
+    for _ in range(1100):  # one at a time: `mkdir(parents=True)` recurses too
+        deep += "/d"
+        os.mkdir(deep)
+    Path(deep, "deep.json").write_bytes(session)
+    (tmp_path / "top.json").write_bytes(session)
+    try:
+        shown = agentlens("inspect", "--json", str(tmp_path))
+    finally:
+        _remove_deep(Path(deep))
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert len(shown.stdout.splitlines()) == 2
+
+
+def _remove_deep(deep: Path) -> None:
+    """One folder at a time, from the bottom: `shutil.rmtree` (pytest's clean-up) recurses."""
+    (deep / "deep.json").unlink()
+    while deep.name == "d":
+        deep.rmdir()
+        deep = deep.parent
+
+
+CUT_WHILE_READ = """
+import sys
+from agentlens.formats import load
+from agentlens.formats.claude_code import ClaudeCodeReader
+
+load.LINES_FROM = 1  # a file past the first 64 KiB is read as a large one
+read = ClaudeCodeReader.read
+
+def cut_then_read(self, path, data):  # another process cuts the file as it is being read
+    with open(path, "r+b") as handle:
+        handle.truncate(4096)
+    return read(self, path, data)
+
+ClaudeCodeReader.read = cut_then_read
+try:
+    print(len(load.read_path(sys.argv[1])[0].steps), "steps")
+except load.TraceError as exc:
+    print("failed:", exc.reason)
+"""
+
+
+def test_a_large_file_cut_short_while_read_ends_early(data_dir: Path, tmp_path: Path) -> None:
+    """A large JSONL file was mapped (mmap): cut short while being read (a log rotated by
+    copytruncate), its pages past the new end killed the process with SIGBUS, no line said."""
+    big = tmp_path / "session.jsonl"
+    big.write_bytes((data_dir / CLAUDE).read_bytes() * 20)
+    assert big.stat().st_size > 128 * 1024
+    shown = python(CUT_WHILE_READ, str(big))
+    assert shown.returncode == 0, (shown.returncode, shown.stderr[-2000:])
+    assert shown.stdout.endswith(" steps\n") or shown.stdout.startswith("failed: "), shown.stdout
+
+
+SWAPPED = """
+import os, sys
+from agentlens.formats import load
+
+load._refuse_special = lambda path: None  # the FIFO took the file's place after this look
+try:
+    load.read_path(sys.argv[1])
+except load.NotAFileError as exc:
+    print(exc.reason)
+"""
+
+
+def test_a_fifo_swapped_in_after_the_check_is_not_waited_for(tmp_path: Path) -> None:
+    """The file was checked by its path, then opened by its path: a FIFO put there in between
+    was opened, and the open waited for a writer for ever."""
+    os.mkfifo(tmp_path / "run.jsonl")
+    shown = python(SWAPPED, str(tmp_path / "run.jsonl"))
+    assert shown.stdout == "cannot read a FIFO: only regular files are traces\n", shown.stderr
+
+
+KMSG = Path("/proc/kmsg")
+needs_kmsg = pytest.mark.skipif(
+    not os.access(KMSG, os.R_OK) or os.geteuid() != 0, reason="needs /proc/kmsg readable (root)"
+)
+
+
+@needs_kmsg
+@pytest.mark.parametrize("name", ["kmsg.jsonl", "results.json"])
+def test_a_link_to_proc_kmsg_is_not_read(data_dir: Path, tmp_path: Path, name: str) -> None:
+    """`/proc/kmsg` is a regular file of size 0 whose read waits for the next kernel message
+    (and takes it from the host's log): a link to it named like a trace, or like a trial's
+    `results.json` beside one, hung the batch. A file of size 0 is now not read at all."""
+    (tmp_path / "session.json").write_bytes((data_dir / GEMINI).read_bytes())
+    (tmp_path / name).symlink_to(KMSG)
+    shown = agentlens("inspect", "--json", str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
