@@ -132,3 +132,22 @@ def _strings(value: object) -> str:
     if isinstance(value, list):
         return "".join(map(_strings, value))
     return value if isinstance(value, str) else ""
+
+
+def test_a_newline_in_folder_and_file_names_keeps_cohort_lines_whole(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`cohort` named copied files (`same content, ...`) and unscored tasks (`not scored:`, a task
+    is its folder) with the newline of their names as it was: one warning printed as several
+    lines, the later ones looking like lines of their own."""
+    task = tmp_path / "ta\nsk"
+    task.mkdir()
+    session = (data_dir / "formats/claude-code/marot-spotter/short.jsonl").read_bytes()
+    for run in ("r1\nx", "r2\nx"):
+        (task / f"{run}.jsonl").write_bytes(session)
+    shown = cli("cohort", str(tmp_path))
+    lines = shown.stderr.splitlines()
+    copies = [line for line in lines if "same content, scored as separate runs" in line]
+    assert len(copies) == 1 and copies[0].endswith("r2\u240ax.jsonl"), shown.stderr
+    assert "not scored: ta\u240ask: " in shown.stderr, shown.stderr
+    assert not any(line.startswith(("sk", "x.json")) for line in lines), shown.stderr

@@ -23,7 +23,7 @@ from agentlens.engine import Failure, get_engine
 from agentlens.errors import ConfigError
 from agentlens.list_text import counted
 from agentlens.process.tiers import TIER_HELP
-from agentlens.visible_text import json_text
+from agentlens.visible_text import json_text, one_line
 
 if TYPE_CHECKING:
     from agentlens.process.cohort_rows import Row
@@ -222,7 +222,7 @@ def _say_copies(spill: RunSpill) -> None:
 
     for copies in copied_files(TaskRuns(spill)):
         say("warning", "same content, scored as separate runs (each other's donor under "
-                       f"leave-one-out: expect high scores; keep one): {copies}")  # fmt: skip
+                       f"leave-one-out: expect high scores; keep one): {one_line(copies)}")  # fmt: skip
 
 
 def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: bool) -> None:
@@ -238,7 +238,7 @@ def _say_unscored(unscored: list[str], protocol: str, k: int | None, *, scored: 
         rule = f"{protocol}: {protocol_rule(protocol, k)}"
         err_console.print(rule, highlight=False, markup=False)
     for line in unscored:
-        err_console.print(f"not scored: {line}", highlight=False, markup=False)
+        err_console.print(f"not scored: {one_line(line)}", highlight=False, markup=False)
 
 
 @contextmanager
