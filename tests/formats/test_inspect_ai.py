@@ -110,3 +110,53 @@ def test_a_corrupt_eval_zip_is_a_trace_error(tmp_path: Path) -> None:
     broken.write_bytes(bytes(data))
     with pytest.raises(TraceError, match="broken"):
         read_path(broken)
+
+
+LIAR = """
+import resource, sys
+from agentlens.errors import TraceError
+from agentlens.formats import read_path
+
+try:
+    read_path(sys.argv[1])
+except TraceError as exc:
+    print(exc.reason)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, "MiB")
+"""
+
+
+def _lying_eval(tmp_path: Path) -> Path:
+    """A real `.eval` with one more sample that inflates to 400 MiB yet declares 100 bytes."""
+    import struct
+
+    liar = tmp_path / "liar.eval"
+    liar.write_bytes((ROOT / "log_read_sample.eval").read_bytes())
+    name = "samples/2_epoch_1.json"
+    archive = zipfile.ZipFile(liar, "a", compression=zipfile.ZIP_DEFLATED)
+    with archive, archive.open(name, "w") as member:
+        for _ in range(25):
+            member.write(b" " * (16 << 20))
+    data = bytearray(liar.read_bytes())
+    entry = data.rfind(b"PK\x01\x02")  # the last member's central directory entry
+    assert data[entry + 46 : entry + 46 + len(name)] == name.encode()
+    data[entry + 24 : entry + 28] = struct.pack("<I", 100)
+    local = struct.unpack("<I", data[entry + 42 : entry + 46])[0]
+    data[local + 22 : local + 26] = struct.pack("<I", 100)
+    liar.write_bytes(bytes(data))
+    return liar
+
+
+def test_a_member_that_lies_about_its_size_is_inflated_no_further(tmp_path: Path) -> None:
+    """`archive.read` inflated a member up to 2 GiB in one step before cutting it to its
+    declared size: a 400 MiB bomb declaring 100 bytes took 400 MiB, whatever the input cap."""
+    import os
+    import subprocess
+    import sys
+
+    liar = _lying_eval(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    shown = subprocess.run([sys.executable, "-c", LIAR, str(liar)], capture_output=True,
+                           text=True, env=env, timeout=120)  # fmt: skip
+    reason, peak = shown.stdout.splitlines()
+    assert reason.startswith("broken member samples/2_epoch_1.json: "), shown.stderr
+    assert int(peak.split()[0]) < 200, peak

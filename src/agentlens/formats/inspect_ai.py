@@ -123,13 +123,16 @@ def _check_inflated(path: Path, archive: zipfile.ZipFile, names: list[str]) -> N
 
 
 def _member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:
-    # zipfile inflates no more than the declared size, so checking it bounds the memory used
+    # The declared size bounds the memory used only through `read(size)`: `archive.read(name)`
+    # inflates up to 2 GiB in one step before cutting to the size, so a member that declares 100
+    # bytes and inflates to gigabytes took 2 GiB from a 1.5 MB file (the CRC fails after).
     size = archive.getinfo(name).file_size
     if size > MAX_MEMBER_BYTES:
         message = f"member {name} declares {size} bytes, over the {MAX_MEMBER_BYTES} cap"
         raise TraceError(path, message, InspectAiReader.name)
     try:
-        return orjson.loads(archive.read(name))
+        with archive.open(name) as member:
+            return orjson.loads(member.read(size))
     # RuntimeError: a flipped flag bit marks the member encrypted
     except (
         zipfile.BadZipFile,
