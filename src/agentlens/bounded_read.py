@@ -1,5 +1,6 @@
 """Reading a file the user never named (a sidecar beside a trace, a sub-agent file it links to):
-only a regular file, never waited for, and never more than a bound."""
+only a regular file, never waited for, and never more than a bound; and a side file the user
+named (`read_named`), only a regular file, never waited for."""
 
 from __future__ import annotations
 
@@ -26,6 +27,13 @@ def read_regular(path: Path, limit: int | None, over: str) -> bytes:
     if info.st_size > limit or len(data) > limit:
         raise OSError(errno.EFBIG, over, str(path))
     return data
+
+
+def read_named(path: str | Path) -> bytes:
+    """A file the user named beside the traces (a reference, a task list, a config, a scenario's
+    prompt), as `read_regular` reads it, with no bound: a FIFO or `/dev/zero` named as one was
+    waited on, or read until memory ran out. Raises an `OSError` (`not a regular file`)."""
+    return read_regular(Path(path), None, "")
 
 
 def read_head(path: Path, size: int) -> bytes:

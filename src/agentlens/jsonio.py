@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from agentlens.bounded_read import read_named
 from agentlens.errors import ConfigError
 
 
@@ -25,7 +26,7 @@ def dump(doc: dict[str, Any], path: str | Path | None = None) -> str:
 def read_json(path: str | Path) -> Any:
     """Parse a JSON file; an unreadable or malformed one is one line naming it."""
     try:
-        data = Path(path).read_bytes()
+        data = read_named(path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
@@ -38,7 +39,7 @@ def read_user_json(path: Path) -> Any:
     """A JSON file a user wrote: a BOM is allowed; a key given twice, NaN / Infinity, bad UTF-8
     or nesting too deep is a one-line `ConfigError` naming the file."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = read_named(path).decode("utf-8-sig")
         return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None

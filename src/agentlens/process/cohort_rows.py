@@ -5,12 +5,14 @@ signals `struct`/`cov`/`coh`/`temp`, `composite`, `profile` and `mechanism`)."""
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
 
+from agentlens.bounded_read import read_named
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.process.waste import WASTE_KINDS
 from agentlens.spreadsheet_text import restored_cell
@@ -56,13 +58,18 @@ def read_annotation_rows(path: str | Path) -> list[dict[str, object]]:
     """Rows of an annotation CSV (the release's or ours), with numbers and booleans parsed; a file
     that is not one is a one-line `ConfigError` naming the file, line and column."""
     try:
-        with Path(path).open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-            if missing:
-                raise ConfigError(f"{path}: not an annotation CSV: no column {missing[0]!r}")
-            return [_typed(row, path, reader.line_num) for row in reader]
-    except (UnicodeDecodeError, csv.Error) as exc:
+        text = read_named(path).decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not an annotation CSV ({exc})") from None
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ConfigError(f"{path}: not an annotation CSV: no column {missing[0]!r}")
+        return [_typed(row, path, reader.line_num) for row in reader]
+    except csv.Error as exc:
         raise ConfigError(f"{path}: not an annotation CSV ({exc})") from None
 
 
@@ -139,7 +146,7 @@ def read_score_rows(path: str) -> list[dict[str, object]]:
     if suffix == ".parquet":
         return _parquet_rows(path)
     try:
-        lines = Path(path).read_bytes().splitlines()
+        lines = read_named(path).splitlines()
         rows = [orjson.loads(line) for line in lines if line.strip()]
     except (OSError, orjson.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not JSON Lines rows ({exc})") from None

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, cast, get_type_hints
 import msgspec
 import orjson
 
+from agentlens.bounded_read import read_named
 from agentlens.errors import ConfigError
 from agentlens.process.calibrated import BASELINE_KEY, DonorBaseline
 from agentlens.process.profiles import PROFILES, Profile
@@ -89,7 +90,7 @@ def read_reference(path: str | Path) -> Reference:
     """A reference file written by `agentlens reference build`, with its donors' baseline; any
     problem is one `ConfigError` line naming the file (and the field, for a wrong value)."""
     try:
-        doc = _json(Path(path).read_bytes())
+        doc = _json(read_named(path))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: cannot read the reference: {exc}") from exc
     try:

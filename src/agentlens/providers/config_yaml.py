@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from agentlens.bounded_read import read_named
 from agentlens.errors import ConfigError
 
 MAX_NODES = 1_000_000
@@ -52,7 +53,7 @@ def parse_yaml(text: str, where: str) -> Any:
 def read_yaml(path: Path) -> Any:
     """`parse_yaml` of a file: unreadable or non-UTF-8 files are one line naming it too."""
     try:
-        data = path.read_bytes()
+        data = read_named(path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentlens.bounded_read import read_named
 from agentlens.errors import ConfigError
 
 BUILT_IN = {
@@ -41,7 +42,7 @@ def load_persona(spec: str) -> Persona:
         known = ", ".join(BUILT_IN)
         raise ConfigError(f"persona {spec!r} is neither built in ({known}) nor a file")
     try:
-        text = path.read_text(encoding="utf-8-sig").strip()
+        text = read_named(path).decode("utf-8-sig").strip()
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: persona file is not UTF-8 text (offset {exc.start})") from None
     except OSError as exc:

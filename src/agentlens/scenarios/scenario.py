@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentlens.bounded_read import read_named
 from agentlens.errors import AgentLensError, ConfigError
 from agentlens.jsonio import read_user_json
 from agentlens.list_text import counted
@@ -259,7 +260,7 @@ def _text(doc: dict[str, Any], key: str, beside: Path) -> str | None:
     if not beside.is_file():
         return None
     try:
-        return beside.read_text(encoding="utf-8-sig")
+        return read_named(beside).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{beside}: not UTF-8 text (offset {exc.start})") from None
     except OSError as exc:

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 import orjson
 
+from agentlens.bounded_read import read_named
 from agentlens.errors import SchemaError
 from agentlens.formats._json import iter_jsonl
 from agentlens.stepvalue.model import (
@@ -108,7 +109,7 @@ def load_asv(path: str | Path) -> list[Problem]:
 def read_jsonl(path: Path, format: str) -> Iterator[tuple[int, Any]]:
     """`iter_jsonl` over the file's bytes; an unreadable file is a one-line `SchemaError`."""
     try:
-        data = path.read_bytes()
+        data = read_named(path)
     except OSError as exc:
         raise SchemaError(path, f"cannot read: {exc.strerror or exc}", format) from exc
     return iter_jsonl(path, data, format)
