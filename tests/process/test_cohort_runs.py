@@ -246,3 +246,18 @@ def test_the_copy_check_asks_no_file_the_walk_found_its_size_again(
         assert [r.size for r in spill.refs] == [os.stat(r.source.path).st_size for r in spill.refs]
     assert sorted(copies) == sorted(f"{tmp_path}/a/backup/{f.name} = {tmp_path}/a/{f.name}"
                                     for f in files)  # fmt: skip
+
+
+def test_many_copies_of_one_run_are_named_a_few_then_counted(tmp_path: Path) -> None:
+    """Every copy was named in one `same content` line: 20,000 copies of a Codex stream made a
+    700 KB line. The first few are named now, then how many more."""
+    from agentlens.process.cohort_splits import TaskRuns
+    from agentlens.process.protocol_notes import copied_files
+
+    real = BENCH.parent / "formats/codex/jnarowski-agentcmd/stream/stream-output-1.jsonl"
+    for n in range(30):
+        (tmp_path / f"r{n:02d}.jsonl").write_bytes(real.read_bytes())
+    with read_cohort([str(tmp_path)]) as (_, spill):
+        (copies,) = copied_files(TaskRuns(spill))
+    shown = [f"{tmp_path}/r{n:02d}.jsonl" for n in range(4)]
+    assert copies == " = ".join(shown) + " (+26 more)"

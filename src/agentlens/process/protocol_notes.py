@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentlens.list_text import counted
+from agentlens.list_text import counted, first_few
 from agentlens.process.protocols import TaskSplit, group_by_task
 from agentlens.process.run_units import CohortRun
 
@@ -99,7 +99,11 @@ def copied_files(groups: Mapping[str, Sequence[RunRef]]) -> list[str]:
         for same_size in _alike(list(sizes), sizes.__getitem__):
             for copies in _alike(same_size, _digest):
                 found[tuple(copies)] = None
-    return [" = ".join(copies) for copies in found]
+    return [first_few(copies, COPIES_SHOWN, sep=" = ") for copies in found]
+
+
+COPIES_SHOWN = 4
+"""Files named in one set of copies, then `(+k more)`: 20,000 copies were one 700 KB line."""
 
 
 def _alike(paths: list[str], key: Callable[[str], object]) -> list[list[str]]:
