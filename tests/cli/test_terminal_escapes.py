@@ -151,3 +151,20 @@ def test_a_newline_in_folder_and_file_names_keeps_cohort_lines_whole(
     assert len(copies) == 1 and copies[0].endswith("r2\u240ax.jsonl"), shown.stderr
     assert "not scored: ta\u240ask: " in shown.stderr, shown.stderr
     assert not any(line.startswith(("sk", "x.json")) for line in lines), shown.stderr
+
+
+def test_a_newline_in_a_file_name_keeps_the_demos_failed_line_whole(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The demo prints its read failures itself (`demo/reading.py`), and printed the newline of a
+    broken file's name as it was: one `failed:` line became two."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "good.jsonl").write_bytes(
+        (data_dir / "formats/claude-code/marot-spotter/short.jsonl").read_bytes()
+    )
+    (tmp_path / "data" / "broken\nx.json").write_text('{"messages": [')
+    shown = cli("demo", "--data", str(tmp_path / "data"), "--section", "ingest",
+                "--out", str(tmp_path / "out"))  # fmt: skip
+    assert shown.returncode == 1, shown.stderr
+    assert "broken\u240ax.json [openai-messages]: invalid JSON" in shown.stdout, shown.stdout
+    assert not any(line.startswith("x.json") for line in shown.stdout.splitlines())

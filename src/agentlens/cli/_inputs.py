@@ -157,7 +157,7 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
     for line in result.unread:
         _warn(f"{line} (--strict makes this an error)")
     for failure in result.failures:
-        say("failed", one_line(failure_line(failure)))
+        say("failed", failure_line(failure))
         if debug and failure.error is not None:
             err_console.print(_traceback(failure), highlight=False, markup=False)
     if debug:
@@ -175,9 +175,10 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
 
 
 def failure_line(failure: ReadFailure) -> str:
-    """`path [format]: reason`; `say` masks a secret in the file's name as it prints it."""
+    """`path [format]: reason`, one line whatever newline the file's name holds (the demo's
+    failure lines showed it raw); `say` masks a secret in the file's name as it prints it."""
     fmt = f" [{failure.format}]" if failure.format else " [format unknown]"
-    return f"{failure.path}{fmt}: {failure.reason}"
+    return one_line(f"{failure.path}{fmt}: {failure.reason}")
 
 
 def _traceback(failure: ReadFailure) -> str:
