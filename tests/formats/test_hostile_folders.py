@@ -29,9 +29,13 @@ def python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
                           text=True, env=env, timeout=60)  # fmt: skip
 
 
-def test_a_tree_deeper_than_the_recursion_limit_is_walked(data_dir: Path, tmp_path: Path) -> None:
-    """`os.walk` (Python 3.11) nests a call per folder: a trace 1100 folders down stopped every
-    command with `internal error (RecursionError)`, and no file of the batch was read."""
+@pytest.mark.parametrize("named", ["folder", "glob"])
+def test_a_tree_deeper_than_the_recursion_limit_is_walked(
+    data_dir: Path, tmp_path: Path, named: str
+) -> None:
+    """`os.walk` and `glob`'s `**` (Python 3.11) nest a call per folder: a trace 1100 folders
+    down stopped every command with `internal error (RecursionError)`, named as its folder or
+    as `folder/**/*.json`, and no file of the batch was read."""
     session = (data_dir / GEMINI).read_bytes()
     deep = str(tmp_path)
     for _ in range(1100):  # one at a time: `mkdir(parents=True)` recurses too
@@ -39,8 +43,9 @@ def test_a_tree_deeper_than_the_recursion_limit_is_walked(data_dir: Path, tmp_pa
         os.mkdir(deep)
     Path(deep, "deep.json").write_bytes(session)
     (tmp_path / "top.json").write_bytes(session)
+    spec = str(tmp_path) if named == "folder" else f"{tmp_path}/**/*.json"
     try:
-        shown = agentlens("inspect", "--json", str(tmp_path))
+        shown = agentlens("inspect", "--json", spec)
     finally:
         _remove_deep(Path(deep))
     assert shown.returncode == 0, shown.stderr[-2000:]
@@ -124,3 +129,42 @@ def test_a_link_to_proc_kmsg_is_not_read(data_dir: Path, tmp_path: Path, name: s
     shown = agentlens("inspect", "--json", str(tmp_path))
     assert shown.returncode == 0, shown.stderr
     assert len(shown.stdout.splitlines()) == 1
+
+
+def test_a_recursive_glob_follows_no_link_to_a_folder(data_dir: Path, tmp_path: Path) -> None:
+    """`glob`'s `**` follows links to folders: two links to their own folder (`a -> .`, `b -> .`)
+    made `folder/**/*.json` try 2^40 paths, a hang. It now goes as a folder walk does."""
+    (tmp_path / "session.json").write_bytes((data_dir / GEMINI).read_bytes())
+    (tmp_path / "a").symlink_to(".")
+    (tmp_path / "b").symlink_to(".")
+    shown = agentlens("inspect", "--json", f"{tmp_path}/**/*.json")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+
+
+def test_a_glob_ending_in_two_stars_reads_each_file_once(data_dir: Path, tmp_path: Path) -> None:
+    """`runs/**` named the folders as well as the files below them: each folder was walked,
+    and every file it held was then a "read twice" failure (exit 1)."""
+    (tmp_path / "run" / "task").mkdir(parents=True)
+    (tmp_path / "run" / "task" / "session.json").write_bytes((data_dir / GEMINI).read_bytes())
+    shown = agentlens("inspect", "--json", f"{tmp_path}/**")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["**/*.json", "**/*.jsonl", "formats/*/*.json", "**/trajectories", "formats/c*/**/*.jsonl",
+     "formats/**/subagents/*.jsonl", "**/*.eval"],
+)  # fmt: skip
+def test_a_recursive_glob_names_what_glob_names_on_real_folders(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, pattern: str
+) -> None:
+    import glob
+
+    from agentlens.formats.path_glob import expand
+
+    monkeypatch.chdir(data_dir)
+    assert sorted(expand(pattern)) == sorted(glob.glob(pattern, recursive=True))
+    absolute = f"{data_dir}/{pattern}"
+    assert sorted(expand(absolute)) == sorted(glob.glob(absolute, recursive=True))

@@ -23,6 +23,7 @@ from agentlens.formats._unfinished import mark_cut_lines, noting_cut_lines
 from agentlens.formats.atif import referrer_of
 from agentlens.formats.claude_code import session_of
 from agentlens.formats.limits import check_file_size
+from agentlens.formats.path_glob import expand
 from agentlens.formats.registry import HEAD_BYTES, UTF8_BOM, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
@@ -109,7 +110,7 @@ def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
     return [
         ReadFailure(printable(text), None, "no file matches this pattern", None)
         for text in map(str, specs)
-        if is_pattern(text) and not glob.glob(text, recursive=True)
+        if is_pattern(text) and next(expand(text), None) is None
     ]
 
 
@@ -174,7 +175,7 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.st
     for spec in specs:
         text = str(spec)
         pattern = is_pattern(text)
-        matches = sorted(glob.glob(text, recursive=True)) if pattern else [text]
+        matches = sorted(expand(text)) if pattern else [text]
         for match in matches:
             path = Path(match)
             if _is_dir(path):
