@@ -111,6 +111,8 @@ def test_reviews_document_round_trip(tmp_path: Path) -> None:
         "unscored": 2,
         "unscored_rate": 1.0,
         "weighted_mean": None,  # free text: no score distribution
+        "weighted_mean_of": 0,
+        "weighted_mean_reason": "no scored review",
         "spread_mean": None,
     }
     path = tmp_path / "reviews.json"

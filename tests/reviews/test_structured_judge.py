@@ -223,6 +223,41 @@ def test_the_distribution_and_prompt_hash_survive_the_reviews_file(tmp_path: Pat
     assert "(probability-weighted 0.40, spread" in reviews_markdown(doc)
 
 
+def test_the_weighted_mean_names_the_reviews_it_leaves_out() -> None:
+    """A review whose judge chose "1" gives a range, not a value: the dimension's weighted mean
+    is over the others, and the JSON and the Markdown say how many it is over and why."""
+    from agentlens.reviews.documents import reviews_document
+    from agentlens.reviews.markdown import reviews_markdown
+
+    traj = read_path(largest_dev_trace())[0]
+    chose_0 = tokens(('{"score": "', {'{"score": "': 1.0}), ("0", {"0": 0.8, "1": 0.2}),
+                     ('"}', {'"}': 0.5, ".": 0.5}))  # fmt: skip
+    chose_1 = tokens(('{"score": "', {'{"score": "': 1.0}), ("1", {"1": 0.5, "0": 0.5}),
+                     ('"}', {'"}': 1.0}))  # fmt: skip
+    one = VALID.replace('"score": "0.5"', '"score": "1"')
+
+    def reviewed(answer: str, logprobs: list[TokenLogprob]):
+        class WithLogprobs(RecordingProvider):
+            async def chat(self, request: ChatRequest) -> ChatResponse:
+                reply = await super().chat(request)
+                reply.logprobs = logprobs
+                return reply
+
+        client = LLMClient(WithLogprobs([answer]), cache=None)
+        return asyncio.run(review_trajectory(client, traj, dimensions=["EndResult"]))
+
+    doc = reviews_document("recorded", [reviewed(VALID, chose_0), reviewed(one, chose_1)])
+    summary = doc["summary"]["EndResult"]
+    assert summary["scored"] == 2
+    assert summary["weighted_mean"] == pytest.approx(0.2 + 0.8 * 0.5 * 0.5)
+    assert summary["weighted_mean_of"] == 1
+    assert summary["weighted_mean_reason"] == "mean of 1 of 2 scored reviews; 1 gave a range"
+    assert (
+        "EndResult probability-weighted mean 0.40: mean of 1 of 2 scored reviews; 1 gave a range"
+        in reviews_markdown(doc)
+    )
+
+
 def test_an_unobserved_split_gives_a_range_not_a_guess() -> None:
     answer = tokens(
         ('{"score": "', {'{"score": "': 1.0}),

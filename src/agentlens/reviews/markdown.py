@@ -28,6 +28,12 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
         mean = "–" if s["mean"] is None else f"{s['mean']:.2f}"
         lines.append(f"| {dim} | {mean} | {s['scored']} | {s['unscored_rate']:.0%} |")
     for dim, s in doc["summary"].items():
+        if s.get("weighted_mean") is not None:
+            lines.append(
+                f"\n{dim} probability-weighted mean {s['weighted_mean']:.2f}: "
+                f"{s['weighted_mean_reason']}"
+            )
+    for dim, s in doc["summary"].items():
         if sampled := s.get("samples"):
             lines.append(
                 f"\n{dim}, {counted(sampled['items'], 'item')} sampled: all samples agree on "

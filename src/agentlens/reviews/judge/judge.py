@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
+from agentlens.list_text import counted
 from agentlens.providers import ChatRequest, LLMClient
 from agentlens.providers.prompt_dump import prompt_hash
 from agentlens.reviews import DIMENSIONS
@@ -298,12 +299,16 @@ class DimensionSummary:
     mean: float | None
     scored: int
     unscored: int
-    weighted_mean: float | None = None
-    """Mean probability-weighted score over the reviews that have one (log-prob backends)."""
+    weighted: WeightedMean | None = None
+    """The probability-weighted mean and the scored reviews it is over (log-prob backends)."""
     spread_mean: float | None = None
     """Mean spread of those reviews: the judge's own uncertainty, 0 (sure) to 0.5."""
     samples: SampleSummary | None = None
     """With N > 1 samples per item: agreement and the judge's sampling variance of `mean`."""
+
+    @property
+    def weighted_mean(self) -> float | None:
+        return self.weighted.value if self.weighted else None
 
     @property
     def unscored_rate(self) -> float:
@@ -316,7 +321,7 @@ class DimensionSummary:
             "scored": self.scored,
             "unscored": self.unscored,
             "unscored_rate": self.unscored_rate,
-            "weighted_mean": self.weighted_mean,
+            **(self.weighted or WeightedMean(None, 0, self.scored, 0)).to_dict(),
             "spread_mean": self.spread_mean,
             **({"samples": self.samples.to_dict()} if self.samples else {}),
         }
@@ -332,15 +337,51 @@ def aggregate(
         mine = [r.reviews[dim] for r in reviews if dim in r.reviews]
         kept = [r.item_score for r in mine if r.item_score is not None]
         mean = round(sum(kept) / len(kept), 2) if kept else None
-        dists = [r.distribution for r in mine]
-        weighted = [d.expected for d in dists if d is not None and d.expected is not None]
+        dists = [r.distribution for r in mine if r.item_score is not None]
         spreads = [d.spread for d in dists if d is not None and d.spread is not None]
         sampled = [r.item_samples for r in mine if r.item_samples is not None]
         out[dim] = DimensionSummary(
-            dim, mean, len(kept), len(mine) - len(kept), _mean(weighted), _mean(spreads),
+            dim, mean, len(kept), len(mine) - len(kept), weighted_mean(dists), _mean(spreads),
             summarize_samples(sampled) if sampled else None,
         )  # fmt: skip
     return out
+
+
+@dataclass(frozen=True)
+class WeightedMean:
+    """A dimension's probability-weighted mean and the scored reviews it is over. A review whose
+    judge chose "1" gives a range, not a value (score_probs.py), so it is left out, and so is one
+    without a score distribution (a free-text answer, or no log-probs)."""
+
+    value: float | None
+    of: int
+    scored: int
+    ranged: int
+
+    @property
+    def reason(self) -> str:
+        if not self.scored:
+            return "no scored review"
+        text = f"mean of {self.of} of {counted(self.scored, 'scored review')}"
+        if self.ranged:
+            text += f"; {self.ranged} gave a range"
+        if missing := self.scored - self.of - self.ranged:
+            text += f"; {missing} had no score distribution"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "weighted_mean": self.value,
+            "weighted_mean_of": self.of,
+            "weighted_mean_reason": self.reason,
+        }
+
+
+def weighted_mean(dists: Sequence[ScoreDistribution | None]) -> WeightedMean:
+    """The mean expected score of the scored reviews' distributions that give one."""
+    values = [d.expected for d in dists if d is not None and d.expected is not None]
+    ranged = sum(1 for d in dists if d is not None and d.expected is None)
+    return WeightedMean(_mean(values), len(values), len(dists), ranged)
 
 
 def _mean(values: list[float]) -> float | None:
