@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -134,3 +135,18 @@ def test_long_model_names_fold_rather_than_cut_the_lucky_share(
     for line in rows:
         assert line.endswith("│"), line
         assert re.fullmatch(r"\d+\.\d \(\d+\)", line.split("│")[-2].strip()), line
+
+
+def test_sdk_compat_validity_says_where_it_cuts_a_pass(run_cli: Callable[..., object]) -> None:
+    """sdk-compat's row read "balanced accuracy at boundary 40" beside a Lucky share whose cut,
+    on the same process-only scores, is 37 (47 less the +10 a pass gets): the table now says
+    both cuts, and the JSON carries the Lucky cut."""
+    task = str(DATA / DEV_TASK)
+    out = run_cli("cohort", "--boot", "20", "--profile", "sdk-compat", task).out  # type: ignore[attr-defined]
+    table = " ".join(out.split("Validity of sdk-compat")[1].split())
+    assert "balanced accuracy at process score 40 │ 0." in table
+    assert "a pass is Lucky below process score 37 (47 − the +10 a pass gets)" in table
+    assert "Partial-fail from 40" in table
+    doc = run_cli("cohort", "--boot", "20", "--profile", "sdk-compat", "--json", task).out  # type: ignore[attr-defined]
+    validity = json.loads(doc)["validity"]
+    assert (validity["boundary"], validity["lucky_cut"], validity["pass_term"]) == (40, 37, 10)

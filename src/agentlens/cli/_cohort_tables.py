@@ -182,7 +182,9 @@ def validity_table(v: Validity) -> Table:
         f"{PAPER_AUROC:.3f}",
     )
     table.add_row(
-        f"balanced accuracy at boundary {v.boundary:g}", f"{v.balanced_accuracy:.3f}", "-"
+        f"balanced accuracy at process score {v.boundary:g}",
+        f"{v.balanced_accuracy:.3f}",
+        "-",
     )
     table.add_row("Ideal % of passes", f"{v.ideal_percent:.1f}", f"{PAPER_IDEAL_PERCENT:.1f}")
     table.add_row("Lucky % of passes", f"{v.lucky_percent:.1f}", f"{PAPER_LUCKY_PERCENT:.1f}")
@@ -192,12 +194,25 @@ def validity_table(v: Validity) -> Table:
         f"{PAPER_PARTIAL_FAIL_PERCENT:.1f}",
     )
     table.add_row("runs pass/fail, tasks", f"{v.n_pass}/{v.n_fail}, {v.n_tasks}", "-")
+    notes = [_cuts(v)] if v.lucky_cut is not None else []
     if v.in_fit:
-        table.caption = (
+        notes.append(
             f"in-sample: {_fitted_on(v)}, so these figures flatter it; quote its leave-task-out "
             "figures (docs/validity.md)"
         )
+    table.caption = "; ".join(notes) or None
     return table
+
+
+def _cuts(v: Validity) -> str:
+    """Why the Lucky share and the balanced accuracy cut passes at different scores."""
+    full = f"{(v.lucky_cut or 0) + v.pass_term:g} − the +{v.pass_term:g} a pass gets"
+    return (
+        f"a pass is Lucky below process score {v.lucky_cut:g} ({full}), a failure "
+        f"Partial-fail from {v.boundary:g}; the balanced "
+        f"accuracy cuts every run at {v.boundary:g}, as a cut that moves with the outcome would "
+        "score the outcome (docs/validity.md)"
+    )
 
 
 def _fitted_on(v: Validity) -> str:

@@ -16,6 +16,13 @@ from agentlens.trajectory import OutcomeStatus
 OUTCOME_POINTS = {"passed": 100.0, "failed": 0.0, "unknown": 50.0}
 
 
+def outcome_term(config: ProfileConfig, outcome: OutcomeStatus) -> float:
+    """What the outcome adds to the composite: the release's +10 for a pass in `sdk-compat`."""
+    if config.composite != "sdk" or not config.include_outcome:
+        return 0.0
+    return config.sdk_w_outcome * OUTCOME_POINTS[outcome]
+
+
 def eq1(config: ProfileConfig, struct: float, cov: float, coh: float, temp: float) -> Signal:
     terms = [
         (config.w_struct, struct, "Φ_struct"),

@@ -15,7 +15,7 @@ from dataclasses import replace
 from agentlens.errors import AgentLensError
 from agentlens.formats._unfinished import cut_at_line
 from agentlens.process.calibrated import calibrated_composite, features, reference_baseline
-from agentlens.process.composite import OUTCOME_POINTS, eq1, sdk_score
+from agentlens.process.composite import eq1, outcome_term, sdk_score
 from agentlens.process.divergence import divergence
 from agentlens.process.match import MatchResult, PathPlan, match_candidate
 from agentlens.process.mechanisms import failure_reasons, mechanism, strengths
@@ -165,7 +165,7 @@ def _assemble(
         strengths=strengths(stages, signals["coh"].value, m.terminal_match),
         stage_order_match=order_match,
         tokens=sum(s.input_tokens + s.output_tokens for s in cand),
-        outcome_term=_outcome_term(config, outcome),
+        outcome_term=outcome_term(config, outcome),
         truncated_at_line=cut_at_line(traj),
         verdict_tier=verdict_tier(the_verdict, coverage, signals["coh"].value, stages.completeness),
         **release_report(
@@ -223,12 +223,6 @@ def _inefficiency(
         len(wasted_idx),
     )
     return ineff, wasted_tokens(cand, wasted_idx)
-
-
-def _outcome_term(config: ProfileConfig, outcome: OutcomeStatus) -> float:
-    if config.composite != "sdk" or not config.include_outcome:
-        return 0.0
-    return config.sdk_w_outcome * OUTCOME_POINTS[outcome]
 
 
 def paths_first(ref: Reference, config: ProfileConfig) -> list[ProcState]:

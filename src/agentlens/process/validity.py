@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from agentlens.process.cohort_rows import failed, passed, signal
+from agentlens.process.composite import outcome_term
 from agentlens.process.profiles import get_profile
 
 PAPER_AUROC = 0.766
@@ -113,6 +114,11 @@ class Validity:
     lucky_percent: float
     partial_fail_percent: float
     in_fit: int = 0  # of the n_tasks, those whose runs the profile was fitted on
+    lucky_cut: float | None = None
+    """The process score below which a pass is Lucky, where it is not `boundary` (sdk-compat:
+    47 less the +10 a pass gets, 37); `balanced_accuracy` still cuts every run at `boundary`."""
+    pass_term: float = 0.0
+    """What the outcome adds to a pass's composite (sdk-compat: 10)."""
 
 
 def validity(
@@ -125,6 +131,8 @@ def validity(
     *,
     n_boot: int = BOOTSTRAPS,
     fitted_on: Collection[str] = (),
+    lucky_cut: float | None = None,
+    pass_term: float = 0.0,
 ) -> Validity:
     """`scores` without any outcome term; `tiers` as the profile assigned them; `fitted_on`, the
     tasks the profile's constants were fitted on (their runs' figures are in-sample)."""
@@ -139,6 +147,7 @@ def validity(
         profile, n_pass, n_fail, len(set(tasks)), auroc(scores, passed), low, high, boundary,
         balanced_accuracy(scores, passed, boundary), share("ideal", n_pass),
         share("lucky", n_pass), share("partial_fail", n_fail), len(set(tasks) & set(fitted_on)),
+        None if lucky_cut == boundary else lucky_cut, pass_term,
     )  # fmt: skip
 
 
@@ -146,17 +155,21 @@ def cohort_validity(
     rows: Sequence[Mapping[str, object]], profile: str, *, n_boot: int = BOOTSTRAPS
 ) -> Validity | None:
     """The profile's figures on scored cohort rows (outcome term removed); None without both a
-    pass and a failure. The boundary is the profile's failing-tier threshold."""
+    pass and a failure. The boundary is the profile's failing-tier threshold, one cut for every
+    run: a cut that moved with the outcome (sdk-compat's Lucky cut) would score the outcome."""
     known = [r for r in rows if passed(r) or failed(r)]
     if not any(passed(r) for r in known) or all(passed(r) for r in known):
         return None
+    config = get_profile(profile)
     return validity(
         profile,
         [signal(r, "process_only") for r in known],
         [passed(r) for r in known],
         [str(r.get("task_id")) for r in known],
         [r.get("quality_tier") for r in known],  # type: ignore[misc]
-        get_profile(profile).partial_fail_min,
+        config.partial_fail_min,
         n_boot=n_boot,
-        fitted_on=get_profile(profile).fitted_on,
+        fitted_on=config.fitted_on,
+        lucky_cut=config.lucky_below - outcome_term(config, "passed"),
+        pass_term=outcome_term(config, "passed"),
     )
