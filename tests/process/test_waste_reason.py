@@ -51,3 +51,25 @@ def test_the_waste_metric_reason_says_where_and_adds_up(
             if w.wasted_steps
         ]
         assert metric.reason == f"{' + '.join(terms)} = {res.total_wasted_steps}"
+
+
+def test_per_kind_tokens_and_the_wasted_tokens_name_their_rules(
+    scored: list[tuple[Trajectory, ProcessResult]],
+) -> None:
+    """psf__requests-1724 gpt-4o-fail: every per-kind reason said "0 tokens" while
+    `annotation.wasted_input_tokens` was 24,892: the SDK's redundant rule finds 2 steps the
+    detectors' rule does not. Each side now names the rule it follows."""
+    (res,) = [r for _, r in scored if "gpt-4o-fail-25018754982" in r.trajectory_id]
+    doc = res.to_dict()
+    assert res.total_wasted_steps == 0
+    assert doc["annotation"]["wasted_input_tokens"] == 24892  # type: ignore[index]
+    for kind, found in doc["waste"].items():  # type: ignore[union-attr]
+        assert found["reason"].endswith(
+            f"0 tokens by the detector's rule (`{kind}_waste`), not the SDK's of `wasted_tokens`"
+        )
+    wasted = doc["wasted_tokens"]
+    assert (wasted["input"], wasted["output"]) == (24892, 147)  # type: ignore[index]
+    assert wasted["reason"].startswith(  # type: ignore[index]
+        "the release SDK's inefficiency rules, not the detectors' of `waste`: "
+    )
+    assert wasted["reason"].endswith("= 2 steps: 24,892 input + 147 output tokens")  # type: ignore[index]

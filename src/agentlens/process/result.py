@@ -14,6 +14,7 @@ from agentlens.process.signals import Signal
 from agentlens.process.signals.workflow import StageCoverage
 from agentlens.process.tiers import Tier
 from agentlens.process.waste import WASTE_KINDS, WasteFinding
+from agentlens.process.waste.tokens import SdkWaste
 from agentlens.trajectory import OutcomeStatus
 
 ANNOTATION_COLUMNS = (
@@ -68,6 +69,8 @@ class ProcessResult:
     stage_comparison: dict[str, StageComparison] = field(default_factory=dict)
     quality_signals: list[QualitySignal] = field(default_factory=list)
     """The release's report fields (spec §11.4), for reading only."""
+    sdk_waste: SdkWaste | None = None
+    """What `wasted_input_tokens` / `wasted_output_tokens` count, rule by rule (the SDK's rules)."""
     truncated_at_line: int | None = None
     """The line where the run's trace was cut short (a session still being written): the run was
     scored from the lines before it. Not one of the release's 40 columns."""
@@ -159,6 +162,11 @@ class ProcessResult:
             "tier_reason": res.tier_reason,
             "signals": {k: {"value": s.value, "reason": s.reason} for k, s in res.signals.items()},
             "waste": {k: _waste_dict(w) for k, w in res.waste.items()},
+            "wasted_tokens": {
+                "input": res.wasted_input_tokens,
+                "output": res.wasted_output_tokens,
+                "reason": res.sdk_waste.reason if res.sdk_waste else None,
+            },
             "mechanism": res.mechanism_name,
             "mechanism_reason": res.mechanism[1] if res.mechanism else None,
             "verdict": res.verdict,

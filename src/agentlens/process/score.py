@@ -37,7 +37,12 @@ from agentlens.process.stages import Stage
 from agentlens.process.states import ProcState
 from agentlens.process.tiers import tier, verdict, verdict_tier
 from agentlens.process.waste import WasteFinding, detect_all
-from agentlens.process.waste.tokens import sdk_redundant, sdk_unnecessary, wasted_tokens
+from agentlens.process.waste.tokens import (
+    SdkWaste,
+    sdk_redundant,
+    sdk_unnecessary,
+    wasted_tokens,
+)
 from agentlens.trajectory import OutcomeStatus, Trajectory
 
 FAILING_VERDICTS = ("FAIL", "LIKELY FAIL", "UNCERTAIN")
@@ -123,7 +128,7 @@ def _assemble(
         )
     waste = detect_all(cand, paths_first(ref, config), best.path, _files(ref))
     total_waste = sum(w.wasted_steps for w in waste.values())
-    ineff, (tokens_in, tokens_out) = _inefficiency(waste, cand, states, best.path, m)
+    ineff, sdk_waste = _inefficiency(waste, cand, states, best.path, m)
     mech = None
     if the_tier == "lucky":
         mech = mechanism(
@@ -157,8 +162,9 @@ def _assemble(
         n_paths=m.n_paths,
         waste=waste,
         total_wasted_steps=total_waste,
-        wasted_input_tokens=tokens_in,
-        wasted_output_tokens=tokens_out,
+        wasted_input_tokens=sdk_waste.input_tokens,
+        wasted_output_tokens=sdk_waste.output_tokens,
+        sdk_waste=sdk_waste,
         divergence=divergence(best.path, best.missing_idx, states, m.alignment, len(cand)),
         mechanism=mech,
         failure_reasons=reasons,
@@ -209,8 +215,8 @@ def _inefficiency(
     states: list[ProcState],
     path: list[ProcState],
     m: MatchResult,
-) -> tuple[Inefficiency, tuple[int, int]]:
-    """The release's inefficiency counts, and the tokens of the steps they waste (in, out)."""
+) -> tuple[Inefficiency, SdkWaste]:
+    """The release's inefficiency counts, and the steps they waste with their tokens."""
     repeats = waste["blind_retry"].positions | waste["cyclic_pattern"].positions
     redundant = sdk_redundant(cand, states, m.alignment)
     unnecessary = sdk_unnecessary(cand, path)
@@ -222,7 +228,11 @@ def _inefficiency(
         len(unnecessary),
         len(wasted_idx),
     )
-    return ineff, wasted_tokens(cand, wasted_idx)
+    tokens_in, tokens_out = wasted_tokens(cand, wasted_idx)
+    found = SdkWaste(
+        len(repeats), len(redundant), len(unnecessary), len(wasted_idx), tokens_in, tokens_out
+    )
+    return ineff, found
 
 
 def paths_first(ref: Reference, config: ProfileConfig) -> list[ProcState]:

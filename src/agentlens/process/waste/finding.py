@@ -46,6 +46,7 @@ def finding(
     wasted = sum(len(idx) for idx, _ in spans)
     tokens = sum(cand[i].input_tokens + cand[i].output_tokens for idx, _ in spans for i in idx)
     reason = f"{rule}: {counted(len(spans), 'instance')}, {counted(wasted, 'wasted step')}, "
-    reason += counted(tokens, "token")
+    reason += f"{counted(tokens, 'token')} by the detector's rule (`{kind}_waste`), not the SDK's "
+    reason += "of `wasted_tokens`"
     positions = frozenset(i for idx, _ in spans for i in idx)
     return WasteFinding(kind, len(spans), wasted, tokens, instances, reason, positions)

@@ -11,8 +11,37 @@ state, the scan does not); that off-by-one is kept for parity.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from agentlens.list_text import counted
 from agentlens.process.states import ProcState
+
+
+@dataclass(frozen=True)
+class SdkWaste:
+    """The release SDK's wasted steps by rule and the tokens of their union: the
+    `wasted_input_tokens` / `wasted_output_tokens` columns. The per-kind findings (`*_waste`
+    columns) follow the detectors' rules, so the two can disagree: 0 wasted steps there, tokens
+    here."""
+
+    repeats: int
+    """Retry- and cycle-excess positions (the same findings as the detectors')."""
+    redundant: int
+    unnecessary: int
+    steps: int
+    input_tokens: int
+    output_tokens: int
+
+    @property
+    def reason(self) -> str:
+        return (
+            "the release SDK's inefficiency rules, not the detectors' of `waste`: retry and "
+            f"cycle excess {self.repeats} ∪ redundant (unmatched, with the (tool, file) of a "
+            f"matched step within ±3) {self.redundant} ∪ unnecessary (post-implementation E "
+            f"where the best path has none at that share of the run) {self.unnecessary} = "
+            f"{counted(self.steps, 'step')}: {self.input_tokens:,} input + "
+            f"{self.output_tokens:,} output tokens"
+        )
 
 
 def sdk_wasted_indices(
