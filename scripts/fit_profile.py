@@ -33,8 +33,9 @@ import numpy as np
 
 from agentlens.formats.stream import read_paths
 from agentlens.process.calibrated import FEATURES, reference_baseline
+from agentlens.process.composite import outcome_term
 from agentlens.process.donor_baseline import attach_baseline
-from agentlens.process.profiles import CALIBRATED, Profile, Term
+from agentlens.process.profiles import CALIBRATED, Profile, Term, get_profile
 from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.pta import build_reference
 from agentlens.process.score import score_trajectory
@@ -242,10 +243,13 @@ def report(runs: Runs, fitted: Fitted) -> str:
             shares(oof, ok, fitted.boundary, fitted.ideal_min)),
     ]  # fmt: skip
     for name, (values, tiers) in released(own).items():
-        boundary = 47.0 if name == "paper" else 40.0
+        config = get_profile(name)
+        boundary = config.partial_fail_min
         ideal = np.mean(tiers[ok] == "ideal") * 100
         lucky = np.mean(tiers[ok] == "lucky") * 100
         note = f"Ideal {ideal:.1f} %, Lucky {lucky:.1f} % of passes (profile's own tiers)"
+        if (cut := config.lucky_below - outcome_term(config, "passed")) != boundary:
+            note += f"; a pass is Lucky below process score {cut:g}"
         lines.append(row(f"{name} (process only)", values, own, boundary, note))
     return "\n".join([*lines, "", by_draw(runs, scores, nested_ba)])
 
