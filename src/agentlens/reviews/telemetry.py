@@ -8,9 +8,10 @@ before the turn (a user message included) to the turn's last timestamp. A trajec
 time is the sum of its turn times, so time the user (or simulated user) spends before replying
 is not agent time (spec §11.1 `agent_time`, summed per chat); a turn stamped before the step it
 answers has no time rather than a negative one. Parallel tool calls are the mean
-number of calls per tool-calling response, pooled over the run's responses. A tool call fails when the reader marked it an error; when the format carries no
-error flag (`is_error` is None) the observation is checked for error markers (a unified diff is
-code, not an error report), and the count of such inferred verdicts is reported.
+number of calls per tool-calling response, pooled over the run's responses. A tool call fails by the house's one rule
+(`step_failure.failed`): the reader's error flag, else the error markers of the result's own
+report (code it only shows, such as the diff of SWE-agent's `submit`, is no error); the count of
+such inferred verdicts is reported.
 
 A model reply served from the response cache (the built-in agent marks its step
 `raw.from_cache`) took no model time in this run: its turn has no time, and neither has its
@@ -27,10 +28,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from agentlens.reviews.judge.compact import is_error
+from agentlens.step_failure import failed
 from agentlens.trajectory import Step, Trajectory, stamps_before
 
-DIFF_STARTS = ("diff --git ", "--- a/")
 TERMINATION_KEYS = ("termination_reason", "exit_status", "stop_reason", "finish_reason", "status")
 
 
@@ -136,7 +136,7 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
     for step in traj.tool_steps:
         name = step.tool_name or "unknown"
         tools[name][1] += 1
-        tools[name][0] += not _failed(step)
+        tools[name][0] += not failed(step)
         inferred += step.is_error is None
     usage = traj.usage_known()
     turn_times = [t.time_s for t in turns if t.time_s is not None]
@@ -160,14 +160,6 @@ def trajectory_telemetry(traj: Trajectory) -> TrajectoryTelemetry:
         source_format=traj.source.format,
         cached_turns=cached_turns,
     )
-
-
-def _failed(step: Step) -> bool:
-    """The reader's error flag, else the error markers of the output; a result that is a unified
-    diff (SWE-agent's `submit`, a `git diff`) shows code, whose `throws Exception` is no error."""
-    if step.is_error is None and (step.observation or "").lstrip().startswith(DIFF_STARTS):
-        return False
-    return is_error(step)
 
 
 def _quantiles(values: Sequence[float]) -> dict[str, float] | None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from agentlens.redaction import clip_head
+from agentlens.step_failure import failed
 from agentlens.stepvalue.redaction import StringPolicy, redact
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 
@@ -77,7 +78,7 @@ def _state_after(done: Sequence[Step]) -> dict[str, Any]:
         "agent_notes": notes,
         "files_changed": changed,
         "last_step": _summary(last),
-        "last_status": "error" if last.is_error else "ok",
+        "last_status": "error" if failed(last) else "ok",
     }
     return state
 

@@ -15,6 +15,7 @@ import orjson
 
 from agentlens.process.labeler import LabelProfile, label_trajectory
 from agentlens.redaction import clip_head
+from agentlens.step_failure import failed
 from agentlens.store import Metric, Record, Run
 from agentlens.trajectory import Step, Trajectory, Usage
 
@@ -62,8 +63,10 @@ def metric_names(records: list[Record]) -> list[str]:
 def step_dict(
     step: Step, stage: str | None, *, limit: int | None = PREVIEW_CHARS
 ) -> dict[str, Any]:
-    """A step without its source `raw`; `arguments` as indented JSON text, long texts cut."""
+    """A step without its source `raw`; `arguments` as indented JSON text, long texts cut;
+    `failed` by the house's one rule (the reader's flag, else the result's own report)."""
     body: dict[str, Any] = msgspec.to_builtins(msgspec.structs.replace(step, raw=None))
+    body["failed"] = failed(step)
     arguments = body.pop("arguments", None)
     if arguments:
         body["arguments_json"] = orjson.dumps(arguments, option=orjson.OPT_INDENT_2).decode()
@@ -140,7 +143,7 @@ def totals(t: Trajectory) -> dict[str, Any]:
     return {
         "steps": len(t.steps),
         "tool_steps": len(t.tool_steps),
-        "errors": sum(1 for s in t.steps if s.is_error),
+        "errors": sum(1 for s in t.steps if failed(s)),
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "cached_tokens": usage.cached_tokens,

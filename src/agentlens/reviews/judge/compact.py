@@ -2,7 +2,8 @@
 
 Not a head/tail cut. Steps fall into classes kept in this order: the task, edits and their
 results, test runs and their results, the final `git diff`, the last step, then the rest (errors,
-agent messages, plain reads, listings; exact repeats last). While over budget, the lowest class
+agent messages, plain reads, listings; exact repeats last). A step that failed (the house's one
+rule, `step_failure.failed`: code a result only shows is no error) is marked ` ERROR`. While over budget, the lowest class
 is cut first, and fully before the next is touched: its steps are shortened, then reduced to a
 brief line that keeps the result, then to one line, then runs of one-line steps are folded into
 range lines such as `[S40–S55] 16 steps folded: read_file×10, run_in_terminal×6 (2 errors)`. Every
@@ -20,11 +21,9 @@ from dataclasses import dataclass
 import orjson
 
 from agentlens.redaction import clip_head, clip_tail
+from agentlens.step_failure import failed
 from agentlens.trajectory import Step, ToolCategory, Trajectory
 
-ERROR_HINT = re.compile(
-    r"Traceback|\bError\b|\berror:|Exception|FAILED|command not found|No such file|not found",
-)
 # a command segment that runs tests (not one that greps for "pytest")
 TEST_RUN = re.compile(
     r"^(?:timeout\s+\S+\s+)?(?:python[\d.]*\s+(?:-\w+\s+)*(?:-m\s+(?:pytest|unittest)\b|\S*test\w*\.py\b)"
@@ -68,12 +67,6 @@ class Compacted:
         )
 
 
-def is_error(step: Step) -> bool:
-    if step.is_error is not None:
-        return step.is_error
-    return bool(step.observation and ERROR_HINT.search(step.observation[:4000]))
-
-
 def is_test_run(step: Step) -> bool:
     if step.kind != "tool" or not step.command:
         return False
@@ -98,7 +91,7 @@ def priority(step: Step, last_index: int, previous: Step | None, final_diff: int
         return LAST
     if previous is not None and _same_call(step, previous):
         return REPEAT
-    if is_error(step):
+    if failed(step):
         return ERROR
     return AGENT if step.kind == "agent" else OTHER
 
@@ -124,7 +117,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 def render(step: Step, level: int, task_elsewhere: bool = False) -> str:
-    err = " ERROR" if is_error(step) else ""
+    err = " ERROR" if failed(step) else ""
     if step.index == 0 and task_elsewhere and step.kind == "user":
         return f"[S0] user: {TASK_ABOVE}"
     if step.kind != "tool":
@@ -182,7 +175,7 @@ def _arguments(step: Step) -> str:
 def fold(steps: list[Step]) -> str:
     first, last = steps[0].index, steps[-1].index
     names = Counter(s.tool_name or s.kind for s in steps)
-    errors = sum(is_error(s) for s in steps)
+    errors = sum(failed(s) for s in steps)
     what = ", ".join(f"{name}×{n}" for name, n in names.most_common())
     tail = f" ({errors} errors)" if errors else ""
     return f"[S{first}–S{last}] {len(steps)} steps folded: {what}{tail}"

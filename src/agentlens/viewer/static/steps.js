@@ -78,7 +78,7 @@ function stepHead(step) {
     storedBadge(step),
     step.tool_name ? h("span", { class: "tool mono" }, step.tool_name) : null,
     step.category ? h("span", { class: "category" }, step.category) : null,
-    step.is_error ? badge("error", "error-badge") : null,
+    step.failed ? badge("error", "error-badge") : null,
     h("span", { class: "spacer" }),
     tokens ? h("span", { class: "muted" }, `${count(tokens)} tokens`) : null,
     step.timestamp ? h("time", { class: "muted", datetime: step.timestamp }, dateTime(step.timestamp)) : null);

@@ -1,0 +1,114 @@
+"""The one rule for "did this step fail", on real steps of ../shared/data whose format has no
+error flag: code a result only shows (a diff, a file window, a file read, an echoed heredoc) is
+no error report; real failures still are. `benchmarks/step_failure.py` counts every change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentlens.formats.load import read_path
+from agentlens.reviews.judge.compact import compact
+from agentlens.reviews.telemetry import trajectory_telemetry
+from agentlens.step_failure import failed
+from agentlens.stepvalue.projection import coding_states
+from agentlens.trajectory import Step, Trajectory
+from agentlens.viewer.payload import step_dict, totals
+from tests.conftest import BENCH, DATA
+
+RUNS = BENCH / "trajectories"
+JAVA = DATA / "swe-agent-java"
+DEEPSEEK_4486 = (
+    JAVA / "20240825_SWE-agent_deepseek-coder-v2/trajs/fasterxml__jackson-databind-4486.traj"
+)
+SWE_AGENT = DATA / "formats" / "swe-agent"
+
+
+def step(path: Path, index: int) -> Step:
+    (traj,) = read_path(path)
+    found = traj.steps[index]
+    assert found.index == index and found.is_error is None  # a verdict the rule infers
+    return found
+
+
+@pytest.mark.parametrize(
+    ("path", "index", "what"),
+    [
+        (DEEPSEEK_4486, 9, "SWE-agent's `submit`: the patch, whose Java says `throws Exception`"),
+        (DEEPSEEK_4486, 7, "SWE-agent's `open` window of EnumDeserializer.java"),
+        (DEEPSEEK_4486, 4, "SWE-agent's `edit`: the edited file's window"),
+        (
+            RUNS
+            / "astropy__astropy-13236/astropy__astropy-13236-logs-gpt-4.1-fail-24923087457_pta.json",
+            6,
+            "`head -1260 table.py | tail -40`: `except Exception:` in the file",
+        ),
+        (
+            RUNS
+            / "pallets__flask-5014/pallets__flask-5014-logs-gpt-5.3-codex-pass-25000713727_pta.json",
+            4,
+            "`cat > repro.py <<'PY'`: the heredoc echoed back, `except Exception as e:`",
+        ),
+        (
+            RUNS / "pydata__xarray-3993/pydata__xarray-3993-logs-gpt-4o-fail-25007092954_pta.json",
+            20,
+            'an edit\'s `cat -n` snippet: `print(f"Error in DataArray.integrate: {e}")`',
+        ),
+    ],
+)
+def test_code_a_result_only_shows_is_no_failure(path: Path, index: int, what: str) -> None:
+    assert not failed(step(path, index)), what
+
+
+@pytest.mark.parametrize(
+    ("path", "index", "what"),
+    [
+        (DEEPSEEK_4486, 5, "`javac: command not found`"),
+        (
+            RUNS
+            / "sphinx-doc__sphinx-10323/sphinx-doc__sphinx-10323-logs-gpt-4.1-fail-24959197350_pta.json",
+            41,
+            "`ls -l /testbed/index.rst`: No such file or directory (a listing that failed)",
+        ),
+        (
+            RUNS
+            / "django__django-11066/django__django-11066-logs-gpt-4o-pass-25007092492_pta.json",
+            17,
+            "the editor's `ERROR: No replacement was performed` (missed before)",
+        ),
+        (
+            RUNS
+            / "astropy__astropy-13236/astropy__astropy-13236-logs-gpt-4o-fail-25007092492_pta.json",
+            9,
+            "`python reproduce_issue.py`: a SyntaxError without a traceback header (missed before)",
+        ),
+        (SWE_AGENT / "ctf__crypto__BabyEncryption.traj", 9, "an edit SWE-agent's linter refused"),
+    ],
+)
+def test_real_failures_still_count(path: Path, index: int, what: str) -> None:
+    assert failed(step(path, index)), what
+
+
+def test_the_judge_sees_swe_agent_java_submits_as_code_and_javac_as_an_error() -> None:
+    """The judge's transcript marked the submitted patch, the file window and the edit ` ERROR`
+    because the Java they show says `Exception`; now only the failed `javac` is."""
+    (traj,) = read_path(DEEPSEEK_4486)
+    lines = compact(traj, 10**6).text.splitlines()
+    marked = sorted(int(x[2 : x.index("]")]) for x in lines if x.startswith("[S") and " ERROR" in x)
+    assert marked == [5]
+
+
+def test_every_caller_asks_the_same_rule() -> None:
+    """Telemetry, the viewer and step value's `last_status` give the judge's verdict."""
+    (traj,) = read_path(DEEPSEEK_4486)
+    assert trajectory_telemetry(traj).tools["submit"] == [1, 1]
+    assert totals(traj)["errors"] == 1
+    assert [step_dict(s, None)["failed"] for s in traj.steps].count(True) == 1
+    states = coding_states(traj)
+    status = {s.index: states[i + 1]["last_status"] for i, s in enumerate(_agent_steps(traj))}
+    assert status[5] == "error" and status[9] == status[7] == "ok"
+
+
+def _agent_steps(traj: Trajectory) -> list[Step]:
+    return [s for s in traj.steps if s.kind in ("tool", "agent")]
