@@ -31,6 +31,7 @@ from agentlens.shell.categories import INSPECTING, categorize_command
 from agentlens.trajectory import Step, ToolCategory
 
 READ_CHARS = 4000
+CACHED_LENGTH = 4096  # a longer command (a heredoc of a whole file) is not kept in the cache
 HARNESS_ERROR = re.compile(r"\A\s*ERROR:")
 ERROR_MARKERS = re.compile(
     r"Traceback|\bError\b|\berror:|\w*Exception\b|FAILED|command not found|No such file|not found"
@@ -55,10 +56,17 @@ def failed(step: Step) -> bool:
         return step.is_error
     if not step.observation:
         return False
-    return _reports_failure(step.observation[:READ_CHARS], step.command, step.category)
+    text, command = step.observation[:READ_CHARS], step.command
+    if command is None or len(command) <= CACHED_LENGTH:
+        return _reports_failure_cached(text, command, step.category)
+    return _reports_failure(text, command, step.category)
 
 
 @lru_cache(maxsize=4096)  # the judge's compaction asks again at every rendering of a step
+def _reports_failure_cached(text: str, command: str | None, category: ToolCategory | None) -> bool:
+    return _reports_failure(text, command, category)
+
+
 def _reports_failure(text: str, command: str | None, category: ToolCategory | None) -> bool:
     if HARNESS_ERROR.match(text):
         return True
