@@ -18,6 +18,7 @@ from agentlens.step_failure import (
     ACCESS_FAILURE,
     DIFF_HEADER,
     DIFF_LINE,
+    HARNESS_ERROR,
     LISTED_LINE,
     READ_CHARS,
     failed,
@@ -52,9 +53,9 @@ def kind_of_change(step: Step) -> str:
     text = (step.observation or "")[:READ_CHARS]
     if not failed_before(step):
         report = own_report(text, step.command)
-        if text.lstrip().startswith("ERROR:"):
+        if HARNESS_ERROR.match(text):
             return "new marker: the result begins `ERROR:` (the harness)"
-        for marker in ("have NOT been applied", "EXECUTION TIMED OUT"):
+        for marker in ("Your proposed edit has introduced", "EXECUTION TIMED OUT"):
             if marker in report:
                 return f"new marker: {marker}"
         return "new marker: an exception line (`ValueError: …`)"

@@ -83,6 +83,12 @@ def test_code_a_result_only_shows_is_no_failure(path: Path, index: int, what: st
             9,
             "`python reproduce_issue.py`: a SyntaxError without a traceback header (missed before)",
         ),
+        (
+            RUNS
+            / "pylint-dev__pylint-4970/pylint-dev__pylint-4970-logs-gemini-2.5-pro-fail-24945658058_pta.json",
+            30,
+            "`The file was edited successfully. ERROR: Invalid `path` parameter` (missed before)",
+        ),
         (SWE_AGENT / "ctf__crypto__BabyEncryption.traj", 9, "an edit SWE-agent's linter refused"),
     ],
 )

@@ -17,9 +17,10 @@ ValueError as error:` says. Shown code is
   found`).
 A result that begins `ERROR:` is the tool harness's own report and always fails (OpenHands-style
 editors and terminals: "ERROR: No replacement was performed", "ERROR: Invalid `path`
-parameter").
-Besides the usual markers, two reports of SWE-agent's harness count: an edit its linter refused
-(`Your changes have NOT been applied`) and a command it stopped (`EXECUTION TIMED OUT`).
+parameter"), also behind the "The file was edited successfully." that AgentLens-Bench's converter
+put before most refused edits. Besides the usual markers, two reports of SWE-agent's harness
+count: an edit its linter refused ("Your proposed edit has introduced new syntax error(s)") and
+a command it stopped ("EXECUTION TIMED OUT").
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ from agentlens.trajectory import Step, ToolCategory
 
 READ_CHARS = 4000
 CACHED_LENGTH = 4096  # a longer command (a heredoc of a whole file) is not kept in the cache
-HARNESS_ERROR = re.compile(r"\A\s*ERROR:")
+HARNESS_ERROR = re.compile(r"\A\s*(?:The file was edited successfully\.\s*)?ERROR:")
 ERROR_MARKERS = re.compile(
     r"Traceback|\bError\b|\berror:|\w*Exception\b|FAILED|command not found|No such file|not found"
-    r"|^\w+Error: |have NOT been applied|EXECUTION TIMED OUT",
+    r"|^\w+Error: |Your proposed edit has introduced|EXECUTION TIMED OUT",
     re.MULTILINE,
 )
 ACCESS_FAILURE = re.compile(
