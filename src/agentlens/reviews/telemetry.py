@@ -7,9 +7,9 @@ reader did not set turns. Turn time is the agent's response time: from the times
 before the turn (a user message included) to the turn's last timestamp. A trajectory's agent
 time is the sum of its turn times, so time the user (or simulated user) spends before replying
 is not agent time (spec §11.1 `agent_time`, summed per chat); a turn stamped before the step it
-answers has no time rather than a negative one. Parallel tool calls are the mean
-number of calls per tool-calling response, pooled over the run's responses. A tool call fails by the house's one rule
-(`step_failure.failed`): the reader's error flag, else the error markers of the result's own
+answers has no time rather than a negative one. Parallel tool calls are the mean number of calls
+per tool-calling response, pooled over the run's responses. A tool call fails by the house's one
+rule (`step_failure.failed`): the reader's error flag, else the error markers of the result's own
 report (code it only shows, such as the diff of SWE-agent's `submit`, is no error); the count of
 such inferred verdicts is reported.
 

@@ -3,13 +3,14 @@
 Not a head/tail cut. Steps fall into classes kept in this order: the task, edits and their
 results, test runs and their results, the final `git diff`, the last step, then the rest (errors,
 agent messages, plain reads, listings; exact repeats last). A step that failed (the house's one
-rule, `step_failure.failed`: code a result only shows is no error) is marked ` ERROR`. While over budget, the lowest class
-is cut first, and fully before the next is touched: its steps are shortened, then reduced to a
-brief line that keeps the result, then to one line, then runs of one-line steps are folded into
-range lines such as `[S40–S55] 16 steps folded: read_file×10, run_in_terminal×6 (2 errors)`. Every
-cut is marked (`…[N chars cut]…`, `[result cut]`, `folded`) and every step id still appears, so
-evidence can cite it. Tokens are estimated as ⌈characters / 3.2⌉ (calibrated on the SmolLM2
-tokenizer: a judge prompt of 8,225 characters was 2,590 tokens)."""
+rule, `step_failure.failed`: code a result only shows is no error) is marked ` ERROR`. While
+over budget, the lowest class is cut first, and fully before the next is touched: its steps are
+shortened, then reduced to a brief line that keeps the result, then to one line, then runs of
+one-line steps are folded into range lines such as `[S40–S55] 16 steps folded: read_file×10,
+run_in_terminal×6 (2 errors)`. Every cut is marked (`…[N chars cut]…`, `[result cut]`,
+`folded`) and every step id still appears, so evidence can cite it. Tokens are estimated as
+⌈characters / 3.2⌉ (calibrated on the SmolLM2 tokenizer: a judge prompt of 8,225 characters was
+2,590 tokens)."""
 
 from __future__ import annotations
 
