@@ -47,6 +47,16 @@ def _printed_sum_rounds_to_the_score(reason: str) -> bool:
     return (round(printed) if even else math.floor(printed + 0.5)) == score
 
 
+def test_a_sum_a_float_puts_next_to_a_half_is_printed_as_it_rounds() -> None:
+    """cov 500/6 and F1 100/6 sum to 47.49999999999999: six decimals print 47.500000, which a
+    reader rounds up to 48; the score is 47."""
+    config = get_profile("sdk-compat")
+    signal = sdk_score(
+        config, cov=500 / 6, coh=1, stage_completeness=0, workflow=0, f1=100 / 6, outcome="failed"
+    )
+    assert signal.value == 47 and _printed_sum_rounds_to_the_score(signal.reason), signal.reason
+
+
 def test_outcome_term_is_switchable_and_unknown_counts_half() -> None:
     kwargs = {"cov": 50.0, "coh": 0.5, "stage_completeness": 0.5, "workflow": 0.5, "f1": 50.0}
     on = get_profile("sdk-compat")

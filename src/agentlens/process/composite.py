@@ -68,12 +68,14 @@ def sdk_score(
 def _deciding(raw: float) -> str:
     """`raw` to 2 decimals, or to as many more as it takes for the printed sum to round as `raw`
     does (53.4961 is 53.50 to 2 decimals, which a reader rounds up; the score is 53); an exact
-    half says which way it went (Python's round, as the release: half to even)."""
+    half says which way it went (Python's round, as the release: half to even). A sum a float's
+    error puts next to a half (47.49999999999999) is printed whole, as `repr` gives it."""
     for digits in range(2, 7):
         shown = f"{raw:.{digits}f}"
-        if float(shown) != raw and abs(float(shown) - round(raw)) == 0.5:
-            continue
-        break
+        if float(shown) == raw or abs(float(shown) - round(raw)) != 0.5:
+            break
+    else:
+        shown = repr(raw)
     if abs(raw - round(raw)) == 0.5:
         return f"{shown}, half to even"
     return shown
