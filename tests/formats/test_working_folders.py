@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agentlens.formats import _openhands_common as oh
 from agentlens.formats import read_path
 from agentlens.formats.jsonl import dump_jsonl
 from agentlens.shell.working_dir import norm_path, repo_files, step_paths
@@ -255,3 +256,20 @@ def test_a_hostile_session_folder_is_ignored(tmp_path: Path, value: Any) -> None
 
     steps = _one(_rewrite_jsonl(COPILOT, tmp_path / "events.jsonl", change)).tool_steps
     assert steps and {s.cwd for s in steps} == {None}
+
+
+def test_an_openhands_cd_to_where_the_first_result_ends_is_a_move() -> None:
+    """Before the first result that names a folder, a call that `cd`s there proves nothing of
+    where the shell began: `ls src` before `cat setup.py; cd /workspace/repo` gets no folder."""
+
+    def call(index: int, command: str, folder: str | None) -> Step:
+        metadata = {"working_dir": folder} if folder else {}
+        raw = {"call": {}, "result": {"extras": {"metadata": metadata}}}
+        return Step(index=index, kind="tool", command=command, raw=raw)
+
+    calls = [
+        call(0, "ls src", None),
+        call(1, "cat setup.py; cd /workspace/repo", "/workspace/repo"),
+    ]
+    oh.start_folders(calls, "extras")
+    assert [c.cwd for c in calls] == [None, None]

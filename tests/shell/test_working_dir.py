@@ -106,3 +106,10 @@ def test_only_an_absolute_printable_folder_is_a_working_folder(
 )
 def test_a_shell_is_moved_by_a_cd_that_ends_elsewhere(command: str, moves: bool) -> None:
     assert moves_shell(command, "/r") is moves
+
+
+@pytest.mark.parametrize("command", ["cd /r/ && ls", "cd /r/. && ls", "cd sub/.. && ls"])
+def test_a_cd_back_to_the_same_folder_spelled_otherwise_does_not_move_the_shell(
+    command: str,
+) -> None:
+    assert moves_shell(command, "/r") is False

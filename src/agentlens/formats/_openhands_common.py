@@ -22,6 +22,7 @@ from agentlens.shell.working_dir import moves_shell, working_folder
 from agentlens.trajectory import Step, ToolCategory, Usage
 
 DIRECTORY_LISTING = "Here's the files and directories"
+UNKNOWN_START = "/?"  # no folder a `cd` can name whole; `cd .` still stays in it
 
 
 class RunningTotals:
@@ -224,7 +225,9 @@ def start_folders(steps: list[Step], *result_keys: str) -> None:
     if first is None:
         return
     where: str | None = ends[first]
-    if not any(_moves(s, ends[first]) for s in calls[: first + 1]):
+    # from an unknown start, any `cd` moves it: `cd /w/repo` from where it ends is no proof
+    # the shell began there
+    if not any(_moves(s, UNKNOWN_START) for s in calls[: first + 1]):
         for call in calls[: first + 1]:
             call.cwd = where
     for call, end in zip(calls[first + 1 :], ends[first + 1 :], strict=True):

@@ -48,7 +48,8 @@ def moves_shell(command: str, start: str) -> bool:
     if "cd" not in command and not any(word in command for word in DIRECTORY_STACK):
         return False
     found, end = _walk(command, start)
-    return end != start or any(words[0] in DIRECTORY_STACK for words, _ in found)
+    moved = end is None or posixpath.normpath(end) != posixpath.normpath(start)
+    return moved or any(words[0] in DIRECTORY_STACK for words, _ in found)
 
 
 def repo_files(step: Step) -> list[str]:
