@@ -16,12 +16,12 @@ from pathlib import Path
 from agentlens.formats.stream import read_paths
 from agentlens.step_failure import (
     ACCESS_FAILURE,
-    DIFF_HEADER,
-    DIFF_LINE,
     HARNESS_ERROR,
-    LISTED_LINE,
     READ_CHARS,
+    diff_lines,
     failed,
+    listed_lines,
+    listing_step,
     only_inspects,
     own_report,
 )
@@ -52,7 +52,7 @@ def kind_of_change(step: Step) -> str:
     marker the old rule lacked."""
     text = (step.observation or "")[:READ_CHARS]
     if not failed_before(step):
-        report = own_report(text, step.command)
+        report = own_report(text, step.command, step.category)
         if HARNESS_ERROR.match(text):
             return "new marker: the result begins `ERROR:` (the harness)"
         for marker in ("Your proposed edit has introduced", "EXECUTION TIMED OUT"):
@@ -62,14 +62,15 @@ def kind_of_change(step: Step) -> str:
     if only_inspects(step):
         return "read/search/list output (no access failure)"
     typed = {x.strip() for x in (step.command or "").splitlines() if x.strip()}
-    in_diff = False
-    for line in text.splitlines():
-        in_diff = bool(DIFF_HEADER.match(line)) or (in_diff and bool(DIFF_LINE.match(line)))
+    lines = text.splitlines()
+    in_diff = diff_lines(lines)
+    listed = listed_lines(lines, listing_step(step.command, step.category))
+    for i, line in enumerate(lines):
         if not BEFORE.search(line):
             continue
-        if in_diff:
+        if i in in_diff:
             return "unified diff"
-        if LISTED_LINE.match(line):
+        if i in listed:
             return "numbered listing (editor window, cat -n)"
         if line.strip() in typed:
             return "echoed command (heredoc)"

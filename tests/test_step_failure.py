@@ -90,6 +90,11 @@ def test_code_a_result_only_shows_is_no_failure(path: Path, index: int, what: st
             "`The file was edited successfully. ERROR: Invalid `path` parameter` (missed before)",
         ),
         (SWE_AGENT / "ctf__crypto__BabyEncryption.traj", 9, "an edit SWE-agent's linter refused"),
+        (
+            SWE_AGENT / "ctf__forensics__flash.traj",
+            2,
+            "`strings: 'flash_….img': No such file` (the program's own diagnostic, cut short)",
+        ),
     ],
 )
 def test_real_failures_still_count(path: Path, index: int, what: str) -> None:
@@ -118,3 +123,68 @@ def test_every_caller_asks_the_same_rule() -> None:
 
 def _agent_steps(traj: Trajectory) -> list[Step]:
     return [s for s in traj.steps if s.kind in ("tool", "agent")]
+
+
+def shell_step(command: str, observation: str) -> Step:
+    return Step(index=0, kind="tool", command=command, observation=observation)
+
+
+GO_TEST = """--- FAIL: TestParse (0.00s)
+    parse_test.go:14: unexpected error: bad token
+FAIL
+FAIL\texample.com/parse\t0.003s
+"""
+
+
+def test_a_go_test_failure_is_no_diff_header() -> None:
+    """`--- FAIL:` of `go test` began "diff mode" and hid the failure; a header needs `+++ `."""
+    assert failed(shell_step("go test ./...", GO_TEST))
+
+
+def test_a_diff_with_its_header_still_is_code() -> None:
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-raise ValueError\n+raise TypeError\n"
+    assert not failed(shell_step("git diff", diff))
+
+
+@pytest.mark.parametrize(
+    ("command", "observation"),
+    [
+        ("make build", "12:01:01 compiling\n12:01:02 Error: build failed\n"),
+        ("python run.py 2>&1 | grep -n Error", "3:ValueError: bad\n"),
+    ],
+)
+def test_numbered_lines_outside_a_listing_are_the_tools_report(
+    command: str, observation: str
+) -> None:
+    """A clock time or a lone `grep -n` hit is no file listing: its error counts."""
+    assert failed(shell_step(command, observation))
+
+
+def test_a_run_of_consecutive_numbers_still_is_a_listing() -> None:
+    listing = "41:    try:\n42:        run()\n43:    except ValueError as error:\n"
+    assert not failed(shell_step("python show.py", listing))
+
+
+@pytest.mark.parametrize(
+    ("command", "observation"),
+    [
+        ("cat src/io.py", 'def read(path):\n    raise OSError("No such file or directory")\n'),
+        ("grep -rn 'Permission denied' src", 'src/io.py:3:    msg = "Permission denied"\n'),
+        ("grep -rn 'Permission denied' src", "src/io.py:3:# Permission denied\n"),
+    ],
+)
+def test_file_text_a_read_shows_is_no_access_failure(command: str, observation: str) -> None:
+    assert not failed(shell_step(command, observation))
+
+
+@pytest.mark.parametrize(
+    "observation",
+    [
+        "cat: x.py: No such file or directory\n",
+        "grep: src/secret: Permission denied\n",
+        "bash: rg: command not found\n",
+        "/bin/sh: 1: rg: not found\n",
+    ],
+)
+def test_the_programs_own_diagnostic_is_an_access_failure(observation: str) -> None:
+    assert failed(shell_step("cat x.py", observation))
