@@ -1,7 +1,9 @@
 """Did a step fail: the one rule for every caller that asks (the judge's compaction and its
 ` ERROR` marks, telemetry's tool success, the viewer's error count, step value's
-`last_status`). Process scoring reads only the reader's flag: its `paper` and `sdk-compat`
-labels reproduce published ones.
+`last_status`). Process scoring keeps its own rule, to match the release its `paper` and
+`sdk-compat` labels reproduce: the reader's flag, and for an edit or a creation
+`process.states.FAILED_EDIT` (`ERROR:`, "No replacement was performed", "did not appear
+verbatim") in the result's first 300 characters.
 
 The reader's flag (`Step.is_error`) decides first. Where the format has none, the result is read
 for error markers (its first 4,000 characters), but only the part that is the tool's own report:
