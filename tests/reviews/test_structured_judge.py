@@ -20,7 +20,7 @@ from agentlens.providers.prompt_dump import dump_prompts, prompt_hash
 from agentlens.providers.types import TokenLogprob
 from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.compact import estimate_tokens, is_test_run, last_diff_step
-from agentlens.reviews.judge.judge import JudgeSettings, review_trajectory
+from agentlens.reviews.judge.judge import JudgeSettings, TrajectoryReview, review_trajectory
 from agentlens.reviews.judge.plan import (
     estimate,
     planned_calls,
@@ -223,30 +223,35 @@ def test_the_distribution_and_prompt_hash_survive_the_reviews_file(tmp_path: Pat
     assert "(probability-weighted 0.40, spread" in reviews_markdown(doc)
 
 
+CHOSE_0 = tokens(('{"score": "', {'{"score": "': 1.0}), ("0", {"0": 0.8, "1": 0.2}),
+                 ('"}', {'"}': 0.5, ".": 0.5}))  # fmt: skip
+CHOSE_1 = tokens(('{"score": "', {'{"score": "': 1.0}), ("1", {"1": 0.5, "0": 0.5}),
+                 ('"}', {'"}': 1.0}))  # fmt: skip
+SCORED_1 = VALID.replace('"score": "0.5"', '"score": "1"')
+
+
+def reviewed_with_logprobs(answer: str, logprobs: list[TokenLogprob]) -> TrajectoryReview:
+    class WithLogprobs(RecordingProvider):
+        async def chat(self, request: ChatRequest) -> ChatResponse:
+            reply = await super().chat(request)
+            reply.logprobs = logprobs
+            return reply
+
+    traj = read_path(largest_dev_trace())[0]
+    client = LLMClient(WithLogprobs([answer]), cache=None)
+    return asyncio.run(review_trajectory(client, traj, dimensions=["EndResult"]))
+
+
 def test_the_weighted_mean_names_the_reviews_it_leaves_out() -> None:
     """A review whose judge chose "1" gives a range, not a value: the dimension's weighted mean
     is over the others, and the JSON and the Markdown say how many it is over and why."""
     from agentlens.reviews.documents import reviews_document
     from agentlens.reviews.markdown import reviews_markdown
 
-    traj = read_path(largest_dev_trace())[0]
-    chose_0 = tokens(('{"score": "', {'{"score": "': 1.0}), ("0", {"0": 0.8, "1": 0.2}),
-                     ('"}', {'"}': 0.5, ".": 0.5}))  # fmt: skip
-    chose_1 = tokens(('{"score": "', {'{"score": "': 1.0}), ("1", {"1": 0.5, "0": 0.5}),
-                     ('"}', {'"}': 1.0}))  # fmt: skip
-    one = VALID.replace('"score": "0.5"', '"score": "1"')
-
-    def reviewed(answer: str, logprobs: list[TokenLogprob]):
-        class WithLogprobs(RecordingProvider):
-            async def chat(self, request: ChatRequest) -> ChatResponse:
-                reply = await super().chat(request)
-                reply.logprobs = logprobs
-                return reply
-
-        client = LLMClient(WithLogprobs([answer]), cache=None)
-        return asyncio.run(review_trajectory(client, traj, dimensions=["EndResult"]))
-
-    doc = reviews_document("recorded", [reviewed(VALID, chose_0), reviewed(one, chose_1)])
+    doc = reviews_document(
+        "recorded",
+        [reviewed_with_logprobs(VALID, CHOSE_0), reviewed_with_logprobs(SCORED_1, CHOSE_1)],
+    )
     summary = doc["summary"]["EndResult"]
     assert summary["scored"] == 2
     assert summary["weighted_mean"] == pytest.approx(0.2 + 0.8 * 0.5 * 0.5)
@@ -254,6 +259,23 @@ def test_the_weighted_mean_names_the_reviews_it_leaves_out() -> None:
     assert summary["weighted_mean_reason"] == "mean of 1 of 2 scored reviews; 1 gave a range"
     assert (
         "EndResult probability-weighted mean 0.40: mean of 1 of 2 scored reviews; 1 gave a range"
+        in reviews_markdown(doc)
+    )
+
+
+def test_the_markdown_says_why_there_is_no_weighted_mean() -> None:
+    """Every scored review gave a range: the JSON said "mean of 0 of 2 …" and the Markdown
+    said nothing; it now prints the same reason."""
+    from agentlens.reviews.documents import reviews_document
+    from agentlens.reviews.markdown import reviews_markdown
+
+    ranged = reviewed_with_logprobs(SCORED_1, CHOSE_1)
+    doc = reviews_document("recorded", [ranged, ranged])
+    summary = doc["summary"]["EndResult"]
+    assert summary["weighted_mean"] is None
+    assert summary["weighted_mean_reason"] == "mean of 0 of 2 scored reviews; 2 gave a range"
+    assert (
+        "EndResult: no probability-weighted mean: mean of 0 of 2 scored reviews; 2 gave a range"
         in reviews_markdown(doc)
     )
 

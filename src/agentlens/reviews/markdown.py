@@ -33,6 +33,9 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
                 f"\n{dim} probability-weighted mean {s['weighted_mean']:.2f}: "
                 f"{s['weighted_mean_reason']}"
             )
+        elif s.get("weighted_mean_reason") and _has_distributions(doc, dim):
+            # log-probs, yet no review gave a value (all ranges): say why, as the JSON does
+            lines.append(f"\n{dim}: no probability-weighted mean: {s['weighted_mean_reason']}")
     for dim, s in doc["summary"].items():
         if sampled := s.get("samples"):
             lines.append(
@@ -52,6 +55,13 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
     for i, traj in enumerate(doc["trajectories"]):
         lines += _trajectory_lines(f"t{i}", traj)
     return "\n".join(lines) + "\n"
+
+
+def _has_distributions(doc: dict[str, Any], dim: str) -> bool:
+    """Did the judge give log-probs for `dim` (a free-text judge has no weighted mean to miss)."""
+    return any(
+        (traj["reviews"].get(dim) or {}).get("score_distribution") for traj in doc["trajectories"]
+    )
 
 
 def _trajectory_lines(section: str, traj: dict[str, Any]) -> list[str]:

@@ -350,8 +350,9 @@ def aggregate(
 @dataclass(frozen=True)
 class WeightedMean:
     """A dimension's probability-weighted mean and the scored reviews it is over. A review whose
-    judge chose "1" gives a range, not a value (score_probs.py), so it is left out, and so is one
-    without a score distribution (a free-text answer, or no log-probs)."""
+    "0" mass was never split between 0 and 0.5 gives a range, not a value (score_probs.py): its
+    judge chose "1", or chose "0" and the next token's log-probs do not show the split. It is left
+    out, and so is one without a score distribution (a free-text answer, or no log-probs)."""
 
     value: float | None
     of: int
