@@ -188,3 +188,14 @@ def test_file_text_a_read_shows_is_no_access_failure(command: str, observation: 
 )
 def test_the_programs_own_diagnostic_is_an_access_failure(observation: str) -> None:
     assert failed(shell_step("cat x.py", observation))
+
+
+def test_the_verdict_cache_keeps_digests_not_the_text() -> None:
+    """Whole results and commands as keys held ~130 MB of CJK/emoji text for the viewer's
+    lifetime (`benchmarks/step_failure_cache.py`); a 16-byte digest stands for them now."""
+    from agentlens import step_failure
+
+    wide = shell_step("echo " + "🙂" * 4000, "错误🙂" * 2000)
+    assert not failed(wide) and failed(shell_step("go test ./...", GO_TEST))
+    assert all(len(key) == 16 for key in step_failure._verdicts)
+    assert len(step_failure._verdicts) <= step_failure.CACHED_VERDICTS

@@ -31,14 +31,17 @@ a command it stopped ("EXECUTION TIMED OUT").
 
 from __future__ import annotations
 
+import hashlib
 import re
-from functools import lru_cache
 
 from agentlens.shell.categories import INSPECTING, categorize_command
 from agentlens.trajectory import Step, ToolCategory
 
 READ_CHARS = 4000
-CACHED_LENGTH = 4096  # a longer command (a heredoc of a whole file) is not kept in the cache
+# verdicts by a digest of what decides them: keys of whole results and commands held ~130 MB of
+# CJK/emoji text for the viewer's lifetime (benchmarks/step_failure_cache.py)
+CACHED_VERDICTS = 4096
+_verdicts: dict[bytes, bool] = {}
 HARNESS_ERROR = re.compile(r"\A\s*(?:The file was edited successfully\.\s*)?ERROR:")
 ERROR_MARKERS = re.compile(
     r"Traceback|\bError\b|\berror:|\w*Exception\b|FAILED|command not found|No such file|not found"
@@ -73,14 +76,23 @@ def failed(step: Step) -> bool:
     if not step.observation:
         return False
     text, command = step.observation[:READ_CHARS], step.command
-    if command is None or len(command) <= CACHED_LENGTH:
-        return _reports_failure_cached(text, command, step.category)
-    return _reports_failure(text, command, step.category)
+    key = _digest(text, command, step.category)
+    verdict = _verdicts.get(key)
+    if verdict is None:  # the judge's compaction asks again at every rendering of a step
+        verdict = _reports_failure(text, command, step.category)
+        if len(_verdicts) >= CACHED_VERDICTS:
+            del _verdicts[next(iter(_verdicts))]  # the oldest verdict
+        _verdicts[key] = verdict
+    return verdict
 
 
-@lru_cache(maxsize=4096)  # the judge's compaction asks again at every rendering of a step
-def _reports_failure_cached(text: str, command: str | None, category: ToolCategory | None) -> bool:
-    return _reports_failure(text, command, category)
+def _digest(text: str, command: str | None, category: ToolCategory | None) -> bytes:
+    """Each part length-prefixed: no split of one result between text and command is another's."""
+    digest = hashlib.blake2b(b"-" if command is None else b"+", digest_size=16)
+    for part in (text, command or "", category or ""):
+        encoded = part.encode("utf-8", "surrogatepass")
+        digest.update(len(encoded).to_bytes(8, "little") + encoded)
+    return digest.digest()
 
 
 def _reports_failure(text: str, command: str | None, category: ToolCategory | None) -> bool:
