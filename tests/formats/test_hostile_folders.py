@@ -152,19 +152,78 @@ def test_a_glob_ending_in_two_stars_reads_each_file_once(data_dir: Path, tmp_pat
     assert len(shown.stdout.splitlines()) == 1
 
 
+def test_a_recursive_glob_names_no_folder(data_dir: Path, tmp_path: Path) -> None:
+    """`plain/**/*` named `plain/sub` as well as `plain/sub/a.jsonl`: the folder was walked, and
+    its file was then a "read twice" failure (exit 1)."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.jsonl").write_bytes((data_dir / CLAUDE).read_bytes())
+    shown = agentlens("inspect", "--json", f"{tmp_path}/**/*")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+
+
+def test_a_recursive_glob_skips_a_link_to_a_folder_it_matches(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`gl/**/*` matched the links `gl/a -> .` and `gl/b -> .` by their names and walked them:
+    every file was read again through each (4 "read twice" failures, exit 1). A link to a
+    folder is now skipped, with its reason, as a folder walk skips it."""
+    (tmp_path / "x.jsonl").write_bytes((data_dir / CLAUDE).read_bytes())
+    (tmp_path / "a").symlink_to(".")
+    (tmp_path / "b").symlink_to(".")
+    shown = agentlens("--debug", "inspect", "--json", f"{tmp_path}/**/*")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    assert shown.stderr.count("a link to a folder, not followed") == 2, shown.stderr
+
+
+def test_a_glob_from_the_root_walks_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`/**/b.jsonl` walked the working folder: its head, the part before `**`, was ""."""
+    from agentlens.formats.path_glob import expand
+
+    listed: list[str] = []
+
+    def list_nothing(folder: str) -> None:  # the folder the walk starts from, and no further
+        listed.append(folder)
+        raise PermissionError(folder)
+
+    monkeypatch.setattr(os, "scandir", list_nothing)
+    assert list(expand(f"{os.sep}**{os.sep}b.jsonl")) == []
+    assert listed == [os.sep]
+
+
+def test_a_recursive_glob_walks_a_hidden_folder_it_names(data_dir: Path, tmp_path: Path) -> None:
+    """`h/**/.cache/*.jsonl` found nothing (`glob` finds `h/sub/.cache/x.jsonl`): no hidden
+    folder was walked, even one the pattern names."""
+    from agentlens.formats.path_glob import expand
+
+    for folder in ("sub/.cache", ".cache", "sub/.other/.cache", ".hid"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "x.jsonl").write_bytes((data_dir / CLAUDE).read_bytes())
+    for pattern in ("**/.cache/*.jsonl", "**/.*/*.jsonl", "**/*", "**/.hid/*", "sub/**"):
+        absolute = f"{tmp_path}/{pattern}"
+        assert sorted(expand(absolute)) == _files_glob_names(absolute), pattern
+    assert list(expand(f"{tmp_path}/**/.cache/*.jsonl"))
+
+
+def _files_glob_names(pattern: str) -> list[str]:
+    """What `glob` names, folders left out (a `**` names none: the batch would walk them)."""
+    import glob
+
+    return sorted(p for p in glob.glob(pattern, recursive=True) if not os.path.isdir(p))
+
+
 @pytest.mark.parametrize(
     "pattern",
     ["**/*.json", "**/*.jsonl", "formats/*/*.json", "**/trajectories", "formats/c*/**/*.jsonl",
-     "formats/**/subagents/*.jsonl", "**/*.eval"],
+     "formats/**/subagents/*.jsonl", "**/*.eval", "**/*", "formats/**", "**/trajectories/*"],
 )  # fmt: skip
 def test_a_recursive_glob_names_what_glob_names_on_real_folders(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch, pattern: str
 ) -> None:
-    import glob
-
     from agentlens.formats.path_glob import expand
 
     monkeypatch.chdir(data_dir)
-    assert sorted(expand(pattern)) == sorted(glob.glob(pattern, recursive=True))
+    assert sorted(expand(pattern)) == _files_glob_names(pattern)
     absolute = f"{data_dir}/{pattern}"
-    assert sorted(expand(absolute)) == sorted(glob.glob(absolute, recursive=True))
+    assert sorted(expand(absolute)) == _files_glob_names(absolute)

@@ -22,8 +22,9 @@ from agentlens.formats._signed import first_negative
 from agentlens.formats._unfinished import mark_cut_lines, noting_cut_lines
 from agentlens.formats.atif import referrer_of
 from agentlens.formats.claude_code import session_of
+from agentlens.formats.folder_listing import is_dir, listing
 from agentlens.formats.limits import check_file_size
-from agentlens.formats.path_glob import expand
+from agentlens.formats.path_glob import expand, names_files_only
 from agentlens.formats.registry import HEAD_BYTES, UTF8_BOM, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
@@ -176,23 +177,16 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.st
         text = str(spec)
         pattern = is_pattern(text)
         matches = sorted(expand(text)) if pattern else [text]
+        walks = not (pattern and names_files_only(text))  # what `**` names is never walked
         for match in matches:
             path = Path(match)
-            if _is_dir(path):
+            if walks and is_dir(path):
                 yield from ((_walked(p, path), info) for p, info in _walk(path))
-            elif pattern:
-                yield TraceFile(path, False, reader_of(path)), None
+            elif pattern:  # a link to a folder, by its own `lstat`: skipped, as `_walk` skips it
+                info = os.lstat(path) if is_dir(path) else None
+                yield TraceFile(path, False, reader_of(path)), info
             else:
                 yield TraceFile(path, True, None), None
-
-
-def _is_dir(path: Path | os.DirEntry[str]) -> bool:
-    """`path.is_dir()`, False where it raises (a name too long for the file system): reading
-    the path then says why, as that file's one line."""
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
 
 
 def _walked(path: Path, root: Path) -> TraceFile:
@@ -221,7 +215,7 @@ def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
     while folders:
         folder = folders.pop()
         try:
-            files, links, below = _listing(folder)
+            files, links, below = listing(folder)
         except OSError:
             yield Path(folder), None
             continue
@@ -232,21 +226,6 @@ def _walk(root: Path) -> Iterator[tuple[Path, os.stat_result | None]]:
             except OSError:  # a link to nothing, or a loop
                 yield Path(name), None
         folders += reversed(below)
-
-
-def _listing(folder: str) -> tuple[list[str], list[str], list[str]]:
-    """The paths in `folder`, sorted by name: its files (anything that is not a folder), its
-    links to folders and its folders, hidden ones left out."""
-    files: list[str] = []
-    links: list[str] = []
-    below: list[str] = []
-    with os.scandir(folder) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            if not _is_dir(entry):
-                files.append(entry.path)
-            elif not entry.name.startswith("."):
-                (links if entry.is_symlink() else below).append(entry.path)
-    return files, links, below
 
 
 def read_path(

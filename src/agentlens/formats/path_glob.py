@@ -4,10 +4,11 @@ would go astray on a hostile folder.
 `glob`'s `**` follows links to folders and nests a call per folder: a folder holding two links
 to itself (`a -> .`, `b -> .`) made `runs/**/*.jsonl` try 2^40 paths (a hang), one link to
 itself named every file 40 times (each a "read twice" failure), and a tree 1000 folders deep
-stopped the command with a `RecursionError`. Here a `**` walks folders on a stack, never
-through a link to a folder (as a folder walk does: `load._walk`) nor into a hidden one (as
-`glob` does not). A pattern that ends in `**` (or `**/`) names the files below, not the folders
-too: each folder named would be walked, and every file in it read twice.
+stopped the command with a `RecursionError`. Here a `**` walks folders on a stack, by the
+folder walk's own listing (`folder_listing`, as `load._walk`): never through a link to a
+folder, and into a hidden folder only where the pattern names it (`**/.cache/*`), as in `glob`.
+A pattern with a `**` names files only (and the links to folders it matches, which the batch
+skips with their reason): a folder named would be walked, and every file in it read twice.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import os
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
 
+from agentlens.formats.folder_listing import listing
+
 STARS = "**"
+
+
+def names_files_only(pattern: str) -> bool:
+    """Whether `pattern` holds a `**`: it then names files only (and links to folders, for the
+    batch to skip), never a folder, which the batch would walk and so read each file twice."""
+    return STARS in pattern.split(os.sep)
 
 
 def expand(pattern: str) -> Iterator[str]:
@@ -27,7 +36,8 @@ def expand(pattern: str) -> Iterator[str]:
         yield from glob.glob(pattern)
         return
     at = parts.index(STARS)
-    head = os.sep.join(parts[:at])
+    # `/**/x` splits to ["", "**", "x"]: a head of only separators is the root, not ""
+    head = os.sep.join(parts[:at]) or (os.sep if at else "")
     rest = parts[at:-1] if parts[-1] == "" else parts[at:]  # `runs/**/`: as `runs/**`
     if glob.has_magic(head):
         bases = glob.glob(head)
@@ -39,51 +49,49 @@ def expand(pattern: str) -> Iterator[str]:
 
 
 def _below(base: str, rest: list[str]) -> Iterator[str]:
-    """The paths below `base` (itself included, as `glob` names it) that `rest` matches."""
-    files_only = rest[-1] == STARS
-    if base and not files_only and _matches([], rest):
-        yield os.path.join(base, "")
-    folders: list[tuple[str, list[str]]] = [(base, [])]
+    """The files (and links to folders) below `base` whose path from it `rest` matches, walked
+    as the batch walks a folder (`folder_listing`), a folder only where `rest` may still match:
+    so a hidden folder only where `rest` names it (`.cache`), as in `glob`."""
+    folders: list[tuple[str, frozenset[int]]] = [(base, _closure(frozenset({0}), rest))]
     while folders:
-        folder, parts = folders.pop()
+        folder, states = folders.pop()
         try:
-            with os.scandir(folder or os.curdir) as listing:
-                entries = list(listing)
+            found = listing(folder or os.curdir, hidden=True)
         except OSError:
             continue
-        below = []
-        for entry in entries:
-            here = [*parts, entry.name]
-            is_dir = _is_dir(entry)
-            if is_dir and not entry.name.startswith(".") and not entry.is_symlink():
-                below.append((os.path.join(folder, entry.name), here))
-            if not (files_only and is_dir) and _matches(here, rest):
-                yield os.path.join(folder, entry.name)
-        folders += below
+        for name in map(os.path.basename, (*found.files, *found.links)):
+            if len(rest) in _closure(_step(states, name, rest), rest):
+                yield os.path.join(folder, name)  # `glob`'s spelling: no `./` before it
+        for name in map(os.path.basename, found.folders):
+            after = _closure(_step(states, name, rest), rest)
+            if after - {len(rest)}:  # some of `rest` is still to match below it
+                folders.append((os.path.join(folder, name), after))
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
-
-
-def _matches(parts: list[str], pattern: list[str]) -> bool:
-    """Whether the path `parts` matches `pattern` component by component, a `**` standing for any
-    number of folders that are not hidden; a wildcard matches no hidden name (as in `glob`).
-    Which (part, pattern) prefixes match, one row of the table at a time: no recursion."""
-    reach = [True] + [False] * len(parts)  # pattern[:0] matches parts[:0] only
-    for piece in pattern:
+def _step(states: frozenset[int], name: str, pattern: list[str]) -> frozenset[int]:
+    """Which prefixes of `pattern` match once `name` is added to the path, from those (`states`,
+    by length) that matched before it: a `**` takes any name that is not hidden and stays."""
+    after = set()
+    for at in states:
+        if at == len(pattern):
+            continue
+        piece = pattern[at]
         if piece == STARS:
-            row, open_ = [], False
-            for i, was in enumerate(reach):
-                open_ = was or (open_ and not parts[i - 1].startswith("."))
-                row.append(open_)
-        else:
-            row = [False] + [reach[i] and _name_matches(parts[i], piece) for i in range(len(parts))]
-        reach = row
-    return reach[-1]
+            if not name.startswith("."):
+                after.add(at)
+        elif _name_matches(name, piece):
+            after.add(at + 1)
+    return frozenset(after)
+
+
+def _closure(states: frozenset[int], pattern: list[str]) -> frozenset[int]:
+    """`states` and every prefix reached from one by letting each `**` stand for no folder."""
+    reached = set(states)
+    for at in sorted(states):
+        while at < len(pattern) and pattern[at] == STARS:
+            at += 1
+            reached.add(at)
+    return frozenset(reached)
 
 
 def _name_matches(name: str, piece: str) -> bool:
