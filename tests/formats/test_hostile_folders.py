@@ -70,12 +70,14 @@ read = ClaudeCodeReader.read
 
 def cut_then_read(self, path, data):  # another process cuts the file as it is being read
     with open(path, "r+b") as handle:
-        handle.truncate(4096)
+        handle.truncate(int(sys.argv[2]))
     return read(self, path, data)
 
 ClaudeCodeReader.read = cut_then_read
 try:
-    print(len(load.read_path(sys.argv[1])[0].steps), "steps")
+    trajectory = load.read_path(sys.argv[1])[0]
+    print(len(trajectory.steps), "steps")
+    print(*trajectory.metadata.get("warnings", []), sep="\\n")
 except load.TraceError as exc:
     print("failed:", exc.reason)
 """
@@ -87,9 +89,27 @@ def test_a_large_file_cut_short_while_read_ends_early(data_dir: Path, tmp_path: 
     big = tmp_path / "session.jsonl"
     big.write_bytes((data_dir / CLAUDE).read_bytes() * 20)
     assert big.stat().st_size > 128 * 1024
-    shown = python(CUT_WHILE_READ, str(big))
+    shown = python(CUT_WHILE_READ, str(big), "4096")
     assert shown.returncode == 0, (shown.returncode, shown.stderr[-2000:])
-    assert shown.stdout.endswith(" steps\n") or shown.stdout.startswith("failed: "), shown.stdout
+    assert " steps\n" in shown.stdout or shown.stdout.startswith("failed: "), shown.stdout
+
+
+@pytest.mark.parametrize("cut", ["to nothing", "at a line's end"])
+def test_a_large_file_cut_at_a_line_while_read_says_so(
+    data_dir: Path, tmp_path: Path, cut: str
+) -> None:
+    """Cut at a line's end while read (copytruncate leaves 0 bytes), a large JSONL file gave a
+    shorter trajectory with no warning: it looked like a whole run (or "0 steps read: is it
+    really claude-code?")."""
+    session = (data_dir / CLAUDE).read_bytes()
+    big = tmp_path / "session.jsonl"
+    big.write_bytes(session * 20)
+    size = 0 if cut == "to nothing" else len(session) * 10
+    shown = python(CUT_WHILE_READ, str(big), str(size))
+    assert shown.returncode == 0, (shown.returncode, shown.stderr[-2000:])
+    said = f"file shrank from {len(session) * 20} to {size} bytes while it was read"
+    assert said in shown.stdout, shown.stdout
+    assert "is it really" not in shown.stdout, shown.stdout
 
 
 SWAPPED = """

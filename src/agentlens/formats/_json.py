@@ -74,18 +74,24 @@ class LargeFile:
     when opened, a part of it (`data[a:b]`) and its lines, each read from the file when asked.
     It was mapped (mmap) before: a file cut short while being read (`truncate`, a log rotated
     by copytruncate) killed the process with SIGBUS, without a line; read, it ends early, and
-    the reader says so. A file that grows is read as it was when opened."""
+    `shrink_note` says so (a cut at a line's end left no other trace). A file that grows is
+    read as it was when opened."""
 
     def __init__(self, handle: BinaryIO, size: int) -> None:
         self.handle = handle
         self.size = size
+        self.shrunk_to: int | None = None
+        """The file's size when a read of it came up short, if one did."""
 
     def __len__(self) -> int:
         return self.size
 
     def __getitem__(self, part: slice) -> bytes:
         start, stop, _ = part.indices(self.size)
-        return os.pread(self.handle.fileno(), max(stop - start, 0), start)
+        found = os.pread(self.handle.fileno(), max(stop - start, 0), start)
+        if len(found) < stop - start:
+            self._shrunk()
+        return found
 
     def lines(self) -> Iterator[bytes]:
         """Each line without its `\n`, up to the size the file had when it was opened. Through
@@ -96,6 +102,18 @@ class LargeFile:
             while left > 0 and (line := reader.readline(left)):
                 left -= len(line)
                 yield line.removesuffix(b"\n")
+        if left > 0:
+            self._shrunk()
+
+    def shrink_note(self) -> str | None:
+        """A warning for the trajectories read, when the file was cut short while read: they
+        stop where the file then ended, and nothing else need show it."""
+        if self.shrunk_to is None:
+            return None
+        return f"file shrank from {self.size} to {self.shrunk_to} bytes while it was read"
+
+    def _shrunk(self) -> None:
+        self.shrunk_to = os.fstat(self.handle.fileno()).st_size
 
 
 LINE_BUFFER = 1 << 20

@@ -283,6 +283,7 @@ def _read(
     path: Path, data: bytes, reader_cls: type[TraceReader], *, format: str | None,
     lenient: bool, strict: bool,
 ) -> list[Trajectory]:  # fmt: skip
+    read_from = data  # the `LargeFile`, if one: it knows whether the file shrank while read
     if data[:3] == UTF8_BOM:
         data = data[3:]  # a copy, even of a `LargeFile`: rare, and every reader then reads it
     # a detected format is read best-effort, with a warning; --format or --strict: conform or fail
@@ -296,13 +297,30 @@ def _read(
         raise TraceError(path, _reader_bug(exc), reader_cls.name) from exc
     runs = getattr(reader_cls, "lines_are_runs", False)
     mark_cut_lines(trajectories, cuts, lines_are_runs=runs)
-    if reader_cls.name != "agentlens-jsonl" and not cuts:  # a cut run may not have begun
+    shrank = _note_shrunk(path, read_from, trajectories)
+    if reader_cls.name != "agentlens-jsonl" and not (
+        cuts or shrank
+    ):  # a cut run may not have begun
         _note_empty(trajectories, reader_cls.name, len(data))
     try:
         return _checked(path, data, trajectories, reader_cls.name)
     except RecursionError as exc:  # a value nested within the decoder's limit, past the walks'
         reason = "a value is nested too deeply to check it for secrets and numbers"
         raise TraceError(path, reason, reader_cls.name) from exc
+
+
+def _note_shrunk(path: Path, data: object, trajectories: list[Trajectory]) -> bool:
+    """Whether the file was cut short while it was read (a `LargeFile` that read short, a log
+    rotated by copytruncate): each trajectory read then says so, as it stops where the file
+    did; with none read, that is the file's failure."""
+    note = data.shrink_note() if isinstance(data, LargeFile) else None
+    if note is None:
+        return False
+    if not trajectories:
+        raise TraceError(path, f"{note}, and no run was read before its new end")
+    for trajectory in trajectories:
+        trajectory.add_warnings([note])
+    return True
 
 
 def _checked(
