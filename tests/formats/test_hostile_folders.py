@@ -132,6 +132,48 @@ def test_a_fifo_swapped_in_after_the_check_is_not_waited_for(tmp_path: Path) -> 
     assert shown.stdout == "cannot read a FIFO: only regular files are traces\n", shown.stderr
 
 
+SWAPPED_LARGE = """
+import os, sys
+from agentlens.formats import load
+
+path, large = sys.argv[1], sys.argv[2]
+os_open = os.open
+
+def swap_then_open(name, *args, **kwargs):  # a larger file takes the place of the one looked at
+    if os.fspath(name) == path and os.path.exists(large):
+        os.replace(large, path)
+    return os_open(name, *args, **kwargs)
+
+load.check_file_size(load.Path(path))  # the look by path: under the cap
+os.open = swap_then_open
+try:
+    load.read_path(path)
+    print("read")
+except load.TraceError as exc:
+    print(exc.reason)
+"""
+
+
+def test_a_file_over_the_cap_swapped_in_after_the_look_is_refused(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The input cap was checked on the path's `stat`, then the path was opened: a file swapped
+    in between (a sparse 100 GiB one) was read whatever its size. The cap is now checked on the
+    open file. Here a real trace padded to 2 MiB (sparse) under a 1 MiB cap."""
+    session = tmp_path / "session.json"
+    session.write_bytes((data_dir / GEMINI).read_bytes())
+    large = tmp_path / "large.json"
+    with large.open("wb") as handle:
+        handle.write((data_dir / GEMINI).read_bytes())
+        handle.truncate(2 << 20)
+    env = {**os.environ, "PYTHONPATH": SRC, "AGENTLENS_MAX_FILE_SIZE": "1M"}
+    shown = subprocess.run([sys.executable, "-c", SWAPPED_LARGE, str(session), str(large)],
+                           capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert not large.exists(), "the swap was not made"
+    expected = "file is 2.0 MiB, over the 1.0 MiB input cap (raise it with --max-file-size"
+    assert shown.stdout.startswith(expected), (shown.stdout, shown.stderr[-2000:])
+
+
 KMSG = Path("/proc/kmsg")
 needs_kmsg = pytest.mark.skipif(
     not os.access(KMSG, os.R_OK) or os.geteuid() != 0, reason="needs /proc/kmsg readable (root)"

@@ -17,9 +17,9 @@ from agentlens.formats import limits, load
 from tests.conftest import BENCH
 
 TASK = BENCH / "trajectories" / "psf__requests-1724"
-WIRED = "check_file_size" in inspect.getsource(load.read_path)
+WIRED = "check_file_size" in inspect.getsource(load._contents)
 needs_wiring = pytest.mark.skipif(
-    not WIRED, reason="needs `check_file_size(path)` in formats/load.py read_path (merge step)"
+    not WIRED, reason="needs `check_file_size` in formats/load.py _contents (merge step)"
 )
 
 

@@ -57,17 +57,21 @@ def max_file_size() -> int | None:
         raise ConfigError(f"{ENV}: {exc}") from exc
 
 
-def check_file_size(path: Path) -> None:
-    """Raise a `TraceError` naming `path` when it is a regular file over the cap."""
+def check_file_size(path: Path, size: int | None = None) -> None:
+    """Raise a `TraceError` naming `path` when it is over the cap: `size`, the size of the file
+    as opened (what `read_path` checks: the path may name another file by then), else the
+    path's, when it is a regular file."""
     limit = max_file_size()
-    try:
-        info = path.stat()
-    except OSError:
-        return  # opening it says why, in the usual words
-    if limit is not None and stat.S_ISREG(info.st_mode) and info.st_size > limit:
+    if size is None:
+        try:
+            info = path.stat()
+        except OSError:
+            return  # opening it says why, in the usual words
+        size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+    if limit is not None and size > limit:
         raise TraceError(
             path,
-            f"file is {human(info.st_size)}, over the {human(limit)} input cap "
+            f"file is {human(size)}, over the {human(limit)} input cap "
             f"(raise it with --max-file-size or {ENV})",
         )
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol, cast
 import msgspec
 
 from agentlens import redaction
+from agentlens.bounded_read import NotRegularFile, Opened, open_regular
 from agentlens.errors import AgentLensError, TraceError, UnknownFormatError
 from agentlens.formats._deep_detect import detect_in_file, telltale_of
 from agentlens.formats._json import LargeFile
@@ -244,31 +245,33 @@ def read_path(
     """
     path = Path(os.path.abspath(path))
     _refuse_special(path)  # opening a FIFO would wait forever for a writer
-    check_file_size(path)
     try:
-        with _open_regular(path) as handle:
-            reader_cls, data = _contents(path, handle, format)
+        handle, size = _opened(path)
+        with handle:
+            reader_cls, data = _contents(path, handle, size, format)
             return _read(path, data, reader_cls, format=format, lenient=lenient, strict=strict)
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from exc
 
 
-def _open_regular(path: Path) -> BinaryIO:
-    """The file opened without waiting and checked on the open file: one swapped for a FIFO
+def _opened(path: Path) -> Opened:
+    """The file, opened as every input is (`bounded_read.open_regular`): one swapped for a FIFO
     after `_refuse_special` looked is still never waited for."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        raise NotAFileError(path, f"cannot read {_kind(mode)}: only regular files are traces")
-    return os.fdopen(fd, "rb")
+    try:
+        return open_regular(path)
+    except NotRegularFile as exc:
+        kind = _kind(exc.mode)
+        raise NotAFileError(path, f"cannot read {kind}: only regular files are traces") from exc
 
 
-def _contents(path: Path, handle: BinaryIO, format: str | None) -> tuple[type[TraceReader], bytes]:
-    """The reader for the file and its bytes, read up to the size it had when opened (a file
-    that grows as it is read is read as it was). A file of size 0 is not read at all: empty,
-    or a kernel file whose size says nothing (`/proc/kmsg` waits for messages for ever)."""
-    size = os.fstat(handle.fileno()).st_size
+def _contents(
+    path: Path, handle: BinaryIO, size: int, format: str | None
+) -> tuple[type[TraceReader], bytes]:
+    """The reader for the file and its bytes, read up to `size`, the size it had when opened (a
+    file that grows as it is read is read as it was), which the input cap is checked against
+    before a byte is read: a path's `stat` may be of another file than the one opened. A file
+    of size 0 is not read at all (`bounded_read.Opened`)."""
+    check_file_size(path, size)
     head = handle.read(min(HEAD_BYTES, size))
     reader_cls = get_reader(format) if format else detect_in_file(path, head, handle)
     if len(head) < HEAD_BYTES:
