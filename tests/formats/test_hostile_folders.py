@@ -239,6 +239,20 @@ def test_a_recursive_glob_skips_a_link_to_a_folder_it_matches(
     assert shown.stderr.count("a link to a folder, not followed") == 2, shown.stderr
 
 
+def test_a_glob_walks_no_link_to_a_folder_a_wildcard_before_two_stars_meets(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`*/**/*.jsonl` beside `a -> run`: `glob` follows the link the `*` meets, and the `**`
+    below it read `run`'s file again ("read twice", exit 1). The link is now skipped."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "x.jsonl").write_bytes((data_dir / CLAUDE).read_bytes())
+    (tmp_path / "a").symlink_to("run")
+    shown = agentlens("--debug", "inspect", "--json", f"{tmp_path}/*/**/*.jsonl")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    assert "a link to a folder, not followed" in shown.stderr, shown.stderr
+
+
 def test_a_glob_from_the_root_walks_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """`/**/b.jsonl` walked the working folder: its head, the part before `**`, was ""."""
     from agentlens.formats.path_glob import expand

@@ -44,7 +44,9 @@ def expand(pattern: str) -> Iterator[str]:
     else:  # "" for a pattern that starts with `**`: the working folder, named as `glob` names it
         bases = [head] if not head or os.path.lexists(head) else []
     for base in bases:
-        if os.path.isdir(base or os.curdir):
+        if glob.has_magic(head) and os.path.islink(base) and os.path.isdir(base):
+            yield base  # a link to a folder a wildcard met: skipped by the batch, not walked
+        elif os.path.isdir(base or os.curdir):
             yield from _below(base, rest)
 
 
