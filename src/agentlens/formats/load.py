@@ -25,7 +25,7 @@ from agentlens.formats.atif import referrer_of
 from agentlens.formats.claude_code import session_of
 from agentlens.formats.folder_listing import is_dir, listing
 from agentlens.formats.limits import check_file_size
-from agentlens.formats.path_glob import expand, names_files_only
+from agentlens.formats.path_glob import expand
 from agentlens.formats.registry import HEAD_BYTES, UTF8_BOM, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
@@ -178,10 +178,9 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.st
         text = str(spec)
         pattern = is_pattern(text)
         matches = sorted(expand(text)) if pattern else [text]
-        walks = not (pattern and names_files_only(text))  # what `**` names is never walked
         for match in matches:
             path = Path(match)
-            if walks and is_dir(path):
+            if is_dir(path) and not (pattern and path.is_symlink()):
                 yield from ((_walked(p, path), info) for p, info in _walk(path))
             elif pattern:  # a link to a folder, by its own `lstat`: skipped, as `_walk` skips it
                 info = os.lstat(path) if is_dir(path) else None

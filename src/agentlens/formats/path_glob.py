@@ -7,8 +7,10 @@ itself named every file 40 times (each a "read twice" failure), and a tree 1000 
 stopped the command with a `RecursionError`. Here a `**` walks folders on a stack, by the
 folder walk's own listing (`folder_listing`, as `load._walk`): never through a link to a
 folder, and into a hidden folder only where the pattern names it (`**/.cache/*`), as in `glob`.
-A pattern with a `**` names files only (and the links to folders it matches, which the batch
-skips with their reason): a folder named would be walked, and every file in it read twice.
+A folder the pattern names is named, and not looked into: the batch walks it, so naming what
+lies below it too would read each of its files twice (`runs/**/*` names `runs/sub`, not also
+`runs/sub/a.jsonl`; `**/trajectories` names each `trajectories` folder). A link to a folder the
+pattern names is named too, for the batch to skip with its reason.
 """
 
 from __future__ import annotations
@@ -21,12 +23,6 @@ from fnmatch import fnmatchcase
 from agentlens.formats.folder_listing import listing
 
 STARS = "**"
-
-
-def names_files_only(pattern: str) -> bool:
-    """Whether `pattern` holds a `**`: it then names files only (and links to folders, for the
-    batch to skip), never a folder, which the batch would walk and so read each file twice."""
-    return STARS in pattern.split(os.sep)
 
 
 def expand(pattern: str) -> Iterator[str]:
@@ -51,10 +47,14 @@ def expand(pattern: str) -> Iterator[str]:
 
 
 def _below(base: str, rest: list[str]) -> Iterator[str]:
-    """The files (and links to folders) below `base` whose path from it `rest` matches, walked
-    as the batch walks a folder (`folder_listing`), a folder only where `rest` may still match:
-    so a hidden folder only where `rest` names it (`.cache`), as in `glob`."""
-    folders: list[tuple[str, frozenset[int]]] = [(base, _closure(frozenset({0}), rest))]
+    """The paths below `base` whose path from it `rest` matches, listed as the batch lists a
+    folder (`folder_listing`); a folder is named whole (the batch walks it) or looked into only
+    where `rest` may still match: so a hidden folder only where `rest` names it (`.cache`)."""
+    start = _closure(frozenset({0}), rest)
+    if base and len(rest) in start:  # `runs/**` names `runs` itself: walked whole
+        yield base
+        return
+    folders: list[tuple[str, frozenset[int]]] = [(base, start)]
     while folders:
         folder, states = folders.pop()
         try:
@@ -66,7 +66,9 @@ def _below(base: str, rest: list[str]) -> Iterator[str]:
                 yield os.path.join(folder, name)  # `glob`'s spelling: no `./` before it
         for name in map(os.path.basename, found.folders):
             after = _closure(_step(states, name, rest), rest)
-            if after - {len(rest)}:  # some of `rest` is still to match below it
+            if len(rest) in after:
+                yield os.path.join(folder, name)
+            elif after:  # some of `rest` is still to match below it
                 folders.append((os.path.join(folder, name), after))
 
 
