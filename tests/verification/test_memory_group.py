@@ -16,6 +16,8 @@ from agentlens.scenarios.agents._shell import run_shell
 from agentlens.scenarios.scenario import ScenarioResult
 from agentlens.verification import isolation, memory_group, sandbox
 from agentlens.verification.sandbox import run_in_scratch
+from agentlens.verification.verifiers.base import VerifyContext
+from agentlens.verification.verifiers.static_analysis import CommandVerifier
 
 # one process holding `mb` MB it has written to (untouched pages would cost nothing)
 HOLD = "python3 -c 'import time; b = bytes([1]) * ({mb} << 20); time.sleep(1); print({mb})'"
@@ -139,6 +141,21 @@ def test_without_a_writable_cgroup_the_result_says_per_process(
         "note: sandbox memory_mb (1024 MB) bounds each process, not their sum: "
         f"cannot make a cgroup in {nowhere}: No such file or directory"
     )
-    assert run.ok and run.output == f"{note}\nran\n", run.output
+    assert run.ok and run.output == "ran\n" and run.notes == note, run.output
     assert shell.returncode == 0 and shell.output == "ran\n", shell.output
     assert ScenarioResult("s", [], 0.0).to_dict()["memory_limit"] == note
+
+
+def test_the_per_process_note_is_no_output_a_pattern_matches(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection as above: the note was prepended to the command's output, so a
+    forbidden pattern of the user's matched AgentLens's words and `echo ok` failed."""
+    nowhere = calc.parent / "no-such-cgroup" / "x"
+    monkeypatch.setattr(memory_group, "_parents", lambda: ((1, nowhere),))
+    verifier = CommandVerifier(command="echo ok", forbidden_pattern="No such file or directory")
+    with isolation.policy(CAP_1024):
+        result = verifier.verify(VerifyContext(calc))
+    assert result.status == "pass", result.reason
+    assert result.metrics["output_tail"] == "ok\n"
+    assert "cannot make a cgroup" in result.metrics["sandbox_notes"]

@@ -99,6 +99,9 @@ class CommandResult:
     output: str
     duration_s: float
     timed_out: bool
+    # AgentLens's own notes on how the command ran (no sandbox, no memory group): kept out of
+    # `output`, which verifiers' patterns and parsers read
+    notes: str = ""
 
     @property
     def ok(self) -> bool:
@@ -176,7 +179,7 @@ def run_command(
     the only place the command can write. Only the tail of the output is kept (`Limits`), with
     the size of what was cut. When the command ends or times out, the sandbox's PID namespace is
     torn down, so test runners' children, daemons and `setsid` escapees die too. Its processes
-    share one memory cap (`memory_group`); the output says when there is none."""
+    share one memory cap (`memory_group`); `notes` says when there is none."""
     argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
     scope = _SCOPE.get()
     if scope is not None and scope.stopped:
@@ -231,12 +234,10 @@ def _run_grouped(
         text = f"{text}\n{floor.note()}"
     if stopped == "memory" or (not stopped and group.oom_killed()):
         text = f"{text}\n{group.stop_note()}"
-    for warning in (wrapped.warning, group.per_process_note()):
-        if warning:
-            text = f"{warning}\n{text}"
+    notes = "\n".join(note for note in (wrapped.warning, group.per_process_note()) if note)
     timed_out = stopped == "timeout"
     code = None if timed_out else proc.returncode
-    return CommandResult(argv, code, text, time.monotonic() - start, timed_out)
+    return CommandResult(argv, code, text, time.monotonic() - start, timed_out, notes)
 
 
 def _wait(

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agentlens.redaction import masked_tail
 from agentlens.trajectory import Trajectory
 from agentlens.verification.repo_git import run_git
+
+if TYPE_CHECKING:
+    from agentlens.verification.sandbox import CommandResult
 
 Status = Literal["pass", "fail", "error", "skipped"]
 
@@ -94,6 +97,15 @@ def output_tail(output: str, chars: int = OUTPUT_TAIL_CHARS) -> str:
     masked before it is cut, since a key whose start the cut took is no key to any detector and
     a result is stored, reported and read by the judge."""
     return masked_tail(output, chars)
+
+
+def run_metrics(run: CommandResult) -> dict[str, Any]:
+    """A command's exit code and output tail, and the sandbox's notes on how it ran apart
+    (`sandbox_notes`): they are AgentLens's words, which no pattern of the user's may match."""
+    metrics: dict[str, Any] = {"exit_code": run.returncode, "output_tail": output_tail(run.output)}
+    if run.notes:
+        metrics["sandbox_notes"] = run.notes
+    return metrics
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from agentlens.verification.sandbox import run_in_scratch
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, output_tail
+from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, run_metrics
 
 BUILD_TOOLS = {
     "maven": ["mvn", "-o", "-B"],
@@ -39,7 +39,7 @@ class RunBuildSystemTaskVerifier:
         command = self.command or [*BUILD_TOOLS.get(self.build_system_name or "", []), *self.tasks]
         timeout = self.timeout_ms / 1000 if self.timeout_ms else ctx.timeout_s
         run, _ = run_in_scratch(ctx.repo, command, timeout_s=timeout, workdir=self.path)
-        metrics = {"exit_code": run.returncode, "output_tail": output_tail(run.output)}
+        metrics = run_metrics(run)
         if run.timed_out:
             return VerifierResult(
                 self.type_name, "error", f"timed out after {timeout:.0f}s", metrics

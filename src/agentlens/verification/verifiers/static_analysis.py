@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from agentlens.list_text import counted
 from agentlens.verification.sandbox import run_in_scratch
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, output_tail
+from agentlens.verification.verifiers.base import (
+    VerifierResult,
+    VerifyContext,
+    output_tail,
+    run_metrics,
+)
 from agentlens.verification.verifiers.tools import missing_tool, skipped
 
 RUFF_FINDING = re.compile(r"^\S+:\d+:\d+: [A-Z]+\d+", re.MULTILINE)
@@ -37,10 +42,7 @@ class StaticAnalysisVerifier:
         command = self._command()
         timeout = self.timeout_ms / 1000 if self.timeout_ms else ctx.timeout_s
         run, _ = run_in_scratch(ctx.repo, command, timeout_s=timeout, env=self.env)
-        metrics: dict[str, Any] = {
-            "exit_code": run.returncode,
-            "output_tail": output_tail(run.output),
-        }
+        metrics = run_metrics(run)
         if run.timed_out:
             return VerifierResult(self.type_name, "error", f"{self.tool} timed out", metrics)
         tool = missing_tool(run, ctx.repo, self.env)
@@ -108,10 +110,7 @@ class CommandVerifier:
         run, _ = run_in_scratch(
             ctx.repo, self.command, timeout_s=timeout, workdir=self.working_directory
         )
-        metrics: dict[str, Any] = {
-            "exit_code": run.returncode,
-            "output_tail": output_tail(run.output),
-        }
+        metrics = run_metrics(run)
         if run.timed_out:
             return VerifierResult(
                 self.type_name, "error", f"timed out after {timeout:.0f}s", metrics

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from agentlens.verification.sandbox import CommandResult, run_in_scratch
 from agentlens.verification.verifiers import coverage
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, output_tail
+from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, run_metrics
 from agentlens.verification.verifiers.test_output import get_parser
 from agentlens.verification.verifiers.test_output.types import TestCounts
 from agentlens.verification.verifiers.tools import missing_tool, skipped
@@ -63,8 +63,7 @@ class RunTestsVerifier:
         result = self._judge(run, counts)
         if self.min_coverage is not None and result.status == "pass":
             result = self._check_coverage(result, reports)
-        result.metrics["exit_code"] = run.returncode
-        result.metrics["output_tail"] = output_tail(run.output)
+        result.metrics.update(run_metrics(run))
         return result
 
     def _env(self, ctx: VerifyContext) -> dict[str, str] | None:
