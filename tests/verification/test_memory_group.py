@@ -13,7 +13,7 @@ import pytest
 
 from agentlens.demo.tiny_repo import create_repo
 from agentlens.scenarios.agents._shell import run_shell
-from agentlens.scenarios.scenario import ScenarioResult
+from agentlens.scenarios.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.verification import isolation, memory_group, sandbox
 from agentlens.verification.sandbox import run_in_scratch
 from agentlens.verification.verifiers.base import VerifyContext
@@ -128,22 +128,21 @@ def test_without_a_writable_cgroup_the_result_says_per_process(
     calc: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Failure injection: the only place to make a group in cannot hold one. A verifier's
-    command says so in its output; the agent's shell (whose output the model reads) does not,
-    its scenario's result does."""
+    command says so in its notes; the agent's shell (whose output the model reads) does not,
+    its session's notes (its scenario's `memory_limit`) do."""
     nowhere = calc.parent / "no-such-cgroup" / "x"
     monkeypatch.setattr(memory_group, "_parents", lambda: ((1, nowhere),))
-    monkeypatch.setattr(memory_group, "_seen", {})
-    assert "memory_limit" not in ScenarioResult("s", [], 0.0).to_dict()
     with isolation.policy(CAP_1024):
         run, _ = run_in_scratch(calc, "echo ran", timeout_s=30)
-        shell = asyncio.run(run_shell("echo ran", calc, timeout_s=30))
+        with memory_group.ungrouped_notes() as ungrouped:
+            shell = asyncio.run(run_shell("echo ran", calc, timeout_s=30))
     note = (
         "note: sandbox memory_mb (1024 MB) bounds each process, not their sum: "
         f"cannot make a cgroup in {nowhere}: No such file or directory"
     )
     assert run.ok and run.output == "ran\n" and run.notes == note, run.output
     assert shell.returncode == 0 and shell.output == "ran\n", shell.output
-    assert ScenarioResult("s", [], 0.0).to_dict()["memory_limit"] == note
+    assert ungrouped == [note]
 
 
 def test_the_per_process_note_is_no_output_a_pattern_matches(
@@ -159,3 +158,19 @@ def test_the_per_process_note_is_no_output_a_pattern_matches(
     assert result.status == "pass", result.reason
     assert result.metrics["output_tail"] == "ok\n"
     assert "cannot make a cgroup" in result.metrics["sandbox_notes"]
+
+
+def test_memory_limit_is_the_note_of_the_scenarios_own_commands(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection as above. `memory_limit` was process-wide state read at `to_dict`:
+    a later scenario whose commands all had a group carried it too, and a saved result read
+    back lost it when the process had not seen one."""
+    nowhere = calc.parent / "no-such-cgroup" / "x"
+    monkeypatch.setattr(memory_group, "_parents", lambda: ((1, nowhere),))
+    scenario = Scenario("s", [{"type": "CommandVerifier", "command": "echo ok"}])
+    with isolation.policy(CAP_1024):
+        doc = run_scenario(scenario, calc).to_dict()
+    assert "cannot make a cgroup" in doc["memory_limit"] and doc["verifier_results"]
+    assert ScenarioResult.from_dict(doc).to_dict()["memory_limit"] == doc["memory_limit"]
+    assert "memory_limit" not in ScenarioResult("later", [], 0.0).to_dict()

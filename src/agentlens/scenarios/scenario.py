@@ -69,6 +69,8 @@ class ScenarioResult:
     scenario: str
     results: list[VerifierResult]
     duration_s: float
+    memory_limit: str = ""
+    """Why some of its commands had no memory group (`memory_group.per_process_note`), if any."""
 
     @property
     def passed(self) -> bool:
@@ -105,7 +107,7 @@ class ScenarioResult:
             "duration_s": round(self.duration_s, 3),
             "verifier_results": [r.to_dict() for r in self.results],
             **({} if isolation.current().enabled else {"warning": isolation.NO_SANDBOX_WARNING}),
-            **({"memory_limit": note} if (note := memory_group.per_process_seen()) else {}),
+            **({"memory_limit": self.memory_limit} if self.memory_limit else {}),
         }
 
     @classmethod
@@ -118,7 +120,8 @@ class ScenarioResult:
             )
             for r in doc["verifier_results"]
         ]  # fmt: skip
-        return cls(str(doc["scenario"]), results, float(doc.get("duration_s", 0.0)))
+        duration = float(doc.get("duration_s", 0.0))
+        return cls(str(doc["scenario"]), results, duration, str(doc.get("memory_limit") or ""))
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -286,10 +289,11 @@ def run_scenario(
     isolation.require()
     start = time.monotonic()
     results = []
-    with isolation.policy(scenario.sandbox_policy()):
+    with isolation.policy(scenario.sandbox_policy()), memory_group.ungrouped_notes() as notes:
         for spec in scenario.verifiers:
             result = run_verifier(spec, ctx)
             results.append(result)
             if on_result:
                 on_result(result)
-    return ScenarioResult(scenario.name, results, time.monotonic() - start)
+    duration = time.monotonic() - start
+    return ScenarioResult(scenario.name, results, duration, memory_group.joined_notes(notes))

@@ -28,6 +28,7 @@ from agentlens.scenarios.turns import AgentTurn, Stop, Termination, UserTurn
 from agentlens.scenarios.workspace import Workspace, changes_since_base, replaced
 from agentlens.seams import ScenarioAgent
 from agentlens.trajectory import Agent, Outcome, Source, Step, Trajectory
+from agentlens.verification import memory_group
 from agentlens.verification.verifiers.base import VerifierResult
 
 FORMAT = "agentlens-scenario"
@@ -118,12 +119,13 @@ async def run_session(
 ) -> SessionResult:
     start, started_at = time.monotonic(), datetime.now(UTC)
     dialog = _Dialog()
-    try:
-        termination = await _converse(scenario, agent, user, workspace, dialog, start)
-    except BudgetExceededError:
-        raise
-    except ProviderError as exc:
-        termination = Termination(Stop.SIMULATOR_ERROR, f"Simulated user failed: {exc}")
+    with memory_group.ungrouped_notes() as ungrouped:  # the agent's shell, its MCP servers
+        try:
+            termination = await _converse(scenario, agent, user, workspace, dialog, start)
+        except BudgetExceededError:
+            raise
+        except ProviderError as exc:
+            termination = Termination(Stop.SIMULATOR_ERROR, f"Simulated user failed: {exc}")
     trajectory = _trajectory(scenario, agent, user, workspace, dialog, termination, session_id)
     trajectory.metadata.update(metadata or {})
     trajectory.metadata["started_at"] = started_at.isoformat()
@@ -131,6 +133,9 @@ async def run_session(
     verification = None
     if not termination.stop.is_failed_run:
         verification = await _verify(scenario, workspace, trajectory)
+        verification.memory_limit = memory_group.joined_notes(
+            [*ungrouped, verification.memory_limit]
+        )
         trajectory.outcome = Outcome(
             status="passed" if verification.passed else "failed", source="formal-verification"
         )

@@ -8,7 +8,8 @@ killed together), else cgroup v1 (`memory.limit_in_bytes`, and `memory.memsw.lim
 where swap is accounted). The command's launcher writes its own pid into the group and then
 execs, so nothing it forks is ever outside; the group is removed when the command ends.
 
-Where no group can be made, the per-process limits stay and `per_process_note` says so."""
+Where no group can be made, the per-process limits stay and `per_process_note` says so;
+`ungrouped_notes` gathers those notes for a result covering many commands."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,9 +33,9 @@ REMOVE_WAIT_S = 5.0
 # run by /bin/sh before the command: `$0` is the group's cgroup.procs; exit 125 says "not started"
 ENTER = 'echo $$ > "$0" || exit 125; exec "$@"'
 _numbers = itertools.count(1)
-# the note of the last command that had no group: for results that cover many commands (a
-# scenario's agent shell, its MCP servers), whose outputs the model sees, not the user
-_seen: dict[str, str] = {}
+# the notes of the commands that got no group, for results that cover many commands (a
+# scenario's verifiers, agent shell, MCP servers): a list shared by the context's threads and tasks
+_UNGROUPED: ContextVar[list[str] | None] = ContextVar("agentlens_ungrouped", default=None)
 
 
 @dataclass(frozen=True)
@@ -105,13 +107,30 @@ def make(memory_mb: int) -> MemoryGroup:
             continue
         return MemoryGroup(memory_mb, path, version)
     group = MemoryGroup(memory_mb, why_not="; ".join(whys) or _no_parent_why())
-    _seen["per_process"] = group.per_process_note()
+    noted = _UNGROUPED.get()
+    if noted is not None:
+        noted.append(group.per_process_note())
     return group
 
 
-def per_process_seen() -> str:
-    """The note of the last command of this process that ran without a memory group, if any."""
-    return _seen.get("per_process", "")
+@contextmanager
+def ungrouped_notes() -> Iterator[list[str]]:
+    """The notes of the commands started in this context (its threads and tasks included) that
+    got no group; an enclosing context gets them too when this one ends."""
+    outer = _UNGROUPED.get()
+    notes: list[str] = []
+    token = _UNGROUPED.set(notes)
+    try:
+        yield notes
+    finally:
+        _UNGROUPED.reset(token)
+        if outer is not None:
+            outer.extend(notes)
+
+
+def joined_notes(notes: list[str]) -> str:
+    """One line per distinct note (notes joined before included), in the order first seen."""
+    return "\n".join(dict.fromkeys(line for note in notes for line in note.splitlines()))
 
 
 def _cap(path: Path, version: int, limit: int) -> None:
