@@ -108,6 +108,21 @@ def test_a_server_whose_processes_together_pass_memory_mb_is_stopped(tmp_path: P
     ), message
 
 
+def test_a_server_whose_launcher_cannot_enter_its_memory_group_is_not_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection: the launcher's write into the group fails (its exit 125), which
+    read as the server's own exit code."""
+    group = memory_group.make(16)
+    group.remove()
+    if group.path is None:  # a host that lends no cgroup has no launcher
+        pytest.skip(f"no memory cgroup can be made here: {group.why_not}")
+    monkeypatch.setattr(memory_group, "ENTER", "exit 125")
+    message = refusal(hostile("exit-stderr"), tmp_path)
+    assert message.startswith("MCP server 'h' was not started: cannot enter memory group /")
+    assert "during initialize" in message, message
+
+
 def test_its_stderr_ends_the_message_on_one_line_without_escapes(tmp_path: Path) -> None:
     message = refusal(hostile("exit-stderr"), tmp_path)  # ANSI, bytes not UTF-8, 2,000 more
     assert message.startswith("MCP server 'h' exited (exit code 1) during initialize: …zzz")

@@ -174,3 +174,20 @@ def test_memory_limit_is_the_note_of_the_scenarios_own_commands(
     assert "cannot make a cgroup" in doc["memory_limit"] and doc["verifier_results"]
     assert ScenarioResult.from_dict(doc).to_dict()["memory_limit"] == doc["memory_limit"]
     assert "memory_limit" not in ScenarioResult("later", [], 0.0).to_dict()
+
+
+@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+def test_a_launcher_that_cannot_enter_the_group_is_not_read_as_the_commands_exit(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection: the launcher's write into the group fails (its exit 125). That was
+    read as the command's own exit code; a command's own 125 still is."""
+    with isolation.policy(CAP_1024):
+        own, _ = run_in_scratch(calc, "exit 125", timeout_s=30)
+        monkeypatch.setattr(memory_group, "ENTER", "exit 125")
+        run, _ = run_in_scratch(calc, "echo ran", timeout_s=30)
+        shell = asyncio.run(run_shell("echo ran", calc, timeout_s=30))
+    assert own.returncode == 125 and own.output == "", own.output
+    for code, output in ((run.returncode, run.output), (shell.returncode, shell.output)):
+        assert code is None and output.startswith("not started: cannot enter memory group /")
+    assert _groups_left() == []

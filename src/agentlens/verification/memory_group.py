@@ -31,7 +31,8 @@ MB = 1024 * 1024
 GROUP_PREFIX = "agentlens-"
 REMOVE_WAIT_S = 5.0
 # run by /bin/sh before the command: `$0` is the group's cgroup.procs; exit 125 says "not started"
-ENTER = 'echo $$ > "$0" || exit 125; exec "$@"'
+NOT_ENTERED = 125
+ENTER = f'echo $$ > "$0" || exit {NOT_ENTERED}; exec "$@"'
 _numbers = itertools.count(1)
 # the notes of the commands that got no group, for results that cover many commands (a
 # scenario's verifiers, agent shell, MCP servers): a list shared by the context's threads and tasks
@@ -56,6 +57,15 @@ class MemoryGroup:
     def oom_killed(self) -> bool:
         """Whether the kernel has killed a process of the group for its memory."""
         return self.path is not None and _oom_kills(self.path, self.version) > 0
+
+    def not_started_note(self, returncode: int | None) -> str:
+        """What a command's result says instead of its exit code when the launcher could not
+        enter the group, so the command never ran: "" otherwise. A command may exit 125 itself
+        (`git bisect run`'s skip, `env` and `timeout` failing): then the group took page faults,
+        which no process ever in it can avoid. Asked before the group is removed."""
+        if returncode != NOT_ENTERED or self.path is None or _page_faults(self.path) != 0:
+            return ""
+        return f"not started: cannot enter memory group {self.path} (sandbox memory_mb)"
 
     def stop_note(self) -> str:
         """The line a command stopped for its memory ends with."""
@@ -157,6 +167,17 @@ def _oom_kills(path: Path, version: int) -> int:
         return 0
     found = re.search(r"^oom_kill (\d+)$", text, re.MULTILINE)
     return int(found.group(1)) if found else 0
+
+
+def _page_faults(path: Path) -> int | None:
+    """The page faults of the group's processes (both cgroup versions count them); None when
+    unknown, which is not zero."""
+    try:
+        text = (path / "memory.stat").read_text()
+    except OSError:
+        return None
+    found = re.search(r"^pgfault (\d+)$", text, re.MULTILINE)
+    return int(found.group(1)) if found else None
 
 
 def _remove(path: Path, version: int) -> None:

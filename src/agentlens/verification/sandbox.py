@@ -230,6 +230,9 @@ def _run_grouped(
         if scope is not None:
             scope.release(proc.pid)
     text = tail.finish()
+    not_started = group.not_started_note(proc.returncode)
+    if not_started:
+        return CommandResult(argv, None, not_started, time.monotonic() - start, False)
     if stopped == "disk":
         text = f"{text}\n{floor.note()}"
     if stopped == "memory" or (not stopped and group.oom_killed()):

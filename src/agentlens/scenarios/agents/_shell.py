@@ -82,6 +82,11 @@ async def run_process(
         code = None if timed_out else proc.returncode
         stderr = "" if err is out else _read(err)
         output = _read(out) if stdout_path is None else ""
+        not_started = group.not_started_note(code)
+        if not_started and stdout_path is None:  # nothing ran: no output, no exit code
+            return ShellResult(None, not_started, False), ""
+        if not_started:
+            return ShellResult(None, "", False), not_started
         note = _stop_note(stopped, floor, group, timed_out)
         if note:
             if stdout_path is None:

@@ -207,7 +207,8 @@ class StdioSession(McpSession):
         memory = self._memory
         if not self._stop and memory is not None and memory.oom_killed():
             self._stop = memory.stop_note()  # it died of it before the guard looked
-        how = f"was {self._stop}" if self._stop else how
+        not_started = memory.not_started_note(code) if memory is not None else ""
+        how = f"was {self._stop}" if self._stop else f"was {not_started}" if not_started else how
         return self._error(f"{how} during {during}", stderr=True)
 
     def _error(self, what: str, *, stderr: bool = False) -> McpError:
