@@ -15,6 +15,7 @@ from agentlens.demo.tiny_repo import create_repo
 from agentlens.scenarios.agents._shell import run_shell
 from agentlens.scenarios.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.verification import isolation, memory_group, sandbox
+from agentlens.verification.repo_git import run_git
 from agentlens.verification.sandbox import run_in_scratch
 from agentlens.verification.verifiers.base import VerifyContext
 from agentlens.verification.verifiers.static_analysis import CommandVerifier
@@ -190,4 +191,16 @@ def test_a_launcher_that_cannot_enter_the_group_is_not_read_as_the_commands_exit
     assert own.returncode == 125 and own.output == "", own.output
     for code, output in ((run.returncode, run.output), (shell.returncode, shell.output)):
         assert code is None and output.startswith("not started: cannot enter memory group /")
+    assert _groups_left() == []
+
+
+@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+def test_a_git_call_whose_filter_is_killed_for_memory_says_so(calc: Path) -> None:
+    """The agent's clean filter (run by AgentLens's own `git`, in its group) held 4 x 900 MB
+    under 1024: a process was killed and git's result said nothing of it."""
+    subprocess.run(["git", "-C", str(calc), "config", "filter.eat.clean", f"{FOUR_900}; cat"])
+    (calc / ".gitattributes").write_text("*.py filter=eat\n")
+    with isolation.policy(CAP_1024):
+        done = run_git(calc, "hash-object", "calc/ops.py")
+    assert done.stderr.endswith(STOPPED), done.stderr
     assert _groups_left() == []

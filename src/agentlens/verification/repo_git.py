@@ -33,7 +33,8 @@ def run_git(
     timeout_s: float = 60.0,
 ) -> subprocess.CompletedProcess[str]:
     """`git -C repo ARGS`, isolated; stdout and stderr as text (undecodable bytes replaced).
-    A timeout is exit code 124 with the reason on stderr."""
+    A timeout is exit code 124 with the reason on stderr; a process killed for the memory of
+    its group ends stderr with the group's stop note, as every sandboxed command's output does."""
     repo = repo.resolve()  # the sandbox binds and enters real paths
     argv = ["git", "-C", str(repo), *GIT_HARDENING, *args]
     base = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", **GIT_ISOLATION}
@@ -48,7 +49,7 @@ def run_git(
             readable=[repo, *_linked_git_dirs(repo)],
         )
         try:
-            return subprocess.run(
+            done = subprocess.run(
                 wrapped.argv,
                 capture_output=True,
                 text=True,
@@ -60,6 +61,11 @@ def run_git(
             )
         except subprocess.TimeoutExpired:  # the sandbox died with its first process
             return subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout_s:g} s")
+        if not_started := memory.not_started_note(done.returncode):
+            done.stderr = not_started
+        elif memory.oom_killed():  # a filter or textconv program of the agent's, say
+            done.stderr = f"{done.stderr.rstrip()}\n{memory.stop_note()}".lstrip("\n")
+        return done
 
 
 def _linked_git_dirs(repo: Path) -> list[Path]:
