@@ -123,6 +123,36 @@ def test_a_server_whose_launcher_cannot_enter_its_memory_group_is_not_started(
     assert "during initialize" in message, message
 
 
+def test_removing_a_servers_memory_group_does_not_block_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection: a group whose removal takes 1 s (`_remove` waits up to 5 s for its
+    processes to go). `close` ran it on the event loop, stalling every other session."""
+    remove = memory_group.MemoryGroup.remove
+    monkeypatch.setattr(memory_group.MemoryGroup, "remove", lambda g: (time.sleep(1), remove(g)))
+    gaps = [0.0]
+
+    async def tick() -> None:
+        while True:
+            last = time.monotonic()
+            await asyncio.sleep(0.05)
+            gaps.append(time.monotonic() - last)
+
+    async def go() -> None:
+        ticker = asyncio.ensure_future(tick())
+        session = open_session("h", hostile("exit"), log=tmp_path / "h.log")
+        try:
+            with pytest.raises(McpError):
+                await session.start()
+        finally:
+            await session.close()
+            await asyncio.sleep(0.1)  # the ticker's turn after a stall in `close`
+            ticker.cancel()
+
+    asyncio.run(go())
+    assert max(gaps) < 0.5, max(gaps)
+
+
 def test_its_stderr_ends_the_message_on_one_line_without_escapes(tmp_path: Path) -> None:
     message = refusal(hostile("exit-stderr"), tmp_path)  # ANSI, bytes not UTF-8, 2,000 more
     assert message.startswith("MCP server 'h' exited (exit code 1) during initialize: …zzz")

@@ -7,7 +7,9 @@ import asyncio
 import os
 import subprocess
 import time
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -204,3 +206,35 @@ def test_a_git_call_whose_filter_is_killed_for_memory_says_so(calc: Path) -> Non
         done = run_git(calc, "hash-object", "calc/ops.py")
     assert done.stderr.endswith(STOPPED), done.stderr
     assert _groups_left() == []
+
+
+def test_removing_the_shells_group_does_not_block_the_event_loop(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection: a group whose removal takes 1 s (`_remove` waits up to 5 s for its
+    processes to go). It ran on the event loop, stalling every other session's turn."""
+    remove = memory_group.MemoryGroup.remove
+    monkeypatch.setattr(memory_group.MemoryGroup, "remove", lambda g: (time.sleep(1), remove(g)))
+    with isolation.policy(CAP_1024):
+        gap = asyncio.run(_longest_stall(run_shell("true", calc, timeout_s=30)))
+    assert gap < 0.5, gap
+
+
+async def _longest_stall(work: Coroutine[Any, Any, object]) -> float:
+    """The longest the event loop did not run a 50 ms ticker while `work` ran."""
+    gaps = [0.0]
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.05)
+            gaps.append(time.monotonic() - last)
+            last = time.monotonic()
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        await work
+        await asyncio.sleep(0.1)  # the ticker's turn after a stall at the very end of `work`
+    finally:
+        ticker.cancel()
+    return max(gaps)

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import IO
 
 from agentlens.redaction import CUT_MARGIN
-from agentlens.verification import disk_guard, isolation
+from agentlens.verification import disk_guard, isolation, memory_group
 from agentlens.verification.disk_guard import DiskFloor
-from agentlens.verification.memory_group import MemoryGroup, memory_group
+from agentlens.verification.memory_group import MemoryGroup
 from agentlens.verification.sandbox import clean_env, kept_tail, kill_group
 
 KEPT_OUTPUT_BYTES = 1_000_000
@@ -48,8 +48,10 @@ async def run_process(
     stderr is returned apart; without, both are merged into `ShellResult.output`."""
     home = env.get("HOME") if env else None
     policy = isolation.current()
-    with contextlib.ExitStack() as held:  # the group is removed last, once all is gone
-        group = held.enter_context(memory_group(policy.limits.memory_mb))
+    async with contextlib.AsyncExitStack() as held:  # the group is removed last, once all is gone
+        group = memory_group.make(policy.limits.memory_mb)
+        # in a thread: removing a group waits for its processes to go (`memory_group._remove`)
+        held.push_async_callback(asyncio.to_thread, group.remove)
         wrapped = isolation.isolate(
             argv,
             workdir=cwd,
@@ -61,7 +63,7 @@ async def run_process(
         )
         floor = DiskFloor.at_start(cwd.parent, policy.limits)
         out = held.enter_context(_output_file(stdout_path))
-        err = out if stdout_path is None else held.enter_context(tempfile.TemporaryFile())
+        err = out if stdout_path is None else held.enter_context(_output_file(None))
         proc = await asyncio.create_subprocess_exec(
             *wrapped.argv,
             cwd=cwd,

@@ -86,7 +86,7 @@ class StdioSession(McpSession):
         except (OSError, ValueError, AgentLensError) as exc:  # ValueError: a NUL in an argument
             self._log_file.close()
             self._log_file = None
-            self._remove_memory_group()
+            await self._remove_memory_group()
             reason = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) else str(exc)
             if isinstance(exc, isolation.SandboxUnavailableError):
                 raise
@@ -109,17 +109,18 @@ class StdioSession(McpSession):
                     kill_group(pipes.transport.get_pid())
                 return
 
-    def _remove_memory_group(self) -> None:
+    async def _remove_memory_group(self) -> None:
+        """In a thread: removing a group waits for its processes to go (`memory_group._remove`)."""
         memory, self._memory = self._memory, None
         if memory is not None:
-            memory.remove()
+            await asyncio.to_thread(memory.remove)
 
     async def close(self) -> None:
         if self._guard is not None:
             self._guard.cancel()
         pipes, self._pipes = self._pipes, None
         if pipes is None or pipes.transport is None:
-            self._remove_memory_group()
+            await self._remove_memory_group()
             return
         transport = pipes.transport
         try:
@@ -135,7 +136,7 @@ class StdioSession(McpSession):
             # and a process left outside the group may hold them open.
             transport.close()
             await _ended(pipes, limits.CLOSE_WAIT_S)
-            self._remove_memory_group()
+            await self._remove_memory_group()
 
     async def _notify(self, message: dict[str, Any]) -> None:
         await self._send(message, str(message.get("method", "a request of its own")))
