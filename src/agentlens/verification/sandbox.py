@@ -27,6 +27,7 @@ from agentlens.verification import disk_guard, isolation
 from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.inside import read_text_inside
 from agentlens.verification.memory_group import MemoryGroup, memory_group
+from agentlens.verification.stop_rule import crossed_limit, stop_note
 
 # Only what toolchains need to be found and to behave deterministically.
 ENV_ALLOW = (
@@ -221,7 +222,7 @@ def _run_grouped(
         proc.wait()
         return CommandResult(argv, None, "stopped: the run is stopping", 0.0, False)
     tail = OutputTail(proc.stdout, policy.limits.output_bytes)  # type: ignore[arg-type]
-    stopped = ""
+    stopped: str | None = ""
     try:
         stopped = _wait(proc, timeout_s, floor, group)
     finally:
@@ -233,22 +234,19 @@ def _run_grouped(
     not_started = group.not_started_note(proc.returncode)
     if not_started:
         return CommandResult(argv, None, not_started, time.monotonic() - start, False)
-    if stopped == "disk":
-        text = f"{text}\n{floor.note()}"
-    if stopped == "memory" or (not stopped and group.oom_killed()):
-        text = f"{text}\n{group.stop_note()}"
+    timed_out = stopped is None
+    if note := stop_note(stopped or "", group, timed_out=timed_out):
+        text = f"{text}\n{note}"
     notes = "\n".join(note for note in (wrapped.warning, group.per_process_note()) if note)
-    timed_out = stopped == "timeout"
     code = None if timed_out else proc.returncode
     return CommandResult(argv, code, text, time.monotonic() - start, timed_out, notes)
 
 
 def _wait(
     proc: subprocess.Popen[bytes], timeout_s: float, floor: DiskFloor, group: MemoryGroup
-) -> str:
-    """Until the command ends (""), times out ("timeout"), crosses the disk `floor` ("disk")
-    or has a process killed for the memory of its `group` ("memory"); the caller kills it
-    then: what is left of a command that lost a process is no result."""
+) -> str | None:
+    """Until the command ends (""), times out (None) or crosses the disk `floor` or the memory
+    of its `group` (the note of `stop_rule.crossed_limit`); the caller kills it then."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -256,11 +254,9 @@ def _wait(
             return ""
         except subprocess.TimeoutExpired:
             if time.monotonic() >= deadline:
-                return "timeout"
-            if floor.crossed():
-                return "disk"
-            if group.oom_killed():
-                return "memory"
+                return None
+            if crossed := crossed_limit([floor], group):
+                return crossed
 
 
 class OutputTail:

@@ -22,6 +22,7 @@ from agentlens.verification import disk_guard, isolation, memory_group
 from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.memory_group import MemoryGroup
 from agentlens.verification.sandbox import clean_env, kept_tail, kill_group
+from agentlens.verification.stop_rule import crossed_limit, stop_note
 
 KEPT_OUTPUT_BYTES = 1_000_000
 
@@ -89,7 +90,7 @@ async def run_process(
             return ShellResult(None, not_started, False), ""
         if not_started:
             return ShellResult(None, "", False), not_started
-        note = _stop_note(stopped, floor, group, timed_out)
+        note = stop_note(stopped, group, timed_out=timed_out)
         if note:
             if stdout_path is None:
                 output += "\n" + note
@@ -98,16 +99,6 @@ async def run_process(
         if wrapped.warning:
             output = f"{wrapped.warning}\n{output}"
         return ShellResult(code, output, timed_out), stderr
-
-
-def _stop_note(stopped: str, floor: DiskFloor, group: MemoryGroup, timed_out: bool) -> str:
-    """Why the command was stopped: the disk floor, or the memory of its group (also when a
-    process was killed for it just before the command ended by itself)."""
-    if stopped == "disk":
-        return floor.note()
-    if stopped == "memory" or (not timed_out and group.oom_killed()):
-        return group.stop_note()
-    return ""
 
 
 async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult:
@@ -121,18 +112,16 @@ async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult
 
 
 async def _guarded(proc: asyncio.subprocess.Process, floor: DiskFloor, group: MemoryGroup) -> str:
-    """Waits for the command to end: ""; "disk" as soon as it crosses the disk `floor`,
-    "memory" as soon as a process of its `group` is killed for memory (the caller kills it)."""
+    """Waits for the command to end: "", or the note of the limit it crossed as soon as it
+    crosses the disk `floor` or the memory of its `group` (the caller kills it)."""
     ended = asyncio.ensure_future(proc.wait())
     try:
         while not ended.done():
             await asyncio.wait({ended}, timeout=disk_guard.POLL_S)
             if ended.done():
                 break
-            if floor.crossed():
-                return "disk"
-            if group.oom_killed():
-                return "memory"
+            if crossed := crossed_limit([floor], group):
+                return crossed
         return ""
     finally:
         ended.cancel()

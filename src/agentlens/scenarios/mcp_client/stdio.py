@@ -31,6 +31,7 @@ from agentlens.verification import disk_guard, isolation, memory_group
 from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.memory_group import MemoryGroup
 from agentlens.verification.sandbox import kill_group, toolchain_env
+from agentlens.verification.stop_rule import crossed_limit, stop_note
 
 
 class StdioSession(McpSession):
@@ -102,9 +103,8 @@ class StdioSession(McpSession):
         process of its memory group is killed for memory."""
         while pipes.returncode() is None:
             await asyncio.sleep(disk_guard.POLL_S)
-            crossed = next((floor for floor in floors if floor.crossed()), None)
-            if crossed is not None or memory.oom_killed():
-                self._stop = crossed.note() if crossed is not None else memory.stop_note()
+            if stopped := crossed_limit(floors, memory):
+                self._stop = stopped
                 if pipes.transport is not None:
                     kill_group(pipes.transport.get_pid())
                 return
@@ -206,8 +206,8 @@ class StdioSession(McpSession):
         code = None if pipes is None else await _ended(pipes, limits.SETTLE_S)
         how = "closed its stdout" if code is None else f"exited (exit code {code})"
         memory = self._memory
-        if not self._stop and memory is not None and memory.oom_killed():
-            self._stop = memory.stop_note()  # it died of it before the guard looked
+        if memory is not None:  # it may have died of its memory before the guard looked
+            self._stop = stop_note(self._stop, memory, timed_out=False)
         not_started = memory.not_started_note(code) if memory is not None else ""
         how = f"was {self._stop}" if self._stop else f"was {not_started}" if not_started else how
         return self._error(f"{how} during {during}", stderr=True)
