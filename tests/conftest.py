@@ -27,6 +27,18 @@ def data_dir() -> Path:
     return DATA
 
 
+@pytest.fixture
+def memory_cgroup() -> None:
+    """Skips, with the reason, on a host that lends AgentLens no memory cgroup: there a sandbox
+    bounds each process only, which the per-process tests check."""
+    from agentlens.verification import memory_group
+
+    group = memory_group.make(16)
+    group.remove()
+    if group.path is None:
+        pytest.skip(f"no memory cgroup can be made here: {group.why_not}")
+
+
 # Real local model fixtures (`local_llm_url`, `local_gguf_path`) and the `--run-paid` option.
 from tests.llm import (  # noqa: E402, F401
     isolated_llm_cache,

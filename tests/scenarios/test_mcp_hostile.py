@@ -93,13 +93,10 @@ def test_a_server_filling_the_disk_is_stopped(tmp_path: Path) -> None:
     assert "left free on the disk it writes to (sandbox disk_free_mb)" in message
 
 
+@pytest.mark.usefixtures("memory_cgroup")
 def test_a_server_whose_processes_together_pass_memory_mb_is_stopped(tmp_path: Path) -> None:
     """`memory_mb` bounded each process: a server and three helpers held 900 MB each under
     1024 (`verification/memory_group.py`)."""
-    group = memory_group.make(16)
-    group.remove()
-    if group.path is None:  # a host that lends no cgroup bounds each process only
-        pytest.skip(f"no memory cgroup can be made here: {group.why_not}")
     with isolation.policy(isolation.Isolation(limits=isolation.Limits(memory_mb=1024))):
         message = refusal(hostile("eat-memory", "900"), tmp_path)
     assert message.startswith(
@@ -108,15 +105,12 @@ def test_a_server_whose_processes_together_pass_memory_mb_is_stopped(tmp_path: P
     ), message
 
 
+@pytest.mark.usefixtures("memory_cgroup")
 def test_a_server_whose_launcher_cannot_enter_its_memory_group_is_not_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Failure injection: the launcher's write into the group fails (its exit 125), which
     read as the server's own exit code."""
-    group = memory_group.make(16)
-    group.remove()
-    if group.path is None:  # a host that lends no cgroup has no launcher
-        pytest.skip(f"no memory cgroup can be made here: {group.why_not}")
     monkeypatch.setattr(memory_group, "ENTER", "exit 125")
     message = refusal(hostile("exit-stderr"), tmp_path)
     assert message.startswith("MCP server 'h' was not started: cannot enter memory group /")

@@ -35,14 +35,6 @@ def _needs_bubblewrap() -> None:
 
 
 @pytest.fixture
-def _needs_a_memory_cgroup() -> None:
-    group = memory_group.make(16)
-    group.remove()
-    if group.path is None:  # a host that lends no cgroup: the per-process test below still runs
-        pytest.skip(f"no memory cgroup can be made here: {group.why_not}")
-
-
-@pytest.fixture
 def calc(tmp_path: Path) -> Path:
     return create_repo(tmp_path / "calc")
 
@@ -52,7 +44,7 @@ def _groups_left() -> list[Path]:
     return [group for _, parent in memory_group._parents() for group in parent.glob(mine)]
 
 
-@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+@pytest.mark.usefixtures("memory_cgroup")
 def test_four_900_mb_processes_are_stopped_under_1024(calc: Path) -> None:
     """The limit was per process (RLIMIT_DATA): four 900 MB processes ran under 1024 MB."""
     with isolation.policy(CAP_1024):
@@ -62,7 +54,7 @@ def test_four_900_mb_processes_are_stopped_under_1024(calc: Path) -> None:
     assert _groups_left() == []
 
 
-@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+@pytest.mark.usefixtures("memory_cgroup")
 def test_the_agents_shell_is_stopped_the_same_way(calc: Path) -> None:
     with isolation.policy(CAP_1024):
         result = asyncio.run(run_shell(FOUR_900, calc, timeout_s=30))
@@ -70,7 +62,7 @@ def test_the_agents_shell_is_stopped_the_same_way(calc: Path) -> None:
     assert _groups_left() == []
 
 
-@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+@pytest.mark.usefixtures("memory_cgroup")
 def test_files_in_tmp_and_dev_shm_count_toward_it(calc: Path) -> None:
     """They are memory (tmpfs), each capped at `memory_mb` alone: 40 MB in each passed 64."""
     fill = "dd if=/dev/zero of={}/fill bs=1M count=40 2>/dev/null"
@@ -80,7 +72,7 @@ def test_files_in_tmp_and_dev_shm_count_toward_it(calc: Path) -> None:
     assert run.output.endswith("stopped: memory limit 64 MB (sandbox memory_mb, all its processes)")
 
 
-@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+@pytest.mark.usefixtures("memory_cgroup")
 def test_one_300_mb_process_under_1024_passes(calc: Path) -> None:
     with isolation.policy(CAP_1024):
         run, _ = run_in_scratch(calc, HOLD.format(mb=300), timeout_s=30)
@@ -88,7 +80,7 @@ def test_one_300_mb_process_under_1024_passes(calc: Path) -> None:
     assert _groups_left() == []
 
 
-@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+@pytest.mark.usefixtures("memory_cgroup")
 def test_the_group_is_removed_after_a_timeout(calc: Path) -> None:
     with isolation.policy(CAP_1024):
         run, _ = run_in_scratch(calc, "sleep 30 & sleep 30", timeout_s=0.5)
@@ -96,7 +88,7 @@ def test_the_group_is_removed_after_a_timeout(calc: Path) -> None:
     assert _groups_left() == []
 
 
-@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+@pytest.mark.usefixtures("memory_cgroup")
 def test_the_group_is_removed_after_ctrl_c(calc: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Path] = []
 
@@ -111,7 +103,7 @@ def test_the_group_is_removed_after_ctrl_c(calc: Path, monkeypatch: pytest.Monke
     assert len(seen) == 1 and _groups_left() == []
 
 
-@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+@pytest.mark.usefixtures("memory_cgroup")
 def test_a_group_left_by_a_killed_agentlens_is_removed_by_the_next() -> None:
     gone = _dead_pid()
     (_, parent), *_ = memory_group._parents()
@@ -179,7 +171,7 @@ def test_memory_limit_is_the_note_of_the_scenarios_own_commands(
     assert "memory_limit" not in ScenarioResult("later", [], 0.0).to_dict()
 
 
-@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+@pytest.mark.usefixtures("memory_cgroup")
 def test_a_launcher_that_cannot_enter_the_group_is_not_read_as_the_commands_exit(
     calc: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,7 +188,7 @@ def test_a_launcher_that_cannot_enter_the_group_is_not_read_as_the_commands_exit
     assert _groups_left() == []
 
 
-@pytest.mark.usefixtures("_needs_a_memory_cgroup")
+@pytest.mark.usefixtures("memory_cgroup")
 def test_a_git_call_whose_filter_is_killed_for_memory_says_so(calc: Path) -> None:
     """The agent's clean filter (run by AgentLens's own `git`, in its group) held 4 x 900 MB
     under 1024: a process was killed and git's result said nothing of it."""
