@@ -8,7 +8,7 @@ from agentlens.process.waste.cycles import cyclic_patterns, find_cycles
 from agentlens.process.waste.redundant import redundant_steps
 from agentlens.process.waste.regression import reference_regressions, regression_loops
 from agentlens.process.waste.retries import blind_retries
-from agentlens.process.waste.tokens import sdk_wasted_indices, wasted_tokens
+from agentlens.process.waste.tokens import sdk_waste, wasted_tokens
 from agentlens.process.waste.unnecessary import unnecessary_exploration
 
 
@@ -98,6 +98,6 @@ def test_detect_all_and_the_token_union() -> None:
     }
     full = [initial_state(), *cand]
     repeats = found["blind_retry"].positions | found["cyclic_pattern"].positions
-    indices = sdk_wasted_indices(cand, full, [0] + [-1] * len(cand), [], repeats)
+    _, indices = sdk_waste(cand, full, [0] + [-1] * len(cand), [], repeats)
     assert {2, 3} <= indices
     assert wasted_tokens(cand, indices) == (90 * len(indices), 10 * len(indices))

@@ -37,12 +37,7 @@ from agentlens.process.stages import Stage
 from agentlens.process.states import ProcState
 from agentlens.process.tiers import tier, verdict, verdict_tier
 from agentlens.process.waste import WasteFinding, detect_all
-from agentlens.process.waste.tokens import (
-    SdkWaste,
-    sdk_redundant,
-    sdk_unnecessary,
-    wasted_tokens,
-)
+from agentlens.process.waste.tokens import SdkWaste, sdk_waste
 from agentlens.trajectory import OutcomeStatus, Trajectory
 
 FAILING_VERDICTS = ("FAIL", "LIKELY FAIL", "UNCERTAIN")
@@ -218,19 +213,13 @@ def _inefficiency(
 ) -> tuple[Inefficiency, SdkWaste]:
     """The release's inefficiency counts, and the steps they waste with their tokens."""
     repeats = waste["blind_retry"].positions | waste["cyclic_pattern"].positions
-    redundant = sdk_redundant(cand, states, m.alignment)
-    unnecessary = sdk_unnecessary(cand, path)
-    wasted_idx = set(repeats) | redundant | unnecessary
+    found, _ = sdk_waste(cand, states, m.alignment, path, repeats)
     ineff = Inefficiency(
         waste["blind_retry"].count,
         waste["cyclic_pattern"].count,
-        len(redundant),
-        len(unnecessary),
-        len(wasted_idx),
-    )
-    tokens_in, tokens_out = wasted_tokens(cand, wasted_idx)
-    found = SdkWaste(
-        len(repeats), len(redundant), len(unnecessary), len(wasted_idx), tokens_in, tokens_out
+        found.redundant,
+        found.unnecessary,
+        found.steps,
     )
     return ineff, found
 

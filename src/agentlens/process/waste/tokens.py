@@ -44,20 +44,22 @@ class SdkWaste:
         )
 
 
-def sdk_wasted_indices(
+def sdk_waste(
     cand: Sequence[ProcState],
     full_cand: Sequence[ProcState],
     alignment: Sequence[int],
     best_path: Sequence[ProcState],
     retries_and_cycles: frozenset[int],
-) -> set[int]:
-    """Indices into `cand` (labelled states). `alignment` is per `full_cand` (initial included);
-    `retries_and_cycles` are the blind-retry and cyclic-pattern findings' positions."""
-    return (
-        set(retries_and_cycles)
-        | sdk_redundant(cand, full_cand, alignment)
-        | sdk_unnecessary(cand, best_path)
-    )
+) -> tuple[SdkWaste, set[int]]:
+    """The release's wasted steps, counted by rule, and their union: indices into `cand`
+    (labelled states). `alignment` is per `full_cand` (initial included); `retries_and_cycles`
+    are the blind-retry and cyclic-pattern findings' positions."""
+    redundant = sdk_redundant(cand, full_cand, alignment)
+    unnecessary = sdk_unnecessary(cand, best_path)
+    wasted = set(retries_and_cycles) | redundant | unnecessary
+    tokens_in, tokens_out = wasted_tokens(cand, wasted)
+    counts = (len(retries_and_cycles), len(redundant), len(unnecessary), len(wasted))
+    return SdkWaste(*counts, tokens_in, tokens_out), wasted
 
 
 def sdk_redundant(
