@@ -291,7 +291,9 @@ def _files_glob_names(pattern: str) -> list[str]:
 @pytest.mark.parametrize(
     "pattern",
     ["**/*.json", "**/*.jsonl", "formats/*/*.json", "**/trajectories", "formats/c*/**/*.jsonl",
-     "formats/**/subagents/*.jsonl", "**/*.eval", "**/*", "formats/**", "**/trajectories/*"],
+     "formats/**/subagents/*.jsonl", "**/*.eval", "**/*", "formats/**", "**/trajectories/*",
+     "*/", "**/", "formats/[cg]*/*", "formats/*/marot-spotter/*", "formats/*/**/*.jsonl",
+     "formats//*/*.json"],
 )  # fmt: skip
 def test_a_recursive_glob_names_what_glob_names_on_real_folders(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch, pattern: str

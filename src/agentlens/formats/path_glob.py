@@ -1,16 +1,22 @@
-"""The paths a glob names, as `glob.glob(pattern, recursive=True)` finds them, except where a `**`
+"""The paths a glob names, as `glob.glob(pattern, recursive=True)` finds them, except where it
 would go astray on a hostile folder.
 
-`glob`'s `**` follows links to folders and nests a call per folder: a folder holding two links
-to itself (`a -> .`, `b -> .`) made `runs/**/*.jsonl` try 2^40 paths (a hang), one link to
-itself named every file 40 times (each a "read twice" failure), and a tree 1000 folders deep
-stopped the command with a `RecursionError`. Here a `**` walks folders on a stack, by the
-folder walk's own listing (`folder_listing`, as `load._walk`): never through a link to a
-folder, and into a hidden folder only where the pattern names it (`**/.cache/*`), as in `glob`.
-A folder the pattern names is named, and not looked into: the batch walks it, so naming what
-lies below it too would read each of its files twice (`runs/**/*` names `runs/sub`, not also
-`runs/sub/a.jsonl`; `**/trajectories` names each `trajectories` folder). A link to a folder the
-pattern names is named too, for the batch to skip with its reason.
+The part before the first wildcard is the user's own path, followed as written, links too (as a
+folder named on the command line is walked). From the first wildcard on, the pattern is matched
+a piece at a time, by the folder walk's own listing (`folder_listing`, as `load._walk`), and
+through no link to a folder, whether a wildcard (`runs/*/y`) or a fixed name after one
+(`runs/*/y/*`) meets it: `glob` followed `runs/task1/y -> /` and read outside the folder named.
+Such a link is named instead, for the batch to skip with its reason ("a link to a folder, not
+followed").
+
+`glob`'s `**` also nests a call per folder: a folder holding two links to itself (`a -> .`,
+`b -> .`) made `runs/**/*.jsonl` try 2^40 paths (a hang), one link to itself named every file
+40 times (each a "read twice" failure), and a tree 1000 folders deep stopped the command with a
+`RecursionError`. Here a `**` walks folders on a stack, and into a hidden folder only where the
+pattern names it (`**/.cache/*`), as in `glob`. A folder the pattern names is named, and not
+looked into: the batch walks it whole, so naming what lies below it too would read each of its
+files twice (`runs/**/*` names `runs/sub`, not also `runs/sub/a.jsonl`; `**/trajectories` names
+each `trajectories` folder, and none inside another).
 """
 
 from __future__ import annotations
@@ -26,30 +32,60 @@ STARS = "**"
 
 
 def expand(pattern: str) -> Iterator[str]:
-    """Every path `pattern` names, unsorted; a pattern without `**` is `glob.glob`'s."""
+    """Every path `pattern` names, unsorted; a pattern without wildcards is `glob.glob`'s. A
+    pattern that ends in a separator names folders only (and links to them), as in `glob`."""
     parts = pattern.split(os.sep)
-    if STARS not in parts:
+    at = next((i for i, part in enumerate(parts) if glob.has_magic(part)), None)
+    if at is None:
         yield from glob.glob(pattern)
         return
-    at = parts.index(STARS)
-    # `/**/x` splits to ["", "**", "x"]: a head of only separators is the root, not ""
+    # `/*/x` splits to ["", "*", "x"]: a head of only separators is the root, not ""
     head = os.sep.join(parts[:at]) or (os.sep if at else "")
-    rest = parts[at:-1] if parts[-1] == "" else parts[at:]  # `runs/**/`: as `runs/**`
-    if glob.has_magic(head):
-        bases = glob.glob(head)
-    else:  # "" for a pattern that starts with `**`: the working folder, named as `glob` names it
-        bases = [head] if not head or os.path.lexists(head) else []
-    for base in bases:
-        if glob.has_magic(head) and os.path.islink(base) and os.path.isdir(base):
-            yield base  # a link to a folder a wildcard met: skipped by the batch, not walked
-        elif os.path.isdir(base or os.curdir):
-            yield from _below(base, rest)
+    rest = [part for part in parts[at:] if part]  # `a/*//b` is `a/*/b`
+    found = _matched(head, rest)
+    folders_only = parts[-1] == ""
+    yield from (path for path in found if not folders_only or os.path.isdir(path))
+
+
+def _matched(head: str, rest: list[str]) -> Iterator[str]:
+    """The paths below the folder `head` whose path from it `rest` matches. A path that a piece
+    of `rest` matched is looked into only if it is a folder and no link (one that is, is named:
+    the batch skips it with its reason); from a `**` on, `_below` walks."""
+    pending = [(head, 0)]  # a path and how many pieces of `rest` it matched
+    while pending:
+        path, done = pending.pop()
+        if done == len(rest):
+            yield path
+        elif done and os.path.islink(path):  # matched by the pattern, not named by the user
+            if os.path.isdir(path):
+                yield path
+        elif not os.path.isdir(path or os.curdir):
+            continue  # a file where the pattern goes on: nothing below it
+        elif rest[done] == STARS:
+            yield from _below(path, rest[done:])
+        else:
+            pending += ((found, done + 1) for found in _in_folder(path, rest[done]))
+
+
+def _in_folder(folder: str, piece: str) -> list[str]:
+    """The paths in `folder` that `piece` (one name of a pattern) matches, spelled as `glob`
+    spells them (no `./` before them); none in a folder that cannot be listed, as in `glob`."""
+    if not glob.has_magic(piece):  # a fixed name: looked up, not listed (`..` too, as in `glob`)
+        path = os.path.join(folder, piece)
+        return [path] if os.path.lexists(path) else []
+    try:
+        found = listing(folder or os.curdir, hidden=True)
+    except OSError:
+        return []
+    names = map(os.path.basename, (*found.files, *found.links, *found.folders))
+    return [os.path.join(folder, name) for name in names if _name_matches(name, piece)]
 
 
 def _below(base: str, rest: list[str]) -> Iterator[str]:
     """The paths below `base` whose path from it `rest` matches, listed as the batch lists a
     folder (`folder_listing`); a folder is named whole (the batch walks it) or looked into only
-    where `rest` may still match: so a hidden folder only where `rest` names it (`.cache`)."""
+    where `rest` may still match: so a hidden folder only where `rest` names it (`.cache`). A
+    link to a folder that `rest` matches, or would have been walked through, is named."""
     start = _closure(frozenset({0}), rest)
     if base and len(rest) in start:  # `runs/**` names `runs` itself: walked whole
         yield base
@@ -61,9 +97,12 @@ def _below(base: str, rest: list[str]) -> Iterator[str]:
             found = listing(folder or os.curdir, hidden=True)
         except OSError:
             continue
-        for name in map(os.path.basename, (*found.files, *found.links)):
+        for name in map(os.path.basename, found.files):
             if len(rest) in _closure(_step(states, name, rest), rest):
                 yield os.path.join(folder, name)  # `glob`'s spelling: no `./` before it
+        for name in map(os.path.basename, found.links):
+            if _step(states, name, rest):  # named, matched or to be walked: skipped, with why
+                yield os.path.join(folder, name)
         for name in map(os.path.basename, found.folders):
             after = _closure(_step(states, name, rest), rest)
             if len(rest) in after:

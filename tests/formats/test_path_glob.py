@@ -1,0 +1,71 @@
+"""Globs over hostile run folders, built from real shared files: past its first wildcard a glob
+goes through no link to a folder; it names the link, for the batch to skip with its reason
+(`docs/security.md`, "Folders and files")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.whole_process import agentlens
+
+GEMINI = "formats/gemini-cli/session-2025-10-27T19-55-981c87cb.json"
+CLAUDE = "formats/claude-code/marot-spotter/short.jsonl"
+LINK_SKIPPED = "a link to a folder, not followed: name it to read it"
+
+
+def _runs_beside_an_outside_folder(data_dir: Path, tmp_path: Path) -> Path:
+    """`runs/task0/y/session.json`, and two ways out to `outside/y/secret.jsonl`: a task folder
+    that is a link (`runs/task1 -> ../outside`) and a fixed name after a wildcard that is one
+    (`runs/task2/y -> ../../outside/y`)."""
+    runs = tmp_path / "runs"
+    (runs / "task0" / "y").mkdir(parents=True)
+    (runs / "task0" / "y" / "session.json").write_bytes((data_dir / GEMINI).read_bytes())
+    (tmp_path / "outside" / "y").mkdir(parents=True)
+    (tmp_path / "outside" / "y" / "secret.jsonl").write_bytes((data_dir / CLAUDE).read_bytes())
+    (runs / "task1").symlink_to("../outside")
+    (runs / "task2").mkdir()
+    (runs / "task2" / "y").symlink_to("../../outside/y")
+    return runs
+
+
+@pytest.mark.parametrize("pattern", ["*/y/*", "*/y", "*/y/**", "t*/y/*.json*", "**/y/*"])
+def test_a_glob_reads_nothing_through_a_link_to_a_folder_past_its_first_wildcard(
+    data_dir: Path, tmp_path: Path, pattern: str
+) -> None:
+    """`glob` followed `runs/task1 -> ../outside` (a wildcard met it) and `runs/task2/y ->
+    ../../outside/y` (a fixed name after a wildcard): `runs/*/y/*` read `outside`'s file, then
+    again ("read twice", exit 1). Each link is now one skipped line naming it, as in a walk."""
+    runs = _runs_beside_an_outside_folder(data_dir, tmp_path)
+    shown = agentlens("--debug", "inspect", "--json", f"{runs}/{pattern}")
+    assert "secret" not in shown.stdout + shown.stderr
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    skipped = [line for line in shown.stderr.splitlines() if line.startswith("skipped: ")]
+    links = (runs / "task1", runs / "task2" / "y")
+    assert sorted(skipped) == [f"skipped: {link}: {LINK_SKIPPED}" for link in links]
+
+
+def test_a_folder_named_before_the_first_wildcard_is_followed_as_a_link(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """What the user typed is theirs: a data folder that is a link, named before the first
+    wildcard, is followed, as it is walked when named alone."""
+    runs = _runs_beside_an_outside_folder(data_dir, tmp_path)
+    (tmp_path / "data").symlink_to(runs / "task0")
+    shown = agentlens("inspect", "--json", f"{tmp_path}/data/*/*.json")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+
+
+def test_a_recursive_glob_names_a_link_to_a_folder_it_would_have_walked(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`runs/**/*.json` passed `runs/task0/more -> ../../outside` by without a word, where the
+    folder walk names every link to a folder it does not follow."""
+    runs = _runs_beside_an_outside_folder(data_dir, tmp_path)
+    (runs / "task0" / "more").symlink_to("../../outside")
+    shown = agentlens("--debug", "inspect", "--json", f"{runs}/**/*.json")
+    assert shown.returncode == 0, shown.stderr
+    assert f"skipped: {runs / 'task0' / 'more'}: {LINK_SKIPPED}" in shown.stderr.splitlines()
