@@ -1,14 +1,18 @@
 """Globs over hostile run folders, built from real shared files: past its first wildcard a glob
-goes through no link to a folder; it names the link, for the batch to skip with its reason
-(`docs/security.md`, "Folders and files")."""
+goes through no link to a folder (it names the link, for the batch to skip with its reason), and
+a folder it cannot list is a failure naming it (`docs/security.md`, "Folders and files")."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.whole_process import agentlens
+from tests.whole_process import SRC, agentlens
 
 GEMINI = "formats/gemini-cli/session-2025-10-27T19-55-981c87cb.json"
 CLAUDE = "formats/claude-code/marot-spotter/short.jsonl"
@@ -69,3 +73,38 @@ def test_a_recursive_glob_names_a_link_to_a_folder_it_would_have_walked(
     shown = agentlens("--debug", "inspect", "--json", f"{runs}/**/*.json")
     assert shown.returncode == 0, shown.stderr
     assert f"skipped: {runs / 'task0' / 'more'}: {LINK_SKIPPED}" in shown.stderr.splitlines()
+
+
+def _without_permission_override() -> list[str]:
+    """A command prefix under which a folder without permissions cannot be read: as root, the
+    capabilities that override them dropped (`setpriv`)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("root without setpriv: no folder is unreadable")
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+
+
+@pytest.mark.parametrize("pattern", ["*/session.json", "*/*.json", "**/*.json", "lo*/x"])
+def test_a_folder_a_glob_cannot_list_is_a_failure_naming_it(
+    data_dir: Path, tmp_path: Path, pattern: str
+) -> None:
+    """`glob` passes over a folder it cannot list: a run folder without read permission was
+    left out of `runs/*/*.json` without a word, and the command said all was well (exit 0)."""
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "session.json").write_bytes((data_dir / GEMINI).read_bytes())
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "session.json").write_bytes((data_dir / GEMINI).read_bytes())
+    locked.chmod(0)
+    command = [sys.executable, "-m", "agentlens", "inspect", "--json", f"{tmp_path}/{pattern}"]
+    env = {**os.environ, "PYTHONPATH": SRC}
+    try:
+        shown = subprocess.run([*_without_permission_override(), *command], env=env,
+                               capture_output=True, text=True, timeout=60)  # fmt: skip
+    finally:
+        locked.chmod(0o755)
+    assert shown.returncode == 1, shown.stderr
+    assert f"failed: {locked} [format unknown]: cannot read: Permission denied" in shown.stderr
+    assert "Traceback" not in shown.stderr
+    assert len(shown.stdout.splitlines()) == (0 if pattern.startswith("lo") else 1)

@@ -7,7 +7,8 @@ a piece at a time, by the folder walk's own listing (`folder_listing`, as `load.
 through no link to a folder, whether a wildcard (`runs/*/y`) or a fixed name after one
 (`runs/*/y/*`) meets it: `glob` followed `runs/task1/y -> /` and read outside the folder named.
 Such a link is named instead, for the batch to skip with its reason ("a link to a folder, not
-followed").
+followed"); so is a folder that cannot be listed, for the batch to say why (`glob` left it out
+without a word).
 
 `glob`'s `**` also nests a call per folder: a folder holding two links to itself (`a -> .`,
 `b -> .`) made `runs/**/*.jsonl` try 2^40 paths (a hang), one link to itself named every file
@@ -50,7 +51,8 @@ def expand(pattern: str) -> Iterator[str]:
 def _matched(head: str, rest: list[str]) -> Iterator[str]:
     """The paths below the folder `head` whose path from it `rest` matches. A path that a piece
     of `rest` matched is looked into only if it is a folder and no link (one that is, is named:
-    the batch skips it with its reason); from a `**` on, `_below` walks."""
+    the batch skips it with its reason); from a `**` on, `_below` walks. A folder that cannot be
+    listed is named, for the batch to say why (`glob` left it out without a word)."""
     pending = [(head, 0)]  # a path and how many pieces of `rest` it matched
     while pending:
         path, done = pending.pop()
@@ -64,21 +66,34 @@ def _matched(head: str, rest: list[str]) -> Iterator[str]:
         elif rest[done] == STARS:
             yield from _below(path, rest[done:])
         else:
-            pending += ((found, done + 1) for found in _in_folder(path, rest[done]))
+            try:
+                pending += ((found, done + 1) for found in _in_folder(path, rest[done]))
+            except OSError:
+                yield path or os.curdir
 
 
 def _in_folder(folder: str, piece: str) -> list[str]:
     """The paths in `folder` that `piece` (one name of a pattern) matches, spelled as `glob`
-    spells them (no `./` before them); none in a folder that cannot be listed, as in `glob`."""
+    spells them (no `./` before them). Raises an `OSError` for a folder that cannot be listed
+    (or searched, for a fixed name)."""
     if not glob.has_magic(piece):  # a fixed name: looked up, not listed (`..` too, as in `glob`)
         path = os.path.join(folder, piece)
-        return [path] if os.path.lexists(path) else []
-    try:
-        found = listing(folder or os.curdir, hidden=True)
-    except OSError:
-        return []
+        return [path] if _exists(path) else []
+    found = listing(folder or os.curdir, hidden=True)
     names = map(os.path.basename, (*found.files, *found.links, *found.folders))
     return [os.path.join(folder, name) for name in names if _name_matches(name, piece)]
+
+
+def _exists(path: str) -> bool:
+    """Whether `path` exists, as `os.path.lexists` says; raises a `PermissionError` where the
+    folder it is in may not be searched."""
+    try:
+        os.lstat(path)
+    except PermissionError:
+        raise
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _below(base: str, rest: list[str]) -> Iterator[str]:
@@ -95,7 +110,8 @@ def _below(base: str, rest: list[str]) -> Iterator[str]:
         folder, states = folders.pop()
         try:
             found = listing(folder or os.curdir, hidden=True)
-        except OSError:
+        except OSError:  # named, for the batch to say why
+            yield folder or os.curdir
             continue
         for name in map(os.path.basename, found.files):
             if len(rest) in _closure(_step(states, name, rest), rest):
