@@ -1,6 +1,7 @@
 """Globs over hostile run folders, built from real shared files: past its first wildcard a glob
-goes through no link to a folder (it names the link, for the batch to skip with its reason), and
-a folder it cannot list is a failure naming it (`docs/security.md`, "Folders and files")."""
+goes through no link to a folder (it names the link, for the batch to skip with its reason), a
+folder it cannot list is a failure naming it, and a link loop is skipped for what it is
+(`docs/security.md`, "Folders and files")."""
 
 from __future__ import annotations
 
@@ -73,6 +74,22 @@ def test_a_recursive_glob_names_a_link_to_a_folder_it_would_have_walked(
     shown = agentlens("--debug", "inspect", "--json", f"{runs}/**/*.json")
     assert shown.returncode == 0, shown.stderr
     assert f"skipped: {runs / 'task0' / 'more'}: {LINK_SKIPPED}" in shown.stderr.splitlines()
+
+
+def test_a_link_loop_or_a_link_to_nothing_is_skipped_for_what_it_is(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`runs/*` met `loop -> loop` and `gone -> nowhere`, names without a suffix, and skipped
+    each as a "sidecar (an outcome, metadata or notes file, by its name)"."""
+    runs = _runs_beside_an_outside_folder(data_dir, tmp_path)
+    (runs / "loop").symlink_to("loop")
+    (runs / "gone").symlink_to("nowhere")
+    for spec in (f"{runs}/*", str(runs)):
+        shown = agentlens("--debug", "inspect", "--json", spec)
+        assert shown.returncode == 0, shown.stderr
+        lines = shown.stderr.splitlines()
+        assert f"skipped: {runs / 'loop'}: cannot read: Too many levels of symbolic links" in lines
+        assert f"skipped: {runs / 'gone'}: cannot read: No such file or directory" in lines
 
 
 def _without_permission_override() -> list[str]:

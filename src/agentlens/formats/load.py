@@ -486,7 +486,9 @@ def read_one(
 ) -> list[Trajectory]:
     """The trajectories of a file of the batch (a `TraceFile`); a file that gives none is noted
     in `problems`, by kind."""
-    if not explicit and is_sidecar(path) and not path.is_dir() and telltale_of(path) is None:
+    # a sidecar is a file: a link to nothing or a loop named like one (`latest`) is skipped for
+    # what it is, by `read_path`
+    if not explicit and is_sidecar(path) and path.is_file() and telltale_of(path) is None:
         problems.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
         return []
     if inside is not None:
