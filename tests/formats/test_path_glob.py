@@ -1,7 +1,7 @@
 """Globs over hostile run folders, built from real shared files: past its first wildcard a glob
 goes through no link to a folder (it names the link, for the batch to skip with its reason), a
-folder it cannot list is a failure naming it, and a link loop is skipped for what it is
-(`docs/security.md`, "Folders and files")."""
+folder it cannot list is a failure naming it, a link loop is skipped for what it is, and a file
+named like the glob does not stand for it (`docs/security.md`, "Folders and files")."""
 
 from __future__ import annotations
 
@@ -125,3 +125,25 @@ def test_a_folder_a_glob_cannot_list_is_a_failure_naming_it(
     assert f"failed: {locked} [format unknown]: cannot read: Permission denied" in shown.stderr
     assert "Traceback" not in shown.stderr
     assert len(shown.stdout.splitlines()) == (0 if pattern.startswith("lo") else 1)
+
+
+def test_a_file_named_like_the_glob_does_not_stand_for_it(data_dir: Path, tmp_path: Path) -> None:
+    """A run folder holding a file named `*.json*` took `runs/*.json*` for that one name: the
+    two real traces beside it were left unread without a word, and the planted file failed."""
+    (tmp_path / "a.json").write_bytes((data_dir / GEMINI).read_bytes())
+    (tmp_path / "b.jsonl").write_bytes((data_dir / CLAUDE).read_bytes())
+    (tmp_path / "*.json*").write_text('{"note": "planted"}')
+    shown = agentlens("inspect", "--json", f"{tmp_path}/*.json*")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 2
+    assert shown.stderr == "skipped 1 non-trace file\n"
+
+
+def test_a_real_name_a_glob_names_nothing_by_is_read_as_written(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """As in a shell: `run[1].json` names no `run1.json`, so it is the file of that name."""
+    (tmp_path / "run[1].json").write_bytes((data_dir / GEMINI).read_bytes())
+    shown = agentlens("inspect", "--json", f"{tmp_path}/run[1].json")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1

@@ -102,9 +102,21 @@ def is_sidecar(path: Path) -> bool:
 
 
 def is_pattern(text: str) -> bool:
-    """A glob to expand; a name that exists is taken as written, even with glob characters
-    (`run[1].json`)."""
+    """Whether `text` is a glob: it has wildcards, and names no file as written (`run[1].json`
+    is a real name)."""
     return glob.has_magic(text) and not os.path.lexists(text)
+
+
+def _named_by(text: str) -> tuple[list[str], bool]:
+    """The paths `text` names, and whether as a glob. A name with wildcards that exists is taken
+    as written (`run[1].json`) only where the glob names nothing else, as a shell takes it: a
+    file a run folder holds named `*.json` stood for the `runs/*.json` the user meant."""
+    if glob.has_magic(text):
+        matches = sorted(expand(text))
+        written = os.path.normpath(text)
+        if not os.path.lexists(text) or any(os.path.normpath(m) != written for m in matches):
+            return matches, True
+    return [text], False
 
 
 def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
@@ -175,9 +187,7 @@ def _repeat_reason(path: Path, *, same_spelling: bool) -> str:
 def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.stat_result | None]]:
     """Every file named, with its `stat` if the walk took it already."""
     for spec in specs:
-        text = str(spec)
-        pattern = is_pattern(text)
-        matches = sorted(expand(text)) if pattern else [text]
+        matches, pattern = _named_by(str(spec))
         for match in matches:
             path = Path(match)
             if is_dir(path) and not (pattern and path.is_symlink()):
