@@ -1,7 +1,8 @@
 """Globs over hostile run folders, built from real shared files: past its first wildcard a glob
 goes through no link to a folder (it names the link, for the batch to skip with its reason), a
-folder it cannot list is a failure naming it, a link loop is skipped for what it is, and a file
-named like the glob does not stand for it (`docs/security.md`, "Folders and files")."""
+folder it cannot list is a failure naming it, a link loop is skipped for what it is, a file
+named like the glob does not stand for it, and a pattern that names nothing says how to match a
+`[` in a real name (`docs/security.md`, "Folders and files")."""
 
 from __future__ import annotations
 
@@ -125,6 +126,24 @@ def test_a_folder_a_glob_cannot_list_is_a_failure_naming_it(
     assert f"failed: {locked} [format unknown]: cannot read: Permission denied" in shown.stderr
     assert "Traceback" not in shown.stderr
     assert len(shown.stdout.splitlines()) == (0 if pattern.startswith("lo") else 1)
+
+
+def test_a_pattern_that_names_nothing_says_how_to_match_a_bracket_in_a_name(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """A run folder `br[1]` (a real name) in `runs/br[1]/*`: `[1]` is a set of characters, and
+    the line said only "no file matches this pattern"."""
+    from agentlens.formats.stream import read_paths
+
+    (tmp_path / "br[1]").mkdir()
+    (tmp_path / "br[1]" / "session.json").write_bytes((data_dir / GEMINI).read_bytes())
+    failures = read_paths([f"{tmp_path}/br[1]/*", f"{tmp_path}/br[12]/*"]).failures
+    escaped = f"{tmp_path}/br[[]1]/*"
+    assert [failure.reason for failure in failures] == [
+        f"no file matches this pattern; {escaped} would (`[[]` is a `[`)",
+        "no file matches this pattern",  # no real name it could have meant
+    ]
+    assert len(read_paths([escaped]).trajectories) == 1
 
 
 def test_a_file_named_like_the_glob_does_not_stand_for_it(data_dir: Path, tmp_path: Path) -> None:

@@ -122,10 +122,19 @@ def _named_by(text: str) -> tuple[list[str], bool]:
 def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
     """A failure for each glob among `specs` that matches no file."""
     return [
-        ReadFailure(printable(text), None, "no file matches this pattern", None)
+        ReadFailure(printable(text), None, _unmatched(text), None)
         for text in map(str, specs)
         if is_pattern(text) and next(expand(text), None) is None
     ]
+
+
+def _unmatched(pattern: str) -> str:
+    """Why a pattern named nothing, with the pattern that would name a real name holding a `[`:
+    in a pattern, `[` opens a set of characters (`run[1]/*` names `run1/x`, not `run[1]/x`)."""
+    literal = pattern.replace("[", "[[]")
+    if literal != pattern and next(expand(literal), None) is not None:
+        return f"no file matches this pattern; {printable(literal)} would (`[[]` is a `[`)"
+    return "no file matches this pattern"
 
 
 class TraceFile(NamedTuple):
