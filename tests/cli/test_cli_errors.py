@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BENCH
+from tests.whole_process import agentlens
 
 RUN = next((BENCH / "trajectories" / "psf__requests-1724").glob("*-pass-*.json"))
 EVALUATE = ["stepvalue", "evaluate", str(RUN), "--candidates", "outcome", "--evaluator", "openai:x"]
@@ -122,6 +123,20 @@ def test_a_folder_without_traces_is_an_error_not_an_empty_success(
         assert result.code == 2  # type: ignore[attr-defined]
         err = result.err  # type: ignore[attr-defined]
         assert f"no trace files in {tmp_path} (1 non-trace file skipped)" in err
+
+
+@pytest.mark.parametrize("command", ["inspect", "cohort"])
+def test_no_trace_files_under_debug_names_each_file_skipped(
+    data_dir: Path, tmp_path: Path, command: str
+) -> None:
+    """`--debug` names every skipped file with its reason, except where it mattered most: with
+    nothing read, "no trace files in runs (1 non-trace file skipped)" said neither which nor
+    why (here a run folder that is a link, not followed)."""
+    (tmp_path / "copilot").symlink_to(data_dir / "formats" / "copilot-cli")
+    shown = agentlens("--debug", command, str(tmp_path))
+    note = f"skipped: {tmp_path / 'copilot'}: a link to a folder, not followed: name it to read it"
+    assert note in shown.stderr.splitlines()
+    assert f"no trace files in {tmp_path} (1 non-trace file skipped)" in shown.stderr
 
 
 @pytest.mark.parametrize(

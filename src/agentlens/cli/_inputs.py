@@ -126,6 +126,8 @@ def refuse_empty(result: ReadReport, found: bool, paths: Sequence[str]) -> None:
         return
     for line in result.unread:
         _warn(line)
+    if errors.debug():  # what was there instead, as `report_failures` names it
+        _name_skipped(result)
     parts = [f"{len(result.unread)} unread trace-like"] if result.unread else []
     parts += [f"{non_traces(result)} skipped"] if result.skipped else []
     detail = f" ({'; '.join(parts)})" if parts else ""
@@ -161,8 +163,7 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
         if debug and failure.error is not None:
             err_console.print(_traceback(failure), highlight=False, markup=False)
     if debug:
-        for line in (*result.skipped, *result.sidecars):
-            say("skipped", one_line(line))
+        _name_skipped(result)
     if result.skipped:
         err_console.print(f"skipped {non_traces(result)}", highlight=False)
     if result.failures:
@@ -172,6 +173,11 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
         )
         return 1
     return 0
+
+
+def _name_skipped(result: ReadReport) -> None:
+    for line in (*result.skipped, *result.sidecars):
+        say("skipped", one_line(line))
 
 
 def failure_line(failure: ReadFailure) -> str:
