@@ -39,7 +39,9 @@ def inspect(
     """Summarise each trajectory: format, task, model, outcome, steps by category, tokens, cost.
 
     PATHS may be files, directories (walked; sidecars such as READMEs and logs are skipped) or
-    globs. A file that cannot be read gets one line on stderr and the exit code is 1.
+    globs; a folder a glob names is walked whole (`runs/**/trajectories`). No walk or glob goes
+    through a link to a folder you did not type (`--debug` names each one skipped). A file that
+    cannot be read gets one line on stderr and the exit code is 1.
     `--json` writes JSON Lines to stdout (one object per trajectory), so it can be piped to `jq`.
     """
     stream = stream_inputs(paths, lenient=lenient, labels=labels, format=format)
