@@ -65,6 +65,17 @@ def test_a_folder_named_before_the_first_wildcard_is_followed_as_a_link(
     assert len(shown.stdout.splitlines()) == 1
 
 
+def test_a_link_typed_before_two_stars_alone_is_walked(data_dir: Path, tmp_path: Path) -> None:
+    """`data/**` names `data` itself, which the user typed: a link there was skipped as "not
+    followed" (and nothing read, exit 2), while `data/**/*.json` went through it."""
+    runs = _runs_beside_an_outside_folder(data_dir, tmp_path)
+    (tmp_path / "data").symlink_to(runs / "task0")
+    for pattern in ("data/**", "data/**/"):
+        shown = agentlens("inspect", "--json", f"{tmp_path}/{pattern}")
+        assert shown.returncode == 0, shown.stderr
+        assert len(shown.stdout.splitlines()) == 1
+
+
 def test_a_recursive_glob_names_a_link_to_a_folder_it_would_have_walked(
     data_dir: Path, tmp_path: Path
 ) -> None:

@@ -25,7 +25,7 @@ from agentlens.formats.atif import referrer_of
 from agentlens.formats.claude_code import session_of
 from agentlens.formats.folder_listing import is_dir, listing
 from agentlens.formats.limits import check_file_size
-from agentlens.formats.path_glob import expand
+from agentlens.formats.path_glob import expand, typed_part
 from agentlens.formats.registry import HEAD_BYTES, UTF8_BOM, get_reader
 from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
@@ -197,9 +197,11 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.st
     """Every file named, with its `stat` if the walk took it already."""
     for spec in specs:
         matches, pattern = _named_by(str(spec))
+        typed = os.path.normpath(typed_part(str(spec)))  # `data/**` names `data`, as typed
         for match in matches:
             path = Path(match)
-            if is_dir(path) and not (pattern and path.is_symlink()):
+            met = pattern and path.is_symlink() and os.path.normpath(match) != typed
+            if is_dir(path) and not met:
                 yield from ((_walked(p, path), info) for p, info in _walk(path))
             elif pattern:  # a link to a folder, by its own `lstat`: skipped, as `_walk` skips it
                 info = os.lstat(path) if is_dir(path) else None

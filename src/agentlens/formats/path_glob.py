@@ -36,16 +36,27 @@ def expand(pattern: str) -> Iterator[str]:
     """Every path `pattern` names, unsorted; a pattern without wildcards is `glob.glob`'s. A
     pattern that ends in a separator names folders only (and links to them), as in `glob`."""
     parts = pattern.split(os.sep)
-    at = next((i for i, part in enumerate(parts) if glob.has_magic(part)), None)
-    if at is None:
+    at = _first_wildcard(parts)
+    if at == len(parts):
         yield from glob.glob(pattern)
         return
-    # `/*/x` splits to ["", "*", "x"]: a head of only separators is the root, not ""
-    head = os.sep.join(parts[:at]) or (os.sep if at else "")
     rest = [part for part in parts[at:] if part]  # `a/*//b` is `a/*/b`
-    found = _matched(head, rest)
+    found = _matched(typed_part(pattern), rest)
     folders_only = parts[-1] == ""
     yield from (path for path in found if not folders_only or os.path.isdir(path))
+
+
+def typed_part(pattern: str) -> str:
+    """The folder `pattern` names before its first wildcard, as typed: the user's own path,
+    followed where it is a link ("" for the working folder)."""
+    parts = pattern.split(os.sep)
+    at = _first_wildcard(parts)
+    # `/*/x` splits to ["", "*", "x"]: a head of only separators is the root, not ""
+    return os.sep.join(parts[:at]) or (os.sep if at else "")
+
+
+def _first_wildcard(parts: list[str]) -> int:
+    return next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
 
 
 def _matched(head: str, rest: list[str]) -> Iterator[str]:
