@@ -53,6 +53,16 @@ def test_a_glob_reads_nothing_through_a_link_to_a_folder_past_its_first_wildcard
     assert sorted(skipped) == [f"skipped: {link}: {LINK_SKIPPED}" for link in links]
 
 
+def test_two_globs_that_meet_the_same_link_skip_it_once(data_dir: Path, tmp_path: Path) -> None:
+    """`runs/*/y/*.json runs/*/y/*.jsonl` both name `runs/task1` and `runs/task2/y`: the second
+    time, each was a "read twice" failure (exit 1), though neither was read at all."""
+    runs = _runs_beside_an_outside_folder(data_dir, tmp_path)
+    shown = agentlens("--debug", "inspect", "--json", f"{runs}/*/y/*.json", f"{runs}/*/y/*.jsonl")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    assert shown.stderr.count(LINK_SKIPPED) == 2, shown.stderr
+
+
 def test_a_folder_named_before_the_first_wildcard_is_followed_as_a_link(
     data_dir: Path, tmp_path: Path
 ) -> None:

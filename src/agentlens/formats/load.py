@@ -179,6 +179,8 @@ def trace_files(
             if sizes is not None:
                 sizes[str(found.path)] = info.st_size
             yield found
+        elif stat.S_ISLNK(info.st_mode):  # a link to a folder, met again: skipped, never read
+            continue
         elif repeats is not None:
             reason = _repeat_reason(found.path, same_spelling=seen[key] == spelling)
             repeats.append(ReadFailure(printable(str(found.path)), None, reason, None))
