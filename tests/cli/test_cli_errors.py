@@ -125,6 +125,22 @@ def test_a_folder_without_traces_is_an_error_not_an_empty_success(
         assert f"no trace files in {tmp_path} (1 non-trace file skipped)" in err
 
 
+def test_no_trace_files_names_why_the_first_files_were_skipped(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Without `--debug` too: when nothing was read, why each file was skipped is the answer
+    (six run folders that are links: five named, then how to see the sixth)."""
+    for n in range(6):
+        (tmp_path / f"run{n}").symlink_to(data_dir / "formats" / "copilot-cli")
+    shown = agentlens("inspect", str(tmp_path))
+    lines = shown.stderr.splitlines()
+    named = [line for line in lines if line.startswith("skipped: ")]
+    assert len(named) == 5 and all("a link to a folder, not followed" in n for n in named)
+    assert "(--debug names all 6)" in lines
+    assert f"no trace files in {tmp_path} (6 non-trace files skipped)" in shown.stderr
+    assert shown.returncode == 2
+
+
 @pytest.mark.parametrize("command", ["inspect", "cohort"])
 def test_no_trace_files_under_debug_names_each_file_skipped(
     data_dir: Path, tmp_path: Path, command: str

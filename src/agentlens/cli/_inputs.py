@@ -128,6 +128,8 @@ def refuse_empty(result: ReadReport, found: bool, paths: Sequence[str]) -> None:
         _warn(line)
     if errors.debug():  # what was there instead, as `report_failures` names it
         _name_skipped(result)
+    else:  # with nothing read, why each file was skipped is the answer, not noise
+        _name_first_skipped(result)
     parts = [f"{len(result.unread)} unread trace-like"] if result.unread else []
     parts += [f"{non_traces(result)} skipped"] if result.skipped else []
     detail = f" ({'; '.join(parts)})" if parts else ""
@@ -178,6 +180,16 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
 def _name_skipped(result: ReadReport) -> None:
     for line in (*result.skipped, *result.sidecars):
         say("skipped", one_line(line))
+
+
+FIRST_SKIPPED = 5
+
+
+def _name_first_skipped(result: ReadReport) -> None:
+    for line in result.skipped[:FIRST_SKIPPED]:
+        say("skipped", one_line(line))
+    if len(result.skipped) > FIRST_SKIPPED:
+        err_console.print(f"(--debug names all {len(result.skipped)})", highlight=False)
 
 
 def failure_line(failure: ReadFailure) -> str:
