@@ -22,6 +22,16 @@ tune part (`--mismatches tune`, the default); the first frozen round is spent (s
 scored), so `--mismatches frozen` lists it too. The later frozen rounds (`frozen3`, `frozen4`) are
 for measuring only: their mismatches are never listed. Exit 0 on success, 1 when an input row was bad or a state could not be labelled (each
 named on one line), 2 when there is nothing to measure.
+
+`--corpus-labels CSV` labels every tool step of every run the set was drawn from (round 1's six
+sources) with the `paper` labeler and writes `format,path,record,step_index,stage`;
+`--changed-from` an earlier such file counts the steps whose stage differs, per format. The
+labeler is the one on `PYTHONPATH`, so an older checkout's `src` writes its labels:
+
+    mkdir -p /tmp/before && git archive 8cd0407^1 src | tar -x -C /tmp/before
+    PYTHONPATH=/tmp/before/src python scripts/labelset_agreement.py --corpus-labels /tmp/before.csv
+    PYTHONPATH=src python scripts/labelset_agreement.py --corpus-labels /tmp/now.csv \
+        --changed-from /tmp/before.csv
 """
 
 from __future__ import annotations
@@ -45,10 +55,13 @@ from _labelset import (
     STAGES,
     State,
     adjudication_files,
+    data_dir,
     labels_dirs,
     read_states,
     trajectory_of,
 )
+
+from agentlens.trajectory import Trajectory
 
 CONFIDENCES = ("high", "medium", "low")
 # splits already studied; a fresh frozen round is never listed state by state
@@ -366,6 +379,91 @@ def profiles(choice: str) -> list[str]:
     return sorted(PROFILES) if choice == "all" else [choice]
 
 
+# -- the labeler over every run the set was drawn from -------------------------------------------
+
+CORPUS_FIELDS = ("format", "path", "record", "step_index", "stage")
+StepKey = tuple[str, int, int]  # data-relative path, record in the file, step index
+
+
+@dataclass
+class Corpus:
+    runs: int = 0
+    not_traces: int = 0  # files under the sources no reader takes (READMEs, manifests)
+    stages: dict[StepKey, tuple[str, str]] = field(default_factory=dict)  # -> (format, stage)
+
+
+def corpus_stages(problems: list[str]) -> Corpus:
+    """The `paper` stage of every tool step of every run in round 1's sources."""
+    from draw_label_states import SOURCES
+
+    from agentlens.errors import AgentLensError
+    from agentlens.formats.load import iter_trace_paths, read_path
+
+    corpus, root = Corpus(), data_dir()
+    for source in SOURCES:
+        for path, _explicit in iter_trace_paths([root / folder for folder in source.folders]):
+            relative = path.relative_to(root).as_posix()
+            try:
+                runs = read_path(path)
+            except AgentLensError:
+                corpus.not_traces += 1
+                continue
+            corpus.runs += len(runs)
+            for record, run in enumerate(runs):
+                add_run_stages(corpus, source.format, (relative, record), run, problems)
+    return corpus
+
+
+def add_run_stages(
+    corpus: Corpus, fmt: str, where: tuple[str, int], run: Trajectory, problems: list[str]
+) -> None:
+    from agentlens.process.labeler import label_trajectory
+
+    try:
+        stages = label_trajectory(run, "paper")
+    except Exception as exc:  # one run's failure must not hide the others' steps
+        problems.append(f"failed: {where[0]} record {where[1]}: {exc}")
+        return
+    for index, stage in enumerate(stages):
+        if stage:
+            corpus.stages[(*where, index)] = (fmt, str(stage))
+
+
+def write_corpus(path: Path, stages: dict[StepKey, tuple[str, str]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(CORPUS_FIELDS)
+        for (relative, record, index), (fmt, stage) in stages.items():
+            writer.writerow([fmt, relative, record, index, stage])
+
+
+def read_corpus(path: Path) -> dict[StepKey, tuple[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {
+            (row["path"], int(row["record"]), int(row["step_index"])): (row["format"], row["stage"])
+            for row in csv.DictReader(handle)
+        }
+
+
+def changed_steps(
+    before: dict[StepKey, tuple[str, str]], now: dict[StepKey, tuple[str, str]]
+) -> tuple[Counter[str], int, int]:
+    """Per format, the steps both files label whose stage differs; how many steps both label;
+    how many only one does (a reader change, not the labeler's)."""
+    both = before.keys() & now.keys()
+    changed = Counter(now[key][0] for key in both if before[key][1] != now[key][1])
+    return changed, len(both), len(before.keys() ^ now.keys())
+
+
+def changes_line(before: Path, changed: Counter[str], compared: int, unmatched: int) -> str:
+    total = sum(changed.values())
+    share = total / compared if compared else 0.0
+    by_count = sorted(changed.items(), key=lambda item: (-item[1], item[0]))
+    parts = ", ".join(f"{fmt} {count}" for fmt, count in by_count)
+    line = f"changed from {before}: {total} of {compared:,} steps ({share:.1%}): {parts or 'none'}"
+    return line + (f"; {unmatched} steps in only one of the files" if unmatched else "")
+
+
 # -- command line -------------------------------------------------------------------------------
 
 
@@ -411,6 +509,22 @@ def run_labeler(args: argparse.Namespace, states: list[State], problems: list[st
     return 0
 
 
+def run_corpus(args: argparse.Namespace, states: list[State], problems: list[str]) -> int:
+    if not data_dir().is_dir():
+        print(f"error: shared data not found at {data_dir()}; set AGENTLENS_DATA", file=sys.stderr)
+        return 2
+    corpus = corpus_stages(problems)
+    write_corpus(args.corpus_labels, corpus.stages)
+    print(
+        f"{corpus.runs} runs, {len(corpus.stages):,} tool steps labelled by 'paper' "
+        f"({corpus.not_traces} files no reader takes); wrote {args.corpus_labels}"
+    )
+    if args.changed_from:
+        changed, compared, unmatched = changed_steps(read_corpus(args.changed_from), corpus.stages)
+        print(changes_line(args.changed_from, changed, compared, unmatched))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -427,10 +541,18 @@ def main(argv: list[str] | None = None) -> int:
         choices=SPENT_SPLITS,
         help="list the labeler's per-state mismatches of this spent split (repeatable; default tune)",
     )
+    parser.add_argument(
+        "--corpus-labels", type=Path, metavar="CSV", help="label every run the set was drawn from"
+    )
+    parser.add_argument(
+        "--changed-from", type=Path, metavar="CSV", help="with --corpus-labels: an earlier file"
+    )
     args = parser.parse_args(argv)
+    if args.changed_from and not args.corpus_labels:
+        parser.error("--changed-from needs --corpus-labels")
     states = read_states()
     problems: list[str] = []
-    run = run_labeler if args.labeler else run_annotators
+    run = run_corpus if args.corpus_labels else run_labeler if args.labeler else run_annotators
     code = run(args, states, problems)
     for problem in problems:
         print(problem, file=sys.stderr)

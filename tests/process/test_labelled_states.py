@@ -309,3 +309,44 @@ def test_the_round_4_instructions_keep_the_guideline_and_name_other_tasks(tmp_pa
     assert text.endswith(render.GUIDELINE.read_text(encoding="utf-8"))
     render.write_readme(tmp_path, 11, 3)
     assert "not GitHub issues" not in (tmp_path / "README_annotators3.md").read_text()
+
+
+def test_changed_steps_counts_differing_stages_per_format_and_unmatched_steps() -> None:
+    agreement = script("labelset_agreement")
+    before = {("a.json", 0, 1): ("codex", "E"), ("a.json", 0, 2): ("codex", "I")}
+    before |= {("b.jsonl", 1, 4): ("claude-code", "V"), ("c.json", 0, 1): ("codex", "O")}
+    now = {**before, ("a.json", 0, 2): ("codex", "V"), ("b.jsonl", 1, 4): ("claude-code", "E")}
+    del now[("c.json", 0, 1)]
+    now[("d.json", 0, 3)] = ("codex", "E")
+    changed, compared, unmatched = agreement.changed_steps(before, now)
+    assert (changed, compared, unmatched) == (Counter({"codex": 1, "claude-code": 1}), 3, 2)
+    line = agreement.changes_line(Path("old.csv"), changed, compared, unmatched)
+    assert line == (
+        "changed from old.csv: 2 of 3 steps (66.7%): claude-code 1, codex 1; "
+        "2 steps in only one of the files"
+    )
+
+
+def test_corpus_labels_cover_every_tool_step_and_count_a_changed_one(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every run of round 1's sources is labelled; against a file with one stage flipped,
+    exactly that step of that format is counted."""
+    agreement = script("labelset_agreement")
+    first = tmp_path / "first.csv"
+    assert agreement.main(["--corpus-labels", str(first)]) == 0
+    with first.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["format"] for r in rows} == {s.format for s in script("draw_label_states").SOURCES}
+    assert {r["stage"] for r in rows} <= {"E", "I", "V", "O"}
+    flipped = next(r for r in rows if r["format"] == "codex")
+    flipped["stage"] = "O" if flipped["stage"] != "O" else "E"
+    earlier = tmp_path / "earlier.csv"
+    with earlier.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    arguments = ["--corpus-labels", str(tmp_path / "second.csv"), "--changed-from", str(earlier)]
+    capsys.readouterr()
+    assert agreement.main(arguments) == 0
+    assert f": 1 of {len(rows):,} steps (0.0%): codex 1\n" in capsys.readouterr().out
