@@ -2,6 +2,7 @@
 
 Run by hand:  python benchmarks/scale.py [--data ../shared/data] [--sizes 10000 100000]
                                           [--million] [--commands inspect store-import cohort]
+              python benchmarks/scale.py --largest [--data ../shared/data]
 
 The corpus is grown from the 399 real AgentLens-Bench dev traces: copy N of trace T is written as
 `copyN/<task>/scale-bench-copyN-<name>` with `metadata.task_name` rewritten to
@@ -19,6 +20,11 @@ imports). Targets: peak at 100k < 1 GiB, and flat: peak(100k) / peak(10k) < 1.3.
 
 One function per command (`COMMANDS`): to add one, write a function giving its argv for a
 corpus folder and a scratch folder, and add it to `COMMANDS`.
+
+`--largest` grows no corpus: it finds the largest file under `--data` a reader claims and prints
+by how much reading it (`read_path`, in a fresh process, the reader's import included) raises
+that process's peak RSS, and that as a multiple of the file's size (docs/security.md, the input
+size cap).
 """
 
 from __future__ import annotations
@@ -43,6 +49,21 @@ GIB = 1024**3
 PEAK_TARGET = 1 * GIB
 FLAT_TARGET = 1.3
 TASK_NAME = re.compile(rb'("task_name"\s*:\s*")([^"]*)(")')
+# Run as a fresh process, so the read's peak is its own. VmHWM, not ru_maxrss: a child's ru_maxrss
+# starts at its parent's RSS at the fork (Linux keeps it across exec), which hid 5 MiB of the read.
+READ_PEAK = r"""
+import re, sys
+from pathlib import Path
+from agentlens.formats.load import read_path
+
+def peak():
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) * 1024
+
+before = peak()
+read_path(sys.argv[1])
+print(peak() - before)
+"""
 
 
 def inspect_argv(corpus: Path, scratch: Path) -> list[str]:
@@ -180,6 +201,50 @@ def _check(name: str, by_size: dict[int, Measure], sizes: list[int]) -> bool:
     return verdict
 
 
+def largest_trace(data: Path) -> Path | None:
+    """The largest file under `data` whose first bytes a reader claims."""
+    # imported here: a child's peak RSS from wait4 starts at this process's, so it stays small
+    from agentlens.errors import TraceError
+    from agentlens.formats.load import iter_trace_paths
+    from agentlens.formats.registry import HEAD_BYTES, detect
+
+    files = sorted((path for path, _ in iter_trace_paths([data])), key=_size, reverse=True)
+    for path in files:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+        try:
+            detect(path, head)
+        except TraceError:
+            continue
+        return path
+    return None
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size
+
+
+def read_peak_bytes(path: Path) -> int:
+    """By how much reading `path` raises a fresh process's peak RSS."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    command = [sys.executable, "-c", READ_PEAK, str(path)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def report_largest(data: Path) -> bool:
+    path = largest_trace(data)
+    if path is None:
+        print(f"no trace under {data}", file=sys.stderr)
+        return False
+    size, peak = _size(path), read_peak_bytes(path)
+    print(
+        f"largest trace: {path.relative_to(data)} ({size / 2**20:.1f} MiB); reading it raised "
+        f"the peak RSS of a fresh process by {peak / 2**20:.1f} MiB, {peak / size:.1f}x the file"
+    )
+    return True
+
+
 def _mib(count: int) -> str:
     return f"{count / 2**20:.0f}"
 
@@ -192,7 +257,12 @@ def main() -> None:
     parser.add_argument("--commands", nargs="+", choices=list(COMMANDS), default=list(COMMANDS))
     parser.add_argument("--workdir", type=Path, default=None, help="Where the corpus goes.")
     parser.add_argument("--keep", action="store_true", help="Keep the corpus afterwards.")
+    parser.add_argument(
+        "--largest", action="store_true", help="Only the read peak of the largest trace."
+    )
     args = parser.parse_args()
+    if args.largest:
+        sys.exit(0 if report_largest(args.data) else 1)
     args.sizes = sorted(set(args.sizes) | ({1_000_000} if args.million else set()))
     work = Path(tempfile.mkdtemp(prefix="agentlens-scale-", dir=args.workdir))
     print(

@@ -1,11 +1,11 @@
 """The input size cap: a trace file larger than it is one file's error, named with its size,
 before a byte of it is read; the batch goes on and the exit code says a file failed.
 
-Why a cap: the read path holds a file's bytes and then its parsed trajectories (about 8x the
-file's size at peak, measured on the largest shared trace), so one hostile or mistaken
-multi-gigabyte file would take the whole machine's memory. Why 1 GiB by default: the largest
-real trace in ../shared/data is 3 MiB, so 1 GiB is over 300x any trace seen, while its ~8 GiB
-peak still fits a developer's machine. `--max-file-size SIZE` (a global option) or
+Why a cap: the read path holds a file's bytes and then its parsed trajectories (about 9x the
+file's size at peak, measured on the largest shared trace by `benchmarks/scale.py --largest`), so
+one hostile or mistaken multi-gigabyte file would take the whole machine's memory. Why 1 GiB by
+default: the largest real trace in ../shared/data is 3 MiB, so 1 GiB is over 300x any trace
+seen, while its ~9 GiB peak still fits a developer's machine. `--max-file-size SIZE` (a global option) or
 `AGENTLENS_MAX_FILE_SIZE=SIZE` changes it; SIZE is bytes or a number with K, M, G or T (powers
 of 1024, `KiB`/`KB` spellings too), and `0` or `none` lifts it."""
 
