@@ -1,5 +1,9 @@
 # `make test` is the one test command (README Quick start); .ci/run calls exactly it.
 PY ?= python3
+# Two pytest-xdist workers: CI has two cores. tests/workers.py keeps the tests that start a local
+# Ray in one worker and those of the local model's server in one worker. pytest-benchmark, where
+# a machine has it, only warns under xdist: it is not ours, so it is left out.
+TEST_WORKERS ?= 2
 
 .PHONY: install check test
 # llama.cpp is built for a portable x86-64 (AVX2/FMA/F16C), not `-march=native`: on Sapphire Rapids
@@ -18,4 +22,4 @@ check:
 	$(PY) -m mypy
 
 test: install check
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -p no:benchmark

@@ -39,6 +39,8 @@ def memory_cgroup() -> None:
         pytest.skip(f"no memory cgroup can be made here: {group.why_not}")
 
 
+pytest_plugins = ["tests.workers"]
+
 # Real local model fixtures (`local_llm_url`, `local_gguf_path`) and the `--run-paid` option.
 from tests.llm import (  # noqa: E402, F401
     isolated_llm_cache,

@@ -6,10 +6,12 @@ import ast
 import contextlib
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -420,12 +422,16 @@ TOKEN = uuid.uuid4().hex + uuid.uuid4().hex
 
 
 @pytest.fixture(scope="module")
-def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+def ray_head() -> Iterator[int]:
     """A head started with `ray start --head`, as a team's cluster would be, with token
     authentication (Ray's default for `ray start`). Joins happen in fresh processes: this one
     may already run a local Ray (the session fixture)."""
     pytest.importorskip("ray")
-    port, temp = free_port(), tmp_path_factory.mktemp("ray")
+    port = free_port()
+    # Not below pytest's temp folder: Ray's socket paths in it must fit a Unix socket name's 107
+    # bytes, and under an xdist worker (`.../pytest-2050/popen-gw0/ray0/session_.../sockets/
+    # plasma_store`) they did not: the head never listened
+    temp = Path(tempfile.mkdtemp(prefix="ray-"))
     beside = Path(sys.executable).with_name("ray")  # this Python's Ray: a head must match it
     ray = str(beside) if beside.is_file() else "ray"
     head = subprocess.Popen(
@@ -442,6 +448,7 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     finally:
         os.killpg(head.pid, signal.SIGKILL)  # SIGTERM drains for 30 s
         head.wait(timeout=30)
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def join(port: int, token: str) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,41 @@
+"""Which tests share a pytest-xdist worker (`make test` runs two workers, `--dist loadgroup`).
+
+Each group's tests run one after another in one worker, beside the other worker's tests:
+- `ray`: tests that start a local Ray. Two local Rays at once on one host did not coexist: a
+  `ray start --head` never listened while the other worker's Ray ran (seen with `-n 2`).
+- `local-model`: tests of the real llama.cpp server. One server, started once per worker, then
+  serves them all; two servers of two threads each would share two cores four ways.
+Without xdist the markers are inert.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+RAY_FIXTURES = {"ray_session", "ray_engine", "ray_head"}
+RAY_MODULES = {
+    "tests/engine/test_map.py",
+    "tests/engine/test_ray_faults.py",
+    "tests/engine/test_ray_sigterm.py",
+    "tests/engine/test_scoring.py",
+    "tests/scenarios/test_scale_out.py",
+}
+LOCAL_MODEL_FIXTURES = {"local_llm_url", "local_gguf_path"}
+
+
+def worker_group(item: pytest.Item) -> str | None:
+    """The group a test runs in, or None to go to whichever worker is free. Ray wins over the
+    local model: a test needing both may start a second server, never a second Ray."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & RAY_FIXTURES or item.nodeid.split("::")[0] in RAY_MODULES:
+        return "ray"
+    if fixtures & LOCAL_MODEL_FIXTURES or item.get_closest_marker("llm"):
+        return "local-model"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if group := worker_group(item):
+            item.add_marker(pytest.mark.xdist_group(group))
