@@ -1,8 +1,9 @@
 """Which tests share a pytest-xdist worker (`make test` runs two workers, `--dist loadgroup`).
 
 Each group's tests run one after another in one worker, beside the other worker's tests:
-- `ray`: tests that start a local Ray. Two local Rays at once on one host did not coexist: a
-  `ray start --head` never listened while the other worker's Ray ran (seen with `-n 2`).
+- `ray`: tests that start a local Ray. The session's Ray (seconds to start, hundreds of MB)
+  starts in one worker, not in each, and the tests that time a stop or count what a Ray left
+  behind do not share the two cores with a second Ray.
 - `local-model`: tests of the real llama.cpp server. One server, started once per worker, then
   serves them all; two servers of two threads each would share two cores four ways.
 Without xdist the markers are inert.
