@@ -6,6 +6,7 @@ named like the glob does not stand for it, and a pattern that names nothing says
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import subprocess
@@ -144,9 +145,67 @@ def test_a_folder_a_glob_cannot_list_is_a_failure_naming_it(
     finally:
         locked.chmod(0o755)
     assert shown.returncode == 1, shown.stderr
-    assert f"failed: {locked} [format unknown]: cannot read: Permission denied" in shown.stderr
+    fixed = pattern.split("/")[-1]  # a fixed name is looked up: the path it would be fails
+    named = locked if glob.has_magic(fixed) else locked / fixed
+    assert f"failed: {named} [format unknown]: cannot read: Permission denied" in shown.stderr
     assert "Traceback" not in shown.stderr
     assert len(shown.stdout.splitlines()) == (0 if pattern.startswith("lo") else 1)
+
+
+def _run_without_permission_override(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "agentlens", *args]
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.run([*_without_permission_override(), *command], env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+@pytest.mark.parametrize(("spec", "failed"), [("", "notes.md"), ("/*/s.json", "s.json")])
+def test_a_folder_that_can_be_listed_but_not_searched_fails_one_file_and_the_batch_goes_on(
+    data_dir: Path, tmp_path: Path, spec: str, failed: str
+) -> None:
+    """`runs/noexec` (mode 644) holding `notes.md`: `Path.is_file` raised on it, and the batch
+    stopped at one bare `error:` line (exit 2), the good trace never reported. `runs/*/s.json`
+    also named the whole folder, so the batch failed `notes.md`, which the user never asked
+    for: it fails `runs/noexec/s.json` now."""
+    runs = tmp_path / "runs"
+    (runs / "good").mkdir(parents=True)
+    (runs / "good" / "s.json").write_bytes((data_dir / GEMINI).read_bytes())
+    noexec = runs / "noexec"
+    noexec.mkdir()
+    (noexec / "notes.md").write_text("notes\n")
+    noexec.chmod(0o644)
+    try:
+        shown = _run_without_permission_override("inspect", "--json", f"{runs}{spec}")
+    finally:
+        noexec.chmod(0o755)
+    assert shown.returncode == 1, shown.stderr
+    assert shown.stderr.splitlines() == [
+        f"failed: {noexec / failed} [format unknown]: cannot read: Permission denied",
+        "1 file failed; 1 trajectory read",
+    ]
+    assert len(shown.stdout.splitlines()) == 1
+
+
+def test_a_file_deeper_than_path_max_fails_alone(data_dir: Path, tmp_path: Path) -> None:
+    """A tree 20 folders of 250 `d`s deep: `Path.is_file` raised `ENAMETOOLONG` on the first
+    folder too deep to list (named like a sidecar: no suffix), and the batch stopped (exit 2)
+    with a 4,000-character `error:` line. It is one `failed:` line, naming that folder."""
+    (tmp_path / "good.json").write_bytes((data_dir / GEMINI).read_bytes())
+    folder = os.open(tmp_path, os.O_RDONLY)
+    for _ in range(20):  # built a folder at a time: the whole path is too long to name
+        os.mkdir("d" * 250, dir_fd=folder)
+        below = os.open("d" * 250, os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = below
+    deep = os.open("notes.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=folder)
+    os.close(deep)
+    os.close(folder)
+    shown = agentlens("inspect", "--json", str(tmp_path))
+    assert shown.returncode == 1, shown.stderr
+    lines = shown.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("failed: "), shown.stderr
+    assert lines[0].endswith(" [format unknown]: cannot read: File name too long")
+    assert len(shown.stdout.splitlines()) == 1
 
 
 def test_a_pattern_that_names_nothing_says_how_to_match_a_bracket_in_a_name(
@@ -186,4 +245,38 @@ def test_a_real_name_a_glob_names_nothing_by_is_read_as_written(
     (tmp_path / "run[1].json").write_bytes((data_dir / GEMINI).read_bytes())
     shown = agentlens("inspect", "--json", f"{tmp_path}/run[1].json")
     assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+
+
+def test_a_real_name_with_wildcards_named_among_others_is_read_too(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`find -print0 | xargs -0` names `runs/a.json runs/[ab].json`: `[ab].json` stood for its
+    glob's match `a.json` alone, so it was never read, and `a.json` failed as "read twice"."""
+    from agentlens.formats.load import is_pattern
+
+    for name in ("a.json", "[ab].json"):
+        (tmp_path / name).write_bytes((data_dir / GEMINI).read_bytes())
+    shown = agentlens("inspect", "--json", f"{tmp_path}/a.json", f"{tmp_path}/[ab].json")
+    assert shown.returncode == 0, shown.stderr
+    assert f'"path":"{tmp_path}/[ab].json"' in shown.stdout, shown.stderr
+    assert len(shown.stdout.splitlines()) == 2
+    assert is_pattern(f"{tmp_path}/[ab].json")  # as reading takes it: its glob names a.json
+    (tmp_path / "run[1].json").write_bytes(b"{}")
+    assert not is_pattern(f"{tmp_path}/run[1].json")  # no run1.json: the real name alone
+
+
+def test_a_link_named_and_met_by_a_glob_is_read_not_also_skipped(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`inspect runs/latest 'runs/*'`: `runs/latest -> ../store/r1` was read as named, and also
+    reported "skipped ... not followed: name it to read it", though it was named."""
+    (tmp_path / "store" / "r1").mkdir(parents=True)
+    (tmp_path / "store" / "r1" / "s.json").write_bytes((data_dir / GEMINI).read_bytes())
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "latest").symlink_to("../store/r1")
+    runs = tmp_path / "runs"
+    shown = agentlens("--debug", "inspect", "--json", f"{runs}/latest", f"{runs}/*")
+    assert shown.returncode == 0, shown.stderr
+    assert LINK_SKIPPED not in shown.stderr
     assert len(shown.stdout.splitlines()) == 1

@@ -102,21 +102,42 @@ def is_sidecar(path: Path) -> bool:
 
 
 def is_pattern(text: str) -> bool:
-    """Whether `text` is a glob: it has wildcards, and names no file as written (`run[1].json`
-    is a real name)."""
-    return glob.has_magic(text) and not os.path.lexists(text)
+    """Whether `text` is read as a glob, by the rule reading follows (`_named_by`): it has
+    wildcards, and names more than a real file as written (`run[1].json`, with no `run1.json`
+    beside it, is that file)."""
+    return _named_by(text).by_glob
 
 
-def _named_by(text: str) -> tuple[list[str], bool]:
-    """The paths `text` names, and whether as a glob. A name with wildcards that exists is taken
-    as written (`run[1].json`) only where the glob names nothing else, as a shell takes it: a
-    file a run folder holds named `*.json` stood for the `runs/*.json` the user meant."""
-    if glob.has_magic(text):
-        matches = sorted(expand(text))
-        written = os.path.normpath(text)
-        if not os.path.lexists(text) or any(os.path.normpath(m) != written for m in matches):
-            return matches, True
-    return [text], False
+class _Named(NamedTuple):
+    """What one path the user gave names (`_named_by`)."""
+
+    written: list[str]
+    """The path as written: one without wildcards, or a real name with them that is not among
+    its glob's matches."""
+    matched: list[str]
+    """The glob's matches, where it is read as one."""
+
+    @property
+    def by_glob(self) -> bool:
+        return bool(self.matched) or not self.written
+
+
+def _named_by(text: str) -> _Named:
+    """The paths `text` names. A real name with wildcards (`run[1].json`) is named as written,
+    as a shell takes it; and the glob's matches too where there are others: `find -print0 |
+    xargs -0` names `runs/a.json runs/[ab].json`, and reading only the matches read `a.json`
+    twice and `[ab].json` never. A name the glob matches itself (a file a run folder holds named
+    `*.json`) is read as one of the matches: it does not stand for the `runs/*.json` meant."""
+    if not glob.has_magic(text):
+        return _Named([text], [])
+    matches = sorted(expand(text))
+    if not os.path.lexists(text):
+        return _Named([], matches)
+    written = os.path.normpath(text)
+    others = [match for match in matches if os.path.normpath(match) != written]
+    if not others:
+        return _Named([text], [])
+    return _Named([], matches) if len(others) < len(matches) else _Named([text], matches)
 
 
 def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
@@ -124,7 +145,7 @@ def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
     return [
         ReadFailure(printable(text), None, _unmatched(text), None)
         for text in map(str, specs)
-        if is_pattern(text) and next(expand(text), None) is None
+        if not any(_named_by(text))
     ]
 
 
@@ -197,19 +218,38 @@ def _repeat_reason(path: Path, *, same_spelling: bool) -> str:
 
 def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.stat_result | None]]:
     """Every file named, with its `stat` if the walk took it already."""
-    for spec in specs:
-        matches, pattern = _named_by(str(spec))
-        typed = os.path.normpath(typed_part(str(spec)))  # `data/**` names `data`, as typed
-        for match in matches:
-            path = Path(match)
-            met = pattern and path.is_symlink() and os.path.normpath(match) != typed
-            if is_dir(path) and not met:
+    named = [(str(spec), _named_by(str(spec))) for spec in specs]
+    written = {os.path.normpath(text) for _, found in named for text in found.written}
+    for spec, found in named:
+        for text in found.written:
+            path = Path(text)
+            if is_dir(path):
                 yield from ((_walked(p, path), info) for p, info in _walk(path))
-            elif pattern:  # a link to a folder, by its own `lstat`: skipped, as `_walk` skips it
-                info = os.lstat(path) if is_dir(path) else None
-                yield TraceFile(path, False, reader_of(path)), info
             else:
                 yield TraceFile(path, True, None), None
+        yield from _globbed(spec, found, written)
+
+
+def _globbed(
+    spec: str, found: _Named, written: set[str]
+) -> Iterator[tuple[TraceFile, os.stat_result | None]]:
+    """The files of the glob's matches in `found`, less those `written` names: a match also
+    named is read as named (a link to a folder, walked; not also skipped as a glob met it)."""
+    typed = os.path.normpath(typed_part(spec))  # `data/**` names `data`, as typed
+    for match in found.matched:
+        path = Path(match)
+        also_named = os.path.normpath(match) in written
+        if found.written and also_named:
+            continue  # `a.json` named beside `[ab].json`, a real name: no repeat of it
+        # `os.path.islink`: `Path.is_symlink` raises where a folder may not be searched
+        met_by_glob = os.path.islink(path) and os.path.normpath(match) != typed
+        if is_dir(path) and not met_by_glob:
+            yield from ((_walked(p, path), info) for p, info in _walk(path))
+        elif is_dir(path) and also_named:
+            continue
+        else:  # a link to a folder, by its own `lstat`: skipped, as `_walk` skips it
+            info = os.lstat(path) if is_dir(path) else None
+            yield TraceFile(path, False, reader_of(path)), info
 
 
 def _walked(path: Path, root: Path) -> TraceFile:
@@ -510,8 +550,9 @@ def read_one(
     """The trajectories of a file of the batch (a `TraceFile`); a file that gives none is noted
     in `problems`, by kind."""
     # a sidecar is a file: a link to nothing or a loop named like one (`latest`) is skipped for
-    # what it is, by `read_path`
-    if not explicit and is_sidecar(path) and path.is_file() and telltale_of(path) is None:
+    # what it is, by `read_path`; `os.path.isfile`, as `Path.is_file` raises on a file in a
+    # folder that may not be searched, or a name too long: `read_path` then says why
+    if not explicit and is_sidecar(path) and os.path.isfile(path) and telltale_of(path) is None:
         problems.sidecars.append(f"{printable(str(path))}: {SIDECAR_REASON}")
         return []
     if inside is not None:

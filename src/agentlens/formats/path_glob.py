@@ -63,7 +63,8 @@ def _matched(head: str, rest: list[str]) -> Iterator[str]:
     """The paths below the folder `head` whose path from it `rest` matches. A path that a piece
     of `rest` matched is looked into only if it is a folder and no link (one that is, is named:
     the batch skips it with its reason); from a `**` on, `_below` walks. A folder that cannot be
-    listed is named, for the batch to say why (`glob` left it out without a word)."""
+    listed is named, for the batch to say why (`glob` left it out without a word); one that
+    cannot be searched for a fixed name, by the path that name would be (`_unsearched`)."""
     pending = [(head, 0)]  # a path and how many pieces of `rest` it matched
     while pending:
         path, done = pending.pop()
@@ -80,7 +81,16 @@ def _matched(head: str, rest: list[str]) -> Iterator[str]:
             try:
                 pending += ((found, done + 1) for found in _in_folder(path, rest[done]))
             except OSError:
-                yield path or os.curdir
+                yield _unsearched(path, rest[done])
+
+
+def _unsearched(folder: str, piece: str) -> str:
+    """What stands for a folder that cannot be listed, or searched for the fixed name `piece`:
+    the path that name would be (`runs/noexec/s.json`), so that reading it names what the user
+    asked for; naming the folder, the batch walked it and failed every file it lists."""
+    if not glob.has_magic(piece):
+        return os.path.join(folder, piece)
+    return folder or os.curdir
 
 
 def _in_folder(folder: str, piece: str) -> list[str]:
