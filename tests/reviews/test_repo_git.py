@@ -17,6 +17,7 @@ import pytest
 
 from agentlens.cli.review_cmd import _diff
 from agentlens.demo.tiny_repo import create_repo
+from agentlens.errors import ConfigError
 from agentlens.scenarios.agents._shell import run_shell
 from agentlens.scenarios.workspace import changes_since_base, prepare
 from agentlens.stepvalue.candidates.tracked import tracked_from_repo
@@ -208,7 +209,10 @@ def test_a_git_file_naming_another_repositorys_git_folder_shows_nothing_of_it(
     hostile.mkdir()
     (hostile / ".git").write_text(f"gitdir: {private / '.git'}\n")
     assert "private words" in git_shows(hostile)
-    assert "private words" not in _diff(str(hostile), "HEAD")
+    with pytest.raises(ConfigError) as failed:  # git finds no repository there: said, not ""
+        _diff(str(hostile), "HEAD")
+    assert "private words" not in str(failed.value)
+    assert "git diff HEAD failed: fatal: not a git repository" in str(failed.value)
 
 
 def test_a_git_folder_made_in_the_repository_names_no_common_folder(tmp_path: Path) -> None:
@@ -222,4 +226,7 @@ def test_a_git_folder_made_in_the_repository_names_no_common_folder(tmp_path: Pa
     (made / "commondir").write_text(f"{private / '.git'}\n")
     (made / "HEAD").write_text((private / ".git" / "HEAD").read_text())
     assert "private words" in git_shows(hostile)
-    assert "private words" not in _diff(str(hostile), "HEAD")
+    with pytest.raises(ConfigError) as failed:  # git finds no usable git folder: said, not ""
+        _diff(str(hostile), "HEAD")
+    assert "private words" not in str(failed.value)
+    assert "git diff HEAD failed: fatal: " in str(failed.value)

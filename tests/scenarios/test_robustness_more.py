@@ -65,7 +65,8 @@ def test_a_stopped_scope_starts_no_more_commands_and_others_are_unaffected(
     with sandbox.command_scope() as scope:
         scope.stop()
         result = sandbox.run_command(["echo", "hi"], work, timeout_s=5)
-        assert result.returncode is None and "the run is stopping" in result.output
+        assert result.returncode is None and result.output == ""
+        assert result.stopped == "not started: the run is stopping"
     # outside it (a later verify, another fold) commands run as usual
     assert sandbox.run_command(["echo", "hi"], work, timeout_s=5).output == "hi\n"
     with sandbox.command_scope():

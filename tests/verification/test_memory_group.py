@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import shlex
 import subprocess
 import time
 from collections.abc import Coroutine
@@ -13,12 +15,19 @@ from typing import Any
 
 import pytest
 
+from agentlens.cli import review_cmd
 from agentlens.demo.tiny_repo import create_repo
+from agentlens.errors import ConfigError
+from agentlens.scenarios.agents import bash as bash_agent
 from agentlens.scenarios.agents._shell import run_shell
+from agentlens.scenarios.agents.command import AgentFailure, CommandAgent
 from agentlens.scenarios.scenario import Scenario, ScenarioResult, run_scenario
-from agentlens.verification import isolation, memory_group, sandbox
+from agentlens.scenarios.turns import AgentTurn
+from agentlens.scenarios.workspace import Workspace, changes_since_base
+from agentlens.verification import disk_guard, isolation, memory_group, repo_git, sandbox
 from agentlens.verification.repo_git import run_git
 from agentlens.verification.sandbox import run_in_scratch
+from agentlens.verification.verifiers import run_verifier
 from agentlens.verification.verifiers.base import VerifyContext
 from agentlens.verification.verifiers.static_analysis import CommandVerifier
 
@@ -50,16 +59,49 @@ def test_four_900_mb_processes_are_stopped_under_1024(calc: Path) -> None:
     with isolation.policy(CAP_1024):
         run, _ = run_in_scratch(calc, FOUR_900, timeout_s=30)
     assert run.returncode == -9 and not run.timed_out, run.output
-    assert run.output.endswith(STOPPED) and "note:" not in run.output, run.output
+    assert run.stopped == STOPPED and not run.ok
+    assert "stopped:" not in run.output and "note:" not in run.output, run.output
     assert _groups_left() == []
 
 
 @pytest.mark.usefixtures("memory_cgroup")
 def test_the_agents_shell_is_stopped_the_same_way(calc: Path) -> None:
+    """The stop line was the end of the command's output: the model and the judge read it as
+    the program's words. It is AgentLens's note beside the output now, where a cut keeps it."""
     with isolation.policy(CAP_1024):
         result = asyncio.run(run_shell(FOUR_900, calc, timeout_s=30))
-    assert result.returncode == -9 and result.output.endswith(STOPPED), result.output
+    assert result.returncode == -9 and result.stopped == STOPPED, result.output
+    assert "stopped:" not in result.output, result.output
+    observation = bash_agent._observation(result)
+    assert observation.startswith(
+        f"<returncode>-9</returncode>\n<agentlens_note>{STOPPED}</agentlens_note>\n<output>\n"
+    ), observation
+    assert STOPPED not in observation.partition("<output>")[2]
     assert _groups_left() == []
+
+
+@pytest.mark.usefixtures("memory_cgroup")
+@pytest.mark.parametrize(
+    ("spec", "what"),
+    [
+        ({"type": "CommandVerifier", "command": FOUR_900, "forbidden_pattern": "memory"},
+         "the command"),
+        ({"type": "RunBuildSystemTaskVerifier", "command": FOUR_900,
+          "reg_exp_pattern": "stopped"}, "the build"),
+        ({"type": "RunTestsVerifier", "command": FOUR_900}, "pytest"),
+    ],
+)  # fmt: skip
+def test_a_verifier_says_its_command_was_stopped_and_no_pattern_sees_it(
+    calc: Path, spec: dict[str, Any], what: str
+) -> None:
+    """The stop line was in the output the verifier read: a user's forbidden pattern matched
+    AgentLens's words, a count pattern counted them, a test-output parser found no result and
+    said only that."""
+    with isolation.policy(CAP_1024):
+        result = run_verifier(spec, VerifyContext(calc))
+    assert (result.status, result.reason) == ("error", f"{what} {STOPPED}"), result.reason
+    assert result.metrics["stopped"] == STOPPED
+    assert "stopped:" not in result.metrics["output_tail"], result.metrics
 
 
 @pytest.mark.usefixtures("memory_cgroup")
@@ -69,7 +111,7 @@ def test_files_in_tmp_and_dev_shm_count_toward_it(calc: Path) -> None:
     script = f"{fill.format('/tmp')}; {fill.format('/dev/shm')}; sleep 5"
     with isolation.policy(isolation.Isolation(limits=isolation.Limits(memory_mb=64))):
         run, _ = run_in_scratch(calc, script, timeout_s=30)
-    assert run.output.endswith("stopped: memory limit 64 MB (sandbox memory_mb, all its processes)")
+    assert run.stopped == "stopped: memory limit 64 MB (sandbox memory_mb, all its processes)"
 
 
 @pytest.mark.usefixtures("memory_cgroup")
@@ -183,21 +225,80 @@ def test_a_launcher_that_cannot_enter_the_group_is_not_read_as_the_commands_exit
         run, _ = run_in_scratch(calc, "echo ran", timeout_s=30)
         shell = asyncio.run(run_shell("echo ran", calc, timeout_s=30))
     assert own.returncode == 125 and own.output == "", own.output
-    for code, output in ((run.returncode, run.output), (shell.returncode, shell.output)):
-        assert code is None and output.startswith("not started: cannot enter memory group /")
+    for code, output, stopped in ((run.returncode, run.output, run.stopped),
+                                  (shell.returncode, shell.output, shell.stopped)):  # fmt: skip
+        assert code is None and output == ""
+        assert stopped.startswith("not started: cannot enter memory group /")
     assert _groups_left() == []
 
 
 @pytest.mark.usefixtures("memory_cgroup")
-def test_a_git_call_whose_filter_is_killed_for_memory_says_so(calc: Path) -> None:
+def test_a_command_that_lost_a_process_and_exited_0_is_no_pass(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two 600 MB processes under 1024: one is killed, the shell exits 0. Failure injection:
+    the guard never looks while it runs (as when all this falls between two of its looks), so
+    only the check after the end sees the kill. That check's line went into the output, the
+    exit code stayed 0, and the verifier passed."""
+    monkeypatch.setattr(disk_guard, "POLL_S", 60.0)
+    command = f"{HOLD.format(mb=600)} & {HOLD.format(mb=600)} & wait; true"
+    with isolation.policy(CAP_1024):
+        run, _ = run_in_scratch(calc, command, timeout_s=30)
+        result = run_verifier({"type": "CommandVerifier", "command": command}, VerifyContext(calc))
+    assert (result.status, result.reason) == ("error", f"the command {STOPPED}"), result.reason
+    assert run.returncode == 0 and run.stopped == STOPPED and not run.ok, run.output
+
+
+@pytest.mark.usefixtures("memory_cgroup")
+def test_a_cmd_agent_that_lost_a_process_is_a_failed_turn_saying_why(
+    calc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection as above. The agent CLI lost a process to its memory cap and exited 0:
+    its turn failed as an unreadable trace, the stop line lost at the end of its stderr."""
+    monkeypatch.setattr(disk_guard, "POLL_S", 60.0)
+    holders = f"{HOLD.format(mb=600)} & {HOLD.format(mb=600)} & wait; true"
+    agent = CommandAgent(f"sh -c {shlex.quote(holders)}", trace_dir=tmp_path / "session")
+    with isolation.policy(CAP_1024), pytest.raises(AgentFailure) as failure:
+        asyncio.run(agent.turn("hi", calc, AgentTurn()))
+    assert str(failure.value) == f"sh was {STOPPED}"
+
+
+def _eating_filter(repo: Path) -> None:
+    """The agent's clean filter, which git runs on `calc/ops.py` as it hashes it: 4 x 900 MB."""
+    subprocess.run(["git", "-C", str(repo), "config", "filter.eat.clean", f"{FOUR_900}; cat"])
+    (repo / ".gitattributes").write_text("calc/ops.py filter=eat\n")
+
+
+@pytest.mark.usefixtures("memory_cgroup")
+def test_a_git_call_whose_filter_is_killed_for_memory_fails(calc: Path) -> None:
     """The agent's clean filter (run by AgentLens's own `git`, in its group) held 4 x 900 MB
-    under 1024: a process was killed and git's result said nothing of it."""
-    subprocess.run(["git", "-C", str(calc), "config", "filter.eat.clean", f"{FOUR_900}; cat"])
-    (calc / ".gitattributes").write_text("*.py filter=eat\n")
+    under 1024: a process was killed, git exited 0 with a hash of part of the file, and only a
+    line on its stderr said so."""
+    _eating_filter(calc)
     with isolation.policy(CAP_1024):
         done = run_git(calc, "hash-object", "calc/ops.py")
-    assert done.stderr.endswith(STOPPED), done.stderr
+    assert done.returncode == repo_git.STOPPED_EXIT and done.stopped == STOPPED, done.stderr
+    assert "stopped:" not in done.stderr
     assert _groups_left() == []
+
+
+@pytest.mark.usefixtures("memory_cgroup")
+def test_callers_of_a_stopped_git_say_their_changes_are_incomplete(calc: Path) -> None:
+    """git said 0, so the verifiers, the simulator's and the judge's diffs took a partial one:
+    files the agent never touched listed as changed, the change of `ops.py` passing a check."""
+    base = run_git(calc, "rev-parse", "HEAD").stdout.strip()
+    _eating_filter(calc)
+    (calc / "calc" / "ops.py").write_text("changed\n")
+    spec = {"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]}
+    with isolation.policy(CAP_1024):
+        result = run_verifier(spec, VerifyContext(calc))
+        with pytest.raises(ConfigError, match=f"git add -A in .* failed: {re.escape(STOPPED)}"):
+            changes_since_base(Workspace(calc, base))
+        with pytest.raises(ConfigError, match=f"git diff HEAD failed: {re.escape(STOPPED)}"):
+            review_cmd._diff(str(calc), "HEAD")
+    assert result.status == "error" and result.reason.endswith(
+        f"failed in {calc}: {STOPPED} (its list would be incomplete)"
+    ), result.reason
 
 
 def test_removing_the_shells_group_does_not_block_the_event_loop(

@@ -76,7 +76,8 @@ def test_a_verifier_command_filling_the_disk_is_stopped(calc: Path) -> None:
     with isolation.policy(_leave_free_mb(calc, 300)):
         run, _ = run_in_scratch(calc, FILL_DISK, timeout_s=8)
     assert not run.timed_out and run.returncode == -9, run.output
-    assert "left free on the disk it writes to (sandbox disk_free_mb)" in run.output
+    assert run.stopped.endswith("left free on the disk it writes to (sandbox disk_free_mb)")
+    assert "stopped:" not in run.output, run.output
 
 
 def test_an_agent_shell_command_filling_the_disk_is_stopped(calc: Path) -> None:
@@ -84,7 +85,8 @@ def test_an_agent_shell_command_filling_the_disk_is_stopped(calc: Path) -> None:
     with isolation.policy(_leave_free_mb(calc, 300)):
         result = asyncio.run(run_shell(FILL_DISK, calc, timeout_s=8))
     assert not result.timed_out and result.returncode == -9, result.output
-    assert "left free on the disk it writes to (sandbox disk_free_mb)" in result.output
+    assert result.stopped.endswith("left free on the disk it writes to (sandbox disk_free_mb)")
+    assert "stopped:" not in result.output, result.output
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root hands the copy to `nobody`")

@@ -372,12 +372,22 @@ async def _gather(*jobs: Awaitable[T]) -> list[T]:
 
 
 def _diff(repo: str, base_ref: str) -> str:
+    """`--repo`'s diff since `base_ref` for the judge; a failed git (a bad ref, the agent's
+    filter killed for memory) is the user's to know, not an empty or partial diff to review."""
     from pathlib import Path
 
+    from agentlens.errors import ConfigError
     from agentlens.verification.repo_git import PLAIN_DIFF, run_git
 
     # sandboxed: its git config is the agent's
-    return run_git(Path(repo), "diff", *PLAIN_DIFF, base_ref).stdout
+    done = run_git(Path(repo), "diff", *PLAIN_DIFF, base_ref)
+    if done.returncode != 0:
+        said = done.stopped or next(iter(done.stderr.strip().splitlines()), "no message")
+        raise ConfigError(
+            f"--repo {repo}: git diff {base_ref} failed: {said}; nothing was reviewed "
+            "(the judge would have seen no diff, or part of one)"
+        )
+    return done.stdout
 
 
 def _add_process_evidence(

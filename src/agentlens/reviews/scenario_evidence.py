@@ -46,11 +46,13 @@ def formal_summary(traj: Trajectory) -> str | None:
 
 
 def _diff(traj: Trajectory) -> str | None:
-    """The workspace's changes since its base, when the workspace is still there."""
+    """The workspace's changes since its base, when the workspace is still there; when git
+    cannot give them whole (the agent's filter killed for memory, a workspace replaced by a
+    link), AgentLens's note of why, so the judge never reviews part of a diff as all of it."""
     path, base = Path(traj.source.path), traj.metadata.get("base_revision")
     if not base or not (path / ".git").exists():
         return None
     try:
         return diff_since_base(Workspace(path, str(base)))
-    except AgentLensError:
-        return None
+    except AgentLensError as exc:
+        return f"(AgentLens cannot show the final diff: {exc})"

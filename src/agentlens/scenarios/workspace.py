@@ -63,7 +63,8 @@ def run_preprocessors(workspace: Workspace, preprocessors: list[dict[str, Any]])
         argv = _preprocessor_command(spec)
         result = run_command(argv, workspace.path, timeout_s=float(spec.get("timeout_s", 600)))
         if not result.ok:
-            raise ConfigError(f"preprocessor {argv} failed: {masked_tail(result.output, 500)}")
+            said = result.stopped or masked_tail(result.output, 500)
+            raise ConfigError(f"preprocessor {argv} failed: {said}")
     if preprocessors:
         _git(workspace.path, "add", "-A")
         _git(workspace.path, "commit", "-q", "--allow-empty", "-m", "scenario preprocessors")
@@ -122,10 +123,14 @@ def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
 
 def _git(repo: Path, *args: str, index: Path | None = None, check: bool = True) -> str:
     """Sandboxed (`repo_git`): after a preprocessor or the agent, `.git/config` is theirs.
-    `index`: a scratch folder for the index file, instead of the workspace's own."""
+    `index`: a scratch folder for the index file, instead of the workspace's own. `check=False`
+    lets git's own failure pass, never AgentLens's stop of it."""
     env = {"GIT_INDEX_FILE": str(index / "index")} if index else {}
     writable = [repo.parent, *([index] if index else [])]
     proc = run_git(repo, *GIT_IDENTITY, *args, env=env, writable=writable, timeout_s=600)
+    if proc.stopped:  # `check` or not: a filter killed for memory leaves its result partial
+        what = f"git {' '.join(args[:2])} in {repo}"
+        raise ConfigError(f"{what} failed: {proc.stopped} (its result would be incomplete)")
     if check and proc.returncode != 0:
         raise ConfigError(f"git {' '.join(args[:2])} in {repo} failed: {proc.stderr.strip()[:300]}")
     return proc.stdout

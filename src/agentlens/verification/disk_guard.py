@@ -40,7 +40,7 @@ class DiskFloor:
         return free is not None and free < self.floor_bytes
 
     def note(self) -> str:
-        """The line a stopped command's output ends with."""
+        """AgentLens's line on a command it stopped (`CommandResult.stopped`), never its output."""
         left = self.floor_bytes // MB
         why = "sandbox disk_free_mb"
         if self.short_at_start:

@@ -68,7 +68,7 @@ class MemoryGroup:
         return f"not started: cannot enter memory group {self.path} (sandbox memory_mb)"
 
     def stop_note(self) -> str:
-        """The line a command stopped for its memory ends with."""
+        """AgentLens's line on a command stopped for its memory (`CommandResult.stopped`)."""
         return f"stopped: memory limit {self.memory_mb} MB (sandbox memory_mb, all its processes)"
 
     def per_process_note(self) -> str:

@@ -20,9 +20,19 @@ from agentlens.verification.isolation import GIT_HARDENING
 from agentlens.verification.memory_group import memory_group
 
 GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+# git's result when a program it ran (a filter, textconv) was killed for the memory of its group
+# and git itself exited 0: 128 + SIGKILL, as a shell reports a killed command
+STOPPED_EXIT = 137
 # After `diff`: the patch as git makes it, not what the agent's external diff or textconv
 # driver prints instead (they run sandboxed, but what they print was the diff a review showed)
 PLAIN_DIFF = ("--no-ext-diff", "--no-textconv")
+
+
+class GitResult(subprocess.CompletedProcess[str]):
+    """git's result, and `stopped`: AgentLens's line when it stopped the call (timed out, its
+    memory group, never started), "" otherwise; the exit code is then never 0."""
+
+    stopped: str = ""
 
 
 def run_git(
@@ -31,10 +41,12 @@ def run_git(
     env: Mapping[str, str] | None = None,
     writable: Sequence[Path] = (),
     timeout_s: float = 60.0,
-) -> subprocess.CompletedProcess[str]:
+) -> GitResult:
     """`git -C repo ARGS`, isolated; stdout and stderr as text (undecodable bytes replaced).
-    A timeout is exit code 124 with the reason on stderr; a process killed for the memory of
-    its group ends stderr with the group's stop note, as every sandboxed command's output does."""
+    A timeout is exit code 124, its reason in `stopped` and on stderr. A process killed for the
+    memory of its group (the agent's filter, say) leaves git's output partial even when git
+    exits 0: the call fails then (`STOPPED_EXIT` when git said 0), `stopped` saying why; git's
+    own stderr stays git's."""
     repo = repo.resolve()  # the sandbox binds and enters real paths
     argv = ["git", "-C", str(repo), *GIT_HARDENING, *args]
     base = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", **GIT_ISOLATION}
@@ -60,12 +72,19 @@ def run_git(
                 check=False,
             )
         except subprocess.TimeoutExpired:  # the sandbox died with its first process
-            return subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout_s:g} s")
-        if not_started := memory.not_started_note(done.returncode):
-            done.stderr = not_started
-        elif memory.oom_killed():  # a filter or textconv program of the agent's, say
-            done.stderr = f"{done.stderr.rstrip()}\n{memory.stop_note()}".lstrip("\n")
-        return done
+            why = f"timed out after {timeout_s:g} s"
+            return _result(argv, 124, "", why, stopped=why)
+        stopped = memory.not_started_note(done.returncode)
+        if not stopped and memory.oom_killed():  # a filter or textconv program of the agent's
+            stopped = memory.stop_note()
+        code = done.returncode or (STOPPED_EXIT if stopped else 0)
+        return _result(argv, code, done.stdout, done.stderr, stopped=stopped)
+
+
+def _result(argv: list[str], code: int, stdout: str, stderr: str, *, stopped: str) -> GitResult:
+    result = GitResult(argv, code, stdout, stderr)
+    result.stopped = stopped
+    return result
 
 
 def _linked_git_dirs(repo: Path) -> list[Path]:

@@ -103,10 +103,14 @@ class CommandResult:
     # AgentLens's own notes on how the command ran (no sandbox, no memory group): kept out of
     # `output`, which verifiers' patterns and parsers read
     notes: str = ""
+    # AgentLens's line when it ended the command itself or never let it start ("stopped: memory
+    # limit …", "stopped: under N MB left free …", "not started: …"), "" otherwise: kept out of
+    # `output` as `notes` are, and shown by each consumer as its own words
+    stopped: str = ""
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.stopped
 
 
 # Toolchain homes under the real home (rustup toolchains, Go, npm and Maven caches): commands
@@ -180,11 +184,12 @@ def run_command(
     the only place the command can write. Only the tail of the output is kept (`Limits`), with
     the size of what was cut. When the command ends or times out, the sandbox's PID namespace is
     torn down, so test runners' children, daemons and `setsid` escapees die too. Its processes
-    share one memory cap (`memory_group`); `notes` says when there is none."""
+    share one memory cap (`memory_group`); `notes` says when there is none, `stopped` when it
+    was killed for the disk or its memory (or never started), never `output`."""
     argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
     scope = _SCOPE.get()
     if scope is not None and scope.stopped:
-        return CommandResult(argv, None, "not started: the run is stopping", 0.0, False)
+        return CommandResult(argv, None, "", 0.0, False, stopped="not started: the run is stopping")
     root = root or cwd.parent
     with memory_group(isolation.current().limits.memory_mb) as group:
         return _run_grouped(argv, cwd, root, timeout_s, env, group)
@@ -220,7 +225,7 @@ def _run_grouped(
         return CommandResult(argv, None, f"cannot start {argv[0]!r}: {exc}", 0.0, False)
     if scope is not None and not scope.admit(proc.pid):
         proc.wait()
-        return CommandResult(argv, None, "stopped: the run is stopping", 0.0, False)
+        return CommandResult(argv, None, "", 0.0, False, stopped="stopped: the run is stopping")
     tail = OutputTail(proc.stdout, policy.limits.output_bytes)  # type: ignore[arg-type]
     stopped: str | None = ""
     try:
@@ -231,15 +236,15 @@ def _run_grouped(
         if scope is not None:
             scope.release(proc.pid)
     text = tail.finish()
+    took = time.monotonic() - start
     not_started = group.not_started_note(proc.returncode)
     if not_started:
-        return CommandResult(argv, None, not_started, time.monotonic() - start, False)
+        return CommandResult(argv, None, "", took, False, stopped=not_started)
     timed_out = stopped is None
-    if note := stop_note(stopped or "", group, timed_out=timed_out):
-        text = f"{text}\n{note}"
     notes = "\n".join(note for note in (wrapped.warning, group.per_process_note()) if note)
     code = None if timed_out else proc.returncode
-    return CommandResult(argv, code, text, time.monotonic() - start, timed_out, notes)
+    why = stop_note(stopped or "", group, timed_out=timed_out)
+    return CommandResult(argv, code, text, took, timed_out, notes, stopped=why)
 
 
 def _wait(

@@ -32,6 +32,9 @@ class ShellResult:
     returncode: int | None
     output: str
     timed_out: bool
+    # AgentLens's line when it killed the command for the disk or its memory, or never started
+    # it: not the command's output, which the model and the judge read as the program's words
+    stopped: str = ""
 
 
 async def run_process(
@@ -46,7 +49,8 @@ async def run_process(
 ) -> tuple[ShellResult, str]:
     """Run `argv` isolated (`isolation.isolate`): it can write only in `cwd`'s parent (the
     workspace and its home) and `writable`. With `stdout_path`, stdout goes to that file and
-    stderr is returned apart; without, both are merged into `ShellResult.output`."""
+    stderr is returned apart; without, both are merged into `ShellResult.output`. Killed for
+    the disk or its memory, or never started: `ShellResult.stopped` says so, not the output."""
     home = env.get("HOME") if env else None
     policy = isolation.current()
     async with contextlib.AsyncExitStack() as held:  # the group is removed last, once all is gone
@@ -86,19 +90,12 @@ async def run_process(
         stderr = "" if err is out else _read(err)
         output = _read(out) if stdout_path is None else ""
         not_started = group.not_started_note(code)
-        if not_started and stdout_path is None:  # nothing ran: no output, no exit code
-            return ShellResult(None, not_started, False), ""
-        if not_started:
-            return ShellResult(None, "", False), not_started
-        note = stop_note(stopped, group, timed_out=timed_out)
-        if note:
-            if stdout_path is None:
-                output += "\n" + note
-            else:
-                stderr += "\n" + note
+        if not_started:  # nothing ran: no output, no exit code
+            return ShellResult(None, "", False, stopped=not_started), ""
         if wrapped.warning:
             output = f"{wrapped.warning}\n{output}"
-        return ShellResult(code, output, timed_out), stderr
+        why = stop_note(stopped, group, timed_out=timed_out)
+        return ShellResult(code, output, timed_out, stopped=why), stderr
 
 
 async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult:

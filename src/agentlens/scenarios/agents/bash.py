@@ -21,7 +21,7 @@ from agentlens.providers.client import LLMClient
 from agentlens.providers.types import ChatRequest, ChatResponse, Message
 from agentlens.scenarios.agent_view import TOOL_RESULT_CHARS, cut
 from agentlens.scenarios.agents._mcp_tools import McpTools, mcp_blocks
-from agentlens.scenarios.agents._shell import run_shell
+from agentlens.scenarios.agents._shell import ShellResult, run_shell
 from agentlens.scenarios.outbound import send
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.shell.categories import analyse_command
@@ -101,15 +101,15 @@ class BashAgent:
     ) -> Step:
         start, command = block
         result = await run_shell(command, workdir, timeout_s=self.settings.command_timeout_s)
-        code = "timeout" if result.timed_out else str(result.returncode)
-        observation = f"<returncode>{code}</returncode>\n<output>\n{result.output}</output>"
+        observation = _observation(result)
         shown = min(TOOL_RESULT_CHARS, self.settings.context_chars // 4)  # its command must fit too
         self.messages.append({"role": "user", "content": cut(observation, shown)})
         category, files = analyse_command(command)
         step = self._step(response, kind="tool", text=text[:start].strip())
         step.tool_name, step.category, step.command = "bash", category, command
         step.arguments, step.files = {"command": command}, files
-        step.observation, step.is_error = observation, result.returncode != 0
+        step.observation = observation
+        step.is_error = result.returncode != 0 or bool(result.stopped)
         return step
 
     async def _call(self, response: ChatResponse, text: str, block: tuple[int, str]) -> Step:
@@ -166,6 +166,15 @@ class BashAgent:
         if self.mcp is not None:
             await self.mcp.close()
         await self.client.aclose()
+
+
+def _observation(result: ShellResult) -> str:
+    """What the model and the judge read of a command: its exit code and output, and, between
+    them (a cut keeps the start), AgentLens's own line when it killed the command for the disk
+    or its memory, tagged as AgentLens's: never inside `<output>`, as if the program printed it."""
+    code = "timeout" if result.timed_out else str(result.returncode)
+    note = f"<agentlens_note>{result.stopped}</agentlens_note>\n" if result.stopped else ""
+    return f"<returncode>{code}</returncode>\n{note}<output>\n{result.output}</output>"
 
 
 def _cache_mark(response: ChatResponse) -> dict[str, Any] | None:

@@ -94,6 +94,9 @@ class CommandAgent:
         except asyncio.CancelledError:  # a timeout: keep what the trace shows so far
             into.steps[:], into.reply = self._partial(trace)
             raise
+        if result.stopped:  # killed for the disk or its memory: kept as a timeout keeps it
+            into.steps[:], into.reply = self._partial(trace)
+            raise AgentFailure(f"{argv[0]} was {result.stopped}")
         if result.returncode != 0:
             tail = masked_tail(err.strip(), 400) or _tail(stdout)
             raise AgentFailure(f"{argv[0]} exited with {result.returncode}: {tail}")

@@ -100,18 +100,32 @@ def output_tail(output: str, chars: int = OUTPUT_TAIL_CHARS) -> str:
 
 
 def run_metrics(run: CommandResult) -> dict[str, Any]:
-    """A command's exit code and output tail, and the sandbox's notes on how it ran apart
-    (`sandbox_notes`): they are AgentLens's words, which no pattern of the user's may match."""
+    """A command's exit code and output tail, and the sandbox's notes on how it ran and its
+    line on why it stopped the command apart (`sandbox_notes`, `stopped`): they are AgentLens's
+    words, which no pattern of the user's may match."""
     metrics: dict[str, Any] = {"exit_code": run.returncode, "output_tail": output_tail(run.output)}
     if run.notes:
         metrics["sandbox_notes"] = run.notes
+    if run.stopped:
+        metrics["stopped"] = run.stopped
     return metrics
+
+
+def stopped_result(type_name: str, what: str, run: CommandResult) -> VerifierResult | None:
+    """An error saying why AgentLens stopped `what` (the disk floor, its memory, never started),
+    None if it did not: like a timeout, what a stopped command printed is no verdict."""
+    if not run.stopped:
+        return None
+    return VerifierResult(type_name, "error", f"{what} {run.stopped}", run_metrics(run))
 
 
 def _git(repo: Path, *args: str) -> str:
     proc = run_git(repo, *args)  # sandboxed: the repository's git config is the agent's
     if proc.returncode != 0:
-        raise VerifierSetupError(f"git {' '.join(args)} failed in {repo}: {_git_says(proc.stderr)}")
+        why = f"{proc.stopped} (its list would be incomplete)" if proc.stopped else ""
+        raise VerifierSetupError(
+            f"git {' '.join(args)} failed in {repo}: {why or _git_says(proc.stderr)}"
+        )
     return proc.stdout
 
 

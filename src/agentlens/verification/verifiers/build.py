@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from agentlens.verification.sandbox import run_in_scratch
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, run_metrics
+from agentlens.verification.verifiers.base import (
+    VerifierResult,
+    VerifyContext,
+    run_metrics,
+    stopped_result,
+)
 
 BUILD_TOOLS = {
     "maven": ["mvn", "-o", "-B"],
@@ -44,6 +49,8 @@ class RunBuildSystemTaskVerifier:
             return VerifierResult(
                 self.type_name, "error", f"timed out after {timeout:.0f}s", metrics
             )
+        if stopped := stopped_result(self.type_name, "the build", run):
+            return stopped
         if not self.reg_exp_pattern:
             ok = run.returncode == 0
             reason = f"exit code {run.returncode} (no pattern: passes iff 0)"

@@ -14,6 +14,7 @@ from agentlens.verification.verifiers.base import (
     VerifyContext,
     output_tail,
     run_metrics,
+    stopped_result,
 )
 from agentlens.verification.verifiers.tools import missing_tool, skipped
 
@@ -45,6 +46,8 @@ class StaticAnalysisVerifier:
         metrics = run_metrics(run)
         if run.timed_out:
             return VerifierResult(self.type_name, "error", f"{self.tool} timed out", metrics)
+        if stopped := stopped_result(self.type_name, self.tool, run):
+            return stopped
         tool = missing_tool(run, ctx.repo, self.env)
         if tool is not None:
             return skipped(self.type_name, tool, metrics)
@@ -115,6 +118,8 @@ class CommandVerifier:
             return VerifierResult(
                 self.type_name, "error", f"timed out after {timeout:.0f}s", metrics
             )
+        if stopped := stopped_result(self.type_name, "the command", run):
+            return stopped
         problems = []
         if run.returncode not in self.exit_codes:
             problems.append(f"exit code {run.returncode} not in {self.exit_codes}")

@@ -11,7 +11,12 @@ from typing import Any, ClassVar
 
 from agentlens.verification.sandbox import CommandResult, run_in_scratch
 from agentlens.verification.verifiers import coverage
-from agentlens.verification.verifiers.base import VerifierResult, VerifyContext, run_metrics
+from agentlens.verification.verifiers.base import (
+    VerifierResult,
+    VerifyContext,
+    run_metrics,
+    stopped_result,
+)
 from agentlens.verification.verifiers.test_output import get_parser
 from agentlens.verification.verifiers.test_output.types import TestCounts
 from agentlens.verification.verifiers.tools import missing_tool, skipped
@@ -54,6 +59,8 @@ class RunTestsVerifier:
         run, reports = run_in_scratch(
             ctx.repo, command, timeout_s=timeout, workdir=self.working_directory, env=env
         )
+        if stopped := stopped_result(self.type_name, self.runner, run):
+            return stopped  # what a stopped run printed, or its reports, are no count
         counts = get_parser(self.runner)(ANSI.sub("", run.output), reports)
         tool = None
         if counts is None:

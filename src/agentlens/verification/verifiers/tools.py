@@ -36,13 +36,13 @@ def missing_tool(
         return None
     tool, probe = claimed
     checked, _ = run_in_scratch(repo, probe, timeout_s=PROBE_TIMEOUT_S, workdir=workdir, env=env)
-    return tool if checked.returncode != 0 and not checked.timed_out else None
+    return tool if checked.returncode != 0 and not (checked.timed_out or checked.stopped) else None
 
 
 def _claimed_missing(run: CommandResult) -> tuple[str, list[str]] | None:
     """What the output says could not start, and a command that exits 0 iff it can."""
     argv = run.command
-    if not argv or run.timed_out:
+    if not argv or run.timed_out or run.stopped:
         return None
     if argv[0] == "sh" and len(argv) > 2:  # a shell string: sh says which word it lacked
         found = re.search(r"(?:^|: )([\w.+-]+): (?:command )?not found", run.output)
