@@ -18,8 +18,21 @@ if TYPE_CHECKING:  # nothing more to import at start-up: every command imports t
     Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
+class StopSignalExit(SystemExit):
+    """The exit a stop signal makes: status 128 + its number, and its name for the one line
+    that says so (`cli._app`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
 def exit_on_signal(signum: int, frame: FrameType | None) -> NoReturn:
-    raise SystemExit(128 + signum)
+    raise StopSignalExit(signum)
 
 
 def take(signals: Iterable[signal.Signals]) -> dict[signal.Signals, Handler]:

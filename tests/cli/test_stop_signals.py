@@ -41,7 +41,7 @@ def test_a_stop_signal_removes_the_spill_folder(tmp_path: Path, sig: signal.Sign
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 128 + sig, err
-    assert "Traceback" not in err, err
+    assert err == f"stopped by {sig.name}\n"  # one line: it said nothing, and a log had no clue
     assert not any(p.exists() for p in spilled), "the spill folder outlived the command"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from agentlens import errors
-from agentlens.cli._app import run_cli, silence_stdout
+from agentlens.cli._app import Interrupted, run_cli, silence_stdout
 
 # Command name -> "module:function"; modules are imported only when their command runs.
 COMMANDS: dict[str, str] = {
@@ -59,6 +59,8 @@ class LazyGroup(click.Group):
         except BrokenPipeError:  # `agentlens … | head`: caught before click makes it exit 1
             silence_stdout()
             return 0
+        except KeyboardInterrupt:  # before click prints a blank line and makes it an Abort
+            raise Interrupted from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from the modules' sources, none imported: `agentlens --help` would

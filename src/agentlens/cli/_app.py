@@ -1,7 +1,9 @@
 """Error handling shared by all commands: user errors print one line; `--debug` shows tracebacks.
 
-Commands return their exit code (0 ok, 1 some inputs failed, 2 usage/input error, 3 a bug of
-ours, reported in one line; 130 interrupted; 143 stopped by SIGTERM, 129 by SIGHUP)."""
+Commands return their exit code (0 ok, 1 some inputs failed or a question answered no, 2
+usage/input error, 3 a bug of ours, reported in one line; 130 interrupted; 143 stopped by
+SIGTERM, 129 by SIGHUP). A stop says so in one line: the command's own (what it kept, how to
+resume: `StopSaid`), else `interrupted` or `stopped by SIGTERM`."""
 
 from __future__ import annotations
 
@@ -77,9 +79,16 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except click.exceptions.Abort:
-        err_console.print("aborted")
+    except StopSaid as exc:
+        return exc.code
+    except Interrupted:
+        _say_interrupted()
         return 130
+    except stop_signals.StopSignalExit as exc:
+        err_console.print(f"stopped by {exc.name}", highlight=False)
+        return int(exc.code or 0)
+    except click.exceptions.Abort as exc:  # a prompt: answered no, Ctrl-C, or no input left
+        return _aborted(exc)
     except AgentLensError as exc:
         if debug:
             raise
@@ -89,7 +98,7 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
         silence_stdout()
         return 0
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        _say_interrupted()
         return 130
     except OSError as exc:  # e.g. an output folder that cannot be made: the user can fix it
         if debug:
@@ -102,6 +111,43 @@ def run_cli(group: click.Group, argv: list[str]) -> int:
         _error(internal_error(exc))
         return 3
     return result if isinstance(result, int) else 0
+
+
+class StopSaid(BaseException):
+    """Ctrl-C or a stop signal ended a command that has said so in its own line (what it kept,
+    how to resume it): `run_cli` adds none and exits with `code`. A BaseException, as the
+    interrupt it stands for: no `except Exception` on the way out takes it for a failure."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+class Interrupted(BaseException):
+    """Ctrl-C in a command (`cli.LazyGroup.invoke`), passed by click untouched: as a
+    KeyboardInterrupt click would print a blank line and make it an `Abort`."""
+
+
+def stop_said(stop: BaseException) -> StopSaid:
+    """To raise once the command's stop line is out, from the interrupt (130) or the stop
+    signal's exit (its status) that ended it."""
+    code = stop.code if isinstance(stop, SystemExit) and isinstance(stop.code, int) else 130
+    return StopSaid(code)
+
+
+def _aborted(exc: click.exceptions.Abort) -> int:
+    """Ctrl-C at a prompt is an interrupt (130); a "no" to `confirm(abort=True)`, or a prompt
+    with no input left, is the user's answer: `aborted`, exit 1 (not an interrupt's 130)."""
+    if isinstance(exc.__context__ or exc.__cause__, KeyboardInterrupt):
+        _say_interrupted()
+        return 130
+    err_console.print("aborted", highlight=False)
+    return 1
+
+
+def _say_interrupted() -> None:
+    """After the terminal's `^C` echo, on a line of its own; in a log or a pipe, no blank line."""
+    err_console.print(f"{chr(10) if err_console.is_terminal else ''}interrupted", highlight=False)
 
 
 def internal_error(exc: BaseException) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from agentlens.cli._app import err_console
+from agentlens.cli._app import err_console, stop_said
 from agentlens.list_text import counted
 
 if TYPE_CHECKING:
@@ -87,7 +87,8 @@ def run_key(
 class StopNote:
     """The line a `--store` command says once when Ctrl-C or a stop signal ends it: what its run
     holds so far and how to resume it (stopped while `saving` a part), else that no run was
-    saved (stopped anywhere else it `watch`es: reading, scoring)."""
+    saved (stopped anywhere else it `watch`es: reading, scoring). Said, the stop goes on as
+    `StopSaid`, so no `interrupted` follows it."""
 
     def __init__(self, url: str | None) -> None:
         self.url = url
@@ -97,19 +98,20 @@ class StopNote:
     def watch(self) -> Iterator[None]:
         try:
             yield
-        except STOPS:
-            if self.url and not self.said:
-                say_nothing_stored(self.url)
-            raise
+        except STOPS as exc:
+            if not self.url or self.said:
+                raise
+            say_nothing_stored(self.url)
+            raise stop_said(exc) from None
 
     @contextmanager
     def saving(self, store: SqlStore, run_id: str) -> Iterator[None]:
         try:
             yield
-        except STOPS:
+        except STOPS as exc:
             say_stopped(store, run_id)
             self.said = True
-            raise
+            raise stop_said(exc) from None
 
 
 def say_stopped(store: SqlStore, run_id: str) -> None:

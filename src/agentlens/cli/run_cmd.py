@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from agentlens.cli._app import WIDE, console, err_console, progress_bar, say
+from agentlens.cli._app import WIDE, console, err_console, progress_bar, say, stop_said
 from agentlens.cli._sandbox_option import sandbox_option
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.list_text import counted
@@ -207,14 +207,14 @@ def _run_with_progress(fold: Fold, settings: RunSettings, out: str) -> FoldResul
         task = progress.add_task("scenario runs", total=pairs)
         try:
             return run_stoppable(run_fold(fold, settings, on_session=done))
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C; SIGTERM or SIGHUP
             err_console.print(
                 Text(
                     f"stopped: {len(finished)} of {counted(pairs, 'pair')} finished and kept in {out}; "
                     "the same command with --resume runs the rest"
                 )
             )
-            raise
+            raise stop_said(exc) from None
 
 
 def _print(result: FoldResult, out: Path) -> None:

@@ -170,7 +170,7 @@ class RayEngine(EngineBase):
             self._ray.cancel(ref, force=force)
 
     def _on_stop(self, signum: int, frame: Any) -> None:
-        self._stop = SystemExit(128 + signum)
+        self._stop = stop_signals.StopSignalExit(signum)
         raise self._stop
 
     def _as_completed(

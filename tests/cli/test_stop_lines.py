@@ -1,0 +1,54 @@
+"""How a command that did not finish says so: one line a user reads, and the exit code a shell
+or CI reads (130 Ctrl-C, 143 SIGTERM, 1 a question answered no). click made every Ctrl-C an
+`Abort`, after a blank line, and `aborted` followed a command's own stop line; a "no" exited
+130 as if interrupted. Whole processes, real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from agentlens.providers.cache import ResponseCache
+from tests.conftest import BENCH
+from tests.whole_process import agentlens, started
+
+
+def _cache_env(tmp_path: Path) -> dict[str, str]:
+    """A cache of its own (`cache clear` asks before it empties one), never the user's."""
+    ResponseCache(tmp_path / "cache.sqlite").close()
+    return {"AGENTLENS_LLM_CACHE": str(tmp_path / "cache.sqlite")}
+
+
+def test_no_to_the_question_is_aborted_not_interrupted(tmp_path: Path) -> None:
+    done = agentlens("cache", "clear", env=_cache_env(tmp_path), input="n\n")
+    assert (done.returncode, done.stderr) == (1, "aborted\n"), done.stderr
+
+
+def test_ctrl_c_at_the_question_is_one_interrupted_line(tmp_path: Path) -> None:
+    proc = started("cache", "clear", env=_cache_env(tmp_path))
+    try:
+        assert proc.stdout is not None
+        asked = f"Delete all cached responses in {tmp_path / 'cache.sqlite'}? [y/N]: "
+        assert proc.stdout.read(len(asked)) == asked  # it waits for the answer now
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert (proc.returncode, err) == (130, "interrupted\n")
+
+
+def test_ctrl_c_in_a_command_is_one_interrupted_line() -> None:
+    """click printed a blank line, then `aborted`."""
+    proc = started("cohort", str(BENCH / "trajectories"), "--json")
+    try:
+        time.sleep(3)  # reading and scoring under way
+        assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert (proc.returncode, err) == (130, "interrupted\n")
