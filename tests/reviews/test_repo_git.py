@@ -212,7 +212,7 @@ def test_a_git_file_naming_another_repositorys_git_folder_shows_nothing_of_it(
     with pytest.raises(ConfigError) as failed:  # git finds no repository there: said, not ""
         _diff(str(hostile), "HEAD")
     assert "private words" not in str(failed.value)
-    assert "git diff HEAD failed: fatal: not a git repository" in str(failed.value)
+    assert "git diff HEAD failed: not a git repository" in str(failed.value)
 
 
 def test_a_git_folder_made_in_the_repository_names_no_common_folder(tmp_path: Path) -> None:
@@ -230,3 +230,21 @@ def test_a_git_folder_made_in_the_repository_names_no_common_folder(tmp_path: Pa
         _diff(str(hostile), "HEAD")
     assert "private words" not in str(failed.value)
     assert "git diff HEAD failed: fatal: " in str(failed.value)
+
+
+def test_review_and_verify_say_a_folder_is_not_a_repository_in_the_same_words(
+    tmp_path: Path,
+) -> None:
+    """Outside a repository `git diff` prints a warning and then its usage text: `review --repo`
+    said the warning, `verify --repo` the reason; both now give `GitResult.failure()`'s line."""
+    from agentlens.verification.verifiers.base import VerifierSetupError, _git
+
+    folder = tmp_path / "not-a-repo"
+    folder.mkdir()
+    with pytest.raises(ConfigError) as review:
+        _diff(str(folder), "HEAD")
+    with pytest.raises(VerifierSetupError) as verify:
+        _git(folder, "diff", "HEAD")
+    said = "not a git repository (--repo must be the agent's git work tree)"
+    assert said in str(review.value) and said in str(verify.value), str(review.value)
+    assert "warning" not in str(review.value)

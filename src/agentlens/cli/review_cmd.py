@@ -381,8 +381,7 @@ def _diff(repo: str, base_ref: str) -> str:
 
     # sandboxed: its git config is the agent's
     done = run_git(Path(repo), "diff", *PLAIN_DIFF, base_ref)
-    if done.returncode != 0:
-        said = done.stopped or next(iter(done.stderr.strip().splitlines()), "no message")
+    if said := done.failure():
         raise ConfigError(
             f"--repo {repo}: git diff {base_ref} failed: {said}; nothing was reviewed "
             "(the judge would have seen no diff, or part of one)"

@@ -12,7 +12,7 @@ from agentlens.list_text import counted
 from agentlens.reviews.judge.prompt import ReviewContext
 from agentlens.scenarios.ide_errors import IdeReport
 from agentlens.scenarios.session import FORMAT
-from agentlens.scenarios.workspace import Workspace, diff_since_base
+from agentlens.scenarios.workspace import Workspace, WorkspaceGitError, diff_since_base
 from agentlens.trajectory import Trajectory
 
 
@@ -54,5 +54,8 @@ def _diff(traj: Trajectory) -> str | None:
         return None
     try:
         return diff_since_base(Workspace(path, str(base)))
+    except WorkspaceGitError as exc:  # its message holds git's stderr: the agent's to write
+        why = f": {exc.stopped}" if exc.stopped else ""
+        return f"(AgentLens cannot show the final diff: {exc.call} failed{why})"
     except AgentLensError as exc:
         return f"(AgentLens cannot show the final diff: {exc})"

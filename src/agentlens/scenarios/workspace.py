@@ -87,6 +87,15 @@ def _preprocessor_command(spec: dict[str, Any]) -> list[str] | str:
     raise ConfigError(f"preprocessor {spec!r} has no 'command' (nor 'tasks' of a known build tool)")
 
 
+class WorkspaceGitError(ConfigError):
+    """A git call on the workspace failed. `call` and `stopped` (AgentLens's stop line) are
+    AgentLens's words; the message may also hold git's, which the agent's repository can write."""
+
+    def __init__(self, call: str, repo: Path, why: str, *, stopped: str) -> None:
+        super().__init__(f"{call} in {repo} failed: {why}")
+        self.call, self.stopped = call, stopped
+
+
 def replaced(workspace: Workspace) -> str:
     """Why the workspace folder is no longer the agent's to read, or "". The agent may write in
     the session folder that holds it, so it can rename it and leave a link in its place:
@@ -128,9 +137,7 @@ def _git(repo: Path, *args: str, index: Path | None = None, check: bool = True) 
     env = {"GIT_INDEX_FILE": str(index / "index")} if index else {}
     writable = [repo.parent, *([index] if index else [])]
     proc = run_git(repo, *GIT_IDENTITY, *args, env=env, writable=writable, timeout_s=600)
-    if proc.stopped:  # `check` or not: a filter killed for memory leaves its result partial
-        what = f"git {' '.join(args[:2])} in {repo}"
-        raise ConfigError(f"{what} failed: {proc.stopped} (its result would be incomplete)")
-    if check and proc.returncode != 0:
-        raise ConfigError(f"git {' '.join(args[:2])} in {repo} failed: {proc.stderr.strip()[:300]}")
+    # `check` or not: a filter killed for memory leaves its result partial
+    if (check or proc.stopped) and (why := proc.failure()):
+        raise WorkspaceGitError(f"git {' '.join(args[:2])}", repo, why, stopped=proc.stopped)
     return proc.stdout

@@ -34,6 +34,22 @@ class GitResult(subprocess.CompletedProcess[str]):
 
     stopped: str = ""
 
+    def failure(self) -> str:
+        """Why the call failed, in one line; "" when it did not. AgentLens's stop line first:
+        what git printed before the stop is partial, whatever its exit code."""
+        if self.stopped:
+            return f"{self.stopped} (its result would be incomplete)"
+        return git_says(self.stderr) if self.returncode != 0 else ""
+
+
+def git_says(stderr: str) -> str:
+    """git's message in one line: outside a repository `git diff` follows its warning with its
+    whole usage text (about 150 lines), which is no reason."""
+    if "not a git repository" in stderr.lower():
+        return "not a git repository (--repo must be the agent's git work tree)"
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return lines[0] if lines else "no message"
+
 
 def run_git(
     repo: Path,

@@ -121,21 +121,9 @@ def stopped_result(type_name: str, what: str, run: CommandResult) -> VerifierRes
 
 def _git(repo: Path, *args: str) -> str:
     proc = run_git(repo, *args)  # sandboxed: the repository's git config is the agent's
-    if proc.returncode != 0:
-        why = f"{proc.stopped} (its list would be incomplete)" if proc.stopped else ""
-        raise VerifierSetupError(
-            f"git {' '.join(args)} failed in {repo}: {why or _git_says(proc.stderr)}"
-        )
+    if why := proc.failure():
+        raise VerifierSetupError(f"git {' '.join(args)} failed in {repo}: {why}")
     return proc.stdout
-
-
-def _git_says(stderr: str) -> str:
-    """git's message in one line: outside a repository `git diff` follows its warning with its
-    whole usage text (about 150 lines), which is no reason."""
-    if "not a git repository" in stderr.lower():
-        return "not a git repository (--repo must be the agent's git work tree)"
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    return lines[0] if lines else "no message"
 
 
 class VerifierSetupError(Exception):
