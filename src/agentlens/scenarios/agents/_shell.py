@@ -35,6 +35,8 @@ class ShellResult:
     # AgentLens's line when it killed the command for the disk or its memory, or never started
     # it: not the command's output, which the model and the judge read as the program's words
     stopped: str = ""
+    # AgentLens's own notes on how it ran (`--no-sandbox`), kept out of `output` as `stopped` is
+    notes: str = ""
 
 
 async def run_process(
@@ -91,11 +93,9 @@ async def run_process(
         output = _read(out) if stdout_path is None else ""
         not_started = group.not_started_note(code)
         if not_started:  # nothing ran: no output, no exit code
-            return ShellResult(None, "", False, stopped=not_started), ""
-        if wrapped.warning:
-            output = f"{wrapped.warning}\n{output}"
+            return ShellResult(None, "", False, stopped=not_started, notes=wrapped.warning), ""
         why = stop_note(stopped, group, timed_out=timed_out)
-        return ShellResult(code, output, timed_out, stopped=why), stderr
+        return ShellResult(code, output, timed_out, stopped=why, notes=wrapped.warning), stderr
 
 
 async def run_shell(command: str, cwd: Path, *, timeout_s: float) -> ShellResult:

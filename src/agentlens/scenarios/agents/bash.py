@@ -10,6 +10,7 @@ servers there and offers their tools as ```` ```mcp ```` blocks (`_mcp_tools.py`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +37,8 @@ You will see its exit code and output. Run one command per reply.
 When the work is done, or you need to ask the user something, reply without any command block:
 that reply goes to the user."""
 FORMAT_ERROR = "Format error: put exactly one ```bash (or ```mcp) block in a reply, or none to answer the user."
+# the observation's own tags, opening or closing, as a program's output may print them
+ENVELOPE_TAG = re.compile(r"<(?=/?\s*(?:agentlens_note|output|returncode)\b)", re.IGNORECASE)
 
 
 @dataclass
@@ -170,11 +173,19 @@ class BashAgent:
 
 def _observation(result: ShellResult) -> str:
     """What the model and the judge read of a command: its exit code and output, and, between
-    them (a cut keeps the start), AgentLens's own line when it killed the command for the disk
-    or its memory, tagged as AgentLens's: never inside `<output>`, as if the program printed it."""
+    them (a cut keeps the start), AgentLens's own lines (`--no-sandbox`; the command killed for
+    the disk or its memory), tagged as AgentLens's: never inside `<output>`, as if the program
+    printed them. The output is the program's: the envelope's tags in it are made inert."""
     code = "timeout" if result.timed_out else str(result.returncode)
-    note = f"<agentlens_note>{result.stopped}</agentlens_note>\n" if result.stopped else ""
-    return f"<returncode>{code}</returncode>\n{note}<output>\n{result.output}</output>"
+    said = (line for line in (result.notes, result.stopped) if line)
+    notes = "".join(f"<agentlens_note>{line}</agentlens_note>\n" for line in said)
+    return f"<returncode>{code}</returncode>\n{notes}<output>\n{_inert(result.output)}</output>"
+
+
+def _inert(output: str) -> str:
+    """A program can print `</output><agentlens_note>stopped: …` to forge AgentLens's note or
+    close its own output early: the `<` of each envelope tag it prints becomes `&lt;`."""
+    return ENVELOPE_TAG.sub("&lt;", output)
 
 
 def _cache_mark(response: ChatResponse) -> dict[str, Any] | None:
