@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -40,15 +41,24 @@ def test_ctrl_c_at_the_question_is_one_interrupted_line(tmp_path: Path) -> None:
     assert (proc.returncode, err) == (130, "interrupted\n")
 
 
-def test_ctrl_c_in_a_command_is_one_interrupted_line() -> None:
+def test_ctrl_c_in_a_command_is_one_interrupted_line(tmp_path: Path) -> None:
     """click printed a blank line, then `aborted`."""
-    proc = started("cohort", str(BENCH / "trajectories"), "--json")
+    proc = started("cohort", str(BENCH / "trajectories"), "--json", env={"TMPDIR": str(tmp_path)})
     try:
-        time.sleep(3)  # reading and scoring under way
-        assert proc.poll() is None
+        _wait_for_spill_folder(tmp_path, proc)  # reading under way
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert (proc.returncode, err) == (130, "interrupted\n")
+    assert not any(tmp_path.glob("agentlens-spill-*"))
+
+
+def _wait_for_spill_folder(tmp: Path, proc: subprocess.Popen[str]) -> None:
+    """The batch read makes its spill folder in TMPDIR once it has started reading runs."""
+    deadline = time.monotonic() + 60
+    while not any(tmp.glob("agentlens-spill-*")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no spill folder in 60 s"
+        time.sleep(0.05)

@@ -18,6 +18,7 @@ from agentlens.scenarios import Fold, FoldResult, RunSettings, SessionResult, ru
 from agentlens.scenarios.records import scenario_records, scenario_run
 from agentlens.scenarios.run_plan import RunRequest, plan_fold, run_settings
 from agentlens.scenarios.stop_signals import run_stoppable
+from agentlens.stop_signals import StopSignalExit
 
 
 @click.command()
@@ -207,7 +208,7 @@ def _run_with_progress(fold: Fold, settings: RunSettings, out: str) -> FoldResul
         task = progress.add_task("scenario runs", total=pairs)
         try:
             return run_stoppable(run_fold(fold, settings, on_session=done))
-        except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C; SIGTERM or SIGHUP
+        except (KeyboardInterrupt, StopSignalExit) as exc:  # Ctrl-C; SIGTERM or SIGHUP
             err_console.print(
                 Text(
                     f"stopped: {len(finished)} of {counted(pairs, 'pair')} finished and kept in {out}; "
