@@ -40,6 +40,13 @@ def test_the_readme_is_a_guide_not_a_notebook() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= 450
 
 
+def test_the_readme_gives_every_exit_code_a_stop_or_answer_ends_with() -> None:
+    """`aborted` (a "no", or no input, at a question) exits 1, not 130: the table said neither."""
+    section = (ROOT / "README.md").read_text().partition("## Exit codes")[2].partition("```")[0]
+    for said in ("**1**", "`aborted`", "**130** interrupted", "**143** / **129**"):
+        assert said in section, said
+
+
 def test_architecture_stays_short() -> None:
     assert len((ROOT / "ARCHITECTURE.md").read_text().splitlines()) <= 120
 

@@ -5,9 +5,9 @@ Why a cap: the read path holds a file's bytes and then its parsed trajectories (
 file's size at peak, measured on the largest shared trace by `benchmarks/scale.py --largest`), so
 one hostile or mistaken multi-gigabyte file would take the whole machine's memory. Why 1 GiB by
 default: the largest real trace in ../shared/data is 3 MiB, so 1 GiB is over 300x any trace
-seen, while its ~9 GiB peak still fits a developer's machine. `--max-file-size SIZE` (a global option) or
-`AGENTLENS_MAX_FILE_SIZE=SIZE` changes it; SIZE is bytes or a number with K, M, G or T (powers
-of 1024, `KiB`/`KB` spellings too), and `0` or `none` lifts it."""
+seen, while its ~9 GiB peak still fits a developer's machine. `--max-file-size SIZE` (a global
+option) or `AGENTLENS_MAX_FILE_SIZE=SIZE` changes it; SIZE is bytes or a number with K, M, G or
+T (powers of 1024, `KiB`/`KB` spellings too), and `0` or `none` lifts it."""
 
 from __future__ import annotations
 

@@ -104,8 +104,8 @@ class CommandResult:
     # `output`, which verifiers' patterns and parsers read
     notes: str = ""
     # AgentLens's line when it ended the command itself or never let it start ("stopped: memory
-    # limit …", "stopped: under N MB left free …", "not started: …"), "" otherwise: kept out of
-    # `output` as `notes` are, and shown by each consumer as its own words
+    # limit …", "stopped: under N MB left free …", "not started: …"), "" otherwise: kept out
+    # of `output` as `notes` are, and shown by each consumer as its own words
     stopped: str = ""
 
     @property
