@@ -91,7 +91,7 @@ def local_llm_url(local_gguf_path: Path, tmp_path_factory: pytest.TempPathFactor
     """`openai-compatible:http://127.0.0.1:<port>/v1#smollm2-135m` served by llama.cpp."""
     log = tmp_path_factory.mktemp("llm-server") / "server.log"
     try:
-        proc, base = start_llama_server(local_gguf_path, log=log)
+        proc, base = start_llama_server(local_gguf_path, log=log, threads=server_threads())
     except RuntimeError as exc:
         pytest.fail(str(exc))
     try:
@@ -103,6 +103,13 @@ def local_llm_url(local_gguf_path: Path, tmp_path_factory: pytest.TempPathFactor
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def server_threads() -> int:
+    """One thread under an xdist worker (`make test`): the other worker's tests hold the second
+    core, and llama.cpp's threads meet at a barrier every token, so a second thread waits, and
+    spins, on a core it does not get (a suite with two took 1,250 s of CPU for 925 s of work)."""
+    return 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
 
 
 def start_llama_server(

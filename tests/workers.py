@@ -4,8 +4,9 @@ Each group's tests run one after another in one worker, beside the other worker'
 - `ray`: tests that start a local Ray. The session's Ray (seconds to start, hundreds of MB)
   starts in one worker, not in each, and the tests that time a stop or count what a Ray left
   behind do not share the two cores with a second Ray.
-- `local-model`: tests of the real llama.cpp server. One server, started once per worker, then
-  serves them all; two servers of two threads each would share two cores four ways.
+- `local-model`: tests of the real local model. One llama.cpp server, of one thread under a
+  worker (`tests.llm.server_threads`), serves them all. Spreading them over both workers a
+  module at a time (a server in each) took as long (676 s against 665 s): one is enough.
 Without xdist the markers are inert.
 """
 
