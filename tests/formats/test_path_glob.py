@@ -266,6 +266,24 @@ def test_a_real_name_with_wildcards_named_among_others_is_read_too(
     assert not is_pattern(f"{tmp_path}/run[1].json")  # no run1.json: the real name alone
 
 
+def test_a_link_named_and_met_by_a_folder_walk_is_read_not_also_skipped(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """`inspect runs/latest runs`, as the glob case: the walk of `runs` met the link named
+    beside it and said "skipped ... not followed: name it to read it"."""
+    (tmp_path / "store" / "r1").mkdir(parents=True)
+    (tmp_path / "store" / "r1" / "s.json").write_bytes((data_dir / GEMINI).read_bytes())
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "latest").symlink_to("../store/r1")
+    runs = tmp_path / "runs"
+    shown = agentlens("--debug", "inspect", "--json", f"{runs}/latest", str(runs))
+    assert shown.returncode == 0, shown.stderr
+    assert LINK_SKIPPED not in shown.stderr
+    assert len(shown.stdout.splitlines()) == 1
+    alone = agentlens("--debug", "inspect", "--json", f"{runs}/latest", str(tmp_path / "store"))
+    assert alone.returncode == 1 and "read twice" in alone.stderr  # a real repeat still says so
+
+
 def test_a_link_named_and_met_by_a_glob_is_read_not_also_skipped(
     data_dir: Path, tmp_path: Path
 ) -> None:

@@ -224,7 +224,7 @@ def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.st
         for text in found.written:
             path = Path(text)
             if is_dir(path):
-                yield from ((_walked(p, path), info) for p, info in _walk(path))
+                yield from _walked_less_named(path, written)
             else:
                 yield TraceFile(path, True, None), None
         yield from _globbed(spec, found, written)
@@ -250,6 +250,17 @@ def _globbed(
         else:  # a link to a folder, by its own `lstat`: skipped, as `_walk` skips it
             info = os.lstat(path) if is_dir(path) else None
             yield TraceFile(path, False, reader_of(path)), info
+
+
+def _walked_less_named(
+    root: Path, written: set[str]
+) -> Iterator[tuple[TraceFile, os.stat_result | None]]:
+    """The files of the walk of `root`, less a link to a folder that was also named: it is read
+    as named, not also skipped as a link the walk met (`inspect runs/latest runs`)."""
+    for path, info in _walk(root):
+        named_link = info is not None and stat.S_ISLNK(info.st_mode) and is_dir(path)
+        if not (named_link and os.path.normpath(path) in written):
+            yield _walked(path, root), info
 
 
 def _walked(path: Path, root: Path) -> TraceFile:
