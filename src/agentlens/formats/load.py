@@ -145,8 +145,14 @@ def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
     return [
         ReadFailure(printable(text), None, _unmatched(text), None)
         for text in map(str, specs)
-        if not any(_named_by(text))
+        if _names_nothing(text)
     ]
+
+
+def _names_nothing(text: str) -> bool:
+    """Whether `_named_by(text)` is empty, asked without expanding the whole glob: its first
+    match answers (reading expands it again, so a `runs/**` was listed whole twice)."""
+    return glob.has_magic(text) and not os.path.lexists(text) and next(expand(text), None) is None
 
 
 def _unmatched(pattern: str) -> str:
