@@ -18,6 +18,8 @@ from agentlens.verification import isolation, memory_group
 from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.memory_group import MemoryGroup
 from agentlens.verification.sandbox import run_in_scratch
+from agentlens.verification.verifiers import run_verifier
+from agentlens.verification.verifiers.base import VerifyContext
 
 
 @pytest.fixture(autouse=True)
@@ -158,3 +160,38 @@ def test_a_command_on_a_short_disk_may_use_half_of_what_is_free(calc: Path) -> N
     assert floor.short_at_start and abs(floor.floor_bytes // (1024 * 1024) - free_mb // 2) <= 64
     assert not floor.crossed()
     assert "half of the" in floor.note() and "under the sandbox disk_free_mb" in floor.note()
+
+
+TOO_LONG = (
+    "not started: the system refused its arguments as too long (the longest is {n:,} bytes; "
+    "Linux takes 131,072 per argument)"
+)
+
+
+def test_a_command_the_kernel_will_not_start_is_not_started_with_no_output(calc: Path) -> None:
+    """An argument past the kernel's limit: the launcher never ran. The line named the
+    command's own program (`cannot start 'true': … '/usr/bin/sh'`) inside its output, where a
+    user's pattern matched AgentLens's words; it is now the result's stop line, and no check
+    takes it for a missing tool."""
+    too_long = "x" * 200_000
+    run, _ = run_in_scratch(calc, ["true", too_long], timeout_s=30)
+    assert (run.ok, run.returncode, run.output) == (False, None, ""), run
+    assert run.stopped == TOO_LONG.format(n=200_000), run.stopped
+    result = run_verifier(
+        {"type": "CommandVerifier", "command": ["true", too_long], "forbidden_pattern": "start"},
+        VerifyContext(calc),
+    )
+    assert (result.status, result.metrics["stopped"]) == ("error", run.stopped), result.reason
+    assert result.reason == f"the command {run.stopped}", result.reason
+
+
+def test_an_agent_writing_a_large_file_in_one_command_is_told_why_it_did_not_run(
+    calc: Path,
+) -> None:
+    """A model writing a 200 KB file with one here-document: the scenario died with an
+    OSError naming `/usr/bin/sh`. Now the agent's shell result says why, and nothing ran."""
+    command = "cat > big.txt <<'EOF'\n" + "y" * 200_000 + "\nEOF"
+    result = asyncio.run(run_shell(command, calc, timeout_s=30))
+    assert (result.returncode, result.output) == (None, ""), result
+    assert result.stopped == TOO_LONG.format(n=len(command)), result.stopped
+    assert not (calc / "big.txt").exists()

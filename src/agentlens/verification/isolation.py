@@ -15,6 +15,7 @@ isolation was switched off (`--no-sandbox`), which results then carry as a warni
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -32,6 +33,7 @@ from agentlens.errors import AgentLensError
 from agentlens.verification.memory_group import MemoryGroup
 
 NOBODY = 65534
+MAX_ARG_BYTES = 131_072  # MAX_ARG_STRLEN: 32 pages of 4 KiB
 NO_SANDBOX_WARNING = "warning: --no-sandbox: agent-written code ran without isolation"
 # said once when the option is read, before anything has run (the results carry the one above)
 NO_SANDBOX_NOTICE = "warning: --no-sandbox: agent-written code will run without isolation"
@@ -171,6 +173,19 @@ def isolate(
     else:
         prefix.append("--")
     return Wrapped([*prefix, *argv])
+
+
+def not_started(exc: OSError, argv: Sequence[str]) -> str:
+    """AgentLens's line for a command the system refused to start (no launcher ran, so there is
+    no output and no exit code). Its own words name the launcher (`/usr/bin/sh`), not the
+    command; a model writing a file in one command meets the size limit, so it is spelt out."""
+    if exc.errno == errno.E2BIG:
+        longest = max((len(os.fsencode(arg)) for arg in argv), default=0)
+        return (
+            f"not started: the system refused its arguments as too long (the longest is "
+            f"{longest:,} bytes; Linux takes {MAX_ARG_BYTES:,} per argument)"
+        )
+    return f"not started: {exc.strerror or exc}"
 
 
 def require() -> None:

@@ -222,7 +222,7 @@ def _run_grouped(
             start_new_session=True,
         )
     except OSError as exc:
-        return CommandResult(argv, None, f"cannot start {argv[0]!r}: {exc}", 0.0, False)
+        return CommandResult(argv, None, "", 0.0, False, stopped=isolation.not_started(exc, argv))
     if scope is not None and not scope.admit(proc.pid):
         proc.wait()
         return CommandResult(argv, None, "", 0.0, False, stopped="stopped: the run is stopping")

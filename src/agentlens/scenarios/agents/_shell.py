@@ -71,15 +71,19 @@ async def run_process(
         floor = DiskFloor.at_start(cwd.parent, policy.limits)
         out = held.enter_context(_output_file(stdout_path))
         err = out if stdout_path is None else held.enter_context(_output_file(None))
-        proc = await asyncio.create_subprocess_exec(
-            *wrapped.argv,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *wrapped.argv,
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            why = isolation.not_started(exc, argv)
+            return ShellResult(None, "", False, stopped=why, notes=wrapped.warning), ""
         timed_out, stopped = False, ""
         try:
             stopped = await asyncio.wait_for(_guarded(proc, floor, group), timeout_s)

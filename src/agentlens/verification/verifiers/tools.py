@@ -16,7 +16,7 @@ from agentlens.verification.sandbox import CommandResult, run_in_scratch
 from agentlens.verification.verifiers.base import VerifierResult
 
 NO_MODULE = re.compile(r"No module named '?([\w.]+)'?")
-NOT_FOUND = re.compile(r"cannot start|execvp|not found|No such file or directory")
+NOT_FOUND = re.compile(r"execvp|not found|No such file or directory")
 PYTHON = re.compile(r"python[\d.]*$")
 # exits 0 iff the module is installed; `-I`: no code of the agent's folder or PYTHONPATH runs
 FIND_MODULE = "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)"
@@ -53,7 +53,7 @@ def _claimed_missing(run: CommandResult) -> tuple[str, list[str]] | None:
         except ValueError:  # unbalanced quotes: sh itself would have refused it
             return None
         return _missing_module(run, _run_modules(words, "python"))
-    if run.returncode in (None, 127) and NOT_FOUND.search(run.output):
+    if run.returncode == 127 and NOT_FOUND.search(run.output):
         return os.path.basename(argv[0]), _find_program(argv[0])
     return _missing_module(run, _run_modules(argv[:3], argv[0]))
 
