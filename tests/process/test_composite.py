@@ -22,6 +22,20 @@ def test_eq1_weights_and_reason() -> None:
     assert "0.20·80.0" in signal.reason and "0.35·90.0" in signal.reason
 
 
+def test_eq1_reason_prints_the_sum_on_its_side_of_every_tier_threshold() -> None:
+    """A dev run (sphinx-doc__sphinx-10323 opus-4.5 pass-25069529856, agentlens-bench protocol)
+    scores 69.9915: its reason said "= 70.0" beside the tier's "69.99 < 70 → solid"."""
+    config = get_profile("paper")
+    signal = eq1(
+        config, struct=61.5, cov=14.3, coh=0.753, temp=(69.9915 - 12.3 - 2.145 - 22.59) / 35
+    )
+    assert signal.value == pytest.approx(69.9915)
+    assert signal.reason.endswith("= 69.99"), signal.reason
+    below_lucky = eq1(config, struct=0.0, cov=0.0, coh=0.0, temp=46.97 / 35)
+    assert below_lucky.reason.endswith("= 46.97"), below_lucky.reason
+    assert eq1(config, struct=80.0, cov=60.0, coh=0.5, temp=0.9).reason.endswith("= 71.5")
+
+
 def test_released_score_recomputed_from_the_stored_columns() -> None:
     config = get_profile("sdk-compat")
     assert len(ROWS) == 399

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from agentlens.process.profiles import ProfileConfig
 from agentlens.process.signals import Signal
+from agentlens.process.tiers import shown_score
 from agentlens.trajectory import OutcomeStatus
 
 OUTCOME_POINTS = {"passed": 100.0, "failed": 0.0, "unknown": 50.0}
@@ -32,7 +33,8 @@ def eq1(config: ProfileConfig, struct: float, cov: float, coh: float, temp: floa
     ]
     value = sum(w * x for w, x, _ in terms)
     shown = " + ".join(f"{w:.2f}·{x:.1f}" for w, x, _ in terms)
-    return Signal("composite", value, f"Eq. 1: {shown} = {value:.1f}")
+    # to one decimal 69.99 reads 70.0, beside a tier reason that says 69.99 < 70
+    return Signal("composite", value, f"Eq. 1: {shown} = {shown_score(value, config)}")
 
 
 def sdk_score(
