@@ -200,3 +200,17 @@ def test_canonical_strategy_scores_like_the_released_sdk() -> None:
         mine = score_trajectory(run, bench_reference(TASK), config)
         assert mine.coverage_percent == pytest.approx(result.metrics.coverage_percent)
         assert mine.score == report.quality_score
+
+
+@pytest.mark.parametrize(("score", "shown"), [(69.996, 69.996), (46.9951, 46.995), (55.123, 55.12)])
+def test_annotation_score_stays_on_its_side_of_the_tier_thresholds(
+    score: float, shown: float
+) -> None:
+    """Two decimals put 69.996 at 70.0, beside `quality_tier` solid (Ideal is ≥ 70)."""
+    from dataclasses import replace
+
+    from agentlens.process.signals import Signal
+
+    result = score_trajectory(bench_split(TASK).scored[0], bench_reference(TASK, "paper"), "paper")
+    moved = replace(result, composite=Signal("composite", score, ""))
+    assert moved.annotation_row()["quality_score"] == shown

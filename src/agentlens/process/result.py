@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from agentlens.formats._unfinished import cut_note
 from agentlens.process.divergence import Divergence
 from agentlens.process.mechanisms import NAMES, FailureReason, Mechanism
+from agentlens.process.profiles import get_profile
 from agentlens.process.report import QualitySignal, StageComparison
 from agentlens.process.signals import Signal
 from agentlens.process.signals.workflow import StageCoverage
-from agentlens.process.tiers import Tier
+from agentlens.process.tiers import Tier, on_its_side
 from agentlens.process.waste import WASTE_KINDS, WasteFinding
 from agentlens.process.waste.tokens import SdkWaste
 from agentlens.trajectory import OutcomeStatus
@@ -107,7 +108,7 @@ class ProcessResult:
         """The 40 AgentLens-Bench columns. Component columns keep the released definitions under
         every profile; `quality_score` / `quality_tier` are this profile's composite and tier.
         `passed` is None for a run never evaluated (the release's rows all have an outcome)."""
-        score = int(self.score) if self.profile == "sdk-compat" else round(self.score, 2)
+        score = int(self.score) if self.profile == "sdk-compat" else self._two_decimals()
         row: dict[str, object] = {
             "task_id": self.task_id,
             "model": self.model,
@@ -148,6 +149,13 @@ class ProcessResult:
             "strengths": json.dumps(self.strengths) if self.strengths else None,
         }
         return row
+
+    def _two_decimals(self) -> float:
+        """The score to 2 decimals, or more where 2 would cross a tier threshold (69.996, not
+        70.0, beside `quality_tier` solid)."""
+        config = get_profile(self.profile)
+        thresholds = (config.ideal_min, config.lucky_below, config.partial_fail_min)
+        return float(on_its_side(self.score, *thresholds, least=2))
 
     def to_dict(self) -> dict[str, object]:
         """What `agentlens score --json` prints and the store keeps: every number with its reason."""
