@@ -5,7 +5,7 @@ is a logistic model of ten process signals fitted leave-task-out on ../shared/da
 (`scripts/fit_profile.py`, constants in `calibrated_fit.py`) and its tiers have a stated meaning
 (`tiers.py`). `paper` follows arXiv 2605.12925's own definitions (Eq. 1); `sdk-compat` reproduces
 the released swe-trace-sdk (and the AgentLens-Bench columns) quirks included. Deviations are
-listed in README ("Profiles and deviations from the released SDK") and docs/validity.md.
+listed in docs/profiles.md, their effect on the figures in docs/validity.md.
 """
 
 from __future__ import annotations
