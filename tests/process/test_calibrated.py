@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from agentlens.formats.stream import read_paths
 from agentlens.process import calibrated_fit
-from agentlens.process.calibrated import FEATURES, DonorBaseline, features
+from agentlens.process.calibrated import FEATURES, DonorBaseline, features, logistic
 from agentlens.process.profiles import CALIBRATED, DEFAULT_PROFILE, get_profile
 from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.result import ProcessResult
 from agentlens.process.score import FAILING_VERDICTS
+from agentlens.process.signals import Signal
 from agentlens.process.tiers import MEANING
 from tests.conftest import BENCH, FORMATS
 from tests.process.label_scripts import script
@@ -165,6 +167,21 @@ def test_the_printed_reason_recomputes_to_the_printed_score() -> None:
         for weight, _, x, mean, sd in re.findall(term, reason):
             z += float(weight) * (float(x) - float(mean)) / float(sd)
         assert 100 / (1 + math.exp(-z)) == pytest.approx(res.score, abs=0.05), reason
+
+
+@pytest.mark.parametrize("score", [71.7996, 85.7996, 71.8004, 50.0])
+def test_the_printed_score_stays_on_its_side_of_every_tier_threshold(score: float) -> None:
+    """To 2 decimals 71.7996 read "= 71.80", beside a tier reason saying 71.7996 < 71.8 →
+    lucky; the reason now prints as many decimals as keep it below the boundary."""
+    z_wanted = math.log(score / (100 - score))
+    signals = {t.signal: Signal(t.signal, t.mean, "") for t in CALIBRATED.terms}
+    config = replace(CALIBRATED, intercept=z_wanted)
+    composite = logistic(config, signals)
+    assert composite.value == pytest.approx(score)
+    shown = composite.reason.rsplit("= ", 1)[1]
+    for threshold in (CALIBRATED.lucky_below, CALIBRATED.ideal_min):
+        assert (float(shown) < threshold) == (score < threshold), composite.reason
+    assert len(shown.split(".")[1]) >= 2, composite.reason
 
 
 @pytest.mark.parametrize("profile", ["calibrated", "sdk-compat"])

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from agentlens.process import calibrated_fit as fit
 from agentlens.process.profiles import ProfileConfig
 from agentlens.process.signals import Signal
+from agentlens.process.tiers import on_its_side
 
 if TYPE_CHECKING:
     from agentlens.process.pta import Reference
@@ -164,8 +165,11 @@ def logistic(config: ProfileConfig, signals: dict[str, Signal]) -> Signal:
         shown.append(f"{term.weight:+.4f}·({term.signal} {x:.4f} − {term.mean:.4f})/{term.sd:.4f}")
     value = 100.0 / (1.0 + math.exp(-z))
     terms = " ".join(shown)
+    # 71.7996 to 2 decimals reads 71.80, beside a tier reason that says 71.7996 < 71.8
+    thresholds = (config.ideal_min, config.lucky_below, config.partial_fail_min)
+    shown_value = on_its_side(value, *thresholds, least=2)
     return Signal(
-        "composite", value, f"100·σ({config.intercept:+.4f} {terms} = {z:.3f}) = {value:.2f}"
+        "composite", value, f"100·σ({config.intercept:+.4f} {terms} = {z:.3f}) = {shown_value}"
     )
 
 
