@@ -319,3 +319,36 @@ def test_a_printed_score_stays_on_its_side_of_the_tier_threshold(
     assert main(["score", str(run), "--reference", str(ref)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "score 46.99 (lucky)" in out, out
+
+
+def _stripped_to_the_start(run: Path, out: Path) -> Path:
+    """A real passing run with every step but its initial state removed."""
+    doc = json.loads(run.read_bytes())
+    start = doc["initial_state"]
+    doc["states"] = {start: doc["states"][start]}
+    doc["transitions"], doc["branches"] = [], {}
+    out.write_bytes(json.dumps(doc).encode())
+    return out
+
+
+def test_a_reference_with_nothing_to_compare_is_refused_and_warned_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Donors that recorded no labelled step made a 1-state reference without a word, and every
+    run scored against it on its coherence alone (30.0 under `paper`)."""
+    from agentlens.formats import read_path
+    from agentlens.process.pta import build_reference
+    from agentlens.process.pta_io import reference_to_json
+
+    passing = sorted(REQUESTS.glob("*-pass-*_pta.json"))[:2]
+    empty = [_stripped_to_the_start(p, tmp_path / f"e{i}_{p.name}") for i, p in enumerate(passing)]
+    out = tmp_path / "ref.json"
+    assert main(["reference", "build", *map(str, empty), "-o", str(out), "--k", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "the reference holds only its start state" in err and "no reference written" in err
+    assert not out.exists()
+    saved = reference_to_json(build_reference([t for p in empty for t in read_path(p)], "paper"))
+    out.write_bytes(json.dumps(saved).encode())
+    assert main(["score", str(C1_RUN), "--reference", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {out}: the reference holds only its start state" in err, err

@@ -19,6 +19,7 @@ from agentlens.process.profiles import Profile, get_profile
 from agentlens.process.protocols import group_by_task
 from agentlens.process.pta import build_reference
 from agentlens.process.pta_io import reference_to_json
+from agentlens.process.reference_guards import nothing_to_compare
 from agentlens.trajectory import Trajectory
 
 
@@ -49,6 +50,8 @@ def build(
     result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     donors = choose_donors(result.trajectories, k, seed)
     ref = build_reference(donors, profile)
+    if why := nothing_to_compare(ref):
+        raise ConfigError(f"{why}; no reference written")
     attach_baseline(ref, donors, get_profile(profile))
     doc = reference_to_json(ref)
     if (baseline := saved_baseline(ref)) is not None:

@@ -106,11 +106,14 @@ def _reference(path: str, profile: Profile | None) -> tuple[Reference, Profile]:
     """The saved reference with its donors' baseline, and the profile to score with (the
     reference's own unless one is named; a different one is warned about)."""
     from agentlens.process.pta_io import read_reference
+    from agentlens.process.reference_guards import nothing_to_compare
 
     reference = read_reference(path)
     chosen: Profile = profile or reference.profile
     if chosen != reference.profile:
         say("warning", f"reference built with {reference.profile!r}, scoring with {chosen!r}")
+    if why := nothing_to_compare(reference):
+        say("warning", f"{path}: {why}")
     return reference, chosen
 
 

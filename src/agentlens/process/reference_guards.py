@@ -1,5 +1,6 @@
 """Warnings for a score that compares the wrong things: a run of another task than the
-reference's, or a run that was one of the reference's donors (scored against itself)."""
+reference's, a run that was one of the reference's donors (scored against itself), or a
+reference with nothing in it to compare."""
 
 from __future__ import annotations
 
@@ -25,3 +26,15 @@ def reference_warnings(runs: Sequence[CohortRun], reference: Reference) -> list[
                 "graph built from itself (in-sample: expect a high score)"
             )
     return lines
+
+
+def nothing_to_compare(reference: Reference) -> str:
+    """Why `reference` cannot tell runs apart, "" if it can: with its start state alone, matching,
+    coverage and the temporal profile are 0 of 0 for every run, and only a run's own coherence
+    moves its score."""
+    if len(reference.nodes) > 1:
+        return ""
+    return (
+        "the reference holds only its start state (its donors recorded no labelled step): a "
+        "score against it says nothing of how close a run came to the passing runs"
+    )
