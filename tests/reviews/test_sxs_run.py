@@ -19,8 +19,16 @@ from agentlens.reviews.compare import sxs_check
 from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
 from agentlens.reviews.judge.parse import parse_review
-from agentlens.reviews.sxs.judge_pairs import DimensionResult, Side, run_sxs, select_tasks
+from agentlens.reviews.sxs.cell import Cell
+from agentlens.reviews.sxs.judge_pairs import (
+    DimensionResult,
+    Side,
+    judge_alert,
+    run_sxs,
+    select_tasks,
+)
 from agentlens.reviews.sxs.pairing import pair_runs
+from agentlens.reviews.sxs.parse import parse_comparison
 from agentlens.reviews.sxs.stats import conservative_trinomial_test, score_flags
 from tests.conftest import BENCH
 from tests.providers.fault_server import FaultServer
@@ -350,3 +358,25 @@ def test_the_reason_shows_how_the_judge_alert_makes_the_final_flags() -> None:
     )
     row = sxs_check("Pitfalls", {**shown, "scored_tasks": 5})  # the real run's five cells
     assert row.reason.startswith(shown["reason"]) and not (row.warning or row.alert)
+
+
+REPEATED_ASPECT = (
+    "<Comparison>Agent 1 recovered from its tool errors.\n"
+    "Aspect: tool errors | Winner: A1 | Severity: high | Evidence: A2 S3\n"
+    "Aspect: tool errors | Winner: A1 | Severity: low | Evidence: A2 S4\n"
+    "Aspect: tool errors | Winner: A1 | Severity: low | Evidence: A2 S5\n"
+    "</Comparison><PairwiseScore>-2</PairwiseScore>"
+)
+
+
+def test_the_judge_alert_counts_comparisons_not_lines() -> None:
+    """Spec §8.4: the alert needs the same winner "in at least 3 comparisons". One comparison
+    that names one aspect on three lines is one comparison, not three; three do alert."""
+    parsed = parse_comparison(REPEATED_ASPECT)
+
+    def cell(task: str) -> Cell:
+        return Cell(task, "ToolCalls", -2, None, comparisons=[parsed])
+
+    assert not judge_alert([cell("t1")])
+    assert not judge_alert([cell("t1"), cell("t2")])
+    assert judge_alert([cell("t1"), cell("t2"), cell("t3")])

@@ -316,18 +316,21 @@ def paired_differences(cells: Sequence[Cell], pairing: str = "repeat") -> list[f
 
 def judge_alert(cells: Sequence[Cell]) -> bool:
     """Deterministic stand-in for the spec's LLM summary: some aspect (normalised name) has the
-    same non-Tie winner in ≥ 3 comparisons and at least one of them is of high severity."""
+    same non-Tie winner in ≥ 3 comparisons and at least one of them is of high severity. A
+    comparison counts once per aspect, however many of its lines repeat that aspect."""
     groups: Counter[tuple[str, str]] = Counter()
     high: set[tuple[str, str]] = set()
     for cell in cells:
         for parsed in cell.comparisons[:1]:  # forward order only, so swaps do not double count
-            for line in parsed.lines:
-                if line.winner in ("A1", "A2"):
-                    key = (" ".join(re.findall(r"[a-z]+", line.aspect.lower())[:3]), line.winner)
-                    groups[key] += 1
-                    if line.severity == "high":
-                        high.add(key)
+            winners = [line for line in parsed.lines if line.winner in ("A1", "A2")]
+            keys = {_aspect_key(line.aspect, line.winner) for line in winners}
+            groups.update(keys)
+            high.update(_aspect_key(x.aspect, x.winner) for x in winners if x.severity == "high")
     return any(n >= 3 and key in high for key, n in groups.items())
+
+
+def _aspect_key(aspect: str, winner: str | None) -> tuple[str, str]:
+    return " ".join(re.findall(r"[a-z]+", aspect.lower())[:3]), winner or ""
 
 
 async def run_sxs(
