@@ -293,6 +293,30 @@ def test_sxs_names_a_bad_file_and_failed_calls_and_exits_on_nothing_scored(
     assert "+0.000" not in shown.out and "n/a" in shown.out
 
 
+def test_a_dimension_with_nothing_scored_has_no_mean_in_the_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its JSON said mean_score 0.0 and p_value 1.0 beside scored_tasks 0: a script reading the
+    mean saw "no change" where the judge said nothing."""
+    *_, sxs_path = sxs_with_failed_calls(tmp_path, capsys)
+    shown = json.loads(sxs_path.read_bytes())["dimensions"]["ToolCalls"]
+    assert (shown["scored_tasks"], shown["mean_score"], shown["p_value"]) == (0, None, None)
+
+
+def test_a_pitfall_of_unknown_severity_leaves_the_burden_to_the_stated_total() -> None:
+    """ "Severity: severe" has no points: the lines' sum read 0 and overrode the judge's stated
+    BurdenTotal 17, so the SxS Pitfalls score was computed from 0."""
+    text = (
+        "<Review>\nPitfall: loop | Category: Tool/Harness | Severity: severe | Frequency: once"
+        " | Evidence: S1\nPitfall: typo | Category: Logic/Code | Severity: med | Frequency: "
+        "once | Evidence: S2\nBurdenTotal: 17</Review><Score>0</Score>"
+    )
+    parsed = parse_review(text, 3)
+    assert (parsed.burden_total, parsed.stated_burden_total) == (None, 17)
+    rated = text.replace("severe", "high").replace("med |", "medium |")
+    assert parse_review(rated, 3).burden_total == 7 + 3
+
+
 def test_compare_warns_on_an_sxs_dimension_with_nothing_scored(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

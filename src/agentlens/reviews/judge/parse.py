@@ -135,6 +135,8 @@ def parse_review(text: str, n_steps: int | None = None) -> ParsedReview:
         review=body,
         evidence=evidence,
         pitfalls=pitfalls,
-        burden_total=burden_total(rated) if pitfalls else None,
+        # a pitfall of no known severity has no points: the lines' sum would undercount (0 for
+        # "severe"), so the burden is the judge's stated total, or unknown
+        burden_total=burden_total(rated) if pitfalls and len(rated) == len(pitfalls) else None,
         stated_burden_total=int(stated[-1]) if stated else None,
     )

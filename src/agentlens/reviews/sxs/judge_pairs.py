@@ -255,9 +255,10 @@ class DimensionResult:
 
     def to_dict(self) -> dict[str, Any]:
         scored = [c for c in self.cells if c.score is not None]
+        # with nothing scored the test's mean 0 and p 1 would read as "no change"
         return {
-            "mean_score": self.flags.mean,
-            "p_value": self.flags.p_value,
+            "mean_score": self.flags.mean if scored else None,
+            "p_value": self.flags.p_value if scored else None,
             "trinomial": self.trinomial.to_dict() if self.trinomial else None,
             "pairing": self.pairing,
             "paired_differences": sum(
