@@ -178,9 +178,10 @@ def _print_tables(compared: SideBySide, doc: dict[str, Any]) -> None:
         d = doc["dimensions"][dim]
         flag = "ALERT" if r.alert else "warning" if r.warning else "ok"
         rate = "–" if r.consistency_rate is None else f"{r.consistency_rate:.0%}"
-        mean = f"{d['mean_score']:+.3f}" if d["scored_tasks"] else "n/a"
+        mean = "n/a" if d["mean_score"] is None else f"{d['mean_score']:+.3f}"
+        p = "n/a" if d["p_value"] is None else f"{d['p_value']:.3f}"
         table.add_row(
-            dim, mean, f"{d['p_value']:.3f}",
+            dim, mean, p,
             f"{d['unscored_rate']:.0%}", rate, flag,
         )  # fmt: skip
         wins.add_row(dim, *_trinomial_cells(d["trinomial"]))
