@@ -276,6 +276,27 @@ def test_forbidden_globs_alone_allow_every_other_change(fixed_repo: Path) -> Non
     assert status == "fail"
 
 
+def test_names_outside_ascii_are_matched_as_they_are(base_repo: Path, tmp_path: Path) -> None:
+    """git quotes such a name per line (`"calc/caf\\303\\251.py"`): an edited `calc/café.py`
+    escaped `forbidden_globs`, failed `allowed_globs` and was never a changed target."""
+    repo = tmp_path / "calc"
+    shutil.copytree(base_repo, repo)
+    (repo / "calc" / "café.py").write_text("X = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a file named outside ascii")
+    (repo / "calc" / "café.py").write_text("X = 2\n")
+    (repo / "tests" / "tést_new.py").write_text("")
+    forbidden = {"type": "NoChangesVerifier", "forbidden_globs": ["calc/*.py", "tests/*"]}
+    _, _, metrics = check(forbidden, repo)
+    assert metrics["forbidden_changed"] == ["calc/café.py", "tests/tést_new.py"]
+    allowed = {"type": "NoChangesVerifier", "allowed_globs": ["calc/*", "tests/*"]}
+    assert check(allowed, repo)[0] == "pass"
+    target = {"type": "YesChangesVerifier", "target_files": ["calc/café.py"]}
+    assert check(target, repo)[0] == "pass"
+    new = {"type": "NewFileRegExpVerifier", "reg_exp_pattern": "^tests/tést_"}
+    assert check(new, repo)[0] == "pass"
+
+
 def test_a_verifier_that_raises_fails_alone(fixed_repo: Path) -> None:
     """Spec §3: exceptions count as failure of that verifier; the others still run."""
     scenario = Scenario(

@@ -69,15 +69,13 @@ class VerifyContext:
 
     def changed_files(self) -> set[str]:
         """Paths (relative, posix) modified, added or deleted since `base_ref`, untracked included."""
-        diff = _git(self.repo, "diff", "--name-only", "--no-renames", self.base_ref)
-        untracked = _git(self.repo, "ls-files", "--others", "--exclude-standard")
-        return {line for line in (diff + untracked).splitlines() if line.strip()}
+        diff = _git_names(self.repo, "diff", "--name-only", "--no-renames", self.base_ref)
+        return diff | _git_names(self.repo, "ls-files", "--others", "--exclude-standard")
 
     def new_files(self) -> set[str]:
         """Paths added since `base_ref` (committed or not), untracked included."""
-        added = _git(self.repo, "diff", "--name-only", "--diff-filter=A", self.base_ref)
-        untracked = _git(self.repo, "ls-files", "--others", "--exclude-standard")
-        return {line for line in (added + untracked).splitlines() if line.strip()}
+        added = _git_names(self.repo, "diff", "--name-only", "--diff-filter=A", self.base_ref)
+        return added | _git_names(self.repo, "ls-files", "--others", "--exclude-standard")
 
 
 @runtime_checkable
@@ -117,6 +115,13 @@ def stopped_result(type_name: str, what: str, run: CommandResult) -> VerifierRes
     if not run.stopped:
         return None
     return VerifierResult(type_name, "error", f"{what} {run.stopped}", run_metrics(run))
+
+
+def _git_names(repo: Path, *args: str) -> set[str]:
+    """The paths a git listing names, as they are: one per NUL (`-z`). Per line, git quotes a
+    name with a byte outside ASCII or a control (`"src/caf\\303\\251.py"`), which then matched
+    no glob or target, and a name holding a newline would be two."""
+    return {name for name in _git(repo, *args, "-z").split("\0") if name}
 
 
 def _git(repo: Path, *args: str) -> str:
