@@ -91,6 +91,36 @@ def test_an_agent_shell_command_filling_the_disk_is_stopped(calc: Path) -> None:
     assert "stopped:" not in result.output, result.output
 
 
+def test_a_sparse_file_in_the_repository_stays_sparse_in_each_copy(calc: Path) -> None:
+    """`truncate -s` weighs nothing (the sandbox's disk guard sees no use), but each verifier's
+    copy wrote its holes out: a 180 KB repository took 2 GB of the host's disk per copy, and a
+    `truncate -s 1T` would fill it before any guard."""
+    with (calc / "blob.bin").open("wb") as blob:
+        blob.truncate(256 * 1024 * 1024)
+        blob.seek(100 * 1024 * 1024)
+        blob.write(b"data in the middle")
+    run, _ = run_in_scratch(
+        calc, "stat -c '%s %b %B' blob.bin; tail -c 1 blob.bin | od -An -c", timeout_s=60
+    )
+    size, blocks, block_size = map(int, run.output.split()[:3])
+    assert size == 256 * 1024 * 1024 and blocks * block_size < 1024 * 1024, run.output
+    copied = run_in_scratch(calc, "grep -c 'data in the middle' blob.bin", timeout_s=60)[0]
+    assert copied.output.strip() == "1", copied.output
+
+
+def test_a_repository_whose_copy_would_cross_the_disk_floor_is_not_copied(calc: Path) -> None:
+    """Each verifier copies the agent's repository to the host's disk before its command runs,
+    and the guard watched only the command: the copy took the disk past the floor, and the
+    command, finding the disk short at its start, was then allowed half of what was left."""
+    (calc / "data.bin").write_bytes(os.urandom(64 * 1024 * 1024))
+    with isolation.policy(_leave_free_mb(calc, 16)):
+        run, reports = run_in_scratch(calc, "echo ran", timeout_s=60)
+    assert (run.returncode, run.output, reports) == (None, "", {}), run.output
+    assert run.stopped.startswith("not started: copying the repository would leave under ")
+    assert run.stopped.endswith(" MB free on its disk (sandbox disk_free_mb)"), run.stopped
+    assert not run.ok
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root hands the copy to `nobody`")
 def test_a_folder_swapped_for_a_link_while_it_is_handed_over_is_not_followed(
     calc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -39,13 +39,27 @@ class DiskFloor:
         free = _free_bytes(self.folder)
         return free is not None and free < self.floor_bytes
 
+    def has_room_for(self, size_bytes: int) -> bool:
+        """Whether writing `size_bytes` more would still leave the floor free."""
+        free = _free_bytes(self.folder)
+        return free is None or free - size_bytes >= self.floor_bytes
+
     def note(self) -> str:
         """AgentLens's line on a command it stopped (`CommandResult.stopped`), never its output."""
         left = self.floor_bytes // MB
-        why = "sandbox disk_free_mb"
+        return f"stopped: under {left} MB left free on the disk it writes to ({self._why()})"
+
+    def copy_note(self, what: str) -> str:
+        """AgentLens's line on a command it never started: copying `what` for it would have
+        crossed the floor."""
+        left = f"under {self.floor_bytes // MB} MB free on its disk"
+        return f"not started: copying {what} would leave {left} ({self._why()})"
+
+    def _why(self) -> str:
+        left = self.floor_bytes // MB
         if self.short_at_start:
-            why = f"half of the {2 * left} MB it had at the start, under the {why}"
-        return f"stopped: under {left} MB left free on the disk it writes to ({why})"
+            return f"half of the {2 * left} MB it had at the start, under the sandbox disk_free_mb"
+        return "sandbox disk_free_mb"
 
 
 def _free_bytes(folder: Path) -> int | None:

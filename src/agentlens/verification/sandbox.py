@@ -7,6 +7,7 @@ caller's environment (API keys, tokens) never reach commands that the agent's co
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -142,11 +143,23 @@ def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
     return env
 
 
+class CopyWouldFillDiskError(Exception):
+    """Copying the repository would cross the disk floor; `note` is the result's `stopped`
+    line. Not an OSError: `copytree` would gather it and go on copying."""
+
+    def __init__(self, note: str) -> None:
+        super().__init__(note)
+        self.note = note
+
+
 @contextmanager
 def scratch_copy(repo: Path) -> Iterator[Path]:
-    """A temporary copy of `repo` (with its .git, so git-aware tools behave), removed afterwards."""
+    """A temporary copy of `repo` (with its .git, so git-aware tools behave), removed afterwards.
+    CopyWouldFillDiskError, nothing copied past it, when a file would cross the disk floor of
+    the copy (`disk_guard`): the repository is the agent's, and so is what it weighs."""
     with tempfile.TemporaryDirectory(prefix="agentlens-verify-") as tmp:
         target = Path(tmp) / "repo"
+        floor = DiskFloor.at_start(Path(tmp), isolation.current().limits)
         linked = [d for d in LINKED_DIRS if (repo / d).is_dir()]
         scratch = Path(tmp).resolve()  # inside `repo` when TMPDIR is (`--repo /tmp`): not copied
 
@@ -156,18 +169,62 @@ def scratch_copy(repo: Path) -> Iterator[Path]:
                 top.add(scratch.name)
             return top | set(COPY_IGNORE(path, names))
 
-        shutil.copytree(repo, target, symlinks=True, ignore=skip, copy_function=_copy_plain)
+        def copy(source: str, destination: str) -> None:
+            _copy_plain(source, destination, floor)
+
+        shutil.copytree(repo, target, symlinks=True, ignore=skip, copy_function=copy)
         for name in linked:
             (target / name).symlink_to(repo.resolve() / name, target_is_directory=True)
         (Path(tmp) / "home").mkdir()
         yield target
 
 
-def _copy_plain(source: str, target: str) -> None:
-    """Regular files only: a FIFO or socket the agent left (`mkfifo`) cannot be copied, and
-    `copytree` then failed the whole copy, making every verifier an error."""
-    if stat.S_ISREG(os.lstat(source).st_mode):
-        shutil.copy2(source, target)
+def _copy_plain(source: str, target: str, floor: DiskFloor) -> None:
+    """Regular files only, holes kept: a FIFO or socket the agent left (`mkfifo`) cannot be
+    copied, and `copytree` then failed the whole copy, making every verifier an error. A
+    sparse file (`truncate -s 1T`) weighs nothing, but a plain copy writes its holes out: each
+    verifier's copy of a 180 KB repository took 2 GB of the host's disk, before any guard."""
+    if not stat.S_ISREG(os.lstat(source).st_mode):  # a socket cannot even be opened
+        return
+    descriptor = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        found = os.fstat(descriptor)
+        if not stat.S_ISREG(found.st_mode):
+            return
+        if not floor.has_room_for(found.st_blocks * 512):
+            raise CopyWouldFillDiskError(floor.copy_note("the repository"))
+        with open(target, "wb") as copy:
+            for start, end in _data_extents(descriptor, found.st_size):
+                _copy_range(descriptor, copy.fileno(), start, end)
+            copy.truncate(found.st_size)
+    finally:
+        os.close(descriptor)
+    shutil.copystat(source, target)
+
+
+def _data_extents(descriptor: int, size: int) -> Iterator[tuple[int, int]]:
+    """The (start, end) offsets holding data, holes skipped; the whole file where the file
+    system does not tell holes apart."""
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(descriptor, offset, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # only a hole is left
+                return
+            raise
+        end = min(os.lseek(descriptor, start, os.SEEK_HOLE), size)
+        yield start, end
+        offset = end
+
+
+def _copy_range(source: int, target: int, start: int, end: int) -> None:
+    os.lseek(target, start, os.SEEK_SET)
+    while start < end:
+        sent = os.sendfile(target, source, start, end - start)
+        if sent == 0:  # cut short while copied
+            return
+        start += sent
 
 
 def run_command(
@@ -335,15 +392,28 @@ def run_in_scratch(
 ) -> tuple[CommandResult, dict[str, str]]:
     """Run `command` in a fresh copy of `repo`; also return the text of small report files the
     command left behind (JUnit XML, coverage reports), keyed by relative path."""
-    with scratch_copy(repo) as copy:
-        # the sandbox shows only the copy: paths into the repository (a venv on PATH) follow it
-        original = str(repo.resolve())
-        moved = {k: v.replace(original, str(copy)) for k, v in (env or {}).items()}
-        brought = _report_stamps(copy)
-        result = run_command(
-            command, copy / workdir, timeout_s=timeout_s, env=moved, root=copy.parent
-        )
-        return result, _collect_reports(copy, brought)
+    argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
+    try:
+        with scratch_copy(repo) as copy:
+            return _run_in_copy(repo, copy, command, timeout_s, workdir, env)
+    except CopyWouldFillDiskError as short:
+        return CommandResult(argv, None, "", 0.0, False, stopped=short.note), {}
+
+
+def _run_in_copy(
+    repo: Path,
+    copy: Path,
+    command: Sequence[str] | str,
+    timeout_s: float,
+    workdir: str,
+    env: Mapping[str, str] | None,
+) -> tuple[CommandResult, dict[str, str]]:
+    # the sandbox shows only the copy: paths into the repository (a venv on PATH) follow it
+    original = str(repo.resolve())
+    moved = {k: v.replace(original, str(copy)) for k, v in (env or {}).items()}
+    brought = _report_stamps(copy)
+    result = run_command(command, copy / workdir, timeout_s=timeout_s, env=moved, root=copy.parent)
+    return result, _collect_reports(copy, brought)
 
 
 REPORT_MAX_BYTES = 20_000_000
