@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlens.demo.tiny_repo import create_repo
+from agentlens.demo.tiny_repo import create_repo, git
 from agentlens.verification import isolation
 from agentlens.verification.verifiers.base import VerifyContext
 from agentlens.verification.verifiers.build import RunBuildSystemTaskVerifier
@@ -80,3 +80,46 @@ def test_a_test_printing_build_success_does_not_pass_a_failed_build(tmp_path: Pa
     result = spec.verify(VerifyContext(repo, timeout_s=120))
     assert (result.status, result.metrics["count"]) == ("fail", 1), result.reason
     assert result.reason.endswith("but exit code 1")
+
+
+PASS_EVERY_TEST = (
+    "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n"
+    "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n"
+)
+
+
+def test_a_conftest_the_agent_ignores_itself_is_still_a_change(calc: Path) -> None:
+    """Untracked files were listed with git's own ignore rules, which the agent writes too: a
+    conftest passing every test, named in `.git/info/exclude`, in `core.excludesFile` or in a
+    `.gitignore` it added, was no change at all to `forbidden_globs: [conftest.py]`."""
+    (calc / "conftest.py").write_text(PASS_EVERY_TEST)
+    (calc / ".git" / "info" / "exclude").write_text("conftest.py\n")
+    (calc / "tests" / "conftest.py").write_text(PASS_EVERY_TEST)
+    (calc / "tests" / ".gitignore").write_text(".gitignore\nconftest.py\n")
+    (calc / "calc" / "conftest.py").write_text(PASS_EVERY_TEST)
+    (calc / "elsewhere").write_text("calc/conftest.py\n")
+    git(calc, "config", "core.excludesFile", str(calc / "elsewhere"))
+    changed = VerifyContext(calc).changed_files()
+    assert changed == {
+        "conftest.py",
+        "tests/conftest.py",
+        "tests/.gitignore",
+        "calc/conftest.py",
+        "elsewhere",
+    }
+
+
+def test_what_the_base_revisions_gitignore_ignores_is_no_change(calc: Path) -> None:
+    """A rule of the base revision ignores build output, also in a `.gitignore` the agent
+    edited; the line the agent added hides nothing."""
+    (calc / ".gitignore").write_text("build/\n*.log\n")
+    git(calc, "add", ".gitignore")
+    git(calc, "commit", "-q", "-m", "ignore build output")
+    (calc / "build").mkdir()
+    (calc / "build" / "out.txt").write_text("built\n")
+    (calc / "run.log").write_text("ran\n")
+    assert VerifyContext(calc).changed_files() == set()
+    (calc / ".gitignore").write_text("build/\n*.log\nconftest.py\n")
+    (calc / "conftest.py").write_text(PASS_EVERY_TEST)
+    assert VerifyContext(calc).changed_files() == {".gitignore", "conftest.py"}

@@ -57,8 +57,10 @@ def run_git(
     env: Mapping[str, str] | None = None,
     writable: Sequence[Path] = (),
     timeout_s: float = 60.0,
+    stdin: str = "",
 ) -> GitResult:
-    """`git -C repo ARGS`, isolated; stdout and stderr as text (undecodable bytes replaced).
+    """`git -C repo ARGS`, isolated, `stdin` its input; stdout and stderr as text (undecodable
+    bytes replaced).
     A timeout is exit code 124, its reason in `stopped` and on stderr. A process killed for the
     memory of its group (the agent's filter, say) leaves git's output partial even when git
     exits 0: the call fails then (`STOPPED_EXIT` when git said 0), `stopped` saying why; git's
@@ -83,7 +85,7 @@ def run_git(
                 text=True,
                 errors="replace",
                 env={**base, **(env or {})},
-                stdin=subprocess.DEVNULL,
+                input=stdin,
                 timeout=timeout_s,
                 check=False,
             )

@@ -6,8 +6,9 @@ check failed."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agentlens.redaction import masked_tail
@@ -70,12 +71,56 @@ class VerifyContext:
     def changed_files(self) -> set[str]:
         """Paths (relative, posix) modified, added or deleted since `base_ref`, untracked included."""
         diff = _git_names(self.repo, "diff", "--name-only", "--no-renames", self.base_ref)
-        return diff | _git_names(self.repo, "ls-files", "--others", "--exclude-standard")
+        return diff | self._untracked()
 
     def new_files(self) -> set[str]:
         """Paths added since `base_ref` (committed or not), untracked included."""
         added = _git_names(self.repo, "diff", "--name-only", "--diff-filter=A", self.base_ref)
-        return added | _git_names(self.repo, "ls-files", "--others", "--exclude-standard")
+        return added | self._untracked()
+
+    def _untracked(self) -> set[str]:
+        """Untracked paths, but for those a rule of the base revision's own `.gitignore` files
+        ignores. Every other rule is the agent's to write: `.git/info/exclude` and
+        `core.excludesFile` hid a planted `conftest.py` from `forbidden_globs`, and so would a
+        line it added to a `.gitignore`, or a `.gitignore` it added (naming itself too)."""
+        shown = _git_names(
+            self.repo, *NO_USER_EXCLUDES, "ls-files", "--others", "--exclude-standard"
+        )
+        ignored = _git_names(
+            self.repo, *NO_USER_EXCLUDES, "ls-files", "--others", "--ignored", "--exclude-standard"
+        )
+        if not ignored:
+            return shown
+        rules = self._ignoring_rules(ignored)
+        base = {source: self._base_lines(source) for source, _ in rules.values()}
+        ignored_at_base = {path for path, (source, line) in rules.items() if line in base[source]}
+        return shown | (ignored - ignored_at_base)
+
+    def _ignoring_rules(self, paths: set[str]) -> dict[str, tuple[str, str]]:
+        """Each ignored path's rule: the file holding it and its line (`git check-ignore -v`)."""
+        proc = run_git(
+            self.repo, *NO_USER_EXCLUDES, "check-ignore", "-v", "-n", "-z", "--no-index",
+            "--stdin", stdin="".join(path + "\0" for path in sorted(paths)),
+        )  # fmt: skip
+        if proc.returncode not in (0, 1) or proc.stopped:  # 1: none of them ignored
+            raise VerifierSetupError(f"git check-ignore failed in {self.repo}: {proc.failure()}")
+        fields = proc.stdout.split("\0")
+        rules = {fields[i + 3]: (fields[i], fields[i + 2]) for i in range(0, len(fields) - 3, 4)}
+        return {path: rule for path, rule in rules.items() if rule[0]}
+
+    def _base_lines(self, source: str) -> set[str]:
+        """The lines of `source` in the base revision when it is a `.gitignore` there."""
+        if PurePosixPath(source).name != ".gitignore" or source.startswith("/"):
+            return set()
+        proc = run_git(self.repo, "show", f"{self.base_ref}:{source}")
+        if proc.returncode != 0:  # not in the base revision
+            return set()
+        return {line.rstrip() for line in proc.stdout.splitlines()}
+
+
+# the repository's config is the agent's: the ignore file it names is not read (its
+# `.git/info/exclude` is always read, so each rule's file is judged instead)
+NO_USER_EXCLUDES = ("-c", f"core.excludesFile={os.devnull}")
 
 
 @runtime_checkable
@@ -118,10 +163,15 @@ def stopped_result(type_name: str, what: str, run: CommandResult) -> VerifierRes
 
 
 def _git_names(repo: Path, *args: str) -> set[str]:
-    """The paths a git listing names, as they are: one per NUL (`-z`). Per line, git quotes a
-    name with a byte outside ASCII or a control (`"src/caf\\303\\251.py"`), which then matched
-    no glob or target, and a name holding a newline would be two."""
-    return {name for name in _git(repo, *args, "-z").split("\0") if name}
+    """The paths a git listing names, as they are: one per NUL (`-z`, right after the command,
+    which `-c key=value` pairs may precede). Per line, git quotes a name with a byte outside
+    ASCII or a control (`"src/caf\\303\\251.py"`), which then matched no glob or target, and a
+    name holding a newline would be two."""
+    command = 0
+    while args[command] == "-c":
+        command += 2
+    named = _git(repo, *args[: command + 1], "-z", *args[command + 1 :])
+    return {name for name in named.split("\0") if name}
 
 
 def _git(repo: Path, *args: str) -> str:
