@@ -63,12 +63,15 @@ def test_verify_runs_no_program_the_repository_names(tmp_path: Path) -> None:
     assert result["reason"] == "2 changed files, all allowed"  # .gitattributes, calc/ops.py
 
 
-def test_without_the_sandbox_the_planted_filter_runs(tmp_path: Path) -> None:
-    """The test above can fail: uncontained, git runs the agent's filter on the host."""
+def test_without_the_sandbox_the_planted_filter_does_not_run_either(tmp_path: Path) -> None:
+    """Uncontained, git ran the agent's clean filter on the host (the sandbox was the only
+    wall); each filter driver the repository's config names is now switched off as well
+    (`repo_git.plain_view`): a clean filter could show git a file's base text."""
     repo, marker = create_repo(tmp_path / "calc"), tmp_path / "host-marker"
     plant(repo, marker)
-    verify(repo, tmp_path, "--no-sandbox")
-    assert ran_on_host(marker) == ["clean"]
+    result = verify(repo, tmp_path, "--no-sandbox")
+    assert ran_on_host(marker) == []
+    assert result["reason"] == "2 changed files, all allowed"
 
 
 def test_the_workspace_diff_runs_no_program_the_agent_named(tmp_path: Path) -> None:
@@ -237,14 +240,14 @@ def test_review_and_verify_say_a_folder_is_not_a_repository_in_the_same_words(
 ) -> None:
     """Outside a repository `git diff` prints a warning and then its usage text: `review --repo`
     said the warning, `verify --repo` the reason; both now give `GitResult.failure()`'s line."""
-    from agentlens.verification.verifiers.base import VerifierSetupError, _git
+    from agentlens.verification.verifiers.base import VerifierSetupError
 
     folder = tmp_path / "not-a-repo"
     folder.mkdir()
     with pytest.raises(ConfigError) as review:
         _diff(str(folder), "HEAD")
     with pytest.raises(VerifierSetupError) as verify:
-        _git(folder, "diff", "HEAD")
+        VerifyContext(folder).changed_files()
     said = "not a git repository (--repo must be the agent's git work tree)"
     assert said in str(review.value) and said in str(verify.value), str(review.value)
     assert "warning" not in str(review.value)

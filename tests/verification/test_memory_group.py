@@ -263,18 +263,23 @@ def test_a_cmd_agent_that_lost_a_process_is_a_failed_turn_saying_why(
     assert str(failure.value) == f"sh was {STOPPED}"
 
 
-def _eating_filter(repo: Path) -> None:
-    """The agent's clean filter, which git runs on `calc/ops.py` as it hashes it: 4 x 900 MB."""
+def _eating_filter(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's clean filter, which git runs on `calc/ops.py` as it hashes it: 4 x 900 MB.
+    Failure injection: AgentLens now switches the repository's filters off (`plain_view`), so
+    this stands for any program of the agent's that git would still run."""
     subprocess.run(["git", "-C", str(repo), "config", "filter.eat.clean", f"{FOUR_900}; cat"])
     (repo / ".gitattributes").write_text("calc/ops.py filter=eat\n")
+    monkeypatch.setattr(repo_git, "plain_view", lambda repo, timeout_s=60.0: ([], {}))
 
 
 @pytest.mark.usefixtures("memory_cgroup")
-def test_a_git_call_whose_filter_is_killed_for_memory_fails(calc: Path) -> None:
+def test_a_git_call_whose_filter_is_killed_for_memory_fails(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The agent's clean filter (run by AgentLens's own `git`, in its group) held 4 x 900 MB
     under 1024: a process was killed, git exited 0 with a hash of part of the file, and only a
     line on its stderr said so."""
-    _eating_filter(calc)
+    _eating_filter(calc, monkeypatch)
     with isolation.policy(CAP_1024):
         done = run_git(calc, "hash-object", "calc/ops.py")
     assert done.returncode == repo_git.STOPPED_EXIT and done.stopped == STOPPED, done.stderr
@@ -283,11 +288,13 @@ def test_a_git_call_whose_filter_is_killed_for_memory_fails(calc: Path) -> None:
 
 
 @pytest.mark.usefixtures("memory_cgroup")
-def test_callers_of_a_stopped_git_say_their_changes_are_incomplete(calc: Path) -> None:
+def test_callers_of_a_stopped_git_say_their_changes_are_incomplete(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """git said 0, so the verifiers, the simulator's and the judge's diffs took a partial one:
     files the agent never touched listed as changed, the change of `ops.py` passing a check."""
     base = run_git(calc, "rev-parse", "HEAD").stdout.strip()
-    _eating_filter(calc)
+    _eating_filter(calc, monkeypatch)
     (calc / "calc" / "ops.py").write_text("changed\n")
     spec = {"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]}
     with isolation.policy(CAP_1024):

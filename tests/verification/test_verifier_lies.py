@@ -123,3 +123,31 @@ def test_what_the_base_revisions_gitignore_ignores_is_no_change(calc: Path) -> N
     (calc / ".gitignore").write_text("build/\n*.log\nconftest.py\n")
     (calc / "conftest.py").write_text(PASS_EVERY_TEST)
     assert VerifyContext(calc).changed_files() == {".gitignore", "conftest.py"}
+
+
+PASSING_TEST = "def test_sub():\n    assert True\n"
+
+
+def _pristine_copy(repo: Path) -> Path:
+    """The base revision's files, kept where the agent may write and git lists nothing."""
+    pristine = repo / ".git" / "pristine"
+    shutil.copytree(repo, pristine, ignore=shutil.ignore_patterns(".git"))
+    return pristine
+
+
+@pytest.mark.parametrize("trick", ["core.worktree", "skip-worktree", "assume-unchanged", "filter"])
+def test_an_edited_test_the_repository_tells_git_to_overlook_is_a_change(
+    calc: Path, trick: str
+) -> None:
+    """The agent writes the repository's config and index: each of these showed git a test it
+    had edited as unchanged, so `forbidden_globs: [tests/*]` passed beside the edited test."""
+    pristine = _pristine_copy(calc)
+    (calc / "tests" / "test_ops.py").write_text(PASSING_TEST)
+    if trick == "core.worktree":
+        git(calc, "config", "core.worktree", "pristine")  # relative to .git
+    elif trick == "filter":  # a clean filter showing git the base text
+        git(calc, "config", "filter.same.clean", f"cat {pristine}/%f")
+        (calc / ".git" / "info" / "attributes").write_text("tests/* filter=same\n")
+    else:
+        git(calc, "update-index", f"--{trick}", "tests/test_ops.py")
+    assert VerifyContext(calc).changed_files() == {"tests/test_ops.py"}

@@ -64,8 +64,48 @@ def run_git(
     A timeout is exit code 124, its reason in `stopped` and on stderr. A process killed for the
     memory of its group (the agent's filter, say) leaves git's output partial even when git
     exits 0: the call fails then (`STOPPED_EXIT` when git said 0), `stopped` saying why; git's
-    own stderr stays git's."""
+    own stderr stays git's.
+
+    What git sees of the work tree is the files of `repo` as they are (`plain_view`)."""
     repo = repo.resolve()  # the sandbox binds and enters real paths
+    options, overrides = plain_view(repo, timeout_s)
+    return _run_git(
+        repo, [*options, *args], {**overrides, **(env or {})}, writable, timeout_s, stdin
+    )
+
+
+def plain_view(repo: Path, timeout_s: float = 60.0) -> tuple[list[str], dict[str, str]]:
+    """git options and environment under which the repository's config cannot change what git
+    sees of its work tree. It runs no program on the host, but in the sandbox a clean filter
+    printed a file's base text, so git saw no edit in it; `core.worktree` named a pristine copy
+    inside `.git`. So the work tree is `repo`, and each filter driver its config names does
+    nothing (a Git LFS file is then its content, not its pointer)."""
+    options = [f"--work-tree={repo}"] if os.path.lexists(repo / ".git") else []
+    options += ["-c", f"core.attributesFile={os.devnull}"]
+    listed = _run_git(repo, [*options, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
+                      {}, (), timeout_s, "")  # fmt: skip
+    drivers = {
+        name[len("filter.") : name.rindex(".")] for name in listed.stdout.split("\0") if name
+    }
+    keys = [
+        (f"filter.{d}.{key}", "") for d in sorted(drivers) for key in ("clean", "smudge", "process")
+    ]
+    keys += [(f"filter.{d}.required", "false") for d in sorted(drivers)]
+    # in the environment, not `-c`: a driver's name may hold an `=`
+    overrides = {"GIT_CONFIG_COUNT": str(len(keys))}
+    for number, (key, value) in enumerate(keys):
+        overrides |= {f"GIT_CONFIG_KEY_{number}": key, f"GIT_CONFIG_VALUE_{number}": value}
+    return options, overrides
+
+
+def _run_git(
+    repo: Path,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    writable: Sequence[Path],
+    timeout_s: float,
+    stdin: str,
+) -> GitResult:
     argv = ["git", "-C", str(repo), *GIT_HARDENING, *args]
     base = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", **GIT_ISOLATION}
     policy = isolation.current()

@@ -7,6 +7,9 @@ check failed."""
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -70,24 +73,61 @@ class VerifyContext:
 
     def changed_files(self) -> set[str]:
         """Paths (relative, posix) modified, added or deleted since `base_ref`, untracked included."""
-        diff = _git_names(self.repo, "diff", "--name-only", "--no-renames", self.base_ref)
-        return diff | self._untracked()
+        with _BaseIndex.of(self.repo, self.base_ref) as base:
+            return base.names("diff", "--name-only") | base.untracked()
 
     def new_files(self) -> set[str]:
         """Paths added since `base_ref` (committed or not), untracked included."""
-        added = _git_names(self.repo, "diff", "--name-only", "--diff-filter=A", self.base_ref)
-        return added | self._untracked()
+        with _BaseIndex.of(self.repo, self.base_ref) as base:
+            return base.untracked()
 
-    def _untracked(self) -> set[str]:
-        """Untracked paths, but for those a rule of the base revision's own `.gitignore` files
-        ignores. Every other rule is the agent's to write: `.git/info/exclude` and
+
+class _BaseIndex:
+    """git on the repository with an index of AgentLens's own, read from the base revision, so
+    that a path is tracked iff it is in the base. The agent's index is its to write: a file it
+    marked skip-worktree or assume-unchanged (`git update-index`) was no change, whatever it
+    held."""
+
+    def __init__(self, repo: Path, base_ref: str, folder: Path) -> None:
+        self.repo, self.base_ref = repo, base_ref
+        self.env = {"GIT_INDEX_FILE": str(folder / "index")}
+        self.folder = folder
+
+    @classmethod
+    @contextmanager
+    def of(cls, repo: Path, base_ref: str) -> Iterator[_BaseIndex]:
+        with tempfile.TemporaryDirectory(prefix="agentlens-index-") as tmp:
+            made = cls(repo, base_ref, Path(tmp))
+            made.run("read-tree", base_ref)
+            yield made
+
+    def run(self, *args: str, stdin: str = "", fine: tuple[int, ...] = (0,)) -> str:
+        """git's output; VerifierSetupError when it exits otherwise than `fine` or was stopped."""
+        proc = run_git(self.repo, *args, env=self.env, writable=[self.folder], stdin=stdin)
+        if proc.returncode not in fine or proc.stopped:
+            why = proc.failure() or f"exit code {proc.returncode}"
+            raise VerifierSetupError(f"git {' '.join(args)} failed in {self.repo}: {why}")
+        return proc.stdout
+
+    def names(self, *args: str) -> set[str]:
+        """The paths a git listing names, as they are: one per NUL (`-z`, right after the
+        command, which `-c key=value` pairs may precede). Per line, git quotes a name with a byte
+        outside ASCII or a control (`"src/caf\\303\\251.py"`), which then matched no glob or
+        target, and a name holding a newline would be two."""
+        command = 0
+        while args[command] == "-c":
+            command += 2
+        named = self.run(*args[: command + 1], "-z", *args[command + 1 :])
+        return {name for name in named.split("\0") if name}
+
+    def untracked(self) -> set[str]:
+        """Paths not in the base, but for those a rule of the base revision's own `.gitignore`
+        files ignores. Every other rule is the agent's to write: `.git/info/exclude` and
         `core.excludesFile` hid a planted `conftest.py` from `forbidden_globs`, and so would a
         line it added to a `.gitignore`, or a `.gitignore` it added (naming itself too)."""
-        shown = _git_names(
-            self.repo, *NO_USER_EXCLUDES, "ls-files", "--others", "--exclude-standard"
-        )
-        ignored = _git_names(
-            self.repo, *NO_USER_EXCLUDES, "ls-files", "--others", "--ignored", "--exclude-standard"
+        shown = self.names(*NO_USER_EXCLUDES, "ls-files", "--others", "--exclude-standard")
+        ignored = self.names(
+            *NO_USER_EXCLUDES, "ls-files", "--others", "--ignored", "--exclude-standard"
         )
         if not ignored:
             return shown
@@ -98,13 +138,12 @@ class VerifyContext:
 
     def _ignoring_rules(self, paths: set[str]) -> dict[str, tuple[str, str]]:
         """Each ignored path's rule: the file holding it and its line (`git check-ignore -v`)."""
-        proc = run_git(
-            self.repo, *NO_USER_EXCLUDES, "check-ignore", "-v", "-n", "-z", "--no-index",
-            "--stdin", stdin="".join(path + "\0" for path in sorted(paths)),
+        listing = "".join(path + "\0" for path in sorted(paths))
+        said = self.run(
+            *NO_USER_EXCLUDES, "check-ignore", "-v", "-n", "-z", "--no-index", "--stdin",
+            stdin=listing, fine=(0, 1),  # 1: none of them ignored
         )  # fmt: skip
-        if proc.returncode not in (0, 1) or proc.stopped:  # 1: none of them ignored
-            raise VerifierSetupError(f"git check-ignore failed in {self.repo}: {proc.failure()}")
-        fields = proc.stdout.split("\0")
+        fields = said.split("\0")
         rules = {fields[i + 3]: (fields[i], fields[i + 2]) for i in range(0, len(fields) - 3, 4)}
         return {path: rule for path, rule in rules.items() if rule[0]}
 
@@ -160,25 +199,6 @@ def stopped_result(type_name: str, what: str, run: CommandResult) -> VerifierRes
     if not run.stopped:
         return None
     return VerifierResult(type_name, "error", f"{what} {run.stopped}", run_metrics(run))
-
-
-def _git_names(repo: Path, *args: str) -> set[str]:
-    """The paths a git listing names, as they are: one per NUL (`-z`, right after the command,
-    which `-c key=value` pairs may precede). Per line, git quotes a name with a byte outside
-    ASCII or a control (`"src/caf\\303\\251.py"`), which then matched no glob or target, and a
-    name holding a newline would be two."""
-    command = 0
-    while args[command] == "-c":
-        command += 2
-    named = _git(repo, *args[: command + 1], "-z", *args[command + 1 :])
-    return {name for name in named.split("\0") if name}
-
-
-def _git(repo: Path, *args: str) -> str:
-    proc = run_git(repo, *args)  # sandboxed: the repository's git config is the agent's
-    if why := proc.failure():
-        raise VerifierSetupError(f"git {' '.join(args)} failed in {repo}: {why}")
-    return proc.stdout
 
 
 class VerifierSetupError(Exception):
