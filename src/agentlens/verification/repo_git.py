@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentlens.verification import isolation
@@ -58,6 +59,7 @@ def run_git(
     writable: Sequence[Path] = (),
     timeout_s: float = 60.0,
     stdin: str = "",
+    view: GitView | None = None,
 ) -> GitResult:
     """`git -C repo ARGS`, isolated, `stdin` its input; stdout and stderr as text (undecodable
     bytes replaced).
@@ -66,16 +68,24 @@ def run_git(
     exits 0: the call fails then (`STOPPED_EXIT` when git said 0), `stopped` saying why; git's
     own stderr stays git's.
 
-    What git sees of the work tree is the files of `repo` as they are (`plain_view`)."""
+    What git sees of the work tree is the files of `repo` as they are: `view`, else
+    `plain_view(repo)` made for this call."""
     repo = repo.resolve()  # the sandbox binds and enters real paths
-    options, overrides = plain_view(repo, timeout_s)
-    return _run_git(
-        repo, [*options, *args], {**overrides, **(env or {})}, writable, timeout_s, stdin
-    )
+    view = view or plain_view(repo, timeout_s)
+    environment = {**view.env, **(env or {})}
+    return _run_git(repo, [*view.options, *args], environment, writable, timeout_s, stdin)
 
 
-def plain_view(repo: Path, timeout_s: float = 60.0) -> tuple[list[str], dict[str, str]]:
-    """git options and environment under which the repository's config cannot change what git
+@dataclass(frozen=True)
+class GitView:
+    """git options and environment (`plain_view`)."""
+
+    options: list[str]
+    env: dict[str, str]
+
+
+def plain_view(repo: Path, timeout_s: float = 60.0) -> GitView:
+    """The git options and environment under which the repository's config cannot change what git
     sees of its work tree. It runs no program on the host, but in the sandbox a clean filter
     printed a file's base text, so git saw no edit in it; `core.worktree` named a pristine copy
     inside `.git`. So the work tree is `repo`, and each filter driver its config names does
@@ -95,7 +105,7 @@ def plain_view(repo: Path, timeout_s: float = 60.0) -> tuple[list[str], dict[str
     overrides = {"GIT_CONFIG_COUNT": str(len(keys))}
     for number, (key, value) in enumerate(keys):
         overrides |= {f"GIT_CONFIG_KEY_{number}": key, f"GIT_CONFIG_VALUE_{number}": value}
-    return options, overrides
+    return GitView(options, overrides)
 
 
 def _run_git(

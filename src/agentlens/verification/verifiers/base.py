@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agentlens.redaction import masked_tail
 from agentlens.trajectory import Trajectory
+from agentlens.verification import repo_git
 from agentlens.verification.repo_git import run_git
 
 if TYPE_CHECKING:
@@ -92,6 +93,7 @@ class _BaseIndex:
         self.repo, self.base_ref = repo, base_ref
         self.env = {"GIT_INDEX_FILE": str(folder / "index")}
         self.folder = folder
+        self.view = repo_git.plain_view(repo.resolve())  # one look at the repository's config
 
     @classmethod
     @contextmanager
@@ -103,7 +105,9 @@ class _BaseIndex:
 
     def run(self, *args: str, stdin: str = "", fine: tuple[int, ...] = (0,)) -> str:
         """git's output; VerifierSetupError when it exits otherwise than `fine` or was stopped."""
-        proc = run_git(self.repo, *args, env=self.env, writable=[self.folder], stdin=stdin)
+        proc = run_git(
+            self.repo, *args, env=self.env, writable=[self.folder], stdin=stdin, view=self.view
+        )
         if proc.returncode not in fine or proc.stopped:
             why = proc.failure() or f"exit code {proc.returncode}"
             raise VerifierSetupError(f"git {' '.join(args)} failed in {self.repo}: {why}")
@@ -151,7 +155,7 @@ class _BaseIndex:
         """The lines of `source` in the base revision when it is a `.gitignore` there."""
         if PurePosixPath(source).name != ".gitignore" or source.startswith("/"):
             return set()
-        proc = run_git(self.repo, "show", f"{self.base_ref}:{source}")
+        proc = run_git(self.repo, "show", f"{self.base_ref}:{source}", view=self.view)
         if proc.returncode != 0:  # not in the base revision
             return set()
         return {line.rstrip() for line in proc.stdout.splitlines()}
