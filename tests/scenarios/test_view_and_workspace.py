@@ -18,7 +18,12 @@ from agentlens.scenarios.agent_view import (
     turn_view,
 )
 from agentlens.scenarios.turns import AgentTurn
-from agentlens.scenarios.workspace import diff_since_base, prepare, run_preprocessors
+from agentlens.scenarios.workspace import (
+    changes_since_base,
+    diff_since_base,
+    prepare,
+    run_preprocessors,
+)
 from agentlens.trajectory import Step
 from tests.conftest import DATA
 
@@ -88,6 +93,21 @@ def test_workspace_is_a_committed_copy_and_its_diff_includes_new_files(
     assert _git(ws.path, "status", "--porcelain") == status_before  # the real index untouched
     assert "?? NOTES.md" in status_before
     assert _git(calc_project, "status", "--porcelain") == ""  # the project itself untouched
+
+
+def test_a_new_file_only_the_agents_ignore_rules_hide_is_in_the_diff(
+    calc_project: Path, tmp_path: Path
+) -> None:
+    """`add -A` reads the workspace's `.git/info/exclude`, which the agent writes: a conftest
+    it named there was missing from the diff the simulator and the judge read. What the
+    project's own `.gitignore` ignores stays out."""
+    (calc_project / ".gitignore").write_text("*.log\n")
+    ws = prepare(calc_project, tmp_path / "ws")
+    (ws.path / "conftest.py").write_text("import pytest\n")
+    (ws.path / ".git" / "info" / "exclude").write_text("conftest.py\n")
+    (ws.path / "run.log").write_text("ran\n")
+    diff, changed = changes_since_base(ws)
+    assert changed == ["conftest.py"] and "+import pytest" in diff
 
 
 def test_preprocessor_output_becomes_part_of_the_base(calc_project: Path, tmp_path: Path) -> None:

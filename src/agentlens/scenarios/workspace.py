@@ -17,6 +17,7 @@ from agentlens.errors import ConfigError
 from agentlens.redaction import masked_tail
 from agentlens.verification.repo_git import PLAIN_DIFF, run_git
 from agentlens.verification.sandbox import IGNORED_NAMES, run_command
+from agentlens.verification.verifiers.base import VerifyContext
 from agentlens.verification.verifiers.build import BUILD_TOOLS
 
 GIT_IDENTITY = ("-c", "user.name=AgentLens", "-c", "user.email=scenario@agentlens")
@@ -121,6 +122,7 @@ def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
         _git(workspace.path, "read-tree", workspace.base, index=index)
         # a nested repository without commits makes `add` fail for that folder only: go on
         _git(workspace.path, "add", "-A", "--ignore-errors", check=False, index=index)
+        _add_hidden(workspace, index)
         diff = _git(workspace.path, "diff", *PLAIN_DIFF, "--cached", "--no-color", workspace.base,
                     index=index)  # fmt: skip
         names = _git(
@@ -130,13 +132,28 @@ def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
         return diff, [name for name in names.split("\0") if name]
 
 
-def _git(repo: Path, *args: str, index: Path | None = None, check: bool = True) -> str:
+def _add_hidden(workspace: Workspace, index: Path) -> None:
+    """New files that only the agent's own ignore rules hide from `add -A` (its
+    `.git/info/exclude`, a line it added to a `.gitignore`) are its change too: a planted
+    `conftest.py` was missing from the diff the simulator and the judge read."""
+    new = VerifyContext(workspace.path, workspace.base).new_files()
+    if new:
+        listing = "".join(name + "\0" for name in sorted(new))
+        _git(workspace.path, "add", "-f", "--ignore-errors", "--pathspec-from-file=-",
+             "--pathspec-file-nul", check=False, index=index, stdin=listing)  # fmt: skip
+
+
+def _git(
+    repo: Path, *args: str, index: Path | None = None, check: bool = True, stdin: str = ""
+) -> str:
     """Sandboxed (`repo_git`): after a preprocessor or the agent, `.git/config` is theirs.
     `index`: a scratch folder for the index file, instead of the workspace's own. `check=False`
     lets git's own failure pass, never AgentLens's stop of it."""
     env = {"GIT_INDEX_FILE": str(index / "index")} if index else {}
     writable = [repo.parent, *([index] if index else [])]
-    proc = run_git(repo, *GIT_IDENTITY, *args, env=env, writable=writable, timeout_s=600)
+    proc = run_git(
+        repo, *GIT_IDENTITY, *args, env=env, writable=writable, timeout_s=600, stdin=stdin
+    )
     # `check` or not: a filter killed for memory leaves its result partial
     if (check or proc.stopped) and (why := proc.failure()):
         raise WorkspaceGitError(f"git {' '.join(args[:2])}", repo, why, stopped=proc.stopped)
