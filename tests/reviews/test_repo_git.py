@@ -235,6 +235,22 @@ def test_a_git_folder_made_in_the_repository_names_no_common_folder(tmp_path: Pa
     assert "git diff HEAD failed: fatal: " in str(failed.value)
 
 
+def test_a_git_folder_whose_back_link_is_a_fifo_does_not_hang(tmp_path: Path) -> None:
+    """The back-link of a git folder the agent made in its repository was read on the host as
+    a file: a FIFO there hung every git call of AgentLens's (`verify` waited for ever; as root
+    a link to `/proc/kmsg` waits for the kernel's next message and takes it from its log)."""
+    hostile = tmp_path / "hostile"
+    (hostile / "made").mkdir(parents=True)
+    (hostile / ".git").write_text("gitdir: made\n")
+    os.mkfifo(hostile / "made" / "gitdir")
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"verifiers": [{"type": "YesChangesVerifier"}]}))
+    argv = [sys.executable, "-m", "agentlens", "verify", str(scenario), "--repo", str(hostile)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": SRC})  # fmt: skip
+    assert done.returncode == 1 and "not a git repository" in done.stdout, done.stdout
+
+
 def test_review_and_verify_say_a_folder_is_not_a_repository_in_the_same_words(
     tmp_path: Path,
 ) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentlens.bounded_read import read_regular
 from agentlens.verification import isolation
 from agentlens.verification.inside import read_inside
 from agentlens.verification.isolation import GIT_HARDENING
@@ -178,8 +179,8 @@ def _names_back(git_dir: Path, repo: Path) -> bool:
     A hostile repository's `.git` file can name any git folder on the host, whose committed
     files would then be diffed against the work tree and shown to the review; the host folder's
     back-link is not the agent's to write."""
-    try:
-        back = (git_dir / "gitdir").read_text(errors="replace").strip()
+    try:  # a regular file only: the folder may be the agent's, its `gitdir` a FIFO (a hang)
+        back = read_regular(git_dir / "gitdir", 4096, "too large").decode(errors="replace").strip()
     except OSError:
         return False
     return bool(back) and (git_dir / back).resolve() == (repo / ".git").resolve()
