@@ -21,6 +21,8 @@ from agentlens.errors import ConfigError
 from agentlens.scenarios.agents._shell import run_shell
 from agentlens.scenarios.workspace import changes_since_base, prepare
 from agentlens.stepvalue.candidates.tracked import tracked_from_repo
+from agentlens.verification import repo_git
+from agentlens.verification.repo_git import run_git
 from agentlens.verification.verifiers.base import VerifyContext
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -267,3 +269,24 @@ def test_review_and_verify_say_a_folder_is_not_a_repository_in_the_same_words(
     said = "not a git repository (--repo must be the agent's git work tree)"
     assert said in str(review.value) and said in str(verify.value), str(review.value)
     assert "warning" not in str(review.value)
+
+
+def test_git_is_not_run_when_the_repositorys_filters_cannot_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection: the look at the repository's config times out. Run anyway, git
+    would run the filters it could not switch off."""
+    repo = create_repo(tmp_path / "calc")
+    calls: list[list[str]] = []
+    real = repo_git._run_git
+
+    def config_times_out(repo: Path, args: list[str], *rest: object) -> repo_git.GitResult:
+        calls.append(list(args))
+        if "config" in args:
+            return repo_git._result(list(args), 124, "", "timed out", stopped="timed out after 1 s")
+        return real(repo, args, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(repo_git, "_run_git", config_times_out)
+    done = run_git(repo, "diff", "HEAD")
+    assert done.failure() == "timed out after 1 s (its result would be incomplete)"
+    assert [args for args in calls if "diff" in args] == []

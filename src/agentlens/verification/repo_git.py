@@ -73,6 +73,8 @@ def run_git(
     `plain_view(repo)` made for this call."""
     repo = repo.resolve()  # the sandbox binds and enters real paths
     view = view or plain_view(repo, timeout_s)
+    if view.failure is not None:
+        return view.failure
     environment = {**view.env, **(env or {})}
     return _run_git(repo, [*view.options, *args], environment, writable, timeout_s, stdin)
 
@@ -83,25 +85,26 @@ class GitView:
 
     options: list[str]
     env: dict[str, str]
+    failure: GitResult | None = None
 
 
 def plain_view(repo: Path, timeout_s: float = 60.0) -> GitView:
-    """The git options and environment under which the repository's config cannot change what git
-    sees of its work tree. It runs no program on the host, but in the sandbox a clean filter
+    """The git options and environment under which the repository's config cannot change what
+    git sees of its work tree. It runs no program on the host, but in the sandbox a clean filter
     printed a file's base text, so git saw no edit in it; `core.worktree` named a pristine copy
     inside `.git`. So the work tree is `repo`, and each filter driver its config names does
-    nothing (a Git LFS file is then its content, not its pointer)."""
+    nothing (a Git LFS file is then its content, not its pointer). When the config cannot be
+    read (a timeout), `failure` says so, and the call is not made."""
     options = [f"--work-tree={repo}"] if os.path.lexists(repo / ".git") else []
     options += ["-c", f"core.attributesFile={os.devnull}"]
     listed = _run_git(repo, [*options, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
                       {}, (), timeout_s, "")  # fmt: skip
-    drivers = {
-        name[len("filter.") : name.rindex(".")] for name in listed.stdout.split("\0") if name
-    }
-    keys = [
-        (f"filter.{d}.{key}", "") for d in sorted(drivers) for key in ("clean", "smudge", "process")
-    ]
-    keys += [(f"filter.{d}.required", "false") for d in sorted(drivers)]
+    if listed.stopped or listed.returncode not in (0, 1):  # 1: no filter named
+        return GitView(options, {}, failure=listed)
+    names = [name for name in listed.stdout.split("\0") if name]
+    drivers = sorted({name[len("filter.") : name.rindex(".")] for name in names})
+    keys = [(f"filter.{d}.{key}", "") for d in drivers for key in ("clean", "smudge", "process")]
+    keys += [(f"filter.{d}.required", "false") for d in drivers]
     # in the environment, not `-c`: a driver's name may hold an `=`
     overrides = {"GIT_CONFIG_COUNT": str(len(keys))}
     for number, (key, value) in enumerate(keys):
