@@ -12,7 +12,7 @@ import pytest
 
 from agentlens.demo.tiny_repo import create_repo, git
 from agentlens.verification import isolation
-from agentlens.verification.verifiers.base import VerifyContext
+from agentlens.verification.verifiers.base import VerifierSetupError, VerifyContext
 from agentlens.verification.verifiers.build import RunBuildSystemTaskVerifier
 from agentlens.verification.verifiers.static_analysis import StaticAnalysisVerifier
 from agentlens.verification.verifiers.tests_run import RunTestsVerifier
@@ -151,3 +151,29 @@ def test_an_edited_test_the_repository_tells_git_to_overlook_is_a_change(
     else:
         git(calc, "update-index", f"--{trick}", "tests/test_ops.py")
     assert VerifyContext(calc).changed_files() == {"tests/test_ops.py"}
+
+
+def test_a_base_the_agent_replaced_with_its_own_commit_is_still_the_base(calc: Path) -> None:
+    """`git replace BASE ITS_COMMIT` made git read the agent's commit wherever the base was
+    named, even by its hash: the edited test was no change since it."""
+    base = git(calc, "rev-parse", "HEAD").strip()
+    (calc / "tests" / "test_ops.py").write_text(PASSING_TEST)
+    git(calc, "commit", "-q", "-am", "tests pass")
+    git(calc, "replace", "-f", base, "HEAD")
+    assert VerifyContext(calc, base_ref=base).changed_files() == {"tests/test_ops.py"}
+
+
+def test_a_base_commit_object_the_agent_rewrote_is_an_error(calc: Path) -> None:
+    """git reads a loose object by its file name without checking its hash when it diffs: the
+    base commit's file overwritten with the agent's commit made `git diff BASE` empty. Read
+    into an index, the object is checked: the listing fails, it never passes."""
+    base = git(calc, "rev-parse", "HEAD").strip()
+    (calc / "tests" / "test_ops.py").write_text(PASSING_TEST)
+    git(calc, "commit", "-q", "-am", "tests pass")
+    head = git(calc, "rev-parse", "HEAD").strip()
+    objects = calc / ".git" / "objects"
+    planted = objects / base[:2] / base[2:]
+    planted.chmod(0o644)
+    planted.write_bytes((objects / head[:2] / head[2:]).read_bytes())
+    with pytest.raises(VerifierSetupError, match=f"hash mismatch {base}"):
+        VerifyContext(calc, base_ref=base).changed_files()

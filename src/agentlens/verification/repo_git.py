@@ -21,7 +21,12 @@ from agentlens.verification.inside import read_inside
 from agentlens.verification.isolation import GIT_HARDENING
 from agentlens.verification.memory_group import memory_group
 
-GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+# replace refs are the agent's to write: `git replace BASE ITS_COMMIT` made the base its commit
+GIT_ISOLATION = {
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+}
 # git's result when a program it ran (a filter, textconv) was killed for the memory of its group
 # and git itself exited 0: 128 + SIGKILL, as a shell reports a killed command
 STOPPED_EXIT = 137
