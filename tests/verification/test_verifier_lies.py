@@ -12,6 +12,8 @@ import pytest
 
 from agentlens.demo.tiny_repo import create_repo, git
 from agentlens.verification import isolation
+from agentlens.verification.repo_git import run_git
+from agentlens.verification.verifiers import base as verifiers_base
 from agentlens.verification.verifiers.base import VerifierSetupError, VerifyContext
 from agentlens.verification.verifiers.build import RunBuildSystemTaskVerifier
 from agentlens.verification.verifiers.static_analysis import StaticAnalysisVerifier
@@ -123,6 +125,36 @@ def test_what_the_base_revisions_gitignore_ignores_is_no_change(calc: Path) -> N
     (calc / ".gitignore").write_text("build/\n*.log\nconftest.py\n")
     (calc / "conftest.py").write_text(PASS_EVERY_TEST)
     assert VerifyContext(calc).changed_files() == {".gitignore", "conftest.py"}
+
+
+def test_a_folder_is_judged_by_its_rule_and_the_files_of_a_hidden_one_listed(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each ignored file was judged on its own: a base-ignored `node_modules/` of 2,000 files
+    asked git for the base `.gitignore` 2,000 times (60,000 files: over ten minutes per
+    listing). A folder is one rule now; the files of a folder only the agent hides are named."""
+    (calc / ".gitignore").write_text("node_modules/\n")
+    git(calc, "add", ".gitignore")
+    git(calc, "commit", "-q", "-m", "ignore node_modules")
+    for package in range(20):
+        folder = calc / "node_modules" / f"p{package}"
+        folder.mkdir(parents=True)
+        for number in range(100):
+            (folder / f"f{number}.js").write_text("x")
+    (calc / "vendored" / "deep").mkdir(parents=True)
+    (calc / "vendored" / "deep" / "conftest.py").write_text(PASS_EVERY_TEST)
+    (calc / "vendored" / "notes.txt").write_text("n")
+    (calc / ".git" / "info" / "exclude").write_text("vendored/\n")
+    calls = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args[1:3])
+        return run_git(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verifiers_base, "run_git", counted)
+    changed = VerifyContext(calc).changed_files()
+    assert changed == {"vendored/deep/conftest.py", "vendored/notes.txt"}
+    assert len(calls) < 12, calls
 
 
 PASSING_TEST = "def test_sub():\n    assert True\n"

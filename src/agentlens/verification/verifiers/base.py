@@ -130,15 +130,30 @@ class _BaseIndex:
         `core.excludesFile` hid a planted `conftest.py` from `forbidden_globs`, and so would a
         line it added to a `.gitignore`, or a `.gitignore` it added (naming itself too)."""
         shown = self.names(*NO_USER_EXCLUDES, "ls-files", "--others", "--exclude-standard")
-        ignored = self.names(
-            *NO_USER_EXCLUDES, "ls-files", "--others", "--ignored", "--exclude-standard"
+        # a whole ignored folder is one name (a `node_modules/` of 60,000 files is one rule)
+        ignored = self._hidden(self._ignored("--directory"))
+        folders = sorted(name for name in ignored if name.endswith("/"))
+        if folders:  # hidden by no rule of the base: each file in it is judged
+            inside = self._ignored("--", *(f":(literal){name}" for name in folders))
+            ignored = (ignored - set(folders)) | self._hidden(inside)
+        return shown | ignored
+
+    def _ignored(self, *args: str) -> set[str]:
+        return self.names(
+            *NO_USER_EXCLUDES, "ls-files", "--others", "--ignored", "--exclude-standard", *args
         )
-        if not ignored:
-            return shown
-        rules = self._ignoring_rules(ignored)
-        base = {source: self._base_lines(source) for source, _ in rules.values()}
-        ignored_at_base = {path for path, (source, line) in rules.items() if line in base[source]}
-        return shown | (ignored - ignored_at_base)
+
+    def _hidden(self, paths: set[str]) -> set[str]:
+        """The ignored `paths` that no line of the base revision's own `.gitignore` ignores."""
+        if not paths:
+            return set()
+        rules = self._ignoring_rules(paths)
+        base = {source: self._base_lines(source) for source in {s for s, _ in rules.values()}}
+        return {
+            path
+            for path in paths
+            if path not in rules or rules[path][1] not in base[rules[path][0]]
+        }
 
     def _ignoring_rules(self, paths: set[str]) -> dict[str, tuple[str, str]]:
         """Each ignored path's rule: the file holding it and its line (`git check-ignore -v`)."""
