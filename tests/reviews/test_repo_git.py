@@ -290,3 +290,27 @@ def test_git_is_not_run_when_the_repositorys_filters_cannot_be_read(
     done = run_git(repo, "diff", "HEAD")
     assert done.failure() == "timed out after 1 s (its result would be incomplete)"
     assert [args for args in calls if "diff" in args] == []
+
+
+def _objects(repo: Path) -> list[str]:
+    return sorted(str(p) for p in (repo / ".git" / "objects").rglob("*") if p.is_file())
+
+
+def test_the_review_diff_shows_what_the_agents_index_and_ignore_rules_hide(
+    tmp_path: Path,
+) -> None:
+    """`review --repo` diffed through the agent's own index: an edit it marked skip-worktree
+    was no change, and a new file was never in the diff (a planted conftest the judge never
+    saw). Its objects folder is not written (the empty blob of `add -N` goes elsewhere)."""
+    repo = create_repo(tmp_path / "calc")
+    (repo / "tests" / "test_ops.py").write_text("def test_sub():\n    assert True\n")
+    subprocess.run(["git", "-C", str(repo), "update-index", "--skip-worktree",
+                    "tests/test_ops.py"], check=True)  # fmt: skip
+    (repo / "conftest.py").write_text("# planted by the agent\n")
+    (repo / ".git" / "info" / "exclude").write_text("conftest.py\n")
+    assert git_shows(repo) == ""  # what git itself shows of it
+    before = _objects(repo)
+    diff = _diff(str(repo), "HEAD")
+    assert "+    assert True" in diff and "+# planted by the agent" in diff, diff
+    assert "new file mode" in diff and "b/conftest.py" in diff
+    assert _objects(repo) == before

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentlens.demo.tiny_repo import create_repo, git
-from agentlens.verification import isolation
+from agentlens.verification import base_index, isolation
 from agentlens.verification.repo_git import run_git
-from agentlens.verification.verifiers import base as verifiers_base
 from agentlens.verification.verifiers.base import VerifierSetupError, VerifyContext
 from agentlens.verification.verifiers.build import RunBuildSystemTaskVerifier
 from agentlens.verification.verifiers.static_analysis import StaticAnalysisVerifier
@@ -151,7 +150,7 @@ def test_a_folder_is_judged_by_its_rule_and_the_files_of_a_hidden_one_listed(
         calls.append(args[1:3])
         return run_git(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(verifiers_base, "run_git", counted)
+    monkeypatch.setattr(base_index, "run_git", counted)
     changed = VerifyContext(calc).changed_files()
     assert changed == {"vendored/deep/conftest.py", "vendored/notes.txt"}
     assert len(calls) < 12, calls

@@ -372,21 +372,22 @@ async def _gather(*jobs: Awaitable[T]) -> list[T]:
 
 
 def _diff(repo: str, base_ref: str) -> str:
-    """`--repo`'s diff since `base_ref` for the judge; a failed git (a bad ref, the agent's
-    filter killed for memory) is the user's to know, not an empty or partial diff to review."""
+    """`--repo`'s diff since `base_ref` for the judge, new files included, as the files are (not
+    as the agent's index shows them); a failed git (a bad ref, the agent's filter killed for
+    memory) is the user's to know, not an empty or partial diff to review."""
     from pathlib import Path
 
     from agentlens.errors import ConfigError
-    from agentlens.verification.repo_git import PLAIN_DIFF, run_git
+    from agentlens.verification.base_index import BaseIndex, BaseIndexError
 
-    # sandboxed: its git config is the agent's
-    done = run_git(Path(repo), "diff", *PLAIN_DIFF, base_ref)
-    if said := done.failure():
+    try:  # sandboxed: its git config is the agent's
+        with BaseIndex.of(Path(repo), base_ref) as base:
+            return base.diff()
+    except BaseIndexError as exc:
         raise ConfigError(
-            f"--repo {repo}: git diff {base_ref} failed: {said}; nothing was reviewed "
+            f"--repo {repo}: git diff {base_ref} failed: {exc.why}; nothing was reviewed "
             "(the judge would have seen no diff, or part of one)"
-        )
-    return done.stdout
+        ) from None
 
 
 def _add_process_evidence(
