@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +38,19 @@ def test_a_bad_select_or_out_stops_before_any_scoring(
     assert message in result.err and "Traceback" not in result.err
     assert result.out == ""  # no tables: nothing was scored first
     assert "not scored" not in result.err and [p.name for p in tmp_path.iterdir()] == ["a-file"]
+
+
+def test_parquet_out_without_pyarrow_stops_before_any_scoring(
+    tmp_path: Path, run_cli: Callable[..., Run], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the parquet extra, the install hint comes first, not after the whole cohort ran
+    (46 s on the dev traces) and its tables were lost."""
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if not installed
+    result = run_cli("cohort", str(JAVA), "--boot", "20", "--out", str(tmp_path / "rows.parquet"))
+    assert result.code == 2
+    assert "pip install 'agentlens[parquet]'" in result.err and "Traceback" not in result.err
+    assert result.out == "" and "not scored" not in result.err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_rows_out_all_writes_every_row_as_scoring_does(

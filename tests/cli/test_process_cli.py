@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,25 @@ def test_score_writes_the_release_columns(
     import pyarrow.parquet as pq
 
     assert pq.read_table(out_pq).column_names == release_header
+
+
+def test_score_parquet_without_pyarrow_stops_before_any_scoring(
+    reference: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The install hint comes before the runs are read and scored, not after."""
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if not installed
+    read: list[tuple[str, ...]] = []
+    monkeypatch.setattr(
+        "agentlens.cli.score_cmd.spilled_inputs", lambda paths, *_, **__: read.append(paths)
+    )
+    run = sorted(REQUESTS.glob("*-fail-*.json"))[0]
+    args = ["score", str(run), "--reference", str(reference), "--parquet", str(tmp_path / "s.pq")]
+    assert main(args) == 2
+    assert "pip install 'agentlens[parquet]'" in capsys.readouterr().err
+    assert read == [] and list(tmp_path.iterdir()) == []
 
 
 def test_score_json_carries_reasons(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -71,11 +71,13 @@ def score(
     A run that cannot be scored is one `failed:` line; the others are still scored (exit 1).
     """
     from agentlens.process.cohort_runs import score_spilled_run, spilled_runs
-    from agentlens.process.curation import check_writable
+    from agentlens.process.curation import check_writable, export_format
     from agentlens.process.reference_guards import reference_warnings
 
-    for out in filter(None, (csv_path, parquet_path)):  # a usage error now, not after scoring
-        check_writable(Path(out))
+    for out, kind in ((csv_path, "csv"), (parquet_path, "parquet")):
+        if out:  # a usage error now, not after scoring
+            export_format(Path(out), kind)
+            check_writable(Path(out))
     reference, chosen = _reference(reference_path, profile)
     note = StopNote(store_url)
     with (

@@ -9,6 +9,7 @@ score (≥ `ideal_min` / < `lucky_below`), "min score" = the last row's score.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,10 +95,13 @@ def curation_table(
 
 
 def export_format(out: Path, fmt: str | None = None) -> str:
-    """`fmt`, else the suffix of `out`, if `export_rows` writes it; else a usage error."""
+    """`fmt`, else the suffix of `out`, if `export_rows` writes it here; else a usage error,
+    which a command says before its scoring rather than after it (Parquet needs pyarrow)."""
     kind = fmt or out.suffix.lstrip(".").lower()
     if kind not in FORMATS:
         raise ConfigError(f"{out}: unknown export format {kind!r}; use one of {FORMATS}")
+    if kind == "parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise MissingDependencyError("Parquet export", "parquet", "pyarrow")
     return kind
 
 
