@@ -11,7 +11,7 @@ from agentlens.providers.config import ProvidersConfig
 
 @click.group()
 def cache() -> None:
-    """Inspect or clear the LLM response cache (path: llm.cache or $AGENTLENS_LLM_CACHE)."""
+    """Inspect or clear the LLM response cache. Its path: llm.cache or $AGENTLENS_LLM_CACHE."""
 
 
 @cache.command()

@@ -70,7 +70,9 @@ def cohort(
     profile: Profile, engine_spec: str, store_url: str | None, run_label: str | None,
     labels: tuple[str, ...], lenient: bool, format: str | None,
 ) -> int:  # fmt: skip
-    """Score a cohort of runs task by task and print the cohort tables, ending with the validity
+    """Score every run of each task against its passing runs.
+
+    Prints the cohort tables, ending with the validity
     table (AUROC with a task-bootstrap CI, boundary balanced accuracy, tier shares beside the
     paper's claims; docs/validity.md). A run whose labelling or scoring fails is one `failed:`
     line naming run, step and reason; the other runs of its task are still scored (exit 1).

@@ -99,7 +99,9 @@ def compare(
     store_url: str | None,
     md_path: str | None,
 ) -> int:
-    """Mann–Whitney / Fisher tests and ratio thresholds (spec §11.2), SxS flags, QI and process deltas.
+    """Gate a release: compare run B with anchor run A.
+
+    Mann–Whitney / Fisher tests and ratio thresholds (spec §11.2), SxS flags, QI and process deltas.
 
     RUN_A and RUN_B are folders or files of trajectories, or `store:RUN_ID` for a run kept in
     the results store (`--store`)."""

@@ -50,7 +50,9 @@ def convert(
     format: str | None,
     labels: tuple[str, ...],
 ) -> int:
-    """Convert traces to ATIF (one JSON per trajectory), canonical JSONL or OTLP/JSON (one file
+    """Convert traces to ATIF, canonical JSONL, OTLP or a dataset.
+
+    ATIF (one JSON per trajectory), canonical JSONL or OTLP/JSON (one file
     per input) or a Hugging Face dataset (`--to hf`)."""
     if scores_path and target != "hf":
         raise ConfigError("--scores goes with --to hf")

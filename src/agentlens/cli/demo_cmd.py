@@ -41,6 +41,8 @@ from agentlens.demo.tour import SECTIONS, find_data, run_demo
     help="Where the results store and HTML report go (default: demo/ in the AgentLens cache).",
 )
 def demo(data: str | None, only: tuple[str, ...], llm: bool, out: str | None) -> int:
-    """Read the AgentLens-Bench dev traces (or the release), label, score and review them."""
+    """Run the main job on real data and print what it found.
+
+    Reads the AgentLens-Bench dev traces (or the release), labels, scores and reviews them."""
     data_dir = Path(data) if data else find_data(console)
     return run_demo(data_dir, console, only, llm=llm, out=out)

@@ -36,7 +36,9 @@ def inspect(
     format: str | None,
     labels: tuple[str, ...],
 ) -> int:
-    """Summarise each trajectory: format, task, model, outcome, steps by category, tokens, cost.
+    """Summarise each trajectory found in PATHS.
+
+    Per trajectory: format, task, model, outcome, steps by category, tokens, cost.
 
     PATHS may be files, directories (walked; sidecars such as READMEs and logs are skipped) or
     globs; a folder a glob names is walked whole (`runs/**/trajectories`). No walk or glob goes
@@ -195,7 +197,8 @@ def human(count: int) -> str:
 
 @click.command()
 def formats() -> int:
-    """List the trace formats AgentLens reads, and whether its readers run compiled."""
+    """List the trace formats AgentLens reads. The last line says whether its readers run
+    compiled."""
     for name, target in READERS.items():
         console.print(f"{name:24} {target}", markup=False, highlight=False)
     console.print(f"build: {status()}", markup=False, highlight=False)

@@ -28,7 +28,7 @@ def label(
     lenient: bool,
     format: str | None,
 ) -> int:
-    """Label each tool step with its intent stage; shows the input's own label when it has one."""
+    """Label each tool step with its intent stage. Shows the input's own label when it has one."""
     stream = stream_inputs(paths, format=format, lenient=lenient, labels=labels)
     for traj in stream:
         rows = step_rows(traj, profile)

@@ -38,7 +38,7 @@ CELL_CHARS = 1000
 @click.option("--json", "as_json", is_flag=True, help="One object per server.")
 @sandbox_option
 def mcp(scenarios: tuple[str, ...], project: str | None, as_json: bool) -> int:
-    """Check the MCP servers of scenario files: each is started, asked for its tools, stopped.
+    """Check the MCP servers of scenario files. Each is started, asked for its tools, stopped.
     Exit 1 if one fails or needs an environment variable that is not set."""
     rows = []
     for path in scenarios:

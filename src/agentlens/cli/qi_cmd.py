@@ -58,7 +58,9 @@ def qi(
     variance_paths: tuple[str, ...],
     as_json: bool,
 ) -> int:
-    """QI = 100 × (formal pass rate + five judge means) / 6; a missing component makes it n/a,
+    """Quality Index of a run from its reviews and formal checks.
+
+    QI = 100 × (formal pass rate + five judge means) / 6; a missing component makes it n/a,
     naming it (exit 4). Other reviewed dimensions (the testing set's) are listed beside the QI, never in it."""
     if variance_paths:
         return _variance(variance_paths, as_json)

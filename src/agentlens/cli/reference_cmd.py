@@ -25,7 +25,8 @@ from agentlens.trajectory import Trajectory
 
 @click.group()
 def reference() -> None:
-    """Build reference graphs (prefix-tree acceptors) from passing runs."""
+    """Build reference graphs from passing runs. Each is a prefix-tree acceptor (PTA) merged
+    from passing runs of one task."""
 
 
 @reference.command("build")
@@ -46,7 +47,8 @@ def build(
     lenient: bool,
     format: str | None,
 ) -> int:
-    """Merge k passing runs (file-name order, shuffled with `random.Random(seed)`) into ref.json."""
+    """Merge k passing runs of one task into ref.json. The donors are taken in file-name
+    order, shuffled with `random.Random(seed)`."""
     result = load_inputs(paths, format=format, lenient=lenient, labels=labels)
     donors = choose_donors(result.trajectories, k, seed)
     ref = build_reference(donors, profile)

@@ -28,7 +28,7 @@ from agentlens.store.model import RUN_KINDS
 def report(
     run_ids: tuple[str, ...], out: str, kind: str | None, label: str | None, store_url: str | None
 ) -> int:
-    """Write an HTML report of stored runs (no run id: the newest score run). No JavaScript,
+    """Write an HTML report of stored runs. No run id: the newest score run. No JavaScript,
     nothing loaded from elsewhere; every text from the traces is escaped."""
     url = store_url or default_url()
     with open_store(url, create=False) as store:

@@ -148,7 +148,9 @@ def review(
     store_url: str | None,
     run_label: str | None,
 ) -> int:
-    """Score each trajectory 0 / 0.5 / 1 per dimension; unparseable answers are unscored, never 0.
+    """Review each trajectory with an LLM judge, per dimension.
+
+    Each dimension scores 0 / 0.5 / 1; unparseable answers are unscored, never 0.
     Exit 0 ok; 1 an input or call failed; 4 a dimension has no scored item (n/a); 2 usage error."""
     from agentlens.jsonio import dump
     from agentlens.providers import get_provider

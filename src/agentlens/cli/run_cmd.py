@@ -156,7 +156,9 @@ def run(
     run_label: str | None,
     **options: Any,
 ) -> int:
-    """Run each scenario × persona: the agent works in a copy of the project while a simulated
+    """Run an agent on scenarios, driven by a simulated user.
+
+    Each scenario × persona: the agent works in a copy of the project while a simulated
     user drives the dialog; each run is formally verified. Exit 1 if a run failed or was skipped."""
     request = RunRequest(**options)
     fold = plan_fold(scenarios, request, say=lambda line: err_console.print(Text(line)))

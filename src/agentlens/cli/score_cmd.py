@@ -63,7 +63,8 @@ def score(
     run_label: str | None,
     engine_spec: str,
 ) -> int:
-    """Score each run: signals, composite, tier, waste, Lucky-Pass mechanism.
+    """Score runs against a reference graph. Per run: signals, composite, tier, waste and
+    Lucky-Pass mechanism.
 
     The composite's reason shows its arithmetic (under calibrated: each term's weight, mean and
     sd); under calibrated, "moved most by" names the three terms whose parts of that sum

@@ -20,7 +20,9 @@ from agentlens.reviews.reliability import self_preference_from_sxs
 @click.argument("judge_2_sxs", type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def selfpref(judge_1_sxs: str, judge_2_sxs: str, as_json: bool) -> int:
-    """Share of (task, dimension) cells where each judge favours its own family.
+    """Measure how much two judges favour their own model family.
+
+    Share of (task, dimension) cells where each judge favours its own family.
 
     JUDGE_1_SXS and JUDGE_2_SXS are `agentlens sxs --out` files of the same A/B runs, judged by a
     model of A's family and one of B's family. Exit 4 when no cell was scored by both."""

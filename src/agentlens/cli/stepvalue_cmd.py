@@ -71,7 +71,8 @@ def _source_options(command: F) -> F:
 
 @click.group(cls=_EvaluateByDefault)
 def stepvalue() -> None:
-    """Per-step value (Agent Step Value): `evaluate` (the default), `adapt` and `adapt-open-qa`."""
+    """What each step of a run was worth (Agent Step Value). Commands: `evaluate` (the
+    default), `adapt` and `adapt-open-qa`."""
 
 
 @stepvalue.command("evaluate")
@@ -190,8 +191,10 @@ def evaluate_cmd(
     dump_dir: str | None,
     **options: Any,
 ) -> int:
-    """Per-step value: replay each trajectory through an evaluator LLM that puts a belief on a
-    fixed candidate set at every state, and report how each step moved it, per channel.
+    """Replay each trajectory through an evaluator LLM.
+
+    At every state the evaluator puts a belief on a fixed candidate set; a step's value is how
+    it moved that belief, reported per channel.
 
     Writes summary.json, steps.jsonl, states.jsonl, CSV tables and report.md into --out.
     Open-QA task rows become an asv.v1 file with `agentlens stepvalue adapt-open-qa`.
@@ -247,7 +250,9 @@ def _report_call_errors(errors: list[str], shown: int = 5) -> int:
 def adapt_open_qa(
     tasks: str, paths: tuple[str, ...], out: str, max_steps: int | None, skip_missing: bool
 ) -> int:
-    """Join reviewed open-QA task rows (TASKS.jsonl: four candidate answers with exactly one
+    """Join reviewed open-QA tasks with their trajectories.
+
+    Joins the task rows (TASKS.jsonl: four candidate answers with exactly one
     none-of-the-above, a gold id, review.status approved/accepted) with the trajectories they name,
     into an asv.v1 file for `agentlens stepvalue --candidates OUT`."""
     rows = load_tasks(tasks)
@@ -292,7 +297,9 @@ def adapt(
     labels: tuple[str, ...],
     max_steps: int | None,
 ) -> int:
-    """Freeze trajectories of any format AgentLens reads, with derived candidates and projected,
+    """Freeze trajectories into an asv.v1 file to score later.
+
+    Trajectories of any format AgentLens reads, with derived candidates and projected,
     redacted states, into an asv.v1 file (the released tool's `asv adapt-react`); score it later
     with `agentlens stepvalue --candidates OUT`."""
     inputs, problems = _problems(

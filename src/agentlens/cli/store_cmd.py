@@ -26,7 +26,8 @@ from agentlens.visible_text import inline, json_text
 
 @click.group()
 def store() -> None:
-    """The results store: runs of score, review and import, and the trajectories they are about."""
+    """Browse and manage the results store. It holds runs of score, review and import, and
+    the trajectories they are about."""
 
 
 @store.command("import")
@@ -38,7 +39,7 @@ def import_(
     paths: tuple[str, ...], run_label: str | None, lenient: bool, format: str | None,
     labels: tuple[str, ...], store_url: str | None,
 ) -> int:  # fmt: skip
-    """Read trace files (any supported format) and keep them, deduplicated, in the store."""
+    """Read traces and keep them in the store. Any supported format; each is kept once."""
     stream = stream_inputs(paths, format=format, lenient=lenient, labels=labels)
     if not stream.count:  # a mistyped path: no empty run, no new store file
         code = report_failures(stream)
@@ -157,7 +158,8 @@ def show(run_id: str, as_json: bool, store_url: str | None) -> int:
               help="Write here (its folder is created).")  # fmt: skip
 @read_store_option
 def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
-    """One stored trajectory as canonical JSONL (as `agentlens convert --to jsonl` writes).
+    """Write one stored trajectory as canonical JSONL. The same as `agentlens convert --to
+    jsonl` writes.
     DIGEST is a digest, a unique prefix of one, or a trajectory id as `store show` prints it."""
     with open_store(store_url, create=False) as db:
         found = db.trajectory(db.find_trajectory(digest))

@@ -105,7 +105,9 @@ def sxs(
     out: str | None,
     **settings: Any,
 ) -> int:
-    """Per dimension: mean score in [−1, 1] (negative = A better), permutation p, position
+    """Judge two runs side by side, task by task, with an LLM.
+
+    Per dimension: mean score in [−1, 1] (negative = A better), permutation p, position
     consistency. Exit 0 ok; 1 an input or judge call failed; 4 a dimension has no scored
     comparison (its mean is n/a); 2 usage error."""
     explicit = None if metric_set == AUTO else chosen_dimensions(metric_set, dimensions)

@@ -22,7 +22,7 @@ QUANTILES = ("total", "q10", "q50", "q80", "q100")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="The report fields as one JSON object.")
 def telemetry(paths: tuple[str, ...], as_json: bool) -> int:
-    """Per-run telemetry; per-tool success rates are listed worst first."""
+    """Tokens, time, price and tool success of each run. Tool success rates are listed worst first."""
     stream = stream_inputs(paths)
     totals = TelemetryTotals()
     for trajectory in stream:

@@ -53,7 +53,9 @@ def verify(
     as_json: bool,
     out: str | None,
 ) -> int:
-    """Formal checks: pass only if every verifier passes (errors and timeouts fail). Exit 0 pass,
+    """Run a scenario's formal checks on a repository.
+
+    It passes only if every verifier passes (errors and timeouts fail). Exit 0 pass,
     1 fail, 4 not scored (a check's tool is not installed and no check failed)."""
     spec = load_scenario(scenario)
     traj = read_path(trajectory)[0] if trajectory else None

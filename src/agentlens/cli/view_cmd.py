@@ -28,7 +28,8 @@ from agentlens.viewer.serve import serve
     "else one generated and printed once in the start-up link).",
 )
 def view(store_url: str | None, host: str, port: int, open_browser: bool, token: str | None) -> int:
-    """Serve a read-only viewer of the store's runs, records and trajectories until Ctrl-C."""
+    """Browse the store in a read-only web viewer. It serves runs, records and trajectories
+    until Ctrl-C."""
     url = store_url or default_url()
     with open_store(
         url, create=False
