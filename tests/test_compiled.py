@@ -12,9 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import msgspec
@@ -58,6 +60,17 @@ def _read_all(env: dict[str, str]) -> dict[str, object]:
 
 def test_no_compiled_module_is_older_than_its_source() -> None:
     assert stale() == [], "rebuild: python setup.py build_ext --inplace"
+
+
+def test_the_build_environment_can_type_check_the_compiled_modules() -> None:
+    """pip builds in an isolated environment holding only the build requirements. Without
+    msgspec there, mypyc's check of the modules the compiled ones import fails (`Unexpected
+    keyword argument "kw_only"` on every Struct) and a fresh `pip install -e .` in a new venv
+    was silently pure Python; a second install, with msgspec in the venv, compiled."""
+    pyproject = Path(agentlens.__file__).resolve().parents[2] / "pyproject.toml"
+    requires = tomllib.loads(pyproject.read_text())["build-system"]["requires"]
+    names = {re.split(r"[<>=!~ \[;]", requirement, maxsplit=1)[0] for requirement in requires}
+    assert {"mypy", "msgspec"} <= names
 
 
 def test_formats_names_the_build() -> None:
