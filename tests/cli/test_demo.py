@@ -99,6 +99,25 @@ def test_the_tokens_table_counts_the_file_totals_of_swe_agent_runs(tmp_path: Pat
     ]
 
 
+def test_the_store_line_says_why_it_holds_fewer_step_rows_than_steps(tmp_path: Path) -> None:
+    """`stored 399 trajectories (10,452 step rows for 10,841 steps)` left a user wondering where
+    389 steps went: steps two runs share (a system prompt, a task message) are kept once."""
+    from agentlens.store import open_store
+
+    java = BENCH.parent / "swe-agent-java"
+    console = Console(file=io.StringIO(), width=300)
+    assert run_demo(java, console, ("results store",), out=str(tmp_path)) == 0
+    with open_store(str(tmp_path / "results.db")) as store:
+        stats = store.stats()
+    shared = stats["steps_referenced"] - stats["steps"]
+    assert shared > 0
+    expected = (
+        f"({stats['steps_referenced']:,} steps in {stats['steps']:,} step rows: "
+        f"{shared:,} shared steps kept once)"
+    )
+    assert expected in console.file.getvalue()  # type: ignore[attr-defined]
+
+
 # The release download, against a real local HTTP server serving a zip built here.
 
 

@@ -42,9 +42,11 @@ def store_section(ctx: DemoContext) -> None:
             runs.append(store.save(score, [t for t, _ in pairs], score_records(pairs)))
         stats = store.stats()
         _write_report(store, runs[-1:], report)
+    shared = stats["steps_referenced"] - stats["steps"]
     ctx.console.print(
-        f"stored {counted(stats['trajectories'], 'trajectory')} ({stats['steps']:,} step rows "
-        f"for {stats['steps_referenced']:,} steps) and {counted(len(runs), 'run')} in {db}\n"
+        f"stored {counted(stats['trajectories'], 'trajectory')} ({stats['steps_referenced']:,} "
+        f"steps in {stats['steps']:,} step rows: {counted(shared, 'shared step')} kept once) "
+        f"and {counted(len(runs), 'run')} in {db}\n"
         f"report: {report}\nbrowse: agentlens view --store {db}",
         highlight=False,
         soft_wrap=True,
