@@ -137,3 +137,21 @@ def test_token_counts_are_shown_in_k_and_m() -> None:
         "1.0M",
         "12.1M",
     ]
+
+
+def test_a_trace_that_records_no_tokens_says_so_rather_than_0(
+    run_cli: Callable[..., object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Grok CLI session records no token counts: `tokens 0 in, 0 out` read as a run that
+    used none, while its unknown cost beside it said `-`."""
+    from agentlens.cli._app import console
+
+    grok = FORMATS / "grok-cli"
+    (row,) = _json_rows(run_cli, grok)
+    assert [row[k] for k in ("prompt_tokens", "completion_tokens", "cached_tokens")] == [None] * 3
+    lines = run_cli("inspect", str(grok)).out.splitlines()  # type: ignore[attr-defined]
+    assert "  9 steps · tokens - · cost -" in lines
+    monkeypatch.setattr(console, "width", 220)
+    table = run_cli("inspect", str(grok)).out  # type: ignore[attr-defined]
+    row = next(line for line in table.splitlines() if "grok-session-test" in line)
+    assert [cell.strip() for cell in row.split("│")][-3:-1] == ["-", "-"]  # tokens, cost

@@ -16,7 +16,7 @@ from agentlens.formats import READERS
 from agentlens.formats._unfinished import cut_at_line, cut_note
 from agentlens.list_text import counted
 from agentlens.outcomes import UNEVALUATED
-from agentlens.trajectory import Trajectory, Usage
+from agentlens.trajectory import Trajectory
 from agentlens.visible_text import json_text, one_line
 
 
@@ -58,7 +58,7 @@ def inspect(
 
 
 def summary(traj: Trajectory) -> dict[str, object]:
-    usage = traj.usage_known() or Usage()
+    usage = traj.usage_known()  # None: the trace records no tokens, which is not 0 tokens
     return {
         "id": traj.id,
         "format": traj.source.format,
@@ -71,9 +71,9 @@ def summary(traj: Trajectory) -> dict[str, object]:
         "steps": len(traj.steps),
         "tool_calls": len(traj.tool_steps),
         "categories": dict(sorted(traj.category_counts().items())),
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "cached_tokens": usage.cached_tokens,
+        "prompt_tokens": usage.prompt_tokens if usage else None,
+        "completion_tokens": usage.completion_tokens if usage else None,
+        "cached_tokens": usage.cached_tokens if usage else None,
         "cost": traj.cost_total(),
         "subtrajectories": len(traj.subtrajectories),
         "truncated": traj.metadata.get("truncated"),
@@ -103,7 +103,6 @@ def summary_table(trajectories: Iterable[Trajectory], count: int) -> Table:
     table.add_column("tokens in/out", justify="right")
     table.add_column("cost", justify="right")
     for traj in trajectories:
-        usage = traj.usage_known() or Usage()
         table.add_row(
             Text(one_line(traj.id)),
             Text(traj.source.format),
@@ -114,7 +113,7 @@ def summary_table(trajectories: Iterable[Trajectory], count: int) -> Table:
                 f"{len(traj.steps)}{' (cut)' if cut_at_line(traj) else ''}{_subagents(traj, short=True)}"
             ),
             Text(category_text(traj)),
-            Text(f"{human(usage.prompt_tokens)}/{human(usage.completion_tokens)}"),
+            Text(tokens_text(traj, "{}/{}")),
             Text(cost_text(traj)),
         )
     return table
@@ -129,15 +128,14 @@ def print_summary_lines(trajectories: Iterable[Trajectory], count: int) -> None:
 
 
 def summary_block(traj: Trajectory) -> Text:
-    usage = traj.usage_known() or Usage()
     block = Text(one_line(traj.id), style="bold")
     block.append("  ").append_text(outcome_text(traj))
     task, model = one_line(traj.task_id or "-"), one_line(traj.model or "-")
     block.append(f"\n  {traj.source.format} · task {task} · {model}")
     cut = cut_note(cut_at_line(traj))
     block.append(
-        f"\n  {counted(len(traj.steps), 'step')}{cut}{_subagents(traj)} · tokens {human(usage.prompt_tokens)} in,"
-        f" {human(usage.completion_tokens)} out · cost {cost_text(traj)}"
+        f"\n  {counted(len(traj.steps), 'step')}{cut}{_subagents(traj)} · tokens "
+        f"{tokens_text(traj, '{} in, {} out')} · cost {cost_text(traj)}"
     )
     block.append(f"\n  tools: {category_text(traj) or 'none'}")
     return block
@@ -173,6 +171,14 @@ def outcome_text(traj: Trajectory) -> Text:
             f" ({traj.outcome.source}{': ' + UNEVALUATED if unevaluated else ''})", style="dim"
         )
     return outcome
+
+
+def tokens_text(traj: Trajectory, shape: str) -> str:
+    """Prompt and completion tokens in `shape`; `-` when the trace records none (not 0)."""
+    usage = traj.usage_known()
+    return (
+        shape.format(human(usage.prompt_tokens), human(usage.completion_tokens)) if usage else "-"
+    )
 
 
 def cost_text(traj: Trajectory) -> str:
