@@ -41,9 +41,9 @@ def print_report(console: Console, report: CohortReport, curation: Sequence[Cura
 
 def tier_table(report: CohortReport) -> Table:
     tiered = sum(report.tiers.values())
-    unknown = (
-        f"; {report.n_runs - tiered} with no pass/fail label" if report.n_runs > tiered else ""
-    )
+    # beside the tiered count, not within it: "19 runs; 2 with no label" read as 2 of the 19
+    untiered = report.n_runs - tiered
+    unknown = f"; {counted(untiered, 'unlabelled run')} not tiered" if untiered > 0 else ""
     table = Table(
         "tier", "runs", "share of its outcome %", title=f"Tiers ({counted(tiered, 'run')}{unknown})"
     )
