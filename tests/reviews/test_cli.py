@@ -14,6 +14,7 @@ from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
 from agentlens.formats.stream import read_paths
 from agentlens.jsonio import dump
 from agentlens.providers import LLMClient
+from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.documents import load_reviews, reviews_document
 from agentlens.reviews.judge.judge import review_run
 from agentlens.reviews.markdown import reviews_markdown
@@ -312,3 +313,16 @@ def test_the_qi_line_and_its_reason_stay_one_line_in_a_pipe(
         "Quality Index n/a   n/a: no scored item for InstructionCompliance, Pitfalls, "
         "Pleasantness, ToolCalls"
     )
+
+
+def test_a_qi_without_a_formal_rate_says_which_option_gives_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`qi --reviews b.json` alone (a README step without `--formal`) said `Formal  missing`
+    and exited 4, naming no way to give it."""
+    parts = [f"--component={d}=0.5" for d in DIMENSIONS]
+    assert main(["qi", *parts]) == 4
+    err = capsys.readouterr().err
+    assert "hint: the QI needs the formal pass rate: --formal RATE, or --verify FILE" in err
+    assert main(["qi", "--formal", "0.8", *parts]) == 0
+    assert "hint:" not in capsys.readouterr().err

@@ -83,6 +83,8 @@ def qi(
             )
     for warning in result.warnings:
         say("warning", warning)
+    if result.components.get("Formal") is None and formal is None and not verify_paths:
+        say("hint", "the QI needs the formal pass rate: --formal RATE, or --verify FILE…")
     return NO_SCORED_ITEM if result.value is None else 0
 
 
