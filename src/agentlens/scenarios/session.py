@@ -71,12 +71,16 @@ class SessionResult:
 
     @property
     def verdict(self) -> str:
-        """PASS, FAIL naming what failed, or "failed run" (left out of the pass rate)."""
+        """PASS, FAIL naming what failed, "not scored" naming the tool to install, or "failed
+        run" (left out of the pass rate). A skipped check (its tool missing) failed nothing."""
         if self.verification is None:
             return "failed run"
+        if not self.verification.scored:
+            return self.verification.verdict
         if self.verification.passed:
             return "PASS"
-        failing = [r.name or r.type for r in self.verification.results if not r.passed]
+        results = self.verification.results
+        failing = [r.name or r.type for r in results if not (r.passed or r.skipped)]
         return f"FAIL ({', '.join(failing)})" if failing else "FAIL (no verifiers)"
 
 
