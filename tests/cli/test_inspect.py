@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BENCH, FORMATS
+from tests.conftest import BENCH, DATA, FORMATS
 
 TASK = "psf__requests-1724"
 
@@ -155,3 +155,17 @@ def test_a_trace_that_records_no_tokens_says_so_rather_than_0(
     table = run_cli("inspect", str(grok)).out  # type: ignore[attr-defined]
     row = next(line for line in table.splitlines() if "grok-session-test" in line)
     assert [cell.strip() for cell in row.split("│")][-3:-1] == ["-", "-"]  # tokens, cost
+
+
+def test_a_run_with_an_empty_patch_says_why_it_was_never_evaluated(
+    run_cli: Callable[..., object],
+) -> None:
+    """SWE-bench's results.json lists two doubao runs under `empty_patch_ids`: inspect said only
+    "not evaluated", which hid that the agent submitted nothing."""
+    run = DATA / "swe-agent-java" / "20240825_SWE-agent_doubao-pro-128k"
+    result = run_cli("inspect", str(run))
+    lines = [line for line in result.out.splitlines() if "not evaluated" in line]  # type: ignore[attr-defined]
+    assert len(lines) == 2, result.out  # type: ignore[attr-defined]
+    assert all(
+        line.endswith("unknown (results.json: empty patch, not evaluated)") for line in lines
+    )

@@ -161,15 +161,26 @@ def _nested(traj: Trajectory) -> Iterator[Trajectory]:
         waiting += sub.subtrajectories
 
 
+# why a SWE-bench summary never evaluated a run, by the list that names it
+NOT_EVALUATED_WHY = {
+    "empty_patch_ids": "empty patch",
+    "incomplete_ids": "incomplete",
+    "pending_ids": "pending",
+}
+
+
 def outcome_text(traj: Trajectory) -> Text:
-    """`passed (report.json)`; a run its report never evaluated says so, and how it was counted
-    (`--unevaluated`): `unknown (swebench-summary: not evaluated)`."""
+    """`passed (report.json)`; a run its report never evaluated says so, why when the report
+    says, and how it was counted (`--unevaluated`): `unknown (results.json: empty patch, not
+    evaluated)`."""
     outcome = Text(traj.outcome.status)
     if traj.outcome.source:
-        unevaluated = UNEVALUATED in (traj.outcome.detail or "")
-        outcome.append(
-            f" ({traj.outcome.source}{': ' + UNEVALUATED if unevaluated else ''})", style="dim"
-        )
+        detail = traj.outcome.detail or ""
+        said = ""
+        if UNEVALUATED in detail:
+            why = [w for key, w in NOT_EVALUATED_WHY.items() if f"({key}: {UNEVALUATED})" in detail]
+            said = f": {', '.join([*why, UNEVALUATED])}"
+        outcome.append(f" ({traj.outcome.source}{said})", style="dim")
     return outcome
 
 
