@@ -115,3 +115,58 @@ def test_cohort_of_files_that_all_fail_prints_no_empty_tables(
     assert result.out == ""  # type: ignore[attr-defined]
     err = " ".join(result.err.split())  # type: ignore[attr-defined]
     assert f"failed: {broken}" in err and "0 runs scored (see `failed:`" in err
+
+
+def _donor_and_fresh(reference: Path) -> tuple[Path, Path]:
+    """A donor of `reference` and a run of its task that was none."""
+    donor = REQUESTS / f"{json.loads(reference.read_bytes())['donors'][0]}.json"
+    return donor, next(p for p in sorted(REQUESTS.glob("*-fail-*.json")))
+
+
+def test_score_json_and_lines_mark_a_donor_in_sample(
+    reference: Path, run_cli: Callable[..., object]
+) -> None:
+    """A donor is scored against a graph built from itself: the warning scrolled away and
+    nothing in what `score` printed or kept said so."""
+    donor, fresh = _donor_and_fresh(reference)
+    result = run_cli("score", "--reference", str(reference), str(donor), str(fresh), "--json")
+    rows = {d["trajectory_id"]: d for d in map(json.loads, result.out.splitlines())}  # type: ignore[attr-defined]
+    assert rows[donor.stem]["in_sample"] is True
+    assert rows[fresh.stem]["in_sample"] is False
+    assert "in_sample" not in rows[donor.stem]["annotation"]  # the release's 40 columns
+    lines = run_cli("score", "--reference", str(reference), str(donor), str(fresh)).out  # type: ignore[attr-defined]
+    assert f"{donor.stem} (in-sample)" in lines
+    assert f"{fresh.stem} (in-sample)" not in lines
+
+
+def test_score_csv_keeps_the_release_columns_and_says_donors_go_unmarked(
+    reference: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    from agentlens.process.result import ANNOTATION_COLUMNS
+
+    donor, fresh = _donor_and_fresh(reference)
+    out = tmp_path / "scores.csv"
+    result = run_cli(
+        "score", "--reference", str(reference), str(donor), str(fresh), "--csv", str(out)
+    )
+    assert out.read_text().splitlines()[0].split(",") == list(ANNOTATION_COLUMNS)
+    err = " ".join(result.err.split())  # type: ignore[attr-defined]
+    assert f"{out}: 1 row scored in-sample (the donors named above), unmarked" in err
+    clean = run_cli("score", "--reference", str(reference), str(fresh), "--csv", str(out))
+    assert "in-sample" not in clean.err  # type: ignore[attr-defined]
+
+
+def test_score_store_keeps_the_in_sample_mark(
+    reference: Path, tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    from agentlens.store import open_store
+
+    donor, fresh = _donor_and_fresh(reference)
+    url = str(tmp_path / "results.db")
+    run_cli("score", "--reference", str(reference), str(donor), str(fresh), "--store", url)
+    with open_store(url) as store:
+        records = store.records(store.runs()[0].id)
+    assert {r.trajectory_id: r.body["in_sample"] for r in records} == {
+        donor.stem: True,
+        fresh.stem: False,
+    }

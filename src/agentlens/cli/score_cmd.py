@@ -96,6 +96,7 @@ def score(
         if store_url:
             _store(store_url, run_label, reference_path, chosen, scored, results, spill, note)
     write_annotations(results, csv_path, parquet_path)  # before stdout, which `| head` may close
+    _warn_all(_unmarked_donors(results, csv_path or parquet_path))
     if as_json:
         for res in results:
             click.echo(json_text(orjson.dumps(res.to_dict())))
@@ -123,6 +124,19 @@ def _reference(path: str, profile: Profile | None) -> tuple[Reference, Profile]:
 def _warn_all(lines: list[str]) -> None:
     for line in lines:
         say("warning", line)
+
+
+def _unmarked_donors(results: list[ProcessResult], table_path: str | None) -> list[str]:
+    """The 40 columns are the release's and have no place for the in-sample mark: say which
+    rows need it."""
+    donors = [r.trajectory_id for r in results if r.in_sample]
+    if not (table_path and donors):
+        return []
+    return [
+        f"{table_path}: {counted(len(donors), 'row')} scored in-sample (the donors named above), "
+        "unmarked: the release's 40 columns have no field for it; --json and --store keep "
+        '"in_sample"'
+    ]
 
 
 def _sorted_outcomes(
@@ -181,7 +195,7 @@ def score_lines(results: list[ProcessResult]) -> Text:
     text = Text(f"{counted(len(results), 'run')} scored", style="bold")
     for r in results:
         s = r.signals
-        text.append(f"\n{r.trajectory_id}\n  {r.outcome}{r.cut_note}")
+        text.append(f"\n{_run_cell(r)}\n  {r.outcome}{r.cut_note}")
         text.append(f", score {_score(r)} ({r.tier or '-'})")
         text.append(f", waste {r.total_wasted_steps}")
         if r.mechanism_name:
@@ -193,6 +207,10 @@ def score_lines(results: list[ProcessResult]) -> Text:
         if moved := drivers_text(r):
             text.append(f"\n  moved most by: {moved}")
     return text
+
+
+def _run_cell(result: ProcessResult) -> str:
+    return f"{result.trajectory_id} (in-sample)" if result.in_sample else result.trajectory_id
 
 
 def _score(result: ProcessResult) -> str:
@@ -230,7 +248,7 @@ def score_table(results: list[ProcessResult]) -> Table:
     for r, why in zip(results, moved, strict=True):
         s = r.signals
         table.add_row(
-            r.trajectory_id, f"{r.outcome}{r.cut_note}", _score(r), r.tier or "-",
+            _run_cell(r), f"{r.outcome}{r.cut_note}", _score(r), r.tier or "-",
             f"{s['struct'].value:.1f}", f"{s['cov'].value:.1f}", f"{s['coh'].value:.2f}",
             f"{s['temp'].value:.2f}", str(r.total_wasted_steps), r.mechanism_name or "",
             *([why] if shown else []),

@@ -1,6 +1,6 @@
 """The records a process-scoring run keeps in the store: `score`, `tier`, one metric per signal
-(`struct`, `cov`, `coh`, `temp`, `workflow`), `waste` and `mechanism`; the body is the result's
-`to_dict()` (`agentlens score --json`)."""
+(`struct`, `cov`, `coh`, `temp`, `workflow`), `waste`, `mechanism` and, for a donor of the
+reference, `in_sample`; the body is the result's `to_dict()` (`agentlens score --json`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,13 @@ PROCESS_SCORER = "process/{profile}/1"
 SIGNAL_METRICS = {"waste": "waste_severity"}
 """Signals kept under another name: calibrated's `waste` signal (wasted steps / steps) would be a
 second metric named `waste` beside the count, and readers take the first."""
+
+
+IN_SAMPLE = "in_sample"
+IN_SAMPLE_REASON = (
+    "one of the reference's donors: scored against a graph built from itself, so its score "
+    "flatters it"
+)
 
 
 def score_records(pairs: Iterable[tuple[Trajectory, ProcessResult]]) -> list[Record]:
@@ -33,4 +40,6 @@ def process_metrics(r: ProcessResult) -> list[Metric]:
     metrics.append(Metric(name="waste", value=r.total_wasted_steps, reason=r.waste_reason))
     if r.mechanism:
         metrics.append(Metric(name="mechanism", label=r.mechanism_name, reason=r.mechanism[1]))
+    if r.in_sample:  # a metric, not only the body: pages of records are read without bodies
+        metrics.append(Metric(name=IN_SAMPLE, label="donor", reason=IN_SAMPLE_REASON))
     return metrics

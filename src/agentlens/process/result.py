@@ -75,6 +75,9 @@ class ProcessResult:
     truncated_at_line: int | None = None
     """The line where the run's trace was cut short (a session still being written): the run was
     scored from the lines before it. Not one of the release's 40 columns."""
+    in_sample: bool = False
+    """The run was one of its reference's donors: scored against a graph built from itself, so
+    its score flatters it. Not one of the release's 40 columns."""
 
     @property
     def cut_note(self) -> str:
@@ -181,6 +184,7 @@ class ProcessResult:
             "verdict_tier": res.verdict_tier,
             "tokens": res.tokens,
             "truncated_at_line": res.truncated_at_line,
+            "in_sample": res.in_sample,
             "quality_signals": [
                 {"type": q.signal_type, "severity": q.severity, "evidence": list(q.evidence)}
                 for q in res.quality_signals

@@ -168,6 +168,7 @@ def _assemble(
         tokens=sum(s.input_tokens + s.output_tokens for s in cand),
         outcome_term=outcome_term(config, outcome),
         truncated_at_line=cut_at_line(traj),
+        in_sample=traj.id in ref.donors,
         verdict_tier=verdict_tier(the_verdict, coverage, signals["coh"].value, stages.completeness),
         **release_report(
             outcome, the_verdict, m, states, stages, signals["coh"].value, ineff, order_match
