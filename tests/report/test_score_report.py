@@ -22,6 +22,18 @@ def _records(store: Store, label: str) -> list[Record]:
         return db.records(store.runs[label])
 
 
+def _ranked(store: Store, label: str) -> list[Record]:
+    """The records the report's figures count: all but the in-sample donors."""
+    records = _records(store, label)
+    ranked = [r for r in records if not r.body["in_sample"]]
+    assert 0 < len(ranked) < len(records)  # the store's runs score their reference's donors too
+    return ranked
+
+
+def _trajectory_id(cell: str) -> str:
+    return cell.removesuffix(" (in-sample)")
+
+
 def _render(store: Store, *labels: str) -> str:
     with open_store(store.url) as db:
         return render_report(db, [store.runs[label] for label in labels])
@@ -34,7 +46,7 @@ def _score(r: Record) -> float:
 
 
 def test_headline_numbers_match_the_records(store: Store) -> None:
-    records = _records(store, TASKS[0])
+    records = _ranked(store, TASKS[0])
     (cards,) = card_groups(parse(_render(store, TASKS[0])))
     labelled = [r for r in records if r.outcome in ("passed", "failed")]
     passed = sum(r.outcome == "passed" for r in labelled)
@@ -51,7 +63,7 @@ def test_models_are_ranked_by_mean_score_of_passing_runs_beside_pass_rate(store:
     """Quality is judged on passing runs only, as `cohort` (the paper's Table 2) does: a mean over
     every run would count each failure's low score, so the two ranks would mostly repeat each
     other."""
-    records = _records(store, TASKS[1])
+    records = _ranked(store, TASKS[1])
     passing: dict[str, list[float]] = defaultdict(list)
     outcomes: dict[str, list[str]] = defaultdict(list)
     for r in records:
@@ -101,7 +113,7 @@ def test_model_ranks_agree_with_cohort_on_the_same_run(tmp_path: Path) -> None:
 
 
 def test_tier_by_outcome_table_counts_every_record(store: Store) -> None:
-    records = _records(store, TASKS[0])
+    records = _ranked(store, TASKS[0])
     rows = find_table(parse(_render(store, TASKS[0])), "tier", "passed")
     expected = Counter((m.label, r.outcome) for r in records if (m := r.metric("tier")))
     for row in rows[1:-1]:
@@ -111,7 +123,7 @@ def test_tier_by_outcome_table_counts_every_record(store: Store) -> None:
 
 
 def test_signal_means_and_waste_and_mechanisms(store: Store) -> None:
-    records = _records(store, TASKS[0])
+    records = _ranked(store, TASKS[0])
     document = _render(store, TASKS[0])
     tree = parse(document)
     by_model: dict[str, list[float]] = defaultdict(list)
@@ -133,7 +145,9 @@ def test_each_trajectory_has_a_row_with_its_reason_as_tooltip(store: Store) -> N
     records = _records(store, TASKS[0])
     document = _render(store, TASKS[0])
     rows = find_table(parse(document), "trajectory", "task")
-    assert sorted(row[0] for row in rows[1:]) == sorted(r.trajectory_id for r in records)
+    assert sorted(_trajectory_id(row[0]) for row in rows[1:]) == sorted(
+        r.trajectory_id for r in records
+    )
     for r in records[:5]:
         metric = r.metric("score")
         assert metric is not None and metric.reason
@@ -175,7 +189,7 @@ def test_each_trajectory_shows_its_wasted_steps(store: Store) -> None:
     rows = find_table(parse(_render(store, TASKS[0])), "trajectory", "task")
     head = rows[0]
     for row in rows[1:]:
-        assert row[head.index("waste")] == str(wasted[row[0]]), row[0]
+        assert row[head.index("waste")] == str(wasted[_trajectory_id(row[0])]), row[0]
 
 
 def _marks(html: str) -> list[str]:
@@ -218,3 +232,35 @@ def test_a_score_is_shown_on_its_side_of_the_tier_threshold(tmp_path: Path) -> N
         page = render_report(db, [db.runs()[0].id])
     rows = find_table(parse(page), "trajectory", "task")
     assert rows[1][4:6] == ["46.99", "lucky"], rows
+
+
+def test_donors_are_marked_and_left_out_of_the_figures(store: Store) -> None:
+    """The README's steps score a task's folder against a reference built from 5 of its runs:
+    those donors, scored against graphs built from themselves, topped the trajectory table (99.3,
+    ideal) unmarked and counted in every figure. Now one line counts them, the figures leave them
+    out, and the table lists them last, marked."""
+    records = _records(store, TASKS[0])
+    donors = {r.trajectory_id for r in records if r.body["in_sample"]}
+    assert donors == set(orjson.loads(store.refs[TASKS[0]].read_bytes())["donors"])
+    document = _render(store, TASKS[0])
+    assert f"{len(donors)} of {len(records)} runs were donors" in " ".join(document.split())
+    rows = find_table(parse(document), "trajectory", "task")[1:]
+    marked = [row[0] for row in rows if row[0].endswith(" (in-sample)")]
+    assert {_trajectory_id(cell) for cell in marked} == donors
+    assert [row[0] for row in rows[-len(donors) :]] == marked  # ranked apart, after the others
+    models = find_table(parse(document), "quality rank")[1:]
+    assert sum(int(row[2]) for row in models) == len(records) - len(donors)
+
+
+def test_a_run_of_donors_only_draws_no_figure(tmp_path: Path) -> None:
+    task = BENCH / "trajectories" / TASKS[0]
+    ref, url = tmp_path / "ref.json", str(tmp_path / "store.db")
+    assert main(["reference", "build", str(task), "-o", str(ref)]) == 0
+    donors = [str(task / f"{d}.json") for d in orjson.loads(ref.read_bytes())["donors"]]
+    assert main(["score", *donors, "--reference", str(ref), "--store", url]) == 0
+    with open_store(url) as db:
+        document = render_report(db, [db.runs()[0].id])
+    assert "no figure or ranking" in " ".join(document.split())
+    assert "quality rank" not in document
+    rows = find_table(parse(document), "trajectory", "task")[1:]
+    assert len(rows) == len(donors) and all(row[0].endswith(" (in-sample)") for row in rows)

@@ -35,13 +35,43 @@ def score_sections(
     (the one that scored every row) marks its tier thresholds on the histogram."""
     if not rows:
         return text("p", "This run holds no records.", class_="note")
-    plots = el("div", _histogram(rows, profile) + _waste_chart(rows), class_="grid")
-    tables = el("div", _tier_table(rows) + _mechanisms(rows), class_="grid")
+    ranked = [r for r in rows if not r.in_sample]
+    listed = _trajectories(rows, trajectories, profile)
+    if not ranked:
+        return _in_sample_note(rows, trajectories != "none") + listed
+    plots = el("div", _histogram(ranked, profile) + _waste_chart(ranked), class_="grid")
+    tables = el("div", _tier_table(ranked) + _mechanisms(ranked), class_="grid")
     return (
-        headline(rows) + _cut_note(rows) + plots + text("h3", "Models, ranked by the mean score of their passing runs")
-        + _model_table(rows) + tables + text("h3", "Mean signals per model") + _signal_table(rows)
-        + _trajectories(rows, trajectories, profile)
+        _in_sample_note(rows, trajectories != "none") + headline(ranked) + _cut_note(ranked) + plots
+        + text("h3", "Models, ranked by the mean score of their passing runs") + _model_table(ranked)
+        + tables + text("h3", "Mean signals per model") + _signal_table(ranked) + listed
     )  # fmt: skip
+
+
+IN_SAMPLE_TITLE = "a donor of its own reference: scored against a graph built from itself"
+
+
+def _in_sample_note(rows: Sequence[ScoreRow], listed: bool) -> str:
+    """Donors scored against their own reference score close to themselves, so they would top
+    the rankings for nothing they did better: said first, and kept out of every figure."""
+    donors = sum(r.in_sample for r in rows)
+    if not donors:
+        return ""
+    table = "the trajectory table" if listed else "each run's trajectory table"
+    if donors == len(rows):
+        where = f"so there is no figure or ranking; they are listed in {table}"
+    else:
+        where = (
+            "left out of every figure and ranking here (the counts, histogram, tiers and model"
+            f" ranks are of the other runs) and listed last in {table}"
+        )
+    return text(
+        "p",
+        f"{donors} of {counted(len(rows), 'run')} {'was a donor' if donors == 1 else 'were donors'}"
+        " of the reference they were scored against, so each was compared with a graph built from"
+        f" itself (in-sample: its score flatters it): {where}, marked in-sample.",
+        class_="note in-sample-note",
+    )
 
 
 def _cut_note(rows: Sequence[ScoreRow]) -> str:
@@ -218,14 +248,21 @@ def _signal_cell(signal: str, value: float | None) -> object:
 def trajectory_table(rows: Sequence[ScoreRow], profile: str | None = None) -> str:
     head = ["trajectory", "task", "model", "outcome", "score", "tier", "mechanism", "waste"]
     body = [
-        [r.trajectory_id, r.task_id, r.model, _outcome(r),
+        [_trajectory_cell(r), r.task_id, r.model, _outcome(r),
          Cell(_score(r.score, profile), title=r.score_reason, class_="num"), Cell(r.tier, title=r.tier_reason, class_=f"tier-{r.tier}"),
          Cell(r.mechanism, title=r.mechanism_reason), r.waste]
-        for r in sorted(rows, key=lambda r: (-(r.score or 0), r.trajectory_id))
+        for r in sorted(rows, key=lambda r: (r.in_sample, -(r.score or 0), r.trajectory_id))
     ]  # fmt: skip
+    apart = ", in-sample donors last" if any(r.in_sample for r in rows) else ""
     return table(
         head,
         body,
-        caption="Sorted by score; hover a score, tier or mechanism for its reason.",
+        caption=f"Sorted by score{apart}; hover a score, tier or mechanism for its reason.",
         class_="runs",
     )
+
+
+def _trajectory_cell(row: ScoreRow) -> object:
+    if not row.in_sample:
+        return row.trajectory_id
+    return Cell(f"{row.trajectory_id} (in-sample)", title=IN_SAMPLE_TITLE, class_="in-sample")

@@ -34,6 +34,8 @@ class ScoreRow:
     """kind → (instances, wasted steps)."""
     truncated_at_line: int | None = None
     """Where the run's trace was cut short (scored from the lines before it); None: whole."""
+    in_sample: bool = False
+    """A donor of its own reference, scored against a graph built from itself."""
 
 
 def score_rows(records: Sequence[Record]) -> list[ScoreRow]:
@@ -63,6 +65,7 @@ def _row(r: Record) -> ScoreRow:
         signals={s: (value(s), m.reason if (m := r.metric(s)) else None) for s in SIGNALS},
         waste_kinds=kinds,
         truncated_at_line=_line(r.body.get("truncated_at_line")),
+        in_sample=r.body.get("in_sample") is True,
     )
 
 

@@ -64,6 +64,8 @@ table.runs td:first-child{white-space:normal;word-break:break-all;min-width:260p
 .pos{color:#1f7a4d}.neg{color:#c8473d}
 details{margin:10px 0}summary{cursor:pointer;font-weight:600;color:#374151;margin-bottom:6px}
 .note{color:#6b7280;font-size:13px}
+.note.in-sample-note{color:#92400e;background:#fef3c7;padding:6px 10px;border-radius:4px}
+td.in-sample{color:#92400e;background:#fef3c7}
 """
     + _TIER_RULES
 )
