@@ -53,6 +53,16 @@ def test_run_gives_records_with_metrics_but_no_bodies(
     assert found["metric_names"][:2] == ["score", "tier"]
 
 
+def test_run_records_say_which_are_in_sample(
+    client: TestClient, store: SqlStore, built: Built
+) -> None:
+    """A donor of the reference it was scored against is marked in each row, bodies aside."""
+    found = get(client, f"/api/runs/{built.score_run}")["records"]
+    expected = [r.body["in_sample"] for r in store.records(built.score_run)]
+    assert [r["in_sample"] for r in found] == expected
+    assert 0 < sum(expected) < len(expected)  # the conftest's runs include one donor
+
+
 def test_run_records_are_paged(client: TestClient, store: SqlStore, built: Built) -> None:
     page = get(client, f"/api/runs/{built.score_run}?offset=3&limit=2")
     expected = [r.trajectory_id for r in store.records(built.score_run)[3:5]]

@@ -65,7 +65,7 @@ def test_run_page_shows_its_records_and_sorts_by_score(
     page.click(f"a[href='#/runs/{built.score_run}']")
     page.wait_for_selector("text=records shown")
     records = store.records(built.score_run)
-    assert texts(page, "tbody td:nth-child(2)") == [r.trajectory_id for r in records]
+    assert texts(page, "tbody td:nth-child(2) a") == [r.trajectory_id for r in records]
     names = [m.name for m in records[0].metrics]
     column = f"table.data tbody tr td:nth-child({names.index('score') + 5})"
     page.click("button[data-sort='m:score']")
@@ -75,6 +75,33 @@ def test_run_page_shows_its_records_and_sorts_by_score(
     page.click("button[data-sort='m:score']")
     assert settled(page, column, want[::-1]) == want[::-1]
     page.screenshot(path=str(shots / "run-1280.png"))
+
+
+def test_a_donor_is_badged_in_sample_on_its_run_and_trajectory_pages(
+    page: Any, server: Server, store: SqlStore, built: Built
+) -> None:
+    """A donor scored against a graph built from itself looked like any other run (the
+    conftest's run scores one donor of its reference)."""
+    records = store.records(built.score_run)
+    (donor,) = [r for r in records if r.body["in_sample"]]
+    visit(page, server, f"#/runs/{built.score_run}", "table.data tbody tr")
+    badged = page.locator("tbody tr:has(.badge.in-sample) td:nth-child(2) a")
+    assert badged.all_inner_texts() == [donor.trajectory_id]
+    assert page.locator("[data-in-sample]").is_visible()
+    assert "graph built from itself" in page.inner_text("[data-in-sample]")
+    visit(page, server, f"#/trajectories/{donor.trajectory}?run={built.score_run}", ".score-panel")
+    assert page.locator(".score-panel .badge.in-sample").is_visible()
+    assert "graph built from itself" in page.inner_text(".score-panel .in-sample-note")
+    other = next(r for r in records if not r.body["in_sample"])
+    visit(page, server, f"#/trajectories/{other.trajectory}?run={built.score_run}", ".score-panel")
+    assert page.locator(".score-panel .in-sample").count() == 0
+
+
+def test_a_run_without_donors_shows_no_in_sample_note(
+    page: Any, server: Server, built: Built
+) -> None:
+    visit(page, server, f"#/runs/{built.import_run}", "table.data tbody tr")
+    assert page.locator("[data-in-sample]").is_hidden()
 
 
 def test_filters_narrow_the_records(

@@ -14,6 +14,7 @@ import msgspec
 import orjson
 
 from agentlens.process.labeler import LabelProfile, label_trajectory
+from agentlens.process.records import IN_SAMPLE
 from agentlens.redaction import clip_head
 from agentlens.step_failure import failed
 from agentlens.store import Metric, Record, Run
@@ -44,6 +45,7 @@ def record_row(position: int, record: Record) -> dict[str, Any]:
         "outcome": record.outcome,
         "metrics": [metric_dict(m) for m in whole],
         "n_step_metrics": len(record.metrics) - len(whole),
+        "in_sample": any(m.name == IN_SAMPLE for m in whole),
     }
 
 

@@ -35,6 +35,13 @@ export function clear(el) {
   return el;
 }
 
+// A donor of the reference it was scored against: compared with a graph built from itself.
+export const IN_SAMPLE_NOTE = "Marked in-sample: a donor of the reference it was scored against, so it was compared with a graph built from itself and its score flatters it (the HTML report leaves such runs out of its figures and rankings).";
+
+export function inSampleBadge() {
+  return h("span", { class: "badge in-sample", title: IN_SAMPLE_NOTE }, "in-sample");
+}
+
 export function link(href, text, props = {}) {
   return h("a", { href, ...props }, text);
 }

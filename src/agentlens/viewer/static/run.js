@@ -3,7 +3,7 @@
 // PAGE rows at a time. Sort and filter live in the hash's query, so Back returns to the same view.
 
 import { get } from "./api.js";
-import { badge, definitionList, h, incompleteBadge, link, outcomeBadge, route, tierBadge } from "./dom.js";
+import { badge, definitionList, h, incompleteBadge, IN_SAMPLE_NOTE, inSampleBadge, link, outcomeBadge, route, tierBadge } from "./dom.js";
 import { count, dateTime, metricText, shortId } from "./format.js";
 import { sortableTable } from "./table.js";
 
@@ -31,7 +31,7 @@ function columns(runId, names) {
   const open = (r) => route(["trajectories", r.trajectory], { run: runId, record: r.position });
   return [
     { key: "position", label: "#", numeric: true, value: (r) => r.position, cell: (r) => String(r.position) },
-    { key: "trajectory_id", label: "Trajectory", value: (r) => r.trajectory_id, cell: (r) => link(open(r), r.trajectory_id, { class: "mono" }) },
+    { key: "trajectory_id", label: "Trajectory", value: (r) => r.trajectory_id, cell: (r) => [link(open(r), r.trajectory_id, { class: "mono" }), r.in_sample ? [" ", inSampleBadge()] : null] },
     { key: "model", label: "Model", value: (r) => r.model, cell: (r) => r.model || "" },
     { key: "outcome", label: "Outcome", value: (r) => r.outcome, cell: (r) => outcomeBadge(r.outcome) },
     ...names.map(metricColumn),
@@ -77,14 +77,16 @@ export async function runPage({ parts, params }) {
   const { run, metric_names: names, facets } = answer;
   let records = [...answer.records];
   let asked = 0; // answers to older questions are dropped when they arrive late
-  const cols = columns(run.id, names);
+  const cols = columns(run.id, names.filter((n) => n !== "in_sample")); // a badge, not a column
   const shown = h("span", { class: "muted", "aria-live": "polite", "data-shown": "" });
   const holder = h("div");
+  const donors = h("p", { class: "in-sample-note", "data-in-sample": "" }, IN_SAMPLE_NOTE);
   const more = h("button", { type: "button", class: "more" });
 
   const remember = () => history.replaceState(null, "", route(["runs", run.id], { ...state, sort: state.sort === "position" ? "" : state.sort, dir: state.sort === "position" ? "" : state.dir }));
   const draw = () => {
     shown.textContent = `${count(records.length)} of ${count(answer.matched)} matching records shown (${count(answer.total)} in the run)`;
+    donors.hidden = !records.some((r) => r.in_sample);
     more.hidden = records.length >= answer.matched;
     more.textContent = `Load ${count(Math.min(PAGE, answer.matched - records.length))} more`;
     holder.replaceChildren(sortableTable({
@@ -120,7 +122,7 @@ export async function runPage({ parts, params }) {
   const controls = h("div", { class: "controls" }, filter,
     select("Outcome", state.outcome, facets.outcome, update("outcome")),
     facets.tier.length ? select("Tier", state.tier, facets.tier, update("tier")) : null, shown);
-  const node = h("section", { class: "page" }, header(run, answer.total), controls, holder, more);
+  const node = h("section", { class: "page" }, header(run, answer.total), controls, donors, holder, more);
   draw();
   return { node, title: `Run ${shortId(run.id)}` };
 }

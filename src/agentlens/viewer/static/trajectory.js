@@ -2,7 +2,7 @@
 // score run), phase timeline, steps.
 
 import { get } from "./api.js";
-import { definitionList, h, link, outcomeBadge, route, tierBadge } from "./dom.js";
+import { definitionList, h, IN_SAMPLE_NOTE, inSampleBadge, link, outcomeBadge, route, tierBadge } from "./dom.js";
 import { count, dateTime, duration, metricText, number, shortId } from "./format.js";
 import { stepItem, stepKeys, stepsList, timeline } from "./steps.js";
 import { stepValuePanel } from "./stepvalue.js";
@@ -56,12 +56,13 @@ function profileSwitch(tr, params) {
 function scorePanel(record) {
   const score = record.metrics.find((m) => m.name === "score" && m.step == null);
   const tier = record.metrics.find((m) => m.name === "tier" && m.step == null);
-  const rest = record.metrics.filter((m) => !["score", "tier"].includes(m.name) && m.step == null);
+  const rest = record.metrics.filter((m) => !["score", "tier", "in_sample"].includes(m.name) && m.step == null);
   const panel = h("aside", { class: "score-panel", "aria-label": "Scores" },
     h("h2", {}, "Record ", String(record.position), " of the run"));
   if (score) {
     panel.append(h("div", { class: "score-big" }, h("span", { class: "score-value" }, number(score.value, "score")),
-      tier ? tierBadge(tier.label) : null));
+      tier ? tierBadge(tier.label) : null, record.in_sample ? inSampleBadge() : null));
+    if (record.in_sample) panel.append(h("p", { class: "in-sample-note" }, IN_SAMPLE_NOTE));
     if (score.reason) panel.append(h("p", { class: "reason" }, score.reason));
     if (tier?.reason) panel.append(h("p", { class: "reason" }, tier.reason));
   }
