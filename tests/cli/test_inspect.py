@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlens.formats import READERS
 from tests.conftest import BENCH, DATA, FORMATS
 
 TASK = "psf__requests-1724"
@@ -169,3 +170,17 @@ def test_a_run_with_an_empty_patch_says_why_it_was_never_evaluated(
     assert all(
         line.endswith("unknown (results.json: empty patch, not evaluated)") for line in lines
     )
+
+
+def test_formats_says_what_each_format_reads_not_its_class(
+    run_cli: Callable[..., object],
+) -> None:
+    """`agentlens formats` printed `atif  agentlens.formats.atif:AtifReader`: the class path
+    tells a user nothing about which agent's files a format takes."""
+    result = run_cli("formats")
+    assert result.code == 0  # type: ignore[attr-defined]
+    lines = result.out.splitlines()[:-1]  # type: ignore[attr-defined]  # last: the build line
+    assert [line.split()[0] for line in lines] == list(READERS)
+    assert not any(":" in line.split()[1] or "agentlens.formats" in line for line in lines)
+    assert "atif               ATIF v1.0 - v1.8" in lines[list(READERS).index("atif")]
+    assert all(len(line) <= 80 for line in lines)  # one terminal line each

@@ -14,6 +14,7 @@ from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.compiled import status
 from agentlens.formats import READERS
 from agentlens.formats._unfinished import cut_at_line, cut_note
+from agentlens.formats.registry import DESCRIPTIONS
 from agentlens.list_text import counted
 from agentlens.outcomes import UNEVALUATED
 from agentlens.trajectory import Trajectory
@@ -214,9 +215,9 @@ def human(count: int) -> str:
 
 @click.command()
 def formats() -> int:
-    """List the trace formats AgentLens reads. The last line says whether its readers run
-    compiled."""
-    for name, target in READERS.items():
-        console.print(f"{name:24} {target}", markup=False, highlight=False)
+    """List the trace formats AgentLens reads (the `--format` names, in detection order) and
+    what each takes. The last line says whether its readers run compiled."""
+    for name in READERS:
+        console.print(f"{name:18} {DESCRIPTIONS[name]}", markup=False, highlight=False)
     console.print(f"build: {status()}", markup=False, highlight=False)
     return 0

@@ -35,6 +35,28 @@ READERS: dict[str, str] = {
     "openai-messages": "agentlens.formats.openai_messages:OpenAIMessagesReader",
 }
 
+# What each reader takes, for `agentlens formats`: the agent (or tool) and the file's shape.
+DESCRIPTIONS: dict[str, str] = {
+    "agentlens-bench": "AgentLens-Bench / swe-trace-sdk: .json with initial_state",
+    "gemini-cli": "Gemini CLI session (2025): .json with sessionId, projectHash",
+    "otel": "OpenTelemetry GenAI / OpenInference spans: OTLP .json, .jsonl",
+    "gemini-cli-jsonl": "Gemini CLI session log (2026): .jsonl with $set patches",
+    "copilot-cli": "GitHub Copilot CLI: events.jsonl",
+    "grok-cli": "Grok CLI session folder: updates.jsonl",
+    "agentlens-jsonl": "AgentLens canonical JSONL (`convert --to jsonl`): .jsonl",
+    "atif": "ATIF v1.0 - v1.8: .json with schema_version ATIF-v...",
+    "claude-code": "Claude Code session or -p stream-json output: .jsonl",
+    "codex-rollout": "Codex CLI rollout: .jsonl",
+    "codex-exec": "Codex CLI `codex exec --json` output: .jsonl",
+    "inspect-ai": "Inspect AI log: .eval zip or .json",
+    "openhands-events": "OpenHands V0 events: .json list",
+    "openhands-eval": "OpenHands eval output.jsonl, one run a line",
+    "openhands-v1": "OpenHands V1 SDK events: .jsonl",
+    "swe-agent": "SWE-agent 2024 v0.x and v1.x: .traj",
+    "mini-swe-agent": "mini-swe-agent (bare list, -1, -1.1): .json",
+    "openai-messages": "OpenAI messages, litellm logs, Harbor *.traces.json: .json",
+}
+
 
 UTF8_BOM = b"\xef\xbb\xbf"
 """Written first by some Windows tools; JSON may carry one, and it says nothing (RFC 8259 §8.1)."""
