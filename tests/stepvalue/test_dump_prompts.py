@@ -117,3 +117,43 @@ def test_the_help_names_the_files_the_dump_writes(
     assert "full.state-000.generated-rationale-128.rationale.json" in names
     shown = "".join(run_cli("stepvalue", "evaluate", "--help").out.split())  # wrapped anywhere
     assert "DIR/<trajectory>/<slice>.state-NNN.<channel>.<rationale|score-permK>.json" in shown
+
+
+def test_prompts_are_dumped_without_an_evaluator(
+    run_cli: Callable[..., Any],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The docs say `--dump-prompts` works without a model, but `--evaluator` was required: the
+    prompts do not depend on it, so the dump without one is the dump with one."""
+    args = (
+        "stepvalue", str(RUN), "--runs", str(TASK), "--candidates", "fault-localisation",
+        "--max-steps", "2", "--channels", "direct,generated-rationale-128", "-b", "2",
+    )  # fmt: skip
+    bare = run_cli(*args, "--dump-prompts", str(tmp_path / "bare"))
+    assert bare.code == 0, bare.out + bare.err
+    named = run_cli(
+        *args,
+        "--evaluator",
+        "llamacpp:/no/such/model.gguf",
+        "--dump-prompts",
+        str(tmp_path / "named"),
+    )
+    assert named.code == 0, named.out + named.err
+
+    def dumped(folder: Path) -> dict[str, str]:
+        return {str(f.relative_to(folder)): f.read_text() for f in sorted(folder.rglob("*.json"))}
+
+    assert dumped(tmp_path / "bare") and dumped(tmp_path / "bare") == dumped(tmp_path / "named")
+
+
+def test_a_run_without_an_evaluator_is_a_usage_error(
+    run_cli: Callable[..., Any],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    result = run_cli(
+        "stepvalue", str(RUN), "--runs", str(TASK), "--candidates", "fault-localisation",
+        "--out", str(tmp_path / "sv"),
+    )  # fmt: skip
+    assert result.code == 2
+    assert "Missing option '--evaluator'" in result.err and "--dump-prompts" in result.err
+    assert not (tmp_path / "sv").exists()

@@ -16,7 +16,7 @@ from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
 from agentlens.formats.load import ReadResult
 from agentlens.list_text import counted
-from agentlens.stepvalue.dump import write_prompts
+from agentlens.stepvalue.dump import PROMPTS_ONLY, write_prompts
 from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.openqa import join, load_tasks
 from agentlens.stepvalue.outputs import write_outputs
@@ -84,9 +84,9 @@ def stepvalue() -> None:
 )
 @click.option(
     "--evaluator",
-    required=True,
+    default=None,
     help="Model string or role, e.g. llamacpp:/m.gguf; `provided` scores the beliefs an asv.v1 "
-    "file's steps already carry (no LLM).",
+    "file's steps already carry (no LLM). Needed unless --dump-prompts.",
 )
 @click.option(
     "--channels",
@@ -189,6 +189,7 @@ def evaluate_cmd(
     store_url: str | None,
     run_label: str | None,
     dump_dir: str | None,
+    evaluator: str | None,
     **options: Any,
 ) -> int:
     """Replay each trajectory through an evaluator LLM.
@@ -199,7 +200,11 @@ def evaluate_cmd(
     Writes summary.json, steps.jsonl, states.jsonl, CSV tables and report.md into --out.
     Open-QA task rows become an asv.v1 file with `agentlens stepvalue adapt-open-qa`.
     """
-    request = EvaluateRequest(**options)
+    if evaluator is None and not dump_dir:
+        raise click.UsageError(
+            "Missing option '--evaluator' (only --dump-prompts DIR runs without a model)."
+        )
+    request = EvaluateRequest(evaluator=evaluator or PROMPTS_ONLY, **options)
     config = request.config()
     if store_url and not paths:
         raise ConfigError("--store needs trace files (PATHS): an asv.v1 file alone has none")

@@ -21,6 +21,8 @@ from agentlens.stepvalue.prompts import rationale_messages, scoring_messages
 from agentlens.stepvalue.runner import Runner
 
 SCORING_TOKENS = 1
+PROMPTS_ONLY = "prompts-only"
+"""The evaluator's name when none is given: the prompts do not depend on the model."""
 
 
 class _NoCalls:
