@@ -312,3 +312,19 @@ def test_store_show_keeps_a_trajectory_id_with_a_newline_on_its_line(
     shown = run_cli("store", "show", run_id[:12], "--store", db).out
     assert [line for line in shown.splitlines() if "forged" in line.lstrip("│ ")[:6]] == []
     assert shown.count("␊forged") == len(trajectories)
+
+
+def test_store_trajectory_to_a_file_says_what_it_wrote(
+    run_cli: Callable[..., Run], store_url: str, tmp_path: Path
+) -> None:
+    """`store trajectory ID -o FILE` printed nothing: a user could not tell it had worked."""
+    path = sorted(TASK.glob("*.json"))[0]
+    assert run_cli("store", "import", str(path), "--store", store_url).code == 0
+    (trajectory,) = read_paths([str(path)]).trajectories
+    out = tmp_path / "t.jsonl"
+    shown = run_cli("store", "trajectory", trajectory.id, "-o", str(out), "--store", store_url)
+    assert shown.code == 0 and shown.out == ""  # stdout stays free for `-o /dev/stdout`
+    steps = len(trajectory.steps)
+    assert (
+        " ".join(shown.err.split()) == f"wrote trajectory {trajectory.id} ({steps} steps) to {out}"
+    )

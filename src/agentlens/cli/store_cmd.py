@@ -165,6 +165,9 @@ def trajectory(digest: str, out: str | None, store_url: str | None) -> int:
         found = db.trajectory(db.find_trajectory(digest))
     if out:
         write_whole(Path(out), lambda file: dump_jsonl([found], file), store=db.url)
+        # on stderr: `-o /dev/stdout` keeps stdout for the trajectory alone
+        steps = counted(len(found.steps), "step")
+        err_console.print(Text(f"wrote trajectory {inline(found.id)} ({steps}) to {inline(out)}"))
     else:  # to a terminal, perhaps: its C1 controls and bidi overrides escaped
         document = io.BytesIO()
         dump_jsonl([found], document)
