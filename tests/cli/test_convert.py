@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from agentlens.formats import read_path
 from agentlens.formats.jsonl import load_jsonl
@@ -95,3 +98,26 @@ def test_convert_to_atif_names_a_file_for_an_id_too_long_to_be_one(
     written = sorted(out.iterdir())
     assert len(written) == 2 and all(len(path.name) < 255 for path in written)
     assert sorted(json.loads(path.read_bytes())["session_id"] for path in written) == ids
+
+
+def test_hf_without_datasets_stops_before_making_the_folder(
+    tmp_path: Path, run_cli: Callable[..., object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the hf extra, `convert --to hf -o ds` left an empty `ds/` behind its error."""
+    monkeypatch.setitem(sys.modules, "datasets", None)  # as if not installed
+    out = tmp_path / "ds"
+    result = run_cli("convert", str(TASK_DIR), "--to", "hf", "-o", str(out))
+    assert result.code == 2  # type: ignore[attr-defined]
+    assert "pip install 'agentlens[hf]'" in result.err  # type: ignore[attr-defined]
+    assert "Traceback" not in result.err  # type: ignore[attr-defined]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_hf_of_no_trajectory_makes_no_folder(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    pytest.importorskip("datasets", reason="pip install 'agentlens[hf]'")
+    out = tmp_path / "ds"
+    result = run_cli("convert", str(tmp_path / "no-such-trace.json"), "--to", "hf", "-o", str(out))
+    assert "no dataset written" in result.out  # type: ignore[attr-defined]
+    assert not out.exists()

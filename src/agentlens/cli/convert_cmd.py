@@ -56,17 +56,21 @@ def convert(
     per input) or a Hugging Face dataset (`--to hf`)."""
     if scores_path and target != "hf":
         raise ConfigError("--scores goes with --to hf")
+    if target == "hf":
+        from agentlens.formats.hf_writer import require_datasets
+
+        require_datasets()
     stream = stream_inputs(paths, lenient=lenient, labels=labels, format=format)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     if target == "hf":  # a dataset is written at once: its rows are gathered first
         trajectories = list(stream)
         if not trajectories:  # `datasets` can neither build nor load back a dataset of no rows
             console.print(f"no trajectory read: no dataset written to {out}", markup=False)
             return report_failures(stream)
-        _write_hf(trajectories, out, scores_path, force)
+        _write_hf(trajectories, out, scores_path, force)  # `save_to_disk` makes the folder
         what = f"a dataset of {counted(len(trajectories), 'row')}"
     else:
+        out.mkdir(parents=True, exist_ok=True)
         what = counted(write_all(stream, target, out, force=force), f"{target} file")
     console.print(f"wrote {what} to {out}", markup=False)
     return report_failures(stream)

@@ -12,6 +12,7 @@ reader's output passes the one redaction pass (`agentlens.redaction`) before it 
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,12 @@ SCORE_COLUMNS = {  # dataset column <- cohort row column
     "verdict": "verdict",
 }
 Row = Mapping[str, object]
+
+
+def require_datasets() -> None:
+    """The install hint before anything is read or made, when `datasets` is not installed."""
+    if importlib.util.find_spec("datasets") is None:
+        raise ConfigError(INSTALL_HINT)
 
 
 def write_hf(
