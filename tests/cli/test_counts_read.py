@@ -70,3 +70,15 @@ def test_the_viewer_counts_one_run_and_one_trajectory(
     with running(store) as server:
         _, printed, _ = server.stop()
     assert f"(1 run, 1 trajectory in {store}); reachable from" in lines(printed)
+
+
+def test_store_counts_group_their_thousands(run_cli: Callable[..., Run], tmp_path: Path) -> None:
+    """`store info` said `1112 step rows` where the other commands write `1,112`."""
+    store = ("--store", str(tmp_path / "task.db"))
+    imported = run_cli(
+        "store", "import", str(BENCH / "trajectories" / "django__django-11066"), *store
+    )
+    assert imported.code == 0, imported.err
+    assert "(1,112 new step rows)" in lines(imported.out)
+    info = lines(run_cli("store", "info", *store).out)
+    assert "40 trajectories, 1,112 step rows (" in info

@@ -238,7 +238,7 @@ def test_imports_running_at_once_report_only_their_own_new_rows(tmp_path: Path) 
     ]
     printed = [p.communicate(timeout=300) for p in processes]
     assert [p.returncode for p in processes] == [0] * 4, printed
-    new = [int(out.split("(")[1].split(" new step rows")[0]) for out, _ in printed]
+    new = [int(out.split("(")[1].split(" new step rows")[0].replace(",", "")) for out, _ in printed]
     with open_store(url, create=False) as store:
         assert len(store.runs()) == 4
         assert sum(new) == store.stats()["steps"], new
