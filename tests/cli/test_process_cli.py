@@ -372,3 +372,12 @@ def test_a_reference_with_nothing_to_compare_is_refused_and_warned_about(
     assert main(["score", str(C1_RUN), "--reference", str(out)]) == 0
     err = capsys.readouterr().err
     assert f"warning: {out}: the reference holds only its start state" in err, err
+
+
+def test_label_help_speaks_of_labelers_not_composites(capsys: pytest.CaptureFixture[str]) -> None:
+    """`label --help` described the calibrated composite's fitted weights: labelling scores
+    nothing, and the only thing a profile changes here is the labeler."""
+    assert main(["label", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "composite" not in shown and "weights" not in shown
+    assert "calibrated labels as paper does" in shown and "sdk-compat" in shown

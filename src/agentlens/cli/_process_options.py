@@ -20,6 +20,14 @@ profile_option = click.option(
     show_default=True,
     help=PROFILE_HELP,
 )
+label_profile_option = click.option(
+    "--profile",
+    type=click.Choice(list(PROFILES)),
+    default=DEFAULT_PROFILE,
+    show_default=True,
+    help="Which labeler: paper (the paper's rules; calibrated labels as paper does) or "
+    "sdk-compat (the released SDK's, quirks included).",
+)
 
 engine_option = click.option(
     "--engine",

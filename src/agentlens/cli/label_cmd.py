@@ -8,7 +8,7 @@ from rich.table import Table
 
 from agentlens.cli._app import console
 from agentlens.cli._inputs import read_options, report_failures, stream_inputs
-from agentlens.cli._process_options import profile_option
+from agentlens.cli._process_options import label_profile_option
 from agentlens.list_text import counted
 from agentlens.process.labeler import LabelProfile, label_trajectory
 from agentlens.trajectory import Trajectory
@@ -18,7 +18,7 @@ from agentlens.visible_text import json_text
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per trajectory.")
-@profile_option
+@label_profile_option
 @read_options
 def label(
     paths: tuple[str, ...],
