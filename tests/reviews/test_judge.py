@@ -17,6 +17,7 @@ from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.compact import compact, estimate_tokens
 from agentlens.reviews.judge.judge import JudgeSettings, aggregate, review_trajectory
 from agentlens.reviews.judge.parse import parse_review
+from agentlens.reviews.judge.plan import run_summary
 from agentlens.reviews.judge.prompt import ReviewContext, build_messages
 from tests.conftest import BENCH
 
@@ -220,3 +221,37 @@ def test_review_and_aggregate_with_scripted_answers(big) -> None:
         summary["ToolCalls"].scored,
         summary["ToolCalls"].unscored_rate,
     ) == (None, 0, 1.0)
+
+
+class SlowProvider:
+    """Answers every chat after a short pause, so calls run one at a time queue for a slot."""
+
+    name = "slow"
+    supports_logprobs = False
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        await asyncio.sleep(0.05)
+        return ChatResponse(text="<Score>1</Score>", usage=TokenUsage())
+
+    async def option_logprobs(self, *args, **kw):  # pragma: no cover - not used
+        raise NotImplementedError
+
+
+def test_the_run_summary_says_how_long_a_call_waited_for_its_turn() -> None:
+    """The line said `7578s queued in total; wall 554s`: a sum of waits over calls, longer than
+    the run, that a user could not read. It says the mean wait and how many calls run at once."""
+    client = LLMClient(SlowProvider(), role="judge", cache=None, max_concurrency=1, free=True)
+    requests = [ChatRequest(messages=[{"role": "user", "content": f"q{i}"}]) for i in range(3)]
+
+    async def ask_all() -> list[ChatResponse]:
+        return await asyncio.gather(*(client.chat(r) for r in requests))
+
+    client.run(ask_all())
+    assert client.stats.queued_calls == 3 and client.stats.queued_s >= 0.1  # 0 + 0.05 + 0.1
+
+    client.stats.queued_s, client.stats.queued_calls = 7578.0, 5  # the run the user reported
+    line = run_summary(client, [], wall_s=554.0)
+    assert "took 554s (0.0s per trajectory)" in line and "queued in total" not in line
+    assert line.endswith(
+        "1 call at a time: a call waited 1,516s on average for its turn (7,578s in all over 5 calls)"
+    )

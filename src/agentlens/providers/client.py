@@ -51,6 +51,8 @@ class ClientStats:
     a call's timeout starts when it gets a slot)."""
     queued_s: float = 0.0
     """Seconds calls spent waiting for a slot, summed."""
+    queued_calls: int = 0
+    """Calls that took a slot (the ones `queued_s` sums over)."""
     retry_reasons: list[str] = field(default_factory=list)
     """Why each retry happened (e.g. "timed out after 120s"), in order."""
 
@@ -183,6 +185,7 @@ class LLMClient:
         waiting = time.perf_counter()
         async with self._semaphore():
             self.stats.queued_s += time.perf_counter() - waiting
+            self.stats.queued_calls += 1
             reused = self._reuse(key, kind, type_)  # a concurrent twin may have finished meanwhile
             if reused is not None:
                 return reused

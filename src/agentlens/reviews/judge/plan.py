@@ -119,7 +119,8 @@ def unscored_dimensions(reviews: Sequence[TrajectoryReview]) -> list[str]:
 
 
 def run_summary(client: LLMClient, reviews: Sequence[TrajectoryReview], wall_s: float) -> str:
-    """One line after a run: calls made and re-asked, retries, time queued, wall time."""
+    """One line after a run: calls made and re-asked, retries, wall time, and how long a call
+    waited for its turn."""
     first = sum(len(r.reviews) for r in reviews)
     answers = [s for r in reviews for d in r.reviews.values() for s in (d.samples or [d])]
     reasked = sum(a.attempts - 1 for a in answers)
@@ -129,6 +130,18 @@ def run_summary(client: LLMClient, reviews: Sequence[TrajectoryReview], wall_s: 
     return (
         f"judge {client.name}: {counted(first, 'review')}, {counted(stats.calls, 'call')} made "
         f"({counted(reasked, 're-ask')}, {stats.cache_hits} from cache), "
-        f"{counted(stats.retries, 'retry')}{why}, "
-        f"{stats.queued_s:.0f}s queued in total; wall {wall_s:.0f}s ({per:.1f}s per trajectory)"
+        f"{counted(stats.retries, 'retry')}{why}; "
+        f"took {wall_s:,.0f}s ({per:.1f}s per trajectory); {_waiting(client)}"
+    )
+
+
+def _waiting(client: LLMClient) -> str:
+    """The waits summed over calls run one after another exceed the wall time: said as the
+    mean wait, with the number of calls at a time that makes it."""
+    stats = client.stats
+    mean = stats.queued_s / stats.queued_calls if stats.queued_calls else 0.0
+    return (
+        f"{counted(client.max_concurrency, 'call')} at a time: a call waited "
+        f"{mean:,.0f}s on average for its turn "
+        f"({stats.queued_s:,.0f}s in all over {counted(stats.queued_calls, 'call', thousands=True)})"
     )
