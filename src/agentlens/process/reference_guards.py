@@ -23,7 +23,7 @@ def reference_warnings(runs: Sequence[CohortRun], reference: Reference) -> list[
         if run.id in donors:
             lines.append(
                 f"{run.id}: was one of the reference's donors, so it is scored against a "
-                "graph built from itself (in-sample: expect a high score)"
+                "graph built from itself (in-sample: its score flatters it)"
             )
     return lines
 
