@@ -215,8 +215,10 @@ def human(count: int) -> str:
 
 @click.command()
 def formats() -> int:
-    """List the trace formats AgentLens reads (the `--format` names, in detection order) and
-    what each takes. The last line says whether its readers run compiled."""
+    """List the trace formats AgentLens reads and what each takes.
+
+    The `--format` names, in detection order; the last line says whether its readers run
+    compiled."""
     for name in READERS:
         console.print(f"{name:18} {DESCRIPTIONS[name]}", markup=False, highlight=False)
     console.print(f"build: {status()}", markup=False, highlight=False)
