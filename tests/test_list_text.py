@@ -54,6 +54,6 @@ def test_a_plural_the_rules_miss_is_given() -> None:
     assert counted(4, "run with a mechanism", "runs with a mechanism") == "4 runs with a mechanism"
 
 
-def test_a_count_may_group_its_thousands() -> None:
-    assert counted(10452, "step row", thousands=True) == "10,452 step rows"
-    assert counted(1, "run", thousands=True) == "1 run"
+def test_a_count_groups_its_thousands() -> None:
+    assert counted(10452, "step row") == "10,452 step rows"
+    assert counted(1, "run") == "1 run"

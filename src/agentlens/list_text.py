@@ -18,13 +18,12 @@ def first_few(
     return sep.join(map(name, items[:limit])) + (f" (+{more} more)" if more > 0 else "")
 
 
-def counted(n: int, noun: str, many: str | None = None, *, thousands: bool = False) -> str:
+def counted(n: int, noun: str, many: str | None = None) -> str:
     """`n` and `noun`, plural unless `n` is 1: `1 run`, `0 runs`, `2 trajectories`, `3 passes`.
     The plural is `many` if given (a noun the English ending rules miss, or a phrase whose first
-    word is the noun: `runs with a mechanism`), else made from the last word's ending.
-    `thousands` groups the digits: `10,452 step rows`."""
-    number = f"{n:,}" if thousands else str(n)
-    return f"{number} {noun if n == 1 else many or _plural(noun)}"
+    word is the noun: `runs with a mechanism`), else made from the last word's ending. The
+    digits are grouped, as every other count printed is: `10,452 step rows`."""
+    return f"{n:,} {noun if n == 1 else many or _plural(noun)}"
 
 
 def _plural(noun: str) -> str:

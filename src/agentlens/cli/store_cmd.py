@@ -51,7 +51,7 @@ def import_(
         run_id = db.save_stream(run, ((t, import_record(t)) for t in stream))
         new = db.new_steps  # not a count before and after: another import may run meanwhile
     console.print(
-        f"imported {_rows(stream.n_read, 'trajectory')} ({_rows(new, 'new step row')}) "
+        f"imported {counted(stream.n_read, 'trajectory')} ({counted(new, 'new step row')}) "
         f"as run {run_id[:12]} in {db.url}",
     )
     return report_failures(stream)
@@ -201,17 +201,12 @@ def info(store_url: str | None) -> int:
     which = "; the default store" if db.url == printable_url(default_url()) else ""
     console.print(
         f"{db.url} (schema {version}{which})\n"
-        f"{_rows(stats['runs'], 'run')}, {_rows(stats['records'], 'record')}, "
-        f"{_rows(stats['metrics'], 'metric')}\n"
-        f"{_rows(stats['trajectories'], 'trajectory')}, {_rows(stats['steps'], 'step row')} "
-        f"({_rows(saved, 'shared step')} kept once)",
+        f"{counted(stats['runs'], 'run')}, {counted(stats['records'], 'record')}, "
+        f"{counted(stats['metrics'], 'metric')}\n"
+        f"{counted(stats['trajectories'], 'trajectory')}, {counted(stats['steps'], 'step row')} "
+        f"({counted(saved, 'shared step')} kept once)",
     )
     return 0
-
-
-def _rows(n: int, noun: str) -> str:
-    """A count of stored rows, its digits grouped as the other commands group theirs."""
-    return counted(n, noun, thousands=True)
 
 
 def _cell(metric: object) -> str:

@@ -143,5 +143,5 @@ def _waiting(client: LLMClient) -> str:
     return (
         f"{counted(client.max_concurrency, 'call')} at a time: a call waited "
         f"{mean:,.0f}s on average for its turn "
-        f"({stats.queued_s:,.0f}s in all over {counted(stats.queued_calls, 'call', thousands=True)})"
+        f"({stats.queued_s:,.0f}s in all over {counted(stats.queued_calls, 'call')})"
     )
