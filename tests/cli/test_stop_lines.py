@@ -9,10 +9,13 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from agentlens.providers.cache import ResponseCache
 from tests.conftest import BENCH
+from tests.process_group import finish_in_group
 from tests.whole_process import agentlens, started
 
 
@@ -29,30 +32,36 @@ def test_no_to_the_question_is_aborted_not_interrupted(tmp_path: Path) -> None:
 
 def test_ctrl_c_at_the_question_is_one_interrupted_line(tmp_path: Path) -> None:
     proc = started("cache", "clear", env=_cache_env(tmp_path))
-    try:
+    asked = f"Delete all cached responses in {tmp_path / 'cache.sqlite'}? [y/N]: "
+
+    def waits_for_the_answer() -> None:
         assert proc.stdout is not None
-        asked = f"Delete all cached responses in {tmp_path / 'cache.sqlite'}? [y/N]: "
-        assert proc.stdout.read(len(asked)) == asked  # it waits for the answer now
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert (proc.returncode, err) == (130, "interrupted\n")
+        assert proc.stdout.read(len(asked)) == asked
+
+    assert _ctrl_c(proc, waits_for_the_answer, timeout=30) == (130, "interrupted\n")
 
 
 def test_ctrl_c_in_a_command_is_one_interrupted_line(tmp_path: Path) -> None:
     """click printed a blank line, then `aborted`."""
     proc = started("cohort", str(BENCH / "trajectories"), "--json", env={"TMPDIR": str(tmp_path)})
-    try:
-        _wait_for_spill_folder(tmp_path, proc)  # reading under way
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert (proc.returncode, err) == (130, "interrupted\n")
+    reading = partial(_wait_for_spill_folder, tmp_path, proc)
+    assert _ctrl_c(proc, reading, timeout=60) == (130, "interrupted\n")
     assert not any(tmp_path.glob("agentlens-spill-*"))
+
+
+def _ctrl_c(
+    proc: subprocess.Popen[str], ready: Callable[[], None], timeout: float
+) -> tuple[int | None, str]:
+    """Ctrl-C to the command's process group once `ready` returns; its exit code and stderr.
+    Nothing it started outlives the test, whether `ready` fails or it ignores the signal."""
+    try:
+        ready()
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err, _ = finish_in_group(proc, timeout)
+    return proc.returncode, err
 
 
 def _wait_for_spill_folder(tmp: Path, proc: subprocess.Popen[str]) -> None:
