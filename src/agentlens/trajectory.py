@@ -73,12 +73,15 @@ class Outcome(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
 
 
 class Source(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
-    """Where a trajectory was read from. `index` is the record number inside multi-record files."""
+    """Where a trajectory was read from. `index` is the record number inside multi-record files.
+    `read_from` is the file a batch read it from when that is not `path`: a canonical JSONL file
+    (`agentlens convert --to jsonl`) keeps its original's `path` and `format` as provenance."""
 
     format: str
     path: str = ""
     format_version: str | None = None
     index: int | None = None
+    read_from: str | None = None
 
 
 class Agent(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):

@@ -184,3 +184,14 @@ def test_formats_says_what_each_format_reads_not_its_class(
     assert not any(":" in line.split()[1] or "agentlens.formats" in line for line in lines)
     assert "atif               ATIF v1.0 - v1.8" in lines[list(READERS).index("atif")]
     assert all(len(line) <= 80 for line in lines)  # one terminal line each
+
+
+def test_json_names_the_converted_file_read_beside_its_original(
+    run_cli: Callable[..., object], tmp_path: Path
+) -> None:
+    trace = next((DATA / "mini-swe-agent-swebv" / "trajs").glob("*/*.traj.json"))
+    assert run_cli("convert", str(trace), "--to", "jsonl", "-o", str(tmp_path)).code == 0  # type: ignore[attr-defined]
+    (converted,) = tmp_path.glob("*.jsonl")
+    result = run_cli("inspect", "--json", str(converted))
+    (row,) = [json.loads(line) for line in result.out.splitlines()]  # type: ignore[attr-defined]
+    assert (row["path"], row["read_from"]) == (str(trace), str(converted))

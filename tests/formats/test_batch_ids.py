@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentlens.formats import read_path, read_paths
+from agentlens.formats.jsonl import dump_jsonl
 from tests.conftest import DATA, FORMATS
 
 MINI = DATA / "mini-swe-agent-swebv" / "trajs"
@@ -140,3 +141,34 @@ def test_renaming_a_run_with_many_sub_agents_takes_linear_time() -> None:
 
     ratio = seconds(8000) / seconds(2000)
     assert ratio < 8, f"4x the sub-agents took {ratio:.1f}x the time (linear: 4, quadratic: 16)"
+
+
+def _converted(trace: Path, folder: Path) -> Path:
+    """`trace` as `agentlens convert --to jsonl` writes it, in `folder`."""
+    folder.mkdir()
+    out = folder / "run.jsonl"
+    dump_jsonl(read_paths([trace]).trajectories, out)
+    return out
+
+
+def test_a_converted_copy_read_twice_names_the_file_read(tmp_path: Path) -> None:
+    """A converted run keeps its original's path as provenance: read from two converted copies,
+    the repeat was named by the original, a file the user never passed."""
+    trace = next(MINI.glob("*/*.traj.json"))
+    first, second = (_converted(trace, tmp_path / name) for name in ("a", "b"))
+    result = read_paths([first, second])
+    assert [t.source.read_from for t in result.trajectories] == [str(first)]
+    (failure,) = result.failures
+    assert (failure.path, failure.format) == (str(second), "agentlens-jsonl")
+    assert failure.reason.endswith(f"the run of {trace}, already read from {first}")
+
+
+def test_an_original_and_its_converted_copy_name_each_other(tmp_path: Path) -> None:
+    trace = next(MINI.glob("*/*.traj.json"))
+    copy = _converted(trace, tmp_path / "out")
+    (copy_dropped,) = read_paths([trace, copy]).failures
+    assert copy_dropped.path == str(copy)
+    assert copy_dropped.reason.endswith(f"converted from {trace}, which was read too")
+    (original_dropped,) = read_paths([copy, trace]).failures
+    assert original_dropped.path == str(trace)
+    assert original_dropped.reason.endswith(f"already read from {copy}, converted from this file")

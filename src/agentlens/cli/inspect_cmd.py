@@ -64,6 +64,7 @@ def summary(traj: Trajectory) -> dict[str, object]:
         "id": traj.id,
         "format": traj.source.format,
         "path": traj.source.path,
+        "read_from": traj.source.read_from,
         "task_id": traj.task_id,
         "model": traj.model,
         "outcome": traj.outcome.status,

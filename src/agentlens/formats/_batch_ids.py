@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from agentlens.formats.jsonl import JsonlReader
 from agentlens.trajectory import Trajectory
 
 
@@ -52,7 +53,7 @@ def _tell_apart(shared: str, group: list[Trajectory]) -> list[tuple[Trajectory, 
     for trajectory in group:
         key = (trajectory.source.path, trajectory.source.index)
         if key in firsts:
-            repeats.append((trajectory, f"trajectory id {shared!r} read twice from this file"))
+            repeats.append((trajectory, _read_twice(shared, firsts[key], trajectory)))
         else:
             firsts[key] = trajectory
     distinct = list(firsts.values())
@@ -60,6 +61,29 @@ def _tell_apart(shared: str, group: list[Trajectory]) -> list[tuple[Trajectory, 
         for trajectory, prefix in zip(distinct, _prefixes(shared, distinct), strict=True):
             _rename(trajectory, f"{prefix}/{shared}")
     return repeats
+
+
+def _read_twice(shared: str, first: Trajectory, repeat: Trajectory) -> str:
+    """Why `repeat` is dropped, said of the file it was read from (`file_read`): a converted copy
+    keeps its original's path, so the original and its copies, or two copies, are one run."""
+    said = f"trajectory id {shared!r} read twice"
+    here, earlier, recorded = file_read(repeat)[0], file_read(first)[0], repeat.source.path
+    if here == earlier:
+        return f"{said} from this file"
+    if earlier == recorded:
+        return f"{said}: converted from {recorded}, which was read too"
+    if here == recorded:
+        return f"{said}: already read from {earlier}, converted from this file"
+    return f"{said}: the run of {recorded}, already read from {earlier}"
+
+
+def file_read(trajectory: Trajectory) -> tuple[str, str]:
+    """(path, format) of the file the trajectory was read from: its source, or the canonical
+    JSONL file that holds it (`Source.read_from`)."""
+    source = trajectory.source
+    if source.read_from is None:
+        return source.path, source.format
+    return source.read_from, JsonlReader.name
 
 
 def _prefixes(shared: str, group: list[Trajectory]) -> list[str]:

@@ -1,7 +1,8 @@
 """The canonical model on disk: one `Trajectory` per JSONL line, encoded and validated by msgspec.
 
 Every line starts with `{"schema_version":"agentlens.trajectory/1"`, which is how the reader
-recognises its own files. A step's `cwd` that is no working folder (`working_folder`: relative,
+recognises its own files. A run keeps the source it was first read from (`source.path`, its
+original); a batch names the file it read it from (`load.read_one`, `source.read_from`). A step's `cwd` that is no working folder (`working_folder`: relative,
 a NUL, too long) is dropped, as every other reader drops it.
 """
 
@@ -79,6 +80,7 @@ class JsonlReader(SuffixReader):
                 raise TraceError(path, message, self.name) from exc
             read_before = True
             _drop_bad_folders(trajectory)
+            trajectory.source.read_from = None  # the batch that read the copy, not this one
             yield trajectory
 
 

@@ -577,7 +577,8 @@ def read_one(
         problems.sidecars.append(f"{printable(str(path))}: {where}")
         return []
     try:
-        return read_path(path, format=format, lenient=lenient, strict=strict)
+        read = read_path(path, format=format, lenient=lenient, strict=strict)
+        return _naming_the_file_read(path, read)
     except TraceError as exc:
         if not explicit and isinstance(exc, NotAFileError):
             problems.skipped.append(f"{exc.path}: {exc.reason}")
@@ -593,6 +594,16 @@ def read_one(
                 f"{exc.path}: looks like a trace ({exc.telltale}) but {exc.reason}"
             )
     return []
+
+
+def _naming_the_file_read(path: Path, trajectories: list[Trajectory]) -> list[Trajectory]:
+    """Each trajectory whose source names another file (a canonical JSONL copy keeps its
+    original's) with the file read as `source.read_from`, which a message about it names."""
+    read = printable(os.path.abspath(path))  # as `read_path` names its own
+    for trajectory in trajectories:
+        if trajectory.source.path != read:
+            trajectory.source.read_from = read
+    return trajectories
 
 
 def _note_empty(trajectories: list[Trajectory], format: str, size: int) -> None:

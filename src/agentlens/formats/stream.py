@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentlens.formats._batch_ids import _rename, _run_folder_first, _tell_apart
+from agentlens.formats._batch_ids import _rename, _run_folder_first, _tell_apart, file_read
 from agentlens.formats._spool import Spool
 from agentlens.formats.load import (
     ReadFailure,
@@ -118,7 +118,7 @@ def settle_ids(
                 if p not in drops and t == repeat
             )  # fmt: skip
             drops.add(first)
-            failures.append(ReadFailure(repeat.source.path, repeat.source.format, why, None))
+            failures.append(ReadFailure(*file_read(repeat), why, None))
     return renames, drops
 
 
