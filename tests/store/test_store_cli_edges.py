@@ -19,6 +19,7 @@ from agentlens.store import Run as StoredRun
 from agentlens.store import open_store
 from agentlens.store.records import IMPORT_SCORER, import_records
 from tests.cli.conftest import Run
+from tests.cli.test_counts_read import ONE
 from tests.conftest import BENCH
 from tests.store.postgres_server import fresh_database
 from tests.store.test_store_cli import TASK
@@ -45,7 +46,7 @@ def test_show_at_80_columns_prints_counts_whole_and_never_splits_a_metric(
     for tid, metric in tokens.items():
         assert metric is not None and metric.value is not None
         header = next(i for i, line in enumerate(lines) if line.startswith(f"{tid}  "))
-        assert f"tokens {int(metric.value)}" in lines[header + 1]
+        assert f"tokens {int(metric.value):,}" in lines[header + 1]
 
     shown = run_cli("store", "show", scored[:8], "--store", db)
     assert shown.code == 0
@@ -55,6 +56,26 @@ def test_show_at_80_columns_prints_counts_whole_and_never_splits_a_metric(
             cells = line.strip().split("  ")
             assert all(cell.split(" ", 1)[0] in names for cell in cells), line
             assert all(" " in cell for cell in cells), line  # no name without its value
+
+
+@pytest.mark.parametrize("width", [60, 200])
+def test_runs_show_and_rm_group_the_thousands_of_every_count(
+    run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """`store runs` printed a run of 1200 records as `1200` in its table, and `store show` a
+    run's 263,615 tokens as `263615`, while `store rm` and every other count said `1,200`."""
+    monkeypatch.setattr(console, "width", width)
+    db = str(tmp_path / "s.db")
+    (real,) = read_paths([ONE]).trajectories
+    tokens = real.usage_known()
+    assert tokens is not None and tokens.total_tokens >= 1000
+    with open_store(db) as store:
+        run = StoredRun(kind="import", scorer=IMPORT_SCORER)
+        run_id = store.save(run, [real], import_records([real]) * 1200)
+    assert "1,200" in run_cli("store", "runs", "--store", db).out
+    shown = run_cli("store", "show", run_id, "--store", db).out
+    assert f"{tokens.total_tokens:,}" in shown and str(tokens.total_tokens) not in shown
+    assert "(import, 1,200 records)" in run_cli("store", "rm", run_id, "--store", db).out
 
 
 def test_store_info_does_not_print_the_password_of_the_default_store(

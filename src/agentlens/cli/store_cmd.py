@@ -70,7 +70,8 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
         stored = len(db.runs(kind=kind)) if limit and len(found) == limit else len(found)
     title = f"{counted(len(found), 'run')} in {db.url}"
     if stored > len(found):  # the default limit is 50: never let a page pass for all of them
-        title = f"the newest {len(found)} of {stored} runs in {db.url} (--limit 0 lists all)"
+        newest = f"the newest {len(found):,} of {counted(stored, 'run')}"
+        title = f"{newest} in {db.url} (--limit 0 lists all)"
     if as_json:
         for run in found:
             click.echo(json_text(msgspec.json.encode(run)))
@@ -80,7 +81,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
         return 0
     rows = [
         [run.id[:12], run.kind, run.scorer, inline(run.label or ""),
-         f"{run.created:%Y-%m-%d %H:%M}", f"{run.n_records}{'' if run.complete else ' (incomplete)'}"]
+         f"{run.created:%Y-%m-%d %H:%M}", f"{run.n_records:,}{'' if run.complete else ' (incomplete)'}"]
         for run in found
     ]  # fmt: skip
     headers = ["run", "kind", "scorer", "label", "created", "records"]
@@ -95,7 +96,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
         return 0
     console.print(Text(title))
     kind_width = max(len(run.kind) for run in found) if found else 0
-    count_width = max(len(str(run.n_records)) for run in found) if found else 0
+    count_width = max(len(f"{run.n_records:,}") for run in found) if found else 0
     for run in found:
         _print_run_lines(run, kind_width, count_width)
     return 0
@@ -104,7 +105,7 @@ def runs(kind: str | None, limit: int, as_json: bool, store_url: str | None) -> 
 def _print_run_lines(run: Run, kind_width: int, count_width: int) -> None:
     """A run as two lines, for terminals too narrow for the table: its id first (to copy into
     `store show`), then scorer and label, indented; each line whole, never split mid-word."""
-    records = " " * (count_width - len(str(run.n_records))) + counted(run.n_records, "record")
+    records = " " * (count_width - len(f"{run.n_records:,}")) + counted(run.n_records, "record")
     records += "" if run.complete else " (incomplete)"
     first = f"{run.id[:12]}  {run.kind:<{kind_width}}  {run.created:%Y-%m-%d %H:%M}  {records}"
     second = f"  {run.scorer}" + (f" · label {inline(run.label)}" if run.label else "")
@@ -215,8 +216,8 @@ def _cell(metric: object) -> str:
     label = None if metric.label is None else inline(metric.label)
     if metric.value is None:
         return label or "-"
-    # counts (steps, tokens) whole, not 1.039e+05
-    value = f"{metric.value:.0f}" if float(metric.value).is_integer() else f"{metric.value:.4g}"
+    # counts (steps, tokens) whole and grouped, not 1.039e+05
+    value = f"{metric.value:,.0f}" if float(metric.value).is_integer() else f"{metric.value:.4g}"
     return f"{value} {label}" if label and metric.name != "score" else value
 
 
