@@ -44,6 +44,20 @@ def test_label_table_reports_agreement(capsys: pytest.CaptureFixture[str]) -> No
     assert "agrees with the stored labels on" in out and "run_in_terminal" in out
 
 
+@pytest.mark.parametrize(
+    "option",
+    [["--labels", str(BENCH / "annotations" / "trajectories.csv")], ["--unevaluated", "failed"]],
+)
+def test_label_refuses_the_outcome_options_it_had_no_use_for(
+    option: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`label` shows stages, never an outcome: `--labels` and `--unevaluated` were accepted and
+    changed no byte of its output."""
+    assert main(["label", *option, str(C1_RUN)]) == 2
+    assert f"No such option '{option[0]}'" in capsys.readouterr().err
+    assert main(["inspect", *option, str(C1_RUN)]) == 0  # where an outcome is shown, they count
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ref") / "ref.json"

@@ -34,41 +34,57 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 def read_options(command: F) -> F:
     """`--lenient`, `--format`, `--labels` (the `load_inputs` keywords), `--unevaluated` and
     `--strict` as options."""
-    for option in reversed(
-        (
-            click.option(
-                "--unevaluated",
-                type=click.Choice(["unknown", "failed"]),
-                default="unknown",
-                expose_value=False,
-                callback=_remember,
-                help="Outcome of runs a report never evaluated (empty patch, incomplete).",
-            ),
-            click.option(
-                "--strict",
-                is_flag=True,
-                expose_value=False,
-                callback=_remember,
-                help="Fail on any walked file that looks like a trace but that no reader takes.",
-            ),
-            click.option(
-                "--lenient", is_flag=True, help="Accept non-conformant files (e.g. ATIF-like)."
-            ),
-            click.option(
-                "--format",
-                "format",
-                default=None,
-                help="Skip detection: read every file as FORMAT.",
-            ),
-            click.option(
-                "--labels",
-                multiple=True,
-                help="Outcome sidecar: results.json, report, CSV, logs dir.",
-            ),
-        )
-    ):
+    return _with_options(command, (UNEVALUATED_OPTION, *_file_options(), LABELS_OPTION))
+
+
+def file_options(command: F) -> F:
+    """`read_options` less the two that set outcomes (`--labels`, `--unevaluated`), for a command
+    that shows none: there they would do nothing."""
+    return _with_options(command, _file_options())
+
+
+def _with_options(command: F, options: Sequence[Callable[[F], F]]) -> F:
+    for option in reversed(options):
         command = option(command)
     return command
+
+
+def _file_options() -> tuple[Callable[[F], F], ...]:
+    return (
+        click.option(
+            "--strict",
+            is_flag=True,
+            expose_value=False,
+            callback=_remember,
+            help="Fail on any walked file that looks like a trace but that no reader takes.",
+        ),
+        click.option(
+            "--lenient",
+            is_flag=True,
+            help="Accept non-conformant files (e.g. ATIF-like).",
+        ),
+        click.option(
+            "--format",
+            "format",
+            default=None,
+            help="Skip detection: read every file as FORMAT.",
+        ),
+    )
+
+
+UNEVALUATED_OPTION = click.option(
+    "--unevaluated",
+    type=click.Choice(["unknown", "failed"]),
+    default="unknown",
+    expose_value=False,
+    callback=_remember,
+    help="Outcome of runs a report never evaluated (empty patch, incomplete).",
+)
+LABELS_OPTION = click.option(
+    "--labels",
+    multiple=True,
+    help="Outcome sidecar: results.json, report, CSV, logs dir.",
+)
 
 
 def load_inputs(

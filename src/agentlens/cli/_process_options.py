@@ -1,5 +1,6 @@
 """Options shared by the process-scoring commands (`label`, `reference`, `score`, `cohort`); their
-input options are `_inputs.read_options`, as every command that reads traces takes them."""
+input options are `_inputs.read_options`, as every command that reads traces takes them (`label`,
+which shows no outcome, `_inputs.file_options`)."""
 
 from __future__ import annotations
 

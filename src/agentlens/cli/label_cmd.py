@@ -7,7 +7,7 @@ import orjson
 from rich.table import Table
 
 from agentlens.cli._app import console
-from agentlens.cli._inputs import read_options, report_failures, stream_inputs
+from agentlens.cli._inputs import file_options, report_failures, stream_inputs
 from agentlens.cli._process_options import label_profile_option
 from agentlens.list_text import counted
 from agentlens.process.labeler import LabelProfile, label_trajectory
@@ -19,17 +19,16 @@ from agentlens.visible_text import json_text
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per trajectory.")
 @label_profile_option
-@read_options
+@file_options
 def label(
     paths: tuple[str, ...],
     as_json: bool,
     profile: LabelProfile,
-    labels: tuple[str, ...],
     lenient: bool,
     format: str | None,
 ) -> int:
     """Label each tool step with its intent stage. Shows the input's own label when it has one."""
-    stream = stream_inputs(paths, format=format, lenient=lenient, labels=labels)
+    stream = stream_inputs(paths, format=format, lenient=lenient)
     for traj in stream:
         rows = step_rows(traj, profile)
         if as_json:
