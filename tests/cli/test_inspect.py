@@ -195,3 +195,14 @@ def test_json_names_the_converted_file_read_beside_its_original(
     result = run_cli("inspect", "--json", str(converted))
     (row,) = [json.loads(line) for line in result.out.splitlines()]  # type: ignore[attr-defined]
     assert (row["path"], row["read_from"]) == (str(trace), str(converted))
+
+
+def test_lenient_says_it_matters_only_with_format_or_strict(run_cli: Callable[..., object]) -> None:
+    """`--lenient` said "Accept non-conformant files", yet a detected ATIF look-alike is read
+    best-effort without it; only `--format` or `--strict` refuse one unless `--lenient`."""
+    look_alike = str(FORMATS / "atif-like-openagents" / "trajectory.json")
+    assert run_cli("inspect", look_alike).code == 0  # type: ignore[attr-defined]
+    assert run_cli("inspect", "--strict", look_alike).code == 1  # type: ignore[attr-defined]
+    assert run_cli("inspect", "--strict", "--lenient", look_alike).code == 0  # type: ignore[attr-defined]
+    shown = " ".join(run_cli("inspect", "--help").out.split())  # type: ignore[attr-defined]
+    assert "--lenient With --format or --strict:" in shown

@@ -61,7 +61,8 @@ def _file_options() -> tuple[Callable[[F], F], ...]:
         click.option(
             "--lenient",
             is_flag=True,
-            help="Accept non-conformant files (e.g. ATIF-like).",
+            help="With --format or --strict: read a non-conformant file (an ATIF look-alike) "
+            "best-effort, as a detected one is read anyway, with a warning.",
         ),
         click.option(
             "--format",
