@@ -116,5 +116,14 @@ def test_fixed_reference_dir(tmp_path: Path, capsys) -> None:
     assert process["method"] == "fixed per-task references"
     assert process["tasks_skipped"] == ["astropy__astropy-13236", "pylint-dev__pylint-4970"]
     for side, model in (("run_1", MODEL_A), ("run_2", MODEL_B)):
-        assert process["runs"][side]["scored"] == sum(task in f.name for f in files(model))
-    assert process["in_sample"] == len(donors)  # all passing runs are donors (k = 0)
+        runs = [f for f in files(model) if task in f.name]
+        # every passing run is a donor (k = 0): scored against itself, it is left out, as the
+        # report leaves it out of its figures; it was counted in the Lucky rate and coverage
+        donor_ids = sorted(f.stem for f in runs if "-pass-" in f.name)
+        assert process["runs"][side]["scored"] == len(runs) - len(donor_ids)
+        assert sorted(process["runs"][side]["in_sample_ids"]) == donor_ids
+        assert not any(task in i for i in process["runs"][side]["unscored_ids"])
+        assert process["runs"][side]["samples"]["lucky"] == []  # only failing runs are left
+    assert process["in_sample"] == len(donors)
+    (note,) = [c["reason"] for c in doc["checks"] if c["name"] == "process: references"]
+    assert f"{len(donors)} runs left out as donors of their own reference (in-sample)" in note

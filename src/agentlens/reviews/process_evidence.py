@@ -4,7 +4,8 @@ metrics. References are built per task from the passing runs given (both runs po
 against the task's OTHER passing runs, a failing run against all of them, when at least 2 donors
 exist; so no run is scored against a reference built from itself. Runs of tasks with too few
 passing runs are not scored and are listed. A caller with fixed per-task references scores
-against those instead."""
+against those instead, leaving out a run that is a donor of its own reference (in-sample: scored
+against a graph built from itself), as the HTML report leaves it out of its figures."""
 
 from __future__ import annotations
 
@@ -36,18 +37,23 @@ def run_key(traj: Trajectory) -> RunKey:
 
 @dataclass
 class ProcessScores:
-    """Process results by run key, how the references were made, and what was not scored."""
+    """Process results by run key, how the references were made, and what was not scored: runs
+    of skipped tasks, and runs left out as donors of their own (fixed) reference."""
 
     results: dict[RunKey, ProcessResult]
     method: str
     tasks_skipped: list[str] = field(default_factory=list)
-    in_sample: int = 0  # scored runs that are donors of their own (fixed) reference
+    in_sample: set[RunKey] = field(default_factory=set)
 
     def of(self, trajs: Sequence[Trajectory]) -> list[ProcessResult]:
         return [self.results[run_key(t)] for t in trajs if run_key(t) in self.results]
 
     def unscored(self, trajs: Sequence[Trajectory]) -> list[str]:
-        return [t.id for t in trajs if run_key(t) not in self.results]
+        left = self.results.keys() | self.in_sample
+        return [t.id for t in trajs if run_key(t) not in left]
+
+    def in_sample_ids(self, trajs: Sequence[Trajectory]) -> list[str]:
+        return [t.id for t in trajs if run_key(t) in self.in_sample]
 
 
 def _unique(trajs: Sequence[Trajectory]) -> list[Trajectory]:
@@ -85,16 +91,18 @@ def _any_in(trajs: Sequence[Trajectory], keys: Collection[RunKey]) -> bool:
 def fixed_reference_scores(
     trajs: Sequence[Trajectory], references: Mapping[str, Reference]
 ) -> ProcessScores:
-    """Score every run against its task's given reference (scored with the reference's profile);
-    tasks without one are skipped."""
+    """Score every run against its task's given reference (scored with the reference's profile),
+    but its donors (in-sample, left out); tasks without one are skipped."""
     results: dict[RunKey, ProcessResult] = {}
-    in_sample = 0
+    in_sample: set[RunKey] = set()
     groups = group_by_task(_unique(trajs))
     for task in sorted(set(groups) & set(references)):
         ref = references[task]
         for traj in groups[task]:
-            results[run_key(traj)] = score_trajectory(traj, ref, ref.profile)
-            in_sample += traj.id in ref.donors
+            if traj.id in ref.donors:
+                in_sample.add(run_key(traj))
+            else:
+                results[run_key(traj)] = score_trajectory(traj, ref, ref.profile)
     skipped = sorted(set(groups) - set(references))
     return ProcessScores(results, "fixed per-task references", skipped, in_sample)
 
@@ -102,16 +110,18 @@ def fixed_reference_scores(
 def scores_summary(
     scores: ProcessScores, runs: Mapping[str, Sequence[Trajectory]]
 ) -> dict[str, Any]:
-    """The `process` block of `compare --json`: method, skipped tasks, and per run the scored
-    count, the unscored ids and the metric samples."""
+    """The `process` block of `compare --json`: method, skipped tasks, how many runs were left
+    out in-sample, and per run the scored count, the unscored and in-sample ids and the metric
+    samples."""
     return {
         "method": scores.method,
         "tasks_skipped": scores.tasks_skipped,
-        "in_sample": scores.in_sample,
+        "in_sample": len(scores.in_sample),
         "runs": {
             name: {
                 "scored": len(scores.of(trajs)),
                 "unscored_ids": scores.unscored(trajs),
+                "in_sample_ids": scores.in_sample_ids(trajs),
                 "samples": metrics(scores.of(trajs)),
             }
             for name, trajs in runs.items()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
+from agentlens.list_text import counted
 from agentlens.process.pta import Reference
 from agentlens.process.pta_io import read_reference
 from agentlens.reviews.compare import Check, CompareProfile, RunSummary, compare_runs
@@ -193,5 +194,6 @@ def _note(process: dict[str, Any] | None) -> str | None:
         f"passing runs or no reference): {len(skipped)}"
     )
     if process["in_sample"]:
-        note += f"; {process['in_sample']} scored runs are donors of their own reference"
+        donors = counted(process["in_sample"], "run")
+        note += f"; {donors} left out as donors of their own reference (in-sample)"
     return note
