@@ -65,6 +65,26 @@ def test_group_help_lists_both_subcommands(capsys: pytest.CaptureFixture[str]) -
     assert "--candidates" in capsys.readouterr().out
 
 
+def test_evaluate_help_groups_its_options_under_headings(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`stepvalue evaluate --help` listed its 25 options as one unsorted list."""
+    from agentlens.cli.stepvalue_cmd import EVALUATE_SECTIONS, evaluate_cmd
+
+    assert main(["stepvalue", "evaluate", "--help"]) == 0
+    out = capsys.readouterr().out
+    headings = [line for line in out.splitlines() if line and not line[0].isspace()]
+    assert headings[-len(EVALUATE_SECTIONS) - 1 :] == [
+        *(f"{heading}:" for heading in EVALUATE_SECTIONS),
+        "Other options:",
+    ]
+    options = {p.name for p in evaluate_cmd.params if p.param_type_name == "option"}
+    named = [name for names in EVALUATE_SECTIONS.values() for name in names]
+    assert sorted(named) == sorted(options)  # each option in one section, once
+    terms = [line.split()[0] for line in out.splitlines() if line.startswith("  -")]
+    assert len(terms) == len(set(terms)) == len(options) + 1  # each shown once, and `--help`
+
+
 def test_adapt_freezes_a_real_run_into_asv_v1(tmp_path: Path) -> None:
     from agentlens.stepvalue.candidates import explicit_problems
 

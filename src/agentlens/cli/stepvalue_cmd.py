@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from agentlens.cli._app import console, err_console, say
+from agentlens.cli._help_sections import SectionedCommand
 from agentlens.cli._inputs import load_inputs, report_failures
 from agentlens.cli._store_option import label_option, save_run, store_option
 from agentlens.errors import ConfigError
@@ -75,7 +76,18 @@ def stepvalue() -> None:
     default), `adapt` and `adapt-open-qa`."""
 
 
-@stepvalue.command("evaluate")
+EVALUATE_SECTIONS = {
+    "What is scored": ("candidates", "runs", "reference", "repo", "labels", "max_steps"),
+    "Evaluator and prompts": (
+        "evaluator", "channels", "permutations", "slices", "rationale_tokens", "label_scheme",
+        "direct_layout", "leak_policy", "fallback_policy", "concurrency", "no_cache",
+    ),
+    "Step value and audit": ("lam", "cost_weights", "audit_n"),
+    "Output": ("outdir", "dump_dir", "store_url", "run_label"),
+}  # fmt: skip
+
+
+@stepvalue.command("evaluate", cls=SectionedCommand, sections=EVALUATE_SECTIONS)
 @click.argument("paths", nargs=-1)
 @click.option(
     "--candidates",
