@@ -2,8 +2,9 @@
 
 Every line starts with `{"schema_version":"agentlens.trajectory/1"`, which is how the reader
 recognises its own files. A run keeps the source it was first read from (`source.path`, its
-original); a batch names the file it read it from (`load.read_one`, `source.read_from`). A step's `cwd` that is no working folder (`working_folder`: relative,
-a NUL, too long) is dropped, as every other reader drops it.
+original); a batch names the file it read it from (`load.read_one`, `source.read_from`). A step's
+`cwd` that is no working folder (`working_folder`: relative, a NUL, too long) is dropped, as every
+other reader drops it.
 """
 
 from __future__ import annotations
