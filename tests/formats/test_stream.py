@@ -15,7 +15,7 @@ import pytest
 from agentlens.formats import read_path
 from agentlens.formats._batch_ids import unique_ids
 from agentlens.formats.load import iter_trace_paths
-from agentlens.formats.stream import iter_trajectories, stream_paths
+from agentlens.formats.stream import iter_trajectories, read_paths, stream_paths
 from agentlens.outcomes import discover_labels
 from agentlens.store import Run, open_store
 from agentlens.store.records import import_record, import_records
@@ -174,3 +174,23 @@ def test_peak_memory_does_not_grow_with_copies_that_share_an_id(tmp_path: Path) 
         peaks.append(peak)
     grown = (peaks[1] - peaks[0]) / 2**20
     assert grown < 16, f"peak grew {grown:.1f} MiB from 4 to 40 copies"
+
+
+def test_a_path_given_alone_is_one_path_not_its_characters() -> None:
+    trajs = DATA / "mini-swe-agent-swebv" / "trajs"
+    expected = [t.id for t in read_paths([trajs]).trajectories]
+    for alone in (str(trajs), trajs):
+        result = read_paths(alone)
+        assert [t.id for t in result.trajectories] == expected
+        assert result.failures == []
+
+
+def test_a_labels_file_given_alone_is_one_file() -> None:
+    trajs, report = (
+        DATA / "mini-swe-agent-swebv" / "trajs",
+        DATA / "mini-swe-agent-swebv" / "sb-cli-report.json",
+    )
+    listed = read_paths([trajs], labels=[str(report)], sidecars=False).trajectories
+    alone = read_paths([trajs], labels=str(report), sidecars=False).trajectories
+    assert [t.outcome for t in alone] == [t.outcome for t in listed]
+    assert {t.outcome.status for t in alone} == {"passed", "failed"}

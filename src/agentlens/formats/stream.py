@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from agentlens.formats._batch_ids import _rename, _run_folder_first, _tell_apart, file_read
 from agentlens.formats._spool import Spool
@@ -128,12 +128,16 @@ def _stub(trajectory: Trajectory) -> Trajectory:
     return Trajectory(id=trajectory.id, source=trajectory.source)
 
 
+PathSpecs: TypeAlias = str | Path | Iterable[str | Path]
+"""What the batch readers take: one path, folder or glob, or many."""
+
+
 def stream_paths(
-    specs: Iterable[str | Path],
+    specs: PathSpecs,
     *,
     format: str | None = None,
     lenient: bool = False,
-    labels: Sequence[str] = (),
+    labels: str | Sequence[str] = (),
     sidecars: bool = True,
     on_file: Callable[[Path], None] | None = None,
     strict: bool = False,
@@ -151,10 +155,11 @@ def stream_paths(
     """
     from agentlens.outcomes import SidecarLabeler, load_label_spec
 
-    tables = [load_label_spec(spec, unevaluated) for spec in labels]  # bad ones fail first
+    label_specs = [labels] if isinstance(labels, str) else labels
+    tables = [load_label_spec(spec, unevaluated) for spec in label_specs]  # bad ones fail first
     labeler = SidecarLabeler(unevaluated) if sidecars else None
     stream = TraceStream(Spool(), labeler, tables)
-    specs = list(specs)
+    specs = spec_list(specs)
     stream.failures += unmatched_patterns(specs)
     repeats: list[ReadFailure] = []
     at = len(stream.failures)  # named before the failures of reading, as a pooled read does
@@ -173,17 +178,25 @@ def stream_paths(
     return stream
 
 
-def iter_trajectories(specs: Iterable[str | Path], **options: object) -> Iterator[Trajectory]:
+def spec_list(specs: PathSpecs) -> list[str | Path]:
+    """A path given alone is one spec: a string is iterable too, and its characters read as
+    paths would walk `/` for `"/runs"`."""
+    if isinstance(specs, str | Path):
+        return [specs]
+    return list(specs)
+
+
+def iter_trajectories(specs: PathSpecs, **options: object) -> Iterator[Trajectory]:
     """The trajectories of `stream_paths(specs, **options)`, its failures left aside."""
     yield from stream_paths(specs, **options)  # type: ignore[arg-type]
 
 
 def read_paths(
-    specs: Iterable[str | Path],
+    specs: PathSpecs,
     *,
     format: str | None = None,
     lenient: bool = False,
-    labels: Sequence[str] = (),
+    labels: str | Sequence[str] = (),
     sidecars: bool = True,
     on_file: Callable[[Path], None] | None = None,
     strict: bool = False,
