@@ -214,3 +214,19 @@ def test_annotation_score_stays_on_its_side_of_the_tier_thresholds(
     result = score_trajectory(bench_split(TASK).scored[0], bench_reference(TASK, "paper"), "paper")
     moved = replace(result, composite=Signal("composite", score, ""))
     assert moved.annotation_row()["quality_score"] == shown
+
+
+def test_labels_of_another_length_are_refused_naming_both_counts() -> None:
+    from agentlens.errors import ConfigError
+    from agentlens.process.labeler import label_trajectory
+    from agentlens.process.pta import build_reference
+
+    traj = bench_split(TASK).scored[0]
+    ref = bench_reference(TASK, "paper")
+    tool_stages = [s for s in label_trajectory(traj) if s is not None]  # one per tool step only
+    with pytest.raises(
+        ConfigError, match=rf"{len(tool_stages)} labels for {len(traj.steps)} steps"
+    ):
+        score_trajectory(traj, ref, "paper", labels=tool_stages)
+    with pytest.raises(ConfigError, match="1 label lists for 2 runs"):
+        build_reference([traj, traj], "paper", labels=[label_trajectory(traj)])

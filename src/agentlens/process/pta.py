@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentlens.errors import AgentLensError
+from agentlens.errors import AgentLensError, ConfigError
 from agentlens.process.equivalence import Equivalence
 from agentlens.process.labeler import label_steps, label_trajectory
 from agentlens.process.paths import enumerate_paths
@@ -108,6 +108,8 @@ def build_reference(
     config = get_profile(profile)
     if not trajs:
         raise AgentLensError("a reference needs at least one passing trajectory")
+    if labels is not None and len(labels) != len(trajs):
+        raise ConfigError(f"{len(labels)} label lists for {len(trajs)} runs: give one per run")
     runs = states or [
         run_states(t, lab, config)
         for t, lab in zip(trajs, labels or [run_labels(t, config) for t in trajs], strict=True)
@@ -130,6 +132,11 @@ def run_states(
     traj: Trajectory, labels: Sequence[Stage | None], config: ProfileConfig
 ) -> list[ProcState]:
     """A run's states as a reference merges them (`sdk-compat` reads the release's raw fields)."""
+    if len(labels) != len(traj.steps):
+        raise ConfigError(
+            f"{traj.id}: {len(labels)} labels for {len(traj.steps)} steps: give one per step "
+            "(None for a step that is no tool call), as `label_trajectory` returns them"
+        )
     return states_from_trajectory(
         traj,
         labels,
