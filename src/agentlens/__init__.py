@@ -1,7 +1,7 @@
 """AgentLens: tell how an AI coding agent reached its result, not only whether it passed."""
 
 from agentlens.errors import AgentLensError, SchemaError, TraceError, UnknownFormatError
-from agentlens.formats import read_path, read_paths
+from agentlens.formats import ReadFailure, ReadResult, read_path, read_paths
 from agentlens.trajectory import (
     SCHEMA_VERSION,
     Agent,
@@ -20,6 +20,8 @@ __all__ = [
     "Agent",
     "AgentLensError",
     "Outcome",
+    "ReadFailure",
+    "ReadResult",
     "SchemaError",
     "Source",
     "Step",

@@ -194,3 +194,14 @@ def test_a_labels_file_given_alone_is_one_file() -> None:
     alone = read_paths([trajs], labels=str(report), sidecars=False).trajectories
     assert [t.outcome for t in alone] == [t.outcome for t in listed]
     assert {t.outcome.status for t in alone} == {"passed", "failed"}
+
+
+def test_a_read_result_is_exported_and_echoes_as_counts() -> None:
+    import agentlens
+
+    result = agentlens.read_paths([DATA / "mini-swe-agent-swebv" / "trajs", "no-such-folder"])
+    assert isinstance(result, agentlens.ReadResult)
+    assert isinstance(result.failures[0], agentlens.ReadFailure)
+    assert (
+        repr(result) == "<ReadResult: 6 trajectories, 1 failure, 0 skipped, 0 unread, 0 sidecars>"
+    )

@@ -27,6 +27,7 @@ from agentlens.formats.folder_listing import is_dir, listing
 from agentlens.formats.limits import check_file_size
 from agentlens.formats.path_glob import expand, typed_part
 from agentlens.formats.registry import HEAD_BYTES, UTF8_BOM, get_reader
+from agentlens.list_text import counted
 from agentlens.os_names import has_surrogates, printable, printable_all
 from agentlens.trajectory import Trajectory
 
@@ -59,7 +60,7 @@ class ReadFailure:
     error: BaseException | None
 
 
-@dataclass
+@dataclass(repr=False)
 class ReadResult:
     """What a batch read gave. Every walked file that gave no trajectory is in one list, as
     `path: reason`: `failures` (broken traces), `unread` (looks like a trace, yet no reader
@@ -85,6 +86,16 @@ class ReadResult:
     @property
     def n_read(self) -> int:
         return len(self.trajectories)
+
+    def __repr__(self) -> str:
+        """Counts, not every trajectory whole: a notebook echoes a result, and the dev set's
+        whole repr is 3.6 MB."""
+        counts = (
+            f"{counted(len(self.trajectories), 'trajectory')}, "
+            f"{counted(len(self.failures), 'failure')}, {len(self.skipped)} skipped, "
+            f"{len(self.unread)} unread, {counted(len(self.sidecars), 'sidecar')}"
+        )
+        return f"<ReadResult: {counts}>"
 
 
 def warning_lines(traj: Trajectory) -> list[str]:
