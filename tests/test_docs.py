@@ -58,18 +58,29 @@ def test_every_command_the_readme_shows_exists() -> None:
     assert shown and shown <= set(COMMANDS)
 
 
-def test_the_scoring_example_runs_on_the_shared_data() -> None:
+def _scoring_example(number: int) -> list[str]:
+    """The lines printed by the `number`th python block of docs/scoring.md, run from the root."""
     page = (ROOT / "docs" / "scoring.md").read_text()
-    match = re.search(r"```python\n(.*?)```", page, re.DOTALL)
-    assert match is not None, "docs/scoring.md has no python block"
+    blocks = re.findall(r"```python\n(.*?)```", page, re.DOTALL)
+    assert len(blocks) >= number, f"docs/scoring.md has no python block {number}"
     out = io.StringIO()
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
         with contextlib.redirect_stdout(out):
-            exec(compile(match[1], "docs/scoring.md", "exec"), {})  # our own docs, not a trace
+            exec(compile(blocks[number - 1], "docs/scoring.md", "exec"), {})  # our own docs
     finally:
         os.chdir(cwd)
-    lines = out.getvalue().splitlines()
+    return out.getvalue().splitlines()
+
+
+def test_the_scoring_example_runs_on_the_shared_data() -> None:
+    lines = _scoring_example(1)
     assert len(lines) == 3
     assert all(line.startswith("psf__requests-1724-") and " = " in line for line in lines)
+
+
+def test_the_cohort_example_prints_each_model_of_the_shared_data() -> None:
+    lines = _scoring_example(2)
+    assert len(lines) == 5  # the five models of swe-agent-java
+    assert lines[0].split()[:3] == ["doubao-pro-128k", "33.3", "90.0"]  # as `agentlens cohort`
