@@ -34,7 +34,6 @@ import numpy as np
 from agentlens.formats.stream import read_paths
 from agentlens.process.calibrated import FEATURES, reference_baseline
 from agentlens.process.composite import outcome_term
-from agentlens.process.donor_baseline import attach_baseline
 from agentlens.process.profiles import CALIBRATED, Profile, Term, get_profile
 from agentlens.process.protocols import score_splits, split_cohort
 from agentlens.process.pta import build_reference
@@ -82,7 +81,6 @@ def dev_runs(seeds: Sequence[int] = DRAWS) -> tuple[Runs, list[float]]:
     for seed in seeds:
         for split in split_cohort(trajs, "agentlens-bench", k=5, seed=seed):
             reference = build_reference(split.donors, CALIBRATED)
-            attach_baseline(reference, split.donors, CALIBRATED)
             b = reference_baseline(reference)
             baselines.append([b.f1, b.cov, b.n_states])
             for traj in split.scored:

@@ -38,7 +38,6 @@ from fit_profile import (
 
 from agentlens.formats.stream import read_paths
 from agentlens.process.calibrated import FEATURES
-from agentlens.process.donor_baseline import attach_baseline
 from agentlens.process.profiles import CALIBRATED
 from agentlens.process.protocols import split_cohort
 from agentlens.process.pta import build_reference, run_labels
@@ -92,7 +91,6 @@ def collect(folder: Path, protocol: str, k: int | None, seed: int = 42) -> tuple
     rows, names = [], [*FEATURES, *NEW]
     for split in split_cohort(read_paths([folder]).trajectories, protocol, k=k, seed=seed):
         reference = build_reference(split.donors, CALIBRATED)
-        attach_baseline(reference, split.donors, CALIBRATED)
         donor = [shares(run_labels(d, CALIBRATED)) for d in split.donors]
         for traj in (t for t in split.scored if t.outcome.status in ("passed", "failed")):
             labels = run_labels(traj, CALIBRATED)

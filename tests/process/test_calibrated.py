@@ -295,3 +295,26 @@ def test_an_incomplete_implementation_names_the_failing_verdict_it_needs(
         assert "with a failing verdict → C3" in reason and res.verdict in FAILING_VERDICTS, reason
         shown = re.match(r"I coverage ([\d.]+)% < 50%", reason)
         assert shown and float(shown.group(1)) < 50, reason
+
+
+def test_a_reference_built_in_python_scores_as_the_command_built_one(tmp_path: Path) -> None:
+    """`build_reference` + `score_trajectory` under `calibrated` fell back to the dev tasks' mean
+    baseline ("this reference keeps no donor runs") while `agentlens reference build` kept the
+    donors' own: the same donors gave 57.58 in Python and 66.34 from the command."""
+    from agentlens.cli import main
+    from agentlens.cli.reference_cmd import choose_donors
+    from agentlens.process.pta import build_reference
+    from agentlens.process.pta_io import read_reference, reference_to_json
+    from agentlens.process.score import score_trajectory
+
+    task = BENCH / "trajectories" / "psf__requests-1724"
+    trajs = read_paths([task]).trajectories
+    reference = build_reference(choose_donors(trajs, 5, 42), "calibrated")
+    saved = tmp_path / "ref.json"
+    assert main(["reference", "build", str(task), "-o", str(saved), "--k", "5"]) == 0
+    from_file = read_reference(saved)
+    assert reference_to_json(reference) == reference_to_json(from_file)
+    for run in trajs[:5]:
+        here, there = score_trajectory(run, reference), score_trajectory(run, from_file)
+        assert here.score == pytest.approx(there.score)
+        assert "mean of 5 donors each scored against the other 4" in here.signals["f1_rel"].reason

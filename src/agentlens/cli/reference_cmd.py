@@ -14,8 +14,7 @@ from agentlens.cli._process_options import profile_option
 from agentlens.errors import ConfigError
 from agentlens.list_text import counted
 from agentlens.process.calibrated import saved_baseline
-from agentlens.process.donor_baseline import attach_baseline
-from agentlens.process.profiles import Profile, get_profile
+from agentlens.process.profiles import Profile
 from agentlens.process.protocols import group_by_task
 from agentlens.process.pta import build_reference
 from agentlens.process.pta_io import reference_to_json
@@ -54,7 +53,6 @@ def build(
     ref = build_reference(donors, profile)
     if why := nothing_to_compare(ref):
         raise ConfigError(f"{why}; no reference written")
-    attach_baseline(ref, donors, get_profile(profile))
     doc = reference_to_json(ref)
     if (baseline := saved_baseline(ref)) is not None:
         doc["donor_baseline"] = baseline  # the calibrated profile's f1_rel needs it

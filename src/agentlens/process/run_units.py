@@ -128,7 +128,9 @@ def _reference(
         for i, labelled in zip(donors, stages, strict=True):
             if i not in states:
                 states[i] = run_states(unit.runs[i], labelled, config)  # type: ignore[arg-type]
-        reference = build_reference(runs, config, states=[states[i] for i in donors])
+        reference = build_reference(
+            runs, config, states=[states[i] for i in donors], baseline=False
+        )
         attach_baseline(reference, runs, config, baselines, stages)  # type: ignore[arg-type]
     except Exception as exc:  # the runs scored against it fail, named
         return RunFailure("", "reference", _reason(exc))
