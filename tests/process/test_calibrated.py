@@ -318,3 +318,17 @@ def test_a_reference_built_in_python_scores_as_the_command_built_one(tmp_path: P
         here, there = score_trajectory(run, reference), score_trajectory(run, from_file)
         assert here.score == pytest.approx(there.score)
         assert "mean of 5 donors each scored against the other 4" in here.signals["f1_rel"].reason
+
+
+def test_a_reference_built_with_the_defaults_is_scored_with_the_defaults() -> None:
+    """`build_reference` defaulted to `paper` and `score_trajectory` to `calibrated`: a reference
+    built and scored with no profile named kept no donor baseline, as a file does."""
+    from agentlens.process.pta import build_reference
+    from agentlens.process.score import score_trajectory
+
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    donors = [t for t in trajs if t.outcome.status == "passed"][:5]
+    reference = build_reference(donors)
+    assert reference.profile == DEFAULT_PROFILE
+    reason = score_trajectory(trajs[0], reference).signals["f1_rel"].reason
+    assert "mean of 5 donors each scored against the other 4" in reason

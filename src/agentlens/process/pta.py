@@ -19,7 +19,7 @@ from agentlens.errors import AgentLensError, ConfigError
 from agentlens.process.equivalence import Equivalence
 from agentlens.process.labeler import label_steps, label_trajectory
 from agentlens.process.paths import enumerate_paths
-from agentlens.process.profiles import Profile, ProfileConfig, get_profile
+from agentlens.process.profiles import DEFAULT_PROFILE, Profile, ProfileConfig, get_profile
 from agentlens.process.stages import Stage
 from agentlens.process.states import ProcState, states_from_trajectory
 from agentlens.trajectory import Trajectory
@@ -98,7 +98,7 @@ class Reference:
 
 def build_reference(
     trajs: Sequence[Trajectory],
-    profile: Profile | ProfileConfig = "paper",
+    profile: Profile | ProfileConfig = DEFAULT_PROFILE,
     labels: Sequence[Sequence[Stage | None]] | None = None,
     states: Sequence[list[ProcState]] | None = None,
     *,

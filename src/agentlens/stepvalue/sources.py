@@ -85,7 +85,7 @@ def _reference(reference: str | None, runs: Sequence[Trajectory]) -> Any:
     if reference is None:
         return None
     if reference == "auto":
-        return build_reference([r for r in runs if r.outcome.status == "passed"])
+        return build_reference([r for r in runs if r.outcome.status == "passed"], "paper")
     return read_reference(reference)
 
 
