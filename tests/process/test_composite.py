@@ -22,6 +22,15 @@ def test_eq1_weights_and_reason() -> None:
     assert "0.20·80.0" in signal.reason and "0.35·90.0" in signal.reason
 
 
+def test_eq1_reason_names_each_term_as_the_released_formula_does() -> None:
+    """`0.20·20.3 + 0.15·23.3 + …` said which weight was which only to a reader of the paper."""
+    signal = eq1(get_profile("paper"), struct=80.0, cov=60.0, coh=0.5, temp=0.9)
+    assert signal.reason == (
+        "Eq. 1: 0.20·80.0[Φ_struct] + 0.15·60.0[Φ_cov] + 0.30·50.0[100·Φ_coh] "
+        "+ 0.35·90.0[100·Φ_temp] = 71.5"
+    )
+
+
 def test_eq1_reason_prints_the_sum_on_its_side_of_every_tier_threshold() -> None:
     """A dev run (sphinx-doc__sphinx-10323 opus-4.5 pass-25069529856, agentlens-bench protocol)
     scores 69.9915: its reason said "= 70.0" beside the tier's "69.99 < 70 → solid"."""

@@ -32,7 +32,7 @@ def eq1(config: ProfileConfig, struct: float, cov: float, coh: float, temp: floa
         (config.w_temp, 100 * temp, "100·Φ_temp"),
     ]
     value = sum(w * x for w, x, _ in terms)
-    shown = " + ".join(f"{w:.2f}·{x:.1f}" for w, x, _ in terms)
+    shown = " + ".join(f"{w:.2f}·{x:.1f}[{name}]" for w, x, name in terms)
     # to one decimal 69.99 reads 70.0, beside a tier reason that says 69.99 < 70
     return Signal("composite", value, f"Eq. 1: {shown} = {shown_score(value, config)}")
 
