@@ -205,3 +205,10 @@ def test_a_read_result_is_exported_and_echoes_as_counts() -> None:
     assert (
         repr(result) == "<ReadResult: 6 trajectories, 1 failure, 0 skipped, 0 unread, 0 sidecars>"
     )
+
+
+def test_an_unknown_unevaluated_choice_is_refused_naming_the_choices() -> None:
+    from agentlens.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unevaluated='pass': choose 'unknown' or 'failed'"):
+        read_paths([DATA / "mini-swe-agent-swebv" / "trajs"], unevaluated="pass")  # type: ignore[arg-type]

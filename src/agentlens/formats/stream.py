@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, get_args
 
+from agentlens.errors import ConfigError
 from agentlens.formats._batch_ids import _rename, _run_folder_first, _tell_apart, file_read
 from agentlens.formats._spool import Spool
 from agentlens.formats.load import (
@@ -154,7 +155,11 @@ def stream_paths(
     this returns; the trajectories come out of the stream.
     """
     from agentlens.outcomes import SidecarLabeler, load_label_spec
+    from agentlens.outcomes import Unevaluated as unevaluated_choices
 
+    if unevaluated not in get_args(unevaluated_choices):
+        choices = " or ".join(map(repr, get_args(unevaluated_choices)))
+        raise ConfigError(f"unevaluated={unevaluated!r}: choose {choices}")
     label_specs = [labels] if isinstance(labels, str) else labels
     tables = [load_label_spec(spec, unevaluated) for spec in label_specs]  # bad ones fail first
     labeler = SidecarLabeler(unevaluated) if sidecars else None
