@@ -300,6 +300,26 @@ def test_a_yaml_password_is_masked_and_a_type_annotation_is_not() -> None:
     assert {text: redaction.redact_text(text) for text in texts} == texts
 
 
+def test_a_yaml_password_is_masked_behind_the_line_prefix_a_tool_printed() -> None:
+    """Agents see config files through tools that put something before each line: `cat -n`
+    and OpenHands' view (`     4\\t`), Claude Code's Read (`     4→`), SWE-agent's `open`
+    (`4:`), `grep -rn` (`config/database.yml:4:`), a diff (`+`, `-`). Each used to keep the
+    password, and `review --repo` sent the diff's to the judge."""
+    texts = {
+        "     4\t  password: Tr0ub4dorCat": "     4\t  password: [REDACTED:password]",
+        "     4→  password: Tr0ub4dorRead": "     4→  password: [REDACTED:password]",
+        "4:  password: Tr0ub4dorOpen": "4:  password: [REDACTED:password]",
+        "config/database.yml:4:  password: Tr0ub4dorGrep":
+            "config/database.yml:4:  password: [REDACTED:password]",
+        "+  password: Tr0ub4dorNew\n-  password: Tr0ub4dorOld":
+            "+  password: [REDACTED:password]\n-  password: [REDACTED:password]",
+        "+  POSTGRES_PASSWORD: Tr0ub4dorCompose": "+  POSTGRES_PASSWORD: [REDACTED:password]",
+        "+  api_key: SecretStr\n     4→  token: string\n--password: is an option":
+            "+  api_key: SecretStr\n     4→  token: string\n--password: is an option",
+    }  # fmt: skip
+    assert {text: redaction.redact_text(text) for text in texts} == texts
+
+
 def test_a_string_of_many_passed_over_needles_is_read_in_linear_time() -> None:
     """Found by attack: for each `key` with no `:` or `=` after it, the rest of its string was
     read to see whether one follows; a real Copilot CLI session whose tool result repeats an

@@ -92,6 +92,10 @@ _SECRET_WORD = (
     r"(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key)"
 )
 _SECRET_NAME = rf"(?:[\w-]{{0,40}}{_SECRET_WORD}[\w-]{{0,40}})"
+# What a tool prints before each line of a file it shows: a line number (`cat -n` and OpenHands'
+# view: `     4\t`; Claude Code's Read: `     4→`; SWE-agent's `open`: `4:`), `grep -n`'s file and
+# line (`config/db.yml:4:`), a diff's `+` or `-` (not an option's `--`)
+_TOOL_LINE_PREFIX = r"(?:[ \t]*\d{1,9}(?:\t|→|:)|[\w./-]{1,200}:\d{1,9}:|[+-](?![+-]))?"
 _OWN = [
     ("private-key", re.compile(
         r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?"
@@ -146,9 +150,11 @@ _OWN = [
         r"://[^:/?#\[\]@\s\"'<>\\]*:(?![$({<\[])([^/?#\s\"'<>\\]+)@")),
     # YAML's `POSTGRES_PASSWORD: hunter2` or an env file's `DB_PASSWORD=Tr0ub4dor&3` alone on its
     # line (in a reader's JSON dump, a line may end at a `\\n` or a quote), `&` and all: no shell
-    # reads it; not a type (`api_key: SecretStr`), not an option (`--password=…`: a shell's)
+    # reads it; not a type (`api_key: SecretStr`), not an option (`--password=…`: a shell's).
+    # The line may follow what the tool that showed it prints first (`_TOOL_LINE_PREFIX`)
     ("password", re.compile(
-        r"(?im)(?:^|(?<=\\[nr])|(?<=\"))[ \t]*(?:- )?(?!-)[\w.-]{0,40}" + _SECRET_WORD + r"[\w.-]{0,40}"
+        r"(?im)(?:^|(?<=\\[nr])|(?<=\"))" + _TOOL_LINE_PREFIX
+        + r"[ \t]*(?:- )?(?!-)[\w.-]{0,40}" + _SECRET_WORD + r"[\w.-]{0,40}"
         r"(?::[ \t]+|[ \t]*=[ \t]*)(?![$({<\[\\])"
         r"(?!(?-i:[A-Z][A-Za-z]*|string|str|bytes|number|boolean|bool|object|integer|int)"
         r"[ \t]*(?:$|\\{1,7}[nr]|\\{0,7}\"))"

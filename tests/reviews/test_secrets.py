@@ -1,5 +1,6 @@
 """Secrets never reach the judge by default. They are planted in a copy of a real trace and in the
-final repository `review --repo` diffs (an agent that hard-coded keys and filled a `.env`); the
+final repository `review --repo` diffs (an agent that hard-coded keys, filled a `.env` and wrote a
+database password into a YAML config, whose diff line starts with `+`); the
 prompts are read as `--dump-prompts` writes them (the messages exactly as sent) and as the real
 local model receives them (a recording wrapper around the in-process provider). With
 `--no-redact` every planted secret is sent, so the checks can fail."""
@@ -32,6 +33,7 @@ PLANTED = {
     "anthropic": "sk-ant-api03-hP9nhFyJfm5di4PzJ59FHz5r1pY4OjE2jBMptUsGr7CmY_uCu3ZR1zTOlUcR64cXQ",
     "db-password": "Sup3rvm14TUOizw",
     "private-key": "MIIEowIBAAKCAQEARKMGHZEM9YpvujA/C5Q52ryFlwRlOEVHzc0X0AWIRh/JUqBlIFXZ53Ncq",
+    "yaml-password": "Tr0ub4dorYamlPw",
 }
 ENV = f"""AWS_ACCESS_KEY_ID={PLANTED["aws-key"]}
 AWS_SECRET_ACCESS_KEY={PLANTED["aws-secret"]}
@@ -74,7 +76,9 @@ def planted_repo(root: Path) -> Path:
     (repo / ".env").write_text("DEBUG=1\n" + ENV)
     settings = repo / "calc" / "settings.py"
     settings.write_text(f'AWS_ACCESS_KEY_ID = "{PLANTED["aws-key"]}"\nDEPLOY_KEY = """{PEM}"""\n')
-    subprocess.run(["git", "-C", str(repo), "add", "-N", str(settings)], check=True)
+    database = repo / "database.yml"
+    database.write_text(f"production:\n  username: app\n  password: {PLANTED['yaml-password']}\n")
+    subprocess.run(["git", "-C", str(repo), "add", "-N", str(settings), str(database)], check=True)
     return repo
 
 
