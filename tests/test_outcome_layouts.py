@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.formats import read_paths
-from agentlens.outcomes import load_label_spec
+from agentlens.outcomes import apply_labels, load_label_spec
 from agentlens.outcomes._multi_swe_bench import dataset_id
 from agentlens.outcomes._trial_results import trial_outcome
 from tests.conftest import DATA, FORMATS
@@ -121,6 +121,29 @@ def test_a_multi_swe_bench_instance_report(tmp_path: Path) -> None:
     assert outcome.status == "failed" and "No fix for failed test" in (outcome.detail or "")
     path.write_text(json.dumps(report | {"valid": True}))
     assert load_label_spec(str(path)).by_id["apache__dubbo-10638"].status == "passed"
+
+
+def test_a_key_in_a_harness_error_message_never_reaches_the_outcome(tmp_path: Path) -> None:
+    """A sidecar is read after the trace was redacted: a Multi-SWE-bench report's `error_msg`
+    (a registry URL with its password, a token) went into the outcome's detail as written, so
+    into `inspect --json`, every export and the store; and it was cut to 120 characters first,
+    leaving a token's head too short for any detector. Found or named, the detail is masked."""
+    password, token = "Pa55w0rdRegistry", "ghp_Zq8rT2vWx9yB4nM6kL1pQ3sD5fG7hJ0aC2eR"
+    said = f"docker pull https://ci:{password}@registry.example.com/v2/ failed;"
+    report = {"org": "fasterxml", "repo": "jackson-core", "number": 1142, "valid": False,
+              "fix_patch_result": {}, "error_msg": f"{said}{' ' * (106 - len(said))}{token}"}  # fmt: skip
+    run = tmp_path / "run"
+    (run / "trajs").mkdir(parents=True)
+    shutil.copy(JAVA_RUN / "trajs/fasterxml__jackson-core-1142.traj", run / "trajs")
+    logs = run / "logs/fasterxml__jackson-core-1142"
+    logs.mkdir(parents=True)
+    (logs / "report.json").write_text(json.dumps(report))
+    (found,) = read_paths([run / "trajs"]).trajectories
+    (named,) = read_paths([run / "trajs"]).trajectories
+    apply_labels([named], [str(logs / "report.json")])
+    for outcome in (found.outcome, named.outcome):
+        assert outcome.status == "failed" and "[REDACTED:" in (outcome.detail or "")
+        assert password not in (outcome.detail or "") and token[4:12] not in (outcome.detail or "")
 
 
 def test_harness_ids_become_dataset_ids() -> None:

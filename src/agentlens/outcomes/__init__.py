@@ -28,7 +28,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentlens.errors import ConfigError
-from agentlens.outcomes._discover import SidecarLabeler, discover_labels, rank, trajectory_keys
+from agentlens.outcomes._discover import (
+    SidecarLabeler,
+    discover_labels,
+    masked_detail,
+    rank,
+    trajectory_keys,
+)
 from agentlens.outcomes._sources import (
     UNEVALUATED,
     LabelTable,
@@ -94,9 +100,9 @@ def apply_tables(trajectories: Sequence[Trajectory], tables: Sequence[LabelTable
             if found is not None and (
                 found.status != "unknown" or traj.outcome.status == "unknown"
             ):
-                traj.outcome = Outcome(
-                    status=found.status, source=f"labels:{found.source}", detail=found.detail
-                )
+                source = f"labels:{found.source}"
+                labelled_as = Outcome(status=found.status, source=source, detail=found.detail)
+                traj.outcome = masked_detail(labelled_as)
                 labelled += 1
     return labelled
 

@@ -6,8 +6,10 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import msgspec
 import orjson
 
+from agentlens import redaction
 from agentlens.errors import ConfigError
 from agentlens.outcomes._multi_swe_bench import REPORT_NAME as MSB_REPORT
 from agentlens.outcomes._sources import (
@@ -68,13 +70,21 @@ class SidecarLabeler:
         finder = self._finder
         found = finder.best(traj)
         if finder.consulted_broken:  # outcome stays as it is; say which sidecar was unusable
-            traj.add_warnings(finder.consulted_broken)
+            traj.add_warnings(map(redaction.masked, finder.consulted_broken))
         if found is None:
             return False
         if rank(found) > rank(traj.outcome) or _explains_unknown(found, traj.outcome):
-            traj.outcome = found
+            traj.outcome = masked_detail(found)
             return True
         return False
+
+
+def masked_detail(outcome: Outcome) -> Outcome:
+    """The outcome with its detail masked: a sidecar is read after the trace was redacted, and
+    the detail quotes it (a harness's error message) or names it (a folder named by a key)."""
+    if not outcome.detail:
+        return outcome
+    return msgspec.structs.replace(outcome, detail=redaction.masked(outcome.detail))
 
 
 def _explains_unknown(found: Outcome, current: Outcome) -> bool:

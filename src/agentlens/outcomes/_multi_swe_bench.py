@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
+from agentlens.redaction import masked_head
 from agentlens.trajectory import Outcome, OutcomeStatus
 
 REPORT_NAME = "final_report.json"
@@ -44,5 +45,5 @@ def instance_outcome(path: Path, doc: dict[str, Any]) -> tuple[str, Outcome]:
         raise ConfigError(f"{path}: 'valid' must be true or false, not {valid!r:.40}")
     status: OutcomeStatus = "passed" if valid else "failed"
     task = f"{doc['org']}__{doc['repo']}-{doc['number']}"
-    reason = "" if valid else f": {str(doc.get('error_msg') or 'not valid')[:120]}"
+    reason = "" if valid else f": {masked_head(str(doc.get('error_msg') or 'not valid'), 120)}"
     return task, Outcome(status=status, source="multi-swe-bench", detail=f"{path} (valid{reason})")
