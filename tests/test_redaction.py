@@ -320,6 +320,39 @@ def test_a_yaml_password_is_masked_behind_the_line_prefix_a_tool_printed() -> No
     assert {text: redaction.redact_text(text) for text in texts} == texts
 
 
+def test_a_secret_a_tool_call_passes_by_its_key_is_masked(tmp_path: Path) -> None:
+    """A tool call's arguments are an object in Claude Code (`input`), Gemini CLI, OpenHands,
+    ATIF and Inspect: `{"password": "..."}` to a database or login tool. The value says nothing
+    of itself, only its key does, and each string was redacted alone: the password reached the
+    judge's prompt and every export. A value under a key that names a secret is masked as the
+    text `"key": "value"` is; a variable or a type under it is not."""
+    lines = (FORMATS / "claude-code/marot-spotter/tool_heavy.jsonl").read_text().splitlines()
+    docs = [json.loads(line) for line in lines]
+    call = next(
+        part for doc in docs if isinstance(doc.get("message"), dict)
+        for part in doc["message"].get("content") or [] if isinstance(part, dict)
+        and part.get("type") == "tool_use"
+    )  # fmt: skip
+    call["name"] = "mcp__postgres__connect"
+    call["input"] = {"host": "db.internal", "user": "app", "password": "Hunter2-Corr3ct",
+                     "DB": {"API_KEY": "k3y-V4lue-9x"}, "token": "${TOKEN}"}  # fmt: skip
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(map(json.dumps, docs)) + "\n")
+    (trajectory,) = read_path(path)
+    step = next(s for s in trajectory.steps if s.tool_name == "mcp__postgres__connect")
+    assert step.arguments == {
+        "host": "db.internal", "user": "app", "password": "[REDACTED:password]",
+        "DB": {"API_KEY": "[REDACTED:password]"}, "token": "${TOKEN}",
+    }  # fmt: skip
+    assert "Hunter2-Corr3ct" not in msgspec.json.encode(trajectory).decode()
+    redaction.set_enabled(False)
+    try:
+        (kept,) = read_path(path)
+    finally:
+        redaction.set_enabled(None)
+    assert msgspec.json.encode(reference(kept)) == msgspec.json.encode(trajectory)
+
+
 def test_a_string_of_many_passed_over_needles_is_read_in_linear_time() -> None:
     """Found by attack: for each `key` with no `:` or `=` after it, the rest of its string was
     read to see whether one follows; a real Copilot CLI session whose tool result repeats an

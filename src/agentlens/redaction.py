@@ -475,19 +475,109 @@ def _secret_span(match: re.Match[str], kind: str) -> tuple[int, int]:
 
 
 def redact_value(value: Any) -> Any:
-    """Every string in a JSON-like value redacted (dict keys included)."""
+    """Every string in a JSON-like value redacted (dict keys included), and each value under a
+    key that names a secret (`_keyed_changes`)."""
     try:
-        changed = _changed_strings(msgspec.json.encode(value))
+        document = msgspec.json.encode(value)
     except (TypeError, ValueError, msgspec.EncodeError):  # not JSON (a set, bytes keys): walk
         return redact_walk(value)
+    lowered = document.lower()
+    changed = _changed_strings(document, lowered) | _keyed_in(document, lowered, value)
     return map_strings(value, lambda text: changed.get(text, text)) if changed else value
 
 
 def redact_walk(value: Any) -> Any:
     """The reference pass, as it was before the prefilters: every pattern on every string that
-    holds a trigger (what `redact_value` must equal; tests and `benchmarks/redaction.py --check`
-    compare the two)."""
-    return map_strings(value, _redact_every_pattern)
+    holds a trigger, and each value under a key that names a secret (what `redact_value` must
+    equal; tests and `benchmarks/redaction.py --check` compare the two)."""
+    keyed = _keyed_changes(value)
+    return map_strings(value, lambda text: keyed.get(text) or _redact_every_pattern(text))
+
+
+# A value under a key that names a secret says nothing of itself, its key does: a tool call's
+# arguments as an object (`{"password": "..."}`), a config a reader parsed. Each such value is
+# masked as the text `"key": "value"` is, by the patterns above. A value's JSON is walked for
+# them only when a word of `_SECRET_WORD` (lowered; or a look-alike, as in `NEEDLES`) lies in a
+# string followed by `:"`, a key holding a string: a key with no quote, backslash or control
+# character (`_plain_key`) is written in the JSON as it is.
+KEY_WORDS = [
+    *(word.encode() for word in (
+        "passw", "pwd", "secret", "token", "apikey", "api_key", "api-key", "accesskey",
+        "access_key", "access-key", "authkey", "auth_key", "auth-key", "privatekey",
+        "private_key", "private-key", "\u0130", "\u0131", "\u017f", "\u212a")),
+]  # fmt: skip
+_SECRET_IN_KEY = re.compile(r"(?i)" + _SECRET_WORD)
+
+
+def _keyed_in(document: bytes, lowered: bytes, value: Any) -> dict[str, str]:
+    """`_keyed_changes(value)`, walked only when its JSON `document` holds such a key."""
+    return _keyed_changes(value) if _holds_keyed(document, lowered) else {}
+
+
+def _holds_keyed(document: bytes, lowered: bytes) -> bool:
+    """Whether a string of the JSON `document` (`lowered`: its ASCII letters lowered) that holds
+    a `KEY_WORDS` word is a key holding a string; each string is looked at once, however many
+    words it holds."""
+    for scan in _key_word_scans():
+        string_end = -1
+        for at in scan(lowered):
+            if at < string_end:
+                continue
+            string_end = _unescaped_quote(document, at, backwards=False)
+            if document.startswith(b':"', string_end + 1):
+                return True
+    return False
+
+
+# `token` ending a key that holds a number or an object (`"prompt_tokens":12`, five keys of
+# every step) holds no secret: `re` leaves those hits, as `_TOKEN_NOT_CLOSING` does
+_TOKEN_NOT_COUNTING = re.compile(rb'token(?!s?":[^"])')
+
+
+@cache
+def _key_word_scans() -> list[Callable[[bytes], Iterable[int]]]:
+    """Where the `KEY_WORDS` start: `token` by `_TOKEN_NOT_COUNTING`, the rest by one scan."""
+    words = [word for word in KEY_WORDS if word != b"token"]
+    tokens = _TOKEN_NOT_COUNTING.finditer
+    try:
+        import ahocorasick_rs
+    except ImportError:  # pragma: no cover - a declared dependency
+        any_word = re.compile(b"|".join(map(re.escape, words)))
+        return [lambda text: (hit.start() for hit in any_word.finditer(text)),
+                lambda text: (hit.start() for hit in tokens(text))]  # fmt: skip
+    finder = ahocorasick_rs.BytesAhoCorasick(words)
+    return [
+        lambda text: (start for _, start, _ in finder.find_matches_as_indexes(text)),
+        lambda text: (hit.start() for hit in tokens(text)),
+    ]
+
+
+def _keyed_changes(value: Any) -> dict[str, str]:
+    """{value: masked} for each string value under a key naming a secret that its masking as
+    `"key": "value"` changes."""
+    changes: dict[str, str] = {}
+    for key, text in _keyed_strings(value):
+        opening = f'"{key}": "'
+        said = redact_text(f'{opening}{text}"')
+        if said.startswith(opening) and said.endswith('"') and said[len(opening) : -1] != text:
+            changes[text] = said[len(opening) : -1]
+    return changes
+
+
+def _keyed_strings(value: Any) -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(item, str):
+                yield from _keyed_strings(item)
+            elif isinstance(key, str) and _plain_key(key) and _SECRET_IN_KEY.search(key):
+                yield key, item
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _keyed_strings(item)
+
+
+def _plain_key(key: str) -> bool:
+    return not any(c in '"\\' or c < " " for c in key)
 
 
 def _redact_every_pattern(text: str) -> str:
@@ -512,14 +602,18 @@ def redact_trajectory(trajectory: Trajectory, document: bytes | None = None) -> 
     from agentlens.trajectory import Trajectory
 
     document = document if document is not None else encoded(trajectory)
-    changed = None if document is None else _changed_strings(document)  # None: the walk decides
-    if changed is not None and not changed:
+    if document is None:  # what JSON cannot hold: the walk decides
+        plain = msgspec.to_builtins(trajectory)
+        cleaned = redact_walk(plain)
+        return trajectory if cleaned == plain else msgspec.convert(cleaned, Trajectory)
+    lowered = document.lower()
+    changed = _changed_strings(document, lowered)
+    keyed = _holds_keyed(document, lowered)
+    if not changed and not keyed:
         return trajectory
     plain = msgspec.to_builtins(trajectory)
-    if changed is None:
-        cleaned = redact_walk(plain)
-    else:
-        cleaned = map_strings(plain, lambda text: changed.get(text, text))
+    changed |= _keyed_changes(plain) if keyed else {}
+    cleaned = map_strings(plain, lambda text: changed.get(text, text))
     return trajectory if cleaned == plain else msgspec.convert(cleaned, Trajectory)
 
 
@@ -627,12 +721,13 @@ def _find_words() -> Callable[[str], Iterable[int]]:
     )
 
 
-def _changed_strings(document: bytes) -> dict[str, str]:
+def _changed_strings(document: bytes, lowered: bytes | None = None) -> dict[str, str]:
     """{string: redacted} for the strings of a JSON document that redaction changes. Only the
     strings a needle hits (`_ASSIGNED`: with a `:` or `=` after it) are decoded and checked."""
     changed: dict[str, str] = {}
     checked: set[int] = set()
-    for start, end in _hit_strings(document, document.lower()):
+    lowered = document.lower() if lowered is None else lowered
+    for start, end in _hit_strings(document, lowered):
         if start in checked:
             continue  # a string the other scan hit too
         checked.add(start)
