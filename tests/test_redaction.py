@@ -176,7 +176,7 @@ def test_the_fast_pass_redacts_real_traces_as_the_reference_does(
 
 TRICKY = ['"', "\\", '\\"', "\n", "\t", " ", "=", ":", "é", "İ", "ı", "ſ", "K", "x" * 7, "@",
           "://", "token", "PASS", "Key", "sk-", "AKIA", "BEGIN", "eyJ", "-us", "gl", "abc123",
-          "_tokens", "passk-", "keyxox", "tokens", "npm_", "ToKeN", "sk_live_"]  # fmt: skip
+          "_tokens", "passk-", "keyxox", "tokens", "npm_", "ToKeN", "sk_live_", ">", "</"]  # fmt: skip
 SECRETS = [*PLANTED.values(), "passwd=s3cr3tvalue", "paſsword = 'hunter2hunter2'",
            "\u212aey: 'abcdefgh12'", "https://user:pw123456@host", "SG.abcdefghijklmnopqrstuv",
            'ibm_cloud_iam_key = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"',
@@ -185,7 +185,8 @@ SECRETS = [*PLANTED.values(), "passwd=s3cr3tvalue", "paſsword = 'hunter2hunter2
            "softlayer_api_key = 'abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123'",
            "aws_secret_token = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789/+ab'",
            "AccountKey=" + "a" * 88, "//registry.npmjs.org/:_authToken=npm_abc123",
-           "xoxp-1234-5678-abcdef", "sq0csp-" + "a" * 43]  # fmt: skip
+           "xoxp-1234-5678-abcdef", "sq0csp-" + "a" * 43, "<db_PaSsword>hunter2hunter2</db_PaSsword>",
+           "<ſecret>abcdefgh12</ſecret>"]  # fmt: skip
 
 
 def test_the_needle_prefilter_misses_no_string_the_reference_redacts() -> None:
@@ -210,7 +211,7 @@ def test_the_needle_prefilter_misses_no_string_the_reference_redacts() -> None:
 STARTS = ["sk-", "sk_live_", "rk_live_", "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghs_",
           "github_pat_", "xoxb-", "BEGIN", "BeArEr ", "eyJ", "PaSs", "pwd", "SECRET", "Token", "KEY",
           "SG.", "pypi-", "glpat-", "gl", "GR1348941", "://", "sq0csp", "npm_", "hooks.slack",
-          "-us", "-us1", "ı", "İ", "ſ", "K", "=", ":", "'", " ", "x" * 5, "1", "@", "-", "é"]  # fmt: skip
+          "-us", "-us1", "ı", "İ", "ſ", "K", "=", ":", "'", " ", "x" * 5, "1", "@", "-", "é", ">"]  # fmt: skip
 
 
 def test_the_trigger_tried_at_needles_answers_as_the_whole_search() -> None:

@@ -3,7 +3,8 @@ trajectory and read back through the CLI's exports: no part of a token may survi
 token's body behind its masked prefix, a Stripe key's characters past the 24 its detector
 matches), and the shapes that had no detector (Hugging Face, Google, npm, Docker, DigitalOcean,
 Shopify tokens, an HTTP Basic header, `curl -u`, `mysql -p`, `sshpass -p`, `redis-cli -a`,
-`.netrc`, Docker's `config.json`, a kubeconfig's key, signed-URL signatures) are masked too."""
+`.netrc`, Docker's `config.json`, a kubeconfig's key, signed-URL signatures, an XML element
+such as Maven's `<password>`) are masked too."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ SHAPES = {
     "redis-cli": ("redis-cli -h cache -a R3disPassw0rd ping", "R3disPassw0rd"),
     "azure-sas": ("https://a.blob.core.windows.net/c/b?sv=2021&sp=r&sig=AbCdEf0123456789%2BXyZ%3D", "AbCdEf0123456789"),
     "aws-presigned": ("s3.amazonaws.com/b/k?X-Amz-Signature=" + "0f1e2d3c4b5a6978" * 4, "0f1e2d3c4b5a6978"),
+    "maven-settings": ("<server>\n  <id>nexus</id>\n  <password>Mvn-S3cret-Pw</password>\n</server>", "Mvn-S3cret-Pw"),
+    "xml-api-key": ("<ns:apiKey>9f8e7d6c5b4a3f2e1d0c</ns:apiKey>", "9f8e7d6c5b4a3f2e1d0c"),
 }  # fmt: skip
 
 
@@ -96,13 +99,16 @@ def test_the_new_shapes_keep_ordinary_text() -> None:
         "hf_hub_download(repo_id='x') and shp_file and the do_v1_ helper",
         "the machine learning login page; redis-cli -a $REDIS_PASSWORD",
         'author: "Jane"; def auth(): return {"auth": None}',
+        "<password>${env.NEXUS_PASSWORD}</password> <token></token> <keyword>abcdefgh</keyword>",
+        '<input type="password"> <secretKey/> <password>pw</password>',
     ]
     assert [redaction.redact_text(text) for text in texts] == texts
 
 
 RUNS = ["eyJ", "eyJ-", "AKIA", "ghp_", "glpat-", "sk_live_", "curl ", "mysql ", "redis-cli ",
         "sshpass -p ", "machine x login y ", "Authorization: Basic ", 'auth": ', "&sig=",
-        "-----BEGIN RSA PRIVATE KEY-----", "xoxb-1-", "hf_", "AIza", "ya29.", "password="]  # fmt: skip
+        "-----BEGIN RSA PRIVATE KEY-----", "xoxb-1-", "hf_", "AIza", "ya29.", "password=",
+        "<password>", "<password>x"]  # fmt: skip
 
 
 @pytest.mark.parametrize("unit", RUNS)

@@ -166,6 +166,11 @@ _OWN = [
     ("password", re.compile(
         rf"(?i)(?<![\w-]){_SECRET_NAME}\\{{0,7}}[\"']?\s{{0,4}}[:=]\s{{0,4}}(\\{{0,7}})([\"'])"
         r"(?![$({<\[\\])((?:(?!\1\2)(?:[^\n\\]|\\(?![nr]))){6,200}+)\1\2")),
+    # an XML element named for a secret (Maven's `settings.xml`: `<password>…</password>`, in a
+    # namespace too), its text whole up to the closing tag; not a `${property}`
+    ("password", re.compile(
+        r"(?i)<((?:[\w.-]{1,40}:)?[\w.-]{0,40}" + _SECRET_WORD + r"[\w.-]{0,40})>"
+        r"(?![$({<\[])([^<\n]{6,200}+)(?=</\1>)")),
     # `password = hunter2`, `"token": "abc..."`; not `token: string` (a type) nor `key=$VAR`;
     # its quotes escaped too, up to three times (`PASSWORD=\"hunter2\"`: a reader's JSON dump of
     # a tool's output). Unquoted, a value ends where a shell word does: `--password=pw&3` runs
@@ -225,6 +230,7 @@ def _detectors() -> list[tuple[str, re.Pattern[str]]]:
 _TRIGGER = re.compile(
     r"sk-|sk_live|rk_live|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|BEGIN|(?i:bearer)|eyJ"
     r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}\\{0,7}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
+    r"|(?i:pass|pwd|secret|token|key)[\w.-]{0,40}>"
     r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d|hf_|AIza|ya29\.|dckr_pat_|do[por]_v1_"
     r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\\{0,7}\"\s*:"
     r"|(?i:sig=|x-amz-signature=)"
@@ -639,9 +645,9 @@ NEEDLES = [
 ]  # fmt: skip
 
 
-# A hit of one of these can start a `_TRIGGER` match only with a `:` or `=` after it in its
-# string (`(?i:pass|...)[\w-]{0,40}["']?\s{0,4}[:=]`); JSON writes both as they are. In a
-# trajectory most hits are of `token` in keys (`"prompt_tokens"`), which have neither.
+# A hit of one of these can start a `_TRIGGER` match only with a `:`, `=` or `>` after it in its
+# string (`(?i:pass|...)[\w-]{0,40}["']?\s{0,4}[:=]`, an XML tag's `>`); JSON writes them as
+# they are. In a trajectory most hits are of `token` in keys (`"prompt_tokens"`), which have none.
 _ASSIGNED = frozenset((b"pass", b"pwd", b"secret", b"token", b"key"))
 
 
@@ -770,7 +776,7 @@ def _hides_a_hit(
 
 
 class _Assigns:
-    """Whether a `:` or `=` follows an offset in its JSON string. The sign (or quote) found
+    """Whether a `:`, `=` or `>` follows an offset in its JSON string. The sign (or quote) found
     for one offset is the answer for every offset up to it, so a scan's hits, which come in
     order, read each byte once: asked afresh for each hit, a string of 4000 lines `no host key
     found` with no sign in it was read to its end once per `key` (6 s; quadratic)."""
@@ -798,10 +804,10 @@ def _hit_strings_re(document: bytes, lowered: bytes) -> Iterator[tuple[int, int]
             )
 
 
-# From a needle to the first `:` or `=` of its JSON string, or to the quote that closes it (an
+# From a needle to the first `:`, `=` or `>` of its JSON string, or to the quote that closes it (an
 # escape is taken whole: `\\"` ends the string, `\"` does not): one C call in place of finding
 # the closing quote and then each sign.
-_UP_TO_ASSIGNMENT = re.compile(rb'(?:[^"\\:=]|\\.)*', re.DOTALL)
+_UP_TO_ASSIGNMENT = re.compile(rb'(?:[^"\\:=>]|\\.)*', re.DOTALL)
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
 
