@@ -142,6 +142,19 @@ class Trajectory(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     subtrajectories: list[Trajectory] = msgspec.field(default_factory=list)
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """Who, what and how long, not every step whole: a notebook echoes a run, and a real
+        one's full repr runs to tens of thousands of characters (`msgspec.to_builtins` has it)."""
+        fields = {
+            "id": self.id,
+            "format": self.source.format,
+            "task_id": self.task_id,
+            "model": self.model,
+            "outcome": self.outcome.status,
+        }
+        shown = ", ".join(f"{name}={value!r}" for name, value in fields.items() if value)
+        return f"Trajectory({shown}, steps={len(self.steps)})"
+
     @property
     def tool_steps(self) -> list[Step]:
         return [s for s in self.steps if s.kind == "tool"]
@@ -156,6 +169,8 @@ class Trajectory(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         found.extend(notes)
 
     def usage_total(self) -> Usage:
+        """Per-step usage summed: zeros when no step carries any, even where the file states its
+        own totals (`reported_usage`). `usage_known` is what the trace knows of its tokens."""
         total = Usage()
         for step in self.steps:
             if step.usage is not None:

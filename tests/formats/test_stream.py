@@ -212,3 +212,13 @@ def test_an_unknown_unevaluated_choice_is_refused_naming_the_choices() -> None:
 
     with pytest.raises(ConfigError, match="unevaluated='pass': choose 'unknown' or 'failed'"):
         read_paths([DATA / "mini-swe-agent-swebv" / "trajs"], unevaluated="pass")  # type: ignore[arg-type]
+
+
+def test_a_trajectory_echoes_as_who_what_and_how_long() -> None:
+    """A notebook echoing one real run printed every step whole (tens of thousands of
+    characters); the whole run is still `msgspec.to_builtins(run)`."""
+    run = read_paths([DATA / "mini-swe-agent-swebv" / "trajs"]).trajectories[0]
+    shown = repr(run)
+    assert shown.startswith(f"Trajectory(id={run.id!r}, format='mini-swe-agent', task_id=")
+    assert shown.endswith(f"steps={len(run.steps)})") and len(run.steps) > 5
+    assert len(shown) < 500

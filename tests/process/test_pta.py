@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agentlens.errors import ConfigError
 from agentlens.formats import read_path
 from agentlens.process.profiles import get_profile
 from agentlens.process.protocols import TaskSplit, agentlens_bench_split
@@ -193,3 +194,23 @@ def test_paths_take_edges_in_the_order_of_their_ids_compared_as_strings() -> Non
     edges = [Edge("merged_trans_2", "s0", "a", "x"), Edge("merged_trans_10", "s0", "b", "y")]
     ref = Reference(nodes=nodes, edges=edges, initial="s0", terminals=["a", "b"])
     assert [[state.uid for state in path] for path in ref.paths()] == [["s0", "b"], ["s0", "a"]]
+
+
+def test_a_failing_run_given_as_a_donor_is_refused_naming_it() -> None:
+    """From Python a reference took failing runs as donors and scored runs against them with no
+    word (the CLI picks passing runs; the Python caller picks their own)."""
+    runs = bench_task(TASK)
+    passing = [t for t in runs if t.outcome.status == "passed"][:2]
+    failing = [t for t in runs if t.outcome.status == "failed"][:1]
+    with pytest.raises(
+        ConfigError, match=rf"1 of 3 runs given as donors failed \({failing[0].id}\)"
+    ):
+        build_reference(passing + failing)
+
+
+def test_a_reference_echoes_as_its_size_and_donors_not_every_state() -> None:
+    reference = bench_reference(TASK)
+    shown = repr(reference)
+    assert shown.startswith(f"Reference(tasks=['{TASK}'], profile='sdk-compat', nodes=")
+    assert f"nodes={len(reference.nodes)}, edges={len(reference.edges)}" in shown
+    assert len(shown) < 1_000  # a dataclass repr of every state ran to hundreds of KB

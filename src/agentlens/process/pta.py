@@ -60,6 +60,13 @@ class Reference:
     """The donors' task ids (empty in references saved before they were kept)."""
     _memo: dict[object, Any] = field(default_factory=dict, repr=False)
 
+    def __repr__(self) -> str:
+        """Its size and donors, not every state whole (a real one's runs to 400 KB)."""
+        return (
+            f"Reference(tasks={self.tasks!r}, profile={self.profile!r}, "
+            f"nodes={len(self.nodes)}, edges={len(self.edges)}, donors={self.donors!r})"
+        )
+
     def cached(self, key: object, compute: Callable[[], T]) -> T:
         """Memoise reference-side work (paths, path plans, terminal index, waste patterns) across
         candidates."""
@@ -112,6 +119,11 @@ def build_reference(
     config = get_profile(profile)
     if not trajs:
         raise AgentLensError("a reference needs at least one passing trajectory")
+    if failed := [t.id for t in trajs if t.outcome.status == "failed"]:
+        raise ConfigError(
+            f"{len(failed)} of {len(trajs)} runs given as donors failed ({', '.join(failed[:3])}"
+            f"{', …' if len(failed) > 3 else ''}): a reference is merged from passing runs only"
+        )
     if labels is not None and len(labels) != len(trajs):
         raise ConfigError(f"{len(labels)} label lists for {len(trajs)} runs: give one per run")
     runs = states or [
