@@ -84,6 +84,13 @@ def test_ratio_policy() -> None:
     assert (significant.warning, significant.alert) == (True, True)
 
 
+def test_a_ratio_against_zero_says_run_1_is_zero_not_a_nine_digit_figure() -> None:
+    """A Lucky rate of 0.75 against 0 read `ratio 750000001.000`: the spec's 1e-9 at work."""
+    check = ratio_check("lucky", "fisher", 0.0, 0.75, (0.8, 1.3), (0.5, 2.0), p=0.14)
+    assert check.reason.startswith("ratio 7.5e+08 (run 1 is 0) (warn outside")
+    assert check.ratio == round((0.75 + 1e-9) / 1e-9, 4) and check.alert  # the spec's value kept
+
+
 def test_per_tool_rules() -> None:
     checks = {
         c.name: c

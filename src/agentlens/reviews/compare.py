@@ -92,6 +92,14 @@ def fisher(s1: int, s2: int, n: int) -> float:
     return round(float(stats.fisher_exact(table, alternative="two-sided")[1]), 5)
 
 
+def shown_ratio(ratio: float, v1: float) -> str:
+    """The ratio as a reason prints it: `750000001.000` for 0.75 against 0 said only that the
+    spec's 1e-9 keeps the division finite."""
+    if v1 == 0 and ratio > 1:
+        return f"{ratio:.3g} (run 1 is 0)"
+    return f"{ratio:.3f}"
+
+
 def ratio_check(
     name: str,
     test: str,
@@ -110,7 +118,9 @@ def ratio_check(
     warning = not warn[0] <= ratio <= warn[1]
     alerting = not alert[0] <= ratio <= alert[1]
     significant = p is not None and p < 0.05
-    reason = f"ratio {ratio:.3f} (warn outside {list(warn)}, alert outside {list(alert)})"
+    reason = (
+        f"ratio {shown_ratio(ratio, v1)} (warn outside {list(warn)}, alert outside {list(alert)})"
+    )
     if p is not None:
         reason += f"; {test} p = {p}" + (" < 0.05" if significant else "")
     return Check(
