@@ -222,3 +222,18 @@ def test_a_trajectory_echoes_as_who_what_and_how_long() -> None:
     assert shown.startswith(f"Trajectory(id={run.id!r}, format='mini-swe-agent', task_id=")
     assert shown.endswith(f"steps={len(run.steps)})") and len(run.steps) > 5
     assert len(shown) < 500
+
+
+def test_iter_trajectories_names_every_option_of_stream_paths() -> None:
+    """`**options: object` let a misspelt option (`lenent=True`) pass a type checker."""
+    import inspect
+
+    from agentlens.formats.stream import iter_trajectories, stream_paths
+
+    def options(function: object) -> dict[str, object]:
+        return {
+            name: (param.kind, param.default)
+            for name, param in inspect.signature(function).parameters.items()  # type: ignore[arg-type]
+        }
+
+    assert options(iter_trajectories) == options(stream_paths)

@@ -191,9 +191,23 @@ def spec_list(specs: PathSpecs) -> list[str | Path]:
     return list(specs)
 
 
-def iter_trajectories(specs: PathSpecs, **options: object) -> Iterator[Trajectory]:
-    """The trajectories of `stream_paths(specs, **options)`, its failures left aside."""
-    yield from stream_paths(specs, **options)  # type: ignore[arg-type]
+def iter_trajectories(
+    specs: PathSpecs,
+    *,
+    format: str | None = None,
+    lenient: bool = False,
+    labels: str | Sequence[str] = (),
+    sidecars: bool = True,
+    on_file: Callable[[Path], None] | None = None,
+    strict: bool = False,
+    unevaluated: Unevaluated = "unknown",
+) -> Iterator[Trajectory]:
+    """The trajectories of `stream_paths` with the same options, its failures left aside (named
+    one by one: a type checker then catches a misspelt option)."""
+    yield from stream_paths(
+        specs, format=format, lenient=lenient, labels=labels, sidecars=sidecars,
+        on_file=on_file, strict=strict, unevaluated=unevaluated,
+    )  # fmt: skip
 
 
 def read_paths(
