@@ -19,7 +19,8 @@ def test_scratch_copy_links_top_level_node_modules_and_copies_the_rest(tmp_path:
     (repo / "pkg" / "__pycache__").mkdir()
     (repo / "pkg" / "__pycache__" / "m.pyc").write_bytes(b"\0")
     (repo / "pkg" / "m.py").write_text("print(1)\n")
-    with scratch_copy(repo) as copy:
+    with scratch_copy(repo) as scratch:
+        copy = scratch.path
         top = copy / "node_modules"
         assert top.is_symlink() and top.resolve() == (repo / "node_modules").resolve()
         nested = copy / "pkg" / "node_modules"
@@ -41,7 +42,8 @@ def test_a_repo_holding_the_temporary_folder_is_copied_without_its_copy(
     (repo / "calc").mkdir(parents=True)
     (repo / "calc" / "ops.py").write_text("def sub(a, b):\n    return a - b\n")
     monkeypatch.setattr(tempfile, "tempdir", str(repo))  # TMPDIR inside the repository
-    with scratch_copy(repo) as copy:
+    with scratch_copy(repo) as scratch:
+        copy = scratch.path
         copied = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*"))
         assert copied == ["calc", "calc/ops.py"]
 

@@ -5,19 +5,23 @@ What verifiers read from a run is attacked in `test_verifier_lies.py`."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import socket
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from agentlens.demo.tiny_repo import create_repo
 from agentlens.scenarios.agents._shell import run_shell
-from agentlens.verification import isolation, memory_group
+from agentlens.verification import isolation, memory_group, sandbox
 from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.memory_group import MemoryGroup
 from agentlens.verification.sandbox import run_in_scratch
+from agentlens.verification.tree_copy import remove_tree
 from agentlens.verification.verifiers import run_verifier
 from agentlens.verification.verifiers.base import VerifyContext
 
@@ -225,3 +229,71 @@ def test_an_agent_writing_a_large_file_in_one_command_is_told_why_it_did_not_run
     assert (result.returncode, result.output) == (None, ""), result
     assert result.stopped == TOO_LONG.format(n=len(command)), result.stopped
     assert not (calc / "big.txt").exists()
+
+
+def _many_files(repo: Path, count: int) -> None:
+    for folder in range(count // 1000):
+        (repo / "many" / f"d{folder}").mkdir(parents=True)
+        for number in range(1000):
+            (repo / "many" / f"d{folder}" / f"f{number}").write_bytes(b"x")
+
+
+def test_a_repository_of_many_files_is_copied_within_the_verifiers_timeout(calc: Path) -> None:
+    """Each verifier's copy of the repository ran before its timeout started: 200,000 one-byte
+    files made a `CommandVerifier` with a 5 s timeout take 9 minutes, and then pass."""
+    _many_files(calc, 40_000)
+    spec = {"type": "CommandVerifier", "command": "echo ran", "timeout_ms": 1000}
+    result = run_verifier(spec, VerifyContext(repo=calc))
+    assert (result.status, result.metrics["exit_code"]) == ("error", None), result.reason
+    stopped = result.metrics["stopped"]
+    assert stopped.startswith("not started: copying the repository took the whole 1 s timeout ")
+    assert stopped.endswith(" copied by then)"), stopped
+    assert result.duration_s < 4, result.duration_s
+
+
+def test_a_large_file_is_copied_a_chunk_at_a_time_under_the_clock(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clock was read between files only: one large file (10 GB fit under the disk floor
+    here) held the copy for as long as it took."""
+    monkeypatch.setattr(sandbox, "COPY_CHUNK_BYTES", 1)  # 4 million calls for 4 MB
+    (calc / "big.bin").write_bytes(os.urandom(4 * 1024 * 1024))
+    start = time.monotonic()
+    run, _ = run_in_scratch(calc, "echo ran", timeout_s=1)
+    assert run.timed_out and run.output == "", run.output
+    assert run.stopped.startswith("not started: copying the repository took the whole 1 s ")
+    assert time.monotonic() - start < 4
+
+
+def test_a_repository_nested_past_pythons_recursion_limit_is_refused_in_one_line(
+    calc: Path,
+) -> None:
+    """1,500 nested folders made every verifier an error saying only `RecursionError: maximum
+    recursion depth exceeded` (`shutil.copytree` nests a call per folder)."""
+    folder = calc
+    for _ in range(1500):
+        folder /= "d"
+        folder.mkdir()
+    try:
+        run, _ = run_in_scratch(calc, "echo ran", timeout_s=60)
+    finally:
+        remove_tree(calc / "d")  # pytest's own cleanup nests a call per folder
+    assert (run.returncode, run.output) == (None, ""), run.output
+    assert run.stopped == "not started: the repository nests folders over 256 deep"
+
+
+def test_a_command_nesting_folders_past_the_recursion_limit_leaves_no_copy(
+    calc: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`shutil.rmtree` nests a call per folder too: a test making 1,500 nested folders in its
+    copy left the whole copy on the host's disk, each time it ran."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    nest = "i=0; while [ $i -lt 1500 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done"
+    with contextlib.suppress(RecursionError):  # the report globs nest a call per folder too
+        run_in_scratch(calc, nest, timeout_s=120)
+    left = list(scratch.iterdir())
+    for folder in left:
+        remove_tree(folder)
+    assert left == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 import shutil
 import signal
@@ -19,16 +20,24 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
+from agentlens.list_text import counted
 from agentlens.redaction import CUT_MARGIN, masked_tail
 from agentlens.verification import disk_guard, isolation
 from agentlens.verification.disk_guard import DiskFloor
 from agentlens.verification.inside import read_text_inside
 from agentlens.verification.memory_group import MemoryGroup, memory_group
 from agentlens.verification.stop_rule import crossed_limit, stop_note
+from agentlens.verification.tree_copy import (
+    MAX_DEPTH,
+    CopyOutOfTimeError,
+    CopyTooDeepError,
+    copy_tree,
+    remove_tree,
+)
 
 # Only what toolchains need to be found and to behave deterministically.
 ENV_ALLOW = (
@@ -47,6 +56,8 @@ IGNORED_NAMES = ("__pycache__", ".pytest_cache", ".mypy_cache")
 COPY_IGNORE = shutil.ignore_patterns(*IGNORED_NAMES)
 # Installed dependencies are linked, not copied: node_modules holds tens of thousands of files.
 LINKED_DIRS = ("node_modules",)
+# a file is copied this much at a time, the clock read between: a 10 GB one would hold the copy
+COPY_CHUNK_BYTES = 64 * 1024 * 1024
 
 
 class CommandScope:
@@ -145,41 +156,65 @@ def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
 
 class CopyWouldFillDiskError(Exception):
     """Copying the repository would cross the disk floor; `note` is the result's `stopped`
-    line. Not an OSError: `copytree` would gather it and go on copying."""
+    line. Not an OSError: the copy would gather it and go on copying."""
 
     def __init__(self, note: str) -> None:
         super().__init__(note)
         self.note = note
 
 
+@dataclass
+class ScratchCopy:
+    """A scratch copy (`path`, beside its scratch home), the stamps of the report files the
+    repository brought (`REPORT_NAMES`), taken as they were copied (globbing the copy for them
+    walked all of it six times more), and how many `files` it holds."""
+
+    path: Path
+    brought: dict[Path, Stamp]
+    files: int = 0
+
+
 @contextmanager
-def scratch_copy(repo: Path) -> Iterator[Path]:
+def scratch_copy(repo: Path, deadline: float = math.inf) -> Iterator[ScratchCopy]:
     """A temporary copy of `repo` (with its .git, so git-aware tools behave), removed afterwards.
     CopyWouldFillDiskError, nothing copied past it, when a file would cross the disk floor of
-    the copy (`disk_guard`): the repository is the agent's, and so is what it weighs."""
+    the copy (`disk_guard`): the repository is the agent's, and so is what it weighs.
+    CopyOutOfTimeError once `time.monotonic()` passes `deadline` (the caller's timeout): so is
+    its number of files; CopyTooDeepError past `tree_copy.MAX_DEPTH` folders."""
     with tempfile.TemporaryDirectory(prefix="agentlens-verify-") as tmp:
-        target = Path(tmp) / "repo"
-        floor = DiskFloor.at_start(Path(tmp), isolation.current().limits)
-        linked = [d for d in LINKED_DIRS if (repo / d).is_dir()]
-        scratch = Path(tmp).resolve()  # inside `repo` when TMPDIR is (`--repo /tmp`): not copied
-
-        def skip(path: str, names: list[str]) -> set[str]:
-            top = set(linked).intersection(names) if Path(path) == repo else set()
-            if scratch.name in names and Path(path).resolve() == scratch.parent:
-                top.add(scratch.name)
-            return top | set(COPY_IGNORE(path, names))
-
-        def copy(source: str, destination: str) -> None:
-            _copy_plain(source, destination, floor)
-
-        shutil.copytree(repo, target, symlinks=True, ignore=skip, copy_function=copy)
-        for name in linked:
-            (target / name).symlink_to(repo.resolve() / name, target_is_directory=True)
-        (Path(tmp) / "home").mkdir()
-        yield target
+        try:
+            yield _copied(repo, Path(tmp), deadline)
+        finally:
+            if os.path.lexists(Path(tmp) / "repo"):  # deeper than `TemporaryDirectory` removes
+                remove_tree(Path(tmp) / "repo")
 
 
-def _copy_plain(source: str, target: str, floor: DiskFloor) -> None:
+def _copied(repo: Path, tmp: Path, deadline: float) -> ScratchCopy:
+    target = tmp / "repo"
+    floor = DiskFloor.at_start(tmp, isolation.current().limits)
+    linked = [d for d in LINKED_DIRS if (repo / d).is_dir()]
+    scratch = tmp.resolve()  # inside `repo` when TMPDIR is (`--repo /tmp`): not copied
+    brought: dict[Path, Stamp] = {}
+
+    def skip(path: str, names: list[str]) -> set[str]:
+        top = set(linked).intersection(names) if Path(path) == repo else set()
+        if scratch.name in names and Path(path).resolve() == scratch.parent:
+            top.add(scratch.name)
+        return top | set(COPY_IGNORE(path, names))
+
+    def copy(source: str, destination: str) -> None:
+        _copy_plain(source, destination, floor, deadline)
+        if destination.endswith(REPORT_NAMES):
+            brought[Path(destination)] = _stamp(Path(destination))
+
+    files = copy_tree(repo, target, skip=skip, copy_file=copy, deadline=deadline)
+    for name in linked:
+        (target / name).symlink_to(repo.resolve() / name, target_is_directory=True)
+    (tmp / "home").mkdir()
+    return ScratchCopy(target, brought, files)
+
+
+def _copy_plain(source: str, target: str, floor: DiskFloor, deadline: float) -> None:
     """Regular files only, holes kept: a FIFO or socket the agent left (`mkfifo`) cannot be
     copied, and `copytree` then failed the whole copy, making every verifier an error. A
     sparse file (`truncate -s 1T`) weighs nothing, but a plain copy writes its holes out: each
@@ -195,7 +230,7 @@ def _copy_plain(source: str, target: str, floor: DiskFloor) -> None:
             raise CopyWouldFillDiskError(floor.copy_note("the repository"))
         with open(target, "wb") as copy:
             for start, end in _data_extents(descriptor, found.st_size):
-                _copy_range(descriptor, copy.fileno(), start, end)
+                _copy_range(descriptor, copy.fileno(), start, end, deadline)
             copy.truncate(found.st_size)
     finally:
         os.close(descriptor)
@@ -218,10 +253,12 @@ def _data_extents(descriptor: int, size: int) -> Iterator[tuple[int, int]]:
         offset = end
 
 
-def _copy_range(source: int, target: int, start: int, end: int) -> None:
+def _copy_range(source: int, target: int, start: int, end: int, deadline: float) -> None:
     os.lseek(target, start, os.SEEK_SET)
     while start < end:
-        sent = os.sendfile(target, source, start, end - start)
+        if time.monotonic() > deadline:
+            raise CopyOutOfTimeError
+        sent = os.sendfile(target, source, start, min(end - start, COPY_CHUNK_BYTES))
         if sent == 0:  # cut short while copied
             return
         start += sent
@@ -391,18 +428,47 @@ def run_in_scratch(
     env: Mapping[str, str] | None = None,
 ) -> tuple[CommandResult, dict[str, str]]:
     """Run `command` in a fresh copy of `repo`; also return the text of small report files the
-    command left behind (JUnit XML, coverage reports), keyed by relative path."""
+    command left behind (JUnit XML, coverage reports), keyed by relative path. `timeout_s`
+    covers the copy too: the command gets what the copy left of it."""
     argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
+    start = time.monotonic()
+    deadline = start + timeout_s
     try:
-        with scratch_copy(repo) as copy:
-            return _run_in_copy(repo, copy, command, timeout_s, workdir, env)
+        with scratch_copy(repo, deadline) as copy:
+            took = time.monotonic() - start
+            if took >= timeout_s:
+                raise CopyOutOfTimeError(copy.files)
+            result, reports = _run_in_copy(repo, copy, command, timeout_s - took, workdir, env)
     except CopyWouldFillDiskError as short:
         return CommandResult(argv, None, "", 0.0, False, stopped=short.note), {}
+    except CopyOutOfTimeError as late:
+        took = time.monotonic() - start
+        return CommandResult(argv, None, "", took, True, stopped=_late_note(timeout_s, late)), {}
+    except CopyTooDeepError:
+        deep = f"not started: the repository nests folders over {MAX_DEPTH} deep"
+        return CommandResult(argv, None, "", time.monotonic() - start, False, stopped=deep), {}
+    return _with_copy_time(result, took, timeout_s), reports
+
+
+def _late_note(timeout_s: float, late: CopyOutOfTimeError) -> str:
+    return (
+        f"not started: copying the repository took the whole {timeout_s:g} s timeout "
+        f"({counted(late.copied, 'file')} copied by then)"
+    )
+
+
+def _with_copy_time(result: CommandResult, took: float, timeout_s: float) -> CommandResult:
+    """`result`, its time and notes counting the copy when it took a second or more."""
+    if took < 1:
+        return result
+    said = f"note: copying the repository took {took:.1f} s of the {timeout_s:g} s timeout"
+    notes = "\n".join(note for note in (result.notes, said) if note)
+    return replace(result, duration_s=result.duration_s + took, notes=notes)
 
 
 def _run_in_copy(
     repo: Path,
-    copy: Path,
+    copy: ScratchCopy,
     command: Sequence[str] | str,
     timeout_s: float,
     workdir: str,
@@ -410,10 +476,11 @@ def _run_in_copy(
 ) -> tuple[CommandResult, dict[str, str]]:
     # the sandbox shows only the copy: paths into the repository (a venv on PATH) follow it
     original = str(repo.resolve())
-    moved = {k: v.replace(original, str(copy)) for k, v in (env or {}).items()}
-    brought = _report_stamps(copy)
-    result = run_command(command, copy / workdir, timeout_s=timeout_s, env=moved, root=copy.parent)
-    return result, _collect_reports(copy, brought)
+    moved = {k: v.replace(original, str(copy.path)) for k, v in (env or {}).items()}
+    result = run_command(
+        command, copy.path / workdir, timeout_s=timeout_s, env=moved, root=copy.path.parent
+    )
+    return result, _collect_reports(copy.path, copy.brought)
 
 
 REPORT_MAX_BYTES = 20_000_000
@@ -425,14 +492,11 @@ REPORT_GLOBS = (
     "**/jacoco*.xml",
     "**/jacoco/**/*.xml",
 )
+# what every name a report glob matches ends with: the copy stamps these files as it makes them
+REPORT_NAMES = (".xml", ".json")
 
 
 Stamp = tuple[int, int, int] | None
-
-
-def _report_stamps(root: Path) -> dict[Path, Stamp]:
-    """The report files the repository brought, as they were before the command ran."""
-    return {path: _stamp(path) for pattern in REPORT_GLOBS for path in root.glob(pattern)}
 
 
 def _collect_reports(root: Path, brought: dict[Path, Stamp]) -> dict[str, str]:
