@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from agentlens.demo.tiny_repo import apply_fix
+from agentlens.errors import ConfigError
 from agentlens.formats import read_path
 from agentlens.scenarios.agent_view import (
     DIFF_FILE_CHARS,
@@ -19,12 +23,14 @@ from agentlens.scenarios.agent_view import (
 )
 from agentlens.scenarios.turns import AgentTurn
 from agentlens.scenarios.workspace import (
+    WorkspaceGitError,
     changes_since_base,
     diff_since_base,
     prepare,
     run_preprocessors,
 )
 from agentlens.trajectory import Step
+from agentlens.verification import repo_git
 from tests.conftest import DATA
 
 RUN = "astropy__astropy-12907"
@@ -108,6 +114,59 @@ def test_a_new_file_only_the_agents_ignore_rules_hide_is_in_the_diff(
     (ws.path / "run.log").write_text("ran\n")
     diff, changed = changes_since_base(ws)
     assert changed == ["conftest.py"] and "+import pytest" in diff
+
+
+def test_a_workspace_diff_reads_the_base_once_and_adds_new_files_by_name_only_when_hidden(
+    calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The diff read the base into an index twice (its own, then a listing's for the hidden
+    files), looked at the config before each of its 14 git calls, and added every new file
+    again by name: git matches each name against each one given, so 20,000 new files took
+    25 s in that one call (100,000: minutes)."""
+    ws = prepare(calc_project, tmp_path / "ws")
+    (ws.path / "conftest.py").write_text("import pytest\n")
+    (ws.path / ".git" / "info" / "exclude").write_text("conftest.py\n")
+    (ws.path / "new.py").write_text("x = 1\n")
+    calls: list[tuple[str, str]] = []
+    run = repo_git._run_git
+
+    def counted(repo: Path, args: list[str], *rest: Any) -> repo_git.GitResult:
+        after = zip(args, ["", *args[:-1]], strict=True)
+        command = next(a for a, before in after if before != "-c" and a[0] != "-")
+        calls.append((command, rest[-1]))  # and what it read on stdin
+        return run(repo, args, *rest)
+
+    monkeypatch.setattr(repo_git, "_run_git", counted)
+    diff, changed = changes_since_base(ws)
+    assert sorted(changed) == ["conftest.py", "new.py"] and "+import pytest" in diff
+    commands = [command for command, _ in calls]
+    assert (commands.count("read-tree"), commands.count("config")) == (1, 1), commands
+    added_by_name = [stdin for command, stdin in calls if command == "add" and stdin]
+    assert added_by_name == ["conftest.py\0"]
+
+
+def test_a_failed_listing_of_new_files_is_a_workspace_error(
+    calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure injection: a listing git could not make (timed out at its 60 s, say) raised the
+    verifiers' `VerifierSetupError`, no `AgentLensError`: it passed the simulator's view,
+    which then never said "the changes cannot be shown"."""
+    ws = prepare(calc_project, tmp_path / "ws")
+    run = repo_git._run_git
+
+    def failing(repo: Path, args: list[str], *rest: Any) -> repo_git.GitResult:
+        if "ls-files" in args:
+            return repo_git._result(
+                list(args), 124, "", "timed out", stopped="timed out after 60 s"
+            )
+        return run(repo, args, *rest)
+
+    monkeypatch.setattr(repo_git, "_run_git", failing)
+    with pytest.raises(
+        WorkspaceGitError, match=r"ls-files .* failed: timed out after 60 s"
+    ) as raised:
+        changes_since_base(ws)
+    assert isinstance(raised.value, ConfigError) and raised.value.stopped == "timed out after 60 s"
 
 
 def test_preprocessor_output_becomes_part_of_the_base(calc_project: Path, tmp_path: Path) -> None:

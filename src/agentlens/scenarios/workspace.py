@@ -8,16 +8,15 @@ scenario × persona starts from the same state. The copy is kept in the run's ou
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
 from agentlens.redaction import masked_tail
-from agentlens.verification.repo_git import PLAIN_DIFF, run_git
+from agentlens.verification.base_index import NO_USER_EXCLUDES, BaseIndex, BaseIndexError
+from agentlens.verification.repo_git import PLAIN_DIFF, GitView, run_git
 from agentlens.verification.sandbox import IGNORED_NAMES, run_command
-from agentlens.verification.verifiers.base import VerifyContext
 from agentlens.verification.verifiers.build import BUILD_TOOLS
 
 GIT_IDENTITY = ("-c", "user.name=AgentLens", "-c", "user.email=scenario@agentlens")
@@ -117,44 +116,63 @@ def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
     """The diff since the base, and the files that changed and still exist (for IDE errors)."""
     if why := replaced(workspace):
         raise ConfigError(why)
-    with tempfile.TemporaryDirectory(prefix="agentlens-index-") as tmp:
-        index = Path(tmp)
-        _git(workspace.path, "read-tree", workspace.base, index=index)
-        # a nested repository without commits makes `add` fail for that folder only: go on
-        _git(workspace.path, "add", "-A", "--ignore-errors", check=False, index=index)
-        _add_hidden(workspace, index)
-        diff = _git(workspace.path, "diff", *PLAIN_DIFF, "--cached", "--no-color", workspace.base,
-                    index=index)  # fmt: skip
-        names = _git(
-            workspace.path, "diff", "--cached", "--name-only", "-z", "--diff-filter=d",
-            workspace.base, index=index,
-        )  # fmt: skip
-        return diff, [name for name in names.split("\0") if name]
+    try:
+        with BaseIndex.of(workspace.path, workspace.base) as base:
+            return _changes(workspace, base)
+    except BaseIndexError as exc:
+        raise WorkspaceGitError(exc.call, workspace.path, exc.why, stopped=exc.stopped) from None
 
 
-def _add_hidden(workspace: Workspace, index: Path) -> None:
-    """New files that only the agent's own ignore rules hide from `add -A` (its
-    `.git/info/exclude`, a line it added to a `.gitignore`) are its change too: a planted
-    `conftest.py` was missing from the diff the simulator and the judge read."""
-    new = VerifyContext(workspace.path, workspace.base).new_files()
-    if new:
-        listing = "".join(name + "\0" for name in sorted(new))
-        _git(workspace.path, "add", "-f", "--ignore-errors", "--pathspec-from-file=-",
-             "--pathspec-file-nul", check=False, index=index, stdin=listing)  # fmt: skip
+def _changes(workspace: Workspace, base: BaseIndex) -> tuple[str, list[str]]:
+    """Every change staged into `base`'s index (its one look at the config for every call:
+    none of them writes it), then diffed. New files that only the agent's own ignore rules
+    hide from `add -A` (its `.git/info/exclude`, a line it added to a `.gitignore`) are its
+    change too: a planted `conftest.py` was missing from the diff the simulator and the judge
+    read. They are listed before `add -A`, which makes every new file tracked."""
+    hidden = base.hidden()
+
+    def git(*args: str, check: bool = True, stdin: str = "") -> str:
+        return _git(workspace.path, *args, index=base.folder, view=base.view, check=check,
+                    stdin=stdin)  # fmt: skip
+
+    # a nested repository without commits makes `add` fail for that folder only: go on
+    git(*NO_USER_EXCLUDES, "add", "-A", "--ignore-errors", check=False)
+    if hidden:  # by name: git matches each name against each given (`add -f` of 20,000: 25 s)
+        listing = "".join(name + "\0" for name in sorted(hidden))
+        git("add", "-f", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+            check=False, stdin=listing)  # fmt: skip
+    diff = git("diff", *PLAIN_DIFF, "--cached", "--no-color", workspace.base)
+    names = git("diff", "--cached", "--name-only", "-z", "--diff-filter=d", workspace.base)
+    return diff, [name for name in names.split("\0") if name]
 
 
 def _git(
-    repo: Path, *args: str, index: Path | None = None, check: bool = True, stdin: str = ""
+    repo: Path,
+    *args: str,
+    index: Path | None = None,
+    view: GitView | None = None,
+    check: bool = True,
+    stdin: str = "",
 ) -> str:
     """Sandboxed (`repo_git`): after a preprocessor or the agent, `.git/config` is theirs.
-    `index`: a scratch folder for the index file, instead of the workspace's own. `check=False`
-    lets git's own failure pass, never AgentLens's stop of it."""
+    `index`: a scratch folder for the index file, instead of the workspace's own; `view`: the
+    listing's look at the config (else one for this call). `check=False` lets git's own failure
+    pass, never AgentLens's stop of it."""
     env = {"GIT_INDEX_FILE": str(index / "index")} if index else {}
     writable = [repo.parent, *([index] if index else [])]
     proc = run_git(
-        repo, *GIT_IDENTITY, *args, env=env, writable=writable, timeout_s=600, stdin=stdin
-    )
+        repo, *GIT_IDENTITY, *args, env=env, writable=writable, timeout_s=600, stdin=stdin,
+        view=view,
+    )  # fmt: skip
     # `check` or not: a filter killed for memory leaves its result partial
     if (check or proc.stopped) and (why := proc.failure()):
-        raise WorkspaceGitError(f"git {' '.join(args[:2])}", repo, why, stopped=proc.stopped)
+        raise WorkspaceGitError(_call_name(args), repo, why, stopped=proc.stopped)
     return proc.stdout
+
+
+def _call_name(args: tuple[str, ...]) -> str:
+    """`git add -A` for `-c key=value add -A ...`: the command, not the settings before it."""
+    command = 0
+    while args[command : command + 1] == ("-c",):
+        command += 2
+    return f"git {' '.join(args[command : command + 2])}"

@@ -16,11 +16,12 @@ from agentlens.verification.repo_git import PLAIN_DIFF, run_git
 
 
 class BaseIndexError(Exception):
-    """A git call of the listing failed or was stopped; `why` is git's or the sandbox's line."""
+    """A git call of the listing failed or was stopped; `why` is git's or the sandbox's line,
+    `stopped` the sandbox's alone ("" when git itself failed)."""
 
-    def __init__(self, call: str, repo: Path, why: str) -> None:
+    def __init__(self, call: str, repo: Path, why: str, stopped: str = "") -> None:
         super().__init__(f"{call} failed in {repo}: {why}")
-        self.why = why
+        self.call, self.why, self.stopped = call, why, stopped
 
 
 class BaseIndex:
@@ -50,7 +51,7 @@ class BaseIndex:
         )
         if proc.returncode not in fine or proc.stopped:
             why = proc.failure() or f"exit code {proc.returncode}"
-            raise BaseIndexError(f"git {' '.join(args)}", self.repo, why)
+            raise BaseIndexError(f"git {' '.join(args)}", self.repo, why, proc.stopped)
         return proc.stdout
 
     def names(self, *args: str) -> set[str]:
@@ -87,14 +88,22 @@ class BaseIndex:
         files ignores. Every other rule is the agent's to write: `.git/info/exclude` and
         `core.excludesFile` hid a planted `conftest.py` from `forbidden_globs`, and so would a
         line it added to a `.gitignore`, or a `.gitignore` it added (naming itself too)."""
-        shown = self.names(*NO_USER_EXCLUDES, "ls-files", "--others", "--exclude-standard")
+        return self.shown() | self.hidden()
+
+    def shown(self) -> set[str]:
+        """Paths not in the base that no ignore rule hides (the agent's `core.excludesFile` is
+        not read): what `add -A` adds under `NO_USER_EXCLUDES`."""
+        return self.names(*NO_USER_EXCLUDES, "ls-files", "--others", "--exclude-standard")
+
+    def hidden(self) -> set[str]:
+        """Paths not in the base that only rules the base revision does not hold ignore."""
         # a whole ignored folder is one name (a `node_modules/` of 60,000 files is one rule)
         ignored = self._hidden(self._ignored("--directory"))
         folders = sorted(name for name in ignored if name.endswith("/"))
         if folders:  # hidden by no rule of the base: each file in it is judged
             inside = self._ignored("--", *(f":(literal){name}" for name in folders))
             ignored = (ignored - set(folders)) | self._hidden(inside)
-        return shown | ignored
+        return ignored
 
     def _ignored(self, *args: str) -> set[str]:
         return self.names(
