@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo, git
 from agentlens.scenarios.scenario import Scenario, load_scenario, run_scenario
+from agentlens.verification import repo_git
 from agentlens.verification.verifiers import build_verifier, run_verifier
 from agentlens.verification.verifiers.base import VerifyContext
 
@@ -447,3 +449,28 @@ def test_a_folder_that_is_no_git_repository_is_one_line_saying_so(
     assert "\n" not in reason and len(reason) < 300
     assert "not a git repository" in reason
     assert "usage: git diff" not in reason
+
+
+def test_a_scenarios_repository_state_checks_list_the_changes_once(
+    fixed_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each check listed the changes anew: the base read into an index, the config looked at,
+    the work tree walked, once per check of the scenario (here 3 times)."""
+    (fixed_repo / "calc" / "mul.py").write_text("def mul(a, b):\n    return a * b\n")
+    calls: list[str] = []
+    run = repo_git._run_git
+
+    def counted(repo: Path, args: list[str], *rest: Any) -> repo_git.GitResult:
+        calls.extend(a for a in args if a in ("read-tree", "config"))
+        return run(repo, args, *rest)
+
+    monkeypatch.setattr(repo_git, "_run_git", counted)
+    checks = [
+        {"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]},
+        {"type": "NoChangesVerifier", "allowed_globs": ["calc/*"]},
+        {"type": "NewFileRegExpVerifier", "reg_exp_pattern": r"mul\.py$"},
+    ]
+    result = run_scenario(Scenario(name="listed once", verifiers=checks), fixed_repo)
+    assert [r.status for r in result.results] == ["pass", "fail", "pass"]
+    assert result.results[1].metrics["unexpected_changed"] == ["tests/test_ops.py"]
+    assert sorted(calls) == ["config", "read-tree"]

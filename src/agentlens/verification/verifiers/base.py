@@ -64,6 +64,10 @@ class VerifyContext:
     timeout_s: float = 300.0
     scenario_dir: Path | None = None
 
+    # (changed, new) once listed: each repository-state verifier of a scenario listed them
+    # anew, each time reading the base into an index and looking at the config again
+    _listed: tuple[set[str], set[str]] | None = field(default=None, init=False, repr=False)
+
     def __post_init__(self) -> None:
         # absolute once: files found below it are read from a descriptor of it (`read_inside`),
         # which takes a relative path as relative to the repository, not to the working folder
@@ -71,13 +75,18 @@ class VerifyContext:
 
     def changed_files(self) -> set[str]:
         """Paths (relative, posix) modified, added or deleted since `base_ref`, untracked included."""
-        with _listing(self.repo, self.base_ref) as base:
-            return base.names("diff", "--name-only") | base.untracked()
+        return set(self._listing()[0])
 
     def new_files(self) -> set[str]:
         """Paths added since `base_ref` (committed or not), untracked included."""
-        with _listing(self.repo, self.base_ref) as base:
-            return base.untracked()
+        return set(self._listing()[1])
+
+    def _listing(self) -> tuple[set[str], set[str]]:
+        if self._listed is None:
+            with _listing(self.repo, self.base_ref) as base:
+                new = base.untracked()
+                self._listed = base.names("diff", "--name-only") | new, new
+        return self._listed
 
 
 @contextmanager
