@@ -297,3 +297,24 @@ def test_a_command_nesting_folders_past_the_recursion_limit_leaves_no_copy(
     for folder in left:
         remove_tree(folder)
     assert left == []
+
+
+def test_an_agent_nesting_folders_past_the_recursion_limit_can_run_its_next_command(
+    calc: Path,
+) -> None:
+    """As root, each command's writable folder is handed to `nobody` first, by `os.fwalk`,
+    which nests a call per folder: once the agent had nested 1,100 folders, each of its
+    commands raised `RecursionError`, an agent error, and the run a failed run (left out of
+    the pass rate, where its failure belonged)."""
+    folder = calc
+    for _ in range(1100):
+        folder /= "d"
+        folder.mkdir()
+    (folder / "deepest.txt").write_text("here\n")
+    try:
+        result = asyncio.run(run_shell("find . -name deepest.txt | wc -l", calc, timeout_s=60))
+        owner = (folder / "deepest.txt").stat().st_uid
+    finally:
+        remove_tree(calc / "d")  # pytest's own cleanup nests a call per folder
+    assert (result.returncode, result.output) == (0, "1\n"), result.output
+    assert owner == (isolation.NOBODY if os.geteuid() == 0 else os.geteuid())

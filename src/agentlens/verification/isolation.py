@@ -374,13 +374,68 @@ def _hand_to_nobody(folder: Path) -> None:
 
     By folder descriptor, not by path: a sandboxed process already running there (an MCP
     server, while the agent's next command starts) can swap a folder for a link to `/etc`
-    between listing it and changing its files, and a path would then follow the link."""
+    between listing it and changing its files, and a path would then follow the link. Folders
+    wait on a stack as names, each opened again from `folder`, one `O_NOFOLLOW` step at a time:
+    `os.fwalk` nests a call per folder, and a workspace the agent nested 1,100 deep made each of
+    its later commands an agent error (`RecursionError`), a failed run left out of the pass
+    rate."""
     os.chown(folder, NOBODY, NOBODY)
-    device = folder.stat().st_dev
-    for _, dirs, files, fd in os.fwalk(folder):  # enters no link, checks each folder it enters
-        dirs[:] = [d for d in dirs if os.stat(d, dir_fd=fd, follow_symlinks=False).st_dev == device]
-        for name in dirs + files:
-            os.chown(name, NOBODY, NOBODY, dir_fd=fd, follow_symlinks=False)
+    try:
+        top = os.open(folder, _FOLDER_FLAGS)
+    except OSError:  # a link: its target is not walked (`os.fwalk` did not walk it either)
+        return
+    try:
+        device = os.fstat(top).st_dev
+        waiting: list[tuple[str, ...]] = [()]
+        while waiting:
+            parts = waiting.pop()
+            descriptor = _open_below(top, parts, device)
+            if descriptor is not None:
+                waiting += [(*parts, name) for name in _hand_entries(descriptor, device)]
+    finally:
+        os.close(top)
+
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_below(top: int, parts: tuple[str, ...], device: int) -> int | None:
+    """The folder `parts` below `top`, opened through no link and on `device`; None if it is
+    no longer such a folder."""
+    descriptor = os.dup(top)
+    try:
+        for name in parts:
+            parent, descriptor = descriptor, -1
+            try:
+                descriptor = os.open(name, _FOLDER_FLAGS, dir_fd=parent)
+            finally:
+                os.close(parent)
+        if os.fstat(descriptor).st_dev == device:
+            found, descriptor = descriptor, -1
+            return found
+        return None
+    except OSError:  # gone, or a link or a file now
+        return None
+    finally:
+        if descriptor >= 0:
+            os.close(descriptor)
+
+
+def _hand_entries(descriptor: int, device: int) -> list[str]:
+    """Each entry of the open folder handed over (links themselves, not their targets; not a
+    folder of another device); the names of its folders. The descriptor is closed."""
+    try:
+        folders = []
+        with os.scandir(descriptor) as listing:
+            for entry in listing:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.stat(follow_symlinks=False).st_dev != device:
+                        continue
+                    folders.append(entry.name)
+                os.chown(entry.name, NOBODY, NOBODY, dir_fd=descriptor, follow_symlinks=False)
+        return folders
+    finally:
+        os.close(descriptor)
 
 
 def _limit_argv(limits: Limits) -> list[str]:
