@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -474,3 +475,23 @@ def test_a_scenarios_repository_state_checks_list_the_changes_once(
     assert [r.status for r in result.results] == ["pass", "fail", "pass"]
     assert result.results[1].metrics["unexpected_changed"] == ["tests/test_ops.py"]
     assert sorted(calls) == ["config", "read-tree"]
+
+
+def test_a_regex_count_holds_one_file_at_a_time(
+    fixed_repo: Path,
+) -> None:
+    """Every file's text was held until all were counted, and each match kept: twenty 60 MB
+    test files the agent wrote took the checking process to 1.25 GB (209 MB now)."""
+    block = ("def test_x(): pass\n" + "#" * 79 + "\n") * 80_000  # 7.9 MB
+    for number in range(10):
+        (fixed_repo / "tests" / f"big{number}.py").write_text(block)
+    spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "tests",
+            "reg_exp_pattern": "^def test_", "num_expected": 800_003, "strict_count": True}  # fmt: skip
+    tracemalloc.start()
+    try:
+        status, reason, _ = check(spec, fixed_repo)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (status, reason.split(";")[0]) == ("pass", "800,003 matches in 11 files"), reason
+    assert peak < 4 * len(block), peak  # a file's bytes and text, not ten of them

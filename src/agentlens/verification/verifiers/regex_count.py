@@ -60,10 +60,14 @@ class FileRegExpCountVerifier:
             )
         pattern = re.compile(self.reg_exp_pattern, re.MULTILINE)
         files = [root] if root.is_file() else list(self._sources(root))
-        texts = [text for text in (self._text(ctx.repo, f) for f in files) if text is not None]
-        count = sum(len(pattern.findall(text)) for text in texts)
+        count = read = 0
+        for file in files:  # one text at a time: the repository's files may weigh gigabytes
+            text = self._text(ctx.repo, file)
+            if text is not None:
+                count += sum(1 for _ in pattern.finditer(text))
+                read += 1
         return _verdict(
-            self.type_name, count, self.num_expected, self.strict_count, counted(len(texts), "file")
+            self.type_name, count, self.num_expected, self.strict_count, counted(read, "file")
         )
 
     def _sources(self, root: Path) -> Iterable[Path]:
