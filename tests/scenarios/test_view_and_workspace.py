@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentlens.cli import review_cmd
 from agentlens.demo.tiny_repo import apply_fix
 from agentlens.errors import ConfigError
 from agentlens.formats import read_path
@@ -167,6 +168,20 @@ def test_a_failed_listing_of_new_files_is_a_workspace_error(
     ) as raised:
         changes_since_base(ws)
     assert isinstance(raised.value, ConfigError) and raised.value.stopped == "timed out after 60 s"
+
+
+def test_a_diff_larger_than_git_may_print_is_no_diff(calc_project: Path, tmp_path: Path) -> None:
+    """git's output was read whole: a new 300 MB text file took the simulator's diff to a peak
+    of 920 MB, and a few such files (2 GB each under `file_size_mb`) the host's memory. The
+    call now stops past `MAX_OUTPUT_BYTES`, in one line, as a call stopped for memory does."""
+    ws = prepare(calc_project, tmp_path / "ws")
+    with (ws.path / "data.txt").open("w") as data:
+        data.write(("x" * 99 + "\n") * (64 * 1024 * 1024 // 100 + 1000))  # 64 MB and more
+    with pytest.raises(WorkspaceGitError) as raised:
+        changes_since_base(ws)
+    assert raised.value.stopped == "stopped: its output passed 64 MB"
+    with pytest.raises(ConfigError, match=r"git diff HEAD failed: stopped: its output passed 64"):
+        review_cmd._diff(str(ws.path), "HEAD")
 
 
 def test_preprocessor_output_becomes_part_of_the_base(calc_project: Path, tmp_path: Path) -> None:

@@ -9,11 +9,16 @@ system's nor the user's git config is read."""
 
 from __future__ import annotations
 
+import contextlib
+import locale
 import os
 import subprocess
+import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from agentlens.bounded_read import read_regular
 from agentlens.verification import isolation
@@ -138,24 +143,99 @@ def _run_git(
             readable=[repo, *_linked_git_dirs(repo)],
         )
         try:
-            done = subprocess.run(
-                wrapped.argv,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                env={**base, **(env or {})},
-                input=stdin,
-                timeout=timeout_s,
-                check=False,
+            code, stdout, stderr = _bounded_run(
+                wrapped.argv, {**base, **(env or {})}, stdin, timeout_s
             )
         except subprocess.TimeoutExpired:  # the sandbox died with its first process
             why = f"timed out after {timeout_s:g} s"
             return _result(argv, 124, "", why, stopped=why)
-        stopped = memory.not_started_note(done.returncode)
+        except OutputTooLargeError:
+            why = f"stopped: its output passed {MAX_OUTPUT_BYTES // (1024 * 1024)} MB"
+            return _result(argv, STOPPED_EXIT, "", why, stopped=why)
+        stopped = memory.not_started_note(code)
         if not stopped and memory.oom_killed():  # a filter or textconv program of the agent's
             stopped = memory.stop_note()
-        code = done.returncode or (STOPPED_EXIT if stopped else 0)
-        return _result(argv, code, done.stdout, done.stderr, stopped=stopped)
+        code = code or (STOPPED_EXIT if stopped else 0)
+        return _result(argv, code, stdout, stderr, stopped=stopped)
+
+
+# What one git call may print: a diff holds each new file whole, and the agent's files may weigh
+# gigabytes (a diff of one 300 MB text file took the process to 920 MB). Also `--no-sandbox`'s.
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+
+
+# text mode's (`subprocess._text_encoding`)
+_ENCODING = "utf-8" if sys.flags.utf8_mode else locale.getencoding()
+
+
+class OutputTooLargeError(Exception):
+    """git printed more than MAX_OUTPUT_BYTES; it was killed."""
+
+
+def _bounded_run(
+    argv: list[str], env: Mapping[str, str], stdin: str, timeout_s: float
+) -> tuple[int, str, str]:
+    """`subprocess.run(argv, capture_output=True, text=True, errors="replace", input=stdin,
+    timeout=timeout_s)`'s exit code, stdout and stderr, but each read up to MAX_OUTPUT_BYTES:
+    past it the process is killed and OutputTooLargeError raised."""
+    with subprocess.Popen(
+        argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
+        data = stdin.encode(_ENCODING, errors="replace")
+        feeding = threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True)
+        feeding.start()
+        out, err = _Capped(proc, proc.stdout), _Capped(proc, proc.stderr)  # type: ignore[arg-type]
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        finally:
+            proc.wait()
+        if out.over or err.over:
+            raise OutputTooLargeError
+        return code, _text(out.finish()), _text(err.finish())
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    with contextlib.suppress(OSError):  # git read none of it, or not all (a closed pipe)
+        pipe.write(data)
+    with contextlib.suppress(OSError):
+        pipe.close()
+
+
+class _Capped:
+    """Reads a pipe to its end in a thread, keeping up to MAX_OUTPUT_BYTES; past them, kills
+    the process (`over`)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], pipe: IO[bytes]) -> None:
+        self.proc, self.pipe, self.over = proc, pipe, False
+        self.chunks: list[bytes] = []
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        kept = 0
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := self.pipe.read1(1 << 16):  # type: ignore[attr-defined]
+                kept += len(chunk)
+                if kept > MAX_OUTPUT_BYTES:
+                    self.over = True
+                    self.proc.kill()
+                    return
+                self.chunks.append(chunk)
+
+    def finish(self) -> bytes:
+        """What was read; a process of the agent's that escaped with the pipe (`--no-sandbox`)
+        cannot hold the call past 5 s."""
+        self._thread.join(timeout=5)
+        return b"".join(self.chunks)
+
+
+def _text(output: bytes) -> str:
+    """As text mode read it: undecodable bytes replaced, universal newlines."""
+    decoded = output.decode(_ENCODING, errors="replace")
+    return decoded.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _result(argv: list[str], code: int, stdout: str, stderr: str, *, stopped: str) -> GitResult:
