@@ -45,8 +45,8 @@ def copy_tree(
 ) -> int:
     """`shutil.copytree(source, target, symlinks=True, ignore=skip, copy_function=copy_file)`,
     on a stack, raising CopyOutOfTimeError once `time.monotonic()` passes `deadline` and
-    CopyTooDeepError at a folder deeper than MAX_DEPTH; the number of files copied. Links are copied as links; failures are gathered and raised as one
-    `shutil.Error` at the end."""
+    CopyTooDeepError at a folder deeper than MAX_DEPTH; the number of files copied. Links are
+    copied as links; failures are gathered and raised as one `shutil.Error` at the end."""
     errors: list[tuple[str, str, str]] = []
     made: list[tuple[str, str]] = []
     copied = 0
