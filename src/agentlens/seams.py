@@ -89,7 +89,8 @@ class ScenarioAgent(Protocol):
         ...
 
     async def aclose(self) -> None:
-        """Release model clients and processes."""
+        """Release model clients and processes; called once the dialog ends, before the checks,
+        and again by the run (it must do nothing the second time)."""
         ...
 
 

@@ -314,3 +314,29 @@ def test_the_built_in_agent_refuses_the_legacy_sse_transport_up_front(
     model = "bash:openai-compatible:http://127.0.0.1:9/v1#m"
     with pytest.raises(ConfigError, match="cannot reach old: type sse is the older HTTP"):
         fold_run(scenario, calc_project, tmp_path / "o", model, [])
+
+
+@needs_server
+def test_the_agents_servers_are_stopped_before_its_work_is_checked(
+    mcp_scenario: Scenario, calc_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stdio server stayed up through the final checks, free to rewrite the workspace or its
+    git config between two of their git calls (found by an attack on the sandbox)."""
+    from agentlens.scenarios import session as session_module
+
+    monkeypatch.setenv(TOKEN, SECRET)
+    agent = ScriptedBuiltIn([mcp_block("git", "git_status", {"repo_path": "."}), "Done."])
+    running_at_check: list[bool] = []
+    check = session_module._verify
+
+    async def spying(*args: Any) -> Any:
+        servers = agent.agents[0].mcp.sessions.values()
+        running_at_check.extend(server._pipes is not None for server in servers)
+        return await check(*args)
+
+    monkeypatch.setattr(session_module, "_verify", spying)
+    go = [ChatResponse(text="Go.")]
+    (session,) = fold_run(mcp_scenario, calc_project, tmp_path / "out", agent, go).sessions
+    assert session.verification is not None, session.termination.reason
+    assert running_at_check == [False]  # one server, up during the dialog, down for the checks
+    assert any(s.tool_name == "mcp__git__git_status" for s in session.trajectory.steps)

@@ -130,6 +130,9 @@ async def run_session(
             raise
         except ProviderError as exc:
             termination = Termination(Stop.SIMULATOR_ERROR, f"Simulated user failed: {exc}")
+        # Nothing of the agent's runs while its work is checked: a stdio MCP server it was given
+        # could rewrite the workspace, or its git config, between two of the checks' git calls
+        await agent.aclose()
     trajectory = _trajectory(scenario, agent, user, workspace, dialog, termination, session_id)
     trajectory.metadata.update(metadata or {})
     trajectory.metadata["started_at"] = started_at.isoformat()
