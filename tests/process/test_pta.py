@@ -25,9 +25,20 @@ from agentlens.process.pta_io import (
 )
 from agentlens.process.states import ProcState
 from agentlens.trajectory import Trajectory
-from tests.conftest import BENCH
+from tests.conftest import BENCH, DATA
 
-SDK = Path(os.environ.get("AGENTLENS_SDK", "/work/oracle/agentlens-app/sdk"))
+
+def released_sdk() -> Path:
+    """$AGENTLENS_SDK, else the release beside the shared data (`<root>/sdkapp/sdk` next to
+    `<root>/shared/data`), else its old place: a default that named only the old place left
+    every parity test skipped once the release moved."""
+    if "AGENTLENS_SDK" in os.environ:
+        return Path(os.environ["AGENTLENS_SDK"])
+    places = [DATA.resolve().parents[1] / "sdkapp" / "sdk", Path("/work/oracle/agentlens-app/sdk")]
+    return next((p for p in places if (p / "src").is_dir()), places[0])
+
+
+SDK = released_sdk()
 TASK = "psf__requests-1724"
 
 

@@ -76,7 +76,7 @@ def test_rows_identical_to_the_released_sdk_on_one_task() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from sdk_parity import plain_splits, released, same, sdk_modules
 
-    mods = sdk_modules()
+    mods = sdk_modules(SDK)
     assert mods is not None
     split = bench_split(TASK)
     split = split.__class__(split.task_id, split.donors, split.scored[:8])
