@@ -127,3 +127,25 @@ def test_verdict_at_the_sixty_threshold(
     weighted: float, completeness: float, bottleneck: float, terminal: bool, want: str
 ) -> None:
     assert verdict(weighted, completeness, bottleneck, terminal) == want
+
+
+@pytest.mark.parametrize(
+    ("weighted", "completeness", "bottleneck", "terminal", "want"),
+    [  # spec §9.4 at its stage-completeness thresholds, which no stored row pins; each pair is
+        # the release's `_compute_verdict` on either side of one threshold
+        (80.0, 1.0, 0.0, True, "PASS"),  # every stage matched: no cap, though a stage is at 0
+        (80.0, 0.99, 0.0, True, "LIKELY PASS"),  # a stage unmatched: capped
+        (80.0, 0.75, 50.0, True, "PASS"),  # ws ≥ 75 & sc ≥ 0.75
+        (80.0, 0.74, 50.0, True, "LIKELY PASS"),
+        (65.0, 0.5, 50.0, True, "LIKELY PASS"),  # ws ≥ 60 & sc ≥ 0.5
+        (65.0, 0.49, 50.0, True, "UNCERTAIN"),
+        (55.0, 0.25, 50.0, True, "UNCERTAIN"),  # sc < 0.25 → FAIL
+        (55.0, 0.24, 50.0, True, "FAIL"),
+        (30.0, 0.5, 50.0, True, "LIKELY FAIL"),  # ws < 30 → FAIL
+        (29.99, 0.5, 50.0, True, "FAIL"),
+    ],
+)
+def test_verdict_at_the_stage_completeness_thresholds(
+    weighted: float, completeness: float, bottleneck: float, terminal: bool, want: str
+) -> None:
+    assert verdict(weighted, completeness, bottleneck, terminal) == want
