@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from agentlens.process.composite import eq1, sdk_score
+from agentlens.process.composite import eq1, outcome_term, sdk_score
 from agentlens.process.profiles import get_profile
 from tests.conftest import BENCH
 
@@ -89,6 +89,15 @@ def test_outcome_term_is_switchable_and_unknown_counts_half() -> None:
     assert sdk_score(off, outcome="passed", **kwargs).value == 45
     # 0.25·50 + 0.25·50 + 0.18·50 + 0.12·50 + 0.10·45 = 44.5 → banker's rounding to 44
     assert sdk_score(off, outcome="failed", **{**kwargs, "f1": 45.0}).value == 44
+
+
+def test_outcome_term_is_what_the_score_added_for_the_outcome() -> None:
+    """`process_only` and the validity cut subtract this term: 10 for a pass, 5 for an unknown
+    outcome, nothing for a failure in `sdk-compat`; nothing when switched off or under Eq. 1."""
+    sdk = get_profile("sdk-compat")
+    assert [outcome_term(sdk, o) for o in ("passed", "unknown", "failed")] == [10.0, 5.0, 0.0]
+    off = get_profile("sdk-compat", include_outcome=False)
+    assert outcome_term(off, "passed") == outcome_term(get_profile("paper"), "passed") == 0.0
 
 
 def test_released_score_is_clamped_to_100_when_weights_sum_above_one() -> None:
