@@ -6,13 +6,14 @@ import csv
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentlens.formats.load import read_path
 from agentlens.process import labeler_sdk as sdk
 from agentlens.process.labeler import label_trajectory
-from agentlens.process.labeler_paper import file_role
+from agentlens.process.labeler_paper import file_role, label_steps_paper
 from agentlens.process.labeler_paper_tools import intended_command
 from agentlens.shell.actions import analyse
 from agentlens.trajectory import Step, ToolCategory, Trajectory
@@ -185,6 +186,47 @@ def test_works_on_canonical_steps_of_any_format() -> None:
     ]
     traj = Trajectory(id="t", source={"format": "x"}, steps=steps)  # type: ignore[arg-type]
     assert label_trajectory(traj, "paper") == [None, "E", "I", "V", None]
+
+
+def _shell(command: str, *, category: ToolCategory = ToolCategory.RUN_COMMAND, **more: Any) -> Step:
+    return Step(
+        index=0, kind="tool", tool_name="bash", arguments={"command": command}, command=command,
+        category=category, **more,
+    )  # fmt: skip
+
+
+def _output_of(task_id: str) -> Step:
+    arguments = {"task_id": task_id}
+    return Step(index=0, kind="tool", tool_name="TaskOutput", arguments=arguments)
+
+
+BEAD = 'bd create "Fix login" -t bug'  # a non-coding task's requested action: I
+
+
+def test_a_shell_line_that_is_the_change_puts_the_run_after_it() -> None:
+    """Once the requested action ran as a shell line, running the tests checks it (V)."""
+    assert label_steps_paper([_shell(BEAD), _shell("python -m pytest -q")]) == ["I", "V"]
+
+
+def test_reading_a_background_actions_output_checks_it() -> None:
+    """The output of a background run is that run (E before a change); the output of the
+    requested action itself is looking at what it did (V)."""
+    started = "Command running in background with ID: {}"
+    action = [_shell(BEAD, observation=started.format("b1")), _output_of("b1")]
+    probe = [_shell("python -m pytest -q", observation=started.format("b2")), _output_of("b2")]
+    assert label_steps_paper(action) == ["I", "V"]
+    assert label_steps_paper(probe) == ["E", "E"]
+
+
+def test_a_verification_step_counts_as_having_looked() -> None:
+    """After an edit and a test run (nothing labelled E), a file first written in /tmp/ is a
+    check (V): the run has looked at the project, so it is not the first-written deliverable."""
+    edit = _shell("sed -i 's/a/b/' pkg/core.py", category=ToolCategory.EDIT, files=["pkg/core.py"])
+    scratch = "/tmp/out.py"
+    write = _shell(
+        f"cat > {scratch} <<EOF\nx = 1\nEOF", category=ToolCategory.CREATE_FILE, files=[scratch]
+    )
+    assert label_steps_paper([edit, _shell("python -m pytest -q"), write]) == ["I", "V", "V"]
 
 
 @pytest.mark.parametrize(
