@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentlens.demo.tiny_repo import create_repo
+from agentlens.errors import AgentLensError
 from agentlens.scenarios.agents._shell import run_shell
 from agentlens.verification import isolation, memory_group, sandbox
 from agentlens.verification.disk_guard import DiskFloor
@@ -52,6 +54,38 @@ def test_memory_folders_are_capped_and_the_rest_read_only(
     with isolation.policy(isolation.Isolation(limits=isolation.Limits(memory_mb=64))):
         run, _ = run_in_scratch(calc, script, timeout_s=60)
     assert run.output.split("\n") == ["/tmp 64 MB", "/dev/shm 64 MB", ""], run.output
+
+
+def test_the_command_has_no_capabilities_its_own_namespaces_and_its_limits(calc: Path) -> None:
+    """What the command itself sees: no capability (as root it drops to `nobody` with an empty
+    bounding set), an IPC and host-name namespace of its own, and the CPU and file-size limits
+    of the policy."""
+    script = (
+        "grep -E '^Cap(Eff|Bnd):' /proc/self/status; readlink /proc/self/ns/ipc /proc/self/ns/uts;"
+        " grep -E '^Max (cpu time|file size)' /proc/self/limits"
+    )
+    limits = isolation.Limits(cpu_s=77, file_size_mb=3)
+    with isolation.policy(isolation.Isolation(limits=limits)):
+        run, _ = run_in_scratch(calc, script, timeout_s=60)
+    lines = run.output.splitlines()
+    assert lines[:2] == ["CapEff:\t0000000000000000", "CapBnd:\t0000000000000000"], run.output
+    host = {os.readlink(f"/proc/self/ns/{name}") for name in ("ipc", "uts")}
+    assert len(lines[2:4]) == 2 and not host & set(lines[2:4]), run.output
+    shown = [re.split(r"\s{2,}", line)[:3] for line in lines[4:]]
+    assert shown == [["Max cpu time", "77", "77"], ["Max file size", "3145728", "3145728"]]
+
+
+def test_a_folder_that_holds_the_home_is_never_made_writable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Handing the sandbox a folder above the home directory would hand it the home too."""
+    home = tmp_path / "users" / "me"
+    (home / "scratch").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for folder in (home.parent, home):
+        with pytest.raises(AgentLensError, match=f"refusing to make {folder} writable"):
+            isolation._check_writable(folder)
+    isolation._check_writable(home / "scratch")
 
 
 def test_special_files_in_the_repository_do_not_stop_verification(calc: Path) -> None:
