@@ -3,7 +3,6 @@ its size, before a byte is read; the batch goes on and the exit code says a file
 
 from __future__ import annotations
 
-import inspect
 import os
 import subprocess
 import sys
@@ -13,14 +12,10 @@ from pathlib import Path
 import pytest
 
 from agentlens.errors import ConfigError, TraceError
-from agentlens.formats import limits, load
+from agentlens.formats import limits
 from tests.conftest import BENCH
 
 TASK = BENCH / "trajectories" / "psf__requests-1724"
-WIRED = "check_file_size" in inspect.getsource(load._contents)
-needs_wiring = pytest.mark.skipif(
-    not WIRED, reason="needs `check_file_size` in formats/load.py _contents (merge step)"
-)
 
 
 @pytest.fixture(autouse=True)
@@ -77,7 +72,6 @@ def inspect_batch(*args: str, env: dict[str, str] | None = None) -> subprocess.C
     )  # fmt: skip
 
 
-@needs_wiring
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_files_over_the_cap_fail_one_line_each_and_the_batch_goes_on(how: str) -> None:
     """Real traces of one task, capped at 80 KiB: the larger ones fail, the others are read."""
@@ -94,7 +88,6 @@ def test_files_over_the_cap_fail_one_line_each_and_the_batch_goes_on(how: str) -
     assert f"{len(sizes) - len(over)} trajectories read" in done.stderr
 
 
-@needs_wiring
 def test_the_default_cap_reads_every_real_trace() -> None:
     done = inspect_batch()
     assert done.returncode == 0, done.stderr
