@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -18,6 +20,22 @@ DATA = Path(
 )
 BENCH = DATA / "agentlens-bench-dev"
 FORMATS = DATA / "formats"
+
+
+def missing(reason: str) -> NoReturn:
+    """Skip a test whose extra, model or browser is missing here, except on CI (env CI set),
+    which installs them all: there a missing one fails, so that no test passes by not running."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: this test must run)")
+    pytest.skip(reason, allow_module_level=True)
+
+
+def needed(module: str, hint: str = "") -> ModuleType:
+    """`pytest.importorskip`, failing on CI as `missing` does."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        missing(f"{module} is not installed" + (f": {hint}" if hint else ""))
 
 
 @pytest.fixture(scope="session")

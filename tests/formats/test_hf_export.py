@@ -15,9 +15,9 @@ from agentlens.cli import main
 from agentlens.errors import ConfigError
 from agentlens.formats import read_paths
 from agentlens.formats.hf_writer import INSTALL_HINT, write_hf
-from tests.conftest import DATA
+from tests.conftest import DATA, needed
 
-datasets = pytest.importorskip("datasets", reason="pip install 'agentlens[hf]'")
+datasets = needed("datasets", "pip install 'agentlens[hf]'")
 
 MINI = DATA / "mini-swe-agent-swebv"
 JAVA = DATA / "swe-agent-java"
@@ -69,7 +69,7 @@ def test_scores_from_cohort_rows_become_columns(tmp_path: Path) -> None:
 def test_scores_written_as_parquet_join_as_jsonl_do(tmp_path: Path) -> None:
     """`cohort --out rows.parquet` (the README's example) is a `--scores` file too; it was read
     as JSON Lines and refused as "str is not valid UTF-8"."""
-    pq = pytest.importorskip("pyarrow.parquet")
+    pq = needed("pyarrow.parquet")
     rows_path = tmp_path / "rows.parquet"
     assert main(["cohort", str(JAVA), "--no-tables", "--out", str(rows_path)]) == 0
     rows = {r["trajectory_id"]: r for r in pq.read_table(rows_path).to_pylist()}

@@ -8,9 +8,10 @@ import pytest
 
 from agentlens.providers import ChatRequest, RetryPolicy, get_provider
 from agentlens.providers.config import from_mapping
+from tests.conftest import needed
 from tests.providers.fault_server import COMPLETION_TOKENS, PROMPT_TOKENS, FaultServer
 
-pytest.importorskip("anthropic", reason="pip install 'agentlens[anthropic]'")
+needed("anthropic", "pip install 'agentlens[anthropic]'")
 
 FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.05, timeout_s=5.0)
 CONVERSATION = [

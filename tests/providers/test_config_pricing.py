@@ -12,6 +12,7 @@ from agentlens.providers import ChatRequest, TokenUsage, get_provider, make_back
 from agentlens.providers.config import ProvidersConfig
 from agentlens.providers.pricing import PriceTable
 from agentlens.providers.registry import is_local
+from tests.conftest import needed
 
 SHIPPED = Path(__file__).resolve().parents[2] / "src" / "agentlens" / "providers" / "prices.yaml"
 
@@ -149,7 +150,7 @@ def test_hosted_backends_without_a_key_name_the_variable(monkeypatch: pytest.Mon
 
 
 def test_a_missing_gguf_file_is_a_config_error(tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp", reason="pip install 'agentlens[local-llm]'")
+    needed("llama_cpp", "pip install 'agentlens[local-llm]'")
     client = get_provider(f"llamacpp:{tmp_path / 'absent.gguf'}", cache=False)
     with pytest.raises(ConfigError, match=r"absent.gguf: GGUF model file not found"):
         client.option_logprobs_sync([{"role": "user", "content": "?"}], ["A"])

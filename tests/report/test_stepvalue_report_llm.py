@@ -73,11 +73,12 @@ def _viewer_shows_the_step_values(
 ) -> None:
     """The same run in `agentlens view`, in headless Chromium: a chart per channel with a line
     per candidate, and each step's channel effect."""
+    from tests.conftest import missing
     from tests.viewer.conftest import ARGS, CHROMIUM, _missing
     from tests.viewer.server import running
 
     if _missing():
-        pytest.skip(str(_missing()))
+        missing(str(_missing()))
     from playwright.sync_api import sync_playwright
 
     with open_store(str(db)) as store:

@@ -14,7 +14,7 @@ from agentlens.formats.stream import read_paths
 from agentlens.providers.bundled import bundled_gguf
 from agentlens.verification import isolation
 from agentlens.verification.isolation import INSTALL_HINT, SandboxUnavailableError
-from tests.conftest import BENCH
+from tests.conftest import BENCH, missing
 
 
 def test_review_demo_without_llm() -> None:
@@ -57,7 +57,7 @@ def test_review_demo_skips_the_formal_checks_where_bubblewrap_cannot_run(tmp_pat
 @pytest.mark.usefixtures("no_bubblewrap")
 def test_the_demo_scenario_run_is_skipped_where_bubblewrap_cannot_run(tmp_path: Path) -> None:
     if bundled_gguf() is None:
-        pytest.skip("the section runs only with the local model installed")
+        missing("the section runs only with the local model installed")
     console = Console(record=True, width=300)
     task = BENCH / "trajectories" / "psf__requests-1724"
     assert run_demo(task, console, ("scenario run",), llm=True, out=str(tmp_path)) == 0

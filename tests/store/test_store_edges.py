@@ -13,6 +13,7 @@ import pytest
 from agentlens.errors import StoreError
 from agentlens.store import Metric, Record, Run, SqlStore, digest, open_store, printable_url
 from agentlens.trajectory import Agent, Source, Step, Trajectory
+from tests.conftest import needed
 
 
 def _trajectory(tid: str = "t", steps: int = 2, **fields: object) -> Trajectory:
@@ -141,14 +142,14 @@ def test_printed_urls_hide_the_password(url: str, shown: str) -> None:
 
 
 def test_a_password_in_the_query_is_not_printed_when_connecting_fails() -> None:
-    pytest.importorskip("psycopg")
+    needed("psycopg")
     with pytest.raises(StoreError) as raised:
         open_store("postgresql://me@127.0.0.1:1/x?password=s3cret&connect_timeout=2")
     assert "s3cret" not in str(raised.value) and "cannot connect" in str(raised.value)
 
 
 def test_a_bad_port_is_a_store_error() -> None:
-    pytest.importorskip("psycopg")
+    needed("psycopg")
     with pytest.raises(StoreError, match="cannot connect") as raised:
         open_store("postgresql://me:s3cret@127.0.0.1:notaport/x")
     assert "s3cret" not in str(raised.value)

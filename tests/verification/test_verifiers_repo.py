@@ -15,6 +15,7 @@ from agentlens.scenarios.scenario import Scenario, load_scenario, run_scenario
 from agentlens.verification import repo_git
 from agentlens.verification.verifiers import build_verifier, run_verifier
 from agentlens.verification.verifiers.base import VerifyContext
+from tests.conftest import needed
 
 NO_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
@@ -173,7 +174,7 @@ def test_pytest_run_fails_before_the_fix_and_passes_after(
 
 
 def test_unittest_with_coverage(fixed_repo: Path) -> None:
-    pytest.importorskip("coverage")
+    needed("coverage")
     cmd = "python -m coverage run -m unittest discover -s tests -t . && python -m coverage json -o coverage.json"
     (fixed_repo / "tests" / "__init__.py").write_text("")
     (fixed_repo / "tests" / "test_ut.py").write_text(
