@@ -54,10 +54,28 @@ def test_a_negative_token_count_is_the_files_error(
     assert f"negative number at {where}" in caught.value.reason
 
 
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def test_the_real_files_read_as_before(data_dir: Path) -> None:
-    for sample in (COPILOT, GEMINI):
-        trajectory = read_path(data_dir / sample)[0]
-        assert (trajectory.usage_known() or trajectory.reported_usage) is not None
+    """The unedited files' counts, from their own lines: Copilot's session total, and Gemini's
+    last record of each message (thoughts are completion tokens)."""
+    (shutdown,) = [r for r in _lines(data_dir / COPILOT) if r["type"] == "session.shutdown"]
+    (metrics,) = shutdown["data"]["modelMetrics"].values()
+    copilot = read_path(data_dir / COPILOT)[0].reported_usage
+    assert copilot is not None
+    counted = (copilot.prompt_tokens, copilot.completion_tokens, copilot.cached_tokens)
+    usage = metrics["usage"]
+    assert counted == (usage["inputTokens"], usage["outputTokens"], usage["cacheReadTokens"])
+    last = {r["id"]: r["tokens"] for r in _lines(data_dir / GEMINI) if r.get("type") == "gemini"}
+    gemini = read_path(data_dir / GEMINI)[0].usage_known()
+    assert gemini is not None
+    assert (gemini.prompt_tokens, gemini.completion_tokens, gemini.cached_tokens) == (
+        sum(t["input"] for t in last.values()),
+        sum(t["output"] + t["thoughts"] for t in last.values()),
+        sum(t["cached"] for t in last.values()),
+    )
 
 
 def test_the_batch_goes_on_past_a_negative_count(data_dir: Path, tmp_path: Path) -> None:
