@@ -211,6 +211,8 @@ def test_coherence_edge_counts_follow_the_spec() -> None:
     assert only_back.reason.startswith("(0 pivots + 0 confirms) / (0 + 0 + 1 backtracks) = 0.000;")
     two, three = run("EE", files="aa")[1:], run("EEE", files="aaa")[1:]
     assert (retry_excess(two), retry_excess(three)) == (0, 1)
+    # states with no tool, file or stage (as the release's `_count_blind_retries`) repeat nothing
+    assert retry_excess([ProcState(step_no=i) for i in range(4)]) == 0
 
 
 def _lcs_table(a: str, b: str) -> int:
