@@ -83,6 +83,7 @@ def test_a_codex_call_starts_in_its_workdir() -> None:
 
 def test_every_mini_swe_agent_command_starts_in_the_environment_folder() -> None:
     """mini-swe-agent runs each command as a new process in `environment.cwd` (`/testbed`)."""
+    assert len(SWEBV) == 6  # the data README's count: a moved folder must not pass unread
     for path in SWEBV:
         steps = _one(path).tool_steps
         assert steps and {s.cwd for s in steps} == {"/testbed"}, path.name

@@ -229,7 +229,6 @@ def test_annotator_files_are_read_and_bad_rows_named(
 ANNOTATIONS = TABLES / "labelled_states" / "annotations.csv"
 
 
-@pytest.mark.skipif(not ANNOTATIONS.is_file(), reason="annotations.csv not written yet")
 def test_labeler_agreement_runs_on_the_annotations(
     states: list, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -30,6 +30,7 @@ def test_pages_load_only_local_files() -> None:
 
 
 def test_every_module_imported_is_shipped() -> None:
+    assert {"app.js", "api.js"} <= {script.name for script in SCRIPTS}, STATIC
     for script in SCRIPTS:
         for name in re.findall(r'from "\./([\w.]+)"', script.read_text()):
             assert (STATIC / name).is_file(), f"{script.name} imports missing {name}"
