@@ -461,3 +461,26 @@ def test_the_sxs_task_and_the_viewer_preview_keep_a_mark_whole() -> None:
             user["content"] if limit == TASK_CHARS else preview
         )
         assert _marks_whole(user["content"]) and _marks_whole(preview), limit
+
+
+@pytest.mark.parametrize(
+    ("secret", "kind"),
+    [  # each token shape of ours at the shortest length its pattern takes
+        ("sk-" + "a1" * 8, "openai-key"),
+        ("AKIA" + "ABCDEFGHIJ234567", "aws-key"),
+        ("ghp_" + "a1" * 10, "github-token"),
+        ("xoxb-" + "1" * 10, "slack-token"),
+        ("hf_" + "a1" * 15, "huggingface-token"),
+        ("AIza" + "a1" * 17 + "b", "google-api-key"),
+        ("ya29." + "a1" * 10, "google-oauth-token"),
+        ("npm_" + "a1" * 18, "npm-token"),
+        ("dckr_pat_" + "a1" * 10, "docker-token"),
+        ("dop_v1_" + "a1" * 32, "digitalocean-token"),
+        ("shpat_" + "a1" * 16, "shopify-token"),
+    ],
+)
+def test_each_token_shape_is_masked_from_its_shortest_length(secret: str, kind: str) -> None:
+    """A pattern narrowed from `{16,}` to `{20,}` let 16- to 19-character keys through and no
+    test noticed: each shape's shortest length is pinned here, with the kind its mark names."""
+    masked = redaction.redact_text(f"found {secret} in the log")
+    assert masked == f"found [REDACTED:{kind}] in the log"
