@@ -75,6 +75,17 @@ def test_the_command_has_no_capabilities_its_own_namespaces_and_its_limits(calc:
     assert shown == [["Max cpu time", "77", "77"], ["Max file size", "3145728", "3145728"]]
 
 
+def test_the_hosts_credential_files_show_nothing_inside(calc: Path) -> None:
+    """`MASKED_FILES` inside: a folder (/etc/ssh) is empty, a file (/etc/shadow) gives no byte
+    (bound to /dev/null, which a `nodev` mount may also refuse to open)."""
+    present = [path for path in isolation.MASKED_FILES if os.path.exists(path)]
+    assert "/etc/shadow" in present
+    count = {p: f"ls -A {p}" if os.path.isdir(p) else f"cat {p} 2>/dev/null" for p in present}
+    script = "; ".join(f"echo {path}:$({shown} | wc -c)" for path, shown in count.items())
+    run, _ = run_in_scratch(calc, script, timeout_s=60)
+    assert run.output.splitlines() == [f"{path}:0" for path in present], run.output
+
+
 def test_a_folder_that_holds_the_home_is_never_made_writable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
