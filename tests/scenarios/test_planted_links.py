@@ -18,6 +18,7 @@ from agentlens.scenarios.agents._shell import run_shell
 from agentlens.scenarios.agents.command import AgentFailure, CommandAgent
 from agentlens.scenarios.scenario import Scenario
 from agentlens.scenarios.turns import AgentTurn
+from agentlens.verification import isolation
 from tests.conftest import FORMATS
 from tests.scenarios.conftest import scripted
 from tests.scenarios.helpers import fold_run
@@ -57,6 +58,17 @@ def test_a_planted_password_file_link_is_not_written_through(tmp_path: Path) -> 
     first = asyncio.run(run_shell(f"ln -sf {victim} ../.passwd", work, timeout_s=30))
     second = asyncio.run(run_shell("echo still runs", work, timeout_s=30))
     assert first.returncode == 0 and second.output == "still runs\n"
+    assert victim.read_text() == HOST_TEXT
+
+
+def test_a_second_name_of_a_host_file_is_reclaimed_not_written_through(tmp_path: Path) -> None:
+    """A hard link is a plain file with a second name: the password file AgentLens writes for
+    the sandbox user, planted as one, is removed first (the host file keeps its text)."""
+    victim = host_file(tmp_path)
+    planted = tmp_path / "session" / ".passwd"
+    planted.parent.mkdir()
+    os.link(victim, planted)
+    assert isolation.reclaim(planted) == planted and not planted.exists()
     assert victim.read_text() == HOST_TEXT
 
 
