@@ -186,7 +186,12 @@ SECRETS = [*PLANTED.values(), "passwd=s3cr3tvalue", "paſsword = 'hunter2hunter2
            "aws_secret_token = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789/+ab'",
            "AccountKey=" + "a" * 88, "//registry.npmjs.org/:_authToken=npm_abc123",
            "xoxp-1234-5678-abcdef", "sq0csp-" + "a" * 43, "<db_PaSsword>hunter2hunter2</db_PaSsword>",
-           "<ſecret>abcdefgh12</ſecret>"]  # fmt: skip
+           "<ſecret>abcdefgh12</ſecret>", "--db-paſsword hunter22", "docker login -p hunter22",
+           "-H 'PRIVATE-TOKEN: abcdef123456'", "Authorization: Token abcdef12345678",
+           "DB_PASS=hunter22", "AZURE_\u212aEY=abcdefghij0123456789", "sk_test_" + "a1" * 12,
+           "https:\\/\\/ci:pw12@h", "name: DB_PASSWORD\n  value: hunter22",
+           '{"name": "API_TOKEN", "value": "hunter22"}', "ENV DB_PASSWORD hunter22",
+           "h:5432:d:u:hunter22", "*:*:*:u:hunter22", "A" * 64 + "\n-----END EC PRIVATE KEY-----"]  # fmt: skip
 
 
 def test_the_needle_prefilter_misses_no_string_the_reference_redacts() -> None:
@@ -211,7 +216,10 @@ def test_the_needle_prefilter_misses_no_string_the_reference_redacts() -> None:
 STARTS = ["sk-", "sk_live_", "rk_live_", "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghs_",
           "github_pat_", "xoxb-", "BEGIN", "BeArEr ", "eyJ", "PaSs", "pwd", "SECRET", "Token", "KEY",
           "SG.", "pypi-", "glpat-", "gl", "GR1348941", "://", "sq0csp", "npm_", "hooks.slack",
-          "-us", "-us1", "ı", "İ", "ſ", "K", "=", ":", "'", " ", "x" * 5, "1", "@", "-", "é", ">"]  # fmt: skip
+          "-us", "-us1", "ı", "İ", "ſ", "K", "=", ":", "'", " ", "x" * 5, "1", "@", "-", "é", ">",
+          "-----END ", "sk_test", "rk_test", "docker login", "Podman\tlogin", "ENV ", "env ", "https:",
+          "\\/", "ftp:", "postgresql:", "mongodb+srv:", "--password", "-PASSWD", "-api", "-client",
+          "-ſecret", "\t", "\n", ",", "value", "VALUE", ":5432:", ":6432:", ":*:", "*"]  # fmt: skip
 
 
 def test_the_trigger_tried_at_needles_answers_as_the_whole_search() -> None:

@@ -96,11 +96,39 @@ _SECRET_NAME = rf"(?:[\w-]{{0,40}}{_SECRET_WORD}[\w-]{{0,40}})"
 # view: `     4\t`; Claude Code's Read: `     4→`; SWE-agent's `open`: `4:`), `grep -n`'s file and
 # line (`config/db.yml:4:`), a diff's `+` or `-` (not an option's `--`)
 _TOOL_LINE_PREFIX = r"(?:[ \t]*\d{1,9}(?:\t|→|:)|[\w./-]{1,200}:\d{1,9}:|[+-](?![+-]))?"
+# what a long option's name ends in when its value is a secret (`--password`, `--db-password`)
+_OPTION_SECRET_WORD = (
+    r"(?:-password|-passwd|-passphrase|-pwd|-token|-api[_-]?key|-access[_-]?key|-secret[_-]?key"
+    r"|-client[_-]?secret)"
+)
+# where a name stands alone: not inside a word, or just after an escaped line break (`\\n`)
+_WORD_START = r"(?:(?<![\w-])|(?<=\\[nrt]))"
+
+
+def _alone(literal: str) -> str:
+    """`_WORD_START`, looked back at from after the `literal` a match starts with: `re` finds a
+    literal start fast, where a lookbehind first is tried at every place of the text."""
+    return rf"(?:(?<![\w-]{literal})|(?<=\\[nrt]{literal}))"
+
+
+# from a header's name to its value: a colon or `=` (`"Authorization": "…"`), escaped quotes
+_HEADER_VALUE_OPENING = r"\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']?"
+# between a Kubernetes env entry's `name` and its `value`: a line break (escaped too), a comma
+_BETWEEN_FIELDS = r"(?:\s|,|\\{1,7}[nrt]){1,40}"
+_KEY_TAIL = re.compile(
+    r"(?<=[A-Za-z0-9+/=])(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)"
+    r"-----END ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
+)
 _OWN = [
     ("private-key", re.compile(
         r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?"
         r"(?:-----END \1-----|\Z)")),
+    # a key's body shown without its BEGIN line (`tail -n 5 id_rsa`): from the line break before
+    # its END line; `_secret_span` takes the base64 lines above it back to where they start
+    ("private-key", _KEY_TAIL),
     ("openai-key", re.compile(r"\bsk-(?:proj-|ant-|svcacct-)?[A-Za-z0-9_-]{16,}")),
+    # Stripe's test-mode keys read a test account's data: detect-secrets takes only `_live_` ones
+    ("stripe-access-key", re.compile(r"(?:\b|(?<=\\[nrt]))[rs]k_test_[0-9a-zA-Z]{24,}")),
     ("aws-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
     ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
     ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
@@ -148,6 +176,72 @@ _OWN = [
     # stops at RFC 3986 sub-delimiters (`redis://:pw@h`, `admin:Secr3t!@h`); not `${VAR}`
     ("basic-auth-credentials", re.compile(
         r"://[^:/?#\[\]@\s\"'<>\\]*:(?![$({<\[])([^/?#\s\"'<>\\]+)@")),
+    # a URL's password as a JSON or PHP dump escapes its slashes (`https:\\/\\/ci:pw@host`), for
+    # the schemes such a dump names a password in
+    ("basic-auth-credentials", re.compile(
+        r"(?i)(?:http:\\|https:\\|ftp:\\|ftps:\\|postgres:\\|postgresql:\\|mongodb:\\"
+        r"|mongodb\+srv:\\|redis:\\|rediss:\\|amqp:\\|amqps:\\|mysql:\\)\\{0,6}/\\{1,7}/"
+        r"[^:/?#\[\]@\s\"'<>\\]*:(?![$({<\[])([^/?#\s\"'<>\\]+)@")),
+    # a long option naming a secret, its value after a space (`--password pw`, `--db-password
+    # pw`, `--api-key k`); not `--password-file path` nor `--password-stdin` (the name must end
+    # in the word), nor an option or a variable after it
+    ("password", re.compile(
+        r"(?i)-" + _alone("-") + r"(?:-[\w-]{0,40})?" + _OPTION_SECRET_WORD
+        + r"[ \t]+\\{0,7}[\"']?"
+        r"(?![-$({<\[\\])((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"'])){4,}+)")),
+    # a registry login's `-p pw` (the long `--password pw` is the rule above's)
+    ("password", re.compile(
+        r"(?:\b|(?<=\\[nrt]))(?:docker|podman|nerdctl|buildah|skopeo)\s+login\b[^\n]{0,200}?\s-p"
+        r"[ \t]*\\{0,7}[\"']?(?![-$({<\[\\])((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"'])){4,}+)")),
+    # an HTTP header naming a secret, given to curl or wget (`-H 'PRIVATE-TOKEN: …'`,
+    # `--header "X-API-Key: …"`); `Authorization` is the rules below's
+    ("password", re.compile(
+        r"(?i)-" + _alone("-") + r"(?:H|-header)[ \t=]*\\{0,7}[\"']?[ \t]*"
+        r"(?!(?:proxy-)?authorization\b)"
+        r"[\w-]{0,40}" + _SECRET_WORD + r"[\w-]{0,30}[ \t]{0,4}:[ \t]*(?![$({<\[\\])"
+        r"((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"'])){6,}+)")),
+    # `Authorization` with a scheme other than `Bearer` and `Basic` (their own rules' above):
+    # GitHub's and DRF's `Token`, Discord's `Bot`, Okta's `SSWS`, ...; with no scheme, a long
+    # value with a digit in it (not prose: `Authorization: required`)
+    ("authorization", re.compile(
+        r"(?i)(?:\b|(?<=\\[nrt]))(?:proxy-)?authorization" + _HEADER_VALUE_OPENING
+        + r"(?:token|bot|ssws|oauth|genie-?key|api-?key|key|sso-key|splunk|deepl-auth-key)[ \t]+"
+        r"(?![$({<\[\\])([A-Za-z0-9._~+/=:-]{8,}+)")),
+    ("authorization", re.compile(
+        r"(?i)(?:\b|(?<=\\[nrt]))(?:proxy-)?authorization" + _HEADER_VALUE_OPENING
+        + r"(?=[A-Za-z0-9._~+/=-]{0,200}\d)([A-Za-z0-9._~+/=-]{20,}+)(?![^\s\"'\\,;])")),
+    # an environment variable named as secrets are but for the words above (`env` and `printenv`
+    # output, `.env` files, `export`): `DB_PASS`, `GPG_PASSPHRASE`, and a long value with a digit
+    # in it under an upper-case `*_KEY` (`AZURE_STORAGE_KEY`; not `PRIMARY_KEY=id`), not a path
+    # (`SSH_KEY=~/.ssh/id_rsa`); `*_PUBLIC_KEY` and `*_PUBLISHABLE_KEY` are kept, a public key
+    # under another name is masked (`GPG_KEY=` a fingerprint, `NEXT_PUBLIC_MAPS_KEY=`)
+    ("password", re.compile(
+        r"PASS(?:(?<=[A-Z0-9]_PASS)|(?<![\w-]PASS)|(?<=\\[nrt]PASS))(?:PHRASE)?="
+        r"(?:\\{0,7}[\"'])?(?![$({<\[\\])"
+        r"((?:[^\s\"'`,;&(){}<>\[\\]|\\(?!\\{0,6}[nrt\"'])){4,}+)")),
+    ("secret-key", re.compile(
+        r"_KEY=(?<=[A-Z0-9]_KEY=)(?<!PUBLIC_KEY=)(?<!PUBLISHABLE_KEY=)(?:\\{0,7}[\"'])?"
+        r"(?![~.]|/[\w.-]{0,40}/)(?=[A-Za-z0-9+/=_-]{0,200}\d)([A-Za-z0-9+/=_-]{16,}+)")),
+    # a name and its value apart: Kubernetes' `- name: DB_PASSWORD` then `value: …` (YAML, or
+    # JSON: `{"name": "DB_PASSWORD", "value": "…"}`); not `valueFrom:`, not a `name:` without
+    # a secret's word
+    ("password", re.compile(
+        r"(?i)name" + _alone("name") + r"\\{0,7}[\"']?[ \t]{0,4}:[ \t]{0,4}\\{0,7}[\"']?"
+        r"[\w.-]{0,40}" + _SECRET_WORD + r"[\w.-]{0,40}\\{0,7}[\"']?" + _BETWEEN_FIELDS
+        + r"\\{0,7}[\"']?value\\{0,7}[\"']?[ \t]{0,4}:[ \t]{0,4}\\{0,7}[\"']?(?![$({<\[\\])"
+        r"((?:[^\s\"'`,;{}\[\]\\]|\\(?!\\{0,6}[nrt\"'])){6,}+)")),
+    # a Dockerfile's `ENV DB_PASSWORD value` (the `=` form is the rules' below): the line's rest.
+    # Here and above a rule starts with its literal, which `re` looks for fast, then looks back
+    ("password", re.compile(
+        r"ENV " + _alone("ENV ") + r"[ \t]*"
+        r"(?i:[\w.-]{0,40}" + _SECRET_WORD + r"[\w.-]{0,40})[ \t]+(?![$({<\[\\=])"
+        r"((?:[^\n\r\"\\]|\\(?![nrt\"])){6,}+)")),
+    # a `.pgpass` line, `host:port:database:user:password`, on Postgres' ports or `*`
+    ("password", re.compile(
+        r"(?m)(?:^|(?<=\\[nr])|(?<=\"))" + _TOOL_LINE_PREFIX
+        + r"(?:\*|[\w.-]{1,253})(?::543\d:|:6432:|:\*:)[^:\s\\\"]{1,63}:[^:\s\\\"]{1,63}:"
+        r"(?![$({<\[])((?:[^\s\"\\]|\\(?!\\{0,6}[nrt\"])){4,}+)"
+        r"[ \t]*(?:$|(?=\\{1,7}[nr]|\\{0,7}\"))")),
     # YAML's `POSTGRES_PASSWORD: hunter2` or an env file's `DB_PASSWORD=Tr0ub4dor&3` alone on its
     # line (in a reader's JSON dump, a line may end at a `\\n` or a quote), `&` and all: no shell
     # reads it; not a type (`api_key: SecretStr`), not an option (`--password=…`: a shell's).
@@ -234,6 +328,12 @@ _TRIGGER = re.compile(
     r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d|hf_|AIza|ya29\.|dckr_pat_|do[por]_v1_"
     r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\\{0,7}\"\s*:"
     r"|(?i:sig=|x-amz-signature=)"
+    r"|-----END |sk_test|rk_test|(?:docker|podman|nerdctl|buildah|skopeo)\s+login|ENV "
+    r"|(?i:https?|ftps?|postgres(?:ql)?|mongodb(?:\+srv)?|rediss?|amqps?):\\{1,7}/\\{1,7}/[^/\s]*@"
+    r"|-(?i:password|passwd|passphrase|pwd|token|api|access|secret|client)[\w-]{0,20}[ \t]"
+    r"|(?i:pass|pwd|secret|token|key)[\w.-]{0,50}\\{0,7}[\"']?(?:\s|,|\\{1,7}[nrt]){1,40}"
+    r"\\{0,7}[\"']?(?i:value)"
+    r"|:(?:543\d|6432|\*):"
 )
 
 
@@ -453,6 +553,9 @@ def _substituted(pattern: re.Pattern[str], kind: str, text: str) -> str:
         if match.start() < done:
             continue  # inside the token tail the previous mark took (not measured again)
         start, end = _secret_span(match, kind)
+        if start == end:
+            continue  # nothing secret in it (an END line under no key's body)
+        start = max(start, done)
         parts += [text[done:start], MARK.format(kind=kind)]
         done = end
     return "".join([*parts, text[done:]]) if parts else text
@@ -469,6 +572,9 @@ def _secret_span(match: re.Match[str], kind: str) -> tuple[int, int]:
     the whole match and the rest of its token. detect-secrets' groups are not always the value
     (GitLab's group is the `glpat` prefix) and its patterns stop at a fixed length (a Stripe
     key's first 24 characters): marking those alone would leave the key's body in the text."""
+    if match.re is _KEY_TAIL:
+        body = _key_body_start(match.string, match.start())
+        return (body, match.end()) if body < match.start() else (body, body)
     group = match.re.groups
     if group and kind != "private-key" and match.group(group):
         start, end = match.span(group)
@@ -478,6 +584,48 @@ def _secret_span(match: re.Match[str], kind: str) -> tuple[int, int]:
     if kind != "private-key" and _TOKEN_CHAR.fullmatch(match.string[end - 1 : end]):
         end = _TOKEN_TAIL.match(match.string, end).end()  # type: ignore[union-attr] # `*` matches
     return match.start(), end
+
+
+# A PEM body's lines: 64 characters (70 in OpenSSH's), the last one shorter
+_KEY_BODY_CHARACTERS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+)
+_KEY_LINE_MAX = 76
+_KEY_LINE_MIN = 40
+_LINE_BREAK_BEFORE = re.compile(r"(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)\Z")
+
+
+def _key_body_start(text: str, line_break: int) -> int:
+    """Where the key body that ends at `line_break` (before an END line) starts: the lines above
+    it, taken while each is base64 alone on its line, the last one of any length and the others
+    as long as a key's; `line_break` itself (nothing to mask) when none is as long as a key's
+    (`Done` above an END line is no key)."""
+    start, at, longest = line_break, line_break, 0
+    while True:
+        line_start = _key_line_start(text, at)
+        length = at - line_start
+        if not length or length > _KEY_LINE_MAX or (at != line_break and length < _KEY_LINE_MIN):
+            break
+        above = _LINE_BREAK_BEFORE.search(text, max(0, line_start - 16), line_start)
+        if line_start and above is None and text[line_start - 1] not in "\"'":
+            break
+        start, longest = line_start, max(longest, length)
+        if above is None:
+            break
+        at = above.start()
+    return start if longest >= _KEY_LINE_MIN else line_break
+
+
+def _key_line_start(text: str, at: int) -> int:
+    """Where the run of base64 characters ending at `at` starts, looked at no further back than
+    one character past a key's line; not the `n` of an escaped line break (`\\n`)."""
+    line_start = at
+    while line_start > 0 and text[line_start - 1] in _KEY_BODY_CHARACTERS:
+        line_start -= 1
+        if at - line_start > _KEY_LINE_MAX:
+            return line_start
+    escaped_break = text.startswith("n", line_start) and text[line_start - 1 : line_start] == "\\"
+    return line_start + 1 if escaped_break else line_start
 
 
 def redact_value(value: Any) -> Any:
@@ -641,6 +789,11 @@ NEEDLES = [
         "hooks.slack", "-us", "hf_", "aiza", "ya29.", "dckr_pat_", "dop_v1_", "doo_v1_",
         "dor_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "curl", "mysql",
         "sshpass", "redis-cli", "machine", "auth", "sig=", "x-amz-signature=",
+        "-----end ", "sk_test", "rk_test", "docker", "podman", "nerdctl", "buildah", "skopeo",
+        "env ", "http:", "https:", "ftp:", "ftps:", "postgres:", "postgresql:", "mongodb:",
+        "mongodb+srv:", "redis:", "rediss:", "amqp:", "amqps:", "-password", "-passwd",
+        "-passphrase", "-pwd",
+        "-token", "-api", "-access", "-secret", "-client", ":543", ":6432:", ":*:",
         "\u0130", "\u0131", "\u017f", "\u212a")),
 ]  # fmt: skip
 
