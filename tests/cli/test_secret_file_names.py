@@ -55,3 +55,21 @@ def test_the_store_keeps_a_secret_file_name_masked(
     html = out.read_text()
     assert GITHUB not in html and GITHUB not in listed.out
     assert f"{folder}/session-[REDACTED:github-token].jsonl" in html
+
+
+def test_a_file_named_by_a_secret_is_not_named_whole_as_the_file_read(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """Found by attack: the masked source path differed from the file read, so the batch set
+    `read_from` to the file's whole name, key and all, which `inspect --json` and every export
+    (`convert --to jsonl`) wrote out. A file that is its own source has no `read_from`."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / f"session-{GITHUB}.jsonl").write_bytes(SESSION.read_bytes())
+    shown = run_cli("inspect", str(folder), "--json")
+    out = tmp_path / "out"
+    converted = run_cli("convert", str(folder), "--to", "jsonl", "-o", str(out))
+    assert shown.code == 0 and converted.code == 0, (shown.err, converted.err)
+    written = "".join(path.read_text() for path in out.rglob("*") if path.is_file())
+    assert GITHUB not in shown.out and GITHUB not in written
+    assert '"read_from":null' in shown.out

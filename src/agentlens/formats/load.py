@@ -609,8 +609,10 @@ def read_one(
 
 def _naming_the_file_read(path: Path, trajectories: list[Trajectory]) -> list[Trajectory]:
     """Each trajectory whose source names another file (a canonical JSONL copy keeps its
-    original's) with the file read as `source.read_from`, which a message about it names."""
-    read = printable(os.path.abspath(path))  # as `read_path` names its own
+    original's) with the file read as `source.read_from`, which a message about it names. Both
+    masked: a source path masked for a key in its name differs from the file read, which would
+    otherwise be named whole here."""
+    read = redaction.masked(printable(os.path.abspath(path)))  # as `read_path` names its own
     for trajectory in trajectories:
         if trajectory.source.path != read:
             trajectory.source.read_from = read
