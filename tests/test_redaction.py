@@ -492,3 +492,18 @@ def test_each_token_shape_is_masked_from_its_shortest_length(secret: str, kind: 
     test noticed: each shape's shortest length is pinned here, with the kind its mark names."""
     masked = redaction.redact_text(f"found {secret} in the log")
     assert masked == f"found [REDACTED:{kind}] in the log"
+
+
+def test_a_name_going_on_for_40_characters_past_its_secret_word_is_still_masked() -> None:
+    """The patterns take 40 name characters after `password`, but the trigger counted 40 from
+    the `pass` it starts at: a name 37 to 40 characters past the word passed untried."""
+    for tail in ("X" * 36, "X" * 40):
+        assert redaction.redact_text(f"DB_PASSWORD_{tail[1:]}=hunter2hunter2").endswith(
+            "=[REDACTED:password]"
+        )
+        assert (
+            redaction.redact_text(f"<password{tail}>hunter2hunter2</password{tail}>").count(
+                "hunter2"
+            )
+            == 0
+        )

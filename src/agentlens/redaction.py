@@ -321,10 +321,12 @@ def _detectors() -> list[tuple[str, re.Pattern[str]]]:
 
 
 # Every pattern above needs one of these in the text: most strings are checked by this one scan.
+# From a needle inside a secret's word (`pass` of `password`) to the name's end: the word's
+# rest (4) and the 40 characters a name may go on for.
 _TRIGGER = re.compile(
     r"sk-|sk_live|rk_live|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|BEGIN|(?i:bearer)|eyJ"
-    r"|(?i:pass|pwd|secret|token|key)[\w-]{0,40}\\{0,7}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
-    r"|(?i:pass|pwd|secret|token|key)[\w.-]{0,40}>"
+    r"|(?i:pass|pwd|secret|token|key)[\w-]{0,44}\\{0,7}[\"']?\s{0,4}[:=]|SG\.|pypi-|gl[a-z]{2,4}-|GR1348941"
+    r"|(?i:pass|pwd|secret|token|key)[\w.-]{0,44}>"
     r"|://[^/\s]*@|sq0csp|npm_|hooks\.slack|-us\d|hf_|AIza|ya29\.|dckr_pat_|do[por]_v1_"
     r"|shp(?:at|ca|pa|ss)_|(?i:authorization)|curl|mysql|sshpass|redis-cli|machine\s|auth\\{0,7}\"\s*:"
     r"|(?i:sig=|x-amz-signature=)"
