@@ -109,7 +109,7 @@ RUNS = ["eyJ", "eyJ-", "AKIA", "ghp_", "glpat-", "sk_live_", "curl ", "mysql ", 
         "sshpass -p ", "machine x login y ", "Authorization: Basic ", 'auth": ', "&sig=",
         "-----BEGIN RSA PRIVATE KEY-----", "xoxb-1-", "hf_", "AIza", "ya29.", "password=",
         "<password>", "<password>x", "-----END PRIVATE KEY-----", "A\n-----END RSA PRIVATE KEY-----\n",
-        "A" * 64 + "\\n", "--password ", "--db-password x", "docker login -p", "-H 'X-API-Key: ",
+        "A" * 64 + "\\n", "--password ", "--password '", "--db-password x", "docker login -p", "-H 'X-API-Key: ",
         "Authorization: Token ", "Authorization: 1", "DB_PASS=", "A_KEY=1", "a_a_a_KEY", "sk_test_",
         "https:\\/\\/a:", "name: DB_PASSWORD\n", "name: password, value: ", "ENV DB_PASSWORD ",
         "h:5432:d:u:", '":*:*:a:']  # fmt: skip
@@ -240,6 +240,7 @@ KEY_BODY = (
 APART = {
     "option-space": ("app deploy --db-password Tr0ub4dorPw -v", "Tr0ub4dorPw"),
     "option-space-api-key": ("cli --api-key 'k3yV4lue9876' run", "k3yV4lue9876"),
+    "option-space-quoted": ('app --password "c0rrect h0rse b4ttery" run', "h0rse b4ttery"),
     "docker-login-p": ("docker login -u me -p dckrPw9x7q registry.io", "dckrPw9x7q"),
     "private-token-header": ("curl -H 'PRIVATE-TOKEN: 0a1b2c3d4e5f6a7b8c9d' https://gitlab/api", "0a1b2c3d4e5f6a7b8c9d"),
     "vault-token-header": ("curl --header 'X-Vault-Token: hvs9f8e7d6c5b4a3f2e' https://x", "hvs9f8e7d6c5b4a3f2e"),

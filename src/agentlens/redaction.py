@@ -184,7 +184,10 @@ _OWN = [
         r"[^:/?#\[\]@\s\"'<>\\]*:(?![$({<\[])([^/?#\s\"'<>\\]+)@")),
     # a long option naming a secret, its value after a space (`--password pw`, `--db-password
     # pw`, `--api-key k`); not `--password-file path` nor `--password-stdin` (the name must end
-    # in the word), nor an option or a variable after it
+    # in the word), nor an option or a variable after it; a quoted value whole (`'a b c'`)
+    ("password", re.compile(
+        r"(?i)-" + _alone("-") + r"(?:-[\w-]{0,40})?" + _OPTION_SECRET_WORD
+        + r"[ \t]+(\\{0,7})([\"'])(?![$({<\[\\])((?:(?!\1\2)(?:[^\n\\]|\\(?![nr]))){4,200}+)\1\2")),
     ("password", re.compile(
         r"(?i)-" + _alone("-") + r"(?:-[\w-]{0,40})?" + _OPTION_SECRET_WORD
         + r"[ \t]+\\{0,7}[\"']?"
