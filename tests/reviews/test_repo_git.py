@@ -314,3 +314,18 @@ def test_the_review_diff_shows_what_the_agents_index_and_ignore_rules_hide(
     assert "+    assert True" in diff and "+# planted by the agent" in diff, diff
     assert "new file mode" in diff and "b/conftest.py" in diff
     assert _objects(repo) == before
+
+
+def test_a_nested_repository_without_commits_leaves_the_rest_of_the_review_diff(
+    tmp_path: Path,
+) -> None:
+    """`git init sub` in the agent's repository made `add` fail, and with it the judge's whole
+    diff (`'sub/' does not have a commit checked out`): the rest is shown, the nested one not."""
+    repo = create_repo(tmp_path / "calc")
+    (repo / "conftest.py").write_text("# planted by the agent\n")
+    (repo / "sub").mkdir()
+    subprocess.run(["git", "init", "-q", str(repo / "sub")], check=True)
+    (repo / "sub" / "inner.py").write_text("x = 1\n")
+    diff = _diff(str(repo), "HEAD")
+    assert "+# planted by the agent" in diff and "b/conftest.py" in diff, diff
+    assert "inner.py" not in diff
