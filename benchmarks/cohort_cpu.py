@@ -33,7 +33,7 @@ PARTS = [  # (label, module, function): the label's indent is its place in the c
     ("score: one task", "agentlens.process.cohort_runs", "score_spilled"),
     ("  spill read + decode", "agentlens.process.cohort_runs", "hydrate"),
     ("  labels", "agentlens.process.run_units", "run_labels"),
-    ("  reference (PTA)", "agentlens.process.run_units", "build_reference"),
+    ("  reference (PTA)", "agentlens.process.run_units", "merge_reference"),
     ("  score a run", "agentlens.process.score", "score_trajectory"),
     ("    states", "agentlens.process.score", "states_from_trajectory"),
     ("    matching", "agentlens.process.score", "match_candidate"),

@@ -26,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agentlens.process.protocols import TaskSplit, agentlens_bench_split
-from agentlens.process.pta import build_reference
+from agentlens.process.reference import build_reference
 from agentlens.process.score import score_trajectory
 from agentlens.process.waste import WASTE_KINDS as WASTE
 from sdk_parity import DATA, compare, load_dev, ours, released, sdk_modules

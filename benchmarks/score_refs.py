@@ -22,7 +22,8 @@ from agentlens.engine import get_engine
 from agentlens.formats import read_path
 from agentlens.made_sequence import MadeSequence
 from agentlens.process.cohort_runs import RunSpill, SpilledRun, read_cohort, spilled_runs
-from agentlens.process.pta import Reference, build_reference
+from agentlens.process.pta import Reference
+from agentlens.process.reference import build_reference
 from agentlens.process.reference_guards import reference_warnings
 from cpu_timing import best
 from scale import grow_corpus

@@ -49,7 +49,7 @@ def load_dev(data: Path) -> dict[str, list[Trajectory]]:
 
 
 def ours(splits: list[TaskSplit]) -> dict[str, dict[str, Any]]:
-    from agentlens.process.pta import build_reference
+    from agentlens.process.reference import build_reference
     from agentlens.process.score import score_trajectory
 
     rows = {}
@@ -229,7 +229,7 @@ def phases(trajectories: Path) -> int:
     from agentlens.engine import _codec
     from agentlens.formats import read_paths
     from agentlens.process.protocols import split_cohort
-    from agentlens.process.pta import build_reference
+    from agentlens.process.reference import build_reference
     from agentlens.process.score import score_trajectory
 
     spent = {"imports": time.process_time() - start}

@@ -36,7 +36,7 @@ from agentlens.process.calibrated import FEATURES, reference_baseline
 from agentlens.process.composite import outcome_term
 from agentlens.process.profiles import CALIBRATED, Profile, Term, get_profile
 from agentlens.process.protocols import score_splits, split_cohort
-from agentlens.process.pta import build_reference
+from agentlens.process.reference import build_reference
 from agentlens.process.score import score_trajectory
 from agentlens.process.validity import (
     auroc,

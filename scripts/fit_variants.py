@@ -40,7 +40,8 @@ from agentlens.formats.stream import read_paths
 from agentlens.process.calibrated import FEATURES
 from agentlens.process.profiles import CALIBRATED
 from agentlens.process.protocols import split_cohort
-from agentlens.process.pta import build_reference, run_labels
+from agentlens.process.pta import run_labels
+from agentlens.process.reference import build_reference
 from agentlens.process.score import score_trajectory
 from agentlens.process.validity import auroc, best_boundary, task_bootstrap
 from agentlens.trajectory import Trajectory

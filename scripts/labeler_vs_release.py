@@ -23,7 +23,7 @@ from agentlens.formats import read_path, read_paths
 from agentlens.process.labeler import label_trajectory
 from agentlens.process.profiles import PAPER, SDK_COMPAT, ProfileConfig
 from agentlens.process.protocols import split_cohort
-from agentlens.process.pta import build_reference
+from agentlens.process.reference import build_reference
 from agentlens.process.states import state_from_step
 from agentlens.trajectory import Trajectory
 

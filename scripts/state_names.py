@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from agentlens.formats import read_paths
 from agentlens.process.profiles import ProfileConfig, get_profile
-from agentlens.process.pta import build_reference, run_labels, run_states
+from agentlens.process.pta import run_labels, run_states
+from agentlens.process.reference import build_reference
 from agentlens.process.score import score_trajectory
 from agentlens.trajectory import Trajectory
 

@@ -371,8 +371,8 @@ def test_a_reference_with_nothing_to_compare_is_refused_and_warned_about(
     """Donors that recorded no labelled step made a 1-state reference without a word, and every
     run scored against it on its coherence alone (30.0 under `paper`)."""
     from agentlens.formats import read_path
-    from agentlens.process.pta import build_reference
     from agentlens.process.pta_io import reference_to_json
+    from agentlens.process.reference import build_reference
 
     passing = sorted(REQUESTS.glob("*-pass-*_pta.json"))[:2]
     empty = [_stripped_to_the_start(p, tmp_path / f"e{i}_{p.name}") for i, p in enumerate(passing)]

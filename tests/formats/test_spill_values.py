@@ -24,7 +24,7 @@ from agentlens.formats.load import read_path
 from agentlens.formats.stream import read_paths
 from agentlens.process.cohort_rows import result_row
 from agentlens.process.cohort_runs import read_cohort, score_spilled_run, spilled_runs
-from agentlens.process.pta import build_reference
+from agentlens.process.reference import build_reference
 from agentlens.process.run_units import RunFailure, ScoredRun, score_run
 from agentlens.seams import Engine
 from agentlens.trajectory import Trajectory

@@ -123,7 +123,7 @@ def test_a_run_of_no_steps_scores_the_floor_not_an_extrapolation() -> None:
     waste: everything an empty run trivially is), above many passing runs; it now scores 0 and
     the reason says why. `paper` keeps Eq. 1 as published."""
     from agentlens.formats import read_path
-    from agentlens.process.pta import build_reference
+    from agentlens.process.reference import build_reference
     from agentlens.process.score import score_trajectory
 
     empty = FORMATS / "codex" / "jnarowski-agentcmd" / "stream" / "stream-output-multi-1.jsonl"
@@ -189,8 +189,9 @@ def test_shared_labels_and_states_build_the_same_references(profile: str) -> Non
     """A leave-one-out cohort merges each donor into dozens of references; the donors' labels and
     states are now computed once and shared. The references and baselines must not change."""
     from agentlens.process.donor_baseline import donor_baseline
-    from agentlens.process.pta import build_reference, run_labels, run_states
+    from agentlens.process.pta import run_labels, run_states
     from agentlens.process.pta_io import reference_to_json
+    from agentlens.process.reference import build_reference
 
     trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
     donors = [t for t in trajs if t.outcome.status == "passed"][:7]
@@ -303,8 +304,8 @@ def test_a_reference_built_in_python_scores_as_the_command_built_one(tmp_path: P
     donors' own: the same donors gave 57.58 in Python and 66.34 from the command."""
     from agentlens.cli import main
     from agentlens.cli.reference_cmd import choose_donors
-    from agentlens.process.pta import build_reference
     from agentlens.process.pta_io import read_reference, reference_to_json
+    from agentlens.process.reference import build_reference
     from agentlens.process.score import score_trajectory
 
     task = BENCH / "trajectories" / "psf__requests-1724"
@@ -323,7 +324,7 @@ def test_a_reference_built_in_python_scores_as_the_command_built_one(tmp_path: P
 def test_a_reference_built_with_the_defaults_is_scored_with_the_defaults() -> None:
     """`build_reference` defaulted to `paper` and `score_trajectory` to `calibrated`: a reference
     built and scored with no profile named kept no donor baseline, as a file does."""
-    from agentlens.process.pta import build_reference
+    from agentlens.process.reference import build_reference
     from agentlens.process.score import score_trajectory
 
     trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories

@@ -199,7 +199,7 @@ def test_scored_rows_carry_the_papers_token_count(
     trajectory_id: str, states: int, tokens: int
 ) -> None:
     from agentlens.formats import read_path
-    from agentlens.process.pta import build_reference
+    from agentlens.process.reference import build_reference
     from agentlens.process.score import score_trajectory
 
     task = trajectory_id.split("-logs-")[0]

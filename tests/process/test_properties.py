@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlens.process.profiles import get_profile
-from agentlens.process.pta import build_reference
+from agentlens.process.reference import build_reference
 from agentlens.process.score import score_trajectory
 from agentlens.trajectory import Trajectory
 from tests.process.test_pta import TASK, bench_reference, bench_split, bench_task
@@ -87,7 +87,7 @@ def test_scores_do_not_depend_on_the_hash_seed() -> None:
 
     code = (
         "import hashlib\n"
-        "from agentlens.process.pta import build_reference\n"
+        "from agentlens.process.reference import build_reference\n"
         "from agentlens.process.score import score_trajectory\n"
         "from tests.process.test_pta import TASK, bench_split\n"
         "h = hashlib.md5()\n"

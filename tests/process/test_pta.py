@@ -16,13 +16,14 @@ from agentlens.errors import ConfigError
 from agentlens.formats import read_path
 from agentlens.process.profiles import get_profile
 from agentlens.process.protocols import TaskSplit, agentlens_bench_split
-from agentlens.process.pta import Edge, Reference, build_reference, run_labels, run_states
+from agentlens.process.pta import Edge, Reference, run_labels, run_states
 from agentlens.process.pta_io import (
     reference_from_json,
     reference_to_dot,
     reference_to_json,
     reference_to_mermaid,
 )
+from agentlens.process.reference import build_reference
 from agentlens.process.states import ProcState
 from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH, DATA

@@ -93,7 +93,7 @@ def test_paper_profile_scores_another_format_from_canonical_fields() -> None:
     import msgspec
 
     from agentlens.formats import read_path
-    from agentlens.process.pta import build_reference
+    from agentlens.process.reference import build_reference
     from agentlens.trajectory import Outcome
     from tests.conftest import DATA
 
@@ -153,7 +153,8 @@ def test_paper_struct_and_cov_recomputed_from_plain_verdicts() -> None:
     path, bipartite precision) and Φ_cov (all reference states, bipartite) from `eq.check` alone,
     without the engine's buckets, prefix reuse or scipy matching."""
     from agentlens.process.profiles import get_profile
-    from agentlens.process.pta import build_reference, equivalence_for, run_labels
+    from agentlens.process.pta import equivalence_for, run_labels
+    from agentlens.process.reference import build_reference
     from agentlens.process.states import states_from_trajectory
 
     cfg = get_profile("paper")
@@ -219,7 +220,7 @@ def test_annotation_score_stays_on_its_side_of_the_tier_thresholds(
 def test_labels_of_another_length_are_refused_naming_both_counts() -> None:
     from agentlens.errors import ConfigError
     from agentlens.process.labeler import label_trajectory
-    from agentlens.process.pta import build_reference
+    from agentlens.process.reference import build_reference
 
     traj = bench_split(TASK).scored[0]
     ref = bench_reference(TASK, "paper")

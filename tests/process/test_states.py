@@ -12,7 +12,8 @@ import pytest
 
 from agentlens.formats import read_path, read_paths
 from agentlens.process.profiles import get_profile
-from agentlens.process.pta import build_reference, run_labels, run_states
+from agentlens.process.pta import run_labels, run_states
+from agentlens.process.reference import build_reference
 from agentlens.process.score import score_trajectory
 from agentlens.process.states import states_from_trajectory
 from agentlens.process.step_paths import normalize_path

@@ -12,7 +12,7 @@ import pytest
 
 from agentlens.cli import main
 from agentlens.formats.stream import read_paths
-from agentlens.process.pta import build_reference
+from agentlens.process.reference import build_reference
 from agentlens.process.score import score_trajectory
 from agentlens.reviews.process_evidence import leave_one_out_scores, metrics, run_key
 from tests.conftest import BENCH

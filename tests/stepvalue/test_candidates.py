@@ -49,10 +49,11 @@ def test_fault_localisation_from_the_runs_of_a_task() -> None:
 
 
 def test_fault_localisation_gold_from_a_pta_reference_when_given() -> None:
-    pta = pytest.importorskip("agentlens.process.pta")
+    from agentlens.process.reference import build_reference
+
     runs = [read_path(p)[0] for p in sorted(TASK.glob("*.json"))]
     passing = [r for r in runs if r.outcome.status == "passed"][:5]
-    reference = pta.build_reference(passing)
+    reference = build_reference(passing)
     space = fault_localisation_space(runs, reference=reference)
     assert space.gold_source == "pta-reference"
     assert space.gold_id in [c.id for c in space.candidates]

@@ -16,8 +16,8 @@ from agentlens.list_text import counted
 from agentlens.process.calibrated import saved_baseline
 from agentlens.process.profiles import Profile
 from agentlens.process.protocols import group_by_task
-from agentlens.process.pta import build_reference
 from agentlens.process.pta_io import reference_to_json
+from agentlens.process.reference import build_reference
 from agentlens.process.reference_guards import nothing_to_compare
 from agentlens.trajectory import Trajectory
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from agentlens.process.calibrated import BASELINE_DONORS, BASELINE_KEY, DonorBaseline
 from agentlens.process.profiles import ProfileConfig
-from agentlens.process.pta import Reference, build_reference, run_labels, run_states
+from agentlens.process.pta import Reference, merge_reference, run_labels, run_states
 from agentlens.process.score import score_trajectory
 from agentlens.process.stages import Stage
 from agentlens.trajectory import Trajectory
@@ -31,7 +31,7 @@ def donor_baseline(
     found = []
     for i, donor in enumerate(donors[:BASELINE_DONORS]):
         others = [j for j in range(len(donors)) if j != i]
-        reference = build_reference(
+        reference = merge_reference(
             [donors[j] for j in others], plain, states=[states[j] for j in others]
         )
         found.append(score_trajectory(donor, reference, plain, stages[i]))

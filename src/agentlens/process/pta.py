@@ -103,19 +103,17 @@ class Reference:
         return [node for node, nexts in self.successors().items() if len(set(nexts)) > 1]
 
 
-def build_reference(
+def merge_reference(
     trajs: Sequence[Trajectory],
     profile: Profile | ProfileConfig = DEFAULT_PROFILE,
     labels: Sequence[Sequence[Stage | None]] | None = None,
     states: Sequence[list[ProcState]] | None = None,
-    *,
-    baseline: bool = True,
 ) -> Reference:
     """Merge the passing runs `trajs` (in the given order) into a reference graph. `labels` or
     `states` (each run's, from `run_states`) spare recomputing them: a cohort merges the same
-    donors into many references. The merge copies states, so they can be shared. Under
-    `calibrated` the donors' own baseline is kept with it, as `agentlens reference build` keeps
-    it; `baseline=False` leaves that to the caller (a cohort shares one between references)."""
+    donors into many references. The merge copies states, so they can be shared. The graph
+    alone: `reference.build_reference` keeps the donors' baseline with it too, as scoring
+    under `calibrated` reads it."""
     config = get_profile(profile)
     if not trajs:
         raise AgentLensError("a reference needs at least one passing trajectory")
@@ -141,21 +139,7 @@ def build_reference(
     ref.donors = [t.id for t in trajs]
     ref.tasks = sorted({t.task_id for t in trajs if t.task_id})
     ref.profile = config.name
-    if baseline:
-        _attach_donor_baseline(ref, trajs, config, labels)
     return ref
-
-
-def _attach_donor_baseline(
-    ref: Reference,
-    donors: Sequence[Trajectory],
-    config: ProfileConfig,
-    labels: Sequence[Sequence[Stage | None]] | None,
-) -> None:
-    # imported here: the baseline builds references of its own, from this module
-    from agentlens.process.donor_baseline import attach_baseline
-
-    attach_baseline(ref, donors, config, labels=labels)
 
 
 def run_states(

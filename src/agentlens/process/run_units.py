@@ -17,7 +17,7 @@ from agentlens.process import score as scoring
 from agentlens.process.calibrated import DonorBaseline
 from agentlens.process.donor_baseline import attach_baseline
 from agentlens.process.profiles import get_profile
-from agentlens.process.pta import build_reference, run_labels, run_states
+from agentlens.process.pta import merge_reference, run_labels, run_states
 from agentlens.process.states import ProcState
 from agentlens.trajectory import Trajectory
 
@@ -128,9 +128,7 @@ def _reference(
         for i, labelled in zip(donors, stages, strict=True):
             if i not in states:
                 states[i] = run_states(unit.runs[i], labelled, config)  # type: ignore[arg-type]
-        reference = build_reference(
-            runs, config, states=[states[i] for i in donors], baseline=False
-        )
+        reference = merge_reference(runs, config, states=[states[i] for i in donors])
         attach_baseline(reference, runs, config, baselines, stages)  # type: ignore[arg-type]
     except Exception as exc:  # the runs scored against it fail, named
         return RunFailure("", "reference", _reason(exc))

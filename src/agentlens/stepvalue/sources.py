@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import ConfigError
-from agentlens.process.pta import build_reference
 from agentlens.process.pta_io import read_reference
+from agentlens.process.reference import build_reference
 from agentlens.stepvalue.candidates import (
     explicit_problems,
     fault_localisation_problem,
