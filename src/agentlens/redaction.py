@@ -339,6 +339,7 @@ _TRIGGER = re.compile(
     r"|(?i:pass|pwd|secret|token|key)[\w.-]{0,50}\\{0,7}[\"']?(?:\s|,|\\{1,7}[nrt]){1,40}"
     r"\\{0,7}[\"']?(?i:value)"
     r"|:(?:543\d|6432|\*):"
+    r"|(?:(?<=kind:)|(?<=kind: )|(?<=kind: \")|(?<=kind: '))Secret(?=[^:=>]*[:=>])"
 )
 
 
@@ -346,6 +347,7 @@ def redact_text(text: str) -> str:
     """`text` with every secret found replaced by `[REDACTED:<kind>]`."""
     if not _triggered(text):
         return text
+    text = _kube_secret_values_masked(text)
     facts = _Facts(text)  # for the text as it is now (patterns share words and runs)
     for kind, pattern, needs, run in _patterns():
         if needs is not None and not facts.holds_any(needs):
@@ -416,6 +418,68 @@ def _run_table(run: re.Pattern[str]) -> tuple[bytes, bytes]:
     one = re.compile(members, run.flags)
     table = bytes(1 if byte < 128 and one.fullmatch(chr(byte)) else 0 for byte in range(256))
     return table, b"\x01" * int(count.rstrip("}"))
+
+
+# A Kubernetes `Secret` in YAML (`kubectl get secret x -o yaml`, `cat secret.yaml`): every value
+# under its `data:` (base64: no detector knows it) or `stringData:` is a secret, whatever its key
+# (`tls.key`, `.dockerconfigjson`, `config`). Which document says `kind: Secret` decides, not
+# where: kubectl writes `data:` before `kind:`. A block scalar's lines (`config: |`) are the value.
+_SECRET_KIND = re.compile(r"(?m)^[ \t]*(?:- )?kind:[ \t]*[\"']?Secret[\"']?[ \t]*\r?$")
+_YAML_DOCUMENT_START = re.compile(r"(?m)^---[ \t]*\r?$")
+_SECRET_DATA = re.compile(r"(?m)^([ \t]*)(?:- )?(?:data|stringData):[ \t]*\r?\n")
+_DATA_ENTRY = re.compile(r"([ \t]*)(?!#)[^:\n]+:[ \t]*([^\n]*)(?:\n|\Z)")
+_INDENT = re.compile(r"[ \t]*")
+KUBE_SECRET_MARK = MARK.format(kind="kube-data")
+
+
+def _kube_secret_values_masked(text: str) -> str:
+    """`text` with each value of a `kind: Secret` document's `data:`/`stringData:` masked whole."""
+    if "Secret" not in text or _SECRET_KIND.search(text) is None:
+        return text
+    spans: list[tuple[int, int]] = []
+    walked_to = 0
+    for document in _yaml_documents(text):
+        if _SECRET_KIND.search(text, document.start, document.stop) is None:
+            continue
+        for block in _SECRET_DATA.finditer(text, document.start, document.stop):
+            if block.start() < walked_to:
+                continue  # a `data:` key inside a block walked already: each line is read once
+            walked_to = _data_values(text, block.end(), len(block.group(1)), document.stop, spans)
+    parts, done = [], 0
+    for start, end in spans:
+        parts += [text[done:start], KUBE_SECRET_MARK]
+        done = end
+    return "".join([*parts, text[done:]]) if parts else text
+
+
+def _yaml_documents(text: str) -> Iterator[range]:
+    start = 0
+    for marker in _YAML_DOCUMENT_START.finditer(text):
+        yield range(start, marker.start())
+        start = marker.end()
+    yield range(start, len(text))
+
+
+def _data_values(text: str, at: int, indent: int, stop: int, spans: list[tuple[int, int]]) -> int:
+    """Adds to `spans` the values of the mapping that starts at `at`, its keys indented past
+    `indent` (a block scalar's more-indented lines with its value); returns where it ends."""
+    while at < stop:
+        entry = _DATA_ENTRY.match(text, at, stop)
+        if entry is None or len(entry.group(1)) <= indent or "\t" in entry.group(1):
+            break
+        key_indent, value_start = len(entry.group(1)), entry.start(2)
+        end = value_start + len(entry.group(2).rstrip())
+        at = entry.end()
+        while at < stop:  # a block scalar's (or a folded value's) lines
+            line_end = text.find("\n", at, stop)
+            line_end = stop if line_end < 0 else line_end
+            line = text[at:line_end].rstrip()
+            if line and _INDENT.match(line).end() <= key_indent:  # type: ignore[union-attr]
+                break
+            end, at = (at + len(line) if line else end), line_end + 1
+        if end > value_start:
+            spans.append((value_start, end))
+    return at
 
 
 def _triggered(text: str) -> bool:
@@ -742,6 +806,7 @@ def _plain_key(key: str) -> bool:
 def _redact_every_pattern(text: str) -> str:
     if not _TRIGGER.search(text):
         return text
+    text = _kube_secret_values_masked(text)
     for kind, pattern, *_ in _patterns():
         text = _substituted(pattern, kind, text)
     return text
