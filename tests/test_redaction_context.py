@@ -4,11 +4,16 @@ Kubernetes `Secret`'s values, which say nothing of themselves (base64)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from agentlens import redaction
+from agentlens.formats.load import read_path
+from tests.conftest import FORMATS
 
 SECRET = "s3cr3tDbPw9"
 
@@ -17,6 +22,57 @@ def _both(value: Any) -> Any:
     fast, slow = redaction.redact_value(value), redaction.redact_walk(value)
     assert fast == slow
     return fast
+
+
+def _copilot_run_with(command: str, tmp_path: Path) -> Path:
+    """A copy of the real Copilot CLI log, its first `bash` call running `command`."""
+    lines = (FORMATS / "copilot-cli" / "events.jsonl").read_text().splitlines()
+    for at, line in enumerate(lines):
+        event = json.loads(line)
+        calls = event.get("data", {}).get("toolRequests") or []
+        shell = next((call for call in calls if call.get("name") == "bash"), None)
+        if shell is not None:
+            shell["arguments"]["command"] = command
+            lines[at] = json.dumps(event)
+            break
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"name": "DB_PASSWORD", "value": SECRET},
+        {"value": SECRET, "name": "API_TOKEN"},
+        {"name": "client_secret", "value": SECRET, "type": "env"},
+    ],
+)
+def test_a_value_named_by_its_name_key_is_masked(entry: dict[str, str]) -> None:
+    cleaned = _both({"env": [entry]})
+    assert cleaned["env"][0]["value"] == "[REDACTED:password]"
+    assert cleaned["env"][0]["name"] == entry["name"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"name": "DB_HOST", "value": "db.example.internal"},
+        {"name": "DB_PASSWORD", "value": "${DB_PASSWORD}"},
+        {"name": "token_ttl_seconds_total", "value": 3600},
+        {"label": "DB_PASSWORD", "value": "unrelated"},
+    ],
+)
+def test_a_value_beside_an_ordinary_name_is_kept(entry: dict[str, Any]) -> None:
+    assert _both({"env": [entry]}) == {"env": [entry]}
+
+
+def test_an_env_object_in_a_trajectory_is_masked(tmp_path: Path) -> None:
+    trajectory = read_path(_copilot_run_with("kubectl apply -f pod.yaml", tmp_path))[0]
+    step = next(step for step in trajectory.steps if step.command)
+    step.arguments["env"] = [{"name": "DB_PASSWORD", "value": SECRET}]
+    cleaned = redaction.redact_trajectory(trajectory)
+    assert SECRET not in msgspec.json.encode(cleaned).decode()
 
 
 KUBECTL_SECRET = """apiVersion: v1

@@ -747,9 +747,16 @@ def _holds_keyed(document: bytes, lowered: bytes) -> bool:
             if at < string_end:
                 continue
             string_end = _unescaped_quote(document, at, backwards=False)
-            if document.startswith(b':"', string_end + 1):
+            if document.startswith(b':"', string_end + 1) or _names_a_value(lowered, at):
                 return True
     return False
+
+
+def _names_a_value(lowered: bytes, at: int) -> bool:
+    """Whether the JSON string holding offset `at` is under a `name` key (a Kubernetes or Docker
+    env entry, `{"name": "DB_PASSWORD", "value": "…"}`): `_keyed_strings` takes its `value`."""
+    string_start = _unescaped_quote(lowered, at, backwards=True)
+    return lowered.endswith(b'"name":', 0, string_start)
 
 
 # `token` ending a key that holds a number or an object (`"prompt_tokens":12`, five keys of
@@ -779,8 +786,7 @@ def _keyed_changes(value: Any) -> dict[str, str]:
     """{value: masked} for each string value under a key naming a secret that its masking as
     `"key": "value"` changes."""
     changes: dict[str, str] = {}
-    for key, text in _keyed_strings(value):
-        opening = f'"{key}": "'
+    for opening, text in _keyed_strings(value):
         said = redact_text(f'{opening}{text}"')
         if said.startswith(opening) and said.endswith('"') and said[len(opening) : -1] != text:
             changes[text] = said[len(opening) : -1]
@@ -788,15 +794,28 @@ def _keyed_changes(value: Any) -> dict[str, str]:
 
 
 def _keyed_strings(value: Any) -> Iterator[tuple[str, str]]:
+    """(the text said before it, value) of each string under a key naming a secret
+    (`"password": "`), and of each `value` beside a `name` naming one (`"name": "DB_PASSWORD",
+    "value": "`: an env entry passed as an object, its keys in either order)."""
     if isinstance(value, dict):
+        named = _named_value(value)
+        if named is not None:
+            yield named
         for key, item in value.items():
             if not isinstance(item, str):
                 yield from _keyed_strings(item)
             elif isinstance(key, str) and _plain_key(key) and _SECRET_IN_KEY.search(key):
-                yield key, item
+                yield f'"{key}": "', item
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _keyed_strings(item)
+
+
+def _named_value(entry: dict[Any, Any]) -> tuple[str, str] | None:
+    name, item = entry.get("name"), entry.get("value")
+    if not (isinstance(name, str) and isinstance(item, str) and _plain_key(name)):
+        return None
+    return (f'"name": "{name}", "value": "', item) if _SECRET_IN_KEY.search(name) else None
 
 
 def _plain_key(key: str) -> bool:
