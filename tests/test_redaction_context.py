@@ -40,6 +40,32 @@ def _copilot_run_with(command: str, tmp_path: Path) -> Path:
     return path
 
 
+def test_a_secret_the_shell_analysis_took_for_a_file_is_masked(tmp_path: Path) -> None:
+    command = f"cat ENV DB_PASSWORD {SECRET}"
+    trajectory = read_path(_copilot_run_with(command, tmp_path))[0]
+    step = next(step for step in trajectory.steps if step.command and "ENV" in step.command)
+    assert SECRET not in msgspec.json.encode(trajectory).decode()
+    assert step.files == ["ENV", "DB_PASSWORD", "[REDACTED:in-context]"]
+
+
+def test_a_secret_in_an_argv_list_is_masked_as_its_command_is() -> None:
+    argv = ["docker", "login", "-u", "me", "-p", SECRET]
+    raw = {"type": "local_shell_call", "action": {"command": argv}}
+    step = {"command": " ".join(argv), "arguments": {"command": argv}, "raw": raw}
+    cleaned = _both(step)
+    assert cleaned["command"] == "docker login -u me -p [REDACTED:password]"
+    for kept in (cleaned["arguments"]["command"], cleaned["raw"]["action"]["command"]):
+        assert kept == [*argv[:-1], "[REDACTED:in-context]"]
+
+
+def test_files_of_a_call_with_nothing_secret_are_kept() -> None:
+    step = {"command": "cat ENV TOKEN_TTL 3600", "files": ["ENV", "TOKEN_TTL", "3600"]}
+    assert _both(step) == step
+    command = "cat a.py b.py && curl -u me:Pa55w0rdXyz https://h"
+    with_secret = {"command": command, "files": ["a.py", "b.py"]}
+    assert _both(with_secret)["files"] == ["a.py", "b.py"]
+
+
 @pytest.mark.parametrize(
     "entry",
     [

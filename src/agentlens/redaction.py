@@ -706,7 +706,9 @@ def redact_value(value: Any) -> Any:
         return redact_walk(value)
     lowered = document.lower()
     changed = _changed_strings(document, lowered) | _keyed_in(document, lowered, value)
-    return map_strings(value, lambda text: changed.get(text, text)) if changed else value
+    if not changed:
+        return value
+    return masked_in_context(value, map_strings(value, lambda text: changed.get(text, text)))
 
 
 def redact_walk(value: Any) -> Any:
@@ -714,7 +716,108 @@ def redact_walk(value: Any) -> Any:
     holds a trigger, and each value under a key that names a secret (what `redact_value` must
     equal; tests and `benchmarks/redaction.py --check` compare the two)."""
     keyed = _keyed_changes(value)
-    return map_strings(value, lambda text: keyed.get(text) or _redact_every_pattern(text))
+    cleaned = map_strings(value, lambda text: keyed.get(text) or _redact_every_pattern(text))
+    return masked_in_context(value, cleaned)
+
+
+# A reader derives lists from a call's command: its `files` (`… ENV DB_PASSWORD s3cr3t` gives
+# `["ENV", "DB_PASSWORD", "s3cr3t"]`, the shell analysis taking words for file arguments), and
+# the command from an argv list (`["docker", "login", "-p", "pw"]`). Each string of such a list
+# is masked alone, where nothing says it is a secret; the command it came from is masked whole.
+IN_CONTEXT_MARK = MARK.format(kind="in-context")
+
+
+def masked_in_context(before: Any, after: Any) -> Any:
+    """`after` (`before` redacted string by string) with each string of a call's lists (a step's
+    `files`, an argv list in its `arguments` or its `raw` record) that its redacted command and
+    arguments no longer hold, where the unredacted ones did, masked: a secret cut from its
+    context."""
+    if before is after or before == after:
+        return after
+    if not _same_shape(before, after):
+        return after  # two keys masked alike became one: nothing to pair
+    if isinstance(after, dict) and isinstance(before, dict):
+        if _is_call(after):
+            after = _call_lists_masked(before, after)
+        return {key: masked_in_context(was, item) for (key, item), was in _paired(before, after)}
+    if isinstance(after, list) and isinstance(before, list | tuple):
+        return [masked_in_context(was, item) for was, item in zip(before, after, strict=True)]
+    return after
+
+
+def _same_shape(before: Any, after: Any) -> bool:
+    if isinstance(after, dict):
+        return isinstance(before, dict) and len(before) == len(after)
+    if isinstance(after, list):
+        return isinstance(before, list | tuple) and len(before) == len(after)
+    return True
+
+
+def _paired(before: dict[Any, Any], after: dict[Any, Any]) -> Iterator[tuple[tuple[Any, Any], Any]]:
+    # `map_strings` keeps a dict's order (a key redacted stays in its place)
+    return zip(after.items(), before.values(), strict=True)
+
+
+def _is_call(entry: dict[Any, Any]) -> bool:
+    return isinstance(entry.get("files"), list) or isinstance(entry.get("arguments"), dict)
+
+
+def _call_lists_masked(before: dict[Any, Any], after: dict[Any, Any]) -> dict[Any, Any]:
+    was_said, now_said = _call_context(before), _call_context(after)
+    if was_said == now_said:
+        return after
+
+    def masked(was: str, now: str) -> str:
+        lost = now == was and now in was_said and now not in now_said
+        return IN_CONTEXT_MARK if lost else now
+
+    return {
+        key: _list_strings_changed(before[key], item, masked) if key in _CALL_PARTS else item
+        for key, item in after.items()
+    }
+
+
+_CALL_PARTS = ("files", "arguments", "raw")  # `raw`: the source's record, its argv list too
+
+
+def _call_context(call: dict[Any, Any]) -> str:
+    """A call's command and the strings of its arguments not in a list of strings, one text."""
+    said = [call["command"]] if isinstance(call.get("command"), str) else []
+    said += _unlisted_strings(call.get("arguments"))
+    return "\n".join(said)
+
+
+def _unlisted_strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _unlisted_strings(item)]
+    if isinstance(value, list) and not _strings_only(value):
+        return [text for item in value for text in _unlisted_strings(item)]
+    return []
+
+
+def _strings_only(value: list[Any]) -> bool:
+    return bool(value) and all(isinstance(item, str) for item in value)
+
+
+def _list_strings_changed(before: Any, after: Any, change: Callable[[str, str], str]) -> Any:
+    """`after` with `change(was, now)` on each string of its lists of strings."""
+    if not _same_shape(before, after):
+        return after
+    if isinstance(after, list) and _strings_only(after):
+        return [change(was, now) for was, now in zip(before, after, strict=True)]
+    if isinstance(after, dict):
+        return {
+            key: _list_strings_changed(was, item, change)
+            for (key, item), was in _paired(before, after)
+        }
+    if isinstance(after, list):
+        return [
+            _list_strings_changed(was, item, change)
+            for was, item in zip(before, after, strict=True)
+        ]
+    return after
 
 
 # A value under a key that names a secret says nothing of itself, its key does: a tool call's
@@ -857,7 +960,9 @@ def redact_trajectory(trajectory: Trajectory, document: bytes | None = None) -> 
     plain = msgspec.to_builtins(trajectory)
     changed |= _keyed_changes(plain) if keyed else {}
     cleaned = map_strings(plain, lambda text: changed.get(text, text))
-    return trajectory if cleaned == plain else msgspec.convert(cleaned, Trajectory)
+    if cleaned == plain:
+        return trajectory
+    return msgspec.convert(masked_in_context(plain, cleaned), Trajectory)
 
 
 def maybe_redact(trajectory: Trajectory) -> Trajectory:
