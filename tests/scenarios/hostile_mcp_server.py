@@ -243,14 +243,32 @@ def main() -> None:
     if mode == "fill-disk":  # 64 MB files into the folder ARG, 2.5 GB in all, then it serves
         for i in range(40):
             Path(str(arg), f"fill{i}").write_bytes(bytes(64 << 20))
-    if mode == "eat-memory":  # it and three helpers hold ARG MB each for a second, then it serves
-        hold = f"import time; b = bytes([1]) * ({arg} << 20); time.sleep(1)"
-        helpers = [subprocess.Popen([sys.executable, "-c", hold]) for _ in range(3)]
+    if mode == "eat-memory":  # it and three helpers hold ARG MB each at once, then it serves
         held = bytes([1]) * (int(str(arg)) << 20)
-        for helper in helpers:
-            helper.wait()
+        hold_together(3, int(str(arg)))
         del held
+    if mode == "helpers-eat-memory":  # two helpers hold ARG MB each at once, then it serves
+        hold_together(2, int(str(arg)))
     Stdio(mode, arg).run()
+
+
+def hold_together(count: int, mb: int) -> None:
+    """`count` helpers that each hold `mb` MB until all have it (or died trying): no clock
+    decides whether they overlap. A helper says it holds by a line on its stdout, then waits
+    for its stdin to close."""
+    hold = f"import sys; b = bytes([1]) * ({mb} << 20); print(flush=True); sys.stdin.read()"
+    pipe = subprocess.PIPE
+    helpers = [
+        subprocess.Popen([sys.executable, "-c", hold], stdin=pipe, stdout=pipe)
+        for _ in range(count)
+    ]
+    for helper in helpers:
+        assert helper.stdout is not None
+        helper.stdout.readline()  # empty once it was killed
+    for helper in helpers:
+        assert helper.stdin is not None
+        helper.stdin.close()
+        helper.wait()
 
 
 class HostileHttp(BaseHTTPRequestHandler):

@@ -52,6 +52,7 @@ class StdioSession(McpSession):
         self._guard: asyncio.Task[None] | None = None
         self._stop = ""  # why it was stopped for the disk or its memory, once it was
         self._memory: MemoryGroup | None = None
+        self._floors: list[DiskFloor] = []  # of the folders it may write
 
     async def _open(self) -> None:
         command = [str(self.spec["command"]), *map(str, self.spec.get("args", []))]
@@ -62,7 +63,9 @@ class StdioSession(McpSession):
         self._log_file = isolation.reclaim(self.log).open("ab")
         pipes = ServerPipes(limits.MESSAGE_LIMIT, self._keep_stderr)
         policy = isolation.current()
-        floors = [DiskFloor.at_start(folder, policy.limits) for folder in self.writable]
+        self._floors = floors = [
+            DiskFloor.at_start(folder, policy.limits) for folder in self.writable
+        ]
         self._memory = memory = memory_group.make(policy.limits.memory_mb)
         try:
             command[0] = _program(command[0], cwd)  # inside the sandbox exec errors lose their name
@@ -103,11 +106,25 @@ class StdioSession(McpSession):
         process of its memory group is killed for memory."""
         while pipes.returncode() is None:
             await asyncio.sleep(disk_guard.POLL_S)
-            if stopped := crossed_limit(floors, memory):
-                self._stop = stopped
-                if pipes.transport is not None:
-                    kill_group(pipes.transport.get_pid())
+            if self._stopped_past_limits(pipes, floors, memory):
                 return
+
+    def _stopped_past_limits(
+        self, pipes: ServerPipes, floors: list[DiskFloor], memory: MemoryGroup
+    ) -> bool:
+        """Whether it crossed a limit, in which case it is stopped and `_stop` says why."""
+        self._stop = self._stop or crossed_limit(floors, memory)
+        if self._stop and pipes.transport is not None:
+            kill_group(pipes.transport.get_pid())
+        return bool(self._stop)
+
+    def _refuse_past_limits(self, pipes: ServerPipes, during: str) -> None:
+        """An answer from a server past its limits is no answer: under cgroup v1 the kernel
+        kills one process of the group, and the rest may answer before the guard looks."""
+        if self._memory is not None and self._stopped_past_limits(
+            pipes, self._floors, self._memory
+        ):
+            raise self._error(f"was {self._stop} during {during}", stderr=True)
 
     async def _remove_memory_group(self) -> None:
         """In a thread: removing a group waits for its processes to go (`memory_group._remove`)."""
@@ -170,6 +187,7 @@ class StdioSession(McpSession):
                 if "id" in answer:
                     await self._send(reply(answer), method)
             elif answer.get("id") == message["id"]:
+                self._refuse_past_limits(pipes, method)
                 return answer
 
     def _keep_stderr(self, chunk: bytes) -> None:
