@@ -31,9 +31,35 @@ from agentlens.verification.verifiers import run_verifier
 from agentlens.verification.verifiers.base import VerifyContext
 from agentlens.verification.verifiers.static_analysis import CommandVerifier
 
-# one process holding `mb` MB it has written to (untouched pages would cost nothing)
-HOLD = "python3 -c 'import time; b = bytes([1]) * ({mb} << 20); time.sleep(1); print({mb})'"
-FOUR_900 = " ".join(f"{HOLD.format(mb=900)} &" for _ in range(4)) + " wait"
+# `count` helpers, each holding `mb` MB it has written to (untouched pages would cost nothing),
+# until all have it: no clock decides whether they overlap (as `hold_together` in
+# tests/scenarios/hostile_mcp_server.py). A helper says it holds by a line on its stdout, then
+# waits for its stdin to close; one killed says nothing. After a death, `end` ends the command
+# (what is left of it exits 0) and `wait` leaves it to AgentLens's guard to stop. It prints `mb`
+# for each helper that held.
+TOGETHER = """import subprocess, sys, time
+count, mb, after_a_death = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+hold = f"import sys; b = bytes([1]) * ({mb} << 20); print(flush=True); sys.stdin.read()"
+pipe = subprocess.PIPE
+helpers = [subprocess.Popen([sys.executable, "-c", hold], stdin=pipe, stdout=pipe)
+           for _ in range(count)]
+held = [bool(helper.stdout.readline()) for helper in helpers]
+if after_a_death == "wait" and not all(held):
+    time.sleep(3600)
+for helper in helpers:
+    helper.stdin.close()
+    helper.wait()
+print(*[mb] * sum(held), sep="\\n")
+"""
+
+
+def holding_together(count: int, mb: int, after_a_death: str) -> str:
+    return f"python3 -c {shlex.quote(TOGETHER)} {count} {mb} {after_a_death}"
+
+
+FOUR_900 = holding_together(4, 900, "wait")
+FOUR_900_END = holding_together(4, 900, "end")  # for git, which no guard watches while it runs
+TWO_600 = f"{holding_together(2, 600, 'end')}; true"
 CAP_1024 = isolation.Isolation(limits=isolation.Limits(memory_mb=1024))
 STOPPED = "stopped: memory limit 1024 MB (sandbox memory_mb, all its processes)"
 
@@ -117,7 +143,7 @@ def test_files_in_tmp_and_dev_shm_count_toward_it(calc: Path) -> None:
 @pytest.mark.usefixtures("memory_cgroup")
 def test_one_300_mb_process_under_1024_passes(calc: Path) -> None:
     with isolation.policy(CAP_1024):
-        run, _ = run_in_scratch(calc, HOLD.format(mb=300), timeout_s=30)
+        run, _ = run_in_scratch(calc, holding_together(1, 300, "end"), timeout_s=30)
     assert run.ok and run.output == "300\n", run.output
     assert _groups_left() == []
 
@@ -241,10 +267,9 @@ def test_a_command_that_lost_a_process_and_exited_0_is_no_pass(
     only the check after the end sees the kill. That check's line went into the output, the
     exit code stayed 0, and the verifier passed."""
     monkeypatch.setattr(disk_guard, "POLL_S", 60.0)
-    command = f"{HOLD.format(mb=600)} & {HOLD.format(mb=600)} & wait; true"
     with isolation.policy(CAP_1024):
-        run, _ = run_in_scratch(calc, command, timeout_s=30)
-        result = run_verifier({"type": "CommandVerifier", "command": command}, VerifyContext(calc))
+        run, _ = run_in_scratch(calc, TWO_600, timeout_s=30)
+        result = run_verifier({"type": "CommandVerifier", "command": TWO_600}, VerifyContext(calc))
     assert (result.status, result.reason) == ("error", f"the command {STOPPED}"), result.reason
     assert run.returncode == 0 and run.stopped == STOPPED and not run.ok, run.output
 
@@ -256,8 +281,7 @@ def test_a_cmd_agent_that_lost_a_process_is_a_failed_turn_saying_why(
     """Failure injection as above. The agent CLI lost a process to its memory cap and exited 0:
     its turn failed as an unreadable trace, the stop line lost at the end of its stderr."""
     monkeypatch.setattr(disk_guard, "POLL_S", 60.0)
-    holders = f"{HOLD.format(mb=600)} & {HOLD.format(mb=600)} & wait; true"
-    agent = CommandAgent(f"sh -c {shlex.quote(holders)}", trace_dir=tmp_path / "session")
+    agent = CommandAgent(f"sh -c {shlex.quote(TWO_600)}", trace_dir=tmp_path / "session")
     with isolation.policy(CAP_1024), pytest.raises(AgentFailure) as failure:
         asyncio.run(agent.turn("hi", calc, AgentTurn()))
     assert str(failure.value) == f"sh was {STOPPED}"
@@ -267,7 +291,7 @@ def _eating_filter(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The agent's clean filter, which git runs on `calc/ops.py` as it hashes it: 4 x 900 MB.
     Failure injection: AgentLens now switches the repository's filters off (`plain_view`), so
     this stands for any program of the agent's that git would still run."""
-    subprocess.run(["git", "-C", str(repo), "config", "filter.eat.clean", f"{FOUR_900}; cat"])
+    subprocess.run(["git", "-C", str(repo), "config", "filter.eat.clean", f"{FOUR_900_END}; cat"])
     (repo / ".gitattributes").write_text("calc/ops.py filter=eat\n")
     monkeypatch.setattr(repo_git, "plain_view", lambda *_: repo_git.GitView([], {}))
 
