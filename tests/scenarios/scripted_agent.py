@@ -6,7 +6,7 @@ sleep    writes its pid to ARG, then sleeps (turn and scenario timeouts)
 crash    exits 3 with a message on stderr (agent failure)
 mini     fixes calc.sub and writes a mini-swe-agent-1 `traj.json` to ARG (the `{trace}` file)
 silent   a stream with no items (the agent did nothing)
-orphan   writes ARG, starts a background job that writes ARG.late 3 s later, answers and exits
+orphan   starts a background job that writes ARG.late 300 s later, writes ARG, answers, exits
 holdpipe a `setsid` grandchild keeps stdout open for 30 s, then it sleeps (turn timeout)
 breakgit removes the workspace's .git, then answers
 partial  prints a command and a message, then sleeps (its turn times out)
@@ -199,7 +199,7 @@ def main() -> int:
         for name in names if turn == 1 else ():
             os.symlink(sys.argv[4], Path("..", name))
     elif mode == "orphan":
-        late = f"sleep 3; echo escaped > {sys.argv[4]}.late"
+        late = f"sleep 300; echo escaped > {sys.argv[4]}.late"
         child = subprocess.Popen(["sh", "-c", late], start_new_session=True)
         Path(sys.argv[4]).write_text(str(child.pid))
         item(0, type="agent_message", text="Started a background job.")

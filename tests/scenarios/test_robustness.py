@@ -3,6 +3,8 @@ repositories, background jobs, odd names and command lines, a simulator that wil
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -65,17 +67,28 @@ def test_an_agent_that_deletes_the_repository_fails_formally(
 def test_background_jobs_die_with_the_agent_turn(
     calc_project: Path, calc_scenario: Scenario, tmp_path: Path
 ) -> None:
-    """The job runs in a session of its own (`setsid`); it dies with the sandbox's PID namespace
-    before it can write its late marker."""
+    """The job runs in a session of its own (`setsid`) and sleeps 300 s; it dies with the
+    sandbox's PID namespace. It used to be a job of 3 s and a look 4 s later: under load the
+    look could fall between its end and its write."""
     marker = session_marker()
     scenario = replace(calc_scenario, max_steps=1)
     out = tmp_path / "out"
     fold_run(scenario, calc_project, out, scripted("orphan", marker), [ChatResponse(text="Go.")])
     started = found(out, marker)
     assert started is not None and started.read_text().strip().isdigit()
-    # the job started before its marker was written: 4 s after that, it would have written
-    time.sleep(max(0.0, started.stat().st_mtime + 4 - time.time()))
-    assert found(out, marker + ".late") is None and not host_pids(marker)
+    left = _running_after(marker, wait_s=60)  # gone long before its 300 s is killed, not done
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [] and found(out, marker + ".late") is None
+
+
+def _running_after(marker: str, *, wait_s: float) -> list[int]:
+    """The host processes naming `marker` that are still running after `wait_s`, or none as
+    soon as all are gone."""
+    deadline = time.monotonic() + wait_s
+    while (pids := host_pids(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return pids
 
 
 def test_a_grandchild_holding_stdout_does_not_stretch_the_turn_timeout(
