@@ -143,10 +143,11 @@ def test_a_server_whose_launcher_cannot_enter_its_memory_group_is_not_started(
 def test_removing_a_servers_memory_group_does_not_block_the_event_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Failure injection: a group whose removal takes 1 s (`_remove` waits up to 5 s for its
-    processes to go). `close` ran it on the event loop, stalling every other session."""
+    """Failure injection: a group whose removal takes 2 s (`_remove` waits up to 5 s for its
+    processes to go). `close` ran it on the event loop, stalling every other session. (A loaded
+    host stalls the loop too, under 0.1 s as the server starts: 1 s lies between.)"""
     remove = memory_group.MemoryGroup.remove
-    monkeypatch.setattr(memory_group.MemoryGroup, "remove", lambda g: (time.sleep(1), remove(g)))
+    monkeypatch.setattr(memory_group.MemoryGroup, "remove", lambda g: (time.sleep(2), remove(g)))
     gaps = [0.0]
 
     async def tick() -> None:
@@ -167,7 +168,7 @@ def test_removing_a_servers_memory_group_does_not_block_the_event_loop(
             ticker.cancel()
 
     asyncio.run(go())
-    assert max(gaps) < 0.5, max(gaps)
+    assert max(gaps) < 1.0, max(gaps)
 
 
 def test_its_stderr_ends_the_message_on_one_line_without_escapes(tmp_path: Path) -> None:
