@@ -3,6 +3,7 @@ repositories, background jobs, odd names and command lines, a simulator that wil
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -68,8 +69,8 @@ def test_background_jobs_die_with_the_agent_turn(
     calc_project: Path, calc_scenario: Scenario, tmp_path: Path
 ) -> None:
     """The job runs in a session of its own (`setsid`) and sleeps 300 s; it dies with the
-    sandbox's PID namespace. It used to be a job of 3 s and a look 4 s later: under load the
-    look could fall between its end and its write."""
+    sandbox's PID namespace. It was a job of 3 s looked for 4 s later, for its file, then for
+    its process: late under load, it could write and end between the two looks."""
     marker = session_marker()
     scenario = replace(calc_scenario, max_steps=1)
     out = tmp_path / "out"
@@ -77,8 +78,9 @@ def test_background_jobs_die_with_the_agent_turn(
     started = found(out, marker)
     assert started is not None and started.read_text().strip().isdigit()
     left = _running_after(marker, wait_s=60)  # gone long before its 300 s is killed, not done
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
+    for pid in left:  # the job and its `sleep` (it leads a session of its own)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
     assert left == [] and found(out, marker + ".late") is None
 
 
