@@ -12,7 +12,9 @@ output tail) is cut by `masked_head`/`masked_tail`, which mask it first. `--no-r
 Detection is the `detect-secrets` library's shape detectors (AWS, GitHub, GitLab, Slack, Stripe,
 JWT, SendGrid, PyPI, npm, Telegram, Discord, Azure, ...) plus our own patterns for what those miss
 or only half match: OpenAI `sk-`/`sk-proj-` keys, whole private-key blocks, `Bearer` tokens and
-`password=`-style assignments. A found secret becomes `[REDACTED:<kind>]`.
+`password=`-style assignments; and what only its context says is secret: a Kubernetes `Secret`'s
+values, a `.pgpass` or `.env` file's lines where the file is named. A found secret becomes
+`[REDACTED:<kind>]`.
 
 Speed: a trajectory is encoded to JSON once and scanned for needles (`NEEDLES`, a necessary
 condition for `_TRIGGER`) at C speed; only the strings a needle hits are decoded and run through
@@ -115,6 +117,21 @@ def _alone(literal: str) -> str:
 _HEADER_VALUE_OPENING = r"\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']?"
 # between a Kubernetes env entry's `name` and its `value`: a line break (escaped too), a comma
 _BETWEEN_FIELDS = r"(?:\s|,|\\{1,7}[nrt]){1,40}"
+# a long option naming a secret, its value after a space (`--password pw`, `--db-password pw`,
+# `--api-key k`); not `--password-file path` nor `--password-stdin` (the name must end in the
+# word), nor an option or a variable after it; a quoted value whole (`'a b c'`). Not MySQL's or
+# PostgreSQL's `--password` (`_prompts_for_it`)
+_OPTION_QUOTED_VALUE = re.compile(
+    r"(?i)-"
+    + _alone("-")
+    + r"(?:-[\w-]{0,40})?"
+    + _OPTION_SECRET_WORD
+    + r"[ \t]+(\\{0,7})([\"'])(?![$({<\[\\])((?:(?!\1\2)(?:[^\n\\]|\\(?![nr]))){4,200}+)\1\2"
+)
+_OPTION_VALUE = re.compile(
+    r"(?i)-" + _alone("-") + r"(?:-[\w-]{0,40})?" + _OPTION_SECRET_WORD + r"[ \t]+\\{0,7}[\"']?"
+    r"(?![-$({<\[\\])((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"'])){4,}+)"
+)
 _KEY_TAIL = re.compile(
     r"(?<=[A-Za-z0-9+/=])(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)"
     r"-----END ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
@@ -126,6 +143,19 @@ _OWN = [
     # a key's body shown without its BEGIN line (`tail -n 5 id_rsa`): from the line break before
     # its END line; `_secret_span` takes the base64 lines above it back to where they start
     ("private-key", _KEY_TAIL),
+    # a key's body shown without its BEGIN and END lines (`sed -n 2,20p id_rsa`) from its first
+    # line, which starts as a private key's DER does: PKCS#1 RSA and DSA, PKCS#8 (RSA, EC,
+    # Ed25519/X25519/Ed448, encrypted PBES2), SEC1 EC (P-256/384/521), OpenSSH's
+    # `openssh-key-v1`; each line base64 alone on its line. A certificate's or public key's DER
+    # starts otherwise (`MIIDdzCCAl+gAwIBAgI`, `MIIBIjANBgkqhkiG9w0BAQEFAAOC`)
+    ("private-key", re.compile(
+        r"(?:(?<![A-Za-z0-9+/=])|(?<=\\[nrt]))"
+        r"(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2}[AQgw]IBAA[JK]"
+        r"|MII[A-Za-z0-9+/]{3}IBADANBgkqhkiG9w0BAQEFAAS|MI[A-Za-z0-9+/]{2}AgEAMB[AM]GByqGSM49AgE"
+        r"|M[A-Za-z0-9+/]{2}CAQAwBQYDK2V|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE"
+        r"|MII[A-Za-z0-9+/]{3}B[A-Za-z0-9+/]BgkqhkiG9w0BBQ0w)[A-Za-z0-9+/=]{8,76}+"
+        r"(?:(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)(?:[ \t]*\d{1,9}(?:\t|→|:))?[A-Za-z0-9+/=]{1,76}+"
+        r"(?=[\r\n\"'`]|\\{1,7}[nr\"]|\Z))*+")),
     ("openai-key", re.compile(r"\bsk-(?:proj-|ant-|svcacct-)?[A-Za-z0-9_-]{16,}")),
     # Stripe's test-mode keys read a test account's data: detect-secrets takes only `_live_` ones
     ("stripe-access-key", re.compile(r"(?:\b|(?<=\\[nrt]))[rs]k_test_[0-9a-zA-Z]{24,}")),
@@ -148,18 +178,20 @@ _OWN = [
         r"([A-Za-z0-9+/]{8,}={0,2})")),
     ("basic-auth-credentials", re.compile(
         r"(?:\b|(?<=\\[nrt]))curl\b[^\n]{0,200}?\s(?:-u|--user)\s*\\{0,7}[\"']?[^\s:\"']+:(?![$({<\[\\])"
-        r"((?:[^\s\"'\\]|\\(?![\"']))+)")),
+        r"((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"']))+)")),
     ("password", re.compile(
         r"(?:\b|(?<=\\[nrt]))mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p\\{0,7}[\"']?(?![$({<\[\\])"
-        r"((?:[^\s\"'\\]|\\(?![\"'])){4,})")),
+        r"((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"'])){4,})")),
     ("password", re.compile(
-        r"(?:\b|(?<=\\[nrt]))sshpass\s+-p\s*\\{0,7}[\"']?(?![$({<\[\\])((?:[^\s\"'\\]|\\(?![\"'])){4,})")),
+        r"(?:\b|(?<=\\[nrt]))sshpass\s+-p\s*\\{0,7}[\"']?(?![$({<\[\\])"
+        r"((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"'])){4,})")),
     ("password", re.compile(
         r"(?:\b|(?<=\\[nrt]))redis-cli\b[^\n]{0,200}?\s-a\s+\\{0,7}[\"']?(?![$({<\[\\])"
-        r"((?:[^\s\"'\\]|\\(?![\"'])){4,})")),
+        r"((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"'])){4,})")),
     # ~/.netrc, ~/.docker/config.json, a kubeconfig's base64 private key
     ("password", re.compile(
-        r"(?:\b|(?<=\\[nrt]))machine\s+\S+\s+login\s+\S+\s+password\s+(?![$({<\[])([^\s\"']{4,})")),
+        r"(?:\b|(?<=\\[nrt]))machine\s+\S+\s+login\s+\S+\s+password\s+(?![$({<\[])"
+        r"((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"'])){4,})")),
     ("basic-auth-credentials", re.compile(
         r"\bauth\\{0,7}\"\s*:\s*\\{0,7}\"([A-Za-z0-9+/]{8,}={0,2})\\{0,7}\"")),
     ("kube-client-key", re.compile(
@@ -182,16 +214,8 @@ _OWN = [
         r"(?i)(?:http:\\|https:\\|ftp:\\|ftps:\\|postgres:\\|postgresql:\\|mongodb:\\"
         r"|mongodb\+srv:\\|redis:\\|rediss:\\|amqp:\\|amqps:\\|mysql:\\)\\{0,6}/\\{1,7}/"
         r"[^:/?#\[\]@\s\"'<>\\]*:(?![$({<\[])([^/?#\s\"'<>\\]+)@")),
-    # a long option naming a secret, its value after a space (`--password pw`, `--db-password
-    # pw`, `--api-key k`); not `--password-file path` nor `--password-stdin` (the name must end
-    # in the word), nor an option or a variable after it; a quoted value whole (`'a b c'`)
-    ("password", re.compile(
-        r"(?i)-" + _alone("-") + r"(?:-[\w-]{0,40})?" + _OPTION_SECRET_WORD
-        + r"[ \t]+(\\{0,7})([\"'])(?![$({<\[\\])((?:(?!\1\2)(?:[^\n\\]|\\(?![nr]))){4,200}+)\1\2")),
-    ("password", re.compile(
-        r"(?i)-" + _alone("-") + r"(?:-[\w-]{0,40})?" + _OPTION_SECRET_WORD
-        + r"[ \t]+\\{0,7}[\"']?"
-        r"(?![-$({<\[\\])((?:[^\s\"'\\]|\\(?!\\{0,6}[nrt\"'])){4,}+)")),
+    ("password", _OPTION_QUOTED_VALUE),
+    ("password", _OPTION_VALUE),
     # a registry login's `-p pw` (the long `--password pw` is the rule above's)
     ("password", re.compile(
         r"(?:\b|(?<=\\[nrt]))(?:docker|podman|nerdctl|buildah|skopeo)\s+login\b[^\n]{0,200}?\s-p"
@@ -275,7 +299,7 @@ _OWN = [
     ("password", re.compile(
         rf"(?i)(?<![\w-]){_SECRET_NAME}"
         r"(?:\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']|\s{0,4}=\s{0,4})"
-        r"(?![$({<\[\\])((?:[^\s\"'`,;&(){}<>\[\\]|\\(?![\"'])){6,}+)(?![(<\[])")),
+        r"(?![$({<\[\\])((?:[^\s\"'`,;&(){}<>\[\\]|\\(?!\\{0,6}[nrt\"'])){6,}+)(?![(<\[])")),
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
 # match ordinary words and hex ids; Discord and Telegram shapes have no literal to find them by
@@ -339,7 +363,10 @@ _TRIGGER = re.compile(
     r"|(?i:pass|pwd|secret|token|key)[\w.-]{0,50}\\{0,7}[\"']?(?:\s|,|\\{1,7}[nrt]){1,40}"
     r"\\{0,7}[\"']?(?i:value)"
     r"|:(?:543\d|6432|\*):"
-    r"|(?:(?<=kind:)|(?<=kind: )|(?<=kind: \")|(?<=kind: '))Secret(?=[^:=>]*[:=>])"
+    r"|b3BlbnNzaC1rZXktdjE|IBAA[JK]|IBADANBgkqhkiG9w0BAQEFAAS|AgEAMB[AM]GByqGSM49|CAQAwBQYDK2V"
+    r"|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|BgkqhkiG9w0BBQ0w|(?i:pgpass)"
+    r"|(?:(?<=kind:)|(?<=kind: )|(?<=kind: \")|(?<=kind: ')|(?<=kind\": \")|(?<=kind\":\")"
+    r"|(?<=kind\\\": \\\")|(?<=kind\\\":\\\"))Secret(?=[^:=>]*[:=>])"
 )
 
 
@@ -357,7 +384,7 @@ def redact_text(text: str) -> str:
         redacted = _substituted(pattern, kind, text)
         if redacted != text:
             text, facts = redacted, _Facts(redacted)
-    return text
+    return _file_context_masked(text, _files_named(text))
 
 
 class _Facts:
@@ -433,23 +460,169 @@ KUBE_SECRET_MARK = MARK.format(kind="kube-data")
 
 
 def _kube_secret_values_masked(text: str) -> str:
-    """`text` with each value of a `kind: Secret` document's `data:`/`stringData:` masked whole."""
-    if "Secret" not in text or _SECRET_KIND.search(text) is None:
+    """`text` with each value of a `kind: Secret` document's `data:`/`stringData:` masked whole,
+    in YAML or JSON (`-o json`), as it is or JSON-escaped inside a JSON string (a command's
+    `arguments` held as text: `\\n` line breaks, `\\"` quotes)."""
+    if "Secret" not in text:
         return text
-    spans: list[tuple[int, int]] = []
-    walked_to = 0
-    for document in _yaml_documents(text):
-        if _SECRET_KIND.search(text, document.start, document.stop) is None:
-            continue
-        for block in _SECRET_DATA.finditer(text, document.start, document.stop):
-            if block.start() < walked_to:
-                continue  # a `data:` key inside a block walked already: each line is read once
-            walked_to = _data_values(text, block.end(), len(block.group(1)), document.stop, spans)
+    spans = _yaml_secret_spans(text) + _json_secret_spans(text)
+    if not spans:
+        return text
     parts, done = [], 0
-    for start, end in spans:
+    for start, end in sorted(spans):
+        if start < done:
+            continue  # a span both forms found
         parts += [text[done:start], KUBE_SECRET_MARK]
         done = end
-    return "".join([*parts, text[done:]]) if parts else text
+    return "".join([*parts, text[done:]])
+
+
+# an escaped line break, as a JSON string holds one (once or more escaped); the YAML rules read
+# it as a line break, in a view of the text with the same length (spaces, then `\n`)
+_ESCAPED_BREAK = re.compile(r"(?:\\{1,7}r)?\\{1,7}n")
+# what closes the JSON string a YAML value ends, escaped (`\\"`), with the JSON after it
+_STRING_CLOSE = re.compile(r'\\*"[\]}),\s]*\Z')
+
+
+def _yaml_secret_spans(text: str) -> list[tuple[int, int]]:
+    view = _ESCAPED_BREAK.sub(lambda found: " " * (len(found[0]) - 1) + "\n", text)
+    if _SECRET_KIND.search(view) is None:
+        return []
+    spans: list[tuple[int, int]] = []
+    walked_to = 0
+    for document in _yaml_documents(view):
+        if _SECRET_KIND.search(view, document.start, document.stop) is None:
+            continue
+        for block in _SECRET_DATA.finditer(view, document.start, document.stop):
+            if block.start() < walked_to:
+                continue  # a `data:` key inside a block walked already: each line is read once
+            walked_to = _data_values(view, block.end(), len(block.group(1)), document.stop, spans)
+    if view == text:
+        return spans
+    return [(start, _before_string_close(text, start, end)) for start, end in spans]
+
+
+def _before_string_close(text: str, start: int, end: int) -> int:
+    closing = _STRING_CLOSE.search(text, start, end)
+    return closing.start() if closing else end
+
+
+# A `Secret` as JSON (`kubectl get secret x -o json`): `"kind": "Secret"` and `"data": {...}` are
+# keys of one object, in any order; its quotes may be escaped (`\\"kind\\": \\"Secret\\"`)
+_SECRET_KIND_JSON = re.compile(r'(\\{0,7})"kind\1"[ \t]*:[ \t]*\1"Secret\1"')
+_DATA_KEYS = frozenset(("data", "stringData"))
+
+
+def _json_secret_spans(text: str) -> list[tuple[int, int]]:
+    levels = {len(found[1]) for found in _SECRET_KIND_JSON.finditer(text)}
+    return [span for level in sorted(levels) for span in _json_level_spans(text, level)]
+
+
+@cache
+def _json_token(level: int) -> re.Pattern[str]:
+    """A JSON string (its text in group 1; `:` in group 2 when it is a key) or a bracket, for
+    JSON whose quotes are escaped `level` times."""
+    if level == 0:
+        string = r'"((?:[^"\\\n]|\\.)*)"'
+    else:
+        quote = r"(?<!\\)" + r"\\" * level + '"'
+        string = f"{quote}((?:(?!{quote})[^\\n])*){quote}"
+    return re.compile(string + r"([ \t]*:)?|[{}\[\]]")
+
+
+class _JsonFrame:
+    """An object or list open at a point of the token walk: the key last read, whether it says
+    `"kind": "Secret"`, whether it is a Secret's `data`, and the spans of the data values read."""
+
+    def __init__(self, parent: _JsonFrame | None, bracket: str) -> None:
+        self.is_object = bracket == "{"
+        self.key: str | None = None
+        self.secret = False
+        self.holds_data = bool(parent and parent.is_object and parent.key in _DATA_KEYS)
+        self.values: list[tuple[int, int]] = []
+
+
+def _json_level_spans(text: str, level: int) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    stack: list[_JsonFrame] = []
+    for token in _json_token(level).finditer(text):
+        lexeme = token[0]
+        if lexeme in ("{", "["):
+            stack.append(_JsonFrame(stack[-1] if stack else None, lexeme))
+        elif lexeme in ("}", "]"):
+            if stack:
+                _closed(stack, spans)
+        elif stack and stack[-1].is_object:
+            _string_read(stack[-1], token)
+    while stack:  # a text cut short: what was read of an open Secret is masked too
+        _closed(stack, spans)
+    return spans
+
+
+def _string_read(frame: _JsonFrame, token: re.Match[str]) -> None:
+    if token[2] is not None:
+        frame.key = token[1]
+        return
+    if frame.key == "kind" and token[1] == "Secret":
+        frame.secret = True
+    elif frame.holds_data and frame.key is not None and token.end(1) > token.start(1):
+        frame.values.append(token.span(1))
+    frame.key = None
+
+
+def _closed(stack: list[_JsonFrame], spans: list[tuple[int, int]]) -> None:
+    frame = stack.pop()
+    if stack:
+        stack[-1].key = None
+    if frame.holds_data and stack:
+        stack[-1].values += frame.values
+    elif frame.secret:
+        spans += frame.values
+
+
+# Rules that hold only where the file a text shows is named: a `.pgpass` line on any port (the
+# rule above takes Postgres' ports alone: elsewhere `02:42:ac:11:00:02` is a MAC address), and an
+# env file's unquoted value to its line's end, spaces and all (a shell ends `X=a b` at the space
+# and runs `b`; dotenv reads `a b`). The file is named in the text itself (`cat > .env <<EOF`,
+# `~/.pgpass`) or beside it, in a tool call's arguments (`_objects_masked`). Each runs after the
+# patterns, so a value may start with their mark: `X=[REDACTED:password] b` is masked whole.
+# (in quotes too: `echo 'h:6000:db:me:pw' >> ~/.pgpass`)
+_PGPASS_ANY_PORT = re.compile(
+    r"(?m)(?:^|(?<=\\[nr])|(?<=[\"']))"
+    + _TOOL_LINE_PREFIX
+    + r"(?:\*|[\w.-]{1,253}):(?:\d{1,5}|\*):[^:\s\\\"']{1,63}:[^:\s\\\"']{1,63}:"
+    r"(?![$({<\[])((?:[^\s\"\\]|\\(?!\\{0,6}[nrt\"])){4,}?)"
+    r"[ \t]*(?:$|(?=\\{1,7}[nr]|\\{0,7}\"|'(?:[ \t;|&>)]|$|\\{1,7}[nr]|\\{0,7}\")))"
+)
+_VALUE_WORD = r"(?:[^\s\"\\]|\\(?!\\{0,6}[nrt\"]))++"
+_DOTENV_LINE = re.compile(
+    r"(?m)(?:^|(?<=\\[nr])|(?<=\"))" + _TOOL_LINE_PREFIX + r"[ \t]*(?:export[ \t]+)?"
+    r"(?i:[\w.-]{0,40}(?:" + _SECRET_WORD + r"|pass)[\w.-]{0,40})[ \t]*=[ \t]*"
+    r"(?![\"'$({<\\]|\[(?!REDACTED:))"
+    rf"((?!#){_VALUE_WORD}(?:[ \t]++(?!#){_VALUE_WORD})++)"
+    r"(?=[ \t]*(?:#[^\n]*?)?(?:$|\\{1,7}[nr]|\\{0,7}\"))"
+)
+_FILE_RULES = {"pgpass": _PGPASS_ANY_PORT, "env": _DOTENV_LINE}
+# the files named in a text: `.env` (`.env.local`; not `process.env`, `os.environ`), `pgpass`
+_NAMED_IN_TEXT = re.compile(r"(?i)(?<![\w.])\.(env)(?![\w-])|(pgpass)")
+# a path that is one of those files, as a tool call's argument (`"file_path": "/app/.env"`)
+_CONTEXT_PATH = re.compile(r"(?i)(?:^|[/\\])(?:\.(env)(?:\.[\w-]+)*|\.?(pgpass)(?:\.conf)?)\Z")
+
+
+def _files_named(text: str) -> frozenset[str]:
+    folded = _folded(text)
+    if ".env" not in folded and "pgpass" not in folded:
+        return frozenset()
+    return frozenset(
+        name.lower() for found in _NAMED_IN_TEXT.finditer(text) for name in found.groups() if name
+    )
+
+
+def _file_context_masked(text: str, files: Iterable[str]) -> str:
+    """`text` with the lines that the files named (`_FILE_RULES`) hold masked."""
+    for name in sorted(files):
+        text = _substituted(_FILE_RULES[name], "password", text)
+    return text
 
 
 def _yaml_documents(text: str) -> Iterator[range]:
@@ -644,6 +817,8 @@ def _secret_span(match: re.Match[str], kind: str) -> tuple[int, int]:
     if match.re is _KEY_TAIL:
         body = _key_body_start(match.string, match.start())
         return (body, match.end()) if body < match.start() else (body, body)
+    if match.re in (_OPTION_VALUE, _OPTION_QUOTED_VALUE) and _prompts_for_it(match):
+        return match.start(), match.start()
     group = match.re.groups
     if group and kind != "private-key" and match.group(group):
         start, end = match.span(group)
@@ -653,6 +828,33 @@ def _secret_span(match: re.Match[str], kind: str) -> tuple[int, int]:
     if kind != "private-key" and _TOKEN_CHAR.fullmatch(match.string[end - 1 : end]):
         end = _TOKEN_TAIL.match(match.string, end).end()  # type: ignore[union-attr] # `*` matches
     return match.start(), end
+
+
+# Clients whose `--password` takes no value after a space: MySQL's and MariaDB's read
+# `--password=pw` or prompt (the next word is the database), PostgreSQL's (`-W`) only prompts.
+# Those that do take one (`--password pw`): docker/podman login, mongosh, az login, influx,
+# clickhouse-client, rabbitmqadmin, and most CLIs
+_PROMPTING_CLIENT = re.compile(
+    r"(?<=[\s;|&(/\"'\\])(?:mysql(?:dump|admin|import|check|show|slap|binlog|pump)?"
+    r"|mariadb(?:-[a-z]+)?|psql|pg_dump(?:all)?|pg_restore|pg_basebackup|pg_isready|createdb"
+    r"|dropdb|createuser|dropuser|vacuumdb|reindexdb|clusterdb)[ \t]"
+)
+_COMMAND_BREAKS = (";", "|", "&", "\n", "\\n", "\\r", "`", "$(")
+_COMMAND_REACH = 300
+
+
+def _prompts_for_it(match: re.Match[str]) -> bool:
+    """Whether the option matched is `--password` given to a client of `_PROMPTING_CLIENT` in
+    the same command (back to its `;`, `|`, `&` or line break): the word after it is no
+    password."""
+    text, at = match.string, match.start()
+    if not text.startswith(("--password ", "--password\t"), at):
+        return False
+    since = max(0, at - _COMMAND_REACH)
+    for mark in _COMMAND_BREAKS:
+        found = text.rfind(mark, since, at)
+        since = found + len(mark) if found >= 0 else since
+    return _PROMPTING_CLIENT.search(" " + text[since:at]) is not None
 
 
 # A PEM body's lines: 64 characters (70 in OpenSSH's), the last one shorter
@@ -706,9 +908,11 @@ def redact_value(value: Any) -> Any:
         return redact_walk(value)
     lowered = document.lower()
     changed = _changed_strings(document, lowered) | _keyed_in(document, lowered, value)
-    if not changed:
+    objects = _holds_objects(lowered)
+    if not changed and not objects:
         return value
-    return masked_in_context(value, map_strings(value, lambda text: changed.get(text, text)))
+    cleaned = map_strings(value, lambda text: changed.get(text, text))
+    return masked_in_context(value, _objects_masked(cleaned) if objects else cleaned)
 
 
 def redact_walk(value: Any) -> Any:
@@ -717,7 +921,7 @@ def redact_walk(value: Any) -> Any:
     equal; tests and `benchmarks/redaction.py --check` compare the two)."""
     keyed = _keyed_changes(value)
     cleaned = map_strings(value, lambda text: keyed.get(text) or _redact_every_pattern(text))
-    return masked_in_context(value, cleaned)
+    return masked_in_context(value, _objects_masked(cleaned))
 
 
 # A reader derives lists from a call's command: its `files` (`… ENV DB_PASSWORD s3cr3t` gives
@@ -835,6 +1039,54 @@ KEY_WORDS = [
 _SECRET_IN_KEY = re.compile(r"(?i)" + _SECRET_WORD)
 
 
+# Objects whose strings say nothing of themselves, masked in place after the strings are: a
+# Kubernetes `Secret` (a tool call's arguments, a manifest a reader parsed), the values of its
+# `data`/`stringData`, as in its text (`_kube_secret_values_masked`); and the strings beside a
+# path naming a `.env` or `.pgpass` file (`{"file_path": "/app/.env", "content": "…"}`), read as
+# that file (`_file_context_masked`). Looked for only where the JSON holds one (`_holds_objects`).
+_ENV_FILE_END = re.compile(rb'\.env(?:\.[\w-]+)*"')
+
+
+def _holds_objects(lowered: bytes) -> bool:
+    """Whether a JSON document (its ASCII letters lowered) may hold an object `_objects_masked`
+    masks: literal searches first, as a pattern tried at every quote took 2 ms a trajectory."""
+    if b'"kind":"secret"' in lowered or b"pgpass" in lowered:
+        return True
+    return b".env" in lowered and any(
+        lowered[found.start() - 1 : found.start()] in (b'"', b"/", b"\\")
+        for found in _ENV_FILE_END.finditer(lowered)
+    )
+
+
+def _objects_masked(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_objects_masked(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    masked = {key: _objects_masked(item) for key, item in value.items()}
+    if masked.get("kind") == "Secret":
+        for key in _DATA_KEYS & masked.keys():
+            if isinstance(masked[key], dict):
+                masked[key] = {name: _data_value_masked(item) for name, item in masked[key].items()}
+    files = _files_beside(masked)
+    if files:
+        masked = {key: _beside_masked(item, files) for key, item in masked.items()}
+    return masked
+
+
+def _files_beside(entry: dict[Any, Any]) -> frozenset[str]:
+    found = (_CONTEXT_PATH.search(item) for item in entry.values() if isinstance(item, str))
+    return frozenset(name.lower() for path in found if path for name in path.groups() if name)
+
+
+def _beside_masked(item: Any, files: frozenset[str]) -> Any:
+    return _file_context_masked(item, files) if isinstance(item, str) else item
+
+
+def _data_value_masked(item: Any) -> Any:
+    return KUBE_SECRET_MARK if isinstance(item, str) and item else item
+
+
 def _keyed_in(document: bytes, lowered: bytes, value: Any) -> dict[str, str]:
     """`_keyed_changes(value)`, walked only when its JSON `document` holds such a key."""
     return _keyed_changes(value) if _holds_keyed(document, lowered) else {}
@@ -931,7 +1183,7 @@ def _redact_every_pattern(text: str) -> str:
     text = _kube_secret_values_masked(text)
     for kind, pattern, *_ in _patterns():
         text = _substituted(pattern, kind, text)
-    return text
+    return _file_context_masked(text, _files_named(text))
 
 
 def encoded(trajectory: Trajectory) -> bytes | None:
@@ -955,11 +1207,13 @@ def redact_trajectory(trajectory: Trajectory, document: bytes | None = None) -> 
     lowered = document.lower()
     changed = _changed_strings(document, lowered)
     keyed = _holds_keyed(document, lowered)
-    if not changed and not keyed:
+    objects = _holds_objects(lowered)
+    if not changed and not keyed and not objects:
         return trajectory
     plain = msgspec.to_builtins(trajectory)
     changed |= _keyed_changes(plain) if keyed else {}
     cleaned = map_strings(plain, lambda text: changed.get(text, text))
+    cleaned = _objects_masked(cleaned) if objects else cleaned
     if cleaned == plain:
         return trajectory
     return msgspec.convert(masked_in_context(plain, cleaned), Trajectory)
@@ -988,6 +1242,8 @@ NEEDLES = [
         "mongodb+srv:", "redis:", "rediss:", "amqp:", "amqps:", "-password", "-passwd",
         "-passphrase", "-pwd",
         "-token", "-api", "-access", "-secret", "-client", ":543", ":6432:", ":*:",
+        "b3blbnnzac1rzxktdje", "ibaaj", "ibaak", "ibadanbgkqhkig9w0baqefaas", "ageamb",
+        "caqawbqydk2v", "mhccaqee", "migkagebbd", "mihcagebbe", "bgkqhkig9w0bbq0w", "pgpass",
         "\u0130", "\u0131", "\u017f", "\u212a")),
 ]  # fmt: skip
 
