@@ -311,3 +311,17 @@ def test_the_new_shapes_are_masked_in_a_real_trajectory_as_read(tmp_path: Path) 
     (trajectory,) = read_path(path)
     kept = json.dumps(msgspec.to_builtins(trajectory))
     assert DATA_VALUE not in kept and "pgAnyP0rt" not in kept and key[20:40] not in kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "API_TOKEN=\nDB_HOST=db_primary",
+        "cat .env.example\nSECRET_KEY=\nALLOWED_HOSTS=localhost,example.com",
+        "password =\n  nothing_here_yet",
+    ],
+)
+def test_an_empty_value_does_not_take_the_next_line(text: str) -> None:
+    """`API_TOKEN=` left empty (an `.env.example`) masked the whole next line, `DB_HOST=…`:
+    the space allowed after `=` took the line break."""
+    assert redaction.redact_text(text) == text

@@ -298,7 +298,7 @@ _OWN = [
     # `3` as a command of its own, which the trace shows as such (`3: command not found`)
     ("password", re.compile(
         rf"(?i)(?<![\w-]){_SECRET_NAME}"
-        r"(?:\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']|\s{0,4}=\s{0,4})"
+        r"(?:\\{0,7}[\"']?\s{0,4}[:=]\s{0,4}\\{0,7}[\"']|[ \t]{0,4}=[ \t]{0,4})"
         r"(?![$({<\[\\])((?:[^\s\"'`,;&(){}<>\[\\]|\\(?!\\{0,6}[nrt\"'])){6,}+)(?![(<\[])")),
 ]  # fmt: skip
 # detect-secrets detectors left out: public IPs are no secret; the Artifactory and Twilio shapes
