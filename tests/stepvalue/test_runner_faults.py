@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import warnings
 from collections.abc import Sequence
 
@@ -162,6 +163,30 @@ def test_swapped_channel_uses_another_states_own_rationale(problem) -> None:
     assert set(swapped.values()) <= set(own.values())
     assert all(swapped[state] != own[state] for state in own)
     assert result.costs.rationale_calls == len(own)  # the swapped channel costs no extra rationale
+
+
+class QuestionEcho(Scripted):
+    """Writes a rationale naming the question it was asked about."""
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        self.chats.append(request)
+        question = request.messages[-1]["content"].split("Candidates (by id)")[0]
+        return ChatResponse(text=f"about {hashlib.sha256(question.encode()).hexdigest()[:12]}")
+
+
+def test_runs_of_two_tasks_never_share_a_rationale_of_their_empty_first_state() -> None:
+    traces = [
+        sorted((BENCH / "trajectories" / task).glob("*.json"))[0]
+        for task in ("pallets__flask-5014", "psf__requests-1724")
+    ]
+    problems = [outcome_problem(read_path(t)[0], max_steps=1) for t in traces]
+    config = RunConfig(channels=("generated-rationale-128",), permutations=1)
+    result = evaluate(problems, QuestionEcho(), config)
+    first = {s["trajectory_id"]: s["rationale"] for s in result.states if s["position"] == 0}
+    # both runs start from the same state `{}`, asked under different questions
+    assert len({s["text"] for s in result.states if s["position"] == 0}) == 1
+    assert len(set(first.values())) == 2
+    assert result.costs.rationale_calls == result.costs.distinct_states == 4
 
 
 def test_candidate_only_channel_scores_one_state_and_slices_double_the_rows(problem) -> None:

@@ -96,10 +96,12 @@ class Runner:
 
     # pass 1 -------------------------------------------------------------------------------
     def _rationale_key(self, pi: int, evidence: str, tokens: int) -> str:
+        """Spec §4.1 keys on the state, which there holds the question; here the question is in
+        the prompt, so the key is the whole prompt: one rationale per question, never shared
+        between tasks whose states render alike (every coding run starts from `{}`)."""
         view = self.problems[pi].view
-        return _digest(
-            [self.evaluator.name, "label-free", tokens, evidence, [c.text for c in view.candidates]]
-        )
+        messages = rationale_messages(view, evidence, self.config.max_question_chars)
+        return _digest([self.evaluator.name, "label-free", tokens, messages])
 
     async def _rationales(self) -> None:
         jobs: dict[str, tuple[int, str, int]] = {}
