@@ -346,3 +346,19 @@ def test_a_leak_abort_leaves_no_unawaited_rationale_call_behind(problem) -> None
             )
         gc.collect()
     assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
+
+
+def test_rationale_tokens_override_every_128_token_rationale(problem) -> None:
+    evaluator = Scripted()
+    channels = ("candidate-only-rationale", "generated-rationale-128", "generated-rationale-512")
+    config = RunConfig(channels=channels, permutations=1, rationale_tokens=32)
+    result = evaluate([problem], evaluator, config)
+    # the 512-token ablation keeps its length; every 128-token rationale takes the override
+    assert {c.max_tokens for c in evaluator.chats} == {32, 512}
+    no_evidence = [c for c in evaluator.chats if "No evidence state is provided" in str(c.messages)]
+    assert [c.max_tokens for c in no_evidence] == [32]
+    assert result.channel_names() == [
+        "candidate-only-rationale",
+        "generated-rationale-32",
+        "generated-rationale-512",
+    ]

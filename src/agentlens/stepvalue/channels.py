@@ -22,6 +22,7 @@ from agentlens.stepvalue.redaction import StringPolicy, redact
 
 Evidence = Literal["state", "extract", "none"]
 MAX_EXTRACT_LINES = 24
+DEFAULT_RATIONALE_TOKENS = 128
 EXTRACT_LINE_CHARS = 500
 
 
@@ -56,13 +57,15 @@ DEFAULT_CHANNELS = ("direct", "generated-rationale-128", "extractive-buffer")
 
 
 def get_channel(name: str, rationale_tokens: int | None = None) -> Channel:
-    """A channel by name; `rationale_tokens` overrides the length of generated rationales."""
+    """A channel by name; `rationale_tokens` overrides the 128-token rationale length of every
+    channel that writes one (the 512-token ablation keeps its length), and the name that says
+    128 then says the new length."""
     channel = CHANNELS.get(name)
     if channel is None:
         raise ConfigError(f"unknown channel '{name}'; known channels: {', '.join(CHANNELS)}")
-    if rationale_tokens is None or (not name.endswith("-128") and "-128-" not in name):
+    if rationale_tokens is None or channel.rationale_tokens != DEFAULT_RATIONALE_TOKENS:
         return channel
-    renamed = name.replace("128", str(rationale_tokens))
+    renamed = name.replace(str(DEFAULT_RATIONALE_TOKENS), str(rationale_tokens))
     return Channel(renamed, channel.evidence, rationale_tokens, channel.swapped)
 
 
