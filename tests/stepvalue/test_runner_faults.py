@@ -362,3 +362,20 @@ def test_rationale_tokens_override_every_128_token_rationale(problem) -> None:
         "generated-rationale-32",
         "generated-rationale-512",
     ]
+
+
+def test_a_label_marker_in_a_rationale_is_a_leak_the_policy_handles(problem) -> None:
+    marked = '{"candidate_id": "resolved", "label": "unclear"}'
+    config = RunConfig(channels=("direct", "generated-rationale-128"), permutations=1)
+    with pytest.raises(LeakageError, match=r"rationale leaks \(marker\)"):
+        evaluate([problem], Scripted(rationale=marked), config)
+    evaluator = Scripted(rationale=marked)
+    warned = RunConfig(channels=config.channels, permutations=1, leak_policy="warn")
+    result = evaluate([problem], evaluator, warned)
+    assert all(not r["missing"] for r in result.steps)
+    rationale_rows = [r for r in result.steps if r["channel"] == "generated-rationale-128"]
+    assert all("rationale_leak" in r["flags"] for r in rationale_rows)
+    buffers = [
+        m[-1]["content"] for m in evaluator.scores if "</RATIONALE_BUFFER>" in m[-1]["content"]
+    ]
+    assert buffers and all('"resolved", [MASKED] "unclear"' in b for b in buffers)

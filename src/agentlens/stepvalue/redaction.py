@@ -152,13 +152,22 @@ GOLD_LEAK = re.compile(r"(?i)\b(?:gold|answer\s*key|success\s*flag|final\s*score
 
 
 def rationale_leaks(text: str) -> list[str]:
-    """Leak kinds found in a rationale: `position` and/or `gold` (spec §4.1)."""
+    """Leak kinds found in a rationale: `position` and/or `gold` (spec §4.1), and `marker` for a
+    gold or label marker the prompt guard refuses (`"label":`, `success:`), which a rationale
+    asked for JSON-like text can write."""
     kinds = []
     if POSITION_LEAK.search(text):
         kinds.append("position")
     if GOLD_LEAK.search(text):
         kinds.append("gold")
+    if GOLD_MARKERS.search(text):
+        kinds.append("marker")
     return kinds
+
+
+def mask_markers(text: str) -> str:
+    """`text` with the prompt guard's markers masked, as they are in the evidence."""
+    return GOLD_MARKERS.sub(MASKED, text)
 
 
 def rationale_coverage(text: str, candidate_ids: list[str]) -> float:

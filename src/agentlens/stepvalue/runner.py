@@ -31,7 +31,12 @@ from agentlens.stepvalue.prompts import (
     rationale_messages,
     scoring_messages,
 )
-from agentlens.stepvalue.redaction import LeakageError, rationale_coverage, rationale_leaks
+from agentlens.stepvalue.redaction import (
+    LeakageError,
+    mask_markers,
+    rationale_coverage,
+    rationale_leaks,
+)
 
 Slot = tuple[int, Slice, int]  # (problem index, slice, state position)
 BeliefKey = tuple[int, Slice, str, int, int]  # (problem, slice, channel, position, permutation)
@@ -184,7 +189,7 @@ class Runner:
         if not channel.generates_rationale:
             return None
         rationale = self.rationales.get(self.slot_rationale[(slot, channel.name)])
-        return rationale.text if rationale else None
+        return mask_markers(rationale.text) if rationale else None
 
     def rationale_of(self, slot: Slot, channel: Channel) -> Rationale | None:
         key = self.slot_rationale.get((slot, channel.name))
