@@ -44,8 +44,21 @@ def test_channel_effect_by_hand() -> None:
     assert effect["damage_rate"] == pytest.approx(1 / 6)
     assert effect["protocol_damage_count"] == 1  # the rationale damages step 0, direct does not
     assert effect["protocol_repair_loss_count"] == 0
-    low, high = effect["mean_gap_ci95"]
-    assert low < effect["mean_gap"] < high and effect["mean_gap_ci95_na"] is None
+    # two trajectories: a percentile interval would just be their two mean gaps
+    assert effect["mean_gap_ci95"] is None
+    assert effect["mean_gap_ci95_na"].startswith("n/a: 2 trajectories")
+
+
+def test_the_gap_ci_needs_four_trajectories_to_be_more_than_their_range() -> None:
+    import numpy as np
+
+    for m in (2, 3):  # the bootstrap "CI" of m < 4 clusters is the range of the cluster means
+        ci = cluster_bootstrap_ci(np.arange(float(m)), [str(i) for i in range(m)])
+        assert ci == [0.0, m - 1.0]
+        assert gap_ci(np.arange(float(m)), [str(i) for i in range(m)])["mean_gap_ci95"] is None
+    out = gap_ci(np.arange(4.0), ["a", "b", "c", "d"])
+    low, high = out["mean_gap_ci95"]
+    assert 0.0 < low < 1.5 < high < 3.0 and out["mean_gap_ci95_na"] is None
 
 
 def test_one_trajectory_has_no_channel_effect_ci() -> None:
@@ -59,7 +72,7 @@ def test_one_trajectory_has_no_channel_effect_ci() -> None:
 def test_equal_gaps_in_every_trajectory_give_no_zero_width_ci() -> None:
     import numpy as np
 
-    out = gap_ci(np.array([2.0, 2.0, 2.0]), ["a", "b", "c"], resamples=500)
+    out = gap_ci(np.array([2.0, 2.0, 2.0, 2.0]), ["a", "b", "c", "d"], resamples=500)
     assert out["mean_gap_ci95"] is None and "same mean gap" in out["mean_gap_ci95_na"]
 
 

@@ -16,6 +16,8 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
+from agentlens.list_text import counted
+
 NONZERO = 1e-9
 EXCLUDED_FLAGS = {"used_floor_score", "rationale_leak", "missing_labels"}
 FLOOR_OR_MISSING = {"used_floor_score", "missing_labels"}
@@ -94,14 +96,24 @@ def channel_effect(
     return out
 
 
+MIN_CI_TRAJECTORIES = 4
+"""With m trajectories a resample draws one trajectory m times with probability m·(1/m)^m: 50%
+for 2 and 3.7% for 3, above the 2.5% tail, so the percentiles are the lowest and highest
+trajectory means, the range of the data, not a 95% interval; for 4 it is 0.4%."""
+
+
 def gap_ci(
     gaps: np.ndarray, clusters: Sequence[str], resamples: int = 10_000, seed: int = 7
 ) -> dict[str, Any]:
     """`mean_gap_ci95` as [low, high], or None with `mean_gap_ci95_na` saying why: a bootstrap
-    over trajectories says nothing with one trajectory, and a zero-width interval is no CI."""
+    over fewer than four trajectories only returns their extreme means, and a zero-width
+    interval is no CI."""
     trajectories = len(set(clusters))
-    if trajectories < 2:
-        reason = f"n/a: {trajectories} trajectory; the CI resamples trajectories, needs ≥ 2"
+    if trajectories < MIN_CI_TRAJECTORIES:
+        reason = (
+            f"n/a: {counted(trajectories, 'trajectory')}; the CI resamples trajectories and needs "
+            f"≥ {MIN_CI_TRAJECTORIES} (with fewer it is the lowest to the highest trajectory mean)"
+        )
         return {"mean_gap_ci95": None, "mean_gap_ci95_na": reason}
     ci = cluster_bootstrap_ci(gaps, clusters, resamples, seed)
     if ci is None or ci[1] - ci[0] <= NONZERO:
