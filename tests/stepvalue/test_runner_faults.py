@@ -221,6 +221,9 @@ def test_audit_samples_the_generated_128_rationale_against_direct(problem, tmp_p
     assert {p["channel"] for p in result.paired_phases} == {"generated-rationale-128"}
     paths = write_outputs(result, tmp_path)
     assert paths["phases_paired.csv"].read_text().startswith("channel,baseline,slice,phase")
+    # §9.3's pair of protocol counts, both, wherever a channel effect is written
+    header = paths["channel_effects.csv"].read_text().splitlines()[0].split(",")
+    assert {"protocol_damage_count", "protocol_repair_loss_count"} <= set(header)
     report = paths["report"].read_text()
     assert "## Most negative phases" in report and "paired by phase" in report
 

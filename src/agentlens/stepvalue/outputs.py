@@ -56,6 +56,7 @@ EFFECT_COLUMNS = [
     "damage_rate",
     "repair_rate",
     "protocol_damage_count",
+    "protocol_repair_loss_count",
     "floor_or_missing",
 ]
 PHASE_COLUMNS = [
