@@ -97,9 +97,10 @@ def channel_effect(
 
 
 MIN_CI_TRAJECTORIES = 4
-"""With m trajectories a resample draws one trajectory m times with probability m·(1/m)^m: 50%
-for 2 and 3.7% for 3, above the 2.5% tail, so the percentiles are the lowest and highest
-trajectory means, the range of the data, not a 95% interval; for 4 it is 0.4%."""
+"""With m trajectories a resample draws only the one with the lowest mean gap with probability
+(1/m)^m, and as often only the highest: 25% for 2 and 3.7% for 3, above the 2.5% tail, so the
+percentiles are those two trajectory means, the range of the data, not a 95% interval; for 4
+it is 0.4%."""
 
 
 def gap_ci(
