@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo
 from agentlens.reviews.documents import formal_of, verifier_counts_of, verify_results
 from agentlens.reviews.qi import qi_report
 from agentlens.scenarios.scenario import Scenario, run_scenario
+from agentlens.verification.sandbox import OVERTIME_S
 from agentlens.verification.verifiers.base import VerifyContext
 from agentlens.verification.verifiers.static_analysis import StaticAnalysisVerifier
 from agentlens.verification.verifiers.tests_run import RunTestsVerifier
@@ -172,3 +174,27 @@ def test_a_tool_two_checks_lack_is_named_once(bare_path, fixed_repo):
     ]
     result = run_scenario(Scenario("twice", verifiers), fixed_repo)
     assert result.verdict == "not scored (2 checks skipped: install pytest)"
+
+
+SLOW_PROBE = """#!/bin/sh
+case "$1" in
+  -I) sleep 100 ;;
+  *) echo "No module named 'pytest'"; exit 1 ;;
+esac
+"""
+
+
+def test_the_probe_of_a_claimed_missing_tool_ends_soon_after_the_timeout(fixed_repo):
+    """The probe had 60 s of its own, and its Python may be the agent's (`venv_path`): one
+    that says pytest is missing, then sleeps when probed, made a check with a 5 s timeout
+    take 60.5 s. The probe now ends by the timeout and `OVERTIME_S` (5 s)."""
+    python = fixed_repo / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(SLOW_PROBE)
+    python.chmod(0o755)
+    verifier = RunTestsVerifier(venv_path=".venv", timeout_ms=2000)
+    start = time.monotonic()
+    result = verifier.verify(VerifyContext(fixed_repo))
+    took = time.monotonic() - start
+    assert result.status == "error" and "missing_tool" not in result.metrics, result.reason
+    assert 2 + OVERTIME_S - 1 < took < 2 + OVERTIME_S + 3, took

@@ -5,7 +5,6 @@ What verifiers read from a run is attacked in `test_verifier_lies.py`."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
 import shutil
@@ -327,6 +326,9 @@ def test_a_repository_nested_past_pythons_recursion_limit_is_refused_in_one_line
     assert run.stopped == "not started: the repository nests folders over 256 deep"
 
 
+NEST = "i=0; while [ $i -lt 1500 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done"
+
+
 def test_a_command_nesting_folders_past_the_recursion_limit_leaves_no_copy(
     calc: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -335,13 +337,66 @@ def test_a_command_nesting_folders_past_the_recursion_limit_leaves_no_copy(
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    nest = "i=0; while [ $i -lt 1500 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done"
-    with contextlib.suppress(RecursionError):  # the report globs nest a call per folder too
-        run_in_scratch(calc, nest, timeout_s=120)
+    run, reports = run_in_scratch(calc, NEST, timeout_s=120, reports=True)
     left = list(scratch.iterdir())
     for folder in left:
         remove_tree(folder)
-    assert left == []
+    assert (run.returncode, run.stopped, reports, left) == (0, "", {}, [])
+
+
+def test_a_test_nesting_folders_past_the_recursion_limit_is_one_verdict(
+    calc: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The report globs (`Path.glob`) nest a call per folder: a test run nesting 1,500
+    folders in its copy ended its verifier with `RecursionError: maximum recursion depth
+    exceeded`, and its reports, beside the nest, went unread."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    report = "target/surefire-reports/TEST-calc.xml"
+    suite = '<testsuite tests="2" failures="1"><testcase name="a"/><testcase name="b"/></testsuite>'
+    command = f"mkdir -p target/surefire-reports && echo '{suite}' > {report} && ({NEST})"
+    spec = {"type": "RunTestsVerifier", "runner": "maven", "command": command}
+    result = run_verifier(spec, VerifyContext(repo=calc))
+    left = list(scratch.iterdir())
+    for folder in left:
+        remove_tree(folder)
+    assert (result.status, result.reason, left) == (
+        "fail",
+        "2 tests: 1 passed, 1 failed, 0 errors, 0 skipped (failures + errors > 0)",
+        [],
+    )
+
+
+def test_reports_heavier_than_the_host_may_hold_are_no_verdict(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each report under 20 MB was read into the host's memory, with no bound on their sum:
+    50 of 19 MB took `agentlens verify` to a peak of 968 MB."""
+    monkeypatch.setattr(sandbox, "REPORTS_MAX_BYTES", 1024 * 1024)
+    write = (
+        "mkdir -p target/surefire-reports && for i in 1 2 3; do head -c 600000 /dev/zero | "
+        "tr '\\0' ' ' > target/surefire-reports/TEST-$i.xml; done"
+    )
+    spec = {"type": "RunTestsVerifier", "runner": "maven", "command": write}
+    result = run_verifier(spec, VerifyContext(repo=calc))
+    assert (result.status, result.metrics["exit_code"]) == ("error", 0), result.reason
+    assert result.reason == "maven stopped: its reports weigh over 1 MB (they were not read)"
+
+
+def test_looking_for_reports_ends_by_its_deadline(calc: Path) -> None:
+    """Reading the reports came after the verifier's clock, with none of its own: 13,800
+    reports a test wrote in 4 s took 2.3 s more to find and read."""
+    reports = calc / "target" / "surefire-reports"
+    reports.mkdir(parents=True)
+    (reports / "TEST-calc.xml").write_text("<testsuite/>")
+    with pytest.raises(sandbox.ReportsUnreadError) as late:
+        sandbox._collect_reports(calc, {}, deadline=time.monotonic())
+    assert late.value.note == (
+        f"stopped: looking for its reports took over {sandbox.OVERTIME_S:g} s past its timeout"
+    )
+    found = sandbox._collect_reports(calc, {}, deadline=time.monotonic() + 60)
+    assert list(found) == ["target/surefire-reports/TEST-calc.xml"]
 
 
 def test_an_agent_nesting_folders_past_the_recursion_limit_can_run_its_next_command(

@@ -10,6 +10,7 @@ import contextlib
 import errno
 import math
 import os
+import re
 import shutil
 import signal
 import stat
@@ -426,10 +427,13 @@ def run_in_scratch(
     timeout_s: float,
     workdir: str = ".",
     env: Mapping[str, str] | None = None,
+    reports: bool = False,
 ) -> tuple[CommandResult, dict[str, str]]:
-    """Run `command` in a fresh copy of `repo`; also return the text of small report files the
-    command left behind (JUnit XML, coverage reports), keyed by relative path. `timeout_s`
-    covers the copy too: the command gets what the copy left of it."""
+    """Run `command` in a fresh copy of `repo`; with `reports`, also return the text of the
+    report files the command left behind (JUnit XML, coverage reports), keyed by relative path.
+    `timeout_s` covers the copy too: the command gets what the copy left of it. Looking for
+    the reports ends `OVERTIME_S` past it at most; the result is then `stopped`, as it is when
+    they weigh over `REPORTS_MAX_BYTES`: a verdict from some of them is none."""
     argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
     start = time.monotonic()
     deadline = start + timeout_s
@@ -438,7 +442,11 @@ def run_in_scratch(
             took = time.monotonic() - start
             if took >= timeout_s:
                 raise CopyOutOfTimeError(copy.files)
-            result, reports = _run_in_copy(repo, copy, command, timeout_s - took, workdir, env)
+            result = _run_in_copy(repo, copy, command, timeout_s - took, workdir, env)
+            result = _with_copy_time(result, took, timeout_s)
+            if not reports or result.timed_out or result.stopped:  # no verdict to read
+                return result, {}
+            return _with_reports(result, copy, deadline + OVERTIME_S)
     except CopyWouldFillDiskError as short:
         return CommandResult(argv, None, "", 0.0, False, stopped=short.note), {}
     except CopyOutOfTimeError as late:
@@ -447,7 +455,17 @@ def run_in_scratch(
     except CopyTooDeepError:
         deep = f"not started: the repository nests folders over {MAX_DEPTH} deep"
         return CommandResult(argv, None, "", time.monotonic() - start, False, stopped=deep), {}
-    return _with_copy_time(result, took, timeout_s), reports
+
+
+def _with_reports(
+    result: CommandResult, copy: ScratchCopy, deadline: float
+) -> tuple[CommandResult, dict[str, str]]:
+    """`result` and the reports its command left, or `result` stopped when they could not all
+    be read: a verdict from some of them is none."""
+    try:
+        return result, _collect_reports(copy.path, copy.brought, deadline)
+    except ReportsUnreadError as unread:
+        return replace(result, stopped=unread.note), {}
 
 
 def _late_note(timeout_s: float, late: CopyOutOfTimeError) -> str:
@@ -473,16 +491,19 @@ def _run_in_copy(
     timeout_s: float,
     workdir: str,
     env: Mapping[str, str] | None,
-) -> tuple[CommandResult, dict[str, str]]:
+) -> CommandResult:
     # the sandbox shows only the copy: paths into the repository (a venv on PATH) follow it
     original = str(repo.resolve())
     moved = {k: v.replace(original, str(copy.path)) for k, v in (env or {}).items()}
-    result = run_command(
+    return run_command(
         command, copy.path / workdir, timeout_s=timeout_s, env=moved, root=copy.path.parent
     )
-    return result, _collect_reports(copy.path, copy.brought)
 
 
+# How long past a verifier's timeout its host-side work after the command may take: looking
+# for its reports here, and the missing-tool probe (`verifiers.tools`). Removing its copies
+# comes on top: it costs less than making what the command made in its time.
+OVERTIME_S = 5.0
 REPORT_MAX_BYTES = 20_000_000
 REPORT_GLOBS = (
     "**/surefire-reports/TEST-*.xml",
@@ -499,19 +520,82 @@ REPORT_NAMES = (".xml", ".json")
 Stamp = tuple[int, int, int] | None
 
 
-def _collect_reports(root: Path, brought: dict[Path, Stamp]) -> dict[str, str]:
+# what the reports of one run may weigh in all: they are read into memory on the host, and a
+# test may write as many 20 MB ones as the disk holds (50 took the host to 968 MB)
+REPORTS_MAX_BYTES = 128 * 1024 * 1024
+
+
+class ReportsUnreadError(Exception):
+    """The reports could not all be read in time or in memory; `note` is the result's
+    `stopped` line."""
+
+    def __init__(self, note: str) -> None:
+        super().__init__(note)
+        self.note = note
+
+
+def _collect_reports(
+    root: Path, brought: dict[Path, Stamp], deadline: float = math.inf
+) -> dict[str, str]:
     """The reports the command wrote or rewrote: one the repository brought and the run left
     alone (a passing JUnit report planted beside a build that ran no test) is not its result.
-    Read on the host, maybe as root: a report linking out of the copy is not ours to read."""
+    Read on the host, maybe as root: a report linking out of the copy is not ours to read.
+    ReportsUnreadError past `deadline` or `REPORTS_MAX_BYTES`."""
     found: dict[str, str] = {}
-    for pattern in REPORT_GLOBS:
-        for path in root.glob(pattern):
-            if brought.get(path) == _stamp(path):
-                continue
-            text = read_text_inside(root, path, REPORT_MAX_BYTES)
-            if text is not None:  # not gone, too large, or linking out of the copy
-                found[path.relative_to(root).as_posix()] = text
+    weight = 0
+    for name in _report_names(root, deadline):
+        path = root / name
+        if brought.get(path) == _stamp(path):
+            continue
+        text = read_text_inside(root, path, REPORT_MAX_BYTES)
+        if text is None:  # not gone, too large, or linking out of the copy
+            continue
+        weight += len(text)
+        if weight > REPORTS_MAX_BYTES:
+            raise ReportsUnreadError(
+                f"stopped: its reports weigh over {REPORTS_MAX_BYTES // (1024 * 1024)} MB "
+                "(they were not read)"
+            )
+        found[name] = text
     return found
+
+
+def _report_names(root: Path, deadline: float) -> Iterator[str]:
+    """The paths below `root` that a report glob matches, as `Path.glob` finds them, but
+    walked on a stack, through no link, no deeper than `tree_copy.MAX_DEPTH`, and against
+    `deadline`: `Path.glob` nests a call per folder, so a test nesting 1,500 folders in its
+    copy ended its verifier with `RecursionError`. ReportsUnreadError past `deadline`."""
+    folders = [("", 0)]
+    while folders:
+        folder, depth = folders.pop()
+        try:
+            with os.scandir(root / folder) as listing:
+                entries = list(listing)
+        except OSError:  # gone, unreadable, or past PATH_MAX: no report of ours
+            continue
+        for entry in entries:
+            if time.monotonic() > deadline:
+                raise ReportsUnreadError(
+                    f"stopped: looking for its reports took over {OVERTIME_S:g} s past its timeout"
+                )
+            name = f"{folder}/{entry.name}" if folder else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if depth < MAX_DEPTH:
+                    folders.append((name, depth + 1))
+            elif any(pattern.fullmatch(name) for pattern in REPORT_PATTERNS):
+                yield name
+
+
+def _glob_pattern(glob: str) -> re.Pattern[str]:
+    """`glob` as `Path.glob` reads it: `**/` any number of folders, `*` within a name."""
+    parts = [
+        "(?:[^/]+/)*" if part == "**" else re.escape(part).replace(r"\*", "[^/]*") + "/"
+        for part in glob.split("/")
+    ]
+    return re.compile("".join(parts).removesuffix("/"))
+
+
+REPORT_PATTERNS = tuple(_glob_pattern(glob) for glob in REPORT_GLOBS)
 
 
 def _stamp(path: Path) -> Stamp:

@@ -4,6 +4,7 @@ inspections, decision §13.6) and a generic command with an exit code and an out
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -42,13 +43,14 @@ class StaticAnalysisVerifier:
     def verify(self, ctx: VerifyContext) -> VerifierResult:
         command = self._command()
         timeout = self.timeout_ms / 1000 if self.timeout_ms else ctx.timeout_s
+        deadline = time.monotonic() + timeout
         run, _ = run_in_scratch(ctx.repo, command, timeout_s=timeout, env=self.env)
         metrics = run_metrics(run)
         if run.timed_out:
             return VerifierResult(self.type_name, "error", f"{self.tool} timed out", metrics)
         if stopped := stopped_result(self.type_name, self.tool, run):
             return stopped
-        tool = missing_tool(run, ctx.repo, self.env)
+        tool = missing_tool(run, ctx.repo, self.env, deadline=deadline)
         if tool is not None:
             return skipped(self.type_name, tool, metrics)
         errors, warnings = self._count(run.output)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -56,15 +57,17 @@ class RunTestsVerifier:
         command = self.command or DEFAULT_COMMANDS.get(self.runner.lower(), [])
         timeout = self.timeout_ms / 1000 if self.timeout_ms else ctx.timeout_s
         env = self._env(ctx)
+        deadline = time.monotonic() + timeout
         run, reports = run_in_scratch(
-            ctx.repo, command, timeout_s=timeout, workdir=self.working_directory, env=env
-        )
+            ctx.repo, command, timeout_s=timeout, workdir=self.working_directory, env=env,
+            reports=True,
+        )  # fmt: skip
         if stopped := stopped_result(self.type_name, self.runner, run):
             return stopped  # what a stopped run printed, or its reports, are no count
         counts = get_parser(self.runner)(ANSI.sub("", run.output), reports)
         tool = None
         if counts is None:
-            tool = missing_tool(run, ctx.repo, env, self.working_directory)
+            tool = missing_tool(run, ctx.repo, env, self.working_directory, deadline=deadline)
         if tool is not None:
             return skipped(self.type_name, tool, {"exit_code": run.returncode})
         result = self._judge(run, counts)

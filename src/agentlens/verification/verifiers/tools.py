@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import time
 from collections.abc import Mapping
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from agentlens.verification.sandbox import CommandResult, run_in_scratch
+from agentlens.verification.sandbox import OVERTIME_S, CommandResult, run_in_scratch
 from agentlens.verification.verifiers.base import VerifierResult
 
 NO_MODULE = re.compile(r"No module named '?([\w.]+)'?")
@@ -20,22 +21,31 @@ NOT_FOUND = re.compile(r"execvp|not found|No such file or directory")
 PYTHON = re.compile(r"python[\d.]*$")
 # exits 0 iff the module is installed; `-I`: no code of the agent's folder or PYTHONPATH runs
 FIND_MODULE = "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)"
-PROBE_TIMEOUT_S = 60.0
 INSTALL = {"pytest": "pip install pytest", "ruff": "pip install ruff", "mypy": "pip install mypy"}
 
 
 def missing_tool(
-    run: CommandResult, repo: Path, env: Mapping[str, str] | None = None, workdir: str = "."
+    run: CommandResult,
+    repo: Path,
+    env: Mapping[str, str] | None = None,
+    workdir: str = ".",
+    *,
+    deadline: float,
 ) -> str | None:
     """The tool `run` could not start (its executable, or the module of `python -m MODULE`),
     once a probe in the same place (a copy of `repo`, `workdir`, `env`) finds it missing: the
     output that says so is the agent's to write (a conftest's `import pytest.x`, mypy quoting
-    a string), and a skipped check is not scored."""
+    a string), and a skipped check is not scored. The probe (its copy too) ends by `deadline`,
+    the verifier's, and `sandbox.OVERTIME_S`: its Python may be the agent's (`venv_path`),
+    and it had 60 s of its own (a check with a 5 s timeout took 60.5 s)."""
     claimed = _claimed_missing(run)
     if claimed is None:
         return None
     tool, probe = claimed
-    checked, _ = run_in_scratch(repo, probe, timeout_s=PROBE_TIMEOUT_S, workdir=workdir, env=env)
+    left = deadline + OVERTIME_S - time.monotonic()
+    if left <= 0:
+        return None
+    checked, _ = run_in_scratch(repo, probe, timeout_s=left, workdir=workdir, env=env)
     return tool if checked.returncode != 0 and not (checked.timed_out or checked.stopped) else None
 
 
