@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -496,3 +498,23 @@ def test_a_regex_count_holds_one_file_at_a_time(
         tracemalloc.stop()
     assert (status, reason.split(";")[0]) == ("pass", "800,003 matches in 11 files"), reason
     assert peak < 4 * len(block), peak  # a file's bytes and text, not ten of them
+
+
+def test_a_listing_that_hangs_ends_by_the_verifiers_timeout_once(fixed_repo: Path) -> None:
+    """Each git call of a listing had 60 s, and a failed listing was not kept: a FIFO the
+    agent left as `.git/info/exclude` made two checks with a 5 s timeout take 120 s."""
+    exclude = fixed_repo / ".git" / "info" / "exclude"
+    exclude.unlink()
+    os.mkfifo(exclude)
+    checks = [
+        {"type": "YesChangesVerifier", "target_files": ["calc/ops.py"]},
+        {"type": "NoChangesVerifier", "allowed_globs": ["calc/*"]},
+    ]
+    start = time.monotonic()
+    result = run_scenario(
+        Scenario(name="hangs", verifiers=checks, verifier_timeout_seconds=2), fixed_repo
+    )
+    took = time.monotonic() - start
+    late = "timed out: listing the changes took over the 2 s timeout"
+    assert [(r.status, late in r.reason) for r in result.results] == [("error", True)] * 2
+    assert took < 5, took

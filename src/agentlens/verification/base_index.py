@@ -5,14 +5,22 @@ the scenario workspace (its new files) and `review --repo` (the judge's diff).""
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from agentlens.verification import repo_git
-from agentlens.verification.repo_git import PLAIN_DIFF, run_git
+from agentlens.verification.repo_git import (
+    GIT_TIMEOUT_S,
+    PLAIN_DIFF,
+    TIMED_OUT_EXIT,
+    GitResult,
+    run_git,
+)
 
 
 class BaseIndexError(Exception):
@@ -30,28 +38,34 @@ class BaseIndex:
     marked skip-worktree or assume-unchanged (`git update-index`) was no change, whatever it
     held."""
 
-    def __init__(self, repo: Path, base_ref: str, folder: Path) -> None:
+    def __init__(
+        self, repo: Path, base_ref: str, folder: Path, timeout_s: float | None = None
+    ) -> None:
         self.repo, self.base_ref = repo, base_ref
         self.env = {"GIT_INDEX_FILE": str(folder / "index")}
         self.folder = folder
-        self.view = repo_git.plain_view(repo.resolve())  # one look at the repository's config
+        self.clock = _Clock(timeout_s, repo)
+        # one look at the repository's config
+        self.view = repo_git.plain_view(repo.resolve(), self.clock.left("git config"))
 
     @classmethod
     @contextmanager
-    def of(cls, repo: Path, base_ref: str) -> Iterator[BaseIndex]:
+    def of(cls, repo: Path, base_ref: str, timeout_s: float | None = None) -> Iterator[BaseIndex]:
+        """`timeout_s`: for all its git calls together (a verifier's), else 60 s for each."""
         with tempfile.TemporaryDirectory(prefix="agentlens-index-") as tmp:
-            made = cls(repo, base_ref, Path(tmp))
+            made = cls(repo, base_ref, Path(tmp), timeout_s)
             made.run("read-tree", base_ref)
             yield made
 
     def run(self, *args: str, stdin: str = "", fine: tuple[int, ...] = (0,)) -> str:
         """git's output; BaseIndexError when it exits otherwise than `fine` or was stopped."""
+        call = f"git {' '.join(args)}"
         proc = run_git(
-            self.repo, *args, env=self.env, writable=[self.folder], stdin=stdin, view=self.view
-        )
+            self.repo, *args, env=self.env, writable=[self.folder], stdin=stdin, view=self.view,
+            timeout_s=self.clock.left(call),
+        )  # fmt: skip
         if proc.returncode not in fine or proc.stopped:
-            why = proc.failure() or f"exit code {proc.returncode}"
-            raise BaseIndexError(f"git {' '.join(args)}", self.repo, why, proc.stopped)
+            raise BaseIndexError(call, self.repo, *self.clock.failure(proc))
         return proc.stdout
 
     def names(self, *args: str) -> set[str]:
@@ -143,10 +157,42 @@ class BaseIndex:
         """The lines of `source` in the base revision when it is a `.gitignore` there."""
         if PurePosixPath(source).name != ".gitignore" or source.startswith("/"):
             return set()
-        proc = run_git(self.repo, "show", f"{self.base_ref}:{source}", view=self.view)
+        call = f"git show {self.base_ref}:{source}"
+        proc = run_git(self.repo, "show", f"{self.base_ref}:{source}", view=self.view,
+                       timeout_s=self.clock.left(call))  # fmt: skip
+        if proc.stopped:
+            raise BaseIndexError(call, self.repo, *self.clock.failure(proc))
         if proc.returncode != 0:  # not in the base revision
             return set()
         return {line.rstrip() for line in proc.stdout.splitlines()}
+
+
+class _Clock:
+    """What is left of a listing's `timeout_s` for its next git call; with none, each call
+    has git's 60 s. A verifier's listing had 60 s a call, and its failure was not kept: a FIFO
+    the agent left as `.git/info/exclude` made two checks with a 5 s timeout take 120 s."""
+
+    def __init__(self, timeout_s: float | None, repo: Path) -> None:
+        self.timeout_s, self.repo = timeout_s, repo
+        self.deadline = math.inf if timeout_s is None else time.monotonic() + timeout_s
+
+    def left(self, call: str) -> float:
+        """Seconds for `call`; BaseIndexError when none are left."""
+        if self.timeout_s is None:
+            return GIT_TIMEOUT_S
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise BaseIndexError(call, self.repo, self._late(), self._late())
+        return left
+
+    def failure(self, proc: GitResult) -> tuple[str, str]:
+        """Why `proc` failed, and AgentLens's stop line: its timeout as this listing's."""
+        if proc.stopped and proc.returncode == TIMED_OUT_EXIT and self.timeout_s is not None:
+            return f"{self._late()} (its result would be incomplete)", self._late()
+        return proc.failure() or f"exit code {proc.returncode}", proc.stopped
+
+    def _late(self) -> str:
+        return f"timed out: listing the changes took over the {self.timeout_s:g} s timeout"
 
 
 # the repository's config is the agent's: the ignore file it names is not read (its

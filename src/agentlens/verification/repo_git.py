@@ -38,6 +38,9 @@ STOPPED_EXIT = 137
 # After `diff`: the patch as git makes it, not what the agent's external diff or textconv
 # driver prints instead (they run sandboxed, but what they print was the diff a review showed)
 PLAIN_DIFF = ("--no-ext-diff", "--no-textconv")
+GIT_TIMEOUT_S = 60.0
+# a call's exit code when AgentLens stopped it for its timeout, as `timeout(1)` exits
+TIMED_OUT_EXIT = 124
 
 
 class GitResult(subprocess.CompletedProcess[str]):
@@ -68,7 +71,7 @@ def run_git(
     *args: str,
     env: Mapping[str, str] | None = None,
     writable: Sequence[Path] = (),
-    timeout_s: float = 60.0,
+    timeout_s: float = GIT_TIMEOUT_S,
     stdin: str = "",
     view: GitView | None = None,
 ) -> GitResult:
@@ -98,7 +101,7 @@ class GitView:
     failure: GitResult | None = None
 
 
-def plain_view(repo: Path, timeout_s: float = 60.0) -> GitView:
+def plain_view(repo: Path, timeout_s: float = GIT_TIMEOUT_S) -> GitView:
     """The git options and environment under which the repository's config cannot change what
     git sees of its work tree. It runs no program on the host, but in the sandbox a clean filter
     printed a file's base text, so git saw no edit in it; `core.worktree` named a pristine copy
@@ -148,7 +151,7 @@ def _run_git(
             )
         except subprocess.TimeoutExpired:  # the sandbox died with its first process
             why = f"timed out after {timeout_s:g} s"
-            return _result(argv, 124, "", why, stopped=why)
+            return _result(argv, TIMED_OUT_EXIT, "", why, stopped=why)
         except OutputTooLargeError:
             why = f"stopped: its output passed {MAX_OUTPUT_BYTES // (1024 * 1024)} MB"
             return _result(argv, STOPPED_EXIT, "", why, stopped=why)

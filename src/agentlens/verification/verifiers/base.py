@@ -6,8 +6,6 @@ check failed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -65,8 +63,9 @@ class VerifyContext:
     scenario_dir: Path | None = None
 
     # (changed, new) once listed: each repository-state verifier of a scenario listed them
-    # anew, each time reading the base into an index and looking at the config again
-    _listed: tuple[set[str], set[str]] | None = field(default=None, init=False, repr=False)
+    # anew, each time reading the base into an index and looking at the config again; or why
+    # the listing failed, which each of them waited for again
+    _listed: tuple[set[str], set[str]] | str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # absolute once: files found below it are read from a descriptor of it (`read_inside`),
@@ -82,20 +81,17 @@ class VerifyContext:
         return set(self._listing()[1])
 
     def _listing(self) -> tuple[set[str], set[str]]:
+        """Listed once, within the verifiers' timeout."""
         if self._listed is None:
-            with _listing(self.repo, self.base_ref) as base:
-                new = base.untracked()
-                self._listed = base.names("diff", "--name-only") | new, new
+            try:
+                with BaseIndex.of(self.repo, self.base_ref, self.timeout_s) as base:
+                    new = base.untracked()
+                    self._listed = base.names("diff", "--name-only") | new, new
+            except BaseIndexError as exc:
+                self._listed = str(exc)
+        if isinstance(self._listed, str):
+            raise VerifierSetupError(self._listed)
         return self._listed
-
-
-@contextmanager
-def _listing(repo: Path, base_ref: str) -> Iterator[BaseIndex]:
-    try:
-        with BaseIndex.of(repo, base_ref) as base:
-            yield base
-    except BaseIndexError as exc:
-        raise VerifierSetupError(str(exc)) from None
 
 
 @runtime_checkable
