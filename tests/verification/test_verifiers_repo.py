@@ -15,6 +15,7 @@ import pytest
 from agentlens.demo.tiny_repo import DEMO_SCENARIO, apply_fix, create_repo, git
 from agentlens.scenarios.scenario import Scenario, load_scenario, run_scenario
 from agentlens.verification import repo_git
+from agentlens.verification.tree_copy import remove_tree
 from agentlens.verification.verifiers import build_verifier, run_verifier
 from agentlens.verification.verifiers.base import VerifyContext
 from tests.conftest import needed
@@ -518,3 +519,32 @@ def test_a_listing_that_hangs_ends_by_the_verifiers_timeout_once(fixed_repo: Pat
     late = "timed out: listing the changes took over the 2 s timeout"
     assert [(r.status, late in r.reason) for r in result.results] == [("error", True)] * 2
     assert took < 5, took
+
+
+def test_a_repository_nesting_folders_past_the_recursion_limit_is_counted(
+    fixed_repo: Path,
+) -> None:
+    """`Path.rglob` nests a call per folder: 1,500 nested folders made a regex count an error
+    saying only `RecursionError: maximum recursion depth exceeded`."""
+    folder = fixed_repo / "tests"
+    for _ in range(1500):
+        folder /= "d"
+        folder.mkdir()
+    (folder / "test_deep.py").write_text("def test_deep(): pass\n")
+    spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "tests",
+            "reg_exp_pattern": "^def test_", "num_expected": 4, "strict_count": True}  # fmt: skip
+    try:
+        status, reason, _ = check(spec, fixed_repo)
+    finally:
+        remove_tree(fixed_repo / "tests" / "d")  # pytest's own cleanup nests a call per folder
+    assert (status, reason.split(";")[0]) == ("pass", "4 matches in 2 files"), reason
+
+
+def test_a_regex_count_ends_by_the_verifiers_timeout(fixed_repo: Path) -> None:
+    """A count had no clock: it read every file the agent left, however many."""
+    spec = {"type": "PythonFileRegExpCountVerifier", "search_in": ".", "reg_exp_pattern": "def "}
+    status, reason, _ = check(spec, fixed_repo, timeout_s=1e-9)
+    assert (status, reason) == (
+        "error",
+        "VerifierSetupError: counting took over the 1e-09 s timeout",
+    )

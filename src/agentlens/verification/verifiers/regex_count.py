@@ -4,8 +4,10 @@ otherwise at least `num_expected`."""
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -26,6 +28,39 @@ SKIPPED_DIRS = {".git", "node_modules", "target", "build", "__pycache__", ".venv
 # A folder is searched in every file but these, as the released verifiers do (Java skips class
 # files, Python files without an extension); build output and VCS folders are skipped too.
 IGNORED_SUFFIXES = {"java": {".class"}, "python": {""}}
+
+
+class _Clock:
+    """A count's timeout (the verifiers'): it had none, whatever the repository held."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self.deadline = time.monotonic() + timeout_s
+
+    def check(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise VerifierSetupError(f"counting took over the {self.timeout_s:g} s timeout")
+
+
+def _files_below(root: Path, clock: _Clock) -> Iterator[Path]:
+    """The files below `root` but in `SKIPPED_DIRS`, through no link, walked on a stack:
+    `Path.rglob` nests a call per folder, and a repository nesting 1,500 folders made the
+    check an error saying only `RecursionError: maximum recursion depth exceeded`."""
+    folders = [root]
+    while folders:
+        clock.check()
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            raise VerifierSetupError(f"cannot list {folder}: {exc.strerror or exc}") from None
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_DIRS:
+                    folders.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                yield Path(entry.path)
 
 
 def _verdict(type_name: str, count: int, expected: int, strict: bool, where: str) -> VerifierResult:
@@ -59,9 +94,11 @@ class FileRegExpCountVerifier:
                 f"search_in '{self.search_in}' does not exist in the repository"
             )
         pattern = re.compile(self.reg_exp_pattern, re.MULTILINE)
-        files = [root] if root.is_file() else list(self._sources(root))
+        clock = _Clock(ctx.timeout_s)  # the repository's files, and their number, are the agent's
+        files = [root] if root.is_file() else self._sources(root, clock)
         count = read = 0
         for file in files:  # one text at a time: the repository's files may weigh gigabytes
+            clock.check()
             text = self._text(ctx.repo, file)
             if text is not None:
                 count += sum(1 for _ in pattern.finditer(text))
@@ -70,12 +107,9 @@ class FileRegExpCountVerifier:
             self.type_name, count, self.num_expected, self.strict_count, counted(read, "file")
         )
 
-    def _sources(self, root: Path) -> Iterable[Path]:
+    def _sources(self, root: Path, clock: _Clock) -> Iterable[Path]:
         ignored = IGNORED_SUFFIXES.get(self.language, set())
-        for path in sorted(root.rglob("*")):
-            skipped = SKIPPED_DIRS & set(path.relative_to(root).parts)
-            if path.is_file() and not skipped and path.suffix not in ignored:
-                yield path
+        return (path for path in _files_below(root, clock) if path.suffix not in ignored)
 
     def _text(self, repo: Path, path: Path) -> str | None:
         """The file's text; None for one that links out of the repository (or is gone)."""
