@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -249,7 +250,23 @@ def main() -> None:
         del held
     if mode == "helpers-eat-memory":  # two helpers hold ARG MB each at once, then it serves
         hold_together(2, int(str(arg)))
+    if mode == "config-racer":  # names a filter driver in the config of repository ARG on cue
+        threading.Thread(target=race_config, args=(Path(str(arg)),), daemon=True).start()
     Stdio(mode, arg).run()
+
+
+RACE_FILTER = '[filter "hide"]\n\tclean = cat .git/base-ops.py\n'
+
+
+def race_config(repo: Path) -> None:
+    """Once `.git/race` appears, add a clean filter printing the base text of the file the
+    repository's `.gitattributes` gives it (`hide`) to its config, then say so (`.git/raced`)."""
+    git = repo / ".git"
+    while not (git / "race").exists():
+        time.sleep(0.005)
+    with open(git / "config", "a") as config:
+        config.write(RACE_FILTER)
+    (git / "raced").write_text("")
 
 
 def hold_together(count: int, mb: int) -> None:

@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 
 from agentlens.cli._app import console
-from agentlens.demo.tiny_repo import DEMO_SCENARIO
+from agentlens.demo.tiny_repo import DEMO_SCENARIO, create_repo
 from agentlens.scenarios.agents._mcp_tools import DESCRIPTION_CHARS, PROMPT_CHARS, McpTools
 from agentlens.scenarios.mcp_client import McpError, McpSession, limits, one_line, open_session
-from agentlens.verification import disk_guard, isolation, memory_group
+from agentlens.scenarios.workspace import changes_since_base, prepare
+from agentlens.verification import disk_guard, isolation, memory_group, repo_git
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import host_pids, session_marker
 from tests.scenarios.hostile_mcp_server import HostileHttp
@@ -169,6 +170,48 @@ def test_removing_a_servers_memory_group_does_not_block_the_event_loop(
 
     asyncio.run(go())
     assert max(gaps) < 1.0, max(gaps)
+
+
+def test_a_server_naming_a_filter_mid_listing_hides_no_edit_from_the_simulator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The simulated user's diff between turns is a listing of several git calls, and the
+    config was looked at once, before them: the agent's live server named a clean filter
+    (printing the file's base text) in `.git/config` right after that look, git ran it for
+    `add -A`, and the edited `calc/ops.py` was no change. Each call now reads the config as
+    the look read it."""
+    workspace = prepare(create_repo(tmp_path / "calc"), tmp_path / "ws")
+    ops = workspace.path / "calc" / "ops.py"
+    (workspace.path / ".git" / "base-ops.py").write_bytes(ops.read_bytes())
+    (workspace.path / ".gitattributes").write_text("calc/ops.py filter=hide\n")
+    ops.write_text(ops.read_text().replace("a + b", "a - b") + "# edited by the agent\n")
+    git_dir = workspace.path / ".git"
+    look = repo_git._run_git
+
+    def looked(repo: Path, args: list[str], *rest: Any) -> repo_git.GitResult:
+        said = look(repo, args, *rest)
+        if "config" in args and not (git_dir / "raced").exists():  # the server writes now
+            (git_dir / "race").write_text("")
+            deadline = time.monotonic() + 20
+            while not (git_dir / "raced").exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return said
+
+    monkeypatch.setattr(repo_git, "_run_git", looked)
+
+    async def diff_beside_the_server() -> tuple[str, list[str]]:
+        spec = hostile("config-racer", str(workspace.path))
+        session = open_session("h", spec, log=tmp_path / "h.log", writable=[workspace.path])
+        try:
+            await session.start()
+            return changes_since_base(workspace)
+        finally:
+            await session.close()
+
+    diff, names = asyncio.run(diff_beside_the_server())
+    assert (git_dir / "raced").exists()  # the server did name the filter mid-listing
+    assert "filter" in (git_dir / "config").read_text()
+    assert "calc/ops.py" in names and "# edited by the agent" in diff, names
 
 
 def test_its_stderr_ends_the_message_on_one_line_without_escapes(tmp_path: Path) -> None:

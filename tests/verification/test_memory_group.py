@@ -293,7 +293,7 @@ def _eating_filter(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     this stands for any program of the agent's that git would still run."""
     subprocess.run(["git", "-C", str(repo), "config", "filter.eat.clean", f"{FOUR_900_END}; cat"])
     (repo / ".gitattributes").write_text("calc/ops.py filter=eat\n")
-    monkeypatch.setattr(repo_git, "plain_view", lambda *_: repo_git.GitView([], {}))
+    monkeypatch.setattr(repo_git, "plain_view", lambda *_, **__: repo_git.GitView([], {}))
 
 
 @pytest.mark.usefixtures("memory_cgroup")

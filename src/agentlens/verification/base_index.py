@@ -46,7 +46,9 @@ class BaseIndex:
         self.folder = folder
         self.clock = _Clock(timeout_s, repo)
         # one look at the repository's config
-        self.view = repo_git.plain_view(repo.resolve(), self.clock.left("git config"))
+        self.view = repo_git.plain_view(
+            repo.resolve(), self.clock.left("git config"), freeze_in=folder
+        )
 
     @classmethod
     @contextmanager
@@ -159,7 +161,7 @@ class BaseIndex:
             return set()
         call = f"git show {self.base_ref}:{source}"
         proc = run_git(self.repo, "show", f"{self.base_ref}:{source}", view=self.view,
-                       timeout_s=self.clock.left(call))  # fmt: skip
+                       writable=[self.folder], timeout_s=self.clock.left(call))  # fmt: skip
         if proc.stopped:
             raise BaseIndexError(call, self.repo, *self.clock.failure(proc))
         if proc.returncode != 0:  # not in the base revision

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import locale
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -101,28 +102,99 @@ class GitView:
     failure: GitResult | None = None
 
 
-def plain_view(repo: Path, timeout_s: float = GIT_TIMEOUT_S) -> GitView:
+def plain_view(
+    repo: Path, timeout_s: float = GIT_TIMEOUT_S, freeze_in: Path | None = None
+) -> GitView:
     """The git options and environment under which the repository's config cannot change what
     git sees of its work tree. It runs no program on the host, but in the sandbox a clean filter
     printed a file's base text, so git saw no edit in it; `core.worktree` named a pristine copy
     inside `.git`. So the work tree is `repo`, and each filter driver its config names does
     nothing (a Git LFS file is then its content, not its pointer). When the config cannot be
-    read (a timeout), `failure` says so, and the call is not made."""
+    read (a timeout), `failure` says so, and the call is not made.
+
+    `freeze_in`, a private folder, for a view that serves several calls (a listing): the config
+    is read once, into a git folder there (`frozen_git_dir`), so that each call reads the config
+    that look read. A process of the agent's (its MCP server) could name a new filter driver
+    between the look and a later call, and git ran that one."""
     options = [f"--work-tree={repo}"] if os.path.lexists(repo / ".git") else []
     options += ["-c", f"core.attributesFile={os.devnull}"]
-    listed = _run_git(repo, [*options, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
-                      {}, (), timeout_s, "")  # fmt: skip
+    frozen = freeze_in is not None and stat.S_ISDIR(_lstat_mode(repo / ".git"))
+    if frozen and not os.path.lexists(repo / ".git" / "config"):
+        listed = _result([], 0, "", "", stopped="")  # git reads none: nor will it, frozen
+    else:
+        look = ["config", "--local", "--includes", "-z", "--list"] if frozen else [
+            "config", "-z", "--name-only", "--get-regexp", r"^filter\."]  # fmt: skip
+        listed = _run_git(repo, [*options, *look], {}, (), timeout_s, "")
     if listed.stopped or listed.returncode not in (0, 1):  # 1: no filter named
         return GitView(options, {}, failure=listed)
-    names = [name for name in listed.stdout.split("\0") if name]
-    drivers = sorted({name[len("filter.") : name.rindex(".")] for name in names})
+    entries = [entry for entry in listed.stdout.split("\0") if entry]
+    names = [entry.partition("\n")[0] for entry in entries]
+    drivers = sorted(
+        {name[len("filter.") : name.rindex(".")] for name in names if name.startswith("filter.")}
+    )
     keys = [(f"filter.{d}.{key}", "") for d in drivers for key in ("clean", "smudge", "process")]
     keys += [(f"filter.{d}.required", "false") for d in drivers]
     # in the environment, not `-c`: a driver's name may hold an `=`
     overrides = {"GIT_CONFIG_COUNT": str(len(keys))}
     for number, (key, value) in enumerate(keys):
         overrides |= {f"GIT_CONFIG_KEY_{number}": key, f"GIT_CONFIG_VALUE_{number}": value}
+    if frozen and freeze_in is not None:
+        try:
+            git_dir = frozen_git_dir(repo, freeze_in, entries)
+        except OSError as exc:
+            why = f"cannot freeze its git folder: {exc.strerror or exc}"
+            return GitView(options, {}, failure=_result(listed.args, 128, "", why, stopped=""))
+        overrides["GIT_DIR"] = str(git_dir)
     return GitView(options, overrides)
+
+
+def _lstat_mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
+# What a listing reads of a repository's git folder, linked from the frozen one
+LINKED_GIT_ENTRIES = ("objects", "refs", "packed-refs", "info", "shallow")
+
+
+def frozen_git_dir(repo: Path, folder: Path, entries: list[str]) -> Path:
+    """A git folder in `folder` whose `config` holds `entries` (`git config --list -z`, includes
+    already read, so they are left out) and whose `HEAD` is a copy of the repository's, both as
+    they were looked at; what else a listing reads (`LINKED_GIT_ENTRIES`) is linked to the
+    repository's `.git`. git reads its repository config from its git folder, and no option or
+    variable names another."""
+    git_dir = folder / "git"
+    git_dir.mkdir()
+    (git_dir / "config").write_text(_config_text(entries), encoding="utf-8")
+    (git_dir / "HEAD").write_bytes(read_inside(repo, ".git/HEAD", 4096))
+    for name in LINKED_GIT_ENTRIES:
+        (git_dir / name).symlink_to(repo / ".git" / name)
+    return git_dir
+
+
+def _config_text(entries: list[str]) -> str:
+    """git config text holding each `key\\nvalue` entry (a bare `key`: true) in order."""
+    lines: list[str] = []
+    section = None
+    for entry in entries:
+        key, has_value, value = entry.partition("\n")
+        head, _, name = key.rpartition(".")
+        if head.split(".")[0] in ("include", "includeif"):
+            continue
+        if head != section:
+            section = head
+            base, dot, sub = head.partition(".")
+            quoted = sub.replace("\\", "\\\\").replace('"', '\\"')
+            lines.append(f'[{base} "{quoted}"]' if dot else f"[{base}]")
+        lines.append(f"\t{name} = {_quoted(value)}" if has_value else f"\t{name}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _quoted(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\t", "\\t").replace("\b", "\\b") + '"'
 
 
 def _run_git(
