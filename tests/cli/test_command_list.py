@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import click
 import pytest
 
+from agentlens.cli import cli
 from tests.cli.conftest import Run
 
 GROUPS = [(), ("store",), ("stepvalue",), ("reference",), ("cache",)]
@@ -27,3 +29,26 @@ def test_every_command_is_listed_with_a_whole_sentence(
     assert result.code == 0
     rows = command_rows(result.out)
     assert rows and all(row.endswith(".") and not row.endswith("...") for row in rows), rows
+
+
+def options_without_help(command: click.Command, path: str) -> list[str]:
+    if isinstance(command, click.Group):
+        context = click.Context(command)
+        return [
+            name
+            for sub in command.list_commands(context)
+            for name in options_without_help(
+                command.get_command(context, sub) or command, f"{path} {sub}"
+            )
+        ]
+    return [
+        f"{path} {param.opts[-1]}"
+        for param in command.params
+        if isinstance(param, click.Option) and not param.hidden and not param.help
+    ]
+
+
+def test_every_option_says_what_it_does() -> None:
+    """`sxs --help` listed `--json` and `--out` bare: a new user could not tell what --out
+    writes, nor that `compare --sxs` reads it."""
+    assert options_without_help(cli, "agentlens") == []

@@ -41,7 +41,12 @@ PROTOCOLS = ("agentlens-bench", "leave-one-out")  # agentlens.process.protocols,
 @click.command(epilog=TIER_HELP)
 @click.argument("paths", nargs=-1)
 @click.option(
-    "--protocol", type=click.Choice(PROTOCOLS), default="leave-one-out", show_default=True
+    "--protocol",
+    type=click.Choice(PROTOCOLS),
+    default="leave-one-out",
+    show_default=True,
+    help="leave-one-out: each run against its task's other passing runs; agentlens-bench: "
+    "5 passing donors per task, the rest scored, as the release did.",
 )
 @click.option("--k", "k", type=click.IntRange(min=1), default=None,
               help="Donors per reference (bench: 5; LOO: all).")  # fmt: skip

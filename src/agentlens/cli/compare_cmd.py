@@ -44,7 +44,8 @@ from agentlens.trajectory import Trajectory
     default=None,
     help="`agentlens review --out` of run A (for the QI delta).",
 )
-@click.option("--b-reviews", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--b-reviews", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="… of run B.")  # fmt: skip
 @click.option(
     "--sxs",
     "sxs_path",
@@ -75,7 +76,7 @@ from agentlens.trajectory import Trajectory
     help="`released`: the released evaluator's per-tool upper alert bound 1.2/warn instead of "
     "1.2/alert (spec §13.10).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
 @read_store_option
 @click.option(
     "--md",

@@ -34,8 +34,11 @@ TRACE_SUFFIXES = {".json", ".jsonl", ".traj", ".eval"}
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--to", "target", type=click.Choice(["atif", "jsonl", "otel", "hf"]), required=True)
-@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True)
+@click.option("--to", "target", type=click.Choice(["atif", "jsonl", "otel", "hf"]), required=True,
+              help="atif: one JSON per trajectory; jsonl: canonical JSONL; otel: OTLP/JSON; "
+              "hf: a Hugging Face dataset (agentlens[hf]).")  # fmt: skip
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Folder to write into (created if missing).")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace existing output files.")
 @click.option("--scores", "scores_path", type=click.Path(exists=True, dir_okay=False),
               help="hf: join the rows `cohort --out` wrote (.jsonl/.csv/.parquet) by trajectory id.")  # fmt: skip

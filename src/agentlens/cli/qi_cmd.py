@@ -49,7 +49,7 @@ from agentlens.reviews.reliability import variance_of_qi_files
     type=click.Path(exists=True, dir_okay=False),
     help="`agentlens qi --json` outputs of N repeated runs: print each component's share of Var(QI).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the QI and its components as JSON.")
 def qi(
     reviews_path: str | None,
     verify_paths: tuple[str, ...],

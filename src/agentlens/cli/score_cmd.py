@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 @click.command(epilog=TIER_HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--reference", "reference_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--reference", "reference_path", required=True, type=click.Path(dir_okay=False),
+              help="The graph `agentlens reference build -o` wrote.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run, with reasons.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the 40 columns.")
 @click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False), help="Same, Parquet.")

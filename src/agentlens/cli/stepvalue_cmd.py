@@ -118,7 +118,8 @@ EVALUATE_SECTIONS = {
 @click.option(
     "--slices", default="full", show_default=True, help="full,evidence-only,agent-output-only"
 )
-@click.option("--out", "outdir", default="stepvalue-out", show_default=True, type=click.Path())
+@click.option("--out", "outdir", default="stepvalue-out", show_default=True, type=click.Path(),
+              help="Folder for the step rows, tables and report.md.")  # fmt: skip
 @_source_options
 @click.option(
     "--rationale-tokens",
@@ -127,7 +128,11 @@ EVALUATE_SECTIONS = {
     help="Override the 128-token length.",
 )
 @click.option(
-    "--leak-policy", type=click.Choice(["error", "warn"]), default="error", show_default=True
+    "--leak-policy",
+    type=click.Choice(["error", "warn"]),
+    default="error",
+    show_default=True,
+    help="A rationale that leaks an option label or the gold: stop, or flag the state.",
 )
 @click.option(
     "--label-scheme",

@@ -58,7 +58,7 @@ def import_(
 
 
 @store.command()
-@click.option("--kind", type=click.Choice(RUN_KINDS), default=None)
+@click.option("--kind", type=click.Choice(RUN_KINDS), default=None, help="Only runs of this kind.")
 @click.option("--limit", type=click.IntRange(0, 2**62), default=50, show_default=True,
               help="At most this many runs (0: all).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run.")

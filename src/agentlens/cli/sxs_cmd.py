@@ -45,7 +45,8 @@ from agentlens.reviews.sxs.runs import SideBySide, SxsSettings, side_by_side
     required=True,
     help="`agentlens review --out` of run B.",
 )
-@click.option("--judge", "judge_model", default="judge", show_default=True)
+@click.option("--judge", "judge_model", default="judge", show_default=True,
+              help="Model string or role name.")  # fmt: skip
 @dimension_options
 @click.option("--no-swap", is_flag=True, help="Skip the order-swapped replay.")
 @click.option(
@@ -89,8 +90,9 @@ from agentlens.reviews.sxs.runs import SideBySide, SxsSettings, side_by_side
     "for the tagged answer, as the released evaluator does).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not reuse cached judge answers.")
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--out", type=click.Path(dir_okay=False), default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write the comparison JSON here (input of `compare --sxs`).")  # fmt: skip
 def sxs(
     run_a: str,
     run_b: str,
