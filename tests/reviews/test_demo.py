@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from agentlens.demo.reviews import run_review_demo
+from agentlens.demo.reviews import qi_line, run_review_demo
 from agentlens.demo.tour import run_demo
 from agentlens.formats.stream import read_paths
 from agentlens.providers.bundled import bundled_gguf
+from agentlens.reviews import DIMENSIONS
+from agentlens.reviews.qi import quality_index
 from agentlens.verification import isolation
 from agentlens.verification.isolation import INSTALL_HINT, SandboxUnavailableError
 from tests.conftest import BENCH, missing
@@ -83,3 +85,15 @@ def test_a_judge_answer_left_unscored_makes_the_demo_exit_1(
     text = console.export_text()
     assert code == 1, text
     assert "section 'trajectory reviews' failed: 1 of 5 judge answers unscored" in text
+
+
+def test_an_na_quality_index_says_why_once() -> None:
+    """`agentlens demo --llm` without pytest printed `QI n/a = n/a: no scored item for Formal`:
+    an equation of two n/a's, and no pointer to the formal check that was not scored."""
+    judged = dict.fromkeys(DIMENSIONS, 0.5)
+    assert qi_line(quality_index(None, judged)) == (
+        "QI n/a: no scored item for Formal (the formal checks above were not scored)"
+    )
+    assert qi_line(quality_index(1.0, judged)) == (
+        "QI 58.33 = 100 × (1 + 0.5 + 0.5 + 0.5 + 0.5 + 0.5) / 6 = 58.33"
+    )

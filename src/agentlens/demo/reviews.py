@@ -27,7 +27,7 @@ from agentlens.providers.bundled import LOCAL_LLM_HINT as HINT
 from agentlens.providers.bundled import bundled_gguf as local_gguf
 from agentlens.reviews import DIMENSIONS
 from agentlens.reviews.judge.judge import JudgeSettings, aggregate, review_trajectory
-from agentlens.reviews.qi import quality_index
+from agentlens.reviews.qi import QualityIndex, quality_index
 from agentlens.reviews.telemetry import RunTelemetry
 from agentlens.scenarios.scenario import Scenario, ScenarioResult, run_scenario
 from agentlens.trajectory import Trajectory
@@ -119,6 +119,17 @@ def _telemetry(console: Console, traj: Trajectory) -> None:
     )
 
 
+def qi_line(qi: QualityIndex) -> str:
+    """`QI 58.33 = 100 × (…) / 6 = 58.33`, or why it is n/a: a Formal component left unscored
+    points back at the formal checks, whose skipped check names what to install."""
+    if qi.value is not None:
+        return f"QI {qi.shown} = {qi.reason}"
+    unscored_formal = qi.components.get("Formal") is None
+    return f"QI {qi.reason}" + (
+        " (the formal checks above were not scored)" if unscored_formal else ""
+    )
+
+
 def _review(
     console: Console, traj: Trajectory, gguf: Path, formal: ScenarioResult | None
 ) -> dict[str, Any]:
@@ -138,7 +149,7 @@ def _review(
     means = {d: s.mean for d, s in aggregate([review]).items()}
     formal_rate = float(formal.passed) if formal is not None and formal.scored else None
     qi = quality_index(formal_rate, means)
-    console.print(f"QI {qi.shown} = {qi.reason}", highlight=False)
+    console.print(qi_line(qi), highlight=False)
     for warning in qi.warnings:
         console.print(f"  warning: {warning}", highlight=False)
     console.print(
