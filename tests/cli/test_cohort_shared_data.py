@@ -150,3 +150,14 @@ def test_sdk_compat_validity_says_where_it_cuts_a_pass(run_cli: Callable[..., ob
     doc = run_cli("cohort", "--boot", "20", "--profile", "sdk-compat", "--json", task).out  # type: ignore[attr-defined]
     validity = json.loads(doc)["validity"]
     assert (validity["boundary"], validity["lucky_cut"], validity["pass_term"]) == (40, 37, 10)
+
+
+def test_mechanism_codes_are_named_under_their_table(dev_task_cohort: str) -> None:
+    """The mechanism table's columns read C1 … C5 with no key, while `score` prints each run's
+    mechanism by name (`Brute-Force Convergence`): a reader could not join the two."""
+    caption = dev_task_cohort.split("Lucky-Pass mechanisms (")[1].split("Lucky-Pass mechanisms:")[0]
+    key = " ".join(caption.split("┘", 1)[1].split())
+    assert key == (
+        "C1 Minimal & Unverified; C2 Brute-Force Convergence; C3 Incomplete Implementation; "
+        "C4 Excessive Exploration; C5 Divergent-but-Valid"
+    ), caption

@@ -10,6 +10,7 @@ from rich.table import Table
 from agentlens.list_text import counted
 from agentlens.process.cohort import CohortReport, WasteRow
 from agentlens.process.curation import CurationRow
+from agentlens.process.mechanisms import NAMES
 from agentlens.process.validity import (
     PAPER_AUROC,
     PAPER_IDEAL_PERCENT,
@@ -96,7 +97,11 @@ def waste_table(title: str, a: str, b: str, rows: list[WasteRow]) -> Table:
 
 
 def mechanism_table(report: CohortReport) -> Table:
-    table = Table("model", *MECHANISMS, "total", title=f"Lucky-Pass mechanisms (C1 = {report.c1})")
+    """Per model, its Lucky passes by mechanism; the caption names each code, which `score`
+    prints by name."""
+    key = "; ".join(f"{code} {NAMES[code]}" for code in MECHANISMS)
+    title = f"Lucky-Pass mechanisms (C1 = {report.c1})"
+    table = Table("model", *MECHANISMS, "total", title=title, caption=key)
     for model, counts in sorted(report.mechanisms.items(), key=lambda kv: -sum(kv[1].values())):
         cells = [str(counts.get(c, 0)) for c in MECHANISMS]
         table.add_row(model, *cells, str(sum(counts.values())))
