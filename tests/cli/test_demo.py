@@ -43,7 +43,7 @@ def _check_store(out: Path, traces: list[Path], printed: str) -> None:
 
     from agentlens.store import open_store
 
-    (scored_count,) = re.findall(r"(\d+) runs scored \(profile calibrated, the default\)", printed)
+    (scored_count,) = re.findall(r"(\d+) runs scored \(profile calibrated, the default;", printed)
     with open_store(str(out / "results.db")) as store:
         imported, scored = (store.runs(kind=k) for k in ("import", "score"))
         assert store.stats()["trajectories"] == len(traces)
@@ -267,7 +267,8 @@ def test_an_unknown_section_is_a_usage_error(run_cli: Callable[..., object]) -> 
 
 def test_the_demo_names_a_task_it_cannot_score(tmp_path: Path) -> None:
     """astropy__astropy-13236 has 3 passing runs, fewer than the 5 donors the protocol needs:
-    the demo's count of scored runs once left its 35 runs out without a word."""
+    the demo's count of scored runs once left its 35 runs out without a word. The count names
+    the protocol: `agentlens cohort`, leave-one-out by default, tiers the same runs otherwise."""
     data = tmp_path / "data" / "trajectories"
     data.mkdir(parents=True)
     for task in ("astropy__astropy-13236", TASK):
@@ -277,5 +278,8 @@ def test_the_demo_names_a_task_it_cannot_score(tmp_path: Path) -> None:
     console = Console(file=io.StringIO(), width=200)
     assert run_demo(tmp_path / "data", console, ("process scoring",)) == 0
     text = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "1 task, 5 donors, 32 runs scored (profile calibrated, the default)" in text
+    assert (
+        "1 task, 5 donors, 32 runs scored (profile calibrated, the default; protocol "
+        "agentlens-bench, as `agentlens cohort --protocol agentlens-bench`)"
+    ) in text
     assert "not scored: astropy__astropy-13236: 3 passing, 32 failing" in text

@@ -43,6 +43,10 @@ def labels_section(ctx: DemoContext) -> None:
         )
 
 
+# `cohort` scores leave-one-out unless told otherwise, so its tiers of the same runs differ
+PROTOCOL_NOTE = "protocol agentlens-bench, as `agentlens cohort --protocol agentlens-bench`"
+
+
 def process_section(ctx: DemoContext) -> None:
     """Score every task's runs against a reference of 5 passing donors; print the key tables."""
     splits = split_cohort(ctx.trajectories, "agentlens-bench")
@@ -58,7 +62,7 @@ def process_section(ctx: DemoContext) -> None:
     ctx.extras["process_rows"] = rows
     ctx.console.print(
         f"{counted(len(splits), 'task')}, {counted(sum(len(s.donors) for s in splits), 'donor')}, "
-        f"{counted(len(rows), 'run')} scored (profile {DEFAULT_PROFILE}, the default)",
+        f"{counted(len(rows), 'run')} scored (profile {DEFAULT_PROFILE}, the default; {PROTOCOL_NOTE})",
         highlight=False,
     )
     for line in unscored_tasks(ctx.trajectories, splits, "agentlens-bench"):
