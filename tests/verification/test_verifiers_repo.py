@@ -430,14 +430,14 @@ def test_regexp_counts_skip_files_linked_out_of_the_repository(
     fixed_repo: Path, tmp_path: Path
 ) -> None:
     """Counted on the host: a link to a host file is not the agent's (nor /proc/kmsg's endless
-    read)."""
+    read). The files are those searched: "1 match in 2 files" read as if both held one."""
     host = tmp_path / "host-notes.py"
     host.write_text("def sub(a, b):\n" * 5)
     (fixed_repo / "calc" / "linked.py").symlink_to(host)
     spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "calc",
             "reg_exp_pattern": r"def sub\(", "strict_count": True, "num_expected": 1}  # fmt: skip
     status, reason, _ = check(spec, fixed_repo)
-    assert (status, reason) == ("pass", "1 match in 2 files; expected exactly 1")
+    assert (status, reason) == ("pass", "1 match in 2 files searched; expected exactly 1")
 
 
 def test_a_folder_that_is_no_git_repository_is_one_line_saying_so(
@@ -497,7 +497,9 @@ def test_a_regex_count_holds_one_file_at_a_time(
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert (status, reason.split(";")[0]) == ("pass", "800,003 matches in 11 files"), reason
+    assert (status, reason.split(";")[0]) == ("pass", "800,003 matches in 11 files searched"), (
+        reason
+    )
     assert peak < 4 * len(block), peak  # a file's bytes and text, not ten of them
 
 
@@ -537,7 +539,7 @@ def test_a_repository_nesting_folders_past_the_recursion_limit_is_counted(
         status, reason, _ = check(spec, fixed_repo)
     finally:
         remove_tree(fixed_repo / "tests" / "d")  # pytest's own cleanup nests a call per folder
-    assert (status, reason.split(";")[0]) == ("pass", "4 matches in 2 files"), reason
+    assert (status, reason.split(";")[0]) == ("pass", "4 matches in 2 files searched"), reason
 
 
 def test_a_regex_count_ends_by_the_verifiers_timeout(fixed_repo: Path) -> None:

@@ -104,7 +104,11 @@ class FileRegExpCountVerifier:
                 count += sum(1 for _ in pattern.finditer(text))
                 read += 1
         return _verdict(
-            self.type_name, count, self.num_expected, self.strict_count, counted(read, "file")
+            self.type_name,
+            count,
+            self.num_expected,
+            self.strict_count,
+            f"{counted(read, 'file')} searched",
         )
 
     def _sources(self, root: Path, clock: _Clock) -> Iterable[Path]:
