@@ -245,6 +245,10 @@ def test_sxs_command_shows_the_trinomial_test_beside_the_permutation_p(
     assert "…" not in table.out  # at 80 columns (the console's width here) nothing is cut short
     assert f"{expected.p_value:.3f}" in table.out
     assert "reported only: the flags use the permutation p" in " ".join(table.err.split())
+    # the title names the runs as the legend does ("negative mean = run A better"), not A1 / A2,
+    # which the judge gives to whichever run it reads first
+    title = " ".join(table.out.split("┏")[0].split())
+    assert "-logs-gpt-4.1-* (A) vs" in title and "-logs-sonnet-4.5-* (B)" in title, title
     shown = doc["dimensions"]["Pitfalls"]
     assert shown["trinomial"] == expected.to_dict()
     assert json.loads((tmp_path / "sxs.json").read_text())["dimensions"]["Pitfalls"] == shown

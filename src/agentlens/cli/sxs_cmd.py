@@ -171,7 +171,8 @@ def _report_unscored(compared: SideBySide) -> int:
 
 
 def _print_tables(compared: SideBySide, doc: dict[str, Any]) -> None:
-    table = Table(title=f"SxS {compared.run_a} (A1) vs {compared.run_b} (A2)")
+    # A and B, as the legend and the flags say: the judge's A1 / A2 swap with the order
+    table = Table(title=f"SxS {compared.run_a} (A) vs {compared.run_b} (B)")
     for name in ("dimension", "mean", "p", "unscored", "consistency", "flag"):
         table.add_column(name)
     # the trinomial test in a table of its own: with it, one table no longer fits 80 columns
