@@ -44,6 +44,22 @@ def test_label_table_reports_agreement(capsys: pytest.CaptureFixture[str]) -> No
     assert "agrees with the stored labels on" in out and "run_in_terminal" in out
 
 
+def test_label_shows_what_each_step_did(capsys: pytest.CaptureFixture[str]) -> None:
+    """A stage is checked against what the step did: its command (else the files it named), in
+    the table, one line, and whole in `--json`."""
+    from agentlens.formats.load import read_path
+
+    steps = [s for s in read_path(C1_RUN)[0].steps if s.kind == "tool"]
+    commands = [s.command for s in steps if s.command]
+    assert main(["label", "--json", str(C1_RUN)]) == 0
+    rows = json.loads(capsys.readouterr().out)["steps"]
+    assert [r["action"] for r in rows if r["category"] == "run_command"] == commands
+    assert main(["label", str(C1_RUN)]) == 0
+    table = capsys.readouterr().out
+    for command in commands:  # each begins a row (the rest may be cut)
+        assert re.search(r"│ " + re.escape(command[:12]), table), command
+
+
 @pytest.mark.parametrize(
     "option",
     [["--labels", str(BENCH / "annotations" / "trajectories.csv")], ["--unevaluated", "failed"]],
