@@ -102,8 +102,9 @@ def cohort(
         show(rows, profile, boot=boot, as_json=as_json, out=console)
     code = max(code, report_unit_failures(failed, f"{counted(len(rows), 'run')} scored"))
     if paths and not rows_csv and not rows and not failed:
-        # every file failed (said above, exit 1), or no task meets the protocol rule (not an error)
-        why = "see `failed:` and `not scored:` above" if code else "see `not scored:` above"
+        # files failed (said above, exit 1; a `not scored:` line only if others were read), or no
+        # task meets the protocol rule (not an error)
+        why = "see the `failed:` lines above" if code else "see `not scored:` above"
         err_console.print(f"0 runs scored ({why})", highlight=False)
     if written is not None:
         err_console.print(
