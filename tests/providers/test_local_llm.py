@@ -238,3 +238,32 @@ def test_structured_answers_from_the_in_process_model(local_gguf_path: Path) -> 
         if dist.spread is not None:
             assert 0.0 <= dist.spread <= 0.5
     assert client.stats.retries == 0
+
+
+def test_a_copy_of_the_model_elsewhere_reuses_its_cached_answers(
+    local_gguf_path: Path, tmp_path: Path
+) -> None:
+    """The in-process model is keyed by its file's content: the same GGUF under another path (a
+    new virtual environment's wheel) is served from the cache, without loading the model; a file
+    replaced at the same path is not served the old answers."""
+    request = ChatRequest(messages=[{"role": "user", "content": "Say hi."}], max_tokens=3)
+    first = get_provider(f"llamacpp:{local_gguf_path}")
+    answer = first.chat_sync(request)
+    elsewhere = tmp_path / "venv" / local_gguf_path.name
+    elsewhere.parent.mkdir()
+    try:
+        elsewhere.hardlink_to(local_gguf_path)
+    except OSError:  # another file system
+        import shutil
+
+        shutil.copyfile(local_gguf_path, elsewhere)
+    second = get_provider(f"llamacpp:{elsewhere}")
+    again = second.chat_sync(request)
+    assert (second.stats.calls, second.stats.cache_hits) == (0, 1)
+    assert again.from_cache and again.text == answer.text
+    assert second.provider._llama is None  # type: ignore[attr-defined]  # never loaded
+    key = second.cache_name
+    elsewhere.unlink()
+    elsewhere.write_bytes(b"GGUF not a model")  # replaced in place: its answers are not these
+    third = get_provider(f"llamacpp:{elsewhere}")
+    assert third.name == second.name and third.cache_name != key

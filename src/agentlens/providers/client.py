@@ -103,6 +103,12 @@ class LLMClient:
     def name(self) -> str:
         return self.provider.name
 
+    @property
+    def cache_name(self) -> str:
+        """What the cache and the ledger key a call by: the backend's own identity where it has
+        one (a local model's file content), else its name."""
+        return getattr(self.provider, "cache_name", None) or self.provider.name
+
     def check_ready(self) -> None:
         """A backend that can tell without a call (a missing key or model file) refuses now."""
         check = getattr(self.provider, "check_ready", None)
@@ -120,7 +126,7 @@ class LLMClient:
         return bool(getattr(self.provider, "supports_json_schema", False))
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
-        key = request_key(self.name, "chat", request)
+        key = request_key(self.cache_name, "chat", request)
         return await self._call(key, "chat", ChatResponse, lambda: self.provider.chat(request))
 
     async def option_logprobs(
@@ -132,7 +138,7 @@ class LLMClient:
         top_k: int = 20,
     ) -> OptionLogprobs:
         payload = {"messages": messages, "labels": list(labels), "floor": floor, "top_k": top_k}
-        key = request_key(self.name, "option_logprobs", payload)
+        key = request_key(self.cache_name, "option_logprobs", payload)
 
         def call() -> Awaitable[OptionLogprobs]:
             return self.provider.option_logprobs(messages, labels, floor=floor, top_k=top_k)

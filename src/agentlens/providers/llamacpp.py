@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import sys
 import threading
@@ -95,6 +96,15 @@ class LlamaCppProvider:
 
     def __repr__(self) -> str:
         return f"LlamaCppProvider({self.name!r})"
+
+    @property
+    def cache_name(self) -> str:
+        """The model as the response cache and the run ledger key its calls: by its file's
+        content, not its path, so a copy elsewhere (the wheel in a new virtual environment)
+        reuses the answers, and a file replaced in place does not. Its name while the file is
+        missing (the call then fails, uncached)."""
+        digest = model_digest(self.model_path)
+        return f"llamacpp:sha256:{digest}" if digest else self.name
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Generate in a worker thread; when the caller gives up (timeout, cancel), the thread is
@@ -338,3 +348,20 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
             break
         n += 1
     return n
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def model_digest(path: str) -> str | None:
+    """The SHA-256 of a model file (once per process while its size and time stay), or None
+    when it cannot be read."""
+    try:
+        info = os.stat(path)
+        key = (os.path.realpath(path), info.st_size, info.st_mtime_ns)
+        if key not in _DIGESTS:
+            with open(path, "rb") as fh:
+                _DIGESTS[key] = hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        return None
+    return _DIGESTS[key]
