@@ -12,6 +12,7 @@ from agentlens.process.profiles import ProfileConfig
 from agentlens.process.pta import Reference, merge_reference, run_labels, run_states
 from agentlens.process.score import score_trajectory
 from agentlens.process.stages import Stage
+from agentlens.process.states import ProcState
 from agentlens.trajectory import Trajectory
 
 
@@ -19,15 +20,17 @@ def donor_baseline(
     donors: Sequence[Trajectory],
     config: ProfileConfig,
     labels: Sequence[Sequence[Stage | None]] | None = None,
+    states: Sequence[list[ProcState]] | None = None,
 ) -> DonorBaseline | None:
     """Leave-one-donor-out: each of the first `BASELINE_DONORS` donors against the reference of
-    all the others; None with fewer than 3 donors (a reference needs 2). `labels`, the donors'
-    own (as the reference was built with), spare labelling each donor once per merge."""
+    all the others; None with fewer than 3 donors (a reference needs 2). `labels` and `states`,
+    the donors' own (as the reference was built with), spare deriving them once per merge."""
     if len(donors) < 3:
         return None
     plain = replace(config, composite="eq1", terms=())
     stages = labels if labels is not None else [run_labels(d, plain) for d in donors]
-    states = [run_states(d, lab, plain) for d, lab in zip(donors, stages, strict=True)]
+    if states is None:  # a run's states do not depend on the composite `plain` drops
+        states = [run_states(d, lab, plain) for d, lab in zip(donors, stages, strict=True)]
     found = []
     for i, donor in enumerate(donors[:BASELINE_DONORS]):
         others = [j for j in range(len(donors)) if j != i]
@@ -48,14 +51,16 @@ def attach_baseline(
     config: ProfileConfig,
     known: dict[tuple[int, ...], DonorBaseline | None] | None = None,
     labels: Sequence[Sequence[Stage | None]] | None = None,
+    states: Sequence[list[ProcState]] | None = None,
 ) -> None:
     """Compute the donors' baseline once and keep it with the reference (its memo); `known`
-    shares baselines between references of the same donors; `labels` are the donors'."""
+    shares baselines between references of the same donors; `labels` and `states` are the
+    donors'."""
     if config.composite != "logistic":
         return
     key = tuple(id(d) for d in donors)
     cache = known if known is not None else {}
     if key not in cache:
-        cache[key] = donor_baseline(donors, config, labels)
+        cache[key] = donor_baseline(donors, config, labels, states)
     found = cache[key]
     reference.cached(BASELINE_KEY, lambda: found)

@@ -128,8 +128,9 @@ def _reference(
         for i, labelled in zip(donors, stages, strict=True):
             if i not in states:
                 states[i] = run_states(unit.runs[i], labelled, config)  # type: ignore[arg-type]
-        reference = merge_reference(runs, config, states=[states[i] for i in donors])
-        attach_baseline(reference, runs, config, baselines, stages)  # type: ignore[arg-type]
+        donor_states = [states[i] for i in donors]
+        reference = merge_reference(runs, config, states=donor_states)
+        attach_baseline(reference, runs, config, baselines, stages, donor_states)  # type: ignore[arg-type]
     except Exception as exc:  # the runs scored against it fail, named
         return RunFailure("", "reference", _reason(exc))
     return reference
