@@ -146,15 +146,16 @@ _OWN = [
     # a key's body shown without its BEGIN and END lines (`sed -n 2,20p id_rsa`) from its first
     # line, which starts as a private key's DER does: PKCS#1 RSA and DSA, PKCS#8 (RSA, EC,
     # Ed25519/X25519/Ed448, encrypted PBES2), SEC1 EC (P-256/384/521), OpenSSH's
-    # `openssh-key-v1`; each line base64 alone on its line. A certificate's or public key's DER
-    # starts otherwise (`MIIDdzCCAl+gAwIBAgI`, `MIIBIjANBgkqhkiG9w0BAQEFAAOC`)
+    # `openssh-key-v1`; each line base64 alone on its line (indented too: a YAML block scalar),
+    # the first of any length (a body on one line: `base64 -w0`). A certificate's or public
+    # key's DER starts otherwise (`MIIDdzCCAl+gAwIBAgI`, `MIIBIjANBgkqhkiG9w0BAQEFAAOC`)
     ("private-key", re.compile(
         r"(?:(?<![A-Za-z0-9+/=])|(?<=\\[nrt]))"
         r"(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2}[AQgw]IBAA[JK]"
         r"|MII[A-Za-z0-9+/]{3}IBADANBgkqhkiG9w0BAQEFAAS|MI[A-Za-z0-9+/]{2}AgEAMB[AM]GByqGSM49AgE"
         r"|M[A-Za-z0-9+/]{2}CAQAwBQYDK2V|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE"
-        r"|MII[A-Za-z0-9+/]{3}B[A-Za-z0-9+/]BgkqhkiG9w0BBQ0w)[A-Za-z0-9+/=]{8,76}+"
-        r"(?:(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)(?:[ \t]*\d{1,9}(?:\t|→|:))?[A-Za-z0-9+/=]{1,76}+"
+        r"|MII[A-Za-z0-9+/]{3}B[A-Za-z0-9+/]BgkqhkiG9w0BBQ0w)[A-Za-z0-9+/=]{8,}+"
+        r"(?:(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)(?:[ \t]*\d{1,9}(?:\t|→|:))?[ \t]*+[A-Za-z0-9+/=]{1,76}+"
         r"(?=[\r\n\"'`]|\\{1,7}[nr\"]|\Z))*+")),
     ("openai-key", re.compile(r"\bsk-(?:proj-|ant-|svcacct-)?[A-Za-z0-9_-]{16,}")),
     # Stripe's test-mode keys read a test account's data: detect-secrets takes only `_live_` ones
@@ -268,7 +269,7 @@ _OWN = [
         r"(?m)(?:^|(?<=\\[nr])|(?<=\"))" + _TOOL_LINE_PREFIX
         + r"(?:\*|[\w.-]{1,253})(?::543\d:|:6432:|:\*:)[^:\s\\\"]{1,63}:[^:\s\\\"]{1,63}:"
         r"(?![$({<\[])((?:[^\s\"\\]|\\(?!\\{0,6}[nrt\"])){4,}+)"
-        r"[ \t]*(?:$|(?=\\{1,7}[nr]|\\{0,7}\"))")),
+        r"[ \t]*\r?(?:$|(?=\\{1,7}[nr]|\\{0,7}\"))")),
     # YAML's `POSTGRES_PASSWORD: hunter2` or an env file's `DB_PASSWORD=Tr0ub4dor&3` alone on its
     # line (in a reader's JSON dump, a line may end at a `\\n` or a quote), `&` and all: no shell
     # reads it; not a type (`api_key: SecretStr`), not an option (`--password=…`: a shell's).
@@ -451,7 +452,9 @@ def _run_table(run: re.Pattern[str]) -> tuple[bytes, bytes]:
 # under its `data:` (base64: no detector knows it) or `stringData:` is a secret, whatever its key
 # (`tls.key`, `.dockerconfigjson`, `config`). Which document says `kind: Secret` decides, not
 # where: kubectl writes `data:` before `kind:`. A block scalar's lines (`config: |`) are the value.
-_SECRET_KIND = re.compile(r"(?m)^[ \t]*(?:- )?kind:[ \t]*[\"']?Secret[\"']?[ \t]*\r?$")
+_SECRET_KIND = re.compile(
+    r"(?m)^[ \t]*(?:- )?kind:[ \t]*[\"']?Secret[\"']?(?:[ \t]+#[^\n]*)?[ \t]*\r?$"
+)
 _YAML_DOCUMENT_START = re.compile(r"(?m)^---[ \t]*\r?$")
 _SECRET_DATA = re.compile(r"(?m)^([ \t]*)(?:- )?(?:data|stringData):[ \t]*\r?\n")
 _DATA_ENTRY = re.compile(r"([ \t]*)(?!#)[^:\n]+:[ \t]*([^\n]*)(?:\n|\Z)")
@@ -521,13 +524,15 @@ def _json_secret_spans(text: str) -> list[tuple[int, int]]:
 @cache
 def _json_token(level: int) -> re.Pattern[str]:
     """A JSON string (its text in group 1; `:` in group 2 when it is a key) or a bracket, for
-    JSON whose quotes are escaped `level` times."""
+    JSON whose quotes are escaped `level` times; a string its line does not close is taken to
+    the line's end, with no group: tried again at each quote, such strings cost a scan of the
+    line each (100 KB of unclosed strings on one line took 29 s, growing as its square)."""
     if level == 0:
-        string = r'"((?:[^"\\\n]|\\.)*)"'
+        quote, body = '"', r'(?:[^"\\\n]|\\.)*'
     else:
         quote = r"(?<!\\)" + r"\\" * level + '"'
-        string = f"{quote}((?:(?!{quote})[^\\n])*){quote}"
-    return re.compile(string + r"([ \t]*:)?|[{}\[\]]")
+        body = f"(?:(?!{quote})[^\\n])*"
+    return re.compile(f"{quote}({body}){quote}" + r"([ \t]*:)?|[{}\[\]]|" + quote + body)
 
 
 class _JsonFrame:
@@ -552,7 +557,7 @@ def _json_level_spans(text: str, level: int) -> list[tuple[int, int]]:
         elif lexeme in ("}", "]"):
             if stack:
                 _closed(stack, spans)
-        elif stack and stack[-1].is_object:
+        elif stack and stack[-1].is_object and token[1] is not None:
             _string_read(stack[-1], token)
     while stack:  # a text cut short: what was read of an open Secret is masked too
         _closed(stack, spans)
@@ -592,7 +597,7 @@ _PGPASS_ANY_PORT = re.compile(
     + _TOOL_LINE_PREFIX
     + r"(?:\*|[\w.-]{1,253}):(?:\d{1,5}|\*):[^:\s\\\"']{1,63}:[^:\s\\\"']{1,63}:"
     r"(?![$({<\[])((?:[^\s\"\\]|\\(?!\\{0,6}[nrt\"])){4,}?)"
-    r"[ \t]*(?:$|(?=\\{1,7}[nr]|\\{0,7}\"|'(?:[ \t;|&>)]|$|\\{1,7}[nr]|\\{0,7}\")))"
+    r"[ \t]*\r?(?:$|(?=\\{1,7}[nr]|\\{0,7}\"|'(?:[ \t;|&>)]|$|\\{1,7}[nr]|\\{0,7}\")))"
 )
 _VALUE_WORD = r"(?:[^\s\"\\]|\\(?!\\{0,6}[nrt\"]))++"
 _DOTENV_LINE = re.compile(
@@ -600,7 +605,7 @@ _DOTENV_LINE = re.compile(
     r"(?i:[\w.-]{0,40}(?:" + _SECRET_WORD + r"|pass)[\w.-]{0,40})[ \t]*=[ \t]*"
     r"(?![\"'$({<\\]|\[(?!REDACTED:))"
     rf"((?!#){_VALUE_WORD}(?:[ \t]++(?!#){_VALUE_WORD})++)"
-    r"(?=[ \t]*(?:#[^\n]*?)?(?:$|\\{1,7}[nr]|\\{0,7}\"))"
+    r"(?=[ \t]*(?:#[^\n]*?)?\r?(?:$|\\{1,7}[nr]|\\{0,7}\"))"
 )
 _FILE_RULES = {"pgpass": _PGPASS_ANY_PORT, "env": _DOTENV_LINE}
 # the files named in a text: `.env` (`.env.local`; not `process.env`, `os.environ`), `pgpass`
@@ -854,7 +859,16 @@ def _prompts_for_it(match: re.Match[str]) -> bool:
     for mark in _COMMAND_BREAKS:
         found = text.rfind(mark, since, at)
         since = found + len(mark) if found >= 0 else since
-    return _PROMPTING_CLIENT.search(" " + text[since:at]) is not None
+    command = " " + text[since:at]
+    return any(
+        not _OPTION_WORD_BEFORE.search(command, 0, client.start())
+        for client in _PROMPTING_CLIENT.finditer(command)
+    )
+
+
+# an option's word just before a client's name makes the name its value (`--username mysql`,
+# `-h psql`: a host), not the command; `--` (`kubectl exec pod -- psql`) ends the options
+_OPTION_WORD_BEFORE = re.compile(r"(?<![^\s])-(?!-[ \t]+\Z)[^\s=]*[ \t]+\Z")
 
 
 # A PEM body's lines: 64 characters (70 in OpenSSH's), the last one shorter
