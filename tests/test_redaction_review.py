@@ -1,11 +1,12 @@
-"""What a review of the context rules (session 30) found them to leave or cost: a line that ends
-in CRLF, a private key's body on one line or indented (a YAML block scalar), `kind: Secret` with
-a comment after it, and a Secret's JSON read at a cost that grew as the square of its unclosed
-strings. Each with the text that must stay."""
+"""What a review of the context rules (session 30) found them to leave or cost: a line that ends in
+CRLF, a private key's body on one line or indented (a YAML block scalar), `kind: Secret` with a
+comment after it or its mapping written inline, and a Secret's JSON read at a cost that grew as
+the square of its unclosed strings. Each with the text that must stay."""
 
 from __future__ import annotations
 
 import base64
+import json
 import time
 
 import pytest
@@ -120,4 +121,30 @@ def test_a_client_s_name_as_an_option_s_value_does_not_keep_the_password(text: s
     ],
 )
 def test_a_client_after_a_container_s_name_or_options_still_prompts(text: str) -> None:
+    assert redaction.redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"kind: Secret\ndata: {{config: {DATA_VALUE}, user: YWRtaW4=}}\n",
+        f'apiVersion: v1\nkind: Secret\nstringData: {{"config": "{DATA_VALUE}"}}\n',
+        f'{{"kind" : "Secret", "data" : {{"config" : "{DATA_VALUE}"}}}}',  # spaces before colons
+    ],
+    ids=["inline-data", "inline-string-data", "json-spaced"],
+)
+def test_a_secret_written_inline_or_spaced_is_masked(text: str) -> None:
+    for said in (text, json.dumps({"command": f"cat <<EOF | kubectl apply -f -\n{text}EOF"})):
+        assert DATA_VALUE not in redaction.redact_text(said)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"kind: ConfigMap\ndata: {{config: {DATA_VALUE}}}\n",
+        "kind: Secret\ndata: {}\n",
+        'Its "kind" : "Secret" keeps "data" : {"a": "b"} as base64.',
+    ],
+)
+def test_inline_data_outside_a_secret_is_kept(text: str) -> None:
     assert redaction.redact_text(text) == text

@@ -367,7 +367,8 @@ _TRIGGER = re.compile(
     r"|b3BlbnNzaC1rZXktdjE|IBAA[JK]|IBADANBgkqhkiG9w0BAQEFAAS|AgEAMB[AM]GByqGSM49|CAQAwBQYDK2V"
     r"|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|BgkqhkiG9w0BBQ0w|(?i:pgpass)"
     r"|(?:(?<=kind:)|(?<=kind: )|(?<=kind: \")|(?<=kind: ')|(?<=kind\": \")|(?<=kind\":\")"
-    r"|(?<=kind\\\": \\\")|(?<=kind\\\":\\\"))Secret(?=[^:=>]*[:=>])"
+    r"|(?<=kind\\\": \\\")|(?<=kind\\\":\\\")|(?<=kind\" : \")|(?<=kind\\\" : \\\"))"
+    r"Secret(?=[^:=>]*[:=>])"
 )
 
 
@@ -457,6 +458,10 @@ _SECRET_KIND = re.compile(
 )
 _YAML_DOCUMENT_START = re.compile(r"(?m)^---[ \t]*\r?$")
 _SECRET_DATA = re.compile(r"(?m)^([ \t]*)(?:- )?(?:data|stringData):[ \t]*\r?\n")
+# the mapping written inline on its line (`data: {password: aHVudGVyMg==}`), and each value in it
+_SECRET_DATA_INLINE = re.compile(r"(?m)^[ \t]*(?:- )?(?:data|stringData):[ \t]*\{([^{}\n]*)\}")
+# one `key: value` of it after another, each matched where the last ended (no retrying)
+_INLINE_ENTRY = re.compile(r"[^:,]*+(?::[ \t]*+([^,]*+))?,?")
 _DATA_ENTRY = re.compile(r"([ \t]*)(?!#)[^:\n]+:[ \t]*([^\n]*)(?:\n|\Z)")
 _INDENT = re.compile(r"[ \t]*")
 KUBE_SECRET_MARK = MARK.format(kind="kube-data")
@@ -500,9 +505,20 @@ def _yaml_secret_spans(text: str) -> list[tuple[int, int]]:
             if block.start() < walked_to:
                 continue  # a `data:` key inside a block walked already: each line is read once
             walked_to = _data_values(view, block.end(), len(block.group(1)), document.stop, spans)
+        for inline in _SECRET_DATA_INLINE.finditer(view, document.start, document.stop):
+            spans += _inline_values(view, inline.start(1), inline.end(1))
     if view == text:
         return spans
     return [(start, _before_string_close(text, start, end)) for start, end in spans]
+
+
+def _inline_values(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    values = (entry for entry in _INLINE_ENTRY.finditer(text, start, end) if entry[1])
+    return [
+        (value.start(1), value.start(1) + len(value[1].rstrip()))
+        for value in values
+        if value[1].strip()
+    ]
 
 
 def _before_string_close(text: str, start: int, end: int) -> int:
