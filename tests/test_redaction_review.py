@@ -148,3 +148,23 @@ def test_a_secret_written_inline_or_spaced_is_masked(text: str) -> None:
 )
 def test_inline_data_outside_a_secret_is_kept(text: str) -> None:
     assert redaction.redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "PASSWORD_RESET_TIMEOUT = 60 * 60 * 24",
+        "auth_token_ttl = timedelta(hours=1) if DEBUG else None",
+        "    password_hint=the first pet you had,",
+    ],
+)
+def test_code_beside_a_named_env_file_is_kept(code: str) -> None:
+    """Code in a text that names `.env` (Django reading its env file) is no env line: an env file
+    writes `NAME=value` at the line's start, with no space around `=`."""
+    text = f"env.read_env(BASE_DIR / '.env')\n{code}\n"
+    assert redaction.redact_text(text) == text
+
+
+def test_an_env_file_s_line_with_spaces_is_still_masked_whole() -> None:
+    masked = redaction.redact_text("cat .env\nexport DB_PASSWORD=correct horse battery # prod\n")
+    assert masked == "cat .env\nexport DB_PASSWORD=[REDACTED:password] # prod\n"

@@ -604,7 +604,9 @@ def _closed(stack: list[_JsonFrame], spans: list[tuple[int, int]]) -> None:
 # Rules that hold only where the file a text shows is named: a `.pgpass` line on any port (the
 # rule above takes Postgres' ports alone: elsewhere `02:42:ac:11:00:02` is a MAC address), and an
 # env file's unquoted value to its line's end, spaces and all (a shell ends `X=a b` at the space
-# and runs `b`; dotenv reads `a b`). The file is named in the text itself (`cat > .env <<EOF`,
+# and runs `b`; dotenv reads `a b`), written as env files are, `=` with no space around it and
+# the name at the line's start: code beside a `.env` (Django's `PASSWORD_RESET_TIMEOUT = 60 * 60`
+# next to `read_env('.env')`) is kept. The file is named in the text itself (`cat > .env <<EOF`,
 # `~/.pgpass`) or beside it, in a tool call's arguments (`_objects_masked`). Each runs after the
 # patterns, so a value may start with their mark: `X=[REDACTED:password] b` is masked whole.
 # (in quotes too: `echo 'h:6000:db:me:pw' >> ~/.pgpass`)
@@ -617,8 +619,8 @@ _PGPASS_ANY_PORT = re.compile(
 )
 _VALUE_WORD = r"(?:[^\s\"\\]|\\(?!\\{0,6}[nrt\"]))++"
 _DOTENV_LINE = re.compile(
-    r"(?m)(?:^|(?<=\\[nr])|(?<=\"))" + _TOOL_LINE_PREFIX + r"[ \t]*(?:export[ \t]+)?"
-    r"(?i:[\w.-]{0,40}(?:" + _SECRET_WORD + r"|pass)[\w.-]{0,40})[ \t]*=[ \t]*"
+    r"(?m)(?:^|(?<=\\[nr])|(?<=\"))" + _TOOL_LINE_PREFIX + r"(?:export[ \t]+)?"
+    r"(?i:[\w.-]{0,40}(?:" + _SECRET_WORD + r"|pass)[\w.-]{0,40})="
     r"(?![\"'$({<\\]|\[(?!REDACTED:))"
     rf"((?!#){_VALUE_WORD}(?:[ \t]++(?!#){_VALUE_WORD})++)"
     r"(?=[ \t]*(?:#[^\n]*?)?\r?(?:$|\\{1,7}[nr]|\\{0,7}\"))"
