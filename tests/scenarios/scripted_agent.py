@@ -9,6 +9,7 @@ silent   a stream with no items (the agent did nothing)
 orphan   starts a background job that writes ARG.late 300 s later, writes ARG, answers, exits
 holdpipe a `setsid` grandchild keeps stdout open for 30 s, then it sleeps (turn timeout)
 breakgit removes the workspace's .git, then answers
+fifo     fixes calc.sub, then leaves a FIFO no one writes to as .git/info/exclude, and answers
 partial  prints a command and a message, then sleeps (its turn times out)
 garbage  prints text that is no trace format
 claude   as fix, printed as `claude -p --output-format stream-json --verbose` does ($0.25 a turn)
@@ -209,6 +210,11 @@ def main() -> int:
     elif mode == "breakgit":
         subprocess.run(["rm", "-rf", ".git"], check=True)
         item(0, type="agent_message", text="Cleaned up.")
+    elif mode == "fifo":
+        fix(turn)
+        exclude = Path(".git", "info", "exclude")
+        exclude.unlink(missing_ok=True)
+        os.mkfifo(exclude)
     elif mode == "swap":
         here = Path.cwd()
         here.rename(here.with_name("repo.agent"))

@@ -15,7 +15,7 @@ import pytest
 
 from agentlens.errors import ConfigError
 from agentlens.providers.types import ChatResponse
-from agentlens.scenarios import Stop
+from agentlens.scenarios import Stop, workspace
 from agentlens.scenarios.scenario import Scenario
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import found, host_pids, scripted, session_marker
@@ -164,3 +164,21 @@ def test_an_unbalanced_quote_in_the_agent_command_is_one_line(
         and "No closing quotation" in result.err
         and "internal error" not in result.err
     )
+
+
+def test_a_listing_that_hangs_ends_by_its_limit_and_says_so_in_the_run(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each git call of the simulator's listing after a turn had 60 s (600 s for `add`), and a
+    stalled listing was told to the simulator only: a FIFO the agent left as
+    `.git/info/exclude` held each turn for 60.1 s."""
+    monkeypatch.setattr(workspace, "LISTING_TIMEOUT_S", 2.0)
+    scenario = replace(calc_scenario, max_steps=1, verifier_timeout_seconds=2)
+    start = time.monotonic()
+    result = fold_run(scenario, calc_project, tmp_path / "out", scripted("fifo"),
+                      [ChatResponse(text="Fix sub().")] * 2)  # fmt: skip
+    took = time.monotonic() - start
+    line = result.sessions[0].trajectory.metadata["changes_unlisted"]
+    assert line.startswith("the changes could not be listed after 1 agent turn; first: git ")
+    assert "timed out: listing the changes took over the 2 s timeout" in line, line
+    assert took < 30, took

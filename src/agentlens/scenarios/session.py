@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlens.errors import AgentLensError, BudgetExceededError, ProviderError
+from agentlens.list_text import counted
 from agentlens.scenarios.agent_view import turn_view
 from agentlens.scenarios.ide_errors import IdeReport, ide_errors
 from agentlens.scenarios.scenario import Scenario, ScenarioResult, run_scenario
@@ -92,6 +93,8 @@ class _Dialog:
     next_response: int = 0
     ide_errors: IdeReport | None = None
     """Of the workspace after the last agent turn: the end state the judge is shown."""
+    unlisted: list[str] = field(default_factory=list)
+    """Why the changes could not be listed after a turn, one entry per such turn."""
 
     def add_user(self, text: str) -> None:
         self.steps.append(Step(index=0, kind="user", text=text, timestamp=datetime.now(UTC)))
@@ -180,7 +183,7 @@ async def _converse(
         dialog.add_agent(turn)
         if stopped is None and not turn.steps and not turn.reply:
             stopped = Termination(Stop.NO_ACTIONS, "The agent produced no actions")
-        diff, dialog.ide_errors = await _changes(workspace, scenario.ide_errors)
+        diff, dialog.ide_errors = await _changes(workspace, scenario.ide_errors, dialog.unlisted)
         view = turn_view(turn, diff, dialog.ide_errors)
         if stopped is not None:
             if stopped.stop.gets_final_user_turn:
@@ -228,12 +231,16 @@ def _scenario_timeout(scenario: Scenario) -> Termination:
     return Termination(Stop.SCENARIO_TIMEOUT, f"Scenario timed out after {seconds}s")
 
 
-async def _changes(workspace: Workspace, ide_mode: str) -> tuple[str, IdeReport | None]:
+async def _changes(
+    workspace: Workspace, ide_mode: str, unlisted: list[str]
+) -> tuple[str, IdeReport | None]:
     """The diff and IDE errors for the simulator; an agent that broke the repository (`rm -rf
-    .git`) gets a note instead, and the verifiers, which need git too, fail the run."""
+    .git`) gets a note instead (kept in `unlisted`), and the verifiers, which need git too,
+    fail the run."""
     try:
         diff, changed = await asyncio.to_thread(changes_since_base, workspace)
     except AgentLensError as exc:
+        unlisted.append(str(exc))
         unknown = None if ide_mode == "none" else IdeReport(note="the changes cannot be listed")
         return f"(the changes cannot be shown: {exc})", unknown
     return diff, await asyncio.to_thread(ide_errors, workspace.path, changed, ide_mode)
@@ -306,6 +313,8 @@ def _trajectory(
         metadata["final_user_turn"] = final.text or f"terminate_dialog: {final.terminate}"
     if dialog.ide_errors is not None:
         metadata["ide_errors"] = dialog.ide_errors.to_dict()
+    if dialog.unlisted:
+        metadata["changes_unlisted"] = _unlisted_line(dialog.unlisted)
     return Trajectory(
         id=session_id,
         task_id=scenario.name,
@@ -316,6 +325,13 @@ def _trajectory(
         steps=dialog.steps,
         metadata=metadata,
     )
+
+
+def _unlisted_line(unlisted: list[str]) -> str:
+    """One line for the run: how many turns' changes the simulated user could not be shown,
+    and the first reason (the others are most often the same)."""
+    turns = counted(len(unlisted), "agent turn")
+    return f"the changes could not be listed after {turns}; first: {unlisted[0]}"
 
 
 def setup_failure(

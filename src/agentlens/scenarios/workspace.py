@@ -15,11 +15,15 @@ from typing import Any
 from agentlens.errors import ConfigError
 from agentlens.redaction import masked_tail
 from agentlens.verification.base_index import NO_USER_EXCLUDES, BaseIndex, BaseIndexError
-from agentlens.verification.repo_git import PLAIN_DIFF, GitView, run_git
+from agentlens.verification.repo_git import PLAIN_DIFF, GitResult, GitView, run_git
 from agentlens.verification.sandbox import IGNORED_NAMES, run_command
 from agentlens.verification.verifiers.build import BUILD_TOOLS
 
 GIT_IDENTITY = ("-c", "user.name=AgentLens", "-c", "user.email=scenario@agentlens")
+LISTING_TIMEOUT_S = 30.0
+"""For all the git calls of one listing of the changes (the simulator's diff after a turn, the
+final diff a review reads): each call had 60 s, or 600 s, and a FIFO the agent left as
+`.git/info/exclude` held every turn for 60 s. The whole diff of a usual turn takes 1-2 s."""
 
 
 @dataclass
@@ -106,18 +110,21 @@ def replaced(workspace: Workspace) -> str:
     return ""
 
 
-def diff_since_base(workspace: Workspace) -> str:
+def diff_since_base(workspace: Workspace, timeout_s: float | None = None) -> str:
     """Everything the agent changed, new files included, without touching the workspace's index
     (a scratch index takes the `git add`)."""
-    return changes_since_base(workspace)[0]
+    return changes_since_base(workspace, timeout_s)[0]
 
 
-def changes_since_base(workspace: Workspace) -> tuple[str, list[str]]:
-    """The diff since the base, and the files that changed and still exist (for IDE errors)."""
+def changes_since_base(
+    workspace: Workspace, timeout_s: float | None = None
+) -> tuple[str, list[str]]:
+    """The diff since the base, and the files that changed and still exist (for IDE errors);
+    `timeout_s` (else `LISTING_TIMEOUT_S`) for all its git calls together."""
     if why := replaced(workspace):
         raise ConfigError(why)
     try:
-        with BaseIndex.of(workspace.path, workspace.base) as base:
+        with BaseIndex.of(workspace.path, workspace.base, timeout_s or LISTING_TIMEOUT_S) as base:
             return _changes(workspace, base)
     except BaseIndexError as exc:
         raise WorkspaceGitError(exc.call, workspace.path, exc.why, stopped=exc.stopped) from None
@@ -132,8 +139,15 @@ def _changes(workspace: Workspace, base: BaseIndex) -> tuple[str, list[str]]:
     hidden = base.hidden()
 
     def git(*args: str, check: bool = True, stdin: str = "") -> str:
-        return _git(workspace.path, *args, index=base.folder, view=base.view, check=check,
-                    stdin=stdin)  # fmt: skip
+        call = _call_name(args)
+        proc = _run(workspace.path, *args, index=base.folder, view=base.view, stdin=stdin,
+                    timeout_s=base.clock.left(call))  # fmt: skip
+        # `check=False` lets git's own failure pass, never AgentLens's stop of it (a filter
+        # killed for memory leaves its result partial)
+        if (check or proc.stopped) and proc.failure():
+            why, stopped = base.clock.failure(proc)
+            raise WorkspaceGitError(call, workspace.path, why, stopped=stopped)
+        return proc.stdout
 
     # a nested repository without commits makes `add` fail for that folder only: go on
     git(*NO_USER_EXCLUDES, "add", "-A", "--ignore-errors", check=False)
@@ -146,28 +160,25 @@ def _changes(workspace: Workspace, base: BaseIndex) -> tuple[str, list[str]]:
     return diff, [name for name in names.split("\0") if name]
 
 
-def _git(
-    repo: Path,
-    *args: str,
-    index: Path | None = None,
-    view: GitView | None = None,
-    check: bool = True,
-    stdin: str = "",
-) -> str:
-    """Sandboxed (`repo_git`): after a preprocessor or the agent, `.git/config` is theirs.
-    `index`: a scratch folder for the index file, instead of the workspace's own; `view`: the
-    listing's look at the config (else one for this call). `check=False` lets git's own failure
-    pass, never AgentLens's stop of it."""
-    env = {"GIT_INDEX_FILE": str(index / "index")} if index else {}
-    writable = [repo.parent, *([index] if index else [])]
-    proc = run_git(
-        repo, *GIT_IDENTITY, *args, env=env, writable=writable, timeout_s=600, stdin=stdin,
-        view=view,
-    )  # fmt: skip
-    # `check` or not: a filter killed for memory leaves its result partial
-    if (check or proc.stopped) and (why := proc.failure()):
+def _git(repo: Path, *args: str) -> str:
+    """Sandboxed (`repo_git`): after a preprocessor, `.git/config` is its own."""
+    proc = _run(repo, *args, index=None, view=None, stdin="", timeout_s=600)
+    if why := proc.failure():
         raise WorkspaceGitError(_call_name(args), repo, why, stopped=proc.stopped)
     return proc.stdout
+
+
+def _run(
+    repo: Path, *args: str, index: Path | None, view: GitView | None, stdin: str, timeout_s: float
+) -> GitResult:
+    """`index`: a scratch folder for the index file, instead of the workspace's own; `view`: the
+    listing's look at the config (else one for this call)."""
+    env = {"GIT_INDEX_FILE": str(index / "index")} if index else {}
+    writable = [repo.parent, *([index] if index else [])]
+    return run_git(
+        repo, *GIT_IDENTITY, *args, env=env, writable=writable, timeout_s=timeout_s, stdin=stdin,
+        view=view,
+    )  # fmt: skip
 
 
 def _call_name(args: tuple[str, ...]) -> str:
