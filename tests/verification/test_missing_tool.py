@@ -198,3 +198,16 @@ def test_the_probe_of_a_claimed_missing_tool_ends_soon_after_the_timeout(fixed_r
     took = time.monotonic() - start
     assert result.status == "error" and "missing_tool" not in result.metrics, result.reason
     assert 2 + OVERTIME_S - 1 < took < 2 + OVERTIME_S + 3, took
+
+
+def test_a_probe_that_times_out_says_so_in_the_reason(fixed_repo):
+    """A probe that ran out of time left only `no pytest result found in the output`: the
+    claim that pytest is missing, and that it was never settled, went unsaid."""
+    python = fixed_repo / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(SLOW_PROBE)
+    python.chmod(0o755)
+    result = RunTestsVerifier(venv_path=".venv", timeout_ms=1000).verify(VerifyContext(fixed_repo))
+    assert result.status == "error"
+    said = "; the output says pytest is missing, but its probe timed out after "
+    assert said in result.reason and result.reason.endswith(" s (not skipped)"), result.reason

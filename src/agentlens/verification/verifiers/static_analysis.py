@@ -50,15 +50,17 @@ class StaticAnalysisVerifier:
             return VerifierResult(self.type_name, "error", f"{self.tool} timed out", metrics)
         if stopped := stopped_result(self.type_name, self.tool, run):
             return stopped
-        tool = missing_tool(run, ctx.repo, self.env, deadline=deadline)
-        if tool is not None:
-            return skipped(self.type_name, tool, metrics)
+        probe = missing_tool(run, ctx.repo, self.env, deadline=deadline)
+        if probe.missing is not None:
+            return skipped(self.type_name, probe.missing, metrics)
         errors, warnings = self._count(run.output)
         if run.returncode != 0 and errors == 0:
             # A non-zero exit without a single parsed error is a crash or a usage problem
             # (no sources, bad path, bad config), never a clean result.
             said = output_tail(run.output, 300)
-            reason = f"{self.tool} exited {run.returncode} without diagnostics: {said}"
+            reason = (
+                f"{self.tool} exited {run.returncode} without diagnostics: {said}{probe.note()}"
+            )
             return VerifierResult(self.type_name, "error", reason, metrics)
         metrics.update(errors=errors, warnings=warnings)
         bad = errors + (warnings if self.include_warnings else 0)

@@ -20,7 +20,7 @@ from agentlens.verification.verifiers.base import (
 )
 from agentlens.verification.verifiers.test_output import get_parser
 from agentlens.verification.verifiers.test_output.types import TestCounts
-from agentlens.verification.verifiers.tools import missing_tool, skipped
+from agentlens.verification.verifiers.tools import ToolProbe, missing_tool, skipped
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 DEFAULT_COMMANDS: dict[str, list[str]] = {
@@ -65,12 +65,13 @@ class RunTestsVerifier:
         if stopped := stopped_result(self.type_name, self.runner, run):
             return stopped  # what a stopped run printed, or its reports, are no count
         counts = get_parser(self.runner)(ANSI.sub("", run.output), reports)
-        tool = None
+        probe = ToolProbe()
         if counts is None:
-            tool = missing_tool(run, ctx.repo, env, self.working_directory, deadline=deadline)
-        if tool is not None:
-            return skipped(self.type_name, tool, {"exit_code": run.returncode})
+            probe = missing_tool(run, ctx.repo, env, self.working_directory, deadline=deadline)
+        if probe.missing is not None:
+            return skipped(self.type_name, probe.missing, {"exit_code": run.returncode})
         result = self._judge(run, counts)
+        result.reason += probe.note()
         if self.min_coverage is not None and result.status == "pass":
             result = self._check_coverage(result, reports)
         result.metrics.update(run_metrics(run))

@@ -9,6 +9,7 @@ import re
 import shlex
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,20 @@ FIND_MODULE = "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys
 INSTALL = {"pytest": "pip install pytest", "ruff": "pip install ruff", "mypy": "pip install mypy"}
 
 
+@dataclass(frozen=True)
+class ToolProbe:
+    """What the probe of a tool the output claims is missing found: `missing`, the tool it
+    found missing, or `unsettled`, why it could not tell (it ran out of time, was stopped)."""
+
+    missing: str | None = None
+    unsettled: str = ""
+
+    def note(self) -> str:
+        """`; ` and the unsettled probe for a reason, or "": a check that then said only `no
+        pytest result found in the output` hid that its tool was never found."""
+        return f"; {self.unsettled}" if self.unsettled else ""
+
+
 def missing_tool(
     run: CommandResult,
     repo: Path,
@@ -31,7 +46,7 @@ def missing_tool(
     workdir: str = ".",
     *,
     deadline: float,
-) -> str | None:
+) -> ToolProbe:
     """The tool `run` could not start (its executable, or the module of `python -m MODULE`),
     once a probe in the same place (a copy of `repo`, `workdir`, `env`) finds it missing: the
     output that says so is the agent's to write (a conftest's `import pytest.x`, mypy quoting
@@ -40,13 +55,21 @@ def missing_tool(
     and it had 60 s of its own (a check with a 5 s timeout took 60.5 s)."""
     claimed = _claimed_missing(run)
     if claimed is None:
-        return None
+        return ToolProbe()
     tool, probe = claimed
     left = deadline + OVERTIME_S - time.monotonic()
     if left <= 0:
-        return None
+        return _unsettled(tool, "no time was left to probe for it")
     checked, _ = run_in_scratch(repo, probe, timeout_s=left, workdir=workdir, env=env)
-    return tool if checked.returncode != 0 and not (checked.timed_out or checked.stopped) else None
+    if checked.stopped:  # AgentLens's line: a copy that took the whole time, a memory limit
+        return _unsettled(tool, f"its probe ended: {checked.stopped}")
+    if checked.timed_out:
+        return _unsettled(tool, f"its probe timed out after {checked.duration_s:.1f} s")
+    return ToolProbe(missing=tool if checked.returncode != 0 else None)
+
+
+def _unsettled(tool: str, why: str) -> ToolProbe:
+    return ToolProbe(unsettled=f"the output says {tool} is missing, but {why} (not skipped)")
 
 
 def _claimed_missing(run: CommandResult) -> tuple[str, list[str]] | None:
