@@ -1,5 +1,5 @@
-"""A list shown in one line: its first few items, then how many were left out; a count of
-things, its noun plural unless there is one."""
+"""A list shown in one line: its first few items, then how many were left out; a long name cut
+in its middle; a count of things, its noun plural unless there is one."""
 
 from __future__ import annotations
 
@@ -16,6 +16,19 @@ def first_few(
     ` (+k more)` for the k left out (nothing when none is): `a, b (+3 more)`."""
     more = len(items) - limit
     return sep.join(map(name, items[:limit])) + (f" (+{more} more)" if more > 0 else "")
+
+
+NAME_CHARS = 160
+
+
+def cut_name(name: str, limit: int = NAME_CHARS) -> str:
+    """`name` whole up to `limit` characters; past it, its head and its tail (the file name)
+    around how many were cut: a path the agent nested 1,500 folders deep made a reason of
+    3,000 characters (`1 forbidden file changed: d/d/d/…`)."""
+    if len(name) <= limit:
+        return name
+    keep = limit // 2
+    return f"{name[:keep]}…[{len(name) - 2 * keep:,} characters cut]…{name[-keep:]}"
 
 
 def counted(n: int, noun: str, many: str | None = None) -> str:

@@ -542,6 +542,49 @@ def test_a_repository_nesting_folders_past_the_recursion_limit_is_counted(
     assert (status, reason.split(";")[0]) == ("pass", "4 matches in 2 files searched"), reason
 
 
+def test_a_path_nested_past_any_reader_is_cut_in_a_reason(fixed_repo: Path) -> None:
+    """A reason named each path whole: a file 1,500 folders deep made `1 forbidden file
+    changed: calc/d/d/d/…` 3,049 characters long. Its head and tail are kept, and the cut said."""
+    folder = fixed_repo / "calc"
+    for _ in range(1500):
+        folder /= "d"
+        folder.mkdir()
+    (folder / "x.py").write_text("x = 1\n")
+    checks = [
+        {"type": "NoChangesVerifier", "forbidden_globs": ["calc/**"]},
+        {"type": "YesChangesVerifier", "target_files": [f"{folder.relative_to(fixed_repo)}.py"]},
+    ]
+    try:
+        reasons = [check(spec, fixed_repo)[1] for spec in checks]
+    finally:
+        remove_tree(fixed_repo / "calc" / "d")
+    assert all(len(reason) < 400 for reason in reasons), [len(reason) for reason in reasons]
+    cut = "d/d…[2,849 characters cut]…d/d/"
+    assert reasons[0].startswith("2 forbidden files changed: calc/d/d/") and cut in reasons[0]
+    assert reasons[0].endswith("/d/x.py, calc/ops.py"), reasons[0]
+    assert reasons[1].startswith("1 target not changed: calc/d/") and reasons[1].endswith("d/d.py")
+
+
+def test_a_folder_past_path_max_is_cut_in_a_counts_reason(fixed_repo: Path) -> None:
+    """Folders nested past PATH_MAX cannot be listed by name, and the reason named the
+    folder whole: 4,148 characters."""
+    folder = os.open(fixed_repo / "tests", os.O_RDONLY)
+    for _ in range(2100):  # 4,200 characters: made from each folder's descriptor, not by name
+        os.mkdir("d", dir_fd=folder)
+        inner = os.open("d", os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    os.close(folder)
+    spec = {"type": "PythonFileRegExpCountVerifier", "search_in": "tests",
+            "reg_exp_pattern": "^def test_", "num_expected": 1}  # fmt: skip
+    try:
+        status, reason, _ = check(spec, fixed_repo)
+    finally:
+        remove_tree(fixed_repo / "tests" / "d")
+    assert status == "error" and len(reason) < 400, len(reason)
+    assert "characters cut]…/d/d/" in reason and reason.endswith("/d/d: File name too long")
+
+
 def test_a_regex_count_ends_by_the_verifiers_timeout(fixed_repo: Path) -> None:
     """A count had no clock: it read every file the agent left, however many."""
     spec = {"type": "PythonFileRegExpCountVerifier", "search_in": ".", "reg_exp_pattern": "def "}

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import orjson
 
-from agentlens.list_text import counted
+from agentlens.list_text import counted, cut_name
 from agentlens.verification.inside import read_text_inside
 from agentlens.verification.verifiers.base import (
     VerifierResult,
@@ -54,7 +54,8 @@ def _files_below(root: Path, clock: _Clock) -> Iterator[Path]:
             with os.scandir(folder) as listing:
                 entries = list(listing)
         except OSError as exc:
-            raise VerifierSetupError(f"cannot list {folder}: {exc.strerror or exc}") from None
+            why = exc.strerror or exc
+            raise VerifierSetupError(f"cannot list {cut_name(str(folder))}: {why}") from None
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_DIRS:

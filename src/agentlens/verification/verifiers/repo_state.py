@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlens.list_text import counted, first_few
+from agentlens.list_text import counted, cut_name, first_few
 from agentlens.verification.inside import read_text_inside
 from agentlens.verification.verifiers.base import VerifierResult, VerifyContext
 from agentlens.verification.verifiers.globs import glob_match
@@ -21,7 +21,7 @@ def _matches(path: str, globs: list[str]) -> bool:
 
 
 def _listing(paths: list[str] | set[str], limit: int = 8) -> str:
-    return first_few(sorted(paths), limit)
+    return first_few(sorted(paths), limit, cut_name)
 
 
 @dataclass
