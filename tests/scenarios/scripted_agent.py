@@ -9,6 +9,7 @@ silent   a stream with no items (the agent did nothing)
 orphan   starts a background job that writes ARG.late 300 s later, writes ARG, answers, exits
 holdpipe a `setsid` grandchild keeps stdout open for 30 s, then it sleeps (turn timeout)
 breakgit removes the workspace's .git, then answers
+deep     fixes calc.sub, then writes calc/d/d/…/x.py 1,500 folders deep, with an undefined name
 fifo     fixes calc.sub, then leaves a FIFO no one writes to as .git/info/exclude, and answers
 partial  prints a command and a message, then sleeps (its turn times out)
 garbage  prints text that is no trace format
@@ -210,6 +211,13 @@ def main() -> int:
     elif mode == "breakgit":
         subprocess.run(["rm", "-rf", ".git"], check=True)
         item(0, type="agent_message", text="Cleaned up.")
+    elif mode == "deep":
+        fix(turn)
+        folder = Path("calc")
+        for _ in range(1500):
+            folder /= "d"
+            folder.mkdir()
+        (folder / "x.py").write_text("print(undefined_name)\n")
     elif mode == "fifo":
         fix(turn)
         exclude = Path(".git", "info", "exclude")

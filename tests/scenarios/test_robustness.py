@@ -17,6 +17,7 @@ from agentlens.errors import ConfigError
 from agentlens.providers.types import ChatResponse
 from agentlens.scenarios import Stop, workspace
 from agentlens.scenarios.scenario import Scenario
+from agentlens.verification.tree_copy import remove_tree
 from tests.cli.conftest import Run
 from tests.scenarios.conftest import found, host_pids, scripted, session_marker
 from tests.scenarios.helpers import fold_run
@@ -182,3 +183,22 @@ def test_a_listing_that_hangs_ends_by_its_limit_and_says_so_in_the_run(
     assert line.startswith("the changes could not be listed after 1 agent turn; first: git ")
     assert "timed out: listing the changes took over the 2 s timeout" in line, line
     assert took < 30, took
+
+
+def test_a_changed_file_nested_past_the_recursion_limit_gets_its_ide_errors(
+    calc_project: Path, calc_scenario: Scenario, tmp_path: Path
+) -> None:
+    """Copying the changed files for the IDE errors made each folder by `mkdir(parents=True)`,
+    a call per folder: a file the agent wrote 1,500 folders deep ended the whole run in a
+    `RecursionError`."""
+    scenario = replace(calc_scenario, max_steps=1)
+    try:
+        result = fold_run(scenario, calc_project, tmp_path / "out", scripted("deep"),
+                          [ChatResponse(text="Fix sub().")] * 2)  # fmt: skip
+        session = result.sessions[0]
+        report = session.trajectory.metadata["ide_errors"]
+    finally:
+        for deep in (tmp_path / "out").glob("*/*/*/calc/d"):  # pytest's cleanup nests calls
+            remove_tree(deep)
+    assert session.termination.stop is Stop.MAX_USER_MESSAGES
+    assert any(name.endswith("/d/x.py") for name in report["errors"]), report

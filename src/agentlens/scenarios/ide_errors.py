@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import orjson
@@ -28,6 +28,7 @@ from agentlens.redaction import masked_tail
 from agentlens.scenarios import ide_syntax
 from agentlens.scenarios.scenario import IDE_ERROR_MODES as MODES
 from agentlens.verification.inside import read_inside
+from agentlens.verification.tree_copy import remove_tree
 
 PER_FILE = 5
 SEED = 42
@@ -123,18 +124,24 @@ def ide_errors(repo: Path, changed: list[str], mode: str) -> IdeReport | None:
     """The IDE errors of `changed` (paths relative to `repo`); None when the mode is `none`."""
     if mode == "none":
         return None
-    with tempfile.TemporaryDirectory(prefix="agentlens-ide-") as private:
-        copy = Path(private)
+    copy = Path(tempfile.mkdtemp(prefix="agentlens-ide-"))
+    try:
         python = _copy_inside(repo, [n for n in changed if n.endswith(".py")], copy)
         others = _copy_inside(repo, [n for n in changed if ide_syntax.handles(n)], copy)
-        ruff = find_ruff()
-        report = _ruff(ruff, copy, python) if ruff and python else IdeReport()
-        if ruff is None and (python or not others):  # why Python files show no errors
-            report.note = "ruff is not installed (pip install ruff)"
-        if others:
-            syntax = _syntax(copy, others)
-            report.errors.update(syntax.errors)
-            report.files += syntax.files
+        return _report(copy, python, others)
+    finally:
+        remove_tree(copy)  # `shutil.rmtree` nests a call per folder
+
+
+def _report(copy: Path, python: list[str], others: list[str]) -> IdeReport:
+    ruff = find_ruff()
+    report = _ruff(ruff, copy, python) if ruff and python else IdeReport()
+    if ruff is None and (python or not others):  # why Python files show no errors
+        report.note = "ruff is not installed (pip install ruff)"
+    if others:
+        syntax = _syntax(copy, others)
+        report.errors.update(syntax.errors)
+        report.files += syntax.files
     return report
 
 
@@ -148,13 +155,21 @@ def _copy_inside(repo: Path, changed: list[str], copy: Path) -> list[str]:
             break
         try:
             source = read_inside(repo, name, ide_syntax.MAX_BYTES)
+            _make_folders(copy, PurePosixPath(name).parent)
+            (copy / name).write_bytes(source)
         except OSError:
-            continue  # gone, a link, or too large to be an agent's typing
-        target = copy / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(source)
+            continue  # gone, a link, too large to be an agent's typing, or past PATH_MAX
         copied.append(name)
     return copied
+
+
+def _make_folders(root: Path, folder: PurePosixPath) -> None:
+    """`folder` below `root`, one level at a time: `mkdir(parents=True)` nests a call per
+    folder, and a file the agent wrote 1,500 folders deep ended the run in a RecursionError."""
+    made = root
+    for part in folder.parts:
+        made /= part
+        made.mkdir(exist_ok=True)
 
 
 def _syntax(repo: Path, files: list[str]) -> IdeReport:
