@@ -182,6 +182,7 @@ def test_a_listing_that_hangs_ends_by_its_limit_and_says_so_in_the_run(
     line = result.sessions[0].trajectory.metadata["changes_unlisted"]
     assert line.startswith("the changes could not be listed after 1 agent turn; first: git ")
     assert "timed out: listing the changes took over the 2 s timeout" in line, line
+    assert result.summary()["sessions"][0]["changes_unlisted"] == line  # run.json's
     assert took < 30, took
 
 

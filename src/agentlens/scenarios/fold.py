@@ -231,6 +231,7 @@ def _session_line(result: SessionResult) -> dict[str, Any]:
         "steps": len(result.trajectory.steps),
         "formal_passed": result.verification.passed if result.verification else None,
         "duration_s": round(result.duration_s, 2),
+        **({"changes_unlisted": meta["changes_unlisted"]} if "changes_unlisted" in meta else {}),
     }
 
 
