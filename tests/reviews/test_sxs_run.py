@@ -15,10 +15,11 @@ from agentlens.formats.stream import read_paths
 from agentlens.jsonio import dump
 from agentlens.providers import ChatRequest, ChatResponse, LLMClient
 from agentlens.reviews import DIMENSIONS
-from agentlens.reviews.compare import sxs_check
+from agentlens.reviews.compare import RunSummary, compare_runs, sxs_check
 from agentlens.reviews.documents import reviews_document
 from agentlens.reviews.judge.judge import DimensionReview, TrajectoryReview
 from agentlens.reviews.judge.parse import parse_review
+from agentlens.reviews.markdown import compare_markdown
 from agentlens.reviews.sxs.cell import Cell
 from agentlens.reviews.sxs.judge_pairs import (
     DimensionResult,
@@ -29,7 +30,12 @@ from agentlens.reviews.sxs.judge_pairs import (
 )
 from agentlens.reviews.sxs.pairing import pair_runs
 from agentlens.reviews.sxs.parse import parse_comparison
-from agentlens.reviews.sxs.stats import conservative_trinomial_test, score_flags
+from agentlens.reviews.sxs.stats import (
+    conservative_trinomial_test,
+    score_flags,
+    trinomial_from_scores,
+)
+from agentlens.reviews.telemetry import RunTelemetry
 from tests.conftest import BENCH
 from tests.providers.fault_server import FaultServer
 
@@ -385,7 +391,32 @@ def test_the_reason_shows_how_the_judge_alert_makes_the_final_flags() -> None:
         "alert or judge alert = no, alert = score alert and judge alert = no (spec §8)"
     )
     row = sxs_check("Pitfalls", {**shown, "scored_tasks": 5})  # the real run's five cells
-    assert row.reason.startswith(shown["reason"]) and not (row.warning or row.alert)
+    assert row.detail.startswith(shown["reason"]) and not (row.warning or row.alert)
+    assert "score warning yes, score alert no, judge alert no" in row.reason
+
+
+def test_the_compare_markdown_keeps_the_sxs_arithmetic_out_of_its_cell() -> None:
+    """The SxS row's reason was the whole flag rule and trinomial arithmetic (~650 characters)
+    in one Markdown table cell. The cell now says mean, p and the verdict; the arithmetic is a
+    numbered note below the table, whole."""
+    scores = [0.4, 0.8, 0.4, -0.4, 0.4]
+    flags = score_flags(scores)
+    dimension = {
+        **DimensionResult("Pitfalls", [], flags, False).to_dict(),
+        "trinomial": trinomial_from_scores(scores).to_dict(),
+        "scored_tasks": 5,
+        "mean_score": flags.mean,
+        "p_value": flags.p_value,
+    }
+    run_b = RunSummary("b", RunTelemetry.of([]), sxs_flags={"Pitfalls": dimension})
+    doc = compare_runs(RunSummary("a", RunTelemetry.of([])), run_b).to_dict()
+    markdown = compare_markdown(doc)
+    (row,) = [line for line in markdown.splitlines() if line.startswith("| SxS: Pitfalls")]
+    cell = row.split(" | ")[-1]
+    assert len(cell) < 160 and cell.endswith("[1] |")
+    assert "mean +0.3200, p = 0.333: score warning yes" in cell
+    note = markdown.split("\n1. **SxS: Pitfalls**: ", 1)[1]
+    assert "T_obs =" in note and "(spec §8)" in note
 
 
 REPEATED_ASPECT = (

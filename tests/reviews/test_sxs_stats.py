@@ -246,5 +246,5 @@ def test_trinomial_does_not_change_the_flags() -> None:
     ]
     assert isinstance(check, Check)
     assert (check.p_value, check.warning, check.alert) == (1.0, False, False)
-    assert check.reason == f"{flags.reason}; trinomial test: {trinomial.reason}"
-    assert "W/T/L 9/0/2" in check.reason and "not used in the flags" in check.reason
+    assert check.detail == f"{flags.reason}; trinomial test: {trinomial.reason}"
+    assert "W/T/L 9/0/2" in check.detail and "not used in the flags" in check.detail

@@ -19,7 +19,13 @@ from agentlens.errors import ConfigError
 from agentlens.jsonio import dump
 from agentlens.list_text import counted
 from agentlens.reviews.compare import CompareProfile
-from agentlens.reviews.markdown import check_flag, compare_markdown, format_value
+from agentlens.reviews.markdown import (
+    check_flag,
+    compare_markdown,
+    format_value,
+    note_mark,
+    numbered_details,
+)
 from agentlens.reviews.run_comparison import RunInputs, compare_documents
 from agentlens.store import open_store
 from agentlens.store.model import INCOMPLETE_NOTE
@@ -167,13 +173,19 @@ FLAG_STYLES = {"ALERT": "bold red", "warning": "yellow", "ok": "green"}
 
 def _print_table(doc: dict[str, Any]) -> None:
     table = Table("check", "test", "run 1", "run 2", "ratio", "p", "flag", "reason")
+    notes = numbered_details(doc["checks"])
     for check in doc["checks"]:
         flag = check_flag(check)
         values = [format_value(check[k]) for k in ("v1", "v2", "ratio", "p_value")]
+        reason = str(check["reason"]) + note_mark(notes.get(id(check)))
         table.add_row(
             Text(str(check["name"])), Text(str(check["test"])), *map(Text, values),
-            Text(flag, style=FLAG_STYLES[flag]), Text(str(check["reason"])),
+            Text(flag, style=FLAG_STYLES[flag]), Text(reason),
         )  # fmt: skip
     status = Text(f"{doc['status']} (exit code {doc['exit_code']})", style="bold")
     console.print(Text(f"{doc['run_1']} (reference) vs {doc['run_2']}: ").append(status))
     console.print(table)
+    for check in doc["checks"]:
+        if id(check) in notes:
+            note = f"[{notes[id(check)]}] {check['name']}: {check['detail']}"
+            console.print(Text(note))

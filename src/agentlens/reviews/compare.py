@@ -40,6 +40,8 @@ class Check:
     warning: bool = False
     alert: bool = False
     reason: str = ""
+    detail: str = ""
+    """The full arithmetic when `reason` is its short form: tables show it below, not in a cell."""
 
 
 @dataclass
@@ -347,8 +349,24 @@ def sxs_check(dim: str, flags: dict[str, Any]) -> Check:
         return Check(name, test, None, None, warning=True, reason=reason)
     return Check(
         name, test, None, flags.get("mean_score"), flags.get("p_value"),
-        warning=bool(flags.get("warning")), alert=bool(flags.get("alert")), reason=sxs_reason(flags),
+        warning=bool(flags.get("warning")), alert=bool(flags.get("alert")),
+        reason=sxs_verdict(flags), detail=sxs_reason(flags),
     )  # fmt: skip
+
+
+def sxs_verdict(flags: dict[str, Any]) -> str:
+    """The flags' inputs in one short line: mean, p and the three parts of spec §8's rule."""
+    parts = ("score_warning", "score_alert", "judge_alert")
+    said = ", ".join(f"{k.replace('_', ' ')} {'yes' if flags.get(k) else 'no'}" for k in parts)
+    verdict = f"mean {_signed(flags.get('mean_score'))}, p = {flags.get('p_value')}: {said}"
+    trinomial = flags.get("trinomial")
+    if trinomial and trinomial.get("p_value") is not None:
+        verdict += f"; trinomial p = {trinomial['p_value']:.3g} (reported only)"
+    return verdict
+
+
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.4f}"
 
 
 def qi_check(run_1: RunSummary, run_2: RunSummary) -> Check | None:

@@ -147,11 +147,29 @@ def compare_markdown(doc: dict[str, Any]) -> str:
         "| check | test | run 1 | run 2 | ratio | p | flag | reason |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    notes = numbered_details(doc["checks"])
     for c in doc["checks"]:
         values = " | ".join(format_value(c[k]) for k in ("v1", "v2", "ratio", "p_value"))
         name, test, reason = (markdown_text(c[k]) for k in ("name", "test", "reason"))
+        reason += note_mark(notes.get(id(c)))
         lines.append(f"| {name} | {test} | {values} | {check_flag(c)} | {reason} |")
+    if notes:
+        lines += ["", "Notes: the full arithmetic of the rows marked [n].", ""]
+        for c in doc["checks"]:
+            if id(c) in notes:
+                detail = markdown_text(c["detail"])
+                lines.append(f"{notes[id(c)]}. **{markdown_text(c['name'])}**: {detail}")
     return "\n".join(lines) + "\n"
+
+
+def numbered_details(checks: list[dict[str, Any]]) -> dict[int, int]:
+    """Note number of each check with a `detail`, keyed by the check's id, from 1 in row order."""
+    with_detail = [c for c in checks if c.get("detail")]
+    return {id(c): n for n, c in enumerate(with_detail, 1)}
+
+
+def note_mark(number: int | None) -> str:
+    return "" if number is None else f" [{number}]"
 
 
 def check_flag(check: dict[str, Any]) -> str:
