@@ -319,6 +319,42 @@ def test_record_labels_and_the_numeric_scheme_are_the_physical_labels(tmp_path) 
     ]
 
 
+def test_the_numeric_scheme_is_refused_past_nine_candidates(tmp_path) -> None:
+    """With 10 candidates the numeric scheme labels one "10": two tokens on SmolLM2 ("1", "0"),
+    so that candidate was scored at the floor (belief 0.0) in every state while "1" took its
+    mass. The run is refused before any call, naming the option and the fix."""
+    import json
+
+    from agentlens.errors import ConfigError
+    from agentlens.stepvalue.candidates import explicit_problems
+
+    candidates = [{"id": f"c{i}", "text": f"answer {i}"} for i in range(1, 11)]
+    rec = {
+        "schema_version": "asv.v1",
+        "trajectory_id": "t",
+        "task": {
+            "task_id": "t",
+            "question": "Which answer?",
+            "candidate_space": {
+                "type": "closed_set",
+                "candidates": candidates,
+                "gold_candidate_id": "c10",
+            },
+        },
+        "steps": [{"step_id": "s1", "index": 0, "state_after": {"evidence": "x"}}],
+    }
+    path = tmp_path / "ten.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    (problem,) = explicit_problems(path)
+    numeric = Scripted()
+    config = RunConfig(channels=("direct",), permutations=1, label_scheme="numeric")
+    with pytest.raises(ConfigError, match=r"--label-scheme numeric .* use --label-scheme letters"):
+        evaluate([problem], numeric, config)
+    assert numeric.scores == []
+    letters = RunConfig(channels=("direct",), permutations=1)
+    assert evaluate([problem], Scripted(), letters).steps
+
+
 def test_audit_samples_transitions_of_the_full_state_runs_only(problem) -> None:
     channels = ("direct", "generated-rationale-128")
     config = RunConfig(channels=channels, permutations=1, slices=("evidence-only", "full"))

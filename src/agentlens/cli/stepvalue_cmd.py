@@ -139,7 +139,8 @@ EVALUATE_SECTIONS = {
     type=click.Choice(["letters", "numeric"]),
     default="letters",
     show_default=True,
-    help="Default option labels A, B, C, … or 1, 2, 3, … (an asv.v1 candidate's own label wins).",
+    help="Default option labels A, B, C, … or 1, 2, 3, … (numeric: at most 9 candidates, one "
+    "digit each; an asv.v1 candidate's own label wins).",
 )
 @click.option(
     "--direct-layout",

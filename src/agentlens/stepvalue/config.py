@@ -13,7 +13,7 @@ from agentlens.stepvalue.channels import DEFAULT_CHANNELS, Channel, get_channel
 from agentlens.stepvalue.cost import CostWeights
 from agentlens.stepvalue.metrics import EPSILON
 from agentlens.stepvalue.model import Problem
-from agentlens.stepvalue.permutations import LabelScheme
+from agentlens.stepvalue.permutations import LabelScheme, view_labels
 from agentlens.stepvalue.projection import MAX_STATE_CHARS, SLICES, Slice
 from agentlens.stepvalue.prompts import MAX_QUESTION_CHARS, DirectLayout, Order
 
@@ -103,6 +103,7 @@ class Costs:
 
 
 MAX_OPTIONS = 10
+ONE_DIGIT_LABELS = 9
 
 
 def check_scorable(evaluator_name: str, problems: Sequence[Problem], config: RunConfig) -> None:
@@ -121,3 +122,17 @@ def check_scorable(evaluator_name: str, problems: Sequence[Problem], config: Run
                 f"{problem.trajectory_id}: {k} candidates, but one option label can be read for "
                 f"at most {limit} (10 labels, top_k {config.top_k}); use fewer candidates"
             )
+        _check_numeric_labels(problem, config.label_scheme)
+
+
+def _check_numeric_labels(problem: Problem, scheme: LabelScheme) -> None:
+    """The label is read from one token (spec §5): "10" is two to most tokenizers (SmolLM2's
+    too), so its candidate would be scored at the floor in every state. A record's own labels
+    replace the scheme's and are the record's choice."""
+    k = len(problem.view.candidates)
+    if scheme == "numeric" and k > ONE_DIGIT_LABELS and view_labels(problem.view) is None:
+        raise ConfigError(
+            f"{problem.trajectory_id}: {k} candidates, but --label-scheme numeric has one-digit "
+            f'labels for only {ONE_DIGIT_LABELS} ("10" is not one token); use --label-scheme '
+            f"letters or at most {ONE_DIGIT_LABELS} candidates"
+        )
