@@ -65,9 +65,34 @@ def test_convert_to_atif_writes_one_file_per_trajectory(
     assert len(outputs) == len(sources)
     for source in sources:
         (original,) = read_path(source)
-        (back,) = read_path(tmp_path / f"{original.id}.json")
+        (back,) = read_path(tmp_path / source.name)
         assert back.source.format == "atif"
         assert [s.tool_name for s in back.tool_steps] == [s.tool_name for s in original.tool_steps]
+
+
+def test_every_target_names_its_files_after_the_inputs(
+    tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """ATIF files were named by session id (`x_981c87cb-….json`) while jsonl and otel took the
+    input's name. All three take it now; a second input of the same name gets `-2`, said."""
+    session = FORMATS / "gemini-cli" / "session-2025-10-27T19-55-981c87cb.json"
+    for folder in ("x", "y"):
+        (tmp_path / "in" / folder).mkdir(parents=True)
+        (tmp_path / "in" / folder / "s.json").write_bytes(session.read_bytes())
+    suffixes = {"atif": ".json", "jsonl": ".jsonl", "otel": ".otlp.json"}
+    for target, suffix in suffixes.items():
+        out = tmp_path / target
+        result = run_cli("convert", str(tmp_path / "in"), "--to", target, "-o", str(out))
+        assert result.code == 0, result.err  # type: ignore[attr-defined]
+        assert sorted(p.name for p in out.iterdir()) == [f"s-2{suffix}", f"s{suffix}"]
+        note = f"s{suffix} is another input's, so it is written as s-2{suffix}"
+        assert note in " ".join(result.err.split())  # type: ignore[attr-defined]
+    several = FORMATS / "inspect-ai" / "2025-05-12T20-28-13-04-00_popularity.json"
+    result = run_cli("convert", str(several), "--to", "atif", "-o", str(tmp_path / "several"))
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    stem = "2025-05-12T20-28-13-04-00_popularity"
+    names = sorted(p.name for p in (tmp_path / "several").iterdir())
+    assert names == [f"{stem}.{n}.json" for n in (1, 2, 3)]
 
 
 GEMINI = FORMATS / "gemini-cli-jsonl" / "session.jsonl"

@@ -3,11 +3,13 @@
 Output layout (one file per unit the target format holds):
 * `jsonl`: `DIR/<input stem>.jsonl` per input file, every trajectory of that file on its own line
   (the canonical model; `agentlens inspect` reads it back);
-* `atif`: `DIR/<trajectory id>.json` per trajectory, ATIF v1.8 (ATIF holds one trajectory per file);
+* `atif`: `DIR/<input stem>.json` per trajectory, ATIF v1.8 (ATIF holds one trajectory per file:
+  an input holding several gives `<input stem>.1.json`, `<input stem>.2.json`, … in its order);
 * `otel`: `DIR/<input stem>.otlp.json` per input file, one OTLP/JSON export request whose traces
   (GenAI semantic conventions) are that file's trajectories: for Phoenix, Langfuse, a collector;
 * `hf`: DIR is one Hugging Face dataset (`datasets.load_from_disk(DIR)`), a row per trajectory
   with its chat messages; `--scores ROWS` adds the process scores `agentlens cohort --out` wrote.
+Two inputs of one name (`x/s.json`, `y/s.json`) give `s` and `s-2`, the second said on stderr.
 Existing files are only replaced with `--force`. Unreadable inputs are reported and skipped.
 """
 
@@ -23,7 +25,7 @@ import orjson
 from agentlens.cli._app import console, say
 from agentlens.cli._inputs import read_options, report_failures, stream_inputs
 from agentlens.errors import ConfigError
-from agentlens.file_names import FileStems
+from agentlens.file_names import FileStems, file_stem
 from agentlens.formats.atif_writer import to_atif
 from agentlens.formats.jsonl import dump_jsonl
 from agentlens.list_text import counted
@@ -35,8 +37,10 @@ TRACE_SUFFIXES = {".json", ".jsonl", ".traj", ".eval"}
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--to", "target", type=click.Choice(["atif", "jsonl", "otel", "hf"]), required=True,
-              help="atif: one JSON per trajectory; jsonl: canonical JSONL; otel: OTLP/JSON; "
-              "hf: a Hugging Face dataset (agentlens[hf]).")  # fmt: skip
+              help="Files named after each input: atif: <input>.json, one per trajectory "
+              "(<input>.1.json, <input>.2.json, … for an input of several); jsonl: canonical "
+              "<input>.jsonl; otel: OTLP/JSON <input>.otlp.json; hf: a Hugging Face dataset "
+              "(agentlens[hf]). A second input of one name gets <input>-2.")  # fmt: skip
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), required=True,
               help="Folder to write into (created if missing).")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace existing output files.")
@@ -80,26 +84,58 @@ def convert(
 
 
 def write_all(trajectories: Iterable[Trajectory], target: str, out: Path, *, force: bool) -> int:
-    """Write `trajectories` under `out` in `target` format, one input file's (or one
-    trajectory's) at a time; returns how many files were written."""
+    """Write `trajectories` under `out` in `target` format, one input file's at a time, each
+    output named after its input; returns how many files were written."""
     if target == "atif":
-        names = FileStems("trajectory")
-        for traj in trajectories:
-            _write_atif(traj, out / f"{names.add(traj.id)}.json", force)
-        return names.count
+        return _write_atif_files(trajectories, out, force)
     files: dict[str, Path] = {}  # input -> its output, kept for an input that comes back
     names = FileStems("trajectory")
-    for key, group in groupby(trajectories, key=lambda t: t.source.path or t.id):
+    suffix = ".jsonl" if target == "jsonl" else ".otlp.json"
+    for key, group in groupby(trajectories, key=_input_of):
         batch = list(group)
         if key in files:  # a file named twice: its repeats are dropped, the rest go with it
             _append(target, batch, files[key])
             continue
-        files[key] = out / f"{names.add(_stem(Path(key).name))}.jsonl"
+        files[key] = out / f"{_output_stem(names, key, suffix)}{suffix}"
         if target == "jsonl":
             _write_jsonl(batch, files[key], force)
         else:
-            files[key] = _write_otel(batch, files[key].with_suffix(".otlp.json"), force)
+            _write_otel(batch, files[key], force)
     return names.count
+
+
+def _write_atif_files(trajectories: Iterable[Trajectory], out: Path, force: bool) -> int:
+    """One ATIF file per trajectory, named after its input; an input of several numbers them
+    (each number's name taken too, so an input `a.1.json` cannot meet input `a`'s first)."""
+    names = FileStems("trajectory")
+    stems: dict[str, str] = {}  # input -> its stem, and how many of its trajectories came
+    written: dict[str, int] = {}
+    for key, group in groupby(trajectories, key=_input_of):
+        batch = list(group)
+        if key not in stems:
+            stems[key] = _output_stem(names, key, ".json")
+        for traj in batch:
+            written[key] = written.get(key, 0) + 1
+            several = len(batch) > 1 or written[key] > 1
+            name = names.add(f"{stems[key]}.{written[key]}") if several else stems[key]
+            _write_atif(traj, out / f"{name}.json", force)
+    return sum(written.values())
+
+
+def _input_of(traj: Trajectory) -> str:
+    return traj.source.path or traj.id
+
+
+def _output_stem(names: FileStems, key: str, suffix: str) -> str:
+    """The input's stem, once; a second input of that name gets `-2`, said on stderr."""
+    wanted = file_stem(_stem(Path(key).name), names.fallback)
+    name = names.add(_stem(Path(key).name))
+    if name != wanted:
+        say(
+            "note",
+            f"{key}: {wanted}{suffix} is another input's, so it is written as {name}{suffix}",
+        )
+    return name
 
 
 def _append(target: str, batch: list[Trajectory], path: Path) -> None:
