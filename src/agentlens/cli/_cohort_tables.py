@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from agentlens.list_text import counted
 from agentlens.process.cohort import CohortReport, WasteRow
@@ -183,7 +184,7 @@ def validity_table(v: Validity) -> Table:
         table.add_column(name, justify="right")
     table.add_row(
         "pass/fail AUROC [95 % CI, task bootstrap]",
-        f"{v.auroc:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]",
+        _auroc_with_ci(v),
         f"{PAPER_AUROC:.3f}",
     )
     table.add_row(
@@ -207,6 +208,12 @@ def validity_table(v: Validity) -> Table:
         )
     table.caption = "; ".join(notes) or None
     return table
+
+
+def _auroc_with_ci(v: Validity) -> Text:
+    if v.ci_low != v.ci_low:  # NaN: one task gives a task bootstrap nothing to resample
+        return Text(f"{v.auroc:.3f} [n/a: {counted(v.n_tasks, 'task')}]")  # never read as markup
+    return Text(f"{v.auroc:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]")
 
 
 def _cuts(v: Validity) -> str:

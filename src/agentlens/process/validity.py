@@ -81,9 +81,12 @@ def task_bootstrap(
     seed: int = 0,
 ) -> tuple[float, float]:
     """95 % percentile CI of the pooled AUROC (or of the balanced accuracy at `boundary`) over
-    `n_boot` resamples of the tasks (fixed `seed`)."""
+    `n_boot` resamples of the tasks (fixed `seed`); NaN for one task, whose every resample is
+    itself (a CI of zero width would claim a certainty one task cannot give)."""
     s, y, t = np.asarray(values, float), np.asarray(passed, bool), np.asarray(tasks)
     names = np.unique(t)
+    if len(names) < 2:
+        return float("nan"), float("nan")
     members = [np.flatnonzero(t == name) for name in names]
     rng = np.random.default_rng(seed)
     found = []
