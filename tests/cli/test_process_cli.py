@@ -119,8 +119,9 @@ def test_narrow_score_output_has_three_lines_per_run(
     assert main(["score", *runs, "--reference", str(reference), "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert main(["score", *runs, "--reference", str(reference)]) == 0  # captured: 80 columns
-    lines = capsys.readouterr().out.splitlines()
+    *lines, scales = capsys.readouterr().out.splitlines()
     assert lines[0] == f"{len(rows)} runs scored"
+    assert scales.startswith("score, struct, cov: 0–100; coh, temp: 0–1; waste: wasted steps")
     for row, block in zip(rows, [lines[i : i + 3] for i in range(1, len(lines), 3)], strict=True):
         assert block[0] == row["trajectory_id"]
         assert block[1].startswith(f"  {row['outcome']}, score {row['score']:.1f} ({row['tier']})")
@@ -141,7 +142,8 @@ def test_calibrated_score_names_the_terms_that_moved_it_most(
     assert main(["score", *runs, "--reference", str(reference), "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert main(["score", *runs, "--reference", str(reference)]) == 0  # captured: 80 columns
-    moved = [line for line in capsys.readouterr().out.splitlines() if "moved most by" in line]
+    shown = capsys.readouterr().out.splitlines()
+    moved = [line for line in shown if line.startswith("  moved most by")]
     assert len(moved) == len(rows) == 3
     for row, line in zip(rows, moved, strict=True):
         assert row["profile"] == "calibrated"

@@ -191,6 +191,10 @@ def _store(
                           highlight=False, markup=False)  # fmt: skip
 
 
+SCALES = "score, struct, cov: 0–100; coh, temp: 0–1; waste: wasted steps"
+MOVED_SCALE = "; moved most by: a term's part of the score, in logit units (see --help)"
+
+
 def score_lines(results: list[ProcessResult]) -> Text:
     """The table's cells as three lines per run, for terminals too narrow for ten columns."""
     text = Text(f"{counted(len(results), 'run')} scored", style="bold")
@@ -207,7 +211,8 @@ def score_lines(results: list[ProcessResult]) -> Text:
         )
         if moved := drivers_text(r):
             text.append(f"\n  moved most by: {moved}")
-    return text
+    moved_shown = any(drivers_text(r) for r in results)
+    return text.append(f"\n{SCALES}{MOVED_SCALE if moved_shown else ''}")
 
 
 def _run_cell(result: ProcessResult) -> str:
@@ -246,6 +251,7 @@ def score_table(results: list[ProcessResult]) -> Table:
     shown = any(moved)
     if shown:
         table.add_column("moved most by", overflow="fold")
+    table.caption = SCALES + (MOVED_SCALE if shown else "")
     for r, why in zip(results, moved, strict=True):
         s = r.signals
         table.add_row(
