@@ -56,3 +56,11 @@ def test_anchors_are_safe_slugs_of_the_section_order() -> None:
     assert all(re.fullmatch(r"t\d+(-S\d+)?", a) for a in ANCHOR.findall(md))
     section = md.split('<a id="t2"></a>', 1)[1].split("\n## ", 1)[0]
     assert "[S3](#t2-S3)" in section and '<a id="t2-S3"></a>' in section
+
+
+def test_the_summary_says_the_score_scale() -> None:
+    """`mean 0.50` and `ToolCalls: 0.5` stood with no scale: a reader could not tell 0.5 of 1
+    (tolerable) from 0.5 of 5, or which end is good."""
+    md = reviews_markdown(reviewed_document())
+    table_end = md.index("| Pitfalls |")
+    assert md.index("Each review scores 0, 0.5 or 1 (1 best)") > table_end

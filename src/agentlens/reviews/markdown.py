@@ -12,6 +12,11 @@ from agentlens.list_text import counted
 from agentlens.markdown_text import markdown_text
 from agentlens.reviews import TESTING_DIMENSIONS
 
+SCALE = (
+    "Each review scores 0, 0.5 or 1 (1 best); the mean is over the scored reviews, "
+    "the unscored ones (no score the parser could read) left out."
+)
+
 
 def _link(section: str, step: int) -> str:
     return f"[S{step}](#{section}-S{step})"
@@ -27,6 +32,7 @@ def reviews_markdown(doc: dict[str, Any]) -> str:
     for dim, s in doc["summary"].items():
         mean = "–" if s["mean"] is None else f"{s['mean']:.2f}"
         lines.append(f"| {dim} | {mean} | {s['scored']} | {s['unscored_rate']:.0%} |")
+    lines += ["", SCALE]
     for dim, s in doc["summary"].items():
         if s.get("weighted_mean") is not None:
             lines.append(
