@@ -360,3 +360,11 @@ def test_a_tool_a_run_never_called_has_no_success_rate() -> None:
     assert "| tool success: scroll_down | rate | 1 | – |" in compare_markdown(
         compare_runs(RunSummary("a", runs[0]), RunSummary("b", runs[1])).to_dict()
     )
+
+
+def test_a_tool_that_always_failed_in_run_1_shows_no_giant_rate_ratio() -> None:
+    """create_file 0/1 vs 44/44 read "rel 1000000000.000": the 1e-9 that keeps the division
+    finite, not a figure; it now says run 1's rate is 0, as the ratio checks do."""
+    (check,) = tool_success_checks({"create_file": "0/1"}, {"create_file": "44/44"})
+    assert "rel 1e+09 (run 1 is 0)" in check.reason and "1000000000" not in check.reason
+    assert check.alert

@@ -255,7 +255,7 @@ def tool_success_checks(
             check.warning = rel < warn or rel > 1.2 / warn
             check.alert = rel < alert or rel > upper_alert
             check.reason += (
-                f"; rel {rel:.3f}: warn outside [{warn}, {1.2 / warn:.3f}], "
+                f"; rel {shown_ratio(rel, r1)}: warn outside [{warn}, {1.2 / warn:.3f}], "
                 f"alert outside [{alert}, {upper_alert:.3f}]"
             )
             count_ratio = n2 / n1
