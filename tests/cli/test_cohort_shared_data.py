@@ -161,3 +161,13 @@ def test_mechanism_codes_are_named_under_their_table(dev_task_cohort: str) -> No
         "C1 Minimal & Unverified; C2 Brute-Force Convergence; C3 Incomplete Implementation; "
         "C4 Excessive Exploration; C5 Divergent-but-Valid"
     ), caption
+
+
+def test_waste_and_mechanism_tables_say_what_their_figures_count(dev_task_cohort: str) -> None:
+    """`waste P 3.0` and the mechanism profile's `waste 12.2`, `sev. 0.45`, `len 27.5` stood with
+    no unit: steps, states or a share could not be told apart."""
+    shown = " ".join(dev_task_cohort.split())
+    assert "prev: % of the P or F runs with at least one; F/P: the ratio of the two; " in shown
+    assert "waste: mean wasted steps in the runs that have one" in shown
+    assert "waste: mean wasted steps; sev.: mean waste severity; clean%: % with no waste; " in shown
+    assert "len: mean states; V=0, V>0: runs with no, some verification coverage" in shown

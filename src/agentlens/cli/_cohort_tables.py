@@ -82,7 +82,11 @@ def model_table(report: CohortReport) -> Table:
 
 
 def waste_table(title: str, a: str, b: str, rows: list[WasteRow]) -> Table:
-    table = Table(title=title)
+    caption = (
+        f"prev: % of the {a} or {b} runs with at least one; {b}/{a}: the ratio of the two; "
+        "waste: mean wasted steps in the runs that have one"
+    )
+    table = Table(title=title, caption=caption)
     for name in ("type", f"prev {a} %", f"prev {b} %", f"{b}/{a}", f"waste {a}", f"waste {b}"):
         table.add_column(name, justify="right")
     for w in rows:
@@ -109,9 +113,19 @@ def mechanism_table(report: CohortReport) -> Table:
     return table
 
 
+MECHANISM_COLUMNS = (
+    "waste: mean wasted steps; sev.: mean waste severity; clean%: % with no waste; "
+    "len: mean states; V=0, V>0: runs with no, some verification coverage; "
+    "tokens: mean, range: least–most"
+)
+
+
 def mechanism_profile_table(report: CohortReport) -> Table:
     """Paper Tables 13 (waste, length), 17 (verification) and 21 (tokens) per mechanism."""
-    table = Table(title="Lucky-Pass mechanisms: mean waste, severity, length, V coverage, tokens")
+    table = Table(
+        title="Lucky-Pass mechanisms: mean waste, severity, length, V coverage, tokens",
+        caption=MECHANISM_COLUMNS,
+    )
     # short headers and figures: ten columns must fit an 80-column terminal ("clean" = zero waste)
     for name in ("mech", "runs", "waste", "sev.", "clean%", "len", "V=0", "V>0"):
         table.add_column(name, justify="right")
