@@ -307,10 +307,10 @@ def test_the_qi_line_and_its_reason_stay_one_line_in_a_pipe(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A CI log greps `Quality Index` for the value and its reason: at 80 columns the reason
-    used to be folded onto the next line."""
+    used to be folded onto the next line; and it said `n/a   n/a:`, its value twice."""
     assert main(["qi", "--formal", "0.5", "--component", "EndResult=0.75"]) == 4
     assert capsys.readouterr().out.splitlines()[0] == (
-        "Quality Index n/a   n/a: no scored item for InstructionCompliance, Pitfalls, "
+        "Quality Index n/a: no scored item for InstructionCompliance, Pitfalls, "
         "Pleasantness, ToolCalls"
     )
 

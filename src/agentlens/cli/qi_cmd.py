@@ -10,7 +10,7 @@ from agentlens.cli._app import console, say
 from agentlens.jsonio import dump
 from agentlens.list_text import counted
 from agentlens.reviews import ALL_DIMENSIONS, NO_SCORED_ITEM
-from agentlens.reviews.qi import qi_report
+from agentlens.reviews.qi import QualityIndex, qi_report
 from agentlens.reviews.reliability import variance_of_qi_files
 
 
@@ -69,7 +69,7 @@ def qi(
     if as_json:
         console.print_json(dump(report.to_dict()))
     else:
-        console.print(f"Quality Index {result.shown}   {result.reason}", highlight=False)
+        console.print(f"Quality Index {_value_and_reason(result)}", highlight=False)
         _print_means(result.components, report.unscored)
         if report.beside:
             console.print("  beside the QI (not in it):", highlight=False)
@@ -86,6 +86,11 @@ def qi(
     if result.components.get("Formal") is None and formal is None and not verify_paths:
         say("hint", "the QI needs the formal pass rate: --formal RATE, or --verify FILE…")
     return NO_SCORED_ITEM if result.value is None else 0
+
+
+def _value_and_reason(result: QualityIndex) -> str:
+    """`57.00   100 × … = 57.00`; n/a once, as its reason starts `n/a: `."""
+    return result.reason if result.value is None else f"{result.shown}   {result.reason}"
 
 
 def _checked_component(item: str) -> str:
