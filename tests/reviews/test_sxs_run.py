@@ -372,9 +372,9 @@ def test_compare_says_why_the_qi_delta_is_na(
     (row,) = [c for c in doc["checks"] if c["name"] == "quality index"]
     assert code == doc["exit_code"] and not row["warning"] and row["v1"] is None
     assert row["reason"] == (
-        "QI n/a: run 1: no scored item for Formal; run 2: no scored item for Formal "
+        "QI n/a: both runs: no scored item for Formal "
         "(the formal pass rate comes from --a-verify / --b-verify)"
-    )
+    )  # said once: both runs' reasons, in full, made the longest cell of the table
 
 
 def test_the_reason_shows_how_the_judge_alert_makes_the_final_flags() -> None:

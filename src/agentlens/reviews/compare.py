@@ -376,9 +376,16 @@ def qi_check(run_1: RunSummary, run_2: RunSummary) -> Check | None:
         return Check("quality index", "delta", run_1.qi, run_2.qi, reason=reason)
     if not (run_1.qi_na or run_2.qi_na):
         return None
-    why = "; ".join(f"run {i}: {_qi_shown(run)}" for i, run in enumerate((run_1, run_2), 1))
+    why = _per_run(_qi_shown(run_1), _qi_shown(run_2))
     hint = " (the formal pass rate comes from --a-verify / --b-verify)" if "Formal" in why else ""
     return Check("quality index", "delta", run_1.qi, run_2.qi, reason=f"QI n/a: {why}{hint}")
+
+
+def _per_run(shown_1: str, shown_2: str) -> str:
+    """What each run says, said once when both say it."""
+    if shown_1 == shown_2:
+        return f"both runs: {shown_1}"
+    return f"run 1: {shown_1}; run 2: {shown_2}"
 
 
 def _qi_shown(run: RunSummary) -> str:
