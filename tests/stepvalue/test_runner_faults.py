@@ -355,6 +355,63 @@ def test_the_numeric_scheme_is_refused_past_nine_candidates(tmp_path) -> None:
     assert evaluate([problem], Scripted(), letters).steps
 
 
+class WholeVocabulary(Scripted):
+    """An in-process evaluator (spec §5.2): every label read exactly, none a token of "10"."""
+
+    async def option_logprobs(
+        self,
+        messages: list[Message],
+        labels: Sequence[str],
+        *,
+        floor: float = -20.0,
+        top_k: int = 20,
+    ) -> OptionLogprobs:
+        self.scores.append(messages)
+        options = {
+            label: OptionLogprob(label=label, logprob=floor, source="floor")
+            if "10" in label
+            else OptionLogprob(label=label, logprob=-1.0, source="exact")
+            for label in labels
+        }
+        return OptionLogprobs(options=options, floor=floor, top_k=None)
+
+
+def test_an_own_label_no_token_spells_is_refused(tmp_path) -> None:
+    """A record's own label `10` is two tokens to SmolLM2 run in-process: its candidate got
+    belief 2e-8 in every state (the floor), the gold one included, and the run said nothing."""
+    import json
+
+    from agentlens.errors import ConfigError
+    from agentlens.stepvalue.candidates import explicit_problems
+
+    candidates = [
+        {"id": "a", "text": "answer a", "label": "A"},
+        {"id": "b", "text": "answer b", "label": "10"},
+    ]
+    rec = {
+        "schema_version": "asv.v1",
+        "trajectory_id": "t",
+        "task": {
+            "task_id": "t",
+            "question": "Which answer?",
+            "candidate_space": {
+                "type": "closed_set",
+                "candidates": candidates,
+                "gold_candidate_id": "b",
+            },
+        },
+        "steps": [{"step_id": "s1", "index": 0, "state_after": {"evidence": "x"}}],
+    }
+    path = tmp_path / "own.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    (problem,) = explicit_problems(path)
+    config = RunConfig(channels=("direct",), permutations=1)
+    with pytest.raises(
+        ConfigError, match="no token of its vocabulary spells the option label '10'"
+    ):
+        evaluate([problem], WholeVocabulary(), config)
+
+
 def test_audit_samples_transitions_of_the_full_state_runs_only(problem) -> None:
     channels = ("direct", "generated-rationale-128")
     config = RunConfig(channels=channels, permutations=1, slices=("evidence-only", "full"))

@@ -16,7 +16,7 @@ import time
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from agentlens.errors import AgentLensError, CapabilityError
+from agentlens.errors import AgentLensError, CapabilityError, ConfigError
 from agentlens.providers.types import ChatRequest, Message
 from agentlens.stepvalue.belief import Belief, belief_from_labels
 from agentlens.stepvalue.channels import Channel, extractive_buffer
@@ -258,6 +258,8 @@ class Runner:
         self.costs.scoring_calls += 1
         self._account(result.from_cache, result.usage.prompt_tokens, result.usage.cached_tokens)
         folded = fold(result.options, labels, cfg.floor)
+        if result.top_k is None:
+            self._check_spelled(folded.sources)
         belief = belief_from_labels(
             folded.logprobs,
             folded.sources,
@@ -267,6 +269,18 @@ class Runner:
         )
         self._check_fallback(belief)
         return belief
+
+    def _check_spelled(self, sources: dict[str, str]) -> None:
+        """An evaluator read over its whole vocabulary (spec §5.2) that floors a label has no
+        token spelling it: that candidate could never be chosen, in any state (a record's own
+        label `10` is two tokens to SmolLM2)."""
+        unspelled = [label for label, source in sources.items() if source == "floor"]
+        if unspelled:
+            raise ConfigError(
+                f"{self.evaluator.name}: no token of its vocabulary spells the option label "
+                f"{', '.join(map(repr, unspelled))}, so its candidate could never be chosen; "
+                "give the candidates one-token labels (A, B, C, …: leave `label` out)"
+            )
 
     def _check_fallback(self, belief: Belief) -> None:
         """Fallback policy `error` (§5.1 step 5): stop when no listed token spells a label."""
