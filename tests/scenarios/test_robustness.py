@@ -198,8 +198,10 @@ def test_a_changed_file_nested_past_the_recursion_limit_gets_its_ide_errors(
                           [ChatResponse(text="Fix sub().")] * 2)  # fmt: skip
         session = result.sessions[0]
         report = session.trajectory.metadata["ide_errors"]
-    finally:
-        for deep in (tmp_path / "out").glob("*/*/*/calc/d"):  # pytest's cleanup nests calls
-            remove_tree(deep)
+    finally:  # pytest's cleanup nests a call per folder: the tree goes here
+        deep = list((tmp_path / "out").glob("sessions/*/*/*/repo/calc/d"))
+        for tree in deep:
+            remove_tree(tree)
+    assert deep  # else the tree is left for pytest's cleanup, which fails on it
     assert session.termination.stop is Stop.MAX_USER_MESSAGES
     assert any(name.endswith("/d/x.py") for name in report["errors"]), report
