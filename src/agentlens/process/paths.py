@@ -27,8 +27,8 @@ def enumerate_paths(
     stack: list[tuple[str, int]] = [(initial, 0)]
     while stack and len(paths) < max_paths:
         node, depth = stack.pop()
+        on_path.difference_update(path[depth:])  # on_path is set(path): a node is on it once
         del path[depth:]
-        on_path.intersection_update(path)
         if node in on_path or node not in nodes:
             continue
         path.append(node)

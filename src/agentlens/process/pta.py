@@ -9,6 +9,7 @@ passed through it); branch points are nodes with more than one successor.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
 from collections.abc import Callable, Sequence
@@ -178,10 +179,15 @@ def equivalence_for(config: ProfileConfig) -> Equivalence:
 
 
 class _Merger:
+    """Merges runs into the one reference it starts, keeping its states in step order and its
+    edges' keys as it goes: sorting and collecting them again for each run grew with the graph."""
+
     def __init__(self, eq: Equivalence) -> None:
         self.eq = eq
         self.n_states = 0
         self.n_edges = 0
+        self.ordered: list[ProcState] = []  # by step_no, ties in insertion order
+        self.seen: set[tuple[str, str, str]] = set()
 
     def _node(self, ref_nodes: dict[str, ProcState], state: ProcState) -> str:
         self.n_states += 1
@@ -191,6 +197,7 @@ class _Merger:
 
     def _edge(self, source: str, target: str, action: str) -> Edge:
         self.n_edges += 1
+        self.seen.add((source, target, action))
         return Edge(f"merged_trans_{self.n_edges}", source, target, action)
 
     def start(self, run: list[ProcState]) -> Reference:
@@ -199,11 +206,14 @@ class _Merger:
         edges = [
             self._edge(a, b, run[i + 1].tool) for i, (a, b) in enumerate(itertools.pairwise(ids))
         ]
+        self.ordered = sorted(nodes.values(), key=_step_no)
         return Reference(nodes=nodes, edges=edges, initial=ids[0], terminals=[ids[-1]])
 
     def add(self, ref: Reference, run: list[ProcState]) -> None:
-        ordered = sorted(ref.nodes.values(), key=lambda s: s.step_no)
-        pos, ids = 0, []
+        """Align `run` greedily against the states in step order; the reference must be the one
+        `start` returned, changed by `add` only."""
+        ordered = self.ordered
+        pos, ids, new = 0, [], []
         for idx, state in enumerate(run):
             if pos < len(ordered) and self.eq.check(ordered[pos], state, idx):
                 ordered[pos].support += 1
@@ -211,16 +221,18 @@ class _Merger:
                 pos += 1
             else:
                 ids.append(self._node(ref.nodes, state))
-        seen = {(e.source, e.target, e.action) for e in ref.edges}
+                new.append(ref.nodes[ids[-1]])
+        for state in new:  # after the states of its step already there, as a stable sort puts it
+            bisect.insort_right(ordered, state, key=_step_no)
         for i in range(1, len(run)):
             key = (ids[i - 1], ids[i], run[i].tool)
-            if key not in seen:
-                seen.add(key)
+            if key not in self.seen:
                 ref.edges.append(self._edge(*key))
         if ids[-1] not in ref.terminals:
             ref.terminals.append(ids[-1])
 
 
+_step_no = operator.attrgetter("step_no")
 _STATE_FIELDS = [f.name for f in fields(ProcState)]
 _state_values = operator.attrgetter(*_STATE_FIELDS)
 _UID, _SUPPORT = _STATE_FIELDS.index("uid"), _STATE_FIELDS.index("support")
