@@ -8,6 +8,7 @@ of the task are still scored. `score_run` is the same for one run against a give
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeAlias, TypeVar
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Generic, TypeAlias, TypeVar
 from agentlens.formats.run_spill import RunFields
 from agentlens.process import score as scoring
 from agentlens.process.calibrated import DonorBaseline
-from agentlens.process.donor_baseline import attach_baseline
+from agentlens.process.donor_baseline import attach_baseline, baseline_donor_sets
 from agentlens.process.profiles import get_profile
 from agentlens.process.pta import merge_reference, run_labels, run_states
 from agentlens.process.states import ProcState
@@ -83,10 +84,11 @@ def score_unit(unit: TaskUnit, profile: Profile) -> list[ScoredRun]:
     labels: dict[int, list[Stage | None] | RunFailure] = {}
     baselines: dict[tuple[int, ...], DonorBaseline | None] = {}
     states: dict[int, list[ProcState]] = {}  # a donor's states, for every reference it joins
+    merges = _Merges(unit, config, states)
     results: list[ScoredRun] = []
     for donors, scored in unit.splits:
         usable = [i for i in donors if _labelled(unit, i, config, labels, results)]
-        reference = _reference(unit, usable, config, labels, baselines, states)
+        reference = _reference(unit, usable, config, labels, baselines, merges)
         for i in scored:
             results.append(_score_one(unit, i, reference, config, labels, results))
     return [r for r in results if r is not _SKIP]
@@ -116,21 +118,66 @@ def _labels(
     return known[i]
 
 
+class _Merges:
+    """Each donor set's reference merged once in a unit: a split's reference and its baseline's
+    leave-one-donor-out references share donor sets with other splits (leave-one-out: the runs
+    but i and j, for split i and for split j). A reference is kept until its last planned use."""
+
+    def __init__(
+        self, unit: TaskUnit, config: ProfileConfig, states: dict[int, list[ProcState]]
+    ) -> None:
+        self.unit, self.config, self.states = unit, config, states
+        self.kept: dict[tuple[int, ...], Reference] = {}
+        self.uses_left = Counter(_planned(unit, config))
+
+    def of(self, donors: tuple[int, ...]) -> Reference:
+        """The reference merged from the unit's runs `donors` (labelled), in that order."""
+        reference = self.kept.pop(donors, None) or self._merge(donors)
+        self.uses_left[donors] -= 1
+        if self.uses_left[donors] > 0:
+            self.kept[donors] = reference
+        return reference
+
+    def _merge(self, donors: tuple[int, ...]) -> Reference:
+        runs = [self.unit.runs[i] for i in donors]
+        return merge_reference(runs, self.config, states=[self.states[i] for i in donors])
+
+
+def _planned(unit: TaskUnit, config: ProfileConfig) -> list[tuple[int, ...]]:
+    """The donor sets the unit's splits merge: each split's own and, under a logistic composite,
+    its baseline's the first time its donors come (`attach_baseline` keeps it for the others)."""
+    planned: list[tuple[int, ...]] = []
+    baselined: set[tuple[int, ...]] = set()
+    for donors, _ in unit.splits:
+        key = tuple(donors)
+        if config.composite == "logistic" and key not in baselined:
+            baselined.add(key)
+            planned += [
+                tuple(donors[p] for p in others) for others in baseline_donor_sets(len(key))
+            ]
+        planned.append(key)
+    return planned
+
+
 def _reference(
     unit: TaskUnit, donors: list[int], config: ProfileConfig,
     labels: dict[int, list[Stage | None] | RunFailure],
     baselines: dict[tuple[int, ...], DonorBaseline | None],
-    states: dict[int, list[ProcState]],
+    merges: _Merges,
 ) -> Reference | RunFailure:  # fmt: skip
     runs = [unit.runs[i] for i in donors]
     try:
         stages = [labels[i] for i in donors]
         for i, labelled in zip(donors, stages, strict=True):
-            if i not in states:
-                states[i] = run_states(unit.runs[i], labelled, config)  # type: ignore[arg-type]
-        donor_states = [states[i] for i in donors]
-        reference = merge_reference(runs, config, states=donor_states)
-        attach_baseline(reference, runs, config, baselines, stages, donor_states)  # type: ignore[arg-type]
+            if i not in merges.states:
+                merges.states[i] = run_states(unit.runs[i], labelled, config)  # type: ignore[arg-type]
+        donor_states = [merges.states[i] for i in donors]
+        reference = merges.of(tuple(donors))
+
+        def merged(positions: tuple[int, ...]) -> Reference:
+            return merges.of(tuple(donors[p] for p in positions))
+
+        attach_baseline(reference, runs, config, baselines, stages, donor_states, merged)  # type: ignore[arg-type]
     except Exception as exc:  # the runs scored against it fail, named
         return RunFailure("", "reference", _reason(exc))
     return reference

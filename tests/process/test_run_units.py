@@ -1,0 +1,64 @@
+"""A task unit merges each donor set once (a split's reference and its baseline's references
+share donor sets across splits) and scores exactly as merging each split afresh does."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import pytest
+
+from agentlens.formats.stream import read_paths
+from agentlens.process import donor_baseline, pta, run_units
+from agentlens.process.profiles import Profile, get_profile
+from agentlens.process.protocols import _unit as unit_of
+from agentlens.process.protocols import split_cohort, task_groups
+from agentlens.process.reference import build_reference
+from agentlens.process.run_units import TaskUnit, score_unit
+from agentlens.process.score import score_trajectory
+from agentlens.trajectory import Trajectory
+from tests.conftest import BENCH
+
+
+@cache
+def requests_runs() -> list[Trajectory]:
+    """Seven passing runs and two failing ones of one task: a leave-one-out cohort of 8 splits."""
+    trajs = read_paths([BENCH / "trajectories" / "psf__requests-1724"]).trajectories
+    passing = [t for t in trajs if t.outcome.status == "passed"][:7]
+    return passing + [t for t in trajs if t.outcome.status == "failed"][:2]
+
+
+def leave_one_out_unit() -> TaskUnit:
+    (group,) = task_groups(split_cohort(requests_runs(), "leave-one-out"))
+    return unit_of(group)
+
+
+def counting_merges(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    merged: list[tuple[str, ...]] = []
+    real = pta.merge_reference
+
+    def merge(trajs: Sequence[Trajectory], *args: Any, **kwargs: Any) -> pta.Reference:
+        merged.append(tuple(t.id for t in trajs))
+        return real(trajs, *args, **kwargs)
+
+    monkeypatch.setattr(run_units, "merge_reference", merge)
+    monkeypatch.setattr(donor_baseline, "merge_reference", merge)
+    return merged
+
+
+@pytest.mark.parametrize("profile", ["calibrated", "paper"])
+def test_each_donor_set_is_merged_once_and_scores_as_a_fresh_merge(
+    monkeypatch: pytest.MonkeyPatch, profile: Profile
+) -> None:
+    unit = leave_one_out_unit()
+    config = get_profile(profile)
+    fresh = []
+    for donors, scored in unit.splits:
+        reference = build_reference([unit.runs[i] for i in donors], config)
+        fresh += [score_trajectory(unit.runs[i], reference, config) for i in scored]
+    merged = counting_merges(monkeypatch)
+    assert score_unit(unit, profile) == fresh
+    assert len(merged) == len(set(merged))
+    if profile == "calibrated":  # 8 splits' own sets and their baselines' 5 each, shared
+        assert len(merged) < len(unit.splits) * 6
