@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
 
 import pytest
 
 from agentlens.formats.stream import read_paths
-from agentlens.process import donor_baseline, pta, run_units
+from agentlens.process import pta
 from agentlens.process.profiles import Profile, get_profile
 from agentlens.process.protocols import _unit as unit_of
 from agentlens.process.protocols import split_cohort, task_groups
 from agentlens.process.reference import build_reference
 from agentlens.process.run_units import TaskUnit, score_unit
 from agentlens.process.score import score_trajectory
+from agentlens.process.states import ProcState
 from agentlens.trajectory import Trajectory
 from tests.conftest import BENCH
 
@@ -34,20 +34,26 @@ def leave_one_out_unit() -> TaskUnit:
     return unit_of(group)
 
 
-def counting_merges(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    merged: list[tuple[str, ...]] = []
-    real = pta.merge_reference
+def counting_merges(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, ...]], list[int]]:
+    """The donors of each reference finished, and one item per run added to a merge."""
+    finished: list[tuple[str, ...]] = []
+    added: list[int] = []
+    real_reference, real_add = pta.PartialMerge.reference, pta.PartialMerge.add
 
-    def merge(trajs: Sequence[Trajectory], *args: Any, **kwargs: Any) -> pta.Reference:
-        merged.append(tuple(t.id for t in trajs))
-        return real(trajs, *args, **kwargs)
+    def reference(self: pta.PartialMerge, trajs: Sequence[Trajectory]) -> pta.Reference:
+        finished.append(tuple(t.id for t in trajs))
+        return real_reference(self, trajs)
 
-    monkeypatch.setattr(run_units, "merge_reference", merge)
-    monkeypatch.setattr(donor_baseline, "merge_reference", merge)
-    return merged
+    def add(self: pta.PartialMerge, run: list[ProcState]) -> None:
+        added.append(1)
+        real_add(self, run)
+
+    monkeypatch.setattr(pta.PartialMerge, "reference", reference)
+    monkeypatch.setattr(pta.PartialMerge, "add", add)
+    return finished, added
 
 
-@pytest.mark.parametrize("profile", ["calibrated", "paper"])
+@pytest.mark.parametrize("profile", ["calibrated", "paper", "sdk-compat"])
 def test_each_donor_set_is_merged_once_and_scores_as_a_fresh_merge(
     monkeypatch: pytest.MonkeyPatch, profile: Profile
 ) -> None:
@@ -57,8 +63,10 @@ def test_each_donor_set_is_merged_once_and_scores_as_a_fresh_merge(
     for donors, scored in unit.splits:
         reference = build_reference([unit.runs[i] for i in donors], config)
         fresh += [score_trajectory(unit.runs[i], reference, config) for i in scored]
-    merged = counting_merges(monkeypatch)
+    finished, added = counting_merges(monkeypatch)
     assert score_unit(unit, profile) == fresh
-    assert len(merged) == len(set(merged))
+    assert len(finished) == len(set(finished))
+    # the runs each donor set adds after its first, were none merged once for sets alike
+    assert len(added) < sum(len(donors) - 1 for donors in set(finished))
     if profile == "calibrated":  # 8 splits' own sets and their baselines' 5 each, shared
-        assert len(merged) < len(unit.splits) * 6
+        assert len(finished) < len(unit.splits) * 6

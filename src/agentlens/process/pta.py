@@ -116,6 +116,21 @@ def merge_reference(
     alone: `reference.build_reference` keeps the donors' baseline with it too, as scoring
     under `calibrated` reads it."""
     config = get_profile(profile)
+    check_donors(trajs)
+    if labels is not None and len(labels) != len(trajs):
+        raise ConfigError(f"{len(labels)} label lists for {len(trajs)} runs: give one per run")
+    runs = states or [
+        run_states(t, lab, config)
+        for t, lab in zip(trajs, labels or [run_labels(t, config) for t in trajs], strict=True)
+    ]
+    merge = PartialMerge(config, runs[0])
+    for run in runs[1:]:
+        merge.add(run)
+    return merge.reference(trajs)
+
+
+def check_donors(trajs: Sequence[Trajectory]) -> None:
+    """A reference is merged from one passing run or more."""
     if not trajs:
         raise AgentLensError("a reference needs at least one passing trajectory")
     if failed := [t.id for t in trajs if t.outcome.status == "failed"]:
@@ -123,24 +138,39 @@ def merge_reference(
             f"{len(failed)} of {len(trajs)} runs given as donors failed ({', '.join(failed[:3])}"
             f"{', …' if len(failed) > 3 else ''}): a reference is merged from passing runs only"
         )
-    if labels is not None and len(labels) != len(trajs):
-        raise ConfigError(f"{len(labels)} label lists for {len(trajs)} runs: give one per run")
-    runs = states or [
-        run_states(t, lab, config)
-        for t, lab in zip(trajs, labels or [run_labels(t, config) for t in trajs], strict=True)
-    ]
-    merger = _Merger(equivalence_for(config))
-    ref = merger.start(runs[0])
-    for run in runs[1:]:
-        merger.add(ref, run)
-    _consolidate(ref)
-    ref.edges = [e for e in ref.edges if _forward(ref, e)]
-    if config.relabel_merged:
-        _relabel(ref, config)
-    ref.donors = [t.id for t in trajs]
-    ref.tasks = sorted({t.task_id for t in trajs if t.task_id})
-    ref.profile = config.name
-    return ref
+
+
+class PartialMerge:
+    """The runs merged so far, in order, before the graph is finished: a copy goes on with other
+    runs, so references whose donors begin alike merge their common first runs once."""
+
+    def __init__(self, config: ProfileConfig, first: list[ProcState] | None) -> None:
+        self.config = config
+        self.merger = _Merger(equivalence_for(config))
+        if first is not None:
+            self.graph = self.merger.start(first)
+
+    def add(self, run: list[ProcState]) -> None:
+        self.merger.add(self.graph, run)
+
+    def copy(self) -> PartialMerge:
+        """An independent merge of the same runs (the states copied with their support)."""
+        twin = PartialMerge(self.config, None)
+        twin.merger, twin.graph = self.merger.copy(self.graph)
+        return twin
+
+    def reference(self, trajs: Sequence[Trajectory]) -> Reference:
+        """The finished reference of donors `trajs` (the runs merged): states consolidated,
+        backward edges dropped, relabelled as the profile says. It uses this merge up."""
+        ref, config = self.graph, self.config
+        _consolidate(ref)
+        ref.edges = [e for e in ref.edges if _forward(ref, e)]
+        if config.relabel_merged:
+            _relabel(ref, config)
+        ref.donors = [t.id for t in trajs]
+        ref.tasks = sorted({t.task_id for t in trajs if t.task_id})
+        ref.profile = config.name
+        return ref
 
 
 def run_states(
@@ -209,6 +239,17 @@ class _Merger:
         self.ordered = sorted(nodes.values(), key=_step_no)
         return Reference(nodes=nodes, edges=edges, initial=ids[0], terminals=[ids[-1]])
 
+    def copy(self, ref: Reference) -> tuple[_Merger, Reference]:
+        """This merger and its reference as they are, each state copied with its support."""
+        twin = _Merger(self.eq)
+        twin.n_states, twin.n_edges, twin.seen = self.n_states, self.n_edges, set(self.seen)
+        nodes = {uid: _copy(state, uid, state.support) for uid, state in ref.nodes.items()}
+        twin.ordered = [nodes[state.uid] for state in self.ordered]
+        graph = Reference(
+            nodes=nodes, edges=list(ref.edges), initial=ref.initial, terminals=list(ref.terminals)
+        )
+        return twin, graph
+
     def add(self, ref: Reference, run: list[ProcState]) -> None:
         """Align `run` greedily against the states in step order; the reference must be the one
         `start` returned, changed by `add` only."""
@@ -238,11 +279,11 @@ _state_values = operator.attrgetter(*_STATE_FIELDS)
 _UID, _SUPPORT = _STATE_FIELDS.index("uid"), _STATE_FIELDS.index("support")
 
 
-def _copy(state: ProcState, uid: str) -> ProcState:
-    """`dataclasses.replace(state, uid=uid, support=1)`, a quarter of its cost: merging a cohort's
-    references copies millions of states."""
+def _copy(state: ProcState, uid: str, support: int = 1) -> ProcState:
+    """`dataclasses.replace(state, uid=uid, support=support)`, a quarter of its cost: merging a
+    cohort's references copies millions of states."""
     values = list(_state_values(state))
-    values[_UID], values[_SUPPORT] = uid, 1
+    values[_UID], values[_SUPPORT] = uid, support
     return ProcState(*values)
 
 

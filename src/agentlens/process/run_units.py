@@ -18,7 +18,7 @@ from agentlens.process import score as scoring
 from agentlens.process.calibrated import DonorBaseline
 from agentlens.process.donor_baseline import attach_baseline, baseline_donor_sets
 from agentlens.process.profiles import get_profile
-from agentlens.process.pta import merge_reference, run_labels, run_states
+from agentlens.process.pta import PartialMerge, check_donors, run_labels, run_states
 from agentlens.process.states import ProcState
 from agentlens.trajectory import Trajectory
 
@@ -119,16 +119,21 @@ def _labels(
 
 
 class _Merges:
-    """Each donor set's reference merged once in a unit: a split's reference and its baseline's
-    leave-one-donor-out references share donor sets with other splits (leave-one-out: the runs
-    but i and j, for split i and for split j). A reference is kept until its last planned use."""
+    """Each donor set's reference merged once in a unit, and donor sets that begin alike merge
+    their common first runs once: a split's reference and its baseline's leave-one-donor-out
+    references share donor sets with other splits (leave-one-out: the runs but i and j, for split
+    i and for split j) and first runs with most (all the runs before i). A reference, or runs
+    merged so far, is kept until its last planned use."""
 
     def __init__(
         self, unit: TaskUnit, config: ProfileConfig, states: dict[int, list[ProcState]]
     ) -> None:
         self.unit, self.config, self.states = unit, config, states
+        planned = _planned(unit, config)
         self.kept: dict[tuple[int, ...], Reference] = {}
-        self.uses_left = Counter(_planned(unit, config))
+        self.uses_left = Counter(planned)
+        self.partial: dict[tuple[int, ...], PartialMerge] = {}
+        self.partial_uses_left = Counter(_resumed_from(list(dict.fromkeys(planned))))
 
     def of(self, donors: tuple[int, ...]) -> Reference:
         """The reference merged from the unit's runs `donors` (labelled), in that order."""
@@ -139,23 +144,62 @@ class _Merges:
         return reference
 
     def _merge(self, donors: tuple[int, ...]) -> Reference:
-        runs = [self.unit.runs[i] for i in donors]
-        return merge_reference(runs, self.config, states=[self.states[i] for i in donors])
+        trajs = [self.unit.runs[i] for i in donors]
+        check_donors(trajs)
+        done, merge = self._resume(donors)
+        for n in range(done, len(donors)):
+            if merge is None:
+                merge = PartialMerge(self.config, self.states[donors[0]])
+            else:
+                merge.add(self.states[donors[n]])
+            self._keep(donors[: n + 1], merge)
+        assert merge is not None  # donors were checked: one or more
+        return merge.reference(trajs)
+
+    def _resume(self, donors: tuple[int, ...]) -> tuple[int, PartialMerge | None]:
+        """The longest first runs of `donors` merged before (a copy, unless it is their last
+        use), and how many they are; else 0 and None."""
+        for n in range(len(donors), 0, -1):
+            if (merge := self.partial.get(donors[:n])) is not None:
+                self.partial_uses_left[donors[:n]] -= 1
+                if self.partial_uses_left[donors[:n]] > 0:
+                    return n, merge.copy()
+                del self.partial[donors[:n]]
+                return n, merge
+        return 0, None
+
+    def _keep(self, first: tuple[int, ...], merge: PartialMerge) -> None:
+        if self.partial_uses_left[first] > 0 and first not in self.partial:
+            self.partial[first] = merge.copy()
+
+
+def _resumed_from(distinct: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """For each donor set, in order, the longest first runs (two or more) it shares with one
+    merged before it: merged once, kept for it."""
+    found: list[tuple[int, ...]] = []
+    begun: set[tuple[int, ...]] = set()
+    for donors in distinct:
+        n = 0
+        while n < len(donors) and donors[: n + 1] in begun:
+            n += 1
+        if n >= 2:
+            found.append(donors[:n])
+        begun.update(donors[:i] for i in range(1, len(donors) + 1))
+    return found
 
 
 def _planned(unit: TaskUnit, config: ProfileConfig) -> list[tuple[int, ...]]:
-    """The donor sets the unit's splits merge: each split's own and, under a logistic composite,
-    its baseline's the first time its donors come (`attach_baseline` keeps it for the others)."""
+    """The donor sets the unit's splits merge, in order: each split's own, then under a logistic
+    composite its baseline's, the first time its donors come (`attach_baseline` keeps it)."""
     planned: list[tuple[int, ...]] = []
     baselined: set[tuple[int, ...]] = set()
     for donors, _ in unit.splits:
         key = tuple(donors)
+        planned.append(key)
         if config.composite == "logistic" and key not in baselined:
             baselined.add(key)
-            planned += [
-                tuple(donors[p] for p in others) for others in baseline_donor_sets(len(key))
-            ]
-        planned.append(key)
+            sets = baseline_donor_sets(len(key))
+            planned += [tuple(donors[p] for p in others) for others in sets]
     return planned
 
 
