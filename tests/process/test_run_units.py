@@ -9,7 +9,7 @@ from functools import cache
 import pytest
 
 from agentlens.formats.stream import read_paths
-from agentlens.process import pta
+from agentlens.process import pta, run_units
 from agentlens.process.profiles import Profile, get_profile
 from agentlens.process.protocols import _unit as unit_of
 from agentlens.process.protocols import split_cohort, task_groups
@@ -70,3 +70,18 @@ def test_each_donor_set_is_merged_once_and_scores_as_a_fresh_merge(
     assert len(added) < sum(len(donors) - 1 for donors in set(finished))
     if profile == "calibrated":  # 8 splits' own sets and their baselines' 5 each, shared
         assert len(finished) < len(unit.splits) * 6
+
+
+@pytest.mark.parametrize("budget", [0, 300])
+def test_partial_merges_past_their_budget_merge_from_what_is_kept(
+    monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    """With no room for first runs merged before (or room for a few), every donor set merges
+    from its first run or from shorter first runs, to the same scores."""
+    unit = leave_one_out_unit()
+    kept = score_unit(unit, "calibrated")
+    monkeypatch.setattr(run_units, "PARTIAL_STATES", budget)
+    finished, added = counting_merges(monkeypatch)
+    assert score_unit(unit, "calibrated") == kept
+    merged_whole = sum(len(donors) - 1 for donors in set(finished))
+    assert len(added) == merged_whole if budget == 0 else len(added) < merged_whole

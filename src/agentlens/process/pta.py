@@ -153,6 +153,10 @@ class PartialMerge:
     def add(self, run: list[ProcState]) -> None:
         self.merger.add(self.graph, run)
 
+    def size(self) -> int:
+        """The states merged so far."""
+        return len(self.graph.nodes)
+
     def copy(self) -> PartialMerge:
         """An independent merge of the same runs (the states copied with their support)."""
         twin = PartialMerge(self.config, None)

@@ -118,6 +118,12 @@ def _labels(
     return known[i]
 
 
+PARTIAL_STATES = 40_000
+"""The most states the partial merges a unit keeps may hold (about 12 MB): leave-one-out keeps
+first runs for later splits, which grows with the square of a task's passing runs; past it, a
+donor set merges from the longest first runs kept, or from its first run."""
+
+
 class _Merges:
     """Each donor set's reference merged once in a unit, and donor sets that begin alike merge
     their common first runs once: a split's reference and its baseline's leave-one-donor-out
@@ -134,6 +140,7 @@ class _Merges:
         self.uses_left = Counter(planned)
         self.partial: dict[tuple[int, ...], PartialMerge] = {}
         self.partial_uses_left = Counter(_resumed_from(list(dict.fromkeys(planned))))
+        self.partial_states = 0  # the states the kept partial merges hold, up to PARTIAL_STATES
 
     def of(self, donors: tuple[int, ...]) -> Reference:
         """The reference merged from the unit's runs `donors` (labelled), in that order."""
@@ -165,12 +172,16 @@ class _Merges:
                 if self.partial_uses_left[donors[:n]] > 0:
                     return n, merge.copy()
                 del self.partial[donors[:n]]
+                self.partial_states -= merge.size()
                 return n, merge
         return 0, None
 
     def _keep(self, first: tuple[int, ...], merge: PartialMerge) -> None:
-        if self.partial_uses_left[first] > 0 and first not in self.partial:
+        if self.partial_uses_left[first] <= 0 or first in self.partial:
+            return
+        if self.partial_states + merge.size() <= PARTIAL_STATES:
             self.partial[first] = merge.copy()
+            self.partial_states += merge.size()
 
 
 def _resumed_from(distinct: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
