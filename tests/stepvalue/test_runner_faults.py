@@ -8,6 +8,7 @@ import gc
 import hashlib
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,7 @@ from agentlens.stepvalue.candidates import outcome_problem
 from agentlens.stepvalue.config import RunConfig
 from agentlens.stepvalue.evaluate import evaluate
 from agentlens.stepvalue.labels import normalise_token
+from agentlens.stepvalue.model import Problem
 from agentlens.stepvalue.outputs import write_outputs
 from agentlens.stepvalue.redaction import LeakageError
 from tests.conftest import BENCH
@@ -319,33 +321,33 @@ def test_record_labels_and_the_numeric_scheme_are_the_physical_labels(tmp_path) 
     ]
 
 
+def _one_step_problem(path: Path, candidates: list[dict[str, str]], gold: str) -> Problem:
+    """An asv.v1 record of one step over `candidates`, written to `path` and read back."""
+    import json
+
+    from agentlens.stepvalue.candidates import explicit_problems
+
+    space = {"type": "closed_set", "candidates": candidates, "gold_candidate_id": gold}
+    rec = {
+        "schema_version": "asv.v1",
+        "trajectory_id": "t",
+        "task": {"task_id": "t", "question": "Which answer?", "candidate_space": space},
+        "steps": [{"step_id": "s1", "index": 0, "state_after": {"evidence": "x"}}],
+    }
+    path.write_text(json.dumps(rec) + "\n")
+    (problem,) = explicit_problems(path)
+    return problem
+
+
 def test_the_numeric_scheme_is_refused_past_nine_candidates(tmp_path) -> None:
     """With 10 candidates the numeric scheme labels one "10": two tokens on SmolLM2 ("1", "0"),
     so that candidate was scored at the floor (belief 0.0) in every state while "1" took its
     mass. The run is refused before any call, naming the option and the fix."""
-    import json
 
     from agentlens.errors import ConfigError
-    from agentlens.stepvalue.candidates import explicit_problems
 
     candidates = [{"id": f"c{i}", "text": f"answer {i}"} for i in range(1, 11)]
-    rec = {
-        "schema_version": "asv.v1",
-        "trajectory_id": "t",
-        "task": {
-            "task_id": "t",
-            "question": "Which answer?",
-            "candidate_space": {
-                "type": "closed_set",
-                "candidates": candidates,
-                "gold_candidate_id": "c10",
-            },
-        },
-        "steps": [{"step_id": "s1", "index": 0, "state_after": {"evidence": "x"}}],
-    }
-    path = tmp_path / "ten.jsonl"
-    path.write_text(json.dumps(rec) + "\n")
-    (problem,) = explicit_problems(path)
+    problem = _one_step_problem(tmp_path / "ten.jsonl", candidates, gold="c10")
     numeric = Scripted()
     config = RunConfig(channels=("direct",), permutations=1, label_scheme="numeric")
     with pytest.raises(ConfigError, match=r"--label-scheme numeric .* use --label-scheme letters"):
@@ -379,32 +381,14 @@ class WholeVocabulary(Scripted):
 def test_an_own_label_no_token_spells_is_refused(tmp_path) -> None:
     """A record's own label `10` is two tokens to SmolLM2 run in-process: its candidate got
     belief 2e-8 in every state (the floor), the gold one included, and the run said nothing."""
-    import json
 
     from agentlens.errors import ConfigError
-    from agentlens.stepvalue.candidates import explicit_problems
 
     candidates = [
         {"id": "a", "text": "answer a", "label": "A"},
         {"id": "b", "text": "answer b", "label": "10"},
     ]
-    rec = {
-        "schema_version": "asv.v1",
-        "trajectory_id": "t",
-        "task": {
-            "task_id": "t",
-            "question": "Which answer?",
-            "candidate_space": {
-                "type": "closed_set",
-                "candidates": candidates,
-                "gold_candidate_id": "b",
-            },
-        },
-        "steps": [{"step_id": "s1", "index": 0, "state_after": {"evidence": "x"}}],
-    }
-    path = tmp_path / "own.jsonl"
-    path.write_text(json.dumps(rec) + "\n")
-    (problem,) = explicit_problems(path)
+    problem = _one_step_problem(tmp_path / "own.jsonl", candidates, gold="b")
     config = RunConfig(channels=("direct",), permutations=1)
     with pytest.raises(
         ConfigError, match="no token of its vocabulary spells the option label '10'"
