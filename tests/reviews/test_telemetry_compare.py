@@ -127,7 +127,13 @@ def test_termination_rule() -> None:
     # union 16, diff 12: warn ≥ 5.2, alert ≥ 7
     assert (shifted.warning, shifted.alert) == (True, True)
     # spec §11.2: the common counts and each run's extra counts per reason
-    assert "common {'done': 4}; only run 1 {'done': 6}; only run 2 {'timeout': 6}" in shifted.reason
+    assert "both: done 4; only run 1: done 6; only run 2: timeout 6" in shifted.reason
+    # a run with no extra reason reads "none", not an empty dict
+    assert "both: done 9; only run 1: done 1; only run 2: timeout 1" in same.reason
+    alike = termination_check(run(["done"] * 3), run(["done"] * 3))
+    assert "both: done 3; only run 1: none; only run 2: none" in alike.reason
+    apart = termination_check(run(["done"] * 3), run(["timeout"] * 3))
+    assert "both: none; only run 1: done 3; only run 2: timeout 3" in apart.reason
 
 
 def test_compare_real_runs_with_formal_and_exit_code() -> None:

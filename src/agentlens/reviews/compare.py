@@ -278,12 +278,18 @@ def termination_check(r1: RunTelemetry, r2: RunTelemetry) -> Check:
     extra_2 = {k: c2[k] - common[k] for k in sorted(c2) if c2[k] > common[k]}
     reason = (
         f"diff {diff} vs union {union}: warn if ≥ {union / 5 + 2:.1f}, alert if ≥ "
-        f"{union / 4 + 3:.2f}; common {_nonzero(common)}; only run 1 {extra_1}; only run 2 {extra_2}"
+        f"{union / 4 + 3:.2f}; both: {_counts_text(_nonzero(common))}; only run 1: "
+        f"{_counts_text(extra_1)}; only run 2: {_counts_text(extra_2)}"
     )
     # union and diff are no run's values: under "run 1" / "run 2" they read as counts of each
     return Check(
         "termination reasons", "set difference", None, None, None, None, warning, alert, reason
     )
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    """`done 4, timeout 2`, or `none`: what a reader scans, not a Python dict."""
+    return ", ".join(f"{reason} {n}" for reason, n in counts.items()) or "none"
 
 
 def _nonzero(counts: dict[str, int]) -> dict[str, int]:
