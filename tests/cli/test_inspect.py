@@ -53,7 +53,8 @@ def test_missing_labels_file_is_a_one_line_error(run_cli: Callable[..., object])
 def test_a_glob_matching_nothing_is_a_failure(run_cli: Callable[..., object]) -> None:
     result = run_cli("inspect", "--json", "/nonexistent/dir/*.json", str(FORMATS / "gemini-cli"))
     assert result.code == 1  # type: ignore[attr-defined]
-    assert "failed: /nonexistent/dir/*.json [format unknown]: no file matches this pattern" in (
+    # no file, so no format to call unknown
+    assert "failed: /nonexistent/dir/*.json: no file matches this pattern" in (
         result.err  # type: ignore[attr-defined]
     )
     assert len(result.out.splitlines()) == 1  # type: ignore[attr-defined]
@@ -206,3 +207,11 @@ def test_lenient_says_it_matters_only_with_format_or_strict(run_cli: Callable[..
     assert run_cli("inspect", "--strict", "--lenient", look_alike).code == 0  # type: ignore[attr-defined]
     shown = " ".join(run_cli("inspect", "--help").out.split())  # type: ignore[attr-defined]
     assert "--lenient With --format or --strict:" in shown
+
+
+def test_a_file_named_twice_names_no_format(run_cli: Callable[..., object]) -> None:
+    """The file was read (its format known): the second naming was not, so its line names none."""
+    trace = str(FORMATS / "swe-agent" / "ctf__crypto__katy.traj")
+    result = run_cli("inspect", trace, trace)
+    assert f"failed: {trace}: read twice" in result.err  # type: ignore[attr-defined]
+    assert "format unknown" not in result.err  # type: ignore[attr-defined]

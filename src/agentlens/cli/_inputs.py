@@ -212,8 +212,13 @@ def _name_first_skipped(result: ReadReport) -> None:
 def failure_line(failure: ReadFailure) -> str:
     """`path [format]: reason`, one line whatever newline the file's name holds (the demo's
     failure lines showed it raw); `say` masks a secret in the file's name as it prints it."""
-    fmt = f" [{failure.format}]" if failure.format else " [format unknown]"
-    return one_line(f"{failure.path}{fmt}: {failure.reason}")
+    return one_line(f"{failure.path}{_format_bracket(failure)}: {failure.reason}")
+
+
+def _format_bracket(failure: ReadFailure) -> str:
+    if not failure.detected:
+        return ""
+    return f" [{failure.format}]" if failure.format else " [format unknown]"
 
 
 def _traceback(failure: ReadFailure) -> str:

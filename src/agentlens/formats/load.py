@@ -58,6 +58,9 @@ class ReadFailure:
     format: str | None
     reason: str
     error: BaseException | None
+    detected: bool = True
+    """False when no reader looked at the file (named again, or a pattern naming nothing): its
+    line then names no format, known or unknown."""
 
 
 @dataclass(repr=False)
@@ -154,7 +157,7 @@ def _named_by(text: str) -> _Named:
 def unmatched_patterns(specs: Iterable[str | Path]) -> list[ReadFailure]:
     """A failure for each glob among `specs` that matches no file."""
     return [
-        ReadFailure(printable(text), None, _unmatched(text), None)
+        ReadFailure(printable(text), None, _unmatched(text), None, detected=False)
         for text in map(str, specs)
         if _names_nothing(text)
     ]
@@ -221,7 +224,8 @@ def trace_files(
             continue
         elif repeats is not None:
             reason = _repeat_reason(found.path, same_spelling=seen[key] == spelling)
-            repeats.append(ReadFailure(printable(str(found.path)), None, reason, None))
+            failure = ReadFailure(printable(str(found.path)), None, reason, None, detected=False)
+            repeats.append(failure)
 
 
 def _repeat_reason(path: Path, *, same_spelling: bool) -> str:
