@@ -55,3 +55,16 @@ def test_a_summary_and_an_unscored_reason_are_escaped_too() -> None:
     assert "unscored (&lt;img src=//e.co&gt;)" in md
     assert "(no summary: &lt;img src=//f.co&gt;)" in md
     assert "[R1](#t0) did \\[x\\](javascript:alert(5))  \n&lt;b&gt;bold&lt;/b&gt;" in md
+
+
+def test_evidence_citing_no_step_keeps_its_text_escaped() -> None:
+    """`Evidence: 1` cites no step id: the line says so and keeps what the judge wrote."""
+    doc = document()
+    review = doc["trajectories"][0]["reviews"]["Pitfalls"]["review"]  # type: ignore[index]
+    review["evidence"] = [
+        {"aspect": "tests", "severity": "low", "evidence": "1 <b>x</b>", "step_ids": []},
+        {"aspect": "edits", "severity": "low", "evidence": "", "step_ids": []},
+    ]
+    md = reviews_markdown(doc)
+    assert "  - tests | low | no step cited: 1 &lt;b&gt;x&lt;/b&gt;\n" in md
+    assert "  - edits | low | no step cited\n" in md

@@ -78,9 +78,8 @@ def _trajectory_lines(section: str, traj: dict[str, Any]) -> list[str]:
         weighted = _weighted(r.get("score_distribution"))
         lines.append(f"- **{dim}**: {score}{weighted}{_sampled(r.get('sample_stats'))}")
         for e in (r["review"] or {}).get("evidence", []):
-            links = ", ".join(_link(section, i) for i in e["step_ids"]) or "no step cited"
             aspect, severity = markdown_text(e["aspect"]), markdown_text(e["severity"] or "?")
-            lines.append(f"  - {aspect} | {severity} | {links}")
+            lines.append(f"  - {aspect} | {severity} | {_cited(section, e)}")
         for p in (r["review"] or {}).get("pitfalls", []):
             freq = "repeated" if p["repeated"] else "once"
             named = " | ".join(markdown_text(p[k]) for k in ("name", "category", "severity"))
@@ -89,6 +88,16 @@ def _trajectory_lines(section: str, traj: dict[str, Any]) -> list[str]:
         if burden is not None:
             lines.append(f"  - burden total {burden}")
     return lines + _cited_steps(section, traj["reviews"])
+
+
+def _cited(section: str, evidence: dict[str, Any]) -> str:
+    """The links to the steps cited; with none, the judge's own evidence text, which then holds
+    all there is to check (`Evidence: 1`, or a step past the trajectory's end)."""
+    links = ", ".join(_link(section, i) for i in evidence["step_ids"])
+    if links:
+        return links
+    said = (evidence.get("evidence") or "").strip()
+    return f"no step cited: {markdown_text(said)}" if said else "no step cited"
 
 
 def _cited_steps(section: str, reviews: dict[str, Any]) -> list[str]:
