@@ -155,12 +155,19 @@ def test_sdk_compat_validity_says_where_it_cuts_a_pass(run_cli: Callable[..., ob
 def test_mechanism_codes_are_named_under_their_table(dev_task_cohort: str) -> None:
     """The mechanism table's columns read C1 … C5 with no key, while `score` prints each run's
     mechanism by name (`Brute-Force Convergence`): a reader could not join the two."""
-    caption = dev_task_cohort.split("Lucky-Pass mechanisms (")[1].split("Lucky-Pass mechanisms:")[0]
+    caption = dev_task_cohort.split("Mechanisms of ")[1].split("Lucky-Pass mechanisms:")[0]
     key = " ".join(caption.split("┘", 1)[1].split())
     assert key == (
         "C1 Minimal & Unverified; C2 Brute-Force Convergence; C3 Incomplete Implementation; "
         "C4 Excessive Exploration; C5 Divergent-but-Valid"
     ), caption
+
+
+def test_mechanism_title_says_what_the_table_does_not(dev_task_cohort: str) -> None:
+    """The title read `Lucky-Pass mechanisms (C1 = 4)`, the C1 column's own total: it now counts
+    the Lucky Passes classified, and their share of the passes."""
+    title = dev_task_cohort.split("Mechanisms of ")[1].split("┏")[0]
+    assert " ".join(title.split()) == "12 Lucky Passes (36% of 33 passes)"
 
 
 def test_waste_and_mechanism_tables_say_what_their_figures_count(dev_task_cohort: str) -> None:
