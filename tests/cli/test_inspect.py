@@ -209,9 +209,15 @@ def test_lenient_says_it_matters_only_with_format_or_strict(run_cli: Callable[..
     assert "--lenient With --format or --strict:" in shown
 
 
-def test_a_file_named_twice_names_no_format(run_cli: Callable[..., object]) -> None:
-    """The file was read (its format known): the second naming was not, so its line names none."""
+@pytest.mark.parametrize("command", [["inspect"], ["cohort"], ["convert", "--to", "jsonl"]])
+def test_a_file_named_twice_is_read_once_with_a_note(
+    command: list[str], tmp_path: Path, run_cli: Callable[..., object]
+) -> None:
+    """`inspect F F` said `failed: F [format unknown]: read twice` and exited 1, though F was
+    read (its format known) and nothing was lost: a note now, naming no format, and exit 0."""
     trace = str(FORMATS / "swe-agent" / "ctf__crypto__katy.traj")
-    result = run_cli("inspect", trace, trace)
-    assert f"failed: {trace}: read twice" in result.err  # type: ignore[attr-defined]
-    assert "format unknown" not in result.err  # type: ignore[attr-defined]
+    out = ["-o", str(tmp_path)] if command[0] == "convert" else []
+    result = run_cli(*command, *out, trace, trace)
+    assert f"note: {trace}: named again: read once" in result.err  # type: ignore[attr-defined]
+    assert "failed" not in result.err  # type: ignore[attr-defined]
+    assert result.code == 0  # type: ignore[attr-defined]

@@ -50,7 +50,7 @@ def test_the_same_file_named_twice_is_an_error_not_a_second_row(tmp_path: Path) 
     result = read_paths([trace, trace.parent])
     assert len(result.trajectories) == 1
     (failure,) = result.failures
-    assert failure.path == str(trace) and "read twice" in failure.reason
+    assert failure.path == str(trace) and "named again" in failure.reason
 
 
 def test_a_shared_placeholder_id_is_told_apart_by_file() -> None:
@@ -87,7 +87,7 @@ def test_the_same_file_through_a_link_is_read_once(tmp_path: Path) -> None:
     ids = [t.id for t in result.trajectories]
     assert len(ids) == len(set(ids)) == len(list(MINI.glob("*/*.traj.json")))
     assert len(result.failures) == len(ids)
-    assert all("read twice" in f.reason for f in result.failures)
+    assert all("named again" in f.reason for f in result.failures)
 
 
 def test_a_folder_named_twice_through_a_linked_data_folder_is_not_called_a_link(
@@ -101,10 +101,10 @@ def test_a_folder_named_twice_through_a_linked_data_folder_is_not_called_a_link(
     files = sorted(data.glob("*/*.traj.json"))
     same = read_paths([data, data])
     assert len(same.trajectories) == len(files)
-    assert [f.reason for f in same.failures] == ["read twice"] * len(files)
+    assert [f.reason for f in same.failures] == ["named again: read once"] * len(files)
     other = read_paths([MINI, data])
     assert [f.reason for f in other.failures] == [
-        f"read twice: {os.path.realpath(f)}" for f in files
+        f"named again, as {os.path.realpath(f)}: read once" for f in files
     ]
 
 

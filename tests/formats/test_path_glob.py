@@ -281,7 +281,8 @@ def test_a_link_named_and_met_by_a_folder_walk_is_read_not_also_skipped(
     assert LINK_SKIPPED not in shown.stderr
     assert len(shown.stdout.splitlines()) == 1
     alone = agentlens("--debug", "inspect", "--json", f"{runs}/latest", str(tmp_path / "store"))
-    assert alone.returncode == 1 and "read twice" in alone.stderr  # a real repeat still says so
+    # a real repeat still says so, as a note: the file was read once, nothing lost
+    assert alone.returncode == 0 and "note: " in alone.stderr and "named again" in alone.stderr
 
 
 def test_a_link_named_and_met_by_a_glob_is_read_not_also_skipped(

@@ -178,7 +178,7 @@ def test_a_read_in_small_windows_gives_what_read_paths_gives(
         assert [(f.path, f.reason) for f in summary.failures] == [
             (f.path, f.reason) for f in whole.failures
         ]
-        assert any("read twice" in f.reason for f in summary.failures)
+        assert any("named again" in f.reason for f in summary.failures)
         assert list(summary.warnings.items()) == list(whole.warnings.items())
         back = spill.load(spill.refs)
     assert back == whole.trajectories

@@ -60,7 +60,7 @@ def test_the_stream_gives_what_the_list_path_gave(tmp_path: Path) -> None:
     got = [msgspec.json.encode(t) for t in stream]
     assert got == expected  # ids, renames, order, labels: byte for byte
     assert stream.n_read == len(expected)
-    assert any(f.reason == "read twice" for f in stream.failures)
+    assert any(f.reason == "named again: read once" for f in stream.failures)
     assert len({t.split(b'"id":')[1][:80] for t in got}) == len(got)  # ids unique
 
 

@@ -147,7 +147,7 @@ def test_the_table_on_disk_keeps_odd_names_renames_and_drops(tmp_path: Path) -> 
     shutil.copy(sorted(task.glob("*.json"))[-1], odd)
     specs = [str(tmp_path), str(odd)]  # `odd` named twice: the repeat is dropped
     whole = read_paths(specs)
-    assert any("read twice" in f.reason for f in whole.failures)
+    assert any("named again" in f.reason for f in whole.failures)
     splits = split_cohort(whole.trajectories, "agentlens-bench")
     expected = _named_runs(splits)
     with read_cohort(specs) as (_, spill):

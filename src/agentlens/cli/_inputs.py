@@ -177,7 +177,11 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
         _warn(line + (f" ({count} trajectories)" if count > 1 else ""))
     for line in result.unread:
         _warn(f"{line} (--strict makes this an error)")
+    failures = [failure for failure in result.failures if not failure.repeat]
     for failure in result.failures:
+        if failure.repeat:
+            say("note", failure_line(failure))
+            continue
         say("failed", failure_line(failure))
         if debug and failure.error is not None:
             err_console.print(_traceback(failure), highlight=False, markup=False)
@@ -185,10 +189,9 @@ def report_failures(result: ReadReport, *, debug: bool | None = None) -> int:
         _name_skipped(result)
     if result.skipped:
         err_console.print(f"skipped {non_traces(result)}", highlight=False)
-    if result.failures:
+    if failures:
         err_console.print(
-            f"{counted(len(result.failures), 'file')} failed; "
-            f"{counted(result.n_read, 'trajectory')} read"
+            f"{counted(len(failures), 'file')} failed; {counted(result.n_read, 'trajectory')} read"
         )
         return 1
     return 0

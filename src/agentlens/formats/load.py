@@ -61,6 +61,9 @@ class ReadFailure:
     detected: bool = True
     """False when no reader looked at the file (named again, or a pattern naming nothing): its
     line then names no format, known or unknown."""
+    repeat: bool = False
+    """A file named again (twice, or through a link), read once: a note, not a failure of the
+    command, as nothing of it was lost."""
 
 
 @dataclass(repr=False)
@@ -202,8 +205,8 @@ def trace_files(
     sizes: dict[str, int] | None = None,
 ) -> Iterator[TraceFile]:
     """Every file named, globbed or found under a directory, each file once: one reached again
-    (named twice, or through a link) is a failure in `repeats`, as a second copy would be scored
-    against itself. `sizes` gets the size of each file yielded that could be `stat`ed (what the
+    (named twice, or through a link) is noted in `repeats` (a `ReadFailure.repeat`), as a second
+    copy would be scored against itself. `sizes` gets the size of each file yielded that could be `stat`ed (what the
     check of copied files needs, `protocol_notes.copied_files`), by its path."""
     # hash of (device, inode) -> hash of the path it was first read by: a few bytes a file
     seen: dict[int, int] = {}
@@ -224,8 +227,8 @@ def trace_files(
             continue
         elif repeats is not None:
             reason = _repeat_reason(found.path, same_spelling=seen[key] == spelling)
-            failure = ReadFailure(printable(str(found.path)), None, reason, None, detected=False)
-            repeats.append(failure)
+            name = printable(str(found.path))
+            repeats.append(ReadFailure(name, None, reason, None, detected=False, repeat=True))
 
 
 def _repeat_reason(path: Path, *, same_spelling: bool) -> str:
@@ -233,8 +236,8 @@ def _repeat_reason(path: Path, *, same_spelling: bool) -> str:
     folder that is itself a link makes every real path differ, named twice or not."""
     real = os.path.realpath(path)
     if same_spelling or real == os.path.abspath(path):
-        return "read twice"
-    return f"read twice: {printable(real)}"
+        return "named again: read once"
+    return f"named again, as {printable(real)}: read once"
 
 
 def _named_paths(specs: Iterable[str | Path]) -> Iterator[tuple[TraceFile, os.stat_result | None]]:
