@@ -357,32 +357,12 @@ def test_the_numeric_scheme_is_refused_past_nine_candidates(tmp_path) -> None:
     assert evaluate([problem], Scripted(), letters).steps
 
 
-class WholeVocabulary(Scripted):
-    """An in-process evaluator (spec §5.2): every label read exactly, none a token of "10"."""
-
-    async def option_logprobs(
-        self,
-        messages: list[Message],
-        labels: Sequence[str],
-        *,
-        floor: float = -20.0,
-        top_k: int = 20,
-    ) -> OptionLogprobs:
-        self.scores.append(messages)
-        options = {
-            label: OptionLogprob(label=label, logprob=floor, source="floor")
-            if "10" in label
-            else OptionLogprob(label=label, logprob=-1.0, source="exact")
-            for label in labels
-        }
-        return OptionLogprobs(options=options, floor=floor, top_k=None)
-
-
-def test_an_own_label_no_token_spells_is_refused(tmp_path) -> None:
+@pytest.mark.llm
+def test_an_own_label_no_token_spells_is_refused(tmp_path: Path, local_gguf_path: Path) -> None:
     """A record's own label `10` is two tokens to SmolLM2 run in-process: its candidate got
     belief 2e-8 in every state (the floor), the gold one included, and the run said nothing."""
-
     from agentlens.errors import ConfigError
+    from agentlens.providers import get_provider
 
     candidates = [
         {"id": "a", "text": "answer a", "label": "A"},
@@ -393,7 +373,7 @@ def test_an_own_label_no_token_spells_is_refused(tmp_path) -> None:
     with pytest.raises(
         ConfigError, match="no token of its vocabulary spells the option label '10'"
     ):
-        evaluate([problem], WholeVocabulary(), config)
+        evaluate([problem], get_provider(f"llamacpp:{local_gguf_path}", cache=False), config)
 
 
 def test_audit_samples_transitions_of_the_full_state_runs_only(problem) -> None:
